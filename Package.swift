@@ -1,0 +1,89 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Layers (see docs/architecture.md): GatehouseCore <- GatehouseStore, Plugins/* <- GatehouseServer <- gatehouse.
+// GatehouseCore depends on no HTTP framework and no database driver; a plugin depends on GatehouseCore only
+// (plus its own third-party library).
+let package = Package(
+    name: "gatehouse",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "gatehouse", targets: ["gatehouse"]),
+        .library(name: "GatehouseCore", targets: ["GatehouseCore"]),
+        .library(name: "GatehouseTesting", targets: ["GatehouseTesting"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+    ],
+    targets: [
+        .target(
+            name: "GatehouseCore",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .target(
+            name: "GatehouseStore",
+            dependencies: [
+                "GatehouseCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .target(
+            name: "LocalPassword",
+            dependencies: [
+                "GatehouseCore",
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+            ],
+            path: "Plugins/LocalPassword"
+        ),
+        .target(
+            name: "GatehouseServer",
+            dependencies: [
+                "GatehouseCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "GatehouseTesting",
+            dependencies: ["GatehouseCore", "GatehouseStore"]
+        ),
+        .executableTarget(
+            name: "gatehouse",
+            dependencies: [
+                "GatehouseCore",
+                "GatehouseStore",
+                "GatehouseServer",
+                "LocalPassword",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(name: "GatehouseCoreTests", dependencies: ["GatehouseCore", "GatehouseTesting"]),
+        .testTarget(name: "GatehouseStoreTests", dependencies: ["GatehouseStore", "GatehouseTesting"]),
+        .testTarget(
+            name: "GatehouseServerTests",
+            dependencies: [
+                "GatehouseServer", "GatehouseTesting", "LocalPassword",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(name: "LocalPasswordTests", dependencies: ["LocalPassword", "GatehouseTesting"]),
+    ]
+)

@@ -1,0 +1,114 @@
+import Foundation
+import GatehouseCore
+import HummingbirdBcrypt
+
+/// Signs people in with a username and a password the broker keeps (bcrypt hashes in the plugin's
+/// storage). Registration checks the app's password policy; the username must be free.
+public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging {
+    public let id: String
+    let cost: Int
+    let environment: PluginEnvironment
+    /// Compared against when the username is unknown, so that a miss costs as long as a hit and
+    /// response times do not reveal which usernames exist.
+    let decoyHash: String
+
+    init(id: String, cost: Int, environment: PluginEnvironment) {
+        self.id = id
+        self.cost = cost
+        self.environment = environment
+        self.decoyHash = Bcrypt.hash(RandomToken.make(), cost: UInt8(cost))
+    }
+
+    /// One stored user.
+    struct UserRecord: Codable, Sendable {
+        var subject: String
+        var username: String
+        var passwordHash: String
+        var createdAt: Date
+    }
+
+    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+        var extra: [String: JSONValue] = ["provider": .string(id)]
+        if request.purpose == .register {
+            let policy = context.policy.passwordPolicy
+            extra["passwordPolicy"] = ["minLength": .number(Double(policy.minLength)), "maxLength": .number(Double(policy.maxLength))]
+        }
+        return .challenge(.credentials(extra: extra), state: FlowState())
+    }
+
+    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let username = try answer.string("username")
+        let password = try answer.string("password")
+        let record: UserRecord
+        switch context.request.purpose {
+        case .register:
+            record = try await register(username: username, password: password, policy: context.policy.passwordPolicy)
+        case .authenticate:
+            record = try await authenticate(username: username, password: password)
+        }
+        return .identified(
+            ExternalIdentity(providerID: id, subject: record.subject, username: record.username, claims: ["preferred_username": .string(record.username)]),
+            methods: ["pwd"]
+        )
+    }
+
+    private func authenticate(username: String, password: String) async throws -> UserRecord {
+        let refused = BrokerError(.invalidCredentials, .failedAttempt, "Wrong username or password.")
+        let stored = try await environment.storage.get(UserRecord.self, key: Self.key(Self.normalize(username)))?.value
+        // An empty password is refused, but only after the same work as any other attempt.
+        let hash = stored?.passwordHash ?? decoyHash
+        let matches = try await BlockingWork.run { Bcrypt.verify(password, hash: hash) }
+        guard let stored, matches, !password.isEmpty, password.utf8.count <= 72 else { throw refused }
+        return stored
+    }
+
+    private func register(username rawUsername: String, password: String, policy: PasswordPolicy) async throws -> UserRecord {
+        let username = try Self.validUsername(rawUsername)
+        try policy.check(password, username: username)
+        let cost = UInt8(cost)
+        let hash = try await BlockingWork.run { Bcrypt.hash(password, cost: cost) }
+        let record = UserRecord(subject: UUID().uuidString.lowercased(), username: username, passwordHash: hash, createdAt: environment.clock.now)
+        guard try await environment.storage.insert(record, key: Self.key(username)) else {
+            throw BrokerError(.usernameTaken, .conflict, "This username is taken.")
+        }
+        return record
+    }
+
+    // MARK: - PasswordUserManaging
+
+    public func addUser(username: String, password: String, policy: PasswordPolicy) async throws -> String {
+        try await register(username: username, password: password, policy: policy).subject
+    }
+
+    public func listUsers() async throws -> [ManagedUser] {
+        try await environment.storage.all(UserRecord.self).map {
+            ManagedUser(subject: $0.value.subject, username: $0.value.username, createdAt: $0.value.createdAt)
+        }
+    }
+
+    public func removeUser(username: String) async throws -> String? {
+        let key = Self.key(Self.normalize(username))
+        guard let record = try await environment.storage.get(UserRecord.self, key: key)?.value else { return nil }
+        try await environment.storage.delete(key: key)
+        return record.subject
+    }
+
+    // MARK: - Usernames
+
+    static func key(_ username: String) -> String { "user:\(username)" }
+
+    static func normalize(_ username: String) -> String {
+        username.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+    }
+
+    /// Usernames are case-insensitive: 1-64 characters of letters, digits and `.`, `_`, `-`, `@`, `+`.
+    static func validUsername(_ raw: String) throws(BrokerError) -> String {
+        let username = normalize(raw)
+        guard (1...64).contains(username.count),
+            username.allSatisfy({ ($0.isASCII && ($0.isLetter || $0.isNumber)) || "._-@+".contains($0) })
+        else {
+            throw BrokerError(.invalidUsername, .badRequest, "A username has 1-64 characters: letters, digits, '.', '_', '-', '@' or '+'.")
+        }
+        return username
+    }
+}

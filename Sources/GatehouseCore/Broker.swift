@@ -1,0 +1,69 @@
+import Foundation
+import Logging
+
+/// The assembled broker: store, plugin instances, signing keys and flow engine, built from a config.
+/// The server and the CLI both work through this; nothing here knows about HTTP.
+public struct Broker: Sendable {
+    public let config: BrokerConfig
+    public let store: any BrokerStore
+    public let plugins: PluginInstances
+    public let keyring: SigningKeyring
+    public let engine: FlowEngine
+    public let clock: any BrokerClock
+    public let logger: Logger
+
+    /// Builds every plugin instance, seeds the config's apps, and loads (or makes) the signing key.
+    public static func start(config: BrokerConfig, registry: PluginRegistry, store: any BrokerStore, clock: any BrokerClock = SystemClock(), logger: Logger) async throws -> Broker {
+        let plugins = try registry.instantiate(config.providers) { declaration in
+            var pluginLogger = logger
+            pluginLogger[metadataKey: "provider"] = .string(declaration.id)
+            return PluginEnvironment(
+                clock: clock, logger: pluginLogger, storage: PluginStorage(namespace: declaration.id, store: store, clock: clock),
+                development: config.environment == .development
+            )
+        }
+        try await seedApps(config.apps, into: store, clock: clock, logger: logger)
+        let keyring = SigningKeyring(store: store, clock: clock, algorithm: config.tokens.signingAlgorithm)
+        try await keyring.prepare()
+        let issuer = TokenIssuer(issuer: config.server.issuer, keyring: keyring, refreshTokens: store, clock: clock)
+        let engine = FlowEngine(store: store, plugins: plugins, tokens: issuer, clock: clock, logger: logger)
+        return Broker(config: config, store: store, plugins: plugins, keyring: keyring, engine: engine, clock: clock, logger: logger)
+    }
+
+    /// Writes the config's apps into the store. An app an admin has changed at run time keeps the
+    /// admin's version; the file does not overwrite it (see docs/configuration.md).
+    static func seedApps(_ seeds: [AppSeed], into store: any AppStore, clock: any BrokerClock, logger: Logger) async throws {
+        let now = clock.now
+        for seed in seeds {
+            let app = App(
+                id: seed.id, name: seed.name, secretDigest: seed.secret.map(SecretDigest.sha256Hex), redirectURIs: seed.redirectURIs,
+                policy: seed.policy, managedBy: .config, createdAt: now, updatedAt: now
+            )
+            let stored = try await store.seedApp(app)
+            if stored.managedBy == .admin {
+                logger.notice("app is managed by an admin; its config entry is not applied", metadata: ["app": .string(seed.id)])
+            }
+        }
+    }
+
+    /// Whether the broker can serve: the store answers and every plugin that reports health is healthy.
+    public func readiness() async -> Readiness {
+        var checks: [String: PluginHealth] = [:]
+        do {
+            try await store.ping()
+            checks["store"] = PluginHealth(healthy: true)
+        } catch {
+            checks["store"] = PluginHealth(healthy: false, detail: "the store does not answer")
+        }
+        for case let plugin as any HealthReporting in plugins.all.values {
+            checks[plugin.id] = await plugin.health()
+        }
+        return Readiness(checks: checks)
+    }
+}
+
+/// The answer of `/readyz`: one health entry per dependency.
+public struct Readiness: Sendable, Codable {
+    public var checks: [String: PluginHealth]
+    public var ready: Bool { checks.values.allSatisfy(\.healthy) }
+}

@@ -1,0 +1,226 @@
+import Foundation
+
+/// The whole broker configuration (one YAML file; see docs/configuration.md).
+public struct BrokerConfig: Sendable {
+    public var environment: DeploymentEnvironment
+    public var server: ServerConfig
+    public var storage: StorageConfig
+    public var tokens: TokenConfig
+    public var providers: [ProviderDeclaration]
+    public var apps: [AppSeed]
+
+    public init(environment: DeploymentEnvironment = .production, server: ServerConfig, storage: StorageConfig, tokens: TokenConfig = TokenConfig(), providers: [ProviderDeclaration], apps: [AppSeed]) {
+        self.environment = environment
+        self.server = server
+        self.storage = storage
+        self.tokens = tokens
+        self.providers = providers
+        self.apps = apps
+    }
+}
+
+/// `development` relaxes rules that only make sense in production (an `http://` issuer on a public
+/// host, log-only delivery modes of plugins) and says so loudly in the log.
+public enum DeploymentEnvironment: String, Sendable, Codable {
+    case development
+    case production
+}
+
+/// Host and port to listen on, e.g. `127.0.0.1:8080` or `[::1]:8080`.
+public struct ListenAddress: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    public init?(parsing text: String) {
+        let hostPart: Substring
+        let portPart: Substring
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            hostPart = text[text.index(after: text.startIndex)..<close]
+            let after = text[text.index(after: close)...]
+            guard after.hasPrefix(":") else { return nil }
+            portPart = after.dropFirst()
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            hostPart = text[text.startIndex..<colon]
+            portPart = text[text.index(after: colon)...]
+        }
+        guard !hostPart.isEmpty, let port = Int(portPart), (0...65535).contains(port) else { return nil }
+        self.host = String(hostPart)
+        self.port = port
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let parsed = ListenAddress(parsing: text) else {
+            throw ConfigIssue(path: decoder.codingPath, "not a HOST:PORT address: '\(text)'")
+        }
+        self = parsed
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// `server:` — where to listen and the issuer URL that tokens name.
+public struct ServerConfig: Sendable, Decodable {
+    public var listen: ListenAddress
+    /// The configured issuer; nil means `http://<listen>`, which suits development on loopback.
+    public var configuredIssuer: String?
+
+    public init(listen: ListenAddress, issuer: String? = nil) {
+        self.listen = listen
+        self.configuredIssuer = issuer
+    }
+
+    /// The `iss` of every token; the base URL clients reach the broker at.
+    public var issuer: String { configuredIssuer ?? "http://\(listen)" }
+
+    enum CodingKeys: String, CodingKey { case listen, issuer }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.listen = try container.decodeIfPresent(ListenAddress.self, forKey: .listen) ?? ListenAddress(host: "127.0.0.1", port: 8080)
+        self.configuredIssuer = try container.decodeIfPresent(String.self, forKey: .issuer)
+        if let issuer = configuredIssuer {
+            guard let url = URL(string: issuer), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil,
+                url.query == nil, url.fragment == nil, !issuer.hasSuffix("/")
+            else {
+                throw ConfigIssue(path: decoder.codingPath + [CodingKeys.issuer], "not a valid issuer URL (http(s)://host[:port][/path], no query, fragment or trailing slash): '\(issuer)'")
+            }
+        }
+    }
+}
+
+/// `storage:` — where the broker keeps its data.
+public struct StorageConfig: Sendable, Decodable {
+    /// `storage.sqlite.path`: the database file (created with its folder when missing).
+    public var sqlitePath: String
+
+    public init(sqlitePath: String) { self.sqlitePath = sqlitePath }
+
+    enum CodingKeys: String, CodingKey { case sqlite }
+    enum SQLiteKeys: String, CodingKey { case path }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let sqlite = try container.nestedContainer(keyedBy: SQLiteKeys.self, forKey: .sqlite)
+        self.sqlitePath = try sqlite.decodeIfPresent(String.self, forKey: .path) ?? "data/gatehouse.sqlite"
+        if sqlitePath.isEmpty {
+            throw ConfigIssue(path: decoder.codingPath + [CodingKeys.sqlite, SQLiteKeys.path], "must not be empty")
+        }
+    }
+}
+
+/// The algorithms the broker signs its own tokens with.
+public enum SigningAlgorithm: String, Sendable, Codable, CaseIterable {
+    case es256 = "ES256"
+    case rs256 = "RS256"
+}
+
+/// `tokens:` — how the broker signs what it issues.
+public struct TokenConfig: Sendable, Decodable {
+    public var signingAlgorithm: SigningAlgorithm
+
+    public init(signingAlgorithm: SigningAlgorithm = .es256) { self.signingAlgorithm = signingAlgorithm }
+
+    enum CodingKeys: String, CodingKey { case signingAlgorithm }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let name = try container.decodeIfPresent(String.self, forKey: .signingAlgorithm) ?? "ES256"
+        guard let algorithm = SigningAlgorithm(rawValue: name) else {
+            throw ConfigIssue(path: decoder.codingPath + [CodingKeys.signingAlgorithm], "'\(name)' is not supported (use ES256 or RS256)")
+        }
+        self.signingAlgorithm = algorithm
+    }
+}
+
+/// One `providers:` entry: an instance id, a plugin type, and the plugin's own config, which the
+/// plugin decodes itself.
+public struct ProviderDeclaration: Sendable, Decodable {
+    public var id: String
+    public var type: String
+    public var config: ConfigNode
+    /// Where the entry stands in the file, so plugin errors name the exact path.
+    public var path: [ConfigPath.Key]
+
+    public init(id: String, type: String, config: ConfigNode = .null, path: [ConfigPath.Key] = []) {
+        self.id = id
+        self.type = type
+        self.config = config
+        self.path = path
+    }
+
+    enum CodingKeys: String, CodingKey { case id, type, config }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.id = try container.decode(String.self, forKey: .id)
+        self.type = try container.decode(String.self, forKey: .type)
+        self.config = try container.decodeIfPresent(ConfigNode.self, forKey: .config) ?? .null
+        self.path = decoder.codingPath.map { $0.intValue.map(ConfigPath.Key.init(index:)) ?? ConfigPath.Key($0.stringValue) }
+        if !Identifier.isValid(id) {
+            throw ConfigIssue(path: decoder.codingPath + [CodingKeys.id], Identifier.rule)
+        }
+    }
+}
+
+/// One `apps:` entry, seeded into the store on start.
+public struct AppSeed: Sendable, Decodable {
+    public var id: String
+    public var name: String
+    /// The client secret in clear (from `${ENV}`); nil for a public client.
+    public var secret: String?
+    public var redirectURIs: [String]
+    public var policy: Policy
+
+    public init(id: String, name: String, secret: String? = nil, redirectURIs: [String] = [], policy: Policy) {
+        self.id = id
+        self.name = name
+        self.secret = secret
+        self.redirectURIs = redirectURIs
+        self.policy = policy
+    }
+
+    enum CodingKeys: String, CodingKey { case id, name, secret, redirectURIs, policy }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.id = try container.decode(String.self, forKey: .id)
+        self.name = try container.decodeIfPresent(String.self, forKey: .name) ?? id
+        self.secret = try container.decodeIfPresent(String.self, forKey: .secret)
+        self.redirectURIs = try container.decodeIfPresent([String].self, forKey: .redirectURIs) ?? []
+        self.policy = try container.decodeIfPresent(Policy.self, forKey: .policy) ?? Policy()
+        let path = decoder.codingPath
+        if !Identifier.isValid(id) {
+            throw ConfigIssue(path: path + [CodingKeys.id], Identifier.rule)
+        }
+        if let secret, secret.utf8.count < 32 {
+            throw ConfigIssue(path: path + [CodingKeys.secret], "a client secret needs at least 32 characters (generate one with `openssl rand -base64 32`)")
+        }
+        for (index, uri) in redirectURIs.enumerated() {
+            guard let url = URL(string: uri), url.scheme != nil, url.fragment == nil, !uri.contains("*") else {
+                throw ConfigIssue(path: path + [CodingKeys.redirectURIs, ConfigPath.Key(index: index)], "not an absolute URI without fragment or wildcard: '\(uri)'")
+            }
+        }
+    }
+}
+
+/// The rule for app and provider ids: they appear in URLs, tokens and logs.
+public enum Identifier {
+    public static let rule = "must be 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit"
+
+    public static func isValid(_ text: String) -> Bool {
+        guard let first = text.first, (1...64).contains(text.count), first.isASCII, first.isLetter || first.isNumber else { return false }
+        return text.allSatisfy { ($0.isASCII && ($0.isLowercase || $0.isNumber)) || "._-".contains($0) }
+    }
+}

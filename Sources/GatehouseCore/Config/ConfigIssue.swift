@@ -1,0 +1,56 @@
+/// One mistake in the config, named by its exact path (`providers[1].config.url: not a valid URL`).
+public struct ConfigIssue: Error, Sendable, Hashable, CustomStringConvertible {
+    public var path: String
+    public var message: String
+
+    public init(path: String, _ message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    public init(path: [any CodingKey], _ message: String) {
+        self.init(path: ConfigPath.render(path), message)
+    }
+
+    public var description: String { path.isEmpty ? message : "\(path): \(message)" }
+}
+
+/// Every mistake found in a config, in file order.
+public struct ConfigIssues: Error, Sendable, CustomStringConvertible {
+    public var issues: [ConfigIssue]
+
+    public init(_ issues: [ConfigIssue]) { self.issues = issues }
+
+    public var description: String { issues.map(\.description).joined(separator: "\n") }
+}
+
+/// Renders coding paths the way the docs and error messages write them: `apps[0].policy.flowLifetime`.
+public enum ConfigPath {
+    public static func render(_ path: [any CodingKey]) -> String {
+        var text = ""
+        for key in path {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return text
+    }
+
+    /// A coding key for building paths by hand.
+    public struct Key: CodingKey, Sendable {
+        public var stringValue: String
+        public var intValue: Int?
+        public init(_ string: String) {
+            self.stringValue = string
+            self.intValue = nil
+        }
+        public init(index: Int) {
+            self.stringValue = "\(index)"
+            self.intValue = index
+        }
+        public init?(stringValue: String) { self.init(stringValue) }
+        public init?(intValue: Int) { self.init(index: intValue) }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+
+/// Reads a config document and checks all of it: syntax, types, unknown keys, every plugin's own
+/// config, and references between sections. It reports every mistake it finds, not just the first.
+public struct ConfigLoader: Sendable {
+    public let registry: PluginRegistry
+
+    public init(registry: PluginRegistry) { self.registry = registry }
+
+    public func load(yaml text: String, environment: [String: String]) throws(ConfigIssues) -> BrokerConfig {
+        let root = try ConfigNode.parse(yaml: text, environment: environment)
+        return try load(root)
+    }
+
+    public func load(_ root: ConfigNode) throws(ConfigIssues) -> BrokerConfig {
+        var issues: [ConfigIssue] = []
+        guard case .mapping(let entries) = root else {
+            throw ConfigIssues([ConfigIssue(path: "", "the config must be a mapping with server, storage, providers and apps")])
+        }
+        let known = ["environment", "server", "storage", "tokens", "providers", "apps"]
+        for entry in entries where !known.contains(entry.key) {
+            issues.append(ConfigIssue(path: entry.key, "unknown key (expected one of: \(known.joined(separator: ", ")))"))
+        }
+
+        func section<T: Decodable>(_ key: String, _ type: T.Type, default fallback: ConfigNode = .mapping([])) -> T? {
+            do {
+                return try ConfigNodeDecoder.decode(T.self, from: root[key] ?? fallback, at: [ConfigPath.Key(key)])
+            } catch {
+                issues += error.issues
+                return nil
+            }
+        }
+
+        func list<T: Decodable>(_ key: String, _ type: T.Type) -> [T] {
+            guard let node = root[key], node != .null else { return [] }
+            guard case .sequence(let elements) = node else {
+                issues.append(ConfigIssue(path: key, "expected a list"))
+                return []
+            }
+            var decoded: [T] = []
+            for (index, element) in elements.enumerated() {
+                do {
+                    decoded.append(try ConfigNodeDecoder.decode(T.self, from: element, at: [ConfigPath.Key(key), ConfigPath.Key(index: index)]))
+                } catch {
+                    issues += error.issues
+                }
+            }
+            return decoded
+        }
+
+        let environment = section("environment", DeploymentEnvironment.self, default: .scalar("production"))
+        let server = section("server", ServerConfig.self)
+        let storage = section("storage", StorageConfig.self)
+        let tokens = section("tokens", TokenConfig.self)
+        let providers = list("providers", ProviderDeclaration.self)
+        let apps = list("apps", AppSeed.self)
+
+        issues += duplicates(providers.map(\.id), section: "providers")
+        issues += duplicates(apps.map(\.id), section: "apps")
+        for provider in providers {
+            do {
+                _ = try registry.decodeConfig(of: provider)
+            } catch {
+                issues += error.issues
+            }
+        }
+        let providerIDs = Set(providers.map(\.id))
+        for (index, app) in apps.enumerated() {
+            let policyPath = "apps[\(index)].policy"
+            for (position, id) in app.policy.identityProviders.enumerated() where !providerIDs.contains(id) {
+                issues.append(ConfigIssue(path: "\(policyPath).identityProviders[\(position)]", "no provider with id '\(id)' is declared under providers"))
+            }
+            for (position, id) in app.policy.authenticators.enumerated() where !providerIDs.contains(id) {
+                issues.append(ConfigIssue(path: "\(policyPath).authenticators[\(position)]", "no provider with id '\(id)' is declared under providers"))
+            }
+            if let factor = app.policy.secondFactor, !app.policy.authenticators.contains(factor) {
+                issues.append(ConfigIssue(path: "\(policyPath).secondFactor", "'\(factor)' must also be listed in authenticators"))
+            }
+        }
+        if let environment, let server, environment == .production, let url = URL(string: server.issuer), url.scheme == "http",
+            !["127.0.0.1", "localhost", "::1", "[::1]"].contains(url.host ?? "")
+        {
+            issues.append(ConfigIssue(path: "server.issuer", "must use https outside development (only loopback issuers may use http)"))
+        }
+
+        guard issues.isEmpty, let environment, let server, let storage, let tokens else { throw ConfigIssues(issues) }
+        return BrokerConfig(environment: environment, server: server, storage: storage, tokens: tokens, providers: providers, apps: apps)
+    }
+
+    private func duplicates(_ ids: [String], section: String) -> [ConfigIssue] {
+        var seen: Set<String> = []
+        var issues: [ConfigIssue] = []
+        for (index, id) in ids.enumerated() where !seen.insert(id).inserted {
+            issues.append(ConfigIssue(path: "\(section)[\(index)].id", "'\(id)' is used by an earlier entry"))
+        }
+        return issues
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// An application that delegates sign-in to the broker (an OAuth client), with its policy.
+public struct App: Sendable, Hashable, Codable {
+    /// Who last wrote the app: the config file seeds `config` apps on every start; an app an admin
+    /// changed at run time is `admin` and the file no longer overwrites it.
+    public enum ManagedBy: String, Sendable, Codable { case config, admin }
+
+    public var id: String
+    public var name: String
+    /// SHA-256 digest of the client secret (hex); nil for a public client (a native or browser app).
+    public var secretDigest: String?
+    public var redirectURIs: [String]
+    public var policy: Policy
+    public var managedBy: ManagedBy
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(
+        id: String, name: String, secretDigest: String? = nil, redirectURIs: [String] = [], policy: Policy,
+        managedBy: ManagedBy = .config, createdAt: Date, updatedAt: Date
+    ) {
+        self.id = id
+        self.name = name
+        self.secretDigest = secretDigest
+        self.redirectURIs = redirectURIs
+        self.policy = policy
+        self.managedBy = managedBy
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    public var isConfidential: Bool { secretDigest != nil }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// The one error type the broker shows to the outside: a stable machine code, a sentence for a person,
+/// and, for lockouts and rate limits, when to come back. The server maps it to HTTP and OAuth error
+/// responses one to one; plugins throw it to refuse an answer.
+public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The category that decides the HTTP status and whether a flow counts a failed attempt.
+    public enum Kind: Sendable, Equatable {
+        /// The request itself is malformed (HTTP 400).
+        case badRequest
+        /// The caller did not prove who it is (HTTP 401).
+        case unauthenticated
+        /// The caller is known, but policy refuses (HTTP 403).
+        case forbidden
+        /// The thing asked for does not exist (HTTP 404).
+        case notFound
+        /// The request lost a race or collides with existing state (HTTP 409).
+        case conflict
+        /// An answer to a challenge was wrong; counts as a failed attempt (HTTP 400).
+        case failedAttempt
+        /// Too many attempts; come back later (HTTP 429).
+        case tooManyRequests
+        /// A dependency is down (HTTP 503).
+        case unavailable
+        /// A bug or an unexpected failure; details are logged, not shown (HTTP 500).
+        case internalFailure
+    }
+
+    public var code: ErrorCode
+    public var kind: Kind
+    /// A sentence for a person; never contains a secret.
+    public var message: String
+    public var lockedUntil: Date?
+    public var retryAfter: Int?
+
+    public init(_ code: ErrorCode, _ kind: Kind, _ message: String, lockedUntil: Date? = nil, retryAfter: Int? = nil) {
+        self.code = code
+        self.kind = kind
+        self.message = message
+        self.lockedUntil = lockedUntil
+        self.retryAfter = retryAfter
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    /// The HTTP status this error is answered with.
+    public var httpStatus: Int {
+        switch kind {
+        case .badRequest, .failedAttempt: 400
+        case .unauthenticated: 401
+        case .forbidden: 403
+        case .notFound: 404
+        case .conflict: 409
+        case .tooManyRequests: 429
+        case .unavailable: 503
+        case .internalFailure: 500
+        }
+    }
+
+    public static func invalidRequest(_ message: String) -> BrokerError {
+        BrokerError(.invalidRequest, .badRequest, message)
+    }
+
+    public static func invalidAnswer(_ message: String) -> BrokerError {
+        BrokerError(.invalidAnswer, .badRequest, message)
+    }
+
+    public static func internalFailure(_ message: String = "The broker could not complete the request.") -> BrokerError {
+        BrokerError(.serverError, .internalFailure, message)
+    }
+}

@@ -1,0 +1,48 @@
+/// A stable machine-readable error code. Clients and operators match on these strings, so a code,
+/// once published, never changes meaning. Where OAuth 2.0 defines a code it is reused as is.
+public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    // OAuth 2.0 (RFC 6749 section 5.2) codes.
+    public static let invalidRequest = ErrorCode("invalid_request")
+    public static let invalidClient = ErrorCode("invalid_client")
+    public static let invalidGrant = ErrorCode("invalid_grant")
+    public static let invalidScope = ErrorCode("invalid_scope")
+    public static let unauthorizedClient = ErrorCode("unauthorized_client")
+    public static let accessDenied = ErrorCode("access_denied")
+    public static let serverError = ErrorCode("server_error")
+    public static let temporarilyUnavailable = ErrorCode("temporarily_unavailable")
+
+    // Flows and policy.
+    public static let unknownApp = ErrorCode("unknown_app")
+    public static let unknownProvider = ErrorCode("unknown_provider")
+    public static let providerNotAllowed = ErrorCode("provider_not_allowed")
+    public static let registrationDisabled = ErrorCode("registration_disabled")
+    public static let alreadyRegistered = ErrorCode("already_registered")
+    public static let statelessDisabled = ErrorCode("stateless_disabled")
+    public static let statelessUnsupported = ErrorCode("stateless_unsupported")
+    public static let flowNotFound = ErrorCode("flow_not_found")
+    public static let flowConflict = ErrorCode("flow_conflict")
+    public static let tooManyAttempts = ErrorCode("too_many_attempts")
+    public static let invalidAnswer = ErrorCode("invalid_answer")
+    public static let invalidCredentials = ErrorCode("invalid_credentials")
+    public static let usernameTaken = ErrorCode("username_taken")
+    public static let invalidUsername = ErrorCode("invalid_username")
+    public static let verificationNeeded = ErrorCode("verification_needed")
+    public static let lockedOut = ErrorCode("locked_out")
+    public static let providerUnavailable = ErrorCode("provider_unavailable")
+    public static let accountNotFound = ErrorCode("account_not_found")
+    public static let notFound = ErrorCode("not_found")
+
+    // Password / PIN policy.
+    public static let passwordTooShort = ErrorCode("password_too_short")
+    public static let passwordTooLong = ErrorCode("password_too_long")
+    public static let passwordDenied = ErrorCode("password_denied")
+    public static let passwordSequence = ErrorCode("password_sequence")
+    public static let passwordRepeated = ErrorCode("password_repeated")
+    public static let passwordContainsUsername = ErrorCode("password_contains_username")
+    public static let pinNotNumeric = ErrorCode("pin_not_numeric")
+}

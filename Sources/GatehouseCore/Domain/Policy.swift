@@ -1,0 +1,104 @@
+/// What one app may do: which identity providers and authenticators, whether a second factor is
+/// required, whether stateless sign-in and self-registration are on, token lifetimes and scopes,
+/// and the password and lockout rules. Stored with the app; seeded from config; changed at run time.
+public struct Policy: Sendable, Hashable, Codable {
+    /// Provider instance ids (from `providers:`) this app may sign in with.
+    public var identityProviders: [String]
+    /// Authenticator instance ids this app may use as an extra factor.
+    public var authenticators: [String]
+    /// An authenticator instance id every sign-in must also pass, or nil for none.
+    public var secondFactor: String?
+    public var statelessAuthentication: Bool
+    /// Whether people may create new accounts themselves (the `register` purpose).
+    public var selfRegistration: Bool
+    public var accessTokenLifetime: Seconds
+    public var refreshTokenLifetime: Seconds
+    /// How long an unfinished flow stays resumable.
+    public var flowLifetime: Seconds
+    /// Scopes granted when a flow names none.
+    public var defaultScopes: [String]
+    /// Scopes a flow may ask for; a flow asking for any other is refused with `invalid_scope`.
+    public var allowedScopes: [String]
+    public var passwordPolicy: PasswordPolicy
+    public var lockout: LockoutPolicy
+
+    public init(
+        identityProviders: [String] = [], authenticators: [String] = [], secondFactor: String? = nil,
+        statelessAuthentication: Bool = false, selfRegistration: Bool = false,
+        accessTokenLifetime: Seconds = .minutes(15), refreshTokenLifetime: Seconds = .days(30),
+        flowLifetime: Seconds = .minutes(10), defaultScopes: [String] = ["openid"],
+        allowedScopes: [String] = ["openid", "profile", "email", "offline_access"],
+        passwordPolicy: PasswordPolicy = PasswordPolicy(), lockout: LockoutPolicy = LockoutPolicy()
+    ) {
+        self.identityProviders = identityProviders
+        self.authenticators = authenticators
+        self.secondFactor = secondFactor
+        self.statelessAuthentication = statelessAuthentication
+        self.selfRegistration = selfRegistration
+        self.accessTokenLifetime = accessTokenLifetime
+        self.refreshTokenLifetime = refreshTokenLifetime
+        self.flowLifetime = flowLifetime
+        self.defaultScopes = defaultScopes
+        self.allowedScopes = allowedScopes
+        self.passwordPolicy = passwordPolicy
+        self.lockout = lockout
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case identityProviders, authenticators, secondFactor, statelessAuthentication, selfRegistration
+        case accessTokenLifetime, refreshTokenLifetime, flowLifetime, defaultScopes, allowedScopes
+        case passwordPolicy, lockout
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let defaults = Policy()
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func value<T: Decodable>(_ key: CodingKeys, _ fallback: T) throws -> T {
+            try container.decodeIfPresent(T.self, forKey: key) ?? fallback
+        }
+        self.identityProviders = try value(.identityProviders, defaults.identityProviders)
+        self.authenticators = try value(.authenticators, defaults.authenticators)
+        self.secondFactor = try container.decodeIfPresent(String.self, forKey: .secondFactor)
+        self.statelessAuthentication = try value(.statelessAuthentication, defaults.statelessAuthentication)
+        self.selfRegistration = try value(.selfRegistration, defaults.selfRegistration)
+        self.accessTokenLifetime = try value(.accessTokenLifetime, defaults.accessTokenLifetime)
+        self.refreshTokenLifetime = try value(.refreshTokenLifetime, defaults.refreshTokenLifetime)
+        self.flowLifetime = try value(.flowLifetime, defaults.flowLifetime)
+        self.defaultScopes = try value(.defaultScopes, defaults.defaultScopes)
+        self.allowedScopes = try value(.allowedScopes, defaults.allowedScopes)
+        self.passwordPolicy = try value(.passwordPolicy, defaults.passwordPolicy)
+        self.lockout = try value(.lockout, defaults.lockout)
+
+        let path = decoder.codingPath
+        for (key, lifetime, range) in [
+            (CodingKeys.accessTokenLifetime, accessTokenLifetime, 60...86_400),
+            (.refreshTokenLifetime, refreshTokenLifetime, 60...31_536_000),
+            (.flowLifetime, flowLifetime, 30...86_400),
+        ] where !range.contains(lifetime.value) {
+            throw ConfigIssue(path: path + [key], "must be between \(range.lowerBound) and \(range.upperBound) seconds, got \(lifetime.value)")
+        }
+        if let undeclared = defaultScopes.first(where: { !allowedScopes.contains($0) }) {
+            throw ConfigIssue(path: path + [CodingKeys.defaultScopes], "'\(undeclared)' is not in allowedScopes")
+        }
+    }
+}
+
+/// How many wrong answers a flow tolerates before it is closed. (Account- and address-wide lockouts
+/// that hold across flows and nodes come with the admin issue.)
+public struct LockoutPolicy: Sendable, Hashable, Codable {
+    public var maxFailedAttemptsPerFlow: Int
+
+    public init(maxFailedAttemptsPerFlow: Int = 5) {
+        self.maxFailedAttemptsPerFlow = maxFailedAttemptsPerFlow
+    }
+
+    enum CodingKeys: String, CodingKey { case maxFailedAttemptsPerFlow }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.maxFailedAttemptsPerFlow = try container.decodeIfPresent(Int.self, forKey: .maxFailedAttemptsPerFlow) ?? 5
+        if !(1...100).contains(maxFailedAttemptsPerFlow) {
+            throw ConfigIssue(path: decoder.codingPath + [CodingKeys.maxFailedAttemptsPerFlow], "must be between 1 and 100")
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+
+/// Why a flow runs: to sign an existing person in, or to create new credentials and an account.
+public enum FlowPurpose: String, Sendable, Codable, CaseIterable {
+    case authenticate
+    case register
+}
+
+/// What a client asks for when it starts a flow.
+public struct FlowRequest: Sendable {
+    public var appID: String
+    public var providerID: String
+    public var purpose: FlowPurpose
+    public var stateless: Bool
+    /// Requested scopes; nil means the app's default scopes.
+    public var scopes: [String]?
+    /// The client's address, for audit and (later) rate limits.
+    public var clientIP: String?
+
+    public init(appID: String, providerID: String, purpose: FlowPurpose = .authenticate, stateless: Bool = false, scopes: [String]? = nil, clientIP: String? = nil) {
+        self.appID = appID
+        self.providerID = providerID
+        self.purpose = purpose
+        self.stateless = stateless
+        self.scopes = scopes
+        self.clientIP = clientIP
+    }
+}
+
+/// What a flow asks of the person or device next. `type` names one of the challenge kinds of the flow
+/// API (`credentials`, `redirect`, `custom`, `email_code`, `create_pin`, `attestation`, `assertion`,
+/// `jwt`); `fields` carries the type-specific details that are sent to the client as they are.
+public struct Challenge: Sendable, Hashable, Codable {
+    public var type: String
+    public var fields: [String: JSONValue]
+
+    public init(type: String, fields: [String: JSONValue] = [:]) {
+        self.type = type
+        self.fields = fields
+    }
+
+    /// Ask for a username and a password.
+    public static func credentials(extra: [String: JSONValue] = [:]) -> Challenge {
+        Challenge(type: "credentials", fields: extra.merging(["fields": ["username", "password"]]) { _, new in new })
+    }
+}
+
+/// The client's answer to a challenge: the fields the challenge asked for.
+public struct ChallengeResponse: Sendable, Hashable {
+    public var values: [String: JSONValue]
+
+    public init(_ values: [String: JSONValue]) { self.values = values }
+
+    /// A required string field; a missing or non-string field is an `invalid_answer`.
+    public func string(_ name: String) throws(BrokerError) -> String {
+        guard let value = values[name]?.stringValue else {
+            throw BrokerError.invalidAnswer("The answer needs a string field '\(name)'.")
+        }
+        return value
+    }
+}
+
+/// A plugin's own state between two steps of a flow: opaque bytes to the core, persisted with the flow.
+public struct FlowState: Sendable, Hashable, Codable {
+    public var data: Data
+
+    public init(data: Data = Data()) { self.data = data }
+
+    /// Encodes a plugin's Codable state.
+    public init<T: Encodable>(encoding value: T) throws {
+        self.data = try JSONEncoder().encode(value)
+    }
+
+    /// Decodes a plugin's Codable state; a state that does not decode ends the flow as not found.
+    public func decode<T: Decodable>(_ type: T.Type) throws(BrokerError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch {
+            throw BrokerError(.flowNotFound, .notFound, "The flow's state is not readable; start a new flow.")
+        }
+    }
+}
+
+/// An authenticator's verdict: this factor is satisfied.
+public struct FactorResult: Sendable, Hashable, Codable {
+    public var authenticatorID: String
+    /// The `amr` value for this factor (RFC 8176), e.g. `otp`, `hwk`, `pin`.
+    public var method: String
+
+    public init(authenticatorID: String, method: String) {
+        self.authenticatorID = authenticatorID
+        self.method = method
+    }
+}
+
+/// What one step of a plugin yields: another challenge (with the state to resume from), or a result.
+public enum FlowStep: Sendable {
+    case challenge(Challenge, state: FlowState)
+    /// An identity provider's result.
+    case identified(ExternalIdentity, methods: [String])
+    /// An authenticator's result.
+    case verified(FactorResult)
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+/// A flow in progress, as the store keeps it so that any broker node can continue it.
+public struct FlowRecord: Sendable, Hashable, Codable {
+    /// Which plugin the next answer goes to.
+    public enum Phase: Sendable, Hashable, Codable {
+        case identify
+        case factor(authenticatorID: String)
+    }
+
+    public var id: String
+    public var appID: String
+    public var providerID: String
+    public var purpose: FlowPurpose
+    public var stateless: Bool
+    public var scopes: [String]
+    public var phase: Phase
+    public var pluginState: FlowState
+    /// The challenge last sent, so a wrong answer can be answered with it again.
+    public var challenge: Challenge
+    /// Set once the identity provider has identified the person.
+    public var identity: ExternalIdentity?
+    public var accountID: String?
+    /// `amr` values gathered so far.
+    public var methods: [String]
+    public var failedAttempts: Int
+    public var clientIP: String?
+    public var createdAt: Date
+    public var expiresAt: Date
+    /// Bumped on every write; a write that expects an older version loses (no lost updates).
+    public var version: Int
+
+    public init(
+        id: String, appID: String, providerID: String, purpose: FlowPurpose, stateless: Bool, scopes: [String],
+        phase: Phase, pluginState: FlowState, challenge: Challenge, identity: ExternalIdentity? = nil,
+        accountID: String? = nil, methods: [String] = [], failedAttempts: Int = 0, clientIP: String? = nil,
+        createdAt: Date, expiresAt: Date, version: Int = 0
+    ) {
+        self.id = id
+        self.appID = appID
+        self.providerID = providerID
+        self.purpose = purpose
+        self.stateless = stateless
+        self.scopes = scopes
+        self.phase = phase
+        self.pluginState = pluginState
+        self.challenge = challenge
+        self.identity = identity
+        self.accountID = accountID
+        self.methods = methods
+        self.failedAttempts = failedAttempts
+        self.clientIP = clientIP
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.version = version
+    }
+}
+
+/// What the engine answers after each step: the next challenge, or the finished sign-in.
+public enum FlowOutcome: Sendable {
+    case challenge(flowID: String, challenge: Challenge, expiresAt: Date)
+    case completed(flowID: String, tokens: IssuedTokens, account: Account?)
+}

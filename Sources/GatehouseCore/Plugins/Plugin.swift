@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+
+/// Anything the registry builds from a `providers:` entry. Concrete plugins adopt `IdentityProvider`,
+/// `Authenticator`, or both.
+public protocol GatehousePlugin: Sendable {
+    /// The instance id from config, e.g. `corp-ldap`.
+    var id: String { get }
+}
+
+/// Establishes who someone is (LDAP directory, upstream OIDC, a JWT issuer, the local password list...).
+/// The engine calls `begin` once, then `resume` with each answer, until the provider returns
+/// `.identified`.
+public protocol IdentityProvider: GatehousePlugin {
+    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep
+    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep
+}
+
+/// Verifies one more factor for an account the flow already has (an emailed code, a device key...).
+/// The context carries the account. Ends with `.verified`.
+public protocol Authenticator: GatehousePlugin {
+    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep
+    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep
+}
+
+/// Optional capability: the provider can sign people in without the broker keeping anything about them.
+public protocol StatelessCapable: IdentityProvider {}
+
+/// Optional capability: the plugin can tell whether its upstream (directory, API...) is reachable;
+/// `/readyz` reports it.
+public protocol HealthReporting: GatehousePlugin {
+    func health() async -> PluginHealth
+}
+
+/// A plugin's answer to a health check.
+public struct PluginHealth: Sendable, Hashable, Codable {
+    public var healthy: Bool
+    public var detail: String?
+
+    public init(healthy: Bool, detail: String? = nil) {
+        self.healthy = healthy
+        self.detail = detail
+    }
+}
+
+/// Optional capability of providers that keep passwords themselves: administrators manage their users
+/// (the `gatehouse users` command).
+public protocol PasswordUserManaging: IdentityProvider {
+    /// Adds a user; the password is checked against `policy`. Returns the new identity's subject.
+    func addUser(username: String, password: String, policy: PasswordPolicy) async throws -> String
+    func listUsers() async throws -> [ManagedUser]
+    /// Removes a user's credentials; returns the subject that was removed, or nil if there was none.
+    func removeUser(username: String) async throws -> String?
+}
+
+/// A user as a password-keeping provider lists it.
+public struct ManagedUser: Sendable, Hashable, Codable {
+    public var subject: String
+    public var username: String
+    public var createdAt: Date
+
+    public init(subject: String, username: String, createdAt: Date) {
+        self.subject = subject
+        self.username = username
+        self.createdAt = createdAt
+    }
+}
+
+/// What the broker hands every plugin instance: the only way a plugin reaches time, logs and storage.
+public struct PluginEnvironment: Sendable {
+    public var clock: any BrokerClock
+    public var logger: Logger
+    /// Key-value storage private to this plugin instance.
+    public var storage: PluginStorage
+    /// True when config says this is a development deployment (plugins may relax rules, loudly).
+    public var development: Bool
+
+    public init(clock: any BrokerClock, logger: Logger, storage: PluginStorage, development: Bool = false) {
+        self.clock = clock
+        self.logger = logger
+        self.storage = storage
+        self.development = development
+    }
+}
+
+/// The situation one flow step runs in.
+public struct FlowContext: Sendable {
+    public var flowID: String
+    public var app: App
+    public var request: FlowRequest
+    /// The account the flow has established, for authenticators; nil while identifying.
+    public var account: Account?
+
+    public init(flowID: String, app: App, request: FlowRequest, account: Account? = nil) {
+        self.flowID = flowID
+        self.app = app
+        self.request = request
+        self.account = account
+    }
+
+    public var policy: Policy { app.policy }
+}

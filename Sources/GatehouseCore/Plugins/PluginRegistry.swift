@@ -1,0 +1,84 @@
+/// Builds a plugin type's instances from config. A plugin ships one factory: its type name (what
+/// `providers[].type` says), its own config type, and how to make an instance.
+public protocol PluginFactory: SendableMetatype {
+    associatedtype Config: Decodable & Sendable
+    /// The `type:` value in config, e.g. `ldap`.
+    static var typeName: String { get }
+    /// Makes an instance; may throw a `ConfigIssue` whose path is relative to the instance's `config:`.
+    static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin
+}
+
+/// Type name → factory. The executable registers the built-in plugins; config names types; the
+/// registry decodes each instance's config (reporting errors with their exact path) and builds it.
+public struct PluginRegistry: Sendable {
+    private struct Entry: Sendable {
+        let decode: @Sendable (ConfigNode, [any CodingKey]) throws(ConfigIssues) -> any Sendable
+        let make: @Sendable (String, any Sendable, PluginEnvironment) throws -> any GatehousePlugin
+    }
+
+    private var entries: [String: Entry] = [:]
+
+    public init() {}
+
+    public mutating func register<Factory: PluginFactory>(_ factory: Factory.Type) {
+        entries[Factory.typeName] = Entry(
+            decode: { node, path throws(ConfigIssues) in
+                try ConfigNodeDecoder.decode(Factory.Config.self, from: node == .null ? .mapping([]) : node, at: path)
+            },
+            make: { id, config, environment in
+                try Factory.make(id: id, config: config as! Factory.Config, environment: environment)
+            }
+        )
+    }
+
+    /// Registered type names, sorted.
+    public var typeNames: [String] { entries.keys.sorted() }
+
+    /// Decodes and checks one declaration's plugin config.
+    public func decodeConfig(of declaration: ProviderDeclaration) throws(ConfigIssues) -> any Sendable {
+        guard let entry = entries[declaration.type] else {
+            let known = typeNames.joined(separator: ", ")
+            throw ConfigIssues([ConfigIssue(path: declaration.path + [ConfigPath.Key("type")], "unknown plugin type '\(declaration.type)' (known: \(known))")])
+        }
+        return try entry.decode(declaration.config, declaration.path + [ConfigPath.Key("config")])
+    }
+
+    /// Builds every declared instance. `environment` gives each its clock, logger and storage.
+    public func instantiate(_ declarations: [ProviderDeclaration], environment: (ProviderDeclaration) -> PluginEnvironment) throws(ConfigIssues) -> PluginInstances {
+        var instances = PluginInstances()
+        var issues: [ConfigIssue] = []
+        for declaration in declarations {
+            do {
+                let config = try decodeConfig(of: declaration)
+                let plugin = try entries[declaration.type]!.make(declaration.id, config, environment(declaration))
+                instances.add(plugin, type: declaration.type)
+            } catch let error as ConfigIssues {
+                issues += error.issues
+            } catch let issue as ConfigIssue {
+                let base = ConfigPath.render(declaration.path + [ConfigPath.Key("config")])
+                issues.append(ConfigIssue(path: issue.path.isEmpty ? base : "\(base).\(issue.path)", issue.message))
+            } catch {
+                issues.append(ConfigIssue(path: declaration.path, "could not start the '\(declaration.type)' plugin: \(error)"))
+            }
+        }
+        if !issues.isEmpty { throw ConfigIssues(issues) }
+        return instances
+    }
+}
+
+/// The plugin instances built from config, by id.
+public struct PluginInstances: Sendable {
+    public private(set) var identityProviders: [String: any IdentityProvider] = [:]
+    public private(set) var authenticators: [String: any Authenticator] = [:]
+    public private(set) var all: [String: any GatehousePlugin] = [:]
+    public private(set) var typeNames: [String: String] = [:]
+
+    public init() {}
+
+    public mutating func add(_ plugin: any GatehousePlugin, type: String) {
+        all[plugin.id] = plugin
+        typeNames[plugin.id] = type
+        if let provider = plugin as? any IdentityProvider { identityProviders[plugin.id] = provider }
+        if let authenticator = plugin as? any Authenticator { authenticators[plugin.id] = authenticator }
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+
+/// Apps and their policies.
+public protocol AppStore: Sendable {
+    func app(id: String) async throws -> App?
+    func apps() async throws -> [App]
+    /// Creates the app, or replaces it when it exists and is still managed by the config file.
+    /// Returns what the store holds afterwards (an admin-managed app is left as it is).
+    func seedApp(_ app: App) async throws -> App
+}
+
+/// Accounts and the identities linked to them.
+public protocol AccountStore: Sendable {
+    func account(id: String) async throws -> Account?
+    func accounts(limit: Int, offset: Int) async throws -> [Account]
+    func identityLink(providerID: String, subject: String) async throws -> IdentityLink?
+    func identityLinks(accountID: String) async throws -> [IdentityLink]
+    /// In one transaction: the account linked to this identity (refreshing the link's claims and
+    /// last sign-in), or a new account and link when there is none. `created` tells which.
+    func linkIdentity(_ identity: ExternalIdentity, now: Date) async throws -> (account: Account, created: Bool)
+    /// Removes one identity link; the account is deleted with its tokens when no link remains.
+    /// Returns whether a link existed.
+    func unlinkIdentity(providerID: String, subject: String) async throws -> Bool
+    func deleteAccount(id: String) async throws -> Bool
+}
+
+/// Flows in progress, written with optimistic concurrency: a write names the version it read.
+public protocol FlowStore: Sendable {
+    func insertFlow(_ flow: FlowRecord) async throws
+    /// The flow if it exists and has not expired at `now`.
+    func flow(id: String, now: Date) async throws -> FlowRecord?
+    /// Replaces the flow if its stored version is still `flow.version`; the stored version becomes
+    /// `flow.version + 1`. False when another writer got there first or the flow is gone.
+    func updateFlow(_ flow: FlowRecord) async throws -> Bool
+    /// Deletes the flow if its stored version is still `version`; false otherwise.
+    func deleteFlow(id: String, version: Int) async throws -> Bool
+    func deleteExpiredFlows(now: Date) async throws -> Int
+    func countFlows(now: Date) async throws -> Int
+}
+
+/// A refresh token as stored: only its digest, never the token.
+public struct RefreshTokenRecord: Sendable, Hashable, Codable {
+    public var digest: String
+    /// Every token rotated from one sign-in shares a family; reuse of a rotated token revokes the family.
+    public var familyID: String
+    public var accountID: String
+    public var appID: String
+    public var scopes: [String]
+    public var issuedAt: Date
+    public var expiresAt: Date
+    public var usedAt: Date?
+    public var revokedAt: Date?
+
+    public init(digest: String, familyID: String, accountID: String, appID: String, scopes: [String], issuedAt: Date, expiresAt: Date, usedAt: Date? = nil, revokedAt: Date? = nil) {
+        self.digest = digest
+        self.familyID = familyID
+        self.accountID = accountID
+        self.appID = appID
+        self.scopes = scopes
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+        self.usedAt = usedAt
+        self.revokedAt = revokedAt
+    }
+}
+
+/// Refresh tokens, by digest.
+public protocol RefreshTokenStore: Sendable {
+    func insertRefreshToken(_ token: RefreshTokenRecord) async throws
+    func refreshToken(digest: String) async throws -> RefreshTokenRecord?
+    /// Revokes every live token of the account; returns how many.
+    func revokeRefreshTokens(accountID: String, now: Date) async throws -> Int
+}
+
+/// A token-signing key pair as stored.
+public struct SigningKeyRecord: Sendable, Hashable, Codable {
+    public var kid: String
+    public var algorithm: SigningAlgorithm
+    public var privateKeyPEM: String
+    public var createdAt: Date
+    /// Set when a newer key took over; the key stays published until tokens it signed have expired.
+    public var retiredAt: Date?
+
+    public init(kid: String, algorithm: SigningAlgorithm, privateKeyPEM: String, createdAt: Date, retiredAt: Date? = nil) {
+        self.kid = kid
+        self.algorithm = algorithm
+        self.privateKeyPEM = privateKeyPEM
+        self.createdAt = createdAt
+        self.retiredAt = retiredAt
+    }
+}
+
+/// Token-signing keys.
+public protocol SigningKeyStore: Sendable {
+    func signingKeys() async throws -> [SigningKeyRecord]
+    /// Adds a key unless one with the same kid exists.
+    func insertSigningKey(_ key: SigningKeyRecord) async throws
+}
+
+/// One audit event: who did what, when, with which outcome. Never holds a secret.
+public struct AuditEvent: Sendable, Hashable, Codable {
+    public var id: String
+    public var time: Date
+    /// e.g. `signin.success`, `signin.failure`, `account.created`.
+    public var type: String
+    public var appID: String?
+    public var accountID: String?
+    public var providerID: String?
+    /// A machine code for failures (`invalid_credentials`, ...).
+    public var outcome: String?
+    public var details: [String: String]
+
+    public init(id: String = UUID().uuidString, time: Date, type: String, appID: String? = nil, accountID: String? = nil, providerID: String? = nil, outcome: String? = nil, details: [String: String] = [:]) {
+        self.id = id
+        self.time = time
+        self.type = type
+        self.appID = appID
+        self.accountID = accountID
+        self.providerID = providerID
+        self.outcome = outcome
+        self.details = details
+    }
+}
+
+/// The append-only audit log.
+public protocol AuditStore: Sendable {
+    func appendAudit(_ event: AuditEvent) async throws
+    /// Newest first.
+    func auditEvents(type: String?, appID: String?, accountID: String?, since: Date?, limit: Int) async throws -> [AuditEvent]
+}
+
+/// One value a plugin stored.
+public struct PluginRecord: Sendable, Hashable {
+    public var key: String
+    public var value: Data
+    public var version: Int
+    public var expiresAt: Date?
+
+    public init(key: String, value: Data, version: Int, expiresAt: Date?) {
+        self.key = key
+        self.value = value
+        self.version = version
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Key-value storage for plugins, partitioned by namespace (the plugin instance id).
+public protocol PluginDataStore: Sendable {
+    func pluginRecord(namespace: String, key: String, now: Date) async throws -> PluginRecord?
+    /// Inserts unless a live record with that key exists; false when it does.
+    func insertPluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, now: Date) async throws -> Bool
+    /// Replaces the record if its version is still `expectedVersion`; false otherwise.
+    func replacePluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, expectedVersion: Int) async throws -> Bool
+    func deletePluginRecord(namespace: String, key: String) async throws -> Bool
+    func pluginRecords(namespace: String, now: Date) async throws -> [PluginRecord]
+    func deleteExpiredPluginRecords(now: Date) async throws -> Int
+}
+
+/// Everything the broker persists. SQLite implements it for one node; PostgreSQL for several.
+public protocol BrokerStore: AppStore, AccountStore, FlowStore, RefreshTokenStore, SigningKeyStore, AuditStore, PluginDataStore {
+    /// Cheap round trip for `/readyz`.
+    func ping() async throws
+}

@@ -1,0 +1,49 @@
+import Foundation
+import JWTKit
+
+/// The claims of a Gatehouse access token, following the JWT profile for OAuth 2.0 access tokens
+/// (RFC 9068: header `typ` is `at+jwt`), plus `stateless`, which tells a token the broker keeps no
+/// record of apart from one it does.
+public struct AccessTokenClaims: JWTPayload, Sendable, Equatable {
+    public var iss: IssuerClaim
+    /// The account id, or for a stateless sign-in `<provider>|<subject>`.
+    public var sub: SubjectClaim
+    public var aud: AudienceClaim
+    public var exp: ExpirationClaim
+    public var iat: IssuedAtClaim
+    public var jti: IDClaim
+    public var scope: String
+    public var clientID: String
+    public var stateless: Bool
+    public var authTime: Int?
+    /// Authentication methods used (RFC 8176), e.g. `pwd`, `otp`.
+    public var amr: [String]?
+    /// The provider instance that identified the person.
+    public var idp: String?
+
+    enum CodingKeys: String, CodingKey {
+        case iss, sub, aud, exp, iat, jti, scope, stateless, amr, idp
+        case clientID = "client_id"
+        case authTime = "auth_time"
+    }
+
+    public init(issuer: String, subject: String, audience: String, issuedAt: Date, expiresAt: Date, scope: String, stateless: Bool, amr: [String]?, identityProvider: String?) {
+        self.iss = IssuerClaim(value: issuer)
+        self.sub = SubjectClaim(value: subject)
+        self.aud = AudienceClaim(value: audience)
+        let issued = Date(timeIntervalSince1970: issuedAt.timeIntervalSince1970.rounded(.down))
+        self.iat = IssuedAtClaim(value: issued)
+        self.exp = ExpirationClaim(value: Date(timeIntervalSince1970: expiresAt.timeIntervalSince1970.rounded(.down)))
+        self.jti = IDClaim(value: RandomToken.make(byteCount: 16))
+        self.scope = scope
+        self.clientID = audience
+        self.stateless = stateless
+        self.authTime = Int(issued.timeIntervalSince1970)
+        self.amr = amr
+        self.idp = identityProvider
+    }
+
+    public func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
+    }
+}

@@ -1,0 +1,53 @@
+import Crypto
+import Foundation
+
+/// Digests and comparisons for high-entropy secrets (client secrets, refresh tokens, flow ids). A fast
+/// hash is right for these: they are random with 256 bits of entropy, so there is nothing to
+/// brute-force, and a slow hash would only cap throughput. User passwords use bcrypt instead.
+public enum SecretDigest {
+    /// Lower-case hex SHA-256 of the UTF-8 text.
+    public static func sha256Hex(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Compares two strings in time that depends only on their lengths, not on where they differ.
+    public static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
+        let left = Array(lhs.utf8)
+        let right = Array(rhs.utf8)
+        guard left.count == right.count else { return false }
+        var difference: UInt8 = 0
+        for index in left.indices { difference |= left[index] ^ right[index] }
+        return difference == 0
+    }
+
+    /// Whether `secret` digests to `digest`, compared in constant time.
+    public static func matches(_ secret: String, digest: String) -> Bool {
+        constantTimeEquals(sha256Hex(secret), digest)
+    }
+}
+
+/// Unguessable identifiers and secrets from the system CSPRNG.
+public enum RandomToken {
+    /// `byteCount` random bytes as unpadded base64url (32 bytes → 43 characters, 256 bits).
+    public static func make(byteCount: Int = 32) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        return Base64URL.encode(Data(bytes))
+    }
+}
+
+/// Unpadded base64url (RFC 4648 section 5), as JOSE uses it.
+public enum Base64URL {
+    public static func encode(_ data: Data) -> String {
+        data.base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    public static func decode(_ text: String) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
+    }
+}

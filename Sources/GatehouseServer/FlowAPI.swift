@@ -1,0 +1,109 @@
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+
+/// `POST /v1/flows` and `POST /v1/flows/{flow}`: the JSON flow API native apps drive. The handlers only
+/// translate between HTTP and the flow engine.
+struct FlowAPI {
+    let engine: FlowEngine
+
+    func addRoutes(to group: RouterGroup<GatehouseRequestContext>) {
+        group.post("flows", use: start)
+        group.post("flows/:flow", use: resume)
+    }
+
+    /// The body of `POST /v1/flows`.
+    struct StartBody: Decodable {
+        var app: String
+        var provider: String
+        var purpose: FlowPurpose?
+        var stateless: Bool?
+        var scope: String?
+        var clientSecret: String?
+
+        enum CodingKeys: String, CodingKey {
+            case app, provider, purpose, stateless, scope
+            case clientSecret = "client_secret"
+        }
+    }
+
+    /// The body of `POST /v1/flows/{flow}`.
+    struct ResumeBody: Decodable {
+        var answer: [String: JSONValue]
+        var clientSecret: String?
+
+        enum CodingKeys: String, CodingKey {
+            case answer
+            case clientSecret = "client_secret"
+        }
+    }
+
+    @Sendable func start(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let body = try await request.decode(as: StartBody.self, context: context)
+        let flowRequest = FlowRequest(
+            appID: body.app, providerID: body.provider, purpose: body.purpose ?? .authenticate, stateless: body.stateless ?? false,
+            scopes: body.scope.map { $0.split(separator: " ").map(String.init) }, clientIP: context.clientIP
+        )
+        let client = try ClientAuthentication.credentials(from: request, bodySecret: body.clientSecret)
+        let outcome = try await engine.start(flowRequest, client: client)
+        return try FlowResponse(outcome).response(status: .created)
+    }
+
+    @Sendable func resume(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let flowID = try context.parameters.require("flow")
+        let body = try await request.decode(as: ResumeBody.self, context: context)
+        let client = try ClientAuthentication.credentials(from: request, bodySecret: body.clientSecret)
+        let outcome = try await engine.resume(flowID: flowID, answer: ChallengeResponse(body.answer), client: client)
+        return try FlowResponse(outcome).response(status: .ok)
+    }
+}
+
+/// The JSON answer of both flow routes.
+struct FlowResponse: Encodable {
+    var flow: String
+    var status: String
+    var expiresAt: Date?
+    var challenge: ChallengeBody?
+    var tokens: IssuedTokens?
+    var account: AccountBody?
+
+    struct AccountBody: Encodable {
+        var id: String
+        var username: String
+    }
+
+    /// A challenge on the wire: its type next to its type-specific fields.
+    struct ChallengeBody: Encodable {
+        var challenge: Challenge
+
+        func encode(to encoder: any Encoder) throws {
+            var fields = challenge.fields
+            fields["type"] = .string(challenge.type)
+            try fields.encode(to: encoder)
+        }
+    }
+
+    init(_ outcome: FlowOutcome) {
+        switch outcome {
+        case .challenge(let flowID, let challenge, let expiresAt):
+            self.flow = flowID
+            self.status = "challenge"
+            self.expiresAt = expiresAt
+            self.challenge = ChallengeBody(challenge: challenge)
+        case .completed(let flowID, let tokens, let account):
+            self.flow = flowID
+            self.status = "completed"
+            self.tokens = tokens
+            self.account = account.map { AccountBody(id: $0.id, username: $0.username) }
+        }
+    }
+
+    func response(status: HTTPResponse.Status) throws -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        headers[.pragma] = "no-cache"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: try JSONCoding.encoder.encode(self))))
+    }
+}

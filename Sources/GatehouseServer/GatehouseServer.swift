@@ -1,0 +1,49 @@
+import GatehouseCore
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// Builds the broker's HTTP application: the flow API, health and key routes, behind the error and
+/// security-header middleware. Run it inside a `ServiceGroup` for graceful shutdown.
+public enum GatehouseServer {
+    public static func makeRouter(broker: Broker) -> Router<GatehouseRequestContext> {
+        let router = Router(context: GatehouseRequestContext.self)
+        router.add(middleware: LogRequestsMiddleware(.info))
+        router.add(middleware: SecurityHeadersMiddleware())
+        router.add(middleware: ErrorMiddleware())
+        OperationsAPI(broker: broker).addRoutes(to: router)
+        FlowAPI(engine: broker.engine).addRoutes(to: router.group("v1"))
+        return router
+    }
+
+    public static func makeApplication(broker: Broker, listen: ListenAddress, logger: Logger) -> some ApplicationProtocol {
+        Application(
+            router: makeRouter(broker: broker),
+            configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port), serverName: "Gatehouse"),
+            services: [MaintenanceService(broker: broker)],
+            logger: logger
+        )
+    }
+}
+
+/// Deletes expired flows and plugin records once a minute, so abandoned flows do not pile up.
+struct MaintenanceService: Service {
+    let broker: Broker
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            do {
+                let now = broker.clock.now
+                let flows = try await broker.store.deleteExpiredFlows(now: now)
+                let records = try await broker.store.deleteExpiredPluginRecords(now: now)
+                if flows + records > 0 {
+                    broker.logger.debug("expired data removed", metadata: ["flows": "\(flows)", "pluginRecords": "\(records)"])
+                }
+            } catch {
+                broker.logger.warning("could not remove expired data", metadata: ["error": "\(error)"])
+            }
+            try? await gracefulShutdown()
+            try? await Task.sleep(for: .seconds(60))
+        }
+    }
+}

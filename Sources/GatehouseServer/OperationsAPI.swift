@@ -1,0 +1,45 @@
+import Foundation
+import GatehouseCore
+import Hummingbird
+
+/// `/healthz` (the process is up), `/readyz` (the store and every provider answer) and `/oauth2/jwks`
+/// (the public keys that verify the broker's tokens).
+struct OperationsAPI {
+    let broker: Broker
+
+    func addRoutes(to router: Router<GatehouseRequestContext>) {
+        router.get("healthz") { _, _ in
+            JSONBody(["status": "ok"]).response(status: .ok)
+        }
+        router.get("readyz") { _, _ in
+            let readiness = await broker.readiness()
+            let body = ReadinessBody(status: readiness.ready ? "ready" : "unavailable", checks: readiness.checks)
+            return JSONBody(body).response(status: readiness.ready ? .ok : .serviceUnavailable)
+        }
+        router.get("oauth2/jwks") { _, _ in
+            var response = JSONBody(await broker.keyring.keySet()).response(status: .ok)
+            // Short enough that a rotated key reaches verifiers quickly.
+            response.headers[.cacheControl] = "public, max-age=60"
+            response.headers[.contentType] = "application/jwk-set+json"
+            return response
+        }
+    }
+
+    struct ReadinessBody: Encodable {
+        var status: String
+        var checks: [String: PluginHealth]
+    }
+}
+
+/// Any Encodable as a JSON answer.
+struct JSONBody<Value: Encodable> {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+
+    func response(status: HTTPResponse.Status) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        let data = (try? JSONCoding.encoder.encode(value)) ?? Data("{}".utf8)
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

@@ -1,0 +1,89 @@
+import GRDB
+
+/// The schema, as an ordered list of migrations. A migration, once released, is never edited: changes
+/// come as new migrations appended here.
+enum SQLiteMigrations {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-foundation") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE apps (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        name TEXT NOT NULL,
+                        secret_digest TEXT,
+                        redirect_uris TEXT NOT NULL,
+                        policy TEXT NOT NULL,
+                        managed_by TEXT NOT NULL,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL
+                    );
+                    CREATE TABLE accounts (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        username TEXT NOT NULL,
+                        created_at REAL NOT NULL
+                    );
+                    CREATE INDEX accounts_by_username ON accounts(username);
+                    CREATE TABLE identity_links (
+                        provider_id TEXT NOT NULL,
+                        subject TEXT NOT NULL,
+                        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                        claims TEXT NOT NULL,
+                        created_at REAL NOT NULL,
+                        last_sign_in_at REAL NOT NULL,
+                        PRIMARY KEY (provider_id, subject)
+                    );
+                    CREATE INDEX identity_links_by_account ON identity_links(account_id);
+                    CREATE TABLE flows (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        app_id TEXT NOT NULL,
+                        payload TEXT NOT NULL,
+                        expires_at REAL NOT NULL,
+                        version INTEGER NOT NULL
+                    );
+                    CREATE INDEX flows_by_expiry ON flows(expires_at);
+                    CREATE TABLE refresh_tokens (
+                        digest TEXT PRIMARY KEY NOT NULL,
+                        family_id TEXT NOT NULL,
+                        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                        app_id TEXT NOT NULL,
+                        scopes TEXT NOT NULL,
+                        issued_at REAL NOT NULL,
+                        expires_at REAL NOT NULL,
+                        used_at REAL,
+                        revoked_at REAL
+                    );
+                    CREATE INDEX refresh_tokens_by_account ON refresh_tokens(account_id);
+                    CREATE INDEX refresh_tokens_by_family ON refresh_tokens(family_id);
+                    CREATE TABLE signing_keys (
+                        kid TEXT PRIMARY KEY NOT NULL,
+                        algorithm TEXT NOT NULL,
+                        private_key_pem TEXT NOT NULL,
+                        created_at REAL NOT NULL,
+                        retired_at REAL
+                    );
+                    CREATE TABLE audit_events (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        time REAL NOT NULL,
+                        type TEXT NOT NULL,
+                        app_id TEXT,
+                        account_id TEXT,
+                        provider_id TEXT,
+                        outcome TEXT,
+                        details TEXT NOT NULL
+                    );
+                    CREATE INDEX audit_events_by_time ON audit_events(time);
+                    CREATE TABLE plugin_data (
+                        namespace TEXT NOT NULL,
+                        key TEXT NOT NULL,
+                        value BLOB NOT NULL,
+                        version INTEGER NOT NULL,
+                        expires_at REAL,
+                        PRIMARY KEY (namespace, key)
+                    );
+                    """
+            )
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import GRDB
+import GatehouseCore
+
+extension SQLiteStore: AccountStore {
+    public func account(id: String) async throws -> Account? {
+        try await pool.read { db in try Row.fetchOne(db, sql: "SELECT * FROM accounts WHERE id = ?", arguments: [id]).map(Self.account) }
+    }
+
+    public func accounts(limit: Int, offset: Int) async throws -> [Account] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM accounts ORDER BY created_at, id LIMIT ? OFFSET ?", arguments: [limit, offset]).map(Self.account)
+        }
+    }
+
+    public func identityLink(providerID: String, subject: String) async throws -> IdentityLink? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM identity_links WHERE provider_id = ? AND subject = ?", arguments: [providerID, subject]).map(Self.link)
+        }
+    }
+
+    public func identityLinks(accountID: String) async throws -> [IdentityLink] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM identity_links WHERE account_id = ? ORDER BY created_at", arguments: [accountID]).map(Self.link)
+        }
+    }
+
+    public func linkIdentity(_ identity: ExternalIdentity, now: Date) async throws -> (account: Account, created: Bool) {
+        // One write transaction: SQLite serialises writers, so two racing first sign-ins of the same
+        // identity cannot both create an account.
+        try await pool.write { db in
+            let claims = try StoreJSON.encode(identity.claims)
+            if let accountID = try String.fetchOne(
+                db, sql: "SELECT account_id FROM identity_links WHERE provider_id = ? AND subject = ?", arguments: [identity.providerID, identity.subject]
+            ), let account = try Row.fetchOne(db, sql: "SELECT * FROM accounts WHERE id = ?", arguments: [accountID]).map(Self.account) {
+                try db.execute(
+                    sql: "UPDATE identity_links SET claims = ?, last_sign_in_at = ? WHERE provider_id = ? AND subject = ?",
+                    arguments: [claims, now.storeValue, identity.providerID, identity.subject]
+                )
+                return (account, false)
+            }
+            let account = Account(id: UUID().uuidString.lowercased(), username: identity.username, createdAt: now)
+            try db.execute(
+                sql: "INSERT INTO accounts (id, username, created_at) VALUES (?, ?, ?)", arguments: [account.id, account.username, now.storeValue]
+            )
+            try db.execute(
+                sql: "INSERT INTO identity_links (provider_id, subject, account_id, claims, created_at, last_sign_in_at) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [identity.providerID, identity.subject, account.id, claims, now.storeValue, now.storeValue]
+            )
+            return (account, true)
+        }
+    }
+
+    public func unlinkIdentity(providerID: String, subject: String) async throws -> Bool {
+        try await pool.write { db in
+            guard let accountID = try String.fetchOne(
+                db, sql: "SELECT account_id FROM identity_links WHERE provider_id = ? AND subject = ?", arguments: [providerID, subject]
+            ) else { return false }
+            try db.execute(sql: "DELETE FROM identity_links WHERE provider_id = ? AND subject = ?", arguments: [providerID, subject])
+            let remaining = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM identity_links WHERE account_id = ?", arguments: [accountID]) ?? 0
+            if remaining == 0 {
+                // Refresh tokens go with the account (ON DELETE CASCADE).
+                try db.execute(sql: "DELETE FROM accounts WHERE id = ?", arguments: [accountID])
+            }
+            return true
+        }
+    }
+
+    public func deleteAccount(id: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM accounts WHERE id = ?", arguments: [id])
+            return db.changesCount > 0
+        }
+    }
+
+    static func account(_ row: Row) -> Account {
+        Account(id: row["id"], username: row["username"], createdAt: Date(storeValue: row["created_at"]))
+    }
+
+    static func link(_ row: Row) throws -> IdentityLink {
+        IdentityLink(
+            providerID: row["provider_id"], subject: row["subject"], accountID: row["account_id"],
+            claims: try StoreJSON.decode([String: JSONValue].self, row["claims"]),
+            createdAt: Date(storeValue: row["created_at"]), lastSignInAt: Date(storeValue: row["last_sign_in_at"])
+        )
+    }
+}

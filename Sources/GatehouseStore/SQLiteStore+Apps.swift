@@ -1,0 +1,54 @@
+import Foundation
+import GRDB
+import GatehouseCore
+
+extension SQLiteStore: AppStore {
+    public func app(id: String) async throws -> App? {
+        try await pool.read { db in try Row.fetchOne(db, sql: "SELECT * FROM apps WHERE id = ?", arguments: [id]).map(Self.app) }
+    }
+
+    public func apps() async throws -> [App] {
+        try await pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM apps ORDER BY id").map(Self.app) }
+    }
+
+    public func seedApp(_ app: App) async throws -> App {
+        try await pool.write { db in
+            if let existing = try Row.fetchOne(db, sql: "SELECT * FROM apps WHERE id = ?", arguments: [app.id]).map(Self.app) {
+                if existing.managedBy == .admin { return existing }
+                var updated = app
+                updated.createdAt = existing.createdAt
+                if existing.name == app.name, existing.secretDigest == app.secretDigest, existing.redirectURIs == app.redirectURIs,
+                    existing.policy == app.policy
+                {
+                    return existing
+                }
+                try db.execute(
+                    sql: "UPDATE apps SET name = ?, secret_digest = ?, redirect_uris = ?, policy = ?, managed_by = ?, updated_at = ? WHERE id = ?",
+                    arguments: [
+                        app.name, app.secretDigest, try StoreJSON.encode(app.redirectURIs), try StoreJSON.encode(app.policy),
+                        app.managedBy.rawValue, app.updatedAt.storeValue, app.id,
+                    ]
+                )
+                return updated
+            }
+            try db.execute(
+                sql: "INSERT INTO apps (id, name, secret_digest, redirect_uris, policy, managed_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    app.id, app.name, app.secretDigest, try StoreJSON.encode(app.redirectURIs), try StoreJSON.encode(app.policy),
+                    app.managedBy.rawValue, app.createdAt.storeValue, app.updatedAt.storeValue,
+                ]
+            )
+            return app
+        }
+    }
+
+    static func app(_ row: Row) throws -> App {
+        App(
+            id: row["id"], name: row["name"], secretDigest: row["secret_digest"],
+            redirectURIs: try StoreJSON.decode([String].self, row["redirect_uris"]),
+            policy: try StoreJSON.decode(Policy.self, row["policy"]),
+            managedBy: App.ManagedBy(rawValue: row["managed_by"]) ?? .config,
+            createdAt: Date(storeValue: row["created_at"]), updatedAt: Date(storeValue: row["updated_at"])
+        )
+    }
+}

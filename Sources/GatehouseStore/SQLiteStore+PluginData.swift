@@ -1,0 +1,66 @@
+import Foundation
+import GRDB
+import GatehouseCore
+
+extension SQLiteStore: PluginDataStore {
+    public func pluginRecord(namespace: String, key: String, now: Date) async throws -> PluginRecord? {
+        try await pool.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT * FROM plugin_data WHERE namespace = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)",
+                arguments: [namespace, key, now.storeValue]
+            ).map(Self.pluginRecord)
+        }
+    }
+
+    public func insertPluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, now: Date) async throws -> Bool {
+        try await pool.write { db in
+            // An expired record no longer counts: it is replaced.
+            try db.execute(
+                sql: "DELETE FROM plugin_data WHERE namespace = ? AND key = ? AND expires_at IS NOT NULL AND expires_at <= ?",
+                arguments: [namespace, key, now.storeValue]
+            )
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO plugin_data (namespace, key, value, version, expires_at) VALUES (?, ?, ?, 0, ?)",
+                arguments: [namespace, key, value, expiresAt?.storeValue]
+            )
+            return db.changesCount == 1
+        }
+    }
+
+    public func replacePluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, expectedVersion: Int) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE plugin_data SET value = ?, expires_at = ?, version = version + 1 WHERE namespace = ? AND key = ? AND version = ?",
+                arguments: [value, expiresAt?.storeValue, namespace, key, expectedVersion]
+            )
+            return db.changesCount == 1
+        }
+    }
+
+    public func deletePluginRecord(namespace: String, key: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM plugin_data WHERE namespace = ? AND key = ?", arguments: [namespace, key])
+            return db.changesCount == 1
+        }
+    }
+
+    public func pluginRecords(namespace: String, now: Date) async throws -> [PluginRecord] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM plugin_data WHERE namespace = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY key",
+                arguments: [namespace, now.storeValue]
+            ).map(Self.pluginRecord)
+        }
+    }
+
+    public func deleteExpiredPluginRecords(now: Date) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM plugin_data WHERE expires_at IS NOT NULL AND expires_at <= ?", arguments: [now.storeValue])
+            return db.changesCount
+        }
+    }
+
+    static func pluginRecord(_ row: Row) -> PluginRecord {
+        PluginRecord(key: row["key"], value: row["value"], version: row["version"], expiresAt: (row["expires_at"] as Double?).map(Date.init(storeValue:)))
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import GRDB
+import GatehouseCore
+
+/// The broker's store on SQLite: one file, WAL journal (readers never wait for the writer), every
+/// write in a transaction, migrations run on open. Suited to one broker node; several nodes share
+/// PostgreSQL instead.
+public final class SQLiteStore: BrokerStore, Sendable {
+    let pool: DatabasePool
+    public let path: String
+
+    /// Opens (creating when missing, with its folder) and migrates the database at `path`.
+    public init(path: String) throws {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            // FULL: a committed sign-in survives power loss too, not only a process crash.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        self.pool = try DatabasePool(path: path, configuration: configuration)
+        self.path = path
+        try SQLiteMigrations.migrator.migrate(pool)
+    }
+
+    /// Names of the migrations applied so far, oldest first.
+    public func appliedMigrations() throws -> [String] {
+        try pool.read { db in try SQLiteMigrations.migrator.appliedMigrations(db) }
+    }
+
+    public func ping() async throws {
+        _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+    }
+
+    /// Rows in a table, for operators and tests that prove what a flow did or did not write.
+    public func count(table: StoreTable) async throws -> Int {
+        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.rawValue)") ?? 0 }
+    }
+}
+
+/// The tables of the SQLite schema.
+public enum StoreTable: String, CaseIterable, Sendable {
+    case apps, accounts, identityLinks = "identity_links", flows, refreshTokens = "refresh_tokens"
+    case signingKeys = "signing_keys", auditEvents = "audit_events", pluginData = "plugin_data"
+}
+
+/// Dates are stored as seconds since 1970 (REAL), so that expiry comparisons are plain SQL.
+extension Date {
+    var storeValue: Double { timeIntervalSince1970 }
+    init(storeValue: Double) { self.init(timeIntervalSince1970: storeValue) }
+}
+
+enum StoreJSON {
+    static func encode(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(text.utf8))
+    }
+}

@@ -1,0 +1,20 @@
+import Foundation
+import GatehouseCore
+import GatehouseStore
+
+/// A throw-away SQLite database in its own temporary folder, removed with `remove()`.
+public struct TemporaryStore: Sendable {
+    public let folder: URL
+    public let store: SQLiteStore
+
+    public init() throws {
+        self.folder = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-test-\(UUID().uuidString)")
+        self.store = try SQLiteStore(path: folder.appendingPathComponent("gatehouse.sqlite").path)
+    }
+
+    public var path: String { store.path }
+
+    public func remove() {
+        try? FileManager.default.removeItem(at: folder)
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import GatehouseCore
+import GatehouseStore
+import Logging
+
+/// A broker assembled for a test: a test clock, a throw-away store, the plugins the test registers and
+/// a config written inline. Tests drive flows through the real engine with it, no HTTP involved.
+public struct TestBroker: Sendable {
+    public let broker: Broker
+    public let clock: TestClock
+    public let temporary: TemporaryStore
+
+    public var store: SQLiteStore { temporary.store }
+    public var engine: FlowEngine { broker.engine }
+
+    /// Builds a broker from `yaml` (environment variables from `environment`) with `registry`'s plugins.
+    public static func make(yaml: String, registry: PluginRegistry, environment: [String: String] = [:], temporary: TemporaryStore? = nil, clock: TestClock = TestClock()) async throws -> TestBroker {
+        let temporary = try temporary ?? TemporaryStore()
+        let config = try ConfigLoader(registry: registry).load(yaml: yaml, environment: environment)
+        var logger = Logger(label: "gatehouse.test")
+        logger.logLevel = .warning
+        let broker = try await Broker.start(config: config, registry: registry, store: temporary.store, clock: clock, logger: logger)
+        return TestBroker(broker: broker, clock: clock, temporary: temporary)
+    }
+
+    /// Starts a flow and returns its id and first challenge; fails the test if the flow completed at once.
+    public func start(_ request: FlowRequest, client: ClientCredentials? = nil) async throws -> (flowID: String, challenge: Challenge) {
+        switch try await engine.start(request, client: client) {
+        case .challenge(let flowID, let challenge, _): return (flowID, challenge)
+        case .completed: throw FlowDriverError.unexpectedCompletion
+        }
+    }
+
+    /// Answers the flow's challenge and returns the tokens; fails if another challenge comes back.
+    public func finish(_ flowID: String, answer: [String: JSONValue], client: ClientCredentials? = nil) async throws -> (tokens: IssuedTokens, account: Account?) {
+        switch try await engine.resume(flowID: flowID, answer: ChallengeResponse(answer), client: client) {
+        case .completed(_, let tokens, let account): return (tokens, account)
+        case .challenge(_, let challenge, _): throw FlowDriverError.unexpectedChallenge(challenge)
+        }
+    }
+
+    /// Starts a flow and answers its one challenge.
+    public func signIn(_ request: FlowRequest, answer: [String: JSONValue], client: ClientCredentials? = nil) async throws -> (tokens: IssuedTokens, account: Account?) {
+        let started = try await start(request, client: client)
+        return try await finish(started.flowID, answer: answer, client: client)
+    }
+}
+
+/// A flow did not take the course the test expected.
+public enum FlowDriverError: Error, Sendable {
+    case unexpectedCompletion
+    case unexpectedChallenge(Challenge)
+}

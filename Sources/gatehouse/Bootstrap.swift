@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import GatehouseCore
+import GatehouseStore
+import LocalPassword
+import Logging
+
+/// Wires the broker together for every command: the built-in plugins, the config, the store.
+enum Bootstrap {
+    /// The built-in plugin types. Adding a plugin adds one line here.
+    static var registry: PluginRegistry {
+        var registry = PluginRegistry()
+        registry.register(LocalPasswordPlugin.self)
+        return registry
+    }
+
+    static func logger(level: String) throws -> Logger {
+        guard let level = Logger.Level(rawValue: level) else {
+            throw ValidationError("--log-level must be one of: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        var logger = Logger(label: "gatehouse")
+        logger.logLevel = level
+        return logger
+    }
+
+    /// Reads and checks the config; on mistakes prints every one with its path and exits with status 2.
+    static func loadConfig(_ options: ConfigOptions) throws -> (config: BrokerConfig, source: String) {
+        let environment = ProcessInfo.processInfo.environment
+        let path = options.config ?? environment["GATEHOUSE_CONFIG"] ?? (FileManager.default.fileExists(atPath: "config/gatehouse.yaml") ? "config/gatehouse.yaml" : nil)
+        let text: String
+        let source: String
+        if let path {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ValidationError("Cannot read the config file '\(path)': it does not exist or is not readable.")
+            }
+            text = String(decoding: data, as: UTF8.self)
+            source = path
+        } else {
+            text = DefaultConfig.yaml
+            source = "(embedded default)"
+        }
+        do {
+            return (try ConfigLoader(registry: registry).load(yaml: text, environment: environment), source)
+        } catch {
+            var standardError = FileHandle.standardError
+            print("\(source): \(error.issues.count) mistake(s):", to: &standardError)
+            for issue in error.issues { print("  \(issue)", to: &standardError) }
+            throw ExitCode(2)
+        }
+    }
+
+    static func openStore(_ config: BrokerConfig) throws -> SQLiteStore {
+        do {
+            return try SQLiteStore(path: config.storage.sqlitePath)
+        } catch {
+            throw ValidationError("Cannot open the database at '\(config.storage.sqlitePath)' (storage.sqlite.path): \(error)")
+        }
+    }
+
+    static func broker(_ config: BrokerConfig, store: SQLiteStore, logger: Logger) async throws -> Broker {
+        do {
+            return try await Broker.start(config: config, registry: registry, store: store, logger: logger)
+        } catch let error as ConfigIssues {
+            throw ValidationError(error.description)
+        }
+    }
+}
+
+extension FileHandle: @retroactive TextOutputStream {
+    public func write(_ string: String) { write(Data(string.utf8)) }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import GatehouseCore
+
+/// The `gatehouse` command line: run the broker and do the common operator jobs.
+@main
+struct GatehouseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gatehouse",
+        abstract: "Gatehouse, a plugin-based authentication broker.",
+        version: GatehouseVersion.current,
+        subcommands: [
+            ServeCommand.self, CheckConfigCommand.self, MigrateCommand.self, UsersCommand.self, VersionCommand.self,
+            DefaultConfigCommand.self,
+        ]
+    )
+}
+
+/// The release this binary was built from.
+enum GatehouseVersion {
+    static let current = "0.1.0"
+}
+
+struct VersionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "version", abstract: "Print the Gatehouse version.")
+    func run() { print("gatehouse \(GatehouseVersion.current)") }
+}
+
+struct DefaultConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "default-config", abstract: "Print the embedded default configuration (a starting point for your own)."
+    )
+    func run() { print(DefaultConfig.yaml) }
+}
+
+/// `--config`, shared by every command that reads the configuration.
+struct ConfigOptions: ParsableArguments {
+    @Option(name: .long, help: "Config file (default: $GATEHOUSE_CONFIG, else config/gatehouse.yaml if present, else the embedded default).")
+    var config: String?
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+}

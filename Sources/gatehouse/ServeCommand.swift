@@ -1,0 +1,63 @@
+import ArgumentParser
+import GatehouseCore
+import GatehouseServer
+import Logging
+import ServiceLifecycle
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Run the broker until SIGTERM or SIGINT.")
+
+    @OptionGroup var options: ConfigOptions
+
+    @Option(name: .long, help: "HOST:PORT to listen on, overriding server.listen.")
+    var listen: String?
+
+    func run() async throws {
+        let logger = try Bootstrap.logger(level: options.logLevel)
+        var (config, source) = try Bootstrap.loadConfig(options)
+        if let listen {
+            guard let address = ListenAddress(parsing: listen) else { throw ValidationError("--listen must be HOST:PORT, e.g. 127.0.0.1:8080") }
+            config.server.listen = address
+        }
+        if config.environment == .development {
+            logger.warning("running in development mode (environment: development); do not expose this broker")
+        }
+        let store = try Bootstrap.openStore(config)
+        let broker = try await Bootstrap.broker(config, store: store, logger: logger)
+        logger.notice(
+            "gatehouse starting",
+            metadata: [
+                "version": .string(GatehouseVersion.current), "config": .string(source), "listen": .string(config.server.listen.description),
+                "issuer": .string(config.server.issuer), "database": .string(store.path),
+            ]
+        )
+        let app = GatehouseServer.makeApplication(broker: broker, listen: config.server.listen, logger: logger)
+        let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await services.run()
+    }
+}
+
+struct CheckConfigCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-config", abstract: "Check the config and print every mistake with its path; exit status 2 if there is one."
+    )
+
+    @OptionGroup var options: ConfigOptions
+
+    func run() async throws {
+        let (config, source) = try Bootstrap.loadConfig(options)
+        print("\(source): OK (\(config.providers.count) provider(s), \(config.apps.count) app(s))")
+    }
+}
+
+struct MigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "migrate", abstract: "Create or upgrade the database schema, then exit.")
+
+    @OptionGroup var options: ConfigOptions
+
+    func run() async throws {
+        let (config, _) = try Bootstrap.loadConfig(options)
+        let store = try Bootstrap.openStore(config)
+        print("\(store.path): schema up to date (\(try store.appliedMigrations().joined(separator: ", ")))")
+    }
+}

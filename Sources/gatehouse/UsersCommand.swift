@@ -1,0 +1,130 @@
+import ArgumentParser
+import Foundation
+import GatehouseCore
+import GatehouseStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct UsersCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "users", abstract: "Manage the users of a password provider (type local).",
+        subcommands: [Add.self, List.self, Remove.self]
+    )
+
+    /// `--provider`, and the lookup of that provider in the config.
+    struct ProviderOptions: ParsableArguments {
+        @OptionGroup var options: ConfigOptions
+
+        @Option(name: .long, help: "Provider instance id (default: the only provider of type local).")
+        var provider: String?
+
+        func open() async throws -> (broker: Broker, provider: any PasswordUserManaging) {
+            let logger = try Bootstrap.logger(level: options.logLevel == "info" ? "warning" : options.logLevel)
+            let (config, _) = try Bootstrap.loadConfig(options)
+            let candidates = config.providers.filter { provider == nil ? $0.type == "local" : $0.id == provider }
+            guard candidates.count == 1, let declaration = candidates.first else {
+                if let provider { throw ValidationError("No provider with id '\(provider)' in the config.") }
+                throw ValidationError("The config has \(candidates.count) providers of type local; name one with --provider.")
+            }
+            let store = try Bootstrap.openStore(config)
+            let broker = try await Bootstrap.broker(config, store: store, logger: logger)
+            guard let managing = broker.plugins.all[declaration.id] as? any PasswordUserManaging else {
+                throw ValidationError("The provider '\(declaration.id)' (type \(declaration.type)) does not keep passwords, so it has no users to manage here.")
+            }
+            return (broker, managing)
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a user. The password is read from standard input (asked for twice on a terminal), never from the command line."
+        )
+
+        @OptionGroup var providerOptions: ProviderOptions
+        @Argument(help: "The new user's username.") var username: String
+        @Option(name: .long, help: "App whose password policy applies (default: the strictest minimum length among apps using the provider).")
+        var app: String?
+
+        func run() async throws {
+            let (broker, provider) = try await providerOptions.open()
+            let password = try PasswordInput.read()
+            let policy = try await policy(broker: broker, providerID: provider.id)
+            do {
+                let subject = try await provider.addUser(username: username, password: password, policy: policy)
+                try await broker.store.appendAudit(
+                    AuditEvent(time: broker.clock.now, type: "user.added", providerID: provider.id, details: ["username": username, "via": "cli"])
+                )
+                print("added \(username) to \(provider.id) (subject \(subject))")
+            } catch let error as BrokerError {
+                throw ValidationError("\(error.code): \(error.message)")
+            }
+        }
+
+        private func policy(broker: Broker, providerID: String) async throws -> PasswordPolicy {
+            let apps = try await broker.store.apps()
+            if let app {
+                guard let chosen = apps.first(where: { $0.id == app }) else { throw ValidationError("No app '\(app)'.") }
+                return chosen.policy.passwordPolicy
+            }
+            let users = apps.filter { $0.policy.identityProviders.contains(providerID) }.map(\.policy.passwordPolicy)
+            return users.max { $0.minLength < $1.minLength } ?? PasswordPolicy()
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the users of the provider.")
+        @OptionGroup var providerOptions: ProviderOptions
+
+        func run() async throws {
+            let (_, provider) = try await providerOptions.open()
+            let users = try await provider.listUsers()
+            print("USERNAME\tSUBJECT\tCREATED")
+            for user in users {
+                print("\(user.username)\t\(user.subject)\t\(user.createdAt.formatted(.iso8601))")
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove a user's password and identity link; the account goes too (with its refresh tokens) when no other identity is linked."
+        )
+        @OptionGroup var providerOptions: ProviderOptions
+        @Argument(help: "The username to remove.") var username: String
+
+        func run() async throws {
+            let (broker, provider) = try await providerOptions.open()
+            guard let subject = try await provider.removeUser(username: username) else {
+                throw ValidationError("No user '\(username)' in \(provider.id).")
+            }
+            let link = try await broker.store.identityLink(providerID: provider.id, subject: subject)
+            _ = try await broker.store.unlinkIdentity(providerID: provider.id, subject: subject)
+            try await broker.store.appendAudit(
+                AuditEvent(time: broker.clock.now, type: "user.removed", accountID: link?.accountID, providerID: provider.id, details: ["username": username, "via": "cli"])
+            )
+            print("removed \(username) from \(provider.id)")
+        }
+    }
+}
+
+/// Reads a password without it appearing on the command line or in shell history.
+enum PasswordInput {
+    static func read() throws -> String {
+        if isatty(STDIN_FILENO) == 1 {
+            let first = prompt("Password: ")
+            guard prompt("Repeat password: ") == first else { throw ValidationError("The passwords do not match.") }
+            return first
+        }
+        guard let line = Swift.readLine(strippingNewline: true), !line.isEmpty else {
+            throw ValidationError("Give the password on standard input, e.g. `printf '%s\\n' \"$PASSWORD\" | gatehouse users add alice`.")
+        }
+        return line
+    }
+
+    private static func prompt(_ text: String) -> String {
+        guard let pointer = getpass(text) else { return "" }
+        return String(cString: pointer)
+    }
+}
