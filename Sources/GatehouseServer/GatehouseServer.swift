@@ -8,7 +8,7 @@ import ServiceLifecycle
 public enum GatehouseServer {
     public static func makeRouter(broker: Broker) -> Router<GatehouseRequestContext> {
         let router = Router(context: GatehouseRequestContext.self)
-        router.add(middleware: LogRequestsMiddleware(.info))
+        router.add(middleware: RequestLogMiddleware())
         router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: ErrorMiddleware())
         OperationsAPI(broker: broker).addRoutes(to: router)

@@ -1,0 +1,387 @@
+import Foundation
+import GatehouseCore
+import GatehouseTesting
+import Testing
+
+/// The core: config loading, the plugin registry, password policy and the flow engine.
+@Suite("GatehouseCore")
+struct GatehouseCoreTests {}
+
+// MARK: - Config and registry
+
+extension GatehouseCoreTests {
+    func issues(_ yaml: String, environment: [String: String] = [:]) -> [String] {
+        do {
+            _ = try ConfigLoader(registry: TestRegistry.registry).load(yaml: yaml, environment: environment)
+            return []
+        } catch {
+            return error.issues.map(\.description)
+        }
+    }
+
+    @Test func refusesUnknownPluginTypeWithItsPath() {
+        let found = issues(
+            """
+            providers:
+              - id: ext
+                type: named-subject
+              - id: corp
+                type: ldapp
+            """
+        )
+        #expect(found == ["providers[1].type: unknown plugin type 'ldapp' (known: fixed-code, named-subject)"])
+    }
+
+    @Test func reportsBadPluginConfigWithExactPath() {
+        let found = issues(
+            """
+            providers:
+              - id: ext
+                type: named-subject
+                config:
+                  healthy: maybe
+                  colour: blue
+            """
+        )
+        #expect(found.contains("providers[0].config.healthy: expected true or false, found 'maybe'"))
+        #expect(found.contains("providers[0].config.colour: unknown key"))
+    }
+
+    @Test func reportsPluginFactoryRefusalUnderItsConfigPath() async throws {
+        let config = try ConfigLoader(registry: TestRegistry.registry).load(
+            yaml: "providers:\n  - id: ext\n    type: named-subject\n    config:\n      label: explode\n", environment: [:]
+        )
+        let store = try TemporaryStore()
+        defer { store.remove() }
+        #expect(throws: ConfigIssues.self) {
+            _ = try TestRegistry.registry.instantiate(config.providers) { _ in
+                PluginEnvironment(clock: TestClock(), logger: .init(label: "t"), storage: PluginStorage(namespace: "ext", store: store.store, clock: TestClock()))
+            }
+        }
+        do {
+            _ = try TestRegistry.registry.instantiate(config.providers) { _ in
+                PluginEnvironment(clock: TestClock(), logger: .init(label: "t"), storage: PluginStorage(namespace: "ext", store: store.store, clock: TestClock()))
+            }
+        } catch {
+            #expect(error.issues.map(\.description) == ["providers[0].config.label: must not be 'explode'"])
+        }
+    }
+
+    @Test func reportsEveryMistakeNotJustTheFirst() {
+        let found = issues(
+            """
+            server:
+              listen: localhost
+            stroage: {}
+            providers:
+              - id: ext
+                type: named-subject
+            apps:
+              - id: notes
+                polcy: {}
+              - id: Bad App
+              - id: other
+                policy:
+                  identityProviders: [ext, missing]
+                  accessTokenLifetime: -5
+            """
+        )
+        #expect(found.contains("server.listen: not a HOST:PORT address: 'localhost'"))
+        #expect(found.contains { $0.hasPrefix("stroage: unknown key") })
+        #expect(found.contains("apps[0].polcy: unknown key"))
+        #expect(found.contains("apps[1].id: \(Identifier.rule)"))
+        #expect(found.contains("apps[2].policy.accessTokenLifetime: must be between 60 and 86400 seconds, got -5"))
+    }
+
+    @Test func refusesPolicyNamingAnUndeclaredProvider() {
+        let found = issues(
+            """
+            providers:
+              - id: ext
+                type: named-subject
+            apps:
+              - id: notes
+                policy:
+                  identityProviders: [ext, missing]
+            """
+        )
+        #expect(found == ["apps[0].policy.identityProviders[1]: no provider with id 'missing' is declared under providers"])
+    }
+
+    @Test func substitutesEnvironmentVariablesAndNamesMissingOnes() throws {
+        let yaml = """
+            providers:
+              - id: code
+                type: fixed-code
+                config:
+                  code: ${CODE}
+            apps:
+              - id: notes
+                secret: ${NOTES_SECRET}
+            """
+        #expect(issues(yaml, environment: ["CODE": "1"]) == ["apps[0].secret: environment variable NOTES_SECRET is not set"])
+        let config = try ConfigLoader(registry: TestRegistry.registry).load(yaml: yaml, environment: ["CODE": "1", "NOTES_SECRET": String(repeating: "x", count: 40)])
+        #expect(config.apps[0].secret == String(repeating: "x", count: 40))
+        #expect(try EnvironmentSubstitution.apply(to: "a-${MISSING:-fallback}-b", environment: [:]) == "a-fallback-b")
+    }
+
+    @Test func refusesShortClientSecretAndPlainHttpIssuerInProduction() {
+        let found = issues(
+            """
+            environment: production
+            server:
+              issuer: http://id.example.com
+            apps:
+              - id: notes
+                secret: short
+            """
+        )
+        #expect(found.contains("apps[0].secret: a client secret needs at least 32 characters (generate one with `openssl rand -base64 32`)"))
+        #expect(found.contains("server.issuer: must use https outside development (only loopback issuers may use http)"))
+    }
+
+    @Test func parsesDurationsWithUnits() {
+        #expect(Seconds(parsing: "15m") == Seconds(900))
+        #expect(Seconds(parsing: "2h") == Seconds(7200))
+        #expect(Seconds(parsing: "30") == Seconds(30))
+        #expect(Seconds(parsing: "soon") == nil)
+    }
+}
+
+// MARK: - Password policy
+
+extension GatehouseCoreTests {
+    func code(_ secret: String, _ policy: PasswordPolicy = PasswordPolicy(), username: String? = nil) -> String? {
+        do {
+            try policy.check(secret, username: username)
+            return nil
+        } catch {
+            return error.code.rawValue
+        }
+    }
+
+    @Test func passwordPolicyGivesEachRuleItsOwnCode() {
+        #expect(code("short1") == "password_too_short")
+        #expect(code(String(repeating: "ab1x", count: 19)) == "password_too_long")
+        #expect(code("Password1") == "password_denied")
+        #expect(code("qwerty123") == "password_denied")
+        #expect(code("my-deny-listed", PasswordPolicy(denyList: ["My-Deny-Listed"])) == "password_denied")
+        #expect(code("x7abcdq9z") == "password_sequence")
+        #expect(code("x7q98765z") == "password_sequence")
+        #expect(code("x7qzzzk2") == "password_repeated")
+        #expect(code("alice-was-here", username: "alice") == "password_contains_username")
+        #expect(code("12a4", PasswordPolicy(minLength: 4, numericOnly: true)) == "pin_not_numeric")
+        #expect(code("1357", PasswordPolicy(minLength: 4, numericOnly: true)) == nil)
+        #expect(code("1234", PasswordPolicy(minLength: 4, numericOnly: true)) == "password_denied")
+        #expect(code("9876", PasswordPolicy(minLength: 4, numericOnly: true, denyList: [])) == "password_sequence")
+        #expect(code("correct horse battery") == nil)
+    }
+}
+
+// MARK: - Flow engine
+
+extension GatehouseCoreTests {
+    @Test func registersAndSignsInThroughTheEngine() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        let registered = try await test.signIn(FlowRequest(appID: "notes", providerID: "ext", purpose: .register), answer: ["subject": "alice"])
+        let signedIn = try await test.signIn(FlowRequest(appID: "notes", providerID: "ext"), answer: ["subject": "alice"])
+        #expect(registered.account?.id == signedIn.account?.id)
+        #expect(registered.tokens.refreshToken != nil)
+        #expect(try await test.store.count(table: .accounts) == 1)
+        let claims = try await test.broker.keyring.verify(signedIn.tokens.accessToken)
+        #expect(claims.sub.value == signedIn.account?.id)
+        #expect(claims.amr == ["ext"])
+    }
+
+    @Test func refusesProviderTheAppsPolicyDoesNotAllow() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        let error = await brokerError { _ = try await test.start(FlowRequest(appID: "notes", providerID: "other")) }
+        #expect(error?.code == .providerNotAllowed)
+        #expect(error?.httpStatus == 403)
+        let unknown = await brokerError { _ = try await test.start(FlowRequest(appID: "notes", providerID: "nope")) }
+        #expect(unknown?.code == .unknownProvider)
+        let registration = await brokerError { _ = try await test.start(FlowRequest(appID: "stateless-app", providerID: "ext", purpose: .register)) }
+        #expect(registration?.code == .registrationDisabled)
+    }
+
+    @Test func refusesAlreadyRegisteredIdentity() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        _ = try await test.signIn(FlowRequest(appID: "notes", providerID: "ext", purpose: .register), answer: ["subject": "bob"])
+        let again = await brokerError {
+            _ = try await test.signIn(FlowRequest(appID: "notes", providerID: "ext", purpose: .register), answer: ["subject": "bob"])
+        }
+        #expect(again?.code == .alreadyRegistered)
+    }
+
+    @Test func expiredFlowIsNotFound() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        let started = try await test.start(FlowRequest(appID: "notes", providerID: "ext"))
+        test.clock.advance(by: 5 * 60 + 1)
+        let error = await brokerError { _ = try await test.finish(started.flowID, answer: ["subject": "alice"]) }
+        #expect(error?.code == .flowNotFound)
+        #expect(try await test.store.deleteExpiredFlows(now: test.clock.now) == 1)
+    }
+
+    @Test func flowStillOpenJustBeforeExpiry() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        let started = try await test.start(FlowRequest(appID: "notes", providerID: "ext"))
+        test.clock.advance(by: 5 * 60 - 1)
+        let finished = try await test.finish(started.flowID, answer: ["subject": "alice"])
+        #expect(finished.account?.username == "alice")
+    }
+
+    @Test func finishedFlowCannotBeAnsweredAgain() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        let started = try await test.start(FlowRequest(appID: "notes", providerID: "ext"))
+        _ = try await test.finish(started.flowID, answer: ["subject": "alice"])
+        let error = await brokerError { _ = try await test.finish(started.flowID, answer: ["subject": "alice"]) }
+        #expect(error?.code == .flowNotFound)
+    }
+
+    @Test func closesFlowAfterTooManyWrongAnswers() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        let started = try await test.start(FlowRequest(appID: "notes", providerID: "ext"))
+        for _ in 1...4 {
+            let error = await brokerError { _ = try await test.finish(started.flowID, answer: ["subject": "wrong"]) }
+            #expect(error?.code == .invalidCredentials)
+        }
+        let fifth = await brokerError { _ = try await test.finish(started.flowID, answer: ["subject": "wrong"]) }
+        #expect(fifth?.code == .tooManyAttempts)
+        let after = await brokerError { _ = try await test.finish(started.flowID, answer: ["subject": "alice"]) }
+        #expect(after?.code == .flowNotFound)
+        let failures = try await test.store.auditEvents(type: "signin.failure", appID: "notes", accountID: nil, since: nil, limit: 10)
+        #expect(failures.count == 5)
+        #expect(failures.allSatisfy { $0.outcome == "invalid_credentials" })
+    }
+
+    @Test func statelessSignInNeedsThePolicyAndWritesNothing() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        let refused = await brokerError { _ = try await test.start(FlowRequest(appID: "notes", providerID: "ext", stateless: true)) }
+        #expect(refused?.code == .statelessDisabled)
+
+        let accountsBefore = try await test.store.count(table: .accounts)
+        let tokensBefore = try await test.store.count(table: .refreshTokens)
+        let linksBefore = try await test.store.count(table: .identityLinks)
+        let result = try await test.signIn(FlowRequest(appID: "stateless-app", providerID: "ext", stateless: true), answer: ["subject": "carol"])
+        #expect(result.tokens.refreshToken == nil)
+        #expect(result.account == nil)
+        let claims = try await test.broker.keyring.verify(result.tokens.accessToken)
+        #expect(claims.stateless)
+        #expect(claims.sub.value == "ext|carol")
+        #expect(try await test.store.count(table: .accounts) == accountsBefore)
+        #expect(try await test.store.count(table: .refreshTokens) == tokensBefore)
+        #expect(try await test.store.count(table: .identityLinks) == linksBefore)
+        #expect(try await test.store.count(table: .flows) == 0)
+    }
+
+    @Test func requiredSecondFactorRunsAfterTheIdentity() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        let started = try await test.start(FlowRequest(appID: "two-factor", providerID: "ext"))
+        let second = try await test.engine.resume(flowID: started.flowID, answer: ChallengeResponse(["subject": "dave"]), client: nil)
+        guard case .challenge(_, let challenge, _) = second else {
+            Issue.record("expected the second-factor challenge")
+            return
+        }
+        #expect(challenge.type == "email_code")
+        let wrong = await brokerError { _ = try await test.finish(started.flowID, answer: ["code": "000000"]) }
+        #expect(wrong?.code == .invalidCredentials)
+        let done = try await test.finish(started.flowID, answer: ["code": "424242"])
+        let claims = try await test.broker.keyring.verify(done.tokens.accessToken)
+        #expect(claims.amr == ["ext", "otp"])
+    }
+
+    @Test func policyChangedMidFlowTakesEffectOnTheNextStep() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        let started = try await test.start(FlowRequest(appID: "notes", providerID: "ext"))
+        var app = try #require(try await test.store.app(id: "notes"))
+        app.policy.identityProviders = []
+        _ = try await test.store.seedApp(app)
+        let error = await brokerError { _ = try await test.finish(started.flowID, answer: ["subject": "alice"]) }
+        #expect(error?.code == .providerNotAllowed)
+    }
+
+    @Test func confidentialAppMustAuthenticate() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        let missing = await brokerError { _ = try await test.start(FlowRequest(appID: "confidential", providerID: "ext")) }
+        #expect(missing?.code == .invalidClient)
+        let wrong = await brokerError {
+            _ = try await test.start(FlowRequest(appID: "confidential", providerID: "ext"), client: ClientCredentials(clientID: "confidential", secret: "nope"))
+        }
+        #expect(wrong?.code == .invalidClient)
+        let right = ClientCredentials(clientID: "confidential", secret: TestRegistry.confidentialSecret)
+        let started = try await test.start(FlowRequest(appID: "confidential", providerID: "ext"), client: right)
+        let withoutSecret = await brokerError { _ = try await test.finish(started.flowID, answer: ["subject": "erin"]) }
+        #expect(withoutSecret?.code == .invalidClient)
+        _ = try await test.finish(started.flowID, answer: ["subject": "erin"], client: right)
+    }
+
+    @Test func refusesScopesThePolicyDoesNotAllow() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        let error = await brokerError { _ = try await test.start(FlowRequest(appID: "notes", providerID: "ext", scopes: ["openid", "admin"])) }
+        #expect(error?.code == .invalidScope)
+    }
+
+    @Test func concurrentAnswersToOneFlowFinishItOnce() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        let started = try await test.start(FlowRequest(appID: "notes", providerID: "ext"))
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    do {
+                        _ = try await test.finish(started.flowID, answer: ["subject": "frank"])
+                        return "completed"
+                    } catch let error as BrokerError {
+                        return error.code.rawValue
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 == "completed" }.count == 1)
+        #expect(outcomes.allSatisfy { ["completed", "flow_conflict", "flow_not_found"].contains($0) })
+        #expect(try await test.store.count(table: .refreshTokens) == 1)
+        #expect(try await test.store.count(table: .accounts) == 1)
+    }
+
+    @Test func concurrentRegistrationsLoseNoAccount() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        let accounts = try await withThrowingTaskGroup(of: String?.self) { group in
+            for index in 0..<40 {
+                group.addTask {
+                    try await test.signIn(FlowRequest(appID: "notes", providerID: "ext", purpose: .register), answer: ["subject": .string("user\(index)")]).account?.id
+                }
+            }
+            return try await group.reduce(into: Set<String>()) { if let id = $1 { $0.insert(id) } }
+        }
+        #expect(accounts.count == 40)
+        #expect(try await test.store.count(table: .accounts) == 40)
+        #expect(try await test.store.count(table: .identityLinks) == 40)
+    }
+
+    @Test func readinessReportsUnhealthyPlugin() async throws {
+        let test = try await TestBroker.make(
+            yaml: "providers:\n  - id: ext\n    type: named-subject\n    config:\n      healthy: false\n", registry: TestRegistry.registry
+        )
+        defer { test.temporary.remove() }
+        let readiness = await test.broker.readiness()
+        #expect(!readiness.ready)
+        #expect(readiness.checks["ext"]?.detail == "down on purpose")
+        #expect(readiness.checks["store"]?.healthy == true)
+    }
+}

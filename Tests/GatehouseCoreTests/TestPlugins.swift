@@ -1,0 +1,131 @@
+import Foundation
+import GatehouseCore
+import GatehouseTesting
+
+/// A provider for engine tests: asks for `{"subject": ...}` and identifies whoever is named, unless the
+/// subject is `wrong` (a failed attempt). Can run stateless.
+struct NamedSubjectProvider: StatelessCapable, HealthReporting {
+    let id: String
+    let healthy: Bool
+
+    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+        .challenge(Challenge(type: "custom", fields: ["fields": ["subject"]]), state: try FlowState(encoding: ["step": 1]))
+    }
+
+    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        _ = try state.decode([String: Int].self)
+        let subject = try answer.string("subject")
+        if subject == "wrong" { throw BrokerError(.invalidCredentials, .failedAttempt, "Wrong subject.") }
+        return .identified(ExternalIdentity(providerID: id, subject: subject, username: subject, claims: ["name": .string(subject)]), methods: ["ext"])
+    }
+
+    func health() async -> PluginHealth { PluginHealth(healthy: healthy, detail: healthy ? nil : "down on purpose") }
+
+    enum Factory: PluginFactory {
+        struct Config: Decodable, Sendable {
+            var healthy: Bool
+            var label: String?
+
+            enum CodingKeys: String, CodingKey { case healthy, label }
+
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.healthy = try container.decodeIfPresent(Bool.self, forKey: .healthy) ?? true
+                self.label = try container.decodeIfPresent(String.self, forKey: .label)
+            }
+        }
+        static let typeName = "named-subject"
+        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+            if config.label == "explode" { throw ConfigIssue(path: "label", "must not be 'explode'") }
+            return NamedSubjectProvider(id: id, healthy: config.healthy)
+        }
+    }
+}
+
+/// An authenticator for engine tests: accepts the code configured for it.
+struct FixedCodeAuthenticator: Authenticator {
+    let id: String
+    let code: String
+
+    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+        guard let account = context.account else { throw BrokerError.internalFailure("no account") }
+        return .challenge(Challenge(type: "email_code", fields: ["for": .string(account.username)]), state: FlowState())
+    }
+
+    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        guard SecretDigest.constantTimeEquals(try answer.string("code"), code) else {
+            throw BrokerError(.invalidCredentials, .failedAttempt, "Wrong code.")
+        }
+        return .verified(FactorResult(authenticatorID: id, method: "otp"))
+    }
+
+    enum Factory: PluginFactory {
+        struct Config: Decodable, Sendable { var code: String }
+        static let typeName = "fixed-code"
+        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+            FixedCodeAuthenticator(id: id, code: config.code)
+        }
+    }
+}
+
+enum TestRegistry {
+    static var registry: PluginRegistry {
+        var registry = PluginRegistry()
+        registry.register(NamedSubjectProvider.Factory.self)
+        registry.register(FixedCodeAuthenticator.Factory.self)
+        return registry
+    }
+
+    /// A config with two providers, an authenticator and three apps with different policies.
+    static let yaml = """
+        storage:
+          sqlite:
+            path: unused.sqlite
+        providers:
+          - id: ext
+            type: named-subject
+          - id: other
+            type: named-subject
+          - id: code
+            type: fixed-code
+            config:
+              code: "424242"
+        apps:
+          - id: notes
+            policy:
+              identityProviders: [ext]
+              selfRegistration: true
+              flowLifetime: 5m
+          - id: stateless-app
+            policy:
+              identityProviders: [ext]
+              statelessAuthentication: true
+          - id: two-factor
+            policy:
+              identityProviders: [ext]
+              authenticators: [code]
+              secondFactor: code
+          - id: confidential
+            secret: ${CONFIDENTIAL_SECRET}
+            policy:
+              identityProviders: [ext]
+        """
+
+    static let confidentialSecret = "s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t"
+
+    static func broker(clock: TestClock = TestClock()) async throws -> TestBroker {
+        try await TestBroker.make(yaml: yaml, registry: registry, environment: ["CONFIDENTIAL_SECRET": confidentialSecret], clock: clock)
+    }
+}
+
+/// Runs `body` and returns the BrokerError it throws, or nil.
+func brokerError(_ body: () async throws -> Void) async -> BrokerError? {
+    do {
+        try await body()
+        return nil
+    } catch let error as BrokerError {
+        return error
+    } catch {
+        return BrokerError.internalFailure("unexpected \(error)")
+    }
+}
