@@ -82,6 +82,8 @@ let package = Package(
             dependencies: [
                 "GatehouseServer", "GatehouseTesting", "LocalPassword",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .testTarget(name: "LocalPasswordTests", dependencies: ["LocalPassword", "GatehouseTesting"]),

@@ -18,3 +18,15 @@ public struct TemporaryStore: Sendable {
         try? FileManager.default.removeItem(at: folder)
     }
 }
+
+extension TemporaryStore {
+    /// A second handle on the same database file, as a restarted process would open it.
+    public static func reopen(_ other: TemporaryStore) throws -> TemporaryStore {
+        TemporaryStore(folder: other.folder, store: try SQLiteStore(path: other.path))
+    }
+
+    init(folder: URL, store: SQLiteStore) {
+        self.folder = folder
+        self.store = store
+    }
+}

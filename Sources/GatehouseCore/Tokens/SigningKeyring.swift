@@ -68,11 +68,15 @@ public actor SigningKeyring {
             let kid = header["kid"]?.stringValue, let alg = header["alg"]?.stringValue,
             let key = published[kid], key.record.algorithm.rawValue == alg
         else { throw invalid }
+        let claims: AccessTokenClaims
         do {
-            return try await keys.verify(token, as: AccessTokenClaims.self)
+            claims = try await keys.verify(token, as: AccessTokenClaims.self)
         } catch {
             throw invalid
         }
+        // Expiry against the broker's clock, not the library's wall clock.
+        guard claims.exp.value > clock.now else { throw invalid }
+        return claims
     }
 
     static func generate(_ algorithm: SigningAlgorithm, now: Date) throws -> SigningKeyRecord {
