@@ -31,19 +31,24 @@ struct MaintenanceService: Service {
     let broker: Broker
 
     func run() async throws {
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            do {
-                let now = broker.clock.now
-                let flows = try await broker.store.deleteExpiredFlows(now: now)
-                let records = try await broker.store.deleteExpiredPluginRecords(now: now)
-                if flows + records > 0 {
-                    broker.logger.debug("expired data removed", metadata: ["flows": "\(flows)", "pluginRecords": "\(records)"])
-                }
-            } catch {
-                broker.logger.warning("could not remove expired data", metadata: ["error": "\(error)"])
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await purge()
+                try? await Task.sleep(for: .seconds(60))
             }
-            try? await gracefulShutdown()
-            try? await Task.sleep(for: .seconds(60))
+        }
+    }
+
+    private func purge() async {
+        do {
+            let now = broker.clock.now
+            let flows = try await broker.store.deleteExpiredFlows(now: now)
+            let records = try await broker.store.deleteExpiredPluginRecords(now: now)
+            if flows + records > 0 {
+                broker.logger.debug("expired data removed", metadata: ["flows": "\(flows)", "pluginRecords": "\(records)"])
+            }
+        } catch {
+            broker.logger.warning("could not remove expired data", metadata: ["error": "\(error)"])
         }
     }
 }

@@ -8,11 +8,13 @@ public struct ConfigLoader: Sendable {
     public init(registry: PluginRegistry) { self.registry = registry }
 
     public func load(yaml text: String, environment: [String: String]) throws(ConfigIssues) -> BrokerConfig {
-        let root = try ConfigNode.parse(yaml: text, environment: environment)
-        return try load(root)
+        let (root, substitutionIssues) = try ConfigNode.parse(yaml: text, environment: environment)
+        return try load(root, knownIssues: substitutionIssues)
     }
 
-    public func load(_ root: ConfigNode) throws(ConfigIssues) -> BrokerConfig {
+    /// Checks a parsed document; `knownIssues` (from parsing) are reported with the rest, and any
+    /// path they name is not reported again.
+    public func load(_ root: ConfigNode, knownIssues: [ConfigIssue] = []) throws(ConfigIssues) -> BrokerConfig {
         var issues: [ConfigIssue] = []
         guard case .mapping(let entries) = root else {
             throw ConfigIssues([ConfigIssue(path: "", "the config must be a mapping with server, storage, providers and apps")])
@@ -83,6 +85,9 @@ public struct ConfigLoader: Sendable {
             issues.append(ConfigIssue(path: "server.issuer", "must use https outside development (only loopback issuers may use http)"))
         }
 
+        // A variable that is not set reads as null; drop the follow-on "missing" report at the same path.
+        let knownPaths = Set(knownIssues.map(\.path))
+        issues = knownIssues + issues.filter { !knownPaths.contains($0.path) }
         guard issues.isEmpty, let environment, let server, let storage, let tokens else { throw ConfigIssues(issues) }
         return BrokerConfig(environment: environment, server: server, storage: storage, tokens: tokens, providers: providers, apps: apps)
     }

@@ -43,19 +43,19 @@ public indirect enum ConfigNode: Sendable, Hashable, Decodable {
     }
 
     /// Parses YAML and substitutes `${NAME}` (or `${NAME:-default}`) in every scalar from `environment`.
-    /// Every variable that is not set is reported with its path.
-    public static func parse(yaml text: String, environment: [String: String]) throws(ConfigIssues) -> ConfigNode {
+    /// Throws only when the text is not YAML; each variable that is not set is returned as an issue with
+    /// its path (and reads as null), so that the rest of the document is still checked.
+    public static func parse(yaml text: String, environment: [String: String]) throws(ConfigIssues) -> (node: ConfigNode, issues: [ConfigIssue]) {
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
         } catch {
             throw ConfigIssues([ConfigIssue(path: "", "not valid YAML: \(error)")])
         }
-        guard let root else { return .mapping([]) }
+        guard let root else { return (.mapping([]), []) }
         var issues: [ConfigIssue] = []
         let node = convert(root, path: [], environment: environment, issues: &issues)
-        if !issues.isEmpty { throw ConfigIssues(issues) }
-        return node
+        return (node, issues)
     }
 
     private static func convert(_ node: Node, path: [any CodingKey], environment: [String: String], issues: inout [ConfigIssue]) -> ConfigNode {

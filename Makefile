@@ -1,0 +1,33 @@
+# Gatehouse: `make run` builds and serves the default config; `make test` runs every test.
+SWIFT ?= swift
+# System libraries the build links (libldap2-dev: the LDAP plugin), plus what the walk-through uses.
+RUN_PACKAGES := libsqlite3-dev libssl-dev libldap2-dev curl jq
+TEST_PACKAGES := $(RUN_PACKAGES) python3
+ARGS ?=
+
+.PHONY: run test build deps test-deps unit e2e clean
+
+deps:
+	@scripts/install-deps.sh $(RUN_PACKAGES)
+
+build: deps
+	$(SWIFT) build --product gatehouse
+
+run: build
+	$(SWIFT) run --skip-build gatehouse serve $(ARGS)
+
+test-deps:
+	@scripts/install-deps.sh $(TEST_PACKAGES)
+
+unit: test-deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+e2e: test-deps
+	$(SWIFT) build --product gatehouse
+	Tests/e2e/run.sh
+
+test: unit e2e
+
+clean:
+	rm -rf .build data

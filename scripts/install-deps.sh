@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages given as arguments when they are missing. Needs root or sudo only
+# when something is missing.
+set -euo pipefail
+missing=()
+for package in "$@"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "Installing missing Debian packages: ${missing[*]}"
+if [ "$(id -u)" -eq 0 ]; then run=(); elif command -v sudo >/dev/null; then run=(sudo); else
+  echo "error: need root (or sudo) to install: ${missing[*]}" >&2; exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${run[@]}" apt-get update -qq
+"${run[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
