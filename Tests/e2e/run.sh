@@ -52,6 +52,14 @@ flow() { # flow APP PURPOSE USER PASSWORD -> prints the final JSON
 
 echo "gatehouse end-to-end tests (work dir $work, port $port)"
 
+# A virtual environment (kept under .build, which git ignores) for the independent checkers:
+# cryptography (JOSE), jsonschema and openapi-spec-validator (the OpenAPI document).
+venv="$repo/.build/e2e-venv"
+[ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
+"$venv/bin/python" -c 'import cryptography, jsonschema, openapi_spec_validator, yaml' 2>/dev/null \
+  || "$venv/bin/python" -m pip install -q cryptography jsonschema openapi-spec-validator pyyaml
+py="$venv/bin/python"
+
 echo "- embedded default config"
 check "gatehouse default-config equals config/gatehouse.yaml" diff <("$bin" default-config) "$repo/config/gatehouse.yaml"
 check "gatehouse version prints the version" bash -c "'$bin' version | grep -Eq '^gatehouse [0-9]+\.[0-9]+\.[0-9]+$'"
@@ -99,8 +107,7 @@ check "walk-through's wrong password answered invalid_credentials" grep -q '"err
 echo "- token verified with the JWKS by an independent implementation"
 token=$(flow demo authenticate alice "correct horse battery staple" | jq -r .tokens.access_token)
 curl -sS "$base/oauth2/jwks" >"$work/jwks.json"
-python3 -c 'import cryptography' 2>/dev/null || python3 -m pip install -q cryptography
-check "ES256 signature, iss, aud and exp verify in Python" python3 - "$token" "$work/jwks.json" "$base" <<'PY'
+check "ES256 signature, iss, aud and exp verify in Python" "$py" - "$token" "$work/jwks.json" "$base" <<'PY'
 import base64, json, sys, time
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -117,6 +124,32 @@ public.verify(encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_byt
 assert claims["iss"] == issuer and claims["aud"] == "demo" and claims["exp"] > time.time() and claims["stateless"] is False
 PY
 
+echo "- answers match docs/openapi.yaml"
+mkdir -p "$work/answers"
+curl -sS -X POST "$base/v1/flows" -H 'Content-Type: application/json' -d '{"app":"demo","provider":"local"}' >"$work/answers/startFlow.201.json"
+curl -sS -X POST "$base/v1/flows/$(jq -r .flow "$work/answers/startFlow.201.json")" -H 'Content-Type: application/json' \
+  -d '{"answer":{"username":"alice","password":"correct horse battery staple"}}' >"$work/answers/answerFlow.200.json"
+curl -sS -X POST "$base/v1/flows" -H 'Content-Type: application/json' -d '{"app":"nope","provider":"local"}' >"$work/answers/startFlow.401.json"
+curl -sS -X POST "$base/v1/flows/unknown" -H 'Content-Type: application/json' -d '{"answer":{}}' >"$work/answers/answerFlow.404.json"
+cp "$work/jwks.json" "$work/answers/jwks.200.json"
+curl -sS "$base/healthz" >"$work/answers/healthz.200.json"
+curl -sS "$base/readyz" >"$work/answers/readyz.200.json"
+check "openapi.yaml is a valid OpenAPI 3.1 document and every answer matches its schema" "$py" - "$repo/docs/openapi.yaml" "$work/answers" <<'PY'
+import json, os, sys, yaml, jsonschema
+from openapi_spec_validator import validate
+spec = yaml.safe_load(open(sys.argv[1]))
+validate(spec)
+operations = {op["operationId"]: op for path in spec["paths"].values() for op in path.values()}
+for name in sorted(os.listdir(sys.argv[2])):
+    operation, status, _ = name.split(".")
+    response = operations[operation]["responses"][status]
+    if "$ref" in response:
+        response = spec["components"]["responses"][response["$ref"].rsplit("/", 1)[1]]
+    schema = next(iter(response["content"].values()))["schema"]
+    document = {**schema, "components": spec["components"]}
+    jsonschema.Draft202012Validator(document).validate(json.load(open(os.path.join(sys.argv[2], name))))
+PY
+
 echo "- restart keeps users, accounts and keys"
 kid_before=$(jq -r '.keys[0].kid' "$work/jwks.json")
 check "SIGTERM shuts the server down gracefully" stop
@@ -129,7 +162,7 @@ for i in $(seq 1 20); do flow demo register "crash$i" "correct horse battery sta
 sleep 0.4
 kill -9 "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 wait 2>/dev/null || true
-check "integrity_check is ok and every account has its identity link" python3 - "$work/data/gatehouse.sqlite" <<'PY'
+check "integrity_check is ok and every account has its identity link" "$py" - "$work/data/gatehouse.sqlite" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -1,0 +1,26 @@
+import Foundation
+import GatehouseServer
+import Testing
+import Yams
+
+extension GatehouseServerTests {
+    /// docs/openapi.yaml lists exactly the routes the server has (answers are checked against its
+    /// schemas by the end-to-end tests).
+    @Test func openAPIDocumentListsExactlyTheServersRoutes() async throws {
+        let test = try await Self.broker()
+        defer { test.temporary.remove() }
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: repository.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+        let document = try #require(try Yams.load(yaml: text) as? [String: Any])
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        let documented = Set(paths.flatMap { path, operations in operations.keys.map { "\($0.uppercased()) \(path)" } })
+        let served = Set(
+            GatehouseServer.makeRouter(broker: test.broker).routes.map { route in
+                let path = route.path.description.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }
+                return "\(route.method.rawValue) /\(path.joined(separator: "/"))"
+            }
+        )
+        #expect(documented == served)
+        #expect(served.contains("POST /v1/flows/{flow}"))
+    }
+}
