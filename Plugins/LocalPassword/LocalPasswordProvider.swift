@@ -29,6 +29,7 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging {
 
     public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
         var extra: [String: JSONValue] = ["provider": .string(id)]
+        if let hint = request.loginHint { extra["username"] = .string(hint) }
         if request.purpose == .register {
             let policy = context.policy.passwordPolicy
             extra["passwordPolicy"] = ["minLength": .number(Double(policy.minLength)), "maxLength": .number(Double(policy.maxLength))]

@@ -9,6 +9,8 @@ public struct Broker: Sendable {
     public let plugins: PluginInstances
     public let keyring: SigningKeyring
     public let engine: FlowEngine
+    public let oauth: OAuthService
+    public let authorizations: AuthorizationValidator
     public let clock: any BrokerClock
     public let logger: Logger
 
@@ -27,7 +29,11 @@ public struct Broker: Sendable {
         try await keyring.prepare()
         let issuer = TokenIssuer(issuer: config.server.issuer, keyring: keyring, refreshTokens: store, clock: clock)
         let engine = FlowEngine(store: store, plugins: plugins, tokens: issuer, clock: clock, logger: logger)
-        return Broker(config: config, store: store, plugins: plugins, keyring: keyring, engine: engine, clock: clock, logger: logger)
+        let oauth = OAuthService(store: store, tokens: issuer, plugins: plugins, clock: clock, logger: logger)
+        return Broker(
+            config: config, store: store, plugins: plugins, keyring: keyring, engine: engine, oauth: oauth,
+            authorizations: AuthorizationValidator(apps: store, issuer: config.server.issuer), clock: clock, logger: logger
+        )
     }
 
     /// Writes the config's apps into the store. An app an admin has changed at run time keeps the
@@ -44,6 +50,25 @@ public struct Broker: Sendable {
                 logger.notice("app is managed by an admin; its config entry is not applied", metadata: ["app": .string(seed.id)])
             }
         }
+    }
+
+    /// The OpenID Provider metadata for this broker.
+    public func discovery() async -> DiscoveryDocument {
+        DiscoveryDocument(issuer: config.server.issuer, signingAlgorithms: await keyring.publishedAlgorithms())
+    }
+
+    /// Removes what has expired: flows, plugin records, codes, refresh tokens, revocations, and keys
+    /// retired long enough ago that no token they signed can still be valid. Re-reads the signing keys.
+    public func purgeExpired() async throws -> Int {
+        let now = clock.now
+        var removed = try await store.deleteExpiredFlows(now: now)
+        removed += try await store.deleteExpiredPluginRecords(now: now)
+        removed += try await store.deleteExpiredAuthorizationCodes(before: now.addingTimeInterval(-3600))
+        removed += try await store.deleteExpiredRefreshTokens(now: now)
+        removed += try await store.deleteExpiredRevocations(now: now)
+        removed += try await store.deleteSigningKeys(retiredBefore: now.addingTimeInterval(-SigningKeyring.retiredKeyGrace))
+        try await keyring.reload()
+        return removed
     }
 
     /// Whether the broker can serve: the store answers and every plugin that reports health is healthy.

@@ -84,7 +84,7 @@ struct FlowResponse: Encodable {
         }
     }
 
-    init(_ outcome: FlowOutcome) {
+    init(_ outcome: FlowOutcome) throws {
         switch outcome {
         case .challenge(let flowID, let challenge, let expiresAt):
             self.flow = flowID
@@ -96,6 +96,9 @@ struct FlowResponse: Encodable {
             self.status = "completed"
             self.tokens = tokens
             self.account = account.map { AccountBody(id: $0.id, username: $0.username) }
+        case .chooseProvider, .authorized:
+            // Only flows started at /oauth2/authorize end this way, and those answer to browser forms only.
+            throw BrokerError.internalFailure("A browser flow reached the JSON flow API.")
         }
     }
 

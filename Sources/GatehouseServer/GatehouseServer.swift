@@ -13,6 +13,8 @@ public enum GatehouseServer {
         router.add(middleware: ErrorMiddleware())
         OperationsAPI(broker: broker).addRoutes(to: router)
         FlowAPI(engine: broker.engine).addRoutes(to: router.group("v1"))
+        OAuthAPI(broker: broker).addRoutes(to: router)
+        BrowserPages(broker: broker).addRoutes(to: router)
         return router
     }
 
@@ -26,7 +28,8 @@ public enum GatehouseServer {
     }
 }
 
-/// Deletes expired flows and plugin records once a minute, so abandoned flows do not pile up.
+/// Every 15 seconds: deletes what has expired (flows, codes, tokens, revocations, old keys) and re-reads
+/// the signing keys, so a rotation made elsewhere is picked up.
 struct MaintenanceService: Service {
     let broker: Broker
 
@@ -34,19 +37,15 @@ struct MaintenanceService: Service {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 await purge()
-                try? await Task.sleep(for: .seconds(60))
+                try? await Task.sleep(for: .seconds(15))
             }
         }
     }
 
     private func purge() async {
         do {
-            let now = broker.clock.now
-            let flows = try await broker.store.deleteExpiredFlows(now: now)
-            let records = try await broker.store.deleteExpiredPluginRecords(now: now)
-            if flows + records > 0 {
-                broker.logger.debug("expired data removed", metadata: ["flows": "\(flows)", "pluginRecords": "\(records)"])
-            }
+            let removed = try await broker.purgeExpired()
+            if removed > 0 { broker.logger.debug("expired data removed", metadata: ["rows": "\(removed)"]) }
         } catch {
             broker.logger.warning("could not remove expired data", metadata: ["error": "\(error)"])
         }

@@ -84,6 +84,41 @@ enum SQLiteMigrations {
                     """
             )
         }
+        migrator.registerMigration("v2-openid-provider") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE refresh_tokens ADD COLUMN auth_time REAL NOT NULL DEFAULT 0;
+                    ALTER TABLE refresh_tokens ADD COLUMN amr TEXT NOT NULL DEFAULT '[]';
+                    ALTER TABLE refresh_tokens ADD COLUMN idp TEXT;
+                    UPDATE refresh_tokens SET auth_time = issued_at;
+                    CREATE TABLE authorization_codes (
+                        digest TEXT PRIMARY KEY NOT NULL,
+                        app_id TEXT NOT NULL,
+                        redirect_uri TEXT NOT NULL,
+                        code_challenge TEXT NOT NULL,
+                        nonce TEXT,
+                        scopes TEXT NOT NULL,
+                        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                        auth_time REAL NOT NULL,
+                        amr TEXT NOT NULL,
+                        idp TEXT,
+                        expires_at REAL NOT NULL,
+                        used_at REAL,
+                        issued_family_id TEXT,
+                        issued_access_token_id TEXT,
+                        issued_access_token_expires_at REAL
+                    );
+                    CREATE TABLE revocations (
+                        kind TEXT NOT NULL,
+                        value TEXT NOT NULL,
+                        revoked_at REAL NOT NULL,
+                        expires_at REAL NOT NULL,
+                        PRIMARY KEY (kind, value)
+                    );
+                    CREATE INDEX revocations_by_expiry ON revocations(expires_at);
+                    """
+            )
+        }
         return migrator
     }
 }

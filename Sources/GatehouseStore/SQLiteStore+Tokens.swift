@@ -7,12 +7,13 @@ extension SQLiteStore: RefreshTokenStore {
         try await pool.write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO refresh_tokens (digest, family_id, account_id, app_id, scopes, issued_at, expires_at, used_at, revoked_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO refresh_tokens (digest, family_id, account_id, app_id, scopes, issued_at, expires_at, auth_time, amr, idp, used_at, revoked_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     token.digest, token.familyID, token.accountID, token.appID, try StoreJSON.encode(token.scopes),
-                    token.issuedAt.storeValue, token.expiresAt.storeValue, token.usedAt?.storeValue, token.revokedAt?.storeValue,
+                    token.issuedAt.storeValue, token.expiresAt.storeValue, token.authTime.storeValue, try StoreJSON.encode(token.methods),
+                    token.identityProvider, token.usedAt?.storeValue, token.revokedAt?.storeValue,
                 ]
             )
         }
@@ -24,9 +25,36 @@ extension SQLiteStore: RefreshTokenStore {
             return RefreshTokenRecord(
                 digest: row["digest"], familyID: row["family_id"], accountID: row["account_id"], appID: row["app_id"],
                 scopes: try StoreJSON.decode([String].self, row["scopes"]), issuedAt: Date(storeValue: row["issued_at"]),
-                expiresAt: Date(storeValue: row["expires_at"]), usedAt: (row["used_at"] as Double?).map(Date.init(storeValue:)),
-                revokedAt: (row["revoked_at"] as Double?).map(Date.init(storeValue:))
+                expiresAt: Date(storeValue: row["expires_at"]), authTime: Date(storeValue: row["auth_time"]),
+                methods: try StoreJSON.decode([String].self, row["amr"]), identityProvider: row["idp"],
+                usedAt: (row["used_at"] as Double?).map(Date.init(storeValue:)), revokedAt: (row["revoked_at"] as Double?).map(Date.init(storeValue:))
             )
+        }
+    }
+
+    public func markRefreshTokenUsed(digest: String, now: Date) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE refresh_tokens SET used_at = ? WHERE digest = ? AND used_at IS NULL AND revoked_at IS NULL",
+                arguments: [now.storeValue, digest]
+            )
+            return db.changesCount == 1
+        }
+    }
+
+    public func revokeRefreshTokenFamily(familyID: String, now: Date) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL", arguments: [now.storeValue, familyID]
+            )
+            return db.changesCount
+        }
+    }
+
+    public func deleteExpiredRefreshTokens(now: Date) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM refresh_tokens WHERE expires_at <= ?", arguments: [now.storeValue])
+            return db.changesCount
         }
     }
 
@@ -50,6 +78,19 @@ extension SQLiteStore: SigningKeyStore {
                     retiredAt: (row["retired_at"] as Double?).map(Date.init(storeValue:))
                 )
             }
+        }
+    }
+
+    public func retireSigningKeys(keeping kid: String, now: Date) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL AND kid != ?", arguments: [now.storeValue, kid])
+        }
+    }
+
+    public func deleteSigningKeys(retiredBefore before: Date) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", arguments: [before.storeValue])
+            return db.changesCount
         }
     }
 

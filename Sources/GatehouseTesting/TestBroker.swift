@@ -25,17 +25,19 @@ public struct TestBroker: Sendable {
 
     /// Starts a flow and returns its id and first challenge; fails the test if the flow completed at once.
     public func start(_ request: FlowRequest, client: ClientCredentials? = nil) async throws -> (flowID: String, challenge: Challenge) {
-        switch try await engine.start(request, client: client) {
+        let outcome = try await engine.start(request, client: client)
+        switch outcome {
         case .challenge(let flowID, let challenge, _): return (flowID, challenge)
-        case .completed: throw FlowDriverError.unexpectedCompletion
+        default: throw FlowDriverError.unexpectedOutcome(String(describing: outcome))
         }
     }
 
     /// Answers the flow's challenge and returns the tokens; fails if another challenge comes back.
     public func finish(_ flowID: String, answer: [String: JSONValue], client: ClientCredentials? = nil) async throws -> (tokens: IssuedTokens, account: Account?) {
-        switch try await engine.resume(flowID: flowID, answer: ChallengeResponse(answer), client: client) {
+        let outcome = try await engine.resume(flowID: flowID, answer: ChallengeResponse(answer), client: client)
+        switch outcome {
         case .completed(_, let tokens, let account): return (tokens, account)
-        case .challenge(_, let challenge, _): throw FlowDriverError.unexpectedChallenge(challenge)
+        default: throw FlowDriverError.unexpectedOutcome(String(describing: outcome))
         }
     }
 
@@ -48,6 +50,5 @@ public struct TestBroker: Sendable {
 
 /// A flow did not take the course the test expected.
 public enum FlowDriverError: Error, Sendable {
-    case unexpectedCompletion
-    case unexpectedChallenge(Challenge)
+    case unexpectedOutcome(String)
 }

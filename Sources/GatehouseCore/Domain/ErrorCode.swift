@@ -15,6 +15,14 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let accessDenied = ErrorCode("access_denied")
     public static let serverError = ErrorCode("server_error")
     public static let temporarilyUnavailable = ErrorCode("temporarily_unavailable")
+    public static let unsupportedGrantType = ErrorCode("unsupported_grant_type")
+    public static let unsupportedResponseType = ErrorCode("unsupported_response_type")
+    public static let unsupportedTokenType = ErrorCode("unsupported_token_type")
+    public static let loginRequired = ErrorCode("login_required")
+    public static let requestNotSupported = ErrorCode("request_not_supported")
+    // RFC 6750 (bearer tokens).
+    public static let invalidToken = ErrorCode("invalid_token")
+    public static let insufficientScope = ErrorCode("insufficient_scope")
 
     // Flows and policy.
     public static let unknownApp = ErrorCode("unknown_app")

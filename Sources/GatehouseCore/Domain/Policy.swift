@@ -21,6 +21,8 @@ public struct Policy: Sendable, Hashable, Codable {
     public var allowedScopes: [String]
     public var passwordPolicy: PasswordPolicy
     public var lockout: LockoutPolicy
+    /// Whether a confidential app may get tokens for itself with the `client_credentials` grant.
+    public var clientCredentialsGrant: Bool
 
     public init(
         identityProviders: [String] = [], authenticators: [String] = [], secondFactor: String? = nil,
@@ -28,7 +30,7 @@ public struct Policy: Sendable, Hashable, Codable {
         accessTokenLifetime: Seconds = .minutes(15), refreshTokenLifetime: Seconds = .days(30),
         flowLifetime: Seconds = .minutes(10), defaultScopes: [String] = ["openid"],
         allowedScopes: [String] = ["openid", "profile", "email", "offline_access"],
-        passwordPolicy: PasswordPolicy = PasswordPolicy(), lockout: LockoutPolicy = LockoutPolicy()
+        passwordPolicy: PasswordPolicy = PasswordPolicy(), lockout: LockoutPolicy = LockoutPolicy(), clientCredentialsGrant: Bool = false
     ) {
         self.identityProviders = identityProviders
         self.authenticators = authenticators
@@ -42,12 +44,13 @@ public struct Policy: Sendable, Hashable, Codable {
         self.allowedScopes = allowedScopes
         self.passwordPolicy = passwordPolicy
         self.lockout = lockout
+        self.clientCredentialsGrant = clientCredentialsGrant
     }
 
     enum CodingKeys: String, CodingKey {
         case identityProviders, authenticators, secondFactor, statelessAuthentication, selfRegistration
         case accessTokenLifetime, refreshTokenLifetime, flowLifetime, defaultScopes, allowedScopes
-        case passwordPolicy, lockout
+        case passwordPolicy, lockout, clientCredentialsGrant
     }
 
     public init(from decoder: any Decoder) throws {
@@ -68,6 +71,7 @@ public struct Policy: Sendable, Hashable, Codable {
         self.allowedScopes = try value(.allowedScopes, defaults.allowedScopes)
         self.passwordPolicy = try value(.passwordPolicy, defaults.passwordPolicy)
         self.lockout = try value(.lockout, defaults.lockout)
+        self.clientCredentialsGrant = try value(.clientCredentialsGrant, defaults.clientCredentialsGrant)
 
         let path = decoder.codingPath
         for (key, lifetime, range) in [

@@ -16,14 +16,17 @@ public struct FlowRequest: Sendable {
     public var scopes: [String]?
     /// The client's address, for audit and (later) rate limits.
     public var clientIP: String?
+    /// A username the app suggests (OIDC `login_hint`), for providers that ask for one.
+    public var loginHint: String?
 
-    public init(appID: String, providerID: String, purpose: FlowPurpose = .authenticate, stateless: Bool = false, scopes: [String]? = nil, clientIP: String? = nil) {
+    public init(appID: String, providerID: String, purpose: FlowPurpose = .authenticate, stateless: Bool = false, scopes: [String]? = nil, clientIP: String? = nil, loginHint: String? = nil) {
         self.appID = appID
         self.providerID = providerID
         self.purpose = purpose
         self.stateless = stateless
         self.scopes = scopes
         self.clientIP = clientIP
+        self.loginHint = loginHint
     }
 }
 

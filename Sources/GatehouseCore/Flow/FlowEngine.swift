@@ -43,18 +43,57 @@ public struct FlowEngine: Sendable {
         return try await advance(flow, with: step, app: app)
     }
 
-    /// Feeds an answer to the flow's current challenge.
-    public func resume(flowID: String, answer: ChallengeResponse, client: ClientCredentials?) async throws -> FlowOutcome {
-        let notFound = BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
-        guard var flow = try await store.flow(id: flowID, now: clock.now), let app = try await store.app(id: flow.appID) else {
-            throw notFound
+    /// Starts the browser flow of a validated authorization request. With one provider allowed, its
+    /// first challenge comes back; with several, the person chooses first (`chooseProvider`).
+    public func startAuthorization(app: App, request: AuthorizationRequest, binding: BrowserBinding, clientIP: String?) async throws -> FlowOutcome {
+        let now = clock.now
+        let providers = app.policy.identityProviders.filter { plugins.identityProviders[$0] != nil }
+        let flow = FlowRecord(
+            id: RandomToken.make(), appID: app.id, providerID: providers.count == 1 ? providers[0] : "", purpose: .authenticate, stateless: false,
+            scopes: request.scopes, phase: providers.count == 1 ? .identify : .chooseProvider, pluginState: FlowState(),
+            challenge: Challenge(type: "choose_provider"), clientIP: clientIP, authorization: BrowserAuthorization(request: request, binding: binding),
+            createdAt: now, expiresAt: now.addingTimeInterval(app.policy.flowLifetime.timeInterval), version: -1
+        )
+        guard providers.count == 1 else {
+            var pending = flow
+            try await save(&pending)
+            return .chooseProvider(flowID: pending.id, providers: providers, expiresAt: pending.expiresAt)
         }
-        try app.authenticate(client)
+        let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: false)
+        let step = try await provider.begin(flowRequest(for: flow), in: FlowContext(flowID: flow.id, app: app, request: flowRequest(for: flow)))
+        return try await advance(flow, with: step, app: app)
+    }
+
+    /// The person picked a provider on the chooser page of a browser flow.
+    public func chooseProvider(flowID: String, providerID: String, browser: BrowserProof) async throws -> FlowOutcome {
+        var (flow, app) = try await load(flowID, browser: browser)
+        guard flow.phase == .chooseProvider else {
+            throw BrokerError(.invalidRequest, .badRequest, "The provider is already chosen.")
+        }
+        let provider = try identityProvider(providerID, allowedBy: app.policy, stateless: false)
+        flow.providerID = provider.id
+        flow.phase = .identify
+        let request = flowRequest(for: flow)
+        let step = try await provider.begin(request, in: FlowContext(flowID: flow.id, app: app, request: request))
+        return try await advance(flow, with: step, app: app)
+    }
+
+    /// Feeds an answer to the flow's current challenge. Browser flows must bring `browser`, the proof
+    /// that the answer comes from the browser that started them; JSON flows must not.
+    public func resume(flowID: String, answer: ChallengeResponse, client: ClientCredentials?, browser: BrowserProof? = nil) async throws -> FlowOutcome {
+        var (flow, app) = try await load(flowID, browser: browser)
+        // A browser flow's client authenticates at the token endpoint, when it exchanges the code.
+        if flow.authorization == nil { try app.authenticate(client) }
+        guard flow.phase != .chooseProvider else {
+            throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
+        }
         let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
-        let request = FlowRequest(appID: app.id, providerID: flow.providerID, purpose: flow.purpose, stateless: flow.stateless, scopes: flow.scopes, clientIP: flow.clientIP)
+        let request = flowRequest(for: flow)
         var context = FlowContext(flowID: flow.id, app: app, request: request)
         if let accountID = flow.accountID {
-            guard let account = try await store.account(id: accountID) else { throw notFound }
+            guard let account = try await store.account(id: accountID) else {
+                throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
+            }
             context.account = account
         }
 
@@ -65,12 +104,63 @@ public struct FlowEngine: Sendable {
                 step = try await provider.resume(flow.pluginState, with: answer, in: context)
             case .factor(let authenticatorID):
                 step = try await authenticator(authenticatorID).resume(flow.pluginState, with: answer, in: context)
+            case .chooseProvider:
+                throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
             }
         } catch let error as BrokerError where error.kind == .failedAttempt {
             try await recordFailedAttempt(&flow, app: app, error: error)
             throw error
         }
         return try await advance(flow, with: step, app: app)
+    }
+
+    /// Where a browser flow stands: its current challenge or provider choice (to show the page again).
+    public func pending(flowID: String, browser: BrowserProof) async throws -> FlowOutcome {
+        let (flow, app) = try await load(flowID, browser: browser)
+        if flow.phase == .chooseProvider {
+            return .chooseProvider(flowID: flow.id, providers: app.policy.identityProviders.filter { plugins.identityProviders[$0] != nil }, expiresAt: flow.expiresAt)
+        }
+        return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
+    }
+
+    /// The person cancelled a browser flow: it ends, and the app hears `access_denied`.
+    public func cancel(flowID: String, browser: BrowserProof) async throws -> String {
+        let (flow, _) = try await load(flowID, browser: browser)
+        guard let authorization = flow.authorization, try await store.deleteFlow(id: flow.id, version: flow.version) else {
+            throw BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
+        }
+        try await audit("signin.cancelled", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
+        return OAuthRedirect.url(
+            authorization.request.redirectURI,
+            parameters: [("error", "access_denied"), ("error_description", "The sign-in was cancelled."), ("state", authorization.request.state), ("iss", tokens.issuer)]
+        )
+    }
+
+    /// The app a flow belongs to, for pages that show its name.
+    public func app(ofFlow flowID: String) async throws -> App? {
+        guard let flow = try await store.flow(id: flowID, now: clock.now) else { return nil }
+        return try await store.app(id: flow.appID)
+    }
+
+    private func load(_ flowID: String, browser: BrowserProof?) async throws -> (FlowRecord, App) {
+        let notFound = BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
+        guard let flow = try await store.flow(id: flowID, now: clock.now), let app = try await store.app(id: flow.appID) else {
+            throw notFound
+        }
+        // A browser flow answers only to its own browser; a JSON flow never to a browser form.
+        switch (flow.authorization, browser) {
+        case (let authorization?, let proof?) where authorization.binding.accepts(proof): break
+        case (nil, nil): break
+        default: throw notFound
+        }
+        return (flow, app)
+    }
+
+    private func flowRequest(for flow: FlowRecord) -> FlowRequest {
+        FlowRequest(
+            appID: flow.appID, providerID: flow.providerID, purpose: flow.purpose, stateless: flow.stateless, scopes: flow.scopes,
+            clientIP: flow.clientIP, loginHint: flow.authorization?.request.loginHint
+        )
     }
 
     // MARK: - Steps
@@ -99,7 +189,7 @@ public struct FlowEngine: Sendable {
                 try await audit("account.created", flow: flow, outcome: nil)
             }
             guard let factorID = app.policy.secondFactor else { return try await complete(flow, app: app, account: account) }
-            let request = FlowRequest(appID: app.id, providerID: flow.providerID, purpose: flow.purpose, stateless: false, scopes: flow.scopes, clientIP: flow.clientIP)
+            let request = flowRequest(for: flow)
             let next = try await authenticator(factorID).begin(request, in: FlowContext(flowID: flow.id, app: app, request: request, account: account))
             flow.phase = .factor(authenticatorID: factorID)
             flow.pluginState = FlowState()
@@ -114,20 +204,47 @@ public struct FlowEngine: Sendable {
         }
     }
 
-    /// Claims the flow (so that only one of two racing answers finishes it), then issues tokens.
+    /// Claims the flow (so that only one of two racing answers finishes it), then issues tokens, or
+    /// for a browser flow an authorization code.
     private func complete(_ flow: FlowRecord, app: App, account: Account?) async throws -> FlowOutcome {
         if flow.version >= 0, try await !store.deleteFlow(id: flow.id, version: flow.version) {
             throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
         }
         guard let identity = flow.identity else { throw BrokerError.internalFailure("A flow completed without an identity.") }
-        let subject = account?.id ?? "\(identity.providerID)|\(identity.subject)"
-        let issued = try await tokens.issue(
-            TokenIssuer.Grant(app: app, subject: subject, accountID: account?.id, scopes: flow.scopes, methods: flow.methods, identityProvider: identity.providerID)
-        )
+        let now = clock.now
         try await audit("signin.success", flow: flow, outcome: nil, details: ["stateless": String(flow.stateless), "purpose": flow.purpose.rawValue])
         logger.info("flow completed", metadata: ["app": .string(app.id), "provider": .string(flow.providerID), "stateless": .stringConvertible(flow.stateless)])
-        return .completed(flowID: flow.id, tokens: issued, account: account)
+
+        if let authorization = flow.authorization, let account {
+            let code = RandomToken.make()
+            try await store.insertAuthorizationCode(
+                AuthorizationCodeRecord(
+                    digest: SecretDigest.sha256Hex(code), appID: app.id, redirectURI: authorization.request.redirectURI,
+                    codeChallenge: authorization.request.codeChallenge, nonce: authorization.request.nonce, scopes: flow.scopes, accountID: account.id,
+                    authTime: now, methods: flow.methods, identityProvider: identity.providerID,
+                    expiresAt: now.addingTimeInterval(Self.authorizationCodeLifetime)
+                )
+            )
+            let redirect = OAuthRedirect.url(
+                authorization.request.redirectURI, parameters: [("code", code), ("state", authorization.request.state), ("iss", tokens.issuer)]
+            )
+            return .authorized(flowID: flow.id, redirect: redirect)
+        }
+
+        let subject = account?.id ?? "\(identity.providerID)|\(identity.subject)"
+        let issued = try await tokens.issue(
+            TokenIssuer.Grant(
+                app: app, subject: subject, accountID: account?.id, scopes: flow.scopes, methods: flow.methods, identityProvider: identity.providerID,
+                authTime: now, profile: ProfileClaims.make(username: account?.username ?? identity.username, claims: identity.claims, scopes: flow.scopes),
+                stateless: flow.stateless
+            )
+        )
+        return .completed(flowID: flow.id, tokens: issued.tokens, account: account)
     }
+
+    /// Authorization codes are exchanged at once by the app's back end; a minute is plenty (RFC 6749
+    /// section 4.1.2 recommends at most ten).
+    public static let authorizationCodeLifetime: TimeInterval = 60
 
     private func save(_ flow: inout FlowRecord) async throws {
         if flow.version < 0 {

@@ -4,6 +4,8 @@ import Foundation
 public struct FlowRecord: Sendable, Hashable, Codable {
     /// Which plugin the next answer goes to.
     public enum Phase: Sendable, Hashable, Codable {
+        /// A browser flow whose app allows several providers: the person picks one first.
+        case chooseProvider
         case identify
         case factor(authenticatorID: String)
     }
@@ -25,6 +27,8 @@ public struct FlowRecord: Sendable, Hashable, Codable {
     public var methods: [String]
     public var failedAttempts: Int
     public var clientIP: String?
+    /// Set for flows started at `/oauth2/authorize`: they end with an authorization code, not tokens.
+    public var authorization: BrowserAuthorization?
     public var createdAt: Date
     public var expiresAt: Date
     /// Bumped on every write; a write that expects an older version loses (no lost updates).
@@ -34,7 +38,7 @@ public struct FlowRecord: Sendable, Hashable, Codable {
         id: String, appID: String, providerID: String, purpose: FlowPurpose, stateless: Bool, scopes: [String],
         phase: Phase, pluginState: FlowState, challenge: Challenge, identity: ExternalIdentity? = nil,
         accountID: String? = nil, methods: [String] = [], failedAttempts: Int = 0, clientIP: String? = nil,
-        createdAt: Date, expiresAt: Date, version: Int = 0
+        authorization: BrowserAuthorization? = nil, createdAt: Date, expiresAt: Date, version: Int = 0
     ) {
         self.id = id
         self.appID = appID
@@ -50,6 +54,7 @@ public struct FlowRecord: Sendable, Hashable, Codable {
         self.methods = methods
         self.failedAttempts = failedAttempts
         self.clientIP = clientIP
+        self.authorization = authorization
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.version = version
@@ -60,4 +65,8 @@ public struct FlowRecord: Sendable, Hashable, Codable {
 public enum FlowOutcome: Sendable {
     case challenge(flowID: String, challenge: Challenge, expiresAt: Date)
     case completed(flowID: String, tokens: IssuedTokens, account: Account?)
+    /// A browser flow must first pick one of these providers.
+    case chooseProvider(flowID: String, providers: [String], expiresAt: Date)
+    /// A browser flow is done: send the browser to this URL (the app's redirect URI with the code).
+    case authorized(flowID: String, redirect: String)
 }

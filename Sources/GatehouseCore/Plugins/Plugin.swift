@@ -100,3 +100,16 @@ public struct FlowContext: Sendable {
 
     public var policy: Policy { app.policy }
 }
+
+/// Optional capability: the provider can say whether an identity it once vouched for is still good
+/// (the account is not disabled in the directory, the user still exists). Checked on every refresh,
+/// so that someone removed upstream stops getting tokens.
+public protocol IdentityRechecking: IdentityProvider {
+    func isStillValid(subject: String) async throws -> Bool
+}
+
+/// Optional capability of providers that keep data about a person themselves (a password hash):
+/// deregistration asks them to forget it.
+public protocol IdentityForgetting: IdentityProvider {
+    func forget(subject: String) async throws
+}

@@ -48,10 +48,19 @@ public struct RefreshTokenRecord: Sendable, Hashable, Codable {
     public var scopes: [String]
     public var issuedAt: Date
     public var expiresAt: Date
+    /// When the person actually signed in (kept through rotations, for `auth_time`).
+    public var authTime: Date
+    /// `amr` values of that sign-in.
+    public var methods: [String]
+    public var identityProvider: String?
+    /// Set when the token was exchanged for a new one; presenting it again is reuse.
     public var usedAt: Date?
     public var revokedAt: Date?
 
-    public init(digest: String, familyID: String, accountID: String, appID: String, scopes: [String], issuedAt: Date, expiresAt: Date, usedAt: Date? = nil, revokedAt: Date? = nil) {
+    public init(
+        digest: String, familyID: String, accountID: String, appID: String, scopes: [String], issuedAt: Date, expiresAt: Date,
+        authTime: Date, methods: [String] = [], identityProvider: String? = nil, usedAt: Date? = nil, revokedAt: Date? = nil
+    ) {
         self.digest = digest
         self.familyID = familyID
         self.accountID = accountID
@@ -59,6 +68,9 @@ public struct RefreshTokenRecord: Sendable, Hashable, Codable {
         self.scopes = scopes
         self.issuedAt = issuedAt
         self.expiresAt = expiresAt
+        self.authTime = authTime
+        self.methods = methods
+        self.identityProvider = identityProvider
         self.usedAt = usedAt
         self.revokedAt = revokedAt
     }
@@ -68,8 +80,13 @@ public struct RefreshTokenRecord: Sendable, Hashable, Codable {
 public protocol RefreshTokenStore: Sendable {
     func insertRefreshToken(_ token: RefreshTokenRecord) async throws
     func refreshToken(digest: String) async throws -> RefreshTokenRecord?
+    /// Marks the token used if it is not used or revoked yet; false when another request used it first.
+    func markRefreshTokenUsed(digest: String, now: Date) async throws -> Bool
+    /// Revokes every live token of the family; returns how many.
+    func revokeRefreshTokenFamily(familyID: String, now: Date) async throws -> Int
     /// Revokes every live token of the account; returns how many.
     func revokeRefreshTokens(accountID: String, now: Date) async throws -> Int
+    func deleteExpiredRefreshTokens(now: Date) async throws -> Int
 }
 
 /// A token-signing key pair as stored.
@@ -95,6 +112,10 @@ public protocol SigningKeyStore: Sendable {
     func signingKeys() async throws -> [SigningKeyRecord]
     /// Adds a key unless one with the same kid exists.
     func insertSigningKey(_ key: SigningKeyRecord) async throws
+    /// Marks every key that is not retired yet, except `keeping`, as retired at `now`.
+    func retireSigningKeys(keeping kid: String, now: Date) async throws
+    /// Deletes keys retired before `before` (they verify no live token any more).
+    func deleteSigningKeys(retiredBefore before: Date) async throws -> Int
 }
 
 /// One audit event: who did what, when, with which outcome. Never holds a secret.
@@ -157,7 +178,9 @@ public protocol PluginDataStore: Sendable {
 }
 
 /// Everything the broker persists. SQLite implements it for one node; PostgreSQL for several.
-public protocol BrokerStore: AppStore, AccountStore, FlowStore, RefreshTokenStore, SigningKeyStore, AuditStore, PluginDataStore {
+public protocol BrokerStore: AppStore, AccountStore, FlowStore, RefreshTokenStore, SigningKeyStore, AuditStore, PluginDataStore,
+    AuthorizationCodeStore, RevocationStore
+{
     /// Cheap round trip for `/readyz`.
     func ping() async throws
 }

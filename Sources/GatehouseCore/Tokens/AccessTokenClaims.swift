@@ -27,7 +27,7 @@ public struct AccessTokenClaims: JWTPayload, Sendable, Equatable {
         case authTime = "auth_time"
     }
 
-    public init(issuer: String, subject: String, audience: String, issuedAt: Date, expiresAt: Date, scope: String, stateless: Bool, amr: [String]?, identityProvider: String?) {
+    public init(issuer: String, subject: String, audience: String, issuedAt: Date, expiresAt: Date, scope: String, stateless: Bool, authTime: Date?, amr: [String]?, identityProvider: String?) {
         self.iss = IssuerClaim(value: issuer)
         self.sub = SubjectClaim(value: subject)
         self.aud = AudienceClaim(value: audience)
@@ -38,7 +38,7 @@ public struct AccessTokenClaims: JWTPayload, Sendable, Equatable {
         self.scope = scope
         self.clientID = audience
         self.stateless = stateless
-        self.authTime = Int(issued.timeIntervalSince1970)
+        self.authTime = authTime.map { Int($0.timeIntervalSince1970) }
         self.amr = amr
         self.idp = identityProvider
     }

@@ -6,12 +6,17 @@ import _CryptoExtras
 /// The broker's token-signing keys: generated on first start and kept in the store, the newest active
 /// key signs, every key not yet retired past its grace period is published and verifies.
 public actor SigningKeyring {
+    /// How long a retired key stays published: the longest access- or ID-token lifetime a policy
+    /// allows (one day), so every token it signed expires before its key disappears.
+    public static let retiredKeyGrace: TimeInterval = 86_400
+
     private let store: any SigningKeyStore
     private let clock: any BrokerClock
     private let algorithm: SigningAlgorithm
-    private let keys = JWTKeyCollection()
-    private var published: [String: (record: SigningKeyRecord, jwk: JSONWebKey)] = [:]
+    private var keys = JWTKeyCollection()
+    private var loaded: [String: (record: SigningKeyRecord, jwk: JSONWebKey)] = [:]
     private var activeKid: String?
+    private var lastReload = Date.distantPast
 
     public init(store: any SigningKeyStore, clock: any BrokerClock, algorithm: SigningAlgorithm) {
         self.store = store
@@ -21,53 +26,107 @@ public actor SigningKeyring {
 
     /// Loads the stored keys, and makes and stores a key of the configured algorithm when none is active.
     public func prepare() async throws {
-        try await load()
+        try await reload()
         if activeKid == nil {
             try await store.insertSigningKey(try Self.generate(algorithm, now: clock.now))
-            try await load()
+            try await reload()
         }
     }
 
-    private func load() async throws {
-        for record in try await store.signingKeys() where published[record.kid] == nil {
-            let jwk = try Self.publicJWK(of: record)
+    /// Re-reads the stored keys: picks up a rotation made by another node or by `gatehouse keys rotate`.
+    public func reload() async throws {
+        let records = try await store.signingKeys()
+        let now = clock.now
+        lastReload = now
+        var next: [String: (record: SigningKeyRecord, jwk: JSONWebKey)] = [:]
+        let collection = JWTKeyCollection()
+        for record in records where Self.isPublished(record, now: now) {
+            let jwk = try loaded[record.kid]?.jwk ?? Self.publicJWK(of: record)
             switch record.algorithm {
             case .es256:
-                await keys.add(ecdsa: try ES256PrivateKey(pem: record.privateKeyPEM), kid: JWKIdentifier(string: record.kid))
+                await collection.add(ecdsa: try ES256PrivateKey(pem: record.privateKeyPEM), kid: JWKIdentifier(string: record.kid))
             case .rs256:
-                await keys.add(rsa: try Insecure.RSA.PrivateKey(pem: record.privateKeyPEM), digestAlgorithm: .sha256, kid: JWKIdentifier(string: record.kid))
+                await collection.add(rsa: try Insecure.RSA.PrivateKey(pem: record.privateKeyPEM), digestAlgorithm: .sha256, kid: JWKIdentifier(string: record.kid))
             }
-            published[record.kid] = (record, jwk)
+            next[record.kid] = (record, jwk)
         }
-        activeKid = published.values
+        keys = collection
+        loaded = next
+        activeKid = next.values
             .filter { $0.record.algorithm == algorithm && $0.record.retiredAt == nil }
             .max { $0.record.createdAt < $1.record.createdAt }?.record.kid
     }
 
-    /// The JWK Set to publish: every loaded key, newest first.
-    public func keySet() -> JSONWebKeySet {
-        JSONWebKeySet(keys: published.values.sorted { $0.record.createdAt > $1.record.createdAt }.map(\.jwk))
+    /// Makes a new key of the configured algorithm the signing key. The previous keys are retired but
+    /// stay published for `retiredKeyGrace`, so tokens they signed still verify until they expire.
+    @discardableResult
+    public func rotate() async throws -> SigningKeyRecord {
+        let now = clock.now
+        // A key created in the same second as the one it replaces must still sort after it.
+        let newest = loaded.values.map(\.record.createdAt).max() ?? .distantPast
+        let record = try Self.generate(algorithm, now: max(now, newest.addingTimeInterval(0.001)))
+        try await store.insertSigningKey(record)
+        try await store.retireSigningKeys(keeping: record.kid, now: now)
+        try await reload()
+        return record
     }
 
-    /// Signs access-token claims with the active key (header `typ: at+jwt`, `kid`).
+    /// Every stored key with whether it still signs or verifies.
+    public func inventory() async throws -> [SigningKeyRecord] {
+        try await store.signingKeys()
+    }
+
+    static func isPublished(_ record: SigningKeyRecord, now: Date) -> Bool {
+        guard let retired = record.retiredAt else { return true }
+        return retired.addingTimeInterval(retiredKeyGrace) > now
+    }
+
+    /// The JWK Set to publish: the active key and every retired key still in its grace period, newest first.
+    public func keySet() -> JSONWebKeySet {
+        let now = clock.now
+        return JSONWebKeySet(
+            keys: loaded.values.filter { Self.isPublished($0.record, now: now) }.sorted { $0.record.createdAt > $1.record.createdAt }.map(\.jwk)
+        )
+    }
+
+    /// The algorithms of the published keys (for discovery).
+    public func publishedAlgorithms() -> [String] {
+        Array(Set(keySet().keys.map(\.alg))).sorted()
+    }
+
+    /// Signs access-token claims with the active key (header `typ: at+jwt`, RFC 9068).
     public func sign(_ claims: AccessTokenClaims) async throws -> String {
+        try await sign(claims, type: "at+jwt")
+    }
+
+    /// Signs ID-token claims with the active key (header `typ: JWT`).
+    public func sign(_ claims: IDTokenClaims) async throws -> String {
+        try await sign(claims, type: "JWT")
+    }
+
+    private func sign(_ payload: some JWTPayload, type: String) async throws -> String {
         guard let kid = activeKid else { throw BrokerError.internalFailure("No signing key is loaded.") }
         var header = JWTHeader()
-        header.typ = "at+jwt"
+        header.typ = type
         header.alg = algorithm.rawValue
-        return try await keys.sign(claims, kid: JWKIdentifier(string: kid), header: header)
+        return try await keys.sign(payload, kid: JWKIdentifier(string: kid), header: header)
     }
 
-    /// Verifies a token the broker issued: the header must name a published key by `kid` and that key's
-    /// own algorithm (nothing else is tried), the signature must hold and the token must not be expired.
+    /// Verifies an access token the broker issued: the header must be `typ: at+jwt`, name a published
+    /// key by `kid` and that key's own algorithm (nothing else is tried), the signature must hold and
+    /// the token must not be expired. An ID token is not an access token and is refused.
     public func verify(_ token: String) async throws(BrokerError) -> AccessTokenClaims {
-        let invalid = BrokerError(.invalidGrant, .unauthenticated, "The token is not valid.")
+        let invalid = BrokerError(.invalidToken, .unauthenticated, "The access token is not valid.")
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Base64URL.decode(String(parts[0])),
             let header = try? JSONDecoder().decode([String: JSONValue].self, from: headerData),
-            let kid = header["kid"]?.stringValue, let alg = header["alg"]?.stringValue,
-            let key = published[kid], key.record.algorithm.rawValue == alg
+            let kid = header["kid"]?.stringValue, let alg = header["alg"]?.stringValue, header["typ"]?.stringValue == "at+jwt"
         else { throw invalid }
+        if loaded[kid] == nil, clock.now.timeIntervalSince(lastReload) > 1 {
+            // A key this node has not seen yet: another node or the CLI may have rotated.
+            try? await reload()
+        }
+        guard let key = loaded[kid], key.record.algorithm.rawValue == alg, Self.isPublished(key.record, now: clock.now) else { throw invalid }
         let claims: AccessTokenClaims
         do {
             claims = try await keys.verify(token, as: AccessTokenClaims.self)

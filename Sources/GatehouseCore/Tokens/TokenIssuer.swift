@@ -1,7 +1,8 @@
 import Foundation
 
-/// Mints the tokens a finished flow yields: a signed access token always; for stateful sign-ins also an
-/// opaque refresh token, of which only the digest is stored.
+/// Mints the tokens a sign-in or grant yields: a signed access token always; an ID token when the
+/// scopes include `openid` and a person signed in; for stateful sign-ins also an opaque refresh
+/// token, of which only the digest is stored.
 public struct TokenIssuer: Sendable {
     public let issuer: String
     public let keyring: SigningKeyring
@@ -19,43 +20,87 @@ public struct TokenIssuer: Sendable {
     public struct Grant: Sendable {
         public var app: App
         public var subject: String
-        /// The account, for stateful grants; nil means stateless (no refresh token, nothing stored).
+        /// The account, for stateful grants; nil means no refresh token and nothing stored.
         public var accountID: String?
         public var scopes: [String]
         public var methods: [String]
         public var identityProvider: String?
+        /// When the person signed in; nil for a client acting for itself.
+        public var authTime: Date?
+        public var nonce: String?
+        /// Continue this refresh-token family (rotation); nil starts a new one.
+        public var refreshFamilyID: String?
+        /// Claims for the ID token (and userinfo), already filtered by scope.
+        public var profile: [String: JSONValue]
+        /// True for a stateless sign-in: the `stateless` claim tells resource servers nothing is kept.
+        public var stateless: Bool
 
-        public init(app: App, subject: String, accountID: String?, scopes: [String], methods: [String], identityProvider: String?) {
+        public init(
+            app: App, subject: String, accountID: String?, scopes: [String], methods: [String], identityProvider: String?, authTime: Date?,
+            nonce: String? = nil, refreshFamilyID: String? = nil, profile: [String: JSONValue] = [:], stateless: Bool = false
+        ) {
             self.app = app
             self.subject = subject
             self.accountID = accountID
             self.scopes = scopes
             self.methods = methods
             self.identityProvider = identityProvider
+            self.authTime = authTime
+            self.nonce = nonce
+            self.refreshFamilyID = refreshFamilyID
+            self.profile = profile
+            self.stateless = stateless
         }
     }
 
-    public func issue(_ grant: Grant) async throws -> IssuedTokens {
+    /// The tokens and what was recorded about them.
+    public struct Issued: Sendable {
+        public var tokens: IssuedTokens
+        public var accessTokenID: String
+        public var accessTokenExpiresAt: Date
+        public var refreshFamilyID: String?
+    }
+
+    public func issue(_ grant: Grant) async throws -> Issued {
         let now = clock.now
         let lifetime = grant.app.policy.accessTokenLifetime
+        let expiresAt = now.addingTimeInterval(lifetime.timeInterval)
         let scope = grant.scopes.joined(separator: " ")
         let claims = AccessTokenClaims(
-            issuer: issuer, subject: grant.subject, audience: grant.app.id, issuedAt: now,
-            expiresAt: now.addingTimeInterval(lifetime.timeInterval), scope: scope, stateless: grant.accountID == nil,
-            amr: grant.methods.isEmpty ? nil : grant.methods, identityProvider: grant.identityProvider
+            issuer: issuer, subject: grant.subject, audience: grant.app.id, issuedAt: now, expiresAt: expiresAt, scope: scope,
+            stateless: grant.stateless, authTime: grant.authTime, amr: grant.methods.isEmpty ? nil : grant.methods, identityProvider: grant.identityProvider
         )
         let accessToken = try await keyring.sign(claims)
+
         var refreshToken: String?
-        if let accountID = grant.accountID {
+        var familyID: String?
+        if let accountID = grant.accountID, let authTime = grant.authTime {
             let token = RandomToken.make()
+            let family = grant.refreshFamilyID ?? UUID().uuidString.lowercased()
             try await refreshTokens.insertRefreshToken(
                 RefreshTokenRecord(
-                    digest: SecretDigest.sha256Hex(token), familyID: UUID().uuidString, accountID: accountID, appID: grant.app.id,
-                    scopes: grant.scopes, issuedAt: now, expiresAt: now.addingTimeInterval(grant.app.policy.refreshTokenLifetime.timeInterval)
+                    digest: SecretDigest.sha256Hex(token), familyID: family, accountID: accountID, appID: grant.app.id, scopes: grant.scopes,
+                    issuedAt: now, expiresAt: now.addingTimeInterval(grant.app.policy.refreshTokenLifetime.timeInterval), authTime: authTime,
+                    methods: grant.methods, identityProvider: grant.identityProvider
                 )
             )
             refreshToken = token
+            familyID = family
         }
-        return IssuedTokens(accessToken: accessToken, expiresIn: lifetime.value, refreshToken: refreshToken, scope: scope)
+
+        var idToken: String?
+        if grant.scopes.contains("openid"), let authTime = grant.authTime {
+            idToken = try await keyring.sign(
+                IDTokenClaims(
+                    issuer: issuer, subject: grant.subject, audience: grant.app.id, issuedAt: now, expiresAt: expiresAt, authTime: authTime,
+                    nonce: grant.nonce, accessToken: accessToken, amr: grant.methods.isEmpty ? nil : grant.methods,
+                    identityProvider: grant.identityProvider, profile: grant.profile
+                )
+            )
+        }
+        return Issued(
+            tokens: IssuedTokens(accessToken: accessToken, expiresIn: lifetime.value, refreshToken: refreshToken, idToken: idToken, scope: scope),
+            accessTokenID: claims.jti.value, accessTokenExpiresAt: claims.exp.value, refreshFamilyID: familyID
+        )
     }
 }

@@ -1,0 +1,97 @@
+import Foundation
+
+/// A validated request to `/oauth2/authorize`: what the app asked for, kept with the browser flow until
+/// the person has signed in and an authorization code goes back to `redirectURI`.
+public struct AuthorizationRequest: Sendable, Hashable, Codable {
+    public var clientID: String
+    public var redirectURI: String
+    public var scopes: [String]
+    public var state: String?
+    public var nonce: String?
+    public var codeChallenge: String
+    public var prompt: [String]
+    public var loginHint: String?
+
+    public init(clientID: String, redirectURI: String, scopes: [String], state: String?, nonce: String?, codeChallenge: String, prompt: [String] = [], loginHint: String? = nil) {
+        self.clientID = clientID
+        self.redirectURI = redirectURI
+        self.scopes = scopes
+        self.state = state
+        self.nonce = nonce
+        self.codeChallenge = codeChallenge
+        self.prompt = prompt
+        self.loginHint = loginHint
+    }
+}
+
+/// A refused authorization request. Before the client and redirect URI are known to be good, the
+/// refusal is shown on an error page (redirecting would make the broker an open redirector); after,
+/// it goes back to the app as an OAuth error redirect.
+public enum AuthorizationRefusal: Error, Sendable {
+    case page(BrokerError)
+    case redirect(BrokerError, to: String)
+}
+
+/// The browser a browser flow is bound to: a random value kept in a cookie (only its digest is stored
+/// with the flow) and a CSRF token that every form of the flow carries.
+public struct BrowserBinding: Sendable, Hashable, Codable {
+    public var cookieDigest: String
+    public var csrfToken: String
+
+    public init(cookieDigest: String, csrfToken: String) {
+        self.cookieDigest = cookieDigest
+        self.csrfToken = csrfToken
+    }
+
+    /// A fresh binding and the cookie value to set in the browser.
+    public static func make() -> (binding: BrowserBinding, cookie: String) {
+        let cookie = RandomToken.make()
+        return (BrowserBinding(cookieDigest: SecretDigest.sha256Hex(cookie), csrfToken: RandomToken.make()), cookie)
+    }
+
+    /// Whether a form post came from the browser the flow was started in.
+    public func accepts(_ proof: BrowserProof) -> Bool {
+        guard let cookie = proof.cookie else { return false }
+        let cookieMatches = SecretDigest.matches(cookie, digest: cookieDigest)
+        let csrfMatches = SecretDigest.constantTimeEquals(proof.csrfToken, csrfToken)
+        return cookieMatches && csrfMatches
+    }
+}
+
+/// What a browser presents with a form post: its binding cookie and the form's CSRF token.
+public struct BrowserProof: Sendable, Hashable {
+    public var cookie: String?
+    public var csrfToken: String
+
+    public init(cookie: String?, csrfToken: String) {
+        self.cookie = cookie
+        self.csrfToken = csrfToken
+    }
+}
+
+/// A browser flow's OAuth side: the validated request and the browser binding.
+public struct BrowserAuthorization: Sendable, Hashable, Codable {
+    public var request: AuthorizationRequest
+    public var binding: BrowserBinding
+
+    public init(request: AuthorizationRequest, binding: BrowserBinding) {
+        self.request = request
+        self.binding = binding
+    }
+}
+
+/// Builds redirect URIs for OAuth answers: the registered URI with `code`/`error`, `state` and `iss`
+/// (RFC 9207) added to its query.
+public enum OAuthRedirect {
+    public static func url(_ redirectURI: String, parameters: [(String, String?)]) -> String {
+        guard var components = URLComponents(string: redirectURI) else { return redirectURI }
+        var items = components.queryItems ?? []
+        for (name, value) in parameters {
+            if let value { items.append(URLQueryItem(name: name, value: value)) }
+        }
+        components.queryItems = items
+        // URLComponents leaves "+" alone in queries, which form decoders read as a space.
+        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        return components.string ?? redirectURI
+    }
+}

@@ -1,0 +1,78 @@
+/// Checks an authorization request (RFC 6749 section 4.1.1, OIDC Core 3.1.2.1, RFC 7636) in the
+/// order the RFC requires: first the client and the exact redirect URI (refused on a page), then
+/// everything else (refused by redirecting to the app).
+public struct AuthorizationValidator: Sendable {
+    public let apps: any AppStore
+    public let issuer: String
+
+    public init(apps: any AppStore, issuer: String) {
+        self.apps = apps
+        self.issuer = issuer
+    }
+
+    public func validate(_ parameters: [String: String]) async throws -> (app: App, request: AuthorizationRequest) {
+        guard let clientID = parameters["client_id"], !clientID.isEmpty else {
+            throw AuthorizationRefusal.page(BrokerError(.invalidRequest, .badRequest, "The request has no client_id."))
+        }
+        guard let app = try await apps.app(id: clientID) else {
+            throw AuthorizationRefusal.page(BrokerError(.invalidClient, .badRequest, "The application '\(clientID)' is not known."))
+        }
+        guard let redirectURI = parameters["redirect_uri"], !redirectURI.isEmpty else {
+            throw AuthorizationRefusal.page(BrokerError(.invalidRequest, .badRequest, "The request has no redirect_uri."))
+        }
+        // Exact string comparison: no prefix, wildcard or normalisation (RFC 9700 section 2.1).
+        guard app.redirectURIs.contains(redirectURI) else {
+            throw AuthorizationRefusal.page(BrokerError(.invalidRequest, .badRequest, "The redirect_uri is not registered for this application."))
+        }
+        let state = parameters["state"]
+        func refuse(_ code: ErrorCode, _ message: String) -> AuthorizationRefusal {
+            .redirect(
+                BrokerError(code, .badRequest, message),
+                to: OAuthRedirect.url(redirectURI, parameters: [("error", code.rawValue), ("error_description", message), ("state", state), ("iss", issuer)])
+            )
+        }
+        if parameters["request"] != nil || parameters["request_uri"] != nil {
+            throw refuse(.requestNotSupported, "Request objects are not supported.")
+        }
+        guard parameters["response_type"] == "code" else {
+            throw refuse(.unsupportedResponseType, "Only response_type=code is supported.")
+        }
+        if let mode = parameters["response_mode"], mode != "query" {
+            throw refuse(.invalidRequest, "Only response_mode=query is supported.")
+        }
+        guard let challenge = parameters["code_challenge"], !challenge.isEmpty else {
+            throw refuse(.invalidRequest, "PKCE is required: send code_challenge with code_challenge_method=S256.")
+        }
+        guard parameters["code_challenge_method"] == "S256" else {
+            throw refuse(.invalidRequest, "Only code_challenge_method=S256 is supported.")
+        }
+        guard PKCE.isValidChallenge(challenge) else {
+            throw refuse(.invalidRequest, "code_challenge must be the base64url SHA-256 of the verifier (43 characters).")
+        }
+        if let state, state.utf8.count > 2048 { throw refuse(.invalidRequest, "state is too long.") }
+        if let nonce = parameters["nonce"], nonce.utf8.count > 512 { throw refuse(.invalidRequest, "nonce is too long.") }
+        let requested = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
+        var scopes: [String] = []
+        for scope in requested.isEmpty ? app.policy.defaultScopes : requested where !scopes.contains(scope) {
+            guard app.policy.allowedScopes.contains(scope) else { throw refuse(.invalidScope, "The scope '\(scope)' is not allowed for this application.") }
+            scopes.append(scope)
+        }
+        let prompt = (parameters["prompt"] ?? "").split(separator: " ").map(String.init)
+        let known: Set = ["none", "login", "consent", "select_account"]
+        if let unknown = prompt.first(where: { !known.contains($0) }) {
+            throw refuse(.invalidRequest, "prompt=\(unknown) is not supported.")
+        }
+        if prompt.contains("none") {
+            // The broker keeps no single-sign-on session, so it can never sign in without showing a page.
+            throw refuse(prompt.count > 1 ? .invalidRequest : .loginRequired, "The person must sign in; prompt=none cannot be honoured.")
+        }
+        if app.policy.identityProviders.isEmpty {
+            throw refuse(.unauthorizedClient, "This application may not use any identity provider.")
+        }
+        let request = AuthorizationRequest(
+            clientID: clientID, redirectURI: redirectURI, scopes: scopes, state: state, nonce: parameters["nonce"], codeChallenge: challenge,
+            prompt: prompt, loginHint: parameters["login_hint"].flatMap { $0.isEmpty ? nil : String($0.prefix(256)) }
+        )
+        return (app, request)
+    }
+}

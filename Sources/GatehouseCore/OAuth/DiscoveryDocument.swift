@@ -1,0 +1,66 @@
+/// OpenID Provider metadata (OIDC Discovery 1.0 section 3, RFC 8414): exactly what the broker supports.
+public struct DiscoveryDocument: Sendable, Codable, Equatable {
+    public var issuer: String
+    public var authorizationEndpoint: String
+    public var tokenEndpoint: String
+    public var userinfoEndpoint: String
+    public var jwksURI: String
+    public var revocationEndpoint: String
+    public var introspectionEndpoint: String
+    public var responseTypesSupported = ["code"]
+    public var responseModesSupported = ["query"]
+    public var grantTypesSupported = ["authorization_code", "refresh_token", "client_credentials"]
+    public var subjectTypesSupported = ["public"]
+    public var idTokenSigningAlgValuesSupported: [String]
+    public var tokenEndpointAuthMethodsSupported = ["client_secret_basic", "client_secret_post", "none"]
+    public var revocationEndpointAuthMethodsSupported = ["client_secret_basic", "client_secret_post", "none"]
+    public var introspectionEndpointAuthMethodsSupported = ["client_secret_basic", "client_secret_post"]
+    public var codeChallengeMethodsSupported = ["S256"]
+    public var scopesSupported = ["openid", "profile", "email", "groups", "offline_access"]
+    public var claimsSupported = [
+        "iss", "sub", "aud", "azp", "exp", "iat", "auth_time", "nonce", "at_hash", "amr", "idp", "preferred_username", "name", "given_name",
+        "family_name", "email", "email_verified", "groups",
+    ]
+    public var promptValuesSupported = ["login", "consent", "select_account", "none"]
+    public var claimsParameterSupported = false
+    public var requestParameterSupported = false
+    public var requestURIParameterSupported = false
+    public var authorizationResponseIssParameterSupported = true
+
+    public init(issuer: String, signingAlgorithms: [String]) {
+        self.issuer = issuer
+        self.authorizationEndpoint = issuer + "/oauth2/authorize"
+        self.tokenEndpoint = issuer + "/oauth2/token"
+        self.userinfoEndpoint = issuer + "/oauth2/userinfo"
+        self.jwksURI = issuer + "/oauth2/jwks"
+        self.revocationEndpoint = issuer + "/oauth2/revoke"
+        self.introspectionEndpoint = issuer + "/oauth2/introspect"
+        self.idTokenSigningAlgValuesSupported = signingAlgorithms
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case issuer
+        case authorizationEndpoint = "authorization_endpoint"
+        case tokenEndpoint = "token_endpoint"
+        case userinfoEndpoint = "userinfo_endpoint"
+        case jwksURI = "jwks_uri"
+        case revocationEndpoint = "revocation_endpoint"
+        case introspectionEndpoint = "introspection_endpoint"
+        case responseTypesSupported = "response_types_supported"
+        case responseModesSupported = "response_modes_supported"
+        case grantTypesSupported = "grant_types_supported"
+        case subjectTypesSupported = "subject_types_supported"
+        case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
+        case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
+        case revocationEndpointAuthMethodsSupported = "revocation_endpoint_auth_methods_supported"
+        case introspectionEndpointAuthMethodsSupported = "introspection_endpoint_auth_methods_supported"
+        case codeChallengeMethodsSupported = "code_challenge_methods_supported"
+        case scopesSupported = "scopes_supported"
+        case claimsSupported = "claims_supported"
+        case promptValuesSupported = "prompt_values_supported"
+        case claimsParameterSupported = "claims_parameter_supported"
+        case requestParameterSupported = "request_parameter_supported"
+        case requestURIParameterSupported = "request_uri_parameter_supported"
+        case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
+    }
+}

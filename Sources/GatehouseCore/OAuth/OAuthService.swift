@@ -1,0 +1,269 @@
+import Foundation
+import Logging
+
+/// The OAuth 2.0 / OpenID Connect side of the broker: token grants, introspection, revocation,
+/// userinfo and deregistration. The server's OAuth routes call only this.
+public struct OAuthService: Sendable {
+    public let store: any BrokerStore
+    public let tokens: TokenIssuer
+    public let revocations: RevocationList
+    public let clients: ClientAuthenticator
+    public let plugins: PluginInstances
+    public let clock: any BrokerClock
+    public let logger: Logger
+
+    public init(store: any BrokerStore, tokens: TokenIssuer, plugins: PluginInstances, clock: any BrokerClock, logger: Logger) {
+        self.store = store
+        self.tokens = tokens
+        self.revocations = RevocationList(store: store, clock: clock)
+        self.clients = ClientAuthenticator(apps: store)
+        self.plugins = plugins
+        self.clock = clock
+        self.logger = logger
+    }
+
+    var keyring: SigningKeyring { tokens.keyring }
+
+    private static func invalidGrant(_ message: String) -> BrokerError { BrokerError(.invalidGrant, .badRequest, message) }
+
+    // MARK: - Token endpoint
+
+    public func token(_ request: TokenRequest) async throws -> IssuedTokens {
+        let app = try await clients.authenticate(request.client)
+        switch request.grantType {
+        case "authorization_code": return try await exchangeCode(request, app: app)
+        case "refresh_token": return try await refresh(request, app: app)
+        case "client_credentials": return try await clientCredentials(request, app: app)
+        case nil: throw BrokerError(.invalidRequest, .badRequest, "grant_type is missing.")
+        case let other?: throw BrokerError(.unsupportedGrantType, .badRequest, "The grant type '\(other)' is not supported.")
+        }
+    }
+
+    private func exchangeCode(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
+        guard let code = request.code, let redirectURI = request.redirectURI, let verifier = request.codeVerifier else {
+            throw BrokerError(.invalidRequest, .badRequest, "code, redirect_uri and code_verifier are required.")
+        }
+        let now = clock.now
+        let digest = SecretDigest.sha256Hex(code)
+        guard let record = try await store.authorizationCode(digest: digest), record.appID == app.id else {
+            throw Self.invalidGrant("The code is not valid for this client.")
+        }
+        if record.usedAt != nil {
+            try await revokeIssued(by: record)
+            throw Self.invalidGrant("The code was already used; what it issued is revoked.")
+        }
+        guard record.expiresAt > now else { throw Self.invalidGrant("The code has expired.") }
+        guard record.redirectURI == redirectURI else { throw Self.invalidGrant("redirect_uri does not match the authorization request.") }
+        guard PKCE.verify(verifier, against: record.codeChallenge) else { throw Self.invalidGrant("code_verifier does not match the code_challenge.") }
+        guard try await store.redeemAuthorizationCode(digest: digest, now: now) else {
+            // Another request redeemed it a moment ago: treat as reuse.
+            try await revokeIssued(by: record)
+            throw Self.invalidGrant("The code was already used; what it issued is revoked.")
+        }
+        guard let account = try await store.account(id: record.accountID) else { throw Self.invalidGrant("The account no longer exists.") }
+        let issued = try await tokens.issue(
+            TokenIssuer.Grant(
+                app: app, subject: account.id, accountID: account.id, scopes: record.scopes, methods: record.methods,
+                identityProvider: record.identityProvider, authTime: record.authTime, nonce: record.nonce,
+                profile: try await profile(of: account, identityProvider: record.identityProvider, scopes: record.scopes)
+            )
+        )
+        try await store.recordIssuedTokens(
+            codeDigest: digest, familyID: issued.refreshFamilyID, accessTokenID: issued.accessTokenID, accessTokenExpiresAt: issued.accessTokenExpiresAt
+        )
+        return issued.tokens
+    }
+
+    /// A reused code means it leaked: revoke the refresh-token family and the access token it issued
+    /// (RFC 6749 section 4.1.2).
+    private func revokeIssued(by record: AuthorizationCodeRecord) async throws {
+        let now = clock.now
+        if let family = record.issuedFamilyID { _ = try await store.revokeRefreshTokenFamily(familyID: family, now: now) }
+        if let jti = record.issuedAccessTokenID, let expiresAt = record.issuedAccessTokenExpiresAt {
+            try await revocations.revoke(RevocationRecord(kind: .token, value: jti, revokedAt: now, expiresAt: expiresAt))
+        }
+        try await store.appendAudit(
+            AuditEvent(time: now, type: "code.reused", appID: record.appID, accountID: record.accountID, outcome: ErrorCode.invalidGrant.rawValue)
+        )
+        logger.warning("authorization code reused; issued tokens revoked", metadata: ["app": .string(record.appID)])
+    }
+
+    private func refresh(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
+        guard let token = request.refreshToken, !token.isEmpty else {
+            throw BrokerError(.invalidRequest, .badRequest, "refresh_token is required.")
+        }
+        let now = clock.now
+        let digest = SecretDigest.sha256Hex(token)
+        guard let record = try await store.refreshToken(digest: digest), record.appID == app.id else {
+            throw Self.invalidGrant("The refresh token is not valid for this client.")
+        }
+        guard record.revokedAt == nil else { throw Self.invalidGrant("The refresh token was revoked.") }
+        guard record.expiresAt > now else { throw Self.invalidGrant("The refresh token has expired.") }
+        guard record.usedAt == nil, try await store.markRefreshTokenUsed(digest: digest, now: now) else {
+            // A rotated token came back: it was stolen, or the client is broken. Revoke the family
+            // (RFC 9700 section 4.14.2).
+            let revoked = try await store.revokeRefreshTokenFamily(familyID: record.familyID, now: now)
+            try await store.appendAudit(
+                AuditEvent(
+                    time: now, type: "token.reuse_detected", appID: app.id, accountID: record.accountID, outcome: ErrorCode.invalidGrant.rawValue,
+                    details: ["revoked": String(revoked)]
+                )
+            )
+            logger.warning("refresh token reused; family revoked", metadata: ["app": .string(app.id)])
+            throw Self.invalidGrant("The refresh token was already used; its whole family is revoked.")
+        }
+        var scopes = record.scopes
+        if let requested = request.scope?.split(separator: " ").map(String.init), !requested.isEmpty {
+            guard requested.allSatisfy(record.scopes.contains) else {
+                throw BrokerError(.invalidScope, .badRequest, "A refresh may only narrow the original scopes.")
+            }
+            scopes = requested
+        }
+        guard let account = try await store.account(id: record.accountID) else { throw Self.invalidGrant("The account no longer exists.") }
+        try await recheck(account: account, identityProvider: record.identityProvider)
+        let issued = try await tokens.issue(
+            TokenIssuer.Grant(
+                app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: record.methods, identityProvider: record.identityProvider,
+                authTime: record.authTime, refreshFamilyID: record.familyID,
+                profile: try await profile(of: account, identityProvider: record.identityProvider, scopes: scopes)
+            )
+        )
+        return issued.tokens
+    }
+
+    /// Asks the provider that identified the account whether the identity is still good.
+    private func recheck(account: Account, identityProvider: String?) async throws {
+        guard let providerID = identityProvider, let provider = plugins.identityProviders[providerID] as? any IdentityRechecking,
+            let link = try await store.identityLinks(accountID: account.id).first(where: { $0.providerID == providerID })
+        else { return }
+        guard try await provider.isStillValid(subject: link.subject) else {
+            throw Self.invalidGrant("The identity provider no longer accepts this account.")
+        }
+    }
+
+    private func clientCredentials(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
+        guard app.isConfidential, app.policy.clientCredentialsGrant else {
+            throw BrokerError(.unauthorizedClient, .badRequest, "This client may not use the client_credentials grant.")
+        }
+        let personal: Set = ["openid", "profile", "email", "offline_access", "groups"]
+        let requested = request.scope.map { $0.split(separator: " ").map(String.init) } ?? app.policy.defaultScopes.filter { !personal.contains($0) }
+        var scopes: [String] = []
+        for scope in requested where !scopes.contains(scope) {
+            guard app.policy.allowedScopes.contains(scope), !personal.contains(scope) else {
+                throw BrokerError(.invalidScope, .badRequest, "The scope '\(scope)' is not available to a client acting for itself.")
+            }
+            scopes.append(scope)
+        }
+        let issued = try await tokens.issue(
+            TokenIssuer.Grant(app: app, subject: app.id, accountID: nil, scopes: scopes, methods: [], identityProvider: nil, authTime: nil)
+        )
+        return issued.tokens
+    }
+
+    func profile(of account: Account, identityProvider: String?, scopes: [String]) async throws -> [String: JSONValue] {
+        let needsClaims = scopes.contains("email") || scopes.contains("profile") || scopes.contains("groups")
+        let links = needsClaims ? try await store.identityLinks(accountID: account.id) : []
+        let claims = (links.first { $0.providerID == identityProvider } ?? links.first)?.claims ?? [:]
+        return ProfileClaims.make(username: account.username, claims: claims, scopes: scopes)
+    }
+
+    // MARK: - Access tokens
+
+    /// Verifies an access token and checks it is not revoked.
+    public func verifyAccessToken(_ token: String) async throws -> AccessTokenClaims {
+        let claims = try await keyring.verify(token)
+        if try await revocations.isRevoked(claims) {
+            throw BrokerError(.invalidToken, .unauthenticated, "The access token was revoked.")
+        }
+        return claims
+    }
+
+    /// RFC 7662. Only confidential clients may introspect. Access tokens of any app are described (a
+    /// resource server introspects tokens issued to other apps); refresh tokens only to their own app.
+    public func introspect(token: String, client: ClientAuthenticator.Presented) async throws -> [String: JSONValue] {
+        let app = try await clients.authenticate(client)
+        guard app.isConfidential else { throw BrokerError(.invalidClient, .unauthenticated, "Introspection needs a confidential client.") }
+        let inactive: [String: JSONValue] = ["active": false]
+        if token.contains(".") {
+            guard let claims = try? await verifyAccessToken(token) else { return inactive }
+            var answer: [String: JSONValue] = [
+                "active": true, "token_type": "Bearer", "scope": .string(claims.scope), "client_id": .string(claims.clientID),
+                "sub": .string(claims.sub.value), "aud": .string(claims.clientID), "iss": .string(claims.iss.value),
+                "exp": .number(claims.exp.value.timeIntervalSince1970), "iat": .number(claims.iat.value.timeIntervalSince1970),
+                "jti": .string(claims.jti.value), "stateless": .bool(claims.stateless),
+            ]
+            if let authTime = claims.authTime { answer["auth_time"] = .number(Double(authTime)) }
+            return answer
+        }
+        let now = clock.now
+        guard let record = try await store.refreshToken(digest: SecretDigest.sha256Hex(token)), record.appID == app.id, record.revokedAt == nil,
+            record.usedAt == nil, record.expiresAt > now
+        else { return inactive }
+        return [
+            "active": true, "token_type": "refresh_token", "scope": .string(record.scopes.joined(separator: " ")), "client_id": .string(record.appID),
+            "sub": .string(record.accountID), "exp": .number(record.expiresAt.timeIntervalSince1970),
+            "iat": .number(record.issuedAt.timeIntervalSince1970),
+        ]
+    }
+
+    /// RFC 7009: revokes a refresh token (with its family) or an access token of the calling client.
+    /// Unknown tokens and tokens of other clients are ignored: the answer is the same either way.
+    public func revoke(token: String, client: ClientAuthenticator.Presented) async throws {
+        let app = try await clients.authenticate(client)
+        let now = clock.now
+        if token.contains(".") {
+            guard let claims = try? await keyring.verify(token), claims.clientID == app.id else { return }
+            try await revocations.revoke(RevocationRecord(kind: .token, value: claims.jti.value, revokedAt: now, expiresAt: claims.exp.value))
+            try await store.appendAudit(AuditEvent(time: now, type: "token.revoked", appID: app.id, details: ["token_type": "access_token"]))
+            return
+        }
+        guard let record = try await store.refreshToken(digest: SecretDigest.sha256Hex(token)), record.appID == app.id else { return }
+        let revoked = try await store.revokeRefreshTokenFamily(familyID: record.familyID, now: now)
+        try await store.appendAudit(
+            AuditEvent(time: now, type: "token.revoked", appID: app.id, accountID: record.accountID, details: ["token_type": "refresh_token", "revoked": String(revoked)])
+        )
+    }
+
+    /// OIDC Core section 5.3: the signed-in person's claims for the scopes of the access token.
+    public func userinfo(accessToken: String) async throws -> [String: JSONValue] {
+        let claims = try await verifyAccessToken(accessToken)
+        let scopes = claims.scope.split(separator: " ").map(String.init)
+        guard scopes.contains("openid") else {
+            throw BrokerError(.insufficientScope, .forbidden, "The access token has no openid scope.")
+        }
+        var answer: [String: JSONValue] = ["sub": .string(claims.sub.value)]
+        if !claims.stateless {
+            guard let account = try await store.account(id: claims.sub.value) else {
+                throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.")
+            }
+            answer.merge(try await profile(of: account, identityProvider: claims.idp, scopes: scopes)) { current, _ in current }
+        }
+        return answer
+    }
+
+    /// Deletes the signed-in account, its identity links, everything the providers keep about it, and
+    /// every refresh token it holds; its access tokens stop introspecting as active at once. With a
+    /// stateless token, every token of that stateless subject is revoked (there is nothing to delete).
+    public func deregister(accessToken: String) async throws {
+        let claims = try await verifyAccessToken(accessToken)
+        let now = clock.now
+        if !claims.stateless {
+            let links = try await store.identityLinks(accountID: claims.sub.value)
+            for link in links {
+                if let provider = plugins.identityProviders[link.providerID] as? any IdentityForgetting {
+                    try await provider.forget(subject: link.subject)
+                }
+            }
+            guard try await store.deleteAccount(id: claims.sub.value) else {
+                throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.")
+            }
+        }
+        // Covers every access token of the subject issued up to now; none lives longer than a day.
+        try await revocations.revoke(
+            RevocationRecord(kind: .subject, value: claims.sub.value, revokedAt: now, expiresAt: now.addingTimeInterval(SigningKeyring.retiredKeyGrace))
+        )
+        try await store.appendAudit(
+            AuditEvent(time: now, type: "account.deregistered", appID: claims.clientID, accountID: claims.sub.value, details: ["stateless": String(claims.stateless)])
+        )
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import GatehouseCore
+import Hummingbird
+
+/// `/oauth2/authorize` and the pages of browser flows: the provider chooser and one page per
+/// challenge. Every form carries the flow id and a CSRF token in hidden fields (never in a URL), and
+/// the flow only answers to the browser holding its binding cookie.
+struct BrowserPages {
+    let broker: Broker
+    let renderer: PageRenderer
+
+    static let cookieName = "gatehouse_browser"
+
+    init(broker: Broker) {
+        self.broker = broker
+        self.renderer = PageRenderer(issuer: broker.config.server.issuer)
+    }
+
+    func addRoutes(to router: Router<GatehouseRequestContext>) {
+        router.get("oauth2/authorize") { request, context in
+            let parameters: [String: String]
+            do {
+                parameters = try FormBody.query(request)
+            } catch {
+                return renderer.error(error as? BrokerError ?? .invalidRequest("The query is not readable."), requestID: context.id)
+            }
+            return try await authorize(parameters, request: request, context: context)
+        }
+        router.post("oauth2/authorize") { request, context in
+            let parameters: [String: String]
+            do {
+                parameters = try await FormBody.parse(request)
+            } catch let error as BrokerError {
+                return renderer.error(error, requestID: context.id)
+            }
+            return try await authorize(parameters, request: request, context: context)
+        }
+        router.post("oauth2/authorize/provider", use: choose)
+        router.post("oauth2/authorize/answer", use: answer)
+    }
+
+    func authorize(_ parameters: [String: String], request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let app: App
+        let authorization: AuthorizationRequest
+        do {
+            (app, authorization) = try await broker.authorizations.validate(parameters)
+        } catch AuthorizationRefusal.page(let error) {
+            return renderer.error(error, requestID: context.id)
+        } catch AuthorizationRefusal.redirect(_, let location) {
+            return PageRenderer.redirect(to: location)
+        }
+        // One binding cookie per browser, reused by every flow it starts (so two tabs both work).
+        let cookie = request.cookies[Self.cookieName]?.value.nilIfInvalidToken ?? RandomToken.make()
+        let binding = BrowserBinding(cookieDigest: SecretDigest.sha256Hex(cookie), csrfToken: RandomToken.make())
+        var response: Response
+        do {
+            let outcome = try await broker.engine.startAuthorization(app: app, request: authorization, binding: binding, clientIP: context.clientIP)
+            response = renderer.render(outcome, app: app, csrf: binding.csrfToken, requestID: context.id)
+        } catch let error as BrokerError {
+            response = renderer.error(error, requestID: context.id)
+        }
+        response.setCookie(
+            Cookie(
+                name: Self.cookieName, value: cookie, maxAge: Int(app.policy.flowLifetime.value), path: "/oauth2/authorize",
+                secure: broker.config.server.issuer.hasPrefix("https:"), httpOnly: true, sameSite: .lax
+            )
+        )
+        return response
+    }
+
+    @Sendable func choose(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        try await handleForm(request, context: context) { form, flowID, proof in
+            guard let provider = form["provider"] else { throw BrokerError(.invalidRequest, .badRequest, "Choose a provider.") }
+            return try await broker.engine.chooseProvider(flowID: flowID, providerID: provider, browser: proof)
+        }
+    }
+
+    @Sendable func answer(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        try await handleForm(request, context: context) { form, flowID, proof in
+            let answer = form.filter { !["flow", "csrf", "cancel"].contains($0.key) }.mapValues(JSONValue.string)
+            return try await broker.engine.resume(flowID: flowID, answer: ChallengeResponse(answer), client: nil, browser: proof)
+        }
+    }
+
+    /// Reads a flow form, runs `step`, and renders what comes next. A refused answer shows the same
+    /// page again with the error; a flow that is gone shows the error page.
+    private func handleForm(
+        _ request: Request, context: GatehouseRequestContext,
+        step: ([String: String], String, BrowserProof) async throws -> FlowOutcome
+    ) async throws -> Response {
+        let form: [String: String]
+        do {
+            form = try await FormBody.parse(request)
+        } catch let error as BrokerError {
+            return renderer.error(error, requestID: context.id)
+        }
+        guard let flowID = form["flow"], let csrf = form["csrf"] else {
+            return renderer.error(BrokerError(.invalidRequest, .badRequest, "The form is incomplete."), requestID: context.id)
+        }
+        let proof = BrowserProof(cookie: request.cookies[Self.cookieName]?.value, csrfToken: csrf)
+        do {
+            if form["cancel"] != nil {
+                return PageRenderer.redirect(to: try await broker.engine.cancel(flowID: flowID, browser: proof))
+            }
+            let outcome = try await step(form, flowID, proof)
+            return renderer.render(outcome, app: try await broker.engine.app(ofFlow: flowID), csrf: csrf, requestID: context.id)
+        } catch let error as BrokerError where [.failedAttempt, .badRequest, .conflict].contains(error.kind) && error.code != .flowNotFound {
+            guard let pending = try? await broker.engine.pending(flowID: flowID, browser: proof) else {
+                return renderer.error(error, requestID: context.id)
+            }
+            let app = try await broker.engine.app(ofFlow: flowID)
+            return renderer.render(pending, app: app, csrf: csrf, error: error.message, status: .badRequest, requestID: context.id)
+        } catch let error as BrokerError {
+            return renderer.error(error, requestID: context.id)
+        }
+    }
+}
+
+extension String {
+    /// The value if it looks like one of our random tokens (43 base64url characters), else nil.
+    var nilIfInvalidToken: String? {
+        count == 43 && allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") } ? self : nil
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+
+/// The OAuth 2.0 / OpenID Connect JSON endpoints: discovery, token, userinfo, revocation,
+/// introspection, and account deregistration. Handlers translate HTTP to `OAuthService` calls.
+struct OAuthAPI {
+    let broker: Broker
+    var oauth: OAuthService { broker.oauth }
+
+    func addRoutes(to router: Router<GatehouseRequestContext>) {
+        router.get(".well-known/openid-configuration", use: discovery)
+        router.get(".well-known/oauth-authorization-server", use: discovery)
+        router.post("oauth2/token", use: token)
+        router.get("oauth2/userinfo", use: userinfo)
+        router.post("oauth2/userinfo", use: userinfo)
+        router.post("oauth2/revoke", use: revoke)
+        router.post("oauth2/introspect", use: introspect)
+        router.delete("v1/account", use: deregister)
+    }
+
+    @Sendable func discovery(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        var response = JSONBody(await broker.discovery()).response(status: .ok)
+        response.headers[.cacheControl] = "public, max-age=300"
+        return response
+    }
+
+    @Sendable func token(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let form = try await FormBody.parse(request)
+        let tokens = try await oauth.token(TokenRequest(form: form, basic: try ClientAuthentication.basicCredentials(request.headers[.authorization])))
+        var response = JSONBody(tokens).response(status: .ok)
+        response.headers[.cacheControl] = "no-store"
+        response.headers[.pragma] = "no-cache"
+        return response
+    }
+
+    @Sendable func introspect(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let form = try await FormBody.parse(request)
+        guard let token = form["token"] else { throw BrokerError(.invalidRequest, .badRequest, "token is required.") }
+        let answer = try await oauth.introspect(token: token, client: presented(form, request))
+        return JSONBody(answer).response(status: .ok)
+    }
+
+    @Sendable func revoke(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let form = try await FormBody.parse(request)
+        guard let token = form["token"] else { throw BrokerError(.invalidRequest, .badRequest, "token is required.") }
+        try await oauth.revoke(token: token, client: presented(form, request))
+        return Response(status: .ok)
+    }
+
+    @Sendable func userinfo(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        try await withBearer(request) { token in
+            JSONBody(try await oauth.userinfo(accessToken: token)).response(status: .ok)
+        }
+    }
+
+    @Sendable func deregister(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        try await withBearer(request) { token in
+            try await oauth.deregister(accessToken: token)
+            return Response(status: .noContent)
+        }
+    }
+
+    private func presented(_ form: [String: String], _ request: Request) throws -> ClientAuthenticator.Presented {
+        ClientAuthenticator.Presented(
+            basic: try ClientAuthentication.basicCredentials(request.headers[.authorization]), clientID: form["client_id"], clientSecret: form["client_secret"]
+        )
+    }
+
+    /// Runs `body` with the request's bearer token; token errors answer as RFC 6750 says, with a
+    /// `WWW-Authenticate: Bearer` challenge.
+    private func withBearer(_ request: Request, _ body: (String) async throws -> Response) async throws -> Response {
+        do {
+            guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
+                throw BrokerError(.invalidToken, .unauthenticated, "A bearer access token is required.")
+            }
+            return try await body(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+        } catch let error as BrokerError where error.code == .invalidToken || error.code == .insufficientScope {
+            var response = ErrorBody(error).response()
+            response.headers[.wwwAuthenticate] = #"Bearer realm="gatehouse", error="\#(error.code.rawValue)""#
+            return response
+        }
+    }
+}

@@ -1,0 +1,86 @@
+/// The browser pages, as Mustache templates. `{{x}}` escapes HTML; the only unescaped value is the
+/// layout's `{{{content}}}`, which is itself a rendered (escaped) template. Plain HTML forms: the
+/// pages work without JavaScript and with screen readers (labels, `role="alert"` for errors).
+enum PageTemplates {
+    static let layout = """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <title>{{title}} · Gatehouse</title>
+        <style>
+        body{font-family:system-ui,sans-serif;background:#f4f5f7;color:#1b1d21;margin:0}
+        main{max-width:24rem;margin:4rem auto;background:#fff;padding:2rem;border-radius:.5rem;box-shadow:0 1px 3px rgba(0,0,0,.2)}
+        h1{font-size:1.4rem;margin-top:0}
+        label{display:block;margin:1rem 0 .3rem;font-weight:600}
+        input[type=text],input[type=password]{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px solid #767676;border-radius:.3rem}
+        button{margin-top:1.2rem;padding:.6rem 1.2rem;font-size:1rem;border-radius:.3rem;border:1px solid #0b5cad;background:#0b5cad;color:#fff;cursor:pointer}
+        button.secondary{background:#fff;color:#0b5cad}
+        button:focus,input:focus{outline:3px solid #ffbf47;outline-offset:1px}
+        .error{color:#a4000f;background:#fdecee;padding:.6rem;border-radius:.3rem}
+        .providers button{display:block;width:100%}
+        fieldset{border:0;padding:0;margin:0}
+        legend{font-weight:600}
+        </style>
+        </head>
+        <body>
+        <main>
+        <h1>{{title}}</h1>
+        {{{content}}}
+        </main>
+        </body>
+        </html>
+        """
+
+    static let credentials = """
+        {{#appName}}<p>to continue to <strong>{{appName}}</strong></p>{{/appName}}
+        {{#error}}<p class="error" role="alert" id="form-error">{{error}}</p>{{/error}}
+        <form method="post" action="{{action}}">
+        <input type="hidden" name="flow" value="{{flow}}">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="username">Username</label>
+        <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required{{^username}} autofocus{{/username}} value="{{username}}"{{#error}} aria-describedby="form-error"{{/error}}>
+        <label for="password">Password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required{{#username}} autofocus{{/username}}>
+        <button type="submit">Sign in</button>
+        <button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
+        </form>
+        """
+
+    static let challenge = """
+        {{#appName}}<p>to continue to <strong>{{appName}}</strong></p>{{/appName}}
+        {{#error}}<p class="error" role="alert" id="form-error">{{error}}</p>{{/error}}
+        {{#prompt}}<p>{{prompt}}</p>{{/prompt}}
+        <form method="post" action="{{action}}">
+        <input type="hidden" name="flow" value="{{flow}}">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        {{#fields}}
+        <label for="field-{{name}}">{{label}}</label>
+        <input id="field-{{name}}" name="{{name}}" type="{{type}}" autocomplete="{{autocomplete}}" required{{#first}} autofocus{{/first}}>
+        {{/fields}}
+        <button type="submit">Continue</button>
+        <button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
+        </form>
+        """
+
+    static let chooser = """
+        {{#appName}}<p>to continue to <strong>{{appName}}</strong></p>{{/appName}}
+        <form method="post" action="{{action}}">
+        <input type="hidden" name="flow" value="{{flow}}">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <fieldset class="providers">
+        <legend>Choose how to sign in</legend>
+        {{#providers}}<button type="submit" name="provider" value="{{id}}">{{label}}</button>{{/providers}}
+        </fieldset>
+        <button type="submit" name="cancel" value="1" class="secondary">Cancel</button>
+        </form>
+        """
+
+    static let error = """
+        <p class="error" role="alert">{{description}}</p>
+        <p>Error code: <code>{{code}}</code>{{#requestID}} · request <code>{{requestID}}</code>{{/requestID}}</p>
+        <p>Go back to the application you came from and start the sign-in again.</p>
+        """
+}
