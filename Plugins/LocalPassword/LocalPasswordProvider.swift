@@ -4,7 +4,7 @@ import HummingbirdBcrypt
 
 /// Signs people in with a username and a password the broker keeps (bcrypt hashes in the plugin's
 /// storage). Registration checks the app's password policy; the username must be free.
-public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging {
+public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, IdentityRechecking, IdentityForgetting {
     public let id: String
     let cost: Int
     let environment: PluginEnvironment
@@ -72,6 +72,8 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging {
         guard try await environment.storage.insert(record, key: Self.key(username)) else {
             throw BrokerError(.usernameTaken, .conflict, "This username is taken.")
         }
+        // Index by subject, for rechecks and deregistration.
+        _ = try await environment.storage.insert(username, key: Self.subjectKey(record.subject))
         return record
     }
 
@@ -82,7 +84,7 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging {
     }
 
     public func listUsers() async throws -> [ManagedUser] {
-        try await environment.storage.all(UserRecord.self).map {
+        try await environment.storage.all(UserRecord.self, keyPrefix: "user:").map {
             ManagedUser(subject: $0.value.subject, username: $0.value.username, createdAt: $0.value.createdAt)
         }
     }
@@ -91,12 +93,33 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging {
         let key = Self.key(Self.normalize(username))
         guard let record = try await environment.storage.get(UserRecord.self, key: key)?.value else { return nil }
         try await environment.storage.delete(key: key)
+        try await environment.storage.delete(key: Self.subjectKey(record.subject))
         return record.subject
+    }
+
+    // MARK: - IdentityRechecking, IdentityForgetting
+
+    /// A user removed by an administrator stops refreshing tokens.
+    public func isStillValid(subject: String) async throws -> Bool {
+        try await record(subject: subject) != nil
+    }
+
+    /// Deregistration: the password hash goes with the account.
+    public func forget(subject: String) async throws {
+        if let found = try await record(subject: subject) {
+            _ = try await removeUser(username: found.username)
+        }
+    }
+
+    private func record(subject: String) async throws -> UserRecord? {
+        guard let username = try await environment.storage.get(String.self, key: Self.subjectKey(subject))?.value else { return nil }
+        return try await environment.storage.get(UserRecord.self, key: Self.key(username))?.value
     }
 
     // MARK: - Usernames
 
     static func key(_ username: String) -> String { "user:\(username)" }
+    static func subjectKey(_ subject: String) -> String { "subject:\(subject)" }
 
     static func normalize(_ username: String) -> String {
         username.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()

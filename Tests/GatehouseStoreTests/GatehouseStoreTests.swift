@@ -20,9 +20,9 @@ struct GatehouseStoreTests {
     @Test func appliesMigrationsOnOpenAndUsesWriteAheadLog() throws {
         let temporary = try TemporaryStore()
         defer { temporary.remove() }
-        #expect(try temporary.store.appliedMigrations() == ["v1-foundation"])
+        #expect(try temporary.store.appliedMigrations() == ["v1-foundation", "v2-openid-provider"])
         // Opening again runs nothing twice.
-        #expect(try SQLiteStore(path: temporary.path).appliedMigrations() == ["v1-foundation"])
+        #expect(try SQLiteStore(path: temporary.path).appliedMigrations() == ["v1-foundation", "v2-openid-provider"])
         // SQLite's file header says WAL with read and write versions 2 (bytes 18 and 19).
         let header = try #require(FileManager.default.contents(atPath: temporary.path)).prefix(20)
         #expect(Array(header.suffix(2)) == [2, 2])
@@ -110,7 +110,7 @@ struct GatehouseStoreTests {
         let store = temporary.store
         let (account, _) = try await store.linkIdentity(ExternalIdentity(providerID: "local", subject: "s", username: "bob"), now: now)
         try await store.insertRefreshToken(
-            RefreshTokenRecord(digest: "d", familyID: "f", accountID: account.id, appID: "notes", scopes: [], issuedAt: now, expiresAt: now.addingTimeInterval(60))
+            RefreshTokenRecord(digest: "d", familyID: "f", accountID: account.id, appID: "notes", scopes: [], issuedAt: now, expiresAt: now.addingTimeInterval(60), authTime: now)
         )
         #expect(try await store.unlinkIdentity(providerID: "local", subject: "s"))
         #expect(try await store.account(id: account.id) == nil)

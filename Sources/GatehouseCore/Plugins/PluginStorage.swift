@@ -39,8 +39,9 @@ public struct PluginStorage: Sendable {
         try await store.deletePluginRecord(namespace: namespace, key: key)
     }
 
-    public func all<Value: Decodable & Sendable>(_ type: Value.Type) async throws -> [(key: String, value: Value)] {
-        try await store.pluginRecords(namespace: namespace, now: clock.now).map {
+    /// Every live value whose key starts with `keyPrefix`, in key order.
+    public func all<Value: Decodable & Sendable>(_ type: Value.Type, keyPrefix: String = "") async throws -> [(key: String, value: Value)] {
+        try await store.pluginRecords(namespace: namespace, now: clock.now).filter { $0.key.hasPrefix(keyPrefix) }.map {
             (key: $0.key, value: try JSONDecoder().decode(Value.self, from: $0.value))
         }
     }

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import GatehouseCore
+
+struct KeysCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keys", abstract: "Manage the token-signing keys.", subcommands: [Rotate.self, List.self]
+    )
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a new signing key and make it the active one. The old keys stay published until every token they signed has expired (24 h)."
+        )
+        @OptionGroup var options: ConfigOptions
+
+        func run() async throws {
+            let (config, _) = try Bootstrap.loadConfig(options)
+            let store = try Bootstrap.openStore(config)
+            let broker = try await Bootstrap.broker(config, store: store, logger: try Bootstrap.logger(level: "warning"))
+            let key = try await broker.keyring.rotate()
+            try await store.appendAudit(AuditEvent(time: broker.clock.now, type: "key.rotated", details: ["kid": key.kid, "alg": key.algorithm.rawValue, "via": "cli"]))
+            print("new active key \(key.kid) (\(key.algorithm.rawValue)); running brokers pick it up within 15 seconds")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the signing keys and their state.")
+        @OptionGroup var options: ConfigOptions
+
+        func run() async throws {
+            let (config, _) = try Bootstrap.loadConfig(options)
+            let store = try Bootstrap.openStore(config)
+            let now = Date()
+            let records = try await store.signingKeys().sorted { $0.createdAt > $1.createdAt }
+            let activeKid = records.first { $0.retiredAt == nil && $0.algorithm == config.tokens.signingAlgorithm }?.kid
+            print("KID\tALG\tCREATED\tSTATE")
+            for record in records {
+                let state: String
+                if record.kid == activeKid {
+                    state = "active (signs)"
+                } else if let retired = record.retiredAt {
+                    let until = retired.addingTimeInterval(SigningKeyring.retiredKeyGrace)
+                    state = until > now ? "retired, published until \(until.formatted(.iso8601))" : "expired"
+                } else {
+                    state = "published (another algorithm)"
+                }
+                print("\(record.kid)\t\(record.algorithm.rawValue)\t\(record.createdAt.formatted(.iso8601))\t\(state)")
+            }
+        }
+    }
+}
