@@ -5,7 +5,7 @@ RUN_PACKAGES := libsqlite3-dev libssl-dev libldap2-dev curl jq
 TEST_PACKAGES := $(RUN_PACKAGES) python3 python3-venv
 ARGS ?=
 
-.PHONY: run test build deps test-deps unit e2e clean
+.PHONY: run test build deps test-deps unit e2e integration clean
 
 deps:
 	@scripts/install-deps.sh $(RUN_PACKAGES)
@@ -27,7 +27,12 @@ e2e: test-deps
 	$(SWIFT) build --product gatehouse
 	Tests/e2e/run.sh
 
-test: unit e2e
+# A standard OIDC client (Authlib) and a real headless Chromium against the OpenID Provider.
+integration: test-deps
+	$(SWIFT) build --product gatehouse
+	Tests/integration/run.sh
+
+test: unit e2e integration
 
 clean:
 	rm -rf .build data

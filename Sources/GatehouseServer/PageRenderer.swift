@@ -59,7 +59,10 @@ struct PageRenderer: Sendable {
                 "appName": appName, "flow": flowID, "csrf": csrf, "action": issuer + "/oauth2/authorize/answer", "error": error ?? false,
             ]
             if challenge.type == "credentials" {
-                values["username"] = challenge.fields["username"]?.stringValue ?? ""
+                let hint = challenge.fields["username"]?.stringValue ?? ""
+                values["username"] = hint
+                // Mustache treats an empty string as true, so the autofocus choice needs a real Boolean.
+                values["prefilled"] = !hint.isEmpty
                 return page("credentials", title: "Sign in", values: values, status: status)
             }
             var names: [String] = []

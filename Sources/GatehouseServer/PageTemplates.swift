@@ -41,9 +41,9 @@ enum PageTemplates {
         <input type="hidden" name="flow" value="{{flow}}">
         <input type="hidden" name="csrf" value="{{csrf}}">
         <label for="username">Username</label>
-        <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required{{^username}} autofocus{{/username}} value="{{username}}"{{#error}} aria-describedby="form-error"{{/error}}>
+        <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required{{^prefilled}} autofocus{{/prefilled}} value="{{username}}"{{#error}} aria-describedby="form-error"{{/error}}>
         <label for="password">Password</label>
-        <input id="password" name="password" type="password" autocomplete="current-password" required{{#username}} autofocus{{/username}}>
+        <input id="password" name="password" type="password" autocomplete="current-password" required{{#prefilled}} autofocus{{/prefilled}}>
         <button type="submit">Sign in</button>
         <button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
         </form>

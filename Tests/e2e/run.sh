@@ -134,6 +134,7 @@ curl -sS -X POST "$base/v1/flows/unknown" -H 'Content-Type: application/json' -d
 cp "$work/jwks.json" "$work/answers/jwks.200.json"
 curl -sS "$base/healthz" >"$work/answers/healthz.200.json"
 curl -sS "$base/readyz" >"$work/answers/readyz.200.json"
+curl -sS "$base/.well-known/openid-configuration" >"$work/answers/discovery.200.json"
 check "openapi.yaml is a valid OpenAPI 3.1 document and every answer matches its schema" "$py" - "$repo/docs/openapi.yaml" "$work/answers" <<'PY'
 import json, os, sys, yaml, jsonschema
 from openapi_spec_validator import validate

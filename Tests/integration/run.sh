@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Integration test: Gatehouse as an OpenID Provider for a standard OIDC client library (Authlib) and a
+# real headless browser (Debian's chromium + chromedriver, driven by Selenium). Starts the built
+# binary with a throw-away config and database, then runs Tests/integration/oidc_test.py against it.
+#
+#   Tests/integration/run.sh        # needs .build/debug/gatehouse (or GATEHOUSE_BIN=path)
+#   KEEP_WORK=1 Tests/integration/run.sh   # keep the work dir (config, log, screenshot)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${GATEHOUSE_BIN:-"$repo/.build/debug/gatehouse"}
+venv="$repo/.build/integration-venv"
+started_at=$(date +%s)
+
+"$repo/scripts/install-deps.sh" chromium chromium-driver python3-venv curl
+
+# A virtual environment (under .build, which git ignores) for the client side.
+[ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
+"$venv/bin/python" -c 'import selenium, authlib, requests' 2>/dev/null \
+  || "$venv/bin/python" -m pip install -q selenium authlib requests
+
+work=$(mktemp -d /tmp/gatehouse-integration.XXXXXX)
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill -TERM "$server_pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$server_pid" 2>/dev/null || true
+  fi
+  if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir kept: $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+log_tail() { echo "--- last lines of the server log ---"; tail -n 40 "$work/server.log" 2>/dev/null || true; }
+
+# The binary may be in the middle of a rebuild: wait until it runs, then test a private copy of it.
+for _ in $(seq 1 120); do "$bin" version >/dev/null 2>&1 && break; sleep 1; done
+"$bin" version >/dev/null 2>&1 || { echo "FAIL no runnable gatehouse binary at $bin (make build first)"; exit 1; }
+cp "$bin" "$work/gatehouse"
+bin="$work/gatehouse"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+broker_port=$(free_port)
+callback_port=$(free_port)
+while [ "$callback_port" = "$broker_port" ]; do callback_port=$(free_port); done
+base="http://127.0.0.1:$broker_port"
+secret() { python3 -c 'import secrets; print(secrets.token_urlsafe(32))'; }
+export WEBAPP_SECRET OTHER_SECRET
+WEBAPP_SECRET=$(secret)
+OTHER_SECRET=$(secret)
+alice_password='correct horse battery'
+bob_password='tulip marble engine'
+
+cfg="$work/gatehouse.yaml"
+cat >"$cfg" <<YAML
+environment: development
+server:
+  listen: 127.0.0.1:$broker_port
+providers:
+  - id: local
+    type: local
+    config: {bcryptCost: 4}
+apps:
+  - id: webapp
+    name: Web App
+    secret: \${WEBAPP_SECRET}
+    redirectURIs: [http://127.0.0.1:$callback_port/callback]
+    policy:
+      identityProviders: [local]
+      allowedScopes: [openid, profile, email, offline_access]
+  - id: spa
+    name: Single Page App
+    redirectURIs: [http://127.0.0.1:$callback_port/callback]
+    policy:
+      identityProviders: [local]
+  - id: other
+    secret: \${OTHER_SECRET}
+    redirectURIs: [http://127.0.0.1:$callback_port/other]
+    policy:
+      identityProviders: [local]
+      clientCredentialsGrant: true
+YAML
+
+# The database (data/) lands in the work dir.
+cd "$work"
+add_user() { # add_user NAME PASSWORD, with the CLI (password on standard input)
+  printf '%s\n' "$2" | "$bin" users add "$1" --config "$cfg" >>"$work/cli.log" 2>&1 \
+    || { echo "FAIL gatehouse users add $1:"; cat "$work/cli.log"; exit 1; }
+}
+add_user alice "$alice_password"
+add_user bob "$bob_password"
+
+"$bin" serve --config "$cfg" >"$work/server.log" 2>&1 &
+server_pid=$!
+ready=0
+for _ in $(seq 1 100); do
+  if curl -sf "$base/healthz" >/dev/null 2>&1; then ready=1; break; fi
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [ "$ready" != 1 ]; then echo "FAIL the broker did not come up on $base"; log_tail; exit 1; fi
+
+echo "gatehouse OIDC integration test (broker $base, callback port $callback_port, work dir $work)"
+mkdir -p "$work/tmp"
+status=0
+TMPDIR="$work/tmp" GATEHOUSE_BASE_URL="$base" GATEHOUSE_CALLBACK_PORT="$callback_port" \
+  ALICE_PASSWORD="$alice_password" BOB_PASSWORD="$bob_password" GATEHOUSE_SCREENSHOT="$work/sign-in.png" \
+  "$venv/bin/python" "$repo/Tests/integration/oidc_test.py" || status=$?
+
+if [ "$status" -ne 0 ]; then log_tail; fi
+echo "integration test finished in $(($(date +%s) - started_at))s"
+exit "$status"

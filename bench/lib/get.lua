@@ -1,0 +1,1 @@
+dofile(os.getenv("BENCH_LIB") .. "/report.lua")
