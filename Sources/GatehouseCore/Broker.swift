@@ -53,8 +53,8 @@ public struct Broker: Sendable {
     }
 
     /// The OpenID Provider metadata for this broker.
-    public func discovery() async -> DiscoveryDocument {
-        DiscoveryDocument(issuer: config.server.issuer, signingAlgorithms: await keyring.publishedAlgorithms())
+    public func discovery() -> DiscoveryDocument {
+        DiscoveryDocument(issuer: config.server.issuer, signingAlgorithms: keyring.publishedAlgorithms())
     }
 
     /// Removes what has expired: flows, plugin records, codes, refresh tokens, revocations, and keys

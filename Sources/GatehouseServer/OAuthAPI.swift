@@ -21,7 +21,7 @@ struct OAuthAPI {
     }
 
     @Sendable func discovery(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        var response = JSONBody(await broker.discovery()).response(status: .ok)
+        var response = JSONBody(broker.discovery()).response(status: .ok)
         response.headers[.cacheControl] = "public, max-age=300"
         return response
     }

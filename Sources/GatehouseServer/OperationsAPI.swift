@@ -17,7 +17,7 @@ struct OperationsAPI {
             return JSONBody(body).response(status: readiness.ready ? .ok : .serviceUnavailable)
         }
         router.get("oauth2/jwks") { _, _ in
-            var response = JSONBody(await broker.keyring.keySet()).response(status: .ok)
+            var response = JSONBody(broker.keyring.keySet()).response(status: .ok)
             // Short enough that a rotated key reaches verifiers quickly.
             response.headers[.cacheControl] = "public, max-age=60"
             response.headers[.contentType] = "application/jwk-set+json"

@@ -4,19 +4,21 @@ import GatehouseCore
 
 extension SQLiteStore: RefreshTokenStore {
     public func insertRefreshToken(_ token: RefreshTokenRecord) async throws {
-        try await pool.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO refresh_tokens (digest, family_id, account_id, app_id, scopes, issued_at, expires_at, auth_time, amr, idp, used_at, revoked_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    token.digest, token.familyID, token.accountID, token.appID, try StoreJSON.encode(token.scopes),
-                    token.issuedAt.storeValue, token.expiresAt.storeValue, token.authTime.storeValue, try StoreJSON.encode(token.methods),
-                    token.identityProvider, token.usedAt?.storeValue, token.revokedAt?.storeValue,
-                ]
-            )
-        }
+        try await pool.write { db in try Self.insert(token, db) }
+    }
+
+    static func insert(_ token: RefreshTokenRecord, _ db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO refresh_tokens (digest, family_id, account_id, app_id, scopes, issued_at, expires_at, auth_time, amr, idp, used_at, revoked_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                token.digest, token.familyID, token.accountID, token.appID, try StoreJSON.encode(token.scopes),
+                token.issuedAt.storeValue, token.expiresAt.storeValue, token.authTime.storeValue, try StoreJSON.encode(token.methods),
+                token.identityProvider, token.usedAt?.storeValue, token.revokedAt?.storeValue,
+            ]
+        )
     }
 
     public func refreshToken(digest: String) async throws -> RefreshTokenRecord? {
@@ -32,13 +34,15 @@ extension SQLiteStore: RefreshTokenStore {
         }
     }
 
-    public func markRefreshTokenUsed(digest: String, now: Date) async throws -> Bool {
+    public func rotateRefreshToken(usedDigest: String, replacement: RefreshTokenRecord, now: Date) async throws -> Bool {
         try await pool.write { db in
             try db.execute(
                 sql: "UPDATE refresh_tokens SET used_at = ? WHERE digest = ? AND used_at IS NULL AND revoked_at IS NULL",
-                arguments: [now.storeValue, digest]
+                arguments: [now.storeValue, usedDigest]
             )
-            return db.changesCount == 1
+            guard db.changesCount == 1 else { return false }
+            try Self.insert(replacement, db)
+            return true
         }
     }
 

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import GatehouseCore
 import GatehouseStore
 
@@ -14,8 +17,13 @@ public struct TemporaryStore: Sendable {
 
     public var path: String { store.path }
 
+    /// Deletes the folder. Plain unlink/rmdir: Foundation's recursive `removeItem` crashed here when
+    /// many parallel tests removed their folders at once.
     public func remove() {
-        try? FileManager.default.removeItem(at: folder)
+        for name in (try? FileManager().contentsOfDirectory(atPath: folder.path)) ?? [] {
+            unlink(folder.appendingPathComponent(name).path)
+        }
+        rmdir(folder.path)
     }
 }
 

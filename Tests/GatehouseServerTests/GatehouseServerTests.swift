@@ -249,14 +249,14 @@ struct GatehouseServerTests {
         let temporary = try TemporaryStore()
         defer { temporary.remove() }
         let first = try await Self.broker(temporary: temporary)
-        let firstKeys = await first.broker.keyring.keySet()
+        let firstKeys = first.broker.keyring.keySet()
         try await Self.application(first).test(.live) { client in
             _ = try await Self.register(client, username: "erin", password: "correct horse battery")
         }
         // A new store handle and a new broker on the same file, as after a process restart.
         let reopened = try TemporaryStore.reopen(temporary)
         let second = try await Self.broker(temporary: reopened)
-        #expect(await second.broker.keyring.keySet() == firstKeys)
+        #expect(second.broker.keyring.keySet() == firstKeys)
         try await Self.application(second).test(.live) { client in
             let started = try Self.object(try await client.execute(uri: "/v1/flows", method: .post, body: Self.json(#"{"app":"demo","provider":"local"}"#)))
             let done = try await client.execute(

@@ -385,10 +385,10 @@ extension GatehouseServerTests {
         defer { test.temporary.remove() }
         let keyring = test.broker.keyring
         let before = try await test.signIn(FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: ClientCredentials(clientID: "web", secret: Self.webSecret))
-        let oldKid = try #require(await keyring.keySet().keys.first?.kid)
+        let oldKid = try #require(keyring.keySet().keys.first?.kid)
         let newKey = try await keyring.rotate()
         #expect(newKey.kid != oldKid)
-        #expect(await keyring.keySet().keys.map(\.kid) == [newKey.kid, oldKid])
+        #expect(keyring.keySet().keys.map(\.kid) == [newKey.kid, oldKid])
         // The old token still verifies; new tokens use the new key.
         _ = try await keyring.verify(before.tokens.accessToken)
         let after = try await test.signIn(FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: ClientCredentials(clientID: "web", secret: Self.webSecret))
@@ -396,7 +396,7 @@ extension GatehouseServerTests {
         #expect(header["kid"] == newKey.kid)
         // A day later the old key is no longer published.
         test.clock.advance(by: SigningKeyring.retiredKeyGrace + 1)
-        #expect(await keyring.keySet().keys.map(\.kid) == [newKey.kid])
+        #expect(keyring.keySet().keys.map(\.kid) == [newKey.kid])
         #expect(try await test.broker.purgeExpired() > 0)
         #expect(try await test.store.signingKeys().count == 1)
     }

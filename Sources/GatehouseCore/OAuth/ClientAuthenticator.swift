@@ -2,9 +2,9 @@
 /// or `client_secret_post` for confidential apps, `client_id` alone for public ones (RFC 6749 section
 /// 2.3). Secrets are compared as SHA-256 digests in constant time.
 public struct ClientAuthenticator: Sendable {
-    public let apps: any AppStore
+    public let apps: AppCache
 
-    public init(apps: any AppStore) { self.apps = apps }
+    public init(apps: AppCache) { self.apps = apps }
 
     /// What the request carried: HTTP Basic credentials and/or form fields.
     public struct Presented: Sendable {

@@ -16,7 +16,7 @@ public struct OAuthService: Sendable {
         self.store = store
         self.tokens = tokens
         self.revocations = RevocationList(store: store, clock: clock)
-        self.clients = ClientAuthenticator(apps: store)
+        self.clients = ClientAuthenticator(apps: AppCache(store: store, clock: clock))
         self.plugins = plugins
         self.clock = clock
         self.logger = logger
@@ -99,19 +99,7 @@ public struct OAuthService: Sendable {
         }
         guard record.revokedAt == nil else { throw Self.invalidGrant("The refresh token was revoked.") }
         guard record.expiresAt > now else { throw Self.invalidGrant("The refresh token has expired.") }
-        guard record.usedAt == nil, try await store.markRefreshTokenUsed(digest: digest, now: now) else {
-            // A rotated token came back: it was stolen, or the client is broken. Revoke the family
-            // (RFC 9700 section 4.14.2).
-            let revoked = try await store.revokeRefreshTokenFamily(familyID: record.familyID, now: now)
-            try await store.appendAudit(
-                AuditEvent(
-                    time: now, type: "token.reuse_detected", appID: app.id, accountID: record.accountID, outcome: ErrorCode.invalidGrant.rawValue,
-                    details: ["revoked": String(revoked)]
-                )
-            )
-            logger.warning("refresh token reused; family revoked", metadata: ["app": .string(app.id)])
-            throw Self.invalidGrant("The refresh token was already used; its whole family is revoked.")
-        }
+        guard record.usedAt == nil else { throw try await refreshTokenReused(record, app: app) }
         var scopes = record.scopes
         if let requested = request.scope?.split(separator: " ").map(String.init), !requested.isEmpty {
             guard requested.allSatisfy(record.scopes.contains) else {
@@ -121,14 +109,33 @@ public struct OAuthService: Sendable {
         }
         guard let account = try await store.account(id: record.accountID) else { throw Self.invalidGrant("The account no longer exists.") }
         try await recheck(account: account, identityProvider: record.identityProvider)
-        let issued = try await tokens.issue(
-            TokenIssuer.Grant(
-                app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: record.methods, identityProvider: record.identityProvider,
-                authTime: record.authTime, refreshFamilyID: record.familyID,
-                profile: try await profile(of: account, identityProvider: record.identityProvider, scopes: scopes)
+        do {
+            let issued = try await tokens.issue(
+                TokenIssuer.Grant(
+                    app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: record.methods, identityProvider: record.identityProvider,
+                    authTime: record.authTime, refreshFamilyID: record.familyID, replacingRefreshToken: digest,
+                    profile: try await profile(of: account, identityProvider: record.identityProvider, scopes: scopes)
+                )
+            )
+            return issued.tokens
+        } catch is TokenIssuer.RefreshTokenAlreadyUsed {
+            throw try await refreshTokenReused(record, app: app)
+        }
+    }
+
+    /// A rotated token came back: it was stolen, or the client is broken. Revoke the family
+    /// (RFC 9700 section 4.14.2) and return the error to answer with.
+    private func refreshTokenReused(_ record: RefreshTokenRecord, app: App) async throws -> BrokerError {
+        let now = clock.now
+        let revoked = try await store.revokeRefreshTokenFamily(familyID: record.familyID, now: now)
+        try await store.appendAudit(
+            AuditEvent(
+                time: now, type: "token.reuse_detected", appID: app.id, accountID: record.accountID, outcome: ErrorCode.invalidGrant.rawValue,
+                details: ["revoked": String(revoked)]
             )
         )
-        return issued.tokens
+        logger.warning("refresh token reused; family revoked", metadata: ["app": .string(app.id)])
+        return Self.invalidGrant("The refresh token was already used; its whole family is revoked.")
     }
 
     /// Asks the provider that identified the account whether the identity is still good.

@@ -80,8 +80,9 @@ public struct RefreshTokenRecord: Sendable, Hashable, Codable {
 public protocol RefreshTokenStore: Sendable {
     func insertRefreshToken(_ token: RefreshTokenRecord) async throws
     func refreshToken(digest: String) async throws -> RefreshTokenRecord?
-    /// Marks the token used if it is not used or revoked yet; false when another request used it first.
-    func markRefreshTokenUsed(digest: String, now: Date) async throws -> Bool
+    /// In one transaction: marks the token `usedDigest` used if it is not used or revoked yet, and
+    /// stores its replacement. False (and nothing written) when another request used it first.
+    func rotateRefreshToken(usedDigest: String, replacement: RefreshTokenRecord, now: Date) async throws -> Bool
     /// Revokes every live token of the family; returns how many.
     func revokeRefreshTokenFamily(familyID: String, now: Date) async throws -> Int
     /// Revokes every live token of the account; returns how many.

@@ -1,22 +1,42 @@
 import Crypto
 import Foundation
 import JWTKit
+import Synchronization
 import _CryptoExtras
 
 /// The broker's token-signing keys: generated on first start and kept in the store, the newest active
 /// key signs, every key not yet retired past its grace period is published and verifies.
-public actor SigningKeyring {
+///
+/// Signing and verifying are the broker's hottest paths, so they do not queue behind one actor: the
+/// keys live in an immutable snapshot swapped under a lock, and jwt-kit's key collection (itself an
+/// actor) is built once per core and used round-robin.
+public final class SigningKeyring: Sendable {
     /// How long a retired key stays published: the longest access- or ID-token lifetime a policy
     /// allows (one day), so every token it signed expires before its key disappears.
     public static let retiredKeyGrace: TimeInterval = 86_400
+    /// Verified access tokens remembered (until they expire) so that a token introspected again and
+    /// again is not verified again each time.
+    static let verifiedCacheLimit = 10_000
+
+    private struct Snapshot: Sendable {
+        var collections: [JWTKeyCollection] = [JWTKeyCollection()]
+        var loaded: [String: LoadedKey] = [:]
+        var activeKid: String?
+        var lastReload = Date.distantPast
+    }
+
+    private struct LoadedKey: Sendable {
+        var record: SigningKeyRecord
+        var jwk: JSONWebKey
+    }
 
     private let store: any SigningKeyStore
     private let clock: any BrokerClock
     private let algorithm: SigningAlgorithm
-    private var keys = JWTKeyCollection()
-    private var loaded: [String: (record: SigningKeyRecord, jwk: JSONWebKey)] = [:]
-    private var activeKid: String?
-    private var lastReload = Date.distantPast
+    private let snapshot = Mutex(Snapshot())
+    private let verified = Mutex([String: AccessTokenClaims]())
+    private let turn = Atomic<Int>(0)
+    private let lanes = max(2, ProcessInfo.processInfo.activeProcessorCount)
 
     public init(store: any SigningKeyStore, clock: any BrokerClock, algorithm: SigningAlgorithm) {
         self.store = store
@@ -27,7 +47,7 @@ public actor SigningKeyring {
     /// Loads the stored keys, and makes and stores a key of the configured algorithm when none is active.
     public func prepare() async throws {
         try await reload()
-        if activeKid == nil {
+        if snapshot.withLock({ $0.activeKid }) == nil {
             try await store.insertSigningKey(try Self.generate(algorithm, now: clock.now))
             try await reload()
         }
@@ -37,24 +57,33 @@ public actor SigningKeyring {
     public func reload() async throws {
         let records = try await store.signingKeys()
         let now = clock.now
-        lastReload = now
-        var next: [String: (record: SigningKeyRecord, jwk: JSONWebKey)] = [:]
-        let collection = JWTKeyCollection()
+        let previous = snapshot.withLock { $0.loaded }
+        var next = Snapshot(collections: [], lastReload: now)
         for record in records where Self.isPublished(record, now: now) {
-            let jwk = try loaded[record.kid]?.jwk ?? Self.publicJWK(of: record)
-            switch record.algorithm {
-            case .es256:
-                await collection.add(ecdsa: try ES256PrivateKey(pem: record.privateKeyPEM), kid: JWKIdentifier(string: record.kid))
-            case .rs256:
-                await collection.add(rsa: try Insecure.RSA.PrivateKey(pem: record.privateKeyPEM), digestAlgorithm: .sha256, kid: JWKIdentifier(string: record.kid))
-            }
-            next[record.kid] = (record, jwk)
+            next.loaded[record.kid] = LoadedKey(record: record, jwk: try previous[record.kid]?.jwk ?? Self.publicJWK(of: record))
         }
-        keys = collection
-        loaded = next
-        activeKid = next.values
+        for _ in 0..<lanes {
+            let collection = JWTKeyCollection()
+            for key in next.loaded.values {
+                switch key.record.algorithm {
+                case .es256:
+                    await collection.add(ecdsa: try ES256PrivateKey(pem: key.record.privateKeyPEM), kid: JWKIdentifier(string: key.record.kid))
+                case .rs256:
+                    await collection.add(
+                        rsa: try Insecure.RSA.PrivateKey(pem: key.record.privateKeyPEM), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.record.kid)
+                    )
+                }
+            }
+            next.collections.append(collection)
+        }
+        next.activeKid = next.loaded.values
             .filter { $0.record.algorithm == algorithm && $0.record.retiredAt == nil }
             .max { $0.record.createdAt < $1.record.createdAt }?.record.kid
+        let replacement = next
+        snapshot.withLock { $0 = replacement }
+        if Set(previous.keys) != Set(replacement.loaded.keys) {
+            verified.withLock { $0.removeAll() }
+        }
     }
 
     /// Makes a new key of the configured algorithm the signing key. The previous keys are retired but
@@ -63,17 +92,12 @@ public actor SigningKeyring {
     public func rotate() async throws -> SigningKeyRecord {
         let now = clock.now
         // A key created in the same second as the one it replaces must still sort after it.
-        let newest = loaded.values.map(\.record.createdAt).max() ?? .distantPast
+        let newest = snapshot.withLock { $0.loaded.values.map(\.record.createdAt).max() } ?? .distantPast
         let record = try Self.generate(algorithm, now: max(now, newest.addingTimeInterval(0.001)))
         try await store.insertSigningKey(record)
         try await store.retireSigningKeys(keeping: record.kid, now: now)
         try await reload()
         return record
-    }
-
-    /// Every stored key with whether it still signs or verifies.
-    public func inventory() async throws -> [SigningKeyRecord] {
-        try await store.signingKeys()
     }
 
     static func isPublished(_ record: SigningKeyRecord, now: Date) -> Bool {
@@ -84,6 +108,7 @@ public actor SigningKeyring {
     /// The JWK Set to publish: the active key and every retired key still in its grace period, newest first.
     public func keySet() -> JSONWebKeySet {
         let now = clock.now
+        let loaded = snapshot.withLock { $0.loaded }
         return JSONWebKeySet(
             keys: loaded.values.filter { Self.isPublished($0.record, now: now) }.sorted { $0.record.createdAt > $1.record.createdAt }.map(\.jwk)
         )
@@ -92,6 +117,11 @@ public actor SigningKeyring {
     /// The algorithms of the published keys (for discovery).
     public func publishedAlgorithms() -> [String] {
         Array(Set(keySet().keys.map(\.alg))).sorted()
+    }
+
+    private func lane() -> (collection: JWTKeyCollection, activeKid: String?) {
+        let index = turn.wrappingAdd(1, ordering: .relaxed).oldValue
+        return snapshot.withLock { ($0.collections[abs(index) % $0.collections.count], $0.activeKid) }
     }
 
     /// Signs access-token claims with the active key (header `typ: at+jwt`, RFC 9068).
@@ -105,11 +135,19 @@ public actor SigningKeyring {
     }
 
     private func sign(_ payload: some JWTPayload, type: String) async throws -> String {
+        let (collection, activeKid) = lane()
         guard let kid = activeKid else { throw BrokerError.internalFailure("No signing key is loaded.") }
         var header = JWTHeader()
         header.typ = type
         header.alg = algorithm.rawValue
-        return try await keys.sign(payload, kid: JWKIdentifier(string: kid), header: header)
+        return try await collection.sign(payload, kid: JWKIdentifier(string: kid), header: header)
+    }
+
+    /// The header fields verification looks at.
+    private struct Header: Decodable {
+        var kid: String?
+        var alg: String?
+        var typ: String?
     }
 
     /// Verifies an access token the broker issued: the header must be `typ: at+jwt`, name a published
@@ -117,24 +155,35 @@ public actor SigningKeyring {
     /// the token must not be expired. An ID token is not an access token and is refused.
     public func verify(_ token: String) async throws(BrokerError) -> AccessTokenClaims {
         let invalid = BrokerError(.invalidToken, .unauthenticated, "The access token is not valid.")
+        let now = clock.now
+        if let known = verified.withLock({ $0[token] }) {
+            guard known.exp.value > now else { throw invalid }
+            return known
+        }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Base64URL.decode(String(parts[0])),
-            let header = try? JSONDecoder().decode([String: JSONValue].self, from: headerData),
-            let kid = header["kid"]?.stringValue, let alg = header["alg"]?.stringValue, header["typ"]?.stringValue == "at+jwt"
+            let header = try? JSONDecoder().decode(Header.self, from: headerData),
+            let kid = header.kid, let alg = header.alg, header.typ == "at+jwt"
         else { throw invalid }
-        if loaded[kid] == nil, clock.now.timeIntervalSince(lastReload) > 1 {
+        var key = snapshot.withLock { $0.loaded[kid] }
+        if key == nil, now.timeIntervalSince(snapshot.withLock { $0.lastReload }) > 1 {
             // A key this node has not seen yet: another node or the CLI may have rotated.
             try? await reload()
+            key = snapshot.withLock { $0.loaded[kid] }
         }
-        guard let key = loaded[kid], key.record.algorithm.rawValue == alg, Self.isPublished(key.record, now: clock.now) else { throw invalid }
+        guard let key, key.record.algorithm.rawValue == alg, Self.isPublished(key.record, now: now) else { throw invalid }
         let claims: AccessTokenClaims
         do {
-            claims = try await keys.verify(token, as: AccessTokenClaims.self)
+            claims = try await lane().collection.verify(token, as: AccessTokenClaims.self)
         } catch {
             throw invalid
         }
         // Expiry against the broker's clock, not the library's wall clock.
-        guard claims.exp.value > clock.now else { throw invalid }
+        guard claims.exp.value > now else { throw invalid }
+        verified.withLock { cache in
+            if cache.count >= Self.verifiedCacheLimit { cache.removeAll(keepingCapacity: true) }
+            cache[token] = claims
+        }
         return claims
     }
 

@@ -30,6 +30,9 @@ public struct TokenIssuer: Sendable {
         public var nonce: String?
         /// Continue this refresh-token family (rotation); nil starts a new one.
         public var refreshFamilyID: String?
+        /// The digest of the refresh token this grant rotates: it is marked used in the same
+        /// transaction that stores the new one.
+        public var replacingRefreshToken: String?
         /// Claims for the ID token (and userinfo), already filtered by scope.
         public var profile: [String: JSONValue]
         /// True for a stateless sign-in: the `stateless` claim tells resource servers nothing is kept.
@@ -37,7 +40,8 @@ public struct TokenIssuer: Sendable {
 
         public init(
             app: App, subject: String, accountID: String?, scopes: [String], methods: [String], identityProvider: String?, authTime: Date?,
-            nonce: String? = nil, refreshFamilyID: String? = nil, profile: [String: JSONValue] = [:], stateless: Bool = false
+            nonce: String? = nil, refreshFamilyID: String? = nil, replacingRefreshToken: String? = nil, profile: [String: JSONValue] = [:],
+            stateless: Bool = false
         ) {
             self.app = app
             self.subject = subject
@@ -48,6 +52,7 @@ public struct TokenIssuer: Sendable {
             self.authTime = authTime
             self.nonce = nonce
             self.refreshFamilyID = refreshFamilyID
+            self.replacingRefreshToken = replacingRefreshToken
             self.profile = profile
             self.stateless = stateless
         }
@@ -60,6 +65,9 @@ public struct TokenIssuer: Sendable {
         public var accessTokenExpiresAt: Date
         public var refreshFamilyID: String?
     }
+
+    /// The refresh token a grant rotates was used by another request first.
+    public struct RefreshTokenAlreadyUsed: Error {}
 
     public func issue(_ grant: Grant) async throws -> Issued {
         let now = clock.now
@@ -77,13 +85,18 @@ public struct TokenIssuer: Sendable {
         if let accountID = grant.accountID, let authTime = grant.authTime {
             let token = RandomToken.make()
             let family = grant.refreshFamilyID ?? UUID().uuidString.lowercased()
-            try await refreshTokens.insertRefreshToken(
-                RefreshTokenRecord(
-                    digest: SecretDigest.sha256Hex(token), familyID: family, accountID: accountID, appID: grant.app.id, scopes: grant.scopes,
-                    issuedAt: now, expiresAt: now.addingTimeInterval(grant.app.policy.refreshTokenLifetime.timeInterval), authTime: authTime,
-                    methods: grant.methods, identityProvider: grant.identityProvider
-                )
+            let record = RefreshTokenRecord(
+                digest: SecretDigest.sha256Hex(token), familyID: family, accountID: accountID, appID: grant.app.id, scopes: grant.scopes,
+                issuedAt: now, expiresAt: now.addingTimeInterval(grant.app.policy.refreshTokenLifetime.timeInterval), authTime: authTime,
+                methods: grant.methods, identityProvider: grant.identityProvider
             )
+            if let used = grant.replacingRefreshToken {
+                guard try await refreshTokens.rotateRefreshToken(usedDigest: used, replacement: record, now: now) else {
+                    throw RefreshTokenAlreadyUsed()
+                }
+            } else {
+                try await refreshTokens.insertRefreshToken(record)
+            }
             refreshToken = token
             familyID = family
         }

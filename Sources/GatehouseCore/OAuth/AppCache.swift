@@ -1,0 +1,34 @@
+import Foundation
+import Synchronization
+
+/// Apps as the hot token paths read them: from the store at most once a second per app, so that the
+/// token and introspection endpoints do not read (and decode) the app on every request. A policy or
+/// secret changed in the store is therefore in force on those endpoints within a second, on every
+/// node. Flows always read the store.
+public final class AppCache: Sendable {
+    public static let lifetime: TimeInterval = 1
+
+    private let store: any AppStore
+    private let clock: any BrokerClock
+    private let entries = Mutex([String: (app: App?, loadedAt: Date)]())
+
+    public init(store: any AppStore, clock: any BrokerClock) {
+        self.store = store
+        self.clock = clock
+    }
+
+    public func app(id: String) async throws -> App? {
+        let now = clock.now
+        if let entry = entries.withLock({ $0[id] }), now.timeIntervalSince(entry.loadedAt) < Self.lifetime, now >= entry.loadedAt {
+            return entry.app
+        }
+        let app = try await store.app(id: id)
+        entries.withLock { cache in
+            // Unknown ids are remembered too (a flood of bogus client ids must not reach the store), but
+            // the cache cannot grow without bound.
+            if cache.count > 10_000 { cache.removeAll(keepingCapacity: true) }
+            cache[id] = (app, now)
+        }
+        return app
+    }
+}
