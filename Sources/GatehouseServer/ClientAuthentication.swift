@@ -20,12 +20,12 @@ enum ClientAuthentication {
     }
 
     static func basicCredentials(_ header: String?) throws(BrokerError) -> ClientCredentials? {
-        guard let header, header.lowercased().hasPrefix("basic ") else { return nil }
+        guard let header, header.utf8.count > 6, header.prefix(6).lowercased() == "basic " else { return nil }
         let malformed = BrokerError(.invalidClient, .unauthenticated, "Malformed HTTP Basic client credentials.")
-        guard let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-            let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":"),
-            let id = String(text[..<colon]).removingPercentEncoding?.replacingOccurrences(of: "+", with: " "),
-            let secret = String(text[text.index(after: colon)...]).removingPercentEncoding?.replacingOccurrences(of: "+", with: " ")
+        let encoded = header.dropFirst(6).filter { $0 != " " }
+        guard let data = Data(base64Encoded: String(encoded)), let colon = data.firstIndex(of: UInt8(ascii: ":")),
+            let id = FormDecoding.decode(data[data.startIndex..<colon]),
+            let secret = FormDecoding.decode(data[data.index(after: colon)...])
         else { throw malformed }
         return ClientCredentials(clientID: id, secret: secret)
     }

@@ -39,7 +39,12 @@ struct JSONBody<Value: Encodable> {
     func response(status: HTTPResponse.Status) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
-        let data = (try? JSONCoding.encoder.encode(value)) ?? Data("{}".utf8)
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        let bytes: [UInt8]
+        if let object = value as? [String: JSONValue] {
+            bytes = JSONValue.object(object).serialized()
+        } else {
+            bytes = Array((try? JSONCoding.encoder.encode(value)) ?? Data("{}".utf8))
+        }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 }

@@ -191,7 +191,7 @@ extension GatehouseCoreTests {
         #expect(try await test.store.count(table: .accounts) == 1)
         let claims = try await test.broker.keyring.verify(signedIn.tokens.accessToken)
         #expect(claims.sub.value == signedIn.account?.id)
-        #expect(claims.amr == ["ext"])
+        #expect(claims.amr == ["user", "ext"])
     }
 
     @Test func refusesProviderTheAppsPolicyDoesNotAllow() async throws {
@@ -296,7 +296,7 @@ extension GatehouseCoreTests {
         #expect(wrong?.code == .invalidCredentials)
         let done = try await test.finish(started.flowID, answer: ["code": "424242"])
         let claims = try await test.broker.keyring.verify(done.tokens.accessToken)
-        #expect(claims.amr == ["ext", "otp"])
+        #expect(claims.amr == ["user", "ext", "otp", "code"])
     }
 
     @Test func policyChangedMidFlowTakesEffectOnTheNextStep() async throws {
@@ -383,5 +383,20 @@ extension GatehouseCoreTests {
         #expect(!readiness.ready)
         #expect(readiness.checks["ext"]?.detail == "down on purpose")
         #expect(readiness.checks["store"]?.healthy == true)
+    }
+}
+
+// MARK: - JSON writer
+
+extension GatehouseCoreTests {
+    @Test func jsonWriterRoundTripsThroughJSONDecoder() throws {
+        let value: JSONValue = [
+            "text": "quote \" backslash \\ newline \n tab \t bell \u{07} ünïcödé 🔐", "int": 42, "negative": -7, "fraction": .number(0.25),
+            "big": .number(1e20), "flag": true, "nothing": .null, "list": [1, "two", false], "nested": ["a": ["b": "c"]],
+        ]
+        let text = String(decoding: value.serialized(), as: UTF8.self)
+        #expect(try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) == value)
+        #expect(text.hasPrefix(#"{"big":"#))
+        #expect(String(decoding: JSONValue.object(["b": 1, "a": 2]).serialized(), as: UTF8.self) == #"{"a":2,"b":1}"#)
     }
 }

@@ -133,7 +133,7 @@ extension GatehouseServerTests {
             let claims = try JSONDecoder().decode([String: JSONValue].self, from: try #require(Base64URL.decode(String(idToken.split(separator: ".")[1]))))
             #expect(claims["nonce"] == "n-456")
             #expect(claims["aud"] == "web")
-            #expect(claims["amr"] == ["pwd"])
+            #expect(claims["amr"] == ["pwd", "local"])
             #expect(claims["preferred_username"] == "alice")
             #expect(claims["at_hash"] == .string(IDTokenClaims.hash(accessToken)))
             #expect(claims["auth_time"] != nil)

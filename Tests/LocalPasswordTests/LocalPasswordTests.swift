@@ -59,7 +59,7 @@ struct LocalPasswordTests {
         let signedIn = try await signIn(test, "ALICE", "correct horse battery")
         #expect(signedIn.account?.id == registered.account?.id)
         let claims = try await test.broker.keyring.verify(signedIn.tokens.accessToken)
-        #expect(claims.amr == ["pwd"])
+        #expect(claims.amr == ["pwd", "local"])
         #expect(claims.idp == "local")
     }
 

@@ -430,7 +430,7 @@ def id_token(ctx):
     oauth, auth, _ = ctx.needs("webapp", 2)
     token = ctx.needs("token", 3)
     claims = validate_id_token(ctx, token, "webapp", auth.nonce)
-    expect(claims.get("amr") == ["pwd"], f"amr is {claims.get('amr')}")
+    expect(claims.get("amr") == ["pwd", "local"], f"amr is {claims.get('amr')}")
     expect(claims.get("preferred_username") == "alice", f"preferred_username is {claims.get('preferred_username')!r}")
     ctx.results["sub"] = claims["sub"]
 

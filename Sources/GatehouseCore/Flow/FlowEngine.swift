@@ -178,7 +178,8 @@ public struct FlowEngine: Sendable {
             guard flow.phase == .identify else { throw BrokerError.internalFailure("An authenticator answered with an identity.") }
             identity.providerID = flow.providerID
             flow.identity = identity
-            flow.methods += methods
+            // `amr` names how (RFC 8176 values) and through which provider instance.
+            flow.methods += methods + [flow.providerID]
             if flow.stateless { return try await complete(flow, app: app, account: nil) }
             if flow.purpose == .register, try await store.identityLink(providerID: identity.providerID, subject: identity.subject) != nil {
                 throw BrokerError(.alreadyRegistered, .conflict, "This identity is already registered; sign in instead.")
@@ -199,7 +200,7 @@ public struct FlowEngine: Sendable {
             guard case .factor(let expected) = flow.phase, expected == factor.authenticatorID, let accountID = flow.accountID,
                 let account = try await store.account(id: accountID)
             else { throw BrokerError.internalFailure("A factor was verified outside its phase.") }
-            flow.methods.append(factor.method)
+            flow.methods += [factor.method, factor.authenticatorID]
             return try await complete(flow, app: app, account: account)
         }
     }

@@ -1,16 +1,30 @@
 import Foundation
+import Synchronization
 
 /// The revoked access tokens and subjects, read from the store at most once a second and kept in
 /// memory in between, so that introspection does not query the store per token. A revocation made on
 /// another node is therefore seen here within about a second; one made on this node at once.
-public actor RevocationList {
-    private let store: any RevocationStore
-    private let clock: any BrokerClock
-    private var tokens: [String: RevocationRecord] = [:]
-    private var subjects: [String: RevocationRecord] = [:]
-    private var loadedAt = Date.distantPast
+public final class RevocationList: Sendable {
     /// How stale the in-memory copy may get.
     public static let refreshInterval: TimeInterval = 1
+
+    private struct State {
+        var tokens: [String: RevocationRecord] = [:]
+        var subjects: [String: RevocationRecord] = [:]
+        var loadedAt = Date.distantPast
+        var refreshing = false
+
+        mutating func remember(_ revocation: RevocationRecord) {
+            switch revocation.kind {
+            case .token: tokens[revocation.value] = revocation
+            case .subject: subjects[revocation.value] = revocation
+            }
+        }
+    }
+
+    private let store: any RevocationStore
+    private let clock: any BrokerClock
+    private let state = Mutex(State())
 
     public init(store: any RevocationStore, clock: any BrokerClock) {
         self.store = store
@@ -19,28 +33,42 @@ public actor RevocationList {
 
     public func revoke(_ revocation: RevocationRecord) async throws {
         try await store.insertRevocation(revocation)
-        remember(revocation)
+        state.withLock { $0.remember(revocation) }
     }
 
     /// Whether the token is revoked, by its `jti` or because its subject was deregistered after it was issued.
     public func isRevoked(_ claims: AccessTokenClaims) async throws -> Bool {
         let now = clock.now
-        if now.timeIntervalSince(loadedAt) >= Self.refreshInterval || now < loadedAt {
-            let records = try await store.activeRevocations(now: now)
-            tokens = [:]
-            subjects = [:]
-            records.forEach(remember)
-            loadedAt = now
+        // One request re-reads the store when the copy is stale; the others use the copy meanwhile
+        // (never older than about a second plus one read).
+        let mustRefresh = state.withLock { state -> Bool in
+            let stale = now.timeIntervalSince(state.loadedAt) >= Self.refreshInterval || now < state.loadedAt
+            let neverLoaded = state.loadedAt == .distantPast
+            guard stale, !state.refreshing || neverLoaded else { return false }
+            state.refreshing = true
+            return true
         }
-        if tokens[claims.jti.value] != nil { return true }
-        if let subject = subjects[claims.sub.value], claims.iat.value <= subject.revokedAt { return true }
-        return false
-    }
-
-    private func remember(_ revocation: RevocationRecord) {
-        switch revocation.kind {
-        case .token: tokens[revocation.value] = revocation
-        case .subject: subjects[revocation.value] = revocation
+        if mustRefresh {
+            do {
+                let records = try await store.activeRevocations(now: now)
+                state.withLock { state in
+                    // Revocations this node made while the read was under way may be missing from it.
+                    let recent = (Array(state.tokens.values) + Array(state.subjects.values)).filter { $0.revokedAt >= now }
+                    state.tokens = [:]
+                    state.subjects = [:]
+                    (records + recent).forEach { state.remember($0) }
+                    state.loadedAt = now
+                    state.refreshing = false
+                }
+            } catch {
+                state.withLock { $0.refreshing = false }
+                throw error
+            }
+        }
+        return state.withLock { state in
+            if state.tokens[claims.jti.value] != nil { return true }
+            if let subject = state.subjects[claims.sub.value], claims.iat.value <= subject.revokedAt { return true }
+            return false
         }
     }
 }
