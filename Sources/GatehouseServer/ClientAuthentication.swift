@@ -20,10 +20,12 @@ enum ClientAuthentication {
     }
 
     static func basicCredentials(_ header: String?) throws(BrokerError) -> ClientCredentials? {
-        guard let header, header.utf8.count > 6, header.prefix(6).lowercased() == "basic " else { return nil }
+        guard let header else { return nil }
+        let bytes = Array(header.utf8)
+        guard bytes.count > 6, String(decoding: bytes[0..<6], as: UTF8.self).lowercased() == "basic " else { return nil }
         let malformed = BrokerError(.invalidClient, .unauthenticated, "Malformed HTTP Basic client credentials.")
-        let encoded = header.dropFirst(6).filter { $0 != " " }
-        guard let data = Data(base64Encoded: String(encoded)), let colon = data.firstIndex(of: UInt8(ascii: ":")),
+        let encoded = Data(bytes[6...].filter { $0 != UInt8(ascii: " ") })
+        guard let data = Data(base64Encoded: encoded), let colon = data.firstIndex(of: UInt8(ascii: ":")),
             let id = FormDecoding.decode(data[data.startIndex..<colon]),
             let secret = FormDecoding.decode(data[data.index(after: colon)...])
         else { throw malformed }
