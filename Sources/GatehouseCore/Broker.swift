@@ -15,7 +15,10 @@ public struct Broker: Sendable {
     public let logger: Logger
 
     /// Builds every plugin instance, seeds the config's apps, and loads (or makes) the signing key.
-    public static func start(config: BrokerConfig, registry: PluginRegistry, store: any BrokerStore, clock: any BrokerClock = SystemClock(), logger: Logger) async throws -> Broker {
+    public static func start(
+        config: BrokerConfig, registry: PluginRegistry, store: any BrokerStore, clock: any BrokerClock = SystemClock(), logger: Logger,
+        metrics: BrokerMetrics = BrokerMetrics()
+    ) async throws -> Broker {
         let plugins = try registry.instantiate(config.providers) { declaration in
             var pluginLogger = logger
             pluginLogger[metadataKey: "provider"] = .string(declaration.id)
@@ -28,7 +31,7 @@ public struct Broker: Sendable {
         let keyring = SigningKeyring(store: store, clock: clock, algorithm: config.tokens.signingAlgorithm)
         try await keyring.prepare()
         let issuer = TokenIssuer(issuer: config.server.issuer, keyring: keyring, refreshTokens: store, clock: clock)
-        let engine = FlowEngine(store: store, plugins: plugins, tokens: issuer, clock: clock, logger: logger)
+        let engine = FlowEngine(store: store, plugins: plugins, tokens: issuer, clock: clock, logger: logger, metrics: metrics)
         let oauth = OAuthService(store: store, tokens: issuer, plugins: plugins, clock: clock, logger: logger)
         return Broker(
             config: config, store: store, plugins: plugins, keyring: keyring, engine: engine, oauth: oauth,
@@ -67,6 +70,9 @@ public struct Broker: Sendable {
         removed += try await store.deleteExpiredRefreshTokens(now: now)
         removed += try await store.deleteExpiredRevocations(now: now)
         removed += try await store.deleteSigningKeys(retiredBefore: now.addingTimeInterval(-SigningKeyring.retiredKeyGrace))
+        // Lockout history is forgotten after a week without failures or locks.
+        removed += try await store.deleteStaleCounters(before: now.addingTimeInterval(-7 * 86_400))
+        engine.metrics.setActiveFlows(try await store.countFlows(now: now))
         try await keyring.reload()
         return removed
     }

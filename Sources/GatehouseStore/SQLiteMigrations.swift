@@ -119,6 +119,25 @@ enum SQLiteMigrations {
                     """
             )
         }
+        migrator.registerMigration("v3-lockouts-admin") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE attempt_counters (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        failures INTEGER NOT NULL,
+                        window_start REAL NOT NULL,
+                        locked_until REAL,
+                        lockouts INTEGER NOT NULL,
+                        updated_at REAL NOT NULL
+                    );
+                    CREATE INDEX attempt_counters_by_update ON attempt_counters(updated_at);
+                    ALTER TABLE apps ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+                    CREATE INDEX audit_events_by_type ON audit_events(type, time);
+                    CREATE INDEX audit_events_by_app ON audit_events(app_id, time);
+                    CREATE INDEX audit_events_by_account ON audit_events(account_id, time);
+                    """
+            )
+        }
         return migrator
     }
 }

@@ -43,7 +43,7 @@ public final class SQLiteStore: BrokerStore, Sendable {
 public enum StoreTable: String, CaseIterable, Sendable {
     case apps, accounts, identityLinks = "identity_links", flows, refreshTokens = "refresh_tokens"
     case signingKeys = "signing_keys", auditEvents = "audit_events", pluginData = "plugin_data"
-    case authorizationCodes = "authorization_codes", revocations
+    case authorizationCodes = "authorization_codes", revocations, attemptCounters = "attempt_counters"
 }
 
 /// Dates are stored as seconds since 1970 (REAL), so that expiry comparisons are plain SQL.

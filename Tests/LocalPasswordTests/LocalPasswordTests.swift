@@ -156,3 +156,119 @@ struct LocalPasswordTests {
         #expect(try await test.store.count(table: .accounts) == 1)
     }
 }
+
+// MARK: - Lockouts and rate limits (through the real engine and store)
+
+extension LocalPasswordTests {
+    static let lockoutYAML = """
+        providers:
+          - id: local
+            type: local
+            config:
+              bcryptCost: 4
+        apps:
+          - id: notes
+            policy:
+              identityProviders: [local]
+              lockout:
+                maxFailedAttemptsPerFlow: 5
+                maxFailedAttemptsPerAccount: 3
+                maxFailedAttemptsPerIP: 6
+                failureWindow: 10m
+                lockoutDuration: 1m
+                maxLockoutDuration: 3m
+                maxFlowStartsPerIPPerMinute: 20
+        """
+
+    static func lockoutBroker() async throws -> TestBroker {
+        var registry = PluginRegistry()
+        registry.register(LocalPasswordPlugin.self)
+        let test = try await TestBroker.make(yaml: lockoutYAML, registry: registry)
+        let provider = try #require(test.broker.plugins.all["local"] as? any PasswordUserManaging)
+        _ = try await provider.addUser(username: "alice", password: "correct horse battery", policy: PasswordPolicy())
+        return test
+    }
+
+    func attempt(_ test: TestBroker, _ username: String, _ password: String, ip: String? = nil) async -> BrokerError? {
+        do {
+            _ = try await test.signIn(FlowRequest(appID: "notes", providerID: "local", clientIP: ip), answer: ["username": .string(username), "password": .string(password)])
+            return nil
+        } catch let error as BrokerError {
+            return error
+        } catch {
+            return BrokerError.internalFailure("\(error)")
+        }
+    }
+
+    @Test func locksAnAccountAfterRepeatedFailuresAcrossFlows() async throws {
+        let test = try await Self.lockoutBroker()
+        defer { test.temporary.remove() }
+        #expect(await attempt(test, "alice", "wrong one 1")?.code == .invalidCredentials)
+        #expect(await attempt(test, "ALICE", "wrong one 2")?.code == .invalidCredentials)
+        let third = await attempt(test, "alice", "wrong one 3")
+        #expect(third?.code == .lockedOut)
+        #expect(third?.lockedUntil == test.clock.now.addingTimeInterval(60))
+        #expect(third?.retryAfter == 60)
+        // Even the right password is refused while locked, without reaching the plugin.
+        #expect(await attempt(test, "alice", "correct horse battery")?.code == .lockedOut)
+        let locked = try await test.store.auditEvents(type: "account.locked", appID: "notes", accountID: nil, since: nil, limit: 5)
+        #expect(locked.count == 1)
+        #expect(locked.first?.details["account"] == "alice")
+        test.clock.advance(by: 61)
+        #expect(await attempt(test, "alice", "correct horse battery") == nil)
+        // The next lockout lasts twice as long.
+        for index in 1...3 { _ = await attempt(test, "alice", "wrong again \(index)") }
+        let second = try #require(try await test.store.attemptCounter(key: "account:local:alice"))
+        #expect(second.lockedUntil == test.clock.now.addingTimeInterval(120))
+        #expect(second.lockouts == 2)
+    }
+
+    @Test func successClearsTheFailureCount() async throws {
+        let test = try await Self.lockoutBroker()
+        defer { test.temporary.remove() }
+        _ = await attempt(test, "alice", "wrong one 1")
+        _ = await attempt(test, "alice", "wrong one 2")
+        #expect(await attempt(test, "alice", "correct horse battery") == nil)
+        #expect(await attempt(test, "alice", "wrong one 3")?.code == .invalidCredentials)
+    }
+
+    @Test func blocksAnAddressThatTriesManyAccounts() async throws {
+        let test = try await Self.lockoutBroker()
+        defer { test.temporary.remove() }
+        for index in 1...6 {
+            #expect(await attempt(test, "user\(index)", "guess guess guess", ip: "203.0.113.9")?.code == .invalidCredentials)
+        }
+        let blocked = await attempt(test, "alice", "correct horse battery", ip: "203.0.113.9")
+        #expect(blocked?.code == .rateLimited)
+        #expect(blocked?.retryAfter == 600)
+        // Another address is not affected.
+        #expect(await attempt(test, "alice", "correct horse battery", ip: "198.51.100.7") == nil)
+        #expect(try await test.store.auditEvents(type: "ip.blocked", appID: nil, accountID: nil, since: nil, limit: 5).count == 1)
+    }
+
+    @Test func limitsFlowStartsPerAddress() async throws {
+        let test = try await Self.lockoutBroker()
+        defer { test.temporary.remove() }
+        for _ in 1...20 { _ = try await test.start(FlowRequest(appID: "notes", providerID: "local", clientIP: "192.0.2.1")) }
+        do {
+            _ = try await test.start(FlowRequest(appID: "notes", providerID: "local", clientIP: "192.0.2.1"))
+            Issue.record("the 21st start was not refused")
+        } catch let error as BrokerError {
+            #expect(error.code == .rateLimited)
+            #expect(error.retryAfter == 60)
+        }
+        test.clock.advance(by: 60)
+        _ = try await test.start(FlowRequest(appID: "notes", providerID: "local", clientIP: "192.0.2.1"))
+    }
+
+    @Test func lockoutsHoldAcrossBrokerInstancesSharingTheStore() async throws {
+        let first = try await Self.lockoutBroker()
+        defer { first.temporary.remove() }
+        for index in 1...3 { _ = await attempt(first, "alice", "wrong \(index)") }
+        var registry = PluginRegistry()
+        registry.register(LocalPasswordPlugin.self)
+        // A second node: its own broker, the same database.
+        let second = try await TestBroker.make(yaml: Self.lockoutYAML, registry: registry, temporary: try TemporaryStore.reopen(first.temporary), clock: first.clock)
+        #expect(await attempt(second, "alice", "correct horse battery")?.code == .lockedOut)
+    }
+}

@@ -189,7 +189,7 @@ check "users remove removes bob" "$bin" users remove bob
 start
 check "bob can no longer sign in" bash -c "[ \"\$(jq -r .error <<<'$(flow demo authenticate bob "a fine long password")')\" = invalid_credentials ]"
 stop
-check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider'"
+check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider, v3-lockouts-admin'"
 check "no password appears in the server log" bash -c "! grep -q 'correct horse\|fine long password' '$work/serve.log'"
 
 echo

@@ -41,6 +41,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let invalidUsername = ErrorCode("invalid_username")
     public static let verificationNeeded = ErrorCode("verification_needed")
     public static let lockedOut = ErrorCode("locked_out")
+    public static let rateLimited = ErrorCode("rate_limited")
     public static let providerUnavailable = ErrorCode("provider_unavailable")
     public static let accountNotFound = ErrorCode("account_not_found")
     public static let notFound = ErrorCode("not_found")

@@ -87,22 +87,74 @@ public struct Policy: Sendable, Hashable, Codable {
     }
 }
 
-/// How many wrong answers a flow tolerates before it is closed. (Account- and address-wide lockouts
-/// that hold across flows and nodes come with the admin issue.)
+/// Limits on wrong answers and on how fast one address may start flows. Counters live in the store,
+/// so they hold across restarts and every broker node.
 public struct LockoutPolicy: Sendable, Hashable, Codable {
+    /// Wrong answers one flow tolerates before it is closed.
     public var maxFailedAttemptsPerFlow: Int
+    /// Wrong answers for one account (across flows) within `failureWindow` before it is locked.
+    public var maxFailedAttemptsPerAccount: Int
+    /// Wrong answers from one client IP (across accounts) within `failureWindow` before the address is
+    /// refused for the rest of the window.
+    public var maxFailedAttemptsPerIP: Int
+    public var failureWindow: Seconds
+    /// The first lockout of an account; each further lockout doubles it, up to `maxLockoutDuration`.
+    public var lockoutDuration: Seconds
+    public var maxLockoutDuration: Seconds
+    /// Flows one client IP may start per minute.
+    public var maxFlowStartsPerIPPerMinute: Int
 
-    public init(maxFailedAttemptsPerFlow: Int = 5) {
+    public init(
+        maxFailedAttemptsPerFlow: Int = 5, maxFailedAttemptsPerAccount: Int = 10, maxFailedAttemptsPerIP: Int = 100,
+        failureWindow: Seconds = .minutes(15), lockoutDuration: Seconds = .minutes(5), maxLockoutDuration: Seconds = .hours(24),
+        maxFlowStartsPerIPPerMinute: Int = 300
+    ) {
         self.maxFailedAttemptsPerFlow = maxFailedAttemptsPerFlow
+        self.maxFailedAttemptsPerAccount = maxFailedAttemptsPerAccount
+        self.maxFailedAttemptsPerIP = maxFailedAttemptsPerIP
+        self.failureWindow = failureWindow
+        self.lockoutDuration = lockoutDuration
+        self.maxLockoutDuration = maxLockoutDuration
+        self.maxFlowStartsPerIPPerMinute = maxFlowStartsPerIPPerMinute
     }
 
-    enum CodingKeys: String, CodingKey { case maxFailedAttemptsPerFlow }
+    enum CodingKeys: String, CodingKey {
+        case maxFailedAttemptsPerFlow, maxFailedAttemptsPerAccount, maxFailedAttemptsPerIP, failureWindow, lockoutDuration
+        case maxLockoutDuration, maxFlowStartsPerIPPerMinute
+    }
 
     public init(from decoder: any Decoder) throws {
+        let defaults = LockoutPolicy()
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.maxFailedAttemptsPerFlow = try container.decodeIfPresent(Int.self, forKey: .maxFailedAttemptsPerFlow) ?? 5
-        if !(1...100).contains(maxFailedAttemptsPerFlow) {
-            throw ConfigIssue(path: decoder.codingPath + [CodingKeys.maxFailedAttemptsPerFlow], "must be between 1 and 100")
+        func value<T: Decodable>(_ key: CodingKeys, _ fallback: T) throws -> T {
+            try container.decodeIfPresent(T.self, forKey: key) ?? fallback
+        }
+        self.maxFailedAttemptsPerFlow = try value(.maxFailedAttemptsPerFlow, defaults.maxFailedAttemptsPerFlow)
+        self.maxFailedAttemptsPerAccount = try value(.maxFailedAttemptsPerAccount, defaults.maxFailedAttemptsPerAccount)
+        self.maxFailedAttemptsPerIP = try value(.maxFailedAttemptsPerIP, defaults.maxFailedAttemptsPerIP)
+        self.failureWindow = try value(.failureWindow, defaults.failureWindow)
+        self.lockoutDuration = try value(.lockoutDuration, defaults.lockoutDuration)
+        self.maxLockoutDuration = try value(.maxLockoutDuration, defaults.maxLockoutDuration)
+        self.maxFlowStartsPerIPPerMinute = try value(.maxFlowStartsPerIPPerMinute, defaults.maxFlowStartsPerIPPerMinute)
+        let path = decoder.codingPath
+        for (key, number, range) in [
+            (CodingKeys.maxFailedAttemptsPerFlow, maxFailedAttemptsPerFlow, 1...100), (.maxFailedAttemptsPerAccount, maxFailedAttemptsPerAccount, 1...1000),
+            (.maxFailedAttemptsPerIP, maxFailedAttemptsPerIP, 1...100_000), (.maxFlowStartsPerIPPerMinute, maxFlowStartsPerIPPerMinute, 1...1_000_000),
+            (.failureWindow, failureWindow.value, 1...86_400), (.lockoutDuration, lockoutDuration.value, 1...86_400 * 30),
+            (.maxLockoutDuration, maxLockoutDuration.value, 1...86_400 * 365),
+        ] where !range.contains(number) {
+            throw ConfigIssue(path: path + [key], "must be between \(range.lowerBound) and \(range.upperBound), got \(number)")
+        }
+        if maxLockoutDuration < lockoutDuration {
+            throw ConfigIssue(path: path + [CodingKeys.maxLockoutDuration], "must not be shorter than lockoutDuration")
         }
     }
+
+    /// How long the `n`-th lockout (0-based) of an account lasts: doubling, capped.
+    public func lockDuration(afterLockouts count: Int) -> TimeInterval {
+        let doubled = lockoutDuration.timeInterval * pow(2, Double(min(count, 30)))
+        return min(doubled, maxLockoutDuration.timeInterval)
+    }
 }
+
+import Foundation

@@ -36,15 +36,19 @@ public struct FlowRequest: Sendable {
 public struct Challenge: Sendable, Hashable, Codable {
     public var type: String
     public var fields: [String: JSONValue]
+    /// The answer field that names the account being tried (e.g. `username`). Wrong answers are
+    /// counted against it across flows and nodes, and it is locked out after too many; not sent to clients.
+    public var accountField: String?
 
-    public init(type: String, fields: [String: JSONValue] = [:]) {
+    public init(type: String, fields: [String: JSONValue] = [:], accountField: String? = nil) {
         self.type = type
         self.fields = fields
+        self.accountField = accountField
     }
 
     /// Ask for a username and a password.
     public static func credentials(extra: [String: JSONValue] = [:]) -> Challenge {
-        Challenge(type: "credentials", fields: extra.merging(["fields": ["username", "password"]]) { _, new in new })
+        Challenge(type: "credentials", fields: extra.merging(["fields": ["username", "password"]]) { _, new in new }, accountField: "username")
     }
 }
 

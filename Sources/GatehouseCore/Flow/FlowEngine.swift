@@ -11,13 +11,17 @@ public struct FlowEngine: Sendable {
     public let tokens: TokenIssuer
     public let clock: any BrokerClock
     public let logger: Logger
+    public let metrics: BrokerMetrics
+    public let attempts: AttemptGuard
 
-    public init(store: any BrokerStore, plugins: PluginInstances, tokens: TokenIssuer, clock: any BrokerClock, logger: Logger) {
+    public init(store: any BrokerStore, plugins: PluginInstances, tokens: TokenIssuer, clock: any BrokerClock, logger: Logger, metrics: BrokerMetrics = BrokerMetrics()) {
         self.store = store
         self.plugins = plugins
         self.tokens = tokens
         self.clock = clock
         self.logger = logger
+        self.metrics = metrics
+        self.attempts = AttemptGuard(store: store, audit: store, clock: clock, metrics: metrics)
     }
 
     /// Starts a flow; answers with the first challenge (or, for a provider that needs none, the tokens).
@@ -26,6 +30,7 @@ public struct FlowEngine: Sendable {
             throw BrokerError(.invalidClient, .unauthenticated, "Unknown app '\(request.appID)'.")
         }
         try app.authenticate(client)
+        try await attempts.checkStart(clientIP: request.clientIP, policy: app.policy.lockout)
         let provider = try identityProvider(request.providerID, allowedBy: app.policy, stateless: request.stateless)
         if request.purpose == .register, !app.policy.selfRegistration {
             throw BrokerError(.registrationDisabled, .forbidden, "This app does not allow self-registration.")
@@ -46,6 +51,7 @@ public struct FlowEngine: Sendable {
     /// Starts the browser flow of a validated authorization request. With one provider allowed, its
     /// first challenge comes back; with several, the person chooses first (`chooseProvider`).
     public func startAuthorization(app: App, request: AuthorizationRequest, binding: BrowserBinding, clientIP: String?) async throws -> FlowOutcome {
+        try await attempts.checkStart(clientIP: clientIP, policy: app.policy.lockout)
         let now = clock.now
         let providers = app.policy.identityProviders.filter { plugins.identityProviders[$0] != nil }
         let flow = FlowRecord(
@@ -97,6 +103,8 @@ public struct FlowEngine: Sendable {
             context.account = account
         }
 
+        let accountKey = AttemptGuard.accountKey(providerID: flow.providerID, challenge: flow.challenge, answer: answer)
+        try await attempts.checkAnswer(clientIP: flow.clientIP, accountKey: accountKey)
         let step: FlowStep
         do {
             switch flow.phase {
@@ -108,9 +116,14 @@ public struct FlowEngine: Sendable {
                 throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
             }
         } catch let error as BrokerError where error.kind == .failedAttempt {
+            metrics.signIn(provider: flow.providerID, outcome: error.code.rawValue)
+            let locked = try await attempts.recordFailure(
+                clientIP: flow.clientIP, accountKey: accountKey, policy: app.policy.lockout, appID: app.id, providerID: flow.providerID
+            )
             try await recordFailedAttempt(&flow, app: app, error: error)
-            throw error
+            throw locked ?? error
         }
+        if case .identified = step { try await attempts.recordSuccess(accountKey: accountKey) }
         return try await advance(flow, with: step, app: app)
     }
 
@@ -213,6 +226,7 @@ public struct FlowEngine: Sendable {
         }
         guard let identity = flow.identity else { throw BrokerError.internalFailure("A flow completed without an identity.") }
         let now = clock.now
+        metrics.signIn(provider: flow.providerID, outcome: "success")
         try await audit("signin.success", flow: flow, outcome: nil, details: ["stateless": String(flow.stateless), "purpose": flow.purpose.rawValue])
         logger.info("flow completed", metadata: ["app": .string(app.id), "provider": .string(flow.providerID), "stateless": .stringConvertible(flow.stateless)])
 

@@ -81,3 +81,37 @@ public protocol RevocationStore: Sendable {
     func activeRevocations(now: Date) async throws -> [RevocationRecord]
     func deleteExpiredRevocations(now: Date) async throws -> Int
 }
+
+/// A failure counter and lock for one key (an account at a provider, a client IP, a rate bucket).
+public struct AttemptCounter: Sendable, Hashable {
+    public var key: String
+    public var failures: Int
+    public var windowStart: Date
+    public var lockedUntil: Date?
+    /// How many times the key was locked; lockouts grow with it.
+    public var lockouts: Int
+
+    public init(key: String, failures: Int, windowStart: Date, lockedUntil: Date?, lockouts: Int) {
+        self.key = key
+        self.failures = failures
+        self.windowStart = windowStart
+        self.lockedUntil = lockedUntil
+        self.lockouts = lockouts
+    }
+}
+
+/// Failure counters, locks and rate buckets shared by every node.
+public protocol AttemptCounterStore: Sendable {
+    func attemptCounter(key: String) async throws -> AttemptCounter?
+    /// In one transaction: counts a failure (a window older than `window` starts over), and when the
+    /// count reaches `threshold` locks the key for `lockDuration(previous lockouts)` and starts over.
+    func recordFailure(key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval) async throws -> AttemptCounter
+    /// Forgets the failures of a key (after a success); its lockout history stays.
+    func clearFailures(key: String) async throws
+    /// Counts one event in a fixed window of `window` seconds; returns the count including this one
+    /// and when the window ends.
+    func countEvent(key: String, now: Date, window: TimeInterval) async throws -> (count: Int, windowEnds: Date)
+    /// Lifts a lock (admin unlock).
+    func unlock(key: String) async throws -> Bool
+    func deleteStaleCounters(before: Date) async throws -> Int
+}

@@ -180,7 +180,7 @@ public protocol PluginDataStore: Sendable {
 
 /// Everything the broker persists. SQLite implements it for one node; PostgreSQL for several.
 public protocol BrokerStore: AppStore, AccountStore, FlowStore, RefreshTokenStore, SigningKeyStore, AuditStore, PluginDataStore,
-    AuthorizationCodeStore, RevocationStore
+    AuthorizationCodeStore, RevocationStore, AttemptCounterStore
 {
     /// Cheap round trip for `/readyz`.
     func ping() async throws

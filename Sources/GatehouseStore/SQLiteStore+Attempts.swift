@@ -1,0 +1,88 @@
+import Foundation
+import GRDB
+import GatehouseCore
+
+extension SQLiteStore: AttemptCounterStore {
+    public func attemptCounter(key: String) async throws -> AttemptCounter? {
+        try await pool.read { db in try Self.counter(key, db) }
+    }
+
+    public func recordFailure(
+        key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval
+    ) async throws -> AttemptCounter {
+        try await pool.write { db in
+            var counter = try Self.counter(key, db) ?? AttemptCounter(key: key, failures: 0, windowStart: now, lockedUntil: nil, lockouts: 0)
+            if now.timeIntervalSince(counter.windowStart) >= window {
+                counter.failures = 0
+                counter.windowStart = now
+            }
+            counter.failures += 1
+            if counter.failures >= threshold {
+                counter.lockedUntil = now.addingTimeInterval(lockDuration(counter.lockouts))
+                counter.lockouts += 1
+                counter.failures = 0
+                counter.windowStart = now
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO attempt_counters (key, failures, window_start, locked_until, lockouts, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (key) DO UPDATE SET failures = excluded.failures, window_start = excluded.window_start,
+                        locked_until = excluded.locked_until, lockouts = excluded.lockouts, updated_at = excluded.updated_at
+                    """,
+                arguments: [key, counter.failures, counter.windowStart.storeValue, counter.lockedUntil?.storeValue, counter.lockouts, now.storeValue]
+            )
+            return counter
+        }
+    }
+
+    public func clearFailures(key: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE attempt_counters SET failures = 0 WHERE key = ? AND failures > 0", arguments: [key])
+        }
+    }
+
+    public func countEvent(key: String, now: Date, window: TimeInterval) async throws -> (count: Int, windowEnds: Date) {
+        try await pool.write { db in
+            var counter = try Self.counter(key, db) ?? AttemptCounter(key: key, failures: 0, windowStart: now, lockedUntil: nil, lockouts: 0)
+            if now.timeIntervalSince(counter.windowStart) >= window {
+                counter.failures = 0
+                counter.windowStart = now
+            }
+            counter.failures += 1
+            try db.execute(
+                sql: """
+                    INSERT INTO attempt_counters (key, failures, window_start, locked_until, lockouts, updated_at) VALUES (?, ?, ?, NULL, 0, ?)
+                    ON CONFLICT (key) DO UPDATE SET failures = excluded.failures, window_start = excluded.window_start, updated_at = excluded.updated_at
+                    """,
+                arguments: [key, counter.failures, counter.windowStart.storeValue, now.storeValue]
+            )
+            return (counter.failures, counter.windowStart.addingTimeInterval(window))
+        }
+    }
+
+    public func unlock(key: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE attempt_counters SET locked_until = NULL, failures = 0 WHERE key = ? AND locked_until IS NOT NULL", arguments: [key])
+            return db.changesCount == 1
+        }
+    }
+
+    public func deleteStaleCounters(before: Date) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(
+                sql: "DELETE FROM attempt_counters WHERE updated_at < ? AND (locked_until IS NULL OR locked_until < ?)",
+                arguments: [before.storeValue, before.storeValue]
+            )
+            return db.changesCount
+        }
+    }
+
+    static func counter(_ key: String, _ db: Database) throws -> AttemptCounter? {
+        try Row.fetchOne(db, sql: "SELECT * FROM attempt_counters WHERE key = ?", arguments: [key]).map { row in
+            AttemptCounter(
+                key: row["key"], failures: row["failures"], windowStart: Date(storeValue: row["window_start"]),
+                lockedUntil: (row["locked_until"] as Double?).map(Date.init(storeValue:)), lockouts: row["lockouts"]
+            )
+        }
+    }
+}
