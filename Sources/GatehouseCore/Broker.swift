@@ -11,6 +11,8 @@ public struct Broker: Sendable {
     public let engine: FlowEngine
     public let oauth: OAuthService
     public let authorizations: AuthorizationValidator
+    public let admin: AdminService
+    public let adminCredentials: AdminCredentials
     public let clock: any BrokerClock
     public let logger: Logger
 
@@ -35,7 +37,9 @@ public struct Broker: Sendable {
         let oauth = OAuthService(store: store, tokens: issuer, plugins: plugins, clock: clock, logger: logger)
         return Broker(
             config: config, store: store, plugins: plugins, keyring: keyring, engine: engine, oauth: oauth,
-            authorizations: AuthorizationValidator(apps: store, issuer: config.server.issuer), clock: clock, logger: logger
+            authorizations: AuthorizationValidator(apps: store, issuer: config.server.issuer),
+            admin: AdminService(store: store, plugins: plugins, oauth: oauth, clock: clock),
+            adminCredentials: AdminCredentials(tokens: config.admin.tokens.map { ($0.name, $0.token) }), clock: clock, logger: logger
         )
     }
 

@@ -37,10 +37,18 @@ struct ErrorBody: Encodable {
     var errorDescription: String
     var lockedUntil: Date?
     var retryAfter: Int?
+    /// For invalid input: the first field at fault, and every field with its message.
+    var field: String?
+    var issues: [Issue]?
     var status: Int
 
+    struct Issue: Encodable {
+        var field: String
+        var message: String
+    }
+
     enum CodingKeys: String, CodingKey {
-        case error, lockedUntil, retryAfter
+        case error, lockedUntil, retryAfter, field, issues
         case errorDescription = "error_description"
     }
 
@@ -50,6 +58,10 @@ struct ErrorBody: Encodable {
         self.lockedUntil = error.lockedUntil
         self.retryAfter = error.retryAfter
         self.status = error.httpStatus
+        if !error.issues.isEmpty {
+            self.field = error.issues[0].path
+            self.issues = error.issues.map { Issue(field: $0.path, message: $0.message) }
+        }
     }
 
     init(code: String, description: String) {

@@ -1,3 +1,4 @@
+import GatehouseCore
 import Hummingbird
 import NIOCore
 
@@ -6,6 +7,8 @@ import NIOCore
 public struct GatehouseRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
+    /// Set by the admin middleware once the admin credential is checked.
+    public var admin: AdminIdentity?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)

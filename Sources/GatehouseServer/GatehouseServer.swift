@@ -1,26 +1,42 @@
 import GatehouseCore
 import Hummingbird
 import Logging
+import Prometheus
 import ServiceLifecycle
 
 /// Builds the broker's HTTP application: the flow API, health and key routes, behind the error and
 /// security-header middleware. Run it inside a `ServiceGroup` for graceful shutdown.
 public enum GatehouseServer {
-    public static func makeRouter(broker: Broker) -> Router<GatehouseRequestContext> {
+    /// The routes. With `metrics` (the registry the broker's metrics factory writes to), `/metrics`
+    /// serves it in the Prometheus text format.
+    public static func makeRouter(broker: Broker, metrics: PrometheusCollectorRegistry? = nil) -> Router<GatehouseRequestContext> {
         let router = Router(context: GatehouseRequestContext.self)
         router.add(middleware: RequestLogMiddleware())
+        router.add(middleware: MetricsMiddleware(factory: broker.engine.metrics.factory))
         router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: ErrorMiddleware())
+        if let metrics {
+            router.get("metrics") { _, _ in
+                var buffer = [UInt8]()
+                buffer.reserveCapacity(16 * 1024)
+                metrics.emit(into: &buffer)
+                return Response(
+                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: buffer))
+                )
+            }
+        }
         OperationsAPI(broker: broker).addRoutes(to: router)
         FlowAPI(engine: broker.engine).addRoutes(to: router.group("v1"))
         OAuthAPI(broker: broker).addRoutes(to: router)
         BrowserPages(broker: broker).addRoutes(to: router)
+        AdminAPI(broker: broker).addRoutes(to: router)
         return router
     }
 
-    public static func makeApplication(broker: Broker, listen: ListenAddress, logger: Logger) -> some ApplicationProtocol {
+    public static func makeApplication(broker: Broker, listen: ListenAddress, logger: Logger, metrics: PrometheusCollectorRegistry? = nil) -> some ApplicationProtocol {
         Application(
-            router: makeRouter(broker: broker),
+            router: makeRouter(broker: broker, metrics: metrics),
             configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port), serverName: "Gatehouse"),
             services: [MaintenanceService(broker: broker)],
             logger: logger

@@ -22,8 +22,9 @@ extension SQLiteStore: AppStore {
                 {
                     return existing
                 }
+                updated.version = existing.version + 1
                 try db.execute(
-                    sql: "UPDATE apps SET name = ?, secret_digest = ?, redirect_uris = ?, policy = ?, managed_by = ?, updated_at = ? WHERE id = ?",
+                    sql: "UPDATE apps SET name = ?, secret_digest = ?, redirect_uris = ?, policy = ?, managed_by = ?, updated_at = ?, version = version + 1 WHERE id = ?",
                     arguments: [
                         app.name, app.secretDigest, try StoreJSON.encode(app.redirectURIs), try StoreJSON.encode(app.policy),
                         app.managedBy.rawValue, app.updatedAt.storeValue, app.id,
@@ -42,13 +43,57 @@ extension SQLiteStore: AppStore {
         }
     }
 
+    public func insertApp(_ app: App) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO apps (id, name, secret_digest, redirect_uris, policy, managed_by, created_at, updated_at, version)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)
+                    """,
+                arguments: [
+                    app.id, app.name, app.secretDigest, try StoreJSON.encode(app.redirectURIs), try StoreJSON.encode(app.policy),
+                    app.managedBy.rawValue, app.createdAt.storeValue, app.updatedAt.storeValue,
+                ]
+            )
+            return db.changesCount == 1
+        }
+    }
+
+    public func updateApp(_ app: App) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE apps SET name = ?, secret_digest = ?, redirect_uris = ?, policy = ?, managed_by = ?, updated_at = ?, version = version + 1
+                    WHERE id = ? AND version = ?
+                    """,
+                arguments: [
+                    app.name, app.secretDigest, try StoreJSON.encode(app.redirectURIs), try StoreJSON.encode(app.policy), app.managedBy.rawValue,
+                    app.updatedAt.storeValue, app.id, app.version,
+                ]
+            )
+            return db.changesCount == 1
+        }
+    }
+
+    public func deleteApp(id: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM apps WHERE id = ?", arguments: [id])
+            guard db.changesCount == 1 else { return false }
+            // What the app held goes with it: its tokens, codes and open flows.
+            try db.execute(sql: "DELETE FROM refresh_tokens WHERE app_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM authorization_codes WHERE app_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM flows WHERE app_id = ?", arguments: [id])
+            return true
+        }
+    }
+
     static func app(_ row: Row) throws -> App {
         App(
             id: row["id"], name: row["name"], secretDigest: row["secret_digest"],
             redirectURIs: try StoreJSON.decode([String].self, row["redirect_uris"]),
             policy: try StoreJSON.decode(Policy.self, row["policy"]),
             managedBy: App.ManagedBy(rawValue: row["managed_by"]) ?? .config,
-            createdAt: Date(storeValue: row["created_at"]), updatedAt: Date(storeValue: row["updated_at"])
+            createdAt: Date(storeValue: row["created_at"]), updatedAt: Date(storeValue: row["updated_at"]), version: row["version"]
         )
     }
 }

@@ -14,12 +14,15 @@ public struct TestBroker: Sendable {
     public var engine: FlowEngine { broker.engine }
 
     /// Builds a broker from `yaml` (environment variables from `environment`) with `registry`'s plugins.
-    public static func make(yaml: String, registry: PluginRegistry, environment: [String: String] = [:], temporary: TemporaryStore? = nil, clock: TestClock = TestClock()) async throws -> TestBroker {
+    public static func make(
+        yaml: String, registry: PluginRegistry, environment: [String: String] = [:], temporary: TemporaryStore? = nil, clock: TestClock = TestClock(),
+        metrics: BrokerMetrics = BrokerMetrics()
+    ) async throws -> TestBroker {
         let temporary = try temporary ?? TemporaryStore()
         let config = try ConfigLoader(registry: registry).load(yaml: yaml, environment: environment)
         var logger = Logger(label: "gatehouse.test")
         logger.logLevel = .warning
-        let broker = try await Broker.start(config: config, registry: registry, store: temporary.store, clock: clock, logger: logger)
+        let broker = try await Broker.start(config: config, registry: registry, store: temporary.store, clock: clock, logger: logger, metrics: metrics)
         return TestBroker(broker: broker, clock: clock, temporary: temporary)
     }
 

@@ -57,9 +57,9 @@ enum Bootstrap {
         }
     }
 
-    static func broker(_ config: BrokerConfig, store: SQLiteStore, logger: Logger) async throws -> Broker {
+    static func broker(_ config: BrokerConfig, store: SQLiteStore, logger: Logger, metrics: BrokerMetrics = BrokerMetrics()) async throws -> Broker {
         do {
-            return try await Broker.start(config: config, registry: registry, store: store, logger: logger)
+            return try await Broker.start(config: config, registry: registry, store: store, logger: logger, metrics: metrics)
         } catch let error as ConfigIssues {
             throw ValidationError(error.description)
         }

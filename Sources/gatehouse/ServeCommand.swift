@@ -2,6 +2,7 @@ import ArgumentParser
 import GatehouseCore
 import GatehouseServer
 import Logging
+import Prometheus
 import ServiceLifecycle
 
 struct ServeCommand: AsyncParsableCommand {
@@ -23,7 +24,13 @@ struct ServeCommand: AsyncParsableCommand {
             logger.warning("running in development mode (environment: development); do not expose this broker")
         }
         let store = try Bootstrap.openStore(config)
-        let broker = try await Bootstrap.broker(config, store: store, logger: logger)
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5)]
+        let broker = try await Bootstrap.broker(config, store: store, logger: logger, metrics: BrokerMetrics(factory: factory))
+        if config.admin.tokens.isEmpty {
+            logger.notice("the admin API is off (no admin.tokens and no GATEHOUSE_ADMIN_TOKEN)")
+        }
         logger.notice(
             "gatehouse starting",
             metadata: [
@@ -31,7 +38,7 @@ struct ServeCommand: AsyncParsableCommand {
                 "issuer": .string(config.server.issuer), "database": .string(store.path),
             ]
         )
-        let app = GatehouseServer.makeApplication(broker: broker, listen: config.server.listen, logger: logger)
+        let app = GatehouseServer.makeApplication(broker: broker, listen: config.server.listen, logger: logger, metrics: registry)
         let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await services.run()
     }

@@ -105,7 +105,7 @@ extension GatehouseCoreTests {
                   identityProviders: [ext, missing]
             """
         )
-        #expect(found == ["apps[0].policy.identityProviders[1]: no provider with id 'missing' is declared under providers"])
+        #expect(found == ["apps[0].policy.identityProviders[1]: no identity provider with id 'missing' is configured"])
     }
 
     @Test func substitutesEnvironmentVariablesAndNamesMissingOnes() throws {

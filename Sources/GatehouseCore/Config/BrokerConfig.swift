@@ -8,14 +8,57 @@ public struct BrokerConfig: Sendable {
     public var tokens: TokenConfig
     public var providers: [ProviderDeclaration]
     public var apps: [AppSeed]
+    public var admin: AdminConfig
 
-    public init(environment: DeploymentEnvironment = .production, server: ServerConfig, storage: StorageConfig, tokens: TokenConfig = TokenConfig(), providers: [ProviderDeclaration], apps: [AppSeed]) {
+    public init(
+        environment: DeploymentEnvironment = .production, server: ServerConfig, storage: StorageConfig, tokens: TokenConfig = TokenConfig(),
+        providers: [ProviderDeclaration], apps: [AppSeed], admin: AdminConfig = AdminConfig()
+    ) {
         self.environment = environment
         self.server = server
         self.storage = storage
         self.tokens = tokens
         self.providers = providers
         self.apps = apps
+        self.admin = admin
+    }
+}
+
+/// `admin:` — the admin API's bearer tokens. With none (and no `GATEHOUSE_ADMIN_TOKEN`), the admin
+/// API is off.
+public struct AdminConfig: Sendable, Decodable {
+    /// One named admin credential.
+    public struct Token: Sendable, Decodable {
+        public var name: String
+        public var token: String
+
+        enum CodingKeys: String, CodingKey { case name, token }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.name = try container.decode(String.self, forKey: .name)
+            self.token = try container.decode(String.self, forKey: .token)
+            guard Identifier.isValid(name) else { throw ConfigIssue(path: decoder.codingPath + [CodingKeys.name], Identifier.rule) }
+            guard token.utf8.count >= 32 else {
+                throw ConfigIssue(path: decoder.codingPath + [CodingKeys.token], "an admin token needs at least 32 characters (generate one with `openssl rand -base64 32`)")
+            }
+        }
+
+        public init(name: String, token: String) {
+            self.name = name
+            self.token = token
+        }
+    }
+
+    public var tokens: [Token]
+
+    public init(tokens: [Token] = []) { self.tokens = tokens }
+
+    enum CodingKeys: String, CodingKey { case tokens }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.tokens = try container.decodeIfPresent([Token].self, forKey: .tokens) ?? []
     }
 }
 
@@ -207,9 +250,14 @@ public struct AppSeed: Sendable, Decodable {
         if let secret, secret.utf8.count < 32 {
             throw ConfigIssue(path: path + [CodingKeys.secret], "a client secret needs at least 32 characters (generate one with `openssl rand -base64 32`)")
         }
-        for (index, uri) in redirectURIs.enumerated() {
+        try Self.checkRedirectURIs(redirectURIs, path: path + [CodingKeys.redirectURIs])
+    }
+
+    /// Redirect URIs are matched exactly, so each must be absolute, without fragment or wildcard.
+    public static func checkRedirectURIs(_ uris: [String], path: [any CodingKey]) throws {
+        for (index, uri) in uris.enumerated() {
             guard let url = URL(string: uri), url.scheme != nil, url.fragment == nil, !uri.contains("*") else {
-                throw ConfigIssue(path: path + [CodingKeys.redirectURIs, ConfigPath.Key(index: index)], "not an absolute URI without fragment or wildcard: '\(uri)'")
+                throw ConfigIssue(path: path + [ConfigPath.Key(index: index)], "not an absolute URI without fragment or wildcard: '\(uri)'")
             }
         }
     }

@@ -9,17 +9,17 @@ public struct ConfigLoader: Sendable {
 
     public func load(yaml text: String, environment: [String: String]) throws(ConfigIssues) -> BrokerConfig {
         let (root, substitutionIssues) = try ConfigNode.parse(yaml: text, environment: environment)
-        return try load(root, knownIssues: substitutionIssues)
+        return try load(root, knownIssues: substitutionIssues, environmentToken: environment["GATEHOUSE_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
     }
 
     /// Checks a parsed document; `knownIssues` (from parsing) are reported with the rest, and any
     /// path they name is not reported again.
-    public func load(_ root: ConfigNode, knownIssues: [ConfigIssue] = []) throws(ConfigIssues) -> BrokerConfig {
+    public func load(_ root: ConfigNode, knownIssues: [ConfigIssue] = [], environmentToken: String? = nil) throws(ConfigIssues) -> BrokerConfig {
         var issues: [ConfigIssue] = []
         guard case .mapping(let entries) = root else {
             throw ConfigIssues([ConfigIssue(path: "", "the config must be a mapping with server, storage, providers and apps")])
         }
-        let known = ["environment", "server", "storage", "tokens", "providers", "apps"]
+        let known = ["environment", "server", "storage", "tokens", "providers", "apps", "admin"]
         for entry in entries where !known.contains(entry.key) {
             issues.append(ConfigIssue(path: entry.key, "unknown key (expected one of: \(known.joined(separator: ", ")))"))
         }
@@ -54,6 +54,7 @@ public struct ConfigLoader: Sendable {
         let server = section("server", ServerConfig.self)
         let storage = section("storage", StorageConfig.self)
         let tokens = section("tokens", TokenConfig.self)
+        let admin = section("admin", AdminConfig.self)
         let providers = list("providers", ProviderDeclaration.self)
         let apps = list("apps", AppSeed.self)
 
@@ -66,18 +67,10 @@ public struct ConfigLoader: Sendable {
                 issues += error.issues
             }
         }
+        // Roles are known only once plugins are built, so here any declared provider id will do.
         let providerIDs = Set(providers.map(\.id))
         for (index, app) in apps.enumerated() {
-            let policyPath = "apps[\(index)].policy"
-            for (position, id) in app.policy.identityProviders.enumerated() where !providerIDs.contains(id) {
-                issues.append(ConfigIssue(path: "\(policyPath).identityProviders[\(position)]", "no provider with id '\(id)' is declared under providers"))
-            }
-            for (position, id) in app.policy.authenticators.enumerated() where !providerIDs.contains(id) {
-                issues.append(ConfigIssue(path: "\(policyPath).authenticators[\(position)]", "no provider with id '\(id)' is declared under providers"))
-            }
-            if let factor = app.policy.secondFactor, !app.policy.authenticators.contains(factor) {
-                issues.append(ConfigIssue(path: "\(policyPath).secondFactor", "'\(factor)' must also be listed in authenticators"))
-            }
+            issues += app.policy.referenceIssues(identityProviders: providerIDs, authenticators: providerIDs, path: "apps[\(index)].policy")
         }
         if let environment, let server, environment == .production, let url = URL(string: server.issuer), url.scheme == "http",
             !["127.0.0.1", "localhost", "::1", "[::1]"].contains(url.host ?? "")
@@ -88,8 +81,19 @@ public struct ConfigLoader: Sendable {
         // A variable that is not set reads as null; drop the follow-on "missing" report at the same path.
         let knownPaths = Set(knownIssues.map(\.path))
         issues = knownIssues + issues.filter { !knownPaths.contains($0.path) }
+        var adminTokens = admin?.tokens ?? []
+        if let token = environmentToken {
+            if token.utf8.count < 32 {
+                issues.append(ConfigIssue(path: "GATEHOUSE_ADMIN_TOKEN", "an admin token needs at least 32 characters"))
+            } else {
+                adminTokens.append(AdminConfig.Token(name: "env-admin", token: token))
+            }
+        }
         guard issues.isEmpty, let environment, let server, let storage, let tokens else { throw ConfigIssues(issues) }
-        return BrokerConfig(environment: environment, server: server, storage: storage, tokens: tokens, providers: providers, apps: apps)
+        return BrokerConfig(
+            environment: environment, server: server, storage: storage, tokens: tokens, providers: providers, apps: apps,
+            admin: AdminConfig(tokens: adminTokens)
+        )
     }
 
     private func duplicates(_ ids: [String], section: String) -> [ConfigIssue] {

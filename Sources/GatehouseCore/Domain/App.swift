@@ -15,10 +15,13 @@ public struct App: Sendable, Hashable, Codable {
     public var managedBy: ManagedBy
     public var createdAt: Date
     public var updatedAt: Date
+    /// Bumped on every write; an update names the version it read, so two admins cannot overwrite
+    /// each other unseen.
+    public var version: Int
 
     public init(
         id: String, name: String, secretDigest: String? = nil, redirectURIs: [String] = [], policy: Policy,
-        managedBy: ManagedBy = .config, createdAt: Date, updatedAt: Date
+        managedBy: ManagedBy = .config, createdAt: Date, updatedAt: Date, version: Int = 0
     ) {
         self.id = id
         self.name = name
@@ -28,6 +31,7 @@ public struct App: Sendable, Hashable, Codable {
         self.managedBy = managedBy
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.version = version
     }
 
     public var isConfidential: Bool { secretDigest != nil }

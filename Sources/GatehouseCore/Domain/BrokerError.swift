@@ -32,13 +32,16 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     public var lockedUntil: Date?
     public var retryAfter: Int?
+    /// For invalid input: each field at fault, by its exact path (`policy.accessTokenLifetime`).
+    public var issues: [ConfigIssue]
 
-    public init(_ code: ErrorCode, _ kind: Kind, _ message: String, lockedUntil: Date? = nil, retryAfter: Int? = nil) {
+    public init(_ code: ErrorCode, _ kind: Kind, _ message: String, lockedUntil: Date? = nil, retryAfter: Int? = nil, issues: [ConfigIssue] = []) {
         self.code = code
         self.kind = kind
         self.message = message
         self.lockedUntil = lockedUntil
         self.retryAfter = retryAfter
+        self.issues = issues
     }
 
     public var description: String { "\(code.rawValue): \(message)" }

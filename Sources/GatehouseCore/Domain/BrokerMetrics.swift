@@ -3,7 +3,7 @@ import Metrics
 /// The broker's own metrics (swift-metrics): sign-ins by provider and outcome, lockouts, open flows.
 /// The factory is injected, so each broker (and each test) reports to its own registry.
 public struct BrokerMetrics: Sendable {
-    let factory: any MetricsFactory
+    public let factory: any MetricsFactory
     let activeFlows: Gauge
 
     public init(factory: any MetricsFactory = NOOPMetricsHandler.instance) {

@@ -45,6 +45,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let providerUnavailable = ErrorCode("provider_unavailable")
     public static let accountNotFound = ErrorCode("account_not_found")
     public static let notFound = ErrorCode("not_found")
+    public static let conflict = ErrorCode("conflict")
+    public static let adminDisabled = ErrorCode("admin_api_disabled")
 
     // Password / PIN policy.
     public static let passwordTooShort = ErrorCode("password_too_short")

@@ -47,6 +47,21 @@ public struct Policy: Sendable, Hashable, Codable {
         self.clientCredentialsGrant = clientCredentialsGrant
     }
 
+    /// References to provider instances that do not exist (or do not have the role), by exact path.
+    public func referenceIssues(identityProviders known: Set<String>, authenticators knownAuthenticators: Set<String>, path: String) -> [ConfigIssue] {
+        var issues: [ConfigIssue] = []
+        for (position, id) in identityProviders.enumerated() where !known.contains(id) {
+            issues.append(ConfigIssue(path: "\(path).identityProviders[\(position)]", "no identity provider with id '\(id)' is configured"))
+        }
+        for (position, id) in authenticators.enumerated() where !knownAuthenticators.contains(id) {
+            issues.append(ConfigIssue(path: "\(path).authenticators[\(position)]", "no authenticator with id '\(id)' is configured"))
+        }
+        if let factor = secondFactor, !authenticators.contains(factor) {
+            issues.append(ConfigIssue(path: "\(path).secondFactor", "'\(factor)' must also be listed in authenticators"))
+        }
+        return issues
+    }
+
     enum CodingKeys: String, CodingKey {
         case identityProviders, authenticators, secondFactor, statelessAuthentication, selfRegistration
         case accessTokenLifetime, refreshTokenLifetime, flowLifetime, defaultScopes, allowedScopes

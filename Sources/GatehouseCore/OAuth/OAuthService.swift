@@ -253,24 +253,40 @@ public struct OAuthService: Sendable {
     /// stateless token, every token of that stateless subject is revoked (there is nothing to delete).
     public func deregister(accessToken: String) async throws {
         let claims = try await verifyAccessToken(accessToken)
-        let now = clock.now
-        if !claims.stateless {
-            let links = try await store.identityLinks(accountID: claims.sub.value)
-            for link in links {
-                if let provider = plugins.identityProviders[link.providerID] as? any IdentityForgetting {
-                    try await provider.forget(subject: link.subject)
-                }
-            }
-            guard try await store.deleteAccount(id: claims.sub.value) else {
-                throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.")
+        if claims.stateless {
+            try await revokeSubject(claims.sub.value)
+            try await store.appendAudit(
+                AuditEvent(time: clock.now, type: "account.deregistered", appID: claims.clientID, accountID: claims.sub.value, details: ["stateless": "true"])
+            )
+            return
+        }
+        guard try await deleteAccount(id: claims.sub.value, appID: claims.clientID, admin: nil) else {
+            throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.")
+        }
+    }
+
+    /// Deletes an account (by its owner or an admin): what providers keep about it, its identity
+    /// links, refresh tokens and codes; its access tokens stop introspecting as active at once.
+    /// False when there was no such account.
+    public func deleteAccount(id: String, appID: String?, admin: AdminIdentity?) async throws -> Bool {
+        for link in try await store.identityLinks(accountID: id) {
+            if let provider = plugins.identityProviders[link.providerID] as? any IdentityForgetting {
+                try await provider.forget(subject: link.subject)
             }
         }
-        // Covers every access token of the subject issued up to now; none lives longer than a day.
+        guard try await store.deleteAccount(id: id) else { return false }
+        try await revokeSubject(id)
+        var details = ["stateless": "false"]
+        if let admin { details["admin"] = admin.name }
+        try await store.appendAudit(AuditEvent(time: clock.now, type: "account.deregistered", appID: appID, accountID: id, details: details))
+        return true
+    }
+
+    /// Every access token of the subject issued up to now is revoked; none lives longer than a day.
+    private func revokeSubject(_ subject: String) async throws {
+        let now = clock.now
         try await revocations.revoke(
-            RevocationRecord(kind: .subject, value: claims.sub.value, revokedAt: now, expiresAt: now.addingTimeInterval(SigningKeyring.retiredKeyGrace))
-        )
-        try await store.appendAudit(
-            AuditEvent(time: now, type: "account.deregistered", appID: claims.clientID, accountID: claims.sub.value, details: ["stateless": String(claims.stateless)])
+            RevocationRecord(kind: .subject, value: subject, revokedAt: now, expiresAt: now.addingTimeInterval(SigningKeyring.retiredKeyGrace))
         )
     }
 }

@@ -7,6 +7,12 @@ public protocol AppStore: Sendable {
     /// Creates the app, or replaces it when it exists and is still managed by the config file.
     /// Returns what the store holds afterwards (an admin-managed app is left as it is).
     func seedApp(_ app: App) async throws -> App
+    /// Adds a new app; false when the id is taken.
+    func insertApp(_ app: App) async throws -> Bool
+    /// Replaces the app if its stored version is still `app.version` (the stored version becomes
+    /// `app.version + 1`); false when someone else changed or deleted it first.
+    func updateApp(_ app: App) async throws -> Bool
+    func deleteApp(id: String) async throws -> Bool
 }
 
 /// Accounts and the identities linked to them.

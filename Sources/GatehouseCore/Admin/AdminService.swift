@@ -1,0 +1,285 @@
+import Foundation
+
+/// What administrators can do, from the admin API or the CLI: manage apps and their policies (the
+/// stateless toggle among them), see providers and their health, manage users, read the audit log.
+/// Every input is checked by the same strict decoder as the config file, so a mistake is reported
+/// with its exact path; every change is audited with the admin's name and the values before and after.
+public struct AdminService: Sendable {
+    public let store: any BrokerStore
+    public let plugins: PluginInstances
+    public let oauth: OAuthService
+    public let clock: any BrokerClock
+
+    public init(store: any BrokerStore, plugins: PluginInstances, oauth: OAuthService, clock: any BrokerClock) {
+        self.store = store
+        self.plugins = plugins
+        self.oauth = oauth
+        self.clock = clock
+    }
+
+    /// An app as admins see it (never its secret).
+    public struct AppView: Sendable, Codable, Equatable {
+        public var id: String
+        public var name: String
+        public var confidential: Bool
+        public var redirectURIs: [String]
+        public var policy: Policy
+        public var managedBy: App.ManagedBy
+        public var createdAt: Date
+        public var updatedAt: Date
+        public var version: Int
+
+        init(_ app: App) {
+            id = app.id
+            name = app.name
+            confidential = app.isConfidential
+            redirectURIs = app.redirectURIs
+            policy = app.policy
+            managedBy = app.managedBy
+            createdAt = app.createdAt
+            updatedAt = app.updatedAt
+            version = app.version
+        }
+    }
+
+    /// The body that creates an app.
+    struct AppDefinition: Decodable {
+        var id: String
+        var name: String
+        var confidential: Bool
+        var redirectURIs: [String]
+        var policy: Policy
+
+        enum CodingKeys: String, CodingKey { case id, name, confidential, redirectURIs, policy }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(String.self, forKey: .id)
+            name = try container.decodeIfPresent(String.self, forKey: .name) ?? id
+            confidential = try container.decodeIfPresent(Bool.self, forKey: .confidential) ?? true
+            redirectURIs = try container.decodeIfPresent([String].self, forKey: .redirectURIs) ?? []
+            policy = try container.decodeIfPresent(Policy.self, forKey: .policy) ?? Policy()
+            guard Identifier.isValid(id) else { throw ConfigIssue(path: [CodingKeys.id], Identifier.rule) }
+            try AppSeed.checkRedirectURIs(redirectURIs, path: [CodingKeys.redirectURIs])
+        }
+    }
+
+    /// The body that changes an app's name or redirect URIs.
+    struct AppChanges: Decodable {
+        var name: String?
+        var redirectURIs: [String]?
+
+        enum CodingKeys: String, CodingKey { case name, redirectURIs }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decodeIfPresent(String.self, forKey: .name)
+            redirectURIs = try container.decodeIfPresent([String].self, forKey: .redirectURIs)
+            if let redirectURIs { try AppSeed.checkRedirectURIs(redirectURIs, path: [CodingKeys.redirectURIs]) }
+        }
+    }
+
+    // MARK: - Apps
+
+    public func apps() async throws -> [AppView] {
+        try await store.apps().map(AppView.init)
+    }
+
+    public func app(id: String) async throws -> AppView {
+        AppView(try await existingApp(id))
+    }
+
+    /// Creates an app; a confidential one gets a generated secret, returned here once and never again.
+    public func createApp(_ body: JSONValue, by admin: AdminIdentity) async throws -> (app: AppView, secret: String?) {
+        let definition = try decode(AppDefinition.self, body, at: [])
+        try checkReferences(definition.policy, path: "policy")
+        let now = clock.now
+        let secret = definition.confidential ? Self.newSecret() : nil
+        let app = App(
+            id: definition.id, name: definition.name, secretDigest: secret.map(SecretDigest.sha256Hex), redirectURIs: definition.redirectURIs,
+            policy: definition.policy, managedBy: .admin, createdAt: now, updatedAt: now
+        )
+        guard try await store.insertApp(app) else {
+            throw BrokerError(.conflict, .conflict, "An app with id '\(app.id)' already exists.", issues: [ConfigIssue(path: "id", "already exists")])
+        }
+        try await audit("app.created", app: app.id, admin: admin, before: nil, after: AppView(app))
+        return (AppView(app), secret)
+    }
+
+    public func updateApp(id: String, changes body: JSONValue, by admin: AdminIdentity) async throws -> AppView {
+        let changes = try decode(AppChanges.self, body, at: [])
+        return try await change(id, by: admin, event: "app.updated") { app in
+            if let name = changes.name { app.name = name }
+            if let redirectURIs = changes.redirectURIs { app.redirectURIs = redirectURIs }
+        }
+    }
+
+    /// Applies a JSON merge patch to the app's policy (e.g. `{"statelessAuthentication": true}`).
+    /// Takes effect on the next request on every node.
+    public func patchPolicy(id: String, patch: JSONValue, by admin: AdminIdentity) async throws -> AppView {
+        guard case .object = patch else {
+            throw BrokerError(.invalidRequest, .badRequest, "The policy patch must be a JSON object.", issues: [ConfigIssue(path: "policy", "expected an object")])
+        }
+        return try await change(id, by: admin, event: "policy.updated") { app in
+            let current = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(app.policy))
+            let merged = JSONMergePatch.apply(patch, to: current)
+            let policy = try decode(Policy.self, merged, at: [ConfigPath.Key("policy")])
+            try checkReferences(policy, path: "policy")
+            app.policy = policy
+        }
+    }
+
+    /// A new secret for a confidential app, returned once; the old one stops working at once
+    /// (within a second on the token endpoints).
+    public func rotateSecret(id: String, by admin: AdminIdentity) async throws -> String {
+        let secret = Self.newSecret()
+        _ = try await change(id, by: admin, event: "app.secret_rotated") { app in
+            guard app.isConfidential else {
+                throw BrokerError(.invalidRequest, .badRequest, "'\(app.id)' is a public app; it has no secret.")
+            }
+            app.secretDigest = SecretDigest.sha256Hex(secret)
+        }
+        return secret
+    }
+
+    public func deleteApp(id: String, by admin: AdminIdentity) async throws {
+        let app = try await existingApp(id)
+        guard try await store.deleteApp(id: id) else { throw Self.appNotFound(id) }
+        try await audit("app.deleted", app: id, admin: admin, before: AppView(app), after: nil)
+    }
+
+    /// Returns an app to the config file's management: the next start applies its `apps[]` entry again.
+    public func returnToConfig(id: String, by admin: AdminIdentity) async throws -> AppView {
+        try await change(id, by: admin, event: "app.returned_to_config", managedBy: .config) { _ in }
+    }
+
+    /// Reads, changes and writes an app with optimistic concurrency, marks it admin-managed, and
+    /// audits the values before and after.
+    private func change(_ id: String, by admin: AdminIdentity, event: String, managedBy: App.ManagedBy = .admin, _ body: (inout App) throws -> Void) async throws -> AppView {
+        let before = try await existingApp(id)
+        var app = before
+        try body(&app)
+        app.managedBy = managedBy
+        app.updatedAt = clock.now
+        guard try await store.updateApp(app) else {
+            throw BrokerError(.conflict, .conflict, "The app was changed by someone else at the same time; read it again and retry.")
+        }
+        app.version += 1
+        try await audit(event, app: id, admin: admin, before: AppView(before), after: AppView(app))
+        return AppView(app)
+    }
+
+    private func existingApp(_ id: String) async throws -> App {
+        guard let app = try await store.app(id: id) else { throw Self.appNotFound(id) }
+        return app
+    }
+
+    static func appNotFound(_ id: String) -> BrokerError { BrokerError(.notFound, .notFound, "No app '\(id)'.") }
+
+    /// 256 bits from the system CSPRNG.
+    static func newSecret() -> String { RandomToken.make(byteCount: 32) }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ body: JSONValue, at path: [any CodingKey]) throws -> T {
+        do {
+            return try ConfigNodeDecoder.decode(T.self, from: ConfigNode(json: body), at: path)
+        } catch {
+            throw Self.invalid(error.issues)
+        }
+    }
+
+    private func checkReferences(_ policy: Policy, path: String) throws {
+        let issues = policy.referenceIssues(
+            identityProviders: Set(plugins.identityProviders.keys), authenticators: Set(plugins.authenticators.keys), path: path
+        )
+        if !issues.isEmpty { throw Self.invalid(issues) }
+    }
+
+    static func invalid(_ issues: [ConfigIssue]) -> BrokerError {
+        BrokerError(.invalidRequest, .badRequest, issues.map(\.description).joined(separator: "; "), issues: issues)
+    }
+
+    // MARK: - Providers
+
+    /// A provider instance as admins see it.
+    public struct ProviderView: Sendable, Codable {
+        public var id: String
+        public var type: String
+        public var roles: [String]
+        public var health: PluginHealth?
+    }
+
+    public func providers() async -> [ProviderView] {
+        var views: [ProviderView] = []
+        for id in plugins.all.keys.sorted() {
+            let plugin = plugins.all[id]!
+            var roles: [String] = []
+            if plugins.identityProviders[id] != nil { roles.append("identity_provider") }
+            if plugins.authenticators[id] != nil { roles.append("authenticator") }
+            if plugin is any StatelessCapable { roles.append("stateless") }
+            let health = await (plugin as? any HealthReporting)?.health()
+            views.append(ProviderView(id: id, type: plugins.typeNames[id] ?? "", roles: roles, health: health))
+        }
+        return views
+    }
+
+    // MARK: - Users
+
+    /// An account with its linked identities.
+    public struct UserView: Sendable, Codable {
+        public struct Identity: Sendable, Codable {
+            public var provider: String
+            public var subject: String
+            public var claims: [String: JSONValue]
+            public var createdAt: Date
+            public var lastSignInAt: Date
+        }
+
+        public var id: String
+        public var username: String
+        public var createdAt: Date
+        public var identities: [Identity]
+    }
+
+    public func users(limit: Int, offset: Int) async throws -> [UserView] {
+        var views: [UserView] = []
+        for account in try await store.accounts(limit: min(max(limit, 1), 1000), offset: max(offset, 0)) {
+            views.append(try await view(account))
+        }
+        return views
+    }
+
+    public func user(id: String) async throws -> UserView {
+        guard let account = try await store.account(id: id) else { throw BrokerError(.notFound, .notFound, "No user '\(id)'.") }
+        return try await view(account)
+    }
+
+    private func view(_ account: Account) async throws -> UserView {
+        let identities = try await store.identityLinks(accountID: account.id).map {
+            UserView.Identity(provider: $0.providerID, subject: $0.subject, claims: $0.claims, createdAt: $0.createdAt, lastSignInAt: $0.lastSignInAt)
+        }
+        return UserView(id: account.id, username: account.username, createdAt: account.createdAt, identities: identities)
+    }
+
+    /// Deregisters a user like the user could: account, links, provider data and tokens go.
+    public func deregisterUser(id: String, by admin: AdminIdentity) async throws {
+        guard try await oauth.deleteAccount(id: id, appID: nil, admin: admin) else {
+            throw BrokerError(.notFound, .notFound, "No user '\(id)'.")
+        }
+    }
+
+    // MARK: - Audit
+
+    public func audit(type: String?, appID: String?, accountID: String?, since: Date?, limit: Int) async throws -> [AuditEvent] {
+        try await store.auditEvents(type: type, appID: appID, accountID: accountID, since: since, limit: min(max(limit, 1), 1000))
+    }
+
+    private func audit(_ type: String, app: String, admin: AdminIdentity, before: AppView?, after: AppView?) async throws {
+        var details = ["admin": admin.name]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        encoder.dateEncodingStrategy = .iso8601
+        if let before { details["before"] = String(decoding: try encoder.encode(before), as: UTF8.self) }
+        if let after { details["after"] = String(decoding: try encoder.encode(after), as: UTF8.self) }
+        try await store.appendAudit(AuditEvent(time: clock.now, type: type, appID: app, details: details))
+    }
+}

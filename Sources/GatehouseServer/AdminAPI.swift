@@ -1,0 +1,107 @@
+import Foundation
+import GatehouseCore
+import Hummingbird
+
+/// `/admin/v1`: apps and policies, providers, users, audit. Bearer admin credentials (named tokens
+/// from the config's `admin.tokens` or `GATEHOUSE_ADMIN_TOKEN`); with none configured the whole API
+/// answers `404 admin_api_disabled`. Handlers only translate to `AdminService` calls.
+struct AdminAPI {
+    let broker: Broker
+    var admin: AdminService { broker.admin }
+
+    func addRoutes(to router: Router<GatehouseRequestContext>) {
+        let group = router.group("admin/v1").add(middleware: AdminAuthentication(credentials: broker.adminCredentials))
+        group.get("apps") { _, _ in JSONBody(try await admin.apps()).response(status: .ok) }
+        group.post("apps") { request, context in
+            let (app, secret) = try await admin.createApp(try await body(request, context), by: try identity(context))
+            return JSONBody(CreatedApp(app: app, clientSecret: secret)).response(status: .created)
+        }
+        group.get("apps/:id") { _, context in JSONBody(try await admin.app(id: try context.parameters.require("id"))).response(status: .ok) }
+        group.patch("apps/:id") { request, context in
+            let app = try await admin.updateApp(id: try context.parameters.require("id"), changes: try await body(request, context), by: try identity(context))
+            return JSONBody(app).response(status: .ok)
+        }
+        group.delete("apps/:id") { _, context in
+            try await admin.deleteApp(id: try context.parameters.require("id"), by: try identity(context))
+            return Response(status: .noContent)
+        }
+        group.patch("apps/:id/policy") { request, context in
+            let app = try await admin.patchPolicy(id: try context.parameters.require("id"), patch: try await body(request, context), by: try identity(context))
+            return JSONBody(app).response(status: .ok)
+        }
+        group.post("apps/:id/secret") { _, context in
+            let secret = try await admin.rotateSecret(id: try context.parameters.require("id"), by: try identity(context))
+            return JSONBody(["client_secret": secret]).response(status: .ok)
+        }
+        group.post("apps/:id/return-to-config") { _, context in
+            JSONBody(try await admin.returnToConfig(id: try context.parameters.require("id"), by: try identity(context))).response(status: .ok)
+        }
+        group.get("providers") { _, _ in JSONBody(await admin.providers()).response(status: .ok) }
+        group.get("users") { request, _ in
+            let limit = request.uri.queryParameters.get("limit", as: Int.self) ?? 100
+            let offset = request.uri.queryParameters.get("offset", as: Int.self) ?? 0
+            return JSONBody(try await admin.users(limit: limit, offset: offset)).response(status: .ok)
+        }
+        group.get("users/:id") { _, context in JSONBody(try await admin.user(id: try context.parameters.require("id"))).response(status: .ok) }
+        group.delete("users/:id") { _, context in
+            try await admin.deregisterUser(id: try context.parameters.require("id"), by: try identity(context))
+            return Response(status: .noContent)
+        }
+        group.get("audit") { request, _ in
+            let query = request.uri.queryParameters
+            var since: Date?
+            if let text = query.get("since") {
+                guard let parsed = try? Date(String(text), strategy: .iso8601) else {
+                    throw BrokerError(.invalidRequest, .badRequest, "since must be an RFC 3339 time, e.g. 2026-11-22T10:00:00Z.", issues: [ConfigIssue(path: "since", "not an RFC 3339 time")])
+                }
+                since = parsed
+            }
+            let events = try await admin.audit(
+                type: query.get("type"), appID: query.get("app"), accountID: query.get("user"), since: since, limit: query.get("limit", as: Int.self) ?? 100
+            )
+            return JSONBody(events).response(status: .ok)
+        }
+    }
+
+    struct CreatedApp: Encodable {
+        var app: AdminService.AppView
+        /// Shown once; only its digest is stored.
+        var clientSecret: String?
+
+        enum CodingKeys: String, CodingKey {
+            case app
+            case clientSecret = "client_secret"
+        }
+    }
+
+    private func body(_ request: Request, _ context: GatehouseRequestContext) async throws -> JSONValue {
+        try await request.decode(as: JSONValue.self, context: context)
+    }
+
+    private func identity(_ context: GatehouseRequestContext) throws -> AdminIdentity {
+        guard let admin = context.admin else { throw BrokerError(.invalidToken, .unauthenticated, "Admin credentials are required.") }
+        return admin
+    }
+}
+
+/// Checks the admin bearer token before any admin route runs.
+struct AdminAuthentication: RouterMiddleware {
+    let credentials: AdminCredentials
+
+    func handle(_ request: Request, context: GatehouseRequestContext, next: (Request, GatehouseRequestContext) async throws -> Response) async throws -> Response {
+        guard !credentials.isEmpty else {
+            throw BrokerError(.adminDisabled, .notFound, "The admin API is off: configure admin.tokens or GATEHOUSE_ADMIN_TOKEN.")
+        }
+        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
+            let admin = credentials.authenticate(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+        else {
+            var response = ErrorBody(BrokerError(.invalidToken, .unauthenticated, "Admin credentials are required.")).response()
+            response.headers[.wwwAuthenticate] = #"Bearer realm="gatehouse-admin""#
+            return response
+        }
+        var context = context
+        context.admin = admin
+        context.logger[metadataKey: "admin"] = .string(admin.name)
+        return try await next(request, context)
+    }
+}
