@@ -9,7 +9,8 @@ struct GatehouseCommand: AsyncParsableCommand {
         abstract: "Gatehouse, a plugin-based authentication broker.",
         version: GatehouseVersion.current,
         subcommands: [
-            ServeCommand.self, CheckConfigCommand.self, MigrateCommand.self, UsersCommand.self, KeysCommand.self, VersionCommand.self,
+            ServeCommand.self, CheckConfigCommand.self, MigrateCommand.self, UsersCommand.self, AppsCommand.self, AuditCommand.self,
+            KeysCommand.self, VersionCommand.self,
             DefaultConfigCommand.self,
         ]
     )

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import GatehouseCore
 import GatehouseServer
 import Logging
@@ -54,6 +55,19 @@ struct CheckConfigCommand: AsyncParsableCommand {
     func run() async throws {
         let (config, source) = try Bootstrap.loadConfig(options)
         print("\(source): OK (\(config.providers.count) provider(s), \(config.apps.count) app(s))")
+        // Drift between the file's apps and the database, when there is a database to compare with.
+        guard FileManager.default.fileExists(atPath: config.storage.sqlitePath) else {
+            print("no database at \(config.storage.sqlitePath) yet: nothing to compare the apps with")
+            return
+        }
+        let store = try Bootstrap.openStore(config)
+        let findings = try ConfigDrift.compare(seeds: config.apps, stored: try await store.apps())
+        if findings.isEmpty {
+            print("apps: the file and the database agree")
+        } else {
+            print("apps: drift between the file and the database (\(findings.count)):")
+            for finding in findings { print("  \(finding)") }
+        }
     }
 }
 

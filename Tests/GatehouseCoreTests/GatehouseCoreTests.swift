@@ -400,3 +400,29 @@ extension GatehouseCoreTests {
         #expect(String(decoding: JSONValue.object(["b": 1, "a": 2]).serialized(), as: UTF8.self) == #"{"a":2,"b":1}"#)
     }
 }
+
+// MARK: - Drift between the config file and the database
+
+extension GatehouseCoreTests {
+    @Test func reportsDriftBetweenFileAndDatabase() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let seeds = [
+            AppSeed(id: "notes", name: "Notes", policy: Policy(identityProviders: ["ext"])),
+            AppSeed(id: "new", name: "New", policy: Policy()),
+            AppSeed(id: "same", name: "Same", policy: Policy()),
+        ]
+        var changed = Policy(identityProviders: ["ext"])
+        changed.statelessAuthentication = true
+        let stored = [
+            App(id: "notes", name: "Notes", policy: changed, managedBy: .admin, createdAt: now, updatedAt: now),
+            App(id: "same", name: "Same", policy: Policy(), createdAt: now, updatedAt: now),
+            App(id: "extra", name: "Extra", policy: Policy(), managedBy: .admin, createdAt: now, updatedAt: now),
+        ]
+        let findings = try ConfigDrift.compare(seeds: seeds, stored: stored)
+        #expect(findings.map(\.appID) == ["notes", "new", "extra"])
+        #expect(findings[0].message.contains("policy.statelessAuthentication: file false, database true"))
+        #expect(findings[0].message.contains("managed by an admin"))
+        #expect(findings[1].message.contains("not in the database yet"))
+        #expect(findings[2].message.contains("exists only in the database"))
+    }
+}
