@@ -29,7 +29,7 @@ struct OAuthAPI {
     @Sendable func token(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let form = try await FormBody.parse(request)
         let tokens = try await oauth.token(TokenRequest(form: form, basic: try ClientAuthentication.basicCredentials(request.headers[.authorization])))
-        var response = JSONBody(tokens).response(status: .ok)
+        var response = JSONBody(tokens.json).response(status: .ok)
         response.headers[.cacheControl] = "no-store"
         response.headers[.pragma] = "no-cache"
         return response

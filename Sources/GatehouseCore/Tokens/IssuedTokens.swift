@@ -25,4 +25,14 @@ public struct IssuedTokens: Sendable, Hashable, Codable {
         case idToken = "id_token"
         case scope
     }
+
+    /// The token response as JSON members (RFC 6749 section 5.1).
+    public var json: [String: JSONValue] {
+        var members: [String: JSONValue] = [
+            "access_token": .string(accessToken), "token_type": .string(tokenType), "expires_in": .number(Double(expiresIn)), "scope": .string(scope),
+        ]
+        if let refreshToken { members["refresh_token"] = .string(refreshToken) }
+        if let idToken { members["id_token"] = .string(idToken) }
+        return members
+    }
 }

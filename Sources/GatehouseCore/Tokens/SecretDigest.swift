@@ -35,11 +35,11 @@ public enum SecretDigest {
 
 /// Unguessable identifiers and secrets from the system CSPRNG.
 public enum RandomToken {
-    /// `byteCount` random bytes as unpadded base64url (32 bytes → 43 characters, 256 bits).
+    /// `byteCount` random bytes as unpadded base64url (32 bytes → 43 characters, 256 bits), from
+    /// BoringSSL's CSPRNG (seeded by the kernel; one call, not a system call per byte).
     public static func make(byteCount: Int = 32) -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Base64URL.encode(Data(bytes))
+        let key = SymmetricKey(size: SymmetricKeySize(bitCount: byteCount * 8))
+        return key.withUnsafeBytes { Base64URL.encode(Data($0)) }
     }
 }
 
