@@ -23,16 +23,60 @@ extension SQLiteStore: AttemptCounterStore {
                 counter.failures = 0
                 counter.windowStart = now
             }
-            try db.execute(
-                sql: """
-                    INSERT INTO attempt_counters (key, failures, window_start, locked_until, lockouts, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (key) DO UPDATE SET failures = excluded.failures, window_start = excluded.window_start,
-                        locked_until = excluded.locked_until, lockouts = excluded.lockouts, updated_at = excluded.updated_at
-                    """,
-                arguments: [key, counter.failures, counter.windowStart.storeValue, counter.lockedUntil?.storeValue, counter.lockouts, now.storeValue]
-            )
+            try Self.save(counter, now: now, db)
             return counter
         }
+    }
+
+    public func reserveAttempt(
+        key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval
+    ) async throws -> AttemptReservation {
+        try await pool.write { db in
+            var counter = try Self.counter(key, db) ?? AttemptCounter(key: key, failures: 0, windowStart: now, lockedUntil: nil, lockouts: 0)
+            if let until = counter.lockedUntil, until > now { return .locked(until: until) }
+            if now.timeIntervalSince(counter.windowStart) >= window {
+                counter.failures = 0
+                counter.windowStart = now
+            }
+            let result: AttemptReservation
+            if counter.failures >= threshold {
+                let until = now.addingTimeInterval(lockDuration(counter.lockouts))
+                counter.lockedUntil = until
+                counter.lockouts += 1
+                counter.failures = 0
+                counter.windowStart = now
+                result = .lockedNow(until: until)
+            } else {
+                counter.failures += 1
+                result = .allowed
+            }
+            try Self.save(counter, now: now, db)
+            return result
+        }
+    }
+
+    public func lockIfDue(key: String, now: Date, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval) async throws -> Date? {
+        try await pool.write { db in
+            guard var counter = try Self.counter(key, db), counter.failures >= threshold, (counter.lockedUntil ?? .distantPast) <= now else { return nil }
+            let until = now.addingTimeInterval(lockDuration(counter.lockouts))
+            counter.lockedUntil = until
+            counter.lockouts += 1
+            counter.failures = 0
+            counter.windowStart = now
+            try Self.save(counter, now: now, db)
+            return until
+        }
+    }
+
+    static func save(_ counter: AttemptCounter, now: Date, _ db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO attempt_counters (key, failures, window_start, locked_until, lockouts, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (key) DO UPDATE SET failures = excluded.failures, window_start = excluded.window_start,
+                    locked_until = excluded.locked_until, lockouts = excluded.lockouts, updated_at = excluded.updated_at
+                """,
+            arguments: [counter.key, counter.failures, counter.windowStart.storeValue, counter.lockedUntil?.storeValue, counter.lockouts, now.storeValue]
+        )
     }
 
     public func clearFailures(key: String) async throws {

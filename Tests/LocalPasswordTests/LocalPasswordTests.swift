@@ -272,3 +272,57 @@ extension LocalPasswordTests {
         #expect(await attempt(second, "alice", "correct horse battery")?.code == .lockedOut)
     }
 }
+
+extension LocalPasswordTests {
+    @Test func parallelGuessesCannotSlipPastTheAccountLimit() async throws {
+        let test = try await Self.lockoutBroker()
+        defer { test.temporary.remove() }
+        var flows: [String] = []
+        for _ in 0..<20 { flows.append(try await test.start(FlowRequest(appID: "notes", providerID: "local")).flowID) }
+        let codes = await withTaskGroup(of: String.self) { group in
+            for (index, flow) in flows.enumerated() {
+                group.addTask {
+                    do {
+                        _ = try await test.finish(flow, answer: ["username": "alice", "password": .string("parallel guess \(index)")])
+                        return "ok"
+                    } catch let error as BrokerError {
+                        return error.code.rawValue
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        // At most three guesses reached the password check; every other was refused unseen.
+        #expect(codes.filter { $0 == "invalid_credentials" }.count <= 3)
+        #expect(codes.filter { $0 == "locked_out" }.count >= 17)
+        #expect(!codes.contains("ok"))
+    }
+
+    @Test func parallelAnswersToOneFlowAreEvaluatedOnce() async throws {
+        let test = try await Self.lockoutBroker()
+        defer { test.temporary.remove() }
+        let flow = try await test.start(FlowRequest(appID: "notes", providerID: "local")).flowID
+        let codes = await withTaskGroup(of: String.self) { group in
+            for index in 0..<6 {
+                group.addTask {
+                    do {
+                        _ = try await test.finish(flow, answer: ["username": .string("bob\(index)"), "password": "some guess here"])
+                        return "ok"
+                    } catch let error as BrokerError {
+                        return error.code.rawValue
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        let evaluated = codes.filter { $0 == "invalid_credentials" || $0 == "too_many_attempts" }.count
+        let refused = codes.filter { $0 == "flow_conflict" || $0 == "flow_not_found" }.count
+        #expect(evaluated + refused == 6)
+        let stored = try await test.store.flow(id: flow, now: test.clock.now)
+        #expect(stored?.failedAttempts == evaluated || stored == nil)
+    }
+}

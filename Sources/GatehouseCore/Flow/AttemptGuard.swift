@@ -15,11 +15,19 @@ public struct AttemptGuard: Sendable {
         self.metrics = metrics
     }
 
-    /// The counter key of an account at a provider, from the answer field the challenge names.
-    public static func accountKey(providerID: String, challenge: Challenge, answer: ChallengeResponse) -> String? {
-        guard let field = challenge.accountField, let value = answer.values[field]?.stringValue else { return nil }
-        let normalized = value.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
-        return normalized.isEmpty ? nil : "account:\(providerID):\(normalized)"
+    /// The counter key of the account an answer tries: while identifying, the answer field the
+    /// challenge names at that provider; for a second factor, the flow's account at that authenticator.
+    public static func accountKey(flow: FlowRecord, answer: ChallengeResponse) -> String? {
+        switch flow.phase {
+        case .identify:
+            guard let field = flow.challenge.accountField, let value = answer.values[field]?.stringValue else { return nil }
+            let normalized = value.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+            return normalized.isEmpty ? nil : "account:\(flow.providerID):\(normalized)"
+        case .factor(let authenticatorID):
+            return flow.accountID.map { "factor:\(authenticatorID):\($0)" }
+        case .chooseProvider:
+            return nil
+        }
     }
 
     /// Refuses a flow start from an address that is blocked or starts too many flows.
@@ -36,13 +44,29 @@ public struct AttemptGuard: Sendable {
         }
     }
 
-    /// Refuses an answer for a locked account or from a blocked address, before any plugin sees it.
-    public func checkAnswer(clientIP: String?, accountKey: String?) async throws {
+    /// Before any plugin sees an answer: refuses a blocked address, and reserves an attempt on the
+    /// account (refusing a locked one). The reservation counts as a failure until `recordSuccess`.
+    public func reserve(clientIP: String?, accountKey: String?, policy: LockoutPolicy, appID: String, providerID: String) async throws {
         if let ip = clientIP { try await refuseIfLocked(key: "ip:\(ip)", code: .rateLimited) }
-        if let accountKey { try await refuseIfLocked(key: accountKey, code: .lockedOut) }
+        guard let accountKey else { return }
+        let now = clock.now
+        switch try await store.reserveAttempt(
+            key: accountKey, now: now, window: policy.failureWindow.timeInterval, threshold: policy.maxFailedAttemptsPerAccount,
+            lockDuration: policy.lockDuration(afterLockouts:)
+        ) {
+        case .allowed:
+            return
+        case .locked(let until):
+            metrics.refused(reason: ErrorCode.lockedOut.rawValue)
+            throw Self.lockedOut(until: until, now: now)
+        case .lockedNow(let until):
+            try await accountLocked(accountKey, until: until, clientIP: clientIP, appID: appID, providerID: providerID)
+            throw Self.lockedOut(until: until, now: now)
+        }
     }
 
-    /// Counts a wrong answer. Returns the `locked_out` error when this one locked the account.
+    /// After a wrong answer (already counted by `reserve`): counts it against the address, and locks
+    /// the account when it reached its limit. Returns the `locked_out` error when it did.
     public func recordFailure(clientIP: String?, accountKey: String?, policy: LockoutPolicy, appID: String, providerID: String) async throws -> BrokerError? {
         let now = clock.now
         let window = policy.failureWindow.timeInterval
@@ -56,23 +80,24 @@ public struct AttemptGuard: Sendable {
                 )
             }
         }
-        guard let accountKey else { return nil }
-        let counter = try await store.recordFailure(
-            key: accountKey, now: now, window: window, threshold: policy.maxFailedAttemptsPerAccount, lockDuration: policy.lockDuration(afterLockouts:)
-        )
-        guard counter.failures == 0, let until = counter.lockedUntil, until > now else { return nil }
-        metrics.lockout(scope: "account")
-        try await audit.appendAudit(
-            AuditEvent(
-                time: now, type: "account.locked", appID: appID, providerID: providerID, outcome: ErrorCode.lockedOut.rawValue,
-                details: ["account": String(accountKey.dropFirst("account:\(providerID):".count)), "until": ISO8601DateFormatter().string(from: until),
-                          "lockouts": String(counter.lockouts)].merging(clientIP.map { ["clientIP": $0] } ?? [:]) { first, _ in first }
-            )
-        )
+        guard let accountKey,
+            let until = try await store.lockIfDue(key: accountKey, now: now, threshold: policy.maxFailedAttemptsPerAccount, lockDuration: policy.lockDuration(afterLockouts:))
+        else { return nil }
+        try await accountLocked(accountKey, until: until, clientIP: clientIP, appID: appID, providerID: providerID)
         return Self.lockedOut(until: until, now: now)
     }
 
-    /// A right answer clears the account's failures.
+    private func accountLocked(_ accountKey: String, until: Date, clientIP: String?, appID: String, providerID: String) async throws {
+        metrics.lockout(scope: "account")
+        var details = ["account": String(accountKey.split(separator: ":", maxSplits: 2).last ?? ""), "until": ISO8601DateFormatter().string(from: until)]
+        if let lockouts = try await store.attemptCounter(key: accountKey)?.lockouts { details["lockouts"] = String(lockouts) }
+        if let clientIP { details["clientIP"] = clientIP }
+        try await audit.appendAudit(
+            AuditEvent(time: clock.now, type: "account.locked", appID: appID, providerID: providerID, outcome: ErrorCode.lockedOut.rawValue, details: details)
+        )
+    }
+
+    /// A right answer clears the account's failures (the reserved attempt included).
     public func recordSuccess(accountKey: String?) async throws {
         if let accountKey { try await store.clearFailures(key: accountKey) }
     }

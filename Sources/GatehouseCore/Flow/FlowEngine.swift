@@ -103,8 +103,14 @@ public struct FlowEngine: Sendable {
             context.account = account
         }
 
-        let accountKey = AttemptGuard.accountKey(providerID: flow.providerID, challenge: flow.challenge, answer: answer)
-        try await attempts.checkAnswer(clientIP: flow.clientIP, accountKey: accountKey)
+        // The lockout settings of an account are the strictest of all apps that may reach it.
+        let lockout = try await strictestLockout(for: flow, app: app)
+        let accountKey = AttemptGuard.accountKey(flow: flow, answer: answer)
+        try await attempts.reserve(clientIP: flow.clientIP, accountKey: accountKey, policy: lockout, appID: app.id, providerID: flow.providerID)
+        // Claim the flow before evaluating: of parallel answers to one flow only one is evaluated, and
+        // it counts against the flow's limit until it proves right.
+        flow.failedAttempts += 1
+        try await save(&flow)
         let step: FlowStep
         do {
             switch flow.phase {
@@ -118,13 +124,41 @@ public struct FlowEngine: Sendable {
         } catch let error as BrokerError where error.kind == .failedAttempt {
             metrics.signIn(provider: flow.providerID, outcome: error.code.rawValue)
             let locked = try await attempts.recordFailure(
-                clientIP: flow.clientIP, accountKey: accountKey, policy: app.policy.lockout, appID: app.id, providerID: flow.providerID
+                clientIP: flow.clientIP, accountKey: accountKey, policy: lockout, appID: app.id, providerID: flow.providerID
             )
-            try await recordFailedAttempt(&flow, app: app, error: error)
+            try await recordFailedAttempt(flow, app: app, error: error)
             throw locked ?? error
+        } catch {
+            // Not a wrong answer (a malformed one, a provider that is down): it does not count.
+            flow.failedAttempts -= 1
+            try? await save(&flow)
+            throw error
         }
-        if case .identified = step { try await attempts.recordSuccess(accountKey: accountKey) }
+        flow.failedAttempts -= 1
+        switch step {
+        case .identified, .verified: try await attempts.recordSuccess(accountKey: accountKey)
+        case .challenge: break
+        }
         return try await advance(flow, with: step, app: app)
+    }
+
+    private func strictestLockout(for flow: FlowRecord, app: App) async throws -> LockoutPolicy {
+        let pluginID: String
+        switch flow.phase {
+        case .identify: pluginID = flow.providerID
+        case .factor(let authenticatorID): pluginID = authenticatorID
+        case .chooseProvider: return app.policy.lockout
+        }
+        let policies = try await store.apps().map(\.policy).filter { $0.identityProviders.contains(pluginID) || $0.authenticators.contains(pluginID) }
+        return policies.map(\.lockout).reduce(app.policy.lockout) { strictest, other in
+            var result = strictest
+            result.maxFailedAttemptsPerAccount = min(result.maxFailedAttemptsPerAccount, other.maxFailedAttemptsPerAccount)
+            result.maxFailedAttemptsPerIP = min(result.maxFailedAttemptsPerIP, other.maxFailedAttemptsPerIP)
+            result.failureWindow = max(result.failureWindow, other.failureWindow)
+            result.lockoutDuration = max(result.lockoutDuration, other.lockoutDuration)
+            result.maxLockoutDuration = max(result.maxLockoutDuration, other.maxLockoutDuration)
+            return result
+        }
     }
 
     /// Where a browser flow stands: its current challenge or provider choice (to show the page again).
@@ -273,14 +307,14 @@ public struct FlowEngine: Sendable {
         }
     }
 
-    private func recordFailedAttempt(_ flow: inout FlowRecord, app: App, error: BrokerError) async throws {
-        flow.failedAttempts += 1
+    /// After a wrong answer (already counted when the flow was claimed): audits it, and closes the
+    /// flow when it reached its limit.
+    private func recordFailedAttempt(_ flow: FlowRecord, app: App, error: BrokerError) async throws {
         try await audit("signin.failure", flow: flow, outcome: error.code.rawValue, details: ["attempt": String(flow.failedAttempts)])
         if flow.failedAttempts >= app.policy.lockout.maxFailedAttemptsPerFlow {
             _ = try await store.deleteFlow(id: flow.id, version: flow.version)
             throw BrokerError(.tooManyAttempts, .tooManyRequests, "Too many wrong answers; start a new flow.")
         }
-        try await save(&flow)
     }
 
     // MARK: - Policy

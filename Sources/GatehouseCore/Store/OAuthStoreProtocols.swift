@@ -100,12 +100,28 @@ public struct AttemptCounter: Sendable, Hashable {
     }
 }
 
+/// The answer to `reserveAttempt`.
+public enum AttemptReservation: Sendable, Equatable {
+    case allowed
+    /// Locked already, until then.
+    case locked(until: Date)
+    /// Locked by this very reservation (the limit was reached), until then.
+    case lockedNow(until: Date)
+}
+
 /// Failure counters, locks and rate buckets shared by every node.
 public protocol AttemptCounterStore: Sendable {
     func attemptCounter(key: String) async throws -> AttemptCounter?
     /// In one transaction: counts a failure (a window older than `window` starts over), and when the
     /// count reaches `threshold` locks the key for `lockDuration(previous lockouts)` and starts over.
     func recordFailure(key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval) async throws -> AttemptCounter
+    /// In one transaction, before an answer is evaluated: refuses if the key is locked; locks it when
+    /// it already has `threshold` failures in the window; otherwise counts this attempt as a failure
+    /// in advance (a right answer clears it). Parallel guesses therefore cannot all slip past the limit.
+    func reserveAttempt(key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval) async throws -> AttemptReservation
+    /// After a wrong answer: locks the key if it has reached `threshold` failures. Returns the end of
+    /// a lock made now, or nil.
+    func lockIfDue(key: String, now: Date, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval) async throws -> Date?
     /// Forgets the failures of a key (after a success); its lockout history stays.
     func clearFailures(key: String) async throws
     /// Counts one event in a fixed window of `window` seconds; returns the count including this one
