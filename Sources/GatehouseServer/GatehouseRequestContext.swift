@@ -9,12 +9,14 @@ public struct GatehouseRequestContext: RequestContext {
     public let remoteAddress: SocketAddress?
     /// Set by the admin middleware once the admin credential is checked.
     public var admin: AdminIdentity?
+    /// The client's address as a trusted proxy reported it (`X-Forwarded-For`), if any.
+    public var forwardedFor: String?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress
     }
 
-    /// The client's IP address as text, if known.
-    public var clientIP: String? { remoteAddress?.ipAddress }
+    /// The client's IP address as text, if known: from a trusted proxy's `X-Forwarded-For`, else the peer.
+    public var clientIP: String? { forwardedFor ?? remoteAddress?.ipAddress }
 }

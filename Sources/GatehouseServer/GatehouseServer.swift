@@ -13,6 +13,7 @@ public enum GatehouseServer {
         let router = Router(context: GatehouseRequestContext.self)
         router.add(middleware: RequestLogMiddleware())
         router.add(middleware: MetricsMiddleware(factory: broker.engine.metrics.factory))
+        router.add(middleware: ClientAddressMiddleware(trusted: Set(broker.config.server.trustedProxies)))
         router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: ErrorMiddleware())
         if let metrics {

@@ -32,19 +32,16 @@ extension SQLiteStore: AuthorizationCodeStore {
         }
     }
 
-    public func redeemAuthorizationCode(digest: String, now: Date) async throws -> Bool {
-        try await pool.write { db in
-            try db.execute(sql: "UPDATE authorization_codes SET used_at = ? WHERE digest = ? AND used_at IS NULL", arguments: [now.storeValue, digest])
-            return db.changesCount == 1
-        }
-    }
-
-    public func recordIssuedTokens(codeDigest: String, familyID: String?, accessTokenID: String, accessTokenExpiresAt: Date) async throws {
+    public func redeemAuthorizationCode(digest: String, now: Date, familyID: String, accessTokenID: String, accessTokenExpiresAt: Date) async throws -> Bool {
         try await pool.write { db in
             try db.execute(
-                sql: "UPDATE authorization_codes SET issued_family_id = ?, issued_access_token_id = ?, issued_access_token_expires_at = ? WHERE digest = ?",
-                arguments: [familyID, accessTokenID, accessTokenExpiresAt.storeValue, codeDigest]
+                sql: """
+                    UPDATE authorization_codes SET used_at = ?, issued_family_id = ?, issued_access_token_id = ?, issued_access_token_expires_at = ?
+                    WHERE digest = ? AND used_at IS NULL
+                    """,
+                arguments: [now.storeValue, familyID, accessTokenID, accessTokenExpiresAt.storeValue, digest]
             )
+            return db.changesCount == 1
         }
     }
 

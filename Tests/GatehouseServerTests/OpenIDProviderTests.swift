@@ -359,10 +359,17 @@ extension GatehouseServerTests {
             let code = try #require(try await Self.browserSignIn(client)["code"])
             let tokens = try await Self.exchange(client, code: code).body
             let access = try #require(tokens["access_token"]?.stringValue)
+            // A sign-in older than 15 minutes is not enough to delete the account.
+            test.clock.advance(by: 16 * 60)
+            let old = try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": tokens["refresh_token"]!.stringValue!]).body
+            let stale = try await client.execute(uri: "/v1/account", method: .delete, headers: [.authorization: "Bearer \(old["access_token"]!.stringValue!)"])
+            #expect(stale.status == .forbidden)
+            #expect(try Self.object(stale)["error"] == "login_required")
+            test.clock.advance(by: -16 * 60)
             let deleted = try await client.execute(uri: "/v1/account", method: .delete, headers: [.authorization: "Bearer \(access)"])
             #expect(deleted.status == .noContent)
             #expect(try await Self.introspect(client, access)["active"] == false)
-            #expect(try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": tokens["refresh_token"]!.stringValue!]).body["error"] == "invalid_grant")
+            #expect(try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": old["refresh_token"]!.stringValue!]).body["error"] == "invalid_grant")
             #expect(try await test.store.count(table: .accounts) == 0)
             #expect(try await test.store.count(table: .identityLinks) == 0)
             #expect(try await test.store.count(table: .refreshTokens) == 0)

@@ -118,21 +118,26 @@ public struct ServerConfig: Sendable, Decodable {
     public var listen: ListenAddress
     /// The configured issuer; nil means `http://<listen>`, which suits development on loopback.
     public var configuredIssuer: String?
+    /// Addresses of reverse proxies whose `X-Forwarded-For` names the real client (for per-IP limits
+    /// and audit); requests from anywhere else have the header ignored.
+    public var trustedProxies: [String]
 
-    public init(listen: ListenAddress, issuer: String? = nil) {
+    public init(listen: ListenAddress, issuer: String? = nil, trustedProxies: [String] = []) {
         self.listen = listen
         self.configuredIssuer = issuer
+        self.trustedProxies = trustedProxies
     }
 
     /// The `iss` of every token; the base URL clients reach the broker at.
     public var issuer: String { configuredIssuer ?? "http://\(listen)" }
 
-    enum CodingKeys: String, CodingKey { case listen, issuer }
+    enum CodingKeys: String, CodingKey { case listen, issuer, trustedProxies }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.listen = try container.decodeIfPresent(ListenAddress.self, forKey: .listen) ?? ListenAddress(host: "127.0.0.1", port: 8080)
         self.configuredIssuer = try container.decodeIfPresent(String.self, forKey: .issuer)
+        self.trustedProxies = try container.decodeIfPresent([String].self, forKey: .trustedProxies) ?? []
         if let issuer = configuredIssuer {
             guard let url = URL(string: issuer), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil,
                 url.query == nil, url.fragment == nil, !issuer.hasSuffix("/")

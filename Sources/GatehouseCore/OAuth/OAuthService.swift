@@ -48,28 +48,34 @@ public struct OAuthService: Sendable {
         guard let record = try await store.authorizationCode(digest: digest), record.appID == app.id else {
             throw Self.invalidGrant("The code is not valid for this client.")
         }
-        if record.usedAt != nil {
-            try await revokeIssued(by: record)
-            throw Self.invalidGrant("The code was already used; what it issued is revoked.")
-        }
-        guard record.expiresAt > now else { throw Self.invalidGrant("The code has expired.") }
+        // Binding first: only the party holding the verifier can redeem the code, or by replaying it
+        // revoke what it issued; a leaked code alone does neither.
         guard record.redirectURI == redirectURI else { throw Self.invalidGrant("redirect_uri does not match the authorization request.") }
         guard PKCE.verify(verifier, against: record.codeChallenge) else { throw Self.invalidGrant("code_verifier does not match the code_challenge.") }
-        guard try await store.redeemAuthorizationCode(digest: digest, now: now) else {
-            // Another request redeemed it a moment ago: treat as reuse.
+        let reused = Self.invalidGrant("The code was already used; what it issued is revoked.")
+        if record.usedAt != nil {
             try await revokeIssued(by: record)
-            throw Self.invalidGrant("The code was already used; what it issued is revoked.")
+            throw reused
+        }
+        guard record.expiresAt > now else { throw Self.invalidGrant("The code has expired.") }
+        // What the exchange will issue is recorded in the same write that uses the code up.
+        let familyID = UUID().uuidString.lowercased()
+        let accessTokenID = RandomToken.make(byteCount: 16)
+        let accessTokenExpiresAt = now.addingTimeInterval(app.policy.accessTokenLifetime.timeInterval + 1)
+        guard try await store.redeemAuthorizationCode(
+            digest: digest, now: now, familyID: familyID, accessTokenID: accessTokenID, accessTokenExpiresAt: accessTokenExpiresAt
+        ) else {
+            // Another request redeemed it a moment ago: treat as reuse, with what that one recorded.
+            try await revokeIssued(by: try await store.authorizationCode(digest: digest) ?? record)
+            throw reused
         }
         guard let account = try await store.account(id: record.accountID) else { throw Self.invalidGrant("The account no longer exists.") }
         let issued = try await tokens.issue(
             TokenIssuer.Grant(
                 app: app, subject: account.id, accountID: account.id, scopes: record.scopes, methods: record.methods,
-                identityProvider: record.identityProvider, authTime: record.authTime, nonce: record.nonce,
+                identityProvider: record.identityProvider, authTime: record.authTime, nonce: record.nonce, refreshFamilyID: familyID,
                 profile: try await profile(of: account, identityProvider: record.identityProvider, scopes: record.scopes)
-            )
-        )
-        try await store.recordIssuedTokens(
-            codeDigest: digest, familyID: issued.refreshFamilyID, accessTokenID: issued.accessTokenID, accessTokenExpiresAt: issued.accessTokenExpiresAt
+            ).with(accessTokenID: accessTokenID)
         )
         return issued.tokens
     }
@@ -78,7 +84,11 @@ public struct OAuthService: Sendable {
     /// (RFC 6749 section 4.1.2).
     private func revokeIssued(by record: AuthorizationCodeRecord) async throws {
         let now = clock.now
-        if let family = record.issuedFamilyID { _ = try await store.revokeRefreshTokenFamily(familyID: family, now: now) }
+        if let family = record.issuedFamilyID {
+            _ = try await store.revokeRefreshTokenFamily(familyID: family, now: now)
+            // Also covers a token of the family written after this moment by the racing exchange.
+            try await revocations.revoke(RevocationRecord(kind: .family, value: family, revokedAt: now, expiresAt: now.addingTimeInterval(366 * 86_400)))
+        }
         if let jti = record.issuedAccessTokenID, let expiresAt = record.issuedAccessTokenExpiresAt {
             try await revocations.revoke(RevocationRecord(kind: .token, value: jti, revokedAt: now, expiresAt: expiresAt))
         }
@@ -97,7 +107,9 @@ public struct OAuthService: Sendable {
         guard let record = try await store.refreshToken(digest: digest), record.appID == app.id else {
             throw Self.invalidGrant("The refresh token is not valid for this client.")
         }
-        guard record.revokedAt == nil else { throw Self.invalidGrant("The refresh token was revoked.") }
+        guard record.revokedAt == nil, try await !revocations.isFamilyRevoked(record.familyID) else {
+            throw Self.invalidGrant("The refresh token was revoked.")
+        }
         guard record.expiresAt > now else { throw Self.invalidGrant("The refresh token has expired.") }
         guard record.usedAt == nil else { throw try await refreshTokenReused(record, app: app) }
         var scopes = record.scopes
@@ -115,7 +127,7 @@ public struct OAuthService: Sendable {
                     app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: record.methods, identityProvider: record.identityProvider,
                     authTime: record.authTime, refreshFamilyID: record.familyID, replacingRefreshToken: digest,
                     profile: try await profile(of: account, identityProvider: record.identityProvider, scopes: scopes)
-                )
+                ).with(accessTokenID: nil, refreshTokenScopes: record.scopes)
             )
             return issued.tokens
         } catch is TokenIssuer.RefreshTokenAlreadyUsed {
@@ -204,7 +216,7 @@ public struct OAuthService: Sendable {
         }
         let now = clock.now
         guard let record = try await store.refreshToken(digest: SecretDigest.sha256Hex(token)), record.appID == app.id, record.revokedAt == nil,
-            record.usedAt == nil, record.expiresAt > now
+            record.usedAt == nil, record.expiresAt > now, try await !revocations.isFamilyRevoked(record.familyID)
         else { return inactive }
         return [
             "active": true, "token_type": "refresh_token", "scope": .string(record.scopes.joined(separator: " ")), "client_id": .string(record.appID),
@@ -251,8 +263,15 @@ public struct OAuthService: Sendable {
     /// Deletes the signed-in account, its identity links, everything the providers keep about it, and
     /// every refresh token it holds; its access tokens stop introspecting as active at once. With a
     /// stateless token, every token of that stateless subject is revoked (there is nothing to delete).
+    /// How recent the sign-in behind a deregistration must be: deleting an account is final, so a
+    /// token kept alive by refreshes for days is not enough (step-up, as for a password change).
+    public static let deregistrationMaxAuthAge: TimeInterval = 15 * 60
+
     public func deregister(accessToken: String) async throws {
         let claims = try await verifyAccessToken(accessToken)
+        guard let authTime = claims.authTime, clock.now.timeIntervalSince1970 - Double(authTime) <= Self.deregistrationMaxAuthAge else {
+            throw BrokerError(.loginRequired, .forbidden, "Deleting the account needs a recent sign-in (less than 15 minutes ago); sign in again.")
+        }
         if claims.stateless {
             try await revokeSubject(claims.sub.value)
             try await store.appendAudit(

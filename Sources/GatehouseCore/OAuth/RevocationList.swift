@@ -11,6 +11,10 @@ public final class RevocationList: Sendable {
     private struct State {
         var tokens: [String: RevocationRecord] = [:]
         var subjects: [String: RevocationRecord] = [:]
+        var families: [String: RevocationRecord] = [:]
+        /// Revocations made on this node: kept apart so that a store read that started before one
+        /// was written cannot drop it; pruned when they expire.
+        var local: [RevocationRecord] = []
         var loadedAt = Date.distantPast
         var refreshing = false
 
@@ -18,6 +22,7 @@ public final class RevocationList: Sendable {
             switch revocation.kind {
             case .token: tokens[revocation.value] = revocation
             case .subject: subjects[revocation.value] = revocation
+            case .family: families[revocation.value] = revocation
             }
         }
     }
@@ -32,12 +37,31 @@ public final class RevocationList: Sendable {
     }
 
     public func revoke(_ revocation: RevocationRecord) async throws {
+        state.withLock {
+            $0.local.append(revocation)
+            $0.remember(revocation)
+        }
         try await store.insertRevocation(revocation)
-        state.withLock { $0.remember(revocation) }
+    }
+
+    /// Whether a refresh-token family was revoked (a reused authorization code revokes the family it
+    /// issued, even a token of it written a moment after the revocation).
+    public func isFamilyRevoked(_ familyID: String) async throws -> Bool {
+        try await refreshIfStale()
+        return state.withLock { $0.families[familyID] != nil }
     }
 
     /// Whether the token is revoked, by its `jti` or because its subject was deregistered after it was issued.
     public func isRevoked(_ claims: AccessTokenClaims) async throws -> Bool {
+        try await refreshIfStale()
+        return state.withLock { state in
+            if state.tokens[claims.jti.value] != nil { return true }
+            if let subject = state.subjects[claims.sub.value], claims.iat.value <= subject.revokedAt { return true }
+            return false
+        }
+    }
+
+    private func refreshIfStale() async throws {
         let now = clock.now
         // One request re-reads the store when the copy is stale; the others use the copy meanwhile
         // (never older than about a second plus one read).
@@ -52,11 +76,11 @@ public final class RevocationList: Sendable {
             do {
                 let records = try await store.activeRevocations(now: now)
                 state.withLock { state in
-                    // Revocations this node made while the read was under way may be missing from it.
-                    let recent = (Array(state.tokens.values) + Array(state.subjects.values)).filter { $0.revokedAt >= now }
+                    state.local.removeAll { $0.expiresAt <= now }
                     state.tokens = [:]
                     state.subjects = [:]
-                    (records + recent).forEach { state.remember($0) }
+                    state.families = [:]
+                    (records + state.local).forEach { state.remember($0) }
                     state.loadedAt = now
                     state.refreshing = false
                 }
@@ -64,11 +88,6 @@ public final class RevocationList: Sendable {
                 state.withLock { $0.refreshing = false }
                 throw error
             }
-        }
-        return state.withLock { state in
-            if state.tokens[claims.jti.value] != nil { return true }
-            if let subject = state.subjects[claims.sub.value], claims.iat.value <= subject.revokedAt { return true }
-            return false
         }
     }
 }

@@ -48,17 +48,24 @@ public struct AuthorizationCodeRecord: Sendable, Hashable, Codable {
 public protocol AuthorizationCodeStore: Sendable {
     func insertAuthorizationCode(_ code: AuthorizationCodeRecord) async throws
     func authorizationCode(digest: String) async throws -> AuthorizationCodeRecord?
-    /// Marks the code used if it is unused; false when it was used before (or is gone).
-    func redeemAuthorizationCode(digest: String, now: Date) async throws -> Bool
-    /// Records what the exchange of the code issued.
-    func recordIssuedTokens(codeDigest: String, familyID: String?, accessTokenID: String, accessTokenExpiresAt: Date) async throws
+    /// In one write: marks the code used if it is unused, and records what its exchange is about to
+    /// issue (so that a replay arriving at any moment afterwards can revoke it). False when the code
+    /// was used before (or is gone).
+    func redeemAuthorizationCode(digest: String, now: Date, familyID: String, accessTokenID: String, accessTokenExpiresAt: Date) async throws -> Bool
     func deleteExpiredAuthorizationCodes(before: Date) async throws -> Int
 }
 
 /// A revocation of access tokens (which are JWTs, verified without the store): one token by its
 /// `jti`, or every token of a subject issued up to `revokedAt` (deregistration).
 public struct RevocationRecord: Sendable, Hashable, Codable {
-    public enum Kind: String, Sendable, Codable { case token, subject }
+    public enum Kind: String, Sendable, Codable {
+        /// One access token, by `jti`.
+        case token
+        /// Every access token of a subject issued up to `revokedAt`.
+        case subject
+        /// A refresh-token family, including tokens of it written after the revocation.
+        case family
+    }
 
     public var kind: Kind
     public var value: String

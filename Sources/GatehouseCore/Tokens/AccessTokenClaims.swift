@@ -27,14 +27,17 @@ public struct AccessTokenClaims: JWTPayload, Sendable, Equatable {
         case authTime = "auth_time"
     }
 
-    public init(issuer: String, subject: String, audience: String, issuedAt: Date, expiresAt: Date, scope: String, stateless: Bool, authTime: Date?, amr: [String]?, identityProvider: String?) {
+    public init(
+        issuer: String, subject: String, audience: String, issuedAt: Date, expiresAt: Date, scope: String, stateless: Bool, authTime: Date?, amr: [String]?,
+        identityProvider: String?, id: String? = nil
+    ) {
         self.iss = IssuerClaim(value: issuer)
         self.sub = SubjectClaim(value: subject)
         self.aud = AudienceClaim(value: audience)
         let issued = Date(timeIntervalSince1970: issuedAt.timeIntervalSince1970.rounded(.down))
         self.iat = IssuedAtClaim(value: issued)
         self.exp = ExpirationClaim(value: Date(timeIntervalSince1970: expiresAt.timeIntervalSince1970.rounded(.down)))
-        self.jti = IDClaim(value: RandomToken.make(byteCount: 16))
+        self.jti = IDClaim(value: id ?? RandomToken.make(byteCount: 16))
         self.scope = scope
         self.clientID = audience
         self.stateless = stateless

@@ -37,6 +37,11 @@ public struct TokenIssuer: Sendable {
         public var profile: [String: JSONValue]
         /// True for a stateless sign-in: the `stateless` claim tells resource servers nothing is kept.
         public var stateless: Bool
+        /// A `jti` chosen in advance (a code exchange records it before issuing); nil for a fresh one.
+        public var accessTokenID: String?
+        /// The scopes the new refresh token carries, when they differ from the access token's: a
+        /// refresh that narrows the scope does not narrow the refresh token (RFC 6749 section 6).
+        public var refreshTokenScopes: [String]?
 
         public init(
             app: App, subject: String, accountID: String?, scopes: [String], methods: [String], identityProvider: String?, authTime: Date?,
@@ -55,6 +60,14 @@ public struct TokenIssuer: Sendable {
             self.replacingRefreshToken = replacingRefreshToken
             self.profile = profile
             self.stateless = stateless
+        }
+
+        /// The grant with an access-token id chosen in advance.
+        public func with(accessTokenID: String?, refreshTokenScopes: [String]? = nil) -> Grant {
+            var grant = self
+            grant.accessTokenID = accessTokenID
+            grant.refreshTokenScopes = refreshTokenScopes
+            return grant
         }
     }
 
@@ -76,7 +89,8 @@ public struct TokenIssuer: Sendable {
         let scope = grant.scopes.joined(separator: " ")
         let claims = AccessTokenClaims(
             issuer: issuer, subject: grant.subject, audience: grant.app.id, issuedAt: now, expiresAt: expiresAt, scope: scope,
-            stateless: grant.stateless, authTime: grant.authTime, amr: grant.methods.isEmpty ? nil : grant.methods, identityProvider: grant.identityProvider
+            stateless: grant.stateless, authTime: grant.authTime, amr: grant.methods.isEmpty ? nil : grant.methods, identityProvider: grant.identityProvider,
+            id: grant.accessTokenID
         )
         let accessToken = try await keyring.sign(claims)
 
@@ -86,7 +100,7 @@ public struct TokenIssuer: Sendable {
             let token = RandomToken.make()
             let family = grant.refreshFamilyID ?? UUID().uuidString.lowercased()
             let record = RefreshTokenRecord(
-                digest: SecretDigest.sha256Hex(token), familyID: family, accountID: accountID, appID: grant.app.id, scopes: grant.scopes,
+                digest: SecretDigest.sha256Hex(token), familyID: family, accountID: accountID, appID: grant.app.id, scopes: grant.refreshTokenScopes ?? grant.scopes,
                 issuedAt: now, expiresAt: now.addingTimeInterval(grant.app.policy.refreshTokenLifetime.timeInterval), authTime: authTime,
                 methods: grant.methods, identityProvider: grant.identityProvider
             )
