@@ -24,6 +24,11 @@ public final class SQLiteStore: BrokerStore, Sendable {
         try SQLiteMigrations.migrator.migrate(pool)
     }
 
+    /// Closes the database (checkpointing the WAL). The store must not be used afterwards.
+    public func close() throws {
+        try pool.close()
+    }
+
     /// Names of the migrations applied so far, oldest first.
     public func appliedMigrations() throws -> [String] {
         try pool.read { db in try SQLiteMigrations.migrator.appliedMigrations(db) }

@@ -20,6 +20,8 @@ public struct TemporaryStore: Sendable {
     /// Deletes the folder. Plain unlink/rmdir: Foundation's recursive `removeItem` crashed here when
     /// many parallel tests removed their folders at once.
     public func remove() {
+        // Closed first: SQLite would otherwise write its -wal/-shm files back when it closes later.
+        try? store.close()
         for name in (try? FileManager().contentsOfDirectory(atPath: folder.path)) ?? [] {
             unlink(folder.appendingPathComponent(name).path)
         }
