@@ -135,7 +135,7 @@ cp "$work/jwks.json" "$work/answers/jwks.200.json"
 curl -sS "$base/healthz" >"$work/answers/healthz.200.json"
 curl -sS "$base/readyz" >"$work/answers/readyz.200.json"
 curl -sS "$base/.well-known/openid-configuration" >"$work/answers/discovery.200.json"
-check "openapi.yaml is a valid OpenAPI 3.1 document and every answer matches its schema" "$py" - "$repo/docs/openapi.yaml" "$work/answers" <<'PY'
+cat >"$work/validate_answers.py" <<'PY'
 import json, os, sys, yaml, jsonschema
 from openapi_spec_validator import validate
 spec = yaml.safe_load(open(sys.argv[1]))
@@ -150,6 +150,7 @@ for name in sorted(os.listdir(sys.argv[2])):
     document = {**schema, "components": spec["components"]}
     jsonschema.Draft202012Validator(document).validate(json.load(open(os.path.join(sys.argv[2], name))))
 PY
+check "openapi.yaml is a valid OpenAPI 3.1 document and every answer matches its schema" "$py" "$work/validate_answers.py" "$repo/docs/openapi.yaml" "$work/answers"
 
 echo "- restart keeps users, accounts and keys"
 kid_before=$(jq -r '.keys[0].kid' "$work/jwks.json")
@@ -208,6 +209,15 @@ set -e
 check "an invalid policy change is refused with the exact field" bash -c "[ $status -ne 0 ] && grep -q 'policy.accessTokenLifetime: must be between 60 and 86400 seconds, got -5' '$work/invalid.out'"
 check "the admin API names the field too" test "$(admin -X PATCH "$base/admin/v1/apps/demo/policy" -d '{"flowLifetime": "soon"}' | jq -r .field)" = policy.flowLifetime
 check "gatehouse audit tail shows both toggles with the admin's name" bash -c "'$bin' audit tail --type policy.updated | grep -c 'admin=' | grep -qx 2 && '$bin' audit tail --type policy.updated | grep -q 'admin=env-admin'"
+mkdir -p "$work/admin-answers"
+admin "$base/admin/v1/apps" >"$work/admin-answers/adminListApps.200.json"
+admin "$base/admin/v1/apps/demo" >"$work/admin-answers/adminShowApp.200.json"
+admin "$base/admin/v1/providers" >"$work/admin-answers/adminProviders.200.json"
+admin "$base/admin/v1/users" >"$work/admin-answers/adminListUsers.200.json"
+admin "$base/admin/v1/audit?limit=5" >"$work/admin-answers/adminAudit.200.json"
+admin -X PATCH "$base/admin/v1/apps/demo/policy" -d '{"flowLifetime": "soon"}' >"$work/admin-answers/adminPatchPolicy.400.json"
+curl -sS "$base/admin/v1/apps" >"$work/admin-answers/adminListApps.401.json"
+check "admin answers match docs/openapi.yaml" "$py" "$work/validate_answers.py" "$repo/docs/openapi.yaml" "$work/admin-answers"
 check "/metrics exposes request counts" bash -c "curl -sS '$base/metrics' | grep -q 'gatehouse_http_requests_total{method=\"POST\",route=\"/v1/flows\",status=\"403\"}'"
 stop
 check "check-config reports the drift between file and database" bash -c "'$bin' check-config | grep -q 'demo: is managed by an admin.*policy.selfRegistration: file true, database false'"
