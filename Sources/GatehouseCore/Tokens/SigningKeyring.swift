@@ -58,8 +58,16 @@ public final class SigningKeyring: Sendable {
         let records = try await store.signingKeys()
         let now = clock.now
         let previous = snapshot.withLock { $0.loaded }
+        let published = records.filter { Self.isPublished($0, now: now) }
+        if !previous.isEmpty, Set(published.map(\.kid)) == Set(previous.keys),
+            published.allSatisfy({ previous[$0.kid]?.record.retiredAt == $0.retiredAt })
+        {
+            // Nothing changed: keep the built key collections.
+            snapshot.withLock { $0.lastReload = now }
+            return
+        }
         var next = Snapshot(collections: [], lastReload: now)
-        for record in records where Self.isPublished(record, now: now) {
+        for record in published {
             next.loaded[record.kid] = LoadedKey(record: record, jwk: try previous[record.kid]?.jwk ?? Self.publicJWK(of: record))
         }
         for _ in 0..<lanes {
