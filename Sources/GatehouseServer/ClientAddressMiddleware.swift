@@ -9,13 +9,18 @@ struct ClientAddressMiddleware: RouterMiddleware {
     let trusted: Set<String>
 
     func handle(_ request: Request, context: GatehouseRequestContext, next: (Request, GatehouseRequestContext) async throws -> Response) async throws -> Response {
-        guard !trusted.isEmpty, let peer = context.remoteAddress?.ipAddress, trusted.contains(peer),
-            let header = request.headers[values: .init("X-Forwarded-For")!].last
+        guard let client = Self.client(peer: context.remoteAddress?.ipAddress, forwardedFor: request.headers[values: .init("X-Forwarded-For")!], trusted: trusted)
         else { return try await next(request, context) }
-        let hops = header.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        guard let client = hops.last(where: { !trusted.contains($0) }) ?? hops.first else { return try await next(request, context) }
         var context = context
         context.forwardedFor = client
         return try await next(request, context)
+    }
+
+    /// The client a trusted proxy names, or nil to use the peer itself. Every `X-Forwarded-For`
+    /// header counts (proxies may append their own); the right-most untrusted hop is the client.
+    static func client(peer: String?, forwardedFor headers: [String], trusted: Set<String>) -> String? {
+        guard let peer, trusted.contains(peer), !headers.isEmpty else { return nil }
+        let hops = headers.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return hops.last { !trusted.contains($0) } ?? hops.first
     }
 }

@@ -79,6 +79,12 @@ extension SQLiteStore: AttemptCounterStore {
         )
     }
 
+    public func releaseAttempt(key: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE attempt_counters SET failures = failures - 1 WHERE key = ? AND failures > 0", arguments: [key])
+        }
+    }
+
     public func clearFailures(key: String) async throws {
         try await pool.write { db in
             try db.execute(sql: "UPDATE attempt_counters SET failures = 0 WHERE key = ? AND failures > 0", arguments: [key])

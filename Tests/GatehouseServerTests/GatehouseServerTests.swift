@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import GatehouseCore
-import GatehouseServer
+@testable import GatehouseServer
 import GatehouseStore
 import GatehouseTesting
 import Hummingbird
@@ -268,5 +268,19 @@ struct GatehouseServerTests {
         }
         #expect(try await second.store.count(table: .accounts) == 1)
         #expect(try await second.store.count(table: .refreshTokens) == 2)
+    }
+}
+
+extension GatehouseServerTests {
+    @Test func clientAddressComesFromTrustedProxiesOnly() {
+        let trusted: Set = ["10.0.0.2", "10.0.0.3"]
+        // A trusted proxy: the right-most address that is not a proxy.
+        #expect(ClientAddressMiddleware.client(peer: "10.0.0.2", forwardedFor: ["198.51.100.7, 10.0.0.3"], trusted: trusted) == "198.51.100.7")
+        // A client cannot choose its address by prepending entries: the right-most untrusted hop wins.
+        #expect(ClientAddressMiddleware.client(peer: "10.0.0.2", forwardedFor: ["1.2.3.4", "203.0.113.9"], trusted: trusted) == "203.0.113.9")
+        // Anyone else: the header is ignored.
+        #expect(ClientAddressMiddleware.client(peer: "203.0.113.9", forwardedFor: ["1.2.3.4"], trusted: trusted) == nil)
+        #expect(ClientAddressMiddleware.client(peer: "10.0.0.2", forwardedFor: [], trusted: trusted) == nil)
+        #expect(ClientAddressMiddleware.client(peer: "10.0.0.2", forwardedFor: ["1.2.3.4"], trusted: []) == nil)
     }
 }

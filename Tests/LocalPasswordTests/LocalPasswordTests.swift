@@ -326,3 +326,30 @@ extension LocalPasswordTests {
         #expect(stored?.failedAttempts == evaluated || stored == nil)
     }
 }
+
+extension LocalPasswordTests {
+    @Test func parallelGuessesFromOneAddressCannotSlipPastItsLimit() async throws {
+        let test = try await Self.lockoutBroker()
+        defer { test.temporary.remove() }
+        var flows: [String] = []
+        for _ in 0..<16 { flows.append(try await test.start(FlowRequest(appID: "notes", providerID: "local", clientIP: "203.0.113.50")).flowID) }
+        let codes = await withTaskGroup(of: String.self) { group in
+            for (index, flow) in flows.enumerated() {
+                group.addTask {
+                    do {
+                        _ = try await test.finish(flow, answer: ["username": .string("user\(index)"), "password": "guess guess guess"])
+                        return "ok"
+                    } catch let error as BrokerError {
+                        return error.code.rawValue
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        // The address may have six wrong answers checked in the window; the rest are refused unseen.
+        #expect(codes.filter { $0 == "invalid_credentials" }.count <= 6)
+        #expect(codes.filter { $0 == "rate_limited" }.count >= 10)
+    }
+}

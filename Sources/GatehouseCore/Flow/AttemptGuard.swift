@@ -44,47 +44,68 @@ public struct AttemptGuard: Sendable {
         }
     }
 
-    /// Before any plugin sees an answer: refuses a blocked address, and reserves an attempt on the
-    /// account (refusing a locked one). The reservation counts as a failure until `recordSuccess`.
+    /// Before any plugin sees an answer: reserves an attempt on the client address and on the account
+    /// (refusing a blocked address or a locked account). A reservation counts as a failure until
+    /// `recordSuccess` or `release` gives it back, so parallel guesses cannot slip past a limit.
     public func reserve(clientIP: String?, accountKey: String?, policy: LockoutPolicy, appID: String, providerID: String) async throws {
-        if let ip = clientIP { try await refuseIfLocked(key: "ip:\(ip)", code: .rateLimited) }
-        guard let accountKey else { return }
-        let now = clock.now
-        switch try await store.reserveAttempt(
-            key: accountKey, now: now, window: policy.failureWindow.timeInterval, threshold: policy.maxFailedAttemptsPerAccount,
-            lockDuration: policy.lockDuration(afterLockouts:)
-        ) {
-        case .allowed:
-            return
-        case .locked(let until):
-            metrics.refused(reason: ErrorCode.lockedOut.rawValue)
-            throw Self.lockedOut(until: until, now: now)
-        case .lockedNow(let until):
-            try await accountLocked(accountKey, until: until, clientIP: clientIP, appID: appID, providerID: providerID)
-            throw Self.lockedOut(until: until, now: now)
-        }
-    }
-
-    /// After a wrong answer (already counted by `reserve`): counts it against the address, and locks
-    /// the account when it reached its limit. Returns the `locked_out` error when it did.
-    public func recordFailure(clientIP: String?, accountKey: String?, policy: LockoutPolicy, appID: String, providerID: String) async throws -> BrokerError? {
         let now = clock.now
         let window = policy.failureWindow.timeInterval
         if let ip = clientIP {
-            let counter = try await store.recordFailure(key: "ip:\(ip)", now: now, window: window, threshold: policy.maxFailedAttemptsPerIP) { _ in window }
-            if counter.failures == 0, let until = counter.lockedUntil, until > now {
+            switch try await store.reserveAttempt(key: "ip:\(ip)", now: now, window: window, threshold: policy.maxFailedAttemptsPerIP, lockDuration: { _ in window }) {
+            case .allowed:
+                break
+            case .locked(let until):
+                metrics.refused(reason: ErrorCode.rateLimited.rawValue)
+                throw Self.addressBlocked(until: until, now: now)
+            case .lockedNow(let until):
                 metrics.lockout(scope: "ip")
                 try await audit.appendAudit(
                     AuditEvent(time: now, type: "ip.blocked", appID: appID, providerID: providerID, outcome: ErrorCode.rateLimited.rawValue,
                                details: ["clientIP": ip, "until": ISO8601DateFormatter().string(from: until)])
                 )
+                throw Self.addressBlocked(until: until, now: now)
             }
         }
+        guard let accountKey else { return }
+        let reservation: AttemptReservation
+        do {
+            reservation = try await store.reserveAttempt(
+                key: accountKey, now: now, window: window, threshold: policy.maxFailedAttemptsPerAccount, lockDuration: policy.lockDuration(afterLockouts:)
+            )
+        } catch {
+            try? await release(clientIP: clientIP, accountKey: nil)
+            throw error
+        }
+        switch reservation {
+        case .allowed:
+            return
+        case .locked(let until):
+            try await release(clientIP: clientIP, accountKey: nil)
+            metrics.refused(reason: ErrorCode.lockedOut.rawValue)
+            throw Self.lockedOut(until: until, now: now)
+        case .lockedNow(let until):
+            try await release(clientIP: clientIP, accountKey: nil)
+            try await accountLocked(accountKey, until: until, clientIP: clientIP, appID: appID, providerID: providerID)
+            throw Self.lockedOut(until: until, now: now)
+        }
+    }
+
+    /// After a wrong answer (already counted by `reserve`): locks the account when it reached its
+    /// limit. Returns the `locked_out` error when it did.
+    public func recordFailure(clientIP: String?, accountKey: String?, policy: LockoutPolicy, appID: String, providerID: String) async throws -> BrokerError? {
+        let now = clock.now
         guard let accountKey,
             let until = try await store.lockIfDue(key: accountKey, now: now, threshold: policy.maxFailedAttemptsPerAccount, lockDuration: policy.lockDuration(afterLockouts:))
         else { return nil }
         try await accountLocked(accountKey, until: until, clientIP: clientIP, appID: appID, providerID: providerID)
         return Self.lockedOut(until: until, now: now)
+    }
+
+    /// Gives back the reservations of an answer that was not a wrong answer (malformed, or the
+    /// provider was down).
+    public func release(clientIP: String?, accountKey: String?) async throws {
+        if let ip = clientIP { try await store.releaseAttempt(key: "ip:\(ip)") }
+        if let accountKey { try await store.releaseAttempt(key: accountKey) }
     }
 
     private func accountLocked(_ accountKey: String, until: Date, clientIP: String?, appID: String, providerID: String) async throws {
@@ -97,9 +118,19 @@ public struct AttemptGuard: Sendable {
         )
     }
 
-    /// A right answer clears the account's failures (the reserved attempt included).
-    public func recordSuccess(accountKey: String?) async throws {
+    /// A right answer clears the account's failures (the reserved attempt included) and gives the
+    /// address back its reserved attempt (only that one: signing in to one's own account must not wipe
+    /// an address's record of failures against others).
+    public func recordSuccess(clientIP: String?, accountKey: String?) async throws {
+        if let ip = clientIP { try await store.releaseAttempt(key: "ip:\(ip)") }
         if let accountKey { try await store.clearFailures(key: accountKey) }
+    }
+
+    static func addressBlocked(until: Date, now: Date) -> BrokerError {
+        BrokerError(
+            .rateLimited, .tooManyRequests, "Too many failed attempts from this address; try again later.", lockedUntil: until,
+            retryAfter: max(1, Int(until.timeIntervalSince(now).rounded(.up)))
+        )
     }
 
     private func refuseIfLocked(key: String, code: ErrorCode) async throws {

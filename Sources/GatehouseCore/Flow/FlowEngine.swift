@@ -110,7 +110,12 @@ public struct FlowEngine: Sendable {
         // Claim the flow before evaluating: of parallel answers to one flow only one is evaluated, and
         // it counts against the flow's limit until it proves right.
         flow.failedAttempts += 1
-        try await save(&flow)
+        do {
+            try await save(&flow)
+        } catch {
+            try? await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
+            throw error
+        }
         let step: FlowStep
         do {
             switch flow.phase {
@@ -132,12 +137,13 @@ public struct FlowEngine: Sendable {
             // Not a wrong answer (a malformed one, a provider that is down): it does not count.
             flow.failedAttempts -= 1
             try? await save(&flow)
+            try? await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
             throw error
         }
         flow.failedAttempts -= 1
         switch step {
-        case .identified, .verified: try await attempts.recordSuccess(accountKey: accountKey)
-        case .challenge: break
+        case .identified, .verified: try await attempts.recordSuccess(clientIP: flow.clientIP, accountKey: accountKey)
+        case .challenge: try await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
         }
         return try await advance(flow, with: step, app: app)
     }

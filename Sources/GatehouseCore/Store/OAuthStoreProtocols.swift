@@ -131,6 +131,8 @@ public protocol AttemptCounterStore: Sendable {
     func lockIfDue(key: String, now: Date, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval) async throws -> Date?
     /// Forgets the failures of a key (after a success); its lockout history stays.
     func clearFailures(key: String) async throws
+    /// Gives back one reserved attempt (an answer that turned out right, or was not an answer at all).
+    func releaseAttempt(key: String) async throws
     /// Counts one event in a fixed window of `window` seconds; returns the count including this one
     /// and when the window ends.
     func countEvent(key: String, now: Date, window: TimeInterval) async throws -> (count: Int, windowEnds: Date)
