@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+@testable import GatehouseCore
 import GatehouseTesting
 import Testing
 
@@ -424,5 +424,28 @@ extension GatehouseCoreTests {
         #expect(findings[0].message.contains("managed by an admin"))
         #expect(findings[1].message.contains("not in the database yet"))
         #expect(findings[2].message.contains("exists only in the database"))
+    }
+}
+
+// MARK: - Token claims writer
+
+extension GatehouseCoreTests {
+    @Test func claimsWriterMatchesTheCodableEncoding() throws {
+        let claims = AccessTokenClaims(
+            issuer: "https://id.example", subject: "acct-1", audience: "notes", issuedAt: Date(timeIntervalSince1970: 1_800_000_000.7),
+            expiresAt: Date(timeIntervalSince1970: 1_800_000_900.2), scope: "openid profile", stateless: false,
+            authTime: Date(timeIntervalSince1970: 1_799_999_000), amr: ["pwd", "local"], identityProvider: "local"
+        )
+        // What jwt-kit's default encoder writes: dates as seconds since 1970.
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        let viaCodable = try JSONDecoder().decode(JSONValue.self, from: encoder.encode(claims))
+        #expect(claims.json == viaCodable)
+        let id = IDTokenClaims(
+            issuer: "https://id.example", subject: "acct-1", audience: "notes", issuedAt: Date(timeIntervalSince1970: 1_800_000_000),
+            expiresAt: Date(timeIntervalSince1970: 1_800_000_900), authTime: Date(timeIntervalSince1970: 1_799_999_000), nonce: "n",
+            accessToken: "token", amr: ["pwd"], identityProvider: "local", profile: ["preferred_username": "alice"]
+        )
+        #expect(id.json == (try JSONDecoder().decode(JSONValue.self, from: encoder.encode(id))))
     }
 }

@@ -17,6 +17,7 @@ public final class SigningKeyring: Sendable {
     /// Verified access tokens remembered (until they expire) so that a token introspected again and
     /// again is not verified again each time.
     static let verifiedCacheLimit = 10_000
+    static let serializer = DefaultJWTSerializer(jsonEncoder: ClaimsJSONEncoder())
 
     private struct Snapshot: Sendable {
         var collections: [JWTKeyCollection] = [JWTKeyCollection()]
@@ -75,10 +76,13 @@ public final class SigningKeyring: Sendable {
             for key in next.loaded.values {
                 switch key.record.algorithm {
                 case .es256:
-                    await collection.add(ecdsa: try ES256PrivateKey(pem: key.record.privateKeyPEM), kid: JWKIdentifier(string: key.record.kid))
+                    await collection.add(
+                        ecdsa: try ES256PrivateKey(pem: key.record.privateKeyPEM), kid: JWKIdentifier(string: key.record.kid), serializer: Self.serializer
+                    )
                 case .rs256:
                     await collection.add(
-                        rsa: try Insecure.RSA.PrivateKey(pem: key.record.privateKeyPEM), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.record.kid)
+                        rsa: try Insecure.RSA.PrivateKey(pem: key.record.privateKeyPEM), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.record.kid),
+                        serializer: Self.serializer
                     )
                 }
             }
