@@ -2,17 +2,18 @@
 # Benchmarks the token endpoints of a running release build with wrk:
 #   client_credentials grants, refresh grants, introspection, JWKS.
 # Prints requests/s, p50/p90/p99/max latency and the server's peak RSS per scenario.
-# Usage: bench/tokens.sh [--duration 10s] [--connections 32] [--threads 2] [--algorithm ES256|RS256]
+# Usage: bench/tokens.sh [--duration 10s] [--connections 32] [--threads 2] [--algorithm ES256|RS256] [--durability full|normal]
 # Note: wrk and the broker share this machine's cores; the numbers are for the pair.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-duration=10s connections=32 threads=2 algorithm=ES256
+duration=10s connections=32 threads=2 algorithm=ES256 durability=full
 while [ $# -gt 0 ]; do
   case $1 in
     --duration) duration=$2; shift 2 ;;
     --connections) connections=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --algorithm) algorithm=$2; shift 2 ;;
+    --durability) durability=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -38,6 +39,7 @@ server:
 storage:
   sqlite:
     path: $work/bench.sqlite
+    durability: $durability
 tokens:
   signingAlgorithm: $algorithm
 providers:
@@ -75,8 +77,8 @@ export BENCH_TOKENS="$work/refresh-tokens"
 rss_peak_mb() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$pid/status"; }
 reset_peak() { echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || true; }
 
-printf '\nGatehouse token benchmark: %s, %s connections, %s wrk threads, %s per scenario, %s cores\n' \
-  "$algorithm" "$connections" "$threads" "$duration" "$(nproc)"
+printf '\nGatehouse token benchmark: %s, durability %s, %s connections, %s wrk threads, %s per scenario, %s cores\n' \
+  "$algorithm" "$durability" "$connections" "$threads" "$duration" "$(nproc)"
 printf '%-22s %10s %9s %9s %9s %9s %8s %8s %12s\n' scenario req/s p50_ms p90_ms p99_ms max_ms errors non2xx peak_rss_MB
 run() { # run NAME URL SCRIPT [BODY]
   local name=$1 url=$2 script=$3

@@ -10,14 +10,16 @@ public final class SQLiteStore: BrokerStore, Sendable {
     public let path: String
 
     /// Opens (creating when missing, with its folder) and migrates the database at `path`.
-    public init(path: String) throws {
+    /// `durability` `.full` syncs every commit to disk (survives power loss); `.normal` syncs at WAL
+    /// checkpoints only (survives a process crash; a power cut may lose the last commits).
+    public init(path: String, durability: StorageConfig.Durability = .full) throws {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
+        let synchronous = durability == .full ? "FULL" : "NORMAL"
         configuration.prepareDatabase { db in
-            // FULL: a committed sign-in survives power loss too, not only a process crash.
-            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
         }
         self.pool = try DatabasePool(path: path, configuration: configuration)
         self.path = path

@@ -51,7 +51,7 @@ enum Bootstrap {
 
     static func openStore(_ config: BrokerConfig) throws -> SQLiteStore {
         do {
-            return try SQLiteStore(path: config.storage.sqlitePath)
+            return try SQLiteStore(path: config.storage.sqlitePath, durability: config.storage.durability)
         } catch {
             throw ValidationError("Cannot open the database at '\(config.storage.sqlitePath)' (storage.sqlite.path): \(error)")
         }

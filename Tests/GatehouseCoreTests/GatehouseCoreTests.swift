@@ -449,3 +449,12 @@ extension GatehouseCoreTests {
         #expect(id.json == (try JSONDecoder().decode(JSONValue.self, from: encoder.encode(id))))
     }
 }
+
+extension GatehouseCoreTests {
+    @Test func storageDurabilityIsFullUnlessSaidOtherwise() throws {
+        #expect(issues("storage:\n  sqlite:\n    durability: sometimes\n") == ["storage.sqlite.durability: must be full or normal, got 'sometimes'"])
+        let loader = ConfigLoader(registry: TestRegistry.registry)
+        #expect(try loader.load(yaml: "{}", environment: [:]).storage.durability == .full)
+        #expect(try loader.load(yaml: "storage:\n  sqlite:\n    durability: normal\n", environment: [:]).storage.durability == .normal)
+    }
+}

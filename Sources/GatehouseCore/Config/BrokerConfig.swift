@@ -152,16 +152,35 @@ public struct ServerConfig: Sendable, Decodable {
 public struct StorageConfig: Sendable, Decodable {
     /// `storage.sqlite.path`: the database file (created with its folder when missing).
     public var sqlitePath: String
+    /// `storage.sqlite.durability`.
+    public var durability: Durability
 
-    public init(sqlitePath: String) { self.sqlitePath = sqlitePath }
+    /// How hard each commit is pushed to disk.
+    public enum Durability: String, Sendable, Codable {
+        /// Every commit is synced: it survives a power cut (SQLite `synchronous=FULL`).
+        case full
+        /// Synced at checkpoints: survives a process crash; a power cut may lose the last commits
+        /// (`synchronous=NORMAL`), for several times the write throughput.
+        case normal
+    }
+
+    public init(sqlitePath: String, durability: Durability = .full) {
+        self.sqlitePath = sqlitePath
+        self.durability = durability
+    }
 
     enum CodingKeys: String, CodingKey { case sqlite }
-    enum SQLiteKeys: String, CodingKey { case path }
+    enum SQLiteKeys: String, CodingKey { case path, durability }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let sqlite = try container.nestedContainer(keyedBy: SQLiteKeys.self, forKey: .sqlite)
         self.sqlitePath = try sqlite.decodeIfPresent(String.self, forKey: .path) ?? "data/gatehouse.sqlite"
+        let durability = try sqlite.decodeIfPresent(String.self, forKey: .durability) ?? "full"
+        guard let parsed = Durability(rawValue: durability) else {
+            throw ConfigIssue(path: decoder.codingPath + [CodingKeys.sqlite, SQLiteKeys.durability], "must be full or normal, got '\(durability)'")
+        }
+        self.durability = parsed
         if sqlitePath.isEmpty {
             throw ConfigIssue(path: decoder.codingPath + [CodingKeys.sqlite, SQLiteKeys.path], "must not be empty")
         }
