@@ -4,24 +4,24 @@ import GatehouseCore
 
 extension SQLiteStore: AccountStore {
     public func account(id: String) async throws -> Account? {
-        try await pool.read { db in try Row.fetchOne(db, sql: "SELECT * FROM accounts WHERE id = ?", arguments: [id]).map(Self.account) }
+        try await pool.read { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM accounts WHERE id = ?"), arguments: [id]).map(Self.account) }
     }
 
     public func accounts(limit: Int, offset: Int) async throws -> [Account] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM accounts ORDER BY created_at, id LIMIT ? OFFSET ?", arguments: [limit, offset]).map(Self.account)
+            try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM accounts ORDER BY created_at, id LIMIT ? OFFSET ?"), arguments: [limit, offset]).map(Self.account)
         }
     }
 
     public func identityLink(providerID: String, subject: String) async throws -> IdentityLink? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM identity_links WHERE provider_id = ? AND subject = ?", arguments: [providerID, subject]).map(Self.link)
+            try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM identity_links WHERE provider_id = ? AND subject = ?"), arguments: [providerID, subject]).map(Self.link)
         }
     }
 
     public func identityLinks(accountID: String) async throws -> [IdentityLink] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM identity_links WHERE account_id = ? ORDER BY created_at", arguments: [accountID]).map(Self.link)
+            try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM identity_links WHERE account_id = ? ORDER BY created_at"), arguments: [accountID]).map(Self.link)
         }
     }
 
@@ -32,7 +32,7 @@ extension SQLiteStore: AccountStore {
             let claims = try StoreJSON.encode(identity.claims)
             if let accountID = try String.fetchOne(
                 db, sql: "SELECT account_id FROM identity_links WHERE provider_id = ? AND subject = ?", arguments: [identity.providerID, identity.subject]
-            ), let account = try Row.fetchOne(db, sql: "SELECT * FROM accounts WHERE id = ?", arguments: [accountID]).map(Self.account) {
+            ), let account = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM accounts WHERE id = ?"), arguments: [accountID]).map(Self.account) {
                 try db.execute(
                     sql: "UPDATE identity_links SET claims = ?, last_sign_in_at = ? WHERE provider_id = ? AND subject = ?",
                     arguments: [claims, now.storeValue, identity.providerID, identity.subject]
@@ -40,8 +40,7 @@ extension SQLiteStore: AccountStore {
                 return (account, false)
             }
             let account = Account(id: UUID().uuidString.lowercased(), username: identity.username, createdAt: now)
-            try db.execute(
-                sql: "INSERT INTO accounts (id, username, created_at) VALUES (?, ?, ?)", arguments: [account.id, account.username, now.storeValue]
+            try db.cachedStatement(sql: "INSERT INTO accounts (id, username, created_at) VALUES (?, ?, ?)").execute(arguments: [account.id, account.username, now.storeValue]
             )
             try db.execute(
                 sql: "INSERT INTO identity_links (provider_id, subject, account_id, claims, created_at, last_sign_in_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -56,11 +55,11 @@ extension SQLiteStore: AccountStore {
             guard let accountID = try String.fetchOne(
                 db, sql: "SELECT account_id FROM identity_links WHERE provider_id = ? AND subject = ?", arguments: [providerID, subject]
             ) else { return false }
-            try db.execute(sql: "DELETE FROM identity_links WHERE provider_id = ? AND subject = ?", arguments: [providerID, subject])
-            let remaining = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM identity_links WHERE account_id = ?", arguments: [accountID]) ?? 0
+            try db.cachedStatement(sql: "DELETE FROM identity_links WHERE provider_id = ? AND subject = ?").execute(arguments: [providerID, subject])
+            let remaining = try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM identity_links WHERE account_id = ?"), arguments: [accountID]) ?? 0
             if remaining == 0 {
                 // Refresh tokens go with the account (ON DELETE CASCADE).
-                try db.execute(sql: "DELETE FROM accounts WHERE id = ?", arguments: [accountID])
+                try db.cachedStatement(sql: "DELETE FROM accounts WHERE id = ?").execute(arguments: [accountID])
             }
             return true
         }
@@ -68,7 +67,7 @@ extension SQLiteStore: AccountStore {
 
     public func deleteAccount(id: String) async throws -> Bool {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM accounts WHERE id = ?", arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM accounts WHERE id = ?").execute(arguments: [id])
             return db.changesCount > 0
         }
     }

@@ -4,16 +4,16 @@ import GatehouseCore
 
 extension SQLiteStore: AppStore {
     public func app(id: String) async throws -> App? {
-        try await pool.read { db in try Row.fetchOne(db, sql: "SELECT * FROM apps WHERE id = ?", arguments: [id]).map(Self.app) }
+        try await pool.read { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM apps WHERE id = ?"), arguments: [id]).map(Self.app) }
     }
 
     public func apps() async throws -> [App] {
-        try await pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM apps ORDER BY id").map(Self.app) }
+        try await pool.read { db in try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM apps ORDER BY id")).map(Self.app) }
     }
 
     public func seedApp(_ app: App) async throws -> App {
         try await pool.write { db in
-            if let existing = try Row.fetchOne(db, sql: "SELECT * FROM apps WHERE id = ?", arguments: [app.id]).map(Self.app) {
+            if let existing = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM apps WHERE id = ?"), arguments: [app.id]).map(Self.app) {
                 if existing.managedBy == .admin { return existing }
                 var updated = app
                 updated.createdAt = existing.createdAt
@@ -77,12 +77,12 @@ extension SQLiteStore: AppStore {
 
     public func deleteApp(id: String) async throws -> Bool {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM apps WHERE id = ?", arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM apps WHERE id = ?").execute(arguments: [id])
             guard db.changesCount == 1 else { return false }
             // What the app held goes with it: its tokens, codes and open flows.
-            try db.execute(sql: "DELETE FROM refresh_tokens WHERE app_id = ?", arguments: [id])
-            try db.execute(sql: "DELETE FROM authorization_codes WHERE app_id = ?", arguments: [id])
-            try db.execute(sql: "DELETE FROM flows WHERE app_id = ?", arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM refresh_tokens WHERE app_id = ?").execute(arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM authorization_codes WHERE app_id = ?").execute(arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM flows WHERE app_id = ?").execute(arguments: [id])
             return true
         }
     }

@@ -81,13 +81,13 @@ extension SQLiteStore: AttemptCounterStore {
 
     public func releaseAttempt(key: String) async throws {
         try await pool.write { db in
-            try db.execute(sql: "UPDATE attempt_counters SET failures = failures - 1 WHERE key = ? AND failures > 0", arguments: [key])
+            try db.cachedStatement(sql: "UPDATE attempt_counters SET failures = failures - 1 WHERE key = ? AND failures > 0").execute(arguments: [key])
         }
     }
 
     public func clearFailures(key: String) async throws {
         try await pool.write { db in
-            try db.execute(sql: "UPDATE attempt_counters SET failures = 0 WHERE key = ? AND failures > 0", arguments: [key])
+            try db.cachedStatement(sql: "UPDATE attempt_counters SET failures = 0 WHERE key = ? AND failures > 0").execute(arguments: [key])
         }
     }
 
@@ -112,7 +112,7 @@ extension SQLiteStore: AttemptCounterStore {
 
     public func unlock(key: String) async throws -> Bool {
         try await pool.write { db in
-            try db.execute(sql: "UPDATE attempt_counters SET locked_until = NULL, failures = 0 WHERE key = ? AND locked_until IS NOT NULL", arguments: [key])
+            try db.cachedStatement(sql: "UPDATE attempt_counters SET locked_until = NULL, failures = 0 WHERE key = ? AND locked_until IS NOT NULL").execute(arguments: [key])
             return db.changesCount == 1
         }
     }
@@ -128,7 +128,7 @@ extension SQLiteStore: AttemptCounterStore {
     }
 
     static func counter(_ key: String, _ db: Database) throws -> AttemptCounter? {
-        try Row.fetchOne(db, sql: "SELECT * FROM attempt_counters WHERE key = ?", arguments: [key]).map { row in
+        try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM attempt_counters WHERE key = ?"), arguments: [key]).map { row in
             AttemptCounter(
                 key: row["key"], failures: row["failures"], windowStart: Date(storeValue: row["window_start"]),
                 lockedUntil: (row["locked_until"] as Double?).map(Date.init(storeValue:)), lockouts: row["lockouts"]

@@ -39,7 +39,7 @@ extension SQLiteStore: AuditStore {
         let query = "SELECT * FROM audit_events \(filter) ORDER BY time DESC, rowid DESC LIMIT ?"
         let finalArguments = arguments
         return try await pool.read { db in
-            try Row.fetchAll(db, sql: query, arguments: finalArguments).map { row in
+            try Row.fetchAll(try db.cachedStatement(sql: query), arguments: finalArguments).map { row in
                 AuditEvent(
                     id: row["id"], time: Date(storeValue: row["time"]), type: row["type"], appID: row["app_id"], accountID: row["account_id"],
                     providerID: row["provider_id"], outcome: row["outcome"], details: try StoreJSON.decode([String: String].self, row["details"])

@@ -14,7 +14,7 @@ extension SQLiteStore: FlowStore {
 
     public func flow(id: String, now: Date) async throws -> FlowRecord? {
         try await pool.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT payload, version FROM flows WHERE id = ? AND expires_at > ?", arguments: [id, now.storeValue]) else {
+            guard let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT payload, version FROM flows WHERE id = ? AND expires_at > ?"), arguments: [id, now.storeValue]) else {
                 return nil
             }
             var flow = try StoreJSON.decode(FlowRecord.self, row["payload"])
@@ -37,19 +37,19 @@ extension SQLiteStore: FlowStore {
 
     public func deleteFlow(id: String, version: Int) async throws -> Bool {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM flows WHERE id = ? AND version = ?", arguments: [id, version])
+            try db.cachedStatement(sql: "DELETE FROM flows WHERE id = ? AND version = ?").execute(arguments: [id, version])
             return db.changesCount == 1
         }
     }
 
     public func deleteExpiredFlows(now: Date) async throws -> Int {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM flows WHERE expires_at <= ?", arguments: [now.storeValue])
+            try db.cachedStatement(sql: "DELETE FROM flows WHERE expires_at <= ?").execute(arguments: [now.storeValue])
             return db.changesCount
         }
     }
 
     public func countFlows(now: Date) async throws -> Int {
-        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM flows WHERE expires_at > ?", arguments: [now.storeValue]) ?? 0 }
+        try await pool.read { db in try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM flows WHERE expires_at > ?"), arguments: [now.storeValue]) ?? 0 }
     }
 }

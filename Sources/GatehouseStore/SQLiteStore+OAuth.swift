@@ -20,7 +20,7 @@ extension SQLiteStore: AuthorizationCodeStore {
 
     public func authorizationCode(digest: String) async throws -> AuthorizationCodeRecord? {
         try await pool.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM authorization_codes WHERE digest = ?", arguments: [digest]) else { return nil }
+            guard let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM authorization_codes WHERE digest = ?"), arguments: [digest]) else { return nil }
             return AuthorizationCodeRecord(
                 digest: row["digest"], appID: row["app_id"], redirectURI: row["redirect_uri"], codeChallenge: row["code_challenge"], nonce: row["nonce"],
                 scopes: try StoreJSON.decode([String].self, row["scopes"]), accountID: row["account_id"], authTime: Date(storeValue: row["auth_time"]),
@@ -47,7 +47,7 @@ extension SQLiteStore: AuthorizationCodeStore {
 
     public func deleteExpiredAuthorizationCodes(before: Date) async throws -> Int {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM authorization_codes WHERE expires_at < ?", arguments: [before.storeValue])
+            try db.cachedStatement(sql: "DELETE FROM authorization_codes WHERE expires_at < ?").execute(arguments: [before.storeValue])
             return db.changesCount
         }
     }
@@ -68,7 +68,7 @@ extension SQLiteStore: RevocationStore {
 
     public func activeRevocations(now: Date) async throws -> [RevocationRecord] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM revocations WHERE expires_at > ?", arguments: [now.storeValue]).compactMap { row in
+            try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM revocations WHERE expires_at > ?"), arguments: [now.storeValue]).compactMap { row in
                 guard let kind = RevocationRecord.Kind(rawValue: row["kind"]) else { return nil }
                 return RevocationRecord(
                     kind: kind, value: row["value"], revokedAt: Date(storeValue: row["revoked_at"]), expiresAt: Date(storeValue: row["expires_at"])
@@ -79,7 +79,7 @@ extension SQLiteStore: RevocationStore {
 
     public func deleteExpiredRevocations(now: Date) async throws -> Int {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM revocations WHERE expires_at <= ?", arguments: [now.storeValue])
+            try db.cachedStatement(sql: "DELETE FROM revocations WHERE expires_at <= ?").execute(arguments: [now.storeValue])
             return db.changesCount
         }
     }

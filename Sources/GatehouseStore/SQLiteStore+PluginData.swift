@@ -39,7 +39,7 @@ extension SQLiteStore: PluginDataStore {
 
     public func deletePluginRecord(namespace: String, key: String) async throws -> Bool {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM plugin_data WHERE namespace = ? AND key = ?", arguments: [namespace, key])
+            try db.cachedStatement(sql: "DELETE FROM plugin_data WHERE namespace = ? AND key = ?").execute(arguments: [namespace, key])
             return db.changesCount == 1
         }
     }
@@ -55,7 +55,7 @@ extension SQLiteStore: PluginDataStore {
 
     public func deleteExpiredPluginRecords(now: Date) async throws -> Int {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM plugin_data WHERE expires_at IS NOT NULL AND expires_at <= ?", arguments: [now.storeValue])
+            try db.cachedStatement(sql: "DELETE FROM plugin_data WHERE expires_at IS NOT NULL AND expires_at <= ?").execute(arguments: [now.storeValue])
             return db.changesCount
         }
     }

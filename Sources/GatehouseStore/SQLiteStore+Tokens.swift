@@ -23,7 +23,7 @@ extension SQLiteStore: RefreshTokenStore {
 
     public func refreshToken(digest: String) async throws -> RefreshTokenRecord? {
         try await pool.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM refresh_tokens WHERE digest = ?", arguments: [digest]) else { return nil }
+            guard let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM refresh_tokens WHERE digest = ?"), arguments: [digest]) else { return nil }
             return RefreshTokenRecord(
                 digest: row["digest"], familyID: row["family_id"], accountID: row["account_id"], appID: row["app_id"],
                 scopes: try StoreJSON.decode([String].self, row["scopes"]), issuedAt: Date(storeValue: row["issued_at"]),
@@ -48,8 +48,7 @@ extension SQLiteStore: RefreshTokenStore {
 
     public func revokeRefreshTokenFamily(familyID: String, now: Date) async throws -> Int {
         try await pool.write { db in
-            try db.execute(
-                sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL", arguments: [now.storeValue, familyID]
+            try db.cachedStatement(sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL").execute(arguments: [now.storeValue, familyID]
             )
             return db.changesCount
         }
@@ -57,15 +56,14 @@ extension SQLiteStore: RefreshTokenStore {
 
     public func deleteExpiredRefreshTokens(now: Date) async throws -> Int {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM refresh_tokens WHERE expires_at <= ?", arguments: [now.storeValue])
+            try db.cachedStatement(sql: "DELETE FROM refresh_tokens WHERE expires_at <= ?").execute(arguments: [now.storeValue])
             return db.changesCount
         }
     }
 
     public func revokeRefreshTokens(accountID: String, now: Date) async throws -> Int {
         try await pool.write { db in
-            try db.execute(
-                sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL", arguments: [now.storeValue, accountID]
+            try db.cachedStatement(sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL").execute(arguments: [now.storeValue, accountID]
             )
             return db.changesCount
         }
@@ -75,7 +73,7 @@ extension SQLiteStore: RefreshTokenStore {
 extension SQLiteStore: SigningKeyStore {
     public func signingKeys() async throws -> [SigningKeyRecord] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM signing_keys ORDER BY created_at").compactMap { row in
+            try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM signing_keys ORDER BY created_at")).compactMap { row in
                 guard let algorithm = SigningAlgorithm(rawValue: row["algorithm"]) else { return nil }
                 return SigningKeyRecord(
                     kid: row["kid"], algorithm: algorithm, privateKeyPEM: row["private_key_pem"], createdAt: Date(storeValue: row["created_at"]),
@@ -87,13 +85,13 @@ extension SQLiteStore: SigningKeyStore {
 
     public func retireSigningKeys(keeping kid: String, now: Date) async throws {
         try await pool.write { db in
-            try db.execute(sql: "UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL AND kid != ?", arguments: [now.storeValue, kid])
+            try db.cachedStatement(sql: "UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL AND kid != ?").execute(arguments: [now.storeValue, kid])
         }
     }
 
     public func deleteSigningKeys(retiredBefore before: Date) async throws -> Int {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?", arguments: [before.storeValue])
+            try db.cachedStatement(sql: "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?").execute(arguments: [before.storeValue])
             return db.changesCount
         }
     }

@@ -37,12 +37,12 @@ public final class SQLiteStore: BrokerStore, Sendable {
     }
 
     public func ping() async throws {
-        _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+        _ = try await pool.read { db in try Int.fetchOne(try db.cachedStatement(sql: "SELECT 1")) }
     }
 
     /// Rows in a table, for operators and tests that prove what a flow did or did not write.
     public func count(table: StoreTable) async throws -> Int {
-        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.rawValue)") ?? 0 }
+        try await pool.read { db in try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM \(table.rawValue)")) ?? 0 }
     }
 }
 
