@@ -87,19 +87,31 @@ extension GatehouseServerTests {
         return Dictionary(items.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
     }
 
+    /// A sign-in page as a browser holds it: the response, form headers carrying its cookie, and the
+    /// hidden flow and CSRF fields.
+    struct SignInPage {
+        var response: TestResponse
+        var html: String
+        var headers: HTTPFields
+        var flow: String
+        var csrf: String
+    }
+
+    static func openSignInPage(_ client: any TestClientProtocol, authorizeURI: String = authorizeQuery()) async throws -> SignInPage {
+        let response = try await client.execute(uri: authorizeURI, method: .get)
+        let html = String(buffer: response.body)
+        var headers = form
+        headers[.cookie] = try #require(response.headers[.setCookie]?.split(separator: ";").first.map(String.init))
+        return SignInPage(response: response, html: html, headers: headers, flow: try #require(hidden("flow", in: html)), csrf: try #require(hidden("csrf", in: html)))
+    }
+
     /// Signs in through the pages like a browser and returns the redirect's query.
     static func browserSignIn(_ client: any TestClientProtocol, authorizeURI: String = authorizeQuery(), password: String = "correct horse battery") async throws -> [String: String] {
-        let page = try await client.execute(uri: authorizeURI, method: .get)
-        #expect(page.status == .ok)
-        let html = String(buffer: page.body)
-        let cookie = try #require(page.headers[.setCookie]?.split(separator: ";").first.map(String.init))
-        let flow = try #require(hidden("flow", in: html))
-        let csrf = try #require(hidden("csrf", in: html))
-        var headers = form
-        headers[.cookie] = cookie
+        let page = try await openSignInPage(client, authorizeURI: authorizeURI)
+        #expect(page.response.status == .ok)
         let answer = try await client.execute(
-            uri: "/oauth2/authorize/answer", method: .post, headers: headers,
-            body: ByteBuffer(string: encode(["flow": flow, "csrf": csrf, "username": "alice", "password": password]))
+            uri: "/oauth2/authorize/answer", method: .post, headers: page.headers,
+            body: ByteBuffer(string: encode(["flow": page.flow, "csrf": page.csrf, "username": "alice", "password": password]))
         )
         #expect(answer.status == .seeOther)
         return query(of: try #require(answer.headers[.location]))
@@ -178,21 +190,17 @@ extension GatehouseServerTests {
         let test = try await Self.oidcBroker()
         defer { test.temporary.remove() }
         try await Self.application(test).test(.router) { client in
-            let page = try await client.execute(uri: Self.authorizeQuery(), method: .get)
-            let html = String(buffer: page.body)
-            let flow = try #require(Self.hidden("flow", in: html))
-            let csrf = try #require(Self.hidden("csrf", in: html))
-            #expect(page.headers[.setCookie]?.contains("HttpOnly") == true)
-            #expect(page.headers[.setCookie]?.contains("SameSite=Lax") == true)
-            #expect(page.headers[.init("Content-Security-Policy")!]?.contains("default-src 'none'") == true)
+            let page = try await Self.openSignInPage(client)
+            let (flow, csrf, headers) = (page.flow, page.csrf, page.headers)
+            #expect(page.response.headers[.setCookie]?.contains("HttpOnly") == true)
+            #expect(page.response.headers[.setCookie]?.contains("SameSite=Lax") == true)
+            #expect(page.response.headers[.init("Content-Security-Policy")!]?.contains("default-src 'none'") == true)
             let body = ByteBuffer(string: Self.encode(["flow": flow, "csrf": csrf, "username": "alice", "password": "correct horse battery"]))
             // No cookie: refused, no redirect.
             let noCookie = try await client.execute(uri: "/oauth2/authorize/answer", method: .post, headers: Self.form, body: body)
             #expect(noCookie.status == .notFound)
             #expect(noCookie.headers[.location] == nil)
             // Right cookie, wrong CSRF token: refused.
-            var headers = Self.form
-            headers[.cookie] = String(page.headers[.setCookie]!.split(separator: ";")[0])
             let badCSRF = try await client.execute(
                 uri: "/oauth2/authorize/answer", method: .post, headers: headers,
                 body: ByteBuffer(string: Self.encode(["flow": flow, "csrf": "x" + csrf.dropFirst(), "username": "alice", "password": "correct horse battery"]))
@@ -217,14 +225,10 @@ extension GatehouseServerTests {
         let test = try await Self.oidcBroker()
         defer { test.temporary.remove() }
         try await Self.application(test).test(.router) { client in
-            let page = try await client.execute(uri: Self.authorizeQuery(client: "multi", redirect: "https://multi.example/callback"), method: .get)
-            let html = String(buffer: page.body)
-            #expect(html.contains(#"name="provider" value="local""#))
-            #expect(html.contains(#"name="provider" value="backup""#))
-            var headers = Self.form
-            headers[.cookie] = String(page.headers[.setCookie]!.split(separator: ";")[0])
-            let flow = try #require(Self.hidden("flow", in: html))
-            let csrf = try #require(Self.hidden("csrf", in: html))
+            let page = try await Self.openSignInPage(client, authorizeURI: Self.authorizeQuery(client: "multi", redirect: "https://multi.example/callback"))
+            let (flow, csrf, headers) = (page.flow, page.csrf, page.headers)
+            #expect(page.html.contains(#"name="provider" value="local""#))
+            #expect(page.html.contains(#"name="provider" value="backup""#))
             let chosen = try await client.execute(
                 uri: "/oauth2/authorize/provider", method: .post, headers: headers, body: ByteBuffer(string: Self.encode(["flow": flow, "csrf": csrf, "provider": "backup"]))
             )
@@ -374,13 +378,10 @@ extension GatehouseServerTests {
             #expect(try await test.store.count(table: .identityLinks) == 0)
             #expect(try await test.store.count(table: .refreshTokens) == 0)
             // The password the broker kept is gone too: alice cannot sign in again.
-            let page = try await client.execute(uri: Self.authorizeQuery(), method: .get)
-            var headers = Self.form
-            headers[.cookie] = String(page.headers[.setCookie]!.split(separator: ";")[0])
-            let html = String(buffer: page.body)
+            let page = try await Self.openSignInPage(client)
             let answer = try await client.execute(
-                uri: "/oauth2/authorize/answer", method: .post, headers: headers,
-                body: ByteBuffer(string: Self.encode(["flow": Self.hidden("flow", in: html)!, "csrf": Self.hidden("csrf", in: html)!, "username": "alice", "password": "correct horse battery"]))
+                uri: "/oauth2/authorize/answer", method: .post, headers: page.headers,
+                body: ByteBuffer(string: Self.encode(["flow": page.flow, "csrf": page.csrf, "username": "alice", "password": "correct horse battery"]))
             )
             #expect(answer.status == .badRequest)
             #expect(try await test.store.auditEvents(type: "account.deregistered", appID: nil, accountID: nil, since: nil, limit: 5).count == 1)

@@ -279,21 +279,7 @@ extension LocalPasswordTests {
         defer { test.temporary.remove() }
         var flows: [String] = []
         for _ in 0..<20 { flows.append(try await test.start(FlowRequest(appID: "notes", providerID: "local")).flowID) }
-        let codes = await withTaskGroup(of: String.self) { group in
-            for (index, flow) in flows.enumerated() {
-                group.addTask {
-                    do {
-                        _ = try await test.finish(flow, answer: ["username": "alice", "password": .string("parallel guess \(index)")])
-                        return "ok"
-                    } catch let error as BrokerError {
-                        return error.code.rawValue
-                    } catch {
-                        return "\(error)"
-                    }
-                }
-            }
-            return await group.reduce(into: [String]()) { $0.append($1) }
-        }
+        let codes = await answerInParallel(test, flows) { index in ["username": "alice", "password": .string("parallel guess \(index)")] }
         // At most three guesses reached the password check; every other was refused unseen.
         #expect(codes.filter { $0 == "invalid_credentials" }.count <= 3)
         #expect(codes.filter { $0 == "locked_out" }.count >= 17)
@@ -304,21 +290,7 @@ extension LocalPasswordTests {
         let test = try await Self.lockoutBroker()
         defer { test.temporary.remove() }
         let flow = try await test.start(FlowRequest(appID: "notes", providerID: "local")).flowID
-        let codes = await withTaskGroup(of: String.self) { group in
-            for index in 0..<6 {
-                group.addTask {
-                    do {
-                        _ = try await test.finish(flow, answer: ["username": .string("bob\(index)"), "password": "some guess here"])
-                        return "ok"
-                    } catch let error as BrokerError {
-                        return error.code.rawValue
-                    } catch {
-                        return "\(error)"
-                    }
-                }
-            }
-            return await group.reduce(into: [String]()) { $0.append($1) }
-        }
+        let codes = await answerInParallel(test, Array(repeating: flow, count: 6)) { index in ["username": .string("bob\(index)"), "password": "some guess here"] }
         let evaluated = codes.filter { $0 == "invalid_credentials" || $0 == "too_many_attempts" }.count
         let refused = codes.filter { $0 == "flow_conflict" || $0 == "flow_not_found" }.count
         #expect(evaluated + refused == 6)
@@ -333,11 +305,21 @@ extension LocalPasswordTests {
         defer { test.temporary.remove() }
         var flows: [String] = []
         for _ in 0..<16 { flows.append(try await test.start(FlowRequest(appID: "notes", providerID: "local", clientIP: "203.0.113.50")).flowID) }
-        let codes = await withTaskGroup(of: String.self) { group in
+        let codes = await answerInParallel(test, flows) { index in ["username": .string("user\(index)"), "password": "guess guess guess"] }
+        // The address may have six wrong answers checked in the window; the rest are refused unseen.
+        #expect(codes.filter { $0 == "invalid_credentials" }.count <= 6)
+        #expect(codes.filter { $0 == "rate_limited" }.count >= 10)
+    }
+}
+
+extension LocalPasswordTests {
+    /// Answers every flow at once (answer `index` to flow `index`); returns each outcome's code, or `ok`.
+    func answerInParallel(_ test: TestBroker, _ flows: [String], answer: @escaping @Sendable (Int) -> [String: JSONValue]) async -> [String] {
+        await withTaskGroup(of: String.self) { group in
             for (index, flow) in flows.enumerated() {
                 group.addTask {
                     do {
-                        _ = try await test.finish(flow, answer: ["username": .string("user\(index)"), "password": "guess guess guess"])
+                        _ = try await test.finish(flow, answer: answer(index))
                         return "ok"
                     } catch let error as BrokerError {
                         return error.code.rawValue
@@ -348,8 +330,5 @@ extension LocalPasswordTests {
             }
             return await group.reduce(into: [String]()) { $0.append($1) }
         }
-        // The address may have six wrong answers checked in the window; the rest are refused unseen.
-        #expect(codes.filter { $0 == "invalid_credentials" }.count <= 6)
-        #expect(codes.filter { $0 == "rate_limited" }.count >= 10)
     }
 }
