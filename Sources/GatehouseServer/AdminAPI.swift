@@ -47,6 +47,14 @@ struct AdminAPI {
             try await admin.deregisterUser(id: try context.parameters.require("id"), by: try identity(context))
             return Response(status: .noContent)
         }
+        group.get("lockouts") { _, _ in JSONBody(try await admin.lockouts()).response(status: .ok) }
+        group.post("lockouts/unlock") { request, context in
+            guard case .object(let body) = try await body(request, context), let key = body["key"]?.stringValue else {
+                throw BrokerError(.invalidRequest, .badRequest, "The body must be {\"key\": \"...\"}.", issues: [ConfigIssue(path: "key", "required key is missing")])
+            }
+            try await admin.unlock(key: key, by: try identity(context))
+            return Response(status: .noContent)
+        }
         group.get("audit") { request, _ in
             let query = request.uri.queryParameters
             var since: Date?

@@ -117,6 +117,13 @@ extension SQLiteStore: AttemptCounterStore {
         }
     }
 
+    public func lockedCounters(now: Date) async throws -> [AttemptCounter] {
+        try await pool.read { db in
+            try String.fetchAll(try db.cachedStatement(sql: "SELECT key FROM attempt_counters WHERE locked_until > ? ORDER BY locked_until DESC"), arguments: [now.storeValue])
+                .compactMap { try Self.counter($0, db) }
+        }
+    }
+
     public func deleteStaleCounters(before: Date) async throws -> Int {
         try await pool.write { db in
             try db.execute(

@@ -199,3 +199,34 @@ struct AuditCommand: AsyncParsableCommand {
         }
     }
 }
+
+struct LockoutsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lockouts", abstract: "See and lift lockouts of accounts and client addresses.", subcommands: [List.self, Unlock.self]
+    )
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List what is locked now.")
+        @OptionGroup var options: ConfigOptions
+
+        func run() async throws {
+            let broker = try await AppsCommand.open(options)
+            print("KEY\tLOCKED UNTIL\tLOCKOUTS")
+            for lockout in try await broker.admin.lockouts() {
+                print("\(lockout.key)\t\(lockout.lockedUntil.formatted(.iso8601))\t\(lockout.lockouts)")
+            }
+        }
+    }
+
+    struct Unlock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Lift a lock, e.g. gatehouse lockouts unlock account:local:alice")
+        @OptionGroup var options: ConfigOptions
+        @Argument(help: "The key, as `lockouts list` shows it.") var key: String
+
+        func run() async throws {
+            let broker = try await AppsCommand.open(options)
+            try await AppsCommand.run { try await broker.admin.unlock(key: key, by: AppsCommand.identity) }
+            print("unlocked \(key)")
+        }
+    }
+}

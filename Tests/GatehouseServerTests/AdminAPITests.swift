@@ -211,6 +211,21 @@ extension GatehouseServerTests {
             #expect(metrics.contains(#"gatehouse_signins_total{provider="local",outcome="invalid_credentials"} 3"#))
             #expect(metrics.contains(#"gatehouse_http_requests_total{method="POST",route="/v1/flows/{flow}",status="429"} 1"#))
             #expect(metrics.contains("gatehouse_http_request_duration_seconds_bucket"))
+
+            // An admin sees the lock and lifts it; alice gets in at once.
+            let lockouts = try JSONDecoder().decode([JSONValue].self, from: Data(buffer: try await client.execute(uri: "/admin/v1/lockouts", method: .get, headers: Self.admin).body))
+            guard case .object(let lockout)? = lockouts.first else { Issue.record("no lockout listed"); return }
+            #expect(lockout["key"] == "account:local:alice")
+            let unlocked = try await client.execute(uri: "/admin/v1/lockouts/unlock", method: .post, headers: Self.admin, body: Self.json(#"{"key": "account:local:alice"}"#))
+            #expect(unlocked.status == .noContent)
+            let again = try await client.execute(uri: "/admin/v1/lockouts/unlock", method: .post, headers: Self.admin, body: Self.json(#"{"key": "account:local:alice"}"#))
+            #expect(again.status == .notFound)
+            let started = try Self.object(try await client.execute(uri: "/v1/flows", method: .post, body: Self.json(#"{"app":"notes","provider":"local"}"#)))
+            let signedIn = try await client.execute(
+                uri: "/v1/flows/\(started["flow"]!.stringValue!)", method: .post, body: Self.json(#"{"answer":{"username":"alice","password":"correct horse battery"}}"#)
+            )
+            #expect(try Self.object(signedIn)["status"] == "completed")
+            #expect(try await fixture.test.store.auditEvents(type: "lockout.lifted", appID: nil, accountID: nil, since: nil, limit: 5).first?.details["admin"] == "ops")
         }
     }
 

@@ -267,6 +267,30 @@ public struct AdminService: Sendable {
         }
     }
 
+    // MARK: - Lockouts
+
+    /// A locked account (`account:<provider>:<username>`, `factor:<authenticator>:<account>`) or
+    /// client address (`ip:<address>`).
+    public struct LockoutView: Sendable, Codable {
+        public var key: String
+        public var lockedUntil: Date
+        public var lockouts: Int
+    }
+
+    public func lockouts() async throws -> [LockoutView] {
+        try await store.lockedCounters(now: clock.now).compactMap { counter in
+            counter.lockedUntil.map { LockoutView(key: counter.key, lockedUntil: $0, lockouts: counter.lockouts) }
+        }
+    }
+
+    /// Lifts a lock before it runs out (the person proved who they are some other way).
+    public func unlock(key: String, by admin: AdminIdentity) async throws {
+        guard try await store.unlock(key: key) else {
+            throw BrokerError(.notFound, .notFound, "'\(key)' is not locked.", issues: [ConfigIssue(path: "key", "not locked")])
+        }
+        try await store.appendAudit(AuditEvent(time: clock.now, type: "lockout.lifted", details: ["admin": admin.name, "key": key]))
+    }
+
     // MARK: - Audit
 
     public func audit(type: String?, appID: String?, accountID: String?, since: Date?, limit: Int) async throws -> [AuditEvent] {
