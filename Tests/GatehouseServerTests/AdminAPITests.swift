@@ -258,3 +258,29 @@ extension GatehouseServerTests {
         await #expect(throws: BrokerError.self) { _ = try await fixture.test.broker.oauth.verifyAccessToken(result.tokens.accessToken) }
     }
 }
+
+extension GatehouseServerTests {
+    @Test func statelessTokenStopsBeingActiveWhenItsSubjectDeregisters() async throws {
+        let fixture = try await Self.adminBroker()
+        defer { fixture.test.temporary.remove() }
+        var app = try #require(try await fixture.test.store.app(id: "notes"))
+        app.policy.statelessAuthentication = true
+        #expect(try await fixture.test.store.updateApp(app))
+        let first = try await fixture.test.signIn(FlowRequest(appID: "notes", providerID: "bank", stateless: true), answer: ["subject": "eid-9"])
+        let second = try await fixture.test.signIn(FlowRequest(appID: "notes", providerID: "bank", stateless: true), answer: ["subject": "eid-9"])
+        let oauth = fixture.test.broker.oauth
+        #expect(try await oauth.verifyAccessToken(first.tokens.accessToken).stateless)
+        try await fixture.app.test(.router) { client in
+            let deleted = try await client.execute(uri: "/v1/account", method: .delete, headers: [.authorization: "Bearer \(second.tokens.accessToken)"])
+            #expect(deleted.status == .noContent)
+        }
+        // Every token of that stateless subject is now inactive, and nothing was stored about it.
+        await #expect(throws: BrokerError.self) { _ = try await oauth.verifyAccessToken(first.tokens.accessToken) }
+        await #expect(throws: BrokerError.self) { _ = try await oauth.verifyAccessToken(second.tokens.accessToken) }
+        #expect(try await fixture.test.store.count(table: .accounts) == 0)
+        // A later stateless sign-in of the same subject works again.
+        fixture.test.clock.advance(by: 2)
+        let later = try await fixture.test.signIn(FlowRequest(appID: "notes", providerID: "bank", stateless: true), answer: ["subject": "eid-9"])
+        #expect(try await oauth.verifyAccessToken(later.tokens.accessToken).stateless)
+    }
+}
