@@ -55,6 +55,15 @@ let package = Package(
             path: "Plugins/LocalPassword"
         ),
         .target(
+            name: "FSSO",
+            dependencies: [
+                "GatehouseCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Plugins/FSSO"
+        ),
+        .target(
             name: "GatehouseServer",
             dependencies: [
                 "GatehouseCore",
@@ -78,6 +87,7 @@ let package = Package(
                 "GatehouseStore",
                 "GatehouseServer",
                 "LocalPassword",
+                "FSSO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -100,5 +110,13 @@ let package = Package(
             ]
         ),
         .testTarget(name: "LocalPasswordTests", dependencies: ["LocalPassword", "GatehouseTesting"]),
+        .testTarget(
+            name: "FSSOTests",
+            dependencies: [
+                "FSSO", "GatehouseTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
     ]
 )

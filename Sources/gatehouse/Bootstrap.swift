@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GatehouseCore
+import FSSO
 import GatehouseStore
 import LocalPassword
 import Logging
@@ -11,6 +12,7 @@ enum Bootstrap {
     static var registry: PluginRegistry {
         var registry = PluginRegistry()
         registry.register(LocalPasswordPlugin.self)
+        registry.register(FSSOPlugin.self)
         return registry
     }
 

@@ -34,6 +34,9 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
     public var retryAfter: Int?
     /// For invalid input: each field at fault, by its exact path (`policy.accessTokenLifetime`).
     public var issues: [ConfigIssue]
+    /// The precise cause, for logs and the audit log only, when the answer on the wire is kept vague
+    /// on purpose (an assertion refused as `invalid_grant` because its signature was `bad_signature`).
+    public var reason: String?
 
     public init(_ code: ErrorCode, _ kind: Kind, _ message: String, lockedUntil: Date? = nil, retryAfter: Int? = nil, issues: [ConfigIssue] = []) {
         self.code = code
@@ -42,6 +45,14 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         self.lockedUntil = lockedUntil
         self.retryAfter = retryAfter
         self.issues = issues
+        self.reason = nil
+    }
+
+    /// The same error with an internal reason attached.
+    public func because(_ reason: String) -> BrokerError {
+        var error = self
+        error.reason = reason
+        return error
     }
 
     public var description: String { "\(code.rawValue): \(message)" }

@@ -132,6 +132,9 @@ public struct FlowEngine: Sendable {
                 clientIP: flow.clientIP, accountKey: accountKey, policy: lockout, appID: app.id, providerID: flow.providerID
             )
             try await recordFailedAttempt(flow, app: app, error: error)
+            if let reason = error.reason {
+                logger.notice("answer refused", metadata: ["app": .string(app.id), "provider": .string(flow.providerID), "reason": .string(reason)])
+            }
             throw locked ?? error
         } catch {
             // Not a wrong answer (a malformed one, a provider that is down): it does not count.
@@ -316,7 +319,9 @@ public struct FlowEngine: Sendable {
     /// After a wrong answer (already counted when the flow was claimed): audits it, and closes the
     /// flow when it reached its limit.
     private func recordFailedAttempt(_ flow: FlowRecord, app: App, error: BrokerError) async throws {
-        try await audit("signin.failure", flow: flow, outcome: error.code.rawValue, details: ["attempt": String(flow.failedAttempts)])
+        var details = ["attempt": String(flow.failedAttempts)]
+        if let reason = error.reason { details["reason"] = reason }
+        try await audit("signin.failure", flow: flow, outcome: error.code.rawValue, details: details)
         if flow.failedAttempts >= app.policy.lockout.maxFailedAttemptsPerFlow {
             _ = try await store.deleteFlow(id: flow.id, version: flow.version)
             throw BrokerError(.tooManyAttempts, .tooManyRequests, "Too many wrong answers; start a new flow.")

@@ -9,7 +9,7 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
     public var introspectionEndpoint: String
     public var responseTypesSupported = ["code"]
     public var responseModesSupported = ["query"]
-    public var grantTypesSupported = ["authorization_code", "refresh_token", "client_credentials"]
+    public var grantTypesSupported = ["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"]
     public var subjectTypesSupported = ["public"]
     public var idTokenSigningAlgValuesSupported: [String]
     public var tokenEndpointAuthMethodsSupported = ["client_secret_basic", "client_secret_post", "none"]

@@ -34,6 +34,7 @@ public struct OAuthService: Sendable {
         case "authorization_code": return try await exchangeCode(request, app: app)
         case "refresh_token": return try await refresh(request, app: app)
         case "client_credentials": return try await clientCredentials(request, app: app)
+        case Self.jwtBearerGrant: return try await jwtBearer(request, app: app)
         case nil: throw BrokerError(.invalidRequest, .badRequest, "grant_type is missing.")
         case let other?: throw BrokerError(.unsupportedGrantType, .badRequest, "The grant type '\(other)' is not supported.")
         }
@@ -158,6 +159,67 @@ public struct OAuthService: Sendable {
         guard try await provider.isStillValid(subject: link.subject) else {
             throw Self.invalidGrant("The identity provider no longer accepts this account.")
         }
+    }
+
+    public static let jwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+    /// RFC 7523: a JWT an app's back end signed for one of its users, verified by the app's
+    /// assertion-verifying providers (FSSO); the person is linked to an account like any sign-in.
+    /// Refusals answer `invalid_grant`; the precise reason is audited.
+    private func jwtBearer(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
+        guard let assertion = request.assertion, !assertion.isEmpty else {
+            throw BrokerError(.invalidRequest, .badRequest, "assertion is required.")
+        }
+        let verifiers = app.policy.identityProviders.compactMap { plugins.identityProviders[$0] as? any AssertionVerifying }
+        guard !verifiers.isEmpty else {
+            throw BrokerError(.unauthorizedClient, .badRequest, "This client may not use the JWT bearer grant.")
+        }
+        var lastError = BrokerError(.invalidGrant, .badRequest, "The assertion is not valid.").because("unknown_issuer")
+        var identity: ExternalIdentity?
+        var provider: (any AssertionVerifying)?
+        for verifier in verifiers {
+            do {
+                identity = try await verifier.verifyAssertion(assertion, for: app)
+                provider = verifier
+                break
+            } catch let error as BrokerError where error.code == .invalidGrant {
+                lastError = error
+                if error.reason != "unknown_issuer" { break }
+            }
+        }
+        let now = clock.now
+        guard let identity, let provider else {
+            logger.notice("assertion refused", metadata: ["app": .string(app.id), "reason": .string(lastError.reason ?? "invalid_grant")])
+            try await store.appendAudit(
+                AuditEvent(time: now, type: "signin.failure", appID: app.id, outcome: lastError.code.rawValue, details: ["reason": lastError.reason ?? "", "grant": "jwt-bearer"])
+            )
+            throw lastError
+        }
+        let scopes = try grantedScopes(request.scope, policy: app.policy)
+        let (account, created) = try await store.linkIdentity(identity, now: now)
+        if created {
+            try await store.appendAudit(AuditEvent(time: now, type: "account.created", appID: app.id, accountID: account.id, providerID: provider.id))
+        }
+        try await store.appendAudit(
+            AuditEvent(time: now, type: "signin.success", appID: app.id, accountID: account.id, providerID: provider.id, details: ["grant": "jwt-bearer", "username": account.username])
+        )
+        let issued = try await tokens.issue(
+            TokenIssuer.Grant(
+                app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: ["fsso", provider.id], identityProvider: provider.id,
+                authTime: now, profile: ProfileClaims.make(username: account.username, claims: identity.claims, scopes: scopes)
+            )
+        )
+        return issued.tokens
+    }
+
+    private func grantedScopes(_ requested: String?, policy: Policy) throws -> [String] {
+        let asked = requested.map { $0.split(separator: " ").map(String.init) } ?? policy.defaultScopes
+        var scopes: [String] = []
+        for scope in asked where !scopes.contains(scope) {
+            guard policy.allowedScopes.contains(scope) else { throw BrokerError(.invalidScope, .badRequest, "The scope '\(scope)' is not allowed for this app.") }
+            scopes.append(scope)
+        }
+        return scopes
     }
 
     private func clientCredentials(_ request: TokenRequest, app: App) async throws -> IssuedTokens {

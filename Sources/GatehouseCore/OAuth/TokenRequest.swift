@@ -6,6 +6,8 @@ public struct TokenRequest: Sendable {
     public var codeVerifier: String?
     public var refreshToken: String?
     public var scope: String?
+    /// The JWT of the JWT bearer grant (RFC 7523).
+    public var assertion: String?
     public var client: ClientAuthenticator.Presented
 
     public init(form: [String: String], basic: ClientCredentials?) {
@@ -15,6 +17,7 @@ public struct TokenRequest: Sendable {
         self.codeVerifier = form["code_verifier"]
         self.refreshToken = form["refresh_token"]
         self.scope = form["scope"]
+        self.assertion = form["assertion"]
         self.client = ClientAuthenticator.Presented(basic: basic, clientID: form["client_id"], clientSecret: form["client_secret"])
     }
 }

@@ -113,3 +113,13 @@ public protocol IdentityRechecking: IdentityProvider {
 public protocol IdentityForgetting: IdentityProvider {
     func forget(subject: String) async throws
 }
+
+/// Optional capability of providers that identify someone from a signed assertion (a JWT an app's
+/// back end issued): such an assertion is also accepted at `/oauth2/token` with the JWT bearer grant
+/// (RFC 7523), not only as the answer of a flow.
+public protocol AssertionVerifying: IdentityProvider {
+    /// The identity the assertion proves. Refusals are `invalid_grant` with a `reason`; a provider
+    /// that does not know the assertion's issuer answers with reason `unknown_issuer`, so the next
+    /// provider can be asked.
+    func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity
+}

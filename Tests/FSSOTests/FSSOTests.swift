@@ -1,0 +1,208 @@
+import Crypto
+import FSSO
+import Foundation
+import GatehouseCore
+import GatehouseTesting
+import Testing
+import _CryptoExtras
+
+/// The `fsso-jwt` plugin: app-signed JWTs through the flow engine and the JWT bearer grant, and every
+/// way a token can be wrong. Tokens are assembled here with swift-crypto directly, not with the
+/// plugin's own code (the end-to-end tests add tokens made by openssl and PyJWT).
+@Suite("FSSO")
+struct FSSOTests {
+    static let acmeKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+    static let otherKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+
+    static func yaml() -> String {
+        func indent(_ pem: String) -> String { pem.split(separator: "\n").map { "                " + $0 }.joined(separator: "\n") }
+        return """
+            providers:
+              - id: acme-sso
+                type: fsso-jwt
+                config:
+                  maxLifetime: 5m
+                  clockSkew: 30s
+                  issuers:
+                    - issuer: acme
+                      allowedClaims: [email]
+                      keys:
+                        - kid: k1
+                          pem: |
+            \(indent(acmeKey.publicKey.pkcs1PEMRepresentation))
+                    - issuer: other
+                      keys:
+                        - kid: o1
+                          pem: |
+            \(indent(otherKey.publicKey.pemRepresentation))
+            apps:
+              - id: notes
+                policy:
+                  identityProviders: [acme-sso]
+                  defaultScopes: [openid, profile]
+            """
+    }
+
+    static func broker(temporary: TemporaryStore? = nil, clock: TestClock = TestClock()) async throws -> TestBroker {
+        var registry = PluginRegistry()
+        registry.register(FSSOPlugin.self)
+        return try await TestBroker.make(yaml: yaml(), registry: registry, temporary: temporary, clock: clock)
+    }
+
+    /// An RS256 JWT signed with `key`, header and claims as given.
+    static func jwt(header: [String: JSONValue] = ["alg": "RS256", "kid": "k1", "typ": "JWT"], claims: [String: JSONValue], key: _RSA.Signing.PrivateKey = acmeKey) throws -> String {
+        let head = Base64URL.encode(Data(JSONValue.object(header).serialized()))
+        let body = Base64URL.encode(Data(JSONValue.object(claims).serialized()))
+        let signature = try key.signature(for: Data("\(head).\(body)".utf8), padding: .insecurePKCS1v1_5)
+        return "\(head).\(body).\(Base64URL.encode(signature.rawRepresentation))"
+    }
+
+    static func claims(_ clock: TestClock, sub: String = "alice", jti: String = UUID().uuidString, changes: [String: JSONValue] = [:]) -> [String: JSONValue] {
+        let now = clock.now.timeIntervalSince1970
+        var claims: [String: JSONValue] = [
+            "iss": "acme", "sub": .string(sub), "aud": "identity-service", "jti": .string(jti), "iat": .number(now), "exp": .number(now + 60),
+            "email": "alice@acme.example", "role": "admin",
+        ]
+        claims.merge(changes) { _, new in new }
+        return claims
+    }
+
+    func reason(_ test: TestBroker, _ token: String) async -> String? {
+        let provider = test.broker.plugins.identityProviders["acme-sso"] as! any AssertionVerifying
+        let app = try! await test.store.app(id: "notes")!
+        do {
+            _ = try await provider.verifyAssertion(token, for: app)
+            return nil
+        } catch let error as BrokerError {
+            #expect(error.code == .invalidGrant)
+            return error.reason
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func signsInThroughTheFlowAPIAndLinksTheSubject() async throws {
+        let test = try await Self.broker()
+        defer { test.temporary.remove() }
+        let started = try await test.start(FlowRequest(appID: "notes", providerID: "acme-sso"))
+        #expect(started.challenge.type == "jwt")
+        let first = try await test.finish(started.flowID, answer: ["assertion": .string(try Self.jwt(claims: Self.claims(test.clock)))])
+        #expect(first.account?.username == "alice")
+        let second = try await test.signIn(FlowRequest(appID: "notes", providerID: "acme-sso"), answer: ["assertion": .string(try Self.jwt(claims: Self.claims(test.clock)))])
+        #expect(second.account?.id == first.account?.id)
+        // Only the allowed custom claim is kept.
+        let link = try #require(try await test.store.identityLink(providerID: "acme-sso", subject: "acme|alice"))
+        #expect(link.claims["email"] == "alice@acme.example")
+        #expect(link.claims["role"] == nil)
+    }
+
+    @Test func exchangesAJWTWithTheBearerGrant() async throws {
+        let test = try await Self.broker()
+        defer { test.temporary.remove() }
+        let form = ["grant_type": OAuthService.jwtBearerGrant, "client_id": "notes", "assertion": try Self.jwt(claims: Self.claims(test.clock, sub: "bob"))]
+        let tokens = try await test.broker.oauth.token(TokenRequest(form: form, basic: nil))
+        #expect(tokens.refreshToken != nil)
+        #expect(tokens.idToken != nil)
+        let claims = try await test.broker.keyring.verify(tokens.accessToken)
+        #expect(claims.amr == ["fsso", "acme-sso"])
+        #expect(try await test.store.accounts(limit: 10, offset: 0).map(\.username) == ["bob"])
+        // The same token again is a replay.
+        do {
+            _ = try await test.broker.oauth.token(TokenRequest(form: form, basic: nil))
+            Issue.record("a replayed assertion was accepted")
+        } catch let error as BrokerError {
+            #expect(error.code == .invalidGrant)
+            #expect(error.reason == "token_replayed")
+        }
+        let audit = try await test.store.auditEvents(type: "signin.failure", appID: "notes", accountID: nil, since: nil, limit: 5)
+        #expect(audit.first?.details["reason"] == "token_replayed")
+    }
+
+    @Test func refusesEveryKindOfBadToken() async throws {
+        let test = try await Self.broker()
+        defer { test.temporary.remove() }
+        let clock = test.clock
+        let now = clock.now.timeIntervalSince1970
+        let good = Self.claims(clock)
+        let publicKeyBytes = Data(Self.acmeKey.publicKey.pkcs1PEMRepresentation.utf8)
+        let hsHead = Base64URL.encode(Data(#"{"alg":"HS256","kid":"k1"}"#.utf8))
+        let hsBody = Base64URL.encode(Data(JSONValue.object(good).serialized()))
+        let hsSignature = HMAC<SHA256>.authenticationCode(for: Data("\(hsHead).\(hsBody)".utf8), using: SymmetricKey(data: publicKeyBytes))
+        let noneToken = Base64URL.encode(Data(#"{"alg":"none","kid":"k1"}"#.utf8)) + "." + hsBody + "."
+        let valid = try Self.jwt(claims: good)
+        var tampered = valid.split(separator: ".").map(String.init)
+        tampered[1] = Base64URL.encode(Data(JSONValue.object(Self.claims(clock, sub: "mallory")).serialized()))
+
+        let cases: [(String, String)] = [
+            (noneToken, "alg_not_allowed"),
+            ("\(hsHead).\(hsBody).\(Base64URL.encode(Data(hsSignature)))", "alg_not_allowed"),
+            (try Self.jwt(header: ["alg": "RS256"], claims: good), "missing_kid"),
+            (try Self.jwt(header: ["alg": "RS256", "kid": "o1"], claims: good, key: Self.otherKey), "unknown_kid"),
+            (try Self.jwt(claims: Self.claims(clock, changes: ["iss": "nobody"])), "unknown_issuer"),
+            (try Self.jwt(claims: good, key: Self.otherKey), "bad_signature"),
+            (tampered.joined(separator: "."), "bad_signature"),
+            (try Self.jwt(claims: Self.claims(clock, changes: ["iat": .number(now - 200), "exp": .number(now - 100)])), "token_expired"),
+            (try Self.jwt(claims: Self.claims(clock, changes: ["iat": .number(now + 120), "exp": .number(now + 180)])), "token_from_future"),
+            (try Self.jwt(claims: Self.claims(clock, changes: ["exp": .number(now + 600)])), "lifetime_too_long"),
+            (try Self.jwt(claims: Self.claims(clock, changes: ["aud": "someone-else"])), "bad_audience"),
+            (try Self.jwt(claims: Self.claims(clock, changes: ["sub": .null])), "missing_sub"),
+            (try Self.jwt(claims: Self.claims(clock, changes: ["jti": .null])), "missing_jti"),
+            ("eyJ!!!.e30.AAAA", "malformed_token"),
+            ("a.b", "malformed_token"),
+            (String(repeating: "A", count: 9000), "token_too_large"),
+        ]
+        for (token, expected) in cases {
+            #expect(await reason(test, token) == expected, "\(expected)")
+        }
+        // Nothing above used up the good token's jti.
+        #expect(await reason(test, valid) == nil)
+        #expect(await reason(test, valid) == "token_replayed")
+    }
+
+    @Test func acceptsMillisecondTimestampsAndAudienceLists() async throws {
+        let test = try await Self.broker()
+        defer { test.temporary.remove() }
+        let now = test.clock.now.timeIntervalSince1970
+        let token = try Self.jwt(claims: Self.claims(test.clock, changes: [
+            "iat": .number((now * 1000).rounded()), "exp": .number(((now + 60) * 1000).rounded()), "aud": ["other", "identity-service"],
+        ]))
+        #expect(await reason(test, token) == nil)
+    }
+
+    @Test func replayIsRefusedAfterARestartToo() async throws {
+        let clock = TestClock()
+        let first = try await Self.broker(clock: clock)
+        defer { first.temporary.remove() }
+        let token = try Self.jwt(claims: Self.claims(clock))
+        #expect(await reason(first, token) == nil)
+        let restarted = try await Self.broker(temporary: try TemporaryStore.reopen(first.temporary), clock: clock)
+        #expect(await reason(restarted, token) == "token_replayed")
+    }
+
+    @Test func refusesWeakOrMalformedKeysWithTheirPath() throws {
+        let weak = try _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 1024)).publicKey.pemRepresentation
+        func indent(_ pem: String) -> String { pem.split(separator: "\n").map { "                " + $0 }.joined(separator: "\n") }
+        var registry = PluginRegistry()
+        registry.register(FSSOPlugin.self)
+        let yaml = """
+            providers:
+              - id: acme-sso
+                type: fsso-jwt
+                config:
+                  issuers:
+                    - issuer: acme
+                      keys:
+                        - kid: weak
+                          pem: |
+            \(indent(weak))
+                        - kid: junk
+                          pem: not a key
+            """
+        do {
+            _ = try ConfigLoader(registry: registry).load(yaml: yaml, environment: [:])
+            Issue.record("a 1024-bit key was accepted")
+        } catch {
+            #expect(error.issues.map(\.description) == ["providers[0].config.issuers[0].keys[0].pem: the key has 1024 bits; at least 2048 are required"])
+        }
+    }
+}
