@@ -56,8 +56,8 @@ echo "gatehouse end-to-end tests (work dir $work, port $port)"
 # cryptography (JOSE), jsonschema and openapi-spec-validator (the OpenAPI document).
 venv="$repo/.build/e2e-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
-"$venv/bin/python" -c 'import cryptography, jsonschema, openapi_spec_validator, yaml' 2>/dev/null \
-  || "$venv/bin/python" -m pip install -q cryptography jsonschema openapi-spec-validator pyyaml
+"$venv/bin/python" -c 'import cryptography, jsonschema, openapi_spec_validator, yaml, jwt' 2>/dev/null \
+  || "$venv/bin/python" -m pip install -q cryptography jsonschema openapi-spec-validator pyyaml pyjwt
 py="$venv/bin/python"
 
 echo "- embedded default config"
@@ -225,6 +225,65 @@ start
 check "after a restart the admin's change still holds (registration stays off)" test "$(curl -sS -X POST "$base/v1/flows" -H 'Content-Type: application/json' -d '{"app":"demo","provider":"local","purpose":"register"}' | jq -r .error)" = registration_disabled
 stop
 unset GATEHOUSE_ADMIN_TOKEN
+
+echo "- FSSO: JWTs signed with an openssl key by PyJWT, exchanged with the JWT bearer grant"
+openssl genrsa -out "$work/fsso.key" 2048 2>/dev/null
+openssl rsa -in "$work/fsso.key" -RSAPublicKey_out -out "$work/fsso.pkcs1.pem" 2>/dev/null
+mkdir -p "$work/fsso"
+cat >"$work/fsso/gatehouse.yaml" <<YAML
+environment: development
+server:
+  listen: 127.0.0.1:$port
+providers:
+  - id: acme-sso
+    type: fsso-jwt
+    config:
+      issuers:
+        - issuer: acme
+          allowedClaims: [email]
+          keys:
+            - kid: k1
+              pem: |
+$(sed 's/^/                /' "$work/fsso.pkcs1.pem")
+apps:
+  - id: backend
+    policy:
+      identityProviders: [acme-sso]
+YAML
+(cd "$work/fsso" && exec "$bin" serve --config gatehouse.yaml >>"$work/serve.log" 2>&1) &
+pid=$!
+for _ in $(seq 1 100); do curl -sf "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+sign() { "$py" - "$work/fsso.key" "$@" <<'PY'
+import base64, hashlib, hmac, json, sys, time, uuid, jwt
+key = open(sys.argv[1]).read()
+mode = sys.argv[2] if len(sys.argv) > 2 else "good"
+now = int(time.time())
+claims = {"iss": "acme", "sub": "carol", "aud": "identity-service", "jti": str(uuid.uuid4()), "iat": now, "exp": now + 60, "email": "carol@acme.example"}
+if mode == "hs256":
+    # The classic confusion attack: HMAC keyed with the public key's bytes.
+    b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+    public = open(sys.argv[1].replace(".key", ".pkcs1.pem"), "rb").read()
+    signing_input = b64(json.dumps({"alg": "HS256", "kid": "k1"}).encode()) + "." + b64(json.dumps(claims).encode())
+    print(signing_input + "." + b64(hmac.new(public, signing_input.encode(), hashlib.sha256).digest()))
+else:
+    if mode == "expired":
+        claims["iat"], claims["exp"] = now - 300, now - 200
+    print(jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"}))
+PY
+}
+bearer() { curl -sS "$base/oauth2/token" --data-urlencode "grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer" -d client_id=backend --data-urlencode "assertion=$1"; }
+assertion=$(sign good)
+check "a PyJWT RS256 assertion (openssl key, PKCS#1 PEM) is exchanged for tokens" test "$(bearer "$assertion" | jq -r .token_type)" = Bearer
+check "the same assertion again is refused (replay)" test "$(bearer "$assertion" | jq -r .error)" = invalid_grant
+check "HS256 keyed with the public key is refused" test "$(bearer "$(sign hs256)" | jq -r .error)" = invalid_grant
+check "an expired assertion is refused" test "$(bearer "$(sign expired)" | jq -r .error)" = invalid_grant
+stop
+(cd "$work/fsso" && exec "$bin" serve --config gatehouse.yaml >>"$work/serve.log" 2>&1) &
+pid=$!
+for _ in $(seq 1 100); do curl -sf "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+check "the replay is still refused after a restart" test "$(bearer "$assertion" | jq -r .error)" = invalid_grant
+stop
+check "the audit log names each refusal's reason" bash -c "cd '$work/fsso' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=token_replayed' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=alg_not_allowed' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=token_expired'"
 
 check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider, v3-lockouts-admin'"
 check "no password appears in the server log" bash -c "! grep -q 'correct horse\|fine long password' '$work/serve.log'"
