@@ -47,6 +47,36 @@ struct AdminAPI {
             try await admin.deregisterUser(id: try context.parameters.require("id"), by: try identity(context))
             return Response(status: .noContent)
         }
+        group.get("providers/:id/keys") { _, context in
+            JSONBody(try await admin.providerKeys(providerID: try context.parameters.require("id"))).response(status: .ok)
+        }
+        group.post("providers/:id/keys") { request, context in
+            guard case .object(let body) = try await body(request, context), let issuer = body["issuer"]?.stringValue, let kid = body["kid"]?.stringValue,
+                let pem = body["pem"]?.stringValue
+            else {
+                throw BrokerError(.invalidRequest, .badRequest, "The body needs issuer, kid and pem.", issues: [ConfigIssue(path: "issuer", "issuer, kid and pem are required")])
+            }
+            try await admin.addProviderKey(providerID: try context.parameters.require("id"), issuer: issuer, kid: kid, pem: pem, by: try identity(context))
+            return Response(status: .created)
+        }
+        group.delete("providers/:id/keys/:issuer/:kid") { _, context in
+            try await admin.removeProviderKey(
+                providerID: try context.parameters.require("id"), issuer: try context.parameters.require("issuer"), kid: try context.parameters.require("kid"),
+                by: try identity(context)
+            )
+            return Response(status: .noContent)
+        }
+        group.get("apps/:id/test-keys") { _, context in
+            JSONBody(try await admin.testKeys(appID: try context.parameters.require("id"))).response(status: .ok)
+        }
+        group.post("apps/:id/test-keys") { _, context in
+            let generated = try await admin.generateTestKey(appID: try context.parameters.require("id"), by: try identity(context))
+            return JSONBody(GeneratedTestKey(key: generated.key, privateKeyPEM: generated.privateKeyPEM)).response(status: .created)
+        }
+        group.delete("apps/:id/test-keys/:kid") { _, context in
+            try await admin.revokeTestKey(appID: try context.parameters.require("id"), kid: try context.parameters.require("kid"), by: try identity(context))
+            return Response(status: .noContent)
+        }
         group.get("lockouts") { _, _ in JSONBody(try await admin.lockouts()).response(status: .ok) }
         group.post("lockouts/unlock") { request, context in
             guard case .object(let body) = try await body(request, context), let key = body["key"]?.stringValue else {
@@ -68,6 +98,17 @@ struct AdminAPI {
                 type: query.get("type"), appID: query.get("app"), accountID: query.get("user"), since: since, limit: query.get("limit", as: Int.self) ?? 100
             )
             return JSONBody(events).response(status: .ok)
+        }
+    }
+
+    struct GeneratedTestKey: Encodable {
+        var key: AssertionKey
+        /// Shown once; never stored.
+        var privateKeyPEM: String
+
+        enum CodingKeys: String, CodingKey {
+            case key
+            case privateKeyPEM = "private_key_pem"
         }
     }
 

@@ -138,6 +138,9 @@ enum SQLiteMigrations {
                     """
             )
         }
+        migrator.registerMigration("v4-test-accounts") { db in
+            try db.execute(sql: "ALTER TABLE accounts ADD COLUMN is_test INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 }

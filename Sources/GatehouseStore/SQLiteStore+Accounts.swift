@@ -39,9 +39,11 @@ extension SQLiteStore: AccountStore {
                 )
                 return (account, false)
             }
-            let account = Account(id: UUID().uuidString.lowercased(), username: identity.username, createdAt: now)
-            try db.cachedStatement(sql: "INSERT INTO accounts (id, username, created_at) VALUES (?, ?, ?)").execute(arguments: [account.id, account.username, now.storeValue]
+            let account = Account(
+                id: UUID().uuidString.lowercased(), username: identity.username, createdAt: now, isTest: identity.claims[testAccountClaim] == .bool(true)
             )
+            try db.cachedStatement(sql: "INSERT INTO accounts (id, username, created_at, is_test) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [account.id, account.username, now.storeValue, account.isTest])
             try db.execute(
                 sql: "INSERT INTO identity_links (provider_id, subject, account_id, claims, created_at, last_sign_in_at) VALUES (?, ?, ?, ?, ?, ?)",
                 arguments: [identity.providerID, identity.subject, account.id, claims, now.storeValue, now.storeValue]
@@ -73,7 +75,7 @@ extension SQLiteStore: AccountStore {
     }
 
     static func account(_ row: Row) -> Account {
-        Account(id: row["id"], username: row["username"], createdAt: Date(storeValue: row["created_at"]))
+        Account(id: row["id"], username: row["username"], createdAt: Date(storeValue: row["created_at"]), isTest: row["is_test"])
     }
 
     static func link(_ row: Row) throws -> IdentityLink {

@@ -206,3 +206,102 @@ struct FSSOTests {
         }
     }
 }
+
+/// An authenticator that always asks again: stands for a second factor real people must pass (device
+/// attestation, say) that test accounts skip.
+struct EndlessFactor: Authenticator {
+    let id: String
+    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+        .challenge(Challenge(type: "attestation"), state: FlowState())
+    }
+    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        .challenge(Challenge(type: "attestation"), state: FlowState())
+    }
+    enum Factory: PluginFactory {
+        struct Config: Decodable, Sendable {}
+        static let typeName = "endless-factor"
+        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { EndlessFactor(id: id) }
+    }
+}
+
+extension FSSOTests {
+    static let ops = AdminIdentity(name: "ops")
+
+    static func keysBroker() async throws -> TestBroker {
+        var registry = PluginRegistry()
+        registry.register(FSSOPlugin.self)
+        registry.register(EndlessFactor.Factory.self)
+        let yaml = yaml() + """
+
+              - id: strict
+                policy:
+                  identityProviders: [acme-sso]
+                  authenticators: [attest]
+                  secondFactor: attest
+            """
+        let withFactor = yaml.replacingOccurrences(of: "apps:\n", with: "  - id: attest\n    type: endless-factor\napps:\n")
+        return try await TestBroker.make(yaml: withFactor, registry: registry)
+    }
+
+    @Test func registeredKeysWorkUntilRemoved() async throws {
+        let test = try await Self.keysBroker()
+        defer { test.temporary.remove() }
+        let betaKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        try await test.broker.admin.addProviderKey(providerID: "acme-sso", issuer: "beta", kid: "b1", pem: betaKey.publicKey.pkcs1PEMRepresentation, by: Self.ops)
+        let token = try Self.jwt(header: ["alg": "RS256", "kid": "b1"], claims: Self.claims(test.clock, changes: ["iss": "beta"]), key: betaKey)
+        #expect(await reason(test, token) == nil)
+        let keys = try await test.broker.admin.providerKeys(providerID: "acme-sso")
+        #expect(keys.contains { $0.issuer == "beta" && $0.kid == "b1" && $0.source == .registered && $0.createdBy == "ops" })
+        try await test.broker.admin.removeProviderKey(providerID: "acme-sso", issuer: "beta", kid: "b1", by: Self.ops)
+        let again = try Self.jwt(header: ["alg": "RS256", "kid": "b1"], claims: Self.claims(test.clock, changes: ["iss": "beta"]), key: betaKey)
+        #expect(await reason(test, again) == "unknown_issuer")
+        // Weak keys are refused with the field at fault.
+        let weak = try _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 1024)).publicKey.pemRepresentation
+        do {
+            try await test.broker.admin.addProviderKey(providerID: "acme-sso", issuer: "beta", kid: "weak", pem: weak, by: Self.ops)
+            Issue.record("a weak key was registered")
+        } catch let error as BrokerError {
+            #expect(error.issues.first?.path == "pem")
+        }
+        #expect(try await test.store.auditEvents(type: "fsso.key_added", appID: nil, accountID: nil, since: nil, limit: 5).count == 1)
+    }
+
+    @Test func testKeysRegisterTestAccountsPastTheSecondFactorUntilRevoked() async throws {
+        let test = try await Self.keysBroker()
+        defer { test.temporary.remove() }
+        // A real person on the strict app meets the second factor.
+        let real = try await test.engine.resume(
+            flowID: try await test.start(FlowRequest(appID: "strict", providerID: "acme-sso")).flowID,
+            answer: ChallengeResponse(["assertion": .string(try Self.jwt(claims: Self.claims(test.clock, sub: "real")))]), client: nil
+        )
+        guard case .challenge(_, let challenge, _) = real else { Issue.record("no second factor"); return }
+        #expect(challenge.type == "attestation")
+
+        let generated = try await test.broker.admin.generateTestKey(appID: "strict", by: Self.ops)
+        #expect(generated.key.issuer == "gatehouse-test:strict")
+        let privateKey = try _RSA.Signing.PrivateKey(pemRepresentation: generated.privateKeyPEM)
+        func testToken(sub: String) throws -> String {
+            try Self.jwt(header: ["alg": "RS256", "kid": .string(generated.key.kid)], claims: Self.claims(test.clock, sub: sub, changes: ["iss": .string(generated.key.issuer)]), key: privateKey)
+        }
+        let signedUp = try await test.signIn(FlowRequest(appID: "strict", providerID: "acme-sso"), answer: ["assertion": .string(try testToken(sub: "tester-1"))])
+        #expect(signedUp.account?.isTest == true)
+        #expect(try await test.broker.admin.user(id: signedUp.account!.id).testAccount)
+        // Only the app the key was made for may use it.
+        #expect(await reason(test, try testToken(sub: "tester-2")) == "unknown_issuer")
+        // The private key was not kept.
+        let stored = try await test.store.pluginRecords(namespace: "acme-sso", now: test.clock.now)
+        #expect(!stored.contains { String(decoding: $0.value, as: UTF8.self).contains("PRIVATE KEY") })
+        #expect(try await test.broker.admin.testKeys(appID: "strict").map(\.kid) == [generated.key.kid])
+        // Revoked: refused at once.
+        try await test.broker.admin.revokeTestKey(appID: "strict", kid: generated.key.kid, by: Self.ops)
+        let strict = try #require(try await test.store.app(id: "strict"))
+        let provider = test.broker.plugins.identityProviders["acme-sso"] as! any AssertionVerifying
+        do {
+            _ = try await provider.verifyAssertion(try testToken(sub: "tester-3"), for: strict)
+            Issue.record("a revoked test key still worked")
+        } catch let error as BrokerError {
+            #expect(error.reason == "key_revoked")
+        }
+        #expect(try await test.store.auditEvents(type: "test_key.revoked", appID: "strict", accountID: nil, since: nil, limit: 5).first?.details["admin"] == "ops")
+    }
+}

@@ -285,7 +285,7 @@ check "the replay is still refused after a restart" test "$(bearer "$assertion" 
 stop
 check "the audit log names each refusal's reason" bash -c "cd '$work/fsso' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=token_replayed' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=alg_not_allowed' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=token_expired'"
 
-check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider, v3-lockouts-admin'"
+check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider, v3-lockouts-admin, v4-test-accounts'"
 check "no password appears in the server log" bash -c "! grep -q 'correct horse\|fine long password' '$work/serve.log'"
 
 echo

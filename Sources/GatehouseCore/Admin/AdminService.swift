@@ -237,6 +237,7 @@ public struct AdminService: Sendable {
         public var id: String
         public var username: String
         public var createdAt: Date
+        public var testAccount: Bool
         public var identities: [Identity]
     }
 
@@ -257,7 +258,7 @@ public struct AdminService: Sendable {
         let identities = try await store.identityLinks(accountID: account.id).map {
             UserView.Identity(provider: $0.providerID, subject: $0.subject, claims: $0.claims, createdAt: $0.createdAt, lastSignInAt: $0.lastSignInAt)
         }
-        return UserView(id: account.id, username: account.username, createdAt: account.createdAt, identities: identities)
+        return UserView(id: account.id, username: account.username, createdAt: account.createdAt, testAccount: account.isTest, identities: identities)
     }
 
     /// Deregisters a user like the user could: account, links, provider data and tokens go.
@@ -265,6 +266,68 @@ public struct AdminService: Sendable {
         guard try await oauth.deleteAccount(id: id, appID: nil, admin: admin) else {
             throw BrokerError(.notFound, .notFound, "No user '\(id)'.")
         }
+    }
+
+    // MARK: - Assertion keys (FSSO issuers and test registration keys)
+
+    private func keyManager(_ providerID: String) throws -> any AssertionKeyManaging {
+        guard let provider = plugins.identityProviders[providerID] as? any AssertionKeyManaging else {
+            throw BrokerError(.notFound, .notFound, "No provider '\(providerID)' with registrable keys (type fsso-jwt).")
+        }
+        return provider
+    }
+
+    public func providerKeys(providerID: String) async throws -> [AssertionKey] {
+        try await keyManager(providerID).keys()
+    }
+
+    public func addProviderKey(providerID: String, issuer: String, kid: String, pem: String, by admin: AdminIdentity) async throws {
+        try await keyManager(providerID).addKey(issuer: issuer, kid: kid, pem: pem, by: admin.name)
+        try await store.appendAudit(
+            AuditEvent(time: clock.now, type: "fsso.key_added", providerID: providerID, details: ["admin": admin.name, "issuer": issuer, "kid": kid])
+        )
+    }
+
+    public func removeProviderKey(providerID: String, issuer: String, kid: String, by admin: AdminIdentity) async throws {
+        guard try await keyManager(providerID).removeKey(issuer: issuer, kid: kid) else {
+            throw BrokerError(.notFound, .notFound, "No registered key '\(kid)' of '\(issuer)'.")
+        }
+        try await store.appendAudit(
+            AuditEvent(time: clock.now, type: "fsso.key_removed", providerID: providerID, details: ["admin": admin.name, "issuer": issuer, "kid": kid])
+        )
+    }
+
+    /// The app's FSSO provider that keeps its test keys: the first `fsso-jwt` provider its policy allows.
+    private func testKeyManager(appID: String) async throws -> any AssertionKeyManaging {
+        let app = try await existingApp(appID)
+        guard let provider = app.policy.identityProviders.lazy.compactMap({ self.plugins.identityProviders[$0] as? any AssertionKeyManaging }).first else {
+            throw BrokerError(.invalidRequest, .badRequest, "The app '\(appID)' allows no fsso-jwt provider, so it cannot use test keys.")
+        }
+        return provider
+    }
+
+    /// A new test registration key for the app; the private key is returned once and never stored.
+    public func generateTestKey(appID: String, by admin: AdminIdentity) async throws -> (key: AssertionKey, privateKeyPEM: String) {
+        let provider = try await testKeyManager(appID: appID)
+        let generated = try await provider.generateTestKey(appID: appID, by: admin.name)
+        try await store.appendAudit(
+            AuditEvent(time: clock.now, type: "test_key.generated", appID: appID, providerID: provider.id, details: ["admin": admin.name, "kid": generated.key.kid])
+        )
+        return generated
+    }
+
+    public func testKeys(appID: String) async throws -> [AssertionKey] {
+        try await testKeyManager(appID: appID).keys().filter { $0.source == .test && $0.appID == appID }
+    }
+
+    public func revokeTestKey(appID: String, kid: String, by admin: AdminIdentity) async throws {
+        let provider = try await testKeyManager(appID: appID)
+        guard try await provider.revokeTestKey(appID: appID, kid: kid) else {
+            throw BrokerError(.notFound, .notFound, "No live test key '\(kid)' for '\(appID)'.")
+        }
+        try await store.appendAudit(
+            AuditEvent(time: clock.now, type: "test_key.revoked", appID: appID, providerID: provider.id, details: ["admin": admin.name, "kid": kid])
+        )
     }
 
     // MARK: - Lockouts

@@ -6,11 +6,14 @@ public struct Account: Sendable, Hashable, Codable {
     public var id: String
     public var username: String
     public var createdAt: Date
+    /// Created with a test registration key (for integration tests of an app), not by a real person.
+    public var isTest: Bool
 
-    public init(id: String, username: String, createdAt: Date) {
+    public init(id: String, username: String, createdAt: Date, isTest: Bool = false) {
         self.id = id
         self.username = username
         self.createdAt = createdAt
+        self.isTest = isTest
     }
 }
 

@@ -123,3 +123,49 @@ public protocol AssertionVerifying: IdentityProvider {
     /// provider can be asked.
     func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity
 }
+
+/// Optional capability of assertion providers whose keys administrators manage at run time: issuer
+/// keys registered through the admin API or CLI, and per-app test registration keys.
+public protocol AssertionKeyManaging: AssertionVerifying {
+    /// Registers an issuer's public key (PEM); refused if the (issuer, kid) exists or the key is weak.
+    func addKey(issuer: String, kid: String, pem: String, by creator: String) async throws
+    func removeKey(issuer: String, kid: String) async throws -> Bool
+    /// Every key: from config, registered, and test keys.
+    func keys() async throws -> [AssertionKey]
+    /// Makes a test registration key for an app: the public half is kept, the private PEM is returned
+    /// once and never stored.
+    func generateTestKey(appID: String, by creator: String) async throws -> (key: AssertionKey, privateKeyPEM: String)
+    /// Revokes a test key of an app at once; false when there is no such live key.
+    func revokeTestKey(appID: String, kid: String) async throws -> Bool
+}
+
+/// A public key an assertion provider accepts, as administrators see it.
+public struct AssertionKey: Sendable, Codable, Hashable {
+    public enum Source: String, Sendable, Codable { case config, registered, test }
+
+    public var issuer: String
+    public var kid: String
+    public var source: Source
+    /// For test keys: the app they register users for.
+    public var appID: String?
+    public var createdAt: Date?
+    public var createdBy: String?
+    public var revokedAt: Date?
+
+    public init(issuer: String, kid: String, source: Source, appID: String? = nil, createdAt: Date? = nil, createdBy: String? = nil, revokedAt: Date? = nil) {
+        self.issuer = issuer
+        self.kid = kid
+        self.source = source
+        self.appID = appID
+        self.createdAt = createdAt
+        self.createdBy = createdBy
+        self.revokedAt = revokedAt
+    }
+
+    /// The `iss` that tokens signed with an app's test keys carry.
+    public static func testIssuer(appID: String) -> String { "gatehouse-test:\(appID)" }
+}
+
+/// Claim an identity provider sets on identities that come from a test registration key: the
+/// account is created as a test account, and the app's required second factor is skipped.
+public let testAccountClaim = "gatehouse_test_account"
