@@ -20,10 +20,8 @@ done
 
 "$repo/scripts/install-deps.sh" wrk curl jq
 bin="$repo/.build/release/gatehouse"
-if [ ! -x "$bin" ]; then
-  echo "building the release binary (about 10 minutes on 2 cores)..."
-  (cd "$repo" && swift build -c release --product gatehouse)
-fi
+echo "building the release binary if needed (about 10 minutes the first time on 2 cores)..."
+(cd "$repo" && swift build -c release --product gatehouse >/dev/null)
 
 work=$(mktemp -d /tmp/gatehouse-bench.XXXXXX)
 pid=""
