@@ -283,6 +283,33 @@ pid=$!
 for _ in $(seq 1 100); do curl -sf "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 check "the replay is still refused after a restart" test "$(bearer "$assertion" | jq -r .error)" = invalid_grant
 stop
+openssl rsa -in "$work/fsso.key" -pubout -out "$work/fsso.spki.pem" 2>/dev/null
+openssl genrsa -out "$work/beta.key" 2048 2>/dev/null
+openssl rsa -in "$work/beta.key" -pubout -out "$work/beta.pem" 2>/dev/null
+check "gatehouse fsso keys add registers an SPKI key for a new issuer" bash -c "cd '$work/fsso' && '$bin' fsso keys add --config gatehouse.yaml --issuer beta --kid b1 --pem '$work/beta.pem'"
+check "gatehouse fsso keys list shows config and registered keys" bash -c "cd '$work/fsso' && '$bin' fsso keys list --config gatehouse.yaml | grep -q '^beta	b1	registered' && '$bin' fsso keys list --config gatehouse.yaml | grep -q '^acme	k1	config'"
+check "gatehouse test-keys generate prints a private key once" bash -c "cd '$work/fsso' && '$bin' test-keys generate --config gatehouse.yaml --app backend >'$work/test.key' 2>'$work/test.info' && grep -q 'PRIVATE KEY-----' '$work/test.key'"
+test_kid=$(grep -o 'kid=[^ ]*' "$work/test.info" | head -1 | cut -d= -f2)
+(cd "$work/fsso" && exec "$bin" serve --config gatehouse.yaml >>"$work/serve.log" 2>&1) &
+pid=$!
+for _ in $(seq 1 100); do curl -sf "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+sign_with() { "$py" - "$@" <<'PY'
+import sys, time, uuid, jwt
+key, iss, kid, sub = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3], sys.argv[4]
+now = int(time.time())
+print(jwt.encode({"iss": iss, "sub": sub, "aud": "identity-service", "jti": uuid.uuid4().hex, "iat": now, "exp": now + 60}, key, algorithm="RS256", headers={"kid": kid}))
+PY
+}
+check "the registered issuer's token is accepted without a restart of the CLI's change" test "$(bearer "$(sign_with "$work/beta.key" beta b1 dave)" | jq -r .token_type)" = Bearer
+check "a test-key token registers a user" test "$(bearer "$(sign_with "$work/test.key" gatehouse-test:backend "$test_kid" tester)" | jq -r .token_type)" = Bearer
+stop
+check "the test user is marked as a test account" bash -c "cd '$work/fsso' && '$bin' audit tail --config gatehouse.yaml --type account.created >/dev/null && sqlite_count=\$('$py' -c \"import sqlite3; print(sqlite3.connect('$work/fsso/data/gatehouse.sqlite').execute('SELECT COUNT(*) FROM accounts WHERE username = \\'tester\\' AND is_test = 1').fetchone()[0])\") && [ \"\$sqlite_count\" = 1 ]"
+check "gatehouse test-keys revoke stops the key at once" bash -c "cd '$work/fsso' && '$bin' test-keys revoke --config gatehouse.yaml --app backend '$test_kid'"
+(cd "$work/fsso" && exec "$bin" serve --config gatehouse.yaml >>"$work/serve.log" 2>&1) &
+pid=$!
+for _ in $(seq 1 100); do curl -sf "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+check "a revoked test key's token is refused" test "$(bearer "$(sign_with "$work/test.key" gatehouse-test:backend "$test_kid" tester2)" | jq -r .error)" = invalid_grant
+stop
 check "the audit log names each refusal's reason" bash -c "cd '$work/fsso' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=token_replayed' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=alg_not_allowed' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=token_expired'"
 
 check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider, v3-lockouts-admin, v4-test-accounts'"
