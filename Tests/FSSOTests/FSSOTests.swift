@@ -305,3 +305,27 @@ extension FSSOTests {
         #expect(try await test.store.auditEvents(type: "test_key.revoked", appID: "strict", accountID: nil, since: nil, limit: 5).first?.details["admin"] == "ops")
     }
 }
+
+extension FSSOTests {
+    @Test func bearerGrantCannotSkipARequiredSecondFactor() async throws {
+        let test = try await Self.keysBroker()
+        defer { test.temporary.remove() }
+        let form = ["grant_type": OAuthService.jwtBearerGrant, "client_id": "strict", "assertion": try Self.jwt(claims: Self.claims(test.clock, sub: "eve"))]
+        do {
+            _ = try await test.broker.oauth.token(TokenRequest(form: form, basic: nil))
+            Issue.record("the bearer grant skipped the second factor")
+        } catch let error as BrokerError {
+            #expect(error.code == .invalidGrant)
+            #expect(error.reason == "second_factor_required")
+        }
+        #expect(try await test.store.count(table: .accounts) == 0)
+        // A test account may (it skips the factor by design).
+        let generated = try await test.broker.admin.generateTestKey(appID: "strict", by: Self.ops)
+        let key = try _RSA.Signing.PrivateKey(pemRepresentation: generated.privateKeyPEM)
+        let token = try Self.jwt(
+            header: ["alg": "RS256", "kid": .string(generated.key.kid)], claims: Self.claims(test.clock, sub: "qa-1", changes: ["iss": .string(generated.key.issuer)]), key: key
+        )
+        let tokens = try await test.broker.oauth.token(TokenRequest(form: ["grant_type": OAuthService.jwtBearerGrant, "client_id": "strict", "assertion": token], basic: nil))
+        #expect(tokens.refreshToken != nil)
+    }
+}

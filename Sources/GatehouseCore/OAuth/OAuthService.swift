@@ -195,6 +195,15 @@ public struct OAuthService: Sendable {
             )
             throw lastError
         }
+        // The grant has no place for a second factor: where the app requires one, only test accounts
+        // (which skip it by design) may use the grant; people sign in through a flow.
+        if app.policy.secondFactor != nil, identity.claims[testAccountClaim] != .bool(true) {
+            try await store.appendAudit(
+                AuditEvent(time: now, type: "signin.failure", appID: app.id, providerID: provider.id, outcome: ErrorCode.invalidGrant.rawValue,
+                           details: ["reason": "second_factor_required", "grant": "jwt-bearer"])
+            )
+            throw BrokerError(.invalidGrant, .badRequest, "This app requires a second factor; sign in through a flow.").because("second_factor_required")
+        }
         let scopes = try grantedScopes(request.scope, policy: app.policy)
         let (account, created) = try await store.linkIdentity(identity, now: now)
         if created {
