@@ -7,27 +7,6 @@ extension SQLiteStore: AttemptCounterStore {
         try await pool.read { db in try Self.counter(key, db) }
     }
 
-    public func recordFailure(
-        key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval
-    ) async throws -> AttemptCounter {
-        try await pool.write { db in
-            var counter = try Self.counter(key, db) ?? AttemptCounter(key: key, failures: 0, windowStart: now, lockedUntil: nil, lockouts: 0)
-            if now.timeIntervalSince(counter.windowStart) >= window {
-                counter.failures = 0
-                counter.windowStart = now
-            }
-            counter.failures += 1
-            if counter.failures >= threshold {
-                counter.lockedUntil = now.addingTimeInterval(lockDuration(counter.lockouts))
-                counter.lockouts += 1
-                counter.failures = 0
-                counter.windowStart = now
-            }
-            try Self.save(counter, now: now, db)
-            return counter
-        }
-    }
-
     public func reserveAttempt(
         key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval
     ) async throws -> AttemptReservation {

@@ -47,6 +47,19 @@ public struct Policy: Sendable, Hashable, Codable {
         self.clientCredentialsGrant = clientCredentialsGrant
     }
 
+    /// The scopes a request gets: the requested ones (or `defaultScopes` when none are named), without
+    /// repeats; a scope outside `allowedScopes` is refused with `invalid_scope`.
+    public func grantScopes(_ requested: [String]?) throws(BrokerError) -> [String] {
+        var granted: [String] = []
+        for scope in requested ?? defaultScopes where !granted.contains(scope) {
+            guard allowedScopes.contains(scope) else {
+                throw BrokerError(.invalidScope, .badRequest, "The scope '\(scope)' is not allowed for this app.")
+            }
+            granted.append(scope)
+        }
+        return granted
+    }
+
     /// References to provider instances that do not exist (or do not have the role), by exact path.
     public func referenceIssues(identityProviders known: Set<String>, authenticators knownAuthenticators: Set<String>, path: String) -> [ConfigIssue] {
         var issues: [ConfigIssue] = []

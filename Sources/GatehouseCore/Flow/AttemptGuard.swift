@@ -33,7 +33,7 @@ public struct AttemptGuard: Sendable {
     /// Refuses a flow start from an address that is blocked or starts too many flows.
     public func checkStart(clientIP: String?, policy: LockoutPolicy) async throws {
         guard let ip = clientIP else { return }
-        try await refuseIfLocked(key: "ip:\(ip)", code: .rateLimited)
+        try await refuseIfBlocked(ip: ip)
         let (count, windowEnds) = try await store.countEvent(key: "starts:\(ip)", now: clock.now, window: 60)
         if count > policy.maxFlowStartsPerIPPerMinute {
             metrics.refused(reason: "flow_start_rate")
@@ -133,15 +133,12 @@ public struct AttemptGuard: Sendable {
         )
     }
 
-    private func refuseIfLocked(key: String, code: ErrorCode) async throws {
+    /// Refuses a flow start from an address that is blocked for too many wrong answers.
+    private func refuseIfBlocked(ip: String) async throws {
         let now = clock.now
-        guard let counter = try await store.attemptCounter(key: key), let until = counter.lockedUntil, until > now else { return }
-        metrics.refused(reason: code.rawValue)
-        if code == .lockedOut { throw Self.lockedOut(until: until, now: now) }
-        throw BrokerError(
-            code, .tooManyRequests, "Too many failed attempts from this address; try again later.", lockedUntil: until,
-            retryAfter: max(1, Int(until.timeIntervalSince(now).rounded(.up)))
-        )
+        guard let counter = try await store.attemptCounter(key: "ip:\(ip)"), let until = counter.lockedUntil, until > now else { return }
+        metrics.refused(reason: ErrorCode.rateLimited.rawValue)
+        throw Self.addressBlocked(until: until, now: now)
     }
 
     static func lockedOut(until: Date, now: Date) -> BrokerError {

@@ -35,7 +35,7 @@ public struct FlowEngine: Sendable {
         if request.purpose == .register, !app.policy.selfRegistration {
             throw BrokerError(.registrationDisabled, .forbidden, "This app does not allow self-registration.")
         }
-        let scopes = try grantedScopes(request.scopes, policy: app.policy)
+        let scopes = try app.policy.grantScopes(request.scopes)
         let now = clock.now
         let flowID = RandomToken.make()
         let step = try await provider.begin(request, in: FlowContext(flowID: flowID, app: app, request: request))
@@ -358,18 +358,6 @@ public struct FlowEngine: Sendable {
             throw BrokerError(.providerUnavailable, .unavailable, "The required second factor '\(id)' is not configured.")
         }
         return authenticator
-    }
-
-    private func grantedScopes(_ requested: [String]?, policy: Policy) throws(BrokerError) -> [String] {
-        let scopes = requested ?? policy.defaultScopes
-        var granted: [String] = []
-        for scope in scopes where !granted.contains(scope) {
-            guard policy.allowedScopes.contains(scope) else {
-                throw BrokerError(.invalidScope, .badRequest, "The scope '\(scope)' is not allowed for this app.")
-            }
-            granted.append(scope)
-        }
-        return granted
     }
 
     private func audit(_ type: String, flow: FlowRecord, outcome: String?, details: [String: String] = [:]) async throws {

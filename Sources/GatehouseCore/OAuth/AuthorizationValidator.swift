@@ -52,10 +52,11 @@ public struct AuthorizationValidator: Sendable {
         if let state, state.utf8.count > 2048 { throw refuse(.invalidRequest, "state is too long.") }
         if let nonce = parameters["nonce"], nonce.utf8.count > 512 { throw refuse(.invalidRequest, "nonce is too long.") }
         let requested = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
-        var scopes: [String] = []
-        for scope in requested.isEmpty ? app.policy.defaultScopes : requested where !scopes.contains(scope) {
-            guard app.policy.allowedScopes.contains(scope) else { throw refuse(.invalidScope, "The scope '\(scope)' is not allowed for this application.") }
-            scopes.append(scope)
+        let scopes: [String]
+        do {
+            scopes = try app.policy.grantScopes(requested.isEmpty ? nil : requested)
+        } catch {
+            throw refuse(error.code, error.message)
         }
         let prompt = (parameters["prompt"] ?? "").split(separator: " ").map(String.init)
         let known: Set = ["none", "login", "consent", "select_account"]

@@ -204,7 +204,7 @@ public struct OAuthService: Sendable {
             )
             throw BrokerError(.invalidGrant, .badRequest, "This app requires a second factor; sign in through a flow.").because("second_factor_required")
         }
-        let scopes = try grantedScopes(request.scope, policy: app.policy)
+        let scopes = try app.policy.grantScopes(request.scope.map { $0.split(separator: " ").map(String.init) })
         let (account, created) = try await store.linkIdentity(identity, now: now)
         if created {
             try await store.appendAudit(AuditEvent(time: now, type: "account.created", appID: app.id, accountID: account.id, providerID: provider.id))
@@ -219,16 +219,6 @@ public struct OAuthService: Sendable {
             )
         )
         return issued.tokens
-    }
-
-    private func grantedScopes(_ requested: String?, policy: Policy) throws -> [String] {
-        let asked = requested.map { $0.split(separator: " ").map(String.init) } ?? policy.defaultScopes
-        var scopes: [String] = []
-        for scope in asked where !scopes.contains(scope) {
-            guard policy.allowedScopes.contains(scope) else { throw BrokerError(.invalidScope, .badRequest, "The scope '\(scope)' is not allowed for this app.") }
-            scopes.append(scope)
-        }
-        return scopes
     }
 
     private func clientCredentials(_ request: TokenRequest, app: App) async throws -> IssuedTokens {

@@ -119,9 +119,6 @@ public enum AttemptReservation: Sendable, Equatable {
 /// Failure counters, locks and rate buckets shared by every node.
 public protocol AttemptCounterStore: Sendable {
     func attemptCounter(key: String) async throws -> AttemptCounter?
-    /// In one transaction: counts a failure (a window older than `window` starts over), and when the
-    /// count reaches `threshold` locks the key for `lockDuration(previous lockouts)` and starts over.
-    func recordFailure(key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval) async throws -> AttemptCounter
     /// In one transaction, before an answer is evaluated: refuses if the key is locked; locks it when
     /// it already has `threshold` failures in the window; otherwise counts this attempt as a failure
     /// in advance (a right answer clears it). Parallel guesses therefore cannot all slip past the limit.
