@@ -4,32 +4,21 @@
 # percentiles and the server's peak RSS.
 # Usage: bench/fsso.sh [--duration 5s] [--connections 32] [--threads 2] [--tokens 12000] [--durability full|normal]
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-duration=5s connections=32 threads=2 count=12000 durability=full
+duration=5s
+source "$(dirname "$0")/lib/common.sh"
+count=12000
 while [ $# -gt 0 ]; do
   case $1 in
-    --duration) duration=$2; shift 2 ;;
-    --connections) connections=$2; shift 2 ;;
-    --threads) threads=$2; shift 2 ;;
-    --tokens) count=$2; shift 2 ;;
-    --durability) durability=$2; shift 2 ;;
-    *) echo "unknown option $1" >&2; exit 2 ;;
+    --tokens) count=$2 ;;
+    *) parse_common_option "$1" "${2:-}" || { echo "unknown option $1" >&2; exit 2; } ;;
   esac
+  shift 2
 done
-
-"$repo/scripts/install-deps.sh" wrk curl jq openssl python3-venv
-bin="$repo/.build/release/gatehouse"
-# An incremental release build: a no-op when the binary is current.
-(cd "$repo" && swift build -c release --product gatehouse >/dev/null)
+prepare openssl python3-venv
 venv="$repo/.build/e2e-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
 "$venv/bin/python" -c 'import jwt, cryptography' 2>/dev/null || "$venv/bin/python" -m pip install -q pyjwt cryptography
 
-work=$(mktemp -d /tmp/gatehouse-bench-fsso.XXXXXX)
-pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-base="http://127.0.0.1:$port"
 openssl genrsa -out "$work/key.pem" 2048 2>/dev/null
 openssl rsa -in "$work/key.pem" -RSAPublicKey_out -out "$work/public.pem" 2>/dev/null
 cat >"$work/bench.yaml" <<YAML
@@ -67,12 +56,10 @@ for i in range(count):
     claims = {"iss": "acme", "sub": f"user{i % 500}", "aud": "identity-service", "jti": uuid.uuid4().hex, "iat": now, "exp": now + 3000}
     print(jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"}))
 PY
-"$bin" serve --config "$work/bench.yaml" --log-level warning >"$work/serve.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 100); do curl -sf "$base/healthz" >/dev/null && break; sleep 0.1; done
+start_server "$work/bench.yaml"
 export BENCH_TOKENS="$work/tokens" BENCH_THREADS=$threads BENCH_LIB="$repo/bench/lib"
 out=$(wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$repo/bench/lib/assertions.lua" "$base/oauth2/token" | grep '^RESULT')
 printf '\nGatehouse JWT bearer benchmark: durability %s, %s connections, %s wrk threads, %s, %s cores\n' "$durability" "$connections" "$threads" "$duration" "$(nproc)"
 echo "$out" | sed 's/^RESULT //'
-echo "peak RSS: $(awk '/VmHWM/ {printf "%.1f MB", $2/1024}' "/proc/$pid/status")"
+echo "peak RSS: $(rss_peak_mb) MB"
 echo "(non2xx must stay 0: a non-zero count means the pre-signed assertions ran out; raise --tokens)"

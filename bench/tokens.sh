@@ -5,29 +5,16 @@
 # Usage: bench/tokens.sh [--duration 10s] [--connections 32] [--threads 2] [--algorithm ES256|RS256] [--durability full|normal]
 # Note: wrk and the broker share this machine's cores; the numbers are for the pair.
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-duration=10s connections=32 threads=2 algorithm=ES256 durability=full
+source "$(dirname "$0")/lib/common.sh"
+algorithm=ES256
 while [ $# -gt 0 ]; do
   case $1 in
-    --duration) duration=$2; shift 2 ;;
-    --connections) connections=$2; shift 2 ;;
-    --threads) threads=$2; shift 2 ;;
-    --algorithm) algorithm=$2; shift 2 ;;
-    --durability) durability=$2; shift 2 ;;
-    *) echo "unknown option $1" >&2; exit 2 ;;
+    --algorithm) algorithm=$2 ;;
+    *) parse_common_option "$1" "${2:-}" || { echo "unknown option $1" >&2; exit 2; } ;;
   esac
+  shift 2
 done
-
-"$repo/scripts/install-deps.sh" wrk curl jq
-bin="$repo/.build/release/gatehouse"
-echo "building the release binary if needed (about 10 minutes the first time on 2 cores)..."
-(cd "$repo" && swift build -c release --product gatehouse >/dev/null)
-
-work=$(mktemp -d /tmp/gatehouse-bench.XXXXXX)
-pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-base="http://127.0.0.1:$port"
+prepare
 secret=$(head -c 32 /dev/urandom | base64 | tr -d '=+/')
 export BENCH_SECRET=$secret
 cat >"$work/bench.yaml" <<YAML
@@ -54,9 +41,7 @@ apps:
       defaultScopes: [openid]
 YAML
 printf '%s\n' 'bench password 42' | "$bin" users add benchuser --config "$work/bench.yaml" >/dev/null
-"$bin" serve --config "$work/bench.yaml" --log-level warning >"$work/serve.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 100); do curl -sf "$base/healthz" >/dev/null && break; sleep 0.1; done
+start_server "$work/bench.yaml"
 
 auth=$(printf 'bench:%s' "$secret" | base64 -w0)
 export BENCH_AUTH=$auth BENCH_LIB="$repo/bench/lib" BENCH_THREADS=$threads
@@ -72,7 +57,6 @@ for i in $(seq 1 $((connections * 2))); do
 done >"$work/refresh-tokens"
 export BENCH_TOKENS="$work/refresh-tokens"
 
-rss_peak_mb() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$pid/status"; }
 reset_peak() { echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || true; }
 
 printf '\nGatehouse token benchmark: %s, durability %s, %s connections, %s wrk threads, %s per scenario, %s cores\n' \

@@ -1,0 +1,36 @@
+# Shared by the bench scripts (sourced): options, the release build, a work folder and a port,
+# starting the server, and its peak RSS. Sets repo, bin, work, port, base, pid and the options below.
+repo=$(cd "$(dirname "$0")/.." && pwd)
+duration=${duration:-10s} connections=32 threads=2 durability=full
+
+# parse_common_option NAME VALUE: returns 1 when NAME is not a common option.
+parse_common_option() {
+  case $1 in
+    --duration) duration=$2 ;;
+    --connections) connections=$2 ;;
+    --threads) threads=$2 ;;
+    --durability) durability=$2 ;;
+    *) return 1 ;;
+  esac
+}
+
+prepare() { # prepare PACKAGES...: installs what is missing, brings the release build up to date, makes a work folder and port
+  "$repo/scripts/install-deps.sh" wrk curl jq "$@"
+  bin="$repo/.build/release/gatehouse"
+  echo "building the release binary if needed (about 10 minutes the first time on 2 cores)..."
+  (cd "$repo" && swift build -c release --product gatehouse >/dev/null)
+  work=$(mktemp -d /tmp/gatehouse-bench.XXXXXX)
+  pid=""
+  trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  base="http://127.0.0.1:$port"
+}
+
+start_server() { # start_server CONFIG
+  "$bin" serve --config "$1" --log-level warning >"$work/serve.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 100); do curl -sf "$base/healthz" >/dev/null && return 0; sleep 0.1; done
+  echo "the server did not start:" >&2; tail -20 "$work/serve.log" >&2; return 1
+}
+
+rss_peak_mb() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$pid/status"; }
