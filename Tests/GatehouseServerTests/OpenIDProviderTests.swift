@@ -126,6 +126,12 @@ extension GatehouseServerTests {
         try await token(client, ["grant_type": "authorization_code", "code": code, "redirect_uri": callback, "code_verifier": verifier], id: id, secret: secret)
     }
 
+    /// Signs in through the pages and exchanges the code: the token answer.
+    static func signedInTokens(_ client: any TestClientProtocol) async throws -> [String: JSONValue] {
+        let code = try #require(try await browserSignIn(client)["code"])
+        return try await exchange(client, code: code).body
+    }
+
     static func introspect(_ client: any TestClientProtocol, _ token: String) async throws -> [String: JSONValue] {
         try object(try await client.execute(uri: "/oauth2/introspect", method: .post, headers: basic("web", webSecret), body: ByteBuffer(string: encode(["token": token]))))
     }
@@ -271,8 +277,7 @@ extension GatehouseServerTests {
         let test = try await Self.oidcBroker()
         defer { test.temporary.remove() }
         try await Self.application(test).test(.router) { client in
-            let code = try #require(try await Self.browserSignIn(client)["code"])
-            let first = try await Self.exchange(client, code: code).body
+            let first = try await Self.signedInTokens(client)
             let r1 = try #require(first["refresh_token"]?.stringValue)
             let second = try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": r1])
             #expect(second.status == .ok)
@@ -321,8 +326,7 @@ extension GatehouseServerTests {
         let test = try await Self.oidcBroker()
         defer { test.temporary.remove() }
         try await Self.application(test).test(.router) { client in
-            let code = try #require(try await Self.browserSignIn(client)["code"])
-            let tokens = try await Self.exchange(client, code: code).body
+            let tokens = try await Self.signedInTokens(client)
             let access = try #require(tokens["access_token"]?.stringValue)
             let active = try await Self.introspect(client, access)
             #expect(active["active"] == true)
@@ -360,8 +364,7 @@ extension GatehouseServerTests {
         let test = try await Self.oidcBroker()
         defer { test.temporary.remove() }
         try await Self.application(test).test(.router) { client in
-            let code = try #require(try await Self.browserSignIn(client)["code"])
-            let tokens = try await Self.exchange(client, code: code).body
+            let tokens = try await Self.signedInTokens(client)
             let access = try #require(tokens["access_token"]?.stringValue)
             // A sign-in older than 15 minutes is not enough to delete the account.
             test.clock.advance(by: 16 * 60)

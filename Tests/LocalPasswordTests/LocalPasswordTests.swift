@@ -26,10 +26,10 @@ struct LocalPasswordTests {
               identityProviders: [local]
         """
 
-    static func broker() async throws -> TestBroker {
+    static func broker(yaml: String = yaml, temporary: TemporaryStore? = nil, clock: TestClock = TestClock()) async throws -> TestBroker {
         var registry = PluginRegistry()
         registry.register(LocalPasswordPlugin.self)
-        return try await TestBroker.make(yaml: yaml, registry: registry)
+        return try await TestBroker.make(yaml: yaml, registry: registry, temporary: temporary, clock: clock)
     }
 
     func register(_ test: TestBroker, _ username: String, _ password: String, app: String = "notes") async throws -> (tokens: IssuedTokens, account: Account?) {
@@ -181,9 +181,7 @@ extension LocalPasswordTests {
         """
 
     static func lockoutBroker() async throws -> TestBroker {
-        var registry = PluginRegistry()
-        registry.register(LocalPasswordPlugin.self)
-        let test = try await TestBroker.make(yaml: lockoutYAML, registry: registry)
+        let test = try await broker(yaml: lockoutYAML)
         let provider = try #require(test.broker.plugins.all["local"] as? any PasswordUserManaging)
         _ = try await provider.addUser(username: "alice", password: "correct horse battery", policy: PasswordPolicy())
         return test
@@ -265,10 +263,8 @@ extension LocalPasswordTests {
         let first = try await Self.lockoutBroker()
         defer { first.temporary.remove() }
         for index in 1...3 { _ = await attempt(first, "alice", "wrong \(index)") }
-        var registry = PluginRegistry()
-        registry.register(LocalPasswordPlugin.self)
         // A second node: its own broker, the same database.
-        let second = try await TestBroker.make(yaml: Self.lockoutYAML, registry: registry, temporary: try TemporaryStore.reopen(first.temporary), clock: first.clock)
+        let second = try await Self.broker(yaml: Self.lockoutYAML, temporary: try TemporaryStore.reopen(first.temporary), clock: first.clock)
         #expect(await attempt(second, "alice", "correct horse battery")?.code == .lockedOut)
     }
 }
@@ -294,6 +290,7 @@ extension LocalPasswordTests {
         let evaluated = codes.filter { $0 == "invalid_credentials" || $0 == "too_many_attempts" }.count
         let refused = codes.filter { $0 == "flow_conflict" || $0 == "flow_not_found" }.count
         #expect(evaluated + refused == 6)
+        #expect(evaluated >= 1 && refused >= 1)
         let stored = try await test.store.flow(id: flow, now: test.clock.now)
         #expect(stored?.failedAttempts == evaluated || stored == nil)
     }
