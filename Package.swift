@@ -54,6 +54,12 @@ let package = Package(
             ],
             path: "Plugins/LocalPassword"
         ),
+        .systemLibrary(name: "CLDAP", path: "Plugins/CLDAP", providers: [.apt(["libldap2-dev"])]),
+        .target(
+            name: "LDAP",
+            dependencies: ["GatehouseCore", "CLDAP"],
+            path: "Plugins/LDAP"
+        ),
         .target(
             name: "FSSO",
             dependencies: [
@@ -88,6 +94,7 @@ let package = Package(
                 "GatehouseServer",
                 "LocalPassword",
                 "FSSO",
+                "LDAP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -110,6 +117,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "LocalPasswordTests", dependencies: ["LocalPassword", "GatehouseTesting"]),
+        .testTarget(name: "LDAPTests", dependencies: ["LDAP", "GatehouseTesting"]),
         .testTarget(
             name: "FSSOTests",
             dependencies: [

@@ -1,0 +1,2 @@
+// Debian's libldap2-dev (OpenLDAP's client library) for the `ldap` plugin.
+#include <ldap.h>

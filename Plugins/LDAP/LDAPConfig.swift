@@ -1,0 +1,180 @@
+import Foundation
+import GatehouseCore
+
+/// `providers[].config` of an `ldap` instance, shaped like Dex's LDAP connector: where the directory
+/// is, how to reach it safely, the service account, and how to find users and their groups.
+public struct LDAPConfig: Decodable, Sendable {
+    /// `ldap://` or `ldaps://` URLs, tried in order (fail-over); `url:` takes one or a list.
+    public var urls: [String]
+    /// Upgrade `ldap://` connections with StartTLS (refused for `ldaps://`, which is TLS already).
+    public var startTLS: Bool
+    /// PEM file of the CA that signed the directory's certificate; the system's CAs when absent.
+    public var rootCA: String?
+    /// Accept any certificate. For a lab only: logged loudly at every start.
+    public var insecureSkipVerify: Bool
+    /// The service account that searches the directory; both absent means an anonymous search.
+    public var bindDN: String?
+    public var bindPassword: String?
+    public var userSearch: UserSearch
+    public var groupSearch: GroupSearch?
+    /// Connecting (TCP and TLS) may take this long.
+    public var connectTimeout: Seconds
+    /// Each bind and search may take this long; waiting for a free connection twice as long.
+    public var operationTimeout: Seconds
+    /// Connections kept open and reused; also the most directory calls running at once.
+    public var maxConnections: Int
+
+    /// How a person's entry is found, and which of its attributes become claims.
+    public struct UserSearch: Decodable, Sendable {
+        public var baseDN: String
+        /// ANDed with the username match, e.g. `(objectClass=inetOrgPerson)`.
+        public var filter: String?
+        /// The attribute the typed username is matched against, e.g. `uid` or `sAMAccountName`.
+        public var username: String
+        public var scope: LDAPScope
+        /// The attribute whose value is the stable subject (`entryUUID`; `DN` for the entry's DN).
+        public var idAttr: String
+        public var emailAttr: String?
+        public var nameAttr: String?
+        /// Where `preferred_username` comes from; the `username` attribute when absent.
+        public var preferredUsernameAttr: String?
+        /// Entries matching this filter are locked (e.g. `(pwdAccountLockedTime=*)` with OpenLDAP's
+        /// password policy): refused without asking the directory to bind them.
+        public var lockedFilter: String?
+
+        enum CodingKeys: String, CodingKey { case baseDN, filter, username, scope, idAttr, emailAttr, nameAttr, preferredUsernameAttr, lockedFilter }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let path = decoder.codingPath
+            baseDN = try container.decode(String.self, forKey: .baseDN)
+            filter = try container.decodeIfPresent(String.self, forKey: .filter)
+            username = try container.decodeIfPresent(String.self, forKey: .username) ?? "uid"
+            scope = try container.decodeIfPresent(LDAPScope.self, forKey: .scope) ?? .sub
+            idAttr = try container.decodeIfPresent(String.self, forKey: .idAttr) ?? "entryUUID"
+            emailAttr = try container.decodeIfPresent(String.self, forKey: .emailAttr) ?? "mail"
+            nameAttr = try container.decodeIfPresent(String.self, forKey: .nameAttr) ?? "cn"
+            preferredUsernameAttr = try container.decodeIfPresent(String.self, forKey: .preferredUsernameAttr)
+            lockedFilter = try container.decodeIfPresent(String.self, forKey: .lockedFilter)
+            if baseDN.isEmpty { throw ConfigIssue(path: path + [CodingKeys.baseDN], "must not be empty") }
+            try LDAPFilter.checkConfigured(filter, path: path + [CodingKeys.filter])
+            try LDAPFilter.checkConfigured(lockedFilter, path: path + [CodingKeys.lockedFilter])
+            try checkAttribute(username, path: path + [CodingKeys.username])
+            try checkAttribute(idAttr, path: path + [CodingKeys.idAttr])
+        }
+    }
+
+    /// How a person's groups are found: group entries whose `groupAttr` holds the user's `userAttr`.
+    public struct GroupSearch: Decodable, Sendable {
+        public var baseDN: String
+        /// ANDed with the membership match, e.g. `(objectClass=groupOfNames)`.
+        public var filter: String?
+        public var scope: LDAPScope
+        public var userMatchers: [UserMatcher]
+        /// The group attribute that becomes the name in the `groups` claim.
+        public var nameAttr: String
+
+        /// `groupAttr` of a group entry holds `userAttr` of the user entry (`DN` for the user's DN).
+        public struct UserMatcher: Decodable, Sendable {
+            public var userAttr: String
+            public var groupAttr: String
+        }
+
+        enum CodingKeys: String, CodingKey { case baseDN, filter, scope, userMatchers, nameAttr }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let path = decoder.codingPath
+            baseDN = try container.decode(String.self, forKey: .baseDN)
+            filter = try container.decodeIfPresent(String.self, forKey: .filter)
+            scope = try container.decodeIfPresent(LDAPScope.self, forKey: .scope) ?? .sub
+            userMatchers = try container.decodeIfPresent([UserMatcher].self, forKey: .userMatchers) ?? [UserMatcher(userAttr: "DN", groupAttr: "member")]
+            nameAttr = try container.decodeIfPresent(String.self, forKey: .nameAttr) ?? "cn"
+            if baseDN.isEmpty { throw ConfigIssue(path: path + [CodingKeys.baseDN], "must not be empty") }
+            if userMatchers.isEmpty { throw ConfigIssue(path: path + [CodingKeys.userMatchers], "needs at least one matcher") }
+            try LDAPFilter.checkConfigured(filter, path: path + [CodingKeys.filter])
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case url, startTLS, rootCA, insecureSkipVerify, bindDN, bindPassword, userSearch, groupSearch, connectTimeout, operationTimeout, maxConnections
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let path = decoder.codingPath
+        let urlIsList: Bool
+        if let list = try? container.decode([String].self, forKey: .url) {
+            urls = list
+            urlIsList = true
+        } else {
+            urls = [try container.decode(String.self, forKey: .url)]
+            urlIsList = false
+        }
+        startTLS = try container.decodeIfPresent(Bool.self, forKey: .startTLS) ?? false
+        rootCA = try container.decodeIfPresent(String.self, forKey: .rootCA)
+        insecureSkipVerify = try container.decodeIfPresent(Bool.self, forKey: .insecureSkipVerify) ?? false
+        bindDN = try container.decodeIfPresent(String.self, forKey: .bindDN)
+        bindPassword = try container.decodeIfPresent(String.self, forKey: .bindPassword)
+        userSearch = try container.decode(UserSearch.self, forKey: .userSearch)
+        groupSearch = try container.decodeIfPresent(GroupSearch.self, forKey: .groupSearch)
+        connectTimeout = try container.decodeIfPresent(Seconds.self, forKey: .connectTimeout) ?? Seconds(5)
+        operationTimeout = try container.decodeIfPresent(Seconds.self, forKey: .operationTimeout) ?? Seconds(5)
+        maxConnections = try container.decodeIfPresent(Int.self, forKey: .maxConnections) ?? 8
+
+        if urls.isEmpty { throw ConfigIssue(path: path + [CodingKeys.url], "needs at least one ldap:// or ldaps:// URL") }
+        for (index, url) in urls.enumerated() {
+            let at = urlIsList ? path + [CodingKeys.url, ConfigPath.Key(index: index)] : path + [CodingKeys.url]
+            let lowered = url.lowercased()
+            guard lowered.hasPrefix("ldap://") || lowered.hasPrefix("ldaps://"), url.count > 8, !url.contains(" ") else {
+                throw ConfigIssue(path: at, "'\(url)' is not an ldap:// or ldaps:// URL")
+            }
+            if startTLS, lowered.hasPrefix("ldaps://") {
+                throw ConfigIssue(path: at, "is ldaps:// (TLS from the start), so startTLS must be false")
+            }
+        }
+        if (bindDN == nil) != (bindPassword == nil) {
+            throw ConfigIssue(path: path + [bindDN == nil ? CodingKeys.bindDN : CodingKeys.bindPassword], "bindDN and bindPassword go together")
+        }
+        if bindPassword?.isEmpty == true {
+            // An empty password makes a simple bind anonymous: it would hide a missing secret.
+            throw ConfigIssue(path: path + [CodingKeys.bindPassword], "must not be empty (is the environment variable set?)")
+        }
+        if let rootCA, !FileManager.default.isReadableFile(atPath: rootCA) {
+            throw ConfigIssue(path: path + [CodingKeys.rootCA], "cannot read '\(rootCA)'")
+        }
+        if !(1...120).contains(connectTimeout.value) { throw ConfigIssue(path: path + [CodingKeys.connectTimeout], "must be between 1 and 120 seconds") }
+        if !(1...120).contains(operationTimeout.value) { throw ConfigIssue(path: path + [CodingKeys.operationTimeout], "must be between 1 and 120 seconds") }
+        if !(1...256).contains(maxConnections) { throw ConfigIssue(path: path + [CodingKeys.maxConnections], "must be between 1 and 256") }
+    }
+
+    /// Whether passwords would cross the network in the clear (plain `ldap://` to another host, no StartTLS).
+    var sendsPasswordsInClear: Bool {
+        !startTLS && urls.contains { url in
+            let lowered = url.lowercased()
+            return lowered.hasPrefix("ldap://") && !(lowered.hasPrefix("ldap://127.") || lowered.hasPrefix("ldap://localhost") || lowered.hasPrefix("ldap://[::1]"))
+        }
+    }
+}
+
+/// How deep a search goes below its base DN.
+public enum LDAPScope: String, Decodable, Sendable {
+    /// The base's direct children.
+    case one
+    /// The whole subtree.
+    case sub
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let scope = LDAPScope(rawValue: text) else {
+            throw ConfigIssue(path: decoder.codingPath, "must be 'one' or 'sub', got '\(text)'")
+        }
+        self = scope
+    }
+}
+
+private func checkAttribute(_ name: String, path: [any CodingKey]) throws {
+    guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ";" || $0 == ".") }) else {
+        throw ConfigIssue(path: path, "'\(name)' is not an attribute name")
+    }
+}

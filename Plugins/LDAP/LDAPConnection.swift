@@ -1,0 +1,265 @@
+import CLDAP
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Something the directory (or the way to it) did wrong, with the step where it happened.
+struct LDAPFailure: Error, Sendable, CustomStringConvertible {
+    enum Stage: String, Sendable {
+        case connect
+        case tls
+        case serviceBind = "service bind"
+        case search
+        case bind
+        case groups
+    }
+
+    var stage: Stage
+    /// The LDAP result code (RFC 4511), or one of libldap's negative client codes.
+    var code: Int32
+    var message: String
+
+    /// Whether the connection is of no further use (down, timed out, refused): it is thrown away and the
+    /// directory counts as unreachable, as opposed to an answer the directory gave.
+    var connectionLost: Bool {
+        [LDAPResultCode.serverDown, LDAPResultCode.timeout, LDAPResultCode.connectError, LDAPResultCode.busy, LDAPResultCode.unavailable].contains(code)
+    }
+
+    var description: String { "\(stage.rawValue): \(message) (LDAP result \(code))" }
+}
+
+/// The result codes the plugin tells apart. Written out because libldap's macros for negative codes do
+/// not all import into Swift.
+enum LDAPResultCode {
+    static let success: Int32 = 0
+    static let sizeLimitExceeded: Int32 = 4
+    static let noSuchObject: Int32 = 32
+    static let invalidCredentials: Int32 = 49
+    static let busy: Int32 = 51
+    static let unavailable: Int32 = 52
+    static let unwillingToPerform: Int32 = 53
+    static let serverDown: Int32 = -1
+    static let timeout: Int32 = -5
+    static let connectError: Int32 = -11
+}
+
+/// One entry a search returned: its DN and the values of the attributes asked for, by the names asked.
+struct LDAPEntry: Sendable {
+    var dn: String
+    var attributes: [String: [String]]
+
+    /// The first value of an attribute; `DN` names the entry's DN.
+    func first(_ attribute: String) -> String? {
+        attribute.caseInsensitiveCompare("DN") == .orderedSame ? dn : attributes[attribute]?.first
+    }
+
+    func values(_ attribute: String) -> [String] {
+        attribute.caseInsensitiveCompare("DN") == .orderedSame ? [dn] : attributes[attribute] ?? []
+    }
+}
+
+/// How deep one search goes (RFC 4511 section 4.5.1.2).
+enum SearchScope: Int32, Sendable {
+    case base = 0
+    case one = 1
+    case sub = 2
+
+    init(_ scope: LDAPScope) {
+        self = scope == .one ? .one : .sub
+    }
+}
+
+/// The settings every connection of one provider is opened with.
+struct LDAPConnectionSettings: Sendable {
+    var urls: [String]
+    var startTLS: Bool
+    var rootCA: String?
+    var insecureSkipVerify: Bool
+    var connectTimeout: Int
+    var operationTimeout: Int
+}
+
+/// One open libldap handle. Its calls block, so they run on `BlockingWork` threads; the pool hands a
+/// connection to one caller at a time, which is what makes the unchecked `Sendable` sound.
+final class LDAPConnection: @unchecked Sendable {
+    private let handle: OpaquePointer
+    private let operationTimeout: Int
+    /// Who the connection is bound as (`""`: anonymous, nil: unknown after a failed bind), so the service account is bound again only after a user bind.
+    var boundDN: String? = ""
+
+    private init(handle: OpaquePointer, operationTimeout: Int) {
+        self.handle = handle
+        self.operationTimeout = operationTimeout
+    }
+
+    deinit {
+        ldap_unbind_ext_s(handle, nil, nil)
+    }
+
+    /// Connects to the first URL that answers and, if asked, upgrades the connection with StartTLS.
+    static func open(_ settings: LDAPConnectionSettings) throws(LDAPFailure) -> LDAPConnection {
+        var handle: OpaquePointer?
+        // libldap takes a space-separated list and tries each URL in turn: that is the fail-over.
+        var rc = ldap_initialize(&handle, settings.urls.joined(separator: " "))
+        guard rc == LDAPResultCode.success, let handle else {
+            throw LDAPFailure(stage: .connect, code: rc, message: "cannot use the URL: \(errorString(rc))")
+        }
+        let connection = LDAPConnection(handle: handle, operationTimeout: settings.operationTimeout)
+        var version: Int32 = 3
+        ldap_set_option(handle, LDAP_OPT_PROTOCOL_VERSION, &version)
+        // Referrals would send the service credentials to servers nobody configured.
+        ldap_set_option(handle, LDAP_OPT_REFERRALS, nil)
+        var connectTimeout = timeval(tv_sec: settings.connectTimeout, tv_usec: 0)
+        ldap_set_option(handle, LDAP_OPT_NETWORK_TIMEOUT, &connectTimeout)
+        // Bounds the calls that have no asynchronous form (StartTLS).
+        var operationTimeout = timeval(tv_sec: settings.operationTimeout, tv_usec: 0)
+        ldap_set_option(handle, LDAP_OPT_TIMEOUT, &operationTimeout)
+        var requireCertificate: Int32 = settings.insecureSkipVerify ? LDAP_OPT_X_TLS_NEVER : LDAP_OPT_X_TLS_DEMAND
+        ldap_set_option(handle, LDAP_OPT_X_TLS_REQUIRE_CERT, &requireCertificate)
+        if let rootCA = settings.rootCA {
+            rootCA.withCString { _ = ldap_set_option(handle, LDAP_OPT_X_TLS_CACERTFILE, $0) }
+        }
+        var isServer: Int32 = 0
+        ldap_set_option(handle, LDAP_OPT_X_TLS_NEWCTX, &isServer)
+
+        rc = ldap_connect(handle)
+        guard rc == LDAPResultCode.success else {
+            let tls = settings.urls.contains { $0.lowercased().hasPrefix("ldaps://") }
+            throw LDAPFailure(stage: tls ? .tls : .connect, code: rc, message: connection.diagnostic(rc))
+        }
+        if settings.startTLS {
+            rc = ldap_start_tls_s(handle, nil, nil)
+            guard rc == LDAPResultCode.success else {
+                throw LDAPFailure(stage: .tls, code: rc == LDAPResultCode.serverDown ? LDAPResultCode.connectError : rc, message: connection.diagnostic(rc))
+            }
+        }
+        return connection
+    }
+
+    /// A simple bind. Answers with the directory's result code and message; throws only when the
+    /// connection failed or timed out.
+    func bind(dn: String, password: String, stage: LDAPFailure.Stage) throws(LDAPFailure) -> (code: Int32, message: String) {
+        boundDN = nil
+        var messageID: Int32 = 0
+        var rc = dn.withCString { dnPointer in
+            password.withCString { passwordPointer in
+                var credentials = berval(bv_len: ber_len_t(strlen(passwordPointer)), bv_val: UnsafeMutablePointer(mutating: passwordPointer))
+                // A nil mechanism is LDAP_SASL_SIMPLE, a macro Swift does not import.
+                return ldap_sasl_bind(handle, dnPointer, nil, &credentials, nil, nil, &messageID)
+            }
+        }
+        guard rc == LDAPResultCode.success else { throw LDAPFailure(stage: stage, code: rc, message: diagnostic(rc)) }
+        let result = try awaitResult(messageID, stage: stage)
+        defer { ldap_msgfree(result) }
+        let (code, message) = parse(result)
+        rc = code
+        if rc == LDAPResultCode.success { boundDN = dn }
+        if [LDAPResultCode.busy, LDAPResultCode.unavailable].contains(rc) {
+            throw LDAPFailure(stage: stage, code: rc, message: message)
+        }
+        return (rc, message)
+    }
+
+    /// Searches and collects the entries with the attributes asked for. `sizeLimit` 0 means no limit;
+    /// a search that hits the limit still answers with the entries it got (`limited` is true).
+    func search(base: String, scope: SearchScope, filter: String, attributes: [String], sizeLimit: Int32, stage: LDAPFailure.Stage) throws(LDAPFailure) -> (entries: [LDAPEntry], limited: Bool) {
+        var messageID: Int32 = 0
+        let attributeNames = attributes.filter { $0.caseInsensitiveCompare("DN") != .orderedSame }
+        // `1.1` asks for no attributes (RFC 4511 section 4.5.1.8).
+        let requested = attributeNames.isEmpty ? ["1.1"] : attributeNames
+        var cStrings: [UnsafeMutablePointer<CChar>?] = requested.map { strdup($0) } + [nil]
+        defer { cStrings.forEach { free($0) } }
+        var serverTimeLimit = timeval(tv_sec: operationTimeout, tv_usec: 0)
+        let rc = cStrings.withUnsafeMutableBufferPointer { names in
+            ldap_search_ext(handle, base, scope.rawValue, filter, names.baseAddress, 0, nil, nil, &serverTimeLimit, sizeLimit, &messageID)
+        }
+        guard rc == LDAPResultCode.success else { throw LDAPFailure(stage: stage, code: rc, message: diagnostic(rc)) }
+        let result = try awaitResult(messageID, stage: stage)
+        defer { ldap_msgfree(result) }
+
+        var entries: [LDAPEntry] = []
+        var entry = ldap_first_entry(handle, result)
+        while let current = entry {
+            var dn = ""
+            if let dnPointer = ldap_get_dn(handle, current) {
+                dn = String(cString: dnPointer)
+                ldap_memfree(dnPointer)
+            }
+            var values: [String: [String]] = [:]
+            for name in attributeNames {
+                values[name] = readValues(current, attribute: name)
+            }
+            entries.append(LDAPEntry(dn: dn, attributes: values))
+            entry = ldap_next_entry(handle, current)
+        }
+        let (code, message) = parse(result)
+        switch code {
+        case LDAPResultCode.success: return (entries, false)
+        case LDAPResultCode.sizeLimitExceeded: return (entries, true)
+        case LDAPResultCode.noSuchObject: throw LDAPFailure(stage: stage, code: code, message: "the base DN '\(base)' does not exist")
+        default: throw LDAPFailure(stage: stage, code: code, message: message)
+        }
+    }
+
+    /// Waits for the whole answer to one request, at most the operation timeout. A request that times
+    /// out is abandoned; the caller throws the connection away.
+    private func awaitResult(_ messageID: Int32, stage: LDAPFailure.Stage) throws(LDAPFailure) -> OpaquePointer {
+        var timeout = timeval(tv_sec: operationTimeout, tv_usec: 0)
+        var result: OpaquePointer?
+        let rc = ldap_result(handle, messageID, 1, &timeout, &result)
+        switch rc {
+        case 0:
+            ldap_abandon_ext(handle, messageID, nil, nil)
+            throw LDAPFailure(stage: stage, code: LDAPResultCode.timeout, message: "the directory did not answer within \(operationTimeout) s")
+        case -1:
+            var code: Int32 = LDAPResultCode.serverDown
+            ldap_get_option(handle, LDAP_OPT_RESULT_CODE, &code)
+            throw LDAPFailure(stage: stage, code: code, message: diagnostic(code))
+        default:
+            guard let result else { throw LDAPFailure(stage: stage, code: LDAPResultCode.serverDown, message: "no answer") }
+            return result
+        }
+    }
+
+    private func parse(_ result: OpaquePointer) -> (Int32, String) {
+        var code: Int32 = 0
+        var message: UnsafeMutablePointer<CChar>?
+        let rc = ldap_parse_result(handle, result, &code, nil, &message, nil, nil, 0)
+        defer { if let message { ldap_memfree(message) } }
+        guard rc == LDAPResultCode.success else { return (rc, Self.errorString(rc)) }
+        let text = message.map { String(cString: $0) } ?? ""
+        return (code, text.isEmpty ? Self.errorString(code) : "\(Self.errorString(code)): \(text)")
+    }
+
+    private func readValues(_ entry: OpaquePointer, attribute: String) -> [String] {
+        guard let values = ldap_get_values_len(handle, entry, attribute) else { return [] }
+        defer { ldap_value_free_len(values) }
+        var result: [String] = []
+        var index = 0
+        while let value = values[index] {
+            let bytes = Data(bytes: value.pointee.bv_val, count: Int(value.pointee.bv_len))
+            // Binary values (Active Directory's objectGUID) become base64url, everything else is UTF-8 text.
+            if let text = String(data: bytes, encoding: .utf8) {
+                result.append(text)
+            } else {
+                result.append(bytes.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""))
+            }
+            index += 1
+        }
+        return result
+    }
+
+    /// libldap's text for a code plus the diagnostic message it kept (e.g. the TLS error).
+    private func diagnostic(_ code: Int32) -> String {
+        var pointer: UnsafeMutablePointer<CChar>?
+        ldap_get_option(handle, LDAP_OPT_DIAGNOSTIC_MESSAGE, &pointer)
+        defer { if let pointer { ldap_memfree(pointer) } }
+        let detail = pointer.map { String(cString: $0) } ?? ""
+        return detail.isEmpty ? Self.errorString(code) : "\(Self.errorString(code)): \(detail)"
+    }
+
+    static func errorString(_ code: Int32) -> String {
+        ldap_err2string(code).map { String(cString: $0) } ?? "LDAP error \(code)"
+    }
+}

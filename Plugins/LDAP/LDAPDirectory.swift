@@ -1,0 +1,116 @@
+import GatehouseCore
+
+/// The directory conversations of one provider, each run on one pooled connection: search-then-bind
+/// sign-in, group lookup, rechecks and health. Blocking code; `LDAPConnectionPool` runs it off the
+/// server's threads.
+struct LDAPDirectory: Sendable {
+    /// How a sign-in ended, when the directory answered.
+    enum SignIn: Sendable {
+        case identified(LDAPEntry, groups: [String])
+        /// Refused; the reason goes to the audit log only (`unknown_user`, `wrong_password`, ...).
+        case refused(reason: String)
+    }
+
+    let config: LDAPConfig
+
+    /// The attributes read from a user entry: the subject, the claims, and what groups are matched on.
+    var userAttributes: [String] {
+        let search = config.userSearch
+        var names = [search.idAttr, search.username]
+        names += [search.emailAttr, search.nameAttr, search.preferredUsernameAttr].compactMap { $0 }
+        names += config.groupSearch?.userMatchers.map(\.userAttr) ?? []
+        var seen: Set<String> = []
+        return names.filter { $0.caseInsensitiveCompare("DN") != .orderedSame && seen.insert($0.lowercased()).inserted }
+    }
+
+    /// Search-then-bind: finds exactly one entry for the username with the service account, refuses a
+    /// locked one, binds as it with the password, then reads its groups.
+    func signIn(_ connection: LDAPConnection, username: String, password: String) throws(LDAPFailure) -> SignIn {
+        try bindService(connection)
+        let filter = LDAPFilter.and(config.userSearch.filter, LDAPFilter.equals(config.userSearch.username, username))
+        // Two are enough to know the match is not unique.
+        let found = try connection.search(
+            base: config.userSearch.baseDN, scope: SearchScope(config.userSearch.scope), filter: filter, attributes: userAttributes, sizeLimit: 2, stage: .search
+        )
+        guard found.entries.count < 2, !found.limited else { return .refused(reason: "ambiguous_user") }
+        guard let entry = found.entries.first else { return .refused(reason: "unknown_user") }
+        if try isLocked(connection, entry: entry) { return .refused(reason: "account_locked") }
+
+        let bind = try connection.bind(dn: entry.dn, password: password, stage: .bind)
+        switch bind.code {
+        case LDAPResultCode.success:
+            break
+        case LDAPResultCode.invalidCredentials:
+            return .refused(reason: Self.activeDirectoryReason(bind.message) ?? "wrong_password")
+        case LDAPResultCode.unwillingToPerform:
+            // What directories answer for a disabled or locked entry (and for empty passwords).
+            return .refused(reason: "account_locked")
+        default:
+            throw LDAPFailure(stage: .bind, code: bind.code, message: bind.message)
+        }
+        return .identified(entry, groups: try groups(connection, of: entry))
+    }
+
+    /// The names of the groups whose members include the entry, sorted.
+    func groups(_ connection: LDAPConnection, of entry: LDAPEntry) throws(LDAPFailure) -> [String] {
+        guard let groupSearch = config.groupSearch else { return [] }
+        let memberships = groupSearch.userMatchers.flatMap { matcher in
+            entry.values(matcher.userAttr).map { LDAPFilter.equals(matcher.groupAttr, $0) }
+        }
+        guard !memberships.isEmpty else { return [] }
+        try bindService(connection)
+        let found = try connection.search(
+            base: groupSearch.baseDN, scope: SearchScope(groupSearch.scope), filter: LDAPFilter.and(groupSearch.filter, LDAPFilter.or(memberships)),
+            attributes: [groupSearch.nameAttr], sizeLimit: 0, stage: .groups
+        )
+        return Array(Set(found.entries.flatMap { $0.values(groupSearch.nameAttr) })).sorted()
+    }
+
+    /// The entry of a subject, if it still exists and is not locked.
+    func entry(_ connection: LDAPConnection, subject: String) throws(LDAPFailure) -> LDAPEntry? {
+        try bindService(connection)
+        let search = config.userSearch
+        let found: [LDAPEntry]
+        if search.idAttr.caseInsensitiveCompare("DN") == .orderedSame {
+            do {
+                found = try connection.search(base: subject, scope: .base, filter: search.filter ?? "(objectClass=*)", attributes: userAttributes, sizeLimit: 2, stage: .search).entries
+            } catch where error.code == LDAPResultCode.noSuchObject {
+                return nil
+            }
+        } else {
+            found = try connection.search(
+                base: search.baseDN, scope: SearchScope(search.scope), filter: LDAPFilter.and(search.filter, LDAPFilter.equals(search.idAttr, subject)),
+                attributes: userAttributes, sizeLimit: 2, stage: .search
+            ).entries
+        }
+        guard found.count == 1, let entry = found.first, try !isLocked(connection, entry: entry) else { return nil }
+        return entry
+    }
+
+    /// Service bind and a read of the user search base: what `/readyz` needs to know.
+    func probe(_ connection: LDAPConnection) throws(LDAPFailure) {
+        try bindService(connection)
+        _ = try connection.search(base: config.userSearch.baseDN, scope: .base, filter: "(objectClass=*)", attributes: [], sizeLimit: 1, stage: .search)
+    }
+
+    /// Binds as the service account (or anonymously without one), unless the connection already is.
+    func bindService(_ connection: LDAPConnection) throws(LDAPFailure) {
+        let serviceDN = config.bindDN ?? ""
+        guard connection.boundDN != serviceDN else { return }
+        let result = try connection.bind(dn: serviceDN, password: config.bindPassword ?? "", stage: .serviceBind)
+        guard result.code == LDAPResultCode.success else {
+            throw LDAPFailure(stage: .serviceBind, code: result.code, message: result.message)
+        }
+    }
+
+    private func isLocked(_ connection: LDAPConnection, entry: LDAPEntry) throws(LDAPFailure) -> Bool {
+        guard let lockedFilter = config.userSearch.lockedFilter else { return false }
+        return try !connection.search(base: entry.dn, scope: .base, filter: lockedFilter, attributes: [], sizeLimit: 1, stage: .search).entries.isEmpty
+    }
+
+    /// Active Directory says why a bind failed in the message's `data` code.
+    static func activeDirectoryReason(_ message: String) -> String? {
+        let codes = ["data 775": "account_locked", "data 533": "account_disabled", "data 701": "account_expired", "data 532": "password_expired", "data 773": "password_must_change"]
+        return codes.first { message.contains($0.key) }?.value
+    }
+}

@@ -1,0 +1,27 @@
+import GatehouseCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `ldap` plugin type: sign-in with a directory username and password through OpenLDAP's libldap
+/// (search-then-bind), groups and attributes mapped to claims. See docs/plugins/ldap.md.
+public enum LDAPPlugin: PluginFactory {
+    public static let typeName = "ldap"
+
+    public static func make(id: String, config: LDAPConfig, environment: PluginEnvironment) throws -> any GatehousePlugin {
+        // libldap writes to sockets the directory may have closed; the process must get an error from
+        // write(), not be killed by SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
+        let logger = environment.logger
+        if config.insecureSkipVerify {
+            logger.critical(
+                "insecureSkipVerify is on: the directory's certificate is NOT checked, so anyone on the network path can read every password",
+                metadata: ["provider": .string(id)]
+            )
+        }
+        if config.sendsPasswordsInClear {
+            logger.warning("the directory is reached without TLS: passwords cross the network in the clear; use ldaps:// or startTLS", metadata: ["provider": .string(id)])
+        }
+        return LDAPProvider(id: id, config: config, logger: logger)
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import GatehouseCore
+import Logging
+
+/// Signs people in against an LDAP directory with their directory username and password
+/// (search-then-bind), and maps their entry and groups to claims.
+public struct LDAPProvider: IdentityProvider, IdentityRechecking, HealthReporting, ProviderDiagnosing {
+    public let id: String
+    let directory: LDAPDirectory
+    let pool: LDAPConnectionPool
+    let logger: Logger
+
+    init(id: String, config: LDAPConfig, logger: Logger) {
+        self.id = id
+        self.directory = LDAPDirectory(config: config)
+        self.pool = LDAPConnectionPool(
+            settings: LDAPConnectionSettings(
+                urls: config.urls, startTLS: config.startTLS, rootCA: config.rootCA, insecureSkipVerify: config.insecureSkipVerify,
+                connectTimeout: config.connectTimeout.value, operationTimeout: config.operationTimeout.value
+            ),
+            maxConnections: config.maxConnections
+        )
+        self.logger = logger
+    }
+
+    var config: LDAPConfig { directory.config }
+
+    /// Usernames longer than this are refused before the directory is asked.
+    static let maxUsernameLength = 256
+
+    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+        guard request.purpose == .authenticate else {
+            throw BrokerError(.registrationDisabled, .forbidden, "Accounts of '\(id)' are created in the directory, not here; sign in instead.")
+        }
+        var extra: [String: JSONValue] = ["provider": .string(id)]
+        if let hint = request.loginHint { extra["username"] = .string(hint) }
+        return .challenge(.credentials(extra: extra), state: FlowState())
+    }
+
+    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let username = try answer.string("username").trimmingCharacters(in: .whitespaces)
+        let password = try answer.string("password")
+        return .identified(try await signIn(username: username, password: password), methods: ["pwd"])
+    }
+
+    /// The identity for a directory username and password, or a refusal that looks the same on the
+    /// wire whatever its reason (the reason goes to the audit log).
+    func signIn(username: String, password: String) async throws -> ExternalIdentity {
+        let refused = BrokerError(.invalidCredentials, .failedAttempt, "Wrong username or password.")
+        guard !username.isEmpty else { throw BrokerError.invalidAnswer("The answer needs a username.") }
+        // A simple bind with an empty password is an unauthenticated bind, which many directories answer
+        // with success: it must never reach the directory.
+        guard !password.isEmpty else { throw refused.because("empty_password") }
+        guard username.count <= Self.maxUsernameLength, !username.contains("\0") else { throw refused.because("invalid_username") }
+
+        let directory = directory
+        let outcome: LDAPDirectory.SignIn
+        do {
+            outcome = try await pool.run { connection throws(LDAPFailure) in
+                try directory.signIn(connection, username: username, password: password)
+            }
+        } catch {
+            throw unavailable(error)
+        }
+        switch outcome {
+        case .refused(let reason):
+            if reason == "ambiguous_user" {
+                logger.error("several directory entries match one username; make userSearch.filter or userSearch.username unique", metadata: ["provider": .string(id)])
+            }
+            throw refused.because(reason)
+        case .identified(let entry, let groups):
+            return try identity(entry, groups: groups, typedUsername: username)
+        }
+    }
+
+    private func identity(_ entry: LDAPEntry, groups: [String], typedUsername: String) throws -> ExternalIdentity {
+        let search = config.userSearch
+        guard let subject = entry.first(search.idAttr), !subject.isEmpty else {
+            logger.error("a directory entry has no value for userSearch.idAttr", metadata: ["provider": .string(id), "attribute": .string(search.idAttr)])
+            throw BrokerError(.providerUnavailable, .unavailable, "The directory entry has no identifier; an administrator must fix the provider's config.").because("missing_id_attribute")
+        }
+        let username = entry.first(search.username) ?? typedUsername
+        var claims: [String: JSONValue] = ["preferred_username": .string(search.preferredUsernameAttr.flatMap(entry.first) ?? username)]
+        if let email = search.emailAttr.flatMap(entry.first) {
+            claims["email"] = .string(email)
+            // The directory is the organisation's own record of the address.
+            claims["email_verified"] = .bool(true)
+        }
+        if let name = search.nameAttr.flatMap(entry.first) { claims["name"] = .string(name) }
+        if config.groupSearch != nil { claims["groups"] = .array(groups.map(JSONValue.string)) }
+        return ExternalIdentity(providerID: id, subject: subject, username: username, claims: claims)
+    }
+
+    private func unavailable(_ failure: LDAPFailure) -> BrokerError {
+        logger.warning("directory call failed", metadata: ["provider": .string(id), "stage": .string(failure.stage.rawValue), "error": .string(failure.description)])
+        return BrokerError(.providerUnavailable, .unavailable, "The directory is not reachable right now; try again shortly.", retryAfter: 1)
+            .because("directory_\(failure.stage.rawValue.replacingOccurrences(of: " ", with: "_"))")
+    }
+
+    // MARK: - IdentityRechecking
+
+    /// Someone removed or locked in the directory stops refreshing tokens.
+    public func isStillValid(subject: String) async throws -> Bool {
+        let directory = directory
+        do {
+            return try await pool.run { connection throws(LDAPFailure) in try directory.entry(connection, subject: subject) != nil }
+        } catch {
+            throw unavailable(error)
+        }
+    }
+
+    // MARK: - HealthReporting
+
+    public func health() async -> PluginHealth {
+        if let outage = pool.currentOutage { return PluginHealth(healthy: false, detail: outage.description) }
+        let directory = directory
+        do {
+            try await pool.run { connection throws(LDAPFailure) in try directory.probe(connection) }
+            return PluginHealth(healthy: true)
+        } catch {
+            return PluginHealth(healthy: false, detail: error.description)
+        }
+    }
+
+    // MARK: - ProviderDiagnosing
+
+    public func diagnose(username: String?, password: String?) async -> [DiagnosticStep] {
+        await LDAPDiagnosis(directory: directory, pool: pool).run(username: username, password: password)
+    }
+}

@@ -1,0 +1,344 @@
+import Foundation
+import GatehouseCore
+import GatehouseTesting
+import Logging
+import Testing
+
+@testable import LDAP
+
+/// The `ldap` plugin against a real OpenLDAP server (Tests/ldap/slapd.sh, seed Tests/ldap/seed.ldif):
+/// search-then-bind, groups, every refusal with its audit reason, injection attempts, a directory that
+/// stops or stalls, StartTLS with a test CA, and 50 sign-ins at once.
+@Suite("LDAP", .sharedSlapd)
+struct LDAPTests {
+    static let people = "ou=people,dc=example,dc=org"
+
+    static func config(url: String, extra: String = "", bindPassword: String = "service-secret") -> String {
+        """
+        url: \(url)
+        bindDN: cn=gatehouse,ou=services,dc=example,dc=org
+        bindPassword: \(bindPassword)
+        connectTimeout: 1s
+        operationTimeout: 1s
+        maxConnections: 4
+        userSearch:
+          baseDN: ou=people,dc=example,dc=org
+          filter: (objectClass=inetOrgPerson)
+          username: uid
+          idAttr: entryUUID
+          emailAttr: mail
+          nameAttr: displayName
+          lockedFilter: (employeeType=disabled)
+        groupSearch:
+          baseDN: ou=groups,dc=example,dc=org
+          filter: (objectClass=groupOfNames)
+          userMatchers:
+            - userAttr: DN
+              groupAttr: member
+          nameAttr: cn
+        \(extra)
+        """
+    }
+
+    static func yaml(url: String, extra: String = "") -> String {
+        let indented = config(url: url, extra: extra).split(separator: "\n").map { "          " + $0 }.joined(separator: "\n")
+        return """
+            providers:
+              - id: corp-ldap
+                type: ldap
+                config:
+            \(indented)
+            apps:
+              - id: notes
+                policy:
+                  identityProviders: [corp-ldap]
+                  allowedScopes: [openid, profile, email, groups]
+                  defaultScopes: [openid, profile, email, groups]
+            """
+    }
+
+    static func provider(_ slapd: Slapd, extra: String = "", bindPassword: String = "service-secret") throws -> LDAPProvider {
+        let node = try ConfigNode.parse(yaml: config(url: slapd.url, extra: extra, bindPassword: bindPassword), environment: [:]).node
+        let config = try ConfigNodeDecoder.decode(LDAPConfig.self, from: node)
+        var logger = Logger(label: "ldap.test")
+        logger.logLevel = .critical
+        return try #require(LDAPPlugin.make(id: "corp-ldap", config: config, environment: environment(logger)) as? LDAPProvider)
+    }
+
+    static func environment(_ logger: Logger) throws -> PluginEnvironment {
+        PluginEnvironment(clock: TestClock(), logger: logger, storage: PluginStorage(namespace: "ldap", store: try TemporaryStore().store, clock: TestClock()))
+    }
+
+    var slapd: Slapd { Slapd.shared! }
+
+    /// The audit reason of a refused sign-in; fails the test when the sign-in is not refused as wrong credentials.
+    func refusalReason(_ provider: LDAPProvider, _ username: String, _ password: String) async -> String? {
+        do {
+            let identity = try await provider.signIn(username: username, password: password)
+            Issue.record("'\(username)' signed in as \(identity.subject)")
+            return nil
+        } catch let error as BrokerError {
+            #expect(error.code == .invalidCredentials)
+            #expect(error.message == "Wrong username or password.")
+            return error.reason
+        } catch {
+            Issue.record("unexpected \(error)")
+            return nil
+        }
+    }
+
+    @Test func signsInWithGroupsAndAttributesMappedToClaims() async throws {
+        let provider = try Self.provider(slapd)
+        let identity = try await provider.signIn(username: "alice", password: "alice-password-1")
+        #expect(identity.username == "alice")
+        #expect(UUID(uuidString: identity.subject) != nil, "the subject is the entryUUID")
+        #expect(identity.claims["groups"] == ["admins", "engineers"])
+        #expect(identity.claims["email"] == "alice@example.org")
+        #expect(identity.claims["email_verified"] == .bool(true))
+        #expect(identity.claims["name"] == "Alice Liddell")
+        #expect(identity.claims["preferred_username"] == "alice")
+        // The same person is the same subject next time; someone else is not.
+        #expect(try await provider.signIn(username: "ALICE", password: "alice-password-1").subject == identity.subject)
+        let bob = try await provider.signIn(username: "bob", password: "bob-password-1")
+        #expect(bob.subject != identity.subject)
+        #expect(bob.claims["groups"] == ["engineers"])
+    }
+
+    @Test func signsInThroughTheFlowAPIAndKeepsTheAccount() async throws {
+        let broker = try await TestBroker.make(yaml: Self.yaml(url: slapd.url), registry: Self.registry)
+        defer { broker.temporary.remove() }
+        let started = try await broker.start(FlowRequest(appID: "notes", providerID: "corp-ldap"))
+        #expect(started.challenge.type == "credentials")
+        let first = try await broker.finish(started.flowID, answer: ["username": "alice", "password": "alice-password-1"])
+        let account = try #require(first.account)
+        #expect(account.username == "alice")
+        let again = try await broker.signIn(FlowRequest(appID: "notes", providerID: "corp-ldap"), answer: ["username": "alice", "password": "alice-password-1"])
+        #expect(again.account?.id == account.id)
+
+        // Accounts live in the directory: registering here is refused.
+        await #expect(throws: BrokerError.self) {
+            _ = try await broker.start(FlowRequest(appID: "notes", providerID: "corp-ldap", purpose: .register))
+        }
+    }
+
+    @Test func tellsRefusalsApartInTheAuditLogButNotOnTheWire() async throws {
+        let broker = try await TestBroker.make(yaml: Self.yaml(url: slapd.url), registry: Self.registry)
+        defer { broker.temporary.remove() }
+        let attempts: [(String, String)] = [("alice", "wrong-password"), ("nobody", "whatever-password"), ("carol", "carol-password-1")]
+        for (username, password) in attempts {
+            do {
+                _ = try await broker.signIn(FlowRequest(appID: "notes", providerID: "corp-ldap"), answer: ["username": .string(username), "password": .string(password)])
+                Issue.record("\(username) signed in")
+            } catch let error as BrokerError {
+                #expect(error.code == .invalidCredentials)
+                #expect(error.message == "Wrong username or password.")
+            }
+        }
+        let failures = try await broker.store.auditEvents(type: "signin.failure", appID: nil, accountID: nil, since: nil, limit: 100)
+        #expect(Set(failures.compactMap { $0.details["reason"] }) == ["wrong_password", "unknown_user", "account_locked"])
+    }
+
+    @Test func refusesWrongPasswordUnknownUserAndLockedAccount() async throws {
+        let provider = try Self.provider(slapd)
+        #expect(await refusalReason(provider, "alice", "alice-password-2") == "wrong_password")
+        #expect(await refusalReason(provider, "nobody", "alice-password-1") == "unknown_user")
+        // carol's password is right, but her entry matches the lockedFilter.
+        #expect(await refusalReason(provider, "carol", "carol-password-1") == "account_locked")
+    }
+
+    @Test func refusesAnEmptyPasswordWithoutAskingTheDirectory() async throws {
+        try await Slapd.withOwn { own in
+            let provider = try Self.provider(own)
+            // A stalled directory would make any directory call wait for the timeout.
+            await own.pause()
+            let started = Date()
+            #expect(await refusalReason(provider, "alice", "") == "empty_password")
+            #expect(Date().timeIntervalSince(started) < 0.5)
+            await own.resume()
+        }
+    }
+
+    @Test(arguments: ["*", "load*", "alice)(uid=*", "*)(objectClass=*", "alice)(|(uid=*", "al*ce", "\\2a", "alice\0", "(uid=alice)"])
+    func filterMetacharactersInTheUsernameCannotWidenTheSearch(username: String) async throws {
+        let provider = try Self.provider(slapd)
+        let reason = await refusalReason(provider, username, "alice-password-1")
+        #expect(reason == "unknown_user" || reason == "invalid_username", "\(username.debugDescription): \(reason ?? "-")")
+    }
+
+    @Test func findsAUsernameWithMetacharactersLiterally() async throws {
+        let provider = try Self.provider(slapd)
+        let identity = try await provider.signIn(username: "star*user", password: "star-password-1")
+        #expect(identity.username == "star*user")
+        #expect(LDAPFilter.escape("a*b(c)d\\e\0") == "a\\2ab\\28c\\29d\\5ce\\00")
+    }
+
+    @Test func refusesAUsernameTwoEntriesMatch() async throws {
+        let provider = try Self.provider(slapd)
+        #expect(await refusalReason(provider, "twin", "twin-password-1") == "ambiguous_user")
+    }
+
+    @Test func reportsADirectoryStoppedMidTestAndRecoversWhenItIsBack() async throws {
+        try await Slapd.withOwn { own in
+            let provider = try Self.provider(own)
+            _ = try await provider.signIn(username: "alice", password: "alice-password-1")
+            #expect(await provider.health().healthy)
+
+            await own.stop()
+            let started = Date()
+            await #expect {
+                _ = try await provider.signIn(username: "alice", password: "alice-password-1")
+            } throws: { error in
+                (error as? BrokerError)?.code == .providerUnavailable && (error as? BrokerError)?.kind == .unavailable
+            }
+            #expect(Date().timeIntervalSince(started) < 2, "a stopped directory is reported at once")
+            let health = await provider.health()
+            #expect(!health.healthy)
+            #expect(health.detail != nil)
+
+            try await own.restart()
+            try await Task.sleep(for: .seconds(LDAPConnectionPool.failFastInterval + 0.2))
+            let identity = try await provider.signIn(username: "alice", password: "alice-password-1")
+            #expect(identity.claims["groups"] == ["admins", "engineers"])
+            #expect(await provider.health().healthy)
+        }
+    }
+
+    @Test func timesOutOnAStalledDirectoryAndRecovers() async throws {
+        try await Slapd.withOwn { own in
+            let provider = try Self.provider(own)
+            _ = try await provider.signIn(username: "bob", password: "bob-password-1")
+
+            await own.pause()
+            let started = Date()
+            await #expect {
+                _ = try await provider.signIn(username: "bob", password: "bob-password-1")
+            } throws: { error in
+                (error as? BrokerError)?.code == .providerUnavailable
+            }
+            let waited = Date().timeIntervalSince(started)
+            #expect(waited >= 0.9 && waited < 3, "operationTimeout is 1 s; waited \(waited) s")
+            // Calls right after fail fast instead of each waiting for the timeout.
+            let again = Date()
+            await #expect(throws: BrokerError.self) { _ = try await provider.signIn(username: "bob", password: "bob-password-1") }
+            #expect(Date().timeIntervalSince(again) < 0.5)
+            #expect(await !provider.health().healthy)
+
+            await own.resume()
+            try await Task.sleep(for: .seconds(LDAPConnectionPool.failFastInterval + 0.2))
+            #expect(try await provider.signIn(username: "bob", password: "bob-password-1").username == "bob")
+        }
+    }
+
+    @Test func signsInFiftyPeopleAtOnceEachAsThemselves() async throws {
+        let provider = try Self.provider(slapd)
+        let results = try await withThrowingTaskGroup(of: (Int, String?, String?).self) { group in
+            for index in 1...50 {
+                let number = String(format: "%02d", index)
+                // Every fifth has a wrong password.
+                let password = index % 5 == 0 ? "wrong-\(number)" : "load-password-\(number)"
+                group.addTask {
+                    do {
+                        let identity = try await provider.signIn(username: "load\(number)", password: password)
+                        return (index, identity.username, identity.subject)
+                    } catch let error as BrokerError where error.code == .invalidCredentials {
+                        return (index, nil, error.reason)
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.count == 50)
+        for (index, username, detail) in results {
+            if index % 5 == 0 {
+                #expect(username == nil && detail == "wrong_password", "load\(index)")
+            } else {
+                #expect(username == String(format: "load%02d", index))
+            }
+        }
+        let subjects = results.compactMap { $0.1 == nil ? nil : $0.2 }
+        #expect(Set(subjects).count == 40, "forty distinct people")
+    }
+
+    @Test func upgradesToTLSWithTheTestCAAndRefusesAnUntrustedCertificate() async throws {
+        let trusted = try Self.provider(slapd, extra: "startTLS: true\nrootCA: \(slapd.caFile)")
+        #expect(try await trusted.signIn(username: "alice", password: "alice-password-1").username == "alice")
+        let steps = await trusted.diagnose(username: "alice", password: "alice-password-1")
+        #expect(steps.map(\.name) == ["connect", "tls", "service bind", "search", "bind", "groups"])
+        #expect(steps.allSatisfy { $0.passed })
+        #expect(steps[1].detail.contains("certificate verified"))
+
+        // Without the test CA the directory's certificate is not trusted.
+        let untrusted = try Self.provider(slapd, extra: "startTLS: true")
+        await #expect {
+            _ = try await untrusted.signIn(username: "alice", password: "alice-password-1")
+        } throws: { error in
+            (error as? BrokerError)?.code == .providerUnavailable && (error as? BrokerError)?.reason == "directory_tls"
+        }
+        let failed = await untrusted.diagnose(username: "alice", password: nil)
+        #expect(failed.last?.name == "tls")
+        #expect(failed.last?.passed == false)
+    }
+
+    @Test func diagnosisNamesTheStepThatFails() async throws {
+        let wrongService = await (try Self.provider(slapd, bindPassword: "not-the-secret")).diagnose(username: "alice", password: nil)
+        #expect(wrongService.map(\.name) == ["connect", "tls", "service bind"])
+        #expect(wrongService.last?.passed == false)
+        #expect(wrongService.last?.detail.contains("Invalid credentials") == true)
+
+        let unknown = await (try Self.provider(slapd)).diagnose(username: "nobody", password: nil)
+        #expect(unknown.last?.name == "search")
+        #expect(unknown.last?.detail.contains("no entry matches") == true)
+
+        let wrongPassword = await (try Self.provider(slapd)).diagnose(username: "bob", password: "nope")
+        #expect(wrongPassword.last?.name == "bind")
+        #expect(wrongPassword.last?.passed == false)
+
+        let nothing = await (try Self.provider(try await Slapd.closedPort())).diagnose(username: nil, password: nil)
+        #expect(nothing.map(\.name) == ["connect"])
+        #expect(nothing.first?.passed == false)
+    }
+
+    @Test func rechecksWhetherASubjectIsStillInTheDirectory() async throws {
+        let provider = try Self.provider(slapd)
+        let alice = try await provider.signIn(username: "alice", password: "alice-password-1")
+        #expect(try await provider.isStillValid(subject: alice.subject))
+        #expect(try await !provider.isStillValid(subject: UUID().uuidString.lowercased()))
+        #expect(try await !provider.isStillValid(subject: "*"))
+    }
+
+    @Test func reportsConfigMistakesWithTheirExactPath() throws {
+        func issues(_ yaml: String) -> [String] {
+            do {
+                _ = try ConfigLoader(registry: Self.registry).load(yaml: yaml, environment: [:])
+                return []
+            } catch {
+                return error.issues.map(\.description)
+            }
+        }
+        let base = Self.yaml(url: "ldap://127.0.0.1:1")
+        #expect(issues(base.replacingOccurrences(of: "url: ldap://127.0.0.1:1", with: "url: http://dir.example.org")).contains { $0.hasPrefix("providers[0].config.url:") })
+        #expect(issues(base.replacingOccurrences(of: "url: ldap://127.0.0.1:1", with: "url: [ldap://a.example.org, ftp://b]")).contains { $0.hasPrefix("providers[0].config.url[1]:") })
+        #expect(issues(base.replacingOccurrences(of: "bindPassword: service-secret", with: "bindPassword: \"${LDAP_PASSWORD:-}\"")).contains { $0.hasPrefix("providers[0].config.bindPassword:") })
+        #expect(issues(base.replacingOccurrences(of: "filter: (objectClass=inetOrgPerson)", with: "filter: objectClass=inetOrgPerson")).contains { $0.hasPrefix("providers[0].config.userSearch.filter:") })
+        #expect(issues(base.replacingOccurrences(of: "username: uid", with: "username: uid\n            scope: deep")).contains { $0.hasPrefix("providers[0].config.userSearch.scope:") })
+        #expect(issues(base.replacingOccurrences(of: "maxConnections: 4", with: "maxConnections: 0")).contains { $0.hasPrefix("providers[0].config.maxConnections:") })
+        #expect(issues(base.replacingOccurrences(of: "maxConnections: 4", with: "maxConection: 4")).contains { $0.hasPrefix("providers[0].config.maxConection:") })
+        #expect(issues(base.replacingOccurrences(of: "url: ldap://127.0.0.1:1", with: "url: ldaps://127.0.0.1:1\n          startTLS: true")).contains { $0.hasPrefix("providers[0].config.url:") })
+        #expect(issues(base).isEmpty)
+    }
+
+    static var registry: PluginRegistry {
+        var registry = PluginRegistry()
+        registry.register(LDAPPlugin.self)
+        return registry
+    }
+}
+
+extension Slapd {
+    /// A handle on a loopback port nothing listens on.
+    static func closedPort() async throws -> Slapd {
+        let stopped = try await Slapd.start()
+        await stopped.remove()
+        return stopped
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import GatehouseCore
+import Testing
+
+/// A throw-away OpenLDAP server for one test or the whole suite, driven through Tests/ldap/slapd.sh
+/// (test CA, seed LDIF from Tests/ldap/seed.ldif, loopback port of its own).
+final class Slapd: Sendable {
+    let folder: URL
+    let port: Int
+
+    var url: String { "ldap://127.0.0.1:\(port)" }
+    var caFile: String { folder.appendingPathComponent("ca.pem").path }
+
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("ldap/slapd.sh").path
+
+    private init(folder: URL, port: Int) {
+        self.folder = folder
+        self.port = port
+    }
+
+    /// Starts a new directory on a free port.
+    static func start() async throws -> Slapd {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-slapd-\(UUID().uuidString.prefix(8))")
+        var lastError = ""
+        for _ in 0..<5 {
+            let port = Int.random(in: 20000...45000)
+            let (status, output) = await run(["start", folder.path, String(port)])
+            if status == 0 { return Slapd(folder: folder, port: port) }
+            lastError = output
+            if !output.contains("in use") { break }
+        }
+        throw SlapdError(message: "could not start slapd: \(lastError)")
+    }
+
+    /// Runs `body` with a directory of its own, removed afterwards whatever happens.
+    static func withOwn(_ body: (Slapd) async throws -> Void) async throws {
+        let slapd = try await start()
+        do {
+            try await body(slapd)
+        } catch {
+            await slapd.remove()
+            throw error
+        }
+        await slapd.remove()
+    }
+
+    func stop() async { await Self.run(["stop", folder.path]) }
+    func pause() async { await Self.run(["pause", folder.path]) }
+    func resume() async { await Self.run(["resume", folder.path]) }
+
+    /// Starts the stopped directory again on the same port, with its data.
+    func restart() async throws {
+        let (status, output) = await Self.run(["start", folder.path, String(port)])
+        if status != 0 { throw SlapdError(message: "could not restart slapd: \(output)") }
+    }
+
+    func remove() async {
+        await stop()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// Runs the script and waits for it. posix_spawn and waitpid directly: Foundation's `Process`
+    /// sometimes never notices its child's exit on Linux and waits forever.
+    /// Runs the script on a thread of its own: the tests' threads keep going meanwhile.
+    @discardableResult
+    private static func run(_ arguments: [String]) async -> (Int32, String) {
+        (try? await BlockingWork.run { runBlocking(arguments) }) ?? (127, "")
+    }
+
+    private static func runBlocking(_ arguments: [String]) -> (Int32, String) {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("slapd-sh-\(UUID().uuidString).log").path
+        defer { unlink(output) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = (["/bin/bash", script] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ)
+        guard spawned == 0 else { return (127, "cannot run \(script): error \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        // WIFEXITED / WEXITSTATUS are macros Swift does not import.
+        let exitCode = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return (exitCode, text)
+    }
+
+    /// The directory the suite shares, started once for it (see `SharedSlapd`).
+    @TaskLocal static var shared: Slapd?
+}
+
+struct SlapdError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+/// Starts one directory for the whole suite and stops it afterwards.
+struct SharedSlapd: SuiteTrait, TestScoping {
+    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        let slapd = try await Slapd.start()
+        do {
+            try await Slapd.$shared.withValue(slapd) { try await function() }
+        } catch {
+            await slapd.remove()
+            throw error
+        }
+        await slapd.remove()
+    }
+}
+
+extension Trait where Self == SharedSlapd {
+    static var sharedSlapd: SharedSlapd { SharedSlapd() }
+}
