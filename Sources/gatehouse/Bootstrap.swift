@@ -3,6 +3,7 @@ import Foundation
 import GatehouseCore
 import FSSO
 import GatehouseStore
+import LDAP
 import LocalPassword
 import Logging
 
@@ -13,6 +14,7 @@ enum Bootstrap {
         var registry = PluginRegistry()
         registry.register(LocalPasswordPlugin.self)
         registry.register(FSSOPlugin.self)
+        registry.register(LDAPPlugin.self)
         return registry
     }
 

@@ -10,6 +10,7 @@ struct GatehouseCommand: AsyncParsableCommand {
         version: GatehouseVersion.current,
         subcommands: [
             ServeCommand.self, CheckConfigCommand.self, MigrateCommand.self, UsersCommand.self, AppsCommand.self, AuditCommand.self, LockoutsCommand.self, FSSOCommand.self, TestKeysCommand.self,
+            ProvidersCommand.self,
             KeysCommand.self, VersionCommand.self,
             DefaultConfigCommand.self,
         ]

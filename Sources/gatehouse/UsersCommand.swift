@@ -111,10 +111,11 @@ struct UsersCommand: AsyncParsableCommand {
 
 /// Reads a password without it appearing on the command line or in shell history.
 enum PasswordInput {
-    static func read() throws -> String {
+    /// Reads a password; on a terminal asks for it (twice when `confirm`), else reads one line.
+    static func read(confirm: Bool = true) throws -> String {
         if isatty(STDIN_FILENO) == 1 {
             let first = prompt("Password: ")
-            guard prompt("Repeat password: ") == first else { throw ValidationError("The passwords do not match.") }
+            guard !confirm || prompt("Repeat password: ") == first else { throw ValidationError("The passwords do not match.") }
             return first
         }
         guard let line = Swift.readLine(strippingNewline: true), !line.isEmpty else {

@@ -641,6 +641,19 @@ def client_credentials(ctx):
 # --- Runner ----------------------------------------------------------------------------------------
 
 
+
+@check("LDAP. browser sign-in with a directory password (slapd, StartTLS): ID token carries groups, email and name")
+def ldap_browser_sign_in(ctx):
+    oauth = client(ctx, "intranet", WEBAPP_SECRET, scope="openid profile email groups")
+    auth, url = browser_sign_in(ctx, oauth, "alice", "alice-password-1", wrong_password_first=True)
+    token = finish(ctx, oauth, auth, url)
+    claims = validate_id_token(ctx, token, "intranet", auth.nonce)
+    expect(claims.get("amr") == ["pwd", "corp-ldap"], f"amr is {claims.get('amr')}")
+    expect(claims.get("groups") == ["admins", "engineers"], f"groups are {claims.get('groups')}")
+    expect(claims.get("email") == "alice@example.org", f"email is {claims.get('email')!r}")
+    expect(claims.get("email_verified") is True, "the directory's address is not marked verified")
+    expect(claims.get("name") == "Alice Liddell", f"name is {claims.get('name')!r}")
+
 def run_check(ctx, description, function):
     started = time.monotonic()
     try:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Integration test: Gatehouse as an OpenID Provider for a standard OIDC client library (Authlib) and a
 # real headless browser (Debian's chromium + chromedriver, driven by Selenium). Starts the built
-# binary with a throw-away config and database, then runs Tests/integration/oidc_test.py against it.
+# binary with a throw-away config and database, and a throw-away OpenLDAP directory (Tests/ldap) for
+# the `ldap` provider, then runs Tests/integration/oidc_test.py against it.
 #
 #   Tests/integration/run.sh        # needs .build/debug/gatehouse (or GATEHOUSE_BIN=path)
 #   KEEP_WORK=1 Tests/integration/run.sh   # keep the work dir (config, log, screenshot)
@@ -11,7 +12,7 @@ bin=${GATEHOUSE_BIN:-"$repo/.build/debug/gatehouse"}
 venv="$repo/.build/integration-venv"
 started_at=$(date +%s)
 
-"$repo/scripts/install-deps.sh" chromium chromium-driver python3-venv curl
+"$repo/scripts/install-deps.sh" chromium chromium-driver python3-venv curl slapd ldap-utils openssl
 
 # A virtual environment (under .build, which git ignores) for the client side.
 [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
@@ -26,6 +27,7 @@ cleanup() {
     for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$server_pid" 2>/dev/null || true
   fi
+  "$repo/Tests/ldap/slapd.sh" stop "$work/slapd" || true
   if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir kept: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -42,7 +44,10 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 broker_port=$(free_port)
 callback_port=$(free_port)
 while [ "$callback_port" = "$broker_port" ]; do callback_port=$(free_port); done
+ldap_port=$(free_port)
 base="http://127.0.0.1:$broker_port"
+"$repo/Tests/ldap/slapd.sh" start "$work/slapd" "$ldap_port" >"$work/slapd-start.log" 2>&1 \
+  || { echo "FAIL could not start slapd:"; cat "$work/slapd-start.log"; exit 1; }
 secret() { python3 -c 'import secrets; print(secrets.token_urlsafe(32))'; }
 export WEBAPP_SECRET OTHER_SECRET
 WEBAPP_SECRET=$(secret)
@@ -59,6 +64,26 @@ providers:
   - id: local
     type: local
     config: {bcryptCost: 4}
+  - id: corp-ldap
+    type: ldap
+    config:
+      url: ldap://127.0.0.1:$ldap_port
+      startTLS: true
+      rootCA: $work/slapd/ca.pem
+      bindDN: cn=gatehouse,ou=services,dc=example,dc=org
+      bindPassword: \${LDAP_BIND_PASSWORD}
+      userSearch:
+        baseDN: ou=people,dc=example,dc=org
+        filter: (objectClass=inetOrgPerson)
+        username: uid
+        emailAttr: mail
+        nameAttr: displayName
+        lockedFilter: (employeeType=disabled)
+      groupSearch:
+        baseDN: ou=groups,dc=example,dc=org
+        filter: (objectClass=groupOfNames)
+        userMatchers: [{userAttr: DN, groupAttr: member}]
+        nameAttr: cn
 apps:
   - id: webapp
     name: Web App
@@ -78,7 +103,16 @@ apps:
     policy:
       identityProviders: [local]
       clientCredentialsGrant: true
+  - id: intranet
+    name: Intranet
+    secret: \${WEBAPP_SECRET}
+    redirectURIs: [http://127.0.0.1:$callback_port/callback]
+    policy:
+      identityProviders: [corp-ldap]
+      allowedScopes: [openid, profile, email, groups]
+      defaultScopes: [openid, profile, email, groups]
 YAML
+export LDAP_BIND_PASSWORD=service-secret
 
 # The database (data/) lands in the work dir.
 cd "$work"
@@ -105,6 +139,35 @@ status=0
 TMPDIR="$work/tmp" GATEHOUSE_BASE_URL="$base" GATEHOUSE_CALLBACK_PORT="$callback_port" \
   ALICE_PASSWORD="$alice_password" BOB_PASSWORD="$bob_password" GATEHOUSE_SCREENSHOT="$work/sign-in.png" \
   "$venv/bin/python" "$repo/Tests/integration/oidc_test.py" || status=$?
+
+
+# The `ldap` provider from the command line and in /readyz, against the same directory.
+ldap_check() { # ldap_check DESCRIPTION COMMAND...
+  if "${@:2}" >"$work/check.out" 2>&1; then echo "ok   $1"; else echo "FAIL $1"; cat "$work/check.out"; status=1; fi
+}
+providers_test() { "$bin" providers test corp-ldap --config "$cfg" "$@"; }
+every_step_passes() {
+  local out; out=$(printf '%s\n' alice-password-1 | providers_test --username alice --password-stdin) || return 1
+  grep -q '^ok   tls: encrypted, certificate verified' <<<"$out" && grep -q '^ok   groups: member of admins, engineers' <<<"$out"
+}
+wrong_service_password_fails_at_service_bind() {
+  local out rc=0; out=$(LDAP_BIND_PASSWORD=wrong providers_test --username alice) || rc=$?
+  [ "$rc" -eq 1 ] && grep -q '^FAIL service bind: Invalid credentials' <<<"$out"
+}
+wrong_user_password_fails_at_bind() {
+  local out rc=0; out=$(printf 'nope\n' | providers_test --username bob --password-stdin) || rc=$?
+  [ "$rc" -eq 1 ] && grep -q '^FAIL bind:' <<<"$out"
+}
+ldap_check "LDAP. gatehouse providers test walks connect, TLS, service bind, search, bind and groups" every_step_passes
+ldap_check "LDAP. providers test names the failing step: a wrong service password fails at 'service bind' (exit 1)" wrong_service_password_fails_at_service_bind
+ldap_check "LDAP. providers test with a wrong user password fails at 'bind' (exit 1)" wrong_user_password_fails_at_bind
+ldap_check "LDAP. /readyz reports the directory healthy" bash -c "curl -sf '$base/readyz' | jq -e '.checks[\"corp-ldap\"].healthy == true'"
+"$repo/Tests/ldap/slapd.sh" stop "$work/slapd"
+ldap_check "LDAP. directory stopped: /readyz answers 503 with corp-ldap unhealthy" bash -c \
+  "[ \$(curl -s -o '$work/ready.json' -w '%{http_code}' '$base/readyz') = 503 ] && jq -e '.checks[\"corp-ldap\"].healthy == false' '$work/ready.json'"
+"$repo/Tests/ldap/slapd.sh" start "$work/slapd" "$ldap_port" >>"$work/slapd-start.log" 2>&1
+sleep 1.2
+ldap_check "LDAP. directory back: /readyz is ready again without a restart" bash -c "curl -sf '$base/readyz' | jq -e '.checks[\"corp-ldap\"].healthy == true'"
 
 if [ "$status" -ne 0 ]; then log_tail; fi
 echo "integration test finished in $(($(date +%s) - started_at))s"
