@@ -2,7 +2,7 @@
 SWIFT ?= swift
 # System libraries the build links (libldap2-dev: the LDAP plugin), plus what the walk-through uses.
 RUN_PACKAGES := libsqlite3-dev libssl-dev libldap2-dev curl jq
-TEST_PACKAGES := $(RUN_PACKAGES) python3 python3-venv openssl
+TEST_PACKAGES := $(RUN_PACKAGES) python3 python3-venv openssl slapd ldap-utils
 ARGS ?=
 
 .PHONY: run test build deps test-deps unit e2e integration clean
