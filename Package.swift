@@ -57,7 +57,7 @@ let package = Package(
         .systemLibrary(name: "CLDAP", path: "Plugins/CLDAP", providers: [.apt(["libldap2-dev"])]),
         .target(
             name: "LDAP",
-            dependencies: ["GatehouseCore", "CLDAP"],
+            dependencies: ["GatehouseCore", "CLDAP", .product(name: "Logging", package: "swift-log")],
             path: "Plugins/LDAP"
         ),
         .target(
