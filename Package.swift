@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .target(
@@ -61,6 +62,11 @@ let package = Package(
             path: "Plugins/LDAP"
         ),
         .target(
+            name: "CustomAPI",
+            dependencies: ["GatehouseCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
+            path: "Plugins/CustomAPI"
+        ),
+        .target(
             name: "FSSO",
             dependencies: [
                 "GatehouseCore",
@@ -83,8 +89,12 @@ let package = Package(
             ]
         ),
         .target(
+            name: "GatehouseHTTP",
+            dependencies: ["GatehouseCore", .product(name: "AsyncHTTPClient", package: "async-http-client")]
+        ),
+        .target(
             name: "GatehouseTesting",
-            dependencies: ["GatehouseCore", "GatehouseStore"]
+            dependencies: ["GatehouseCore", "GatehouseStore", "GatehouseHTTP"]
         ),
         .executableTarget(
             name: "gatehouse",
@@ -92,9 +102,11 @@ let package = Package(
                 "GatehouseCore",
                 "GatehouseStore",
                 "GatehouseServer",
+                "GatehouseHTTP",
                 "LocalPassword",
                 "FSSO",
                 "LDAP",
+                "CustomAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -118,6 +130,7 @@ let package = Package(
         ),
         .testTarget(name: "LocalPasswordTests", dependencies: ["LocalPassword", "GatehouseTesting"]),
         .testTarget(name: "LDAPTests", dependencies: ["LDAP", "GatehouseTesting"]),
+        .testTarget(name: "CustomAPITests", dependencies: ["CustomAPI", "GatehouseTesting", "GatehouseStore", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(
             name: "FSSOTests",
             dependencies: [

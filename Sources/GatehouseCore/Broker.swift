@@ -19,14 +19,14 @@ public struct Broker: Sendable {
     /// Builds every plugin instance, seeds the config's apps, and loads (or makes) the signing key.
     public static func start(
         config: BrokerConfig, registry: PluginRegistry, store: any BrokerStore, clock: any BrokerClock = SystemClock(), logger: Logger,
-        metrics: BrokerMetrics = BrokerMetrics()
+        metrics: BrokerMetrics = BrokerMetrics(), http: any OutboundHTTP = NoOutboundHTTP()
     ) async throws -> Broker {
         let plugins = try registry.instantiate(config.providers) { declaration in
             var pluginLogger = logger
             pluginLogger[metadataKey: "provider"] = .string(declaration.id)
             return PluginEnvironment(
                 clock: clock, logger: pluginLogger, storage: PluginStorage(namespace: declaration.id, store: store, clock: clock),
-                development: config.environment == .development
+                development: config.environment == .development, http: http
             )
         }
         try await seedApps(config.apps, into: store, clock: clock, logger: logger)

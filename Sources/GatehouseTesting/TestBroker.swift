@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseHTTP
 import GatehouseStore
 import Logging
 
@@ -16,13 +17,13 @@ public struct TestBroker: Sendable {
     /// Builds a broker from `yaml` (environment variables from `environment`) with `registry`'s plugins.
     public static func make(
         yaml: String, registry: PluginRegistry, environment: [String: String] = [:], temporary: TemporaryStore? = nil, clock: TestClock = TestClock(),
-        metrics: BrokerMetrics = BrokerMetrics()
+        metrics: BrokerMetrics = BrokerMetrics(), http: any OutboundHTTP = AsyncHTTPOutbound()
     ) async throws -> TestBroker {
         let temporary = try temporary ?? TemporaryStore()
         let config = try ConfigLoader(registry: registry).load(yaml: yaml, environment: environment)
         var logger = Logger(label: "gatehouse.test")
         logger.logLevel = .warning
-        let broker = try await Broker.start(config: config, registry: registry, store: temporary.store, clock: clock, logger: logger, metrics: metrics)
+        let broker = try await Broker.start(config: config, registry: registry, store: temporary.store, clock: clock, logger: logger, metrics: metrics, http: http)
         return TestBroker(broker: broker, clock: clock, temporary: temporary)
     }
 

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import GatehouseCore
+import GatehouseHTTP
+import CustomAPI
 import FSSO
 import GatehouseStore
 import LDAP
@@ -15,6 +17,7 @@ enum Bootstrap {
         registry.register(LocalPasswordPlugin.self)
         registry.register(FSSOPlugin.self)
         registry.register(LDAPPlugin.self)
+        registry.register(CustomAPIPlugin.self)
         return registry
     }
 
@@ -63,7 +66,7 @@ enum Bootstrap {
 
     static func broker(_ config: BrokerConfig, store: SQLiteStore, logger: Logger, metrics: BrokerMetrics = BrokerMetrics()) async throws -> Broker {
         do {
-            return try await Broker.start(config: config, registry: registry, store: store, logger: logger, metrics: metrics)
+            return try await Broker.start(config: config, registry: registry, store: store, logger: logger, metrics: metrics, http: AsyncHTTPOutbound())
         } catch let error as ConfigIssues {
             throw ValidationError(error.description)
         }

@@ -1,8 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
-import GatehouseCore
+import GatehouseTesting
 import Testing
 
 /// A throw-away OpenLDAP server for one test or the whole suite, driven through Tests/ldap/slapd.sh
@@ -64,32 +61,9 @@ final class Slapd: Sendable {
 
     /// Runs the script and waits for it. posix_spawn and waitpid directly: Foundation's `Process`
     /// sometimes never notices its child's exit on Linux and waits forever.
-    /// Runs the script on a thread of its own: the tests' threads keep going meanwhile.
     @discardableResult
     private static func run(_ arguments: [String]) async -> (Int32, String) {
-        (try? await BlockingWork.run { runBlocking(arguments) }) ?? (127, "")
-    }
-
-    private static func runBlocking(_ arguments: [String]) -> (Int32, String) {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("slapd-sh-\(UUID().uuidString).log").path
-        defer { unlink(output) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = (["/bin/bash", script] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ)
-        guard spawned == 0 else { return (127, "cannot run \(script): error \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-        // WIFEXITED / WEXITSTATUS are macros Swift does not import.
-        let exitCode = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        return (exitCode, text)
+        await ChildProcess.run(["/bin/bash", script] + arguments)
     }
 
     /// The directory the suite shares, started once for it (see `SharedSlapd`).

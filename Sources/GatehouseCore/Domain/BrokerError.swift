@@ -37,6 +37,9 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The precise cause, for logs and the audit log only, when the answer on the wire is kept vague
     /// on purpose (an assertion refused as `invalid_grant` because its signature was `bad_signature`).
     public var reason: String?
+    /// The flow cannot go on after this error (an upstream said no for good): the engine deletes it,
+    /// so the same answer cannot be tried again.
+    public var endsFlow: Bool
 
     public init(_ code: ErrorCode, _ kind: Kind, _ message: String, lockedUntil: Date? = nil, retryAfter: Int? = nil, issues: [ConfigIssue] = []) {
         self.code = code
@@ -46,12 +49,20 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         self.retryAfter = retryAfter
         self.issues = issues
         self.reason = nil
+        self.endsFlow = false
     }
 
     /// The same error with an internal reason attached.
     public func because(_ reason: String) -> BrokerError {
         var error = self
         error.reason = reason
+        return error
+    }
+
+    /// The same error, ending the flow it happened in.
+    public func endingFlow() -> BrokerError {
+        var error = self
+        error.endsFlow = true
         return error
     }
 
@@ -77,6 +88,19 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public static func invalidAnswer(_ message: String) -> BrokerError {
         BrokerError(.invalidAnswer, .badRequest, message)
+    }
+
+    /// What a stateless sign-in cannot do, having no account: each refusal has its own code. (PIN
+    /// change and device enrolment join when those features land.)
+    public enum StatelessLimitation: Sendable {
+        case refresh
+    }
+
+    public static func stateless(_ limitation: StatelessLimitation) -> BrokerError {
+        switch limitation {
+        case .refresh:
+            BrokerError(.statelessNoRefresh, .badRequest, "A stateless sign-in gets no refresh token; do not ask for offline_access.")
+        }
     }
 
     public static func internalFailure(_ message: String = "The broker could not complete the request.") -> BrokerError {

@@ -32,6 +32,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let alreadyRegistered = ErrorCode("already_registered")
     public static let statelessDisabled = ErrorCode("stateless_disabled")
     public static let statelessUnsupported = ErrorCode("stateless_unsupported")
+    public static let statelessNoRefresh = ErrorCode("stateless_no_refresh")
     public static let flowNotFound = ErrorCode("flow_not_found")
     public static let flowConflict = ErrorCode("flow_conflict")
     public static let tooManyAttempts = ErrorCode("too_many_attempts")

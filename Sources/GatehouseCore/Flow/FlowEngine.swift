@@ -36,6 +36,7 @@ public struct FlowEngine: Sendable {
             throw BrokerError(.registrationDisabled, .forbidden, "This app does not allow self-registration.")
         }
         let scopes = try app.policy.grantScopes(request.scopes)
+        if request.stateless, scopes.contains("offline_access") { throw BrokerError.stateless(.refresh) }
         let now = clock.now
         let flowID = RandomToken.make()
         let step = try await provider.begin(request, in: FlowContext(flowID: flowID, app: app, request: request))
@@ -139,7 +140,12 @@ public struct FlowEngine: Sendable {
         } catch {
             // Not a wrong answer (a malformed one, a provider that is down): it does not count.
             flow.failedAttempts -= 1
-            try? await save(&flow)
+            if let refusal = error as? BrokerError, refusal.endsFlow {
+                _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
+                try? await audit("signin.failure", flow: flow, outcome: refusal.code.rawValue, details: refusal.reason.map { ["reason": $0] } ?? [:])
+            } else {
+                try? await save(&flow)
+            }
             try? await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
             throw error
         }
@@ -363,7 +369,8 @@ public struct FlowEngine: Sendable {
     private func audit(_ type: String, flow: FlowRecord, outcome: String?, details: [String: String] = [:]) async throws {
         var details = details
         if let ip = flow.clientIP { details["clientIP"] = ip }
-        if let username = flow.identity?.username { details["username"] = username }
+        // A stateless sign-in leaves no trace of who it was.
+        if let username = flow.identity?.username, !flow.stateless { details["username"] = username }
         try await store.appendAudit(
             AuditEvent(time: clock.now, type: type, appID: flow.appID, accountID: flow.accountID, providerID: flow.providerID, outcome: outcome, details: details)
         )

@@ -74,12 +74,15 @@ public struct PluginEnvironment: Sendable {
     public var storage: PluginStorage
     /// True when config says this is a development deployment (plugins may relax rules, loudly).
     public var development: Bool
+    /// For plugins that call out over HTTP.
+    public var http: any OutboundHTTP
 
-    public init(clock: any BrokerClock, logger: Logger, storage: PluginStorage, development: Bool = false) {
+    public init(clock: any BrokerClock, logger: Logger, storage: PluginStorage, development: Bool = false, http: any OutboundHTTP = NoOutboundHTTP()) {
         self.clock = clock
         self.logger = logger
         self.storage = storage
         self.development = development
+        self.http = http
     }
 }
 

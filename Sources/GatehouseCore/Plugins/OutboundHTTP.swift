@@ -1,0 +1,70 @@
+import Foundation
+
+/// The HTTP client the broker hands plugins that call out (an app's registration API, an upstream
+/// OpenID provider, attestation services). The core defines it; the executable supplies one built on
+/// async-http-client (`GatehouseHTTP`), so plugins depend on no HTTP library. Redirects are never
+/// followed: a signed request must reach the URL that was configured, nowhere else.
+public protocol OutboundHTTP: Sendable {
+    func send(_ request: OutboundRequest) async throws(OutboundHTTPError) -> OutboundResponse
+}
+
+/// One outgoing request, with its own time limit and a cap on the answer's size.
+public struct OutboundRequest: Sendable {
+    public var method: String
+    public var url: String
+    public var headers: [(name: String, value: String)]
+    public var body: Data?
+    public var timeout: TimeInterval
+    /// A longer answer is cut off with `responseTooLarge`.
+    public var maxResponseBytes: Int
+
+    public init(method: String = "POST", url: String, headers: [(name: String, value: String)] = [], body: Data? = nil, timeout: TimeInterval, maxResponseBytes: Int = 1 << 20) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+        self.maxResponseBytes = maxResponseBytes
+    }
+}
+
+/// The answer to an `OutboundRequest`. Header names are lower-cased.
+public struct OutboundResponse: Sendable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: Data
+
+    public init(status: Int, headers: [String: String] = [:], body: Data) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// Why an outgoing request got no usable answer.
+public enum OutboundHTTPError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No answer within the request's timeout.
+    case timeout
+    /// Could not connect, or the connection broke (refused, reset, DNS, TLS handshake).
+    case unreachable(String)
+    /// The answer was longer than the request allowed.
+    case responseTooLarge
+    case invalidURL(String)
+
+    public var description: String {
+        switch self {
+        case .timeout: "no answer in time"
+        case .unreachable(let detail): "unreachable: \(detail)"
+        case .responseTooLarge: "the answer is too large"
+        case .invalidURL(let url): "not a usable URL: \(url)"
+        }
+    }
+}
+
+/// The client of a broker started without one: every call fails, saying so.
+public struct NoOutboundHTTP: OutboundHTTP {
+    public init() {}
+    public func send(_ request: OutboundRequest) async throws(OutboundHTTPError) -> OutboundResponse {
+        throw .unreachable("this broker was started without an HTTP client")
+    }
+}
