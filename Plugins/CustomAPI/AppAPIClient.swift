@@ -9,7 +9,6 @@ struct AppAPIClient: Sendable {
     let providerID: String
     let config: CustomAPIPlugin.Config
     let http: any OutboundHTTP
-    let clock: any BrokerClock
     let logger: Logger
 
     /// Sends one step and returns the app's answer.
@@ -45,7 +44,8 @@ struct AppAPIClient: Sendable {
         case .bearer:
             headers.append(("Authorization", "Bearer \(config.secret)"))
         case .hmac:
-            let timestamp = String(Int(clock.now.timeIntervalSince1970))
+            // The wall clock, not the broker's: the app compares the timestamp with its own clock.
+            let timestamp = String(Int(Date().timeIntervalSince1970))
             headers.append(("X-Gatehouse-Timestamp", timestamp))
             headers.append(("X-Gatehouse-Signature", "v1=\(Self.signature(secret: config.secret, timestamp: timestamp, body: payload))"))
         }

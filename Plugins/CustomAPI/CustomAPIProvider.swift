@@ -11,7 +11,7 @@ public struct CustomAPIProvider: IdentityProvider, StatelessCapable {
     init(id: String, config: CustomAPIPlugin.Config, environment: PluginEnvironment) {
         self.id = id
         self.config = config
-        self.api = AppAPIClient(providerID: id, config: config, http: environment.http, clock: environment.clock, logger: environment.logger)
+        self.api = AppAPIClient(providerID: id, config: config, http: environment.http, logger: environment.logger)
     }
 
     /// What the flow keeps between steps: the step the next answer feeds, what the client was shown,

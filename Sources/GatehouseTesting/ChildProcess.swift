@@ -17,17 +17,22 @@ public enum ChildProcess {
     public static func spawn(_ arguments: [String], log: String) throws -> pid_t {
         var pid = pid_t()
         let status = withSpawnArguments(arguments, output: log) { path, actions, argv in
-            posix_spawnp(&pid, path, &actions, nil, argv, environ)
+            withDefaultSignals { posix_spawnp(&pid, path, &actions, &$0, argv, environ) }
         }
         guard status == 0 else { throw ChildProcessError(message: "cannot start \(arguments.first ?? ""): error \(status)") }
         return pid
     }
 
-    /// SIGTERM, then waits for the process to end.
+    /// SIGTERM, then SIGKILL if the process is still there after two seconds; waits for its end.
     public static func terminate(_ pid: pid_t) async {
         kill(pid, SIGTERM)
         _ = try? await BlockingWork.run {
             var status: Int32 = 0
+            for _ in 0..<40 {
+                if waitpid(pid, &status, WNOHANG) != 0 { return }
+                usleep(50_000)
+            }
+            kill(pid, SIGKILL)
             while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         }
     }
@@ -37,7 +42,7 @@ public enum ChildProcess {
         defer { unlink(output) }
         var pid = pid_t()
         let spawned = withSpawnArguments(arguments, output: output) { path, actions, argv in
-            posix_spawnp(&pid, path, &actions, nil, argv, environ)
+            withDefaultSignals { posix_spawnp(&pid, path, &actions, &$0, argv, environ) }
         }
         guard spawned == 0 else { return (127, "cannot run \(arguments.first ?? ""): error \(spawned)") }
         var status: Int32 = 0
@@ -61,10 +66,28 @@ public enum ChildProcess {
         defer { argv.forEach { free($0) } }
         return body(arguments[0], &actions, argv)
     }
+
+    /// The child starts with no blocked signals and default handlers: it inherits the spawning
+    /// thread's mask otherwise (dispatch threads block some), and SIGTERM would never reach it.
+    private static func withDefaultSignals(_ body: (inout posix_spawnattr_t) -> Int32) -> Int32 {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGPIPE, SIGHUP] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        return body(&attributes)
+    }
 }
 
 /// A helper program could not be started.
 public struct ChildProcessError: Error, CustomStringConvertible {
     public var message: String
     public var description: String { message }
+    public init(message: String) { self.message = message }
 }

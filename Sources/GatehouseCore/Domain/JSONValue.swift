@@ -61,6 +61,12 @@ public enum JSONValue: Sendable, Hashable, Codable {
         if case .number(let value) = self { return value }
         return nil
     }
+
+    /// A member of an object; nil for a missing member or when this is not an object.
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let members) = self { return members[key] }
+        return nil
+    }
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
