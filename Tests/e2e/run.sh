@@ -312,6 +312,58 @@ check "a revoked test key's token is refused" test "$(bearer "$(sign_with "$work
 stop
 check "the audit log names each refusal's reason" bash -c "cd '$work/fsso' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=token_replayed' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=alg_not_allowed' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=token_expired'"
 
+echo "- custom-api: the app's API (Python stand-in), stateless sign-in toggled by the admin API without a restart"
+mkdir -p "$work/custom"
+python3 "$repo/Tests/custom-api/app_api.py" --secret "custom-api-secret-0123456789-abcdefgh" --port-file "$work/custom/port" --log "$work/custom/calls.jsonl" >"$work/custom/api.log" 2>&1 &
+api_pid=$!
+for _ in $(seq 1 100); do [ -s "$work/custom/port" ] && break; sleep 0.05; done
+export CUSTOM_SECRET=custom-api-secret-0123456789-abcdefgh BANK_APP_SECRET=bank-app-secret-0123456789-abcdefghijkl GATEHOUSE_ADMIN_TOKEN=e2e-admin-token-e2e-admin-token-e2e-0002
+cat >"$work/custom/gatehouse.yaml" <<YAML
+environment: development
+server:
+  listen: 127.0.0.1:$port
+providers:
+  - id: bank
+    type: custom-api
+    config:
+      url: http://127.0.0.1:$(cat "$work/custom/port")/register
+      authentication: hmac
+      secret: \${CUSTOM_SECRET}
+apps:
+  - id: bankapp
+    secret: \${BANK_APP_SECRET}
+    policy:
+      identityProviders: [bank]
+YAML
+(cd "$work/custom" && exec "$bin" serve --config gatehouse.yaml >>"$work/serve.log" 2>&1) &
+pid=$!
+for _ in $(seq 1 100); do curl -sf "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+custom_flow() { # custom_flow STATELESS SUBJECT -> the final JSON
+  local started
+  started=$(curl -sS -u "bankapp:$BANK_APP_SECRET" -X POST "$base/v1/flows" -H 'Content-Type: application/json' -d "{\"app\":\"bankapp\",\"provider\":\"bank\",\"stateless\":$1}")
+  [ "$(jq -r .status <<<"$started")" = challenge ] || { echo "$started"; return; }
+  curl -sS -u "bankapp:$BANK_APP_SECRET" -X POST "$base/v1/flows/$(jq -r .flow <<<"$started")" -H 'Content-Type: application/json' \
+    -d "{\"answer\":{\"customData\":{\"subject\":\"$2\"}}}"
+}
+rows() { "$py" -c "import sqlite3; db=sqlite3.connect('$work/custom/data/gatehouse.sqlite'); print(*[db.execute(f'SELECT COUNT(*) FROM {t}').fetchone()[0] for t in ('accounts','identity_links','refresh_tokens','flows')])"; }
+check "a stateful custom-api sign-in creates an account and a refresh token" test "$(custom_flow false cust-1 | jq -r '.account.username + " " + (.tokens.refresh_token != null | tostring)')" = "cust-1 true"
+check "stateless is refused while the app's policy has it off" test "$(custom_flow true ghost | jq -r .error)" = stateless_disabled
+check "the admin API turns statelessAuthentication on" test "$(admin -X PATCH "$base/admin/v1/apps/bankapp/policy" -d '{"statelessAuthentication": true}' | jq -r .policy.statelessAuthentication)" = true
+before=$(rows)
+stateless=$(custom_flow true ghost)
+check "the running broker signs in statelessly at once: no account, no refresh token" bash -c "jq -e '.status == \"completed\" and .account == null and .tokens.refresh_token == null' <<<'$stateless'"
+check "a stateless sign-in writes no account, identity link, refresh token or flow row" test "$(rows)" = "$before"
+check "introspection reports the stateless token active, with its stateless marker" bash -c "curl -sS -u 'bankapp:$BANK_APP_SECRET' '$base/oauth2/introspect' --data-urlencode 'token=$(jq -r .tokens.access_token <<<"$stateless")' | jq -e '.active and .stateless and .sub == \"bank|ghost\"'"
+check "the app's API received HMAC-signed calls only" bash -c "'$py' -c \"import json,sys; calls=[json.loads(l) for l in open('$work/custom/calls.jsonl')]; sys.exit(0 if calls and all(c['problem'] is None and c['headers'].get('X-Gatehouse-Signature','').startswith('v1=') for c in calls) else 1)\""
+stateless_off_refuses() {
+  [ "$(admin -X PATCH "$base/admin/v1/apps/bankapp/policy" -d '{"statelessAuthentication": false}' | jq -r .policy.statelessAuthentication)" = false ] \
+    && [ "$(custom_flow true ghost2 | jq -r .error)" = stateless_disabled ]
+}
+check "the admin API turns it off again and stateless is refused" stateless_off_refuses
+stop
+kill "$api_pid" 2>/dev/null || true
+unset GATEHOUSE_ADMIN_TOKEN
+
 check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider, v3-lockouts-admin, v4-test-accounts'"
 check "no password appears in the server log" bash -c "! grep -q 'correct horse\|fine long password' '$work/serve.log'"
 
