@@ -21,14 +21,7 @@ venv="$repo/.build/e2e-venv"
 
 openssl genrsa -out "$work/key.pem" 2048 2>/dev/null
 openssl rsa -in "$work/key.pem" -RSAPublicKey_out -out "$work/public.pem" 2>/dev/null
-cat >"$work/bench.yaml" <<YAML
-environment: development
-server:
-  listen: 127.0.0.1:$port
-storage:
-  sqlite:
-    path: $work/bench.sqlite
-    durability: $durability
+{ server_yaml; cat <<YAML; } >"$work/bench.yaml"
 providers:
   - id: acme-sso
     type: fsso-jwt

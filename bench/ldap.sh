@@ -18,14 +18,7 @@ prepare slapd ldap-utils openssl
 ldap_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; "$repo/Tests/ldap/slapd.sh" stop "$work/slapd"; rm -rf "$work"' EXIT
 SLAPD_DEBUG=0 "$repo/Tests/ldap/slapd.sh" start "$work/slapd" "$ldap_port" >/dev/null
-cat >"$work/bench.yaml" <<YAML
-environment: development
-server:
-  listen: 127.0.0.1:$port
-storage:
-  sqlite:
-    path: $work/bench.sqlite
-    durability: $durability
+{ server_yaml; cat <<YAML; } >"$work/bench.yaml"
 providers:
   - id: corp-ldap
     type: ldap

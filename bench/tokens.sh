@@ -17,14 +17,7 @@ done
 prepare
 secret=$(head -c 32 /dev/urandom | base64 | tr -d '=+/')
 export BENCH_SECRET=$secret
-cat >"$work/bench.yaml" <<YAML
-environment: development
-server:
-  listen: 127.0.0.1:$port
-storage:
-  sqlite:
-    path: $work/bench.sqlite
-    durability: $durability
+{ server_yaml; cat <<YAML; } >"$work/bench.yaml"
 tokens:
   signingAlgorithm: $algorithm
 providers:

@@ -23,6 +23,12 @@ public struct LDAPConfig: Decodable, Sendable {
     public var operationTimeout: Seconds
     /// Connections kept open and reused; also the most directory calls running at once.
     public var maxConnections: Int
+    /// Attributes whose values are bytes, not text (Active Directory's `objectGUID`, `objectSid`):
+    /// read as base64url, and matched byte for byte.
+    public var binaryAttributes: [String]
+    /// Plain `ldap://` to another host without StartTLS sends passwords in the clear; refused outside
+    /// development unless this says it is meant.
+    public var insecureNoTLS: Bool
 
     /// How a person's entry is found, and which of its attributes become claims.
     public struct UserSearch: Decodable, Sendable {
@@ -61,6 +67,9 @@ public struct LDAPConfig: Decodable, Sendable {
             try LDAPFilter.checkConfigured(lockedFilter, path: path + [CodingKeys.lockedFilter])
             try checkAttribute(username, path: path + [CodingKeys.username])
             try checkAttribute(idAttr, path: path + [CodingKeys.idAttr])
+            for (key, name) in [(CodingKeys.emailAttr, emailAttr), (.nameAttr, nameAttr), (.preferredUsernameAttr, preferredUsernameAttr)] {
+                if let name { try checkAttribute(name, path: path + [key]) }
+            }
         }
     }
 
@@ -93,11 +102,17 @@ public struct LDAPConfig: Decodable, Sendable {
             if baseDN.isEmpty { throw ConfigIssue(path: path + [CodingKeys.baseDN], "must not be empty") }
             if userMatchers.isEmpty { throw ConfigIssue(path: path + [CodingKeys.userMatchers], "needs at least one matcher") }
             try LDAPFilter.checkConfigured(filter, path: path + [CodingKeys.filter])
+            try checkAttribute(nameAttr, path: path + [CodingKeys.nameAttr])
+            for (index, matcher) in userMatchers.enumerated() {
+                try checkAttribute(matcher.userAttr, path: path + [CodingKeys.userMatchers, ConfigPath.Key(index: index), ConfigPath.Key("userAttr")])
+                try checkAttribute(matcher.groupAttr, path: path + [CodingKeys.userMatchers, ConfigPath.Key(index: index), ConfigPath.Key("groupAttr")])
+            }
         }
     }
 
     enum CodingKeys: String, CodingKey {
         case url, startTLS, rootCA, insecureSkipVerify, bindDN, bindPassword, userSearch, groupSearch, connectTimeout, operationTimeout, maxConnections
+        case binaryAttributes, insecureNoTLS
     }
 
     public init(from decoder: any Decoder) throws {
@@ -121,6 +136,9 @@ public struct LDAPConfig: Decodable, Sendable {
         connectTimeout = try container.decodeIfPresent(Seconds.self, forKey: .connectTimeout) ?? Seconds(5)
         operationTimeout = try container.decodeIfPresent(Seconds.self, forKey: .operationTimeout) ?? Seconds(5)
         maxConnections = try container.decodeIfPresent(Int.self, forKey: .maxConnections) ?? 8
+        binaryAttributes = try container.decodeIfPresent([String].self, forKey: .binaryAttributes) ?? ["objectGUID", "objectSid"]
+        insecureNoTLS = try container.decodeIfPresent(Bool.self, forKey: .insecureNoTLS) ?? false
+        for (index, name) in binaryAttributes.enumerated() { try checkAttribute(name, path: path + [CodingKeys.binaryAttributes, ConfigPath.Key(index: index)]) }
 
         if urls.isEmpty { throw ConfigIssue(path: path + [CodingKeys.url], "needs at least one ldap:// or ldaps:// URL") }
         for (index, url) in urls.enumerated() {
@@ -148,11 +166,14 @@ public struct LDAPConfig: Decodable, Sendable {
         if !(1...256).contains(maxConnections) { throw ConfigIssue(path: path + [CodingKeys.maxConnections], "must be between 1 and 256") }
     }
 
-    /// Whether passwords would cross the network in the clear (plain `ldap://` to another host, no StartTLS).
+    /// Whether passwords would cross the network in the clear: plain `ldap://` without StartTLS to a
+    /// host that is not this machine's loopback (decided from the parsed host, not a prefix).
     var sendsPasswordsInClear: Bool {
         !startTLS && urls.contains { url in
-            let lowered = url.lowercased()
-            return lowered.hasPrefix("ldap://") && !(lowered.hasPrefix("ldap://127.") || lowered.hasPrefix("ldap://localhost") || lowered.hasPrefix("ldap://[::1]"))
+            guard url.lowercased().hasPrefix("ldap://") else { return false }
+            let host = URL(string: url)?.host?.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]")) ?? ""
+            let loopbackIPv4 = host.split(separator: ".").count == 4 && host.hasPrefix("127.") && host.split(separator: ".").allSatisfy { UInt8($0) != nil }
+            return !(loopbackIPv4 || host == "::1" || host == "localhost")
         }
     }
 }

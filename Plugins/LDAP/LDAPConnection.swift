@@ -1,5 +1,6 @@
 import CLDAP
 import Foundation
+import GatehouseCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,7 +24,9 @@ struct LDAPFailure: Error, Sendable, CustomStringConvertible {
     /// Whether the connection is of no further use (down, timed out, refused): it is thrown away and the
     /// directory counts as unreachable, as opposed to an answer the directory gave.
     var connectionLost: Bool {
-        [LDAPResultCode.serverDown, LDAPResultCode.timeout, LDAPResultCode.connectError, LDAPResultCode.busy, LDAPResultCode.unavailable].contains(code)
+        // libldap's own (negative) codes mean the handle is unusable; busy and unavailable come from a
+        // directory that cannot serve.
+        code < 0 || [LDAPResultCode.busy, LDAPResultCode.unavailable].contains(code)
     }
 
     var description: String { "\(stage.rawValue): \(message) (LDAP result \(code))" }
@@ -49,13 +52,13 @@ struct LDAPEntry: Sendable {
     var dn: String
     var attributes: [String: [String]]
 
-    /// The first value of an attribute; `DN` names the entry's DN.
+    /// The first value of an attribute; `DN` names the entry's DN. Names are case-insensitive.
     func first(_ attribute: String) -> String? {
-        attribute.caseInsensitiveCompare("DN") == .orderedSame ? dn : attributes[attribute]?.first
+        values(attribute).first
     }
 
     func values(_ attribute: String) -> [String] {
-        attribute.caseInsensitiveCompare("DN") == .orderedSame ? [dn] : attributes[attribute] ?? []
+        attribute.caseInsensitiveCompare("DN") == .orderedSame ? [dn] : attributes[attribute.lowercased()] ?? []
     }
 }
 
@@ -85,6 +88,8 @@ struct LDAPConnectionSettings: Sendable {
 final class LDAPConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     private let operationTimeout: Int
+    /// When the connection was last given back to the pool; long-idle connections are not reused.
+    var lastUsed = Date()
     /// Who the connection is bound as (`""`: anonymous, nil: unknown after a failed bind), so the service account is bound again only after a user bind.
     var boundDN: String? = ""
 
@@ -122,6 +127,11 @@ final class LDAPConnection: @unchecked Sendable {
         }
         var isServer: Int32 = 0
         ldap_set_option(handle, LDAP_OPT_X_TLS_NEWCTX, &isServer)
+        // TCP keepalive notices a connection a firewall dropped while it sat in the pool.
+        var idle: Int32 = 30, probes: Int32 = 3, interval: Int32 = 10
+        ldap_set_option(handle, LDAP_OPT_X_KEEPALIVE_IDLE, &idle)
+        ldap_set_option(handle, LDAP_OPT_X_KEEPALIVE_PROBES, &probes)
+        ldap_set_option(handle, LDAP_OPT_X_KEEPALIVE_INTERVAL, &interval)
 
         rc = ldap_connect(handle)
         guard rc == LDAPResultCode.success else {
@@ -142,9 +152,12 @@ final class LDAPConnection: @unchecked Sendable {
     func bind(dn: String, password: String, stage: LDAPFailure.Stage) throws(LDAPFailure) -> (code: Int32, message: String) {
         boundDN = nil
         var messageID: Int32 = 0
+        var secret = Array(password.utf8)
         var rc = dn.withCString { dnPointer in
-            password.withCString { passwordPointer in
-                var credentials = berval(bv_len: ber_len_t(strlen(passwordPointer)), bv_val: UnsafeMutablePointer(mutating: passwordPointer))
+            secret.withUnsafeMutableBufferPointer { bytes in
+                // The length is the password's own byte count, never strlen: a NUL inside must not
+                // shorten it (an empty password makes the bind unauthenticated).
+                var credentials = berval(bv_len: ber_len_t(bytes.count), bv_val: bytes.baseAddress.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: CChar.self) })
                 // A nil mechanism is LDAP_SASL_SIMPLE, a macro Swift does not import.
                 return ldap_sasl_bind(handle, dnPointer, nil, &credentials, nil, nil, &messageID)
             }
@@ -163,7 +176,9 @@ final class LDAPConnection: @unchecked Sendable {
 
     /// Searches and collects the entries with the attributes asked for. `sizeLimit` 0 means no limit;
     /// a search that hits the limit still answers with the entries it got (`limited` is true).
-    func search(base: String, scope: SearchScope, filter: String, attributes: [String], sizeLimit: Int32, stage: LDAPFailure.Stage) throws(LDAPFailure) -> (entries: [LDAPEntry], limited: Bool) {
+    func search(
+        base: String, scope: SearchScope, filter: String, attributes: [String], binaryAttributes: Set<String> = [], sizeLimit: Int32, stage: LDAPFailure.Stage
+    ) throws(LDAPFailure) -> (entries: [LDAPEntry], limited: Bool) {
         var messageID: Int32 = 0
         let attributeNames = attributes.filter { $0.caseInsensitiveCompare("DN") != .orderedSame }
         // `1.1` asks for no attributes (RFC 4511 section 4.5.1.8).
@@ -188,7 +203,7 @@ final class LDAPConnection: @unchecked Sendable {
             }
             var values: [String: [String]] = [:]
             for name in attributeNames {
-                values[name] = readValues(current, attribute: name)
+                values[name.lowercased()] = readValues(current, attribute: name, binary: binaryAttributes.contains(name.lowercased()))
             }
             entries.append(LDAPEntry(dn: dn, attributes: values))
             entry = ldap_next_entry(handle, current)
@@ -232,18 +247,19 @@ final class LDAPConnection: @unchecked Sendable {
         return (code, text.isEmpty ? Self.errorString(code) : "\(Self.errorString(code)): \(text)")
     }
 
-    private func readValues(_ entry: OpaquePointer, attribute: String) -> [String] {
+    private func readValues(_ entry: OpaquePointer, attribute: String, binary: Bool) -> [String] {
         guard let values = ldap_get_values_len(handle, entry, attribute) else { return [] }
         defer { ldap_value_free_len(values) }
         var result: [String] = []
         var index = 0
         while let value = values[index] {
             let bytes = Data(bytes: value.pointee.bv_val, count: Int(value.pointee.bv_len))
-            // Binary values (Active Directory's objectGUID) become base64url, everything else is UTF-8 text.
-            if let text = String(data: bytes, encoding: .utf8) {
+            // Binary attributes (Active Directory's objectGUID) always become base64url, whatever their
+            // bytes, so the same value always has the same text; `LDAPFilter` turns it back into bytes.
+            if !binary, let text = String(data: bytes, encoding: .utf8) {
                 result.append(text)
             } else {
-                result.append(bytes.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""))
+                result.append(Base64URL.encode(bytes))
             }
             index += 1
         }

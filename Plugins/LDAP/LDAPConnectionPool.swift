@@ -58,8 +58,15 @@ final class LDAPConnectionPool: Sendable {
         outage.withLock { $0.flatMap { $0.until > Date() ? $0.failure : nil } }
     }
 
+    /// Kept connections idle longer than this are closed rather than reused: firewalls and load
+    /// balancers drop idle flows silently, and a dead connection would only time out.
+    static let maxIdle: TimeInterval = 60
+
     private func runBlocking<T>(_ body: (LDAPConnection) throws(LDAPFailure) -> T) throws(LDAPFailure) -> T {
-        let reused = idle.withLock { $0.popLast() }
+        let reused = idle.withLock { connections -> LDAPConnection? in
+            connections.removeAll { Date().timeIntervalSince($0.lastUsed) > Self.maxIdle }
+            return connections.popLast()
+        }
         do {
             let connection: LDAPConnection
             if let reused { connection = reused } else { connection = try LDAPConnection.open(settings) }
@@ -75,7 +82,11 @@ final class LDAPConnectionPool: Sendable {
                 throw error
             }
         } catch {
-            if error.connectionLost { noteOutage(error) }
+            if error.connectionLost {
+                // Its idle siblings are likely no better.
+                idle.withLock { $0.removeAll() }
+                noteOutage(error)
+            }
             throw error
         }
     }
@@ -94,6 +105,7 @@ final class LDAPConnectionPool: Sendable {
     }
 
     private func keep(_ connection: LDAPConnection) {
+        connection.lastUsed = Date()
         idle.withLock { connections in
             if connections.count < limit.limit { connections.append(connection) }
         }

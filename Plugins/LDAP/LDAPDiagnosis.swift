@@ -43,13 +43,14 @@ struct LDAPDiagnosis: Sendable {
         }
         let (search, found) = await step("search") { () throws(LDAPFailure) in
             let userSearch = directory.config.userSearch
-            let filter = LDAPFilter.and(userSearch.filter, LDAPFilter.equals(userSearch.username, username))
-            let result = try connection.search(
-                base: userSearch.baseDN, scope: SearchScope(userSearch.scope), filter: filter, attributes: directory.userAttributes, sizeLimit: 2, stage: .search
-            )
+            let filter = directory.userFilter(username: username)
+            let result = try directory.searchUsers(connection, base: userSearch.baseDN, scope: SearchScope(userSearch.scope), filter: filter)
             guard result.entries.count == 1, !result.limited, let entry = result.entries.first else {
                 let what = result.entries.isEmpty ? "no entry matches" : "several entries match"
                 throw LDAPFailure(stage: .search, code: 0, message: "\(what) \(filter) under \(userSearch.baseDN)")
+            }
+            if try directory.isLocked(connection, entry: entry) {
+                throw LDAPFailure(stage: .search, code: 0, message: "found \(entry.dn), but it matches lockedFilter \(userSearch.lockedFilter ?? ""): sign-ins are refused")
             }
             return (entry, "found \(entry.dn)")
         }

@@ -13,6 +13,25 @@ struct LDAPDirectory: Sendable {
 
     let config: LDAPConfig
 
+    /// The binary attributes, lower-cased.
+    var binaryAttributes: Set<String> { Set(config.binaryAttributes.map { $0.lowercased() }) }
+
+    /// `(attribute=value)`, byte for byte for a binary attribute.
+    func equals(_ attribute: String, _ value: String) -> String {
+        LDAPFilter.equals(attribute, value, binary: binaryAttributes.contains(attribute.lowercased()))
+    }
+
+    /// The filter that finds a person by the username they typed.
+    func userFilter(username: String) -> String {
+        LDAPFilter.and(config.userSearch.filter, equals(config.userSearch.username, username))
+    }
+
+    /// Searches for people, reading the user attributes.
+    func searchUsers(_ connection: LDAPConnection, base: String, scope: SearchScope, filter: String) throws(LDAPFailure) -> (entries: [LDAPEntry], limited: Bool) {
+        // Two are enough to know a match is not unique.
+        try connection.search(base: base, scope: scope, filter: filter, attributes: userAttributes, binaryAttributes: binaryAttributes, sizeLimit: 2, stage: .search)
+    }
+
     /// The attributes read from a user entry: the subject, the claims, and what groups are matched on.
     var userAttributes: [String] {
         let search = config.userSearch
@@ -27,13 +46,11 @@ struct LDAPDirectory: Sendable {
     /// locked one, binds as it with the password, then reads its groups.
     func signIn(_ connection: LDAPConnection, username: String, password: String) throws(LDAPFailure) -> SignIn {
         try bindService(connection)
-        let filter = LDAPFilter.and(config.userSearch.filter, LDAPFilter.equals(config.userSearch.username, username))
-        // Two are enough to know the match is not unique.
-        let found = try connection.search(
-            base: config.userSearch.baseDN, scope: SearchScope(config.userSearch.scope), filter: filter, attributes: userAttributes, sizeLimit: 2, stage: .search
-        )
+        let found = try searchUsers(connection, base: config.userSearch.baseDN, scope: SearchScope(config.userSearch.scope), filter: userFilter(username: username))
         guard found.entries.count < 2, !found.limited else { return .refused(reason: "ambiguous_user") }
         guard let entry = found.entries.first else { return .refused(reason: "unknown_user") }
+        // A bind with an empty DN is anonymous on some directories, whatever the password.
+        guard !entry.dn.isEmpty else { return .refused(reason: "unknown_user") }
         if try isLocked(connection, entry: entry) { return .refused(reason: "account_locked") }
 
         let bind = try connection.bind(dn: entry.dn, password: password, stage: .bind)
@@ -55,7 +72,10 @@ struct LDAPDirectory: Sendable {
     func groups(_ connection: LDAPConnection, of entry: LDAPEntry) throws(LDAPFailure) -> [String] {
         guard let groupSearch = config.groupSearch else { return [] }
         let memberships = groupSearch.userMatchers.flatMap { matcher in
-            entry.values(matcher.userAttr).map { LDAPFilter.equals(matcher.groupAttr, $0) }
+            entry.values(matcher.userAttr).map { value in
+                // A binary user attribute's value is matched byte for byte in the group attribute too.
+                LDAPFilter.equals(matcher.groupAttr, value, binary: binaryAttributes.contains(matcher.userAttr.lowercased()))
+            }
         }
         guard !memberships.isEmpty else { return [] }
         try bindService(connection)
@@ -73,15 +93,12 @@ struct LDAPDirectory: Sendable {
         let found: [LDAPEntry]
         if search.idAttr.caseInsensitiveCompare("DN") == .orderedSame {
             do {
-                found = try connection.search(base: subject, scope: .base, filter: search.filter ?? "(objectClass=*)", attributes: userAttributes, sizeLimit: 2, stage: .search).entries
+                found = try searchUsers(connection, base: subject, scope: .base, filter: search.filter ?? "(objectClass=*)").entries
             } catch where error.code == LDAPResultCode.noSuchObject {
                 return nil
             }
         } else {
-            found = try connection.search(
-                base: search.baseDN, scope: SearchScope(search.scope), filter: LDAPFilter.and(search.filter, LDAPFilter.equals(search.idAttr, subject)),
-                attributes: userAttributes, sizeLimit: 2, stage: .search
-            ).entries
+            found = try searchUsers(connection, base: search.baseDN, scope: SearchScope(search.scope), filter: LDAPFilter.and(search.filter, equals(search.idAttr, subject))).entries
         }
         guard found.count == 1, let entry = found.first, try !isLocked(connection, entry: entry) else { return nil }
         return entry
@@ -103,7 +120,7 @@ struct LDAPDirectory: Sendable {
         }
     }
 
-    private func isLocked(_ connection: LDAPConnection, entry: LDAPEntry) throws(LDAPFailure) -> Bool {
+    func isLocked(_ connection: LDAPConnection, entry: LDAPEntry) throws(LDAPFailure) -> Bool {
         guard let lockedFilter = config.userSearch.lockedFilter else { return false }
         return try !connection.search(base: entry.dn, scope: .base, filter: lockedFilter, attributes: [], sizeLimit: 1, stage: .search).entries.isEmpty
     }

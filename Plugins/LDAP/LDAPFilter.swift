@@ -1,3 +1,4 @@
+import Foundation
 import GatehouseCore
 
 /// Search filters (RFC 4515): escaping what a person types, and building the filters the plugin sends.
@@ -20,9 +21,13 @@ enum LDAPFilter {
         return escaped
     }
 
-    /// `(attribute=value)` with the value escaped.
-    static func equals(_ attribute: String, _ value: String) -> String {
-        "(\(attribute)=\(escape(value)))"
+    /// `(attribute=value)` with the value escaped. A binary attribute's value is the base64url text
+    /// the plugin made of its bytes: it is turned back into those bytes, each written as `\hh`.
+    static func equals(_ attribute: String, _ value: String, binary: Bool = false) -> String {
+        guard binary else { return "(\(attribute)=\(escape(value)))" }
+        // Text that is not base64url cannot be any binary value: match nothing rather than something.
+        guard let bytes = Base64URL.decode(value), !bytes.isEmpty else { return "(!(objectClass=*))" }
+        return "(\(attribute)=\(bytes.map { String(format: "\\%02x", $0) }.joined()))"
     }
 
     /// ANDs an optional configured filter with another one.

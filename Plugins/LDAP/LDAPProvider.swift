@@ -9,6 +9,7 @@ public struct LDAPProvider: IdentityProvider, IdentityRechecking, HealthReportin
     let directory: LDAPDirectory
     let pool: LDAPConnectionPool
     let logger: Logger
+    let healthCache = SharedResult<PluginHealth>(lifetime: 1)
 
     init(id: String, config: LDAPConfig, logger: Logger) {
         self.id = id
@@ -51,6 +52,8 @@ public struct LDAPProvider: IdentityProvider, IdentityRechecking, HealthReportin
         // A simple bind with an empty password is an unauthenticated bind, which many directories answer
         // with success: it must never reach the directory.
         guard !password.isEmpty else { throw refused.because("empty_password") }
+        // libldap's callers often measure passwords with strlen: a NUL would cut one short, down to empty.
+        guard !password.utf8.contains(0) else { throw refused.because("invalid_password") }
         guard username.count <= Self.maxUsernameLength, !username.contains("\0") else { throw refused.because("invalid_username") }
 
         let directory = directory
@@ -111,14 +114,20 @@ public struct LDAPProvider: IdentityProvider, IdentityRechecking, HealthReportin
 
     // MARK: - HealthReporting
 
+    /// While the directory is known to be unreachable, unhealthy at once; otherwise a service bind and a
+    /// read of the user search base, shared by all callers within a second, so that polling `/readyz`
+    /// cannot take connections away from sign-ins.
     public func health() async -> PluginHealth {
         if let outage = pool.currentOutage { return PluginHealth(healthy: false, detail: outage.description) }
         let directory = directory
-        do {
-            try await pool.run { connection throws(LDAPFailure) in try directory.probe(connection) }
-            return PluginHealth(healthy: true)
-        } catch {
-            return PluginHealth(healthy: false, detail: error.description)
+        let pool = pool
+        return await healthCache.value {
+            do {
+                try await pool.run { connection throws(LDAPFailure) in try directory.probe(connection) }
+                return PluginHealth(healthy: true)
+            } catch {
+                return PluginHealth(healthy: false, detail: String(describing: error))
+            }
         }
     }
 

@@ -163,7 +163,7 @@ struct CustomAPITests {
             let error = await refusal(broker, flowID: started.flowID, answer: ["customData": ["subject": "intruder"]])
             #expect(error?.code == ErrorCode("custom_api_bad_status"), "\(authentication)")
             #expect(error?.reason == "status_401")
-            #expect(try api.calls().contains { $0.body.contains("intruder") && $0.problem != nil })
+            #expect(try api.calls().contains { $0.body.contains(started.flowID) && $0.problem != nil })
             // Not the person's fault: the flow stays open and nothing was counted against it.
             let flow = try #require(try await broker.store.flow(id: started.flowID, now: broker.clock.now))
             #expect(flow.failedAttempts == 0)

@@ -52,6 +52,7 @@ struct LDAPTests {
               - id: notes
                 policy:
                   identityProviders: [corp-ldap]
+                  selfRegistration: true
                   allowedScopes: [openid, profile, email, groups]
                   defaultScopes: [openid, profile, email, groups]
             """
@@ -115,9 +116,12 @@ struct LDAPTests {
         let again = try await broker.signIn(FlowRequest(appID: "notes", providerID: "corp-ldap"), answer: ["username": "alice", "password": "alice-password-1"])
         #expect(again.account?.id == account.id)
 
-        // Accounts live in the directory: registering here is refused.
-        await #expect(throws: BrokerError.self) {
+        // Accounts live in the directory: registering here is refused by the plugin, even where the
+        // app allows self-registration.
+        await #expect {
             _ = try await broker.start(FlowRequest(appID: "notes", providerID: "corp-ldap", purpose: .register))
+        } throws: { error in
+            (error as? BrokerError)?.code == .registrationDisabled
         }
     }
 
@@ -153,6 +157,9 @@ struct LDAPTests {
             await own.pause()
             let started = Date()
             #expect(await refusalReason(provider, "alice", "") == "empty_password")
+            // A NUL would cut the password short for C code that measures it with strlen.
+            #expect(await refusalReason(provider, "alice", "\0") == "invalid_password")
+            #expect(await refusalReason(provider, "alice", "alice-password-1\0junk") == "invalid_password")
             #expect(Date().timeIntervalSince(started) < 0.5)
             await own.resume()
         }
@@ -170,6 +177,9 @@ struct LDAPTests {
         let identity = try await provider.signIn(username: "star*user", password: "star-password-1")
         #expect(identity.username == "star*user")
         #expect(LDAPFilter.escape("a*b(c)d\\e\0") == "a\\2ab\\28c\\29d\\5ce\\00")
+        // Binary attributes (objectGUID) are matched byte for byte; text that is no base64url matches nothing.
+        #expect(LDAPFilter.equals("objectGUID", Base64URL.encode(Data([0x01, 0xff, 0x2a, 0x00])), binary: true) == "(objectGUID=\\01\\ff\\2a\\00)")
+        #expect(LDAPFilter.equals("objectGUID", "*", binary: true) == "(!(objectClass=*))")
     }
 
     @Test func refusesAUsernameTwoEntriesMatch() async throws {
@@ -289,6 +299,11 @@ struct LDAPTests {
         #expect(unknown.last?.name == "search")
         #expect(unknown.last?.detail.contains("no entry matches") == true)
 
+        let locked = await (try Self.provider(slapd)).diagnose(username: "carol", password: "carol-password-1")
+        #expect(locked.last?.name == "search")
+        #expect(locked.last?.passed == false)
+        #expect(locked.last?.detail.contains("lockedFilter") == true)
+
         let wrongPassword = await (try Self.provider(slapd)).diagnose(username: "bob", password: "nope")
         #expect(wrongPassword.last?.name == "bind")
         #expect(wrongPassword.last?.passed == false)
@@ -307,9 +322,18 @@ struct LDAPTests {
     }
 
     @Test func reportsConfigMistakesWithTheirExactPath() throws {
+        let temporary = try TemporaryStore()
+        defer { temporary.remove() }
+        // Loads the config and builds the plugins, as the broker does at start.
         func issues(_ yaml: String) -> [String] {
             do {
-                _ = try ConfigLoader(registry: Self.registry).load(yaml: yaml, environment: [:])
+                let config = try ConfigLoader(registry: Self.registry).load(yaml: yaml, environment: [:])
+                _ = try Self.registry.instantiate(config.providers) { _ in
+                    PluginEnvironment(
+                        clock: TestClock(), logger: Logger(label: "t"), storage: PluginStorage(namespace: "x", store: temporary.store, clock: TestClock()),
+                        development: config.environment == .development
+                    )
+                }
                 return []
             } catch {
                 return error.issues.map(\.description)
@@ -325,6 +349,13 @@ struct LDAPTests {
         #expect(issues(base.replacingOccurrences(of: "maxConnections: 4", with: "maxConection: 4")).contains { $0.hasPrefix("providers[0].config.maxConection:") })
         #expect(issues(base.replacingOccurrences(of: "url: ldap://127.0.0.1:1", with: "url: ldaps://127.0.0.1:1\n          startTLS: true")).contains { $0.hasPrefix("providers[0].config.url:") })
         #expect(issues(base).isEmpty)
+        // Passwords in the clear to another host: refused outside development unless said on purpose.
+        let remote = base.replacingOccurrences(of: "url: ldap://127.0.0.1:1", with: "url: ldap://127.evil.example:389")
+        #expect(issues(remote).contains { $0.hasPrefix("providers[0].config.url: sends passwords in the clear") })
+        #expect(issues(remote.replacingOccurrences(of: "maxConnections: 4", with: "maxConnections: 4\n          insecureNoTLS: true")).isEmpty)
+        #expect(issues(remote.replacingOccurrences(of: "maxConnections: 4", with: "maxConnections: 4\n          startTLS: true")).isEmpty)
+        #expect(issues("environment: development\n" + remote).isEmpty)
+        #expect(issues(base.replacingOccurrences(of: "nameAttr: cn", with: "nameAttr: \"cn)(x\"")).contains { $0.hasPrefix("providers[0].config.groupSearch.nameAttr:") })
     }
 
     static var registry: PluginRegistry {

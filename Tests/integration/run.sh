@@ -163,6 +163,7 @@ ldap_check "LDAP. providers test names the failing step: a wrong service passwor
 ldap_check "LDAP. providers test with a wrong user password fails at 'bind' (exit 1)" wrong_user_password_fails_at_bind
 ldap_check "LDAP. /readyz reports the directory healthy" bash -c "curl -sf '$base/readyz' | jq -e '.checks[\"corp-ldap\"].healthy == true'"
 "$repo/Tests/ldap/slapd.sh" stop "$work/slapd"
+sleep 1.1  # the provider shares one health result for a second
 ldap_check "LDAP. directory stopped: /readyz answers 503 with corp-ldap unhealthy" bash -c \
   "[ \$(curl -s -o '$work/ready.json' -w '%{http_code}' '$base/readyz') = 503 ] && jq -e '.checks[\"corp-ldap\"].healthy == false' '$work/ready.json'"
 "$repo/Tests/ldap/slapd.sh" start "$work/slapd" "$ldap_port" >>"$work/slapd-start.log" 2>&1

@@ -33,4 +33,16 @@ start_server() { # start_server CONFIG
   echo "the server did not start:" >&2; tail -20 "$work/serve.log" >&2; return 1
 }
 
+server_yaml() { # the config's first lines: development mode, the bench port, the bench database
+  cat <<YAML
+environment: development
+server:
+  listen: 127.0.0.1:$port
+storage:
+  sqlite:
+    path: $work/bench.sqlite
+    durability: $durability
+YAML
+}
+
 rss_peak_mb() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$pid/status"; }

@@ -133,6 +133,7 @@ public struct FlowEngine: Sendable {
                 clientIP: flow.clientIP, accountKey: accountKey, policy: lockout, appID: app.id, providerID: flow.providerID
             )
             try await recordFailedAttempt(flow, app: app, error: error)
+            if error.endsFlow { _ = try await store.deleteFlow(id: flow.id, version: flow.version) }
             if let reason = error.reason {
                 logger.notice("answer refused", metadata: ["app": .string(app.id), "provider": .string(flow.providerID), "reason": .string(reason)])
             }

@@ -52,7 +52,11 @@ public final class ConcurrencyLimit: Sendable {
             try await Task.sleep(for: .seconds(timeout))
             self?.abandon(id)
         }
-        defer { timer.cancel() }
+        defer {
+            timer.cancel()
+            // The timer may have fired just after the slot was granted.
+            _ = state.withLock { $0.expired.remove(id) }
+        }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let outcome = state.withLock { state -> Result<Bool, Timeout> in
                 if state.expired.remove(id) != nil { return .failure(Timeout()) }
