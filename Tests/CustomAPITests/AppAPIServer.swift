@@ -4,7 +4,7 @@ import Testing
 
 /// The stand-in for an app's registration API (Tests/custom-api/app_api.py), started once for the
 /// suite on a free loopback port. It records every call it receives in `log`.
-final class AppAPIServer: Sendable {
+final class AppAPIServer: TestPeer {
     static let secret = "app-api-secret-0123456789-abcdefghij"
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("custom-api/app_api.py").path
 
@@ -39,7 +39,7 @@ final class AppAPIServer: Sendable {
         throw ChildProcessError(message: "the app API stand-in did not start: \((try? String(contentsOfFile: folder.appendingPathComponent("server.log").path, encoding: .utf8)) ?? "")")
     }
 
-    func stop() async {
+    func remove() async {
         await ChildProcess.terminate(pid)
         try? FileManager.default.removeItem(at: folder)
     }
@@ -59,14 +59,9 @@ final class AppAPIServer: Sendable {
 /// Starts the stand-in once for the whole suite and stops it afterwards.
 struct SharedAppAPI: SuiteTrait, TestScoping {
     func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        let server = try await AppAPIServer.start()
-        do {
+        try await AppAPIServer.withOwn { server in
             try await AppAPIServer.$shared.withValue(server) { try await function() }
-        } catch {
-            await server.stop()
-            throw error
         }
-        await server.stop()
     }
 }
 

@@ -4,7 +4,7 @@ import Testing
 
 /// A throw-away OpenLDAP server for one test or the whole suite, driven through Tests/ldap/slapd.sh
 /// (test CA, seed LDIF from Tests/ldap/seed.ldif, loopback port of its own).
-final class Slapd: Sendable {
+final class Slapd: TestPeer {
     let folder: URL
     let port: Int
 
@@ -30,18 +30,6 @@ final class Slapd: Sendable {
             if !output.contains("in use") { break }
         }
         throw SlapdError(message: "could not start slapd: \(lastError)")
-    }
-
-    /// Runs `body` with a directory of its own, removed afterwards whatever happens.
-    static func withOwn(_ body: (Slapd) async throws -> Void) async throws {
-        let slapd = try await start()
-        do {
-            try await body(slapd)
-        } catch {
-            await slapd.remove()
-            throw error
-        }
-        await slapd.remove()
     }
 
     func stop() async { await Self.run(["stop", folder.path]) }
@@ -78,14 +66,9 @@ struct SlapdError: Error, CustomStringConvertible {
 /// Starts one directory for the whole suite and stops it afterwards.
 struct SharedSlapd: SuiteTrait, TestScoping {
     func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        let slapd = try await Slapd.start()
-        do {
+        try await Slapd.withOwn { slapd in
             try await Slapd.$shared.withValue(slapd) { try await function() }
-        } catch {
-            await slapd.remove()
-            throw error
         }
-        await slapd.remove()
     }
 }
 
