@@ -11,12 +11,6 @@ struct AppsCommand: AsyncParsableCommand {
         subcommands: [List.self, Show.self, Create.self, SetPolicy.self, ReturnToConfig.self]
     )
 
-    static func open(_ options: ConfigOptions) async throws -> Broker {
-        let logger = try Bootstrap.logger(level: options.logLevel == "info" ? "warning" : options.logLevel)
-        let (config, _) = try Bootstrap.loadConfig(options)
-        return try await Bootstrap.broker(config, store: try Bootstrap.openStore(config), logger: logger)
-    }
-
     static var identity: AdminIdentity {
         AdminIdentity(name: "cli:\(ProcessInfo.processInfo.environment["USER"] ?? ProcessInfo.processInfo.environment["LOGNAME"] ?? "unknown")")
     }
@@ -45,7 +39,7 @@ struct AppsCommand: AsyncParsableCommand {
         @OptionGroup var options: ConfigOptions
 
         func run() async throws {
-            let broker = try await AppsCommand.open(options)
+            let broker = try await Bootstrap.openBroker(options)
             print("ID\tNAME\tCLIENT\tMANAGED BY\tSTATELESS\tPROVIDERS")
             for app in try await broker.admin.apps() {
                 let client = app.confidential ? "confidential" : "public"
@@ -61,7 +55,7 @@ struct AppsCommand: AsyncParsableCommand {
         @Argument(help: "The app id.") var id: String
 
         func run() async throws {
-            let broker = try await AppsCommand.open(options)
+            let broker = try await Bootstrap.openBroker(options)
             try AppsCommand.printJSON(try await AppsCommand.run { try await broker.admin.app(id: id) })
         }
     }
@@ -78,7 +72,7 @@ struct AppsCommand: AsyncParsableCommand {
         @Flag(help: "Allow the client_credentials grant.") var clientCredentials = false
 
         func run() async throws {
-            let broker = try await AppsCommand.open(options)
+            let broker = try await Bootstrap.openBroker(options)
             var policy: [String: JSONValue] = ["identityProviders": .array(providers.map(JSONValue.string))]
             if selfRegistration { policy["selfRegistration"] = true }
             if clientCredentials { policy["clientCredentialsGrant"] = true }
@@ -134,7 +128,7 @@ struct AppsCommand: AsyncParsableCommand {
             if let refreshTokenLifetime { patch["refreshTokenLifetime"] = .string(refreshTokenLifetime) }
             if let defaultScopes { patch["defaultScopes"] = .array(defaultScopes.split(separator: " ").map { .string(String($0)) }) }
             guard !patch.isEmpty else { throw ValidationError("Nothing to change: give at least one option (see --help).") }
-            let broker = try await AppsCommand.open(options)
+            let broker = try await Bootstrap.openBroker(options)
             let app = try await AppsCommand.run { try await broker.admin.patchPolicy(id: id, patch: .object(patch), by: AppsCommand.identity) }
             print("policy of \(app.id) updated (version \(app.version)); stateless \(app.policy.statelessAuthentication ? "on" : "off")")
         }
@@ -148,7 +142,7 @@ struct AppsCommand: AsyncParsableCommand {
         @Argument(help: "The app id.") var id: String
 
         func run() async throws {
-            let broker = try await AppsCommand.open(options)
+            let broker = try await Bootstrap.openBroker(options)
             _ = try await AppsCommand.run { try await broker.admin.returnToConfig(id: id, by: AppsCommand.identity) }
             print("\(id) is managed by the config file again; restart the brokers to apply the file's entry")
         }
@@ -210,7 +204,7 @@ struct LockoutsCommand: AsyncParsableCommand {
         @OptionGroup var options: ConfigOptions
 
         func run() async throws {
-            let broker = try await AppsCommand.open(options)
+            let broker = try await Bootstrap.openBroker(options)
             print("KEY\tLOCKED UNTIL\tLOCKOUTS")
             for lockout in try await broker.admin.lockouts() {
                 print("\(lockout.key)\t\(lockout.lockedUntil.formatted(.iso8601))\t\(lockout.lockouts)")
@@ -224,7 +218,7 @@ struct LockoutsCommand: AsyncParsableCommand {
         @Argument(help: "The key, as `lockouts list` shows it.") var key: String
 
         func run() async throws {
-            let broker = try await AppsCommand.open(options)
+            let broker = try await Bootstrap.openBroker(options)
             try await AppsCommand.run { try await broker.admin.unlock(key: key, by: AppsCommand.identity) }
             print("unlocked \(key)")
         }

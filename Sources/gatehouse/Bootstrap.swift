@@ -64,6 +64,14 @@ enum Bootstrap {
         }
     }
 
+    /// The broker an operator command works with: the config, the store, the plugins, with the log
+    /// quieter than `serve`'s (warnings and up) unless `--log-level` says otherwise.
+    static func openBroker(_ options: ConfigOptions) async throws -> Broker {
+        let logger = try logger(level: options.logLevel == "info" ? "warning" : options.logLevel)
+        let (config, _) = try loadConfig(options)
+        return try await broker(config, store: try openStore(config), logger: logger)
+    }
+
     static func broker(_ config: BrokerConfig, store: SQLiteStore, logger: Logger, metrics: BrokerMetrics = BrokerMetrics()) async throws -> Broker {
         do {
             return try await Broker.start(config: config, registry: registry, store: store, logger: logger, metrics: metrics, http: AsyncHTTPOutbound())

@@ -36,7 +36,7 @@ struct FSSOCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard let data = FileManager.default.contents(atPath: pem) else { throw ValidationError("Cannot read '\(pem)'.") }
-            let broker = try await AppsCommand.open(providerOption.options)
+            let broker = try await Bootstrap.openBroker(providerOption.options)
             let provider = try providerOption.resolve(broker)
             try await AppsCommand.run {
                 try await broker.admin.addProviderKey(providerID: provider, issuer: issuer, kid: kid, pem: String(decoding: data, as: UTF8.self), by: AppsCommand.identity)
@@ -50,7 +50,7 @@ struct FSSOCommand: AsyncParsableCommand {
         @OptionGroup var providerOption: ProviderOption
 
         func run() async throws {
-            let broker = try await AppsCommand.open(providerOption.options)
+            let broker = try await Bootstrap.openBroker(providerOption.options)
             let provider = try providerOption.resolve(broker)
             print("ISSUER\tKID\tSOURCE\tCREATED\tBY\tREVOKED")
             for key in try await AppsCommand.run({ try await broker.admin.providerKeys(providerID: provider) }) {
@@ -66,7 +66,7 @@ struct FSSOCommand: AsyncParsableCommand {
         @Option(help: "The tokens' kid.") var kid: String
 
         func run() async throws {
-            let broker = try await AppsCommand.open(providerOption.options)
+            let broker = try await Bootstrap.openBroker(providerOption.options)
             let provider = try providerOption.resolve(broker)
             try await AppsCommand.run { try await broker.admin.removeProviderKey(providerID: provider, issuer: issuer, kid: kid, by: AppsCommand.identity) }
             print("removed key \(kid) of \(issuer)")
@@ -85,7 +85,7 @@ struct TestKeysCommand: AsyncParsableCommand {
         @Option(help: "The app.") var app: String
 
         func run() async throws {
-            let broker = try await AppsCommand.open(options)
+            let broker = try await Bootstrap.openBroker(options)
             let generated = try await AppsCommand.run { try await broker.admin.generateTestKey(appID: app, by: AppsCommand.identity) }
             var standardError = FileHandle.standardError
             print("test key \(generated.key.kid) for \(app): sign JWTs with iss=\(generated.key.issuer) kid=\(generated.key.kid) (RS256)", to: &standardError)
@@ -100,7 +100,7 @@ struct TestKeysCommand: AsyncParsableCommand {
         @Option(help: "The app.") var app: String
 
         func run() async throws {
-            let broker = try await AppsCommand.open(options)
+            let broker = try await Bootstrap.openBroker(options)
             print("ISSUER\tKID\tSOURCE\tCREATED\tBY\tREVOKED")
             for key in try await AppsCommand.run({ try await broker.admin.testKeys(appID: app) }) { print(KeyRow(key).text) }
         }
@@ -113,7 +113,7 @@ struct TestKeysCommand: AsyncParsableCommand {
         @Argument(help: "The test key's kid.") var kid: String
 
         func run() async throws {
-            let broker = try await AppsCommand.open(options)
+            let broker = try await Bootstrap.openBroker(options)
             try await AppsCommand.run { try await broker.admin.revokeTestKey(appID: app, kid: kid, by: AppsCommand.identity) }
             print("revoked \(kid)")
         }

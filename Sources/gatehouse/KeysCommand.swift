@@ -14,11 +14,9 @@ struct KeysCommand: AsyncParsableCommand {
         @OptionGroup var options: ConfigOptions
 
         func run() async throws {
-            let (config, _) = try Bootstrap.loadConfig(options)
-            let store = try Bootstrap.openStore(config)
-            let broker = try await Bootstrap.broker(config, store: store, logger: try Bootstrap.logger(level: "warning"))
+            let broker = try await Bootstrap.openBroker(options)
             let key = try await broker.keyring.rotate()
-            try await store.appendAudit(AuditEvent(time: broker.clock.now, type: "key.rotated", details: ["kid": key.kid, "alg": key.algorithm.rawValue, "via": "cli"]))
+            try await broker.store.appendAudit(AuditEvent(time: broker.clock.now, type: "key.rotated", details: ["kid": key.kid, "alg": key.algorithm.rawValue, "via": "cli"]))
             print("new active key \(key.kid) (\(key.algorithm.rawValue)); running brokers pick it up within 15 seconds")
         }
     }

@@ -15,7 +15,7 @@ struct ProvidersCommand: AsyncParsableCommand {
         @OptionGroup var options: ConfigOptions
 
         func run() async throws {
-            let broker = try await ProvidersCommand.broker(options)
+            let broker = try await Bootstrap.openBroker(options)
             for provider in await broker.admin.providers() {
                 let health = provider.health.map { $0.healthy ? "healthy" : "UNHEALTHY: \($0.detail ?? "")" } ?? "-"
                 print("\(provider.id)\t\(provider.type)\t\(provider.roles.joined(separator: ","))\t\(health)")
@@ -39,7 +39,7 @@ struct ProvidersCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let broker = try await ProvidersCommand.broker(options)
+            let broker = try await Bootstrap.openBroker(options)
             guard let plugin = broker.plugins.all[provider] else {
                 let known = broker.plugins.all.keys.sorted().joined(separator: ", ")
                 throw ValidationError("No provider '\(provider)' in the config (configured: \(known)).")
@@ -58,11 +58,5 @@ struct ProvidersCommand: AsyncParsableCommand {
             }
             print("\(provider): all \(steps.count) steps passed.")
         }
-    }
-
-    static func broker(_ options: ConfigOptions) async throws -> Broker {
-        let logger = try Bootstrap.logger(level: options.logLevel == "info" ? "error" : options.logLevel)
-        let (config, _) = try Bootstrap.loadConfig(options)
-        return try await Bootstrap.broker(config, store: try Bootstrap.openStore(config), logger: logger)
     }
 }

@@ -21,15 +21,12 @@ struct UsersCommand: AsyncParsableCommand {
         var provider: String?
 
         func open() async throws -> (broker: Broker, provider: any PasswordUserManaging) {
-            let logger = try Bootstrap.logger(level: options.logLevel == "info" ? "warning" : options.logLevel)
-            let (config, _) = try Bootstrap.loadConfig(options)
-            let candidates = config.providers.filter { provider == nil ? $0.type == "local" : $0.id == provider }
+            let broker = try await Bootstrap.openBroker(options)
+            let candidates = broker.config.providers.filter { provider == nil ? $0.type == "local" : $0.id == provider }
             guard candidates.count == 1, let declaration = candidates.first else {
                 if let provider { throw ValidationError("No provider with id '\(provider)' in the config.") }
                 throw ValidationError("The config has \(candidates.count) providers of type local; name one with --provider.")
             }
-            let store = try Bootstrap.openStore(config)
-            let broker = try await Bootstrap.broker(config, store: store, logger: logger)
             guard let managing = broker.plugins.all[declaration.id] as? any PasswordUserManaging else {
                 throw ValidationError("The provider '\(declaration.id)' (type \(declaration.type)) does not keep passwords, so it has no users to manage here.")
             }
