@@ -132,6 +132,18 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
     /// Flows one client IP may start per minute.
     public var maxFlowStartsPerIPPerMinute: Int
 
+    /// The stricter of two policies, field by field: an account reachable through several apps gets
+    /// the strictest limits among them.
+    public func strictest(_ other: LockoutPolicy) -> LockoutPolicy {
+        var result = self
+        result.maxFailedAttemptsPerAccount = min(maxFailedAttemptsPerAccount, other.maxFailedAttemptsPerAccount)
+        result.maxFailedAttemptsPerIP = min(maxFailedAttemptsPerIP, other.maxFailedAttemptsPerIP)
+        result.failureWindow = max(failureWindow, other.failureWindow)
+        result.lockoutDuration = max(lockoutDuration, other.lockoutDuration)
+        result.maxLockoutDuration = max(maxLockoutDuration, other.maxLockoutDuration)
+        return result
+    }
+
     public init(
         maxFailedAttemptsPerFlow: Int = 5, maxFailedAttemptsPerAccount: Int = 10, maxFailedAttemptsPerIP: Int = 100,
         failureWindow: Seconds = .minutes(15), lockoutDuration: Seconds = .minutes(5), maxLockoutDuration: Seconds = .hours(24),

@@ -13,9 +13,15 @@ public struct FlowEngine: Sendable {
     public let logger: Logger
     public let metrics: BrokerMetrics
     public let attempts: AttemptGuard
+    /// Every app's policy, for the lockout rule; the flow's own app is always read fresh.
+    let apps: AppCache
 
-    public init(store: any BrokerStore, plugins: PluginInstances, tokens: TokenIssuer, clock: any BrokerClock, logger: Logger, metrics: BrokerMetrics = BrokerMetrics()) {
+    public init(
+        store: any BrokerStore, plugins: PluginInstances, tokens: TokenIssuer, clock: any BrokerClock, logger: Logger, metrics: BrokerMetrics = BrokerMetrics(),
+        apps: AppCache? = nil
+    ) {
         self.store = store
+        self.apps = apps ?? AppCache(store: store, clock: clock)
         self.plugins = plugins
         self.tokens = tokens
         self.clock = clock
@@ -54,7 +60,7 @@ public struct FlowEngine: Sendable {
     public func startAuthorization(app: App, request: AuthorizationRequest, binding: BrowserBinding, clientIP: String?) async throws -> FlowOutcome {
         try await attempts.checkStart(clientIP: clientIP, policy: app.policy.lockout)
         let now = clock.now
-        let providers = app.policy.identityProviders.filter { plugins.identityProviders[$0] != nil }
+        let providers = configuredProviders(of: app)
         let flow = FlowRecord(
             id: RandomToken.make(), appID: app.id, providerID: providers.count == 1 ? providers[0] : "", purpose: .authenticate, stateless: false,
             scopes: request.scopes, phase: providers.count == 1 ? .identify : .chooseProvider, pluginState: FlowState(),
@@ -155,7 +161,7 @@ public struct FlowEngine: Sendable {
         case .identified, .verified: try await attempts.recordSuccess(clientIP: flow.clientIP, accountKey: accountKey)
         case .challenge: try await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
         }
-        return try await advance(flow, with: step, app: app)
+        return try await advance(flow, with: step, app: app, account: context.account)
     }
 
     private func strictestLockout(for flow: FlowRecord, app: App) async throws -> LockoutPolicy {
@@ -165,23 +171,17 @@ public struct FlowEngine: Sendable {
         case .factor(let authenticatorID): pluginID = authenticatorID
         case .chooseProvider: return app.policy.lockout
         }
-        let policies = try await store.apps().map(\.policy).filter { $0.identityProviders.contains(pluginID) || $0.authenticators.contains(pluginID) }
-        return policies.map(\.lockout).reduce(app.policy.lockout) { strictest, other in
-            var result = strictest
-            result.maxFailedAttemptsPerAccount = min(result.maxFailedAttemptsPerAccount, other.maxFailedAttemptsPerAccount)
-            result.maxFailedAttemptsPerIP = min(result.maxFailedAttemptsPerIP, other.maxFailedAttemptsPerIP)
-            result.failureWindow = max(result.failureWindow, other.failureWindow)
-            result.lockoutDuration = max(result.lockoutDuration, other.lockoutDuration)
-            result.maxLockoutDuration = max(result.maxLockoutDuration, other.maxLockoutDuration)
-            return result
-        }
+        // The other apps' policies may be a second old; the flow's own app is the one just read.
+        let others = try await apps.all().filter { $0.id != app.id }.map(\.policy)
+            .filter { $0.identityProviders.contains(pluginID) || $0.authenticators.contains(pluginID) }
+        return others.map(\.lockout).reduce(app.policy.lockout) { $0.strictest($1) }
     }
 
     /// Where a browser flow stands: its current challenge or provider choice (to show the page again).
     public func pending(flowID: String, browser: BrowserProof) async throws -> FlowOutcome {
         let (flow, app) = try await load(flowID, browser: browser)
         if flow.phase == .chooseProvider {
-            return .chooseProvider(flowID: flow.id, providers: app.policy.identityProviders.filter { plugins.identityProviders[$0] != nil }, expiresAt: flow.expiresAt)
+            return .chooseProvider(flowID: flow.id, providers: configuredProviders(of: app), expiresAt: flow.expiresAt)
         }
         return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
     }
@@ -228,7 +228,8 @@ public struct FlowEngine: Sendable {
 
     // MARK: - Steps
 
-    private func advance(_ flow: FlowRecord, with step: FlowStep, app: App) async throws -> FlowOutcome {
+    /// `account` is the flow's account when the caller has it at hand already.
+    private func advance(_ flow: FlowRecord, with step: FlowStep, app: App, account knownAccount: Account? = nil) async throws -> FlowOutcome {
         var flow = flow
         switch step {
         case .challenge(let challenge, let state):
@@ -262,9 +263,12 @@ public struct FlowEngine: Sendable {
             return try await advance(flow, with: next, app: app)
 
         case .verified(let factor):
-            guard case .factor(let expected) = flow.phase, expected == factor.authenticatorID, let accountID = flow.accountID,
-                let account = try await store.account(id: accountID)
-            else { throw BrokerError.internalFailure("A factor was verified outside its phase.") }
+            guard case .factor(let expected) = flow.phase, expected == factor.authenticatorID, let accountID = flow.accountID else {
+                throw BrokerError.internalFailure("A factor was verified outside its phase.")
+            }
+            guard let account = try await (knownAccount?.id == accountID ? knownAccount : store.account(id: accountID)) else {
+                throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
+            }
             flow.methods += [factor.method, factor.authenticatorID]
             return try await complete(flow, app: app, account: account)
         }
@@ -338,6 +342,11 @@ public struct FlowEngine: Sendable {
     }
 
     // MARK: - Policy
+
+    /// The app's identity providers that are configured here, in the policy's order.
+    private func configuredProviders(of app: App) -> [String] {
+        app.policy.identityProviders.filter { plugins.identityProviders[$0] != nil }
+    }
 
     private func identityProvider(_ id: String, allowedBy policy: Policy, stateless: Bool) throws(BrokerError) -> any IdentityProvider {
         guard let provider = plugins.identityProviders[id] else {

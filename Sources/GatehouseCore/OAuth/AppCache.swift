@@ -4,13 +4,15 @@ import Synchronization
 /// Apps as the hot token paths read them: from the store at most once a second per app, so that the
 /// token and introspection endpoints do not read (and decode) the app on every request. A policy or
 /// secret changed in the store is therefore in force on those endpoints within a second, on every
-/// node. Flows always read the store.
+/// node. Flows always read their own app from the store; `all()` serves the lockout rule that needs
+/// every app's policy on every answer.
 public final class AppCache: Sendable {
     public static let lifetime: TimeInterval = 1
 
     private let store: any AppStore
     private let clock: any BrokerClock
     private let entries = Mutex([String: (app: App?, loadedAt: Date)]())
+    private let list = Mutex<(apps: [App], loadedAt: Date)?>(nil)
 
     public init(store: any AppStore, clock: any BrokerClock) {
         self.store = store
@@ -30,5 +32,16 @@ public final class AppCache: Sendable {
             cache[id] = (app, now)
         }
         return app
+    }
+
+    /// Every app, read from the store at most once a second.
+    public func all() async throws -> [App] {
+        let now = clock.now
+        if let cached = list.withLock({ $0 }), now.timeIntervalSince(cached.loadedAt) < Self.lifetime, now >= cached.loadedAt {
+            return cached.apps
+        }
+        let apps = try await store.apps()
+        list.withLock { $0 = (apps, now) }
+        return apps
     }
 }

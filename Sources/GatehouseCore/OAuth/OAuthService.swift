@@ -12,11 +12,11 @@ public struct OAuthService: Sendable {
     public let clock: any BrokerClock
     public let logger: Logger
 
-    public init(store: any BrokerStore, tokens: TokenIssuer, plugins: PluginInstances, clock: any BrokerClock, logger: Logger) {
+    public init(store: any BrokerStore, tokens: TokenIssuer, plugins: PluginInstances, clock: any BrokerClock, logger: Logger, apps: AppCache? = nil) {
         self.store = store
         self.tokens = tokens
         self.revocations = RevocationList(store: store, clock: clock)
-        self.clients = ClientAuthenticator(apps: AppCache(store: store, clock: clock))
+        self.clients = ClientAuthenticator(apps: apps ?? AppCache(store: store, clock: clock))
         self.plugins = plugins
         self.clock = clock
         self.logger = logger
@@ -121,13 +121,15 @@ public struct OAuthService: Sendable {
             scopes = requested
         }
         guard let account = try await store.account(id: record.accountID) else { throw Self.invalidGrant("The account no longer exists.") }
-        try await recheck(account: account, identityProvider: record.identityProvider)
+        // One read of the links serves the recheck and the profile claims.
+        let links = try await store.identityLinks(accountID: account.id)
+        try await recheck(links: links, identityProvider: record.identityProvider)
         do {
             let issued = try await tokens.issue(
                 TokenIssuer.Grant(
                     app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: record.methods, identityProvider: record.identityProvider,
                     authTime: record.authTime, refreshFamilyID: record.familyID, replacingRefreshToken: digest,
-                    profile: try await profile(of: account, identityProvider: record.identityProvider, scopes: scopes)
+                    profile: Self.profile(of: account, links: links, identityProvider: record.identityProvider, scopes: scopes)
                 ).with(accessTokenID: nil, refreshTokenScopes: record.scopes)
             )
             return issued.tokens
@@ -152,9 +154,9 @@ public struct OAuthService: Sendable {
     }
 
     /// Asks the provider that identified the account whether the identity is still good.
-    private func recheck(account: Account, identityProvider: String?) async throws {
+    private func recheck(links: [IdentityLink], identityProvider: String?) async throws {
         guard let providerID = identityProvider, let provider = plugins.identityProviders[providerID] as? any IdentityRechecking,
-            let link = try await store.identityLinks(accountID: account.id).first(where: { $0.providerID == providerID })
+            let link = links.first(where: { $0.providerID == providerID })
         else { return }
         guard try await provider.isStillValid(subject: link.subject) else {
             throw Self.invalidGrant("The identity provider no longer accepts this account.")
@@ -243,6 +245,11 @@ public struct OAuthService: Sendable {
     func profile(of account: Account, identityProvider: String?, scopes: [String]) async throws -> [String: JSONValue] {
         let needsClaims = scopes.contains("email") || scopes.contains("profile") || scopes.contains("groups")
         let links = needsClaims ? try await store.identityLinks(accountID: account.id) : []
+        return Self.profile(of: account, links: links, identityProvider: identityProvider, scopes: scopes)
+    }
+
+    /// The profile claims from the link of the provider that signed the person in (else any link).
+    static func profile(of account: Account, links: [IdentityLink], identityProvider: String?, scopes: [String]) -> [String: JSONValue] {
         let claims = (links.first { $0.providerID == identityProvider } ?? links.first)?.claims ?? [:]
         return ProfileClaims.make(username: account.username, claims: claims, scopes: scopes)
     }
