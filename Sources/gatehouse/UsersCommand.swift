@@ -86,21 +86,16 @@ struct UsersCommand: AsyncParsableCommand {
 
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Remove a user's password and identity link; the account goes too (with its refresh tokens) when no other identity is linked."
+            abstract: "Remove a user's password and identity link; the account goes too, with every token it holds, when no other identity is linked."
         )
         @OptionGroup var providerOptions: ProviderOptions
         @Argument(help: "The username to remove.") var username: String
 
         func run() async throws {
             let (broker, provider) = try await providerOptions.open()
-            guard let subject = try await provider.removeUser(username: username) else {
+            guard try await broker.admin.removePasswordUser(providerID: provider.id, username: username, by: AppsCommand.identity) else {
                 throw ValidationError("No user '\(username)' in \(provider.id).")
             }
-            let link = try await broker.store.identityLink(providerID: provider.id, subject: subject)
-            _ = try await broker.store.unlinkIdentity(providerID: provider.id, subject: subject)
-            try await broker.store.appendAudit(
-                AuditEvent(time: broker.clock.now, type: "user.removed", accountID: link?.accountID, providerID: provider.id, details: ["username": username, "via": "cli"])
-            )
             print("removed \(username) from \(provider.id)")
         }
     }

@@ -29,6 +29,17 @@ cd "$work"
 start() {
   "$bin" serve --listen "127.0.0.1:$port" "$@" >>"$work/serve.log" 2>&1 &
   pid=$!
+  wait_up
+}
+
+start_in() { # start_in DIR ARGS...: like start, run from DIR (its gatehouse.yaml and data/)
+  local dir=$1; shift
+  (cd "$dir" && exec "$bin" serve --config gatehouse.yaml "$@" >>"$work/serve.log" 2>&1) &
+  pid=$!
+  wait_up
+}
+
+wait_up() {
   for _ in $(seq 1 100); do
     curl -sf "$base/healthz" >/dev/null 2>&1 && return 0
     kill -0 "$pid" 2>/dev/null || { echo "server exited:"; tail -20 "$work/serve.log"; return 1; }
@@ -183,12 +194,19 @@ set +e
 printf '%s\n' 'a fine long password' | "$bin" users add bob >"$work/dup.out" 2>&1; status=$?
 set -e
 check "adding bob twice is refused with username_taken" bash -c "[ $status -ne 0 ] && grep -q username_taken '$work/dup.out'"
+# A confidential app to introspect with (the demo app is public).
+introspector_secret=$("$bin" apps create introspector --provider local | sed -n 's/^client secret (shown once, store it now): //p')
+introspect_bob() { curl -sS -u "introspector:$introspector_secret" "$base/oauth2/introspect" --data-urlencode "token=$bob_token" | jq -r .active; }
 start
-check "bob signs in through the API" bash -c "[ \"\$(jq -r .status <<<'$(flow demo authenticate bob "a fine long password")')\" = completed ]"
+bob_signin=$(flow demo authenticate bob "a fine long password")
+check "bob signs in through the API" test "$(jq -r .status <<<"$bob_signin")" = completed
+bob_token=$(jq -r .tokens.access_token <<<"$bob_signin")
+check "bob's access token introspects as active" test "$(introspect_bob)" = true
 stop
 check "users remove removes bob" "$bin" users remove bob
 start
 check "bob can no longer sign in" bash -c "[ \"\$(jq -r .error <<<'$(flow demo authenticate bob "a fine long password")')\" = invalid_credentials ]"
+check "bob's earlier access token is revoked with his account (introspection: inactive)" test "$(introspect_bob)" = false
 stop
 echo "- admin: policy changes at run time, from the CLI and the admin API, without a restart"
 export GATEHOUSE_ADMIN_TOKEN=e2e-admin-token-e2e-admin-token-e2e-0001
@@ -250,9 +268,7 @@ apps:
     policy:
       identityProviders: [acme-sso]
 YAML
-(cd "$work/fsso" && exec "$bin" serve --config gatehouse.yaml >>"$work/serve.log" 2>&1) &
-pid=$!
-for _ in $(seq 1 100); do curl -sf "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+start_in "$work/fsso"
 sign() { "$py" - "$work/fsso.key" "$@" <<'PY'
 import base64, hashlib, hmac, json, sys, time, uuid, jwt
 key = open(sys.argv[1]).read()
@@ -278,11 +294,8 @@ check "the same assertion again is refused (replay)" test "$(bearer "$assertion"
 check "HS256 keyed with the public key is refused" test "$(bearer "$(sign hs256)" | jq -r .error)" = invalid_grant
 check "an expired assertion is refused" test "$(bearer "$(sign expired)" | jq -r .error)" = invalid_grant
 stop
-(cd "$work/fsso" && exec "$bin" serve --config gatehouse.yaml >>"$work/serve.log" 2>&1) &
-pid=$!
-for _ in $(seq 1 100); do curl -sf "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+start_in "$work/fsso"
 check "the replay is still refused after a restart" test "$(bearer "$assertion" | jq -r .error)" = invalid_grant
-stop
 openssl rsa -in "$work/fsso.key" -pubout -out "$work/fsso.spki.pem" 2>/dev/null
 openssl genrsa -out "$work/beta.key" 2048 2>/dev/null
 openssl rsa -in "$work/beta.key" -pubout -out "$work/beta.pem" 2>/dev/null
@@ -290,9 +303,6 @@ check "gatehouse fsso keys add registers an SPKI key for a new issuer" bash -c "
 check "gatehouse fsso keys list shows config and registered keys" bash -c "cd '$work/fsso' && '$bin' fsso keys list --config gatehouse.yaml | grep -q '^beta	b1	registered' && '$bin' fsso keys list --config gatehouse.yaml | grep -q '^acme	k1	config'"
 check "gatehouse test-keys generate prints a private key once" bash -c "cd '$work/fsso' && '$bin' test-keys generate --config gatehouse.yaml --app backend >'$work/test.key' 2>'$work/test.info' && grep -q 'PRIVATE KEY-----' '$work/test.key'"
 test_kid=$(grep -o 'kid=[^ ]*' "$work/test.info" | head -1 | cut -d= -f2)
-(cd "$work/fsso" && exec "$bin" serve --config gatehouse.yaml >>"$work/serve.log" 2>&1) &
-pid=$!
-for _ in $(seq 1 100); do curl -sf "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 sign_with() { "$py" - "$@" <<'PY'
 import sys, time, uuid, jwt
 key, iss, kid, sub = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3], sys.argv[4]
@@ -300,15 +310,11 @@ now = int(time.time())
 print(jwt.encode({"iss": iss, "sub": sub, "aud": "identity-service", "jti": uuid.uuid4().hex, "iat": now, "exp": now + 60}, key, algorithm="RS256", headers={"kid": kid}))
 PY
 }
-check "the registered issuer's token is accepted without a restart of the CLI's change" test "$(bearer "$(sign_with "$work/beta.key" beta b1 dave)" | jq -r .token_type)" = Bearer
+check "the running broker accepts the issuer key the CLI registered, without a restart" test "$(bearer "$(sign_with "$work/beta.key" beta b1 dave)" | jq -r .token_type)" = Bearer
 check "a test-key token registers a user" test "$(bearer "$(sign_with "$work/test.key" gatehouse-test:backend "$test_kid" tester)" | jq -r .token_type)" = Bearer
-stop
-check "the test user is marked as a test account" bash -c "cd '$work/fsso' && '$bin' audit tail --config gatehouse.yaml --type account.created >/dev/null && sqlite_count=\$('$py' -c \"import sqlite3; print(sqlite3.connect('$work/fsso/data/gatehouse.sqlite').execute('SELECT COUNT(*) FROM accounts WHERE username = \\'tester\\' AND is_test = 1').fetchone()[0])\") && [ \"\$sqlite_count\" = 1 ]"
-check "gatehouse test-keys revoke stops the key at once" bash -c "cd '$work/fsso' && '$bin' test-keys revoke --config gatehouse.yaml --app backend '$test_kid'"
-(cd "$work/fsso" && exec "$bin" serve --config gatehouse.yaml >>"$work/serve.log" 2>&1) &
-pid=$!
-for _ in $(seq 1 100); do curl -sf "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-check "a revoked test key's token is refused" test "$(bearer "$(sign_with "$work/test.key" gatehouse-test:backend "$test_kid" tester2)" | jq -r .error)" = invalid_grant
+check "the test user is marked as a test account" bash -c "sqlite_count=\$('$py' -c \"import sqlite3; print(sqlite3.connect('$work/fsso/data/gatehouse.sqlite').execute('SELECT COUNT(*) FROM accounts WHERE username = \\'tester\\' AND is_test = 1').fetchone()[0])\") && [ \"\$sqlite_count\" = 1 ]"
+check "gatehouse test-keys revoke revokes the key" bash -c "cd '$work/fsso' && '$bin' test-keys revoke --config gatehouse.yaml --app backend '$test_kid'"
+check "the running broker refuses the revoked test key's token at once" test "$(bearer "$(sign_with "$work/test.key" gatehouse-test:backend "$test_kid" tester2)" | jq -r .error)" = invalid_grant
 stop
 check "the audit log names each refusal's reason" bash -c "cd '$work/fsso' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=token_replayed' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=alg_not_allowed' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=token_expired'"
 
@@ -335,9 +341,7 @@ apps:
     policy:
       identityProviders: [bank]
 YAML
-(cd "$work/custom" && exec "$bin" serve --config gatehouse.yaml >>"$work/serve.log" 2>&1) &
-pid=$!
-for _ in $(seq 1 100); do curl -sf "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+start_in "$work/custom"
 custom_flow() { # custom_flow STATELESS SUBJECT -> the final JSON
   local started
   started=$(curl -sS -u "bankapp:$BANK_APP_SECRET" -X POST "$base/v1/flows" -H 'Content-Type: application/json' -d "{\"app\":\"bankapp\",\"provider\":\"bank\",\"stateless\":$1}")

@@ -268,6 +268,26 @@ public struct AdminService: Sendable {
         }
     }
 
+    /// Removes a user of a password-keeping provider (`gatehouse users remove`): the password, and the
+    /// account with every token it holds when this was its only identity, else just the link.
+    /// False when there is no such user.
+    public func removePasswordUser(providerID: String, username: String, by admin: AdminIdentity) async throws -> Bool {
+        guard let provider = plugins.identityProviders[providerID] as? any PasswordUserManaging else {
+            throw BrokerError(.notFound, .notFound, "The provider '\(providerID)' does not keep passwords.")
+        }
+        guard let subject = try await provider.removeUser(username: username) else { return false }
+        let link = try await store.identityLink(providerID: providerID, subject: subject)
+        if let accountID = link?.accountID, try await store.identityLinks(accountID: accountID).count <= 1 {
+            _ = try await oauth.deleteAccount(id: accountID, appID: nil, admin: admin)
+        } else {
+            _ = try await store.unlinkIdentity(providerID: providerID, subject: subject)
+        }
+        try await store.appendAudit(
+            AuditEvent(time: clock.now, type: "user.removed", accountID: link?.accountID, providerID: providerID, details: ["username": username, "admin": admin.name])
+        )
+        return true
+    }
+
     // MARK: - Assertion keys (FSSO issuers and test registration keys)
 
     private func keyManager(_ providerID: String) throws -> any AssertionKeyManaging {
