@@ -12,9 +12,21 @@ struct LDAPDirectory: Sendable {
     }
 
     let config: LDAPConfig
-
     /// The binary attributes, lower-cased.
-    var binaryAttributes: Set<String> { Set(config.binaryAttributes.map { $0.lowercased() }) }
+    let binaryAttributes: Set<String>
+    /// The attributes read from a user entry: the subject, the claims, and what groups are matched on.
+    let userAttributes: [String]
+
+    init(config: LDAPConfig) {
+        self.config = config
+        self.binaryAttributes = Set(config.binaryAttributes.map { $0.lowercased() })
+        let search = config.userSearch
+        var names = [search.idAttr, search.username]
+        names += [search.emailAttr, search.nameAttr, search.preferredUsernameAttr].compactMap { $0 }
+        names += config.groupSearch?.userMatchers.map(\.userAttr) ?? []
+        var seen: Set<String> = []
+        self.userAttributes = names.filter { $0.caseInsensitiveCompare("DN") != .orderedSame && seen.insert($0.lowercased()).inserted }
+    }
 
     /// `(attribute=value)`, byte for byte for a binary attribute.
     func equals(_ attribute: String, _ value: String) -> String {
@@ -30,16 +42,6 @@ struct LDAPDirectory: Sendable {
     func searchUsers(_ connection: LDAPConnection, base: String, scope: SearchScope, filter: String) throws(LDAPFailure) -> (entries: [LDAPEntry], limited: Bool) {
         // Two are enough to know a match is not unique.
         try connection.search(base: base, scope: scope, filter: filter, attributes: userAttributes, binaryAttributes: binaryAttributes, sizeLimit: 2, stage: .search)
-    }
-
-    /// The attributes read from a user entry: the subject, the claims, and what groups are matched on.
-    var userAttributes: [String] {
-        let search = config.userSearch
-        var names = [search.idAttr, search.username]
-        names += [search.emailAttr, search.nameAttr, search.preferredUsernameAttr].compactMap { $0 }
-        names += config.groupSearch?.userMatchers.map(\.userAttr) ?? []
-        var seen: Set<String> = []
-        return names.filter { $0.caseInsensitiveCompare("DN") != .orderedSame && seen.insert($0.lowercased()).inserted }
     }
 
     /// Search-then-bind: finds exactly one entry for the username with the service account, refuses a

@@ -21,14 +21,7 @@ public struct Broker: Sendable {
         config: BrokerConfig, registry: PluginRegistry, store: any BrokerStore, clock: any BrokerClock = SystemClock(), logger: Logger,
         metrics: BrokerMetrics = BrokerMetrics(), http: any OutboundHTTP = NoOutboundHTTP()
     ) async throws -> Broker {
-        let plugins = try registry.instantiate(config.providers) { declaration in
-            var pluginLogger = logger
-            pluginLogger[metadataKey: "provider"] = .string(declaration.id)
-            return PluginEnvironment(
-                clock: clock, logger: pluginLogger, storage: PluginStorage(namespace: declaration.id, store: store, clock: clock),
-                development: config.environment == .development, http: http
-            )
-        }
+        let plugins = try makePlugins(config: config, registry: registry, store: store, clock: clock, logger: logger, http: http)
         try await seedApps(config.apps, into: store, clock: clock, logger: logger)
         let keyring = SigningKeyring(store: store, clock: clock, algorithm: config.tokens.signingAlgorithm)
         try await keyring.prepare()
@@ -42,6 +35,22 @@ public struct Broker: Sendable {
             admin: AdminService(store: store, plugins: plugins, oauth: oauth, clock: clock),
             adminCredentials: AdminCredentials(tokens: config.admin.tokens.map { ($0.name, $0.token) }), clock: clock, logger: logger
         )
+    }
+
+    /// Builds every plugin instance the config declares, each with its own environment. Some rules
+    /// are only checked here (they depend on the deployment mode), so `check-config` calls it too.
+    public static func makePlugins(
+        config: BrokerConfig, registry: PluginRegistry, store: any BrokerStore, clock: any BrokerClock = SystemClock(), logger: Logger,
+        http: any OutboundHTTP = NoOutboundHTTP()
+    ) throws(ConfigIssues) -> PluginInstances {
+        try registry.instantiate(config.providers) { declaration in
+            var pluginLogger = logger
+            pluginLogger[metadataKey: "provider"] = .string(declaration.id)
+            return PluginEnvironment(
+                clock: clock, logger: pluginLogger, storage: PluginStorage(namespace: declaration.id, store: store, clock: clock),
+                development: config.environment == .development, http: http
+            )
+        }
     }
 
     /// Writes the config's apps into the store. An app an admin has changed at run time keeps the

@@ -51,7 +51,7 @@ struct BrowserPages {
         }
         // One binding cookie per browser, reused by every flow it starts (so two tabs both work).
         let cookie = request.cookies[Self.cookieName]?.value.nilIfInvalidToken ?? RandomToken.make()
-        let binding = BrowserBinding(cookieDigest: SecretDigest.sha256Hex(cookie), csrfToken: RandomToken.make())
+        let binding = BrowserBinding(cookie: cookie)
         var response: Response
         do {
             let outcome = try await broker.engine.startAuthorization(app: app, request: authorization, binding: binding, clientIP: context.clientIP)

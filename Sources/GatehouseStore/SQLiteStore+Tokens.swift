@@ -60,14 +60,6 @@ extension SQLiteStore: RefreshTokenStore {
             return db.changesCount
         }
     }
-
-    public func revokeRefreshTokens(accountID: String, now: Date) async throws -> Int {
-        try await pool.write { db in
-            try db.cachedStatement(sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL").execute(arguments: [now.storeValue, accountID]
-            )
-            return db.changesCount
-        }
-    }
 }
 
 extension SQLiteStore: SigningKeyStore {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GatehouseCore
 import GatehouseServer
+import GatehouseStore
 import Logging
 import Prometheus
 import ServiceLifecycle
@@ -54,13 +55,32 @@ struct CheckConfigCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (config, source) = try Bootstrap.loadConfig(options)
+        // Building the plugins checks the rules that depend on the deployment mode. Without a database
+        // yet, they get a throw-away one: checking must not create the real one.
+        let hasDatabase = FileManager.default.fileExists(atPath: config.storage.sqlitePath)
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-check-\(UUID().uuidString).sqlite").path
+        let store = try hasDatabase ? Bootstrap.openStore(config) : SQLiteStore(path: scratch)
+        defer {
+            if !hasDatabase {
+                try? store.close()
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: scratch + suffix) }
+            }
+        }
+        let quiet = try Bootstrap.logger(level: "error")
+        do {
+            _ = try Broker.makePlugins(config: config, registry: Bootstrap.registry, store: store, logger: quiet)
+        } catch {
+            var standardError = FileHandle.standardError
+            print("\(source): \(error.issues.count) mistake(s):", to: &standardError)
+            for issue in error.issues { print("  \(issue)", to: &standardError) }
+            throw ExitCode(2)
+        }
         print("\(source): OK (\(config.providers.count) provider(s), \(config.apps.count) app(s))")
         // Drift between the file's apps and the database, when there is a database to compare with.
-        guard FileManager.default.fileExists(atPath: config.storage.sqlitePath) else {
+        guard hasDatabase else {
             print("no database at \(config.storage.sqlitePath) yet: nothing to compare the apps with")
             return
         }
-        let store = try Bootstrap.openStore(config)
         let findings = try ConfigDrift.compare(seeds: config.apps, stored: try await store.apps())
         if findings.isEmpty {
             print("apps: the file and the database agree")

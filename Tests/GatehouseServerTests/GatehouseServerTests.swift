@@ -109,7 +109,10 @@ struct GatehouseServerTests {
         defer { test.temporary.remove() }
         try await Self.application(test).test(.router) { client in
             let completed = try await Self.register(client, username: "alice", password: "correct horse battery")
-            guard case .object(let tokens) = completed["tokens"], case .object(let account) = completed["account"] else { return }
+            guard case .object(let tokens) = completed["tokens"], case .object(let account) = completed["account"] else {
+                Issue.record("the completed flow has no tokens or account: \(completed)")
+                return
+            }
             let token = try #require(tokens["access_token"]?.stringValue)
             let jwks = try await client.execute(uri: "/oauth2/jwks", method: .get)
             #expect(jwks.headers[.contentType] == "application/jwk-set+json")
@@ -146,7 +149,10 @@ struct GatehouseServerTests {
         defer { test.temporary.remove() }
         try await Self.application(test).test(.router) { client in
             let completed = try await Self.register(client, username: "bob", password: "correct horse battery")
-            guard case .object(let tokens) = completed["tokens"] else { return }
+            guard case .object(let tokens) = completed["tokens"] else {
+                Issue.record("the completed flow has no tokens: \(completed)")
+                return
+            }
             let parts = try #require(tokens["access_token"]?.stringValue).split(separator: ".").map(String.init)
             let keySet = try JSONDecoder().decode(JSONWebKeySet.self, from: Data(buffer: try await client.execute(uri: "/oauth2/jwks", method: .get).body))
             let jwk = try #require(keySet.keys.first)

@@ -59,15 +59,22 @@ struct LDAPTests {
     }
 
     static func provider(_ slapd: Slapd, extra: String = "", bindPassword: String = "service-secret", timeout: String = "1s") throws -> LDAPProvider {
-        let node = try ConfigNode.parse(yaml: config(url: slapd.url, extra: extra, bindPassword: bindPassword, timeout: timeout), environment: [:]).node
+        try provider(url: slapd.url, extra: extra, bindPassword: bindPassword, timeout: timeout)
+    }
+
+    static func provider(url: String, extra: String = "", bindPassword: String = "service-secret", timeout: String = "1s") throws -> LDAPProvider {
+        let node = try ConfigNode.parse(yaml: config(url: url, extra: extra, bindPassword: bindPassword, timeout: timeout), environment: [:]).node
         let config = try ConfigNodeDecoder.decode(LDAPConfig.self, from: node)
         var logger = Logger(label: "ldap.test")
         logger.logLevel = .critical
         return try #require(LDAPPlugin.make(id: "corp-ldap", config: config, environment: environment(logger)) as? LDAPProvider)
     }
 
+    /// The plugin keeps nothing in storage; one scratch store serves every provider of the run.
+    static let scratch = try! TemporaryStore()
+
     static func environment(_ logger: Logger) throws -> PluginEnvironment {
-        PluginEnvironment(clock: TestClock(), logger: logger, storage: PluginStorage(namespace: "ldap", store: try TemporaryStore().store, clock: TestClock()))
+        PluginEnvironment(clock: TestClock(), logger: logger, storage: PluginStorage(namespace: "ldap", store: scratch.store, clock: TestClock()))
     }
 
     var slapd: Slapd { Slapd.shared! }
@@ -310,7 +317,7 @@ struct LDAPTests {
         #expect(wrongPassword.last?.name == "bind")
         #expect(wrongPassword.last?.passed == false)
 
-        let nothing = await (try Self.provider(try await Slapd.closedPort())).diagnose(username: nil, password: nil)
+        let nothing = await (try Self.provider(url: "ldap://127.0.0.1:1")).diagnose(username: nil, password: nil)
         #expect(nothing.map(\.name) == ["connect"])
         #expect(nothing.first?.passed == false)
     }
@@ -324,23 +331,7 @@ struct LDAPTests {
     }
 
     @Test func reportsConfigMistakesWithTheirExactPath() throws {
-        let temporary = try TemporaryStore()
-        defer { temporary.remove() }
-        // Loads the config and builds the plugins, as the broker does at start.
-        func issues(_ yaml: String) -> [String] {
-            do {
-                let config = try ConfigLoader(registry: Self.registry).load(yaml: yaml, environment: [:])
-                _ = try Self.registry.instantiate(config.providers) { _ in
-                    PluginEnvironment(
-                        clock: TestClock(), logger: Logger(label: "t"), storage: PluginStorage(namespace: "x", store: temporary.store, clock: TestClock()),
-                        development: config.environment == .development
-                    )
-                }
-                return []
-            } catch {
-                return error.issues.map(\.description)
-            }
-        }
+        func issues(_ yaml: String) -> [String] { configIssues(yaml, registry: Self.registry) }
         let base = Self.yaml(url: "ldap://127.0.0.1:1")
         #expect(issues(base.replacingOccurrences(of: "url: ldap://127.0.0.1:1", with: "url: http://dir.example.org")).contains { $0.hasPrefix("providers[0].config.url:") })
         #expect(issues(base.replacingOccurrences(of: "url: ldap://127.0.0.1:1", with: "url: [ldap://a.example.org, ftp://b]")).contains { $0.hasPrefix("providers[0].config.url[1]:") })
@@ -364,14 +355,5 @@ struct LDAPTests {
         var registry = PluginRegistry()
         registry.register(LDAPPlugin.self)
         return registry
-    }
-}
-
-extension Slapd {
-    /// A handle on a loopback port nothing listens on.
-    static func closedPort() async throws -> Slapd {
-        let stopped = try await Slapd.start()
-        await stopped.remove()
-        return stopped
     }
 }

@@ -29,7 +29,7 @@ final class Slapd: TestPeer {
             lastError = output
             if !output.contains("in use") { break }
         }
-        throw SlapdError(message: "could not start slapd: \(lastError)")
+        throw ChildProcessError(message: "could not start slapd: \(lastError)")
     }
 
     func stop() async { await Self.run(["stop", folder.path]) }
@@ -39,7 +39,7 @@ final class Slapd: TestPeer {
     /// Starts the stopped directory again on the same port, with its data.
     func restart() async throws {
         let (status, output) = await Self.run(["start", folder.path, String(port)])
-        if status != 0 { throw SlapdError(message: "could not restart slapd: \(output)") }
+        if status != 0 { throw ChildProcessError(message: "could not restart slapd: \(output)") }
     }
 
     func remove() async {
@@ -56,11 +56,6 @@ final class Slapd: TestPeer {
 
     /// The directory the suite shares, started once for it (see `SharedSlapd`).
     @TaskLocal static var shared: Slapd?
-}
-
-struct SlapdError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
 }
 
 /// Starts one directory for the whole suite and stops it afterwards.

@@ -103,6 +103,17 @@ for expected in "server.listen: not a HOST:PORT address: 'nowhere'" \
   check "reports: $expected" grep -qF "$expected" <<<"$output"
 done
 check "the default config is valid" "$bin" check-config
+cat >"$work/plain.yaml" <<'YAML'
+providers:
+  - id: bank
+    type: custom-api
+    config: {url: "http://bank.example/register", secret: "0123456789abcdef0123456789abcdef"}
+apps:
+  - id: bankapp
+    policy: {identityProviders: [bank]}
+YAML
+check "check-config also runs the plugins' own checks (plain http:// outside development, exit 2)" bash -c \
+  "! '$bin' check-config --config '$work/plain.yaml' 2>'$work/plain.out' && grep -q 'providers\[0\].config.url: must be https://' '$work/plain.out'"
 set +e
 "$bin" check-config --config "$work/missing.yaml" >"$work/missing.out" 2>&1; status=$?
 set -e

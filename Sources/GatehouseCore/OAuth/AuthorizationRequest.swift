@@ -43,10 +43,9 @@ public struct BrowserBinding: Sendable, Hashable, Codable {
         self.csrfToken = csrfToken
     }
 
-    /// A fresh binding and the cookie value to set in the browser.
-    public static func make() -> (binding: BrowserBinding, cookie: String) {
-        let cookie = RandomToken.make()
-        return (BrowserBinding(cookieDigest: SecretDigest.sha256Hex(cookie), csrfToken: RandomToken.make()), cookie)
+    /// A binding to the browser holding `cookie` (its digest is kept), with a fresh CSRF token.
+    public init(cookie: String) {
+        self.init(cookieDigest: SecretDigest.sha256Hex(cookie), csrfToken: RandomToken.make())
     }
 
     /// Whether a form post came from the browser the flow was started in.

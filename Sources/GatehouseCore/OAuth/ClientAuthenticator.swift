@@ -18,7 +18,6 @@ public struct ClientAuthenticator: Sendable {
             self.clientSecret = clientSecret
         }
 
-        public var usedBasic: Bool { basic != nil }
     }
 
     public func authenticate(_ presented: Presented) async throws -> App {

@@ -91,8 +91,6 @@ public protocol RefreshTokenStore: Sendable {
     func rotateRefreshToken(usedDigest: String, replacement: RefreshTokenRecord, now: Date) async throws -> Bool
     /// Revokes every live token of the family; returns how many.
     func revokeRefreshTokenFamily(familyID: String, now: Date) async throws -> Int
-    /// Revokes every live token of the account; returns how many.
-    func revokeRefreshTokens(accountID: String, now: Date) async throws -> Int
     func deleteExpiredRefreshTokens(now: Date) async throws -> Int
 }
 
