@@ -44,11 +44,17 @@ extension SQLiteStore: PluginDataStore {
         }
     }
 
-    public func pluginRecords(namespace: String, now: Date) async throws -> [PluginRecord] {
+    public func pluginRecords(namespace: String, keyPrefix: String, now: Date) async throws -> [PluginRecord] {
         try await pool.read { db in
+            // `key >= prefix` lets the primary key index start at the prefix; substr makes the match
+            // exact (LIKE would treat % and _ in a prefix as wildcards).
             try Row.fetchAll(
-                db, sql: "SELECT * FROM plugin_data WHERE namespace = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY key",
-                arguments: [namespace, now.storeValue]
+                db,
+                sql: """
+                    SELECT * FROM plugin_data WHERE namespace = ? AND key >= ? AND substr(key, 1, ?) = ?
+                    AND (expires_at IS NULL OR expires_at > ?) ORDER BY key
+                    """,
+                arguments: [namespace, keyPrefix, keyPrefix.unicodeScalars.count, keyPrefix, now.storeValue]
             ).map(Self.pluginRecord)
         }
     }

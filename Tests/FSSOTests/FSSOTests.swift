@@ -289,7 +289,7 @@ extension FSSOTests {
         // Only the app the key was made for may use it.
         #expect(await reason(test, try testToken(sub: "tester-2")) == "unknown_issuer")
         // The private key was not kept.
-        let stored = try await test.store.pluginRecords(namespace: "acme-sso", now: test.clock.now)
+        let stored = try await test.store.pluginRecords(namespace: "acme-sso", keyPrefix: "", now: test.clock.now)
         #expect(!stored.contains { String(decoding: $0.value, as: UTF8.self).contains("PRIVATE KEY") })
         #expect(try await test.broker.admin.testKeys(appID: "strict").map(\.kid) == [generated.key.kid])
         // Revoked: refused at once.

@@ -147,4 +147,23 @@ struct GatehouseStoreTests {
         #expect(try await store.auditEvents(type: nil, appID: "a", accountID: nil, since: now.addingTimeInterval(5), limit: 10).map(\.type) == ["signin.failure"])
         #expect(try await store.auditEvents(type: nil, appID: nil, accountID: "y", since: nil, limit: 10).count == 1)
     }
+
+    @Test func pluginRecordsMatchAKeyPrefixExactly() async throws {
+        let temporary = try TemporaryStore()
+        defer { temporary.remove() }
+        let store = temporary.store
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        for key in ["jti:1", "jti:2", "key:a%b", "key:a_b", "key:axb", "keys", "user:é1", "user:é2", "zzz"] {
+            #expect(try await store.insertPluginRecord(namespace: "p", key: key, value: Data(key.utf8), expiresAt: nil, now: now))
+        }
+        #expect(try await store.insertPluginRecord(namespace: "other", key: "key:a%b", value: Data(), expiresAt: nil, now: now))
+        func keys(_ prefix: String) async throws -> [String] { try await store.pluginRecords(namespace: "p", keyPrefix: prefix, now: now).map(\.key) }
+        #expect(try await keys("key:") == ["key:a%b", "key:a_b", "key:axb"])
+        // % and _ are not wildcards.
+        #expect(try await keys("key:a%") == ["key:a%b"])
+        #expect(try await keys("key:a_") == ["key:a_b"])
+        #expect(try await keys("user:é") == ["user:é1", "user:é2"])
+        #expect(try await keys("").count == 9)
+        #expect(try await keys("nope").isEmpty)
+    }
 }

@@ -41,7 +41,7 @@ public struct PluginStorage: Sendable {
 
     /// Every live value whose key starts with `keyPrefix`, in key order.
     public func all<Value: Decodable & Sendable>(_ type: Value.Type, keyPrefix: String = "") async throws -> [(key: String, value: Value)] {
-        try await store.pluginRecords(namespace: namespace, now: clock.now).filter { $0.key.hasPrefix(keyPrefix) }.map {
+        try await store.pluginRecords(namespace: namespace, keyPrefix: keyPrefix, now: clock.now).map {
             (key: $0.key, value: try JSONDecoder().decode(Value.self, from: $0.value))
         }
     }
