@@ -57,7 +57,7 @@ struct AppAPIClient: Sendable {
         var message = Data("\(timestamp).".utf8)
         message.append(body)
         let code = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(secret.utf8)))
-        return code.map { String(format: "%02x", $0) }.joined()
+        return SecretDigest.hex(code)
     }
 
     private func refusal(for error: OutboundHTTPError) -> BrokerError {

@@ -27,7 +27,7 @@ enum LDAPFilter {
         guard binary else { return "(\(attribute)=\(escape(value)))" }
         // Text that is not base64url cannot be any binary value: match nothing rather than something.
         guard let bytes = Base64URL.decode(value), !bytes.isEmpty else { return "(!(objectClass=*))" }
-        return "(\(attribute)=\(bytes.map { String(format: "\\%02x", $0) }.joined()))"
+        return "(\(attribute)=\(bytes.map { "\\" + SecretDigest.hex([$0]) }.joined()))"
     }
 
     /// ANDs an optional configured filter with another one.

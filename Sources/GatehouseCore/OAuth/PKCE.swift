@@ -17,7 +17,7 @@ public enum PKCE {
     }
 
     public static func challenge(for verifier: String) -> String {
-        Base64URL.encode(Data(SHA256.hash(data: Data(verifier.utf8))))
+        Base64URL.sha256(verifier)
     }
 
     /// Whether the verifier answers the challenge, compared in constant time.

@@ -7,10 +7,15 @@ import Foundation
 public enum SecretDigest {
     /// Lower-case hex SHA-256 of the UTF-8 text.
     public static func sha256Hex(_ text: String) -> String {
+        hex(SHA256.hash(data: Data(text.utf8)))
+    }
+
+    /// Lower-case hex of bytes.
+    public static func hex(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var hex = [UInt8]()
         hex.reserveCapacity(64)
-        for byte in SHA256.hash(data: Data(text.utf8)) {
+        for byte in bytes {
             hex.append(digits[Int(byte >> 4)])
             hex.append(digits[Int(byte & 0x0f)])
         }
@@ -50,6 +55,11 @@ public enum Base64URL {
             .replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Base64url of the SHA-256 of the UTF-8 text (PKCE S256, JWK thumbprints).
+    public static func sha256(_ text: String) -> String {
+        encode(Data(SHA256.hash(data: Data(text.utf8))))
     }
 
     public static func decode(_ text: String) -> Data? {

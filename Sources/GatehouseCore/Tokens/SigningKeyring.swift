@@ -71,21 +71,20 @@ public final class SigningKeyring: Sendable {
         for record in published {
             next.loaded[record.kid] = LoadedKey(record: record, jwk: try previous[record.kid]?.jwk ?? Self.publicJWK(of: record))
         }
+        // Each PEM is parsed once; every lane's collection gets the same keys.
+        var ecdsaKeys: [(JWKIdentifier, ES256PrivateKey)] = []
+        var rsaKeys: [(JWKIdentifier, JWTKit.Insecure.RSA.PrivateKey)] = []
+        for key in next.loaded.values {
+            let kid = JWKIdentifier(string: key.record.kid)
+            switch key.record.algorithm {
+            case .es256: ecdsaKeys.append((kid, try ES256PrivateKey(pem: key.record.privateKeyPEM)))
+            case .rs256: rsaKeys.append((kid, try Insecure.RSA.PrivateKey(pem: key.record.privateKeyPEM)))
+            }
+        }
         for _ in 0..<lanes {
             let collection = JWTKeyCollection()
-            for key in next.loaded.values {
-                switch key.record.algorithm {
-                case .es256:
-                    await collection.add(
-                        ecdsa: try ES256PrivateKey(pem: key.record.privateKeyPEM), kid: JWKIdentifier(string: key.record.kid), serializer: Self.serializer
-                    )
-                case .rs256:
-                    await collection.add(
-                        rsa: try Insecure.RSA.PrivateKey(pem: key.record.privateKeyPEM), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.record.kid),
-                        serializer: Self.serializer
-                    )
-                }
-            }
+            for (kid, key) in ecdsaKeys { await collection.add(ecdsa: key, kid: kid, serializer: Self.serializer) }
+            for (kid, key) in rsaKeys { await collection.add(rsa: key, digestAlgorithm: .sha256, kid: kid, serializer: Self.serializer) }
             next.collections.append(collection)
         }
         next.activeKid = next.loaded.values
@@ -228,6 +227,6 @@ public final class SigningKeyring: Sendable {
     }
 
     private static func digest(_ text: String) -> String {
-        Base64URL.encode(Data(SHA256.hash(data: Data(text.utf8))))
+        Base64URL.sha256(text)
     }
 }
