@@ -103,13 +103,14 @@ struct BrowserPages {
                 return PageRenderer.redirect(to: try await broker.engine.cancel(flowID: flowID, browser: proof))
             }
             let outcome = try await step(form, flowID, proof)
+            // A redirect needs no page, so no app name either.
+            if case .authorized = outcome { return renderer.render(outcome, app: nil, csrf: csrf, requestID: context.id) }
             return renderer.render(outcome, app: try await broker.engine.app(ofFlow: flowID), csrf: csrf, requestID: context.id)
         } catch let error as BrokerError where [.failedAttempt, .badRequest, .conflict].contains(error.kind) && error.code != .flowNotFound {
             guard let pending = try? await broker.engine.pending(flowID: flowID, browser: proof) else {
                 return renderer.error(error, requestID: context.id)
             }
-            let app = try await broker.engine.app(ofFlow: flowID)
-            return renderer.render(pending, app: app, csrf: csrf, error: error.message, status: .badRequest, requestID: context.id)
+            return renderer.render(pending.outcome, app: pending.app, csrf: csrf, error: error.message, status: .badRequest, requestID: context.id)
         } catch let error as BrokerError {
             return renderer.error(error, requestID: context.id)
         }

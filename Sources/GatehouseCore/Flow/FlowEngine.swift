@@ -178,12 +178,13 @@ public struct FlowEngine: Sendable {
     }
 
     /// Where a browser flow stands: its current challenge or provider choice (to show the page again).
-    public func pending(flowID: String, browser: BrowserProof) async throws -> FlowOutcome {
+    /// Answers with the flow's app too, whose name the page shows.
+    public func pending(flowID: String, browser: BrowserProof) async throws -> (outcome: FlowOutcome, app: App) {
         let (flow, app) = try await load(flowID, browser: browser)
         if flow.phase == .chooseProvider {
-            return .chooseProvider(flowID: flow.id, providers: configuredProviders(of: app), expiresAt: flow.expiresAt)
+            return (.chooseProvider(flowID: flow.id, providers: configuredProviders(of: app), expiresAt: flow.expiresAt), app)
         }
-        return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
+        return (.challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt), app)
     }
 
     /// The person cancelled a browser flow: it ends, and the app hears `access_denied`.
