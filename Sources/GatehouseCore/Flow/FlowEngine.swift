@@ -311,7 +311,7 @@ public struct FlowEngine: Sendable {
                 stateless: flow.stateless
             )
         )
-        return .completed(flowID: flow.id, tokens: issued.tokens, account: account)
+        return .completed(flowID: flow.id, tokens: issued, account: account)
     }
 
     /// Authorization codes are exchanged at once by the app's back end; a minute is plenty (RFC 6749

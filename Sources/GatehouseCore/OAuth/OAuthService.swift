@@ -75,10 +75,10 @@ public struct OAuthService: Sendable {
             TokenIssuer.Grant(
                 app: app, subject: account.id, accountID: account.id, scopes: record.scopes, methods: record.methods,
                 identityProvider: record.identityProvider, authTime: record.authTime, nonce: record.nonce, refreshFamilyID: familyID,
-                profile: try await profile(of: account, identityProvider: record.identityProvider, scopes: record.scopes)
-            ).with(accessTokenID: accessTokenID)
+                profile: try await profile(of: account, identityProvider: record.identityProvider, scopes: record.scopes), accessTokenID: accessTokenID
+            )
         )
-        return issued.tokens
+        return issued
     }
 
     /// A reused code means it leaked: revoke the refresh-token family and the access token it issued
@@ -129,10 +129,11 @@ public struct OAuthService: Sendable {
                 TokenIssuer.Grant(
                     app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: record.methods, identityProvider: record.identityProvider,
                     authTime: record.authTime, refreshFamilyID: record.familyID, replacingRefreshToken: digest,
-                    profile: Self.profile(of: account, links: links, identityProvider: record.identityProvider, scopes: scopes)
-                ).with(accessTokenID: nil, refreshTokenScopes: record.scopes)
+                    profile: Self.profile(of: account, links: links, identityProvider: record.identityProvider, scopes: scopes),
+                    refreshTokenScopes: record.scopes
+                )
             )
-            return issued.tokens
+            return issued
         } catch is TokenIssuer.RefreshTokenAlreadyUsed {
             throw try await refreshTokenReused(record, app: app)
         }
@@ -220,7 +221,7 @@ public struct OAuthService: Sendable {
                 authTime: now, profile: ProfileClaims.make(username: account.username, claims: identity.claims, scopes: scopes)
             )
         )
-        return issued.tokens
+        return issued
     }
 
     private func clientCredentials(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
@@ -239,7 +240,7 @@ public struct OAuthService: Sendable {
         let issued = try await tokens.issue(
             TokenIssuer.Grant(app: app, subject: app.id, accountID: nil, scopes: scopes, methods: [], identityProvider: nil, authTime: nil)
         )
-        return issued.tokens
+        return issued
     }
 
     func profile(of account: Account, identityProvider: String?, scopes: [String]) async throws -> [String: JSONValue] {

@@ -46,7 +46,7 @@ public struct TokenIssuer: Sendable {
         public init(
             app: App, subject: String, accountID: String?, scopes: [String], methods: [String], identityProvider: String?, authTime: Date?,
             nonce: String? = nil, refreshFamilyID: String? = nil, replacingRefreshToken: String? = nil, profile: [String: JSONValue] = [:],
-            stateless: Bool = false
+            stateless: Bool = false, accessTokenID: String? = nil, refreshTokenScopes: [String]? = nil
         ) {
             self.app = app
             self.subject = subject
@@ -60,29 +60,15 @@ public struct TokenIssuer: Sendable {
             self.replacingRefreshToken = replacingRefreshToken
             self.profile = profile
             self.stateless = stateless
+            self.accessTokenID = accessTokenID
+            self.refreshTokenScopes = refreshTokenScopes
         }
-
-        /// The grant with an access-token id chosen in advance.
-        public func with(accessTokenID: String?, refreshTokenScopes: [String]? = nil) -> Grant {
-            var grant = self
-            grant.accessTokenID = accessTokenID
-            grant.refreshTokenScopes = refreshTokenScopes
-            return grant
-        }
-    }
-
-    /// The tokens and what was recorded about them.
-    public struct Issued: Sendable {
-        public var tokens: IssuedTokens
-        public var accessTokenID: String
-        public var accessTokenExpiresAt: Date
-        public var refreshFamilyID: String?
     }
 
     /// The refresh token a grant rotates was used by another request first.
     public struct RefreshTokenAlreadyUsed: Error {}
 
-    public func issue(_ grant: Grant) async throws -> Issued {
+    public func issue(_ grant: Grant) async throws -> IssuedTokens {
         let now = clock.now
         let lifetime = grant.app.policy.accessTokenLifetime
         let expiresAt = now.addingTimeInterval(lifetime.timeInterval)
@@ -95,7 +81,6 @@ public struct TokenIssuer: Sendable {
         let accessToken = try await keyring.sign(claims)
 
         var refreshToken: String?
-        var familyID: String?
         if let accountID = grant.accountID, let authTime = grant.authTime {
             let token = RandomToken.make()
             let family = grant.refreshFamilyID ?? UUID().uuidString.lowercased()
@@ -112,7 +97,6 @@ public struct TokenIssuer: Sendable {
                 try await refreshTokens.insertRefreshToken(record)
             }
             refreshToken = token
-            familyID = family
         }
 
         var idToken: String?
@@ -125,9 +109,6 @@ public struct TokenIssuer: Sendable {
                 )
             )
         }
-        return Issued(
-            tokens: IssuedTokens(accessToken: accessToken, expiresIn: lifetime.value, refreshToken: refreshToken, idToken: idToken, scope: scope),
-            accessTokenID: claims.jti.value, accessTokenExpiresAt: claims.exp.value, refreshFamilyID: familyID
-        )
+        return IssuedTokens(accessToken: accessToken, expiresIn: lifetime.value, refreshToken: refreshToken, idToken: idToken, scope: scope)
     }
 }
