@@ -27,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         .target(
@@ -67,6 +69,11 @@ let package = Package(
             path: "Plugins/CustomAPI"
         ),
         .target(
+            name: "EmailCode",
+            dependencies: ["GatehouseCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
+            path: "Plugins/EmailCode"
+        ),
+        .target(
             name: "FSSO",
             dependencies: [
                 "GatehouseCore",
@@ -93,8 +100,18 @@ let package = Package(
             dependencies: ["GatehouseCore", .product(name: "AsyncHTTPClient", package: "async-http-client")]
         ),
         .target(
+            name: "GatehouseMail",
+            dependencies: [
+                "GatehouseCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "GatehouseTesting",
-            dependencies: ["GatehouseCore", "GatehouseStore", "GatehouseHTTP"]
+            dependencies: ["GatehouseCore", "GatehouseStore", "GatehouseHTTP", "GatehouseMail"]
         ),
         .executableTarget(
             name: "gatehouse",
@@ -103,7 +120,9 @@ let package = Package(
                 "GatehouseStore",
                 "GatehouseServer",
                 "GatehouseHTTP",
+                "GatehouseMail",
                 "LocalPassword",
+                "EmailCode",
                 "FSSO",
                 "LDAP",
                 "CustomAPI",
@@ -130,6 +149,8 @@ let package = Package(
         ),
         .testTarget(name: "LocalPasswordTests", dependencies: ["LocalPassword", "GatehouseTesting"]),
         .testTarget(name: "LDAPTests", dependencies: ["LDAP", "GatehouseTesting"]),
+        .testTarget(name: "EmailCodeTests", dependencies: ["EmailCode", "LocalPassword", "GatehouseTesting", "GatehouseStore"]),
+        .testTarget(name: "GatehouseMailTests", dependencies: ["GatehouseMail", "GatehouseTesting"]),
         .testTarget(name: "CustomAPITests", dependencies: ["CustomAPI", "GatehouseTesting", "GatehouseStore", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(
             name: "FSSOTests",

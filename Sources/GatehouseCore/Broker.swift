@@ -12,6 +12,7 @@ public struct Broker: Sendable {
     public let oauth: OAuthService
     public let authorizations: AuthorizationValidator
     public let admin: AdminService
+    public let provisionalIdentities: ProvisionalIdentityService
     public let adminCredentials: AdminCredentials
     public let clock: any BrokerClock
     public let logger: Logger
@@ -19,9 +20,9 @@ public struct Broker: Sendable {
     /// Builds every plugin instance, seeds the config's apps, and loads (or makes) the signing key.
     public static func start(
         config: BrokerConfig, registry: PluginRegistry, store: any BrokerStore, clock: any BrokerClock = SystemClock(), logger: Logger,
-        metrics: BrokerMetrics = BrokerMetrics(), http: any OutboundHTTP = NoOutboundHTTP()
+        metrics: BrokerMetrics = BrokerMetrics(), http: any OutboundHTTP = NoOutboundHTTP(), mailer: (any Mailer)? = nil
     ) async throws -> Broker {
-        let plugins = try makePlugins(config: config, registry: registry, store: store, clock: clock, logger: logger, http: http)
+        let plugins = try makePlugins(config: config, registry: registry, store: store, clock: clock, logger: logger, http: http, mailer: mailer)
         try await seedApps(config.apps, into: store, clock: clock, logger: logger)
         let keyring = SigningKeyring(store: store, clock: clock, algorithm: config.tokens.signingAlgorithm)
         try await keyring.prepare()
@@ -33,6 +34,7 @@ public struct Broker: Sendable {
             config: config, store: store, plugins: plugins, keyring: keyring, engine: engine, oauth: oauth,
             authorizations: AuthorizationValidator(apps: store, issuer: config.server.issuer),
             admin: AdminService(store: store, plugins: plugins, oauth: oauth, clock: clock),
+            provisionalIdentities: ProvisionalIdentityService(store: store, oauth: oauth, plugins: plugins, clock: clock),
             adminCredentials: AdminCredentials(tokens: config.admin.tokens.map { ($0.name, $0.token) }), clock: clock, logger: logger
         )
     }
@@ -41,14 +43,21 @@ public struct Broker: Sendable {
     /// are only checked here (they depend on the deployment mode), so `check-config` calls it too.
     public static func makePlugins(
         config: BrokerConfig, registry: PluginRegistry, store: any BrokerStore, clock: any BrokerClock = SystemClock(), logger: Logger,
-        http: any OutboundHTTP = NoOutboundHTTP()
+        http: any OutboundHTTP = NoOutboundHTTP(), mailer: (any Mailer)? = nil
     ) throws(ConfigIssues) -> PluginInstances {
-        try registry.instantiate(config.providers) { declaration in
+        // The log transport is the core's own; SMTP comes from the executable's driver.
+        let mailer: any Mailer = switch config.mail.transport {
+        case .none: NoMailer()
+        case .log: LogMailer(logger: logger)
+        case .smtp: mailer ?? NoMailer()
+        }
+        return try registry.instantiate(config.providers) { declaration in
             var pluginLogger = logger
             pluginLogger[metadataKey: "provider"] = .string(declaration.id)
             return PluginEnvironment(
                 clock: clock, logger: pluginLogger, storage: PluginStorage(namespace: declaration.id, store: store, clock: clock),
-                development: config.environment == .development, http: http
+                lockouts: LockoutBook(namespace: declaration.id, store: store, audit: store, clock: clock),
+                development: config.environment == .development, http: http, mailer: mailer
             )
         }
     }

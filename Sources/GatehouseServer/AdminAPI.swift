@@ -77,6 +77,19 @@ struct AdminAPI {
             try await admin.revokeTestKey(appID: try context.parameters.require("id"), kid: try context.parameters.require("kid"), by: try identity(context))
             return Response(status: .noContent)
         }
+        group.post("apps/:id/provisional-identities") { request, context in
+            let body = try await request.decode(as: ProvisionalIdentityAPI.CreateBody.self, context: context)
+            let (provisional, created) = try await broker.provisionalIdentities.create(
+                email: body.email, grants: body.grants ?? [], groups: body.groups ?? [], by: .admin(try identity(context), appID: try context.parameters.require("id"))
+            )
+            return JSONBody(ProvisionalIdentityAPI.View(provisional)).response(status: created ? .created : .ok)
+        }
+        group.get("apps/:id/provisional-identities/:identity") { _, context in
+            let provisional = try await broker.provisionalIdentities.identity(
+                id: try context.parameters.require("identity"), by: .admin(try identity(context), appID: try context.parameters.require("id"))
+            )
+            return JSONBody(ProvisionalIdentityAPI.View(provisional)).response(status: .ok)
+        }
         group.get("lockouts") { _, _ in JSONBody(try await admin.lockouts()).response(status: .ok) }
         group.post("lockouts/unlock") { request, context in
             guard case .object(let body) = try await body(request, context), let key = body["key"]?.stringValue else {

@@ -36,6 +36,8 @@ struct ErrorBody: Encodable {
     var error: String
     var errorDescription: String
     var lockedUntil: Date?
+    /// A lockout only an administrator can lift.
+    var permanent: Bool?
     var retryAfter: Int?
     /// For invalid input: the first field at fault, and every field with its message.
     var field: String?
@@ -48,7 +50,7 @@ struct ErrorBody: Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case error, lockedUntil, retryAfter, field, issues
+        case error, lockedUntil, permanent, retryAfter, field, issues
         case errorDescription = "error_description"
     }
 
@@ -56,6 +58,7 @@ struct ErrorBody: Encodable {
         self.error = error.code.rawValue
         self.errorDescription = error.message
         self.lockedUntil = error.lockedUntil
+        self.permanent = error.permanent ? true : nil
         self.retryAfter = error.retryAfter
         self.status = error.httpStatus
         if !error.issues.isEmpty {

@@ -32,6 +32,7 @@ public enum GatehouseServer {
         OAuthAPI(broker: broker).addRoutes(to: router)
         BrowserPages(broker: broker).addRoutes(to: router)
         AdminAPI(broker: broker).addRoutes(to: router)
+        ProvisionalIdentityAPI(service: broker.provisionalIdentities).addRoutes(to: router)
         return router
     }
 

@@ -50,13 +50,13 @@ struct OAuthAPI {
     }
 
     @Sendable func userinfo(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        try await withBearer(request) { token in
+        try await BearerToken.with(request) { token in
             JSONBody(try await oauth.userinfo(accessToken: token)).response(status: .ok)
         }
     }
 
     @Sendable func deregister(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        try await withBearer(request) { token in
+        try await BearerToken.with(request) { token in
             try await oauth.deregister(accessToken: token)
             return Response(status: .noContent)
         }
@@ -66,20 +66,5 @@ struct OAuthAPI {
         ClientAuthenticator.Presented(
             basic: try ClientAuthentication.basicCredentials(request.headers[.authorization]), clientID: form["client_id"], clientSecret: form["client_secret"]
         )
-    }
-
-    /// Runs `body` with the request's bearer token; token errors answer as RFC 6750 says, with a
-    /// `WWW-Authenticate: Bearer` challenge.
-    private func withBearer(_ request: Request, _ body: (String) async throws -> Response) async throws -> Response {
-        do {
-            guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
-                throw BrokerError(.invalidToken, .unauthenticated, "A bearer access token is required.")
-            }
-            return try await body(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
-        } catch let error as BrokerError where error.code == .invalidToken || error.code == .insufficientScope {
-            var response = ErrorBody(error).response()
-            response.headers[.wwwAuthenticate] = #"Bearer realm="gatehouse", error="\#(error.code.rawValue)""#
-            return response
-        }
     }
 }

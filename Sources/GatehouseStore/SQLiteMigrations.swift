@@ -141,6 +141,27 @@ enum SQLiteMigrations {
         migrator.registerMigration("v4-test-accounts") { db in
             try db.execute(sql: "ALTER TABLE accounts ADD COLUMN is_test INTEGER NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("v5-provisional-identities") { db in
+            // An attached identity goes with its account (deregistration deletes everything); it is
+            // never detached, so it can never be attached to another account.
+            try db.execute(
+                sql: """
+                    CREATE TABLE provisional_identities (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        app_id TEXT NOT NULL,
+                        email TEXT NOT NULL,
+                        grants TEXT NOT NULL,
+                        groups TEXT NOT NULL,
+                        created_at REAL NOT NULL,
+                        created_by TEXT NOT NULL,
+                        account_id TEXT REFERENCES accounts(id) ON DELETE CASCADE,
+                        attached_at REAL,
+                        UNIQUE (app_id, email)
+                    );
+                    CREATE INDEX provisional_identities_by_account ON provisional_identities(account_id);
+                    """
+            )
+        }
         return migrator
     }
 }

@@ -91,7 +91,7 @@ extension SQLiteStore: AttemptCounterStore {
 
     public func unlock(key: String) async throws -> Bool {
         try await pool.write { db in
-            try db.cachedStatement(sql: "UPDATE attempt_counters SET locked_until = NULL, failures = 0 WHERE key = ? AND locked_until IS NOT NULL").execute(arguments: [key])
+            try db.cachedStatement(sql: "UPDATE attempt_counters SET locked_until = NULL, failures = 0, lockouts = 0 WHERE key = ? AND locked_until IS NOT NULL").execute(arguments: [key])
             return db.changesCount == 1
         }
     }

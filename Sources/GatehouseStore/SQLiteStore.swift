@@ -51,6 +51,7 @@ public enum StoreTable: String, CaseIterable, Sendable {
     case apps, accounts, identityLinks = "identity_links", flows, refreshTokens = "refresh_tokens"
     case signingKeys = "signing_keys", auditEvents = "audit_events", pluginData = "plugin_data"
     case authorizationCodes = "authorization_codes", revocations, attemptCounters = "attempt_counters"
+    case provisionalIdentities = "provisional_identities"
 }
 
 /// Dates are stored as seconds since 1970 (REAL), so that expiry comparisons are plain SQL.

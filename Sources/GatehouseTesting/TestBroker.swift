@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseCore
 import GatehouseHTTP
+import GatehouseMail
 import GatehouseStore
 import Logging
 
@@ -23,7 +24,10 @@ public struct TestBroker: Sendable {
         let config = try ConfigLoader(registry: registry).load(yaml: yaml, environment: environment)
         var logger = Logger(label: "gatehouse.test")
         logger.logLevel = .warning
-        let broker = try await Broker.start(config: config, registry: registry, store: temporary.store, clock: clock, logger: logger, metrics: metrics, http: http)
+        let broker = try await Broker.start(
+            config: config, registry: registry, store: temporary.store, clock: clock, logger: logger, metrics: metrics, http: http,
+            mailer: try SMTPMailer.configured(by: config.mail, logger: logger)
+        )
         return TestBroker(broker: broker, clock: clock, temporary: temporary)
     }
 

@@ -207,7 +207,7 @@ struct LockoutsCommand: AsyncParsableCommand {
             let broker = try await Bootstrap.openBroker(options)
             print("KEY\tLOCKED UNTIL\tLOCKOUTS")
             for lockout in try await broker.admin.lockouts() {
-                print("\(lockout.key)\t\(lockout.lockedUntil.formatted(.iso8601))\t\(lockout.lockouts)")
+                print("\(lockout.key)\t\(lockout.permanent ? "permanent" : lockout.lockedUntil.formatted(.iso8601))\t\(lockout.lockouts)")
             }
         }
     }

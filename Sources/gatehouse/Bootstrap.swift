@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import GatehouseCore
+import EmailCode
 import GatehouseHTTP
+import GatehouseMail
 import CustomAPI
 import FSSO
 import GatehouseStore
@@ -18,6 +20,7 @@ enum Bootstrap {
         registry.register(FSSOPlugin.self)
         registry.register(LDAPPlugin.self)
         registry.register(CustomAPIPlugin.self)
+        registry.register(EmailCodePlugin.self)
         return registry
     }
 
@@ -72,9 +75,20 @@ enum Bootstrap {
         return try await broker(config, store: try openStore(config), logger: logger)
     }
 
+    /// The SMTP mailer when `mail.transport` is smtp.
+    static func mailer(_ config: BrokerConfig, logger: Logger) throws -> SMTPMailer? {
+        do {
+            return try SMTPMailer.configured(by: config.mail, logger: logger)
+        } catch {
+            throw ValidationError("mail.smtp.rootCA: cannot load the CA certificates: \(error)")
+        }
+    }
+
     static func broker(_ config: BrokerConfig, store: SQLiteStore, logger: Logger, metrics: BrokerMetrics = BrokerMetrics()) async throws -> Broker {
         do {
-            return try await Broker.start(config: config, registry: registry, store: store, logger: logger, metrics: metrics, http: AsyncHTTPOutbound())
+            return try await Broker.start(
+                config: config, registry: registry, store: store, logger: logger, metrics: metrics, http: AsyncHTTPOutbound(), mailer: try mailer(config, logger: logger)
+            )
         } catch let error as ConfigIssues {
             throw ValidationError(error.description)
         }

@@ -67,8 +67,9 @@ struct CheckConfigCommand: AsyncParsableCommand {
             }
         }
         let quiet = try Bootstrap.logger(level: "error")
+        let mailer = try Bootstrap.mailer(config, logger: quiet)
         do {
-            _ = try Broker.makePlugins(config: config, registry: Bootstrap.registry, store: store, logger: quiet)
+            _ = try Broker.makePlugins(config: config, registry: Bootstrap.registry, store: store, logger: quiet, mailer: mailer)
         } catch {
             var standardError = FileHandle.standardError
             print("\(source): \(error.issues.count) mistake(s):", to: &standardError)

@@ -9,11 +9,13 @@ public struct BrokerConfig: Sendable {
     public var providers: [ProviderDeclaration]
     public var apps: [AppSeed]
     public var admin: AdminConfig
+    public var mail: MailConfig
 
     public init(
         environment: DeploymentEnvironment = .production, server: ServerConfig, storage: StorageConfig, tokens: TokenConfig = TokenConfig(),
-        providers: [ProviderDeclaration], apps: [AppSeed], admin: AdminConfig = AdminConfig()
+        providers: [ProviderDeclaration], apps: [AppSeed], admin: AdminConfig = AdminConfig(), mail: MailConfig = MailConfig()
     ) {
+        self.mail = mail
         self.environment = environment
         self.server = server
         self.storage = storage

@@ -19,7 +19,7 @@ public struct ConfigLoader: Sendable {
         guard case .mapping(let entries) = root else {
             throw ConfigIssues([ConfigIssue(path: "", "the config must be a mapping with server, storage, providers and apps")])
         }
-        let known = ["environment", "server", "storage", "tokens", "providers", "apps", "admin"]
+        let known = ["environment", "server", "storage", "tokens", "providers", "apps", "admin", "mail"]
         for entry in entries where !known.contains(entry.key) {
             issues.append(ConfigIssue(path: entry.key, "unknown key (expected one of: \(known.joined(separator: ", ")))"))
         }
@@ -55,6 +55,7 @@ public struct ConfigLoader: Sendable {
         let storage = section("storage", StorageConfig.self)
         let tokens = section("tokens", TokenConfig.self)
         let admin = section("admin", AdminConfig.self)
+        let mail = section("mail", MailConfig.self)
         let providers = list("providers", ProviderDeclaration.self)
         let apps = list("apps", AppSeed.self)
 
@@ -78,6 +79,15 @@ public struct ConfigLoader: Sendable {
             issues.append(ConfigIssue(path: "server.issuer", "must use https outside development (only loopback issuers may use http)"))
         }
 
+        if let environment, let mail, environment == .production {
+            if mail.transport == .log {
+                issues.append(ConfigIssue(path: "mail.transport", "log prints one-time codes to the log; it is allowed only with `environment: development`"))
+            }
+            if let smtp = mail.smtp, mail.transport == .smtp, smtp.security == .none, !smtp.isLoopback {
+                issues.append(ConfigIssue(path: "mail.smtp.security", "none sends codes in clear to '\(smtp.host)'; use starttls or tls (none only to a loopback relay or in development)"))
+            }
+        }
+
         // A variable that is not set reads as null; drop the follow-on "missing" report at the same path.
         let knownPaths = Set(knownIssues.map(\.path))
         issues = knownIssues + issues.filter { !knownPaths.contains($0.path) }
@@ -89,10 +99,10 @@ public struct ConfigLoader: Sendable {
                 adminTokens.append(AdminConfig.Token(name: "env-admin", token: token))
             }
         }
-        guard issues.isEmpty, let environment, let server, let storage, let tokens else { throw ConfigIssues(issues) }
+        guard issues.isEmpty, let environment, let server, let storage, let tokens, let mail else { throw ConfigIssues(issues) }
         return BrokerConfig(
             environment: environment, server: server, storage: storage, tokens: tokens, providers: providers, apps: apps,
-            admin: AdminConfig(tokens: adminTokens)
+            admin: AdminConfig(tokens: adminTokens), mail: mail
         )
     }
 

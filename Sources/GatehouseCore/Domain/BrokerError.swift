@@ -31,6 +31,8 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A sentence for a person; never contains a secret.
     public var message: String
     public var lockedUntil: Date?
+    /// For lockouts that do not run out: only an administrator can lift them.
+    public var permanent: Bool
     public var retryAfter: Int?
     /// For invalid input: each field at fault, by its exact path (`policy.accessTokenLifetime`).
     public var issues: [ConfigIssue]
@@ -46,6 +48,7 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         self.kind = kind
         self.message = message
         self.lockedUntil = lockedUntil
+        self.permanent = false
         self.retryAfter = retryAfter
         self.issues = issues
         self.reason = nil
@@ -101,6 +104,20 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         case .refresh:
             BrokerError(.statelessNoRefresh, .badRequest, "A stateless sign-in gets no refresh token; do not ask for offline_access.")
         }
+    }
+
+    /// `locked_out`: until `until` (with `retryAfter`), or, when `until` lies centuries ahead, for
+    /// good (`permanent`, HTTP 403) until an administrator unlocks it.
+    public static func lockedOut(_ what: String, until: Date, now: Date) -> BrokerError {
+        guard until < LockoutRule.permanentThreshold else {
+            var error = BrokerError(.lockedOut, .forbidden, "\(what) is locked after too many failed attempts; an administrator must unlock it.")
+            error.permanent = true
+            return error
+        }
+        return BrokerError(
+            .lockedOut, .tooManyRequests, "Too many failed attempts for \(what.prefix(1).lowercased() + what.dropFirst()); try again later.", lockedUntil: until,
+            retryAfter: max(1, Int(until.timeIntervalSince(now).rounded(.up)))
+        )
     }
 
     public static func internalFailure(_ message: String = "The broker could not complete the request.") -> BrokerError {

@@ -45,6 +45,16 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let conflict = ErrorCode("conflict")
     public static let adminDisabled = ErrorCode("admin_api_disabled")
 
+    // One-time codes and addresses.
+    public static let invalidCode = ErrorCode("invalid_code")
+    public static let codeExpired = ErrorCode("code_expired")
+    public static let deliveryFailed = ErrorCode("delivery_failed")
+    public static let invalidEmail = ErrorCode("invalid_email")
+    public static let noVerifiedEmail = ErrorCode("no_verified_email")
+
+    // Provisional identities.
+    public static let provisionalIdentityAttached = ErrorCode("provisional_identity_already_attached")
+
     // Password / PIN policy.
     public static let passwordTooShort = ErrorCode("password_too_short")
     public static let passwordTooLong = ErrorCode("password_too_long")

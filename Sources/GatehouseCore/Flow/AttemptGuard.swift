@@ -142,9 +142,6 @@ public struct AttemptGuard: Sendable {
     }
 
     static func lockedOut(until: Date, now: Date) -> BrokerError {
-        BrokerError(
-            .lockedOut, .tooManyRequests, "Too many failed attempts for this account; try again later.", lockedUntil: until,
-            retryAfter: max(1, Int(until.timeIntervalSince(now).rounded(.up)))
-        )
+        BrokerError.lockedOut("This account", until: until, now: now)
     }
 }

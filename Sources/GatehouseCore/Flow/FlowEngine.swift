@@ -128,6 +128,10 @@ public struct FlowEngine: Sendable {
             switch flow.phase {
             case .identify:
                 step = try await provider.resume(flow.pluginState, with: answer, in: context)
+            case .factor(let authenticatorID) where flow.pluginState.data.isEmpty:
+                // The factor could not start last time (a code was not delivered): start it again.
+                context.verifiedEmails = try await verifiedEmails(of: context.account)
+                step = try await authenticator(authenticatorID).begin(request, in: context)
             case .factor(let authenticatorID):
                 step = try await authenticator(authenticatorID).resume(flow.pluginState, with: answer, in: context)
             case .chooseProvider:
@@ -246,8 +250,14 @@ public struct FlowEngine: Sendable {
             // `amr` names how (RFC 8176 values) and through which provider instance.
             flow.methods += methods + [flow.providerID]
             if flow.stateless { return try await complete(flow, app: app, account: nil) }
-            if flow.purpose == .register, try await store.identityLink(providerID: identity.providerID, subject: identity.subject) != nil {
+            let known = try await store.identityLink(providerID: identity.providerID, subject: identity.subject) != nil
+            if flow.purpose == .register, known {
                 throw BrokerError(.alreadyRegistered, .conflict, "This identity is already registered; sign in instead.")
+            }
+            if !known, !app.policy.selfRegistration, plugins.identityProviders[flow.providerID] is any OpenEnrollmentProvider {
+                if flow.version >= 0 { _ = try? await store.deleteFlow(id: flow.id, version: flow.version) }
+                try? await audit("signin.failure", flow: flow, outcome: ErrorCode.registrationDisabled.rawValue, details: ["reason": "unknown_identity"])
+                throw BrokerError(.registrationDisabled, .forbidden, "There is no account for this identity, and this app does not allow self-registration.")
             }
             let (account, created) = try await store.linkIdentity(identity, now: clock.now)
             flow.accountID = account.id
@@ -257,11 +267,7 @@ public struct FlowEngine: Sendable {
             // A test account (registered with an app's test key) skips the second factor, so that the
             // app's integration tests can register users where real people would need, say, device attestation.
             guard let factorID = app.policy.secondFactor, !account.isTest else { return try await complete(flow, app: app, account: account) }
-            let request = flowRequest(for: flow)
-            let next = try await authenticator(factorID).begin(request, in: FlowContext(flowID: flow.id, app: app, request: request, account: account))
-            flow.phase = .factor(authenticatorID: factorID)
-            flow.pluginState = FlowState()
-            return try await advance(flow, with: next, app: app)
+            return try await beginFactor(flow, factorID: factorID, app: app, account: account)
 
         case .verified(let factor):
             guard case .factor(let expected) = flow.phase, expected == factor.authenticatorID, let accountID = flow.accountID else {
@@ -273,6 +279,40 @@ public struct FlowEngine: Sendable {
             flow.methods += [factor.method, factor.authenticatorID]
             return try await complete(flow, app: app, account: account)
         }
+    }
+
+    /// Begins the second factor. When it cannot start (a code could not be sent, the address is
+    /// locked), the flow is kept at this point with a `retry` challenge: answering it (`{}`) tries
+    /// again, without asking for the first factor again. A refusal that ends the flow ends it.
+    private func beginFactor(_ flow: FlowRecord, factorID: String, app: App, account: Account) async throws -> FlowOutcome {
+        var flow = flow
+        flow.phase = .factor(authenticatorID: factorID)
+        flow.pluginState = FlowState()
+        let request = flowRequest(for: flow)
+        let context = FlowContext(flowID: flow.id, app: app, request: request, account: account, verifiedEmails: try await verifiedEmails(of: account))
+        let next: FlowStep
+        do {
+            next = try await authenticator(factorID).begin(request, in: context)
+        } catch let error as BrokerError where error.endsFlow {
+            if flow.version >= 0 { _ = try? await store.deleteFlow(id: flow.id, version: flow.version) }
+            try? await audit("signin.failure", flow: flow, outcome: error.code.rawValue, details: error.reason.map { ["reason": $0] } ?? [:])
+            throw error
+        } catch let error as BrokerError where error.kind != .internalFailure {
+            flow.challenge = Challenge(type: "retry", fields: ["fields": [], "error": .string(error.code.rawValue)])
+            try await save(&flow)
+            throw error
+        }
+        return try await advance(flow, with: next, app: app, account: account)
+    }
+
+    /// The addresses an account's identities vouch for, for authenticators that send codes.
+    private func verifiedEmails(of account: Account?) async throws -> [EmailAddress] {
+        guard let account else { return [] }
+        var addresses: [EmailAddress] = []
+        for case let address? in try await store.identityLinks(accountID: account.id).map(\.verifiedEmail) where !addresses.contains(address) {
+            addresses.append(address)
+        }
+        return addresses
     }
 
     /// Claims the flow (so that only one of two racing answers finishes it), then issues tokens, or

@@ -26,6 +26,34 @@ public protocol Authenticator: GatehousePlugin {
 /// Optional capability: the provider can sign people in without the broker keeping anything about them.
 public protocol StatelessCapable: IdentityProvider {}
 
+/// Marks providers anyone can pass (everyone has an email address): a sign-in that brings an identity
+/// the broker has never seen creates an account only when the app allows self-registration.
+public protocol OpenEnrollmentProvider: IdentityProvider {}
+
+/// Optional capability: proves that a person controls an email address by sending a one-time code to
+/// it. The core uses it to verify the address of a provisional identity before attaching it.
+public protocol AddressVerifying: GatehousePlugin {
+    /// Sends a new code to `address`, bound to `binding`: only a check naming the same binding accepts
+    /// it. Lockouts and resend limits apply; a code that could not be sent is never usable.
+    func sendCode(to address: EmailAddress, binding: String, app: App, clientIP: String?) async throws -> CodeDelivery
+    /// Checks a code sent for `binding`. A right code is used up and answers the address it went to.
+    func checkCode(_ code: String, binding: String) async throws -> EmailAddress
+}
+
+/// Where a one-time code went and until when it works.
+public struct CodeDelivery: Sendable, Hashable {
+    public var sentTo: EmailAddress
+    public var expiresAt: Date
+    /// When the next code may be asked for.
+    public var resendAfter: Date
+
+    public init(sentTo: EmailAddress, expiresAt: Date, resendAfter: Date) {
+        self.sentTo = sentTo
+        self.expiresAt = expiresAt
+        self.resendAfter = resendAfter
+    }
+}
+
 /// Optional capability: the plugin can tell whether its upstream (directory, API...) is reachable;
 /// `/readyz` reports it.
 public protocol HealthReporting: GatehousePlugin {
@@ -76,13 +104,22 @@ public struct PluginEnvironment: Sendable {
     public var development: Bool
     /// For plugins that call out over HTTP.
     public var http: any OutboundHTTP
+    /// For plugins that send email: the transport `mail:` configures.
+    public var mailer: any Mailer
+    /// Lockouts and rate limits kept by the core, under this instance's id.
+    public var lockouts: LockoutBook
 
-    public init(clock: any BrokerClock, logger: Logger, storage: PluginStorage, development: Bool = false, http: any OutboundHTTP = NoOutboundHTTP()) {
+    public init(
+        clock: any BrokerClock, logger: Logger, storage: PluginStorage, lockouts: LockoutBook, development: Bool = false,
+        http: any OutboundHTTP = NoOutboundHTTP(), mailer: any Mailer = NoMailer()
+    ) {
         self.clock = clock
         self.logger = logger
         self.storage = storage
+        self.lockouts = lockouts
         self.development = development
         self.http = http
+        self.mailer = mailer
     }
 }
 
@@ -93,12 +130,16 @@ public struct FlowContext: Sendable {
     public var request: FlowRequest
     /// The account the flow has established, for authenticators; nil while identifying.
     public var account: Account?
+    /// The addresses the account's identity providers vouch for (`email` with `email_verified`), for
+    /// authenticators that send codes; filled when an authenticator begins.
+    public var verifiedEmails: [EmailAddress]
 
-    public init(flowID: String, app: App, request: FlowRequest, account: Account? = nil) {
+    public init(flowID: String, app: App, request: FlowRequest, account: Account? = nil, verifiedEmails: [EmailAddress] = []) {
         self.flowID = flowID
         self.app = app
         self.request = request
         self.account = account
+        self.verifiedEmails = verifiedEmails
     }
 
     public var policy: Policy { app.policy }

@@ -133,7 +133,8 @@ public protocol AttemptCounterStore: Sendable {
     /// Counts one event in a fixed window of `window` seconds; returns the count including this one
     /// and when the window ends.
     func countEvent(key: String, now: Date, window: TimeInterval) async throws -> (count: Int, windowEnds: Date)
-    /// Lifts a lock (admin unlock); false when the key was not locked.
+    /// Lifts a lock and forgets the key's lockout history (admin unlock: a fresh start, so a
+    /// permanent lock does not come back at the next failure); false when the key was not locked.
     func unlock(key: String) async throws -> Bool
     /// Every key locked at `now`.
     func lockedCounters(now: Date) async throws -> [AttemptCounter]

@@ -185,7 +185,7 @@ public protocol PluginDataStore: Sendable {
 
 /// Everything the broker persists. SQLite implements it for one node; PostgreSQL for several.
 public protocol BrokerStore: AppStore, AccountStore, FlowStore, RefreshTokenStore, SigningKeyStore, AuditStore, PluginDataStore,
-    AuthorizationCodeStore, RevocationStore, AttemptCounterStore
+    AuthorizationCodeStore, RevocationStore, AttemptCounterStore, ProvisionalIdentityStore
 {
     /// Cheap round trip for `/readyz`.
     func ping() async throws

@@ -1,0 +1,94 @@
+import Foundation
+import GatehouseCore
+
+/// One `email-code` instance in all its roles. As an identity provider (passwordless) it asks for an
+/// address, or takes the app's `login_hint`, and identifies the person as that address once the
+/// emailed code is right. As an authenticator it sends the code to the account's verified address.
+/// Either way the answer `{"resend": true}` sends a new code, and `{"code": "..."}` checks one.
+public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifying, OpenEnrollmentProvider {
+    public let id: String
+    let codes: CodeBook
+
+    init(id: String, config: EmailCodePlugin.Config, environment: PluginEnvironment) {
+        self.id = id
+        self.codes = CodeBook(config: config, environment: environment)
+    }
+
+    /// What the flow keeps between steps.
+    struct State: Codable, Sendable {
+        /// Nil while the address is still to be asked for.
+        var address: EmailAddress?
+        var delivery: Delivery?
+
+        struct Delivery: Codable, Sendable {
+            var expiresAt: Date
+            var resendAfter: Date
+        }
+    }
+
+    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+        if context.account != nil {
+            guard let address = context.verifiedEmails.first else {
+                throw BrokerError(.noVerifiedEmail, .forbidden, "This account has no verified email address to send the code to; ask an administrator.")
+                    .because("no_verified_email").endingFlow()
+            }
+            return try await send(to: address, context: context)
+        }
+        if let hint = request.loginHint.flatMap(EmailAddress.init) {
+            return try await send(to: hint, context: context)
+        }
+        return .challenge(Challenge(type: "email_address", fields: ["fields": ["email"]]), state: try FlowState(encoding: State()))
+    }
+
+    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let current = try state.decode(State.self)
+        guard let address = current.address else {
+            guard let address = EmailAddress(try answer.string("email")) else {
+                throw BrokerError(.invalidEmail, .badRequest, "That is not an email address.")
+            }
+            return try await send(to: address, context: context)
+        }
+        if answer.values["resend"] == .bool(true) {
+            return try await send(to: address, context: context)
+        }
+        let verified = try await codes.check(try answer.string("code"), binding: Self.binding(context))
+        guard context.account == nil else {
+            return .verified(FactorResult(authenticatorID: id, method: "otp"))
+        }
+        return .identified(
+            ExternalIdentity(providerID: id, subject: verified.value, username: verified.value, claims: ["email": .string(verified.value), "email_verified": true]),
+            methods: ["otp"]
+        )
+    }
+
+    private func send(to address: EmailAddress, context: FlowContext) async throws -> FlowStep {
+        let delivery = try await codes.send(to: address, binding: Self.binding(context), appID: context.app.id, appName: context.app.name, clientIP: context.request.clientIP)
+        let state = State(address: address, delivery: State.Delivery(expiresAt: delivery.expiresAt, resendAfter: delivery.resendAfter))
+        return .challenge(challenge(delivery), state: try FlowState(encoding: state))
+    }
+
+    /// The `email_code` challenge: where the code went (masked) and its timings.
+    func challenge(_ delivery: CodeDelivery) -> Challenge {
+        let time = ISO8601DateFormatter()
+        return Challenge(
+            type: "email_code",
+            fields: [
+                "fields": ["code"], "sentTo": .string(delivery.sentTo.masked), "codeLength": .number(Double(codes.config.codeLength)),
+                "codeExpiresAt": .string(time.string(from: delivery.expiresAt)), "resendAfter": .string(time.string(from: delivery.resendAfter)),
+            ]
+        )
+    }
+
+    /// A flow's code is bound to that flow.
+    static func binding(_ context: FlowContext) -> String { "flow:\(context.flowID)" }
+
+    // MARK: - AddressVerifying
+
+    public func sendCode(to address: EmailAddress, binding: String, app: App, clientIP: String?) async throws -> CodeDelivery {
+        try await codes.send(to: address, binding: binding, appID: app.id, appName: app.name, clientIP: clientIP)
+    }
+
+    public func checkCode(_ code: String, binding: String) async throws -> EmailAddress {
+        try await codes.check(code, binding: binding)
+    }
+}

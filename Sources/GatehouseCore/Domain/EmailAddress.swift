@@ -1,0 +1,53 @@
+import Foundation
+
+/// An email address as the broker accepts it: `local@domain`, printable ASCII (or UTF-8 letters) with
+/// no spaces, angle brackets, quotes or line breaks, so that it can go into an SMTP command and a
+/// header as it is. Compared and stored lower-cased: people do not expect `Alice@Example.com` and
+/// `alice@example.com` to be two people.
+public struct EmailAddress: Sendable, Hashable, Codable, CustomStringConvertible {
+    public let value: String
+
+    public init?(_ text: String) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        guard trimmed.utf8.count <= 254, let at = trimmed.lastIndex(of: "@") else { return nil }
+        let local = trimmed[..<at]
+        let domain = trimmed[trimmed.index(after: at)...]
+        let forbidden: Set<Character> = ["<", ">", "(", ")", "[", "]", "\\", ",", ";", ":", "\"", "@", " ", "\t", "\r", "\n"]
+        guard !local.isEmpty, local.utf8.count <= 64, !domain.isEmpty, domain.contains("."),
+            !domain.hasPrefix("."), !domain.hasSuffix("."), !domain.contains(".."), !local.hasPrefix("."), !local.hasSuffix("."), !local.contains(".."),
+            !trimmed.contains(where: { forbidden.contains($0) && $0 != "@" }), local.allSatisfy({ $0 != "@" }),
+            trimmed.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F })
+        else { return nil }
+        self.value = trimmed
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let address = EmailAddress(text) else { throw ConfigIssue(path: decoder.codingPath, "not an email address: '\(text)'") }
+        self = address
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
+    }
+
+    public var description: String { value }
+
+    /// The address with most of the local part hidden (`a•••e@example.com`), for challenges and pages
+    /// that confirm where a code went without handing the address to whoever holds the flow.
+    public var masked: String {
+        let parts = value.split(separator: "@", maxSplits: 1)
+        let local = parts[0]
+        let shown = local.count <= 2 ? String(local.prefix(1)) + "•••" : "\(local.first!)•••\(local.last!)"
+        return "\(shown)@\(parts[1])"
+    }
+}
+
+extension IdentityLink {
+    /// The address this identity's provider vouches for: its `email` claim when `email_verified` is true.
+    public var verifiedEmail: EmailAddress? {
+        guard claims["email_verified"] == .bool(true), let text = claims["email"]?.stringValue else { return nil }
+        return EmailAddress(text)
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+
+/// How a plugin's own lockouts behave: so many failures within a window lock the key, each further
+/// lockout lasts twice as long (capped), and, when `permanentAfterLockouts` is set, the lockout with
+/// that number lasts until an administrator lifts it.
+public struct LockoutRule: Sendable, Hashable {
+    public var maxFailures: Int
+    public var failureWindow: Seconds
+    public var lockoutDuration: Seconds
+    public var maxLockoutDuration: Seconds
+    /// The lockout (counting from 1) that no longer runs out; nil for never.
+    public var permanentAfterLockouts: Int?
+
+    public init(maxFailures: Int, failureWindow: Seconds, lockoutDuration: Seconds, maxLockoutDuration: Seconds, permanentAfterLockouts: Int?) {
+        self.maxFailures = maxFailures
+        self.failureWindow = failureWindow
+        self.lockoutDuration = lockoutDuration
+        self.maxLockoutDuration = maxLockoutDuration
+        self.permanentAfterLockouts = permanentAfterLockouts
+    }
+
+    /// A permanent lock is stored as one that ends a thousand years from now; anything ending after
+    /// `permanentThreshold` reads as permanent.
+    static let permanentDuration: TimeInterval = 1000 * 365 * 86_400
+    public static let permanentThreshold = Date(timeIntervalSince1970: 500 * 365 * 86_400)
+
+    /// How long the lockout after `count` earlier ones lasts.
+    public func lockDuration(afterLockouts count: Int) -> TimeInterval {
+        if let permanent = permanentAfterLockouts, count + 1 >= permanent { return Self.permanentDuration }
+        return min(lockoutDuration.timeInterval * pow(2, Double(min(count, 30))), maxLockoutDuration.timeInterval)
+    }
+}
+
+/// The core's lockout and rate-limit bookkeeping, lent to one plugin instance: counters live in the
+/// store (so they hold on every node and across restarts), keys are prefixed with the instance id
+/// (`email:address:alice@example.com`), every lockout is audited, and administrators see and lift
+/// them with `gatehouse lockouts` or `/admin/v1/lockouts` like the broker's own.
+public struct LockoutBook: Sendable {
+    public let namespace: String
+    private let store: any AttemptCounterStore
+    private let audit: any AuditStore
+    private let clock: any BrokerClock
+
+    public init(namespace: String, store: any AttemptCounterStore, audit: any AuditStore, clock: any BrokerClock) {
+        self.namespace = namespace
+        self.store = store
+        self.audit = audit
+        self.clock = clock
+    }
+
+    /// The full counter key of a plugin-local key, as administrators see it.
+    public func key(_ local: String) -> String { "\(namespace):\(local)" }
+
+    /// Refuses with `locked_out` (`lockedUntil`, or `permanent`) when the key is locked.
+    public func refuseIfLocked(_ local: String, what: String) async throws {
+        let now = clock.now
+        guard let until = try await store.attemptCounter(key: key(local))?.lockedUntil, until > now else { return }
+        throw BrokerError.lockedOut(what, until: until, now: now)
+    }
+
+    /// Before a guess is evaluated: refuses a locked key, and counts the guess as a failure in advance
+    /// (so parallel guesses cannot slip past the limit). Follow with `recordFailure` or `recordSuccess`.
+    public func reserve(_ local: String, rule: LockoutRule, what: String, details: [String: String] = [:]) async throws {
+        let now = clock.now
+        switch try await store.reserveAttempt(
+            key: key(local), now: now, window: rule.failureWindow.timeInterval, threshold: rule.maxFailures, lockDuration: rule.lockDuration(afterLockouts:)
+        ) {
+        case .allowed:
+            return
+        case .locked(let until):
+            throw BrokerError.lockedOut(what, until: until, now: now)
+        case .lockedNow(let until):
+            try await audited(local, until: until, details: details)
+            throw BrokerError.lockedOut(what, until: until, now: now)
+        }
+    }
+
+    /// After a wrong guess (already counted by `reserve`): locks the key when it reached the limit and
+    /// returns the `locked_out` error to answer with instead of the plain refusal.
+    public func recordFailure(_ local: String, rule: LockoutRule, what: String, details: [String: String] = [:]) async throws -> BrokerError? {
+        let now = clock.now
+        guard let until = try await store.lockIfDue(key: key(local), now: now, threshold: rule.maxFailures, lockDuration: rule.lockDuration(afterLockouts:)) else {
+            return nil
+        }
+        try await audited(local, until: until, details: details)
+        return BrokerError.lockedOut(what, until: until, now: now)
+    }
+
+    /// A right answer: the key's failures are forgotten (its lockout history stays).
+    public func recordSuccess(_ local: String) async throws {
+        try await store.clearFailures(key: key(local))
+    }
+
+    /// Gives back a reserved guess that was not evaluated.
+    public func release(_ local: String) async throws {
+        try await store.releaseAttempt(key: key(local))
+    }
+
+    /// Counts one event (a code sent) in a fixed window; refuses with `rate_limited` and `retryAfter`
+    /// once more than `limit` happened in it.
+    public func limitRate(_ local: String, limit: Int, window: Seconds, message: String) async throws {
+        let now = clock.now
+        let (count, windowEnds) = try await store.countEvent(key: key(local), now: now, window: window.timeInterval)
+        guard count > limit else { return }
+        throw BrokerError(.rateLimited, .tooManyRequests, message, retryAfter: max(1, Int(windowEnds.timeIntervalSince(now).rounded(.up))))
+    }
+
+    private func audited(_ local: String, until: Date, details: [String: String]) async throws {
+        var details = details
+        details["key"] = key(local)
+        if until >= LockoutRule.permanentThreshold {
+            details["permanent"] = "true"
+        } else {
+            details["until"] = ISO8601DateFormatter().string(from: until)
+        }
+        if let lockouts = try await store.attemptCounter(key: key(local))?.lockouts { details["lockouts"] = String(lockouts) }
+        try await audit.appendAudit(
+            AuditEvent(time: clock.now, type: "lockout.applied", providerID: namespace, outcome: ErrorCode.lockedOut.rawValue, details: details)
+        )
+    }
+}

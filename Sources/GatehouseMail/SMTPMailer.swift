@@ -1,0 +1,69 @@
+import Foundation
+import GatehouseCore
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// Sends mail to an SMTP server (RFC 5321) over SwiftNIO: implicit TLS or STARTTLS (never falling
+/// back to plain text when TLS was asked for), AUTH PLAIN or LOGIN, certificate and host name checks,
+/// and one deadline for the whole delivery. One connection per message: codes are few, and a fresh
+/// connection never inherits a half-broken session.
+///
+/// No SMTP client library resolves here (see the machine's package list), so the protocol is
+/// written out in `SMTPSession`; it speaks only what submission needs.
+public struct SMTPMailer: Mailer {
+    let settings: SMTPSettings
+    let from: String
+    let sender: String
+    let tls: NIOSSLContext?
+    let logger: Logger
+
+    /// Fails when the TLS settings (the CA file) cannot be loaded.
+    public init(settings: SMTPSettings, from: String, logger: Logger) throws {
+        guard let sender = MailConfig.senderAddress(of: from) else { throw MailDeliveryError("mail.from is not an address: '\(from)'") }
+        self.settings = settings
+        self.from = from
+        self.sender = sender
+        self.logger = logger
+        if settings.security == .none {
+            self.tls = nil
+        } else {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.minimumTLSVersion = .tlsv12
+            if let rootCA = settings.rootCA { configuration.trustRoots = .file(rootCA) }
+            self.tls = try NIOSSLContext(configuration: configuration)
+        }
+    }
+
+    public func send(_ message: EmailMessage) async throws {
+        let domain = sender.split(separator: "@").last.map(String.init) ?? "localhost"
+        let data = MIMEMessage.render(message, from: from, date: Date(), messageID: "\(RandomToken.make(byteCount: 16))@\(domain)")
+        let session = SMTPSession(settings: settings, tls: tls)
+        let started = ContinuousClock.now
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await session.deliver(from: sender, to: message.to, data: data) }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(settings.timeout.value))
+                    throw MailDeliveryError("no answer from \(settings.host):\(settings.port) within \(settings.timeout.value) s (mail.smtp.timeout)")
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        } catch let error as MailDeliveryError {
+            throw error
+        } catch {
+            throw MailDeliveryError("\(settings.host):\(settings.port): \(error)")
+        }
+        logger.debug("mail accepted", metadata: ["server": .string(settings.host), "ms": .stringConvertible((ContinuousClock.now - started).components.seconds * 1000)])
+    }
+}
+
+extension SMTPMailer {
+    /// The mailer `mail:` asks for, when it is SMTP (the core provides `none` and `log` itself).
+    public static func configured(by mail: MailConfig, logger: Logger) throws -> SMTPMailer? {
+        guard mail.transport == .smtp, let settings = mail.smtp else { return nil }
+        return try SMTPMailer(settings: settings, from: mail.from, logger: logger)
+    }
+}
