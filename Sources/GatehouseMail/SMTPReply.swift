@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 
 /// One SMTP reply (RFC 5321 section 4.2): a three-digit code and its text lines.
@@ -28,7 +29,7 @@ struct SMTPReplyDecoder: ByteToMessageDecoder {
         guard length <= Self.maxLineLength, let raw = buffer.readString(length: length) else {
             throw SMTPProtocolError("a reply line longer than \(Self.maxLineLength) bytes")
         }
-        let line = raw.trimmingSuffix { $0 == "\r" || $0 == "\n" }
+        let line = raw.trimmingCharacters(in: .newlines)
         let characters = Array(line.utf8)
         guard characters.count >= 3, characters[0..<3].allSatisfy({ (48...57).contains($0) }), let code = Int(String(line.prefix(3))) else {
             throw SMTPProtocolError("not an SMTP reply: '\(line.prefix(80))'")
@@ -51,12 +52,4 @@ struct SMTPReplyDecoder: ByteToMessageDecoder {
 struct SMTPProtocolError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
-}
-
-extension String {
-    fileprivate func trimmingSuffix(while predicate: (Character) -> Bool) -> String {
-        var result = self[...]
-        while let last = result.last, predicate(last) { result = result.dropLast() }
-        return String(result)
-    }
 }

@@ -35,7 +35,7 @@ struct SMTPSession: Sendable {
             var capabilities = try await send("EHLO \(settings.heloName)", [250]).lines.dropFirst().map { $0.uppercased() }
             if settings.security == .starttls {
                 guard capabilities.contains(where: { $0 == "STARTTLS" }) else {
-                    throw MailDeliveryError("the server does not offer STARTTLS, and mail.smtp.security is starttls")
+                    throw MailDeliveryError("the server does not offer STARTTLS, and mail.smtp.security is starttls (offered: \(capabilities.joined(separator: ", ")))")
                 }
                 _ = try await send("STARTTLS", [220])
                 try await startTLS(on: connection.channel)

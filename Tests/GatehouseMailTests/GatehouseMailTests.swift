@@ -1,1 +1,144 @@
+import Foundation
+import GatehouseCore
+import GatehouseTesting
+import Logging
 import Testing
+
+@testable import GatehouseMail
+
+/// The SMTP client against a real SMTP server (aiosmtpd, Tests/email/smtp_server.py): STARTTLS and
+/// implicit TLS with certificate checks, AUTH PLAIN and LOGIN, and every way a delivery can fail.
+@Suite("GatehouseMail")
+struct GatehouseMailTests {
+    static let message = EmailMessage(to: "alice@example.com", subject: "Your code: 123456", text: "Your code is 123456.\n", html: "<p>Your code is <b>123456</b></p>")
+
+    static func mailer(_ server: SMTPTestServer, security: SMTPSettings.Security? = nil, password: String = SMTPTestServer.password, rootCA: Bool = true, timeout: Int = 10) throws -> SMTPMailer {
+        let settings = SMTPSettings(
+            host: "127.0.0.1", port: server.port, security: security ?? SMTPSettings.Security(rawValue: server.security)!, username: SMTPTestServer.username,
+            password: password, rootCA: rootCA ? server.certificate : nil, timeout: Seconds(timeout)
+        )
+        return try SMTPMailer(settings: settings, from: "Gatehouse <noreply@gatehouse.test>", logger: Logger(label: "test"))
+    }
+
+    /// The delivery error, or a recorded issue when the message went through.
+    static func failure(_ mailer: SMTPMailer, _ message: EmailMessage = message) async -> MailDeliveryError? {
+        do {
+            try await mailer.send(message)
+            Issue.record("the message was accepted")
+            return nil
+        } catch let error as MailDeliveryError {
+            return error
+        } catch {
+            Issue.record("unexpected \(error)")
+            return nil
+        }
+    }
+
+    @Test func deliversOverStartTLSWithAuthPlain() async throws {
+        try await SMTPTestServer.withOwn { server in
+            try await Self.mailer(server).send(Self.message)
+            let delivered = try #require(try server.messages(to: "alice@example.com").first)
+            #expect(delivered.subject == "Your code: 123456")
+            #expect(delivered.text == "Your code is 123456.\n")
+            #expect(delivered.html == "<p>Your code is <b>123456</b></p>")
+            #expect(delivered.headers["from"] == "Gatehouse <noreply@gatehouse.test>")
+            #expect(delivered.headers["x-envelope-from"] == "noreply@gatehouse.test")
+            #expect(delivered.headers["auto-submitted"] == "auto-generated")
+            #expect(delivered.headers["message-id"]?.hasSuffix("@gatehouse.test>") == true)
+        }
+    }
+
+    @Test func deliversOverImplicitTLS() async throws {
+        let server = try await SMTPTestServer.start(security: "tls", authentication: true)
+        defer { Task { await server.remove() } }
+        try await Self.mailer(server).send(Self.message)
+        #expect(try server.messages(to: "alice@example.com").count == 1)
+    }
+
+    @Test func fallsBackToAuthLoginWhenPlainIsNotOffered() async throws {
+        let server = try await SMTPTestServer.start(security: "starttls", authentication: true, loginOnly: true)
+        defer { Task { await server.remove() } }
+        try await Self.mailer(server).send(Self.message)
+        #expect(try server.messages(to: "alice@example.com").count == 1)
+        let refused = await Self.failure(try Self.mailer(server, password: "wrong-password"))
+        #expect(refused?.reason.contains("AUTH LOGIN (password)") == true)
+        #expect(refused?.reason.contains("wrong-password") == false)
+    }
+
+    @Test func refusesWrongPasswordWithoutSending() async throws {
+        try await SMTPTestServer.withOwn { server in
+            let refused = await Self.failure(try Self.mailer(server, password: "wrong-password"))
+            #expect(refused?.reason.contains("535") == true)
+            #expect(refused?.reason.contains("wrong-password") == false)
+            #expect(try server.messages().isEmpty)
+        }
+    }
+
+    @Test func neverFallsBackToPlainTextWhenStartTLSIsMissing() async throws {
+        let server = try await SMTPTestServer.start(security: "none", authentication: false)
+        defer { Task { await server.remove() } }
+        let refused = await Self.failure(try Self.mailer(server, security: .starttls))
+        #expect(refused?.reason.contains("does not offer STARTTLS") == true)
+        #expect(try server.messages().isEmpty)
+    }
+
+    @Test func refusesACertificateItDoesNotTrust() async throws {
+        try await SMTPTestServer.withOwn { server in
+            // Without rootCA the system's CAs apply, and they did not sign the test certificate.
+            let refused = await Self.failure(try Self.mailer(server, rootCA: false))
+            #expect(refused != nil)
+            #expect(try server.messages().isEmpty)
+        }
+    }
+
+    @Test func reportsARefusedRecipient() async throws {
+        let server = try await SMTPTestServer.start(security: "starttls", authentication: true, refusing: ["nobody@example.com"])
+        defer { Task { await server.remove() } }
+        var message = Self.message
+        message.to = "nobody@example.com"
+        let refused = await Self.failure(try Self.mailer(server), message)
+        #expect(refused?.recipientRefused == true)
+        #expect(refused?.reason.contains("550") == true)
+    }
+
+    @Test func reportsAServerThatIsDown() async throws {
+        let server = try await SMTPTestServer.start()
+        let mailer = try Self.mailer(server)
+        await server.remove()
+        let refused = await Self.failure(mailer)
+        #expect(refused?.reason.contains("cannot connect") == true)
+    }
+
+    @Test func givesUpOnAServerThatNeverAnswers() async throws {
+        // A listener that accepts connections and never says a word.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-silent-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let portFile = folder.appendingPathComponent("port").path
+        let script = "import socket,time,os;s=socket.socket();s.bind(('127.0.0.1',0));s.listen(5);open('\(portFile).t','w').write(str(s.getsockname()[1]));os.rename('\(portFile).t','\(portFile)');c=s.accept();time.sleep(60)"
+        let pid = try ChildProcess.spawn(["python3", "-c", script], log: folder.appendingPathComponent("log").path)
+        defer { Task { await ChildProcess.terminate(pid) } }
+        var port = 0
+        for _ in 0..<100 where port == 0 {
+            port = Int((try? String(contentsOfFile: portFile, encoding: .utf8)) ?? "") ?? 0
+            if port == 0 { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let settings = SMTPSettings(host: "127.0.0.1", port: port, security: .none, timeout: Seconds(1))
+        let mailer = try SMTPMailer(settings: settings, from: "noreply@gatehouse.test", logger: Logger(label: "test"))
+        let refused = await Self.failure(mailer)
+        #expect(refused?.reason.contains("within 1 s") == true)
+    }
+
+    @Test func encodesNonASCIIHeadersAndKeepsLinesShort() {
+        let rendered = MIMEMessage.render(
+            EmailMessage(to: "a@example.com", subject: "Dein Code für Notizen: 123456", text: String(repeating: "x", count: 300)),
+            from: "Zoë <noreply@example.com>", date: Date(timeIntervalSince1970: 0), messageID: "id@example.com"
+        )
+        #expect(rendered.contains("Subject: =?UTF-8?B?"))
+        #expect(rendered.contains("From: =?UTF-8?B?"))
+        #expect(rendered.contains("Date: Thu, 01 Jan 1970 00:00:00 +0000"))
+        #expect(rendered.components(separatedBy: "\r\n").allSatisfy { $0.utf8.count <= 78 })
+        #expect(!rendered.replacingOccurrences(of: "\r\n", with: "").contains("\n"))
+        #expect(MIMEMessage.dotStuffed(".hidden\r\nshown\r\n..two") == "..hidden\r\nshown\r\n...two")
+    }
+}

@@ -74,7 +74,10 @@ struct LDAPTests {
     static let scratch = try! TemporaryStore()
 
     static func environment(_ logger: Logger) throws -> PluginEnvironment {
-        PluginEnvironment(clock: TestClock(), logger: logger, storage: PluginStorage(namespace: "ldap", store: scratch.store, clock: TestClock()))
+        PluginEnvironment(
+            clock: TestClock(), logger: logger, storage: PluginStorage(namespace: "ldap", store: scratch.store, clock: TestClock()),
+            lockouts: LockoutBook(namespace: "ldap", store: scratch.store, audit: scratch.store, clock: TestClock())
+        )
     }
 
     var slapd: Slapd { Slapd.shared! }
