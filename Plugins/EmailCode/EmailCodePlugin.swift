@@ -22,6 +22,9 @@ public enum EmailCodePlugin: PluginFactory {
         public var resend: ResendLimits
         /// `default` and app ids → the message for that app.
         public var templates: [String: MessageTemplate]
+        /// As a second factor, an account with no verified address may name one and prove it with
+        /// the code (it is then linked to the account); when false it is refused with `no_verified_email`.
+        public var enrollment: Bool
 
         /// How often codes may be sent.
         public struct ResendLimits: Sendable, Hashable {
@@ -33,7 +36,7 @@ public enum EmailCodePlugin: PluginFactory {
             public var window: Seconds
         }
 
-        enum CodingKeys: String, CodingKey { case codeLength, codeLifetime, codeHashKey, lockout, resend, templates }
+        enum CodingKeys: String, CodingKey { case codeLength, codeLifetime, codeHashKey, lockout, resend, templates, enrollment }
         enum LockoutKeys: String, CodingKey { case maxFailures, failureWindow, lockoutDuration, maxLockoutDuration, permanentAfter }
         enum ResendKeys: String, CodingKey { case interval, maxPerAddress, maxPerIP, window }
 
@@ -44,6 +47,7 @@ public enum EmailCodePlugin: PluginFactory {
             codeLifetime = try container.decodeIfPresent(Seconds.self, forKey: .codeLifetime) ?? .minutes(10)
             codeHashKey = try container.decodeIfPresent(String.self, forKey: .codeHashKey)
             templates = try container.decodeIfPresent([String: MessageTemplate].self, forKey: .templates) ?? [:]
+            enrollment = try container.decodeIfPresent(Bool.self, forKey: .enrollment) ?? true
             if !(6...10).contains(codeLength) { throw ConfigIssue(path: path + [CodingKeys.codeLength], "must be between 6 and 10, got \(codeLength)") }
             if !(60...3600).contains(codeLifetime.value) {
                 throw ConfigIssue(path: path + [CodingKeys.codeLifetime], "must be between 60 and 3600 seconds, got \(codeLifetime.value)")

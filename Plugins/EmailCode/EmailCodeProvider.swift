@@ -19,6 +19,8 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
         /// Nil while the address is still to be asked for.
         var address: EmailAddress?
         var delivery: Delivery?
+        /// A second factor for an account with no verified address: the address becomes its own.
+        var enrolling: Bool = false
 
         struct Delivery: Codable, Sendable {
             var expiresAt: Date
@@ -28,11 +30,13 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
 
     public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
         if context.account != nil {
-            guard let address = context.verifiedEmails.first else {
+            if let address = context.verifiedEmails.first { return try await send(to: address, context: context) }
+            guard codes.config.enrollment else {
                 throw BrokerError(.noVerifiedEmail, .forbidden, "This account has no verified email address to send the code to; ask an administrator.")
                     .because("no_verified_email").endingFlow()
             }
-            return try await send(to: address, context: context)
+            // Enrolment: the account names an address and proves it with the code.
+            return .challenge(Challenge(type: "email_address", fields: ["fields": ["email"], "enrol": true]), state: try FlowState(encoding: State(enrolling: true)))
         }
         if let hint = request.loginHint.flatMap(EmailAddress.init) {
             return try await send(to: hint, context: context)
@@ -46,14 +50,14 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
             guard let address = EmailAddress(try answer.string("email")) else {
                 throw BrokerError(.invalidEmail, .badRequest, "That is not an email address.")
             }
-            return try await send(to: address, context: context)
+            return try await send(to: address, context: context, enrolling: current.enrolling)
         }
         if answer.values["resend"] == .bool(true) {
-            return try await send(to: address, context: context)
+            return try await send(to: address, context: context, enrolling: current.enrolling)
         }
         let verified = try await codes.check(try answer.string("code"), binding: Self.binding(context))
         guard context.account == nil else {
-            return .verified(FactorResult(authenticatorID: id, method: "otp"))
+            return .verified(FactorResult(authenticatorID: id, method: "otp", enrolledEmail: current.enrolling ? verified : nil))
         }
         return .identified(
             ExternalIdentity(providerID: id, subject: verified.value, username: verified.value, claims: ["email": .string(verified.value), "email_verified": true]),
@@ -61,9 +65,9 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
         )
     }
 
-    private func send(to address: EmailAddress, context: FlowContext) async throws -> FlowStep {
+    private func send(to address: EmailAddress, context: FlowContext, enrolling: Bool = false) async throws -> FlowStep {
         let delivery = try await codes.send(to: address, binding: Self.binding(context), appID: context.app.id, appName: context.app.name, clientIP: context.request.clientIP)
-        let state = State(address: address, delivery: State.Delivery(expiresAt: delivery.expiresAt, resendAfter: delivery.resendAfter))
+        let state = State(address: address, delivery: State.Delivery(expiresAt: delivery.expiresAt, resendAfter: delivery.resendAfter), enrolling: enrolling)
         return .challenge(challenge(delivery), state: try FlowState(encoding: state))
     }
 

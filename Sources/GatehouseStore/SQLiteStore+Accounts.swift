@@ -52,6 +52,22 @@ extension SQLiteStore: AccountStore {
         }
     }
 
+    public func addIdentityLink(_ identity: ExternalIdentity, accountID: String, now: Date) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO identity_links (provider_id, subject, account_id, claims, created_at, last_sign_in_at) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (provider_id, subject) DO NOTHING
+                    """,
+                arguments: [identity.providerID, identity.subject, accountID, try StoreJSON.encode(identity.claims), now.storeValue, now.storeValue]
+            )
+            let owner = try String.fetchOne(
+                db, sql: "SELECT account_id FROM identity_links WHERE provider_id = ? AND subject = ?", arguments: [identity.providerID, identity.subject]
+            )
+            return owner == accountID
+        }
+    }
+
     public func unlinkIdentity(providerID: String, subject: String) async throws -> Bool {
         try await pool.write { db in
             guard let accountID = try String.fetchOne(

@@ -16,7 +16,7 @@ public struct MailConfig: Sendable, Decodable {
     public var from: String
     public var smtp: SMTPSettings?
 
-    public init(transport: Transport = .none, from: String = "gatehouse@localhost", smtp: SMTPSettings? = nil) {
+    public init(transport: Transport = .none, from: String = "gatehouse@localhost.localdomain", smtp: SMTPSettings? = nil) {
         self.transport = transport
         self.from = from
         self.smtp = smtp
@@ -34,7 +34,7 @@ public struct MailConfig: Sendable, Decodable {
         self.transport = transport
         self.smtp = try container.decodeIfPresent(SMTPSettings.self, forKey: .smtp)
         let from = try container.decodeIfPresent(String.self, forKey: .from)
-        self.from = from ?? "gatehouse@localhost"
+        self.from = from ?? "gatehouse@localhost.localdomain"
         if transport == .smtp, smtp == nil {
             throw ConfigIssue(path: path + [CodingKeys.smtp], "is required with transport smtp (host, port, security...)")
         }

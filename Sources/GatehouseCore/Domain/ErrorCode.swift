@@ -51,6 +51,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let deliveryFailed = ErrorCode("delivery_failed")
     public static let invalidEmail = ErrorCode("invalid_email")
     public static let noVerifiedEmail = ErrorCode("no_verified_email")
+    public static let emailInUse = ErrorCode("email_in_use")
 
     // Provisional identities.
     public static let provisionalIdentityAttached = ErrorCode("provisional_identity_already_attached")

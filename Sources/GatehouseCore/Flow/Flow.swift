@@ -93,10 +93,14 @@ public struct FactorResult: Sendable, Hashable, Codable {
     public var authenticatorID: String
     /// The `amr` value for this factor (RFC 8176), e.g. `otp`, `hwk`, `pin`.
     public var method: String
+    /// An address the account proved just now for the first time (enrolment): the engine links it to
+    /// the account as an identity of this authenticator, so it is a verified address from now on.
+    public var enrolledEmail: EmailAddress?
 
-    public init(authenticatorID: String, method: String) {
+    public init(authenticatorID: String, method: String, enrolledEmail: EmailAddress? = nil) {
         self.authenticatorID = authenticatorID
         self.method = method
+        self.enrolledEmail = enrolledEmail
     }
 }
 

@@ -276,6 +276,16 @@ public struct FlowEngine: Sendable {
             guard let account = try await (knownAccount?.id == accountID ? knownAccount : store.account(id: accountID)) else {
                 throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
             }
+            if let address = factor.enrolledEmail {
+                let identity = ExternalIdentity(
+                    providerID: factor.authenticatorID, subject: address.value, username: address.value, claims: ["email": .string(address.value), "email_verified": true]
+                )
+                guard try await store.addIdentityLink(identity, accountID: account.id, now: clock.now) else {
+                    _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
+                    throw BrokerError(.emailInUse, .conflict, "This email address belongs to another account.")
+                }
+                try await audit("account.email_enrolled", flow: flow, outcome: nil, details: ["address": address.masked])
+            }
             flow.methods += [factor.method, factor.authenticatorID]
             return try await complete(flow, app: app, account: account)
         }

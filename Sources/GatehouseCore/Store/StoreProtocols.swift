@@ -24,6 +24,9 @@ public protocol AccountStore: Sendable {
     /// In one transaction: the account linked to this identity (refreshing the link's claims and
     /// last sign-in), or a new account and link when there is none. `created` tells which.
     func linkIdentity(_ identity: ExternalIdentity, now: Date) async throws -> (account: Account, created: Bool)
+    /// Links one more identity to an existing account; false when that identity belongs to another
+    /// account (linking it again to the same account is a success).
+    func addIdentityLink(_ identity: ExternalIdentity, accountID: String, now: Date) async throws -> Bool
     /// Removes one identity link; the account is deleted with its tokens when no link remains.
     /// Returns whether a link existed.
     func unlinkIdentity(providerID: String, subject: String) async throws -> Bool
