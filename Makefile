@@ -18,6 +18,7 @@ run: build
 
 test-deps:
 	@scripts/install-deps.sh $(TEST_PACKAGES)
+	@scripts/test-venv.sh
 
 unit: test-deps
 	$(SWIFT) build --build-tests

@@ -379,7 +379,111 @@ stop
 kill "$api_pid" 2>/dev/null || true
 unset GATEHOUSE_ADMIN_TOKEN
 
-check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider, v3-lockouts-admin, v4-test-accounts'"
+echo "- email-code: passwordless, a second factor after local, provisional identities, through a real SMTP server (aiosmtpd, STARTTLS + AUTH)"
+"$repo/scripts/test-venv.sh"
+mkdir -p "$work/mail"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/mail/key.pem" -out "$work/mail/cert.pem" -days 2 \
+  -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
+"$repo/.build/test-venv/bin/python" "$repo/Tests/email/smtp_server.py" --maildir "$work/mail/box" --port-file "$work/mail/port" --security starttls \
+  --cert "$work/mail/cert.pem" --key "$work/mail/key.pem" --username mailer --password mail-password-e2e >"$work/mail/smtp.log" 2>&1 &
+smtp_pid=$!
+for _ in $(seq 1 100); do [ -s "$work/mail/port" ] && break; sleep 0.05; done
+export SMTP_PASSWORD=mail-password-e2e VAULT_SECRET=vault-app-secret-0123456789-abcdefghijkl GATEHOUSE_ADMIN_TOKEN=e2e-admin-token-e2e-admin-token-e2e-0003
+cat >"$work/mail/gatehouse.yaml" <<YAML
+environment: production
+server:
+  listen: 127.0.0.1:$port
+mail:
+  transport: smtp
+  from: Gatehouse <noreply@gatehouse.test>
+  smtp:
+    host: 127.0.0.1
+    port: $(cat "$work/mail/port")
+    security: starttls
+    username: mailer
+    password: \${SMTP_PASSWORD}
+    rootCA: $work/mail/cert.pem
+providers:
+  - id: local
+    type: local
+    config: {bcryptCost: 4}
+  - id: email
+    type: email-code
+apps:
+  - id: notes
+    name: Notes
+    policy: {identityProviders: [email], selfRegistration: true}
+  - id: vault
+    secret: \${VAULT_SECRET}
+    policy: {identityProviders: [local], authenticators: [email], secondFactor: email, selfRegistration: true}
+YAML
+start_in "$work/mail"
+mailcode() { # mailcode ADDRESS -> the code in the newest message to ADDRESS, parsed with Python's email package
+  "$py" - "$work/mail/box" "$1" <<'PY'
+import email, email.policy, os, re, sys
+box, to = sys.argv[1], sys.argv[2]
+for name in sorted(os.listdir(box), reverse=True):
+    message = email.message_from_binary_file(open(os.path.join(box, name), "rb"), policy=email.policy.default)
+    if message["X-Envelope-To"] == to:
+        print(re.search(r"\b\d{6}\b", message.get_body(("plain",)).get_content()).group(0)); break
+PY
+}
+answer() { # answer FLOW JSON [CURL ARGS...]
+  local flow=$1 body=$2; shift 2
+  curl -sS -X POST "$base/v1/flows/$flow" -H 'Content-Type: application/json' -d "{\"answer\":$body}" "$@"
+}
+passwordless() { # passwordless ADDRESS -> the final JSON
+  local flow
+  flow=$(curl -sS -X POST "$base/v1/flows" -H 'Content-Type: application/json' -d '{"app":"notes","provider":"email"}' | jq -r .flow)
+  answer "$flow" "{\"email\":\"$1\"}" >"$work/mail/challenge.json"
+  answer "$flow" "{\"code\":\"$(mailcode "$1")\"}"
+}
+pat=$(passwordless pat@example.com)
+check "passwordless: the emailed code signs pat in (account named by the address)" test "$(jq -r .account.username <<<"$pat")" = pat@example.com
+check "the code challenge names the masked address" test "$(jq -r '.challenge.type + " " + .challenge.sentTo' "$work/mail/challenge.json")" = "email_code p•••t@example.com"
+flow=$(curl -sS -X POST "$base/v1/flows" -H 'Content-Type: application/json' -d '{"app":"notes","provider":"email"}' | jq -r .flow)
+answer "$flow" '{"email":"pat@example.com"}' >/dev/null
+wrong=$(mailcode pat@example.com | tr 0-9 1-90)
+check "a wrong code is refused with invalid_code (HTTP 400)" test "$(answer "$flow" "{\"code\":\"$wrong\"}" -o /dev/null -w '%{http_code}')" = 400
+check "resending at once is rate limited with Retry-After" bash -c "curl -sS -D - -o /dev/null -X POST '$base/v1/flows/$flow' -H 'Content-Type: application/json' -d '{\"answer\":{\"resend\":true}}' | grep -qi '^retry-after:'"
+
+vault_flow() { curl -sS -u "vault:$VAULT_SECRET" -X POST "$base/v1/flows" -H 'Content-Type: application/json' -d "{\"app\":\"vault\",\"provider\":\"local\",\"purpose\":\"$1\"}" | jq -r .flow; }
+flow=$(vault_flow register)
+check "second factor: after the local password, an account without an address is asked for one" \
+  test "$(answer "$flow" '{"username":"vic","password":"correct horse battery staple"}' -u "vault:$VAULT_SECRET" | jq -r .challenge.type)" = email_address
+answer "$flow" '{"email":"vic@example.com"}' -u "vault:$VAULT_SECRET" >/dev/null
+answer "$flow" "{\"code\":\"$(mailcode vic@example.com)\"}" -u "vault:$VAULT_SECRET" >/dev/null
+flow=$(vault_flow authenticate)
+check "the next sign-in sends the code to the enrolled address at once" \
+  test "$(answer "$flow" '{"username":"vic","password":"correct horse battery staple"}' -u "vault:$VAULT_SECRET" | jq -r .challenge.type)" = email_code
+vic=$(answer "$flow" "{\"code\":\"$(mailcode vic@example.com)\"}" -u "vault:$VAULT_SECRET")
+check "the access token's amr names the password and the emailed code" bash -c \
+  "'$py' -c \"import jwt,sys; sys.exit(0 if jwt.decode(sys.argv[1], options={'verify_signature': False})['amr'] == ['pwd','local','otp','email'] else 1)\" '$(jq -r .tokens.access_token <<<"$vic")'"
+
+created=$(curl -sS -u "vault:$VAULT_SECRET" -X POST "$base/v1/provisional-identities" -H 'Content-Type: application/json' \
+  -d '{"email":"invitee@example.com","grants":["doc:7:read"],"groups":["editors"]}')
+pid_=$(jq -r .id <<<"$created")
+check "the app's back end creates a provisional identity (pending, public id pi_...)" bash -c "jq -e '.status == \"pending\" and (.id | startswith(\"pi_\"))' <<<'$created'"
+check "a public app cannot create one" test "$(curl -sS -u "notes:" -X POST "$base/v1/provisional-identities" -H 'Content-Type: application/json' -d '{"email":"x@example.com"}' | jq -r .error)" != null
+token=$(jq -r .tokens.access_token <<<"$vic")
+attach() { curl -sS -X POST "$base/v1/account/provisional-identities" -H "Authorization: Bearer $1" -H 'Content-Type: application/json' -d "{\"id\":\"$pid_\"}"; }
+check "attaching an unverified address answers identity_verification_needed with the address" \
+  test "$(attach "$token" | jq -r '.status + " " + .email')" = "identity_verification_needed invitee@example.com"
+verified=$(curl -sS -X POST "$base/v1/account/provisional-identities/$pid_/verify" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' -d "{\"code\":\"$(mailcode invitee@example.com)\"}")
+check "the emailed code attaches it" test "$(jq -r .status <<<"$verified")" = ready
+check "its grants and groups are the account's" bash -c "curl -sS '$base/v1/account/provisional-identities' -H 'Authorization: Bearer $token' | jq -e '.[0].grants == [\"doc:7:read\"] and .[0].groups == [\"editors\"]'"
+other=$(jq -r .tokens.access_token <<<"$(passwordless invitee@example.com)")
+check "another account cannot attach it (provisional_identity_already_attached, 409)" test "$(attach "$other" | jq -r .error)" = provisional_identity_already_attached
+check "the same account cannot attach it twice" test "$(attach "$token" | jq -r .error)" = provisional_identity_already_attached
+
+kill "$smtp_pid" 2>/dev/null; wait "$smtp_pid" 2>/dev/null || true
+flow=$(curl -sS -X POST "$base/v1/flows" -H 'Content-Type: application/json' -d '{"app":"notes","provider":"email"}' | jq -r .flow)
+check "with the SMTP server down, the answer is delivery_failed (503)" test "$(answer "$flow" '{"email":"late@example.com"}' -o /dev/null -w '%{http_code}')" = 503
+check "no code and no SMTP password appear in the server log" bash -c "! grep -q 'mail-password-e2e' '$work/serve.log' && ! grep -qE 'code[^a-z]*[0-9]{6}' '$work/serve.log'"
+stop
+unset GATEHOUSE_ADMIN_TOKEN
+
+check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider, v3-lockouts-admin, v4-test-accounts, v5-provisional-identities'"
 check "no password appears in the server log" bash -c "! grep -q 'correct horse\|fine long password' '$work/serve.log'"
 
 echo

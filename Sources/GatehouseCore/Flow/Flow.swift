@@ -46,6 +46,9 @@ public struct Challenge: Sendable, Hashable, Codable {
         self.accountField = accountField
     }
 
+    /// A step that could not start (a code was not delivered): answering it (`{}`) starts it again.
+    public static let retryType = "retry"
+
     /// Ask for a username and a password.
     public static func credentials(extra: [String: JSONValue] = [:]) -> Challenge {
         Challenge(type: "credentials", fields: extra.merging(["fields": ["username", "password"]]) { _, new in new }, accountField: "username")

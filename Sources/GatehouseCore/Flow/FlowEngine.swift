@@ -128,7 +128,7 @@ public struct FlowEngine: Sendable {
             switch flow.phase {
             case .identify:
                 step = try await provider.resume(flow.pluginState, with: answer, in: context)
-            case .factor(let authenticatorID) where flow.pluginState.data.isEmpty:
+            case .factor(let authenticatorID) where flow.challenge.type == Challenge.retryType:
                 // The factor could not start last time (a code was not delivered): start it again.
                 context.verifiedEmails = try await verifiedEmails(of: context.account)
                 step = try await authenticator(authenticatorID).begin(request, in: context)
@@ -308,7 +308,7 @@ public struct FlowEngine: Sendable {
             try? await audit("signin.failure", flow: flow, outcome: error.code.rawValue, details: error.reason.map { ["reason": $0] } ?? [:])
             throw error
         } catch let error as BrokerError where error.kind != .internalFailure {
-            flow.challenge = Challenge(type: "retry", fields: ["fields": [], "error": .string(error.code.rawValue)])
+            flow.challenge = Challenge(type: Challenge.retryType, fields: ["fields": [], "error": .string(error.code.rawValue)])
             try await save(&flow)
             throw error
         }
