@@ -472,7 +472,10 @@ check "attaching an unverified address answers identity_verification_needed with
 verified=$(curl -sS -X POST "$base/v1/account/provisional-identities/$pid_/verify" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' -d "{\"code\":\"$(mailcode invitee@example.com)\"}")
 check "the emailed code attaches it" test "$(jq -r .status <<<"$verified")" = ready
 check "its grants and groups are the account's" bash -c "curl -sS '$base/v1/account/provisional-identities' -H 'Authorization: Bearer $token' | jq -e '.[0].grants == [\"doc:7:read\"] and .[0].groups == [\"editors\"]'"
-other=$(jq -r .tokens.access_token <<<"$(passwordless invitee@example.com)")
+flow=$(vault_flow register)
+answer "$flow" '{"username":"wes","password":"correct horse battery staple"}' -u "vault:$VAULT_SECRET" >/dev/null
+answer "$flow" '{"email":"wes@example.com"}' -u "vault:$VAULT_SECRET" >/dev/null
+other=$(answer "$flow" "{\"code\":\"$(mailcode wes@example.com)\"}" -u "vault:$VAULT_SECRET" | jq -r .tokens.access_token)
 check "another account cannot attach it (provisional_identity_already_attached, 409)" test "$(attach "$other" | jq -r .error)" = provisional_identity_already_attached
 check "the same account cannot attach it twice" test "$(attach "$token" | jq -r .error)" = provisional_identity_already_attached
 
