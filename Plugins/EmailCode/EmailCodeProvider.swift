@@ -52,7 +52,8 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
             }
             return try await send(to: address, context: context, enrolling: current.enrolling)
         }
-        if answer.values["resend"] == .bool(true) {
+        // `true` from JSON clients, "true" from the browser form's button.
+        if answer.values["resend"] == .bool(true) || answer.values["resend"] == .string("true") {
             return try await send(to: address, context: context, enrolling: current.enrolling)
         }
         let verified = try await codes.check(try answer.string("code"), binding: Self.binding(context))

@@ -106,7 +106,9 @@ struct BrowserPages {
             // A redirect needs no page, so no app name either.
             if case .authorized = outcome { return renderer.render(outcome, app: nil, csrf: csrf, requestID: context.id) }
             return renderer.render(outcome, app: try await broker.engine.app(ofFlow: flowID), csrf: csrf, requestID: context.id)
-        } catch let error as BrokerError where [.failedAttempt, .badRequest, .conflict].contains(error.kind) && error.code != .flowNotFound {
+        } catch let error as BrokerError where [.failedAttempt, .badRequest, .conflict, .tooManyRequests, .unavailable].contains(error.kind) && error.code != .flowNotFound {
+            // A flow that is still there (a wrong code, a mail server that did not answer) shows its
+            // page again with the error, so the person can retry; a flow that ended shows the error page.
             guard let pending = try? await broker.engine.pending(flowID: flowID, browser: proof) else {
                 return renderer.error(error, requestID: context.id)
             }

@@ -67,16 +67,35 @@ struct PageRenderer: Sendable {
             }
             var names: [String] = []
             if case .array(let items)? = challenge.fields["fields"] { names = items.compactMap(\.stringValue) }
-            values["prompt"] = challenge.fields["prompt"]?.stringValue ?? false
+            values["prompt"] = challenge.fields["prompt"]?.stringValue ?? Self.prompt(for: challenge) ?? false
+            values["resend"] = challenge.type == "email_code"
             values["fields"] = names.enumerated().map { (index: Int, name: String) -> [String: Any] in
                 let secret = name.contains("password") || name.contains("pin")
-                let label = name.replacingOccurrences(of: "_", with: " ").capitalized
-                let autocomplete = name == "code" ? "one-time-code" : secret ? "current-password" : "off"
-                return ["name": name, "label": label, "type": secret ? "password" : "text", "autocomplete": autocomplete, "first": index == 0]
+                let label = name == "email" ? "Email address" : name.replacingOccurrences(of: "_", with: " ").capitalized
+                let autocomplete = name == "code" ? "one-time-code" : name == "email" ? "email" : secret ? "current-password" : "off"
+                let type = secret ? "password" : name == "email" ? "email" : "text"
+                let mode: Any = name == "code" ? "numeric" : false
+                return ["name": name, "label": label, "type": type, "autocomplete": autocomplete, "first": index == 0, "inputmode": mode]
             }
             return page("challenge", title: "Sign in", values: values, status: status)
         case .completed:
             return self.error(BrokerError.internalFailure("This flow cannot finish in a browser."), requestID: requestID)
+        }
+    }
+
+    /// What the page says above the form, for challenge types that carry no `prompt` of their own.
+    static func prompt(for challenge: Challenge) -> String? {
+        switch challenge.type {
+        case "email_address":
+            challenge.fields["enrol"] == .bool(true)
+                ? "This account needs an email address for its sign-in codes. We will send a code to prove it is yours."
+                : "We will email you a code to sign in with."
+        case "email_code":
+            "Enter the code we sent to \(challenge.fields["sentTo"]?.stringValue ?? "your email address")."
+        case Challenge.retryType:
+            "The next step could not start (\(challenge.fields["error"]?.stringValue ?? "error")). Try again."
+        default:
+            nil
         }
     }
 

@@ -58,9 +58,10 @@ enum PageTemplates {
         <input type="hidden" name="csrf" value="{{csrf}}">
         {{#fields}}
         <label for="field-{{name}}">{{label}}</label>
-        <input id="field-{{name}}" name="{{name}}" type="{{type}}" autocomplete="{{autocomplete}}" required{{#first}} autofocus{{/first}}>
+        <input id="field-{{name}}" name="{{name}}" type="{{type}}" autocomplete="{{autocomplete}}"{{#inputmode}} inputmode="{{inputmode}}"{{/inputmode}} required{{#first}} autofocus{{/first}}>
         {{/fields}}
         <button type="submit">Continue</button>
+        {{#resend}}<button type="submit" name="resend" value="true" class="secondary" formnovalidate>Send a new code</button>{{/resend}}
         <button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
         </form>
         """

@@ -654,6 +654,84 @@ def ldap_browser_sign_in(ctx):
     expect(claims.get("email_verified") is True, "the directory's address is not marked verified")
     expect(claims.get("name") == "Alice Liddell", f"name is {claims.get('name')!r}")
 
+def emailed_code(address, after=0):
+    """The code in the newest message the SMTP server delivered to `address` (the message count must
+    exceed `after`), parsed with Python's email package."""
+    import email
+    import email.policy
+
+    folder = os.environ["GATEHOUSE_MAILDIR"]
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".eml") and not n.startswith(".")) if os.path.isdir(folder) else []
+        messages = []
+        for name in names:
+            with open(os.path.join(folder, name), "rb") as raw:
+                message = email.message_from_binary_file(raw, policy=email.policy.default)
+            if message["X-Envelope-To"] == address:
+                messages.append(message)
+        if len(messages) > after:
+            text = messages[-1].get_body(("plain",)).get_content()
+            return re.search(r"\b\d{6}\b", text).group(0), len(messages)
+        time.sleep(0.1)
+    raise CheckFailed(f"no code reached {address}")
+
+
+def type_into(browser, field_id, value, button=SIGN_IN_BUTTON):
+    box = wait(browser).until(EC.presence_of_element_located((By.ID, field_id)))
+    box.clear()
+    box.send_keys(value)
+    browser.find_element(By.CSS_SELECTOR, button).click()
+
+
+def enter_code(browser, address, after, wrong_first=False):
+    """On the code page: optionally a wrong code first (the page shows an alert), then the emailed one."""
+    code, count = emailed_code(address, after)
+    wait(browser).until(EC.presence_of_element_located((By.ID, "field-code")))
+    expect(browser.find_element(By.ID, "field-code").get_attribute("autocomplete") == "one-time-code", "the code field is not autocomplete=one-time-code")
+    expect(browser.find_elements(By.CSS_SELECTOR, 'button[name="resend"]'), "the code page has no 'Send a new code' button")
+    if wrong_first:
+        type_into(browser, "field-code", "000000" if code != "000000" else "111111")
+        alert = wait(browser).until(EC.presence_of_element_located((By.CSS_SELECTOR, ALERT)))
+        expect("not right" in alert.text, f"the alert says {alert.text!r}")
+    type_into(browser, "field-code", code)
+    return count
+
+
+@check("EMAIL. passwordless browser sign-in: address page, code page (wrong code alert), then the emailed code; ID token has the verified address")
+def email_browser_sign_in(ctx):
+    oauth = client(ctx, "mailapp", WEBAPP_SECRET, scope="openid profile email")
+    browser = ctx.browser()
+    auth = authorization(ctx, oauth)
+    browser.get(auth.url)
+    box = wait(browser).until(EC.presence_of_element_located((By.ID, "field-email")))
+    expect(box.get_attribute("type") == "email", "the address field is not type=email")
+    type_into(browser, "field-email", "carol@example.com")
+    enter_code(browser, "carol@example.com", 0, wrong_first=True)
+    url, params = ctx.callbacks.wait_for(auth.state)
+    expect("code" in params, f"the callback received no code: {params}")
+    claims = validate_id_token(ctx, finish(ctx, oauth, auth, url), "mailapp", auth.nonce)
+    expect(claims.get("amr") == ["otp", "email"], f"amr is {claims.get('amr')}")
+    expect(claims.get("email") == "carol@example.com" and claims.get("email_verified") is True, f"email claims are {claims}")
+
+
+@check("EMAIL. second factor in the browser: after alice's password she enrols an address, proves it, and later gets the code at once")
+def email_second_factor(ctx):
+    oauth = client(ctx, "vault", WEBAPP_SECRET, scope="openid")
+    for round_number in (1, 2):
+        browser = ctx.browser()
+        browser.delete_all_cookies()
+        auth = authorization(ctx, oauth)
+        open_sign_in_page(browser, auth.url)
+        submit_credentials(browser, "alice", ALICE_PASSWORD)
+        if round_number == 1:
+            type_into(browser, "field-email", "alice@example.com")
+        enter_code(browser, "alice@example.com", round_number - 1)
+        url, params = ctx.callbacks.wait_for(auth.state)
+        claims = validate_id_token(ctx, finish(ctx, oauth, auth, url), "vault", auth.nonce)
+        expect(claims.get("amr") == ["pwd", "local", "otp", "email"], f"amr is {claims.get('amr')}")
+
+
 def run_check(ctx, description, function):
     started = time.monotonic()
     try:

@@ -2,7 +2,8 @@
 # Integration test: Gatehouse as an OpenID Provider for a standard OIDC client library (Authlib) and a
 # real headless browser (Debian's chromium + chromedriver, driven by Selenium). Starts the built
 # binary with a throw-away config and database, and a throw-away OpenLDAP directory (Tests/ldap) for
-# the `ldap` provider, then runs Tests/integration/oidc_test.py against it.
+# the `ldap` provider and a throw-away SMTP server (Tests/email, aiosmtpd with STARTTLS and AUTH) for
+# `email-code`, then runs Tests/integration/oidc_test.py against it.
 #
 #   Tests/integration/run.sh        # needs .build/debug/gatehouse (or GATEHOUSE_BIN=path)
 #   KEEP_WORK=1 Tests/integration/run.sh   # keep the work dir (config, log, screenshot)
@@ -28,6 +29,7 @@ cleanup() {
     kill -KILL "$server_pid" 2>/dev/null || true
   fi
   "$repo/Tests/ldap/slapd.sh" stop "$work/slapd" || true
+  [ -n "${smtp_pid:-}" ] && kill "$smtp_pid" 2>/dev/null || true
   if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir kept: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -48,6 +50,14 @@ ldap_port=$(free_port)
 base="http://127.0.0.1:$broker_port"
 "$repo/Tests/ldap/slapd.sh" start "$work/slapd" "$ldap_port" >"$work/slapd-start.log" 2>&1 \
   || { echo "FAIL could not start slapd:"; cat "$work/slapd-start.log"; exit 1; }
+"$repo/scripts/test-venv.sh"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/smtp-key.pem" -out "$work/smtp-cert.pem" -days 2 \
+  -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
+"$repo/.build/test-venv/bin/python" "$repo/Tests/email/smtp_server.py" --maildir "$work/mail" --port-file "$work/smtp-port" --security starttls \
+  --cert "$work/smtp-cert.pem" --key "$work/smtp-key.pem" --username mailer --password mail-password >"$work/smtp.log" 2>&1 &
+smtp_pid=$!
+for _ in $(seq 1 100); do [ -s "$work/smtp-port" ] && break; sleep 0.05; done
+[ -s "$work/smtp-port" ] || { echo "FAIL could not start the SMTP server:"; cat "$work/smtp.log"; exit 1; }
 secret() { python3 -c 'import secrets; print(secrets.token_urlsafe(32))'; }
 export WEBAPP_SECRET OTHER_SECRET
 WEBAPP_SECRET=$(secret)
@@ -60,7 +70,19 @@ cat >"$cfg" <<YAML
 environment: development
 server:
   listen: 127.0.0.1:$broker_port
+mail:
+  transport: smtp
+  from: Gatehouse <noreply@gatehouse.test>
+  smtp:
+    host: 127.0.0.1
+    port: $(cat "$work/smtp-port")
+    security: starttls
+    username: mailer
+    password: mail-password
+    rootCA: $work/smtp-cert.pem
 providers:
+  - id: email
+    type: email-code
   - id: local
     type: local
     config: {bcryptCost: 4}
@@ -103,6 +125,24 @@ apps:
     policy:
       identityProviders: [local]
       clientCredentialsGrant: true
+  - id: mailapp
+    name: Mail App
+    secret: \${WEBAPP_SECRET}
+    redirectURIs: [http://127.0.0.1:$callback_port/callback]
+    policy:
+      identityProviders: [email]
+      selfRegistration: true
+      allowedScopes: [openid, profile, email]
+      defaultScopes: [openid, profile, email]
+  - id: vault
+    name: Vault
+    secret: \${WEBAPP_SECRET}
+    redirectURIs: [http://127.0.0.1:$callback_port/callback]
+    policy:
+      identityProviders: [local]
+      authenticators: [email]
+      secondFactor: email
+      allowedScopes: [openid, profile, email]
   - id: intranet
     name: Intranet
     secret: \${WEBAPP_SECRET}
@@ -137,7 +177,7 @@ echo "gatehouse OIDC integration test (broker $base, callback port $callback_por
 mkdir -p "$work/tmp"
 status=0
 TMPDIR="$work/tmp" GATEHOUSE_BASE_URL="$base" GATEHOUSE_CALLBACK_PORT="$callback_port" \
-  ALICE_PASSWORD="$alice_password" BOB_PASSWORD="$bob_password" GATEHOUSE_SCREENSHOT="$work/sign-in.png" \
+  ALICE_PASSWORD="$alice_password" BOB_PASSWORD="$bob_password" GATEHOUSE_SCREENSHOT="$work/sign-in.png" GATEHOUSE_MAILDIR="$work/mail" \
   "$venv/bin/python" "$repo/Tests/integration/oidc_test.py" || status=$?
 
 
