@@ -82,13 +82,13 @@ struct AdminAPI {
             let (provisional, created) = try await broker.provisionalIdentities.create(
                 email: body.email, grants: body.grants ?? [], groups: body.groups ?? [], by: .admin(try identity(context), appID: try context.parameters.require("id"))
             )
-            return JSONBody(ProvisionalIdentityAPI.View(provisional)).response(status: created ? .created : .ok)
+            return JSONBody(ProvisionalIdentity.View(provisional)).response(status: created ? .created : .ok)
         }
         group.get("apps/:id/provisional-identities/:identity") { _, context in
             let provisional = try await broker.provisionalIdentities.identity(
                 id: try context.parameters.require("identity"), by: .admin(try identity(context), appID: try context.parameters.require("id"))
             )
-            return JSONBody(ProvisionalIdentityAPI.View(provisional)).response(status: .ok)
+            return JSONBody(ProvisionalIdentity.View(provisional)).response(status: .ok)
         }
         group.get("lockouts") { _, _ in JSONBody(try await admin.lockouts()).response(status: .ok) }
         group.post("lockouts/unlock") { request, context in

@@ -16,23 +16,23 @@ struct ProvisionalIdentityAPI {
             let (identity, created) = try await service.create(
                 email: body.email, grants: body.grants ?? [], groups: body.groups ?? [], by: .app(try Self.appCredentials(request))
             )
-            return JSONBody(View(identity)).response(status: created ? .created : .ok)
+            return JSONBody(ProvisionalIdentity.View(identity)).response(status: created ? .created : .ok)
         }
         router.get("v1/provisional-identities/:id") { request, context in
             let identity = try await service.identity(id: try context.parameters.require("id"), by: .app(try Self.appCredentials(request)))
-            return JSONBody(View(identity)).response(status: .ok)
+            return JSONBody(ProvisionalIdentity.View(identity)).response(status: .ok)
         }
         router.post("v1/provisional-identities/:id/grants") { request, context in
             let body = try await request.decode(as: GrantBody.self, context: context)
             let identity = try await service.grant(
                 id: try context.parameters.require("id"), grants: body.grants ?? [], groups: body.groups ?? [], by: .app(try Self.appCredentials(request))
             )
-            return JSONBody(View(identity)).response(status: .ok)
+            return JSONBody(ProvisionalIdentity.View(identity)).response(status: .ok)
         }
 
         router.get("v1/account/provisional-identities") { request, _ in
             try await BearerToken.with(request) { token in
-                JSONBody(try await service.attached(accessToken: token).map(View.init)).response(status: .ok)
+                JSONBody(try await service.attached(accessToken: token).map(ProvisionalIdentity.View.init)).response(status: .ok)
             }
         }
         router.post("v1/account/provisional-identities") { request, context in
@@ -40,7 +40,7 @@ struct ProvisionalIdentityAPI {
             return try await BearerToken.with(request) { token in
                 switch try await service.attach(id: body.id, accessToken: token, clientIP: context.clientIP) {
                 case .ready(let identity):
-                    return JSONBody(AttachAnswer(status: "ready", provisionalIdentity: View(identity))).response(status: .ok)
+                    return JSONBody(AttachAnswer(status: "ready", provisionalIdentity: ProvisionalIdentity.View(identity))).response(status: .ok)
                 case .verificationNeeded(let email, let delivery):
                     return JSONBody(
                         AttachAnswer(status: "identity_verification_needed", email: email.value, codeExpiresAt: delivery.expiresAt, resendAfter: delivery.resendAfter)
@@ -53,39 +53,14 @@ struct ProvisionalIdentityAPI {
             let id = try context.parameters.require("id")
             return try await BearerToken.with(request) { token in
                 let identity = try await service.verify(id: id, code: body.code, accessToken: token)
-                return JSONBody(AttachAnswer(status: "ready", provisionalIdentity: View(identity))).response(status: .ok)
+                return JSONBody(AttachAnswer(status: "ready", provisionalIdentity: ProvisionalIdentity.View(identity))).response(status: .ok)
             }
-        }
-    }
-
-    /// A provisional identity as apps and accounts see it.
-    struct View: Encodable {
-        var id: String
-        var app: String
-        var email: String
-        var status: String
-        var grants: [String]
-        var groups: [String]
-        var createdAt: Date
-        var account: String?
-        var attachedAt: Date?
-
-        init(_ identity: ProvisionalIdentity) {
-            id = identity.id
-            app = identity.appID
-            email = identity.email.value
-            status = identity.accountID == nil ? "pending" : "attached"
-            grants = identity.grants
-            groups = identity.groups
-            createdAt = identity.createdAt
-            account = identity.accountID
-            attachedAt = identity.attachedAt
         }
     }
 
     struct AttachAnswer: Encodable {
         var status: String
-        var provisionalIdentity: View?
+        var provisionalIdentity: ProvisionalIdentity.View?
         var email: String?
         var codeExpiresAt: Date?
         var resendAfter: Date?

@@ -356,6 +356,9 @@ struct EmailCodeTests {
         #expect(visible.map(\.grants) == [["doc:1:read", "doc:2:write"]])
         #expect(visible.map(\.groups) == [["editors"]])
         #expect(try await service.identity(id: identity.id, by: admin).accountID == account.id)
+        let user = try await test.broker.admin.user(id: account.id)
+        #expect(user.provisionalIdentities.map(\.status) == ["attached"])
+        #expect(user.provisionalIdentities.first?.grants == ["doc:1:read", "doc:2:write"])
 
         // Attaching again, by anyone, is refused with its own code.
         #expect(await Self.refusal { _ = try await service.attach(id: identity.id, accessToken: token, clientIP: nil) }?.code == .provisionalIdentityAttached)

@@ -33,6 +33,31 @@ public struct ProvisionalIdentity: Sendable, Hashable, Codable {
         self.attachedAt = attachedAt
     }
 
+    /// How apps, accounts and admins see it (`status` pending or attached; the account once attached).
+    public struct View: Sendable, Codable, Equatable {
+        public var id: String
+        public var app: String
+        public var email: String
+        public var status: String
+        public var grants: [String]
+        public var groups: [String]
+        public var createdAt: Date
+        public var account: String?
+        public var attachedAt: Date?
+
+        public init(_ identity: ProvisionalIdentity) {
+            id = identity.id
+            app = identity.appID
+            email = identity.email.value
+            status = identity.accountID == nil ? "pending" : "attached"
+            grants = identity.grants
+            groups = identity.groups
+            createdAt = identity.createdAt
+            account = identity.accountID
+            attachedAt = identity.attachedAt
+        }
+    }
+
     /// Public identifiers: `pi_` and 128 random bits.
     public static func newID() -> String { "pi_" + RandomToken.make(byteCount: 16) }
 }

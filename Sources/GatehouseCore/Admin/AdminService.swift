@@ -239,6 +239,8 @@ public struct AdminService: Sendable {
         public var createdAt: Date
         public var testAccount: Bool
         public var identities: [Identity]
+        /// Provisional identities attached to the account, with what was granted to them.
+        public var provisionalIdentities: [ProvisionalIdentity.View]
     }
 
     public func users(limit: Int, offset: Int) async throws -> [UserView] {
@@ -258,7 +260,10 @@ public struct AdminService: Sendable {
         let identities = try await store.identityLinks(accountID: account.id).map {
             UserView.Identity(provider: $0.providerID, subject: $0.subject, claims: $0.claims, createdAt: $0.createdAt, lastSignInAt: $0.lastSignInAt)
         }
-        return UserView(id: account.id, username: account.username, createdAt: account.createdAt, testAccount: account.isTest, identities: identities)
+        return UserView(
+            id: account.id, username: account.username, createdAt: account.createdAt, testAccount: account.isTest, identities: identities,
+            provisionalIdentities: try await store.provisionalIdentities(accountID: account.id).map(ProvisionalIdentity.View.init)
+        )
     }
 
     /// Deregisters a user like the user could: account, links, provider data and tokens go.
