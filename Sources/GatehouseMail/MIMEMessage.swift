@@ -46,8 +46,10 @@ enum MIMEMessage {
     /// ASCII text as it is; anything else as RFC 2047 encoded words (`=?UTF-8?B?...?=`), split so
     /// that no encoded word is longer than 75 characters and no character is split.
     static func encodeHeader(_ text: String) -> String {
-        let oneLine = text.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ")
-        guard !oneLine.unicodeScalars.allSatisfy({ $0.isASCII }) else { return oneLine }
+        // No control character survives into a header (a line break would start a new header).
+        let oneLine = String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+        // Plain ASCII stays readable; anything else, or a line too long for one header line, is encoded.
+        guard !oneLine.unicodeScalars.allSatisfy({ $0.isASCII }) || oneLine.utf8.count > 900 else { return oneLine }
         var words: [String] = []
         var chunk = ""
         for character in oneLine {

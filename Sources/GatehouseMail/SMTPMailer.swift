@@ -37,6 +37,10 @@ public struct SMTPMailer: Mailer {
     }
 
     public func send(_ message: EmailMessage) async throws {
+        // `to` goes into RCPT TO and a header as it is: only a checked address may.
+        guard EmailAddress(message.to)?.value == message.to.lowercased(), !message.to.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+            throw MailDeliveryError("not a deliverable address", recipientRefused: true)
+        }
         let domain = sender.split(separator: "@").last.map(String.init) ?? "localhost"
         let data = MIMEMessage.render(message, from: from, date: Date(), messageID: "\(RandomToken.make(byteCount: 16))@\(domain)")
         let session = SMTPSession(settings: settings, tls: tls)

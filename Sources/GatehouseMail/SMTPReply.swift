@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import Synchronization
 
 /// One SMTP reply (RFC 5321 section 4.2): a three-digit code and its text lines.
 struct SMTPReply: Sendable, CustomStringConvertible {
@@ -11,6 +12,18 @@ struct SMTPReply: Sendable, CustomStringConvertible {
     var description: String { "\(code) \(lines.joined(separator: " / "))" }
 }
 
+/// Where a connection stands with STARTTLS, shared by the session and its reply decoder. Between the
+/// `STARTTLS` command and TLS being in place, the server's one reply is all that may arrive: anything
+/// after it in plain text could be a man in the middle's forged reply (the STARTTLS command-injection
+/// attack, CVE-2011-0411 and kin), so it ends the conversation.
+final class STARTTLSState: Sendable {
+    private let stage = Atomic<Int>(0)
+    static let plain = 0, awaitingReply = 1, awaitingTLS = 2
+
+    var current: Int { stage.load(ordering: .sequentiallyConsistent) }
+    func set(_ value: Int) { stage.store(value, ordering: .sequentiallyConsistent) }
+}
+
 /// Turns the server's bytes into replies, joining the lines of a multi-line reply (`250-...`).
 struct SMTPReplyDecoder: ByteToMessageDecoder {
     typealias InboundOut = SMTPReply
@@ -18,9 +31,15 @@ struct SMTPReplyDecoder: ByteToMessageDecoder {
     /// A reply line longer than this is not SMTP (the RFC allows 512 octets).
     static let maxLineLength = 4096
 
+    let startTLS: STARTTLSState
     private var pending: [String] = []
 
+    init(startTLS: STARTTLSState) { self.startTLS = startTLS }
+
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        if startTLS.current == STARTTLSState.awaitingTLS, buffer.readableBytes > 0 {
+            throw SMTPProtocolError("the server sent more in plain text after its STARTTLS reply")
+        }
         guard let newline = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) else {
             if buffer.readableBytes > Self.maxLineLength { throw SMTPProtocolError("a reply line longer than \(Self.maxLineLength) bytes") }
             return .needMoreData
@@ -39,6 +58,10 @@ struct SMTPReplyDecoder: ByteToMessageDecoder {
         if !continues {
             context.fireChannelRead(wrapInboundOut(SMTPReply(code: code, lines: pending)))
             pending = []
+            if startTLS.current == STARTTLSState.awaitingReply {
+                startTLS.set(STARTTLSState.awaitingTLS)
+                if buffer.readableBytes > 0 { throw SMTPProtocolError("the server sent more in plain text after its STARTTLS reply") }
+            }
         }
         return .continue
     }

@@ -14,7 +14,8 @@ struct SMTPSession: Sendable {
     typealias Connection = NIOAsyncChannel<SMTPReply, ByteBuffer>
 
     func deliver(from sender: String, to recipient: String, data: String) async throws {
-        let connection = try await connect()
+        let startTLSState = STARTTLSState()
+        let connection = try await connect(startTLSState)
         try await connection.executeThenClose { inbound, outbound in
             var replies = inbound.makeAsyncIterator()
             func expect(_ codes: Set<Int>, after command: String) async throws -> SMTPReply {
@@ -37,8 +38,9 @@ struct SMTPSession: Sendable {
                 guard capabilities.contains(where: { $0 == "STARTTLS" }) else {
                     throw MailDeliveryError("the server does not offer STARTTLS, and mail.smtp.security is starttls (offered: \(capabilities.joined(separator: ", ")))")
                 }
+                startTLSState.set(STARTTLSState.awaitingReply)
                 _ = try await send("STARTTLS", [220])
-                try await startTLS(on: connection.channel)
+                try await startTLS(on: connection.channel, state: startTLSState)
                 capabilities = try await send("EHLO \(settings.heloName)", [250]).lines.dropFirst().map { $0.uppercased() }
             }
             if let username = settings.username, let password = settings.password {
@@ -75,18 +77,18 @@ struct SMTPSession: Sendable {
         }
     }
 
-    private func connect() async throws -> Connection {
+    private func connect(_ startTLSState: STARTTLSState) async throws -> Connection {
         let implicitTLS = settings.security == .tls ? tls : nil
         let host = settings.host
         do {
             return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connectTimeout(.seconds(Int64(settings.connectTimeout.value)))
+                .connectTimeout(.seconds(Int64(min(settings.connectTimeout.value, settings.timeout.value))))
                 .connect(host: host, port: settings.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         if let implicitTLS {
                             try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: implicitTLS, serverHostname: Self.sniName(host)))
                         }
-                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(SMTPReplyDecoder()))
+                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(SMTPReplyDecoder(startTLS: startTLSState)))
                         return try Connection(wrappingChannelSynchronously: channel)
                     }
                 }
@@ -95,12 +97,15 @@ struct SMTPSession: Sendable {
         }
     }
 
-    /// Puts TLS under the conversation, in front of the reply decoder (RFC 3207).
-    private func startTLS(on channel: any Channel) async throws {
+    /// Puts TLS under the conversation, in front of the reply decoder (RFC 3207). On the event loop,
+    /// so that no byte is read between the check that nothing followed the `220` and TLS taking over.
+    private func startTLS(on channel: any Channel, state: STARTTLSState) async throws {
         guard let tls else { throw MailDeliveryError("no TLS settings") }
         let host = settings.host
         try await channel.eventLoop.submit {
+            guard state.current == STARTTLSState.awaitingTLS else { throw SMTPProtocolError("STARTTLS reply out of order") }
             try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: Self.sniName(host)), position: .first)
+            state.set(STARTTLSState.plain)
         }.get()
     }
 

@@ -109,24 +109,70 @@ struct GatehouseMailTests {
         #expect(refused?.reason.contains("cannot connect") == true)
     }
 
-    @Test func givesUpOnAServerThatNeverAnswers() async throws {
-        // A listener that accepts connections and never says a word.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-silent-\(UUID().uuidString.prefix(8))")
+    /// Runs a scripted listener (Python, on a free loopback port) for the length of `body`: for what no
+    /// real SMTP server does on purpose, a server that never answers or a man in the middle.
+    static func withListener(_ script: String, _ body: (Int) async throws -> Void) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-listener-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let portFile = folder.appendingPathComponent("port").path
-        let script = "import socket,time,os;s=socket.socket();s.bind(('127.0.0.1',0));s.listen(5);open('\(portFile).t','w').write(str(s.getsockname()[1]));os.rename('\(portFile).t','\(portFile)');c=s.accept();time.sleep(60)"
-        let pid = try ChildProcess.spawn(["python3", "-c", script], log: folder.appendingPathComponent("log").path)
-        defer { Task { await ChildProcess.terminate(pid) } }
+        let program = """
+            import socket, time, os
+            s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(5)
+            open('\(portFile).t', 'w').write(str(s.getsockname()[1])); os.rename('\(portFile).t', '\(portFile)')
+            c, _ = s.accept()
+            \(script)
+            time.sleep(30)
+            """
+        let pid = try ChildProcess.spawn(["python3", "-c", program], log: folder.appendingPathComponent("log").path)
         var port = 0
         for _ in 0..<100 where port == 0 {
             port = Int((try? String(contentsOfFile: portFile, encoding: .utf8)) ?? "") ?? 0
             if port == 0 { try await Task.sleep(for: .milliseconds(50)) }
         }
-        let settings = SMTPSettings(host: "127.0.0.1", port: port, security: .none, timeout: Seconds(1))
-        let mailer = try SMTPMailer(settings: settings, from: "noreply@gatehouse.test", logger: Logger(label: "test"))
-        let refused = await Self.failure(mailer)
-        #expect(refused?.reason.contains("within 1 s") == true)
+        do {
+            try await body(port)
+        } catch {
+            await ChildProcess.terminate(pid)
+            throw error
+        }
+        await ChildProcess.terminate(pid)
+    }
+
+    @Test func givesUpOnAServerThatNeverAnswers() async throws {
+        try await Self.withListener("pass") { port in
+            let settings = SMTPSettings(host: "127.0.0.1", port: port, security: .none, timeout: Seconds(1))
+            let mailer = try SMTPMailer(settings: settings, from: "noreply@gatehouse.test", logger: Logger(label: "test"))
+            let refused = await Self.failure(mailer)
+            #expect(refused?.reason.contains("within 1 s") == true)
+        }
+    }
+
+    @Test func refusesRepliesInjectedInPlainTextAfterSTARTTLS() async throws {
+        // A man in the middle appends a forged reply to the server's STARTTLS answer, hoping it is
+        // read as if it came over TLS.
+        let script = """
+            f = c.makefile('rb')
+            c.sendall(b'220 mx ESMTP\\r\\n'); f.readline()
+            c.sendall(b'250-mx\\r\\n250 STARTTLS\\r\\n'); f.readline()
+            c.sendall(b'220 go ahead\\r\\n250-forged\\r\\n250 AUTH PLAIN\\r\\n')
+            """
+        try await Self.withListener(script) { port in
+            let settings = SMTPSettings(host: "127.0.0.1", port: port, security: .starttls, timeout: Seconds(5))
+            let mailer = try SMTPMailer(settings: settings, from: "noreply@gatehouse.test", logger: Logger(label: "test"))
+            let refused = await Self.failure(mailer)
+            #expect(refused?.reason.contains("plain text after its STARTTLS reply") == true)
+        }
+    }
+
+    @Test func refusesAnAddressThatIsNotOne() async throws {
+        try await SMTPTestServer.withOwn { server in
+            var message = Self.message
+            message.to = "alice@example.com>\r\nRCPT TO:<mallory@example.com"
+            let refused = await Self.failure(try Self.mailer(server), message)
+            #expect(refused?.recipientRefused == true)
+            #expect(try server.messages().isEmpty)
+        }
     }
 
     @Test func encodesNonASCIIHeadersAndKeepsLinesShort() {
@@ -135,6 +181,7 @@ struct GatehouseMailTests {
             from: "Zoë <noreply@example.com>", date: Date(timeIntervalSince1970: 0), messageID: "id@example.com"
         )
         #expect(rendered.contains("Subject: =?UTF-8?B?"))
+        #expect(MIMEMessage.encodeHeader("a\u{0B}b\u{7F}c\r\nBcc: x") == "a b c  Bcc: x")
         #expect(rendered.contains("From: =?UTF-8?B?"))
         #expect(rendered.contains("Date: Thu, 01 Jan 1970 00:00:00 +0000"))
         #expect(rendered.components(separatedBy: "\r\n").allSatisfy { $0.utf8.count <= 78 })
