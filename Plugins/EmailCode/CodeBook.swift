@@ -44,14 +44,15 @@ struct CodeBook: Sendable {
             let wait = existing.value.issuedAt.addingTimeInterval(config.resend.interval.timeInterval).timeIntervalSince(now)
             throw BrokerError(.rateLimited, .tooManyRequests, "A code was sent moments ago; wait before asking for another.", retryAfter: max(1, Int(wait.rounded(.up))))
         }
-        try await lockouts.limitRate(
-            "sent:\(address.value)", limit: config.resend.maxPerAddress, window: config.resend.window, message: "Too many codes were sent to this address; try again later."
-        )
+        // The client's own limit first: a client over it must not use up the address's quota.
         if let clientIP {
             try await lockouts.limitRate(
                 "sent-ip:\(clientIP)", limit: config.resend.maxPerIP, window: config.resend.window, message: "Too many codes were asked for from this address; try again later."
             )
         }
+        try await lockouts.limitRate(
+            "sent:\(address.value)", limit: config.resend.maxPerAddress, window: config.resend.window, message: "Too many codes were sent to this address; try again later."
+        )
 
         let code = Self.newCode(length: config.codeLength)
         let message = config.template(for: appID).message(
@@ -123,11 +124,15 @@ struct CodeBook: Sendable {
             throw error
         }
         guard right else {
-            if let locked = try await lockouts.recordFailure(lockKey, rule: config.lockout, what: "This email address", details: details) { throw locked }
+            // The guess that locks the address answers `locked_out`, and still counts as a wrong answer.
+            if let locked = try await lockouts.recordFailure(lockKey, rule: config.lockout, what: "This email address", details: details) {
+                throw locked.countingAsWrongAnswer()
+            }
             throw BrokerError(.invalidCode, .failedAttempt, "The code is not right.").because("wrong_code")
         }
-        // Single use: of two racing right answers only the one that deletes the record wins.
-        guard try await storage.delete(key: key) else {
+        // Single use: of two racing right answers only the one that deletes the record wins; and a
+        // code a resend replaced meanwhile (a newer version) is not the one deleted.
+        guard try await storage.delete(key: key, version: stored.version) else {
             try? await lockouts.release(lockKey)
             throw BrokerError(.codeExpired, .badRequest, "The code was already used; ask for a new one.")
         }

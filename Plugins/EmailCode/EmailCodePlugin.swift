@@ -22,9 +22,19 @@ public enum EmailCodePlugin: PluginFactory {
         public var resend: ResendLimits
         /// `default` and app ids → the message for that app.
         public var templates: [String: MessageTemplate]
-        /// As a second factor, an account with no verified address may name one and prove it with
-        /// the code (it is then linked to the account); when false it is refused with `no_verified_email`.
-        public var enrollment: Bool
+        /// As a second factor, when an account with no verified address may name one and prove it
+        /// with the code (it is then the account's address for codes).
+        public var enrollment: Enrollment
+
+        public enum Enrollment: String, Sendable, Decodable {
+            /// Only in the flow that created the account (registration, or the first sign-in of an
+            /// account an administrator set up): nobody who merely learnt an old password can choose it.
+            case registration
+            /// Whenever the account has none yet: trust on first use.
+            case always
+            /// Never: such accounts get `no_verified_email`.
+            case never
+        }
 
         /// How often codes may be sent.
         public struct ResendLimits: Sendable, Hashable {
@@ -47,7 +57,11 @@ public enum EmailCodePlugin: PluginFactory {
             codeLifetime = try container.decodeIfPresent(Seconds.self, forKey: .codeLifetime) ?? .minutes(10)
             codeHashKey = try container.decodeIfPresent(String.self, forKey: .codeHashKey)
             templates = try container.decodeIfPresent([String: MessageTemplate].self, forKey: .templates) ?? [:]
-            enrollment = try container.decodeIfPresent(Bool.self, forKey: .enrollment) ?? true
+            let enrollmentName = try container.decodeIfPresent(String.self, forKey: .enrollment) ?? "registration"
+            guard let enrollment = Enrollment(rawValue: enrollmentName) else {
+                throw ConfigIssue(path: path + [CodingKeys.enrollment], "must be registration, always or never, got '\(enrollmentName)'")
+            }
+            self.enrollment = enrollment
             if !(6...10).contains(codeLength) { throw ConfigIssue(path: path + [CodingKeys.codeLength], "must be between 6 and 10, got \(codeLength)") }
             if !(60...3600).contains(codeLifetime.value) {
                 throw ConfigIssue(path: path + [CodingKeys.codeLifetime], "must be between 60 and 3600 seconds, got \(codeLifetime.value)")
@@ -61,7 +75,9 @@ public enum EmailCodePlugin: PluginFactory {
 
             let lockoutPath = path + [CodingKeys.lockout]
             let lock = container.contains(.lockout) ? try container.nestedContainer(keyedBy: LockoutKeys.self, forKey: .lockout) : nil
-            let permanentAfter = try lock?.decodeIfPresent(Int.self, forKey: .permanentAfter) ?? 5
+            // Ten lockouts take days to reach with the doubling, which keeps a stranger who knows an
+            // address from locking it for good in an afternoon; fifty guesses of a million is nothing.
+            let permanentAfter = try lock?.decodeIfPresent(Int.self, forKey: .permanentAfter) ?? 10
             lockout = LockoutRule(
                 maxFailures: try lock?.decodeIfPresent(Int.self, forKey: .maxFailures) ?? 5,
                 failureWindow: try lock?.decodeIfPresent(Seconds.self, forKey: .failureWindow) ?? .hours(1),

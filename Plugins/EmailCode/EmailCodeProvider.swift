@@ -31,7 +31,12 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
     public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
         if context.account != nil {
             if let address = context.verifiedEmails.first { return try await send(to: address, context: context) }
-            guard codes.config.enrollment else {
+            let mayEnrol = switch codes.config.enrollment {
+            case .always: true
+            case .registration: context.accountCreated
+            case .never: false
+            }
+            guard mayEnrol else {
                 throw BrokerError(.noVerifiedEmail, .forbidden, "This account has no verified email address to send the code to; ask an administrator.")
                     .because("no_verified_email").endingFlow()
             }

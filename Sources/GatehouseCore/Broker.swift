@@ -45,6 +45,9 @@ public struct Broker: Sendable {
         config: BrokerConfig, registry: PluginRegistry, store: any BrokerStore, clock: any BrokerClock = SystemClock(), logger: Logger,
         http: any OutboundHTTP = NoOutboundHTTP(), mailer: (any Mailer)? = nil
     ) throws(ConfigIssues) -> PluginInstances {
+        if config.mail.transport == .log, config.environment != .development {
+            throw ConfigIssues([ConfigIssue(path: "mail.transport", "log prints one-time codes to the log; it is allowed only with `environment: development`")])
+        }
         // The log transport is the core's own; SMTP comes from the executable's driver.
         let mailer: any Mailer = switch config.mail.transport {
         case .none: NoMailer()

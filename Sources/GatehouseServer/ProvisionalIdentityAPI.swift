@@ -52,7 +52,7 @@ struct ProvisionalIdentityAPI {
             let body = try await request.decode(as: VerifyBody.self, context: context)
             let id = try context.parameters.require("id")
             return try await BearerToken.with(request) { token in
-                let identity = try await service.verify(id: id, code: body.code, accessToken: token)
+                let identity = try await service.verify(id: id, code: body.code, accessToken: token, clientIP: context.clientIP)
                 return JSONBody(AttachAnswer(status: "ready", provisionalIdentity: ProvisionalIdentity.View(identity))).response(status: .ok)
             }
         }

@@ -44,6 +44,13 @@ extension SQLiteStore: PluginDataStore {
         }
     }
 
+    public func deletePluginRecord(namespace: String, key: String, expectedVersion: Int) async throws -> Bool {
+        try await pool.write { db in
+            try db.cachedStatement(sql: "DELETE FROM plugin_data WHERE namespace = ? AND key = ? AND version = ?").execute(arguments: [namespace, key, expectedVersion])
+            return db.changesCount == 1
+        }
+    }
+
     public func pluginRecords(namespace: String, keyPrefix: String, now: Date) async throws -> [PluginRecord] {
         try await pool.read { db in
             // `key >= prefix` lets the primary key index start at the prefix; substr makes the match

@@ -47,6 +47,10 @@ struct EmailCodeTests {
           - id: closed
             policy:
               identityProviders: [email]
+          - id: plain
+            policy:
+              identityProviders: [local]
+              selfRegistration: true
           - id: vault
             secret: \(vaultSecret)
             policy:
@@ -161,6 +165,24 @@ struct EmailCodeTests {
         #expect(signedIn.account?.id == account.id)
         let claims = try await test.broker.oauth.verifyAccessToken(signedIn.tokens.accessToken)
         #expect(claims.amr == ["pwd", "local", "otp", "email"])
+
+        // The enrolled address is a second factor only: the code alone does not reach the account.
+        let passwordless = try await passwordlessFlow(test, address)
+        let stranger = try await test.finish(passwordless, answer: ["code": .string(try smtp.latestCode(to: address))])
+        #expect(stranger.account?.id != account.id)
+    }
+
+    @Test func enrolsOnlyInTheFlowThatCreatedTheAccount() async throws {
+        let test = try await broker()
+        defer { test.temporary.remove() }
+        let credentials: [String: JSONValue] = ["username": "olga", "password": "correct horse battery"]
+        // The account exists already (made through another app), without any address.
+        _ = try await test.signIn(FlowRequest(appID: "plain", providerID: "local", purpose: .register), answer: credentials)
+        let started = try await test.start(FlowRequest(appID: "vault", providerID: "local"), client: Self.vault)
+        let refused = await Self.refusal { _ = try await answer(test, started.flowID, credentials, client: Self.vault) }
+        #expect(refused?.code == .noVerifiedEmail)
+        // The refusal ends the flow: whoever knows the password cannot go on to pick an address.
+        #expect(try await test.store.flow(id: started.flowID, now: test.clock.now) == nil)
     }
 
     @Test func refusesAWrongCodeAndCountsItAgainstTheFlow() async throws {
@@ -349,8 +371,8 @@ struct EmailCodeTests {
         #expect(email.value == invited)
         let code = try smtp.latestCode(to: invited)
         let wrong = code == "000000" ? "111111" : "000000"
-        #expect(await Self.refusal { _ = try await service.verify(id: identity.id, code: wrong, accessToken: token) }?.code == .invalidCode)
-        let attached = try await service.verify(id: identity.id, code: code, accessToken: token)
+        #expect(await Self.refusal { _ = try await service.verify(id: identity.id, code: wrong, accessToken: token, clientIP: nil) }?.code == .invalidCode)
+        let attached = try await service.verify(id: identity.id, code: code, accessToken: token, clientIP: nil)
         #expect(attached.accountID == account.id)
         let visible = try await service.attached(accessToken: token)
         #expect(visible.map(\.grants) == [["doc:1:read", "doc:2:write"]])

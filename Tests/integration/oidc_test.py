@@ -715,7 +715,7 @@ def email_browser_sign_in(ctx):
     expect(claims.get("email") == "carol@example.com" and claims.get("email_verified") is True, f"email claims are {claims}")
 
 
-@check("EMAIL. second factor in the browser: after alice's password she enrols an address, proves it, and later gets the code at once")
+@check("EMAIL. second factor in the browser: at erin's first sign-in she enrols an address after her password, proves it, and later gets the code at once")
 def email_second_factor(ctx):
     oauth = client(ctx, "vault", WEBAPP_SECRET, scope="openid")
     for round_number in (1, 2):
@@ -723,10 +723,10 @@ def email_second_factor(ctx):
         browser.delete_all_cookies()
         auth = authorization(ctx, oauth)
         open_sign_in_page(browser, auth.url)
-        submit_credentials(browser, "alice", ALICE_PASSWORD)
+        submit_credentials(browser, "erin", ALICE_PASSWORD)
         if round_number == 1:
-            type_into(browser, "field-email", "alice@example.com")
-        enter_code(browser, "alice@example.com", round_number - 1)
+            type_into(browser, "field-email", "erin@example.com")
+        enter_code(browser, "erin@example.com", round_number - 1)
         url, params = ctx.callbacks.wait_for(auth.state)
         claims = validate_id_token(ctx, finish(ctx, oauth, auth, url), "vault", auth.nonce)
         expect(claims.get("amr") == ["pwd", "local", "otp", "email"], f"amr is {claims.get('amr')}")

@@ -162,6 +162,7 @@ add_user() { # add_user NAME PASSWORD, with the CLI (password on standard input)
 }
 add_user alice "$alice_password"
 add_user bob "$bob_password"
+add_user erin "$alice_password"
 
 "$bin" serve --config "$cfg" >"$work/server.log" 2>&1 &
 server_pid=$!

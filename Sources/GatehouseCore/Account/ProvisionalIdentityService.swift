@@ -84,8 +84,7 @@ public struct ProvisionalIdentityService: Sendable {
     public func attach(id: String, accessToken: String, clientIP: String?) async throws -> AttachOutcome {
         let (account, app) = try await signedIn(accessToken)
         let identity = try await attachable(id, app: app)
-        let verified = try await store.identityLinks(accountID: account.id).compactMap(\.verifiedEmail)
-        if verified.contains(identity.email) {
+        if app.policy.verifiedEmails(in: try await store.identityLinks(accountID: account.id)).contains(identity.email) {
             return .ready(try await attach(identity, to: account, method: "verified_email"))
         }
         let verifier = try addressVerifier(of: app)
@@ -93,11 +92,27 @@ public struct ProvisionalIdentityService: Sendable {
         return .verificationNeeded(email: identity.email, delivery: delivery)
     }
 
-    /// Attaches the identity once the code sent by `attach` is right.
-    public func verify(id: String, code: String, accessToken: String) async throws -> ProvisionalIdentity {
+    /// Attaches the identity once the code sent by `attach` is right. Wrong codes count against the
+    /// address (in the plugin), and against this attachment and the client address like a flow's
+    /// wrong answers (the app's lockout policy).
+    public func verify(id: String, code: String, accessToken: String, clientIP: String?) async throws -> ProvisionalIdentity {
         let (account, app) = try await signedIn(accessToken)
         let identity = try await attachable(id, app: app)
-        let address = try await addressVerifier(of: app).checkCode(code, binding: Self.binding(identity, account))
+        let verifier = try addressVerifier(of: app)
+        let binding = Self.binding(identity, account)
+        let attempts = AttemptGuard(store: store, audit: store, clock: clock, metrics: BrokerMetrics())
+        try await attempts.reserve(clientIP: clientIP, accountKey: binding, policy: app.policy.lockout, appID: app.id, providerID: verifier.id)
+        let address: EmailAddress
+        do {
+            address = try await verifier.checkCode(code, binding: binding)
+        } catch let error as BrokerError where error.isWrongAnswer {
+            let locked = try await attempts.recordFailure(clientIP: clientIP, accountKey: binding, policy: app.policy.lockout, appID: app.id, providerID: verifier.id)
+            throw locked ?? error
+        } catch {
+            try? await attempts.release(clientIP: clientIP, accountKey: binding)
+            throw error
+        }
+        try await attempts.recordSuccess(clientIP: clientIP, accountKey: binding)
         guard address == identity.email else { throw BrokerError.internalFailure("A code verified another address.") }
         return try await attach(identity, to: account, method: "email_code")
     }

@@ -42,6 +42,9 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The flow cannot go on after this error (an upstream said no for good): the engine deletes it,
     /// so the same answer cannot be tried again.
     public var endsFlow: Bool
+    /// A wrong answer reported as another error (the wrong code that locked an address answers
+    /// `locked_out`): the engine counts it like any `.failedAttempt`.
+    public var countsAsWrongAnswer: Bool
 
     public init(_ code: ErrorCode, _ kind: Kind, _ message: String, lockedUntil: Date? = nil, retryAfter: Int? = nil, issues: [ConfigIssue] = []) {
         self.code = code
@@ -53,6 +56,17 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         self.issues = issues
         self.reason = nil
         self.endsFlow = false
+        self.countsAsWrongAnswer = false
+    }
+
+    /// Whether the engine counts this error against the flow, the client address and the account.
+    public var isWrongAnswer: Bool { kind == .failedAttempt || countsAsWrongAnswer }
+
+    /// The same error, counted as a wrong answer.
+    public func countingAsWrongAnswer() -> BrokerError {
+        var error = self
+        error.countsAsWrongAnswer = true
+        return error
     }
 
     /// The same error with an internal reason attached.

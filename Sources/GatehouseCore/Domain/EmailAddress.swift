@@ -50,4 +50,22 @@ extension IdentityLink {
         guard claims["email_verified"] == .bool(true), let text = claims["email"]?.stringValue else { return nil }
         return EmailAddress(text)
     }
+
+    /// The provider id under which an authenticator links an address an account enrolled with it.
+    /// `#` is not allowed in provider ids, so no provider can sign in with such a link.
+    public static func enrolledAddressProvider(_ authenticatorID: String) -> String { "\(authenticatorID)#address" }
+}
+
+extension Policy {
+    /// The verified addresses of an account that this app trusts: those vouched for by the app's own
+    /// identity providers, and those enrolled with its authenticators. An address some other app's
+    /// provider vouches for does not count here.
+    public func verifiedEmails(in links: [IdentityLink]) -> [EmailAddress] {
+        let trusted = Set(identityProviders + authenticators.map(IdentityLink.enrolledAddressProvider))
+        var addresses: [EmailAddress] = []
+        for link in links where trusted.contains(link.providerID) {
+            if let address = link.verifiedEmail, !addresses.contains(address) { addresses.append(address) }
+        }
+        return addresses
+    }
 }

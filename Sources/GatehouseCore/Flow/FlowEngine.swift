@@ -130,14 +130,15 @@ public struct FlowEngine: Sendable {
                 step = try await provider.resume(flow.pluginState, with: answer, in: context)
             case .factor(let authenticatorID) where flow.challenge.type == Challenge.retryType:
                 // The factor could not start last time (a code was not delivered): start it again.
-                context.verifiedEmails = try await verifiedEmails(of: context.account)
+                context.verifiedEmails = try await verifiedEmails(of: context.account, app: app)
+                context.accountCreated = flow.accountCreated ?? false
                 step = try await authenticator(authenticatorID).begin(request, in: context)
             case .factor(let authenticatorID):
                 step = try await authenticator(authenticatorID).resume(flow.pluginState, with: answer, in: context)
             case .chooseProvider:
                 throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
             }
-        } catch let error as BrokerError where error.kind == .failedAttempt {
+        } catch let error as BrokerError where error.isWrongAnswer {
             metrics.signIn(provider: flow.providerID, outcome: error.code.rawValue)
             let locked = try await attempts.recordFailure(
                 clientIP: flow.clientIP, accountKey: accountKey, policy: lockout, appID: app.id, providerID: flow.providerID
@@ -261,6 +262,7 @@ public struct FlowEngine: Sendable {
             }
             let (account, created) = try await store.linkIdentity(identity, now: clock.now)
             flow.accountID = account.id
+            flow.accountCreated = created
             if created {
                 try await audit("account.created", flow: flow, outcome: nil)
             }
@@ -277,8 +279,11 @@ public struct FlowEngine: Sendable {
                 throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
             }
             if let address = factor.enrolledEmail {
+                // Linked under a provider id no provider has, so the address proves itself for this
+                // authenticator's codes but never signs anyone in on its own.
                 let identity = ExternalIdentity(
-                    providerID: factor.authenticatorID, subject: address.value, username: address.value, claims: ["email": .string(address.value), "email_verified": true]
+                    providerID: IdentityLink.enrolledAddressProvider(factor.authenticatorID), subject: address.value, username: address.value,
+                    claims: ["email": .string(address.value), "email_verified": true]
                 )
                 guard try await store.addIdentityLink(identity, accountID: account.id, now: clock.now) else {
                     _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
@@ -299,30 +304,32 @@ public struct FlowEngine: Sendable {
         flow.phase = .factor(authenticatorID: factorID)
         flow.pluginState = FlowState()
         let request = flowRequest(for: flow)
-        let context = FlowContext(flowID: flow.id, app: app, request: request, account: account, verifiedEmails: try await verifiedEmails(of: account))
+        var context = FlowContext(flowID: flow.id, app: app, request: request, account: account, verifiedEmails: try await verifiedEmails(of: account, app: app))
+        context.accountCreated = flow.accountCreated ?? false
         let next: FlowStep
         do {
             next = try await authenticator(factorID).begin(request, in: context)
-        } catch let error as BrokerError where error.endsFlow {
-            if flow.version >= 0 { _ = try? await store.deleteFlow(id: flow.id, version: flow.version) }
-            try? await audit("signin.failure", flow: flow, outcome: error.code.rawValue, details: error.reason.map { ["reason": $0] } ?? [:])
-            throw error
-        } catch let error as BrokerError where error.kind != .internalFailure {
+        } catch let error as BrokerError where !error.endsFlow && Self.retryableFactorErrors.contains(error.code) {
             flow.challenge = Challenge(type: Challenge.retryType, fields: ["fields": [], "error": .string(error.code.rawValue)])
             try await save(&flow)
+            throw error
+        } catch {
+            // Anything else will not go away by trying again: the flow ends.
+            if flow.version >= 0 { _ = try? await store.deleteFlow(id: flow.id, version: flow.version) }
+            let code = (error as? BrokerError)?.code ?? .serverError
+            try? await audit("signin.failure", flow: flow, outcome: code.rawValue, details: (error as? BrokerError)?.reason.map { ["reason": $0] } ?? [:])
             throw error
         }
         return try await advance(flow, with: next, app: app, account: account)
     }
 
-    /// The addresses an account's identities vouch for, for authenticators that send codes.
-    private func verifiedEmails(of account: Account?) async throws -> [EmailAddress] {
+    /// Refusals of a second factor that may pass if tried again later; the flow waits for that.
+    static let retryableFactorErrors: Set<ErrorCode> = [.deliveryFailed, .rateLimited, .lockedOut]
+
+    /// The addresses the app trusts the account to have, for authenticators that send codes.
+    private func verifiedEmails(of account: Account?, app: App) async throws -> [EmailAddress] {
         guard let account else { return [] }
-        var addresses: [EmailAddress] = []
-        for case let address? in try await store.identityLinks(accountID: account.id).map(\.verifiedEmail) where !addresses.contains(address) {
-            addresses.append(address)
-        }
-        return addresses
+        return app.policy.verifiedEmails(in: try await store.identityLinks(accountID: account.id))
     }
 
     /// Claims the flow (so that only one of two racing answers finishes it), then issues tokens, or

@@ -23,6 +23,9 @@ public struct FlowRecord: Sendable, Hashable, Codable {
     /// Set once the identity provider has identified the person.
     public var identity: ExternalIdentity?
     public var accountID: String?
+    /// Whether this flow created the account (an authenticator may enrol a new account's address).
+    /// Optional so that flows stored before it existed still read.
+    public var accountCreated: Bool?
     /// `amr` values gathered so far.
     public var methods: [String]
     public var failedAttempts: Int

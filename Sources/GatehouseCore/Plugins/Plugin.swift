@@ -133,6 +133,8 @@ public struct FlowContext: Sendable {
     /// The addresses the account's identity providers vouch for (`email` with `email_verified`), for
     /// authenticators that send codes; filled when an authenticator begins.
     public var verifiedEmails: [EmailAddress]
+    /// True when this very flow created the account (a registration, or a first sign-in).
+    public var accountCreated: Bool = false
 
     public init(flowID: String, app: App, request: FlowRequest, account: Account? = nil, verifiedEmails: [EmailAddress] = []) {
         self.flowID = flowID

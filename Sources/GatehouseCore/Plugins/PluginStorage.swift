@@ -39,6 +39,11 @@ public struct PluginStorage: Sendable {
         try await store.deletePluginRecord(namespace: namespace, key: key)
     }
 
+    /// Deletes a value read at `version`; false when someone else changed or deleted it since.
+    public func delete(key: String, version: Int) async throws -> Bool {
+        try await store.deletePluginRecord(namespace: namespace, key: key, expectedVersion: version)
+    }
+
     /// Every live value whose key starts with `keyPrefix`, in key order.
     public func all<Value: Decodable & Sendable>(_ type: Value.Type, keyPrefix: String = "") async throws -> [(key: String, value: Value)] {
         try await store.pluginRecords(namespace: namespace, keyPrefix: keyPrefix, now: clock.now).map {

@@ -181,6 +181,8 @@ public protocol PluginDataStore: Sendable {
     /// Replaces the record if its version is still `expectedVersion`; false otherwise.
     func replacePluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, expectedVersion: Int) async throws -> Bool
     func deletePluginRecord(namespace: String, key: String) async throws -> Bool
+    /// Deletes the record if its version is still `expectedVersion`; false otherwise.
+    func deletePluginRecord(namespace: String, key: String, expectedVersion: Int) async throws -> Bool
     /// The live records of a namespace whose keys start with `keyPrefix`, in key order.
     func pluginRecords(namespace: String, keyPrefix: String, now: Date) async throws -> [PluginRecord]
     func deleteExpiredPluginRecords(now: Date) async throws -> Int
