@@ -149,25 +149,22 @@ struct CodeBook: Sendable {
 /// The HMAC key of the codes: from config, or made once per instance and kept in the store (shared by
 /// every node), read once per process.
 final class HashKey: Sendable {
-    private let configured: String?
     private let storage: PluginStorage
-    private let cached = Mutex<SymmetricKey?>(nil)
+    private let cached: Mutex<SymmetricKey?>
 
     init(configured: String?, storage: PluginStorage) {
-        self.configured = configured
         self.storage = storage
+        self.cached = Mutex(configured.map { SymmetricKey(data: Data($0.utf8)) })
     }
 
     func key() async throws -> SymmetricKey {
-        if let configured { return SymmetricKey(data: Data(configured.utf8)) }
         if let key = cached.withLock({ $0 }) { return key }
         let name = "hash-key"
-        var stored = try await storage.get(String.self, key: name)?.value
-        if stored == nil {
-            _ = try await storage.insert(RandomToken.make(byteCount: 32), key: name)
-            stored = try await storage.get(String.self, key: name)?.value
+        // The first node to get here makes the key; every other one reads that one.
+        _ = try await storage.insert(RandomToken.make(byteCount: 32), key: name)
+        guard let text = try await storage.get(String.self, key: name)?.value, let bytes = Base64URL.decode(text) else {
+            throw BrokerError.internalFailure("The code key is not readable.")
         }
-        guard let text = stored, let bytes = Base64URL.decode(text) else { throw BrokerError.internalFailure("The code key is not readable.") }
         let key = SymmetricKey(data: bytes)
         cached.withLock { $0 = key }
         return key

@@ -18,14 +18,8 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
     struct State: Codable, Sendable {
         /// Nil while the address is still to be asked for.
         var address: EmailAddress?
-        var delivery: Delivery?
         /// A second factor for an account with no verified address: the address becomes its own.
         var enrolling: Bool = false
-
-        struct Delivery: Codable, Sendable {
-            var expiresAt: Date
-            var resendAfter: Date
-        }
     }
 
     public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
@@ -73,7 +67,7 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
 
     private func send(to address: EmailAddress, context: FlowContext, enrolling: Bool = false) async throws -> FlowStep {
         let delivery = try await codes.send(to: address, binding: Self.binding(context), appID: context.app.id, appName: context.app.name, clientIP: context.request.clientIP)
-        let state = State(address: address, delivery: State.Delivery(expiresAt: delivery.expiresAt, resendAfter: delivery.resendAfter), enrolling: enrolling)
+        let state = State(address: address, enrolling: enrolling)
         return .challenge(challenge(delivery), state: try FlowState(encoding: state))
     }
 

@@ -171,9 +171,7 @@ public struct LDAPConfig: Decodable, Sendable {
     var sendsPasswordsInClear: Bool {
         !startTLS && urls.contains { url in
             guard url.lowercased().hasPrefix("ldap://") else { return false }
-            let host = URL(string: url)?.host?.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]")) ?? ""
-            let loopbackIPv4 = host.split(separator: ".").count == 4 && host.hasPrefix("127.") && host.split(separator: ".").allSatisfy { UInt8($0) != nil }
-            return !(loopbackIPv4 || host == "::1" || host == "localhost")
+            return !LoopbackHost.contains(URL(string: url)?.host ?? "")
         }
     }
 }

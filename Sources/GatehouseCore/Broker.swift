@@ -34,7 +34,7 @@ public struct Broker: Sendable {
             config: config, store: store, plugins: plugins, keyring: keyring, engine: engine, oauth: oauth,
             authorizations: AuthorizationValidator(apps: store, issuer: config.server.issuer),
             admin: AdminService(store: store, plugins: plugins, oauth: oauth, clock: clock),
-            provisionalIdentities: ProvisionalIdentityService(store: store, oauth: oauth, plugins: plugins, clock: clock),
+            provisionalIdentities: ProvisionalIdentityService(store: store, oauth: oauth, plugins: plugins, attempts: engine.attempts, clock: clock),
             adminCredentials: AdminCredentials(tokens: config.admin.tokens.map { ($0.name, $0.token) }), clock: clock, logger: logger
         )
     }
@@ -45,9 +45,9 @@ public struct Broker: Sendable {
         config: BrokerConfig, registry: PluginRegistry, store: any BrokerStore, clock: any BrokerClock = SystemClock(), logger: Logger,
         http: any OutboundHTTP = NoOutboundHTTP(), mailer: (any Mailer)? = nil
     ) throws(ConfigIssues) -> PluginInstances {
-        if config.mail.transport == .log, config.environment != .development {
-            throw ConfigIssues([ConfigIssue(path: "mail.transport", "log prints one-time codes to the log; it is allowed only with `environment: development`")])
-        }
+        // Also here, not only in the loader: a config built in code must not print codes in production.
+        let mailIssues = config.mail.issues(in: config.environment)
+        if !mailIssues.isEmpty { throw ConfigIssues(mailIssues) }
         // The log transport is the core's own; SMTP comes from the executable's driver.
         let mailer: any Mailer = switch config.mail.transport {
         case .none: NoMailer()

@@ -1,6 +1,5 @@
 import Foundation
 import GatehouseCore
-import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -17,15 +16,13 @@ public struct SMTPMailer: Mailer {
     let from: String
     let sender: String
     let tls: NIOSSLContext?
-    let logger: Logger
 
     /// Fails when the TLS settings (the CA file) cannot be loaded.
-    public init(settings: SMTPSettings, from: String, logger: Logger) throws {
+    public init(settings: SMTPSettings, from: String) throws {
         guard let sender = MailConfig.senderAddress(of: from) else { throw MailDeliveryError("mail.from is not an address: '\(from)'") }
         self.settings = settings
         self.from = from
         self.sender = sender
-        self.logger = logger
         if settings.security == .none {
             self.tls = nil
         } else {
@@ -44,7 +41,6 @@ public struct SMTPMailer: Mailer {
         let domain = sender.split(separator: "@").last.map(String.init) ?? "localhost"
         let data = MIMEMessage.render(message, from: from, date: Date(), messageID: "\(RandomToken.make(byteCount: 16))@\(domain)")
         let session = SMTPSession(settings: settings, tls: tls)
-        let started = ContinuousClock.now
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await session.deliver(from: sender, to: message.to, data: data) }
@@ -60,14 +56,13 @@ public struct SMTPMailer: Mailer {
         } catch {
             throw MailDeliveryError("\(settings.host):\(settings.port): \(error)")
         }
-        logger.debug("mail accepted", metadata: ["server": .string(settings.host), "ms": .stringConvertible((ContinuousClock.now - started).components.seconds * 1000)])
     }
 }
 
 extension SMTPMailer {
     /// The mailer `mail:` asks for, when it is SMTP (the core provides `none` and `log` itself).
-    public static func configured(by mail: MailConfig, logger: Logger) throws -> SMTPMailer? {
+    public static func configured(by mail: MailConfig) throws -> SMTPMailer? {
         guard mail.transport == .smtp, let settings = mail.smtp else { return nil }
-        return try SMTPMailer(settings: settings, from: mail.from, logger: logger)
+        return try SMTPMailer(settings: settings, from: mail.from)
     }
 }

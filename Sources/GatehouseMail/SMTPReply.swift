@@ -7,7 +7,6 @@ struct SMTPReply: Sendable, CustomStringConvertible {
     var code: Int
     var lines: [String]
 
-    var isPositive: Bool { (200..<400).contains(code) }
     var isPermanentFailure: Bool { (500..<600).contains(code) }
     var description: String { "\(code) \(lines.joined(separator: " / "))" }
 }

@@ -34,8 +34,8 @@ extension SQLiteStore: ProvisionalIdentityStore {
         try await pool.write { db in
             guard let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM provisional_identities WHERE id = ?"), arguments: [id]) else { return nil }
             var identity = try Self.provisionalIdentity(row)
-            identity.grants += grants.filter { !identity.grants.contains($0) }.uniqued()
-            identity.groups += groups.filter { !identity.groups.contains($0) }.uniqued()
+            identity.grants = (identity.grants + grants).uniqued()
+            identity.groups = (identity.groups + groups).uniqued()
             try db.execute(
                 sql: "UPDATE provisional_identities SET grants = ?, groups = ? WHERE id = ?",
                 arguments: [try StoreJSON.encode(identity.grants), try StoreJSON.encode(identity.groups), id]
@@ -66,13 +66,5 @@ extension SQLiteStore: ProvisionalIdentityStore {
             groups: try StoreJSON.decode([String].self, row["groups"]), createdAt: Date(storeValue: row["created_at"]), createdBy: row["created_by"],
             accountID: row["account_id"], attachedAt: (row["attached_at"] as Double?).map(Date.init(storeValue:))
         )
-    }
-}
-
-extension Array where Element: Hashable {
-    /// The elements without repeats, first occurrence kept.
-    func uniqued() -> [Element] {
-        var seen: Set<Element> = []
-        return filter { seen.insert($0).inserted }
     }
 }

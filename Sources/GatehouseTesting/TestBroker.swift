@@ -26,7 +26,7 @@ public struct TestBroker: Sendable {
         logger.logLevel = .warning
         let broker = try await Broker.start(
             config: config, registry: registry, store: temporary.store, clock: clock, logger: logger, metrics: metrics, http: http,
-            mailer: try SMTPMailer.configured(by: config.mail, logger: logger)
+            mailer: try SMTPMailer.configured(by: config.mail)
         )
         return TestBroker(broker: broker, clock: clock, temporary: temporary)
     }

@@ -76,9 +76,9 @@ enum Bootstrap {
     }
 
     /// The SMTP mailer when `mail.transport` is smtp.
-    static func mailer(_ config: BrokerConfig, logger: Logger) throws -> SMTPMailer? {
+    static func mailer(_ config: BrokerConfig) throws -> SMTPMailer? {
         do {
-            return try SMTPMailer.configured(by: config.mail, logger: logger)
+            return try SMTPMailer.configured(by: config.mail)
         } catch {
             throw ValidationError("mail.smtp.rootCA: cannot load the CA certificates: \(error)")
         }
@@ -87,7 +87,7 @@ enum Bootstrap {
     static func broker(_ config: BrokerConfig, store: SQLiteStore, logger: Logger, metrics: BrokerMetrics = BrokerMetrics()) async throws -> Broker {
         do {
             return try await Broker.start(
-                config: config, registry: registry, store: store, logger: logger, metrics: metrics, http: AsyncHTTPOutbound(), mailer: try mailer(config, logger: logger)
+                config: config, registry: registry, store: store, logger: logger, metrics: metrics, http: AsyncHTTPOutbound(), mailer: try mailer(config)
             )
         } catch let error as ConfigIssues {
             throw ValidationError(error.description)

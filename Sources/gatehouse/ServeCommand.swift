@@ -67,7 +67,7 @@ struct CheckConfigCommand: AsyncParsableCommand {
             }
         }
         let quiet = try Bootstrap.logger(level: "error")
-        let mailer = try Bootstrap.mailer(config, logger: quiet)
+        let mailer = try Bootstrap.mailer(config)
         do {
             _ = try Broker.makePlugins(config: config, registry: Bootstrap.registry, store: store, logger: quiet, mailer: mailer)
         } catch {

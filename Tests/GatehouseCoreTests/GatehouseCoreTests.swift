@@ -442,4 +442,23 @@ extension GatehouseCoreTests {
         #expect(try loader.load(yaml: "{}", environment: [:]).storage.durability == .full)
         #expect(try loader.load(yaml: "storage:\n  sqlite:\n    durability: normal\n", environment: [:]).storage.durability == .normal)
     }
+
+    @Test func acceptsOnlyAddressesThatCanGoIntoAnSMTPCommandAsTheyAre() {
+        #expect(EmailAddress("  Alice.Smith+notes@Example.COM ")?.value == "alice.smith+notes@example.com")
+        #expect(EmailAddress("bob@mail.example.org")?.masked == "b•••b@mail.example.org")
+        for bad in [
+            "", "alice", "alice@", "@example.com", "alice@localhost", "a@b@example.com", "alice@example..com", ".alice@example.com",
+            "alice.@example.com", "alice@example.com.", "alice@example.com>\r\nRCPT TO:<m@example.com", "al ice@example.com",
+            "<alice@example.com>", "alice\u{7F}@example.com", "\"alice\"@example.com", String(repeating: "a", count: 65) + "@example.com",
+        ] {
+            #expect(EmailAddress(bad) == nil, "accepted \(bad)")
+        }
+    }
+
+    @Test func knowsTheLoopbackFromOtherHosts() {
+        for host in ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "LOCALHOST"] { #expect(LoopbackHost.contains(host), "\(host)") }
+        for host in ["127.0.0.1.example.com", "128.0.0.1", "localhost.example.com", "10.0.0.1", "127.0.0", ""] {
+            #expect(!LoopbackHost.contains(host), "\(host)")
+        }
+    }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import GatehouseCore
 import GatehouseTesting
-import Logging
 import Testing
 
 @testable import GatehouseMail
@@ -17,7 +16,7 @@ struct GatehouseMailTests {
             host: "127.0.0.1", port: server.port, security: security ?? SMTPSettings.Security(rawValue: server.security)!, username: SMTPTestServer.username,
             password: password, rootCA: rootCA ? server.certificate : nil, timeout: Seconds(timeout)
         )
-        return try SMTPMailer(settings: settings, from: "Gatehouse <noreply@gatehouse.test>", logger: Logger(label: "test"))
+        return try SMTPMailer(settings: settings, from: "Gatehouse <noreply@gatehouse.test>")
     }
 
     /// The delivery error, or a recorded issue when the message went through.
@@ -142,7 +141,7 @@ struct GatehouseMailTests {
     @Test func givesUpOnAServerThatNeverAnswers() async throws {
         try await Self.withListener("pass") { port in
             let settings = SMTPSettings(host: "127.0.0.1", port: port, security: .none, timeout: Seconds(1))
-            let mailer = try SMTPMailer(settings: settings, from: "noreply@gatehouse.test", logger: Logger(label: "test"))
+            let mailer = try SMTPMailer(settings: settings, from: "noreply@gatehouse.test")
             let refused = await Self.failure(mailer)
             #expect(refused?.reason.contains("within 1 s") == true)
         }
@@ -159,7 +158,7 @@ struct GatehouseMailTests {
             """
         try await Self.withListener(script) { port in
             let settings = SMTPSettings(host: "127.0.0.1", port: port, security: .starttls, timeout: Seconds(5))
-            let mailer = try SMTPMailer(settings: settings, from: "noreply@gatehouse.test", logger: Logger(label: "test"))
+            let mailer = try SMTPMailer(settings: settings, from: "noreply@gatehouse.test")
             let refused = await Self.failure(mailer)
             #expect(refused?.reason.contains("plain text after its STARTTLS reply") == true)
         }

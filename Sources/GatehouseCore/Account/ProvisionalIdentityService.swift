@@ -8,12 +8,15 @@ public struct ProvisionalIdentityService: Sendable {
     public let store: any BrokerStore
     public let oauth: OAuthService
     public let plugins: PluginInstances
+    /// The flow engine's: wrong codes count against the client address as in a flow.
+    public let attempts: AttemptGuard
     public let clock: any BrokerClock
 
-    public init(store: any BrokerStore, oauth: OAuthService, plugins: PluginInstances, clock: any BrokerClock) {
+    public init(store: any BrokerStore, oauth: OAuthService, plugins: PluginInstances, attempts: AttemptGuard, clock: any BrokerClock) {
         self.store = store
         self.oauth = oauth
         self.plugins = plugins
+        self.attempts = attempts
         self.clock = clock
     }
 
@@ -46,7 +49,7 @@ public struct ProvisionalIdentityService: Sendable {
         try Self.check(grants, field: "grants")
         try Self.check(groups, field: "groups")
         let candidate = ProvisionalIdentity(
-            id: ProvisionalIdentity.newID(), appID: appID, email: address, grants: Self.unique(grants), groups: Self.unique(groups),
+            id: ProvisionalIdentity.newID(), appID: appID, email: address, grants: grants.uniqued(), groups: groups.uniqued(),
             createdAt: clock.now, createdBy: creator
         )
         var (identity, created) = try await store.createProvisionalIdentity(candidate)
@@ -100,7 +103,6 @@ public struct ProvisionalIdentityService: Sendable {
         let identity = try await attachable(id, app: app)
         let verifier = try addressVerifier(of: app)
         let binding = Self.binding(identity, account)
-        let attempts = AttemptGuard(store: store, audit: store, clock: clock, metrics: BrokerMetrics())
         try await attempts.reserve(clientIP: clientIP, accountKey: binding, policy: app.policy.lockout, appID: app.id, providerID: verifier.id)
         let address: EmailAddress
         do {
@@ -152,7 +154,7 @@ public struct ProvisionalIdentityService: Sendable {
         guard !claims.stateless else {
             throw BrokerError(.statelessUnsupported, .badRequest, "A stateless sign-in has no account to attach a provisional identity to.")
         }
-        guard let account = try await store.account(id: claims.sub.value), let app = try await store.app(id: claims.clientID) else {
+        guard let account = try await store.account(id: claims.sub.value), let app = try await oauth.clients.apps.app(id: claims.clientID) else {
             throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.")
         }
         return (account, app)
@@ -196,11 +198,6 @@ public struct ProvisionalIdentityService: Sendable {
                 issues: [ConfigIssue(path: "\(field)[\(index)]", "must be 1-200 characters without control characters")]
             )
         }
-    }
-
-    static func unique(_ entries: [String]) -> [String] {
-        var seen: Set<String> = []
-        return entries.filter { seen.insert($0).inserted }
     }
 
     static let notFound = BrokerError(.notFound, .notFound, "No such provisional identity.")

@@ -74,19 +74,12 @@ public struct ConfigLoader: Sendable {
             issues += app.policy.referenceIssues(identityProviders: providerIDs, authenticators: providerIDs, path: "apps[\(index)].policy")
         }
         if let environment, let server, environment == .production, let url = URL(string: server.issuer), url.scheme == "http",
-            !["127.0.0.1", "localhost", "::1", "[::1]"].contains(url.host ?? "")
+            !LoopbackHost.contains(url.host ?? "")
         {
             issues.append(ConfigIssue(path: "server.issuer", "must use https outside development (only loopback issuers may use http)"))
         }
 
-        if let environment, let mail, environment == .production {
-            if mail.transport == .log {
-                issues.append(ConfigIssue(path: "mail.transport", "log prints one-time codes to the log; it is allowed only with `environment: development`"))
-            }
-            if let smtp = mail.smtp, mail.transport == .smtp, smtp.security == .none, !smtp.isLoopback {
-                issues.append(ConfigIssue(path: "mail.smtp.security", "none sends codes in clear to '\(smtp.host)'; use starttls or tls (none only to a loopback relay or in development)"))
-            }
-        }
+        if let environment, let mail { issues += mail.issues(in: environment) }
 
         // A variable that is not set reads as null; drop the follow-on "missing" report at the same path.
         let knownPaths = Set(knownIssues.map(\.path))

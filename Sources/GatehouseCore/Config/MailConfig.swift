@@ -46,6 +46,20 @@ public struct MailConfig: Sendable, Decodable {
         }
     }
 
+    /// What this mail setup may not do in `environment`: print codes to the log, or send them in clear
+    /// beyond this machine, outside development.
+    public func issues(in environment: DeploymentEnvironment) -> [ConfigIssue] {
+        guard environment == .production else { return [] }
+        var issues: [ConfigIssue] = []
+        if transport == .log {
+            issues.append(ConfigIssue(path: "mail.transport", "log prints one-time codes to the log; it is allowed only with `environment: development`"))
+        }
+        if transport == .smtp, let smtp, smtp.security == .none, !LoopbackHost.contains(smtp.host) {
+            issues.append(ConfigIssue(path: "mail.smtp.security", "none sends codes in clear to '\(smtp.host)'; use starttls or tls (none only to a loopback relay or in development)"))
+        }
+        return issues
+    }
+
     /// The bare address of a `From:` value (`Name <a@b>` or `a@b`), or nil when it is not one.
     public static func senderAddress(of from: String) -> String? {
         guard !from.contains(where: { $0 == "\r" || $0 == "\n" }) else { return nil }
@@ -98,9 +112,6 @@ public struct SMTPSettings: Sendable, Decodable {
         self.timeout = timeout
     }
 
-    /// Whether `host` is this machine (a local relay may be reached without TLS).
-    public var isLoopback: Bool { ["127.0.0.1", "::1", "localhost"].contains(host.lowercased()) }
-
     enum CodingKeys: String, CodingKey { case host, port, security, username, password, rootCA, heloName, connectTimeout, timeout }
 
     public init(from decoder: any Decoder) throws {
@@ -128,7 +139,7 @@ public struct SMTPSettings: Sendable, Decodable {
             throw ConfigIssue(path: path + [username == nil ? CodingKeys.username : CodingKeys.password], "username and password come together")
         }
         if password?.isEmpty == true { throw ConfigIssue(path: path + [CodingKeys.password], "must not be empty") }
-        if security == .none, username != nil, !isLoopback {
+        if security == .none, username != nil, !LoopbackHost.contains(host) {
             throw ConfigIssue(path: path + [CodingKeys.security], "none would send the SMTP password in clear to '\(host)'; use starttls or tls")
         }
         if let rootCA, !FileManager.default.isReadableFile(atPath: rootCA) {

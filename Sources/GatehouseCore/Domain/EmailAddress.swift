@@ -9,16 +9,18 @@ public struct EmailAddress: Sendable, Hashable, Codable, CustomStringConvertible
 
     public init?(_ text: String) {
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
-        guard trimmed.utf8.count <= 254, let at = trimmed.lastIndex(of: "@") else { return nil }
-        let local = trimmed[..<at]
-        let domain = trimmed[trimmed.index(after: at)...]
-        let forbidden: Set<Character> = ["<", ">", "(", ")", "[", "]", "\\", ",", ";", ":", "\"", "@", " ", "\t", "\r", "\n"]
-        guard !local.isEmpty, local.utf8.count <= 64, !domain.isEmpty, domain.contains("."),
-            !domain.hasPrefix("."), !domain.hasSuffix("."), !domain.contains(".."), !local.hasPrefix("."), !local.hasSuffix("."), !local.contains(".."),
-            !trimmed.contains(where: { forbidden.contains($0) && $0 != "@" }), local.allSatisfy({ $0 != "@" }),
-            trimmed.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F })
+        let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
+        guard trimmed.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[0].utf8.count <= 64, parts[1].contains("."),
+            parts.allSatisfy(Self.isDotted),
+            // Control characters, spaces and what would end an SMTP path or a header's address.
+            trimmed.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F && !"<>()[]\\,;:\"".unicodeScalars.contains($0) })
         else { return nil }
         self.value = trimmed
+    }
+
+    /// Dots only between characters: not first, not last, never two in a row.
+    private static func isDotted(_ part: Substring) -> Bool {
+        !part.hasPrefix(".") && !part.hasSuffix(".") && !part.contains("..")
     }
 
     public init(from decoder: any Decoder) throws {

@@ -130,9 +130,7 @@ public struct FlowEngine: Sendable {
                 step = try await provider.resume(flow.pluginState, with: answer, in: context)
             case .factor(let authenticatorID) where flow.challenge.type == Challenge.retryType:
                 // The factor could not start last time (a code was not delivered): start it again.
-                context.verifiedEmails = try await verifiedEmails(of: context.account, app: app)
-                context.accountCreated = flow.accountCreated ?? false
-                step = try await authenticator(authenticatorID).begin(request, in: context)
+                step = try await authenticator(authenticatorID).begin(request, in: try await factorContext(flow, app: app, account: context.account))
             case .factor(let authenticatorID):
                 step = try await authenticator(authenticatorID).resume(flow.pluginState, with: answer, in: context)
             case .chooseProvider:
@@ -303,12 +301,9 @@ public struct FlowEngine: Sendable {
         var flow = flow
         flow.phase = .factor(authenticatorID: factorID)
         flow.pluginState = FlowState()
-        let request = flowRequest(for: flow)
-        var context = FlowContext(flowID: flow.id, app: app, request: request, account: account, verifiedEmails: try await verifiedEmails(of: account, app: app))
-        context.accountCreated = flow.accountCreated ?? false
         let next: FlowStep
         do {
-            next = try await authenticator(factorID).begin(request, in: context)
+            next = try await authenticator(factorID).begin(flowRequest(for: flow), in: try await factorContext(flow, app: app, account: account))
         } catch let error as BrokerError where !error.endsFlow && Self.retryableFactorErrors.contains(error.code) {
             flow.challenge = Challenge(type: Challenge.retryType, fields: ["fields": [], "error": .string(error.code.rawValue)])
             try await save(&flow)
@@ -326,10 +321,13 @@ public struct FlowEngine: Sendable {
     /// Refusals of a second factor that may pass if tried again later; the flow waits for that.
     static let retryableFactorErrors: Set<ErrorCode> = [.deliveryFailed, .rateLimited, .lockedOut]
 
-    /// The addresses the app trusts the account to have, for authenticators that send codes.
-    private func verifiedEmails(of account: Account?, app: App) async throws -> [EmailAddress] {
-        guard let account else { return [] }
-        return app.policy.verifiedEmails(in: try await store.identityLinks(accountID: account.id))
+    /// What an authenticator begins with: the account, the addresses the app trusts it to have (for
+    /// authenticators that send codes), and whether this flow created it.
+    private func factorContext(_ flow: FlowRecord, app: App, account: Account?) async throws -> FlowContext {
+        var context = FlowContext(flowID: flow.id, app: app, request: flowRequest(for: flow), account: account)
+        if let account { context.verifiedEmails = app.policy.verifiedEmails(in: try await store.identityLinks(accountID: account.id)) }
+        context.accountCreated = flow.accountCreated ?? false
+        return context
     }
 
     /// Claims the flow (so that only one of two racing answers finishes it), then issues tokens, or

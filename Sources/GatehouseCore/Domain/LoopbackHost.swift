@@ -1,0 +1,13 @@
+import Foundation
+
+/// Whether a host name or address is this machine's loopback (`localhost`, `127.0.0.0/8`, `::1`),
+/// for the rules that let plain-text connections stay on the machine: an `http://` issuer, a plain
+/// `ldap://` directory, an SMTP relay without TLS.
+public enum LoopbackHost {
+    public static func contains(_ host: String) -> Bool {
+        let bare = host.lowercased().trimmingCharacters(in: ["[", "]"])
+        let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
+        let ipv4 = octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+        return ipv4 || bare == "::1" || bare == "localhost"
+    }
+}
