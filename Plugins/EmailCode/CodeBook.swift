@@ -114,8 +114,8 @@ struct CodeBook: Sendable {
         }
         let record = stored.value
         let lockKey = Self.addressKey(record.address)
-        let details = ["address": record.address.masked]
-        try await lockouts.reserve(lockKey, rule: config.lockout, what: "This email address", details: details)
+        let event = lockouts.event(details: ["address": record.address.masked])
+        try await lockouts.reserve(lockKey, rule: config.lockout, what: "This email address", event: event)
         let right: Bool
         do {
             right = SecretDigest.constantTimeEquals(try await digest(code, binding: binding), record.digest)
@@ -125,7 +125,7 @@ struct CodeBook: Sendable {
         }
         guard right else {
             // The guess that locks the address answers `locked_out`, and still counts as a wrong answer.
-            if let locked = try await lockouts.recordFailure(lockKey, rule: config.lockout, what: "This email address", details: details) {
+            if let locked = try await lockouts.recordFailure(lockKey, rule: config.lockout, what: "This email address", event: event) {
                 throw locked.countingAsWrongAnswer()
             }
             throw BrokerError(.invalidCode, .failedAttempt, "The code is not right.").because("wrong_code")

@@ -22,7 +22,7 @@ public struct Broker: Sendable {
         config: BrokerConfig, registry: PluginRegistry, store: any BrokerStore, clock: any BrokerClock = SystemClock(), logger: Logger,
         metrics: BrokerMetrics = BrokerMetrics(), http: any OutboundHTTP = NoOutboundHTTP(), mailer: (any Mailer)? = nil
     ) async throws -> Broker {
-        let plugins = try makePlugins(config: config, registry: registry, store: store, clock: clock, logger: logger, http: http, mailer: mailer)
+        let plugins = try makePlugins(config: config, registry: registry, store: store, clock: clock, logger: logger, metrics: metrics, http: http, mailer: mailer)
         try await seedApps(config.apps, into: store, clock: clock, logger: logger)
         let keyring = SigningKeyring(store: store, clock: clock, algorithm: config.tokens.signingAlgorithm)
         try await keyring.prepare()
@@ -43,7 +43,7 @@ public struct Broker: Sendable {
     /// are only checked here (they depend on the deployment mode), so `check-config` calls it too.
     public static func makePlugins(
         config: BrokerConfig, registry: PluginRegistry, store: any BrokerStore, clock: any BrokerClock = SystemClock(), logger: Logger,
-        http: any OutboundHTTP = NoOutboundHTTP(), mailer: (any Mailer)? = nil
+        metrics: BrokerMetrics = BrokerMetrics(), http: any OutboundHTTP = NoOutboundHTTP(), mailer: (any Mailer)? = nil
     ) throws(ConfigIssues) -> PluginInstances {
         // Also here, not only in the loader: a config built in code must not print codes in production.
         let mailIssues = config.mail.issues(in: config.environment)
@@ -59,7 +59,7 @@ public struct Broker: Sendable {
             pluginLogger[metadataKey: "provider"] = .string(declaration.id)
             return PluginEnvironment(
                 clock: clock, logger: pluginLogger, storage: PluginStorage(namespace: declaration.id, store: store, clock: clock),
-                lockouts: LockoutBook(namespace: declaration.id, store: store, audit: store, clock: clock),
+                lockouts: LockoutBook(namespace: declaration.id, store: store, audit: store, clock: clock, metrics: metrics),
                 development: config.environment == .development, http: http, mailer: mailer
             )
         }

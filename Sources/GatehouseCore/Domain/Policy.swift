@@ -190,10 +190,12 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
         }
     }
 
-    /// How long the `n`-th lockout (0-based) of an account lasts: doubling, capped.
-    public func lockDuration(afterLockouts count: Int) -> TimeInterval {
-        let doubled = lockoutDuration.timeInterval * pow(2, Double(min(count, 30)))
-        return min(doubled, maxLockoutDuration.timeInterval)
+    /// The rule an account's locks follow: doubling from `lockoutDuration`, capped, never permanent.
+    public var accountRule: LockoutRule {
+        LockoutRule(
+            maxFailures: maxFailedAttemptsPerAccount, failureWindow: failureWindow, lockoutDuration: lockoutDuration, maxLockoutDuration: maxLockoutDuration,
+            permanentAfterLockouts: nil
+        )
     }
 }
 

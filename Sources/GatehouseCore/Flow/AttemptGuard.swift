@@ -7,12 +7,15 @@ public struct AttemptGuard: Sendable {
     public let audit: any AuditStore
     public let clock: any BrokerClock
     public let metrics: BrokerMetrics
+    /// The locks of accounts (keys `account:...`, `factor:...`), kept like plugins' locks.
+    let accounts: LockoutBook
 
     public init(store: any AttemptCounterStore, audit: any AuditStore, clock: any BrokerClock, metrics: BrokerMetrics) {
         self.store = store
         self.audit = audit
         self.clock = clock
         self.metrics = metrics
+        self.accounts = LockoutBook(namespace: nil, store: store, audit: audit, clock: clock, metrics: metrics)
     }
 
     /// The counter key of the account an answer tries: while identifying, the answer field the
@@ -67,38 +70,24 @@ public struct AttemptGuard: Sendable {
             }
         }
         guard let accountKey else { return }
-        let reservation: AttemptReservation
         do {
-            reservation = try await store.reserveAttempt(
-                key: accountKey, now: now, window: window, threshold: policy.maxFailedAttemptsPerAccount, lockDuration: policy.lockDuration(afterLockouts:)
+            try await accounts.reserve(
+                accountKey, rule: policy.accountRule, what: "This account", event: Self.accountLocked(accountKey, clientIP: clientIP, appID: appID, providerID: providerID)
             )
         } catch {
+            // A locked account (or a store that failed) gives the address its reservation back.
             try? await release(clientIP: clientIP, accountKey: nil)
             throw error
-        }
-        switch reservation {
-        case .allowed:
-            return
-        case .locked(let until):
-            try await release(clientIP: clientIP, accountKey: nil)
-            metrics.refused(reason: ErrorCode.lockedOut.rawValue)
-            throw Self.lockedOut(until: until, now: now)
-        case .lockedNow(let until):
-            try await release(clientIP: clientIP, accountKey: nil)
-            try await accountLocked(accountKey, until: until, clientIP: clientIP, appID: appID, providerID: providerID)
-            throw Self.lockedOut(until: until, now: now)
         }
     }
 
     /// After a wrong answer (already counted by `reserve`): locks the account when it reached its
     /// limit. Returns the `locked_out` error when it did.
     public func recordFailure(clientIP: String?, accountKey: String?, policy: LockoutPolicy, appID: String, providerID: String) async throws -> BrokerError? {
-        let now = clock.now
-        guard let accountKey,
-            let until = try await store.lockIfDue(key: accountKey, now: now, threshold: policy.maxFailedAttemptsPerAccount, lockDuration: policy.lockDuration(afterLockouts:))
-        else { return nil }
-        try await accountLocked(accountKey, until: until, clientIP: clientIP, appID: appID, providerID: providerID)
-        return Self.lockedOut(until: until, now: now)
+        guard let accountKey else { return nil }
+        return try await accounts.recordFailure(
+            accountKey, rule: policy.accountRule, what: "This account", event: Self.accountLocked(accountKey, clientIP: clientIP, appID: appID, providerID: providerID)
+        )
     }
 
     /// Gives back the reservations of an answer that was not a wrong answer (malformed, or the
@@ -108,14 +97,11 @@ public struct AttemptGuard: Sendable {
         if let accountKey { try await store.releaseAttempt(key: accountKey) }
     }
 
-    private func accountLocked(_ accountKey: String, until: Date, clientIP: String?, appID: String, providerID: String) async throws {
-        metrics.lockout(scope: "account")
-        var details = ["account": String(accountKey.split(separator: ":", maxSplits: 2).last ?? ""), "until": ISO8601DateFormatter().string(from: until)]
-        if let lockouts = try await store.attemptCounter(key: accountKey)?.lockouts { details["lockouts"] = String(lockouts) }
+    /// How an account's lock is audited.
+    private static func accountLocked(_ accountKey: String, clientIP: String?, appID: String, providerID: String) -> LockoutAudit {
+        var details = ["account": String(accountKey.split(separator: ":", maxSplits: 2).last ?? "")]
         if let clientIP { details["clientIP"] = clientIP }
-        try await audit.appendAudit(
-            AuditEvent(time: clock.now, type: "account.locked", appID: appID, providerID: providerID, outcome: ErrorCode.lockedOut.rawValue, details: details)
-        )
+        return LockoutAudit(type: "account.locked", appID: appID, providerID: providerID, details: details)
     }
 
     /// A right answer clears the account's failures (the reserved attempt included) and gives the
@@ -139,9 +125,5 @@ public struct AttemptGuard: Sendable {
         guard let counter = try await store.attemptCounter(key: "ip:\(ip)"), let until = counter.lockedUntil, until > now else { return }
         metrics.refused(reason: ErrorCode.rateLimited.rawValue)
         throw Self.addressBlocked(until: until, now: now)
-    }
-
-    static func lockedOut(until: Date, now: Date) -> BrokerError {
-        BrokerError.lockedOut("This account", until: until, now: now)
     }
 }

@@ -31,36 +31,63 @@ public struct LockoutRule: Sendable, Hashable {
     }
 }
 
-/// The core's lockout and rate-limit bookkeeping, lent to one plugin instance: counters live in the
-/// store (so they hold on every node and across restarts), keys are prefixed with the instance id
-/// (`email:address:alice@example.com`), every lockout is audited, and administrators see and lift
-/// them with `gatehouse lockouts` or `/admin/v1/lockouts` like the broker's own.
+/// What a lockout is audited as.
+public struct LockoutAudit: Sendable {
+    public var type: String
+    public var appID: String?
+    public var providerID: String?
+    public var details: [String: String]
+
+    public init(type: String, appID: String? = nil, providerID: String? = nil, details: [String: String] = [:]) {
+        self.type = type
+        self.appID = appID
+        self.providerID = providerID
+        self.details = details
+    }
+}
+
+/// The core's lockout and rate-limit bookkeeping on store counters, so they hold on every node and
+/// across restarts: guesses counted before they are evaluated, locks that grow (and may become
+/// permanent), every lock audited and counted in the metrics. The flow engine keeps accounts' locks
+/// with it (`AttemptGuard`); a plugin gets one under its instance id (`PluginEnvironment.lockouts`,
+/// keys like `email:address:alice@example.com`). Administrators see and lift both kinds with
+/// `gatehouse lockouts` or `/admin/v1/lockouts`.
 public struct LockoutBook: Sendable {
-    public let namespace: String
+    /// The prefix of every key; nil for the engine's own keys.
+    public let namespace: String?
     private let store: any AttemptCounterStore
     private let audit: any AuditStore
     private let clock: any BrokerClock
+    private let metrics: BrokerMetrics
 
-    public init(namespace: String, store: any AttemptCounterStore, audit: any AuditStore, clock: any BrokerClock) {
+    public init(namespace: String?, store: any AttemptCounterStore, audit: any AuditStore, clock: any BrokerClock, metrics: BrokerMetrics = BrokerMetrics()) {
         self.namespace = namespace
         self.store = store
         self.audit = audit
         self.clock = clock
+        self.metrics = metrics
     }
 
-    /// The full counter key of a plugin-local key, as administrators see it.
-    public func key(_ local: String) -> String { "\(namespace):\(local)" }
+    /// The full counter key of a local key, as administrators see it.
+    public func key(_ local: String) -> String { namespace.map { "\($0):\(local)" } ?? local }
+
+    /// The audit event of this book's locks: `lockout.applied` of its namespace, with `details`.
+    public func event(details: [String: String] = [:]) -> LockoutAudit {
+        LockoutAudit(type: "lockout.applied", providerID: namespace, details: details)
+    }
 
     /// Refuses with `locked_out` (`lockedUntil`, or `permanent`) when the key is locked.
     public func refuseIfLocked(_ local: String, what: String) async throws {
         let now = clock.now
         guard let until = try await store.attemptCounter(key: key(local))?.lockedUntil, until > now else { return }
+        metrics.refused(reason: ErrorCode.lockedOut.rawValue)
         throw BrokerError.lockedOut(what, until: until, now: now)
     }
 
     /// Before a guess is evaluated: refuses a locked key, and counts the guess as a failure in advance
     /// (so parallel guesses cannot slip past the limit). Follow with `recordFailure` or `recordSuccess`.
-    public func reserve(_ local: String, rule: LockoutRule, what: String, details: [String: String] = [:]) async throws {
+    /// A lock made now is audited as `event` (by default `lockout.applied` of this namespace).
+    public func reserve(_ local: String, rule: LockoutRule, what: String, event: LockoutAudit? = nil) async throws {
         let now = clock.now
         switch try await store.reserveAttempt(
             key: key(local), now: now, window: rule.failureWindow.timeInterval, threshold: rule.maxFailures, lockDuration: rule.lockDuration(afterLockouts:)
@@ -68,21 +95,22 @@ public struct LockoutBook: Sendable {
         case .allowed:
             return
         case .locked(let until):
+            metrics.refused(reason: ErrorCode.lockedOut.rawValue)
             throw BrokerError.lockedOut(what, until: until, now: now)
         case .lockedNow(let until):
-            try await audited(local, until: until, details: details)
+            try await locked(local, until: until, event: event)
             throw BrokerError.lockedOut(what, until: until, now: now)
         }
     }
 
     /// After a wrong guess (already counted by `reserve`): locks the key when it reached the limit and
     /// returns the `locked_out` error to answer with instead of the plain refusal.
-    public func recordFailure(_ local: String, rule: LockoutRule, what: String, details: [String: String] = [:]) async throws -> BrokerError? {
+    public func recordFailure(_ local: String, rule: LockoutRule, what: String, event: LockoutAudit? = nil) async throws -> BrokerError? {
         let now = clock.now
         guard let until = try await store.lockIfDue(key: key(local), now: now, threshold: rule.maxFailures, lockDuration: rule.lockDuration(afterLockouts:)) else {
             return nil
         }
-        try await audited(local, until: until, details: details)
+        try await locked(local, until: until, event: event)
         return BrokerError.lockedOut(what, until: until, now: now)
     }
 
@@ -102,20 +130,22 @@ public struct LockoutBook: Sendable {
         let now = clock.now
         let (count, windowEnds) = try await store.countEvent(key: key(local), now: now, window: window.timeInterval)
         guard count > limit else { return }
+        metrics.refused(reason: ErrorCode.rateLimited.rawValue)
         throw BrokerError(.rateLimited, .tooManyRequests, message, retryAfter: max(1, Int(windowEnds.timeIntervalSince(now).rounded(.up))))
     }
 
-    private func audited(_ local: String, until: Date, details: [String: String]) async throws {
-        var details = details
-        details["key"] = key(local)
+    private func locked(_ local: String, until: Date, event: LockoutAudit?) async throws {
+        metrics.lockout(scope: namespace ?? "account")
+        var event = event ?? self.event()
+        event.details["key"] = key(local)
         if until >= LockoutRule.permanentThreshold {
-            details["permanent"] = "true"
+            event.details["permanent"] = "true"
         } else {
-            details["until"] = ISO8601DateFormatter().string(from: until)
+            event.details["until"] = ISO8601DateFormatter().string(from: until)
         }
-        if let lockouts = try await store.attemptCounter(key: key(local))?.lockouts { details["lockouts"] = String(lockouts) }
+        if let lockouts = try await store.attemptCounter(key: key(local))?.lockouts { event.details["lockouts"] = String(lockouts) }
         try await audit.appendAudit(
-            AuditEvent(time: clock.now, type: "lockout.applied", providerID: namespace, outcome: ErrorCode.lockedOut.rawValue, details: details)
+            AuditEvent(time: clock.now, type: event.type, appID: event.appID, providerID: event.providerID, outcome: ErrorCode.lockedOut.rawValue, details: event.details)
         )
     }
 }
