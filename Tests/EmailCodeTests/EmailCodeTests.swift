@@ -170,6 +170,10 @@ struct EmailCodeTests {
         let passwordless = try await passwordlessFlow(test, address)
         let stranger = try await test.finish(passwordless, answer: ["code": .string(try smtp.latestCode(to: address))])
         #expect(stranger.account?.id != account.id)
+
+        // Removing victor's password leaves no way to sign in: the account goes, enrolled address and all.
+        #expect(try await test.broker.admin.removePasswordUser(providerID: "local", username: "victor", by: AdminIdentity(name: "ops")))
+        #expect(try await test.store.account(id: account.id) == nil)
     }
 
     @Test func enrolsOnlyInTheFlowThatCreatedTheAccount() async throws {

@@ -282,7 +282,8 @@ public struct AdminService: Sendable {
         }
         guard let subject = try await provider.removeUser(username: username) else { return false }
         let link = try await store.identityLink(providerID: providerID, subject: subject)
-        if let accountID = link?.accountID, try await store.identityLinks(accountID: accountID).count <= 1 {
+        // An account left with no identity that can sign in (an enrolled address cannot) goes.
+        if let accountID = link?.accountID, try await store.identityLinks(accountID: accountID).filter({ plugins.identityProviders[$0.providerID] != nil }).count <= 1 {
             _ = try await oauth.deleteAccount(id: accountID, appID: nil, admin: admin)
         } else {
             _ = try await store.unlinkIdentity(providerID: providerID, subject: subject)
