@@ -135,13 +135,15 @@ final class LDAPConnection: @unchecked Sendable {
 
         rc = ldap_connect(handle)
         guard rc == LDAPResultCode.success else {
-            let tls = settings.urls.contains { $0.lowercased().hasPrefix("ldaps://") }
-            throw LDAPFailure(stage: tls ? .tls : .connect, code: rc, message: connection.diagnostic(rc))
+            // With ldaps:// the handshake is part of connecting: libldap's message tells which part failed.
+            let message = connection.diagnostic(rc)
+            let tls = settings.urls.contains { $0.lowercased().hasPrefix("ldaps://") } && ["tls", "ssl", "certificate"].contains { message.lowercased().contains($0) }
+            throw LDAPFailure(stage: tls ? .tls : .connect, code: rc, message: message)
         }
         if settings.startTLS {
             rc = ldap_start_tls_s(handle, nil, nil)
             guard rc == LDAPResultCode.success else {
-                throw LDAPFailure(stage: .tls, code: rc == LDAPResultCode.serverDown ? LDAPResultCode.connectError : rc, message: connection.diagnostic(rc))
+                throw LDAPFailure(stage: .tls, code: rc, message: connection.diagnostic(rc))
             }
         }
         return connection
@@ -168,9 +170,9 @@ final class LDAPConnection: @unchecked Sendable {
         let (code, message) = parse(result)
         rc = code
         if rc == LDAPResultCode.success { boundDN = dn }
-        if [LDAPResultCode.busy, LDAPResultCode.unavailable].contains(rc) {
-            throw LDAPFailure(stage: stage, code: rc, message: message)
-        }
+        // A directory too busy to answer is not a verdict on the password.
+        let failure = LDAPFailure(stage: stage, code: rc, message: message)
+        if failure.connectionLost { throw failure }
         return (rc, message)
     }
 

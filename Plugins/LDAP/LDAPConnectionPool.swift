@@ -63,10 +63,7 @@ final class LDAPConnectionPool: Sendable {
     static let maxIdle: TimeInterval = 60
 
     private func runBlocking<T>(_ body: (LDAPConnection) throws(LDAPFailure) -> T) throws(LDAPFailure) -> T {
-        let reused = idle.withLock { connections -> LDAPConnection? in
-            connections.removeAll { Date().timeIntervalSince($0.lastUsed) > Self.maxIdle }
-            return connections.popLast()
-        }
+        let reused = takeReusable()
         do {
             let connection: LDAPConnection
             if let reused { connection = reused } else { connection = try LDAPConnection.open(settings) }
@@ -74,7 +71,7 @@ final class LDAPConnectionPool: Sendable {
         } catch where error.code == LDAPResultCode.serverDown && reused != nil {
             // A kept connection can have died with a directory restart; so have its siblings. (Not
             // after a timeout: a directory that stalls would only make the caller wait twice.)
-            idle.withLock { $0.removeAll() }
+            _ = takeAllIdle()
             do {
                 return try use(LDAPConnection.open(settings), body)
             } catch {
@@ -84,10 +81,32 @@ final class LDAPConnectionPool: Sendable {
         } catch {
             if error.connectionLost {
                 // Its idle siblings are likely no better.
-                idle.withLock { $0.removeAll() }
+                _ = takeAllIdle()
                 noteOutage(error)
             }
             throw error
+        }
+    }
+
+    /// The most recently used idle connection. Connections idle too long are taken out with it and
+    /// closed when this returns: closing one unbinds over the network, which must not happen while
+    /// holding the lock every call needs.
+    private func takeReusable() -> LDAPConnection? {
+        let (reused, expired) = idle.withLock { connections -> (LDAPConnection?, [LDAPConnection]) in
+            let now = Date()
+            let expired = connections.filter { now.timeIntervalSince($0.lastUsed) > Self.maxIdle }
+            connections.removeAll { now.timeIntervalSince($0.lastUsed) > Self.maxIdle }
+            return (connections.popLast(), expired)
+        }
+        _ = expired
+        return reused
+    }
+
+    /// Every idle connection, taken out of the pool; they close when the caller lets them go, outside the lock.
+    private func takeAllIdle() -> [LDAPConnection] {
+        idle.withLock { connections in
+            defer { connections = [] }
+            return connections
         }
     }
 

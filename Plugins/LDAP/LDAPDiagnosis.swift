@@ -43,16 +43,17 @@ struct LDAPDiagnosis: Sendable {
         }
         let (search, found) = await step("search") { () throws(LDAPFailure) in
             let userSearch = directory.config.userSearch
-            let filter = directory.userFilter(username: username)
-            let result = try directory.searchUsers(connection, base: userSearch.baseDN, scope: SearchScope(userSearch.scope), filter: filter)
-            guard result.entries.count == 1, !result.limited, let entry = result.entries.first else {
-                let what = result.entries.isEmpty ? "no entry matches" : "several entries match"
-                throw LDAPFailure(stage: .search, code: 0, message: "\(what) \(filter) under \(userSearch.baseDN)")
-            }
-            if try directory.isLocked(connection, entry: entry) {
+            let searched = "\(directory.userFilter(username: username)) under \(userSearch.baseDN)"
+            switch try directory.lookUp(connection, username: username) {
+            case .found(let entry):
+                return (entry, "found \(entry.dn)")
+            case .none:
+                throw LDAPFailure(stage: .search, code: 0, message: "no entry (with a DN) matches \(searched)")
+            case .ambiguous:
+                throw LDAPFailure(stage: .search, code: 0, message: "several entries match \(searched)")
+            case .locked(let entry):
                 throw LDAPFailure(stage: .search, code: 0, message: "found \(entry.dn), but it matches lockedFilter \(userSearch.lockedFilter ?? ""): sign-ins are refused")
             }
-            return (entry, "found \(entry.dn)")
         }
         steps.append(search)
         guard let entry = found else { return steps }
@@ -60,8 +61,9 @@ struct LDAPDiagnosis: Sendable {
         if let password {
             let (bind, _) = await step("bind") { () throws(LDAPFailure) in
                 guard !password.isEmpty else { throw LDAPFailure(stage: .bind, code: 0, message: "an empty password is never sent to the directory") }
-                let result = try connection.bind(dn: entry.dn, password: password, stage: .bind)
-                guard result.code == LDAPResultCode.success else { throw LDAPFailure(stage: .bind, code: result.code, message: result.message) }
+                if let reason = try directory.bindRefusal(connection, entry: entry, password: password) {
+                    throw LDAPFailure(stage: .bind, code: 0, message: "the directory refused the password (\(reason))")
+                }
                 return ((), "bound as \(entry.dn)")
             }
             steps.append(bind)

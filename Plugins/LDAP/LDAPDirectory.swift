@@ -44,29 +44,53 @@ struct LDAPDirectory: Sendable {
         try connection.search(base: base, scope: scope, filter: filter, attributes: userAttributes, binaryAttributes: binaryAttributes, sizeLimit: 2, stage: .search)
     }
 
+    /// What a username finds in the directory, searched with the service account.
+    enum UserLookup: Sendable {
+        case found(LDAPEntry)
+        /// No entry, or one without a DN (a bind with an empty DN is anonymous on some directories).
+        case none
+        case ambiguous
+        /// The entry matches `lockedFilter`.
+        case locked(LDAPEntry)
+    }
+
+    /// Finds the one entry a username names (the service account must be bound).
+    func lookUp(_ connection: LDAPConnection, username: String) throws(LDAPFailure) -> UserLookup {
+        let found = try searchUsers(connection, base: config.userSearch.baseDN, scope: SearchScope(config.userSearch.scope), filter: userFilter(username: username))
+        guard found.entries.count < 2, !found.limited else { return .ambiguous }
+        guard let entry = found.entries.first, !entry.dn.isEmpty else { return .none }
+        return try isLocked(connection, entry: entry) ? .locked(entry) : .found(entry)
+    }
+
+    /// Binds as the entry with the password: nil when the directory accepted it, else why not (for
+    /// the audit log).
+    func bindRefusal(_ connection: LDAPConnection, entry: LDAPEntry, password: String) throws(LDAPFailure) -> String? {
+        let bind = try connection.bind(dn: entry.dn, password: password, stage: .bind)
+        switch bind.code {
+        case LDAPResultCode.success:
+            return nil
+        case LDAPResultCode.invalidCredentials:
+            return Self.activeDirectoryReason(bind.message) ?? "wrong_password"
+        case LDAPResultCode.unwillingToPerform:
+            // What directories answer for a disabled or locked entry (and for empty passwords).
+            return "account_locked"
+        default:
+            throw LDAPFailure(stage: .bind, code: bind.code, message: bind.message)
+        }
+    }
+
     /// Search-then-bind: finds exactly one entry for the username with the service account, refuses a
     /// locked one, binds as it with the password, then reads its groups.
     func signIn(_ connection: LDAPConnection, username: String, password: String) throws(LDAPFailure) -> SignIn {
         try bindService(connection)
-        let found = try searchUsers(connection, base: config.userSearch.baseDN, scope: SearchScope(config.userSearch.scope), filter: userFilter(username: username))
-        guard found.entries.count < 2, !found.limited else { return .refused(reason: "ambiguous_user") }
-        guard let entry = found.entries.first else { return .refused(reason: "unknown_user") }
-        // A bind with an empty DN is anonymous on some directories, whatever the password.
-        guard !entry.dn.isEmpty else { return .refused(reason: "unknown_user") }
-        if try isLocked(connection, entry: entry) { return .refused(reason: "account_locked") }
-
-        let bind = try connection.bind(dn: entry.dn, password: password, stage: .bind)
-        switch bind.code {
-        case LDAPResultCode.success:
-            break
-        case LDAPResultCode.invalidCredentials:
-            return .refused(reason: Self.activeDirectoryReason(bind.message) ?? "wrong_password")
-        case LDAPResultCode.unwillingToPerform:
-            // What directories answer for a disabled or locked entry (and for empty passwords).
-            return .refused(reason: "account_locked")
-        default:
-            throw LDAPFailure(stage: .bind, code: bind.code, message: bind.message)
+        let entry: LDAPEntry
+        switch try lookUp(connection, username: username) {
+        case .found(let found): entry = found
+        case .none: return .refused(reason: "unknown_user")
+        case .ambiguous: return .refused(reason: "ambiguous_user")
+        case .locked: return .refused(reason: "account_locked")
         }
+        if let reason = try bindRefusal(connection, entry: entry, password: password) { return .refused(reason: reason) }
         return .identified(entry, groups: try groups(connection, of: entry))
     }
 

@@ -114,9 +114,10 @@ public struct LDAPProvider: IdentityProvider, IdentityRechecking, HealthReportin
 
     // MARK: - HealthReporting
 
-    /// While the directory is known to be unreachable, unhealthy at once; otherwise a service bind and a
-    /// read of the user search base, shared by all callers within a second, so that polling `/readyz`
-    /// cannot take connections away from sign-ins.
+    /// A service bind and a read of the user search base, one at a time and shared by all callers for a
+    /// second after it finished, so that polling `/readyz` cannot take connections away from sign-ins.
+    /// While the directory is known to be unreachable (a sign-in just found it so), unhealthy at once,
+    /// whatever the shared result still says.
     public func health() async -> PluginHealth {
         if let outage = pool.currentOutage { return PluginHealth(healthy: false, detail: outage.description) }
         let directory = directory

@@ -1,23 +1,47 @@
 import Foundation
 import Synchronization
 
-/// One result of an expensive check, computed by one caller at a time and shared by every caller for
-/// `lifetime` seconds.
+/// One result of an expensive check, computed by one caller at a time and shared by every caller: a
+/// check in progress is joined, not started again, and a finished one is reused for `lifetime`
+/// seconds after it finished (so a check that stalls never has a second one started beside it).
 final class SharedResult<Value: Sendable>: Sendable {
+    private enum State {
+        case running(Task<Value, Never>)
+        case done(Value, at: Date)
+    }
+
+    private enum Next {
+        case ready(Value)
+        case join(Task<Value, Never>)
+    }
+
     private let lifetime: TimeInterval
-    private let current = Mutex<(made: Date, task: Task<Value, Never>)?>(nil)
+    private let state = Mutex<State?>(nil)
 
     init(lifetime: TimeInterval) {
         self.lifetime = lifetime
     }
 
     func value(_ make: @escaping @Sendable () async -> Value) async -> Value {
-        let task = current.withLock { current -> Task<Value, Never> in
-            if let current, Date().timeIntervalSince(current.made) < lifetime { return current.task }
-            let task = Task { await make() }
-            current = (Date(), task)
-            return task
+        let next = state.withLock { state -> Next in
+            switch state {
+            case .running(let task)?:
+                return .join(task)
+            case .done(let value, let at)? where Date().timeIntervalSince(at) < lifetime:
+                return .ready(value)
+            default:
+                let task = Task {
+                    let value = await make()
+                    self.state.withLock { $0 = .done(value, at: Date()) }
+                    return value
+                }
+                state = .running(task)
+                return .join(task)
+            }
         }
-        return await task.value
+        switch next {
+        case .ready(let value): return value
+        case .join(let task): return await task.value
+        }
     }
 }

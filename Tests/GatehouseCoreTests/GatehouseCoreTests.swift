@@ -461,4 +461,27 @@ extension GatehouseCoreTests {
             #expect(!LoopbackHost.contains(host), "\(host)")
         }
     }
+
+    @Test func concurrencyLimitQueuesInOrderAndGivesUpAtTheDeadline() async throws {
+        let limit = ConcurrencyLimit(limit: 1)
+        let (held, holding) = AsyncStream.makeStream(of: Void.self)
+        let (released, release) = AsyncStream.makeStream(of: Void.self)
+        let holder = Task {
+            try await limit.run(waitingAtMost: 5) {
+                holding.yield()
+                for await _ in released { break }
+            }
+        }
+        for await _ in held { break }
+        // The one slot is taken: a caller willing to wait 0.2 s gives up.
+        await #expect(throws: ConcurrencyLimit.Timeout.self) { try await limit.run(waitingAtMost: 0.2) {} }
+        // A patient caller gets the slot as soon as it is released.
+        let waiter = Task { try await limit.run(waitingAtMost: 5) { "served" } }
+        try await Task.sleep(for: .milliseconds(50))
+        release.yield()
+        try await holder.value
+        #expect(try await waiter.value == "served")
+        // And the slot is free again afterwards.
+        #expect(try await limit.run(waitingAtMost: 0.1) { 1 } == 1)
+    }
 }

@@ -17,8 +17,6 @@ public final class ConcurrencyLimit: Sendable {
         var available: Int
         var waiters: [Waiter] = []
         var nextID: UInt64 = 0
-        /// Waiters whose deadline passed before they were queued.
-        var expired: Set<UInt64> = []
     }
 
     public let limit: Int
@@ -37,52 +35,32 @@ public final class ConcurrencyLimit: Sendable {
         return try await body()
     }
 
+    /// Takes a free slot, or queues for the next one to be released; the deadline's timer starts only
+    /// once the caller is queued, so a timer that finds no waiter means the slot was already granted.
     private func acquire(timeout: TimeInterval) async throws {
-        let immediate = state.withLock { state -> Bool in
-            guard state.available > 0 else { return false }
-            state.available -= 1
-            return true
-        }
-        if immediate { return }
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            return state.nextID
-        }
-        let timer = Task { [weak self] in
-            try await Task.sleep(for: .seconds(timeout))
-            self?.abandon(id)
-        }
-        defer {
-            timer.cancel()
-            // The timer may have fired just after the slot was granted.
-            _ = state.withLock { $0.expired.remove(id) }
-        }
+        var timer: Task<Void, Never>?
+        defer { timer?.cancel() }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let outcome = state.withLock { state -> Result<Bool, Timeout> in
-                if state.expired.remove(id) != nil { return .failure(Timeout()) }
-                // A slot may have been freed between the first look and now.
+            let queued = state.withLock { state -> UInt64? in
                 if state.available > 0 {
                     state.available -= 1
-                    return .success(true)
+                    return nil
                 }
-                state.waiters.append(Waiter(id: id, continuation: continuation))
-                return .success(false)
+                state.nextID += 1
+                state.waiters.append(Waiter(id: state.nextID, continuation: continuation))
+                return state.nextID
             }
-            switch outcome {
-            case .success(true): continuation.resume()
-            case .success(false): break
-            case .failure(let timeout): continuation.resume(throwing: timeout)
+            guard let id = queued else { return continuation.resume() }
+            timer = Task { [weak self] in
+                try? await Task.sleep(for: .seconds(timeout))
+                if !Task.isCancelled { self?.abandon(id) }
             }
         }
     }
 
     private func abandon(_ id: UInt64) {
         let waiter = state.withLock { state -> Waiter? in
-            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
-                state.expired.insert(id)
-                return nil
-            }
-            return state.waiters.remove(at: index)
+            state.waiters.firstIndex { $0.id == id }.map { state.waiters.remove(at: $0) }
         }
         waiter?.continuation.resume(throwing: Timeout())
     }
