@@ -24,9 +24,7 @@ public struct AsyncHTTPOutbound: OutboundHTTP {
         do {
             let response = try await Self.client.execute(outgoing, deadline: deadline)
             let body = try await response.body.collect(upTo: request.maxResponseBytes)
-            var headers: [String: String] = [:]
-            for header in response.headers { headers[header.name.lowercased()] = header.value }
-            return OutboundResponse(status: Int(response.status.code), headers: headers, body: Data(body.readableBytesView))
+            return OutboundResponse(status: Int(response.status.code), body: Data(body.readableBytesView))
         } catch let error as HTTPClientError {
             if [.deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout].contains(error) { throw .timeout }
             if [.invalidURL, .emptyHost, .emptyScheme].contains(error) { throw .invalidURL(request.url) }

@@ -78,7 +78,7 @@ struct BrowserPages {
     @Sendable func answer(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         try await handleForm(request, context: context) { form, flowID, proof in
             let answer = form.filter { !["flow", "csrf", "cancel"].contains($0.key) }.mapValues(JSONValue.string)
-            return try await broker.engine.resume(flowID: flowID, answer: ChallengeResponse(answer), client: nil, browser: proof)
+            return try await broker.engine.resume(flowID: flowID, answer: ChallengeResponse(answer), browser: proof)
         }
     }
 
@@ -86,7 +86,7 @@ struct BrowserPages {
     /// page again with the error; a flow that is gone shows the error page.
     private func handleForm(
         _ request: Request, context: GatehouseRequestContext,
-        step: ([String: String], String, BrowserProof) async throws -> FlowOutcome
+        step: ([String: String], String, BrowserProof) async throws -> (outcome: FlowOutcome, app: App)
     ) async throws -> Response {
         let form: [String: String]
         do {
@@ -102,10 +102,8 @@ struct BrowserPages {
             if form["cancel"] != nil {
                 return PageRenderer.redirect(to: try await broker.engine.cancel(flowID: flowID, browser: proof))
             }
-            let outcome = try await step(form, flowID, proof)
-            // A redirect needs no page, so no app name either.
-            if case .authorized = outcome { return renderer.render(outcome, app: nil, csrf: csrf, requestID: context.id) }
-            return renderer.render(outcome, app: try await broker.engine.app(ofFlow: flowID), csrf: csrf, requestID: context.id)
+            let (outcome, app) = try await step(form, flowID, proof)
+            return renderer.render(outcome, app: app, csrf: csrf, requestID: context.id)
         } catch let error as BrokerError where [.failedAttempt, .badRequest, .conflict, .tooManyRequests, .unavailable].contains(error.kind) && error.code != .flowNotFound {
             // A flow that is still there (a wrong code, a mail server that did not answer) shows its
             // page again with the error, so the person can retry; a flow that ended shows the error page.

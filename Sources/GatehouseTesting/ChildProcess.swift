@@ -23,6 +23,20 @@ public enum ChildProcess {
         return pid
     }
 
+    /// Starts a server that writes the port it listens on to `portFile` once it accepts connections,
+    /// and waits (up to 10 s) for that. A server that does not get there is stopped; the error carries
+    /// its log.
+    public static func spawnServer(_ arguments: [String], portFile: String, log: String) async throws -> (pid: pid_t, port: Int) {
+        let pid = try spawn(arguments, log: log)
+        for _ in 0..<200 {
+            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let port = Int(text) { return (pid, port) }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        await terminate(pid)
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        throw ChildProcessError(message: "\(arguments.dropFirst().first ?? arguments.first ?? "the server") did not start: \(output)")
+    }
+
     /// SIGTERM, then SIGKILL if the process is still there after two seconds; waits for its end.
     public static func terminate(_ pid: pid_t) async {
         kill(pid, SIGTERM)

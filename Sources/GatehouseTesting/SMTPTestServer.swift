@@ -4,7 +4,9 @@ import GatehouseCore
 /// A real SMTP server for tests (Tests/email/smtp_server.py on aiosmtpd, from the test venv that
 /// `make test` creates): it listens on a free loopback port, with STARTTLS, implicit TLS or neither,
 /// optionally requiring AUTH, and writes every delivered message to a folder the test reads.
-public final class SMTPTestServer: TestPeer {
+public final class SMTPTestServer: SharedTestPeer {
+    public static let suitePeer = TaskLocal<SMTPTestServer?>(wrappedValue: nil)
+
     public static let username = "gatehouse-mailer"
     public static let password = "smtp-password-for-tests"
 
@@ -55,15 +57,8 @@ public final class SMTPTestServer: TestPeer {
         if authentication { arguments += ["--username", username, "--password", password] }
         for address in refusing { arguments += ["--refuse", address] }
         if loginOnly { arguments.append("--login-only") }
-        let pid = try ChildProcess.spawn(arguments, log: folder.appendingPathComponent("server.log").path)
-        for _ in 0..<200 {
-            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let port = Int(text) {
-                return SMTPTestServer(folder: folder, port: port, security: security, pid: pid)
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        await ChildProcess.terminate(pid)
-        throw ChildProcessError(message: "the SMTP server did not start: \((try? String(contentsOfFile: folder.appendingPathComponent("server.log").path, encoding: .utf8)) ?? "")")
+        let (pid, port) = try await ChildProcess.spawnServer(arguments, portFile: portFile, log: folder.appendingPathComponent("server.log").path)
+        return SMTPTestServer(folder: folder, port: port, security: security, pid: pid)
     }
 
     public func remove() async {

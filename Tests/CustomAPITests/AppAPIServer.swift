@@ -4,7 +4,7 @@ import Testing
 
 /// The stand-in for an app's registration API (Tests/custom-api/app_api.py), started once for the
 /// suite on a free loopback port. It records every call it receives in `log`.
-final class AppAPIServer: TestPeer {
+final class AppAPIServer: SharedTestPeer {
     static let secret = "app-api-secret-0123456789-abcdefghij"
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("custom-api/app_api.py").path
 
@@ -25,18 +25,11 @@ final class AppAPIServer: TestPeer {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-app-api-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let portFile = folder.appendingPathComponent("port").path
-        let pid = try ChildProcess.spawn(
+        let (pid, port) = try await ChildProcess.spawnServer(
             ["python3", script, "--secret", secret, "--port-file", portFile, "--log", folder.appendingPathComponent("calls.jsonl").path],
-            log: folder.appendingPathComponent("server.log").path
+            portFile: portFile, log: folder.appendingPathComponent("server.log").path
         )
-        for _ in 0..<100 {
-            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let port = Int(text) {
-                return AppAPIServer(folder: folder, port: port, pid: pid)
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        await ChildProcess.terminate(pid)
-        throw ChildProcessError(message: "the app API stand-in did not start: \((try? String(contentsOfFile: folder.appendingPathComponent("server.log").path, encoding: .utf8)) ?? "")")
+        return AppAPIServer(folder: folder, port: port, pid: pid)
     }
 
     func remove() async {
@@ -53,18 +46,5 @@ final class AppAPIServer: TestPeer {
         }
     }
 
-    @TaskLocal static var shared: AppAPIServer?
-}
-
-/// Starts the stand-in once for the whole suite and stops it afterwards.
-struct SharedAppAPI: SuiteTrait, TestScoping {
-    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        try await AppAPIServer.withOwn { server in
-            try await AppAPIServer.$shared.withValue(server) { try await function() }
-        }
-    }
-}
-
-extension Trait where Self == SharedAppAPI {
-    static var sharedAppAPI: SharedAppAPI { SharedAppAPI() }
+    static let suitePeer = TaskLocal<AppAPIServer?>(wrappedValue: nil)
 }

@@ -11,12 +11,12 @@ import Testing
 /// (Tests/custom-api/app_api.py, which checks the bearer secret or the HMAC signature itself):
 /// one-step and two-step, retryable and final refusals, bad signatures, timeouts, malformed answers,
 /// and stateless sign-in that persists nothing and follows the admin toggle without a restart.
-@Suite("CustomAPI", .sharedAppAPI)
+@Suite("CustomAPI", .shared(AppAPIServer.self))
 struct CustomAPITests {
     static let appSecret = "notes-app-secret-0123456789abcdefghijklmnop"
     static let client = ClientCredentials(clientID: "notes", secret: appSecret)
 
-    var api: AppAPIServer { AppAPIServer.shared! }
+    var api: AppAPIServer { AppAPIServer.shared }
 
     static func yaml(url: String, mode: String = "one-step", authentication: String = "hmac", secret: String = AppAPIServer.secret, timeout: String = "2s", stateless: Bool = false) -> String {
         """
@@ -54,16 +54,9 @@ struct CustomAPITests {
     }
 
     /// The error a flow answer ends with.
-    func refusal(_ broker: TestBroker, flowID: String, answer: [String: JSONValue]) async -> BrokerError? {
-        do {
+    func refusal(_ broker: TestBroker, flowID: String, answer: [String: JSONValue], sourceLocation: SourceLocation = #_sourceLocation) async -> BrokerError? {
+        await thrownError(sourceLocation: sourceLocation) {
             _ = try await broker.engine.resume(flowID: flowID, answer: ChallengeResponse(answer), client: Self.client)
-            Issue.record("the answer was accepted")
-            return nil
-        } catch let error as BrokerError {
-            return error
-        } catch {
-            Issue.record("unexpected \(error)")
-            return nil
         }
     }
 

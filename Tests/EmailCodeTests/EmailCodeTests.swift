@@ -12,12 +12,12 @@ import Testing
 /// passwordless sign-in, a second factor after `local`, wrong, expired and reused codes, lockouts
 /// growing to permanent and an admin unlock, resend limits, a mail server that is down, and
 /// provisional identities attached with and without verification.
-@Suite("EmailCode", .sharedSMTP)
+@Suite("EmailCode", .shared(SMTPTestServer.self))
 struct EmailCodeTests {
     static let vaultSecret = "vault-app-secret-0123456789abcdefghijklmnop"
     static let vault = ClientCredentials(clientID: "vault", secret: vaultSecret)
 
-    var smtp: SMTPTestServer { SharedSMTP.server! }
+    var smtp: SMTPTestServer { SMTPTestServer.shared }
 
     static func yaml(mail: String, templates: Bool = true) -> String {
         """
@@ -72,17 +72,8 @@ struct EmailCodeTests {
     static func unique(_ name: String) -> String { "\(name)-\(UUID().uuidString.prefix(8).lowercased())@example.com" }
 
     /// The error an answer is refused with.
-    static func refusal(_ body: () async throws -> Void) async -> BrokerError? {
-        do {
-            try await body()
-            Issue.record("it was accepted")
-            return nil
-        } catch let error as BrokerError {
-            return error
-        } catch {
-            Issue.record("unexpected \(error)")
-            return nil
-        }
+    static func refusal(sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async -> BrokerError? {
+        await thrownError(sourceLocation: sourceLocation, body)
     }
 
     func answer(_ test: TestBroker, _ flowID: String, _ values: [String: JSONValue], client: ClientCredentials? = nil) async throws -> FlowOutcome {
@@ -415,21 +406,4 @@ struct EmailCodeTests {
         #expect(try await test.broker.oauth.deleteAccount(id: account.id, appID: nil, admin: nil))
         #expect(try await test.store.provisionalIdentity(id: identity.id) == nil)
     }
-}
-
-/// The SMTP server, started once for the whole suite.
-enum SharedSMTP {
-    @TaskLocal static var server: SMTPTestServer?
-}
-
-struct SharedSMTPTrait: SuiteTrait, TestScoping {
-    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        try await SMTPTestServer.withOwn { server in
-            try await SharedSMTP.$server.withValue(server) { try await function() }
-        }
-    }
-}
-
-extension Trait where Self == SharedSMTPTrait {
-    static var sharedSMTP: SharedSMTPTrait { SharedSMTPTrait() }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseCore
 import GatehouseTesting
+import Testing
 
 /// A provider for engine tests: asks for `{"subject": ...}` and identifies whoever is named, unless the
 /// subject is `wrong` (a failed attempt). Can run stateless.
@@ -118,14 +119,7 @@ enum TestRegistry {
     }
 }
 
-/// Runs `body` and returns the BrokerError it throws, or nil.
-func brokerError(_ body: () async throws -> Void) async -> BrokerError? {
-    do {
-        try await body()
-        return nil
-    } catch let error as BrokerError {
-        return error
-    } catch {
-        return BrokerError.internalFailure("unexpected \(error)")
-    }
+/// Runs `body` and returns the BrokerError it throws; records an issue when it throws nothing or something else.
+func brokerError(sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async -> BrokerError? {
+    await thrownError(sourceLocation: sourceLocation, body)
 }

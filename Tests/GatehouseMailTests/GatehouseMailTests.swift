@@ -20,17 +20,8 @@ struct GatehouseMailTests {
     }
 
     /// The delivery error, or a recorded issue when the message went through.
-    static func failure(_ mailer: SMTPMailer, _ message: EmailMessage = message) async -> MailDeliveryError? {
-        do {
-            try await mailer.send(message)
-            Issue.record("the message was accepted")
-            return nil
-        } catch let error as MailDeliveryError {
-            return error
-        } catch {
-            Issue.record("unexpected \(error)")
-            return nil
-        }
+    static func failure(_ mailer: SMTPMailer, _ message: EmailMessage = message, sourceLocation: SourceLocation = #_sourceLocation) async -> MailDeliveryError? {
+        await thrownError(MailDeliveryError.self, sourceLocation: sourceLocation) { try await mailer.send(message) }
     }
 
     @Test func deliversOverStartTLSWithAuthPlain() async throws {
@@ -123,12 +114,7 @@ struct GatehouseMailTests {
             \(script)
             time.sleep(30)
             """
-        let pid = try ChildProcess.spawn(["python3", "-c", program], log: folder.appendingPathComponent("log").path)
-        var port = 0
-        for _ in 0..<100 where port == 0 {
-            port = Int((try? String(contentsOfFile: portFile, encoding: .utf8)) ?? "") ?? 0
-            if port == 0 { try await Task.sleep(for: .milliseconds(50)) }
-        }
+        let (pid, port) = try await ChildProcess.spawnServer(["python3", "-c", program], portFile: portFile, log: folder.appendingPathComponent("log").path)
         do {
             try await body(port)
         } catch {

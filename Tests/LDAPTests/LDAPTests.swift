@@ -9,7 +9,7 @@ import Testing
 /// The `ldap` plugin against a real OpenLDAP server (Tests/ldap/slapd.sh, seed Tests/ldap/seed.ldif):
 /// search-then-bind, groups, every refusal with its audit reason, injection attempts, a directory that
 /// stops or stalls, StartTLS with a test CA, and 50 sign-ins at once.
-@Suite("LDAP", .sharedSlapd)
+@Suite("LDAP", .shared(Slapd.self))
 struct LDAPTests {
     static let people = "ou=people,dc=example,dc=org"
 
@@ -80,7 +80,7 @@ struct LDAPTests {
         )
     }
 
-    var slapd: Slapd { Slapd.shared! }
+    var slapd: Slapd { Slapd.shared }
 
     /// The audit reason of a refused sign-in; fails the test when the sign-in is not refused as wrong credentials.
     func refusalReason(_ provider: LDAPProvider, _ username: String, _ password: String) async -> String? {

@@ -4,7 +4,7 @@ import Testing
 
 /// A throw-away OpenLDAP server for one test or the whole suite, driven through Tests/ldap/slapd.sh
 /// (test CA, seed LDIF from Tests/ldap/seed.ldif, loopback port of its own).
-final class Slapd: TestPeer {
+final class Slapd: SharedTestPeer {
     let folder: URL
     let port: Int
 
@@ -54,19 +54,5 @@ final class Slapd: TestPeer {
         await ChildProcess.run(["/bin/bash", script] + arguments)
     }
 
-    /// The directory the suite shares, started once for it (see `SharedSlapd`).
-    @TaskLocal static var shared: Slapd?
-}
-
-/// Starts one directory for the whole suite and stops it afterwards.
-struct SharedSlapd: SuiteTrait, TestScoping {
-    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        try await Slapd.withOwn { slapd in
-            try await Slapd.$shared.withValue(slapd) { try await function() }
-        }
-    }
-}
-
-extension Trait where Self == SharedSlapd {
-    static var sharedSlapd: SharedSlapd { SharedSlapd() }
+    static let suitePeer = TaskLocal<Slapd?>(wrappedValue: nil)
 }

@@ -78,7 +78,8 @@ public struct FlowEngine: Sendable {
     }
 
     /// The person picked a provider on the chooser page of a browser flow.
-    public func chooseProvider(flowID: String, providerID: String, browser: BrowserProof) async throws -> FlowOutcome {
+    /// Answers with the flow's app too, whose name the next page shows.
+    public func chooseProvider(flowID: String, providerID: String, browser: BrowserProof) async throws -> (outcome: FlowOutcome, app: App) {
         var (flow, app) = try await load(flowID, browser: browser)
         guard flow.phase == .chooseProvider else {
             throw BrokerError(.invalidRequest, .badRequest, "The provider is already chosen.")
@@ -88,12 +89,23 @@ public struct FlowEngine: Sendable {
         flow.phase = .identify
         let request = flowRequest(for: flow)
         let step = try await provider.begin(request, in: FlowContext(flowID: flow.id, app: app, request: request))
-        return try await advance(flow, with: step, app: app)
+        return (try await advance(flow, with: step, app: app), app)
     }
 
-    /// Feeds an answer to the flow's current challenge. Browser flows must bring `browser`, the proof
-    /// that the answer comes from the browser that started them; JSON flows must not.
-    public func resume(flowID: String, answer: ChallengeResponse, client: ClientCredentials?, browser: BrowserProof? = nil) async throws -> FlowOutcome {
+    /// Feeds an answer to the current challenge of a JSON flow.
+    public func resume(flowID: String, answer: ChallengeResponse, client: ClientCredentials?) async throws -> FlowOutcome {
+        try await step(flowID: flowID, answer: answer, client: client, browser: nil).outcome
+    }
+
+    /// Feeds an answer to the current challenge of a browser flow, with `browser`, the proof that it
+    /// comes from the browser that started the flow. Answers with the flow's app too, whose name the
+    /// next page shows.
+    public func resume(flowID: String, answer: ChallengeResponse, browser: BrowserProof) async throws -> (outcome: FlowOutcome, app: App) {
+        try await step(flowID: flowID, answer: answer, client: nil, browser: browser)
+    }
+
+    /// Browser flows must bring `browser`; JSON flows must not.
+    private func step(flowID: String, answer: ChallengeResponse, client: ClientCredentials?, browser: BrowserProof?) async throws -> (outcome: FlowOutcome, app: App) {
         var (flow, app) = try await load(flowID, browser: browser)
         // A browser flow's client authenticates at the token endpoint, when it exchanges the code.
         if flow.authorization == nil { try app.authenticate(client) }
@@ -164,7 +176,7 @@ public struct FlowEngine: Sendable {
         case .identified, .verified: try await attempts.recordSuccess(clientIP: flow.clientIP, accountKey: accountKey)
         case .challenge: try await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
         }
-        return try await advance(flow, with: step, app: app, account: context.account)
+        return (try await advance(flow, with: step, app: app, account: context.account), app)
     }
 
     private func strictestLockout(for flow: FlowRecord, app: App) async throws -> LockoutPolicy {
@@ -201,12 +213,6 @@ public struct FlowEngine: Sendable {
             authorization.request.redirectURI,
             parameters: [("error", "access_denied"), ("error_description", "The sign-in was cancelled."), ("state", authorization.request.state), ("iss", tokens.issuer)]
         )
-    }
-
-    /// The app a flow belongs to, for pages that show its name.
-    public func app(ofFlow flowID: String) async throws -> App? {
-        guard let flow = try await store.flow(id: flowID, now: clock.now) else { return nil }
-        return try await store.app(id: flow.appID)
     }
 
     private func load(_ flowID: String, browser: BrowserProof?) async throws -> (FlowRecord, App) {

@@ -28,15 +28,13 @@ public struct OutboundRequest: Sendable {
     }
 }
 
-/// The answer to an `OutboundRequest`. Header names are lower-cased.
+/// The answer to an `OutboundRequest` (its headers are not kept: no plugin reads them yet).
 public struct OutboundResponse: Sendable {
     public var status: Int
-    public var headers: [String: String]
     public var body: Data
 
-    public init(status: Int, headers: [String: String] = [:], body: Data) {
+    public init(status: Int, body: Data) {
         self.status = status
-        self.headers = headers
         self.body = body
     }
 }
