@@ -15,7 +15,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 prepare slapd ldap-utils openssl
-ldap_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+ldap_port=$(free_port)
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; "$repo/Tests/ldap/slapd.sh" stop "$work/slapd"; rm -rf "$work"' EXIT
 SLAPD_DEBUG=0 "$repo/Tests/ldap/slapd.sh" start "$work/slapd" "$ldap_port" >/dev/null
 { server_yaml; cat <<YAML; } >"$work/bench.yaml"

@@ -14,6 +14,8 @@ parse_common_option() {
   esac
 }
 
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
 prepare() { # prepare PACKAGES...: installs what is missing, brings the release build up to date, makes a work folder and port
   "$repo/scripts/install-deps.sh" wrk curl jq "$@"
   bin="$repo/.build/release/gatehouse"
@@ -22,7 +24,7 @@ prepare() { # prepare PACKAGES...: installs what is missing, brings the release 
   work=$(mktemp -d /tmp/gatehouse-bench.XXXXXX)
   pid=""
   trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  port=$(free_port)
   base="http://127.0.0.1:$port"
 }
 

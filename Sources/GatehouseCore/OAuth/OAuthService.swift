@@ -114,7 +114,7 @@ public struct OAuthService: Sendable {
         guard record.expiresAt > now else { throw Self.invalidGrant("The refresh token has expired.") }
         guard record.usedAt == nil else { throw try await refreshTokenReused(record, app: app) }
         var scopes = record.scopes
-        if let requested = request.scope?.split(separator: " ").map(String.init), !requested.isEmpty {
+        if let requested = request.scopes, !requested.isEmpty {
             guard requested.allSatisfy(record.scopes.contains) else {
                 throw BrokerError(.invalidScope, .badRequest, "A refresh may only narrow the original scopes.")
             }
@@ -207,7 +207,7 @@ public struct OAuthService: Sendable {
             )
             throw BrokerError(.invalidGrant, .badRequest, "This app requires a second factor; sign in through a flow.").because("second_factor_required")
         }
-        let scopes = try app.policy.grantScopes(request.scope.map { $0.split(separator: " ").map(String.init) })
+        let scopes = try app.policy.grantScopes(request.scopes)
         let (account, created) = try await store.linkIdentity(identity, now: now)
         if created {
             try await store.appendAudit(AuditEvent(time: now, type: "account.created", appID: app.id, accountID: account.id, providerID: provider.id))
@@ -229,13 +229,9 @@ public struct OAuthService: Sendable {
             throw BrokerError(.unauthorizedClient, .badRequest, "This client may not use the client_credentials grant.")
         }
         let personal: Set = ["openid", "profile", "email", "offline_access", "groups"]
-        let requested = request.scope.map { $0.split(separator: " ").map(String.init) } ?? app.policy.defaultScopes.filter { !personal.contains($0) }
-        var scopes: [String] = []
-        for scope in requested where !scopes.contains(scope) {
-            guard app.policy.allowedScopes.contains(scope), !personal.contains(scope) else {
-                throw BrokerError(.invalidScope, .badRequest, "The scope '\(scope)' is not available to a client acting for itself.")
-            }
-            scopes.append(scope)
+        let scopes = try app.policy.grantScopes(request.scopes ?? app.policy.defaultScopes.filter { !personal.contains($0) })
+        if let scope = scopes.first(where: personal.contains) {
+            throw BrokerError(.invalidScope, .badRequest, "The scope '\(scope)' is not available to a client acting for itself.")
         }
         let issued = try await tokens.issue(
             TokenIssuer.Grant(app: app, subject: app.id, accountID: nil, scopes: scopes, methods: [], identityProvider: nil, authTime: nil)

@@ -5,7 +5,8 @@ public struct TokenRequest: Sendable {
     public var redirectURI: String?
     public var codeVerifier: String?
     public var refreshToken: String?
-    public var scope: String?
+    /// The `scope` parameter, split at spaces; nil when the request has none.
+    public var scopes: [String]?
     /// The JWT of the JWT bearer grant (RFC 7523).
     public var assertion: String?
     public var client: ClientAuthenticator.Presented
@@ -16,7 +17,7 @@ public struct TokenRequest: Sendable {
         self.redirectURI = form["redirect_uri"]
         self.codeVerifier = form["code_verifier"]
         self.refreshToken = form["refresh_token"]
-        self.scope = form["scope"]
+        self.scopes = form["scope"].map { $0.split(separator: " ").map(String.init) }
         self.assertion = form["assertion"]
         self.client = ClientAuthenticator.Presented(basic: basic, clientID: form["client_id"], clientSecret: form["client_secret"])
     }
