@@ -28,7 +28,14 @@ struct SMTPSession: Sendable {
                 return reply
             }
             func send(_ line: String, _ codes: Set<Int>, shown: String? = nil) async throws -> SMTPReply {
-                try await outbound.write(ByteBuffer(string: line + "\r\n"))
+                do {
+                    try await outbound.write(ByteBuffer(string: line + "\r\n"))
+                } catch {
+                    // A channel closed under the write (a failed TLS handshake) holds the real cause
+                    // in its inbound stream.
+                    _ = try await replies.next()
+                    throw error
+                }
                 return try await expect(codes, after: shown ?? String(line.prefix(while: { $0 != " " && $0 != ":" })))
             }
 

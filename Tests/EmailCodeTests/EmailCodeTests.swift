@@ -62,11 +62,13 @@ struct EmailCodeTests {
         """
     }
 
-    func broker(mail: String? = nil, clock: TestClock = TestClock()) async throws -> TestBroker {
+    /// A broker sending through the suite's SMTP server, or as `mail` says; on `temporary`'s store
+    /// when given (two brokers on one store are two nodes).
+    func broker(mail: String? = nil, clock: TestClock = TestClock(), temporary: TemporaryStore? = nil) async throws -> TestBroker {
         var registry = PluginRegistry()
         registry.register(LocalPasswordPlugin.self)
         registry.register(EmailCodePlugin.self)
-        return try await TestBroker.make(yaml: Self.yaml(mail: mail ?? smtp.mailYAML()), registry: registry, clock: clock)
+        return try await TestBroker.make(yaml: Self.yaml(mail: mail ?? smtp.mailYAML()), registry: registry, temporary: temporary, clock: clock)
     }
 
     static func unique(_ name: String) -> String { "\(name)-\(UUID().uuidString.prefix(8).lowercased())@example.com" }
@@ -313,14 +315,39 @@ struct EmailCodeTests {
     }
 
     @Test func keepsTheSecondFactorRetryableWhenTheCodeCannotBeSent() async throws {
-        let test = try await broker(mail: smtp.mailYAML(authentication: false))
-        defer { test.temporary.remove() }
-        // The server requires AUTH; without credentials every delivery fails.
-        let started = try await test.start(FlowRequest(appID: "vault", providerID: "local", purpose: .register), client: Self.vault)
-        _ = try await answer(test, started.flowID, ["username": "rita", "password": "correct horse battery"], client: Self.vault)
-        let refused = await Self.refusal { _ = try await answer(test, started.flowID, ["email": .string(Self.unique("rita"))], client: Self.vault) }
+        let clock = TestClock()
+        let working = try await broker(clock: clock)
+        defer { working.temporary.remove() }
+        // Another node on the same store, whose mail fails: the server requires AUTH, and it has none.
+        let failing = try await broker(mail: smtp.mailYAML(authentication: false), clock: clock, temporary: working.temporary)
+        let address = Self.unique("rita")
+        let credentials: [String: JSONValue] = ["username": "rita", "password": "correct horse battery"]
+
+        // Enrolment: a failed delivery leaves the flow at the address step, not counted as a wrong answer.
+        let registered = try await failing.start(FlowRequest(appID: "vault", providerID: "local", purpose: .register), client: Self.vault)
+        _ = try await answer(failing, registered.flowID, credentials, client: Self.vault)
+        let undelivered = await Self.refusal { _ = try await answer(failing, registered.flowID, ["email": .string(address)], client: Self.vault) }
+        #expect(undelivered?.code == .deliveryFailed)
+        #expect(try await working.store.flow(id: registered.flowID, now: working.clock.now)?.failedAttempts == 0)
+        _ = try await answer(working, registered.flowID, ["email": .string(address)], client: Self.vault)
+        _ = try await working.finish(registered.flowID, answer: ["code": .string(try smtp.latestCode(to: address))], client: Self.vault)
+
+        // A later sign-in (after the hour that limits codes per address) whose code cannot be sent waits
+        // with a retry challenge after the password...
+        clock.advance(by: 3601)
+        let started = try await failing.start(FlowRequest(appID: "vault", providerID: "local"), client: Self.vault)
+        let refused = await Self.refusal { _ = try await answer(failing, started.flowID, credentials, client: Self.vault) }
         #expect(refused?.code == .deliveryFailed)
-        #expect(try await test.store.flow(id: started.flowID, now: test.clock.now)?.failedAttempts == 0)
+        let waiting = try #require(try await working.store.flow(id: started.flowID, now: working.clock.now))
+        #expect(waiting.challenge.type == Challenge.retryType)
+        #expect(waiting.failedAttempts == 0)
+        // ...and an empty answer, here on the node whose mail works, sends the code without the password again.
+        guard case .challenge(_, let challenge, _) = try await answer(working, started.flowID, [:], client: Self.vault) else {
+            throw FlowDriverError.unexpectedOutcome("no code challenge")
+        }
+        #expect(challenge.type == "email_code")
+        let signedIn = try await working.finish(started.flowID, answer: ["code": .string(try smtp.latestCode(to: address))], client: Self.vault)
+        #expect(signedIn.account?.username == "rita")
     }
 
     @Test func refusesTheLogTransportOutsideDevelopment() throws {
