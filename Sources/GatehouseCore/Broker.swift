@@ -83,7 +83,7 @@ public struct Broker: Sendable {
 
     /// The OpenID Provider metadata for this broker.
     public func discovery() -> DiscoveryDocument {
-        DiscoveryDocument(issuer: config.server.issuer, signingAlgorithms: keyring.publishedAlgorithms())
+        DiscoveryDocument(issuer: config.server.issuer, signingAlgorithms: keyring.idTokenAlgorithms())
     }
 
     /// Removes what has expired: flows, plugin records, codes, refresh tokens, revocations, and keys

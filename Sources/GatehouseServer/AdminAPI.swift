@@ -11,6 +11,7 @@ struct AdminAPI {
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         let group = router.group("admin/v1").add(middleware: AdminAuthentication(credentials: broker.adminCredentials))
+            .add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json))
         group.get("apps") { _, _ in JSONBody(try await admin.apps()).response(status: .ok) }
         group.post("apps") { request, context in
             let (app, secret) = try await admin.createApp(try await body(request, context), by: try identity(context))

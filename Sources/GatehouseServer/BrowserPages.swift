@@ -29,7 +29,7 @@ struct BrowserPages {
         router.post("oauth2/authorize") { request, context in
             let parameters: [String: String]
             do {
-                parameters = try await FormBody.parse(request)
+                parameters = try await FormBody.parse(request, context: context)
             } catch let error as BrokerError {
                 return renderer.error(error, requestID: context.id)
             }
@@ -90,7 +90,7 @@ struct BrowserPages {
     ) async throws -> Response {
         let form: [String: String]
         do {
-            form = try await FormBody.parse(request)
+            form = try await FormBody.parse(request, context: context)
         } catch let error as BrokerError {
             return renderer.error(error, requestID: context.id)
         }

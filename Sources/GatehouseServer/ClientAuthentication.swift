@@ -2,21 +2,13 @@ import Foundation
 import GatehouseCore
 import Hummingbird
 
-/// Reads client credentials the two ways RFC 6749 section 2.3.1 allows: HTTP Basic (with form-encoded
-/// id and secret) or a `client_secret` field in the body. Presenting both is refused.
+/// Reads the client credentials a request carries: the HTTP Basic header (with form-encoded id and
+/// secret, RFC 6749 section 2.3.1) and the body's fields. The rules are the core's
+/// (`ClientCredentials.presented`, `ClientAuthenticator`).
 enum ClientAuthentication {
+    /// The flow API's credentials: HTTP Basic or a `client_secret` body field; the flow names the app.
     static func credentials(from request: Request, bodySecret: String?) throws(BrokerError) -> ClientCredentials? {
-        let basic = try basicCredentials(request.headers[.authorization])
-        switch (basic, bodySecret) {
-        case (.some, .some):
-            throw BrokerError(.invalidRequest, .badRequest, "Use one client authentication method, not two.")
-        case (.some(let basic), nil):
-            return basic
-        case (nil, .some(let secret)):
-            return ClientCredentials(clientID: nil, secret: secret)
-        case (nil, nil):
-            return nil
-        }
+        try ClientCredentials.presented(basic: try basicCredentials(request.headers[.authorization]), bodyClientID: nil, bodySecret: bodySecret)
     }
 
     static func basicCredentials(_ header: String?) throws(BrokerError) -> ClientCredentials? {

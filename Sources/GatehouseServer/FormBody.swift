@@ -1,17 +1,23 @@
 import Foundation
 import GatehouseCore
 import Hummingbird
+import NIOCore
 
 /// Reads `application/x-www-form-urlencoded` bodies and query strings, refusing a parameter given
 /// twice (RFC 6749 section 3.1: "parameters MUST NOT be included more than once").
 enum FormBody {
-    static let maximumSize = 64 * 1024
-
-    static func parse(_ request: Request) async throws -> [String: String] {
+    /// The form in the body, read up to the route's `maxUploadSize`; a larger body is
+    /// `BrokerError.bodyTooLarge` (413).
+    static func parse(_ request: Request, context: GatehouseRequestContext) async throws -> [String: String] {
         guard let type = request.headers[.contentType], type.lowercased().hasPrefix("application/x-www-form-urlencoded") else {
             throw BrokerError(.invalidRequest, .badRequest, "The body must be application/x-www-form-urlencoded.")
         }
-        let buffer = try await request.body.collect(upTo: maximumSize)
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        } catch is NIOTooManyBytesError {
+            throw BrokerError.bodyTooLarge(limit: context.maxUploadSize)
+        }
         return try parse(String(buffer: buffer))
     }
 

@@ -3,7 +3,7 @@ import Hummingbird
 import NIOCore
 
 /// The per-request context of every route: Hummingbird's core context plus the peer's address, which
-/// flows record for audit (and, later, per-IP rate limits).
+/// flows record for audit and per-IP limits, and the body limit of the route.
 public struct GatehouseRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
@@ -11,6 +11,9 @@ public struct GatehouseRequestContext: RequestContext {
     public var admin: AdminIdentity?
     /// The client's address as a trusted proxy reported it (`X-Forwarded-For`), if any.
     public var forwardedFor: String?
+    /// The largest body the route reads (Hummingbird's JSON decoding and `FormBody` both honour it):
+    /// `BodyLimit.form` unless a `BodyLimitMiddleware` on the route's group says otherwise.
+    public var maxUploadSize: Int = BodyLimit.form
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)

@@ -28,7 +28,7 @@ public enum GatehouseServer {
             }
         }
         OperationsAPI(broker: broker).addRoutes(to: router)
-        FlowAPI(engine: broker.engine).addRoutes(to: router.group("v1"))
+        FlowAPI(engine: broker.engine).addRoutes(to: router.group("v1").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
         OAuthAPI(broker: broker).addRoutes(to: router)
         BrowserPages(broker: broker).addRoutes(to: router)
         AdminAPI(broker: broker).addRoutes(to: router)

@@ -27,8 +27,8 @@ struct OAuthAPI {
     }
 
     @Sendable func token(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        let form = try await FormBody.parse(request)
-        let tokens = try await oauth.token(TokenRequest(form: form, basic: try ClientAuthentication.basicCredentials(request.headers[.authorization])))
+        let form = try await FormBody.parse(request, context: context)
+        let tokens = try await oauth.token(try TokenRequest(form: form, basic: try ClientAuthentication.basicCredentials(request.headers[.authorization])))
         var response = JSONBody(tokens.json).response(status: .ok)
         response.headers[.cacheControl] = "no-store"
         response.headers[.pragma] = "no-cache"
@@ -36,14 +36,14 @@ struct OAuthAPI {
     }
 
     @Sendable func introspect(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        let form = try await FormBody.parse(request)
+        let form = try await FormBody.parse(request, context: context)
         guard let token = form["token"] else { throw BrokerError(.invalidRequest, .badRequest, "token is required.") }
         let answer = try await oauth.introspect(token: token, client: presented(form, request))
         return JSONBody(answer).response(status: .ok)
     }
 
     @Sendable func revoke(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        let form = try await FormBody.parse(request)
+        let form = try await FormBody.parse(request, context: context)
         guard let token = form["token"] else { throw BrokerError(.invalidRequest, .badRequest, "token is required.") }
         try await oauth.revoke(token: token, client: presented(form, request))
         return Response(status: .ok)
@@ -62,9 +62,9 @@ struct OAuthAPI {
         }
     }
 
-    private func presented(_ form: [String: String], _ request: Request) throws -> ClientAuthenticator.Presented {
-        ClientAuthenticator.Presented(
-            basic: try ClientAuthentication.basicCredentials(request.headers[.authorization]), clientID: form["client_id"], clientSecret: form["client_secret"]
+    private func presented(_ form: [String: String], _ request: Request) throws -> ClientCredentials? {
+        try ClientCredentials.presented(
+            basic: try ClientAuthentication.basicCredentials(request.headers[.authorization]), bodyClientID: form["client_id"], bodySecret: form["client_secret"]
         )
     }
 }

@@ -81,10 +81,10 @@ struct ProvisionalIdentityAPI {
     struct VerifyBody: Decodable { var code: String }
 
     /// An app's back end authenticates with HTTP Basic (its client id and secret).
-    static func appCredentials(_ request: Request) throws -> ClientAuthenticator.Presented {
+    static func appCredentials(_ request: Request) throws -> ClientCredentials {
         guard let basic = try ClientAuthentication.basicCredentials(request.headers[.authorization]) else {
             throw BrokerError(.invalidClient, .unauthenticated, "The app's client credentials are required (HTTP Basic).")
         }
-        return ClientAuthenticator.Presented(basic: basic, clientID: nil, clientSecret: nil)
+        return basic
     }
 }

@@ -75,9 +75,13 @@ extension SQLiteStore: SigningKeyStore {
         }
     }
 
-    public func retireSigningKeys(keeping kid: String, now: Date) async throws {
+    public func retireSigningKeys(keeping kids: [String], now: Date) async throws {
         try await pool.write { db in
-            try db.cachedStatement(sql: "UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL AND kid != ?").execute(arguments: [now.storeValue, kid])
+            let placeholders = kids.map { _ in "?" }.joined(separator: ", ")
+            try db.execute(
+                sql: "UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL AND kid NOT IN (\(placeholders))",
+                arguments: [now.storeValue] + StatementArguments(kids)
+            )
         }
     }
 

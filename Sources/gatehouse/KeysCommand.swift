@@ -15,9 +15,11 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             let broker = try await Bootstrap.openBroker(options)
-            let key = try await broker.keyring.rotate()
-            try await broker.store.appendAudit(AuditEvent(time: broker.clock.now, type: "key.rotated", details: ["kid": key.kid, "alg": key.algorithm.rawValue, "via": "cli"]))
-            print("new active key \(key.kid) (\(key.algorithm.rawValue)); running brokers pick it up within 15 seconds")
+            for key in try await broker.keyring.rotate() {
+                try await broker.store.appendAudit(AuditEvent(time: broker.clock.now, type: "key.rotated", details: ["kid": key.kid, "alg": key.algorithm.rawValue, "via": "cli"]))
+                print("new active \(key.algorithm.rawValue) key \(key.kid)")
+            }
+            print("running brokers pick the new keys up within 15 seconds")
         }
     }
 
@@ -30,17 +32,19 @@ struct KeysCommand: AsyncParsableCommand {
             let store = try Bootstrap.openStore(config)
             let now = Date()
             let records = try await store.signingKeys().sorted { $0.createdAt > $1.createdAt }
-            let activeKid = records.first { $0.retiredAt == nil && $0.algorithm == config.tokens.signingAlgorithm }?.kid
+            // The newest unretired key of each algorithm signs; records are sorted newest first.
+            var active: [SigningAlgorithm: String] = [:]
+            for record in records where record.retiredAt == nil && active[record.algorithm] == nil { active[record.algorithm] = record.kid }
             print("KID\tALG\tCREATED\tSTATE")
             for record in records {
                 let state: String
-                if record.kid == activeKid {
-                    state = "active (signs)"
+                if active[record.algorithm] == record.kid {
+                    state = record.algorithm == config.tokens.signingAlgorithm ? "active (access tokens, ID tokens of apps asking for it)" : "active (ID tokens of apps asking for it)"
                 } else if let retired = record.retiredAt {
                     let until = retired.addingTimeInterval(SigningKeyring.retiredKeyGrace)
                     state = until > now ? "retired, published until \(until.formatted(.iso8601))" : "expired"
                 } else {
-                    state = "published (another algorithm)"
+                    state = "published (superseded)"
                 }
                 print("\(record.kid)\t\(record.algorithm.rawValue)\t\(record.createdAt.formatted(.iso8601))\t\(state)")
             }

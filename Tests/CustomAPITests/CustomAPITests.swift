@@ -200,7 +200,7 @@ struct CustomAPITests {
         #expect(try await broker.store.rowCounts(tables) == before)
 
         let introspection = try await broker.broker.oauth.introspect(
-            token: done.tokens.accessToken, client: .init(basic: Self.client, clientID: nil, clientSecret: nil)
+            token: done.tokens.accessToken, client: Self.client
         )
         #expect(introspection["active"] == .bool(true))
         #expect(introspection["stateless"] == .bool(true))

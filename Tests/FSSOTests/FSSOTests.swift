@@ -100,7 +100,7 @@ struct FSSOTests {
         let test = try await Self.broker()
         defer { test.temporary.remove() }
         let form = ["grant_type": OAuthService.jwtBearerGrant, "client_id": "notes", "assertion": try Self.jwt(claims: Self.claims(test.clock, sub: "bob"))]
-        let tokens = try await test.broker.oauth.token(TokenRequest(form: form, basic: nil))
+        let tokens = try await test.broker.oauth.token(try TokenRequest(form: form, basic: nil))
         #expect(tokens.refreshToken != nil)
         #expect(tokens.idToken != nil)
         let claims = try await test.broker.keyring.verify(tokens.accessToken)
@@ -108,7 +108,7 @@ struct FSSOTests {
         #expect(try await test.store.accounts(limit: 10, offset: 0).map(\.username) == ["bob"])
         // The same token again is a replay.
         do {
-            _ = try await test.broker.oauth.token(TokenRequest(form: form, basic: nil))
+            _ = try await test.broker.oauth.token(try TokenRequest(form: form, basic: nil))
             Issue.record("a replayed assertion was accepted")
         } catch let error as BrokerError {
             #expect(error.code == .invalidGrant)
@@ -312,7 +312,7 @@ extension FSSOTests {
         defer { test.temporary.remove() }
         let form = ["grant_type": OAuthService.jwtBearerGrant, "client_id": "strict", "assertion": try Self.jwt(claims: Self.claims(test.clock, sub: "eve"))]
         do {
-            _ = try await test.broker.oauth.token(TokenRequest(form: form, basic: nil))
+            _ = try await test.broker.oauth.token(try TokenRequest(form: form, basic: nil))
             Issue.record("the bearer grant skipped the second factor")
         } catch let error as BrokerError {
             #expect(error.code == .invalidGrant)
@@ -325,7 +325,7 @@ extension FSSOTests {
         let token = try Self.jwt(
             header: ["alg": "RS256", "kid": .string(generated.key.kid)], claims: Self.claims(test.clock, sub: "qa-1", changes: ["iss": .string(generated.key.issuer)]), key: key
         )
-        let tokens = try await test.broker.oauth.token(TokenRequest(form: ["grant_type": OAuthService.jwtBearerGrant, "client_id": "strict", "assertion": token], basic: nil))
+        let tokens = try await test.broker.oauth.token(try TokenRequest(form: ["grant_type": OAuthService.jwtBearerGrant, "client_id": "strict", "assertion": token], basic: nil))
         #expect(tokens.refreshToken != nil)
     }
 }

@@ -155,7 +155,9 @@ struct GatehouseServerTests {
             }
             let parts = try #require(tokens["access_token"]?.stringValue).split(separator: ".").map(String.init)
             let keySet = try JSONDecoder().decode(JSONWebKeySet.self, from: Data(buffer: try await client.execute(uri: "/oauth2/jwks", method: .get).body))
-            let jwk = try #require(keySet.keys.first)
+            let header = try JSONDecoder().decode([String: String].self, from: try #require(Base64URL.decode(parts[0])))
+            #expect(header["alg"] == "RS256")
+            let jwk = try #require(keySet.keys.first { $0.kid == header["kid"] })
             #expect(jwk.kty == "RSA")
             #expect(jwk.alg == "RS256")
             let key = try _RSA.Signing.PublicKey(n: try #require(Base64URL.decode(jwk.n!)), e: try #require(Base64URL.decode(jwk.e!)))

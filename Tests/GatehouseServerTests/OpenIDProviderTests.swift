@@ -1,4 +1,5 @@
 import Crypto
+import _CryptoExtras
 import Foundation
 import GatehouseCore
 import GatehouseServer
@@ -44,6 +45,11 @@ extension GatehouseServerTests {
             redirectURIs: [https://multi.example/callback]
             policy:
               identityProviders: [local, backup]
+          - id: modern
+            redirectURIs: [https://modern.example/callback]
+            policy:
+              identityProviders: [local]
+              idTokenSigningAlg: ES256
         """
 
     /// A broker with the OIDC apps and a user `alice` in the `local` provider.
@@ -396,10 +402,14 @@ extension GatehouseServerTests {
         defer { test.temporary.remove() }
         let keyring = test.broker.keyring
         let before = try await test.signIn(FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: ClientCredentials(clientID: "web", secret: Self.webSecret))
-        let oldKid = try #require(keyring.keySet().keys.first?.kid)
-        let newKey = try await keyring.rotate()
-        #expect(newKey.kid != oldKid)
-        #expect(keyring.keySet().keys.map(\.kid) == [newKey.kid, oldKid])
+        let oldKids = Set(keyring.keySet().keys.map(\.kid))
+        #expect(oldKids.count == 2)
+        let newKeys = try await keyring.rotate()
+        // One new key per algorithm, the access-token algorithm's first.
+        #expect(newKeys.map(\.algorithm) == [.es256, .rs256])
+        let newKey = newKeys[0]
+        #expect(oldKids.isDisjoint(with: newKeys.map(\.kid)))
+        #expect(Set(keyring.keySet().keys.map(\.kid)) == oldKids.union(newKeys.map(\.kid)))
         // The old token still verifies; new tokens use the new key.
         _ = try await keyring.verify(before.tokens.accessToken)
         let after = try await test.signIn(FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: ClientCredentials(clientID: "web", secret: Self.webSecret))
@@ -407,9 +417,35 @@ extension GatehouseServerTests {
         #expect(header["kid"] == newKey.kid)
         // A day later the old key is no longer published.
         test.clock.advance(by: SigningKeyring.retiredKeyGrace + 1)
-        #expect(keyring.keySet().keys.map(\.kid) == [newKey.kid])
+        #expect(Set(keyring.keySet().keys.map(\.kid)) == Set(newKeys.map(\.kid)))
         #expect(try await test.broker.purgeExpired() > 0)
-        #expect(try await test.store.signingKeys().count == 1)
+        #expect(try await test.store.signingKeys().count == 2)
+    }
+
+    @Test func idTokensAreRS256ByDefaultWhileAccessTokensStayES256() async throws {
+        let test = try await Self.oidcBroker()
+        defer { test.temporary.remove() }
+        let keys = test.broker.keyring.keySet().keys
+        func header(_ token: String) throws -> [String: String] {
+            try JSONDecoder().decode([String: String].self, from: try #require(Base64URL.decode(String(token.split(separator: ".")[0]))))
+        }
+        let signedIn = try await test.signIn(
+            FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"],
+            client: ClientCredentials(clientID: "web", secret: Self.webSecret)
+        )
+        let idToken = try #require(signedIn.tokens.idToken)
+        #expect(try header(signedIn.tokens.accessToken)["alg"] == "ES256")
+        #expect(try header(idToken)["alg"] == "RS256")
+        // The ID token verifies with the published RSA key its kid names.
+        let jwk = try #require(keys.first { $0.kid == (try? header(idToken))?["kid"] })
+        #expect(jwk.kty == "RSA" && jwk.alg == "RS256")
+        let publicKey = try _RSA.Signing.PublicKey(n: try #require(Base64URL.decode(jwk.n!)), e: try #require(Base64URL.decode(jwk.e!)))
+        let parts = idToken.split(separator: ".").map(String.init)
+        let signature = _RSA.Signing.RSASignature(rawRepresentation: try #require(Base64URL.decode(parts[2])))
+        #expect(publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8), padding: .insecurePKCS1v1_5))
+        // An app that asks for ES256 ID tokens gets them.
+        let modern = try await test.signIn(FlowRequest(appID: "modern", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"])
+        #expect(try header(try #require(modern.tokens.idToken))["alg"] == "ES256")
     }
 
     @Test func discoveryListsExactlyWhatIsSupported() async throws {
@@ -422,7 +458,8 @@ extension GatehouseServerTests {
             #expect(document["token_endpoint"] == .string(issuer + "/oauth2/token"))
             #expect(document["code_challenge_methods_supported"] == ["S256"])
             #expect(document["response_types_supported"] == ["code"])
-            #expect(document["id_token_signing_alg_values_supported"] == ["ES256"])
+            // OpenID Connect Discovery 1.0 section 3: RS256 must be listed.
+            #expect(document["id_token_signing_alg_values_supported"] == ["RS256", "ES256"])
             // Every advertised endpoint answers (not 404).
             for key in ["authorization_endpoint", "token_endpoint", "userinfo_endpoint", "jwks_uri", "revocation_endpoint", "introspection_endpoint"] {
                 let path = String(document[key]!.stringValue!.dropFirst(issuer.count))

@@ -228,7 +228,9 @@ def validate_id_token(ctx, token, client_id, nonce):
         },
     )
     claims.validate(leeway=5)
-    expect(claims.header.get("alg") == "ES256", f"ID token alg is {claims.header.get('alg')}, not ES256")
+    # RS256 by default (OIDC Discovery section 3; what go-oidc and Kubernetes expect); access tokens stay ES256.
+    expect(claims.header.get("alg") == "RS256", f"ID token alg is {claims.header.get('alg')}, not RS256")
+    expect(jwt_header(token["access_token"]).get("alg") == "ES256", "the access token is not ES256")
     expect(claims.get("at_hash") == at_hash(token["access_token"]), "at_hash does not match the access token")
     return claims
 
@@ -384,7 +386,7 @@ def discovery(ctx):
         "token endpoint auth methods incomplete",
     )
     expect(document.get("authorization_response_iss_parameter_supported") is True, "no iss in authorization responses")
-    expect("ES256" in document.get("id_token_signing_alg_values_supported", []), "ID tokens are not ES256")
+    expect("RS256" in document.get("id_token_signing_alg_values_supported", []), "RS256 is not among the ID token algorithms")
     ctx.discovery = document
 
 

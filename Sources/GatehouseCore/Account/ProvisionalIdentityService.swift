@@ -23,7 +23,7 @@ public struct ProvisionalIdentityService: Sendable {
     /// Who manages provisional identities: an app's back end with its client credentials, or an admin
     /// acting for an app.
     public enum Manager: Sendable {
-        case app(ClientAuthenticator.Presented)
+        case app(ClientCredentials)
         case admin(AdminIdentity, appID: String)
     }
 

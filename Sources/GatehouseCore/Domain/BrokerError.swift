@@ -14,6 +14,8 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         case forbidden
         /// The thing asked for does not exist (HTTP 404).
         case notFound
+        /// The request body is larger than the endpoint accepts (HTTP 413).
+        case contentTooLarge
         /// The request lost a race or collides with existing state (HTTP 409).
         case conflict
         /// An answer to a challenge was wrong; counts as a failed attempt (HTTP 400).
@@ -92,6 +94,7 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unauthenticated: 401
         case .forbidden: 403
         case .notFound: 404
+        case .contentTooLarge: 413
         case .conflict: 409
         case .tooManyRequests: 429
         case .unavailable: 503
@@ -101,6 +104,11 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public static func invalidRequest(_ message: String) -> BrokerError {
         BrokerError(.invalidRequest, .badRequest, message)
+    }
+
+    /// A request body over an endpoint's limit: `invalid_request` with HTTP 413 (Content Too Large).
+    public static func bodyTooLarge(limit: Int) -> BrokerError {
+        BrokerError(.invalidRequest, .contentTooLarge, "The request body is larger than the \(limit / 1024) KiB this endpoint accepts.")
     }
 
     public static func invalidAnswer(_ message: String) -> BrokerError {

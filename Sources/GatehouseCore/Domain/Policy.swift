@@ -23,6 +23,9 @@ public struct Policy: Sendable, Hashable, Codable {
     public var lockout: LockoutPolicy
     /// Whether a confidential app may get tokens for itself with the `client_credentials` grant.
     public var clientCredentialsGrant: Bool
+    /// The algorithm of the app's ID tokens (OIDC Dynamic Registration's `id_token_signed_response_alg`):
+    /// RS256 by default, since every relying party must accept it; access tokens keep `tokens.signingAlgorithm`.
+    public var idTokenSigningAlg: SigningAlgorithm
 
     public init(
         identityProviders: [String] = [], authenticators: [String] = [], secondFactor: String? = nil,
@@ -30,7 +33,8 @@ public struct Policy: Sendable, Hashable, Codable {
         accessTokenLifetime: Seconds = .minutes(15), refreshTokenLifetime: Seconds = .days(30),
         flowLifetime: Seconds = .minutes(10), defaultScopes: [String] = ["openid"],
         allowedScopes: [String] = ["openid", "profile", "email", "offline_access"],
-        passwordPolicy: PasswordPolicy = PasswordPolicy(), lockout: LockoutPolicy = LockoutPolicy(), clientCredentialsGrant: Bool = false
+        passwordPolicy: PasswordPolicy = PasswordPolicy(), lockout: LockoutPolicy = LockoutPolicy(), clientCredentialsGrant: Bool = false,
+        idTokenSigningAlg: SigningAlgorithm = .rs256
     ) {
         self.identityProviders = identityProviders
         self.authenticators = authenticators
@@ -45,6 +49,7 @@ public struct Policy: Sendable, Hashable, Codable {
         self.passwordPolicy = passwordPolicy
         self.lockout = lockout
         self.clientCredentialsGrant = clientCredentialsGrant
+        self.idTokenSigningAlg = idTokenSigningAlg
     }
 
     /// The scopes a request gets: the requested ones (or `defaultScopes` when none are named), without
@@ -78,7 +83,7 @@ public struct Policy: Sendable, Hashable, Codable {
     enum CodingKeys: String, CodingKey {
         case identityProviders, authenticators, secondFactor, statelessAuthentication, selfRegistration
         case accessTokenLifetime, refreshTokenLifetime, flowLifetime, defaultScopes, allowedScopes
-        case passwordPolicy, lockout, clientCredentialsGrant
+        case passwordPolicy, lockout, clientCredentialsGrant, idTokenSigningAlg
     }
 
     public init(from decoder: any Decoder) throws {
@@ -100,6 +105,11 @@ public struct Policy: Sendable, Hashable, Codable {
         self.passwordPolicy = try value(.passwordPolicy, defaults.passwordPolicy)
         self.lockout = try value(.lockout, defaults.lockout)
         self.clientCredentialsGrant = try value(.clientCredentialsGrant, defaults.clientCredentialsGrant)
+        let algorithmName = try value(.idTokenSigningAlg, defaults.idTokenSigningAlg.rawValue)
+        guard let idTokenSigningAlg = SigningAlgorithm(rawValue: algorithmName) else {
+            throw ConfigIssue(path: decoder.codingPath + [CodingKeys.idTokenSigningAlg], "'\(algorithmName)' is not supported (use RS256 or ES256)")
+        }
+        self.idTokenSigningAlg = idTokenSigningAlg
 
         let path = decoder.codingPath
         for (key, lifetime, range) in [

@@ -1,21 +1,39 @@
-/// What a client presented to prove it is the app it claims to be (HTTP Basic or form/JSON fields).
+/// What a client presented to prove it is the app it claims to be, read from one request by the one
+/// method it used (RFC 6749 section 2.3.1): HTTP Basic (`client_secret_basic`), `client_secret` in
+/// the body (`client_secret_post`), or only a `client_id` (`none`, public apps).
 public struct ClientCredentials: Sendable, Hashable {
-    public var clientID: String?
-    public var secret: String
+    public enum Method: String, Sendable, Hashable { case basic, post, none }
 
+    public var method: Method
+    /// The app the client names; nil when the request names it otherwise (a flow's own app).
+    public var clientID: String?
+    public var secret: String?
+
+    /// HTTP Basic credentials.
     public init(clientID: String?, secret: String) {
+        self.method = .basic
         self.clientID = clientID
         self.secret = secret
     }
-}
 
-extension App {
-    /// Refuses a confidential app that did not present its secret, or presented another app's id.
-    /// Public apps need no secret.
-    public func authenticate(_ credentials: ClientCredentials?) throws(BrokerError) {
-        let refused = BrokerError(.invalidClient, .unauthenticated, "Client authentication failed.")
-        if let claimed = credentials?.clientID, claimed != id { throw refused }
-        guard let digest = secretDigest else { return }
-        guard let credentials, SecretDigest.matches(credentials.secret, digest: digest) else { throw refused }
+    public init(method: Method, clientID: String?, secret: String?) {
+        self.method = method
+        self.clientID = clientID
+        self.secret = secret
+    }
+
+    /// Reads what a request carried: HTTP Basic credentials and/or `client_id` / `client_secret`
+    /// body fields. A client uses one method per request: both a Basic header and a body secret is
+    /// `invalid_request`; a body `client_id` that names another app than the Basic one is `invalid_client`.
+    /// Nil when the request carried nothing.
+    public static func presented(basic: ClientCredentials?, bodyClientID: String?, bodySecret: String?) throws(BrokerError) -> ClientCredentials? {
+        if let basic {
+            if bodySecret != nil { throw BrokerError(.invalidRequest, .badRequest, "Use one client authentication method, not two.") }
+            if let bodyClientID, bodyClientID != basic.clientID { throw ClientAuthenticator.refused }
+            return basic
+        }
+        if let bodySecret { return ClientCredentials(method: .post, clientID: bodyClientID, secret: bodySecret) }
+        if let bodyClientID { return ClientCredentials(method: .none, clientID: bodyClientID, secret: nil) }
+        return nil
     }
 }

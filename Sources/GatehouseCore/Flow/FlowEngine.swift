@@ -35,7 +35,7 @@ public struct FlowEngine: Sendable {
         guard let app = try await store.app(id: request.appID) else {
             throw BrokerError(.invalidClient, .unauthenticated, "Unknown app '\(request.appID)'.")
         }
-        try app.authenticate(client)
+        try ClientAuthenticator.verify(client, for: app)
         try await attempts.checkStart(clientIP: request.clientIP, policy: app.policy.lockout)
         let provider = try identityProvider(request.providerID, allowedBy: app.policy, stateless: request.stateless)
         if request.purpose == .register, !app.policy.selfRegistration {
@@ -108,7 +108,7 @@ public struct FlowEngine: Sendable {
     private func step(flowID: String, answer: ChallengeResponse, client: ClientCredentials?, browser: BrowserProof?) async throws -> (outcome: FlowOutcome, app: App) {
         var (flow, app) = try await load(flowID, browser: browser)
         // A browser flow's client authenticates at the token endpoint, when it exchanges the code.
-        if flow.authorization == nil { try app.authenticate(client) }
+        if flow.authorization == nil { try ClientAuthenticator.verify(client, for: app) }
         guard flow.phase != .chooseProvider else {
             throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
         }

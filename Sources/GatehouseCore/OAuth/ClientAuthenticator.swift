@@ -1,43 +1,32 @@
-/// Authenticates the client at the token, revocation and introspection endpoints: `client_secret_basic`
-/// or `client_secret_post` for confidential apps, `client_id` alone for public ones (RFC 6749 section
-/// 2.3). Secrets are compared as SHA-256 digests in constant time.
+/// The one client authentication of the broker, for the token, revocation and introspection
+/// endpoints, the flow API and the provisional-identity API alike (RFC 6749 section 2.3): a
+/// confidential app proves its secret (`client_secret_basic` or `client_secret_post`); a public app
+/// names itself and must not present a secret. Secrets are compared as SHA-256 digests in constant time.
 public struct ClientAuthenticator: Sendable {
     public let apps: AppCache
 
     public init(apps: AppCache) { self.apps = apps }
 
-    /// What the request carried: HTTP Basic credentials and/or form fields.
-    public struct Presented: Sendable {
-        public var basic: ClientCredentials?
-        public var clientID: String?
-        public var clientSecret: String?
+    /// Every refusal looks the same on the wire, so a caller learns nothing about which part failed.
+    public static let refused = BrokerError(.invalidClient, .unauthenticated, "Client authentication failed.")
 
-        public init(basic: ClientCredentials?, clientID: String?, clientSecret: String?) {
-            self.basic = basic
-            self.clientID = clientID
-            self.clientSecret = clientSecret
-        }
-
+    /// The app the credentials name, once they prove it.
+    public func authenticate(_ credentials: ClientCredentials?) async throws -> App {
+        guard let clientID = credentials?.clientID, !clientID.isEmpty, let app = try await apps.app(id: clientID) else { throw Self.refused }
+        try Self.verify(credentials, for: app)
+        return app
     }
 
-    public func authenticate(_ presented: Presented) async throws -> App {
-        let refused = BrokerError(.invalidClient, .unauthenticated, "Client authentication failed.")
-        if presented.basic != nil, presented.clientSecret != nil {
-            throw BrokerError(.invalidRequest, .badRequest, "Use one client authentication method, not two.")
-        }
-        if let basic = presented.basic, let bodyID = presented.clientID, bodyID != basic.clientID {
-            throw refused
-        }
-        guard let clientID = presented.basic?.clientID ?? presented.clientID, !clientID.isEmpty,
-            let app = try await apps.app(id: clientID)
-        else { throw refused }
-        let secret = presented.basic?.secret ?? presented.clientSecret
+    /// Checks credentials presented for an app the request already names (a flow's app): they may
+    /// name no other app, a confidential app needs its secret, a public app may present none.
+    public static func verify(_ credentials: ClientCredentials?, for app: App) throws(BrokerError) {
+        if let claimed = credentials?.clientID, claimed != app.id { throw refused }
+        let secret = credentials?.secret
         if let digest = app.secretDigest {
             guard let secret, SecretDigest.matches(secret, digest: digest) else { throw refused }
         } else if let secret, !secret.isEmpty {
-            // A public client has no secret; one that sends a secret is misconfigured.
+            // A public client has no secret; one that sends a secret is misconfigured (or guessing).
             throw refused
         }
-        return app
     }
 }

@@ -264,7 +264,7 @@ public struct OAuthService: Sendable {
 
     /// RFC 7662. Only confidential clients may introspect. Access tokens of any app are described (a
     /// resource server introspects tokens issued to other apps); refresh tokens only to their own app.
-    public func introspect(token: String, client: ClientAuthenticator.Presented) async throws -> [String: JSONValue] {
+    public func introspect(token: String, client: ClientCredentials?) async throws -> [String: JSONValue] {
         let app = try await clients.authenticate(client)
         guard app.isConfidential else { throw BrokerError(.invalidClient, .unauthenticated, "Introspection needs a confidential client.") }
         let inactive: [String: JSONValue] = ["active": false]
@@ -292,7 +292,7 @@ public struct OAuthService: Sendable {
 
     /// RFC 7009: revokes a refresh token (with its family) or an access token of the calling client.
     /// Unknown tokens and tokens of other clients are ignored: the answer is the same either way.
-    public func revoke(token: String, client: ClientAuthenticator.Presented) async throws {
+    public func revoke(token: String, client: ClientCredentials?) async throws {
         let app = try await clients.authenticate(client)
         let now = clock.now
         if token.contains(".") {

@@ -9,9 +9,10 @@ public struct TokenRequest: Sendable {
     public var scopes: [String]?
     /// The JWT of the JWT bearer grant (RFC 7523).
     public var assertion: String?
-    public var client: ClientAuthenticator.Presented
+    public var client: ClientCredentials?
 
-    public init(form: [String: String], basic: ClientCredentials?) {
+    /// Reads the form; the client's credentials follow `ClientCredentials.presented`'s one-method rule.
+    public init(form: [String: String], basic: ClientCredentials?) throws(BrokerError) {
         self.grantType = form["grant_type"]
         self.code = form["code"]
         self.redirectURI = form["redirect_uri"]
@@ -19,6 +20,6 @@ public struct TokenRequest: Sendable {
         self.refreshToken = form["refresh_token"]
         self.scopes = form["scope"].map { $0.split(separator: " ").map(String.init) }
         self.assertion = form["assertion"]
-        self.client = ClientAuthenticator.Presented(basic: basic, clientID: form["client_id"], clientSecret: form["client_secret"])
+        self.client = try ClientCredentials.presented(basic: basic, bodyClientID: form["client_id"], bodySecret: form["client_secret"])
     }
 }

@@ -120,8 +120,8 @@ public protocol SigningKeyStore: Sendable {
     func signingKeys() async throws -> [SigningKeyRecord]
     /// Adds a key unless one with the same kid exists.
     func insertSigningKey(_ key: SigningKeyRecord) async throws
-    /// Marks every key that is not retired yet, except `keeping`, as retired at `now`.
-    func retireSigningKeys(keeping kid: String, now: Date) async throws
+    /// Marks every key that is not retired yet, except those in `keeping`, as retired at `now`.
+    func retireSigningKeys(keeping kids: [String], now: Date) async throws
     /// Deletes keys retired before `before` (they verify no live token any more).
     func deleteSigningKeys(retiredBefore before: Date) async throws -> Int
 }

@@ -4,8 +4,11 @@ import JWTKit
 import Synchronization
 import _CryptoExtras
 
-/// The broker's token-signing keys: generated on first start and kept in the store, the newest active
-/// key signs, every key not yet retired past its grace period is published and verifies.
+/// The broker's token-signing keys: generated on first start and kept in the store. There is one
+/// active key per supported algorithm: access tokens are signed with the configured algorithm, ID
+/// tokens with the algorithm each app asks for (RS256 unless it asks otherwise, as OpenID Connect
+/// Discovery and Dynamic Registration make RS256 the one every relying party understands). Every key
+/// not yet retired past its grace period is published and verifies.
 ///
 /// Signing and verifying are the broker's hottest paths, so they do not queue behind one actor: the
 /// keys live in an immutable snapshot swapped under a lock, and jwt-kit's key collection (itself an
@@ -22,7 +25,7 @@ public final class SigningKeyring: Sendable {
     private struct Snapshot: Sendable {
         var collections: [JWTKeyCollection] = [JWTKeyCollection()]
         var loaded: [String: LoadedKey] = [:]
-        var activeKid: String?
+        var activeKids: [SigningAlgorithm: String] = [:]
         var lastReload = Date.distantPast
     }
 
@@ -33,7 +36,8 @@ public final class SigningKeyring: Sendable {
 
     private let store: any SigningKeyStore
     private let clock: any BrokerClock
-    private let algorithm: SigningAlgorithm
+    /// The algorithm access tokens are signed with (`tokens.signingAlgorithm`).
+    public let accessTokenAlgorithm: SigningAlgorithm
     private let snapshot = Mutex(Snapshot())
     private let verified = Mutex([String: AccessTokenClaims]())
     private let turn = Atomic<Int>(0)
@@ -42,16 +46,17 @@ public final class SigningKeyring: Sendable {
     public init(store: any SigningKeyStore, clock: any BrokerClock, algorithm: SigningAlgorithm) {
         self.store = store
         self.clock = clock
-        self.algorithm = algorithm
+        self.accessTokenAlgorithm = algorithm
     }
 
-    /// Loads the stored keys, and makes and stores a key of the configured algorithm when none is active.
+    /// Loads the stored keys, and makes and stores a key of every supported algorithm that has no
+    /// active one.
     public func prepare() async throws {
         try await reload()
-        if snapshot.withLock({ $0.activeKid }) == nil {
-            try await store.insertSigningKey(try Self.generate(algorithm, now: clock.now))
-            try await reload()
-        }
+        let missing = SigningAlgorithm.allCases.filter { algorithm in snapshot.withLock { $0.activeKids[algorithm] } == nil }
+        guard !missing.isEmpty else { return }
+        for algorithm in missing { try await store.insertSigningKey(try Self.generate(algorithm, now: clock.now)) }
+        try await reload()
     }
 
     /// Re-reads the stored keys: picks up a rotation made by another node or by `gatehouse keys rotate`.
@@ -87,9 +92,11 @@ public final class SigningKeyring: Sendable {
             for (kid, key) in rsaKeys { await collection.add(rsa: key, digestAlgorithm: .sha256, kid: kid, serializer: Self.serializer) }
             next.collections.append(collection)
         }
-        next.activeKid = next.loaded.values
-            .filter { $0.record.algorithm == algorithm && $0.record.retiredAt == nil }
-            .max { $0.record.createdAt < $1.record.createdAt }?.record.kid
+        for algorithm in SigningAlgorithm.allCases {
+            next.activeKids[algorithm] = next.loaded.values
+                .filter { $0.record.algorithm == algorithm && $0.record.retiredAt == nil }
+                .max { $0.record.createdAt < $1.record.createdAt }?.record.kid
+        }
         let replacement = next
         snapshot.withLock { $0 = replacement }
         if Set(previous.keys) != Set(replacement.loaded.keys) {
@@ -97,18 +104,21 @@ public final class SigningKeyring: Sendable {
         }
     }
 
-    /// Makes a new key of the configured algorithm the signing key. The previous keys are retired but
-    /// stay published for `retiredKeyGrace`, so tokens they signed still verify until they expire.
+    /// Makes a new key of every supported algorithm the signing key of that algorithm. The previous
+    /// keys are retired but stay published for `retiredKeyGrace`, so tokens they signed still verify
+    /// until they expire. Returns the new keys, the access-token algorithm's first.
     @discardableResult
-    public func rotate() async throws -> SigningKeyRecord {
+    public func rotate() async throws -> [SigningKeyRecord] {
         let now = clock.now
         // A key created in the same second as the one it replaces must still sort after it.
         let newest = snapshot.withLock { $0.loaded.values.map(\.record.createdAt).max() } ?? .distantPast
-        let record = try Self.generate(algorithm, now: max(now, newest.addingTimeInterval(0.001)))
-        try await store.insertSigningKey(record)
-        try await store.retireSigningKeys(keeping: record.kid, now: now)
+        let created = max(now, newest.addingTimeInterval(0.001))
+        let algorithms = [accessTokenAlgorithm] + SigningAlgorithm.allCases.filter { $0 != accessTokenAlgorithm }
+        let records = try algorithms.map { try Self.generate($0, now: created) }
+        for record in records { try await store.insertSigningKey(record) }
+        try await store.retireSigningKeys(keeping: records.map(\.kid), now: now)
         try await reload()
-        return record
+        return records
     }
 
     static func isPublished(_ record: SigningKeyRecord, now: Date) -> Bool {
@@ -116,38 +126,43 @@ public final class SigningKeyring: Sendable {
         return retired.addingTimeInterval(retiredKeyGrace) > now
     }
 
-    /// The JWK Set to publish: the active key and every retired key still in its grace period, newest first.
+    /// The JWK Set to publish: the active keys and every retired key still in its grace period, newest
+    /// first (keys made together in kid order, so every node publishes the same document).
     public func keySet() -> JSONWebKeySet {
         let now = clock.now
         let loaded = snapshot.withLock { $0.loaded }
         return JSONWebKeySet(
-            keys: loaded.values.filter { Self.isPublished($0.record, now: now) }.sorted { $0.record.createdAt > $1.record.createdAt }.map(\.jwk)
+            keys: loaded.values.filter { Self.isPublished($0.record, now: now) }
+                .sorted { ($0.record.createdAt, $1.record.kid) > ($1.record.createdAt, $0.record.kid) }.map(\.jwk)
         )
     }
 
-    /// The algorithms of the published keys (for discovery).
-    public func publishedAlgorithms() -> [String] {
-        Array(Set(keySet().keys.map(\.alg))).sorted()
+    /// The algorithms ID tokens can be signed with (for discovery): every algorithm with an active key.
+    public func idTokenAlgorithms() -> [String] {
+        let active = snapshot.withLock { $0.activeKids }
+        // RS256 first: the default, and the one OpenID Connect Discovery requires.
+        return SigningAlgorithm.allCases.sorted { $0 == .rs256 && $1 != .rs256 }.filter { active[$0] != nil }.map(\.rawValue)
     }
 
-    private func lane() -> (collection: JWTKeyCollection, activeKid: String?) {
+    private func lane(_ algorithm: SigningAlgorithm) -> (collection: JWTKeyCollection, activeKid: String?) {
         let index = turn.wrappingAdd(1, ordering: .relaxed).oldValue
-        return snapshot.withLock { ($0.collections[abs(index) % $0.collections.count], $0.activeKid) }
+        return snapshot.withLock { ($0.collections[abs(index) % $0.collections.count], $0.activeKids[algorithm]) }
     }
 
-    /// Signs access-token claims with the active key (header `typ: at+jwt`, RFC 9068).
+    /// Signs access-token claims with the active key of the access-token algorithm (header
+    /// `typ: at+jwt`, RFC 9068).
     public func sign(_ claims: AccessTokenClaims) async throws -> String {
-        try await sign(claims, type: "at+jwt")
+        try await sign(claims, type: "at+jwt", algorithm: accessTokenAlgorithm)
     }
 
-    /// Signs ID-token claims with the active key (header `typ: JWT`).
-    public func sign(_ claims: IDTokenClaims) async throws -> String {
-        try await sign(claims, type: "JWT")
+    /// Signs ID-token claims with the active key of `algorithm` (header `typ: JWT`).
+    public func sign(_ claims: IDTokenClaims, algorithm: SigningAlgorithm) async throws -> String {
+        try await sign(claims, type: "JWT", algorithm: algorithm)
     }
 
-    private func sign(_ payload: some JWTPayload, type: String) async throws -> String {
-        let (collection, activeKid) = lane()
-        guard let kid = activeKid else { throw BrokerError.internalFailure("No signing key is loaded.") }
+    private func sign(_ payload: some JWTPayload, type: String, algorithm: SigningAlgorithm) async throws -> String {
+        let (collection, activeKid) = lane(algorithm)
+        guard let kid = activeKid else { throw BrokerError.internalFailure("No \(algorithm.rawValue) signing key is loaded.") }
         var header = JWTHeader()
         header.typ = type
         header.alg = algorithm.rawValue
@@ -185,7 +200,7 @@ public final class SigningKeyring: Sendable {
         guard let key, key.record.algorithm.rawValue == alg, Self.isPublished(key.record, now: now) else { throw invalid }
         let claims: AccessTokenClaims
         do {
-            claims = try await lane().collection.verify(token, as: AccessTokenClaims.self)
+            claims = try await lane(key.record.algorithm).collection.verify(token, as: AccessTokenClaims.self)
         } catch {
             throw invalid
         }

@@ -106,7 +106,8 @@ public struct TokenIssuer: Sendable {
                     issuer: issuer, subject: grant.subject, audience: grant.app.id, issuedAt: now, expiresAt: expiresAt, authTime: authTime,
                     nonce: grant.nonce, accessToken: accessToken, amr: grant.methods.isEmpty ? nil : grant.methods,
                     identityProvider: grant.identityProvider, profile: grant.profile
-                )
+                ),
+                algorithm: grant.app.policy.idTokenSigningAlg
             )
         }
         return IssuedTokens(accessToken: accessToken, expiresIn: lifetime.value, refreshToken: refreshToken, idToken: idToken, scope: scope)
