@@ -86,6 +86,8 @@ public enum CustomAPIPlugin: PluginFactory {
         }
     }
 
+    public static let challenges = [CustomAPIProvider.challenge]
+
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
         if !config.url.lowercased().hasPrefix("https://") {
             guard environment.development else {

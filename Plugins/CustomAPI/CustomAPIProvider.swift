@@ -68,8 +68,18 @@ public struct CustomAPIProvider: IdentityProvider, StatelessCapable {
         var fields: [String: JSONValue] = ["provider": .string(id), "step": .string(state.step)]
         if state.data != .null { fields["data"] = state.data }
         if let error { fields["error"] = .object(error) }
-        return .challenge(Challenge(type: "custom", fields: fields), state: try FlowState(encoding: state))
+        return .challenge(Challenge(type: Self.challenge.type, fields: fields), state: try FlowState(encoding: state))
     }
+
+    /// Relays the app's own registration data; `customData` may be any JSON value.
+    static let challenge = ChallengeDescription(
+        type: "custom", summary: "Custom registration data for the app's own API.",
+        inputs: [ChallengeInput(name: "customData", label: "Registration data (JSON)", kind: .json, maxLength: 1 << 20)],
+        details: [
+            ChallengeDetail("provider", .string, "The provider instance."), ChallengeDetail("step", .string, "`register`, or `finish` after `init`."),
+            ChallengeDetail("data", .any, "What the app's API answered for the client."), ChallengeDetail("error", .object, "A retryable refusal: `code`, `message`."),
+        ]
+    )
 
     /// The JSON the app's API receives for one step.
     private func body(step: String, customData: JSONValue, apiState: JSONValue, context: FlowContext) -> [String: JSONValue] {

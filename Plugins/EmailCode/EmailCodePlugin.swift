@@ -121,6 +121,8 @@ public enum EmailCodePlugin: PluginFactory {
         var defaultSubject: String { templates["default"]?.subject ?? MessageTemplate.builtIn.subject! }
     }
 
+    public static let challenges = [EmailCodeProvider.addressChallenge, EmailCodeProvider.codeChallenge]
+
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
         if environment.mailer is NoMailer {
             throw ConfigIssue(path: "", "email-code sends mail: configure the top-level `mail:` section (transport smtp, or log in development)")

@@ -35,12 +35,16 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
                     .because("no_verified_email").endingFlow()
             }
             // Enrolment: the account names an address and proves it with the code.
-            return .challenge(Challenge(type: "email_address", fields: ["fields": ["email"], "enrol": true]), state: try FlowState(encoding: State(enrolling: true)))
+            let challenge = Challenge(
+                type: Self.addressChallenge.type, fields: ["enrol": true],
+                prompt: "This account needs an email address for its sign-in codes. We will send a code to prove it is yours."
+            )
+            return .challenge(challenge, state: try FlowState(encoding: State(enrolling: true)))
         }
         if let hint = request.loginHint.flatMap(EmailAddress.init) {
             return try await send(to: hint, context: context)
         }
-        return .challenge(Challenge(type: "email_address", fields: ["fields": ["email"]]), state: try FlowState(encoding: State()))
+        return .challenge(Challenge(type: Self.addressChallenge.type), state: try FlowState(encoding: State()))
     }
 
     public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
@@ -75,13 +79,32 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
     func challenge(_ delivery: CodeDelivery) -> Challenge {
         let time = ISO8601DateFormatter()
         return Challenge(
-            type: "email_code",
+            type: Self.codeChallenge.type,
             fields: [
-                "fields": ["code"], "sentTo": .string(delivery.sentTo.masked), "codeLength": .number(Double(codes.config.codeLength)),
+                "sentTo": .string(delivery.sentTo.masked), "codeLength": .number(Double(codes.config.codeLength)),
                 "codeExpiresAt": .string(time.string(from: delivery.expiresAt)), "resendAfter": .string(time.string(from: delivery.resendAfter)),
             ]
         )
     }
+
+    /// Asks for the address to send a code to.
+    static let addressChallenge = ChallengeDescription(
+        type: "email_address", summary: "The email address to send a one-time code to.", prompt: "We will email you a code to sign in with.",
+        inputs: [ChallengeInput(name: "email", label: "Email address", kind: .email, maxLength: 320)],
+        details: [ChallengeDetail("enrol", .boolean, "True when the address becomes the account's address for codes (enrolment).")]
+    )
+
+    /// Asks for the code that was sent; `resend` asks for a new one.
+    static let codeChallenge = ChallengeDescription(
+        type: "email_code", summary: "The one-time code sent by email.", prompt: "Enter the code we sent to {sentTo}.",
+        inputs: [ChallengeInput(name: "code", label: "Code", kind: .code, maxLength: 32)],
+        actions: [ChallengeAction(name: "resend", label: "Send a new code")],
+        details: [
+            ChallengeDetail("sentTo", .string, "Where the code went, masked."), ChallengeDetail("codeLength", .integer, "Digits in the code."),
+            ChallengeDetail("codeExpiresAt", .string, "When the code stops working (RFC 3339)."),
+            ChallengeDetail("resendAfter", .string, "When a new code may be asked for (RFC 3339)."),
+        ]
+    )
 
     /// A flow's code is bound to that flow.
     static func binding(_ context: FlowContext) -> String { "flow:\(context.flowID)" }

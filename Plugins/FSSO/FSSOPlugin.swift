@@ -81,6 +81,8 @@ public enum FSSOPlugin: PluginFactory {
         }
     }
 
+    public static let challenges = [FSSOProvider.challenge]
+
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
         FSSOProvider(id: id, config: config, environment: environment)
     }

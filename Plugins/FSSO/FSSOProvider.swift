@@ -18,8 +18,15 @@ public struct FSSOProvider: AssertionKeyManaging {
     }
 
     public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
-        .challenge(Challenge(type: "jwt", fields: ["fields": ["assertion"], "provider": .string(id), "audience": .string(config.audience)]), state: FlowState())
+        .challenge(Challenge(type: Self.challenge.type, fields: ["provider": .string(id), "audience": .string(config.audience)]), state: FlowState())
     }
+
+    /// Asks for the app-signed JWT.
+    static let challenge = ChallengeDescription(
+        type: "jwt", summary: "A JWT the app's back end signed for the person (RS256).",
+        inputs: [ChallengeInput(name: "assertion", label: "Assertion", maxLength: 65_536)],
+        details: [ChallengeDetail("provider", .string, "The provider instance."), ChallengeDetail("audience", .string, "The `aud` the JWT must carry.")]
+    )
 
     public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         do {

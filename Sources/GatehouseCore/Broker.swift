@@ -28,7 +28,7 @@ public struct Broker: Sendable {
         try await keyring.prepare()
         let issuer = TokenIssuer(issuer: config.server.issuer, keyring: keyring, refreshTokens: store, clock: clock)
         let apps = AppCache(store: store, clock: clock)
-        let engine = FlowEngine(store: store, plugins: plugins, tokens: issuer, clock: clock, logger: logger, metrics: metrics, apps: apps)
+        let engine = FlowEngine(store: store, plugins: plugins, challenges: registry.challenges, tokens: issuer, clock: clock, logger: logger, metrics: metrics, apps: apps)
         let oauth = OAuthService(store: store, tokens: issuer, plugins: plugins, clock: clock, logger: logger, apps: apps)
         return Broker(
             config: config, store: store, plugins: plugins, keyring: keyring, engine: engine, oauth: oauth,

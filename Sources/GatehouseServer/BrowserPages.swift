@@ -13,7 +13,7 @@ struct BrowserPages {
 
     init(broker: Broker) {
         self.broker = broker
-        self.renderer = PageRenderer(issuer: broker.config.server.issuer)
+        self.renderer = PageRenderer(issuer: broker.config.server.issuer, challenges: broker.engine.challenges)
     }
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {

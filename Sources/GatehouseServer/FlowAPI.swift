@@ -47,7 +47,7 @@ struct FlowAPI {
         )
         let client = try ClientAuthentication.credentials(from: request, bodySecret: body.clientSecret)
         let outcome = try await engine.start(flowRequest, client: client)
-        return try FlowResponse(outcome).response(status: .created)
+        return try FlowResponse(outcome, challenges: engine.challenges).response(status: .created)
     }
 
     @Sendable func resume(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
@@ -55,7 +55,7 @@ struct FlowAPI {
         let body = try await request.decode(as: ResumeBody.self, context: context)
         let client = try ClientAuthentication.credentials(from: request, bodySecret: body.clientSecret)
         let outcome = try await engine.resume(flowID: flowID, answer: ChallengeResponse(body.answer), client: client)
-        return try FlowResponse(outcome).response(status: .ok)
+        return try FlowResponse(outcome, challenges: engine.challenges).response(status: .ok)
     }
 }
 
@@ -73,24 +73,27 @@ struct FlowResponse: Encodable {
         var username: String
     }
 
-    /// A challenge on the wire: its type next to its type-specific fields.
+    /// A challenge on the wire: its type and the answer fields its declaration names, next to its
+    /// type-specific facts.
     struct ChallengeBody: Encodable {
         var challenge: Challenge
+        var description: ChallengeDescription?
 
         func encode(to encoder: any Encoder) throws {
             var fields = challenge.fields
             fields["type"] = .string(challenge.type)
+            fields["fields"] = .array((description?.inputs ?? []).filter { $0.kind != .hidden }.map { .string($0.name) })
             try fields.encode(to: encoder)
         }
     }
 
-    init(_ outcome: FlowOutcome) throws {
+    init(_ outcome: FlowOutcome, challenges: ChallengeCatalog) throws {
         switch outcome {
         case .challenge(let flowID, let challenge, let expiresAt):
             self.flow = flowID
             self.status = "challenge"
             self.expiresAt = expiresAt
-            self.challenge = ChallengeBody(challenge: challenge)
+            self.challenge = ChallengeBody(challenge: challenge, description: challenges.description(of: challenge.type))
         case .completed(let flowID, let tokens, let account):
             self.flow = flowID
             self.status = "completed"

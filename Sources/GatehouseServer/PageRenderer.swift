@@ -1,3 +1,4 @@
+import Foundation
 import GatehouseCore
 import HTTPTypes
 import Hummingbird
@@ -8,11 +9,13 @@ import Mustache
 struct PageRenderer: Sendable {
     let library: MustacheLibrary
     let issuer: String
+    /// How each challenge type looks; any declared challenge renders with the one `challenge` page.
+    let challenges: ChallengeCatalog
 
-    init(issuer: String) {
+    init(issuer: String, challenges: ChallengeCatalog) {
         var library = MustacheLibrary()
         for (name, text) in [
-            ("layout", PageTemplates.layout), ("credentials", PageTemplates.credentials), ("challenge", PageTemplates.challenge),
+            ("layout", PageTemplates.layout), ("challenge", PageTemplates.challenge),
             ("chooser", PageTemplates.chooser), ("error", PageTemplates.error),
         ] {
             // The templates are constants of this file's module; a parse error is a programming error.
@@ -20,6 +23,7 @@ struct PageRenderer: Sendable {
         }
         self.library = library
         self.issuer = issuer
+        self.challenges = challenges
     }
 
     func page(_ template: String, title: String, values: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
@@ -55,48 +59,50 @@ struct PageRenderer: Sendable {
                 ], status: status
             )
         case .challenge(let flowID, let challenge, _):
+            guard let description = challenges.description(of: challenge.type) else {
+                return self.error(BrokerError.internalFailure("This step cannot be shown in a browser."), requestID: requestID)
+            }
             var values: [String: Any] = [
                 "appName": appName, "flow": flowID, "csrf": csrf, "action": issuer + "/oauth2/authorize/answer", "error": error ?? false,
+                "prompt": description.prompt(for: challenge) ?? false, "submitLabel": description.submitLabel,
+                "actions": description.actions.map { ["name": $0.name, "value": $0.value, "label": $0.label] },
             ]
-            if challenge.type == "credentials" {
-                let hint = challenge.fields["username"]?.stringValue ?? ""
-                values["username"] = hint
-                // Mustache treats an empty string as true, so the autofocus choice needs a real Boolean.
-                values["prefilled"] = !hint.isEmpty
-                return page("credentials", title: "Sign in", values: values, status: status)
+            values["inputs"] = Self.inputs(of: description, for: challenge, hasError: error != nil)
+            if let link = description.link, let url = challenge.fields[link.urlField]?.stringValue, Self.isSafeLink(url) {
+                values["link"] = ["url": url, "text": link.label]
             }
-            var names: [String] = []
-            if case .array(let items)? = challenge.fields["fields"] { names = items.compactMap(\.stringValue) }
-            values["prompt"] = challenge.fields["prompt"]?.stringValue ?? Self.prompt(for: challenge) ?? false
-            values["resend"] = challenge.type == "email_code"
-            values["fields"] = names.enumerated().map { (index: Int, name: String) -> [String: Any] in
-                let secret = name.contains("password") || name.contains("pin")
-                let label = name == "email" ? "Email address" : name.replacingOccurrences(of: "_", with: " ").capitalized
-                let autocomplete = name == "code" ? "one-time-code" : name == "email" ? "email" : secret ? "current-password" : "off"
-                let type = secret ? "password" : name == "email" ? "email" : "text"
-                let mode: Any = name == "code" ? "numeric" : false
-                return ["name": name, "label": label, "type": type, "autocomplete": autocomplete, "first": index == 0, "inputmode": mode]
-            }
-            return page("challenge", title: "Sign in", values: values, status: status)
+            return page("challenge", title: description.title, values: values, status: status)
         case .completed:
             return self.error(BrokerError.internalFailure("This flow cannot finish in a browser."), requestID: requestID)
         }
     }
 
-    /// What the page says above the form, for challenge types that carry no `prompt` of their own.
-    static func prompt(for challenge: Challenge) -> String? {
-        switch challenge.type {
-        case "email_address":
-            challenge.fields["enrol"] == .bool(true)
-                ? "This account needs an email address for its sign-in codes. We will send a code to prove it is yours."
-                : "We will email you a code to sign in with."
-        case "email_code":
-            "Enter the code we sent to \(challenge.fields["sentTo"]?.stringValue ?? "your email address")."
-        case Challenge.retryType:
-            "The next step could not start (\(challenge.fields["error"]?.stringValue ?? "error")). Try again."
-        default:
-            nil
+    /// The template values of a challenge's inputs. The first input that is not filled in already gets
+    /// the focus; with an error, the first visible input points at it.
+    static func inputs(of description: ChallengeDescription, for challenge: Challenge, hasError: Bool) -> [[String: Any]] {
+        var focused = false
+        var described = false
+        return description.inputs.map { input in
+            let value = input.prefill.flatMap { challenge.fields[$0]?.stringValue } ?? ""
+            let visible = input.kind != .hidden
+            // Mustache treats an empty string as true, so every choice below is a real Boolean.
+            let autofocus = visible && value.isEmpty && !focused
+            if autofocus { focused = true }
+            let describedBy = visible && hasError && !described
+            if describedBy { described = true }
+            return [
+                "name": input.name, "id": input.elementID, "label": input.label, "type": input.kind.htmlType, "autocomplete": input.autocomplete,
+                "inputmode": input.inputmode ?? false, "maxLength": input.maxLength, "value": value, "hasValue": !value.isEmpty,
+                "hidden": input.kind == .hidden, "textarea": input.kind == .json, "field": visible && input.kind != .json,
+                "plain": input.kind == .text || input.kind == .email || input.kind == .code, "autofocus": autofocus, "describedBy": describedBy,
+            ]
         }
+    }
+
+    /// A link-out goes to `https`, or to `http` on this machine (development); never `javascript:`.
+    static func isSafeLink(_ text: String) -> Bool {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else { return false }
+        return scheme == "https" || (scheme == "http" && LoopbackHost.contains(host))
     }
 
     static func redirect(to location: String) -> Response {

@@ -15,10 +15,11 @@ enum PageTemplates {
         main{max-width:24rem;margin:4rem auto;background:#fff;padding:2rem;border-radius:.5rem;box-shadow:0 1px 3px rgba(0,0,0,.2)}
         h1{font-size:1.4rem;margin-top:0}
         label{display:block;margin:1rem 0 .3rem;font-weight:600}
-        input[type=text],input[type=password]{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px solid #767676;border-radius:.3rem}
+        input[type=text],input[type=password],input[type=email],textarea{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px solid #767676;border-radius:.3rem}
         button{margin-top:1.2rem;padding:.6rem 1.2rem;font-size:1rem;border-radius:.3rem;border:1px solid #0b5cad;background:#0b5cad;color:#fff;cursor:pointer}
         button.secondary{background:#fff;color:#0b5cad}
-        button:focus,input:focus{outline:3px solid #ffbf47;outline-offset:1px}
+        a.link-out{display:inline-block;padding:.6rem 1.2rem;border-radius:.3rem;background:#0b5cad;color:#fff}
+        button:focus,input:focus,textarea:focus,a:focus{outline:3px solid #ffbf47;outline-offset:1px}
         .error{color:#a4000f;background:#fdecee;padding:.6rem;border-radius:.3rem}
         .providers button{display:block;width:100%}
         fieldset{border:0;padding:0;margin:0}
@@ -34,34 +35,25 @@ enum PageTemplates {
         </html>
         """
 
-    static let credentials = """
-        {{#appName}}<p>to continue to <strong>{{appName}}</strong></p>{{/appName}}
-        {{#error}}<p class="error" role="alert" id="form-error">{{error}}</p>{{/error}}
-        <form method="post" action="{{action}}">
-        <input type="hidden" name="flow" value="{{flow}}">
-        <input type="hidden" name="csrf" value="{{csrf}}">
-        <label for="username">Username</label>
-        <input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required{{^prefilled}} autofocus{{/prefilled}} value="{{username}}"{{#error}} aria-describedby="form-error"{{/error}}>
-        <label for="password">Password</label>
-        <input id="password" name="password" type="password" autocomplete="current-password" required{{#prefilled}} autofocus{{/prefilled}}>
-        <button type="submit">Sign in</button>
-        <button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
-        </form>
-        """
-
+    /// Every challenge, from its declaration (`ChallengeDescription`): the inputs in order, the
+    /// declared extra buttons, and a link-out when there is one.
     static let challenge = """
         {{#appName}}<p>to continue to <strong>{{appName}}</strong></p>{{/appName}}
         {{#error}}<p class="error" role="alert" id="form-error">{{error}}</p>{{/error}}
         {{#prompt}}<p>{{prompt}}</p>{{/prompt}}
+        {{#link}}<p><a class="link-out" href="{{url}}">{{text}}</a></p>{{/link}}
         <form method="post" action="{{action}}">
         <input type="hidden" name="flow" value="{{flow}}">
         <input type="hidden" name="csrf" value="{{csrf}}">
-        {{#fields}}
-        <label for="field-{{name}}">{{label}}</label>
-        <input id="field-{{name}}" name="{{name}}" type="{{type}}" autocomplete="{{autocomplete}}"{{#inputmode}} inputmode="{{inputmode}}"{{/inputmode}} required{{#first}} autofocus{{/first}}>
-        {{/fields}}
-        <button type="submit">Continue</button>
-        {{#resend}}<button type="submit" name="resend" value="true" class="secondary" formnovalidate>Send a new code</button>{{/resend}}
+        {{#inputs}}
+        {{#hidden}}<input type="hidden" name="{{name}}" value="{{value}}">{{/hidden}}
+        {{#textarea}}<label for="{{id}}">{{label}}</label>
+        <textarea id="{{id}}" name="{{name}}" rows="6" required{{#autofocus}} autofocus{{/autofocus}}{{#describedBy}} aria-describedby="form-error"{{/describedBy}}>{{value}}</textarea>{{/textarea}}
+        {{#field}}<label for="{{id}}">{{label}}</label>
+        <input id="{{id}}" name="{{name}}" type="{{type}}" autocomplete="{{autocomplete}}"{{#inputmode}} inputmode="{{inputmode}}"{{/inputmode}}{{#plain}} autocapitalize="none" spellcheck="false"{{/plain}} maxlength="{{maxLength}}" required{{#autofocus}} autofocus{{/autofocus}}{{#hasValue}} value="{{value}}"{{/hasValue}}{{#describedBy}} aria-describedby="form-error"{{/describedBy}}>{{/field}}
+        {{/inputs}}
+        <button type="submit">{{submitLabel}}</button>
+        {{#actions}}<button type="submit" name="{{name}}" value="{{value}}" class="secondary" formnovalidate>{{label}}</button>{{/actions}}
         <button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
         </form>
         """

@@ -220,6 +220,7 @@ struct EndlessFactor: Authenticator {
     enum Factory: PluginFactory {
         struct Config: Decodable, Sendable {}
         static let typeName = "endless-factor"
+        static let challenges = [ChallengeDescription(type: "attestation", summary: "Never passes.")]
         static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { EndlessFactor(id: id) }
     }
 }

@@ -276,7 +276,7 @@ extension GatehouseCoreTests {
             Issue.record("expected the second-factor challenge")
             return
         }
-        #expect(challenge.type == "email_code")
+        #expect(challenge.type == "fixed_code")
         let wrong = await brokerError { _ = try await test.finish(started.flowID, answer: ["code": "000000"]) }
         #expect(wrong?.code == .invalidCredentials)
         let done = try await test.finish(started.flowID, answer: ["code": "424242"])

@@ -10,7 +10,7 @@ struct NamedSubjectProvider: StatelessCapable, HealthReporting {
     let healthy: Bool
 
     func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
-        .challenge(Challenge(type: "custom", fields: ["fields": ["subject"]]), state: try FlowState(encoding: ["step": 1]))
+        .challenge(Challenge(type: Self.challenge.type), state: try FlowState(encoding: ["step": 1]))
     }
 
     func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
@@ -21,6 +21,8 @@ struct NamedSubjectProvider: StatelessCapable, HealthReporting {
     }
 
     func health() async -> PluginHealth { PluginHealth(healthy: healthy, detail: healthy ? nil : "down on purpose") }
+
+    static let challenge = ChallengeDescription(type: "subject", summary: "Whoever to be.", inputs: [ChallengeInput(name: "subject", label: "Subject", maxLength: 64)])
 
     enum Factory: PluginFactory {
         struct Config: Decodable, Sendable {
@@ -36,6 +38,7 @@ struct NamedSubjectProvider: StatelessCapable, HealthReporting {
             }
         }
         static let typeName = "named-subject"
+        static let challenges = [NamedSubjectProvider.challenge]
         static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
             if config.label == "explode" { throw ConfigIssue(path: "label", "must not be 'explode'") }
             return NamedSubjectProvider(id: id, healthy: config.healthy)
@@ -50,7 +53,7 @@ struct FixedCodeAuthenticator: Authenticator {
 
     func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
         guard let account = context.account else { throw BrokerError.internalFailure("no account") }
-        return .challenge(Challenge(type: "email_code", fields: ["for": .string(account.username)]), state: FlowState())
+        return .challenge(Challenge(type: Self.challenge.type, fields: ["for": .string(account.username)]), state: FlowState())
     }
 
     func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
@@ -60,9 +63,14 @@ struct FixedCodeAuthenticator: Authenticator {
         return .verified(FactorResult(authenticatorID: id, method: "otp"))
     }
 
+    static let challenge = ChallengeDescription(
+        type: "fixed_code", summary: "The configured code.", inputs: [ChallengeInput(name: "code", label: "Code", kind: .code, maxLength: 16)]
+    )
+
     enum Factory: PluginFactory {
         struct Config: Decodable, Sendable { var code: String }
         static let typeName = "fixed-code"
+        static let challenges = [FixedCodeAuthenticator.challenge]
         static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
             FixedCodeAuthenticator(id: id, code: config.code)
         }

@@ -14,7 +14,7 @@ import Testing
 struct NamedSubjectProvider: StatelessCapable {
     let id: String
     func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
-        .challenge(Challenge(type: "custom", fields: ["fields": ["subject"]]), state: FlowState())
+        .challenge(Challenge(type: "subject"), state: FlowState())
     }
     func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         .identified(ExternalIdentity(providerID: id, subject: try answer.string("subject"), username: try answer.string("subject")), methods: ["user"])
@@ -22,6 +22,7 @@ struct NamedSubjectProvider: StatelessCapable {
     enum Factory: PluginFactory {
         struct Config: Decodable, Sendable {}
         static let typeName = "named-subject"
+        static let challenges = [ChallengeDescription(type: "subject", summary: "Whoever to be.", inputs: [ChallengeInput(name: "subject", label: "Subject")])]
         static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { NamedSubjectProvider(id: id) }
     }
 }

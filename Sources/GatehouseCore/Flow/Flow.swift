@@ -30,28 +30,31 @@ public struct FlowRequest: Sendable {
     }
 }
 
-/// What a flow asks of the person or device next. `type` names one of the challenge kinds of the flow
-/// API (`credentials`, `redirect`, `custom`, `email_code`, `create_pin`, `attestation`, `assertion`,
-/// `jwt`); `fields` carries the type-specific details that are sent to the client as they are.
+/// What a flow asks of the person or device next. `type` names a challenge type the core or a plugin
+/// declared (`ChallengeDescription`); `fields` carries the type-specific facts that are sent to the
+/// client as they are (the answer fields come from the declaration).
 public struct Challenge: Sendable, Hashable, Codable {
     public var type: String
     public var fields: [String: JSONValue]
+    /// What a page says above this one challenge, when it differs from the declared prompt.
+    public var prompt: String?
     /// The answer field that names the account being tried (e.g. `username`). Wrong answers are
     /// counted against it across flows and nodes, and it is locked out after too many; not sent to clients.
     public var accountField: String?
 
-    public init(type: String, fields: [String: JSONValue] = [:], accountField: String? = nil) {
+    public init(type: String, fields: [String: JSONValue] = [:], prompt: String? = nil, accountField: String? = nil) {
         self.type = type
         self.fields = fields
+        self.prompt = prompt
         self.accountField = accountField
     }
 
     /// A step that could not start (a code was not delivered): answering it (`{}`) starts it again.
     public static let retryType = "retry"
 
-    /// Ask for a username and a password.
+    /// Ask for a username and a password (`ChallengeDescription.credentials`).
     public static func credentials(extra: [String: JSONValue] = [:]) -> Challenge {
-        Challenge(type: "credentials", fields: extra.merging(["fields": ["username", "password"]]) { _, new in new }, accountField: "username")
+        Challenge(type: ChallengeDescription.credentials.type, fields: extra, accountField: "username")
     }
 }
 

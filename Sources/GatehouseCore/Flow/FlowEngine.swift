@@ -13,14 +13,17 @@ public struct FlowEngine: Sendable {
     public let logger: Logger
     public let metrics: BrokerMetrics
     public let attempts: AttemptGuard
+    /// Every declared challenge type: answers are checked against it before a plugin sees them.
+    public let challenges: ChallengeCatalog
     /// Every app's policy, for the lockout rule; the flow's own app is always read fresh.
     let apps: AppCache
 
     public init(
-        store: any BrokerStore, plugins: PluginInstances, tokens: TokenIssuer, clock: any BrokerClock, logger: Logger, metrics: BrokerMetrics = BrokerMetrics(),
-        apps: AppCache? = nil
+        store: any BrokerStore, plugins: PluginInstances, challenges: ChallengeCatalog, tokens: TokenIssuer, clock: any BrokerClock, logger: Logger,
+        metrics: BrokerMetrics = BrokerMetrics(), apps: AppCache? = nil
     ) {
         self.store = store
+        self.challenges = challenges
         self.apps = apps ?? AppCache(store: store, clock: clock)
         self.plugins = plugins
         self.tokens = tokens
@@ -107,11 +110,16 @@ public struct FlowEngine: Sendable {
     /// Browser flows must bring `browser`; JSON flows must not.
     private func step(flowID: String, answer: ChallengeResponse, client: ClientCredentials?, browser: BrowserProof?) async throws -> (outcome: FlowOutcome, app: App) {
         var (flow, app) = try await load(flowID, browser: browser)
+        var answer = answer
         // A browser flow's client authenticates at the token endpoint, when it exchanges the code.
         if flow.authorization == nil { try ClientAuthenticator.verify(client, for: app) }
         guard flow.phase != .chooseProvider else {
             throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
         }
+        // Unknown, mistyped or oversized fields never reach the plugin, and do not count as attempts.
+        let declaration = try challenges.declaration(of: flow.challenge)
+        if browser != nil { answer = declaration.readingForm(answer) }
+        try declaration.validate(answer)
         let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
         let request = flowRequest(for: flow)
         var context = FlowContext(flowID: flow.id, app: app, request: request)
@@ -243,6 +251,7 @@ public struct FlowEngine: Sendable {
         var flow = flow
         switch step {
         case .challenge(let challenge, let state):
+            _ = try challenges.declaration(of: challenge)
             flow.challenge = challenge
             flow.pluginState = state
             try await save(&flow)
@@ -311,7 +320,7 @@ public struct FlowEngine: Sendable {
         do {
             next = try await authenticator(factorID).begin(flowRequest(for: flow), in: try await factorContext(flow, app: app, account: account))
         } catch let error as BrokerError where !error.endsFlow && Self.retryableFactorErrors.contains(error.code) {
-            flow.challenge = Challenge(type: Challenge.retryType, fields: ["fields": [], "error": .string(error.code.rawValue)])
+            flow.challenge = Challenge(type: Challenge.retryType, fields: ["error": .string(error.code.rawValue)])
             try await save(&flow)
             throw error
         } catch {

@@ -6,6 +6,12 @@ public protocol PluginFactory: SendableMetatype {
     static var typeName: String { get }
     /// Makes an instance; may throw a `ConfigIssue` whose path is relative to the instance's `config:`.
     static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin
+    /// The challenge types the plugin's instances ask, declared once (fields, and how a page shows them).
+    static var challenges: [ChallengeDescription] { get }
+}
+
+extension PluginFactory {
+    public static var challenges: [ChallengeDescription] { [] }
 }
 
 /// Type name → factory. The executable registers the built-in plugins; config names types; the
@@ -17,10 +23,13 @@ public struct PluginRegistry: Sendable {
     }
 
     private var entries: [String: Entry] = [:]
+    /// The core's challenge types and every registered plugin's.
+    public private(set) var challenges = ChallengeCatalog()
 
     public init() {}
 
     public mutating func register<Factory: PluginFactory>(_ factory: Factory.Type) {
+        for description in Factory.challenges { challenges.add(description) }
         entries[Factory.typeName] = Entry(
             decode: { node, path throws(ConfigIssues) in
                 try ConfigNodeDecoder.decode(Factory.Config.self, from: node == .null ? .mapping([]) : node, at: path)

@@ -1,0 +1,55 @@
+/// Every challenge type the broker knows: the core's own (`credentials`, `retry`) and those the
+/// registered plugins declare. The engine refuses to show an undeclared challenge and checks each
+/// answer against its declaration; the server renders pages and the OpenAPI document from it.
+public struct ChallengeCatalog: Sendable {
+    private var descriptions: [String: ChallengeDescription] = [:]
+
+    /// The core's challenges and `declared`.
+    public init(_ declared: [ChallengeDescription] = []) {
+        for description in Self.core + declared { add(description) }
+    }
+
+    /// Adds a declaration. Two plugins may share a type only with the same declaration; anything else
+    /// is a programming error caught by the first test that registers both.
+    public mutating func add(_ description: ChallengeDescription) {
+        if let existing = descriptions[description.type] {
+            precondition(existing == description, "challenge type '\(description.type)' is declared twice, differently")
+        }
+        descriptions[description.type] = description
+    }
+
+    public func description(of type: String) -> ChallengeDescription? { descriptions[type] }
+
+    /// Every declaration, by type.
+    public var all: [ChallengeDescription] { descriptions.values.sorted { $0.type < $1.type } }
+
+    /// The declaration of a challenge a plugin asked for; a plugin that uses an undeclared type is a bug.
+    func declaration(of challenge: Challenge) throws(BrokerError) -> ChallengeDescription {
+        guard let description = descriptions[challenge.type] else {
+            throw BrokerError.internalFailure("The challenge type '\(challenge.type)' is not declared by any plugin.")
+        }
+        return description
+    }
+
+    /// The challenges of the core itself.
+    static let core: [ChallengeDescription] = [.credentials, .retry]
+}
+
+extension ChallengeDescription {
+    /// A username and a password (the `local` and `ldap` providers, and any other that checks one).
+    public static let credentials = ChallengeDescription(
+        type: "credentials", summary: "A username and a password.",
+        inputs: [
+            ChallengeInput(name: "username", label: "Username", autocomplete: "username", maxLength: 256, prefill: "username", elementID: "username"),
+            ChallengeInput(name: "password", label: "Password", kind: .secret, maxLength: 1024, elementID: "password"),
+        ],
+        details: [ChallengeDetail("username", .string, "A username to suggest (the app's `login_hint`).")], submitLabel: "Sign in"
+    )
+
+    /// A step that could not start (a code was not delivered): answering it (`{}`) starts it again.
+    public static let retry = ChallengeDescription(
+        type: Challenge.retryType, summary: "The next step could not start; answer `{}` to try again.",
+        prompt: "The next step could not start ({error}). Try again.",
+        details: [ChallengeDetail("error", .string, "Why the step could not start (`delivery_failed`, `rate_limited`, `locked_out`).")]
+    )
+}

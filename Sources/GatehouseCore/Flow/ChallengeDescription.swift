@@ -1,0 +1,203 @@
+import Foundation
+
+/// How one challenge type looks, declared once by the plugin (or the core) that uses it: the answer
+/// fields a client sends (names, JSON types, which are secret, size limits), the facts the challenge
+/// tells the client, and how a person sees it in a browser (title, prompt, labels, input kinds,
+/// `autocomplete`, `inputmode`, extra buttons, a link-out). The server renders any declared challenge
+/// with one generic page and checks every answer against its declaration before the plugin sees it,
+/// so a plugin with a new challenge type needs no change to the server or the core.
+public struct ChallengeDescription: Sendable, Hashable {
+    /// The `challenge.type` on the wire, e.g. `email_code`.
+    public var type: String
+    /// What the challenge is, for docs/openapi.yaml.
+    public var summary: String
+    /// The page's heading.
+    public var title: String
+    /// What the page says above the form. `{name}` is replaced by the challenge's string field `name`
+    /// (`Enter the code we sent to {sentTo}.`); a challenge may bring its own (`Challenge.prompt`).
+    public var prompt: String?
+    /// The answer fields, in page order.
+    public var inputs: [ChallengeInput]
+    /// Extra buttons: each submits its field with its value instead of the inputs (`resend`).
+    public var actions: [ChallengeAction]
+    /// A link the person follows to go on elsewhere (an upstream sign-in page).
+    public var link: ChallengeLink?
+    /// Facts the challenge carries to the client besides `fields` (for docs/openapi.yaml).
+    public var details: [ChallengeDetail]
+    /// The main button's label.
+    public var submitLabel: String
+
+    public init(
+        type: String, summary: String, title: String = "Sign in", prompt: String? = nil, inputs: [ChallengeInput] = [], actions: [ChallengeAction] = [],
+        link: ChallengeLink? = nil, details: [ChallengeDetail] = [], submitLabel: String = "Continue"
+    ) {
+        self.type = type
+        self.summary = summary
+        self.title = title
+        self.prompt = prompt
+        self.inputs = inputs
+        self.actions = actions
+        self.link = link
+        self.details = details
+        self.submitLabel = submitLabel
+    }
+
+    /// The prompt for one challenge: its own, else the declared one with `{field}`s filled in.
+    public func prompt(for challenge: Challenge) -> String? {
+        if let own = challenge.prompt { return own }
+        guard var text = prompt else { return nil }
+        for (name, value) in challenge.fields {
+            if let string = value.stringValue { text = text.replacingOccurrences(of: "{\(name)}", with: string) }
+        }
+        return text
+    }
+
+    /// Checks an answer before the plugin sees it: every field must be declared (an input or an
+    /// action), of its declared JSON type, and within its size limit. Refusals are `invalid_request`
+    /// naming the field. Whether required fields are there is the plugin's to say (an action such as
+    /// `resend` comes without them).
+    public func validate(_ answer: ChallengeResponse) throws(BrokerError) {
+        for (name, value) in answer.values.sorted(by: { $0.key < $1.key }) {
+            if let action = actions.first(where: { $0.name == name }) {
+                guard value == .bool(true) || value == .string(action.value) else { throw Self.refused(name, "must be true") }
+                continue
+            }
+            guard let input = inputs.first(where: { $0.name == name }) else {
+                throw Self.refused(name, "is not a field of the \(type) challenge")
+            }
+            switch input.kind.valueType {
+            case .string:
+                guard let string = value.stringValue else { throw Self.refused(name, "must be a string") }
+                if string.utf8.count > input.maxLength { throw Self.refused(name, "is longer than \(input.maxLength) bytes") }
+            case .json:
+                if value.serialized().count > input.maxLength { throw Self.refused(name, "is larger than \(input.maxLength) bytes") }
+            }
+        }
+    }
+
+    /// A browser form's answer (every value a string) with the JSON inputs read as JSON; text that is
+    /// not JSON stays a string.
+    public func readingForm(_ answer: ChallengeResponse) -> ChallengeResponse {
+        var values = answer.values
+        for input in inputs where input.kind == .json {
+            if let text = values[input.name]?.stringValue, let parsed = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) {
+                values[input.name] = parsed
+            }
+        }
+        return ChallengeResponse(values)
+    }
+
+    static func refused(_ field: String, _ message: String) -> BrokerError {
+        BrokerError(.invalidRequest, .badRequest, "The answer field '\(field)' \(message).", issues: [ConfigIssue(path: "answer.\(field)", message)])
+    }
+}
+
+/// One answer field of a challenge, and how a page asks for it.
+public struct ChallengeInput: Sendable, Hashable {
+    /// What kind of value the field takes, which decides its JSON type and its HTML input.
+    public enum Kind: Sendable, Hashable {
+        /// Free text (`<input type=text>`).
+        case text
+        /// A secret: never shown, never logged (`<input type=password>`).
+        case secret
+        /// An email address (`<input type=email>`).
+        case email
+        /// A one-time code or another number typed digit by digit (`inputmode=numeric`).
+        case code
+        /// Set from the challenge itself, not typed (`<input type=hidden>`); `prefill` names the field.
+        case hidden
+        /// Any JSON value (custom data relayed to an API); a page shows a text area and reads JSON.
+        case json
+
+        /// The JSON type the flow API accepts.
+        public var valueType: ValueType {
+            self == .json ? .json : .string
+        }
+
+        /// The HTML input type.
+        public var htmlType: String {
+            switch self {
+            case .text, .code: "text"
+            case .secret: "password"
+            case .email: "email"
+            case .hidden: "hidden"
+            case .json: "textarea"
+            }
+        }
+    }
+
+    /// The JSON type of an answer field.
+    public enum ValueType: String, Sendable, Hashable {
+        case string
+        /// Any JSON value.
+        case json
+    }
+
+    public var name: String
+    public var label: String
+    public var kind: Kind
+    /// The HTML `autocomplete` hint (`username`, `current-password`, `one-time-code`, `email`, `off`).
+    public var autocomplete: String
+    /// The HTML `inputmode`, when the kind does not imply one.
+    public var inputmode: String?
+    /// The most bytes the value may have (serialized, for JSON values).
+    public var maxLength: Int
+    /// The challenge field whose value fills this input (a username the app suggested).
+    public var prefill: String?
+    /// The HTML element id; `field-<name>` unless a page keeps an older one.
+    public var elementID: String
+
+    public init(
+        name: String, label: String, kind: Kind = .text, autocomplete: String? = nil, inputmode: String? = nil, maxLength: Int = 1024,
+        prefill: String? = nil, elementID: String? = nil
+    ) {
+        self.name = name
+        self.label = label
+        self.kind = kind
+        self.autocomplete = autocomplete ?? (kind == .secret ? "current-password" : kind == .code ? "one-time-code" : kind == .email ? "email" : "off")
+        self.inputmode = inputmode ?? (kind == .code ? "numeric" : nil)
+        self.maxLength = maxLength
+        self.prefill = prefill
+        self.elementID = elementID ?? "field-\(name)"
+    }
+}
+
+/// An extra button of a challenge page: it submits `name=value` (the flow API sends `true`).
+public struct ChallengeAction: Sendable, Hashable {
+    public var name: String
+    public var value: String
+    public var label: String
+
+    public init(name: String, value: String = "true", label: String) {
+        self.name = name
+        self.value = value
+        self.label = label
+    }
+}
+
+/// A link-out of a challenge page: the challenge field holding an `https` (or loopback `http`) URL,
+/// and the link's text.
+public struct ChallengeLink: Sendable, Hashable {
+    public var urlField: String
+    public var label: String
+
+    public init(urlField: String, label: String) {
+        self.urlField = urlField
+        self.label = label
+    }
+}
+
+/// A fact a challenge tells the client (`sentTo`, `codeExpiresAt`...), for docs/openapi.yaml.
+public struct ChallengeDetail: Sendable, Hashable {
+    public enum ValueType: String, Sendable, Hashable { case string, integer, boolean, object, array, any }
+
+    public var name: String
+    public var type: ValueType
+    public var summary: String
+
+    public init(_ name: String, _ type: ValueType, _ summary: String) {
+        self.name = name
+        self.type = type
+        self.summary = summary
+    }
+}
