@@ -21,6 +21,7 @@ test-deps:
 	@scripts/test-venv.sh
 
 unit: test-deps
+	Tests/layering/check_layering.py
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
@@ -31,6 +32,7 @@ e2e: test-deps
 # A standard OIDC client (Authlib) and a real headless Chromium against the OpenID Provider.
 integration: test-deps
 	$(SWIFT) build --product gatehouse
+	$(SWIFT) build --product riddle-broker
 	Tests/integration/run.sh
 
 test: unit e2e integration

@@ -4,6 +4,35 @@ import PackageDescription
 // Layers (see docs/architecture.md): GatehouseCore <- GatehouseStore, Plugins/* <- GatehouseServer <- gatehouse.
 // GatehouseCore depends on no HTTP framework and no database driver; a plugin depends on GatehouseCore only
 // (plus its own third-party library).
+/// A plugin built into the broker: its folder under Plugins/ (the target's name), what it depends on
+/// besides GatehouseCore, and what its test target (Tests/<name>Tests) needs besides GatehouseTesting.
+struct BuiltInPlugin {
+    var name: String
+    var dependencies: [Target.Dependency] = []
+    var testDependencies: [Target.Dependency] = []
+}
+
+/// The built-in plugins: adding a plugin adds one entry here (and one registration line in
+/// Sources/GatehousePlugins/BuiltInPlugins.swift). See docs/writing-a-plugin.md.
+let builtInPlugins: [BuiltInPlugin] = [
+    BuiltInPlugin(name: "LocalPassword", dependencies: [.product(name: "HummingbirdBcrypt", package: "hummingbird-auth")]),
+    BuiltInPlugin(
+        name: "LDAP", dependencies: ["CLDAP", .product(name: "Logging", package: "swift-log")], testDependencies: [.product(name: "Logging", package: "swift-log")]
+    ),
+    BuiltInPlugin(
+        name: "CustomAPI", dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
+        testDependencies: ["GatehouseStore", .product(name: "Crypto", package: "swift-crypto")]
+    ),
+    BuiltInPlugin(
+        name: "EmailCode", dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
+        testDependencies: ["LocalPassword", "GatehouseStore"]
+    ),
+    BuiltInPlugin(
+        name: "FSSO", dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")],
+        testDependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")]
+    ),
+]
+
 let package = Package(
     name: "gatehouse",
     platforms: [.macOS(.v14)],
@@ -49,39 +78,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .target(
-            name: "LocalPassword",
-            dependencies: [
-                "GatehouseCore",
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-            ],
-            path: "Plugins/LocalPassword"
-        ),
         .systemLibrary(name: "CLDAP", path: "Plugins/CLDAP", providers: [.apt(["libldap2-dev"])]),
-        .target(
-            name: "LDAP",
-            dependencies: ["GatehouseCore", "CLDAP", .product(name: "Logging", package: "swift-log")],
-            path: "Plugins/LDAP"
-        ),
-        .target(
-            name: "CustomAPI",
-            dependencies: ["GatehouseCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
-            path: "Plugins/CustomAPI"
-        ),
-        .target(
-            name: "EmailCode",
-            dependencies: ["GatehouseCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
-            path: "Plugins/EmailCode"
-        ),
-        .target(
-            name: "FSSO",
-            dependencies: [
-                "GatehouseCore",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-            ],
-            path: "Plugins/FSSO"
-        ),
         .target(
             name: "GatehouseServer",
             dependencies: [
@@ -93,11 +90,15 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .target(
             name: "GatehouseHTTP",
-            dependencies: ["GatehouseCore", .product(name: "AsyncHTTPClient", package: "async-http-client")]
+            dependencies: [
+                "GatehouseCore", .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .target(
             name: "GatehouseMail",
@@ -110,7 +111,7 @@ let package = Package(
         ),
         .target(
             name: "GatehouseTesting",
-            dependencies: ["GatehouseCore", "GatehouseStore", "GatehouseHTTP", "GatehouseMail"]
+            dependencies: ["GatehouseCore", "GatehouseStore", "GatehouseHTTP", "GatehouseMail", .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "gatehouse",
@@ -120,44 +121,51 @@ let package = Package(
                 "GatehouseServer",
                 "GatehouseHTTP",
                 "GatehouseMail",
-                "LocalPassword",
-                "EmailCode",
-                "FSSO",
-                "LDAP",
-                "CustomAPI",
+                "GatehousePlugins",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "GatehouseCoreTests",
             dependencies: ["GatehouseCore", "GatehouseTesting", .product(name: "Prometheus", package: "swift-prometheus")]
         ),
-        .testTarget(name: "GatehouseStoreTests", dependencies: ["GatehouseStore", "GatehouseTesting"]),
+        .testTarget(name: "GatehouseStoreTests", dependencies: ["GatehouseStore", "GatehouseCore", "GatehouseTesting"]),
         .testTarget(
             name: "GatehouseServerTests",
             dependencies: [
-                "GatehouseServer", "GatehouseTesting", "LocalPassword",
+                "GatehouseServer", "GatehouseCore", "GatehouseStore", "GatehouseTesting", "LocalPassword", "RiddlePlugin",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
-        .testTarget(name: "LocalPasswordTests", dependencies: ["LocalPassword", "GatehouseTesting"]),
-        .testTarget(name: "LDAPTests", dependencies: ["LDAP", "GatehouseTesting"]),
-        .testTarget(name: "EmailCodeTests", dependencies: ["EmailCode", "LocalPassword", "GatehouseTesting", "GatehouseStore"]),
-        .testTarget(name: "GatehouseMailTests", dependencies: ["GatehouseMail", "GatehouseTesting"]),
-        .testTarget(name: "CustomAPITests", dependencies: ["CustomAPI", "GatehouseTesting", "GatehouseStore", .product(name: "Crypto", package: "swift-crypto")]),
-        .testTarget(
-            name: "FSSOTests",
+        .testTarget(name: "GatehouseMailTests", dependencies: ["GatehouseMail", "GatehouseCore", "GatehouseTesting"]),
+        // The test-only `riddle` plugin (a challenge type the server has never heard of) and a broker
+        // serving it, for the headless-browser check of the plugin boundary.
+        .target(name: "RiddlePlugin", dependencies: ["GatehouseCore"], path: "Tests/RiddlePlugin"),
+        .executableTarget(
+            name: "riddle-broker",
             dependencies: [
-                "FSSO", "GatehouseTesting",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-            ]
+                "GatehouseCore", "GatehouseStore", "GatehouseServer", "RiddlePlugin",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/RiddleBroker"
         ),
+        // Registers the built-in plugins (Sources/GatehousePlugins/BuiltInPlugins.swift).
+        .target(name: "GatehousePlugins", dependencies: ["GatehouseCore"] + builtInPlugins.map { .target(name: $0.name) }),
     ]
+        + builtInPlugins.map { plugin in
+            .target(name: plugin.name, dependencies: ["GatehouseCore"] + plugin.dependencies, path: "Plugins/\(plugin.name)")
+        }
+        + builtInPlugins.map { plugin in
+            .testTarget(name: "\(plugin.name)Tests", dependencies: [.target(name: plugin.name), "GatehouseCore", "GatehouseTesting"] + plugin.testDependencies)
+        }
 )

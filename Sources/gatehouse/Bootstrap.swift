@@ -1,28 +1,16 @@
 import ArgumentParser
 import Foundation
 import GatehouseCore
-import EmailCode
 import GatehouseHTTP
 import GatehouseMail
-import CustomAPI
-import FSSO
+import GatehousePlugins
 import GatehouseStore
-import LDAP
-import LocalPassword
 import Logging
 
 /// Wires the broker together for every command: the built-in plugins, the config, the store.
 enum Bootstrap {
-    /// The built-in plugin types. Adding a plugin adds one line here.
-    static var registry: PluginRegistry {
-        var registry = PluginRegistry()
-        registry.register(LocalPasswordPlugin.self)
-        registry.register(FSSOPlugin.self)
-        registry.register(LDAPPlugin.self)
-        registry.register(CustomAPIPlugin.self)
-        registry.register(EmailCodePlugin.self)
-        return registry
-    }
+    /// The built-in plugin types (GatehousePlugins lists them).
+    static var registry: PluginRegistry { BuiltInPlugins.registry }
 
     static func logger(level: String) throws -> Logger {
         guard let level = Logger.Level(rawValue: level) else {

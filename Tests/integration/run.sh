@@ -211,6 +211,38 @@ ldap_check "LDAP. directory stopped: /readyz answers 503 with corp-ldap unhealth
 sleep 1.2
 ldap_check "LDAP. directory back: /readyz is ready again without a restart" bash -c "curl -sf '$base/readyz' | jq -e '.checks[\"corp-ldap\"].healthy == true'"
 
+# The plugin boundary: a broker with only the test-only `riddle` plugin, whose challenge type the
+# server has never heard of, signs a person in through the generic page in Chromium and the flow API.
+riddle_bin=${RIDDLE_BIN:-"$repo/.build/debug/riddle-broker"}
+riddle_port=$(free_port)
+mkdir -p "$work/riddle"
+cat >"$work/riddle/gatehouse.yaml" <<YAML
+environment: development
+server:
+  listen: 127.0.0.1:$riddle_port
+storage:
+  sqlite:
+    path: $work/riddle/riddle.sqlite
+providers:
+  - id: sphinx
+    type: riddle
+    config: {question: "What walks on four legs in the morning?", answer: man}
+apps:
+  - id: thebes
+    name: Thebes
+    redirectURIs: [http://127.0.0.1:$callback_port/callback]
+    policy:
+      identityProviders: [sphinx]
+      selfRegistration: true
+YAML
+"$riddle_bin" "$work/riddle/gatehouse.yaml" >"$work/riddle/server.log" 2>&1 &
+riddle_pid=$!
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$riddle_port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+TMPDIR="$work/tmp" RIDDLE_BASE_URL="http://127.0.0.1:$riddle_port" RIDDLE_CALLBACK="http://127.0.0.1:$callback_port/callback" \
+  "$venv/bin/python" "$repo/Tests/integration/plugin_page_test.py" || { status=1; tail -n 20 "$work/riddle/server.log"; }
+kill -TERM "$riddle_pid" 2>/dev/null || true
+wait "$riddle_pid" 2>/dev/null || true
+
 if [ "$status" -ne 0 ]; then log_tail; fi
 echo "integration test finished in $(($(date +%s) - started_at))s"
 exit "$status"

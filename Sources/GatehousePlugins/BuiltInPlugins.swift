@@ -1,0 +1,20 @@
+import CustomAPI
+import EmailCode
+import FSSO
+import GatehouseCore
+import LDAP
+import LocalPassword
+
+/// The plugin types built into the broker. Adding a plugin adds its import and one `register` line
+/// here, and its entry in Package.swift's `builtInPlugins` (docs/writing-a-plugin.md).
+public enum BuiltInPlugins {
+    public static var registry: PluginRegistry {
+        var registry = PluginRegistry()
+        registry.register(LocalPasswordPlugin.self)
+        registry.register(FSSOPlugin.self)
+        registry.register(LDAPPlugin.self)
+        registry.register(CustomAPIPlugin.self)
+        registry.register(EmailCodePlugin.self)
+        return registry
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import GatehouseCore
+import GatehouseServer
+import GatehouseTesting
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import RiddlePlugin
+import Testing
+
+/// The plugin boundary: a plugin that exists only in the tests brings a challenge type the server has
+/// never heard of; the flow API and the generic page handle it from its declaration alone.
+extension GatehouseServerTests {
+    static let riddleYAML = """
+        providers:
+          - id: sphinx
+            type: riddle
+            config: {question: "What walks on four legs in the morning?", answer: man}
+        apps:
+          - id: thebes
+            name: Thebes
+            redirectURIs: [https://thebes.example/callback]
+            policy:
+              identityProviders: [sphinx]
+              selfRegistration: true
+        """
+
+    static func riddleBroker() async throws -> TestBroker {
+        var registry = PluginRegistry()
+        registry.register(RiddlePlugin.self)
+        return try await TestBroker.make(yaml: riddleYAML, registry: registry)
+    }
+
+    @Test func aChallengeTypeTheServerNeverHeardOfCompletesThroughTheFlowAPI() async throws {
+        let test = try await Self.riddleBroker()
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            let started = try Self.object(try await client.execute(uri: "/v1/flows", method: .post, body: Self.json(#"{"app":"thebes","provider":"sphinx"}"#)))
+            let flow = try #require(started["flow"]?.stringValue)
+            guard case .object(let challenge)? = started["challenge"] else {
+                Issue.record("no challenge: \(started)")
+                return
+            }
+            #expect(challenge["type"] == "riddle")
+            // The answer fields come from the declaration (the hidden one is the page's own).
+            #expect(challenge["fields"] == ["name", "answer"])
+            #expect(challenge["question"] == "What walks on four legs in the morning?")
+
+            func answer(_ body: String) async throws -> TestResponse {
+                try await client.execute(uri: "/v1/flows/\(flow)", method: .post, body: Self.json(body))
+            }
+            // Fields the declaration does not have, or too long for it, never reach the plugin.
+            let unknown = try await answer(#"{"answer":{"name":"oedipus","answer":"man","riddle":"x"}}"#)
+            #expect(unknown.status == .badRequest)
+            #expect(try Self.object(unknown)["error"] == "invalid_request")
+            #expect(try Self.object(unknown)["field"] == "answer.riddle")
+            let long = try await answer(#"{"answer":{"name":"\#(String(repeating: "o", count: 33))","answer":"man"}}"#)
+            #expect(try Self.object(long)["field"] == "answer.name")
+            let mistyped = try await answer(#"{"answer":{"name":7,"answer":"man"}}"#)
+            #expect(try Self.object(mistyped)["field"] == "answer.name")
+            // The declared extra button, then a wrong and a right answer.
+            let hinted = try Self.object(try await answer(#"{"answer":{"hint":true}}"#))
+            #expect(hinted["status"] == "challenge")
+            let wrong = try await answer(#"{"answer":{"name":"oedipus","answer":"a horse"}}"#)
+            #expect(wrong.status == .badRequest)
+            #expect(try Self.object(wrong)["error"] == "invalid_credentials")
+            let done = try Self.object(try await answer(#"{"answer":{"name":"oedipus","answer":"Man"}}"#))
+            #expect(done["status"] == "completed")
+            guard case .object(let account)? = done["account"] else {
+                Issue.record("no account: \(done)")
+                return
+            }
+            #expect(account["username"] == "oedipus")
+        }
+    }
+
+    @Test func theGenericPageShowsADeclaredChallengeAsItsPluginDescribesIt() async throws {
+        let test = try await Self.riddleBroker()
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            let page = try await client.execute(
+                uri: Self.authorizeQuery(client: "thebes", redirect: "https://thebes.example/callback"), method: .get
+            )
+            #expect(page.status == .ok)
+            let html = String(buffer: page.body)
+            #expect(html.contains("<h1>Answer the riddle</h1>"))
+            #expect(html.contains("<p>Riddle: What walks on four legs in the morning?</p>"))
+            #expect(html.contains(#"<label for="field-name">Your name</label>"#))
+            #expect(html.contains(#"name="answer" type="password" autocomplete="off""#))
+            #expect(html.contains(#"<input type="hidden" name="round" value="1">"#))
+            #expect(html.contains(#"<button type="submit" name="hint" value="true" class="secondary" formnovalidate>Give me a hint</button>"#))
+            #expect(html.contains(#"<a class="link-out" href="https://riddles.example/rules">Riddle rules</a>"#))
+            #expect(html.contains(#"<button type="submit">Answer</button>"#))
+        }
+    }
+}

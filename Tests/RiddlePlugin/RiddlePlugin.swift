@@ -1,0 +1,62 @@
+import Foundation
+import GatehouseCore
+
+/// A plugin that exists only for tests, to prove the plugin boundary: its `riddle` challenge type is
+/// one the server has never heard of (a name and a secret answer, a hidden field, a "hint" button and
+/// a link-out), yet the flow API and the generic browser page handle it with no change to the server.
+public enum RiddlePlugin: PluginFactory {
+    public static let typeName = "riddle"
+
+    /// `providers[].config` of a `riddle` instance.
+    public struct Config: Decodable, Sendable {
+        public var question: String
+        public var answer: String
+    }
+
+    public static let challenges = [RiddleProvider.challenge]
+
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+        RiddleProvider(id: id, config: config)
+    }
+}
+
+/// Asks the configured riddle and identifies whoever answers it right by the name they give.
+public struct RiddleProvider: IdentityProvider {
+    public let id: String
+    let config: RiddlePlugin.Config
+
+    static let challenge = ChallengeDescription(
+        type: "riddle", summary: "A riddle to answer.", title: "Answer the riddle", prompt: "Riddle: {question}",
+        inputs: [
+            ChallengeInput(name: "name", label: "Your name", autocomplete: "nickname", maxLength: 32),
+            ChallengeInput(name: "answer", label: "The answer", kind: .secret, autocomplete: "off", maxLength: 64),
+            ChallengeInput(name: "round", label: "Round", kind: .hidden, maxLength: 8, prefill: "round"),
+        ],
+        actions: [ChallengeAction(name: "hint", label: "Give me a hint")],
+        link: ChallengeLink(urlField: "help", label: "Riddle rules"),
+        details: [ChallengeDetail("question", .string, "The riddle."), ChallengeDetail("round", .string, "Which asking this is.")],
+        submitLabel: "Answer"
+    )
+
+    func ask(round: Int, hint: Bool) -> FlowStep {
+        let challenge = Challenge(
+            type: Self.challenge.type, fields: ["question": .string(config.question), "round": .string(String(round)), "help": "https://riddles.example/rules"],
+            prompt: hint ? "Hint: the answer has \(config.answer.count) letters. Riddle: \(config.question)" : nil
+        )
+        return .challenge(challenge, state: FlowState(data: Data(String(round).utf8)))
+    }
+
+    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+        ask(round: 1, hint: false)
+    }
+
+    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let round = Int(String(decoding: state.data, as: UTF8.self)) ?? 1
+        if answer.values["hint"] != nil { return ask(round: round + 1, hint: true) }
+        let name = try answer.string("name")
+        guard SecretDigest.constantTimeEquals(try answer.string("answer").lowercased(), config.answer.lowercased()) else {
+            throw BrokerError(.invalidCredentials, .failedAttempt, "That is not the answer.")
+        }
+        return .identified(ExternalIdentity(providerID: id, subject: name, username: name), methods: ["kba"])
+    }
+}

@@ -1,0 +1,92 @@
+"""The plugin boundary in a real headless Chromium: the test-only `riddle` plugin (Tests/RiddlePlugin)
+declares a challenge type the server has never heard of; the generic page shows it as declared (title,
+prompt, labels, input kinds, an extra button, a link-out), and a person signs in through it to an
+authorization code that the token endpoint exchanges. Run by Tests/integration/run.sh against
+`riddle-broker`.
+"""
+import base64
+import hashlib
+import os
+import secrets
+import sys
+import urllib.parse
+
+import requests
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+BASE = os.environ["RIDDLE_BASE_URL"].rstrip("/")
+CALLBACK = os.environ["RIDDLE_CALLBACK"]
+failures = 0
+
+
+def check(description, condition, detail=""):
+    global failures
+    print(("ok   " if condition else "FAIL ") + description + ("" if condition else f" ({detail})"))
+    if not condition:
+        failures += 1
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1000,900"):
+        options.add_argument(argument)
+    return webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=options)
+
+
+def main():
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    state = secrets.token_urlsafe(16)
+    query = urllib.parse.urlencode({
+        "client_id": "thebes", "redirect_uri": CALLBACK, "response_type": "code", "scope": "openid", "state": state,
+        "code_challenge": challenge, "code_challenge_method": "S256",
+    })
+    chrome = browser()
+    wait = WebDriverWait(chrome, 20)
+    try:
+        chrome.get(f"{BASE}/oauth2/authorize?{query}")
+        wait.until(EC.presence_of_element_located((By.ID, "field-name")))
+        check("P1. the riddle page has the plugin's title", chrome.find_element(By.TAG_NAME, "h1").text == "Answer the riddle", chrome.find_element(By.TAG_NAME, "h1").text)
+        check("P2. the prompt is filled from the challenge", "Riddle: What walks on four legs in the morning?" in chrome.page_source)
+        check("P3. each input has its declared label", chrome.find_element(By.CSS_SELECTOR, 'label[for="field-name"]').text == "Your name")
+        check("P4. the secret answer is a password input", chrome.find_element(By.ID, "field-answer").get_attribute("type") == "password")
+        link = chrome.find_element(By.CSS_SELECTOR, "a.link-out")
+        check("P5. the link-out is shown", link.get_attribute("href") == "https://riddles.example/rules" and link.text == "Riddle rules", link.get_attribute("href"))
+        chrome.find_element(By.CSS_SELECTOR, 'button[name="hint"]').click()
+        wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "Hint: the answer has 3 letters"))
+        check("P6. the declared extra button reaches the plugin (a hint)", True)
+        check("P7. the hidden field follows the challenge", chrome.find_element(By.NAME, "round").get_attribute("value") == "2")
+        for field, value in (("field-name", "oedipus"), ("field-answer", "a horse")):
+            chrome.find_element(By.ID, field).send_keys(value)
+        chrome.find_element(By.XPATH, '//button[text()="Answer"]').click()
+        alert = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '[role="alert"]')))
+        check("P8. a wrong answer shows the page again with an alert", "not the answer" in alert.text, alert.text)
+        chrome.find_element(By.ID, "field-name").clear()
+        chrome.find_element(By.ID, "field-name").send_keys("oedipus")
+        chrome.find_element(By.ID, "field-answer").send_keys("man")
+        chrome.find_element(By.XPATH, '//button[text()="Answer"]').click()
+        wait.until(lambda driver: driver.current_url.startswith(CALLBACK))
+        params = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(chrome.current_url).query))
+        check("P9. the right answer redirects to the app with a code and the state", params.get("state") == state and "code" in params, chrome.current_url)
+    finally:
+        chrome.quit()
+    response = requests.post(f"{BASE}/oauth2/token", data={
+        "grant_type": "authorization_code", "code": params.get("code", ""), "redirect_uri": CALLBACK, "client_id": "thebes", "code_verifier": verifier,
+    }, timeout=10)
+    check("P10. the code exchanges for tokens", response.status_code == 200 and "id_token" in response.json(), response.text)
+
+    # The same plugin through the JSON flow API.
+    started = requests.post(f"{BASE}/v1/flows", json={"app": "thebes", "provider": "sphinx"}, timeout=10).json()
+    check("P11. the flow API shows the riddle with its declared fields", started.get("challenge", {}).get("fields") == ["name", "answer"], started)
+    done = requests.post(f"{BASE}/v1/flows/{started.get('flow')}", json={"answer": {"name": "oedipus", "answer": "man"}}, timeout=10).json()
+    check("P12. the flow API completes with tokens", done.get("status") == "completed" and done.get("tokens", {}).get("access_token"), done)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

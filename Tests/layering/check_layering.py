@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""The layering rule of docs/architecture.md, checked on the sources against Package.swift.
+
+- GatehouseCore imports no server, store, driver, NIO or plugin module;
+- a plugin (a target under Plugins/) imports only GatehouseCore and its own libraries: never another
+  plugin, the server, the store or the other drivers;
+- every target declares (in Package.swift) each module it imports.
+
+It first checks itself on a made-up package that breaks every rule (each must be reported), then the
+real package (`swift package dump-package`). Exit status 1 on any finding.
+
+    Tests/layering/check_layering.py
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# Modules of the toolchain and the platform: never declared.
+SYSTEM = {"Foundation", "FoundationEssentials", "Dispatch", "Glibc", "Darwin", "Musl", "Synchronization", "Testing", "XCTest", "_Concurrency"}
+# What the core must never import: the HTTP framework, databases, NIO and our own drivers.
+DRIVERS = re.compile(r"^(GatehouseServer|GatehouseStore|GatehouseHTTP|GatehouseMail|GatehouseTesting|GatehousePlugins|Hummingbird\w*|GRDB|PostgresNIO|NIO\w*|AsyncHTTPClient|CLDAP)$")
+# What a plugin must never import besides other plugins.
+PLUGIN_FORBIDDEN = re.compile(r"^(GatehouseServer|GatehouseStore|GatehouseHTTP|GatehouseMail|GatehouseTesting|GatehousePlugins|Hummingbird|HummingbirdCore|GRDB|PostgresNIO)$")
+# Imports start a line (an indented `import` is text inside a string literal).
+IMPORT = re.compile(r"^(?:@testable\s+|@_exported\s+)*import\s+(?:(?:struct|class|enum|protocol|func|var|typealias)\s+)?(\w+)", re.M)
+
+
+def declared(target):
+    names = set()
+    for dependency in target.get("dependencies", []):
+        for kind in ("byName", "target", "product"):
+            if kind in dependency:
+                names.add(dependency[kind][0])
+    return names
+
+
+def target_path(target):
+    if target.get("path"):
+        return target["path"]
+    return os.path.join("Tests" if target["type"] == "test" else "Sources", target["name"])
+
+
+def imports(root, path):
+    found = {}
+    for folder, _, files in os.walk(os.path.join(root, path)):
+        for name in files:
+            if name.endswith(".swift"):
+                file = os.path.join(folder, name)
+                with open(file, encoding="utf-8") as handle:
+                    for module in IMPORT.findall(handle.read()):
+                        found.setdefault(module, os.path.relpath(file, root))
+    return found
+
+
+def findings(package, root):
+    targets = {t["name"]: t for t in package["targets"]}
+    plugins = {name for name, t in targets.items() if t["type"] == "regular" and target_path(t).startswith("Plugins/")}
+    problems = []
+    for name, target in sorted(targets.items()):
+        if target["type"] in ("system", "binary", "plugin"):
+            continue
+        dependencies = declared(target)
+        used = imports(root, target_path(target))
+        for module, file in sorted(used.items()):
+            if module not in SYSTEM and module not in dependencies and module != name:
+                problems.append(f"{file}: {name} imports {module} without declaring it in Package.swift")
+        if name == "GatehouseCore":
+            for module in sorted(set(used) | dependencies):
+                if DRIVERS.match(module) or module in plugins:
+                    problems.append(f"{used.get(module, 'Package.swift')}: GatehouseCore depends on {module} (a server, store, driver, NIO or plugin module)")
+        if name in plugins:
+            for module in sorted(set(used) | dependencies):
+                if module in plugins and module != name:
+                    problems.append(f"{used.get(module, 'Package.swift')}: plugin {name} depends on another plugin, {module}")
+                elif PLUGIN_FORBIDDEN.match(module):
+                    problems.append(f"{used.get(module, 'Package.swift')}: plugin {name} depends on {module} (the server, the store or a driver)")
+            if "GatehouseCore" not in dependencies:
+                problems.append(f"Package.swift: plugin {name} does not depend on GatehouseCore")
+    return problems
+
+
+def self_test():
+    """The rules on a made-up package that breaks each of them: every break must be found."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as root:
+        sources = {
+            "Sources/GatehouseCore/A.swift": "import Foundation\nimport NIOCore\nimport Alpha\n",
+            "Plugins/Alpha/A.swift": "import GatehouseCore\nimport Beta\nimport GatehouseStore\n",
+            "Plugins/Beta/B.swift": "import GatehouseCore\n@testable import Undeclared\n",
+        }
+        for path, text in sources.items():
+            os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
+            with open(os.path.join(root, path), "w") as handle:
+                handle.write(text)
+        package = {"targets": [
+            {"name": "GatehouseCore", "type": "regular", "dependencies": [{"product": ["NIOCore", "swift-nio", None, None]}, {"byName": ["Alpha", None]}]},
+            {"name": "Alpha", "type": "regular", "path": "Plugins/Alpha", "dependencies": [{"byName": ["GatehouseCore", None]}, {"byName": ["Beta", None]}, {"byName": ["GatehouseStore", None]}]},
+            {"name": "Beta", "type": "regular", "path": "Plugins/Beta", "dependencies": [{"byName": ["GatehouseCore", None]}]},
+        ]}
+        found = "\n".join(findings(package, root))
+        expected = [
+            "GatehouseCore depends on NIOCore", "GatehouseCore depends on Alpha", "plugin Alpha depends on another plugin, Beta",
+            "plugin Alpha depends on GatehouseStore", "Beta imports Undeclared without declaring it",
+        ]
+        missing = [text for text in expected if text not in found]
+        if missing:
+            print("FAIL the layering check misses what it must find: " + "; ".join(missing))
+            sys.exit(1)
+
+
+def main():
+    self_test()
+    dump = subprocess.run(["swift", "package", "dump-package", "--package-path", ROOT], capture_output=True, text=True)
+    if dump.returncode != 0:
+        print("FAIL swift package dump-package: " + dump.stderr)
+        return 1
+    problems = findings(json.loads(dump.stdout), ROOT)
+    for problem in problems:
+        print("FAIL " + problem)
+    if not problems:
+        print("ok   layering: the core imports no driver or plugin, plugins import only the core and their own libraries, every import is declared")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
