@@ -13,7 +13,7 @@ struct BuiltInPlugin {
 }
 
 /// The built-in plugins: adding a plugin adds one entry here (and one registration line in
-/// Sources/GatehousePlugins/BuiltInPlugins.swift). See docs/writing-a-plugin.md.
+/// Plugins/BuiltIn/BuiltInPlugins.swift). See docs/writing-a-plugin.md.
 let builtInPlugins: [BuiltInPlugin] = [
     BuiltInPlugin(name: "LocalPassword", dependencies: [.product(name: "HummingbirdBcrypt", package: "hummingbird-auth")]),
     BuiltInPlugin(
@@ -136,7 +136,7 @@ let package = Package(
         .testTarget(
             name: "GatehouseServerTests",
             dependencies: [
-                "GatehouseServer", "GatehouseCore", "GatehouseStore", "GatehouseTesting", "LocalPassword", "RiddlePlugin",
+                "GatehouseServer", "GatehouseCore", "GatehouseStore", "GatehouseTesting", "GatehousePlugins", "LocalPassword", "RiddlePlugin",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -159,8 +159,8 @@ let package = Package(
             ],
             path: "Tests/RiddleBroker"
         ),
-        // Registers the built-in plugins (Sources/GatehousePlugins/BuiltInPlugins.swift).
-        .target(name: "GatehousePlugins", dependencies: ["GatehouseCore"] + builtInPlugins.map { .target(name: $0.name) }),
+        // Registers the built-in plugins (Plugins/BuiltIn/BuiltInPlugins.swift): the one place that names them.
+        .target(name: "GatehousePlugins", dependencies: ["GatehouseCore"] + builtInPlugins.map { .target(name: $0.name) }, path: "Plugins/BuiltIn"),
     ]
         + builtInPlugins.map { plugin in
             .target(name: plugin.name, dependencies: ["GatehouseCore"] + plugin.dependencies, path: "Plugins/\(plugin.name)")

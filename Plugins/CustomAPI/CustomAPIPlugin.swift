@@ -72,7 +72,7 @@ public enum CustomAPIPlugin: PluginFactory {
         }
 
         /// Claims the broker sets itself; an app's API may never supply them.
-        static let reservedClaims: Set<String> = ["iss", "sub", "aud", "exp", "iat", "nbf", "jti", "amr", "acr", "auth_time", "nonce", "azp", "client_id", "scope", "idp", "stateless", testAccountClaim]
+        static let reservedClaims: Set<String> = ["iss", "sub", "aud", "exp", "iat", "nbf", "jti", "amr", "acr", "auth_time", "nonce", "azp", "client_id", "scope", "idp", "stateless"]
 
         private static func choice<T: RawRepresentable & Sendable>(
             _ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys, default value: T, path: [any CodingKey]

@@ -49,7 +49,7 @@ public struct CustomAPIProvider: IdentityProvider, StatelessCapable {
         switch answer {
         case .success(let subject, let username, let claims):
             let allowed = claims.filter { config.allowedClaims.contains($0.key) }
-            return .identified(ExternalIdentity(providerID: id, subject: subject, username: username ?? subject, claims: allowed), methods: [])
+            return .identified(ExternalIdentity(providerID: id, subject: subject, username: username ?? subject, claims: IdentityClaims(claims: allowed)))
         case .challenge(let data, let apiState):
             return try challenge(State(step: "finish", data: data, apiState: apiState, retries: state.retries), error: nil)
         case .failure(retryable: true, let code, let message) where state.step != "init":

@@ -64,8 +64,9 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
             return .verified(FactorResult(authenticatorID: id, method: "otp", enrolledEmail: current.enrolling ? verified : nil))
         }
         return .identified(
-            ExternalIdentity(providerID: id, subject: verified.value, username: verified.value, claims: ["email": .string(verified.value), "email_verified": true]),
-            methods: ["otp"]
+            ExternalIdentity(
+                providerID: id, subject: verified.value, username: verified.value, claims: IdentityClaims(email: verified.value, emailVerified: true), methods: ["otp"]
+            )
         )
     }
 

@@ -6,7 +6,7 @@ import _CryptoExtras
 /// Verifies app-signed JWTs and turns them into identities. Every refusal answers `invalid_grant`
 /// on the wire; the precise reason (`bad_signature`, `token_replayed`, ...) goes to the log and the
 /// audit log only.
-public struct FSSOProvider: AssertionKeyManaging {
+public struct FSSOProvider: AssertionVerifying {
     public let id: String
     let config: FSSOPlugin.Config
     let environment: PluginEnvironment
@@ -30,7 +30,7 @@ public struct FSSOProvider: AssertionKeyManaging {
 
     public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         do {
-            return .identified(try await verify(try answer.string("assertion"), app: context.app), methods: ["fsso"])
+            return .identified(try await verify(try answer.string("assertion"), app: context.app))
         } catch let error as BrokerError where error.code == .invalidGrant {
             // A refused assertion is a wrong answer of the flow.
             var refused = error
@@ -91,15 +91,16 @@ public struct FSSOProvider: AssertionKeyManaging {
 
         var copied: [String: JSONValue] = ["iss": .string(iss)]
         for name in allowedClaims { if let value = claims[name] { copied[name] = value } }
-        if isTest { copied[testAccountClaim] = true }
-        return ExternalIdentity(providerID: id, subject: "\(iss)|\(subject)", username: subject, claims: copied)
+        return ExternalIdentity(
+            providerID: id, subject: "\(iss)|\(subject)", username: subject, claims: IdentityClaims(claims: copied), methods: [Self.method], isTest: isTest
+        )
     }
 
     /// The key for (iss, kid): from config, registered at run time, or an app's test key (which only
     /// that app may use). Returns it with the claims the issuer may set and whether it is a test key.
     private func key(issuer iss: String, kid: String, app: App) async throws -> (_RSA.Signing.PublicKey, [String], Bool) {
-        if iss.hasPrefix(AssertionKey.testIssuer(appID: "")) {
-            guard iss == AssertionKey.testIssuer(appID: app.id) else { throw Self.refused("unknown_issuer") }
+        if iss.hasPrefix(FSSOKey.testIssuerPrefix) {
+            guard iss == FSSOKey.testIssuer(appID: app.id) else { throw Self.refused("unknown_issuer") }
             guard let stored = try await environment.storage.get(StoredKey.self, key: StoredKey.storageKey(iss, kid))?.value else {
                 throw Self.refused("unknown_kid")
             }
@@ -114,87 +115,15 @@ public struct FSSOProvider: AssertionKeyManaging {
         throw Self.refused(configured == nil ? "unknown_issuer" : "unknown_kid")
     }
 
-    // MARK: - AssertionKeyManaging
-
-    /// A key registered at run time or generated as a test key; only public halves are stored.
-    struct StoredKey: Codable, Sendable {
-        var issuer: String
-        var kid: String
-        var pem: String
-        var appID: String?
-        var createdAt: Date
-        var createdBy: String
-        var revokedAt: Date?
-
-        static func storageKey(_ issuer: String, _ kid: String) -> String { "key:\(issuer):\(kid)" }
-
-        func publicKey() throws -> _RSA.Signing.PublicKey {
-            do {
-                return try _RSA.Signing.PublicKey(pemRepresentation: pem)
-            } catch {
-                throw FSSOProvider.refused("unknown_kid")
-            }
-        }
-
-        var view: AssertionKey {
-            AssertionKey(issuer: issuer, kid: kid, source: appID == nil ? .registered : .test, appID: appID, createdAt: createdAt, createdBy: createdBy, revokedAt: revokedAt)
-        }
-    }
-
-    public func addKey(issuer: String, kid: String, pem: String, by creator: String) async throws {
-        guard !issuer.isEmpty, !kid.isEmpty, !issuer.hasPrefix(AssertionKey.testIssuer(appID: "")) else {
-            throw BrokerError(.invalidRequest, .badRequest, "issuer and kid are required; gatehouse-test: issuers are reserved for test keys.")
-        }
-        do {
-            _ = try FSSOPlugin.Config.Key.parse(pem, path: [ConfigPath.Key("pem")])
-        } catch let issue as ConfigIssue {
-            throw BrokerError(.invalidRequest, .badRequest, issue.description, issues: [issue])
-        }
-        if config.issuers.first(where: { $0.issuer == issuer })?.keys.contains(where: { $0.kid == kid }) == true {
-            throw BrokerError(.conflict, .conflict, "The config already has key '\(kid)' for '\(issuer)'.")
-        }
-        let record = StoredKey(issuer: issuer, kid: kid, pem: pem, createdAt: environment.clock.now, createdBy: creator)
-        guard try await environment.storage.insert(record, key: StoredKey.storageKey(issuer, kid)) else {
-            throw BrokerError(.conflict, .conflict, "Key '\(kid)' of '\(issuer)' is already registered.")
-        }
-    }
-
-    public func removeKey(issuer: String, kid: String) async throws -> Bool {
-        guard !issuer.hasPrefix(AssertionKey.testIssuer(appID: "")) else { return false }
-        return try await environment.storage.delete(key: StoredKey.storageKey(issuer, kid))
-    }
-
-    public func keys() async throws -> [AssertionKey] {
-        let configured = config.issuers.flatMap { issuer in issuer.keys.map { AssertionKey(issuer: issuer.issuer, kid: $0.kid, source: .config) } }
-        return configured + (try await environment.storage.all(StoredKey.self, keyPrefix: "key:").map(\.value.view))
-    }
-
-    public func generateTestKey(appID: String, by creator: String) async throws -> (key: AssertionKey, privateKeyPEM: String) {
-        let privateKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        let record = StoredKey(
-            issuer: AssertionKey.testIssuer(appID: appID), kid: "test-" + RandomToken.make(byteCount: 8), pem: privateKey.publicKey.pemRepresentation,
-            appID: appID, createdAt: environment.clock.now, createdBy: creator
-        )
-        guard try await environment.storage.insert(record, key: StoredKey.storageKey(record.issuer, record.kid)) else {
-            throw BrokerError.internalFailure("A test key id collided; try again.")
-        }
-        return (record.view, privateKey.pemRepresentation)
-    }
-
-    public func revokeTestKey(appID: String, kid: String) async throws -> Bool {
-        let key = StoredKey.storageKey(AssertionKey.testIssuer(appID: appID), kid)
-        guard let stored = try await environment.storage.get(StoredKey.self, key: key), stored.value.revokedAt == nil else { return false }
-        var revoked = stored.value
-        revoked.revokedAt = environment.clock.now
-        return try await environment.storage.replace(revoked, key: key, version: stored.version)
-    }
-
     /// `iat`/`exp` in seconds or milliseconds since 1970: a value above 10^11 (the year 5138 in
     /// seconds) can only be milliseconds.
     static func epochSeconds(_ value: JSONValue) -> Double? {
         guard let number = value.numberValue, number.isFinite, number > 0 else { return nil }
         return number > 1e11 ? number / 1000 : number
     }
+
+    /// The `amr` value of a sign-in with an app-signed assertion.
+    static let method = "fsso"
 
     static func refused(_ reason: String) -> BrokerError {
         BrokerError(.invalidGrant, .badRequest, "The assertion is not valid.").because(reason)

@@ -41,7 +41,7 @@ public struct LDAPProvider: IdentityProvider, IdentityRechecking, HealthReportin
     public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let username = try answer.string("username").trimmingCharacters(in: .whitespaces)
         let password = try answer.string("password")
-        return .identified(try await signIn(username: username, password: password), methods: ["pwd"])
+        return .identified(try await signIn(username: username, password: password))
     }
 
     /// The identity for a directory username and password, or a refusal that looks the same on the
@@ -83,15 +83,13 @@ public struct LDAPProvider: IdentityProvider, IdentityRechecking, HealthReportin
             throw BrokerError(.providerUnavailable, .unavailable, "The directory entry has no identifier; an administrator must fix the provider's config.").because("missing_id_attribute")
         }
         let username = entry.first(search.username) ?? typedUsername
-        var claims: [String: JSONValue] = ["preferred_username": .string(search.preferredUsernameAttr.flatMap(entry.first) ?? username)]
-        if let email = search.emailAttr.flatMap(entry.first) {
-            claims["email"] = .string(email)
+        let email = search.emailAttr.flatMap(entry.first)
+        let claims = IdentityClaims(
             // The directory is the organisation's own record of the address.
-            claims["email_verified"] = .bool(true)
-        }
-        if let name = search.nameAttr.flatMap(entry.first) { claims["name"] = .string(name) }
-        if config.groupSearch != nil { claims["groups"] = .array(groups.map(JSONValue.string)) }
-        return ExternalIdentity(providerID: id, subject: subject, username: username, claims: claims)
+            email: email, emailVerified: email != nil, name: search.nameAttr.flatMap(entry.first),
+            preferredUsername: search.preferredUsernameAttr.flatMap(entry.first) ?? username, groups: config.groupSearch != nil ? groups : nil
+        )
+        return ExternalIdentity(providerID: id, subject: subject, username: username, claims: claims, methods: ["pwd"])
     }
 
     private func unavailable(_ failure: LDAPFailure) -> BrokerError {

@@ -48,8 +48,9 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, Ide
             record = try await authenticate(username: username, password: password)
         }
         return .identified(
-            ExternalIdentity(providerID: id, subject: record.subject, username: record.username, claims: ["preferred_username": .string(record.username)]),
-            methods: ["pwd"]
+            ExternalIdentity(
+                providerID: id, subject: record.subject, username: record.username, claims: IdentityClaims(preferredUsername: record.username), methods: ["pwd"]
+            )
         )
     }
 

@@ -48,36 +48,8 @@ struct AdminAPI {
             try await admin.deregisterUser(id: try context.parameters.require("id"), by: try identity(context))
             return Response(status: .noContent)
         }
-        group.get("providers/:id/keys") { _, context in
-            JSONBody(try await admin.providerKeys(providerID: try context.parameters.require("id"))).response(status: .ok)
-        }
-        group.post("providers/:id/keys") { request, context in
-            guard case .object(let body) = try await body(request, context), let issuer = body["issuer"]?.stringValue, let kid = body["kid"]?.stringValue,
-                let pem = body["pem"]?.stringValue
-            else {
-                throw BrokerError(.invalidRequest, .badRequest, "The body needs issuer, kid and pem.", issues: [ConfigIssue(path: "issuer", "issuer, kid and pem are required")])
-            }
-            try await admin.addProviderKey(providerID: try context.parameters.require("id"), issuer: issuer, kid: kid, pem: pem, by: try identity(context))
-            return Response(status: .created)
-        }
-        group.delete("providers/:id/keys/:issuer/:kid") { _, context in
-            try await admin.removeProviderKey(
-                providerID: try context.parameters.require("id"), issuer: try context.parameters.require("issuer"), kid: try context.parameters.require("kid"),
-                by: try identity(context)
-            )
-            return Response(status: .noContent)
-        }
-        group.get("apps/:id/test-keys") { _, context in
-            JSONBody(try await admin.testKeys(appID: try context.parameters.require("id"))).response(status: .ok)
-        }
-        group.post("apps/:id/test-keys") { _, context in
-            let generated = try await admin.generateTestKey(appID: try context.parameters.require("id"), by: try identity(context))
-            return JSONBody(GeneratedTestKey(key: generated.key, privateKeyPEM: generated.privateKeyPEM)).response(status: .created)
-        }
-        group.delete("apps/:id/test-keys/:kid") { _, context in
-            try await admin.revokeTestKey(appID: try context.parameters.require("id"), kid: try context.parameters.require("kid"), by: try identity(context))
-            return Response(status: .noContent)
-        }
+        addResourceRoutes(to: group, owner: "providers") { .provider($0) }
+        addResourceRoutes(to: group, owner: "apps") { .app($0) }
         group.post("apps/:id/provisional-identities") { request, context in
             let body = try await request.decode(as: ProvisionalIdentityAPI.CreateBody.self, context: context)
             let (provisional, created) = try await broker.provisionalIdentities.create(
@@ -115,17 +87,6 @@ struct AdminAPI {
         }
     }
 
-    struct GeneratedTestKey: Encodable {
-        var key: AssertionKey
-        /// Shown once; never stored.
-        var privateKeyPEM: String
-
-        enum CodingKeys: String, CodingKey {
-            case key
-            case privateKeyPEM = "private_key_pem"
-        }
-    }
-
     struct CreatedApp: Encodable {
         var app: AdminService.AppView
         /// Shown once; only its digest is stored.
@@ -134,6 +95,41 @@ struct AdminAPI {
         enum CodingKeys: String, CodingKey {
             case app
             case clientSecret = "client_secret"
+        }
+    }
+
+    /// The resources plugins offer (`AdminResourceProviding`): `GET` lists, `POST` adds (201 with the
+    /// new item), `DELETE .../{key...}` removes (204). Fixed routes such as `apps/{id}/policy` win
+    /// over these, as Hummingbird matches constant path components first.
+    private func addResourceRoutes(
+        to group: RouterGroup<GatehouseRequestContext>, owner path: String, owner: @escaping @Sendable (String) -> AdminService.ResourceOwner
+    ) {
+        group.get("\(path)/:id/:resource") { _, context in
+            let items = try await admin.resourceItems(try context.parameters.require("resource"), of: owner(try context.parameters.require("id")))
+            return JSONBody(items).response(status: .ok)
+        }
+        group.post("\(path)/:id/:resource") { request, context in
+            // A resource made from nothing (a generated key) may be asked for with an empty body.
+            let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+            let fields: [String: JSONValue]
+            if buffer.readableBytes == 0 {
+                fields = [:]
+            } else if case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(buffer: buffer)) {
+                fields = object
+            } else {
+                throw BrokerError(.invalidRequest, .badRequest, "The body must be a JSON object.")
+            }
+            let change = try await admin.createResourceItem(
+                try context.parameters.require("resource"), of: owner(try context.parameters.require("id")), fields: fields, by: try identity(context)
+            )
+            return JSONBody(change.item).response(status: .created)
+        }
+        group.delete("\(path)/:id/:resource/**") { _, context in
+            let key = context.parameters.getCatchAll().map { String($0).removingPercentEncoding ?? String($0) }
+            _ = try await admin.deleteResourceItem(
+                try context.parameters.require("resource"), of: owner(try context.parameters.require("id")), key: key, by: try identity(context)
+            )
+            return Response(status: .noContent)
         }
     }
 

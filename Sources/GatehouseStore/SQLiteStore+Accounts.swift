@@ -40,7 +40,7 @@ extension SQLiteStore: AccountStore {
                 return (account, false)
             }
             let account = Account(
-                id: UUID().uuidString.lowercased(), username: identity.username, createdAt: now, isTest: identity.claims[testAccountClaim] == .bool(true)
+                id: UUID().uuidString.lowercased(), username: identity.username, createdAt: now, isTest: identity.isTest
             )
             try db.cachedStatement(sql: "INSERT INTO accounts (id, username, created_at, is_test) VALUES (?, ?, ?, ?)")
                 .execute(arguments: [account.id, account.username, now.storeValue, account.isTest])
@@ -97,7 +97,7 @@ extension SQLiteStore: AccountStore {
     static func link(_ row: Row) throws -> IdentityLink {
         IdentityLink(
             providerID: row["provider_id"], subject: row["subject"], accountID: row["account_id"],
-            claims: try StoreJSON.decode([String: JSONValue].self, row["claims"]),
+            claims: try StoreJSON.decode(IdentityClaims.self, row["claims"]),
             createdAt: Date(storeValue: row["created_at"]), lastSignInAt: Date(storeValue: row["last_sign_in_at"])
         )
     }

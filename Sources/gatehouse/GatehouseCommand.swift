@@ -9,7 +9,7 @@ struct GatehouseCommand: AsyncParsableCommand {
         abstract: "Gatehouse, a plugin-based authentication broker.",
         version: GatehouseVersion.current,
         subcommands: [
-            ServeCommand.self, CheckConfigCommand.self, MigrateCommand.self, UsersCommand.self, AppsCommand.self, AuditCommand.self, LockoutsCommand.self, FSSOCommand.self, TestKeysCommand.self,
+            ServeCommand.self, CheckConfigCommand.self, MigrateCommand.self, UsersCommand.self, AppsCommand.self, AuditCommand.self, LockoutsCommand.self, ResourcesCommand.self,
             ProvidersCommand.self,
             KeysCommand.self, VersionCommand.self,
             DefaultConfigCommand.self,

@@ -75,8 +75,8 @@ struct CustomAPITests {
         #expect(!account.isTest, "an app's API cannot mark accounts as test accounts")
         #expect(first.tokens.refreshToken != nil)
         let link = try #require(try await broker.store.identityLink(providerID: "bank", subject: "cust-42"))
-        #expect(link.claims["email"] == "carla@bank.example")
-        #expect(link.claims["sub"] == nil && link.claims[testAccountClaim] == nil)
+        #expect(link.claims.email == "carla@bank.example")
+        #expect(link.claims.extra["sub"] == nil && link.claims.extra["gatehouse_test_account"] == nil)
         let again = try await broker.signIn(Self.request(), answer: answer, client: Self.client)
         #expect(again.account?.id == account.id)
 

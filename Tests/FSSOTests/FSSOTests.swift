@@ -92,8 +92,8 @@ struct FSSOTests {
         #expect(second.account?.id == first.account?.id)
         // Only the allowed custom claim is kept.
         let link = try #require(try await test.store.identityLink(providerID: "acme-sso", subject: "acme|alice"))
-        #expect(link.claims["email"] == "alice@acme.example")
-        #expect(link.claims["role"] == nil)
+        #expect(link.claims.email == "alice@acme.example")
+        #expect(link.claims.extra["role"] == nil)
     }
 
     @Test func exchangesAJWTWithTheBearerGrant() async throws {
@@ -248,23 +248,28 @@ extension FSSOTests {
         let test = try await Self.keysBroker()
         defer { test.temporary.remove() }
         let betaKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        try await test.broker.admin.addProviderKey(providerID: "acme-sso", issuer: "beta", kid: "b1", pem: betaKey.publicKey.pkcs1PEMRepresentation, by: Self.ops)
+        let added = try await test.broker.admin.createResourceItem(
+            "keys", of: .provider("acme-sso"), fields: ["issuer": "beta", "kid": "b1", "pem": .string(betaKey.publicKey.pkcs1PEMRepresentation)], by: Self.ops
+        )
+        #expect(added.event == "key_added")
         let token = try Self.jwt(header: ["alg": "RS256", "kid": "b1"], claims: Self.claims(test.clock, changes: ["iss": "beta"]), key: betaKey)
         #expect(await reason(test, token) == nil)
-        let keys = try await test.broker.admin.providerKeys(providerID: "acme-sso")
-        #expect(keys.contains { $0.issuer == "beta" && $0.kid == "b1" && $0.source == .registered && $0.createdBy == "ops" })
-        try await test.broker.admin.removeProviderKey(providerID: "acme-sso", issuer: "beta", kid: "b1", by: Self.ops)
+        let keys = try await test.broker.admin.resourceItems("keys", of: .provider("acme-sso"))
+        #expect(keys.contains { $0["issuer"] == "beta" && $0["kid"] == "b1" && $0["source"] == "registered" && $0["createdBy"] == "ops" })
+        _ = try await test.broker.admin.deleteResourceItem("keys", of: .provider("acme-sso"), key: ["beta", "b1"], by: Self.ops)
         let again = try Self.jwt(header: ["alg": "RS256", "kid": "b1"], claims: Self.claims(test.clock, changes: ["iss": "beta"]), key: betaKey)
         #expect(await reason(test, again) == "unknown_issuer")
         // Weak keys are refused with the field at fault.
         let weak = try _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 1024)).publicKey.pemRepresentation
         do {
-            try await test.broker.admin.addProviderKey(providerID: "acme-sso", issuer: "beta", kid: "weak", pem: weak, by: Self.ops)
+            _ = try await test.broker.admin.createResourceItem("keys", of: .provider("acme-sso"), fields: ["issuer": "beta", "kid": "weak", "pem": .string(weak)], by: Self.ops)
             Issue.record("a weak key was registered")
         } catch let error as BrokerError {
             #expect(error.issues.first?.path == "pem")
         }
-        #expect(try await test.store.auditEvents(type: "fsso.key_added", appID: nil, accountID: nil, since: nil, limit: 5).count == 1)
+        // The events are named by the plugin type.
+        #expect(try await test.store.auditEvents(type: "fsso-jwt.key_added", appID: nil, accountID: nil, since: nil, limit: 5).count == 1)
+        #expect(try await test.store.auditEvents(type: "fsso-jwt.key_removed", appID: nil, accountID: nil, since: nil, limit: 5).first?.details["admin"] == "ops")
     }
 
     @Test func testKeysRegisterTestAccountsPastTheSecondFactorUntilRevoked() async throws {
@@ -278,7 +283,7 @@ extension FSSOTests {
         guard case .challenge(_, let challenge, _) = real else { Issue.record("no second factor"); return }
         #expect(challenge.type == "attestation")
 
-        let generated = try await test.broker.admin.generateTestKey(appID: "strict", by: Self.ops)
+        let generated = try await Self.generateTestKey(test, app: "strict")
         #expect(generated.key.issuer == "gatehouse-test:strict")
         let privateKey = try _RSA.Signing.PrivateKey(pemRepresentation: generated.privateKeyPEM)
         func testToken(sub: String) throws -> String {
@@ -292,9 +297,9 @@ extension FSSOTests {
         // The private key was not kept.
         let stored = try await test.store.pluginRecords(namespace: "acme-sso", keyPrefix: "", now: test.clock.now)
         #expect(!stored.contains { String(decoding: $0.value, as: UTF8.self).contains("PRIVATE KEY") })
-        #expect(try await test.broker.admin.testKeys(appID: "strict").map(\.kid) == [generated.key.kid])
+        #expect(try await test.broker.admin.resourceItems("test-keys", of: .app("strict")).map { $0["kid"] } == [.string(generated.key.kid)])
         // Revoked: refused at once.
-        try await test.broker.admin.revokeTestKey(appID: "strict", kid: generated.key.kid, by: Self.ops)
+        _ = try await test.broker.admin.deleteResourceItem("test-keys", of: .app("strict"), key: [generated.key.kid], by: Self.ops)
         let strict = try #require(try await test.store.app(id: "strict"))
         let provider = test.broker.plugins.identityProviders["acme-sso"] as! any AssertionVerifying
         do {
@@ -303,7 +308,19 @@ extension FSSOTests {
         } catch let error as BrokerError {
             #expect(error.reason == "key_revoked")
         }
-        #expect(try await test.store.auditEvents(type: "test_key.revoked", appID: "strict", accountID: nil, since: nil, limit: 5).first?.details["admin"] == "ops")
+        #expect(try await test.store.auditEvents(type: "fsso-jwt.test_key_revoked", appID: "strict", accountID: nil, since: nil, limit: 5).first?.details["admin"] == "ops")
+    }
+
+    /// A test key for `app` through the generic admin resources, as the admin API and CLI make one.
+    static func generateTestKey(_ test: TestBroker, app: String) async throws -> (key: FSSOKey, privateKeyPEM: String) {
+        let change = try await test.broker.admin.createResourceItem("test-keys", of: .app(app), fields: [:], by: ops)
+        guard case .object(let item) = change.item, let key = item["key"], let pem = change.shownOnce, item["private_key_pem"] == .string(pem) else {
+            throw FlowDriverError.unexpectedOutcome("no key in \(change.item)")
+        }
+        #expect(change.event == "test_key_generated")
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return (try decoder.decode(FSSOKey.self, from: Data(key.serialized())), pem)
     }
 }
 
@@ -321,7 +338,7 @@ extension FSSOTests {
         }
         #expect(try await test.store.count(table: .accounts) == 0)
         // A test account may (it skips the factor by design).
-        let generated = try await test.broker.admin.generateTestKey(appID: "strict", by: Self.ops)
+        let generated = try await Self.generateTestKey(test, app: "strict")
         let key = try _RSA.Signing.PrivateKey(pemRepresentation: generated.privateKeyPEM)
         let token = try Self.jwt(
             header: ["alg": "RS256", "kid": .string(generated.key.kid)], claims: Self.claims(test.clock, sub: "qa-1", changes: ["iss": .string(generated.key.issuer)]), key: key

@@ -17,7 +17,7 @@ struct NamedSubjectProvider: StatelessCapable, HealthReporting {
         _ = try state.decode([String: Int].self)
         let subject = try answer.string("subject")
         if subject == "wrong" { throw BrokerError(.invalidCredentials, .failedAttempt, "Wrong subject.") }
-        return .identified(ExternalIdentity(providerID: id, subject: subject, username: subject, claims: ["name": .string(subject)]), methods: ["user"])
+        return .identified(ExternalIdentity(providerID: id, subject: subject, username: subject, claims: IdentityClaims(name: subject), methods: ["user"]))
     }
 
     func health() async -> PluginHealth { PluginHealth(healthy: healthy, detail: healthy ? nil : "down on purpose") }

@@ -17,7 +17,7 @@ struct NamedSubjectProvider: StatelessCapable {
         .challenge(Challenge(type: "subject"), state: FlowState())
     }
     func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-        .identified(ExternalIdentity(providerID: id, subject: try answer.string("subject"), username: try answer.string("subject")), methods: ["user"])
+        .identified(ExternalIdentity(providerID: id, subject: try answer.string("subject"), username: try answer.string("subject"), methods: ["user"]))
     }
     enum Factory: PluginFactory {
         struct Config: Decodable, Sendable {}

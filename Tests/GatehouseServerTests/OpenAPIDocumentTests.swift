@@ -1,4 +1,6 @@
 import Foundation
+import GatehouseCore
+import GatehousePlugins
 import GatehouseServer
 import Prometheus
 import Testing
@@ -24,5 +26,26 @@ extension GatehouseServerTests {
         )
         #expect(documented == served)
         #expect(served.contains("POST /v1/flows/{flow}"))
+    }
+
+    /// Every challenge the core and the built-in plugins declare has its schema in docs/openapi.yaml,
+    /// with exactly the declared answer fields and every declared detail; no other type is listed.
+    @Test func openAPIDocumentDescribesEveryDeclaredChallenge() throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: repository.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+        let document = try #require(try Yams.load(yaml: text) as? [String: Any])
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: [String: Any]])
+        let declared = BuiltInPlugins.registry.challenges.all
+        let documented = schemas.keys.filter { $0.hasPrefix("Challenge_") }.map { String($0.dropFirst("Challenge_".count)) }
+        #expect(Set(documented) == Set(declared.map(\.type)))
+        for description in declared {
+            let properties = try #require(schemas["Challenge_\(description.type)"]?["properties"] as? [String: Any], "\(description.type)")
+            let fields = (properties["fields"] as? [String: Any])?["items"] as? [String: Any]
+            let names = description.inputs.filter { $0.kind != .hidden }.map(\.name)
+            #expect((fields?["enum"] as? [String] ?? []) == names, "\(description.type)")
+            for detail in description.details {
+                #expect(properties[detail.name] != nil, "\(description.type).\(detail.name)")
+            }
+        }
     }
 }

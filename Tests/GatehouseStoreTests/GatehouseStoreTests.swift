@@ -31,7 +31,7 @@ struct GatehouseStoreTests {
     @Test func keepsEverythingAcrossReopen() async throws {
         let temporary = try TemporaryStore()
         defer { temporary.remove() }
-        let identity = ExternalIdentity(providerID: "local", subject: "s-1", username: "alice", claims: ["email": "a@example.com"])
+        let identity = ExternalIdentity(providerID: "local", subject: "s-1", username: "alice", claims: IdentityClaims(email: "a@example.com"))
         let (account, created) = try await temporary.store.linkIdentity(identity, now: now)
         #expect(created)
         try await temporary.store.insertFlow(flow())
@@ -40,7 +40,7 @@ struct GatehouseStoreTests {
 
         let reopened = try SQLiteStore(path: temporary.path)
         #expect(try await reopened.account(id: account.id) == account)
-        #expect(try await reopened.identityLink(providerID: "local", subject: "s-1")?.claims["email"] == "a@example.com")
+        #expect(try await reopened.identityLink(providerID: "local", subject: "s-1")?.claims.email == "a@example.com")
         #expect(try await reopened.flow(id: "flow-1", now: now)?.appID == "notes")
         #expect(try await reopened.pluginRecord(namespace: "local", key: "user:alice", now: now)?.value == Data("x".utf8))
         #expect(try await reopened.auditEvents(type: nil, appID: "notes", accountID: nil, since: nil, limit: 5).count == 1)

@@ -103,16 +103,17 @@ struct LDAPTests {
         let identity = try await provider.signIn(username: "alice", password: "alice-password-1")
         #expect(identity.username == "alice")
         #expect(UUID(uuidString: identity.subject) != nil, "the subject is the entryUUID")
-        #expect(identity.claims["groups"] == ["admins", "engineers"])
-        #expect(identity.claims["email"] == "alice@example.org")
-        #expect(identity.claims["email_verified"] == .bool(true))
-        #expect(identity.claims["name"] == "Alice Liddell")
-        #expect(identity.claims["preferred_username"] == "alice")
+        #expect(identity.claims.groups == ["admins", "engineers"])
+        #expect(identity.claims.email == "alice@example.org")
+        #expect(identity.claims.emailVerified)
+        #expect(identity.claims.name == "Alice Liddell")
+        #expect(identity.claims.preferredUsername == "alice")
+        #expect(identity.methods == ["pwd"])
         // The same person is the same subject next time; someone else is not.
         #expect(try await provider.signIn(username: "ALICE", password: "alice-password-1").subject == identity.subject)
         let bob = try await provider.signIn(username: "bob", password: "bob-password-1")
         #expect(bob.subject != identity.subject)
-        #expect(bob.claims["groups"] == ["engineers"])
+        #expect(bob.claims.groups == ["engineers"])
     }
 
     @Test func signsInThroughTheFlowAPIAndKeepsTheAccount() async throws {
@@ -213,7 +214,7 @@ struct LDAPTests {
             try await own.restart()
             try await Task.sleep(for: .seconds(LDAPConnectionPool.failFastInterval + 0.2))
             let identity = try await provider.signIn(username: "alice", password: "alice-password-1")
-            #expect(identity.claims["groups"] == ["admins", "engineers"])
+            #expect(identity.claims.groups == ["admins", "engineers"])
             #expect(await provider.health().healthy)
         }
     }

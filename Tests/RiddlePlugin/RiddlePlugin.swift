@@ -57,6 +57,6 @@ public struct RiddleProvider: IdentityProvider {
         guard SecretDigest.constantTimeEquals(try answer.string("answer").lowercased(), config.answer.lowercased()) else {
             throw BrokerError(.invalidCredentials, .failedAttempt, "That is not the answer.")
         }
-        return .identified(ExternalIdentity(providerID: id, subject: name, username: name), methods: ["kba"])
+        return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["kba"]))
     }
 }

@@ -310,9 +310,9 @@ check "the replay is still refused after a restart" test "$(bearer "$assertion" 
 openssl rsa -in "$work/fsso.key" -pubout -out "$work/fsso.spki.pem" 2>/dev/null
 openssl genrsa -out "$work/beta.key" 2048 2>/dev/null
 openssl rsa -in "$work/beta.key" -pubout -out "$work/beta.pem" 2>/dev/null
-check "gatehouse fsso keys add registers an SPKI key for a new issuer" bash -c "cd '$work/fsso' && '$bin' fsso keys add --config gatehouse.yaml --issuer beta --kid b1 --pem '$work/beta.pem'"
-check "gatehouse fsso keys list shows config and registered keys" bash -c "cd '$work/fsso' && '$bin' fsso keys list --config gatehouse.yaml | grep -q '^beta	b1	registered' && '$bin' fsso keys list --config gatehouse.yaml | grep -q '^acme	k1	config'"
-check "gatehouse test-keys generate prints a private key once" bash -c "cd '$work/fsso' && '$bin' test-keys generate --config gatehouse.yaml --app backend >'$work/test.key' 2>'$work/test.info' && grep -q 'PRIVATE KEY-----' '$work/test.key'"
+check "gatehouse resources add registers an SPKI issuer key for a new issuer" bash -c "cd '$work/fsso' && '$bin' resources add --config gatehouse.yaml keys issuer=beta kid=b1 pem=@'$work/beta.pem'"
+check "gatehouse resources show lists config and registered keys" bash -c "cd '$work/fsso' && '$bin' resources show --config gatehouse.yaml keys | grep -q '^beta	b1	registered' && '$bin' resources show --config gatehouse.yaml keys | grep -q '^acme	k1	config'"
+check "gatehouse resources add --app makes a test key and prints its private key once" bash -c "cd '$work/fsso' && '$bin' resources add --config gatehouse.yaml --app backend test-keys >'$work/test.key' 2>'$work/test.info' && grep -q 'PRIVATE KEY-----' '$work/test.key'"
 test_kid=$(grep -o 'kid=[^ ]*' "$work/test.info" | head -1 | cut -d= -f2)
 sign_with() { "$py" - "$@" <<'PY'
 import sys, time, uuid, jwt
@@ -324,7 +324,8 @@ PY
 check "the running broker accepts the issuer key the CLI registered, without a restart" test "$(bearer "$(sign_with "$work/beta.key" beta b1 dave)" | jq -r .token_type)" = Bearer
 check "a test-key token registers a user" test "$(bearer "$(sign_with "$work/test.key" gatehouse-test:backend "$test_kid" tester)" | jq -r .token_type)" = Bearer
 check "the test user is marked as a test account" bash -c "sqlite_count=\$('$py' -c \"import sqlite3; print(sqlite3.connect('$work/fsso/data/gatehouse.sqlite').execute('SELECT COUNT(*) FROM accounts WHERE username = \\'tester\\' AND is_test = 1').fetchone()[0])\") && [ \"\$sqlite_count\" = 1 ]"
-check "gatehouse test-keys revoke revokes the key" bash -c "cd '$work/fsso' && '$bin' test-keys revoke --config gatehouse.yaml --app backend '$test_kid'"
+check "gatehouse resources remove --app revokes the test key" bash -c "cd '$work/fsso' && '$bin' resources remove --config gatehouse.yaml --app backend test-keys '$test_kid'"
+check "the audit log names the plugin's events by its type" bash -c "cd '$work/fsso' && '$bin' audit tail --type fsso-jwt.test_key_revoked --config gatehouse.yaml | grep -q '$test_kid'"
 check "the running broker refuses the revoked test key's token at once" test "$(bearer "$(sign_with "$work/test.key" gatehouse-test:backend "$test_kid" tester2)" | jq -r .error)" = invalid_grant
 stop
 check "the audit log names each refusal's reason" bash -c "cd '$work/fsso' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=token_replayed' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=alg_not_allowed' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=token_expired'"

@@ -57,7 +57,8 @@ def imports(root, path):
 
 def findings(package, root):
     targets = {t["name"]: t for t in package["targets"]}
-    plugins = {name for name, t in targets.items() if t["type"] == "regular" and target_path(t).startswith("Plugins/")}
+    # Plugins/BuiltIn (GatehousePlugins) is the list that registers the plugins, not a plugin.
+    plugins = {name for name, t in targets.items() if t["type"] == "regular" and target_path(t).startswith("Plugins/") and name != "GatehousePlugins"}
     problems = []
     for name, target in sorted(targets.items()):
         if target["type"] in ("system", "binary", "plugin"):

@@ -169,7 +169,7 @@ public struct AdminService: Sendable {
         return AppView(app)
     }
 
-    private func existingApp(_ id: String) async throws -> App {
+    func existingApp(_ id: String) async throws -> App {
         guard let app = try await store.app(id: id) else { throw Self.appNotFound(id) }
         return app
     }
@@ -258,7 +258,7 @@ public struct AdminService: Sendable {
 
     private func view(_ account: Account) async throws -> UserView {
         let identities = try await store.identityLinks(accountID: account.id).map {
-            UserView.Identity(provider: $0.providerID, subject: $0.subject, claims: $0.claims, createdAt: $0.createdAt, lastSignInAt: $0.lastSignInAt)
+            UserView.Identity(provider: $0.providerID, subject: $0.subject, claims: $0.claims.claims, createdAt: $0.createdAt, lastSignInAt: $0.lastSignInAt)
         }
         return UserView(
             id: account.id, username: account.username, createdAt: account.createdAt, testAccount: account.isTest, identities: identities,
@@ -292,68 +292,6 @@ public struct AdminService: Sendable {
             AuditEvent(time: clock.now, type: "user.removed", accountID: link?.accountID, providerID: providerID, details: ["username": username, "admin": admin.name])
         )
         return true
-    }
-
-    // MARK: - Assertion keys (FSSO issuers and test registration keys)
-
-    private func keyManager(_ providerID: String) throws -> any AssertionKeyManaging {
-        guard let provider = plugins.identityProviders[providerID] as? any AssertionKeyManaging else {
-            throw BrokerError(.notFound, .notFound, "No provider '\(providerID)' with registrable keys (type fsso-jwt).")
-        }
-        return provider
-    }
-
-    public func providerKeys(providerID: String) async throws -> [AssertionKey] {
-        try await keyManager(providerID).keys()
-    }
-
-    public func addProviderKey(providerID: String, issuer: String, kid: String, pem: String, by admin: AdminIdentity) async throws {
-        try await keyManager(providerID).addKey(issuer: issuer, kid: kid, pem: pem, by: admin.name)
-        try await store.appendAudit(
-            AuditEvent(time: clock.now, type: "fsso.key_added", providerID: providerID, details: ["admin": admin.name, "issuer": issuer, "kid": kid])
-        )
-    }
-
-    public func removeProviderKey(providerID: String, issuer: String, kid: String, by admin: AdminIdentity) async throws {
-        guard try await keyManager(providerID).removeKey(issuer: issuer, kid: kid) else {
-            throw BrokerError(.notFound, .notFound, "No registered key '\(kid)' of '\(issuer)'.")
-        }
-        try await store.appendAudit(
-            AuditEvent(time: clock.now, type: "fsso.key_removed", providerID: providerID, details: ["admin": admin.name, "issuer": issuer, "kid": kid])
-        )
-    }
-
-    /// The app's FSSO provider that keeps its test keys: the first `fsso-jwt` provider its policy allows.
-    private func testKeyManager(appID: String) async throws -> any AssertionKeyManaging {
-        let app = try await existingApp(appID)
-        guard let provider = app.policy.identityProviders.lazy.compactMap({ self.plugins.identityProviders[$0] as? any AssertionKeyManaging }).first else {
-            throw BrokerError(.invalidRequest, .badRequest, "The app '\(appID)' allows no fsso-jwt provider, so it cannot use test keys.")
-        }
-        return provider
-    }
-
-    /// A new test registration key for the app; the private key is returned once and never stored.
-    public func generateTestKey(appID: String, by admin: AdminIdentity) async throws -> (key: AssertionKey, privateKeyPEM: String) {
-        let provider = try await testKeyManager(appID: appID)
-        let generated = try await provider.generateTestKey(appID: appID, by: admin.name)
-        try await store.appendAudit(
-            AuditEvent(time: clock.now, type: "test_key.generated", appID: appID, providerID: provider.id, details: ["admin": admin.name, "kid": generated.key.kid])
-        )
-        return generated
-    }
-
-    public func testKeys(appID: String) async throws -> [AssertionKey] {
-        try await testKeyManager(appID: appID).keys().filter { $0.source == .test && $0.appID == appID }
-    }
-
-    public func revokeTestKey(appID: String, kid: String, by admin: AdminIdentity) async throws {
-        let provider = try await testKeyManager(appID: appID)
-        guard try await provider.revokeTestKey(appID: appID, kid: kid) else {
-            throw BrokerError(.notFound, .notFound, "No live test key '\(kid)' for '\(appID)'.")
-        }
-        try await store.appendAudit(
-            AuditEvent(time: clock.now, type: "test_key.revoked", appID: appID, providerID: provider.id, details: ["admin": admin.name, "kid": kid])
-        )
     }
 
     // MARK: - Lockouts

@@ -22,11 +22,12 @@ public struct IdentityLink: Sendable, Hashable, Codable {
     public var providerID: String
     public var subject: String
     public var accountID: String
-    public var claims: [String: JSONValue]
+    /// What the provider vouched for at the last sign-in.
+    public var claims: IdentityClaims
     public var createdAt: Date
     public var lastSignInAt: Date
 
-    public init(providerID: String, subject: String, accountID: String, claims: [String: JSONValue], createdAt: Date, lastSignInAt: Date) {
+    public init(providerID: String, subject: String, accountID: String, claims: IdentityClaims, createdAt: Date, lastSignInAt: Date) {
         self.providerID = providerID
         self.subject = subject
         self.accountID = accountID
@@ -37,18 +38,25 @@ public struct IdentityLink: Sendable, Hashable, Codable {
 }
 
 /// A verified identity as an identity provider reports it: which provider instance, the subject that
-/// is stable at that provider, and the claims it vouches for.
+/// is stable at that provider, what it vouches for (typed), and how the person proved it.
 public struct ExternalIdentity: Sendable, Hashable, Codable {
     public var providerID: String
     public var subject: String
     /// The name the person signs in with; becomes the account's username when the account is created.
     public var username: String
-    public var claims: [String: JSONValue]
+    public var claims: IdentityClaims
+    /// The authentication methods the provider used (`amr`, RFC 8176: `pwd`, `otp`, `kba`...).
+    public var methods: [String]
+    /// A test identity (made with a test registration key, not by a real person): its account is a
+    /// test account, and an app's required second factor is skipped.
+    public var isTest: Bool
 
-    public init(providerID: String, subject: String, username: String, claims: [String: JSONValue] = [:]) {
+    public init(providerID: String, subject: String, username: String, claims: IdentityClaims = IdentityClaims(), methods: [String] = [], isTest: Bool = false) {
         self.providerID = providerID
         self.subject = subject
         self.username = username
         self.claims = claims
+        self.methods = methods
+        self.isTest = isTest
     }
 }

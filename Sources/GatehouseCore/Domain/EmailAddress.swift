@@ -47,11 +47,8 @@ public struct EmailAddress: Sendable, Hashable, Codable, CustomStringConvertible
 }
 
 extension IdentityLink {
-    /// The address this identity's provider vouches for: its `email` claim when `email_verified` is true.
-    public var verifiedEmail: EmailAddress? {
-        guard claims["email_verified"] == .bool(true), let text = claims["email"]?.stringValue else { return nil }
-        return EmailAddress(text)
-    }
+    /// The address this identity's provider vouches for.
+    public var verifiedEmail: EmailAddress? { claims.verifiedEmail }
 
     /// The provider id under which an authenticator links an address an account enrolled with it.
     /// `#` is not allowed in provider ids, so no provider can sign in with such a link.

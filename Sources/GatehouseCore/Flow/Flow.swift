@@ -113,8 +113,8 @@ public struct FactorResult: Sendable, Hashable, Codable {
 /// What one step of a plugin yields: another challenge (with the state to resume from), or a result.
 public enum FlowStep: Sendable {
     case challenge(Challenge, state: FlowState)
-    /// An identity provider's result.
-    case identified(ExternalIdentity, methods: [String])
+    /// An identity provider's result; the identity says how the person proved it (`methods`).
+    case identified(ExternalIdentity)
     /// An authenticator's result.
     case verified(FactorResult)
 }

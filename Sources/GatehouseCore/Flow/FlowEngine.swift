@@ -257,12 +257,12 @@ public struct FlowEngine: Sendable {
             try await save(&flow)
             return .challenge(flowID: flow.id, challenge: challenge, expiresAt: flow.expiresAt)
 
-        case .identified(var identity, let methods):
+        case .identified(var identity):
             guard flow.phase == .identify else { throw BrokerError.internalFailure("An authenticator answered with an identity.") }
             identity.providerID = flow.providerID
             flow.identity = identity
             // `amr` names how (RFC 8176 values) and through which provider instance.
-            flow.methods += methods + [flow.providerID]
+            flow.methods += identity.methods + [flow.providerID]
             if flow.stateless { return try await complete(flow, app: app, account: nil) }
             let known = try await store.identityLink(providerID: identity.providerID, subject: identity.subject) != nil
             if flow.purpose == .register, known {
@@ -279,7 +279,7 @@ public struct FlowEngine: Sendable {
             if created {
                 try await audit("account.created", flow: flow, outcome: nil)
             }
-            // A test account (registered with an app's test key) skips the second factor, so that the
+            // A test account (its provider vouched for a test identity) skips the second factor, so that the
             // app's integration tests can register users where real people would need, say, device attestation.
             guard let factorID = app.policy.secondFactor, !account.isTest else { return try await complete(flow, app: app, account: account) }
             return try await beginFactor(flow, factorID: factorID, app: app, account: account)
@@ -296,7 +296,7 @@ public struct FlowEngine: Sendable {
                 // authenticator's codes but never signs anyone in on its own.
                 let identity = ExternalIdentity(
                     providerID: IdentityLink.enrolledAddressProvider(factor.authenticatorID), subject: address.value, username: address.value,
-                    claims: ["email": .string(address.value), "email_verified": true]
+                    claims: IdentityClaims(email: address.value, emailVerified: true)
                 )
                 guard try await store.addIdentityLink(identity, accountID: account.id, now: clock.now) else {
                     _ = try? await store.deleteFlow(id: flow.id, version: flow.version)

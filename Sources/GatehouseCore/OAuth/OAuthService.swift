@@ -167,7 +167,7 @@ public struct OAuthService: Sendable {
     public static let jwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
     /// RFC 7523: a JWT an app's back end signed for one of its users, verified by the app's
-    /// assertion-verifying providers (FSSO); the person is linked to an account like any sign-in.
+    /// assertion-verifying providers; the person is linked to an account like any sign-in.
     /// Refusals answer `invalid_grant`; the precise reason is audited.
     private func jwtBearer(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
         guard let assertion = request.assertion, !assertion.isEmpty else {
@@ -200,7 +200,7 @@ public struct OAuthService: Sendable {
         }
         // The grant has no place for a second factor: where the app requires one, only test accounts
         // (which skip it by design) may use the grant; people sign in through a flow.
-        if app.policy.secondFactor != nil, identity.claims[testAccountClaim] != .bool(true) {
+        if app.policy.secondFactor != nil, !identity.isTest {
             try await store.appendAudit(
                 AuditEvent(time: now, type: "signin.failure", appID: app.id, providerID: provider.id, outcome: ErrorCode.invalidGrant.rawValue,
                            details: ["reason": "second_factor_required", "grant": "jwt-bearer"])
@@ -217,7 +217,7 @@ public struct OAuthService: Sendable {
         )
         let issued = try await tokens.issue(
             TokenIssuer.Grant(
-                app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: ["fsso", provider.id], identityProvider: provider.id,
+                app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: identity.methods + [provider.id], identityProvider: provider.id,
                 authTime: now, profile: ProfileClaims.make(username: account.username, claims: identity.claims, scopes: scopes)
             )
         )
@@ -247,7 +247,7 @@ public struct OAuthService: Sendable {
 
     /// The profile claims from the link of the provider that signed the person in (else any link).
     static func profile(of account: Account, links: [IdentityLink], identityProvider: String?, scopes: [String]) -> [String: JSONValue] {
-        let claims = (links.first { $0.providerID == identityProvider } ?? links.first)?.claims ?? [:]
+        let claims = (links.first { $0.providerID == identityProvider } ?? links.first)?.claims ?? IdentityClaims()
         return ProfileClaims.make(username: account.username, claims: claims, scopes: scopes)
     }
 

@@ -1,0 +1,177 @@
+import Foundation
+import GatehouseCore
+import _CryptoExtras
+
+/// A public key an `fsso-jwt` instance accepts, as administrators see it.
+public struct FSSOKey: Sendable, Codable, Hashable {
+    public enum Source: String, Sendable, Codable { case config, registered, test }
+
+    public var issuer: String
+    public var kid: String
+    public var source: Source
+    /// For test keys: the app they register users for.
+    public var appID: String?
+    public var createdAt: Date?
+    public var createdBy: String?
+    public var revokedAt: Date?
+
+    /// The `iss` of tokens signed with test keys starts with this; no registered issuer may.
+    static let testIssuerPrefix = "gatehouse-test:"
+
+    /// The `iss` that tokens signed with an app's test keys carry.
+    public static func testIssuer(appID: String) -> String { testIssuerPrefix + appID }
+}
+
+/// A key registered at run time or generated as a test key; only public halves are stored.
+struct StoredKey: Codable, Sendable {
+    var issuer: String
+    var kid: String
+    var pem: String
+    var appID: String?
+    var createdAt: Date
+    var createdBy: String
+    var revokedAt: Date?
+
+    static func storageKey(_ issuer: String, _ kid: String) -> String { "key:\(issuer):\(kid)" }
+
+    func publicKey() throws -> _RSA.Signing.PublicKey {
+        do {
+            return try _RSA.Signing.PublicKey(pemRepresentation: pem)
+        } catch {
+            throw FSSOProvider.refused("unknown_kid")
+        }
+    }
+
+    var view: FSSOKey {
+        FSSOKey(issuer: issuer, kid: kid, source: appID == nil ? .registered : .test, appID: appID, createdAt: createdAt, createdBy: createdBy, revokedAt: revokedAt)
+    }
+}
+
+/// Administrators manage two resources of an `fsso-jwt` instance: the issuers' public keys (`keys`,
+/// registered at run time next to those in the config) and each app's test registration keys
+/// (`test-keys`, generated here, the private half shown once and never stored).
+extension FSSOProvider: AdminResourceProviding {
+    static let keysResource = AdminResource(
+        name: "keys", scope: .provider, summary: "Issuer public keys (RSA, PKCS#1 or SPKI PEM, at least 2048 bits): from config, registered, and test keys.",
+        createFields: [
+            AdminField(name: "issuer", summary: "The tokens' iss."), AdminField(name: "kid", summary: "The tokens' kid."),
+            AdminField(name: "pem", summary: "The public key PEM.", fromFile: true),
+        ],
+        itemKey: ["issuer", "kid"], columns: ["issuer", "kid", "source", "createdAt", "createdBy", "revokedAt"], dangerous: true
+    )
+
+    static let testKeysResource = AdminResource(
+        name: "test-keys", scope: .app,
+        summary: "Test registration keys: sign JWTs for integration tests; their accounts are test accounts and skip the second factor.",
+        itemKey: ["kid"], columns: ["issuer", "kid", "source", "createdAt", "createdBy", "revokedAt"], dangerous: true
+    )
+
+    public var adminResources: [AdminResource] { [Self.keysResource, Self.testKeysResource] }
+
+    public func listItems(of resource: String, app: App?) async throws -> [JSONValue] {
+        switch (resource, app) {
+        case ("keys", _): try await keys().map { try Self.json($0) }
+        case ("test-keys", let app?): try await keys().filter { $0.source == .test && $0.appID == app.id }.map { try Self.json($0) }
+        default: throw Self.noResource(resource)
+        }
+    }
+
+    public func createItem(in resource: String, fields: [String: JSONValue], app: App?, by admin: String) async throws -> AdminChange {
+        switch (resource, app) {
+        case ("keys", _):
+            var missing: [ConfigIssue] = []
+            for name in ["issuer", "kid", "pem"] where fields[name]?.stringValue?.isEmpty != false {
+                missing.append(ConfigIssue(path: name, "is required"))
+            }
+            if !missing.isEmpty { throw BrokerError(.invalidRequest, .badRequest, "The body needs issuer, kid and pem.", issues: missing) }
+            let issuer = fields["issuer"]!.stringValue!, kid = fields["kid"]!.stringValue!
+            let key = try await addKey(issuer: issuer, kid: kid, pem: fields["pem"]!.stringValue!, by: admin)
+            return AdminChange(item: try Self.json(key), event: "key_added", details: ["issuer": issuer, "kid": kid])
+        case ("test-keys", let app?):
+            let (key, privateKeyPEM) = try await generateTestKey(appID: app.id, by: admin)
+            return AdminChange(
+                item: ["key": try Self.json(key), "private_key_pem": .string(privateKeyPEM)], shownOnce: privateKeyPEM, event: "test_key_generated",
+                details: ["kid": key.kid]
+            )
+        default:
+            throw Self.noResource(resource)
+        }
+    }
+
+    public func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange {
+        switch (resource, app) {
+        case ("keys", _):
+            guard key.count == 2, !key[0].hasPrefix(FSSOKey.testIssuerPrefix), try await environment.storage.delete(key: StoredKey.storageKey(key[0], key[1])) else {
+                throw BrokerError(.notFound, .notFound, "No registered key '\(key.last ?? "")' of '\(key.first ?? "")'.")
+            }
+            return AdminChange(item: ["issuer": .string(key[0]), "kid": .string(key[1])], event: "key_removed", details: ["issuer": key[0], "kid": key[1]])
+        case ("test-keys", let app?):
+            guard key.count == 1, try await revokeTestKey(appID: app.id, kid: key[0]) else {
+                throw BrokerError(.notFound, .notFound, "No live test key '\(key.first ?? "")' for '\(app.id)'.")
+            }
+            return AdminChange(item: ["kid": .string(key[0])], event: "test_key_revoked", details: ["kid": key[0]])
+        default:
+            throw Self.noResource(resource)
+        }
+    }
+
+    static func noResource(_ name: String) -> BrokerError {
+        BrokerError(.notFound, .notFound, "fsso-jwt has no resource '\(name)' here.")
+    }
+
+    /// A key (or keys) as the admin API shows them: RFC 3339 dates.
+    static func json(_ value: some Encodable) throws -> JSONValue {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return try JSONDecoder().decode(JSONValue.self, from: try encoder.encode(value))
+    }
+
+    /// Registers an issuer's public key (PEM); refused if the (issuer, kid) exists or the key is weak.
+    func addKey(issuer: String, kid: String, pem: String, by creator: String) async throws -> FSSOKey {
+        guard !issuer.hasPrefix(FSSOKey.testIssuerPrefix) else {
+            throw BrokerError(.invalidRequest, .badRequest, "\(FSSOKey.testIssuerPrefix) issuers are reserved for test keys.", issues: [ConfigIssue(path: "issuer", "is reserved")])
+        }
+        do {
+            _ = try FSSOPlugin.Config.Key.parse(pem, path: [ConfigPath.Key("pem")])
+        } catch let issue as ConfigIssue {
+            throw BrokerError(.invalidRequest, .badRequest, issue.description, issues: [issue])
+        }
+        if config.issuers.first(where: { $0.issuer == issuer })?.keys.contains(where: { $0.kid == kid }) == true {
+            throw BrokerError(.conflict, .conflict, "The config already has key '\(kid)' for '\(issuer)'.")
+        }
+        let record = StoredKey(issuer: issuer, kid: kid, pem: pem, createdAt: environment.clock.now, createdBy: creator)
+        guard try await environment.storage.insert(record, key: StoredKey.storageKey(issuer, kid)) else {
+            throw BrokerError(.conflict, .conflict, "Key '\(kid)' of '\(issuer)' is already registered.")
+        }
+        return record.view
+    }
+
+    /// Every key: from config, registered, and test keys.
+    func keys() async throws -> [FSSOKey] {
+        let configured = config.issuers.flatMap { issuer in issuer.keys.map { FSSOKey(issuer: issuer.issuer, kid: $0.kid, source: .config) } }
+        return configured + (try await environment.storage.all(StoredKey.self, keyPrefix: "key:").map(\.value.view))
+    }
+
+    /// Makes a test registration key for an app: the public half is kept, the private PEM is returned
+    /// once and never stored.
+    func generateTestKey(appID: String, by creator: String) async throws -> (key: FSSOKey, privateKeyPEM: String) {
+        let privateKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let record = StoredKey(
+            issuer: FSSOKey.testIssuer(appID: appID), kid: "test-" + RandomToken.make(byteCount: 8), pem: privateKey.publicKey.pemRepresentation,
+            appID: appID, createdAt: environment.clock.now, createdBy: creator
+        )
+        guard try await environment.storage.insert(record, key: StoredKey.storageKey(record.issuer, record.kid)) else {
+            throw BrokerError.internalFailure("A test key id collided; try again.")
+        }
+        return (record.view, privateKey.pemRepresentation)
+    }
+
+    /// Revokes a test key of an app at once; false when there is no such live key.
+    func revokeTestKey(appID: String, kid: String) async throws -> Bool {
+        let key = StoredKey.storageKey(FSSOKey.testIssuer(appID: appID), kid)
+        guard let stored = try await environment.storage.get(StoredKey.self, key: key), stored.value.revokedAt == nil else { return false }
+        var revoked = stored.value
+        revoked.revokedAt = environment.clock.now
+        return try await environment.storage.replace(revoked, key: key, version: stored.version)
+    }
+}

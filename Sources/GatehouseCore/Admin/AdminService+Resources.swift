@@ -1,0 +1,82 @@
+/// The resources plugins let administrators manage (`AdminResourceProviding`), for the admin API and
+/// the CLI alike: found by name on a provider instance or on an app's providers, changed with an
+/// audit event the plugin names.
+extension AdminService {
+    /// Where a resource lives: on a provider instance, or on an app (kept by one of its providers).
+    public enum ResourceOwner: Sendable, Hashable {
+        case provider(String)
+        case app(String)
+    }
+
+    /// One resource a plugin instance offers, as `gatehouse resources` lists them.
+    public struct OfferedResource: Sendable, Codable, Hashable {
+        public var provider: String
+        public var type: String
+        public var resource: AdminResource
+    }
+
+    /// Every resource every plugin instance offers, by provider id.
+    public func offeredResources() -> [OfferedResource] {
+        plugins.all.keys.sorted().flatMap { id -> [OfferedResource] in
+            guard let plugin = plugins.all[id] as? any AdminResourceProviding else { return [] }
+            return plugin.adminResources.map { OfferedResource(provider: id, type: plugins.typeNames[id] ?? "", resource: $0) }
+        }
+    }
+
+    public func resourceItems(_ resource: String, of owner: ResourceOwner) async throws -> [JSONValue] {
+        let (plugin, _, app) = try await resolve(resource, of: owner)
+        return try await plugin.listItems(of: resource, app: app)
+    }
+
+    public func createResourceItem(_ resource: String, of owner: ResourceOwner, fields: [String: JSONValue], by admin: AdminIdentity) async throws -> AdminChange {
+        let (plugin, _, app) = try await resolve(resource, of: owner)
+        let change = try await plugin.createItem(in: resource, fields: fields, app: app, by: admin.name)
+        try await audit(change, plugin: plugin, app: app, admin: admin)
+        return change
+    }
+
+    public func deleteResourceItem(_ resource: String, of owner: ResourceOwner, key: [String], by admin: AdminIdentity) async throws -> AdminChange {
+        let (plugin, declaration, app) = try await resolve(resource, of: owner)
+        guard !declaration.itemKey.isEmpty else {
+            throw BrokerError(.invalidRequest, .badRequest, "Items of '\(resource)' cannot be removed.")
+        }
+        guard key.count == declaration.itemKey.count else {
+            throw BrokerError(.invalidRequest, .badRequest, "An item of '\(resource)' is named by \(declaration.itemKey.joined(separator: " and ")).")
+        }
+        let change = try await plugin.deleteItem(from: resource, key: key, app: app, by: admin.name)
+        try await audit(change, plugin: plugin, app: app, admin: admin)
+        return change
+    }
+
+    /// The plugin that keeps `resource` for `owner`: the named provider, or the first of the app's
+    /// providers and authenticators that offers it.
+    private func resolve(_ resource: String, of owner: ResourceOwner) async throws -> (any AdminResourceProviding, AdminResource, App?) {
+        switch owner {
+        case .provider(let id):
+            guard let plugin = plugins.all[id] as? any AdminResourceProviding,
+                let declaration = plugin.adminResources.first(where: { $0.name == resource && $0.scope == .provider })
+            else { throw BrokerError(.notFound, .notFound, "The provider '\(id)' offers no resource '\(resource)'.") }
+            return (plugin, declaration, nil)
+        case .app(let appID):
+            let app = try await existingApp(appID)
+            for id in app.policy.identityProviders + app.policy.authenticators {
+                if let plugin = plugins.all[id] as? any AdminResourceProviding,
+                    let declaration = plugin.adminResources.first(where: { $0.name == resource && $0.scope == .app })
+                {
+                    return (plugin, declaration, app)
+                }
+            }
+            throw BrokerError(.notFound, .notFound, "None of the app '\(appID)''s providers offers a resource '\(resource)'.")
+        }
+    }
+
+    private func audit(_ change: AdminChange, plugin: any AdminResourceProviding, app: App?, admin: AdminIdentity) async throws {
+        let type = plugins.typeNames[plugin.id] ?? plugin.id
+        try await store.appendAudit(
+            AuditEvent(
+                time: clock.now, type: "\(type).\(change.event)", appID: app?.id, providerID: plugin.id,
+                details: change.details.merging(["admin": admin.name]) { _, admin in admin }
+            )
+        )
+    }
+}

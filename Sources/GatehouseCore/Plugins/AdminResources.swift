@@ -1,0 +1,79 @@
+/// Optional capability: collections a plugin lets administrators manage at run time (an issuer's
+/// public keys, an app's test registration keys; devices and certificate fingerprints soon). The
+/// admin API (`/admin/v1/providers/{id}/{resource}`, `/admin/v1/apps/{app}/{resource}`), the CLI
+/// (`gatehouse resources`) and the audit log reach them through `AdminService`, generically: the core
+/// names no plugin's resource, and each change is an audit event the plugin names, prefixed with its
+/// type (`<type>.<event>`).
+public protocol AdminResourceProviding: GatehousePlugin {
+    /// The resources this instance offers, declared once.
+    var adminResources: [AdminResource] { get }
+    /// Every item of a resource; `app` is the app for app-scoped resources.
+    func listItems(of resource: String, app: App?) async throws -> [JSONValue]
+    /// Adds an item from the admin's fields; refusals are `invalid_request` naming the field.
+    func createItem(in resource: String, fields: [String: JSONValue], app: App?, by admin: String) async throws -> AdminChange
+    /// Removes (or revokes) the item `key` names; `not_found` when there is none.
+    func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange
+}
+
+/// A collection a plugin lets administrators manage.
+public struct AdminResource: Sendable, Hashable, Codable {
+    /// Whether the resource belongs to a provider instance or to an app (kept by the app's provider).
+    public enum Scope: String, Sendable, Hashable, Codable { case provider, app }
+
+    /// The path segment and CLI name, e.g. `keys`.
+    public var name: String
+    public var scope: Scope
+    public var summary: String
+    /// What `create` takes (empty: the plugin makes the item from nothing, like a generated key).
+    public var createFields: [AdminField]
+    /// The path components that name one item, in order (`issuer`, `kid`); empty: items cannot be removed.
+    public var itemKey: [String]
+    /// The item fields a table shows, in order.
+    public var columns: [String]
+    /// Whether removing an item deserves a second thought (the console asks again).
+    public var dangerous: Bool
+
+    public init(name: String, scope: Scope, summary: String, createFields: [AdminField] = [], itemKey: [String] = [], columns: [String] = [], dangerous: Bool = false) {
+        self.name = name
+        self.scope = scope
+        self.summary = summary
+        self.createFields = createFields
+        self.itemKey = itemKey
+        self.columns = columns
+        self.dangerous = dangerous
+    }
+}
+
+/// One field an admin gives when creating an item.
+public struct AdminField: Sendable, Hashable, Codable {
+    public var name: String
+    public var summary: String
+    /// A multi-line value the CLI reads from a file (`pem=@public.pem`).
+    public var fromFile: Bool
+
+    public init(name: String, summary: String, fromFile: Bool = false) {
+        self.name = name
+        self.summary = summary
+        self.fromFile = fromFile
+    }
+}
+
+/// What a create or delete did: the answer for the admin, and the audit event the plugin names.
+public struct AdminChange: Sendable {
+    /// What the admin API answers (the new item, or what was removed).
+    public var item: JSONValue
+    /// A secret shown this once and never stored (a generated private key); the CLI prints it alone
+    /// on standard output. It is also inside `item`.
+    public var shownOnce: String?
+    /// The plugin's own event name (`key_added`); the audit log records it as `<type>.<event>`.
+    public var event: String
+    /// Audit details; never a secret.
+    public var details: [String: String]
+
+    public init(item: JSONValue, shownOnce: String? = nil, event: String, details: [String: String] = [:]) {
+        self.item = item
+        self.shownOnce = shownOnce
+        self.event = event
+        self.details = details
+    }
+}
