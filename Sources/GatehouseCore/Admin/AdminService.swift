@@ -60,7 +60,7 @@ public struct AdminService: Sendable {
             redirectURIs = try container.decodeIfPresent([String].self, forKey: .redirectURIs) ?? []
             policy = try container.decodeIfPresent(Policy.self, forKey: .policy) ?? Policy()
             guard Identifier.isValid(id) else { throw ConfigIssue(path: [CodingKeys.id], Identifier.rule) }
-            try AppSeed.checkRedirectURIs(redirectURIs, path: [CodingKeys.redirectURIs])
+            try RedirectURIRule.check(redirectURIs, path: [CodingKeys.redirectURIs])
         }
     }
 
@@ -75,7 +75,7 @@ public struct AdminService: Sendable {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             name = try container.decodeIfPresent(String.self, forKey: .name)
             redirectURIs = try container.decodeIfPresent([String].self, forKey: .redirectURIs)
-            if let redirectURIs { try AppSeed.checkRedirectURIs(redirectURIs, path: [CodingKeys.redirectURIs]) }
+            if let redirectURIs { try RedirectURIRule.check(redirectURIs, path: [CodingKeys.redirectURIs]) }
         }
     }
 

@@ -71,49 +71,6 @@ public enum DeploymentEnvironment: String, Sendable, Codable {
     case production
 }
 
-/// Host and port to listen on, e.g. `127.0.0.1:8080` or `[::1]:8080`.
-public struct ListenAddress: Sendable, Hashable, Codable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
-
-    public init(host: String, port: Int) {
-        self.host = host
-        self.port = port
-    }
-
-    public init?(parsing text: String) {
-        let hostPart: Substring
-        let portPart: Substring
-        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
-            hostPart = text[text.index(after: text.startIndex)..<close]
-            let after = text[text.index(after: close)...]
-            guard after.hasPrefix(":") else { return nil }
-            portPart = after.dropFirst()
-        } else {
-            guard let colon = text.lastIndex(of: ":") else { return nil }
-            hostPart = text[text.startIndex..<colon]
-            portPart = text[text.index(after: colon)...]
-        }
-        guard !hostPart.isEmpty, let port = Int(portPart), (0...65535).contains(port) else { return nil }
-        self.host = String(hostPart)
-        self.port = port
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let parsed = ListenAddress(parsing: text) else {
-            throw ConfigIssue(path: decoder.codingPath, "not a HOST:PORT address: '\(text)'")
-        }
-        self = parsed
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
-
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
-}
 
 /// `server:` — where to listen and the issuer URL that tokens name.
 public struct ServerConfig: Sendable, Decodable {
@@ -189,11 +146,6 @@ public struct StorageConfig: Sendable, Decodable {
     }
 }
 
-/// The algorithms the broker signs its own tokens with.
-public enum SigningAlgorithm: String, Sendable, Codable, CaseIterable {
-    case es256 = "ES256"
-    case rs256 = "RS256"
-}
 
 /// `tokens:` — how the broker signs what it issues.
 public struct TokenConfig: Sendable, Decodable {
@@ -276,25 +228,7 @@ public struct AppSeed: Sendable, Decodable {
         if let secret, secret.utf8.count < 32 {
             throw ConfigIssue(path: path + [CodingKeys.secret], "a client secret needs at least 32 characters (generate one with `openssl rand -base64 32`)")
         }
-        try Self.checkRedirectURIs(redirectURIs, path: path + [CodingKeys.redirectURIs])
+        try RedirectURIRule.check(redirectURIs, path: path + [CodingKeys.redirectURIs])
     }
 
-    /// Redirect URIs are matched exactly, so each must be absolute, without fragment or wildcard.
-    public static func checkRedirectURIs(_ uris: [String], path: [any CodingKey]) throws {
-        for (index, uri) in uris.enumerated() {
-            guard let url = URL(string: uri), url.scheme != nil, url.fragment == nil, !uri.contains("*") else {
-                throw ConfigIssue(path: path + [ConfigPath.Key(index: index)], "not an absolute URI without fragment or wildcard: '\(uri)'")
-            }
-        }
-    }
-}
-
-/// The rule for app and provider ids: they appear in URLs, tokens and logs.
-public enum Identifier {
-    public static let rule = "must be 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a letter or digit"
-
-    public static func isValid(_ text: String) -> Bool {
-        guard let first = text.first, (1...64).contains(text.count), first.isASCII, first.isLetter || first.isNumber else { return false }
-        return text.allSatisfy { ($0.isASCII && ($0.isLowercase || $0.isNumber)) || "._-".contains($0) }
-    }
 }

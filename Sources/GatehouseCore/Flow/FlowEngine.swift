@@ -58,57 +58,13 @@ public struct FlowEngine: Sendable {
         return try await advance(flow, with: step, app: app)
     }
 
-    /// Starts the browser flow of a validated authorization request. With one provider allowed, its
-    /// first challenge comes back; with several, the person chooses first (`chooseProvider`).
-    public func startAuthorization(app: App, request: AuthorizationRequest, binding: BrowserBinding, clientIP: String?) async throws -> FlowOutcome {
-        try await attempts.checkStart(clientIP: clientIP, policy: app.policy.lockout)
-        let now = clock.now
-        let providers = configuredProviders(of: app)
-        let flow = FlowRecord(
-            id: RandomToken.make(), appID: app.id, providerID: providers.count == 1 ? providers[0] : "", purpose: .authenticate, stateless: false,
-            scopes: request.scopes, phase: providers.count == 1 ? .identify : .chooseProvider, pluginState: FlowState(),
-            challenge: Challenge(type: "choose_provider"), clientIP: clientIP, authorization: BrowserAuthorization(request: request, binding: binding),
-            createdAt: now, expiresAt: now.addingTimeInterval(app.policy.flowLifetime.timeInterval), version: -1
-        )
-        guard providers.count == 1 else {
-            var pending = flow
-            try await save(&pending)
-            return .chooseProvider(flowID: pending.id, providers: providers, expiresAt: pending.expiresAt)
-        }
-        let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: false)
-        let step = try await provider.begin(flowRequest(for: flow), in: FlowContext(flowID: flow.id, app: app, request: flowRequest(for: flow)))
-        return try await advance(flow, with: step, app: app)
-    }
-
-    /// The person picked a provider on the chooser page of a browser flow.
-    /// Answers with the flow's app too, whose name the next page shows.
-    public func chooseProvider(flowID: String, providerID: String, browser: BrowserProof) async throws -> (outcome: FlowOutcome, app: App) {
-        var (flow, app) = try await load(flowID, browser: browser)
-        guard flow.phase == .chooseProvider else {
-            throw BrokerError(.invalidRequest, .badRequest, "The provider is already chosen.")
-        }
-        let provider = try identityProvider(providerID, allowedBy: app.policy, stateless: false)
-        flow.providerID = provider.id
-        flow.phase = .identify
-        let request = flowRequest(for: flow)
-        let step = try await provider.begin(request, in: FlowContext(flowID: flow.id, app: app, request: request))
-        return (try await advance(flow, with: step, app: app), app)
-    }
-
     /// Feeds an answer to the current challenge of a JSON flow.
     public func resume(flowID: String, answer: ChallengeResponse, client: ClientCredentials?) async throws -> FlowOutcome {
         try await step(flowID: flowID, answer: answer, client: client, browser: nil).outcome
     }
 
-    /// Feeds an answer to the current challenge of a browser flow, with `browser`, the proof that it
-    /// comes from the browser that started the flow. Answers with the flow's app too, whose name the
-    /// next page shows.
-    public func resume(flowID: String, answer: ChallengeResponse, browser: BrowserProof) async throws -> (outcome: FlowOutcome, app: App) {
-        try await step(flowID: flowID, answer: answer, client: nil, browser: browser)
-    }
-
     /// Browser flows must bring `browser`; JSON flows must not.
-    private func step(flowID: String, answer: ChallengeResponse, client: ClientCredentials?, browser: BrowserProof?) async throws -> (outcome: FlowOutcome, app: App) {
+    func step(flowID: String, answer: ChallengeResponse, client: ClientCredentials?, browser: BrowserProof?) async throws -> (outcome: FlowOutcome, app: App) {
         var (flow, app) = try await load(flowID, browser: browser)
         var answer = answer
         // A browser flow's client authenticates at the token endpoint, when it exchanges the code.
@@ -187,7 +143,7 @@ public struct FlowEngine: Sendable {
         return (try await advance(flow, with: step, app: app, account: context.account), app)
     }
 
-    private func strictestLockout(for flow: FlowRecord, app: App) async throws -> LockoutPolicy {
+    func strictestLockout(for flow: FlowRecord, app: App) async throws -> LockoutPolicy {
         let pluginID: String
         switch flow.phase {
         case .identify: pluginID = flow.providerID
@@ -200,30 +156,7 @@ public struct FlowEngine: Sendable {
         return others.map(\.lockout).reduce(app.policy.lockout) { $0.strictest($1) }
     }
 
-    /// Where a browser flow stands: its current challenge or provider choice (to show the page again).
-    /// Answers with the flow's app too, whose name the page shows.
-    public func pending(flowID: String, browser: BrowserProof) async throws -> (outcome: FlowOutcome, app: App) {
-        let (flow, app) = try await load(flowID, browser: browser)
-        if flow.phase == .chooseProvider {
-            return (.chooseProvider(flowID: flow.id, providers: configuredProviders(of: app), expiresAt: flow.expiresAt), app)
-        }
-        return (.challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt), app)
-    }
-
-    /// The person cancelled a browser flow: it ends, and the app hears `access_denied`.
-    public func cancel(flowID: String, browser: BrowserProof) async throws -> String {
-        let (flow, _) = try await load(flowID, browser: browser)
-        guard let authorization = flow.authorization, try await store.deleteFlow(id: flow.id, version: flow.version) else {
-            throw BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
-        }
-        try await audit("signin.cancelled", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
-        return OAuthRedirect.url(
-            authorization.request.redirectURI,
-            parameters: [("error", "access_denied"), ("error_description", "The sign-in was cancelled."), ("state", authorization.request.state), ("iss", tokens.issuer)]
-        )
-    }
-
-    private func load(_ flowID: String, browser: BrowserProof?) async throws -> (FlowRecord, App) {
+    func load(_ flowID: String, browser: BrowserProof?) async throws -> (FlowRecord, App) {
         let notFound = BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
         guard let flow = try await store.flow(id: flowID, now: clock.now), let app = try await store.app(id: flow.appID) else {
             throw notFound
@@ -237,7 +170,7 @@ public struct FlowEngine: Sendable {
         return (flow, app)
     }
 
-    private func flowRequest(for flow: FlowRecord) -> FlowRequest {
+    func flowRequest(for flow: FlowRecord) -> FlowRequest {
         FlowRequest(
             appID: flow.appID, providerID: flow.providerID, purpose: flow.purpose, stateless: flow.stateless, scopes: flow.scopes,
             clientIP: flow.clientIP, loginHint: flow.authorization?.request.loginHint
@@ -247,7 +180,7 @@ public struct FlowEngine: Sendable {
     // MARK: - Steps
 
     /// `account` is the flow's account when the caller has it at hand already.
-    private func advance(_ flow: FlowRecord, with step: FlowStep, app: App, account knownAccount: Account? = nil) async throws -> FlowOutcome {
+    func advance(_ flow: FlowRecord, with step: FlowStep, app: App, account knownAccount: Account? = nil) async throws -> FlowOutcome {
         var flow = flow
         switch step {
         case .challenge(let challenge, let state):
@@ -273,15 +206,10 @@ public struct FlowEngine: Sendable {
                 try? await audit("signin.failure", flow: flow, outcome: ErrorCode.registrationDisabled.rawValue, details: ["reason": "unknown_identity"])
                 throw BrokerError(.registrationDisabled, .forbidden, "There is no account for this identity, and this app does not allow self-registration.")
             }
-            let (account, created) = try await store.linkIdentity(identity, now: clock.now)
+            let (account, created) = try await IdentityLinker(store: store, clock: clock).link(identity, audit: auditEvent("account.created", flow: flow, outcome: nil))
             flow.accountID = account.id
             flow.accountCreated = created
-            if created {
-                try await audit("account.created", flow: flow, outcome: nil)
-            }
-            // A test account (its provider vouched for a test identity) skips the second factor, so that the
-            // app's integration tests can register users where real people would need, say, device attestation.
-            guard let factorID = app.policy.secondFactor, !account.isTest else { return try await complete(flow, app: app, account: account) }
+            guard let factorID = app.policy.secondFactor(for: account) else { return try await complete(flow, app: app, account: account) }
             return try await beginFactor(flow, factorID: factorID, app: app, account: account)
 
         case .verified(let factor):
@@ -312,7 +240,7 @@ public struct FlowEngine: Sendable {
     /// Begins the second factor. When it cannot start (a code could not be sent, the address is
     /// locked), the flow is kept at this point with a `retry` challenge: answering it (`{}`) tries
     /// again, without asking for the first factor again. A refusal that ends the flow ends it.
-    private func beginFactor(_ flow: FlowRecord, factorID: String, app: App, account: Account) async throws -> FlowOutcome {
+    func beginFactor(_ flow: FlowRecord, factorID: String, app: App, account: Account) async throws -> FlowOutcome {
         var flow = flow
         flow.phase = .factor(authenticatorID: factorID)
         flow.pluginState = FlowState()
@@ -338,7 +266,7 @@ public struct FlowEngine: Sendable {
 
     /// What an authenticator begins with: the account, the addresses the app trusts it to have (for
     /// authenticators that send codes), and whether this flow created it.
-    private func factorContext(_ flow: FlowRecord, app: App, account: Account?) async throws -> FlowContext {
+    func factorContext(_ flow: FlowRecord, app: App, account: Account?) async throws -> FlowContext {
         var context = FlowContext(flowID: flow.id, app: app, request: flowRequest(for: flow), account: account)
         if let account { context.verifiedEmails = app.policy.verifiedEmails(in: try await store.identityLinks(accountID: account.id)) }
         context.accountCreated = flow.accountCreated ?? false
@@ -347,7 +275,7 @@ public struct FlowEngine: Sendable {
 
     /// Claims the flow (so that only one of two racing answers finishes it), then issues tokens, or
     /// for a browser flow an authorization code.
-    private func complete(_ flow: FlowRecord, app: App, account: Account?) async throws -> FlowOutcome {
+    func complete(_ flow: FlowRecord, app: App, account: Account?) async throws -> FlowOutcome {
         if flow.version >= 0, try await !store.deleteFlow(id: flow.id, version: flow.version) {
             throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
         }
@@ -388,7 +316,7 @@ public struct FlowEngine: Sendable {
     /// section 4.1.2 recommends at most ten).
     public static let authorizationCodeLifetime: TimeInterval = 60
 
-    private func save(_ flow: inout FlowRecord) async throws {
+    func save(_ flow: inout FlowRecord) async throws {
         if flow.version < 0 {
             flow.version = 0
             try await store.insertFlow(flow)
@@ -402,7 +330,7 @@ public struct FlowEngine: Sendable {
 
     /// After a wrong answer (already counted when the flow was claimed): audits it, and closes the
     /// flow when it reached its limit.
-    private func recordFailedAttempt(_ flow: FlowRecord, app: App, error: BrokerError) async throws {
+    func recordFailedAttempt(_ flow: FlowRecord, app: App, error: BrokerError) async throws {
         var details = ["attempt": String(flow.failedAttempts)]
         if let reason = error.reason { details["reason"] = reason }
         try await audit("signin.failure", flow: flow, outcome: error.code.rawValue, details: details)
@@ -412,48 +340,16 @@ public struct FlowEngine: Sendable {
         }
     }
 
-    // MARK: - Policy
-
-    /// The app's identity providers that are configured here, in the policy's order.
-    private func configuredProviders(of app: App) -> [String] {
-        app.policy.identityProviders.filter { plugins.identityProviders[$0] != nil }
+    func audit(_ type: String, flow: FlowRecord, outcome: String?, details: [String: String] = [:]) async throws {
+        try await store.appendAudit(auditEvent(type, flow: flow, outcome: outcome, details: details))
     }
 
-    private func identityProvider(_ id: String, allowedBy policy: Policy, stateless: Bool) throws(BrokerError) -> any IdentityProvider {
-        guard let provider = plugins.identityProviders[id] else {
-            throw BrokerError(.unknownProvider, .badRequest, "No identity provider '\(id)' is configured.")
-        }
-        guard policy.identityProviders.contains(id) else {
-            throw BrokerError(.providerNotAllowed, .forbidden, "This app may not sign in with '\(id)'.")
-        }
-        if stateless {
-            guard policy.statelessAuthentication else {
-                throw BrokerError(.statelessDisabled, .forbidden, "Stateless authentication is not enabled for this app.")
-            }
-            guard provider is any StatelessCapable else {
-                throw BrokerError(.statelessUnsupported, .badRequest, "The provider '\(id)' cannot sign in statelessly.")
-            }
-            guard policy.secondFactor == nil else {
-                throw BrokerError(.statelessUnsupported, .badRequest, "This app requires a second factor, which needs an account; stateless sign-in is not possible.")
-            }
-        }
-        return provider
-    }
-
-    private func authenticator(_ id: String) throws(BrokerError) -> any Authenticator {
-        guard let authenticator = plugins.authenticators[id] else {
-            throw BrokerError(.providerUnavailable, .unavailable, "The required second factor '\(id)' is not configured.")
-        }
-        return authenticator
-    }
-
-    private func audit(_ type: String, flow: FlowRecord, outcome: String?, details: [String: String] = [:]) async throws {
+    /// An audit event about a flow: its app, account, provider, client address and (unless the sign-in
+    /// is stateless, which leaves no trace of who it was) username.
+    func auditEvent(_ type: String, flow: FlowRecord, outcome: String?, details: [String: String] = [:]) -> AuditEvent {
         var details = details
         if let ip = flow.clientIP { details["clientIP"] = ip }
-        // A stateless sign-in leaves no trace of who it was.
         if let username = flow.identity?.username, !flow.stateless { details["username"] = username }
-        try await store.appendAudit(
-            AuditEvent(time: clock.now, type: type, appID: flow.appID, accountID: flow.accountID, providerID: flow.providerID, outcome: outcome, details: details)
-        )
+        return AuditEvent(time: clock.now, type: type, appID: flow.appID, accountID: flow.accountID, providerID: flow.providerID, outcome: outcome, details: details)
     }
 }

@@ -24,7 +24,7 @@ public struct OAuthService: Sendable {
 
     var keyring: SigningKeyring { tokens.keyring }
 
-    private static func invalidGrant(_ message: String) -> BrokerError { BrokerError(.invalidGrant, .badRequest, message) }
+    static func invalidGrant(_ message: String) -> BrokerError { BrokerError(.invalidGrant, .badRequest, message) }
 
     // MARK: - Token endpoint
 
@@ -40,7 +40,7 @@ public struct OAuthService: Sendable {
         }
     }
 
-    private func exchangeCode(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
+    func exchangeCode(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
         guard let code = request.code, let redirectURI = request.redirectURI, let verifier = request.codeVerifier else {
             throw BrokerError(.invalidRequest, .badRequest, "code, redirect_uri and code_verifier are required.")
         }
@@ -83,7 +83,7 @@ public struct OAuthService: Sendable {
 
     /// A reused code means it leaked: revoke the refresh-token family and the access token it issued
     /// (RFC 6749 section 4.1.2).
-    private func revokeIssued(by record: AuthorizationCodeRecord) async throws {
+    func revokeIssued(by record: AuthorizationCodeRecord) async throws {
         let now = clock.now
         if let family = record.issuedFamilyID {
             _ = try await store.revokeRefreshTokenFamily(familyID: family, now: now)
@@ -99,7 +99,7 @@ public struct OAuthService: Sendable {
         logger.warning("authorization code reused; issued tokens revoked", metadata: ["app": .string(record.appID)])
     }
 
-    private func refresh(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
+    func refresh(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
         guard let token = request.refreshToken, !token.isEmpty else {
             throw BrokerError(.invalidRequest, .badRequest, "refresh_token is required.")
         }
@@ -141,7 +141,7 @@ public struct OAuthService: Sendable {
 
     /// A rotated token came back: it was stolen, or the client is broken. Revoke the family
     /// (RFC 9700 section 4.14.2) and return the error to answer with.
-    private func refreshTokenReused(_ record: RefreshTokenRecord, app: App) async throws -> BrokerError {
+    func refreshTokenReused(_ record: RefreshTokenRecord, app: App) async throws -> BrokerError {
         let now = clock.now
         let revoked = try await store.revokeRefreshTokenFamily(familyID: record.familyID, now: now)
         try await store.appendAudit(
@@ -155,7 +155,7 @@ public struct OAuthService: Sendable {
     }
 
     /// Asks the provider that identified the account whether the identity is still good.
-    private func recheck(links: [IdentityLink], identityProvider: String?) async throws {
+    func recheck(links: [IdentityLink], identityProvider: String?) async throws {
         guard let providerID = identityProvider, let provider = plugins.identityProviders[providerID] as? any IdentityRechecking,
             let link = links.first(where: { $0.providerID == providerID })
         else { return }
@@ -169,7 +169,7 @@ public struct OAuthService: Sendable {
     /// RFC 7523: a JWT an app's back end signed for one of its users, verified by the app's
     /// assertion-verifying providers; the person is linked to an account like any sign-in.
     /// Refusals answer `invalid_grant`; the precise reason is audited.
-    private func jwtBearer(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
+    func jwtBearer(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
         guard let assertion = request.assertion, !assertion.isEmpty else {
             throw BrokerError(.invalidRequest, .badRequest, "assertion is required.")
         }
@@ -208,10 +208,9 @@ public struct OAuthService: Sendable {
             throw BrokerError(.invalidGrant, .badRequest, "This app requires a second factor; sign in through a flow.").because("second_factor_required")
         }
         let scopes = try app.policy.grantScopes(request.scopes)
-        let (account, created) = try await store.linkIdentity(identity, now: now)
-        if created {
-            try await store.appendAudit(AuditEvent(time: now, type: "account.created", appID: app.id, accountID: account.id, providerID: provider.id))
-        }
+        let (account, _) = try await IdentityLinker(store: store, clock: clock).link(
+            identity, audit: AuditEvent(time: now, type: "account.created", appID: app.id, providerID: provider.id)
+        )
         try await store.appendAudit(
             AuditEvent(time: now, type: "signin.success", appID: app.id, accountID: account.id, providerID: provider.id, details: ["grant": "jwt-bearer", "username": account.username])
         )
@@ -224,7 +223,7 @@ public struct OAuthService: Sendable {
         return issued
     }
 
-    private func clientCredentials(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
+    func clientCredentials(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
         guard app.isConfidential, app.policy.clientCredentialsGrant else {
             throw BrokerError(.unauthorizedClient, .badRequest, "This client may not use the client_credentials grant.")
         }
@@ -251,126 +250,10 @@ public struct OAuthService: Sendable {
         return ProfileClaims.make(username: account.username, claims: claims, scopes: scopes)
     }
 
-    // MARK: - Access tokens
-
-    /// Verifies an access token and checks it is not revoked.
-    public func verifyAccessToken(_ token: String) async throws -> AccessTokenClaims {
-        let claims = try await keyring.verify(token)
-        if try await revocations.isRevoked(claims) {
-            throw BrokerError(.invalidToken, .unauthenticated, "The access token was revoked.")
-        }
-        return claims
-    }
-
-    /// RFC 7662. Only confidential clients may introspect. Access tokens of any app are described (a
-    /// resource server introspects tokens issued to other apps); refresh tokens only to their own app.
-    public func introspect(token: String, client: ClientCredentials?) async throws -> [String: JSONValue] {
-        let app = try await clients.authenticate(client)
-        guard app.isConfidential else { throw BrokerError(.invalidClient, .unauthenticated, "Introspection needs a confidential client.") }
-        let inactive: [String: JSONValue] = ["active": false]
-        if token.contains(".") {
-            guard let claims = try? await verifyAccessToken(token) else { return inactive }
-            var answer: [String: JSONValue] = [
-                "active": true, "token_type": "Bearer", "scope": .string(claims.scope), "client_id": .string(claims.clientID),
-                "sub": .string(claims.sub.value), "aud": .string(claims.clientID), "iss": .string(claims.iss.value),
-                "exp": .number(claims.exp.value.timeIntervalSince1970), "iat": .number(claims.iat.value.timeIntervalSince1970),
-                "jti": .string(claims.jti.value), "stateless": .bool(claims.stateless),
-            ]
-            if let authTime = claims.authTime { answer["auth_time"] = .number(Double(authTime)) }
-            return answer
-        }
-        let now = clock.now
-        guard let record = try await store.refreshToken(digest: SecretDigest.sha256Hex(token)), record.appID == app.id, record.revokedAt == nil,
-            record.usedAt == nil, record.expiresAt > now, try await !revocations.isFamilyRevoked(record.familyID)
-        else { return inactive }
-        return [
-            "active": true, "token_type": "refresh_token", "scope": .string(record.scopes.joined(separator: " ")), "client_id": .string(record.appID),
-            "sub": .string(record.accountID), "exp": .number(record.expiresAt.timeIntervalSince1970),
-            "iat": .number(record.issuedAt.timeIntervalSince1970),
-        ]
-    }
-
-    /// RFC 7009: revokes a refresh token (with its family) or an access token of the calling client.
-    /// Unknown tokens and tokens of other clients are ignored: the answer is the same either way.
-    public func revoke(token: String, client: ClientCredentials?) async throws {
-        let app = try await clients.authenticate(client)
-        let now = clock.now
-        if token.contains(".") {
-            guard let claims = try? await keyring.verify(token), claims.clientID == app.id else { return }
-            try await revocations.revoke(RevocationRecord(kind: .token, value: claims.jti.value, revokedAt: now, expiresAt: claims.exp.value))
-            try await store.appendAudit(AuditEvent(time: now, type: "token.revoked", appID: app.id, details: ["token_type": "access_token"]))
-            return
-        }
-        guard let record = try await store.refreshToken(digest: SecretDigest.sha256Hex(token)), record.appID == app.id else { return }
-        let revoked = try await store.revokeRefreshTokenFamily(familyID: record.familyID, now: now)
-        try await store.appendAudit(
-            AuditEvent(time: now, type: "token.revoked", appID: app.id, accountID: record.accountID, details: ["token_type": "refresh_token", "revoked": String(revoked)])
-        )
-    }
-
-    /// OIDC Core section 5.3: the signed-in person's claims for the scopes of the access token.
-    public func userinfo(accessToken: String) async throws -> [String: JSONValue] {
-        let claims = try await verifyAccessToken(accessToken)
-        let scopes = claims.scope.split(separator: " ").map(String.init)
-        guard scopes.contains("openid") else {
-            throw BrokerError(.insufficientScope, .forbidden, "The access token has no openid scope.")
-        }
-        var answer: [String: JSONValue] = ["sub": .string(claims.sub.value)]
-        if !claims.stateless {
-            guard let account = try await store.account(id: claims.sub.value) else {
-                throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.")
-            }
-            answer.merge(try await profile(of: account, identityProvider: claims.idp, scopes: scopes)) { current, _ in current }
-        }
-        return answer
-    }
-
     /// Deletes the signed-in account, its identity links, everything the providers keep about it, and
     /// every refresh token it holds; its access tokens stop introspecting as active at once. With a
     /// stateless token, every token of that stateless subject is revoked (there is nothing to delete).
     /// How recent the sign-in behind a deregistration must be: deleting an account is final, so a
     /// token kept alive by refreshes for days is not enough (step-up, as for a password change).
     public static let deregistrationMaxAuthAge: TimeInterval = 15 * 60
-
-    public func deregister(accessToken: String) async throws {
-        let claims = try await verifyAccessToken(accessToken)
-        guard let authTime = claims.authTime, clock.now.timeIntervalSince1970 - Double(authTime) <= Self.deregistrationMaxAuthAge else {
-            throw BrokerError(.loginRequired, .forbidden, "Deleting the account needs a recent sign-in (less than 15 minutes ago); sign in again.")
-        }
-        if claims.stateless {
-            try await revokeSubject(claims.sub.value)
-            try await store.appendAudit(
-                AuditEvent(time: clock.now, type: "account.deregistered", appID: claims.clientID, accountID: claims.sub.value, details: ["stateless": "true"])
-            )
-            return
-        }
-        guard try await deleteAccount(id: claims.sub.value, appID: claims.clientID, admin: nil) else {
-            throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.")
-        }
-    }
-
-    /// Deletes an account (by its owner or an admin): what providers keep about it, its identity
-    /// links, refresh tokens and codes; its access tokens stop introspecting as active at once.
-    /// False when there was no such account.
-    public func deleteAccount(id: String, appID: String?, admin: AdminIdentity?) async throws -> Bool {
-        for link in try await store.identityLinks(accountID: id) {
-            if let provider = plugins.identityProviders[link.providerID] as? any IdentityForgetting {
-                try await provider.forget(subject: link.subject)
-            }
-        }
-        guard try await store.deleteAccount(id: id) else { return false }
-        try await revokeSubject(id)
-        var details = ["stateless": "false"]
-        if let admin { details["admin"] = admin.name }
-        try await store.appendAudit(AuditEvent(time: clock.now, type: "account.deregistered", appID: appID, accountID: id, details: details))
-        return true
-    }
-
-    /// Every access token of the subject issued up to now is revoked; none lives longer than a day.
-    private func revokeSubject(_ subject: String) async throws {
-        let now = clock.now
-        try await revocations.revoke(
-            RevocationRecord(kind: .subject, value: subject, revokedAt: now, expiresAt: now.addingTimeInterval(SigningKeyring.retiredKeyGrace))
-        )
-    }
 }

@@ -1,0 +1,73 @@
+import Foundation
+
+/// The browser side of flows: a flow started at `/oauth2/authorize` runs like any other, but every
+/// step must come from the browser that started it (`BrowserProof`), it may begin with a provider
+/// choice, and it ends with an authorization code for the app instead of tokens.
+extension FlowEngine {
+    /// Starts the browser flow of a validated authorization request. With one provider allowed, its
+    /// first challenge comes back; with several, the person chooses first (`chooseProvider`).
+    public func startAuthorization(app: App, request: AuthorizationRequest, binding: BrowserBinding, clientIP: String?) async throws -> FlowOutcome {
+        try await attempts.checkStart(clientIP: clientIP, policy: app.policy.lockout)
+        let now = clock.now
+        let providers = configuredProviders(of: app)
+        let flow = FlowRecord(
+            id: RandomToken.make(), appID: app.id, providerID: providers.count == 1 ? providers[0] : "", purpose: .authenticate, stateless: false,
+            scopes: request.scopes, phase: providers.count == 1 ? .identify : .chooseProvider, pluginState: FlowState(),
+            challenge: Challenge(type: "choose_provider"), clientIP: clientIP, authorization: BrowserAuthorization(request: request, binding: binding),
+            createdAt: now, expiresAt: now.addingTimeInterval(app.policy.flowLifetime.timeInterval), version: -1
+        )
+        guard providers.count == 1 else {
+            var pending = flow
+            try await save(&pending)
+            return .chooseProvider(flowID: pending.id, providers: providers, expiresAt: pending.expiresAt)
+        }
+        let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: false)
+        let step = try await provider.begin(flowRequest(for: flow), in: FlowContext(flowID: flow.id, app: app, request: flowRequest(for: flow)))
+        return try await advance(flow, with: step, app: app)
+    }
+
+    /// The person picked a provider on the chooser page of a browser flow.
+    /// Answers with the flow's app too, whose name the next page shows.
+    public func chooseProvider(flowID: String, providerID: String, browser: BrowserProof) async throws -> (outcome: FlowOutcome, app: App) {
+        var (flow, app) = try await load(flowID, browser: browser)
+        guard flow.phase == .chooseProvider else {
+            throw BrokerError(.invalidRequest, .badRequest, "The provider is already chosen.")
+        }
+        let provider = try identityProvider(providerID, allowedBy: app.policy, stateless: false)
+        flow.providerID = provider.id
+        flow.phase = .identify
+        let request = flowRequest(for: flow)
+        let step = try await provider.begin(request, in: FlowContext(flowID: flow.id, app: app, request: request))
+        return (try await advance(flow, with: step, app: app), app)
+    }
+
+    /// Feeds an answer to the current challenge of a browser flow, with `browser`, the proof that it
+    /// comes from the browser that started the flow. Answers with the flow's app too, whose name the
+    /// next page shows.
+    public func resume(flowID: String, answer: ChallengeResponse, browser: BrowserProof) async throws -> (outcome: FlowOutcome, app: App) {
+        try await step(flowID: flowID, answer: answer, client: nil, browser: browser)
+    }
+
+    /// Where a browser flow stands: its current challenge or provider choice (to show the page again).
+    /// Answers with the flow's app too, whose name the page shows.
+    public func pending(flowID: String, browser: BrowserProof) async throws -> (outcome: FlowOutcome, app: App) {
+        let (flow, app) = try await load(flowID, browser: browser)
+        if flow.phase == .chooseProvider {
+            return (.chooseProvider(flowID: flow.id, providers: configuredProviders(of: app), expiresAt: flow.expiresAt), app)
+        }
+        return (.challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt), app)
+    }
+
+    /// The person cancelled a browser flow: it ends, and the app hears `access_denied`.
+    public func cancel(flowID: String, browser: BrowserProof) async throws -> String {
+        let (flow, _) = try await load(flowID, browser: browser)
+        guard let authorization = flow.authorization, try await store.deleteFlow(id: flow.id, version: flow.version) else {
+            throw BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
+        }
+        try await audit("signin.cancelled", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
+        return OAuthRedirect.url(
+            authorization.request.redirectURI,
+            parameters: [("error", "access_denied"), ("error_description", "The sign-in was cancelled."), ("state", authorization.request.state), ("iss", tokens.issuer)]
+        )
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// The end of an account: deregistration by the person or an administrator deletes it and revokes
+/// every token it holds, on every node.
+extension OAuthService {
+    /// `DELETE /v1/account`: the person deletes their own account with an access token from a recent
+    /// sign-in (`deregistrationMaxAuthAge`). A stateless sign-in has no account: its subject is revoked.
+    public func deregister(accessToken: String) async throws {
+        let claims = try await verifyAccessToken(accessToken)
+        guard let authTime = claims.authTime, clock.now.timeIntervalSince1970 - Double(authTime) <= Self.deregistrationMaxAuthAge else {
+            throw BrokerError(.loginRequired, .forbidden, "Deleting the account needs a recent sign-in (less than 15 minutes ago); sign in again.")
+        }
+        if claims.stateless {
+            try await revokeSubject(claims.sub.value)
+            try await store.appendAudit(
+                AuditEvent(time: clock.now, type: "account.deregistered", appID: claims.clientID, accountID: claims.sub.value, details: ["stateless": "true"])
+            )
+            return
+        }
+        guard try await deleteAccount(id: claims.sub.value, appID: claims.clientID, admin: nil) else {
+            throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.")
+        }
+    }
+
+    /// Deletes an account (by its owner or an admin): what providers keep about it, its identity
+    /// links, refresh tokens and codes; its access tokens stop introspecting as active at once.
+    /// False when there was no such account.
+    public func deleteAccount(id: String, appID: String?, admin: AdminIdentity?) async throws -> Bool {
+        for link in try await store.identityLinks(accountID: id) {
+            if let provider = plugins.identityProviders[link.providerID] as? any IdentityForgetting {
+                try await provider.forget(subject: link.subject)
+            }
+        }
+        guard try await store.deleteAccount(id: id) else { return false }
+        try await revokeSubject(id)
+        var details = ["stateless": "false"]
+        if let admin { details["admin"] = admin.name }
+        try await store.appendAudit(AuditEvent(time: clock.now, type: "account.deregistered", appID: appID, accountID: id, details: details))
+        return true
+    }
+
+    /// Every access token of the subject issued up to now is revoked; none lives longer than a day.
+    func revokeSubject(_ subject: String) async throws {
+        let now = clock.now
+        try await revocations.revoke(
+            RevocationRecord(kind: .subject, value: subject, revokedAt: now, expiresAt: now.addingTimeInterval(SigningKeyring.retiredKeyGrace))
+        )
+    }
+}

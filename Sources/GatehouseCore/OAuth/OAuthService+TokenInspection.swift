@@ -1,0 +1,77 @@
+import Foundation
+
+/// What resource servers and apps ask about tokens the broker issued: verification, introspection
+/// (RFC 7662), revocation (RFC 7009) and userinfo (OIDC Core section 5.3).
+extension OAuthService {
+    /// Verifies an access token and checks it is not revoked.
+    public func verifyAccessToken(_ token: String) async throws -> AccessTokenClaims {
+        let claims = try await keyring.verify(token)
+        if try await revocations.isRevoked(claims) {
+            throw BrokerError(.invalidToken, .unauthenticated, "The access token was revoked.")
+        }
+        return claims
+    }
+
+    /// RFC 7662. Only confidential clients may introspect. Access tokens of any app are described (a
+    /// resource server introspects tokens issued to other apps); refresh tokens only to their own app.
+    public func introspect(token: String, client: ClientCredentials?) async throws -> [String: JSONValue] {
+        let app = try await clients.authenticate(client)
+        guard app.isConfidential else { throw BrokerError(.invalidClient, .unauthenticated, "Introspection needs a confidential client.") }
+        let inactive: [String: JSONValue] = ["active": false]
+        if token.contains(".") {
+            guard let claims = try? await verifyAccessToken(token) else { return inactive }
+            var answer: [String: JSONValue] = [
+                "active": true, "token_type": "Bearer", "scope": .string(claims.scope), "client_id": .string(claims.clientID),
+                "sub": .string(claims.sub.value), "aud": .string(claims.clientID), "iss": .string(claims.iss.value),
+                "exp": .number(claims.exp.value.timeIntervalSince1970), "iat": .number(claims.iat.value.timeIntervalSince1970),
+                "jti": .string(claims.jti.value), "stateless": .bool(claims.stateless),
+            ]
+            if let authTime = claims.authTime { answer["auth_time"] = .number(Double(authTime)) }
+            return answer
+        }
+        let now = clock.now
+        guard let record = try await store.refreshToken(digest: SecretDigest.sha256Hex(token)), record.appID == app.id, record.revokedAt == nil,
+            record.usedAt == nil, record.expiresAt > now, try await !revocations.isFamilyRevoked(record.familyID)
+        else { return inactive }
+        return [
+            "active": true, "token_type": "refresh_token", "scope": .string(record.scopes.joined(separator: " ")), "client_id": .string(record.appID),
+            "sub": .string(record.accountID), "exp": .number(record.expiresAt.timeIntervalSince1970),
+            "iat": .number(record.issuedAt.timeIntervalSince1970),
+        ]
+    }
+
+    /// RFC 7009: revokes a refresh token (with its family) or an access token of the calling client.
+    /// Unknown tokens and tokens of other clients are ignored: the answer is the same either way.
+    public func revoke(token: String, client: ClientCredentials?) async throws {
+        let app = try await clients.authenticate(client)
+        let now = clock.now
+        if token.contains(".") {
+            guard let claims = try? await keyring.verify(token), claims.clientID == app.id else { return }
+            try await revocations.revoke(RevocationRecord(kind: .token, value: claims.jti.value, revokedAt: now, expiresAt: claims.exp.value))
+            try await store.appendAudit(AuditEvent(time: now, type: "token.revoked", appID: app.id, details: ["token_type": "access_token"]))
+            return
+        }
+        guard let record = try await store.refreshToken(digest: SecretDigest.sha256Hex(token)), record.appID == app.id else { return }
+        let revoked = try await store.revokeRefreshTokenFamily(familyID: record.familyID, now: now)
+        try await store.appendAudit(
+            AuditEvent(time: now, type: "token.revoked", appID: app.id, accountID: record.accountID, details: ["token_type": "refresh_token", "revoked": String(revoked)])
+        )
+    }
+
+    /// OIDC Core section 5.3: the signed-in person's claims for the scopes of the access token.
+    public func userinfo(accessToken: String) async throws -> [String: JSONValue] {
+        let claims = try await verifyAccessToken(accessToken)
+        let scopes = claims.scope.split(separator: " ").map(String.init)
+        guard scopes.contains("openid") else {
+            throw BrokerError(.insufficientScope, .forbidden, "The access token has no openid scope.")
+        }
+        var answer: [String: JSONValue] = ["sub": .string(claims.sub.value)]
+        if !claims.stateless {
+            guard let account = try await store.account(id: claims.sub.value) else {
+                throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.")
+            }
+            answer.merge(try await profile(of: account, identityProvider: claims.idp, scopes: scopes)) { current, _ in current }
+        }
+        return answer
+    }
+}
