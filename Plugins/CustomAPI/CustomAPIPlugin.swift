@@ -64,12 +64,18 @@ public enum CustomAPIPlugin: PluginFactory {
             }
             if !(1...120).contains(timeout.value) { throw ConfigIssue(path: path + [CodingKeys.timeout], "must be between 1 and 120 seconds") }
             if !(1024...(1 << 22)).contains(maxResponseBytes) { throw ConfigIssue(path: path + [CodingKeys.maxResponseBytes], "must be between 1024 and 4194304") }
-            if !(0...(1 << 20)).contains(maxCustomDataBytes) { throw ConfigIssue(path: path + [CodingKeys.maxCustomDataBytes], "must be between 0 and 1048576") }
+            if !(0...Self.customDataLimit).contains(maxCustomDataBytes) {
+                throw ConfigIssue(path: path + [CodingKeys.maxCustomDataBytes], "must be between 0 and \(Self.customDataLimit)")
+            }
             if !(0...20).contains(maxRetries) { throw ConfigIssue(path: path + [CodingKeys.maxRetries], "must be between 0 and 20") }
             if let reserved = allowedClaims.first(where: { Self.reservedClaims.contains($0) }) {
                 throw ConfigIssue(path: path + [CodingKeys.allowedClaims], "'\(reserved)' is set by Gatehouse and cannot come from the app's API")
             }
         }
+
+        /// The most custom data an instance may accept: it travels in a flow API body, which is read
+        /// up to 256 KiB.
+        public static let customDataLimit = 192 * 1024
 
         /// Claims the broker sets itself; an app's API may never supply them.
         static let reservedClaims: Set<String> = ["iss", "sub", "aud", "exp", "iat", "nbf", "jti", "amr", "acr", "auth_time", "nonce", "azp", "client_id", "scope", "idp", "stateless"]

@@ -74,7 +74,7 @@ public struct CustomAPIProvider: IdentityProvider, StatelessCapable {
     /// Relays the app's own registration data; `customData` may be any JSON value.
     static let challenge = ChallengeDescription(
         type: "custom", summary: "Custom registration data for the app's own API.",
-        inputs: [ChallengeInput(name: "customData", label: "Registration data (JSON)", kind: .json, maxLength: 1 << 20)],
+        inputs: [ChallengeInput(name: "customData", label: "Registration data (JSON)", kind: .json, maxLength: CustomAPIPlugin.Config.customDataLimit)],
         details: [
             ChallengeDetail("provider", .string, "The provider instance."), ChallengeDetail("step", .string, "`register`, or `finish` after `init`."),
             ChallengeDetail("data", .any, "What the app's API answered for the client."), ChallengeDetail("error", .object, "A retryable refusal: `code`, `message`."),

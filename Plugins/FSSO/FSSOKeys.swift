@@ -20,6 +20,9 @@ public struct FSSOKey: Sendable, Codable, Hashable {
 
     /// The `iss` that tokens signed with an app's test keys carry.
     public static func testIssuer(appID: String) -> String { testIssuerPrefix + appID }
+
+    /// Issuers only test keys may use: `gatehouse-test` and everything under it.
+    static func isReserved(_ issuer: String) -> Bool { issuer.hasPrefix("gatehouse-test") }
 }
 
 /// A key registered at run time or generated as a test key; only public halves are stored.
@@ -101,7 +104,9 @@ extension FSSOProvider: AdminResourceProviding {
     public func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange {
         switch (resource, app) {
         case ("keys", _):
-            guard key.count == 2, !key[0].hasPrefix(FSSOKey.testIssuerPrefix), try await environment.storage.delete(key: StoredKey.storageKey(key[0], key[1])) else {
+            guard key.count == 2, !FSSOKey.isReserved(key[0]), let stored = try await stored(issuer: key[0], kid: key[1]), stored.appID == nil,
+                try await environment.storage.delete(key: StoredKey.storageKey(key[0], key[1]))
+            else {
                 throw BrokerError(.notFound, .notFound, "No registered key '\(key.last ?? "")' of '\(key.first ?? "")'.")
             }
             return AdminChange(item: ["issuer": .string(key[0]), "kid": .string(key[1])], event: "key_removed", details: ["issuer": key[0], "kid": key[1]])
@@ -128,8 +133,12 @@ extension FSSOProvider: AdminResourceProviding {
 
     /// Registers an issuer's public key (PEM); refused if the (issuer, kid) exists or the key is weak.
     func addKey(issuer: String, kid: String, pem: String, by creator: String) async throws -> FSSOKey {
-        guard !issuer.hasPrefix(FSSOKey.testIssuerPrefix) else {
-            throw BrokerError(.invalidRequest, .badRequest, "\(FSSOKey.testIssuerPrefix) issuers are reserved for test keys.", issues: [ConfigIssue(path: "issuer", "is reserved")])
+        guard !FSSOKey.isReserved(issuer) else {
+            throw BrokerError(.invalidRequest, .badRequest, "Issuers starting with gatehouse-test are reserved for test keys.", issues: [ConfigIssue(path: "issuer", "is reserved")])
+        }
+        guard !kid.contains(":") else {
+            // `:` separates issuer and kid in the storage key; a kid without one keeps the key unambiguous.
+            throw BrokerError(.invalidRequest, .badRequest, "A kid must not contain ':'.", issues: [ConfigIssue(path: "kid", "must not contain ':'")])
         }
         do {
             _ = try FSSOPlugin.Config.Key.parse(pem, path: [ConfigPath.Key("pem")])
@@ -169,7 +178,9 @@ extension FSSOProvider: AdminResourceProviding {
     /// Revokes a test key of an app at once; false when there is no such live key.
     func revokeTestKey(appID: String, kid: String) async throws -> Bool {
         let key = StoredKey.storageKey(FSSOKey.testIssuer(appID: appID), kid)
-        guard let stored = try await environment.storage.get(StoredKey.self, key: key), stored.value.revokedAt == nil else { return false }
+        guard !kid.contains(":"), let stored = try await environment.storage.get(StoredKey.self, key: key), stored.value.appID == appID,
+            stored.value.kid == kid, stored.value.revokedAt == nil
+        else { return false }
         var revoked = stored.value
         revoked.revokedAt = environment.clock.now
         return try await environment.storage.replace(revoked, key: key, version: stored.version)

@@ -29,6 +29,9 @@ public enum FSSOPlugin: PluginFactory {
                 keys = try container.decodeIfPresent([Key].self, forKey: .keys) ?? []
                 allowedClaims = try container.decodeIfPresent([String].self, forKey: .allowedClaims) ?? []
                 if issuer.isEmpty { throw ConfigIssue(path: decoder.codingPath + [CodingKeys.issuer], "must not be empty") }
+                if FSSOKey.isReserved(issuer) {
+                    throw ConfigIssue(path: decoder.codingPath + [CodingKeys.issuer], "issuers starting with gatehouse-test are reserved for test keys")
+                }
                 var seen: Set<String> = []
                 for (index, key) in keys.enumerated() where !seen.insert(key.kid).inserted {
                     throw ConfigIssue(path: decoder.codingPath + [CodingKeys.keys, ConfigPath.Key(index: index), Key.CodingKeys.kid], "'\(key.kid)' is used by an earlier key")

@@ -99,20 +99,28 @@ public struct FSSOProvider: AssertionVerifying {
     /// The key for (iss, kid): from config, registered at run time, or an app's test key (which only
     /// that app may use). Returns it with the claims the issuer may set and whether it is a test key.
     private func key(issuer iss: String, kid: String, app: App) async throws -> (_RSA.Signing.PublicKey, [String], Bool) {
-        if iss.hasPrefix(FSSOKey.testIssuerPrefix) {
+        if FSSOKey.isReserved(iss) {
             guard iss == FSSOKey.testIssuer(appID: app.id) else { throw Self.refused("unknown_issuer") }
-            guard let stored = try await environment.storage.get(StoredKey.self, key: StoredKey.storageKey(iss, kid))?.value else {
-                throw Self.refused("unknown_kid")
-            }
+            guard let stored = try await stored(issuer: iss, kid: kid), stored.appID == app.id else { throw Self.refused("unknown_kid") }
             guard stored.revokedAt == nil else { throw Self.refused("key_revoked") }
             return (try stored.publicKey(), [], true)
         }
         let configured = config.issuers.first { $0.issuer == iss }
         if let key = configured?.keys.first(where: { $0.kid == kid }) { return (key.publicKey, configured?.allowedClaims ?? [], false) }
-        if let stored = try await environment.storage.get(StoredKey.self, key: StoredKey.storageKey(iss, kid))?.value, stored.revokedAt == nil {
+        if let stored = try await stored(issuer: iss, kid: kid), stored.appID == nil, stored.revokedAt == nil {
             return (try stored.publicKey(), configured?.allowedClaims ?? [], false)
         }
         throw Self.refused(configured == nil ? "unknown_issuer" : "unknown_kid")
+    }
+
+    /// The stored key of exactly (iss, kid). Storage keys join the two with `:`, which issuers contain
+    /// too, so the record's own fields must match: a token may not reach another issuer's (or an
+    /// app's test) key by moving the separator (`iss: a`, `kid: b:c` against `a:b`, `c`).
+    func stored(issuer iss: String, kid: String) async throws -> StoredKey? {
+        guard !kid.contains(":"), let stored = try await environment.storage.get(StoredKey.self, key: StoredKey.storageKey(iss, kid))?.value,
+            stored.issuer == iss, stored.kid == kid
+        else { return nil }
+        return stored
     }
 
     /// `iat`/`exp` in seconds or milliseconds since 1970: a value above 10^11 (the year 5138 in

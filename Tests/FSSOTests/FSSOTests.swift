@@ -347,3 +347,38 @@ extension FSSOTests {
         #expect(tokens.refreshToken != nil)
     }
 }
+
+extension FSSOTests {
+    /// Storage keys join issuer and kid with `:`, which issuers contain too: moving the separator must
+    /// not reach another issuer's key or an app's test key.
+    @Test func aKeyAnswersOnlyForItsOwnIssuerAndKid() async throws {
+        let test = try await Self.keysBroker()
+        defer { test.temporary.remove() }
+        let portKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        _ = try await test.broker.admin.createResourceItem(
+            "keys", of: .provider("acme-sso"), fields: ["issuer": "https://idp.example:8443", "kid": "k1", "pem": .string(portKey.publicKey.pemRepresentation)], by: Self.ops
+        )
+        let moved = try Self.jwt(header: ["alg": "RS256", "kid": "8443:k1"], claims: Self.claims(test.clock, changes: ["iss": "https://idp.example"]), key: portKey)
+        #expect(await reason(test, moved) != nil, "a key answered for another issuer")
+        let right = try Self.jwt(header: ["alg": "RS256", "kid": "k1"], claims: Self.claims(test.clock, changes: ["iss": "https://idp.example:8443"]), key: portKey)
+        #expect(await reason(test, right) == nil)
+
+        // An app's test key, reached through `iss: gatehouse-test` and a kid holding the rest.
+        let generated = try await Self.generateTestKey(test, app: "strict")
+        let testKey = try _RSA.Signing.PrivateKey(pemRepresentation: generated.privateKeyPEM)
+        let sideways = try Self.jwt(
+            header: ["alg": "RS256", "kid": .string("strict:\(generated.key.kid)")], claims: Self.claims(test.clock, changes: ["iss": "gatehouse-test"]), key: testKey
+        )
+        #expect(await reason(test, sideways) == "unknown_issuer")
+        // Nor can an admin plant a key there, or remove the test key through the issuer keys.
+        await #expect(throws: BrokerError.self) {
+            _ = try await test.broker.admin.createResourceItem(
+                "keys", of: .provider("acme-sso"), fields: ["issuer": "gatehouse-test", "kid": "strict:x", "pem": .string(portKey.publicKey.pemRepresentation)], by: Self.ops
+            )
+        }
+        await #expect(throws: BrokerError.self) {
+            _ = try await test.broker.admin.deleteResourceItem("keys", of: .provider("acme-sso"), key: ["gatehouse-test", "strict:\(generated.key.kid)"], by: Self.ops)
+        }
+        #expect(try await test.broker.admin.resourceItems("test-keys", of: .app("strict")).count == 1)
+    }
+}

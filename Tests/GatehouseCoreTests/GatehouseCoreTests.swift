@@ -485,3 +485,32 @@ extension GatehouseCoreTests {
         #expect(try await limit.run(waitingAtMost: 0.1) { 1 } == 1)
     }
 }
+
+extension GatehouseCoreTests {
+    @Test func identitiesStoredBeforeMethodsAndTestMarkersStillRead() throws {
+        let old = #"{"providerID":"local","subject":"s-1","username":"alice","claims":{"email":"a@example.com","email_verified":true}}"#
+        let identity = try JSONDecoder().decode(ExternalIdentity.self, from: Data(old.utf8))
+        #expect(identity.methods.isEmpty && !identity.isTest)
+        #expect(identity.claims.verifiedEmail?.value == "a@example.com")
+    }
+
+    @Test func theStandardProfileClaimsAProviderVouchesForReachTheProfileScope() {
+        let claims = IdentityClaims(claims: ["picture": "https://example.com/a.png", "locale": "de-CH", "nickname": "al", "shoe_size": 44])
+        let profile = ProfileClaims.make(username: "alice", claims: claims, scopes: ["openid", "profile"])
+        #expect(profile["picture"] == "https://example.com/a.png" && profile["locale"] == "de-CH" && profile["nickname"] == "al")
+        #expect(profile["shoe_size"] == nil, "a provider's own claims are not standard claims")
+        #expect(ProfileClaims.make(username: "alice", claims: claims, scopes: ["openid"]).isEmpty)
+    }
+
+    @Test func anAlgorithmWhoseKeysWereAllRetiredElsewhereGetsANewKeyAtTheNextSignature() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        // Another node or an older CLI retired every key.
+        try await test.store.retireSigningKeys(keeping: [], now: test.clock.now)
+        try await test.broker.keyring.reload()
+        let result = try await test.signIn(FlowRequest(appID: "notes", providerID: "ext"), answer: ["subject": "alice"])
+        #expect(result.tokens.idToken != nil)
+        _ = try await test.broker.keyring.verify(result.tokens.accessToken)
+        #expect(try await test.store.signingKeys().filter { $0.retiredAt == nil }.count == 2)
+    }
+}

@@ -59,4 +59,18 @@ public struct ExternalIdentity: Sendable, Hashable, Codable {
         self.methods = methods
         self.isTest = isTest
     }
+
+    enum CodingKeys: String, CodingKey { case providerID, subject, username, claims, methods, isTest }
+
+    /// Flows stored before `methods` and `isTest` existed (waiting at a second factor across an
+    /// upgrade) still read: they carried neither.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        providerID = try container.decode(String.self, forKey: .providerID)
+        subject = try container.decode(String.self, forKey: .subject)
+        username = try container.decode(String.self, forKey: .username)
+        claims = try container.decodeIfPresent(IdentityClaims.self, forKey: .claims) ?? IdentityClaims()
+        methods = try container.decodeIfPresent([String].self, forKey: .methods) ?? []
+        isTest = try container.decodeIfPresent(Bool.self, forKey: .isTest) ?? false
+    }
 }

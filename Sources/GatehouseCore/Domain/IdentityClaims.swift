@@ -13,6 +13,12 @@ public struct IdentityClaims: Sendable, Hashable, Codable {
     public var givenName: String?
     public var familyName: String?
     public var preferredUsername: String?
+    /// The other standard profile claims (OIDC Core section 5.1), passed on with the `profile` scope.
+    public var nickname: String?
+    public var picture: String?
+    public var website: String?
+    public var locale: String?
+    public var zoneinfo: String?
     /// Nil when the provider does not know groups; empty when it knows there are none.
     public var groups: [String]?
     /// The provider's own claims, kept as they came (only those its config allows).
@@ -40,7 +46,16 @@ public struct IdentityClaims: Sendable, Hashable, Codable {
 
     private enum Standard: String, CodingKey, CaseIterable {
         case email, emailVerified = "email_verified", name, givenName = "given_name", familyName = "family_name"
-        case preferredUsername = "preferred_username", groups
+        case preferredUsername = "preferred_username", nickname, picture, website, locale, zoneinfo, groups
+    }
+
+    /// The string claims of the `profile` scope besides `preferred_username`, by claim name.
+    public var profileStrings: [(claim: String, value: String?)] {
+        [
+            (Standard.name.rawValue, name), (Standard.givenName.rawValue, givenName), (Standard.familyName.rawValue, familyName),
+            (Standard.nickname.rawValue, nickname), (Standard.picture.rawValue, picture), (Standard.website.rawValue, website),
+            (Standard.locale.rawValue, locale), (Standard.zoneinfo.rawValue, zoneinfo),
+        ]
     }
 
     /// Reads a flat claims object: the standard claims into their fields (a value of the wrong type
@@ -52,6 +67,11 @@ public struct IdentityClaims: Sendable, Hashable, Codable {
         givenName = claims[Standard.givenName.rawValue]?.stringValue
         familyName = claims[Standard.familyName.rawValue]?.stringValue
         preferredUsername = claims[Standard.preferredUsername.rawValue]?.stringValue
+        nickname = claims[Standard.nickname.rawValue]?.stringValue
+        picture = claims[Standard.picture.rawValue]?.stringValue
+        website = claims[Standard.website.rawValue]?.stringValue
+        locale = claims[Standard.locale.rawValue]?.stringValue
+        zoneinfo = claims[Standard.zoneinfo.rawValue]?.stringValue
         if case .array(let items)? = claims[Standard.groups.rawValue] { groups = items.compactMap(\.stringValue) }
         let standard = Set(Standard.allCases.map(\.rawValue))
         extra = claims.filter { !standard.contains($0.key) }
@@ -64,8 +84,8 @@ public struct IdentityClaims: Sendable, Hashable, Codable {
             result[Standard.email.rawValue] = .string(email)
             result[Standard.emailVerified.rawValue] = .bool(emailVerified)
         }
-        for (key, value) in [(Standard.name, name), (.givenName, givenName), (.familyName, familyName), (.preferredUsername, preferredUsername)] {
-            if let value { result[key.rawValue] = .string(value) }
+        for (claim, value) in profileStrings + [(Standard.preferredUsername.rawValue, preferredUsername)] {
+            if let value { result[claim] = .string(value) }
         }
         if let groups { result[Standard.groups.rawValue] = .array(groups.map(JSONValue.string)) }
         return result

@@ -5,8 +5,8 @@ public enum ProfileClaims {
         var result: [String: JSONValue] = [:]
         if scopes.contains("profile") {
             result["preferred_username"] = .string(username)
-            for (key, value) in [("name", claims.name), ("given_name", claims.givenName), ("family_name", claims.familyName)] {
-                if let value { result[key] = .string(value) }
+            for (claim, value) in claims.profileStrings {
+                if let value { result[claim] = .string(value) }
             }
         }
         if scopes.contains("email"), let email = claims.email {

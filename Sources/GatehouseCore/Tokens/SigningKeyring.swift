@@ -161,7 +161,13 @@ public final class SigningKeyring: Sendable {
     }
 
     private func sign(_ payload: some JWTPayload, type: String, algorithm: SigningAlgorithm) async throws -> String {
-        let (collection, activeKid) = lane(algorithm)
+        var (collection, activeKid) = lane(algorithm)
+        if activeKid == nil {
+            // Every key of the algorithm was retired elsewhere (an older node's or CLI's rotation):
+            // make a new one rather than fail every sign-in until a restart.
+            try await prepare()
+            (collection, activeKid) = lane(algorithm)
+        }
         guard let kid = activeKid else { throw BrokerError.internalFailure("No \(algorithm.rawValue) signing key is loaded.") }
         var header = JWTHeader()
         header.typ = type
