@@ -104,6 +104,7 @@ struct AppsCommand: AsyncParsableCommand {
         @Option(help: "Access-token lifetime, e.g. 15m.") var accessTokenLifetime: String?
         @Option(help: "Refresh-token lifetime, e.g. 30d.") var refreshTokenLifetime: String?
         @Option(help: "Default scopes, space-separated.") var defaultScopes: String?
+        @Option(help: "The algorithm of the app's ID tokens: RS256 (the default) or ES256.") var idTokenAlg: String?
         @Option(help: "Any other change, as a JSON merge patch of the policy.") var json: String?
 
         enum Toggle: String, ExpressibleByArgument, CaseIterable {
@@ -126,6 +127,7 @@ struct AppsCommand: AsyncParsableCommand {
             if let secondFactor { patch["secondFactor"] = secondFactor == "none" ? .null : .string(secondFactor) }
             if let accessTokenLifetime { patch["accessTokenLifetime"] = .string(accessTokenLifetime) }
             if let refreshTokenLifetime { patch["refreshTokenLifetime"] = .string(refreshTokenLifetime) }
+            if let idTokenAlg { patch["idTokenSigningAlg"] = .string(idTokenAlg) }
             if let defaultScopes { patch["defaultScopes"] = .array(defaultScopes.split(separator: " ").map { .string(String($0)) }) }
             guard !patch.isEmpty else { throw ValidationError("Nothing to change: give at least one option (see --help).") }
             let broker = try await Bootstrap.openBroker(options)
