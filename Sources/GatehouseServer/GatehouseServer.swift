@@ -4,8 +4,10 @@ import Logging
 import Prometheus
 import ServiceLifecycle
 
-/// Builds the broker's HTTP application: the flow API, health and key routes, behind the error and
-/// security-header middleware. Run it inside a `ServiceGroup` for graceful shutdown.
+/// Builds the broker's HTTP application: the OpenID Provider (discovery, authorize pages, token,
+/// introspection, revocation, userinfo, JWKS), the flow API, the account, provisional-identity and
+/// admin APIs, health and metrics, behind the request-log, metrics, client-address, security-header
+/// and error middleware. Run it inside a `ServiceGroup` for graceful shutdown.
 public enum GatehouseServer {
     /// The routes. With `metrics` (the registry the broker's metrics factory writes to), `/metrics`
     /// serves it in the Prometheus text format.

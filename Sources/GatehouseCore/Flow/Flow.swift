@@ -14,7 +14,7 @@ public struct FlowRequest: Sendable {
     public var stateless: Bool
     /// Requested scopes; nil means the app's default scopes.
     public var scopes: [String]?
-    /// The client's address, for audit and (later) rate limits.
+    /// The client's address, for audit and the per-address limits.
     public var clientIP: String?
     /// A username the app suggests (OIDC `login_hint`), for providers that ask for one.
     public var loginHint: String?
