@@ -105,8 +105,8 @@ struct AdminAPI {
         to group: RouterGroup<GatehouseRequestContext>, owner path: String, owner: @escaping @Sendable (String) -> AdminService.ResourceOwner
     ) {
         group.get("\(path)/:id/:resource") { _, context in
-            let items = try await admin.resourceItems(try context.parameters.require("resource"), of: owner(try context.parameters.require("id")))
-            return JSONBody(items).response(status: .ok)
+            let listed = try await admin.resourceItems(try context.parameters.require("resource"), of: owner(try context.parameters.require("id")))
+            return JSONBody(listed.items).response(status: .ok)
         }
         group.post("\(path)/:id/:resource") { request, context in
             // A resource made from nothing (a generated key) may be asked for with an empty body.

@@ -11,7 +11,9 @@ enum BodyLimit {
     static let json = 256 * 1024
 }
 
-/// Sets the body limit of the routes it is added to, through Hummingbird's request context.
+/// Sets the body limit of the routes it is added to, through Hummingbird's request context, and
+/// answers a body that outgrows it (Hummingbird's `NIOTooManyBytesError`) as 413 `invalid_request`.
+/// The router has one for every route; the flow and admin API groups raise theirs.
 struct BodyLimitMiddleware: RouterMiddleware {
     typealias Context = GatehouseRequestContext
     let bytes: Int

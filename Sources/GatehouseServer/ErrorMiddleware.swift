@@ -1,7 +1,6 @@
 import Foundation
 import GatehouseCore
 import Hummingbird
-import NIOCore
 
 /// Turns every error into the broker's JSON error shape, `{"error": <machine code>,
 /// "error_description": ..., "lockedUntil"?, "retryAfter"?}`, with the matching HTTP status.
@@ -15,9 +14,6 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 context.logger.error("request failed", metadata: ["error": .string(error.description)])
             }
             return ErrorBody(error).response()
-        } catch is NIOTooManyBytesError {
-            // Hummingbird's JSON decoding read past the route's `maxUploadSize`.
-            return ErrorBody(BrokerError.bodyTooLarge(limit: context.maxUploadSize)).response()
         } catch let error as HTTPError {
             let code: ErrorCode =
                 switch error.status.code {

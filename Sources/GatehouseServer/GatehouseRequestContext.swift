@@ -11,8 +11,9 @@ public struct GatehouseRequestContext: RequestContext {
     public var admin: AdminIdentity?
     /// The client's address as a trusted proxy reported it (`X-Forwarded-For`), if any.
     public var forwardedFor: String?
-    /// The largest body the route reads (Hummingbird's JSON decoding and `FormBody` both honour it):
-    /// `BodyLimit.form` unless a `BodyLimitMiddleware` on the route's group says otherwise.
+    /// The largest body the route reads (Hummingbird's JSON decoding and `FormBody` both honour it),
+    /// set by the `BodyLimitMiddleware` nearest the route: `BodyLimit.form` for the whole router,
+    /// `BodyLimit.json` for the flow and admin APIs.
     public var maxUploadSize: Int = BodyLimit.form
 
     public init(source: ApplicationRequestContextSource) {

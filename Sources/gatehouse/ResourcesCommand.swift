@@ -62,8 +62,8 @@ struct ResourcesCommand: AsyncParsableCommand {
         func run() async throws {
             let broker = try await Bootstrap.openBroker(owner.options)
             let target = try owner.owner(broker)
-            let items = try await AppsCommand.run { try await broker.admin.resourceItems(owner.resource, of: target) }
-            let columns = broker.admin.offeredResources().first { $0.resource.name == owner.resource }?.resource.columns ?? []
+            let (declaration, items) = try await AppsCommand.run { try await broker.admin.resourceItems(owner.resource, of: target) }
+            let columns = declaration.columns
             print(columns.map { $0.uppercased() }.joined(separator: "\t"))
             for item in items {
                 guard case .object(let fields) = item else { continue }

@@ -254,7 +254,7 @@ extension FSSOTests {
         #expect(added.event == "key_added")
         let token = try Self.jwt(header: ["alg": "RS256", "kid": "b1"], claims: Self.claims(test.clock, changes: ["iss": "beta"]), key: betaKey)
         #expect(await reason(test, token) == nil)
-        let keys = try await test.broker.admin.resourceItems("keys", of: .provider("acme-sso"))
+        let keys = try await test.broker.admin.resourceItems("keys", of: .provider("acme-sso")).items
         #expect(keys.contains { $0["issuer"] == "beta" && $0["kid"] == "b1" && $0["source"] == "registered" && $0["createdBy"] == "ops" })
         _ = try await test.broker.admin.deleteResourceItem("keys", of: .provider("acme-sso"), key: ["beta", "b1"], by: Self.ops)
         let again = try Self.jwt(header: ["alg": "RS256", "kid": "b1"], claims: Self.claims(test.clock, changes: ["iss": "beta"]), key: betaKey)
@@ -297,7 +297,7 @@ extension FSSOTests {
         // The private key was not kept.
         let stored = try await test.store.pluginRecords(namespace: "acme-sso", keyPrefix: "", now: test.clock.now)
         #expect(!stored.contains { String(decoding: $0.value, as: UTF8.self).contains("PRIVATE KEY") })
-        #expect(try await test.broker.admin.resourceItems("test-keys", of: .app("strict")).map { $0["kid"] } == [.string(generated.key.kid)])
+        #expect(try await test.broker.admin.resourceItems("test-keys", of: .app("strict")).items.map { $0["kid"] } == [.string(generated.key.kid)])
         // Revoked: refused at once.
         _ = try await test.broker.admin.deleteResourceItem("test-keys", of: .app("strict"), key: [generated.key.kid], by: Self.ops)
         let strict = try #require(try await test.store.app(id: "strict"))
@@ -379,6 +379,6 @@ extension FSSOTests {
         await #expect(throws: BrokerError.self) {
             _ = try await test.broker.admin.deleteResourceItem("keys", of: .provider("acme-sso"), key: ["gatehouse-test", "strict:\(generated.key.kid)"], by: Self.ops)
         }
-        #expect(try await test.broker.admin.resourceItems("test-keys", of: .app("strict")).count == 1)
+        #expect(try await test.broker.admin.resourceItems("test-keys", of: .app("strict")).items.count == 1)
     }
 }

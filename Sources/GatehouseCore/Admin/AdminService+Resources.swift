@@ -23,9 +23,10 @@ extension AdminService {
         }
     }
 
-    public func resourceItems(_ resource: String, of owner: ResourceOwner) async throws -> [JSONValue] {
-        let (plugin, _, app) = try await resolve(resource, of: owner)
-        return try await plugin.listItems(of: resource, app: app)
+    /// The items of a resource, with its declaration (whose `columns` a table shows).
+    public func resourceItems(_ resource: String, of owner: ResourceOwner) async throws -> (declaration: AdminResource, items: [JSONValue]) {
+        let (plugin, declaration, app) = try await resolve(resource, of: owner)
+        return (declaration, try await plugin.listItems(of: resource, app: app))
     }
 
     public func createResourceItem(_ resource: String, of owner: ResourceOwner, fields: [String: JSONValue], by admin: AdminIdentity) async throws -> AdminChange {

@@ -65,12 +65,11 @@ public struct ChallengeDescription: Sendable, Hashable {
             guard let input = inputs.first(where: { $0.name == name }) else {
                 throw Self.refused(name, "is not a field of the \(type) challenge")
             }
-            switch input.kind.valueType {
-            case .string:
+            if input.kind == .json {
+                if value.serialized().count > input.maxLength { throw Self.refused(name, "is larger than \(input.maxLength) bytes") }
+            } else {
                 guard let string = value.stringValue else { throw Self.refused(name, "must be a string") }
                 if string.utf8.count > input.maxLength { throw Self.refused(name, "is longer than \(input.maxLength) bytes") }
-            case .json:
-                if value.serialized().count > input.maxLength { throw Self.refused(name, "is larger than \(input.maxLength) bytes") }
             }
         }
     }
@@ -106,13 +105,9 @@ public struct ChallengeInput: Sendable, Hashable {
         case code
         /// Set from the challenge itself, not typed (`<input type=hidden>`); `prefill` names the field.
         case hidden
-        /// Any JSON value (custom data relayed to an API); a page shows a text area and reads JSON.
+        /// Any JSON value (custom data relayed to an API); every other kind is a JSON string. A page
+        /// shows a text area and reads JSON.
         case json
-
-        /// The JSON type the flow API accepts.
-        public var valueType: ValueType {
-            self == .json ? .json : .string
-        }
 
         /// The HTML input type.
         public var htmlType: String {
@@ -124,13 +119,6 @@ public struct ChallengeInput: Sendable, Hashable {
             case .json: "textarea"
             }
         }
-    }
-
-    /// The JSON type of an answer field.
-    public enum ValueType: String, Sendable, Hashable {
-        case string
-        /// Any JSON value.
-        case json
     }
 
     public var name: String

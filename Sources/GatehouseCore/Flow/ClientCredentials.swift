@@ -2,22 +2,12 @@
 /// method it used (RFC 6749 section 2.3.1): HTTP Basic (`client_secret_basic`), `client_secret` in
 /// the body (`client_secret_post`), or only a `client_id` (`none`, public apps).
 public struct ClientCredentials: Sendable, Hashable {
-    public enum Method: String, Sendable, Hashable { case basic, post, none }
-
-    public var method: Method
     /// The app the client names; nil when the request names it otherwise (a flow's own app).
     public var clientID: String?
+    /// Nil for a client that only names itself (a public app).
     public var secret: String?
 
-    /// HTTP Basic credentials.
-    public init(clientID: String?, secret: String) {
-        self.method = .basic
-        self.clientID = clientID
-        self.secret = secret
-    }
-
-    public init(method: Method, clientID: String?, secret: String?) {
-        self.method = method
+    public init(clientID: String?, secret: String?) {
         self.clientID = clientID
         self.secret = secret
     }
@@ -32,8 +22,7 @@ public struct ClientCredentials: Sendable, Hashable {
             if let bodyClientID, bodyClientID != basic.clientID { throw ClientAuthenticator.refused }
             return basic
         }
-        if let bodySecret { return ClientCredentials(method: .post, clientID: bodyClientID, secret: bodySecret) }
-        if let bodyClientID { return ClientCredentials(method: .none, clientID: bodyClientID, secret: nil) }
-        return nil
+        guard bodyClientID != nil || bodySecret != nil else { return nil }
+        return ClientCredentials(clientID: bodyClientID, secret: bodySecret)
     }
 }
