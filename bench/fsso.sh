@@ -29,6 +29,7 @@ providers:
       maxLifetime: 1h
       issuers:
         - issuer: acme
+          apps: [bench]
           keys:
             - kid: k1
               pem: |

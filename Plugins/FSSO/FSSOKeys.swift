@@ -11,6 +11,8 @@ public struct FSSOKey: Sendable, Codable, Hashable {
     public var source: Source
     /// For test keys: the app they register users for.
     public var appID: String?
+    /// The apps the key may sign people into (for a test key, its own app).
+    public var apps: [String]
     public var createdAt: Date?
     public var createdBy: String?
     public var revokedAt: Date?
@@ -31,6 +33,9 @@ struct StoredKey: Codable, Sendable {
     var kid: String
     var pem: String
     var appID: String?
+    /// The apps a registered key may sign people into; nil in keys registered before keys named
+    /// their apps (those follow their configured issuer's apps, or none).
+    var apps: [String]?
     var createdAt: Date
     var createdBy: String
     var revokedAt: Date?
@@ -45,8 +50,12 @@ struct StoredKey: Codable, Sendable {
         }
     }
 
-    var view: FSSOKey {
-        FSSOKey(issuer: issuer, kid: kid, source: appID == nil ? .registered : .test, appID: appID, createdAt: createdAt, createdBy: createdBy, revokedAt: revokedAt)
+    func view(configured: [FSSOPlugin.Config.Issuer]) -> FSSOKey {
+        let apps = appID.map { [$0] } ?? apps ?? configured.first { $0.issuer == issuer }?.apps ?? []
+        return FSSOKey(
+            issuer: issuer, kid: kid, source: appID == nil ? .registered : .test, appID: appID, apps: apps, createdAt: createdAt, createdBy: createdBy,
+            revokedAt: revokedAt
+        )
     }
 }
 
@@ -59,8 +68,9 @@ extension FSSOProvider: AdminResourceProviding {
         createFields: [
             AdminField(name: "issuer", summary: "The tokens' iss."), AdminField(name: "kid", summary: "The tokens' kid."),
             AdminField(name: "pem", summary: "The public key PEM.", fromFile: true),
+            AdminField(name: "apps", summary: "The apps the key may sign people into: a JSON array or a comma-separated list of app ids."),
         ],
-        itemKey: ["issuer", "kid"], columns: ["issuer", "kid", "source", "createdAt", "createdBy", "revokedAt"], dangerous: true
+        itemKey: ["issuer", "kid"], columns: ["issuer", "kid", "source", "apps", "createdAt", "createdBy", "revokedAt"], dangerous: true
     )
 
     static let testKeysResource = AdminResource(
@@ -86,10 +96,12 @@ extension FSSOProvider: AdminResourceProviding {
             for name in ["issuer", "kid", "pem"] where fields[name]?.stringValue?.isEmpty != false {
                 missing.append(ConfigIssue(path: name, "is required"))
             }
-            if !missing.isEmpty { throw BrokerError(.invalidRequest, .badRequest, "The body needs issuer, kid and pem.", issues: missing) }
+            let apps = Self.appList(fields["apps"])
+            if apps?.isEmpty != false { missing.append(ConfigIssue(path: "apps", "is required: a JSON array of app ids or a comma-separated list")) }
+            if !missing.isEmpty { throw BrokerError(.invalidRequest, .badRequest, "The body needs issuer, kid, pem and apps.", issues: missing) }
             let issuer = fields["issuer"]!.stringValue!, kid = fields["kid"]!.stringValue!
-            let key = try await addKey(issuer: issuer, kid: kid, pem: fields["pem"]!.stringValue!, by: admin)
-            return AdminChange(item: try Self.json(key), event: "key_added", details: ["issuer": issuer, "kid": kid])
+            let key = try await addKey(issuer: issuer, kid: kid, pem: fields["pem"]!.stringValue!, apps: apps!, by: admin)
+            return AdminChange(item: try Self.json(key), event: "key_added", details: ["issuer": issuer, "kid": kid, "apps": apps!.joined(separator: ",")])
         case ("test-keys", let app?):
             let (key, privateKeyPEM) = try await generateTestKey(appID: app.id, by: admin)
             return AdminChange(
@@ -120,6 +132,20 @@ extension FSSOProvider: AdminResourceProviding {
         }
     }
 
+    /// App ids from a JSON array of strings or a comma-separated string (as the CLI sends them);
+    /// nil when the value is neither.
+    static func appList(_ value: JSONValue?) -> [String]? {
+        switch value {
+        case .array(let items)?:
+            let ids = items.compactMap(\.stringValue)
+            return ids.count == items.count ? ids.filter { !$0.isEmpty }.uniqued() : nil
+        case .string(let list)?:
+            return list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.uniqued()
+        default:
+            return nil
+        }
+    }
+
     static func noResource(_ name: String) -> BrokerError {
         BrokerError(.notFound, .notFound, "fsso-jwt has no resource '\(name)' here.")
     }
@@ -132,7 +158,7 @@ extension FSSOProvider: AdminResourceProviding {
     }
 
     /// Registers an issuer's public key (PEM); refused if the (issuer, kid) exists or the key is weak.
-    func addKey(issuer: String, kid: String, pem: String, by creator: String) async throws -> FSSOKey {
+    func addKey(issuer: String, kid: String, pem: String, apps: [String], by creator: String) async throws -> FSSOKey {
         guard !FSSOKey.isReserved(issuer) else {
             throw BrokerError(.invalidRequest, .badRequest, "Issuers starting with gatehouse-test are reserved for test keys.", issues: [ConfigIssue(path: "issuer", "is reserved")])
         }
@@ -148,17 +174,17 @@ extension FSSOProvider: AdminResourceProviding {
         if config.issuers.first(where: { $0.issuer == issuer })?.keys.contains(where: { $0.kid == kid }) == true {
             throw BrokerError(.conflict, .conflict, "The config already has key '\(kid)' for '\(issuer)'.")
         }
-        let record = StoredKey(issuer: issuer, kid: kid, pem: pem, createdAt: environment.clock.now, createdBy: creator)
+        let record = StoredKey(issuer: issuer, kid: kid, pem: pem, apps: apps, createdAt: environment.clock.now, createdBy: creator)
         guard try await environment.storage.insert(record, key: StoredKey.storageKey(issuer, kid)) else {
             throw BrokerError(.conflict, .conflict, "Key '\(kid)' of '\(issuer)' is already registered.")
         }
-        return record.view
+        return record.view(configured: config.issuers)
     }
 
     /// Every key: from config, registered, and test keys.
     func keys() async throws -> [FSSOKey] {
-        let configured = config.issuers.flatMap { issuer in issuer.keys.map { FSSOKey(issuer: issuer.issuer, kid: $0.kid, source: .config) } }
-        return configured + (try await environment.storage.all(StoredKey.self, keyPrefix: "key:").map(\.value.view))
+        let configured = config.issuers.flatMap { issuer in issuer.keys.map { FSSOKey(issuer: issuer.issuer, kid: $0.kid, source: .config, apps: issuer.apps) } }
+        return configured + (try await environment.storage.all(StoredKey.self, keyPrefix: "key:").map { $0.value.view(configured: config.issuers) })
     }
 
     /// Makes a test registration key for an app: the public half is kept, the private PEM is returned
@@ -172,7 +198,7 @@ extension FSSOProvider: AdminResourceProviding {
         guard try await environment.storage.insert(record, key: StoredKey.storageKey(record.issuer, record.kid)) else {
             throw BrokerError.internalFailure("A test key id collided; try again.")
         }
-        return (record.view, privateKey.pemRepresentation)
+        return (record.view(configured: config.issuers), privateKey.pemRepresentation)
     }
 
     /// Revokes a test key of an app at once; false when there is no such live key.

@@ -14,21 +14,35 @@ public enum FSSOPlugin: PluginFactory {
         public var maxLifetime: Seconds
         public var maxTokenBytes: Int
         public var issuers: [Issuer]
+        /// Apps that require their own `aud` (app id → audience): an assertion for such an app must
+        /// carry that audience, and the instance's `audience` is not enough.
+        public var appAudiences: [String: String]
 
-        /// One registered issuer: its public keys and the custom claims it may set on accounts.
+        /// The `aud` an assertion for this app must carry.
+        func audience(for appID: String) -> String { appAudiences[appID] ?? audience }
+
+        /// One registered issuer: its public keys, the apps it may sign people into, and the custom
+        /// claims it may set on accounts.
         public struct Issuer: Decodable, Sendable {
             public var issuer: String
             public var keys: [Key]
+            /// The apps whose sign-ins this issuer may assert. An app that shares the instance with
+            /// another app's issuer does not accept that issuer's assertions.
+            public var apps: [String]
             public var allowedClaims: [String]
 
-            enum CodingKeys: String, CodingKey { case issuer, keys, allowedClaims }
+            enum CodingKeys: String, CodingKey { case issuer, keys, apps, allowedClaims }
 
             public init(from decoder: any Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 issuer = try container.decode(String.self, forKey: .issuer)
+                apps = try container.decodeIfPresent([String].self, forKey: .apps) ?? []
                 keys = try container.decodeIfPresent([Key].self, forKey: .keys) ?? []
                 allowedClaims = try container.decodeIfPresent([String].self, forKey: .allowedClaims) ?? []
                 if issuer.isEmpty { throw ConfigIssue(path: decoder.codingPath + [CodingKeys.issuer], "must not be empty") }
+                if apps.isEmpty {
+                    throw ConfigIssue(path: decoder.codingPath + [CodingKeys.apps], "is required: name the apps this issuer may sign people into")
+                }
                 if FSSOKey.isReserved(issuer) {
                     throw ConfigIssue(path: decoder.codingPath + [CodingKeys.issuer], "issuers starting with gatehouse-test are reserved for test keys")
                 }
@@ -68,7 +82,7 @@ public enum FSSOPlugin: PluginFactory {
             }
         }
 
-        enum CodingKeys: String, CodingKey { case audience, clockSkew, maxLifetime, maxTokenBytes, issuers }
+        enum CodingKeys: String, CodingKey { case audience, appAudiences, clockSkew, maxLifetime, maxTokenBytes, issuers }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -76,6 +90,7 @@ public enum FSSOPlugin: PluginFactory {
             clockSkew = try container.decodeIfPresent(Seconds.self, forKey: .clockSkew) ?? Seconds(30)
             maxLifetime = try container.decodeIfPresent(Seconds.self, forKey: .maxLifetime) ?? .minutes(5)
             maxTokenBytes = try container.decodeIfPresent(Int.self, forKey: .maxTokenBytes) ?? 8192
+            appAudiences = try container.decodeIfPresent([String: String].self, forKey: .appAudiences) ?? [:]
             issuers = try container.decodeIfPresent([Issuer].self, forKey: .issuers) ?? []
             let path = decoder.codingPath
             if !(0...300).contains(clockSkew.value) { throw ConfigIssue(path: path + [CodingKeys.clockSkew], "must be between 0 and 300 seconds") }

@@ -18,7 +18,7 @@ public struct FSSOProvider: AssertionVerifying {
     }
 
     public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
-        .challenge(Challenge(type: Self.challenge.type, fields: ["provider": .string(id), "audience": .string(config.audience)]), state: FlowState())
+        .challenge(Challenge(type: Self.challenge.type, fields: ["provider": .string(id), "audience": .string(config.audience(for: request.appID))]), state: FlowState())
     }
 
     /// Asks for the app-signed JWT.
@@ -70,7 +70,7 @@ public struct FSSOProvider: AssertionVerifying {
             case .array(let many)?: many.compactMap(\.stringValue)
             default: []
             }
-        guard audiences.contains(config.audience) else { throw Self.refused("bad_audience") }
+        guard audiences.contains(config.audience(for: app.id)) else { throw Self.refused("bad_audience") }
         guard let subject = claims["sub"]?.stringValue, !subject.isEmpty else { throw Self.refused("missing_sub") }
         guard let jti = claims["jti"]?.stringValue, !jti.isEmpty else { throw Self.refused("missing_jti") }
         guard let issuedAt = claims["iat"].flatMap(Self.epochSeconds), let expiresAt = claims["exp"].flatMap(Self.epochSeconds) else {
@@ -98,16 +98,24 @@ public struct FSSOProvider: AssertionVerifying {
 
     /// The key for (iss, kid): from config, registered at run time, or an app's test key (which only
     /// that app may use). Returns it with the claims the issuer may set and whether it is a test key.
+    /// A key answers only for the apps its issuer (or its registration) names: `issuer_not_allowed`
+    /// before any signature work for another app.
     private func key(issuer iss: String, kid: String, app: App) async throws -> (_RSA.Signing.PublicKey, [String], Bool) {
         if FSSOKey.isReserved(iss) {
-            guard iss == FSSOKey.testIssuer(appID: app.id) else { throw Self.refused("unknown_issuer") }
+            guard iss.hasPrefix(FSSOKey.testIssuerPrefix) else { throw Self.refused("unknown_issuer") }
+            guard iss == FSSOKey.testIssuer(appID: app.id) else { throw Self.refused("issuer_not_allowed") }
             guard let stored = try await stored(issuer: iss, kid: kid), stored.appID == app.id else { throw Self.refused("unknown_kid") }
             guard stored.revokedAt == nil else { throw Self.refused("key_revoked") }
             return (try stored.publicKey(), [], true)
         }
         let configured = config.issuers.first { $0.issuer == iss }
-        if let key = configured?.keys.first(where: { $0.kid == kid }) { return (key.publicKey, configured?.allowedClaims ?? [], false) }
+        if let configured, let key = configured.keys.first(where: { $0.kid == kid }) {
+            guard configured.apps.contains(app.id) else { throw Self.refused("issuer_not_allowed") }
+            return (key.publicKey, configured.allowedClaims, false)
+        }
         if let stored = try await stored(issuer: iss, kid: kid), stored.appID == nil, stored.revokedAt == nil {
+            // Keys registered before keys named their apps follow the configured issuer's apps.
+            guard (stored.apps ?? configured?.apps ?? []).contains(app.id) else { throw Self.refused("issuer_not_allowed") }
             return (try stored.publicKey(), configured?.allowedClaims ?? [], false)
         }
         throw Self.refused(configured == nil ? "unknown_issuer" : "unknown_kid")

@@ -23,14 +23,17 @@ struct FSSOTests {
                 config:
                   maxLifetime: 5m
                   clockSkew: 30s
+                  appAudiences: {partner: partner-api}
                   issuers:
                     - issuer: acme
+                      apps: [notes, strict]
                       allowedClaims: [email]
                       keys:
                         - kid: k1
                           pem: |
             \(indent(acmeKey.publicKey.pkcs1PEMRepresentation))
                     - issuer: other
+                      apps: [notes]
                       keys:
                         - kid: o1
                           pem: |
@@ -40,6 +43,9 @@ struct FSSOTests {
                 policy:
                   identityProviders: [acme-sso]
                   defaultScopes: [openid, profile]
+              - id: partner
+                policy:
+                  identityProviders: [acme-sso]
             """
     }
 
@@ -67,9 +73,9 @@ struct FSSOTests {
         return claims
     }
 
-    func reason(_ test: TestBroker, _ token: String) async -> String? {
+    func reason(_ test: TestBroker, _ token: String, app appID: String = "notes") async -> String? {
         let provider = test.broker.plugins.identityProviders["acme-sso"] as! any AssertionVerifying
-        let app = try! await test.store.app(id: "notes")!
+        let app = try! await test.store.app(id: appID)!
         do {
             _ = try await provider.verifyAssertion(token, for: app)
             return nil
@@ -191,6 +197,7 @@ struct FSSOTests {
                 config:
                   issuers:
                     - issuer: acme
+                      apps: [notes]
                       keys:
                         - kid: weak
                           pem: |
@@ -249,7 +256,7 @@ extension FSSOTests {
         defer { test.temporary.remove() }
         let betaKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let added = try await test.broker.admin.createResourceItem(
-            "keys", of: .provider("acme-sso"), fields: ["issuer": "beta", "kid": "b1", "pem": .string(betaKey.publicKey.pkcs1PEMRepresentation)], by: Self.ops
+            "keys", of: .provider("acme-sso"), fields: ["issuer": "beta", "kid": "b1", "pem": .string(betaKey.publicKey.pkcs1PEMRepresentation), "apps": "notes"], by: Self.ops
         )
         #expect(added.event == "key_added")
         let token = try Self.jwt(header: ["alg": "RS256", "kid": "b1"], claims: Self.claims(test.clock, changes: ["iss": "beta"]), key: betaKey)
@@ -262,7 +269,7 @@ extension FSSOTests {
         // Weak keys are refused with the field at fault.
         let weak = try _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 1024)).publicKey.pemRepresentation
         do {
-            _ = try await test.broker.admin.createResourceItem("keys", of: .provider("acme-sso"), fields: ["issuer": "beta", "kid": "weak", "pem": .string(weak)], by: Self.ops)
+            _ = try await test.broker.admin.createResourceItem("keys", of: .provider("acme-sso"), fields: ["issuer": "beta", "kid": "weak", "pem": .string(weak), "apps": "notes"], by: Self.ops)
             Issue.record("a weak key was registered")
         } catch let error as BrokerError {
             #expect(error.issues.first?.path == "pem")
@@ -293,7 +300,7 @@ extension FSSOTests {
         #expect(signedUp.account?.isTest == true)
         #expect(try await test.broker.admin.user(id: signedUp.account!.id).testAccount)
         // Only the app the key was made for may use it.
-        #expect(await reason(test, try testToken(sub: "tester-2")) == "unknown_issuer")
+        #expect(await reason(test, try testToken(sub: "tester-2")) == "issuer_not_allowed")
         // The private key was not kept.
         let stored = try await test.store.pluginRecords(namespace: "acme-sso", keyPrefix: "", now: test.clock.now)
         #expect(!stored.contains { String(decoding: $0.value, as: UTF8.self).contains("PRIVATE KEY") })
@@ -356,7 +363,7 @@ extension FSSOTests {
         defer { test.temporary.remove() }
         let portKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         _ = try await test.broker.admin.createResourceItem(
-            "keys", of: .provider("acme-sso"), fields: ["issuer": "https://idp.example:8443", "kid": "k1", "pem": .string(portKey.publicKey.pemRepresentation)], by: Self.ops
+            "keys", of: .provider("acme-sso"), fields: ["issuer": "https://idp.example:8443", "kid": "k1", "pem": .string(portKey.publicKey.pemRepresentation), "apps": ["notes"]], by: Self.ops
         )
         let moved = try Self.jwt(header: ["alg": "RS256", "kid": "8443:k1"], claims: Self.claims(test.clock, changes: ["iss": "https://idp.example"]), key: portKey)
         #expect(await reason(test, moved) != nil, "a key answered for another issuer")
@@ -373,12 +380,64 @@ extension FSSOTests {
         // Nor can an admin plant a key there, or remove the test key through the issuer keys.
         await #expect(throws: BrokerError.self) {
             _ = try await test.broker.admin.createResourceItem(
-                "keys", of: .provider("acme-sso"), fields: ["issuer": "gatehouse-test", "kid": "strict:x", "pem": .string(portKey.publicKey.pemRepresentation)], by: Self.ops
+                "keys", of: .provider("acme-sso"), fields: ["issuer": "gatehouse-test", "kid": "strict:x", "pem": .string(portKey.publicKey.pemRepresentation), "apps": "strict"], by: Self.ops
             )
         }
         await #expect(throws: BrokerError.self) {
             _ = try await test.broker.admin.deleteResourceItem("keys", of: .provider("acme-sso"), key: ["gatehouse-test", "strict:\(generated.key.kid)"], by: Self.ops)
         }
         #expect(try await test.broker.admin.resourceItems("test-keys", of: .app("strict")).items.count == 1)
+    }
+}
+
+extension FSSOTests {
+    /// Two apps share one instance: each issuer (and each registered key) signs people into the apps
+    /// it names only, and an app may require its own audience.
+    @Test func anIssuerSignsPeopleIntoOnlyTheAppsItNames() async throws {
+        let test = try await Self.broker()
+        defer { test.temporary.remove() }
+        let fromOther = { try Self.jwt(header: ["alg": "RS256", "kid": "o1"], claims: Self.claims(test.clock, changes: ["iss": "other", "aud": "partner-api"]), key: Self.otherKey) }
+        #expect(await reason(test, try fromOther(), app: "partner") == "issuer_not_allowed", "partner accepted an issuer of notes")
+        #expect(await reason(test, try Self.jwt(claims: Self.claims(test.clock, changes: ["aud": "partner-api"])), app: "partner") == "issuer_not_allowed")
+
+        // A key registered for partner only.
+        let partnerKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let added = try await test.broker.admin.createResourceItem(
+            "keys", of: .provider("acme-sso"), fields: ["issuer": "partner-idp", "kid": "p1", "pem": .string(partnerKey.publicKey.pemRepresentation), "apps": ["partner"]],
+            by: Self.ops
+        )
+        #expect(added.item["apps"] == ["partner"])
+        func partnerToken(aud: String) throws -> String {
+            try Self.jwt(header: ["alg": "RS256", "kid": "p1"], claims: Self.claims(test.clock, changes: ["iss": "partner-idp", "aud": .string(aud)]), key: partnerKey)
+        }
+        #expect(await reason(test, try partnerToken(aud: "partner-api")) == "issuer_not_allowed")
+        // Partner requires its own audience: the instance's is not enough.
+        #expect(await reason(test, try partnerToken(aud: "identity-service"), app: "partner") == "bad_audience")
+        #expect(await reason(test, try partnerToken(aud: "partner-api"), app: "partner") == nil)
+        // The flow tells the client which audience to use.
+        let started = try await test.start(FlowRequest(appID: "partner", providerID: "acme-sso"))
+        #expect(started.challenge.fields["audience"] == "partner-api")
+
+        // A key must name its apps.
+        do {
+            _ = try await test.broker.admin.createResourceItem(
+                "keys", of: .provider("acme-sso"), fields: ["issuer": "partner-idp", "kid": "p2", "pem": .string(partnerKey.publicKey.pemRepresentation)], by: Self.ops
+            )
+            Issue.record("a key without apps was registered")
+        } catch let error as BrokerError {
+            #expect(error.issues.map(\.path) == ["apps"])
+        }
+    }
+
+    @Test func anIssuerWithoutAppsIsAConfigErrorWithItsPath() throws {
+        var registry = PluginRegistry()
+        registry.register(FSSOPlugin.self)
+        let yaml = Self.yaml().replacingOccurrences(of: "apps: [notes]\n", with: "\n")
+        do {
+            _ = try ConfigLoader(registry: registry).load(yaml: yaml, environment: [:])
+            Issue.record("an issuer without apps was accepted")
+        } catch {
+            #expect(error.issues.map(\.description) == ["providers[0].config.issuers[1].apps: is required: name the apps this issuer may sign people into"])
+        }
     }
 }

@@ -269,6 +269,7 @@ providers:
     config:
       issuers:
         - issuer: acme
+          apps: [backend]
           allowedClaims: [email]
           keys:
             - kid: k1
@@ -276,6 +277,9 @@ providers:
 $(sed 's/^/                /' "$work/fsso.pkcs1.pem")
 apps:
   - id: backend
+    policy:
+      identityProviders: [acme-sso]
+  - id: partner
     policy:
       identityProviders: [acme-sso]
 YAML
@@ -304,13 +308,15 @@ check "a PyJWT RS256 assertion (openssl key, PKCS#1 PEM) is exchanged for tokens
 check "the same assertion again is refused (replay)" test "$(bearer "$assertion" | jq -r .error)" = invalid_grant
 check "HS256 keyed with the public key is refused" test "$(bearer "$(sign hs256)" | jq -r .error)" = invalid_grant
 check "an expired assertion is refused" test "$(bearer "$(sign expired)" | jq -r .error)" = invalid_grant
+check "an issuer signs people into the apps it names only (partner shares the instance)" test "$(curl -sS "$base/oauth2/token" --data-urlencode "grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer" -d client_id=partner --data-urlencode "assertion=$(sign good)" | jq -r .error)" = invalid_grant
+check "the refusal's reason is issuer_not_allowed in the audit log" bash -c "cd '$work/fsso' && '$bin' audit tail --type signin.failure --config gatehouse.yaml | grep -q 'reason=issuer_not_allowed'"
 stop
 start_in "$work/fsso"
 check "the replay is still refused after a restart" test "$(bearer "$assertion" | jq -r .error)" = invalid_grant
 openssl rsa -in "$work/fsso.key" -pubout -out "$work/fsso.spki.pem" 2>/dev/null
 openssl genrsa -out "$work/beta.key" 2048 2>/dev/null
 openssl rsa -in "$work/beta.key" -pubout -out "$work/beta.pem" 2>/dev/null
-check "gatehouse resources add registers an SPKI issuer key for a new issuer" bash -c "cd '$work/fsso' && '$bin' resources add --config gatehouse.yaml keys issuer=beta kid=b1 pem=@'$work/beta.pem'"
+check "gatehouse resources add registers an SPKI issuer key for a new issuer" bash -c "cd '$work/fsso' && '$bin' resources add --config gatehouse.yaml keys issuer=beta kid=b1 apps=backend pem=@'$work/beta.pem'"
 check "gatehouse resources show lists config and registered keys" bash -c "cd '$work/fsso' && '$bin' resources show --config gatehouse.yaml keys | grep -q '^beta	b1	registered' && '$bin' resources show --config gatehouse.yaml keys | grep -q '^acme	k1	config'"
 check "gatehouse resources add --app makes a test key and prints its private key once" bash -c "cd '$work/fsso' && '$bin' resources add --config gatehouse.yaml --app backend test-keys >'$work/test.key' 2>'$work/test.info' && grep -q 'PRIVATE KEY-----' '$work/test.key'"
 test_kid=$(grep -o 'kid=[^ ]*' "$work/test.info" | head -1 | cut -d= -f2)
