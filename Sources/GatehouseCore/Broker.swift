@@ -13,7 +13,7 @@ public struct Broker: Sendable {
     public let authorizations: AuthorizationValidator
     public let admin: AdminService
     public let provisionalIdentities: ProvisionalIdentityService
-    public let adminCredentials: AdminCredentials
+    public let adminGate: AdminGate
     public let clock: any BrokerClock
     public let logger: Logger
 
@@ -35,7 +35,11 @@ public struct Broker: Sendable {
             authorizations: AuthorizationValidator(apps: store, issuer: config.server.issuer),
             admin: AdminService(store: store, plugins: plugins, oauth: oauth, clock: clock),
             provisionalIdentities: ProvisionalIdentityService(store: store, oauth: oauth, plugins: plugins, attempts: engine.attempts, clock: clock),
-            adminCredentials: AdminCredentials(tokens: config.admin.tokens.map { ($0.name, $0.token) }), clock: clock, logger: logger
+            adminGate: AdminGate(
+                credentials: AdminCredentials(tokens: config.admin.tokens.map { ($0.name, $0.token) }),
+                failures: FailedAuthenticationLimit(store: store, clock: clock, metrics: metrics)
+            ),
+            clock: clock, logger: logger
         )
     }
 

@@ -10,7 +10,7 @@ struct AdminAPI {
     var admin: AdminService { broker.admin }
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
-        let group = router.group("admin/v1").add(middleware: AdminAuthentication(credentials: broker.adminCredentials))
+        let group = router.group("admin/v1").add(middleware: AdminAuthentication(gate: broker.adminGate))
             .add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json))
         group.get("apps") { _, _ in JSONBody(try await admin.apps()).response(status: .ok) }
         group.post("apps") { request, context in
@@ -145,16 +145,16 @@ struct AdminAPI {
 
 /// Checks the admin bearer token before any admin route runs.
 struct AdminAuthentication: RouterMiddleware {
-    let credentials: AdminCredentials
+    let gate: AdminGate
 
     func handle(_ request: Request, context: GatehouseRequestContext, next: (Request, GatehouseRequestContext) async throws -> Response) async throws -> Response {
-        guard !credentials.isEmpty else {
-            throw BrokerError(.adminDisabled, .notFound, "The admin API is off: configure admin.tokens or GATEHOUSE_ADMIN_TOKEN.")
-        }
-        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer "),
-            let admin = credentials.authenticate(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
-        else {
-            var response = ErrorBody(BrokerError(.invalidToken, .unauthenticated, "Admin credentials are required.")).response()
+        let header = request.headers[.authorization]
+        let token = header.flatMap { $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)).trimmingCharacters(in: .whitespaces) : nil }
+        let admin: AdminIdentity
+        do {
+            admin = try await gate.authenticate(bearer: token, clientIP: context.clientIP)
+        } catch let error as BrokerError where error.code == .invalidToken {
+            var response = ErrorBody(error).response()
             response.headers[.wwwAuthenticate] = #"Bearer realm="gatehouse-admin""#
             return response
         }

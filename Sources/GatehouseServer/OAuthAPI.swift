@@ -28,7 +28,7 @@ struct OAuthAPI {
 
     @Sendable func token(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let form = try await FormBody.parse(request, context: context)
-        let tokens = try await oauth.token(try TokenRequest(form: form, basic: try ClientAuthentication.basicCredentials(request.headers[.authorization])))
+        let tokens = try await oauth.token(try TokenRequest(form: form, basic: try ClientAuthentication.basicCredentials(request.headers[.authorization]), clientIP: context.clientIP))
         var response = JSONBody(tokens.json).response(status: .ok)
         response.headers[.cacheControl] = "no-store"
         response.headers[.pragma] = "no-cache"
@@ -38,14 +38,14 @@ struct OAuthAPI {
     @Sendable func introspect(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let form = try await FormBody.parse(request, context: context)
         guard let token = form["token"] else { throw BrokerError(.invalidRequest, .badRequest, "token is required.") }
-        let answer = try await oauth.introspect(token: token, client: presented(form, request))
+        let answer = try await oauth.introspect(token: token, client: presented(form, request), clientIP: context.clientIP)
         return JSONBody(answer).response(status: .ok)
     }
 
     @Sendable func revoke(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let form = try await FormBody.parse(request, context: context)
         guard let token = form["token"] else { throw BrokerError(.invalidRequest, .badRequest, "token is required.") }
-        try await oauth.revoke(token: token, client: presented(form, request))
+        try await oauth.revoke(token: token, client: presented(form, request), clientIP: context.clientIP)
         return Response(status: .ok)
     }
 

@@ -14,18 +14,18 @@ struct ProvisionalIdentityAPI {
         router.post("v1/provisional-identities") { request, context in
             let body = try await request.decode(as: CreateBody.self, context: context)
             let (identity, created) = try await service.create(
-                email: body.email, grants: body.grants ?? [], groups: body.groups ?? [], by: .app(try Self.appCredentials(request))
+                email: body.email, grants: body.grants ?? [], groups: body.groups ?? [], by: .app(try Self.appCredentials(request), clientIP: context.clientIP)
             )
             return JSONBody(ProvisionalIdentity.View(identity)).response(status: created ? .created : .ok)
         }
         router.get("v1/provisional-identities/:id") { request, context in
-            let identity = try await service.identity(id: try context.parameters.require("id"), by: .app(try Self.appCredentials(request)))
+            let identity = try await service.identity(id: try context.parameters.require("id"), by: .app(try Self.appCredentials(request), clientIP: context.clientIP))
             return JSONBody(ProvisionalIdentity.View(identity)).response(status: .ok)
         }
         router.post("v1/provisional-identities/:id/grants") { request, context in
             let body = try await request.decode(as: GrantBody.self, context: context)
             let identity = try await service.grant(
-                id: try context.parameters.require("id"), grants: body.grants ?? [], groups: body.groups ?? [], by: .app(try Self.appCredentials(request))
+                id: try context.parameters.require("id"), grants: body.grants ?? [], groups: body.groups ?? [], by: .app(try Self.appCredentials(request), clientIP: context.clientIP)
             )
             return JSONBody(ProvisionalIdentity.View(identity)).response(status: .ok)
         }

@@ -162,6 +162,9 @@ enum SQLiteMigrations {
                     """
             )
         }
+        migrator.registerMigration("v6-disabled-apps") { db in
+            try db.execute(sql: "ALTER TABLE apps ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 }

@@ -63,12 +63,12 @@ extension SQLiteStore: AppStore {
         try await pool.write { db in
             try db.execute(
                 sql: """
-                    UPDATE apps SET name = ?, secret_digest = ?, redirect_uris = ?, policy = ?, managed_by = ?, updated_at = ?, version = version + 1
+                    UPDATE apps SET name = ?, secret_digest = ?, redirect_uris = ?, policy = ?, managed_by = ?, updated_at = ?, disabled = ?, version = version + 1
                     WHERE id = ? AND version = ?
                     """,
                 arguments: [
                     app.name, app.secretDigest, try StoreJSON.encode(app.redirectURIs), try StoreJSON.encode(app.policy), app.managedBy.rawValue,
-                    app.updatedAt.storeValue, app.id, app.version,
+                    app.updatedAt.storeValue, app.disabled, app.id, app.version,
                 ]
             )
             return db.changesCount == 1
@@ -93,7 +93,8 @@ extension SQLiteStore: AppStore {
             redirectURIs: try StoreJSON.decode([String].self, row["redirect_uris"]),
             policy: try StoreJSON.decode(Policy.self, row["policy"]),
             managedBy: App.ManagedBy(rawValue: row["managed_by"]) ?? .config,
-            createdAt: Date(storeValue: row["created_at"]), updatedAt: Date(storeValue: row["updated_at"]), version: row["version"]
+            createdAt: Date(storeValue: row["created_at"]), updatedAt: Date(storeValue: row["updated_at"]), version: row["version"],
+            disabled: row["disabled"]
         )
     }
 }

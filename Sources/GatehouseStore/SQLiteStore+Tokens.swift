@@ -54,6 +54,13 @@ extension SQLiteStore: RefreshTokenStore {
         }
     }
 
+    public func revokeRefreshTokens(appID: String, now: Date) async throws -> Int {
+        try await pool.write { db in
+            try db.cachedStatement(sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE app_id = ? AND revoked_at IS NULL").execute(arguments: [now.storeValue, appID])
+            return db.changesCount
+        }
+    }
+
     public func deleteExpiredRefreshTokens(now: Date) async throws -> Int {
         try await pool.write { db in
             try db.cachedStatement(sql: "DELETE FROM refresh_tokens WHERE expires_at <= ?").execute(arguments: [now.storeValue])

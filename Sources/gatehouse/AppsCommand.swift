@@ -8,7 +8,7 @@ import GatehouseStore
 struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps", abstract: "Manage apps and their policies (like the admin API).",
-        subcommands: [List.self, Show.self, Create.self, SetPolicy.self, ReturnToConfig.self]
+        subcommands: [List.self, Show.self, Create.self, SetPolicy.self, Disable.self, Enable.self, Delete.self, ReturnToConfig.self]
     )
 
     static var identity: AdminIdentity {
@@ -105,6 +105,8 @@ struct AppsCommand: AsyncParsableCommand {
         @Option(help: "Refresh-token lifetime, e.g. 30d.") var refreshTokenLifetime: String?
         @Option(help: "Default scopes, space-separated.") var defaultScopes: String?
         @Option(help: "The algorithm of the app's ID tokens: RS256 (the default) or ES256.") var idTokenAlg: String?
+        @Option(help: "Apps whose access tokens this app may introspect besides its own, comma-separated ('*' for all, 'none' for none).")
+        var introspectTokensOf: String?
         @Option(help: "Any other change, as a JSON merge patch of the policy.") var json: String?
 
         enum Toggle: String, ExpressibleByArgument, CaseIterable {
@@ -128,11 +130,58 @@ struct AppsCommand: AsyncParsableCommand {
             if let accessTokenLifetime { patch["accessTokenLifetime"] = .string(accessTokenLifetime) }
             if let refreshTokenLifetime { patch["refreshTokenLifetime"] = .string(refreshTokenLifetime) }
             if let idTokenAlg { patch["idTokenSigningAlg"] = .string(idTokenAlg) }
+            if let introspectTokensOf {
+                patch["introspectTokensOf"] = .array(introspectTokensOf == "none" ? [] : introspectTokensOf.split(separator: ",").map { .string(String($0)) })
+            }
             if let defaultScopes { patch["defaultScopes"] = .array(defaultScopes.split(separator: " ").map { .string(String($0)) }) }
             guard !patch.isEmpty else { throw ValidationError("Nothing to change: give at least one option (see --help).") }
             let broker = try await Bootstrap.openBroker(options)
             let app = try await AppsCommand.run { try await broker.admin.patchPolicy(id: id, patch: .object(patch), by: AppsCommand.identity) }
             print("policy of \(app.id) updated (version \(app.version)); stateless \(app.policy.statelessAuthentication ? "on" : "off")")
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Disable an app: it can no longer sign anyone in or get tokens, and every token it holds stops working at once."
+        )
+        @OptionGroup var options: ConfigOptions
+        @Argument(help: "The app id.") var id: String
+
+        func run() async throws {
+            let broker = try await Bootstrap.openBroker(options)
+            _ = try await AppsCommand.run { try await broker.admin.updateApp(id: id, changes: ["disabled": true], by: AppsCommand.identity) }
+            print("\(id) is disabled; its refresh tokens are revoked and its access tokens inactive on every node")
+        }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Enable a disabled app again (tokens revoked when it was disabled stay revoked).")
+        @OptionGroup var options: ConfigOptions
+        @Argument(help: "The app id.") var id: String
+
+        func run() async throws {
+            let broker = try await Bootstrap.openBroker(options)
+            _ = try await AppsCommand.run { try await broker.admin.updateApp(id: id, changes: ["disabled": false], by: AppsCommand.identity) }
+            print("\(id) is enabled")
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete an app with its tokens, codes and open flows.")
+        @OptionGroup var options: ConfigOptions
+        @Argument(help: "The app id.") var id: String
+        @Flag(help: "Confirm the deletion (it cannot be undone).") var yes = false
+
+        func run() async throws {
+            guard yes else {
+                var standardError = FileHandle.standardError
+                print("error: deleting '\(id)' cannot be undone; run again with --yes (or use `gatehouse apps disable \(id)`)", to: &standardError)
+                throw ExitCode(2)
+            }
+            let broker = try await Bootstrap.openBroker(options)
+            try await AppsCommand.run { try await broker.admin.deleteApp(id: id, by: AppsCommand.identity) }
+            print("\(id) is deleted; its tokens no longer work on any node")
         }
     }
 

@@ -441,3 +441,29 @@ extension FSSOTests {
         }
     }
 }
+
+extension FSSOTests {
+    /// Each refused assertion costs an RSA verification: refusals count against the client id (and
+    /// the address) like failed client authentication, and over the limit the grant answers 429.
+    @Test func refusedAssertionsAreLimitedPerClientID() async throws {
+        let test = try await Self.broker()
+        defer { test.temporary.remove() }
+        _ = try await test.broker.admin.patchPolicy(id: "notes", patch: ["lockout": ["maxFailedAuthenticationsPerClient": 3]], by: Self.ops)
+        test.clock.advance(by: 2)
+        func exchange(_ assertion: String) async throws -> IssuedTokens {
+            try await test.broker.oauth.token(
+                try TokenRequest(form: ["grant_type": OAuthService.jwtBearerGrant, "client_id": "notes", "assertion": assertion], basic: nil, clientIP: "192.0.2.5")
+            )
+        }
+        let forged = try Self.jwt(claims: Self.claims(test.clock), key: Self.otherKey)
+        for _ in 0..<3 {
+            do { _ = try await exchange(forged); Issue.record("a forged assertion was accepted") } catch let error as BrokerError { #expect(error.code == .invalidGrant) }
+        }
+        do {
+            _ = try await exchange(try Self.jwt(claims: Self.claims(test.clock)))
+            Issue.record("the client id was not limited")
+        } catch let error as BrokerError {
+            #expect(error.code == .rateLimited && error.retryAfter != nil)
+        }
+    }
+}

@@ -53,10 +53,11 @@ extension GatehouseServerTests {
         """
 
     /// A broker with the OIDC apps and a user `alice` in the `local` provider.
-    static func oidcBroker() async throws -> TestBroker {
+    static func oidcBroker(adminToken: String? = nil) async throws -> TestBroker {
         var registry = PluginRegistry()
         registry.register(LocalPasswordPlugin.self)
-        let test = try await TestBroker.make(yaml: oidcYAML, registry: registry, environment: ["WEB_SECRET": webSecret, "OTHER_SECRET": otherSecret])
+        let yaml = adminToken.map { oidcYAML + "\nadmin:\n  tokens:\n    - {name: default, token: \($0)}\n" } ?? oidcYAML
+        let test = try await TestBroker.make(yaml: yaml, registry: registry, environment: ["WEB_SECRET": webSecret, "OTHER_SECRET": otherSecret])
         let provider = try #require(test.broker.plugins.all["local"] as? any PasswordUserManaging)
         _ = try await provider.addUser(username: "alice", password: "correct horse battery", policy: PasswordPolicy())
         return test

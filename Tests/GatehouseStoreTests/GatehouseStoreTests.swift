@@ -20,9 +20,9 @@ struct GatehouseStoreTests {
     @Test func appliesMigrationsOnOpenAndUsesWriteAheadLog() throws {
         let temporary = try TemporaryStore()
         defer { temporary.remove() }
-        #expect(try temporary.store.appliedMigrations() == ["v1-foundation", "v2-openid-provider", "v3-lockouts-admin", "v4-test-accounts", "v5-provisional-identities"])
+        #expect(try temporary.store.appliedMigrations() == ["v1-foundation", "v2-openid-provider", "v3-lockouts-admin", "v4-test-accounts", "v5-provisional-identities", "v6-disabled-apps"])
         // Opening again runs nothing twice.
-        #expect(try SQLiteStore(path: temporary.path).appliedMigrations() == ["v1-foundation", "v2-openid-provider", "v3-lockouts-admin", "v4-test-accounts", "v5-provisional-identities"])
+        #expect(try SQLiteStore(path: temporary.path).appliedMigrations() == ["v1-foundation", "v2-openid-provider", "v3-lockouts-admin", "v4-test-accounts", "v5-provisional-identities", "v6-disabled-apps"])
         // SQLite's file header says WAL with read and write versions 2 (bytes 18 and 19).
         let header = try #require(FileManager.default.contents(atPath: temporary.path)).prefix(20)
         #expect(Array(header.suffix(2)) == [2, 2])

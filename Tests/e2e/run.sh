@@ -207,12 +207,15 @@ set -e
 check "adding bob twice is refused with username_taken" bash -c "[ $status -ne 0 ] && grep -q username_taken '$work/dup.out'"
 # A confidential app to introspect with (the demo app is public).
 introspector_secret=$("$bin" apps create introspector --provider local | sed -n 's/^client secret (shown once, store it now): //p')
+loner_secret=$("$bin" apps create loner --provider local | sed -n 's/^client secret (shown once, store it now): //p')
+check "apps set-policy --introspect-tokens-of lets a resource server introspect another app's tokens" "$bin" apps set-policy introspector --introspect-tokens-of demo
 introspect_bob() { curl -sS -u "introspector:$introspector_secret" "$base/oauth2/introspect" --data-urlencode "token=$bob_token" | jq -r .active; }
 start
 bob_signin=$(flow demo authenticate bob "a fine long password")
 check "bob signs in through the API" test "$(jq -r .status <<<"$bob_signin")" = completed
 bob_token=$(jq -r .tokens.access_token <<<"$bob_signin")
 check "bob's access token introspects as active" test "$(introspect_bob)" = true
+check "an app not granted introspection learns nothing of another app's token (active: false)" test "$(curl -sS -u "loner:$loner_secret" "$base/oauth2/introspect" --data-urlencode "token=$bob_token" | jq -c .)" = '{"active":false}'
 stop
 check "users remove removes bob" "$bin" users remove bob
 start

@@ -23,7 +23,7 @@ public struct ProvisionalIdentityService: Sendable {
     /// Who manages provisional identities: an app's back end with its client credentials, or an admin
     /// acting for an app.
     public enum Manager: Sendable {
-        case app(ClientCredentials)
+        case app(ClientCredentials, clientIP: String?)
         case admin(AdminIdentity, appID: String)
     }
 
@@ -170,8 +170,8 @@ public struct ProvisionalIdentityService: Sendable {
 
     private func resolve(_ manager: Manager) async throws -> (appID: String, creator: String) {
         switch manager {
-        case .app(let presented):
-            let app = try await oauth.clients.authenticate(presented)
+        case .app(let presented, let clientIP):
+            let app = try await oauth.clients.authenticate(presented, clientIP: clientIP)
             guard app.isConfidential else {
                 throw BrokerError(.unauthorizedClient, .forbidden, "Only a confidential app's back end may manage provisional identities.")
             }

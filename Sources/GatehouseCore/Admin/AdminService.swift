@@ -28,6 +28,7 @@ public struct AdminService: Sendable {
         public var createdAt: Date
         public var updatedAt: Date
         public var version: Int
+        public var disabled: Bool
 
         init(_ app: App) {
             id = app.id
@@ -39,6 +40,7 @@ public struct AdminService: Sendable {
             createdAt = app.createdAt
             updatedAt = app.updatedAt
             version = app.version
+            disabled = app.disabled
         }
     }
 
@@ -64,16 +66,18 @@ public struct AdminService: Sendable {
         }
     }
 
-    /// The body that changes an app's name or redirect URIs.
+    /// The body that changes an app's name or redirect URIs, or disables or enables it.
     struct AppChanges: Decodable {
         var name: String?
         var redirectURIs: [String]?
+        var disabled: Bool?
 
-        enum CodingKeys: String, CodingKey { case name, redirectURIs }
+        enum CodingKeys: String, CodingKey { case name, redirectURIs, disabled }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             name = try container.decodeIfPresent(String.self, forKey: .name)
+            disabled = try container.decodeIfPresent(Bool.self, forKey: .disabled)
             redirectURIs = try container.decodeIfPresent([String].self, forKey: .redirectURIs)
             if let redirectURIs { try RedirectURIRule.check(redirectURIs, path: [CodingKeys.redirectURIs]) }
         }
@@ -106,12 +110,34 @@ public struct AdminService: Sendable {
         return (AppView(app), secret)
     }
 
+    /// Changes an app's name or redirect URIs, or disables (or enables) it. Disabling revokes the
+    /// app's refresh tokens and makes its access tokens inactive at once, on every node (within the
+    /// revocation list's second); the app can no longer authenticate, start flows or get tokens.
     public func updateApp(id: String, changes body: JSONValue, by admin: AdminIdentity) async throws -> AppView {
         let changes = try decode(AppChanges.self, body, at: [])
-        return try await change(id, by: admin, event: "app.updated") { app in
+        let before = try await existingApp(id)
+        let event = switch (before.disabled, changes.disabled) {
+        case (false, true?): "app.disabled"
+        case (true, false?): "app.enabled"
+        default: "app.updated"
+        }
+        let view = try await change(id, by: admin, event: event) { app in
             if let name = changes.name { app.name = name }
             if let redirectURIs = changes.redirectURIs { app.redirectURIs = redirectURIs }
+            if let disabled = changes.disabled { app.disabled = disabled }
         }
+        if event == "app.disabled" { try await revokeTokens(of: id) }
+        return view
+    }
+
+    /// Every token an app holds stops working: refresh tokens are revoked, and access tokens issued up
+    /// to now are listed as revoked until the longest access-token lifetime has passed.
+    func revokeTokens(of appID: String) async throws {
+        let now = clock.now
+        _ = try await store.revokeRefreshTokens(appID: appID, now: now)
+        try await oauth.revocations.revoke(
+            RevocationRecord(kind: .client, value: appID, revokedAt: now, expiresAt: now.addingTimeInterval(Policy.longestAccessTokenLifetime))
+        )
     }
 
     /// Applies a JSON merge patch to the app's policy (e.g. `{"statelessAuthentication": true}`).
@@ -145,6 +171,8 @@ public struct AdminService: Sendable {
     public func deleteApp(id: String, by admin: AdminIdentity) async throws {
         let app = try await existingApp(id)
         guard try await store.deleteApp(id: id) else { throw Self.appNotFound(id) }
+        // The store deleted its refresh tokens; its access tokens must stop verifying too.
+        try await revokeTokens(of: id)
         try await audit("app.deleted", app: id, admin: admin, before: AppView(app), after: nil)
     }
 

@@ -18,10 +18,13 @@ public struct App: Sendable, Hashable, Codable {
     /// Bumped on every write; an update names the version it read, so two admins cannot overwrite
     /// each other unseen.
     public var version: Int
+    /// A disabled app cannot authenticate, start flows or get tokens; its tokens were revoked when it
+    /// was disabled. Enabling it again does not bring them back.
+    public var disabled: Bool
 
     public init(
         id: String, name: String, secretDigest: String? = nil, redirectURIs: [String] = [], policy: Policy,
-        managedBy: ManagedBy = .config, createdAt: Date, updatedAt: Date, version: Int = 0
+        managedBy: ManagedBy = .config, createdAt: Date, updatedAt: Date, version: Int = 0, disabled: Bool = false
     ) {
         self.id = id
         self.name = name
@@ -32,6 +35,7 @@ public struct App: Sendable, Hashable, Codable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.version = version
+        self.disabled = disabled
     }
 
     public var isConfidential: Bool { secretDigest != nil }

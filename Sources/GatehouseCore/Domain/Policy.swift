@@ -26,6 +26,10 @@ public struct Policy: Sendable, Hashable, Codable {
     /// The algorithm of the app's ID tokens (OIDC Dynamic Registration's `id_token_signed_response_alg`):
     /// RS256 by default, since every relying party must accept it; access tokens keep `tokens.signingAlgorithm`.
     public var idTokenSigningAlg: SigningAlgorithm
+    /// Apps whose access tokens this app, as a resource server, may introspect besides its own (RFC
+    /// 7662 section 2.2 leaves who may ask to the server); `*` for every app. Tokens of other apps
+    /// answer `{"active": false}`.
+    public var introspectTokensOf: [String]
 
     public init(
         identityProviders: [String] = [], authenticators: [String] = [], secondFactor: String? = nil,
@@ -34,7 +38,7 @@ public struct Policy: Sendable, Hashable, Codable {
         flowLifetime: Seconds = .minutes(10), defaultScopes: [String] = ["openid"],
         allowedScopes: [String] = ["openid", "profile", "email", "offline_access"],
         passwordPolicy: PasswordPolicy = PasswordPolicy(), lockout: LockoutPolicy = LockoutPolicy(), clientCredentialsGrant: Bool = false,
-        idTokenSigningAlg: SigningAlgorithm = .rs256
+        idTokenSigningAlg: SigningAlgorithm = .rs256, introspectTokensOf: [String] = []
     ) {
         self.identityProviders = identityProviders
         self.authenticators = authenticators
@@ -50,6 +54,15 @@ public struct Policy: Sendable, Hashable, Codable {
         self.lockout = lockout
         self.clientCredentialsGrant = clientCredentialsGrant
         self.idTokenSigningAlg = idTokenSigningAlg
+        self.introspectTokensOf = introspectTokensOf
+    }
+
+    /// The longest `accessTokenLifetime` a policy may set: after it, no token of a revoked app is valid anyway.
+    public static let longestAccessTokenLifetime: TimeInterval = 86_400
+
+    /// Whether this app may learn about an access token issued to `clientID`.
+    public func mayIntrospect(tokensOf clientID: String, asApp appID: String) -> Bool {
+        clientID == appID || introspectTokensOf.contains(clientID) || introspectTokensOf.contains("*")
     }
 
     /// The scopes a request gets: the requested ones (or `defaultScopes` when none are named), without
@@ -83,7 +96,7 @@ public struct Policy: Sendable, Hashable, Codable {
     enum CodingKeys: String, CodingKey {
         case identityProviders, authenticators, secondFactor, statelessAuthentication, selfRegistration
         case accessTokenLifetime, refreshTokenLifetime, flowLifetime, defaultScopes, allowedScopes
-        case passwordPolicy, lockout, clientCredentialsGrant, idTokenSigningAlg
+        case passwordPolicy, lockout, clientCredentialsGrant, idTokenSigningAlg, introspectTokensOf
     }
 
     public init(from decoder: any Decoder) throws {
@@ -110,6 +123,7 @@ public struct Policy: Sendable, Hashable, Codable {
             throw ConfigIssue(path: decoder.codingPath + [CodingKeys.idTokenSigningAlg], "'\(algorithmName)' is not supported (use RS256 or ES256)")
         }
         self.idTokenSigningAlg = idTokenSigningAlg
+        self.introspectTokensOf = try value(.introspectTokensOf, defaults.introspectTokensOf)
 
         let path = decoder.codingPath
         for (key, lifetime, range) in [
@@ -139,8 +153,14 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
     /// The first lockout of an account; each further lockout doubles it, up to `maxLockoutDuration`.
     public var lockoutDuration: Seconds
     public var maxLockoutDuration: Seconds
-    /// Flows one client IP may start per minute.
+    /// Flows one client IP may start per minute (requests without a known address share one bucket).
     public var maxFlowStartsPerIPPerMinute: Int
+    /// Failed authentications (client secrets, JWT bearer assertions, admin tokens) from one client IP
+    /// within `failureWindow` before the address is refused (`429`) for the rest of the window.
+    public var maxFailedAuthenticationsPerIP: Int
+    /// Failed authentications naming this app's client id within `failureWindow` before the client id
+    /// is refused for the rest of the window.
+    public var maxFailedAuthenticationsPerClient: Int
 
     /// The stricter of two policies, field by field: an account reachable through several apps gets
     /// the strictest limits among them.
@@ -157,7 +177,7 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
     public init(
         maxFailedAttemptsPerFlow: Int = 5, maxFailedAttemptsPerAccount: Int = 10, maxFailedAttemptsPerIP: Int = 100,
         failureWindow: Seconds = .minutes(15), lockoutDuration: Seconds = .minutes(5), maxLockoutDuration: Seconds = .hours(24),
-        maxFlowStartsPerIPPerMinute: Int = 300
+        maxFlowStartsPerIPPerMinute: Int = 300, maxFailedAuthenticationsPerIP: Int = 30, maxFailedAuthenticationsPerClient: Int = 100
     ) {
         self.maxFailedAttemptsPerFlow = maxFailedAttemptsPerFlow
         self.maxFailedAttemptsPerAccount = maxFailedAttemptsPerAccount
@@ -166,11 +186,13 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
         self.lockoutDuration = lockoutDuration
         self.maxLockoutDuration = maxLockoutDuration
         self.maxFlowStartsPerIPPerMinute = maxFlowStartsPerIPPerMinute
+        self.maxFailedAuthenticationsPerIP = maxFailedAuthenticationsPerIP
+        self.maxFailedAuthenticationsPerClient = maxFailedAuthenticationsPerClient
     }
 
     enum CodingKeys: String, CodingKey {
         case maxFailedAttemptsPerFlow, maxFailedAttemptsPerAccount, maxFailedAttemptsPerIP, failureWindow, lockoutDuration
-        case maxLockoutDuration, maxFlowStartsPerIPPerMinute
+        case maxLockoutDuration, maxFlowStartsPerIPPerMinute, maxFailedAuthenticationsPerIP, maxFailedAuthenticationsPerClient
     }
 
     public init(from decoder: any Decoder) throws {
@@ -186,10 +208,13 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
         self.lockoutDuration = try value(.lockoutDuration, defaults.lockoutDuration)
         self.maxLockoutDuration = try value(.maxLockoutDuration, defaults.maxLockoutDuration)
         self.maxFlowStartsPerIPPerMinute = try value(.maxFlowStartsPerIPPerMinute, defaults.maxFlowStartsPerIPPerMinute)
+        self.maxFailedAuthenticationsPerIP = try value(.maxFailedAuthenticationsPerIP, defaults.maxFailedAuthenticationsPerIP)
+        self.maxFailedAuthenticationsPerClient = try value(.maxFailedAuthenticationsPerClient, defaults.maxFailedAuthenticationsPerClient)
         let path = decoder.codingPath
         for (key, number, range) in [
             (CodingKeys.maxFailedAttemptsPerFlow, maxFailedAttemptsPerFlow, 1...100), (.maxFailedAttemptsPerAccount, maxFailedAttemptsPerAccount, 1...1000),
             (.maxFailedAttemptsPerIP, maxFailedAttemptsPerIP, 1...100_000), (.maxFlowStartsPerIPPerMinute, maxFlowStartsPerIPPerMinute, 1...1_000_000),
+            (.maxFailedAuthenticationsPerIP, maxFailedAuthenticationsPerIP, 1...1_000_000), (.maxFailedAuthenticationsPerClient, maxFailedAuthenticationsPerClient, 1...1_000_000),
             (.failureWindow, failureWindow.value, 1...86_400), (.lockoutDuration, lockoutDuration.value, 1...86_400 * 30),
             (.maxLockoutDuration, maxLockoutDuration.value, 1...86_400 * 365),
         ] where !range.contains(number) {

@@ -33,11 +33,12 @@ public struct AttemptGuard: Sendable {
         }
     }
 
-    /// Refuses a flow start from an address that is blocked or starts too many flows.
+    /// Refuses a flow start from an address that is blocked or starts too many flows. Starts without
+    /// a known address (a caller that hides it, or a transport without one) share one bucket: they
+    /// are limited together, never skipped.
     public func checkStart(clientIP: String?, policy: LockoutPolicy) async throws {
-        guard let ip = clientIP else { return }
-        try await refuseIfBlocked(ip: ip)
-        let (count, windowEnds) = try await store.countEvent(key: "starts:\(ip)", now: clock.now, window: 60)
+        if let ip = clientIP { try await refuseIfBlocked(ip: ip) }
+        let (count, windowEnds) = try await store.countEvent(key: "starts:\(clientIP ?? FailedAuthenticationLimit.unknownAddress)", now: clock.now, window: 60)
         if count > policy.maxFlowStartsPerIPPerMinute {
             metrics.refused(reason: "flow_start_rate")
             throw BrokerError(

@@ -35,7 +35,7 @@ public struct FlowEngine: Sendable {
 
     /// Starts a flow; answers with the first challenge (or, for a provider that needs none, the tokens).
     public func start(_ request: FlowRequest, client: ClientCredentials?) async throws -> FlowOutcome {
-        guard let app = try await store.app(id: request.appID) else {
+        guard let app = try await store.app(id: request.appID), !app.disabled else {
             throw BrokerError(.invalidClient, .unauthenticated, "Unknown app '\(request.appID)'.")
         }
         try ClientAuthenticator.verify(client, for: app)
@@ -158,7 +158,7 @@ public struct FlowEngine: Sendable {
 
     func load(_ flowID: String, browser: BrowserProof?) async throws -> (FlowRecord, App) {
         let notFound = BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
-        guard let flow = try await store.flow(id: flowID, now: clock.now), let app = try await store.app(id: flow.appID) else {
+        guard let flow = try await store.flow(id: flowID, now: clock.now), let app = try await store.app(id: flow.appID), !app.disabled else {
             throw notFound
         }
         // A browser flow answers only to its own browser; a JSON flow never to a browser form.

@@ -5,7 +5,7 @@ import Synchronization
 /// token and introspection endpoints do not read (and decode) the app on every request. A policy or
 /// secret changed in the store is therefore in force on those endpoints within a second, on every
 /// node. Flows always read their own app from the store; `all()` serves the lockout rule that needs
-/// every app's policy on every answer.
+/// every app's policy on every answer. A disabled app reads as unknown here: it cannot authenticate.
 public final class AppCache: Sendable {
     public static let lifetime: TimeInterval = 1
 
@@ -24,7 +24,7 @@ public final class AppCache: Sendable {
         if let entry = entries.withLock({ $0[id] }), now.timeIntervalSince(entry.loadedAt) < Self.lifetime, now >= entry.loadedAt {
             return entry.app
         }
-        let app = try await store.app(id: id)
+        let app = try await store.app(id: id).flatMap { $0.disabled ? nil : $0 }
         entries.withLock { cache in
             // Unknown ids are remembered too (a flood of bogus client ids must not reach the store), but
             // the cache cannot grow without bound.

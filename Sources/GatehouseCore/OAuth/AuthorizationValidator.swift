@@ -14,7 +14,7 @@ public struct AuthorizationValidator: Sendable {
         guard let clientID = parameters["client_id"], !clientID.isEmpty else {
             throw AuthorizationRefusal.page(BrokerError(.invalidRequest, .badRequest, "The request has no client_id."))
         }
-        guard let app = try await apps.app(id: clientID) else {
+        guard let app = try await apps.app(id: clientID), !app.disabled else {
             throw AuthorizationRefusal.page(BrokerError(.invalidClient, .badRequest, "The application '\(clientID)' is not known."))
         }
         guard let redirectURI = parameters["redirect_uri"], !redirectURI.isEmpty else {

@@ -2,19 +2,40 @@
 /// endpoints, the flow API and the provisional-identity API alike (RFC 6749 section 2.3): a
 /// confidential app proves its secret (`client_secret_basic` or `client_secret_post`); a public app
 /// names itself and must not present a secret. Secrets are compared as SHA-256 digests in constant time.
+/// Failures are counted per client address and client id (`FailedAuthenticationLimit`); over the
+/// limit, requests are refused before any check.
 public struct ClientAuthenticator: Sendable {
     public let apps: AppCache
+    public let failures: FailedAuthenticationLimit
 
-    public init(apps: AppCache) { self.apps = apps }
+    public init(apps: AppCache, failures: FailedAuthenticationLimit) {
+        self.apps = apps
+        self.failures = failures
+    }
 
     /// Every refusal looks the same on the wire, so a caller learns nothing about which part failed.
     public static let refused = BrokerError(.invalidClient, .unauthenticated, "Client authentication failed.")
 
-    /// The app the credentials name, once they prove it.
-    public func authenticate(_ credentials: ClientCredentials?) async throws -> App {
-        guard let clientID = credentials?.clientID, !clientID.isEmpty, let app = try await apps.app(id: clientID) else { throw Self.refused }
-        try Self.verify(credentials, for: app)
-        return app
+    /// The app the credentials name, once they prove it. An unknown client id counts against the
+    /// address only (bogus ids must not grow the counter table).
+    public func authenticate(_ credentials: ClientCredentials?, clientIP: String?) async throws -> App {
+        let clientID = credentials?.clientID ?? ""
+        let app = clientID.isEmpty ? nil : try await apps.app(id: clientID)
+        let policy = app?.policy.lockout ?? LockoutPolicy()
+        try await failures.refuseIfOverLimit(.client, clientIP: clientIP, clientID: app?.id, policy: policy)
+        do {
+            guard let app else { throw Self.refused }
+            try Self.verify(credentials, for: app)
+            return app
+        } catch {
+            try await failures.recordFailure(.client, clientIP: clientIP, clientID: app?.id, policy: policy)
+            throw error
+        }
+    }
+
+    /// Counts a refused JWT bearer assertion of an app like a failed authentication.
+    public func recordRefusedAssertion(app: App, clientIP: String?) async throws {
+        try await failures.recordFailure(.client, clientIP: clientIP, clientID: app.id, policy: app.policy.lockout)
     }
 
     /// Checks credentials presented for an app the request already names (a flow's app): they may

@@ -12,14 +12,15 @@ extension OAuthService {
         return claims
     }
 
-    /// RFC 7662. Only confidential clients may introspect. Access tokens of any app are described (a
-    /// resource server introspects tokens issued to other apps); refresh tokens only to their own app.
-    public func introspect(token: String, client: ClientCredentials?) async throws -> [String: JSONValue] {
-        let app = try await clients.authenticate(client)
+    /// RFC 7662. Only confidential clients may introspect. A client learns about the access tokens
+    /// issued to it, and to the apps its policy's `introspectTokensOf` names; refresh tokens only
+    /// about its own. Every other token answers `{"active": false}`, as an unknown one does.
+    public func introspect(token: String, client: ClientCredentials?, clientIP: String? = nil) async throws -> [String: JSONValue] {
+        let app = try await clients.authenticate(client, clientIP: clientIP)
         guard app.isConfidential else { throw BrokerError(.invalidClient, .unauthenticated, "Introspection needs a confidential client.") }
         let inactive: [String: JSONValue] = ["active": false]
         if token.contains(".") {
-            guard let claims = try? await verifyAccessToken(token) else { return inactive }
+            guard let claims = try? await verifyAccessToken(token), app.policy.mayIntrospect(tokensOf: claims.clientID, asApp: app.id) else { return inactive }
             var answer: [String: JSONValue] = [
                 "active": true, "token_type": "Bearer", "scope": .string(claims.scope), "client_id": .string(claims.clientID),
                 "sub": .string(claims.sub.value), "aud": .string(claims.clientID), "iss": .string(claims.iss.value),
@@ -42,8 +43,8 @@ extension OAuthService {
 
     /// RFC 7009: revokes a refresh token (with its family) or an access token of the calling client.
     /// Unknown tokens and tokens of other clients are ignored: the answer is the same either way.
-    public func revoke(token: String, client: ClientCredentials?) async throws {
-        let app = try await clients.authenticate(client)
+    public func revoke(token: String, client: ClientCredentials?, clientIP: String? = nil) async throws {
+        let app = try await clients.authenticate(client, clientIP: clientIP)
         let now = clock.now
         if token.contains(".") {
             guard let claims = try? await keyring.verify(token), claims.clientID == app.id else { return }

@@ -16,7 +16,7 @@ public struct OAuthService: Sendable {
         self.store = store
         self.tokens = tokens
         self.revocations = RevocationList(store: store, clock: clock)
-        self.clients = ClientAuthenticator(apps: apps ?? AppCache(store: store, clock: clock))
+        self.clients = ClientAuthenticator(apps: apps ?? AppCache(store: store, clock: clock), failures: FailedAuthenticationLimit(store: store, clock: clock))
         self.plugins = plugins
         self.clock = clock
         self.logger = logger
@@ -29,7 +29,7 @@ public struct OAuthService: Sendable {
     // MARK: - Token endpoint
 
     public func token(_ request: TokenRequest) async throws -> IssuedTokens {
-        let app = try await clients.authenticate(request.client)
+        let app = try await clients.authenticate(request.client, clientIP: request.clientIP)
         switch request.grantType {
         case "authorization_code": return try await exchangeCode(request, app: app)
         case "refresh_token": return try await refresh(request, app: app)
@@ -193,6 +193,7 @@ public struct OAuthService: Sendable {
         let now = clock.now
         guard let identity, let provider else {
             logger.notice("assertion refused", metadata: ["app": .string(app.id), "reason": .string(lastError.reason ?? "invalid_grant")])
+            try await clients.recordRefusedAssertion(app: app, clientIP: request.clientIP)
             try await store.appendAudit(
                 AuditEvent(time: now, type: "signin.failure", appID: app.id, outcome: lastError.code.rawValue, details: ["reason": lastError.reason ?? "", "grant": "jwt-bearer"])
             )

@@ -12,6 +12,7 @@ public final class RevocationList: Sendable {
         var tokens: [String: RevocationRecord] = [:]
         var subjects: [String: RevocationRecord] = [:]
         var families: [String: RevocationRecord] = [:]
+        var clients: [String: RevocationRecord] = [:]
         /// Revocations made on this node: kept apart so that a store read that started before one
         /// was written cannot drop it; pruned when they expire.
         var local: [RevocationRecord] = []
@@ -23,6 +24,7 @@ public final class RevocationList: Sendable {
             case .token: tokens[revocation.value] = revocation
             case .subject: subjects[revocation.value] = revocation
             case .family: families[revocation.value] = revocation
+            case .client: clients[revocation.value] = revocation
             }
         }
     }
@@ -51,12 +53,14 @@ public final class RevocationList: Sendable {
         return state.withLock { $0.families[familyID] != nil }
     }
 
-    /// Whether the token is revoked, by its `jti` or because its subject was deregistered after it was issued.
+    /// Whether the token is revoked, by its `jti`, or because its subject was deregistered or its app
+    /// deleted or disabled after it was issued.
     public func isRevoked(_ claims: AccessTokenClaims) async throws -> Bool {
         try await refreshIfStale()
         return state.withLock { state in
             if state.tokens[claims.jti.value] != nil { return true }
             if let subject = state.subjects[claims.sub.value], claims.iat.value <= subject.revokedAt { return true }
+            if let client = state.clients[claims.clientID], claims.iat.value <= client.revokedAt { return true }
             return false
         }
     }
@@ -80,6 +84,7 @@ public final class RevocationList: Sendable {
                     state.tokens = [:]
                     state.subjects = [:]
                     state.families = [:]
+                    state.clients = [:]
                     (records + state.local).forEach { state.remember($0) }
                     state.loadedAt = now
                     state.refreshing = false

@@ -10,9 +10,12 @@ public struct TokenRequest: Sendable {
     /// The JWT of the JWT bearer grant (RFC 7523).
     public var assertion: String?
     public var client: ClientCredentials?
+    /// The client's address, for the failed-authentication limits.
+    public var clientIP: String?
 
     /// Reads the form; the client's credentials follow `ClientCredentials.presented`'s one-method rule.
-    public init(form: [String: String], basic: ClientCredentials?) throws(BrokerError) {
+    public init(form: [String: String], basic: ClientCredentials?, clientIP: String? = nil) throws(BrokerError) {
+        self.clientIP = clientIP
         self.grantType = form["grant_type"]
         self.code = form["code"]
         self.redirectURI = form["redirect_uri"]

@@ -65,6 +65,8 @@ public struct RevocationRecord: Sendable, Hashable, Codable {
         case subject
         /// A refresh-token family, including tokens of it written after the revocation.
         case family
+        /// Every access token issued to a client (an app deleted or disabled) up to `revokedAt`.
+        case client
     }
 
     public var kind: Kind

@@ -94,6 +94,8 @@ public protocol RefreshTokenStore: Sendable {
     func rotateRefreshToken(usedDigest: String, replacement: RefreshTokenRecord, now: Date) async throws -> Bool
     /// Revokes every live token of the family; returns how many.
     func revokeRefreshTokenFamily(familyID: String, now: Date) async throws -> Int
+    /// Revokes every live token of an app (the app was disabled); returns how many.
+    func revokeRefreshTokens(appID: String, now: Date) async throws -> Int
     func deleteExpiredRefreshTokens(now: Date) async throws -> Int
 }
 
