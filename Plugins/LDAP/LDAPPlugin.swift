@@ -14,6 +14,12 @@ public enum LDAPPlugin: PluginFactory {
         signal(SIGPIPE, SIG_IGN)
         let logger = environment.logger
         if config.insecureSkipVerify {
+            guard environment.development else {
+                throw ConfigIssue(
+                    path: [LDAPConfig.CodingKeys.insecureSkipVerify],
+                    "turns off the check of the directory's certificate and is refused outside environment: development; give rootCA (the directory's CA) instead"
+                )
+            }
             logger.critical(
                 "insecureSkipVerify is on: the directory's certificate is NOT checked, so anyone on the network path can read every password",
                 metadata: ["provider": .string(id)]

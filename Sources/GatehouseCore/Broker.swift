@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// The assembled broker: store, plugin instances, signing keys and flow engine, built from a config.
 /// The server and the CLI both work through this; nothing here knows about HTTP.
@@ -16,6 +17,8 @@ public struct Broker: Sendable {
     public let adminGate: AdminGate
     public let clock: any BrokerClock
     public let logger: Logger
+    /// What readiness last reported, so that a change is logged once.
+    let healthLog = HealthLog()
 
     /// Builds every plugin instance, seeds the config's apps, and loads (or makes) the signing key.
     public static func start(
@@ -119,12 +122,40 @@ public struct Broker: Sendable {
         for case let plugin as any HealthReporting in plugins.all.values {
             checks[plugin.id] = await plugin.health()
         }
+        healthLog.record(checks, logger: logger)
         return Readiness(checks: checks)
     }
 }
 
-/// The answer of `/readyz`: one health entry per dependency.
+/// The readiness of the broker: one health entry per dependency. `/readyz` shows the status only;
+/// admins see the checks with their detail (`/admin/v1/readiness`).
 public struct Readiness: Sendable, Codable {
+    public var status: String
     public var checks: [String: PluginHealth]
     public var ready: Bool { checks.values.allSatisfy(\.healthy) }
+
+    public init(checks: [String: PluginHealth]) {
+        self.checks = checks
+        self.status = checks.values.allSatisfy(\.healthy) ? "ready" : "unavailable"
+    }
+}
+
+/// Logs each check's change of health once (probes poll often; the log should not repeat itself).
+final class HealthLog: Sendable {
+    private let last = Mutex([String: Bool]())
+
+    func record(_ checks: [String: PluginHealth], logger: Logger) {
+        let changed = last.withLock { last in
+            let changed = checks.filter { last[$0.key] != $0.value.healthy && !(last[$0.key] == nil && $0.value.healthy) }
+            for (name, health) in checks { last[name] = health.healthy }
+            return changed
+        }
+        for (name, health) in changed.sorted(by: { $0.key < $1.key }) {
+            if health.healthy {
+                logger.notice("check is healthy again", metadata: ["check": .string(name)])
+            } else {
+                logger.warning("check is unhealthy", metadata: ["check": .string(name), "detail": .string(health.detail ?? "")])
+            }
+        }
+    }
 }

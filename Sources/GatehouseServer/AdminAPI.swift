@@ -38,6 +38,10 @@ struct AdminAPI {
             JSONBody(try await admin.returnToConfig(id: try context.parameters.require("id"), by: try identity(context))).response(status: .ok)
         }
         group.get("providers") { _, _ in JSONBody(await admin.providers()).response(status: .ok) }
+        group.get("readiness") { _, _ in
+            let readiness = await broker.readiness()
+            return JSONBody(readiness).response(status: readiness.ready ? .ok : .serviceUnavailable)
+        }
         group.get("users") { request, _ in
             let limit = request.uri.queryParameters.get("limit", as: Int.self) ?? 100
             let offset = request.uri.queryParameters.get("offset", as: Int.self) ?? 0

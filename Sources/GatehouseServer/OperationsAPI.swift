@@ -3,7 +3,8 @@ import GatehouseCore
 import Hummingbird
 
 /// `/healthz` (the process is up), `/readyz` (the store and every provider answer) and `/oauth2/jwks`
-/// (the public keys that verify the broker's tokens).
+/// (the public keys that verify the broker's tokens). `/readyz` is public, so it answers the status
+/// only; which check failed and why goes to admins (`/admin/v1/readiness`) and the log.
 struct OperationsAPI {
     let broker: Broker
 
@@ -13,8 +14,7 @@ struct OperationsAPI {
         }
         router.get("readyz") { _, _ in
             let readiness = await broker.readiness()
-            let body = ReadinessBody(status: readiness.ready ? "ready" : "unavailable", checks: readiness.checks)
-            return JSONBody(body).response(status: readiness.ready ? .ok : .serviceUnavailable)
+            return JSONBody(["status": readiness.status]).response(status: readiness.ready ? .ok : .serviceUnavailable)
         }
         router.get("oauth2/jwks") { _, _ in
             var response = JSONBody(broker.keyring.keySet()).response(status: .ok)
@@ -25,10 +25,6 @@ struct OperationsAPI {
         }
     }
 
-    struct ReadinessBody: Encodable {
-        var status: String
-        var checks: [String: PluginHealth]
-    }
 }
 
 /// Any Encodable as a JSON answer.

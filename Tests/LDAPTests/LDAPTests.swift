@@ -348,6 +348,10 @@ struct LDAPTests {
         #expect(issues(remote.replacingOccurrences(of: "maxConnections: 4", with: "maxConnections: 4\n          insecureNoTLS: true")).isEmpty)
         #expect(issues(remote.replacingOccurrences(of: "maxConnections: 4", with: "maxConnections: 4\n          startTLS: true")).isEmpty)
         #expect(issues("environment: development\n" + remote).isEmpty)
+        // Not checking the directory's certificate: refused outside development, whatever else is said.
+        let unchecked = base.replacingOccurrences(of: "maxConnections: 4", with: "maxConnections: 4\n          startTLS: true\n          insecureSkipVerify: true")
+        #expect(issues(unchecked).contains { $0.hasPrefix("providers[0].config.insecureSkipVerify: turns off the check of the directory's certificate") })
+        #expect(issues("environment: development\n" + unchecked).isEmpty)
         #expect(issues(base.replacingOccurrences(of: "nameAttr: cn", with: "nameAttr: \"cn)(x\"")).contains { $0.hasPrefix("providers[0].config.groupSearch.nameAttr:") })
     }
 

@@ -153,6 +153,8 @@ apps:
       defaultScopes: [openid, profile, email, groups]
 YAML
 export LDAP_BIND_PASSWORD=service-secret
+# Admins read the readiness detail that /readyz keeps from the public.
+export GATEHOUSE_ADMIN_TOKEN=integration-admin-token-integration-0001
 
 # The database (data/) lands in the work dir.
 cd "$work"
@@ -202,14 +204,17 @@ wrong_user_password_fails_at_bind() {
 ldap_check "LDAP. gatehouse providers test walks connect, TLS, service bind, search, bind and groups" every_step_passes
 ldap_check "LDAP. providers test names the failing step: a wrong service password fails at 'service bind' (exit 1)" wrong_service_password_fails_at_service_bind
 ldap_check "LDAP. providers test with a wrong user password fails at 'bind' (exit 1)" wrong_user_password_fails_at_bind
-ldap_check "LDAP. /readyz reports the directory healthy" bash -c "curl -sf '$base/readyz' | jq -e '.checks[\"corp-ldap\"].healthy == true'"
+admin_readiness() { curl -s -H "Authorization: Bearer $GATEHOUSE_ADMIN_TOKEN" "$base/admin/v1/readiness"; }
+ldap_check "LDAP. /admin/v1/readiness reports the directory healthy" bash -c "$(declare -f admin_readiness); admin_readiness | jq -e '.checks[\"corp-ldap\"].healthy == true'"
 "$repo/Tests/ldap/slapd.sh" stop "$work/slapd"
 sleep 1.1  # the provider shares one health result for a second
-ldap_check "LDAP. directory stopped: /readyz answers 503 with corp-ldap unhealthy" bash -c \
-  "[ \$(curl -s -o '$work/ready.json' -w '%{http_code}' '$base/readyz') = 503 ] && jq -e '.checks[\"corp-ldap\"].healthy == false' '$work/ready.json'"
+ldap_check "LDAP. directory stopped: /readyz answers 503 with the status only (no error text to the public)" bash -c \
+  "[ \$(curl -s -o '$work/ready.json' -w '%{http_code}' '$base/readyz') = 503 ] && jq -e '. == {\"status\": \"unavailable\"}' '$work/ready.json'"
+ldap_check "LDAP. directory stopped: admins see corp-ldap unhealthy with the reason" bash -c "$(declare -f admin_readiness); admin_readiness | jq -e '.checks[\"corp-ldap\"].healthy == false and (.checks[\"corp-ldap\"].detail | length > 0)'"
+ldap_check "LDAP. directory stopped: the log names the unhealthy check once" bash -c "[ \$(grep -c 'check is unhealthy.*corp-ldap\|corp-ldap.*check is unhealthy' '$work/server.log') -ge 1 ]"
 "$repo/Tests/ldap/slapd.sh" start "$work/slapd" "$ldap_port" >>"$work/slapd-start.log" 2>&1
 sleep 1.2
-ldap_check "LDAP. directory back: /readyz is ready again without a restart" bash -c "curl -sf '$base/readyz' | jq -e '.checks[\"corp-ldap\"].healthy == true'"
+ldap_check "LDAP. directory back: /readyz is ready again without a restart" bash -c "curl -sf '$base/readyz' | jq -e '.status == \"ready\"'"
 
 # The plugin boundary: a broker with only the test-only `riddle` plugin, whose challenge type the
 # server has never heard of, signs a person in through the generic page in Chromium and the flow API.
