@@ -160,10 +160,21 @@ final class HashKey: Sendable {
     func key() async throws -> SymmetricKey {
         if let key = cached.withLock({ $0 }) { return key }
         let name = "hash-key"
-        // The first node to get here makes the key; every other one reads that one.
-        _ = try await storage.insert(RandomToken.make(byteCount: 32), key: name)
-        guard let text = try await storage.get(String.self, key: name)?.value, let bytes = Base64URL.decode(text) else {
-            throw BrokerError.internalFailure("The code key is not readable.")
+        let bytes: Data
+        do {
+            // The first node to get here makes the key (sealed); every other one reads that one.
+            if try await storage.secret(key: name) == nil {
+                _ = try await storage.insertSecret(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }, key: name)
+            }
+            guard let stored = try await storage.secret(key: name) else { throw BrokerError.internalFailure("The code key is not readable.") }
+            bytes = stored.value
+        } catch SecretSealerError.notSealed {
+            // Kept in clear by an earlier version (base64url text as JSON): seal it in place.
+            guard let legacy = try await storage.get(String.self, key: name), let clear = Base64URL.decode(legacy.value) else {
+                throw BrokerError.internalFailure("The code key is not readable.")
+            }
+            _ = try await storage.replaceWithSecret(clear, key: name, version: legacy.version)
+            bytes = clear
         }
         let key = SymmetricKey(data: bytes)
         cached.withLock { $0 = key }

@@ -20,14 +20,23 @@ public struct Broker: Sendable {
     /// What readiness last reported, so that a change is logged once.
     let healthLog = HealthLog()
 
-    /// Builds every plugin instance, seeds the config's apps, and loads (or makes) the signing key.
+    /// Builds every plugin instance, seeds the config's apps, seals any secret an older version
+    /// stored in clear, and loads (or makes) the signing keys. The key-encryption key comes from the
+    /// config (`KeyEncryptionSetup`) unless `sealer` is given (tests).
     public static func start(
         config: BrokerConfig, registry: PluginRegistry, store: any BrokerStore, clock: any BrokerClock = SystemClock(), logger: Logger,
-        metrics: BrokerMetrics = BrokerMetrics(), http: any OutboundHTTP = NoOutboundHTTP(), mailer: (any Mailer)? = nil
+        metrics: BrokerMetrics = BrokerMetrics(), http: any OutboundHTTP = NoOutboundHTTP(), mailer: (any Mailer)? = nil, sealer: SecretSealer? = nil
     ) async throws -> Broker {
-        let plugins = try makePlugins(config: config, registry: registry, store: store, clock: clock, logger: logger, metrics: metrics, http: http, mailer: mailer)
+        let sealer = try sealer ?? KeyEncryptionSetup.sealer(for: config)
+        let plugins = try makePlugins(
+            config: config, registry: registry, store: store, clock: clock, logger: logger, metrics: metrics, http: http, mailer: mailer, sealer: sealer
+        )
         try await seedApps(config.apps, into: store, clock: clock, logger: logger)
-        let keyring = SigningKeyring(store: store, clock: clock, algorithm: config.tokens.signingAlgorithm)
+        let upgraded = try await SecretRewrap(store: store, sealer: sealer, clock: clock).run(everything: false)
+        if upgraded.signingKeys > 0 {
+            logger.notice("signing keys stored in clear are now encrypted under the key-encryption key", metadata: ["keys": .stringConvertible(upgraded.signingKeys)])
+        }
+        let keyring = SigningKeyring(store: store, clock: clock, algorithm: config.tokens.signingAlgorithm, sealer: sealer)
         try await keyring.prepare()
         let issuer = TokenIssuer(issuer: config.server.issuer, keyring: keyring, refreshTokens: store, clock: clock)
         let apps = AppCache(store: store, clock: clock)
@@ -50,7 +59,7 @@ public struct Broker: Sendable {
     /// are only checked here (they depend on the deployment mode), so `check-config` calls it too.
     public static func makePlugins(
         config: BrokerConfig, registry: PluginRegistry, store: any BrokerStore, clock: any BrokerClock = SystemClock(), logger: Logger,
-        metrics: BrokerMetrics = BrokerMetrics(), http: any OutboundHTTP = NoOutboundHTTP(), mailer: (any Mailer)? = nil
+        metrics: BrokerMetrics = BrokerMetrics(), http: any OutboundHTTP = NoOutboundHTTP(), mailer: (any Mailer)? = nil, sealer: SecretSealer
     ) throws(ConfigIssues) -> PluginInstances {
         // Also here, not only in the loader: a config built in code must not print codes in production.
         let mailIssues = config.mail.issues(in: config.environment)
@@ -65,7 +74,7 @@ public struct Broker: Sendable {
             var pluginLogger = logger
             pluginLogger[metadataKey: "provider"] = .string(declaration.id)
             return PluginEnvironment(
-                clock: clock, logger: pluginLogger, storage: PluginStorage(namespace: declaration.id, store: store, clock: clock),
+                clock: clock, logger: pluginLogger, storage: PluginStorage(namespace: declaration.id, store: store, clock: clock, sealer: sealer),
                 lockouts: LockoutBook(namespace: declaration.id, store: store, audit: store, clock: clock, metrics: metrics),
                 development: config.environment == .development, http: http, mailer: mailer
             )

@@ -66,6 +66,15 @@ extension SQLiteStore: PluginDataStore {
         }
     }
 
+    public func pluginRecords(valuePrefix: Data, now: Date) async throws -> [(namespace: String, record: PluginRecord)] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM plugin_data WHERE substr(value, 1, ?) = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY namespace, key",
+                arguments: [valuePrefix.count, valuePrefix, now.storeValue]
+            ).map { (namespace: $0["namespace"], record: Self.pluginRecord($0)) }
+        }
+    }
+
     public func deleteExpiredPluginRecords(now: Date) async throws -> Int {
         try await pool.write { db in
             try db.cachedStatement(sql: "DELETE FROM plugin_data WHERE expires_at IS NOT NULL AND expires_at <= ?").execute(arguments: [now.storeValue])

@@ -54,6 +54,13 @@ extension SQLiteStore: RefreshTokenStore {
         }
     }
 
+    public func replaceSigningKeyMaterial(kid: String, expected: String, replacement: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE signing_keys SET private_key_pem = ? WHERE kid = ? AND private_key_pem = ?", arguments: [replacement, kid, expected])
+            return db.changesCount == 1
+        }
+    }
+
     public func revokeRefreshTokens(appID: String, now: Date) async throws -> Int {
         try await pool.write { db in
             try db.cachedStatement(sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE app_id = ? AND revoked_at IS NULL").execute(arguments: [now.storeValue, appID])

@@ -40,6 +40,16 @@ public final class SQLiteStore: BrokerStore, Sendable {
         _ = try await pool.read { db in try Int.fetchOne(try db.cachedStatement(sql: "SELECT 1")) }
     }
 
+    /// Checkpoints and truncates the write-ahead log, then rebuilds the file (VACUUM) so that no free
+    /// page keeps an old row version, then truncates the log VACUUM wrote.
+    public func scrubReplacedData() async throws {
+        try await pool.barrierWriteWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            try db.execute(sql: "VACUUM")
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+    }
+
     /// Rows in a table, for operators and tests that prove what a flow did or did not write.
     public func count(table: StoreTable) async throws -> Int {
         try await pool.read { db in try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM \(table.rawValue)")) ?? 0 }

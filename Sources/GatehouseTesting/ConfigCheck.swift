@@ -10,7 +10,7 @@ public func configIssues(_ yaml: String, registry: PluginRegistry, environment: 
         defer { temporary.remove() }
         var logger = Logger(label: "gatehouse.test")
         logger.logLevel = .critical
-        _ = try Broker.makePlugins(config: config, registry: registry, store: temporary.store, clock: TestClock(), logger: logger)
+        _ = try Broker.makePlugins(config: config, registry: registry, store: temporary.store, clock: TestClock(), logger: logger, sealer: .forTests)
         return []
     } catch let error as ConfigIssues {
         return error.issues.map(\.description)

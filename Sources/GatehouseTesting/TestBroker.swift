@@ -18,7 +18,7 @@ public struct TestBroker: Sendable {
     /// Builds a broker from `yaml` (environment variables from `environment`) with `registry`'s plugins.
     public static func make(
         yaml: String, registry: PluginRegistry, environment: [String: String] = [:], temporary: TemporaryStore? = nil, clock: TestClock = TestClock(),
-        metrics: BrokerMetrics = BrokerMetrics(), http: any OutboundHTTP = AsyncHTTPOutbound()
+        metrics: BrokerMetrics = BrokerMetrics(), http: any OutboundHTTP = AsyncHTTPOutbound(), sealer: SecretSealer = .forTests
     ) async throws -> TestBroker {
         let temporary = try temporary ?? TemporaryStore()
         let config = try ConfigLoader(registry: registry).load(yaml: yaml, environment: environment)
@@ -26,7 +26,7 @@ public struct TestBroker: Sendable {
         logger.logLevel = .warning
         let broker = try await Broker.start(
             config: config, registry: registry, store: temporary.store, clock: clock, logger: logger, metrics: metrics, http: http,
-            mailer: try SMTPMailer.configured(by: config.mail)
+            mailer: try SMTPMailer.configured(by: config.mail), sealer: sealer
         )
         return TestBroker(broker: broker, clock: clock, temporary: temporary)
     }

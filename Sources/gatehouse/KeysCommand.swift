@@ -4,8 +4,39 @@ import GatehouseCore
 
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "keys", abstract: "Manage the token-signing keys.", subcommands: [Rotate.self, List.self]
+        commandName: "keys", abstract: "Manage the token-signing keys and the key-encryption key.", subcommands: [Rotate.self, List.self, Rewrap.self, GenerateKEK.self]
     )
+
+    struct Rewrap: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Re-encrypt every stored secret under the current key-encryption key (keys.encryptionKey); values under keys.previousEncryptionKeys are read with those. Safe while brokers run."
+        )
+        @OptionGroup var options: ConfigOptions
+
+        func run() async throws {
+            let broker = try await Bootstrap.openBroker(options)
+            let sealer = broker.keyring.sealer
+            let report = try await SecretRewrap(store: broker.store, sealer: sealer, clock: broker.clock).run(everything: true)
+            try await broker.store.appendAudit(
+                AuditEvent(
+                    time: broker.clock.now, type: "keys.rewrapped",
+                    details: ["kek": sealer.current.id, "signingKeys": String(report.signingKeys), "pluginSecrets": String(report.pluginSecrets), "via": "cli"]
+                )
+            )
+            print("re-encrypted under \(sealer.current.id): \(report.signingKeys) signing key(s), \(report.pluginSecrets) plugin secret(s)")
+            print("every stored secret is under \(sealer.current.id); the previous keys can leave the config once every broker runs with this one")
+        }
+    }
+
+    struct GenerateKEK: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "generate-kek", abstract: "Print a new key-encryption key (base64 of 32 random bytes) for keys.encryptionKey or a key file."
+        )
+
+        func run() async throws {
+            print(KeyEncryptionKey.generateText())
+        }
+    }
 
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

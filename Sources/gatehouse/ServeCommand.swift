@@ -69,7 +69,9 @@ struct CheckConfigCommand: AsyncParsableCommand {
         let quiet = try Bootstrap.logger(level: "error")
         let mailer = try Bootstrap.mailer(config)
         do {
-            _ = try Broker.makePlugins(config: config, registry: Bootstrap.registry, store: store, logger: quiet, mailer: mailer)
+            // The key-encryption key (a development key file is not created by checking).
+            let sealer = try KeyEncryptionSetup.sealer(for: config, create: false)
+            _ = try Broker.makePlugins(config: config, registry: Bootstrap.registry, store: store, logger: quiet, mailer: mailer, sealer: sealer)
         } catch {
             var standardError = FileHandle.standardError
             print("\(source): \(error.issues.count) mistake(s):", to: &standardError)

@@ -75,7 +75,7 @@ struct LDAPTests {
 
     static func environment(_ logger: Logger) throws -> PluginEnvironment {
         PluginEnvironment(
-            clock: TestClock(), logger: logger, storage: PluginStorage(namespace: "ldap", store: scratch.store, clock: TestClock()),
+            clock: TestClock(), logger: logger, storage: PluginStorage(namespace: "ldap", store: scratch.store, clock: TestClock(), sealer: .forTests),
             lockouts: LockoutBook(namespace: "ldap", store: scratch.store, audit: scratch.store, clock: TestClock())
         )
     }

@@ -10,12 +10,15 @@ public struct BrokerConfig: Sendable {
     public var apps: [AppSeed]
     public var admin: AdminConfig
     public var mail: MailConfig
+    public var keys: KeysConfig
 
     public init(
         environment: DeploymentEnvironment = .production, server: ServerConfig, storage: StorageConfig, tokens: TokenConfig = TokenConfig(),
-        providers: [ProviderDeclaration], apps: [AppSeed], admin: AdminConfig = AdminConfig(), mail: MailConfig = MailConfig()
+        providers: [ProviderDeclaration], apps: [AppSeed], admin: AdminConfig = AdminConfig(), mail: MailConfig = MailConfig(),
+        keys: KeysConfig = KeysConfig()
     ) {
         self.mail = mail
+        self.keys = keys
         self.environment = environment
         self.server = server
         self.storage = storage

@@ -9,17 +9,21 @@ public struct ConfigLoader: Sendable {
 
     public func load(yaml text: String, environment: [String: String]) throws(ConfigIssues) -> BrokerConfig {
         let (root, substitutionIssues) = try ConfigNode.parse(yaml: text, environment: environment)
-        return try load(root, knownIssues: substitutionIssues, environmentToken: environment["GATEHOUSE_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
+        return try load(
+            root, knownIssues: substitutionIssues, environmentToken: environment["GATEHOUSE_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 },
+            environmentKEK: environment["GATEHOUSE_KEK"].flatMap { $0.isEmpty ? nil : $0 }
+        )
     }
 
     /// Checks a parsed document; `knownIssues` (from parsing) are reported with the rest, and any
     /// path they name is not reported again.
-    public func load(_ root: ConfigNode, knownIssues: [ConfigIssue] = [], environmentToken: String? = nil) throws(ConfigIssues) -> BrokerConfig {
+    /// `environmentKEK` (`GATEHOUSE_KEK`) is the key-encryption key when the config's `keys` names none.
+    public func load(_ root: ConfigNode, knownIssues: [ConfigIssue] = [], environmentToken: String? = nil, environmentKEK: String? = nil) throws(ConfigIssues) -> BrokerConfig {
         var issues: [ConfigIssue] = []
         guard case .mapping(let entries) = root else {
             throw ConfigIssues([ConfigIssue(path: "", "the config must be a mapping with server, storage, providers and apps")])
         }
-        let known = ["environment", "server", "storage", "tokens", "providers", "apps", "admin", "mail"]
+        let known = ["environment", "server", "storage", "tokens", "providers", "apps", "admin", "mail", "keys"]
         for entry in entries where !known.contains(entry.key) {
             issues.append(ConfigIssue(path: entry.key, "unknown key (expected one of: \(known.joined(separator: ", ")))"))
         }
@@ -56,6 +60,16 @@ public struct ConfigLoader: Sendable {
         let tokens = section("tokens", TokenConfig.self)
         let admin = section("admin", AdminConfig.self)
         let mail = section("mail", MailConfig.self)
+        var keys = section("keys", KeysConfig.self)
+        if var configured = keys, !configured.isConfigured, let environmentKEK {
+            do {
+                _ = try KeyEncryptionKey(text: environmentKEK)
+                configured.encryptionKey = environmentKEK
+                keys = configured
+            } catch {
+                issues.append(ConfigIssue(path: "GATEHOUSE_KEK", error.description))
+            }
+        }
         let providers = list("providers", ProviderDeclaration.self)
         let apps = list("apps", AppSeed.self)
 
@@ -92,10 +106,10 @@ public struct ConfigLoader: Sendable {
                 adminTokens.append(AdminConfig.Token(name: "env-admin", token: token))
             }
         }
-        guard issues.isEmpty, let environment, let server, let storage, let tokens, let mail else { throw ConfigIssues(issues) }
+        guard issues.isEmpty, let environment, let server, let storage, let tokens, let mail, let keys else { throw ConfigIssues(issues) }
         return BrokerConfig(
             environment: environment, server: server, storage: storage, tokens: tokens, providers: providers, apps: apps,
-            admin: AdminConfig(tokens: adminTokens), mail: mail
+            admin: AdminConfig(tokens: adminTokens), mail: mail, keys: keys
         )
     }
 

@@ -1,16 +1,45 @@
 import Foundation
 
 /// A plugin instance's private slice of the store. Values are Codable and may expire; updates use
-/// optimistic concurrency so two nodes never lose each other's writes.
+/// optimistic concurrency so two nodes never lose each other's writes. Secrets (keys a plugin makes
+/// for itself, upstream tokens) go through `insertSecret` / `secret`: sealed under the broker's
+/// key-encryption key, so a copy of the database alone does not reveal them.
 public struct PluginStorage: Sendable {
     public let namespace: String
     private let store: any PluginDataStore
     private let clock: any BrokerClock
+    private let sealer: SecretSealer
 
-    public init(namespace: String, store: any PluginDataStore, clock: any BrokerClock) {
+    public init(namespace: String, store: any PluginDataStore, clock: any BrokerClock, sealer: SecretSealer) {
         self.namespace = namespace
         self.store = store
         self.clock = clock
+        self.sealer = sealer
+    }
+
+    /// The associated data of a sealed record: its namespace and key.
+    static func sealingContext(namespace: String, key: String) -> String { "plugin_data:\(namespace):\(key)" }
+
+    /// Stores a secret, sealed, under a key that must not exist yet; false when it does.
+    public func insertSecret(_ secret: Data, key: String, expiresAt: Date? = nil) async throws -> Bool {
+        let sealed = try sealer.seal(secret, context: Self.sealingContext(namespace: namespace, key: key))
+        return try await store.insertPluginRecord(namespace: namespace, key: key, value: Data(sealed.utf8), expiresAt: expiresAt, now: clock.now)
+    }
+
+    /// Replaces a value read at `version` with a sealed secret; false when someone else changed it since.
+    public func replaceWithSecret(_ secret: Data, key: String, version: Int, expiresAt: Date? = nil) async throws -> Bool {
+        let sealed = try sealer.seal(secret, context: Self.sealingContext(namespace: namespace, key: key))
+        return try await store.replacePluginRecord(namespace: namespace, key: key, value: Data(sealed.utf8), expiresAt: expiresAt, expectedVersion: version)
+    }
+
+    /// A secret stored with `insertSecret`; nil when there is none. A record under that key that is
+    /// not sealed (stored in clear by an older version) throws `SecretSealerError.notSealed`, so the
+    /// plugin can read it its old way and seal it with `replaceWithSecret`.
+    public func secret(key: String) async throws -> Versioned<Data>? {
+        guard let record = try await store.pluginRecord(namespace: namespace, key: key, now: clock.now) else { return nil }
+        guard SecretSealer.isSealed(record.value) else { throw SecretSealerError.notSealed }
+        let opened = try sealer.open(String(decoding: record.value, as: UTF8.self), context: Self.sealingContext(namespace: namespace, key: key))
+        return Versioned(value: opened, version: record.version)
     }
 
     /// A stored value with the version to pass to `replace`.

@@ -126,6 +126,9 @@ public protocol SigningKeyStore: Sendable {
     func retireSigningKeys(keeping kids: [String], now: Date) async throws
     /// Deletes keys retired before `before` (they verify no live token any more).
     func deleteSigningKeys(retiredBefore before: Date) async throws -> Int
+    /// Replaces a key's stored private key (sealed under another key-encryption key, or in clear) if
+    /// it still is `expected`; false when another node changed it first.
+    func replaceSigningKeyMaterial(kid: String, expected: String, replacement: String) async throws -> Bool
 }
 
 /// One audit event: who did what, when, with which outcome. Never holds a secret.
@@ -178,6 +181,9 @@ public struct PluginRecord: Sendable, Hashable {
 /// Key-value storage for plugins, partitioned by namespace (the plugin instance id).
 public protocol PluginDataStore: Sendable {
     func pluginRecord(namespace: String, key: String, now: Date) async throws -> PluginRecord?
+    /// Every live record of every namespace whose value starts with `valuePrefix` (the sealed secrets,
+    /// for `keys rewrap`).
+    func pluginRecords(valuePrefix: Data, now: Date) async throws -> [(namespace: String, record: PluginRecord)]
     /// Inserts unless a live record with that key exists; false when it does.
     func insertPluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, now: Date) async throws -> Bool
     /// Replaces the record if its version is still `expectedVersion`; false otherwise.
@@ -196,4 +202,7 @@ public protocol BrokerStore: AppStore, AccountStore, FlowStore, RefreshTokenStor
 {
     /// Cheap round trip for `/readyz`.
     func ping() async throws
+    /// Overwrites what replaced rows left behind in the database's files (old page versions, the
+    /// write-ahead log), after secrets stored in clear or under an old key were re-encrypted.
+    func scrubReplacedData() async throws
 }

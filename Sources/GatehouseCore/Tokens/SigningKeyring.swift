@@ -13,6 +13,9 @@ import _CryptoExtras
 /// Signing and verifying are the broker's hottest paths, so they do not queue behind one actor: the
 /// keys live in an immutable snapshot swapped under a lock, and jwt-kit's key collection (itself an
 /// actor) is built once per core and used round-robin.
+///
+/// Private keys are stored sealed under the key-encryption key (`SecretSealer`, the row's kid as
+/// associated data) and opened only in memory.
 public final class SigningKeyring: Sendable {
     /// How long a retired key stays published: the longest access- or ID-token lifetime a policy
     /// allows (one day), so every token it signed expires before its key disappears.
@@ -36,6 +39,7 @@ public final class SigningKeyring: Sendable {
 
     private let store: any SigningKeyStore
     private let clock: any BrokerClock
+    public let sealer: SecretSealer
     /// The algorithm access tokens are signed with (`tokens.signingAlgorithm`).
     public let accessTokenAlgorithm: SigningAlgorithm
     private let snapshot = Mutex(Snapshot())
@@ -43,9 +47,10 @@ public final class SigningKeyring: Sendable {
     private let turn = Atomic<Int>(0)
     private let lanes = max(2, ProcessInfo.processInfo.activeProcessorCount)
 
-    public init(store: any SigningKeyStore, clock: any BrokerClock, algorithm: SigningAlgorithm) {
+    public init(store: any SigningKeyStore, clock: any BrokerClock, algorithm: SigningAlgorithm, sealer: SecretSealer) {
         self.store = store
         self.clock = clock
+        self.sealer = sealer
         self.accessTokenAlgorithm = algorithm
     }
 
@@ -55,13 +60,13 @@ public final class SigningKeyring: Sendable {
         try await reload()
         let missing = SigningAlgorithm.allCases.filter { algorithm in snapshot.withLock { $0.activeKids[algorithm] } == nil }
         guard !missing.isEmpty else { return }
-        for algorithm in missing { try await store.insertSigningKey(try Self.generate(algorithm, now: clock.now)) }
+        for algorithm in missing { try await store.insertSigningKey(try sealed(Self.generate(algorithm, now: clock.now))) }
         try await reload()
     }
 
     /// Re-reads the stored keys: picks up a rotation made by another node or by `gatehouse keys rotate`.
     public func reload() async throws {
-        let records = try await store.signingKeys()
+        let records = try await store.signingKeys().map(opened)
         let now = clock.now
         let previous = snapshot.withLock { $0.loaded }
         let published = records.filter { Self.isPublished($0, now: now) }
@@ -115,10 +120,33 @@ public final class SigningKeyring: Sendable {
         let created = max(now, newest.addingTimeInterval(0.001))
         let algorithms = [accessTokenAlgorithm] + SigningAlgorithm.allCases.filter { $0 != accessTokenAlgorithm }
         let records = try algorithms.map { try Self.generate($0, now: created) }
-        for record in records { try await store.insertSigningKey(record) }
+        for record in records { try await store.insertSigningKey(try sealed(record)) }
         try await store.retireSigningKeys(keeping: records.map(\.kid), now: now)
         try await reload()
         return records
+    }
+
+    /// The associated data of a key's sealed private key: its row.
+    static func sealingContext(kid: String) -> String { "signing_keys:\(kid)" }
+
+    /// The record as it is stored: the private key sealed.
+    func sealed(_ record: SigningKeyRecord) throws -> SigningKeyRecord {
+        var stored = record
+        stored.privateKeyPEM = try sealer.seal(record.privateKeyPEM, context: Self.sealingContext(kid: record.kid))
+        return stored
+    }
+
+    /// The record as it is used: the private key opened (one stored in clear by an older version is
+    /// used as it is until `SecretRewrap` seals it at the next start).
+    func opened(_ record: SigningKeyRecord) throws -> SigningKeyRecord {
+        guard SecretSealer.isSealed(record.privateKeyPEM) else { return record }
+        var open = record
+        do {
+            open.privateKeyPEM = try sealer.openText(record.privateKeyPEM, context: Self.sealingContext(kid: record.kid))
+        } catch let error as SecretSealerError {
+            throw BrokerError.internalFailure("The signing key \(record.kid) cannot be opened: \(error)")
+        }
+        return open
     }
 
     static func isPublished(_ record: SigningKeyRecord, now: Date) -> Bool {

@@ -1,0 +1,70 @@
+import Crypto
+import Foundation
+
+/// Encrypts the secrets the broker keeps in its database (signing keys, plugins' secrets) under the
+/// key-encryption key, AES-256-GCM: `gh-kek1:<key id>:<base64url(nonce ‖ ciphertext ‖ tag)>`. The
+/// row the value belongs to is the additional authenticated data, so a ciphertext moved to another
+/// row (or another key's row) does not open. Older keys are kept for reading until `keys rewrap`
+/// has re-encrypted everything under the current one.
+public struct SecretSealer: Sendable {
+    public let current: KeyEncryptionKey
+    public let previous: [KeyEncryptionKey]
+
+    public init(current: KeyEncryptionKey, previous: [KeyEncryptionKey] = []) {
+        self.current = current
+        self.previous = previous.filter { $0.id != current.id }
+    }
+
+    static let prefix = "gh-kek1:"
+
+    /// Whether a stored value is sealed (anything else was stored in clear by an older version).
+    public static func isSealed(_ stored: String) -> Bool { stored.hasPrefix(prefix) }
+    public static func isSealed(_ stored: Data) -> Bool { stored.starts(with: Data(prefix.utf8)) }
+
+    /// The id of the key a sealed value names; nil for a value in clear.
+    public static func keyID(of stored: String) -> String? {
+        guard isSealed(stored) else { return nil }
+        return stored.dropFirst(prefix.count).split(separator: ":", maxSplits: 1).first.map(String.init)
+    }
+
+    /// Whether `keys rewrap` has work on this value: in clear, or sealed under another key.
+    public func needsRewrap(_ stored: String) -> Bool { Self.keyID(of: stored) != current.id }
+
+    public func seal(_ plaintext: Data, context: String) throws -> String {
+        let box = try AES.GCM.seal(plaintext, using: current.key, authenticating: Data(context.utf8))
+        guard let combined = box.combined else { throw BrokerError.internalFailure("AES-GCM gave no combined form.") }
+        return "\(Self.prefix)\(current.id):\(Base64URL.encode(combined))"
+    }
+
+    public func seal(_ text: String, context: String) throws -> String { try seal(Data(text.utf8), context: context) }
+
+    /// Opens a sealed value. A value whose key is not configured (or that does not open: wrong row,
+    /// altered bytes) is an error that says which key id it needs, never a silent fallback.
+    public func open(_ stored: String, context: String) throws -> Data {
+        guard let keyID = Self.keyID(of: stored) else { throw SecretSealerError.notSealed }
+        guard let kek = ([current] + previous).first(where: { $0.id == keyID }) else { throw SecretSealerError.unknownKey(keyID) }
+        let body = stored.dropFirst(Self.prefix.count + keyID.count + 1)
+        guard let combined = Base64URL.decode(String(body)), let box = try? AES.GCM.SealedBox(combined: combined),
+            let plaintext = try? AES.GCM.open(box, using: kek.key, authenticating: Data(context.utf8))
+        else { throw SecretSealerError.doesNotOpen(keyID) }
+        return plaintext
+    }
+
+    public func openText(_ stored: String, context: String) throws -> String { String(decoding: try open(stored, context: context), as: UTF8.self) }
+}
+
+/// Why a stored secret could not be opened.
+public enum SecretSealerError: Error, Sendable, CustomStringConvertible {
+    case notSealed
+    case unknownKey(String)
+    case doesNotOpen(String)
+
+    public var description: String {
+        switch self {
+        case .notSealed: "the value is not encrypted"
+        case .unknownKey(let id):
+            "the value is encrypted under key-encryption key \(id), which is not configured (add it to keys.previousEncryptionKeys until `gatehouse keys rewrap` has run)"
+        case .doesNotOpen(let id): "the value does not decrypt under key-encryption key \(id): it was altered or belongs to another row"
+        }
+    }
+}
