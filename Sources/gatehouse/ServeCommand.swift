@@ -68,14 +68,24 @@ struct CheckConfigCommand: AsyncParsableCommand {
         }
         let quiet = try Bootstrap.logger(level: "error")
         let mailer = try Bootstrap.mailer(config)
+        var issues: [ConfigIssue] = []
+        // The key-encryption key (a development key file is not created by checking); the plugins
+        // are checked with a throw-away one either way, so every mistake is reported at once.
         do {
-            // The key-encryption key (a development key file is not created by checking).
-            let sealer = try KeyEncryptionSetup.sealer(for: config, create: false)
-            _ = try Broker.makePlugins(config: config, registry: Bootstrap.registry, store: store, logger: quiet, mailer: mailer, sealer: sealer)
+            _ = try KeyEncryptionSetup.sealer(for: config, create: false)
         } catch {
+            issues += error.issues
+        }
+        let scratchSealer = SecretSealer(current: try KeyEncryptionKey(text: KeyEncryptionKey.generateText()))
+        do {
+            _ = try Broker.makePlugins(config: config, registry: Bootstrap.registry, store: store, logger: quiet, mailer: mailer, sealer: scratchSealer)
+        } catch {
+            issues += error.issues
+        }
+        if !issues.isEmpty {
             var standardError = FileHandle.standardError
-            print("\(source): \(error.issues.count) mistake(s):", to: &standardError)
-            for issue in error.issues { print("  \(issue)", to: &standardError) }
+            print("\(source): \(issues.count) mistake(s):", to: &standardError)
+            for issue in issues { print("  \(issue)", to: &standardError) }
             throw ExitCode(2)
         }
         print("\(source): OK (\(config.providers.count) provider(s), \(config.apps.count) app(s))")

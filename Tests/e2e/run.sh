@@ -240,7 +240,7 @@ set +e
 set -e
 check "an invalid policy change is refused with the exact field" bash -c "[ $status -ne 0 ] && grep -q 'policy.accessTokenLifetime: must be between 60 and 86400 seconds, got -5' '$work/invalid.out'"
 check "the admin API names the field too" test "$(admin -X PATCH "$base/admin/v1/apps/demo/policy" -d '{"flowLifetime": "soon"}' | jq -r .field)" = policy.flowLifetime
-check "gatehouse audit tail shows both toggles with the admin's name" bash -c "'$bin' audit tail --type policy.updated | grep -c 'admin=' | grep -qx 2 && '$bin' audit tail --type policy.updated | grep -q 'admin=env-admin'"
+check "gatehouse audit tail shows both toggles with the admin's name" bash -c "'$bin' audit tail --type policy.updated --app demo | grep -c 'admin=' | grep -qx 2 && '$bin' audit tail --type policy.updated | grep -q 'admin=env-admin'"
 mkdir -p "$work/admin-answers"
 admin "$base/admin/v1/apps" >"$work/admin-answers/adminListApps.200.json"
 admin "$base/admin/v1/apps/demo" >"$work/admin-answers/adminShowApp.200.json"
@@ -399,10 +399,22 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$w
 smtp_pid=$!
 for _ in $(seq 1 100); do [ -s "$work/mail/port" ] && break; sleep 0.05; done
 export SMTP_PASSWORD=mail-password-e2e VAULT_SECRET=vault-app-secret-0123456789-abcdefghijkl GATEHOUSE_ADMIN_TOKEN=e2e-admin-token-e2e-admin-token-e2e-0003
+echo "- keys at rest: a production broker needs a key-encryption key, from an owner-only file"
+printf 'environment: production\nproviders: []\napps: []\n' >"$work/nokek.yaml"
+check "production without keys.encryptionKey is refused by check-config (exit 2, names the key)" bash -c \
+  "! '$bin' check-config --config '$work/nokek.yaml' 2>'$work/nokek.out' && grep -q 'keys.encryptionKey: is required outside development' '$work/nokek.out'"
+"$bin" keys generate-kek >"$work/mail/kek"
+chmod 644 "$work/mail/kek"
+printf 'environment: production\nkeys: {encryptionKeyFile: %s}\nproviders: []\napps: []\n' "$work/mail/kek" >"$work/sharedkek.yaml"
+check "a key file its group or others may read is refused (chmod 600 it)" bash -c \
+  "! '$bin' check-config --config '$work/sharedkek.yaml' 2>'$work/sharedkek.out' && grep -q 'chmod 600' '$work/sharedkek.out'"
+chmod 600 "$work/mail/kek"
 cat >"$work/mail/gatehouse.yaml" <<YAML
 environment: production
 server:
   listen: 127.0.0.1:$port
+keys:
+  encryptionKeyFile: $work/mail/kek
 mail:
   transport: smtp
   from: Gatehouse <noreply@gatehouse.test>
@@ -494,9 +506,32 @@ flow=$(curl -sS -X POST "$base/v1/flows" -H 'Content-Type: application/json' -d 
 check "with the SMTP server down, the answer is delivery_failed (503)" test "$(answer "$flow" '{"email":"late@example.com"}' -o /dev/null -w '%{http_code}')" = 503
 check "no code and no SMTP password appear in the server log" bash -c "! grep -q 'mail-password-e2e' '$work/serve.log' && ! grep -qE 'code[^a-z]*[0-9]{6}' '$work/serve.log'"
 stop
+sealed_at_rest() { # every signing key and the email-code HMAC key are sealed; no PEM private key in the files
+  "$py" - "$work/mail/data/gatehouse.sqlite" <<'PY'
+import glob, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+keys = [row[0] for row in db.execute("SELECT private_key_pem FROM signing_keys")]
+hmac = [bytes(row[0]) for row in db.execute("SELECT value FROM plugin_data WHERE key = 'hash-key'")]
+files = b"".join(open(name, "rb").read() for name in glob.glob(sys.argv[1] + "*"))
+ok = keys and all(k.startswith("gh-kek1:") for k in keys) and hmac and all(h.startswith(b"gh-kek1:") for h in hmac) and b"PRIVATE KEY" not in files
+sys.exit(0 if ok else 1)
+PY
+}
+check "signing keys and the email-code HMAC key are stored encrypted (gh-kek1:); no private key anywhere in the database files" sealed_at_rest
+"$bin" keys generate-kek >"$work/mail/kek2"
+chmod 600 "$work/mail/kek2"
+sed "s|encryptionKeyFile: $work/mail/kek\$|encryptionKeyFile: $work/mail/kek2\n  previousEncryptionKeyFiles: [$work/mail/kek]|" "$work/mail/gatehouse.yaml" >"$work/mail/both.yaml"
+check "gatehouse keys rewrap re-encrypts every secret under the new key (old key still readable)" bash -c \
+  "cd '$work/mail' && '$bin' keys rewrap --config both.yaml | grep -q 'signing key(s), 1 plugin secret(s)'"
+sed "s|encryptionKeyFile: $work/mail/kek\$|encryptionKeyFile: $work/mail/kek2|" "$work/mail/gatehouse.yaml" >"$work/mail/new.yaml"
+cp "$work/mail/new.yaml" "$work/mail/gatehouse.yaml"
+start_in "$work/mail"
+check "with only the new key the broker starts and vic's earlier token still verifies" test \
+  "$(curl -sS -u "vault:$VAULT_SECRET" "$base/oauth2/introspect" --data-urlencode "token=$token" | jq -r .active)" = true
+stop
 unset GATEHOUSE_ADMIN_TOKEN
 
-check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider, v3-lockouts-admin, v4-test-accounts, v5-provisional-identities'"
+check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider, v3-lockouts-admin, v4-test-accounts, v5-provisional-identities, v6-disabled-apps'"
 check "no password appears in the server log" bash -c "! grep -q 'correct horse\|fine long password' '$work/serve.log'"
 
 echo
