@@ -41,7 +41,9 @@ public struct Broker: Sendable {
         let issuer = TokenIssuer(issuer: config.server.issuer, keyring: keyring, refreshTokens: store, clock: clock)
         let apps = AppCache(store: store, clock: clock)
         let engine = FlowEngine(store: store, plugins: plugins, challenges: registry.challenges, tokens: issuer, clock: clock, logger: logger, metrics: metrics, apps: apps)
-        let oauth = OAuthService(store: store, tokens: issuer, plugins: plugins, clock: clock, logger: logger, apps: apps)
+        let oauth = OAuthService(
+            store: store, tokens: issuer, plugins: plugins, clock: clock, logger: logger, apps: apps, defaultLockout: config.lockout, metrics: metrics
+        )
         return Broker(
             config: config, store: store, plugins: plugins, keyring: keyring, engine: engine, oauth: oauth,
             authorizations: AuthorizationValidator(apps: store, issuer: config.server.issuer),
@@ -49,7 +51,7 @@ public struct Broker: Sendable {
             provisionalIdentities: ProvisionalIdentityService(store: store, oauth: oauth, plugins: plugins, attempts: engine.attempts, clock: clock),
             adminGate: AdminGate(
                 credentials: AdminCredentials(tokens: config.admin.tokens.map { ($0.name, $0.token) }),
-                failures: FailedAuthenticationLimit(store: store, clock: clock, metrics: metrics)
+                failures: FailedAuthenticationLimit(store: store, clock: clock, metrics: metrics), policy: config.lockout
             ),
             clock: clock, logger: logger
         )

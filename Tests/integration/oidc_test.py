@@ -630,12 +630,15 @@ def deregistration(ctx):
     expect_invalid_grant(refresh(ctx, token["refresh_token"]), "bob's refresh token")
 
 
-@check("20. client_credentials works for other; webapp (not enabled) -> unauthorized_client")
+@check("20. client_credentials works for other; webapp (not enabled) -> unauthorized_client; only a granted app may introspect other's token")
 def client_credentials(ctx):
     response = post_token(ctx, OTHER, grant_type="client_credentials")
     expect(response.status_code == 200, f"other: {response.status_code} {oauth_error(response)}")
     answer = introspect(ctx, response.json()["access_token"])
     expect(answer.get("active") is True and answer.get("client_id") == "other", f"introspection says {answer}")
+    # mailapp is confidential too, but its policy does not name other: it learns nothing.
+    hidden = introspect(ctx, response.json()["access_token"], auth=("mailapp", WEBAPP_SECRET))
+    expect(hidden == {"active": False}, f"mailapp learned about other's token: {hidden}")
     refused = post_token(ctx, WEBAPP, grant_type="client_credentials")
     expect(oauth_error(refused) == "unauthorized_client", f"webapp: {refused.status_code} {oauth_error(refused)}")
 

@@ -114,6 +114,8 @@ apps:
     policy:
       identityProviders: [local]
       allowedScopes: [openid, profile, email, offline_access]
+      # webapp is also the resource server that checks other's tokens.
+      introspectTokensOf: [other]
   - id: spa
     name: Single Page App
     redirectURIs: [http://127.0.0.1:$callback_port/callback]

@@ -1,15 +1,15 @@
 /// The admin API's door: checks a bearer admin token and counts failures per client address
-/// (`FailedAuthenticationLimit`, with the default lockout policy's limits, since the admin API belongs
-/// to no app), so that guessing admin tokens ends in `429` long before it could succeed.
+/// (`FailedAuthenticationLimit`, with the config's top-level `lockout` limits, since the admin API
+/// belongs to no app), so that guessing admin tokens ends in `429` long before it could succeed.
 public struct AdminGate: Sendable {
     public let credentials: AdminCredentials
     let failures: FailedAuthenticationLimit
-    /// The limits of the admin door: the documented defaults of `LockoutPolicy`.
-    static let policy = LockoutPolicy()
+    let policy: LockoutPolicy
 
-    public init(credentials: AdminCredentials, failures: FailedAuthenticationLimit) {
+    public init(credentials: AdminCredentials, failures: FailedAuthenticationLimit, policy: LockoutPolicy = LockoutPolicy()) {
         self.credentials = credentials
         self.failures = failures
+        self.policy = policy
     }
 
     /// The admin a bearer token belongs to. `admin_api_disabled` when no credential is configured,
@@ -18,9 +18,9 @@ public struct AdminGate: Sendable {
         guard !credentials.isEmpty else {
             throw BrokerError(.adminDisabled, .notFound, "The admin API is off: configure admin.tokens or GATEHOUSE_ADMIN_TOKEN.")
         }
-        try await failures.refuseIfOverLimit(.admin, clientIP: clientIP, clientID: nil, policy: Self.policy)
+        try await failures.refuseIfOverLimit(.admin, clientIP: clientIP, clientID: nil, policy: policy)
         guard let token, let admin = credentials.authenticate(token) else {
-            try await failures.recordFailure(.admin, clientIP: clientIP, clientID: nil, policy: Self.policy)
+            try await failures.recordFailure(.admin, clientIP: clientIP, clientID: nil, policy: policy)
             throw BrokerError(.invalidToken, .unauthenticated, "Admin credentials are required.")
         }
         return admin

@@ -11,14 +11,18 @@ public struct BrokerConfig: Sendable {
     public var admin: AdminConfig
     public var mail: MailConfig
     public var keys: KeysConfig
+    /// `lockout:` — the limits of requests that name no known app (unknown client ids, the admin
+    /// API): the keys of `apps[].policy.lockout`, with the same defaults.
+    public var lockout: LockoutPolicy
 
     public init(
         environment: DeploymentEnvironment = .production, server: ServerConfig, storage: StorageConfig, tokens: TokenConfig = TokenConfig(),
         providers: [ProviderDeclaration], apps: [AppSeed], admin: AdminConfig = AdminConfig(), mail: MailConfig = MailConfig(),
-        keys: KeysConfig = KeysConfig()
+        keys: KeysConfig = KeysConfig(), lockout: LockoutPolicy = LockoutPolicy()
     ) {
         self.mail = mail
         self.keys = keys
+        self.lockout = lockout
         self.environment = environment
         self.server = server
         self.storage = storage

@@ -7,10 +7,13 @@
 public struct ClientAuthenticator: Sendable {
     public let apps: AppCache
     public let failures: FailedAuthenticationLimit
+    /// The limits of requests that name no known app (the config's top-level `lockout`).
+    public let defaultLockout: LockoutPolicy
 
-    public init(apps: AppCache, failures: FailedAuthenticationLimit) {
+    public init(apps: AppCache, failures: FailedAuthenticationLimit, defaultLockout: LockoutPolicy = LockoutPolicy()) {
         self.apps = apps
         self.failures = failures
+        self.defaultLockout = defaultLockout
     }
 
     /// Every refusal looks the same on the wire, so a caller learns nothing about which part failed.
@@ -21,7 +24,7 @@ public struct ClientAuthenticator: Sendable {
     public func authenticate(_ credentials: ClientCredentials?, clientIP: String?) async throws -> App {
         let clientID = credentials?.clientID ?? ""
         let app = clientID.isEmpty ? nil : try await apps.app(id: clientID)
-        let policy = app?.policy.lockout ?? LockoutPolicy()
+        let policy = app?.policy.lockout ?? defaultLockout
         try await failures.refuseIfOverLimit(.client, clientIP: clientIP, clientID: app?.id, policy: policy)
         do {
             guard let app else { throw Self.refused }

@@ -12,11 +12,17 @@ public struct OAuthService: Sendable {
     public let clock: any BrokerClock
     public let logger: Logger
 
-    public init(store: any BrokerStore, tokens: TokenIssuer, plugins: PluginInstances, clock: any BrokerClock, logger: Logger, apps: AppCache? = nil) {
+    public init(
+        store: any BrokerStore, tokens: TokenIssuer, plugins: PluginInstances, clock: any BrokerClock, logger: Logger, apps: AppCache? = nil,
+        defaultLockout: LockoutPolicy = LockoutPolicy(), metrics: BrokerMetrics = BrokerMetrics()
+    ) {
         self.store = store
         self.tokens = tokens
         self.revocations = RevocationList(store: store, clock: clock)
-        self.clients = ClientAuthenticator(apps: apps ?? AppCache(store: store, clock: clock), failures: FailedAuthenticationLimit(store: store, clock: clock))
+        self.clients = ClientAuthenticator(
+            apps: apps ?? AppCache(store: store, clock: clock), failures: FailedAuthenticationLimit(store: store, clock: clock, metrics: metrics),
+            defaultLockout: defaultLockout
+        )
         self.plugins = plugins
         self.clock = clock
         self.logger = logger
