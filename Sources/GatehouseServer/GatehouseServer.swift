@@ -18,7 +18,7 @@ public enum GatehouseServer {
         router.add(middleware: ClientAddressMiddleware(trusted: Set(broker.config.server.trustedProxies)))
         router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: ErrorMiddleware())
-        router.add(middleware: BodyLimitMiddleware(bytes: BodyLimit.form))
+        router.add(middleware: BodyLimitMiddleware(bytes: BodyLimit.form, readsBody: true))
         if let metrics {
             router.get("metrics") { _, _ in
                 var buffer = [UInt8]()
@@ -42,6 +42,10 @@ public enum GatehouseServer {
     public static func makeApplication(broker: Broker, listen: ListenAddress, logger: Logger, metrics: PrometheusCollectorRegistry? = nil) -> some ApplicationProtocol {
         Application(
             router: makeRouter(broker: broker, metrics: metrics),
+            // A connection that sends no (complete) request head for this long is closed, so clients
+            // that connect and send nothing, or a byte a second, cannot pile up; a body must arrive
+            // within `BodyLimit.readTimeout`.
+            server: .http1(configuration: .init(idleTimeout: .seconds(Int64(broker.config.server.idleTimeout.value)))),
             configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port), serverName: "Gatehouse"),
             services: [MaintenanceService(broker: broker)],
             logger: logger

@@ -87,23 +87,31 @@ public struct ServerConfig: Sendable, Decodable {
     /// Addresses of reverse proxies whose `X-Forwarded-For` names the real client (for per-IP limits
     /// and audit); requests from anywhere else have the header ignored.
     public var trustedProxies: [String]
+    /// How long a connection may go without sending a complete request head before it is closed
+    /// (idle keep-alive connections, and clients that send nothing or a byte at a time).
+    public var idleTimeout: Seconds
 
-    public init(listen: ListenAddress, issuer: String? = nil, trustedProxies: [String] = []) {
+    public init(listen: ListenAddress, issuer: String? = nil, trustedProxies: [String] = [], idleTimeout: Seconds = Seconds(30)) {
         self.listen = listen
         self.configuredIssuer = issuer
         self.trustedProxies = trustedProxies
+        self.idleTimeout = idleTimeout
     }
 
     /// The `iss` of every token; the base URL clients reach the broker at.
     public var issuer: String { configuredIssuer ?? "http://\(listen)" }
 
-    enum CodingKeys: String, CodingKey { case listen, issuer, trustedProxies }
+    enum CodingKeys: String, CodingKey { case listen, issuer, trustedProxies, idleTimeout }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.listen = try container.decodeIfPresent(ListenAddress.self, forKey: .listen) ?? ListenAddress(host: "127.0.0.1", port: 8080)
         self.configuredIssuer = try container.decodeIfPresent(String.self, forKey: .issuer)
         self.trustedProxies = try container.decodeIfPresent([String].self, forKey: .trustedProxies) ?? []
+        self.idleTimeout = try container.decodeIfPresent(Seconds.self, forKey: .idleTimeout) ?? Seconds(30)
+        if !(1...3600).contains(idleTimeout.value) {
+            throw ConfigIssue(path: decoder.codingPath + [CodingKeys.idleTimeout], "must be between 1 and 3600 seconds, got \(idleTimeout.value)")
+        }
         if let issuer = configuredIssuer {
             guard let url = URL(string: issuer), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil,
                 url.query == nil, url.fragment == nil, !issuer.hasSuffix("/")

@@ -16,6 +16,8 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         case notFound
         /// The request body is larger than the endpoint accepts (HTTP 413).
         case contentTooLarge
+        /// The client did not send its request body in time (HTTP 408).
+        case requestTimeout
         /// The request lost a race or collides with existing state (HTTP 409).
         case conflict
         /// An answer to a challenge was wrong; counts as a failed attempt (HTTP 400).
@@ -95,6 +97,7 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         case .forbidden: 403
         case .notFound: 404
         case .contentTooLarge: 413
+        case .requestTimeout: 408
         case .conflict: 409
         case .tooManyRequests: 429
         case .unavailable: 503
@@ -109,6 +112,10 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A request body over an endpoint's limit: `invalid_request` with HTTP 413 (Content Too Large).
     public static func bodyTooLarge(limit: Int) -> BrokerError {
         BrokerError(.invalidRequest, .contentTooLarge, "The request body is larger than the \(limit / 1024) KiB this endpoint accepts.")
+    }
+
+    public static func bodyTooSlow(seconds: Int) -> BrokerError {
+        BrokerError(.invalidRequest, .requestTimeout, "The request body did not arrive within \(seconds) seconds.")
     }
 
     public static func invalidAnswer(_ message: String) -> BrokerError {
