@@ -7,11 +7,14 @@ import Synchronization
 /// for its turn. After the directory is found unreachable, calls fail at once for a moment instead of each
 /// waiting for its own timeout; then the next call tries again, so sign-ins recover by themselves.
 final class LDAPConnectionPool: Sendable {
-    /// How long calls fail fast after the directory was unreachable.
-    static let failFastInterval: TimeInterval = 1
+    /// How long calls fail fast after the directory was unreachable. Two seconds: long enough that
+    /// the caller right after a timed-out one is refused at once even on a busy machine, short enough
+    /// that sign-ins recover moments after the directory does.
+    static let failFastInterval: TimeInterval = 2
 
     private struct Outage {
-        var until: Date
+        /// Monotonic: a wall-clock step must not lengthen or cut the window.
+        var until: ContinuousClock.Instant
         var failure: LDAPFailure
     }
 
@@ -55,7 +58,7 @@ final class LDAPConnectionPool: Sendable {
 
     /// The last unreachability, while calls still fail fast because of it.
     var currentOutage: LDAPFailure? {
-        outage.withLock { $0.flatMap { $0.until > Date() ? $0.failure : nil } }
+        outage.withLock { $0.flatMap { $0.until > .now ? $0.failure : nil } }
     }
 
     /// Kept connections idle longer than this are closed rather than reused: firewalls and load
@@ -131,6 +134,6 @@ final class LDAPConnectionPool: Sendable {
     }
 
     private func noteOutage(_ failure: LDAPFailure) {
-        outage.withLock { $0 = Outage(until: Date().addingTimeInterval(Self.failFastInterval), failure: failure) }
+        outage.withLock { $0 = Outage(until: .now + .seconds(Self.failFastInterval), failure: failure) }
     }
 }

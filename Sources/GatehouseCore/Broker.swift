@@ -4,7 +4,10 @@ import Synchronization
 
 /// The assembled broker: store, plugin instances, signing keys and flow engine, built from a config.
 /// The server and the CLI both work through this; nothing here knows about HTTP.
-public struct Broker: Sendable {
+public struct Broker: Sendable, CustomStringConvertible {
+    /// Never the config or the plugins (they hold secrets): a broker may end up in a log by accident.
+    public var description: String { "Broker(issuer: \(config.server.issuer))" }
+
     public let config: BrokerConfig
     public let store: any BrokerStore
     public let plugins: PluginInstances

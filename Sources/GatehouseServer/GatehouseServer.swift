@@ -55,8 +55,12 @@ public enum GatehouseServer {
 
 /// Every 15 seconds: deletes what has expired (flows, codes, tokens, revocations, old keys) and re-reads
 /// the signing keys, so a rotation made elsewhere is picked up.
-struct MaintenanceService: Service {
+struct MaintenanceService: Service, CustomStringConvertible {
     let broker: Broker
+
+    /// swift-service-lifecycle logs its services by their description: never the broker's insides
+    /// (the config holds secrets).
+    var description: String { "MaintenanceService" }
 
     func run() async throws {
         await cancelWhenGracefulShutdown {

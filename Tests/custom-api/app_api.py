@@ -13,7 +13,7 @@ custom data asks for (`behaviour`), so tests can drive every kind of answer:
 Two-step: `init` answers a challenge with data {"deepLink": ...} and state {"token": ...}; `finish`
 succeeds when customData.code is "1234" and the state came back, else a retryable failure.
 
-Usage: app_api.py --secret S --port-file FILE --log FILE   (listens on 127.0.0.1, a free port)
+Usage: app_api.py --secret S --port-file FILE --log FILE [--port P]   (listens on 127.0.0.1, a free port unless --port)
 """
 import argparse, hashlib, hmac, json, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,6 +22,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--secret", required=True)
 parser.add_argument("--port-file", required=True)
 parser.add_argument("--log", required=True)
+parser.add_argument("--port", type=int, default=0, help="a fixed port (to restart the API where it was); 0: a free one")
 args = parser.parse_args()
 lock = threading.Lock()
 retried = set()
@@ -90,7 +91,8 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+ThreadingHTTPServer.allow_reuse_address = True
+server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
 with open(args.port_file + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
 import os

@@ -11,6 +11,13 @@ failures=0
 
 cleanup() {
   [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
+  # The server's log and the secrets this run used, for the log scan at the end of `make test`.
+  mkdir -p "$repo/.build/test-logs"
+  cp "$work/serve.log" "$repo/.build/test-logs/e2e-serve.log" 2>/dev/null || true
+  printf '%s\n' "correct horse battery staple" "a fine long password" "${introspector_secret:-}" "${loner_secret:-}" "${VAULT_SECRET:-}" \
+    "${CUSTOM_SECRET:-}" "${BANK_APP_SECRET:-}" mail-password-e2e e2e-admin-token-e2e-admin-token-e2e-0001 e2e-admin-token-e2e-admin-token-e2e-0002 \
+    e2e-admin-token-e2e-admin-token-e2e-0003 >"$repo/.build/test-logs/e2e.secrets"
+  cat "$work/mail/kek" "$work/mail/kek2" >>"$repo/.build/test-logs/e2e.secrets" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT

@@ -30,6 +30,12 @@ cleanup() {
   fi
   "$repo/Tests/ldap/slapd.sh" stop "$work/slapd" || true
   [ -n "${smtp_pid:-}" ] && kill "$smtp_pid" 2>/dev/null || true
+  # The servers' logs and the secrets this run used, for the log scan at the end of `make test`.
+  mkdir -p "$repo/.build/test-logs"
+  cp "$work/server.log" "$repo/.build/test-logs/integration-server.log" 2>/dev/null || true
+  cp "$work/riddle/server.log" "$repo/.build/test-logs/integration-riddle.log" 2>/dev/null || true
+  printf '%s\n' "${WEBAPP_SECRET:-}" "${OTHER_SECRET:-}" "${alice_password:-}" "${bob_password:-}" mail-password service-secret \
+    "${GATEHOUSE_ADMIN_TOKEN:-}" alice-password-1 >"$repo/.build/test-logs/integration.secrets"
   if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir kept: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -215,7 +221,7 @@ ldap_check "LDAP. directory stopped: /readyz answers 503 with the status only (n
 ldap_check "LDAP. directory stopped: admins see corp-ldap unhealthy with the reason" bash -c "$(declare -f admin_readiness); admin_readiness | jq -e '.checks[\"corp-ldap\"].healthy == false and (.checks[\"corp-ldap\"].detail | length > 0)'"
 ldap_check "LDAP. directory stopped: the log names the unhealthy check once" bash -c "[ \$(grep -c 'check is unhealthy.*corp-ldap\|corp-ldap.*check is unhealthy' '$work/server.log') -ge 1 ]"
 "$repo/Tests/ldap/slapd.sh" start "$work/slapd" "$ldap_port" >>"$work/slapd-start.log" 2>&1
-sleep 1.2
+sleep 2.2  # calls fail fast for 2 s after the directory was last found unreachable
 ldap_check "LDAP. directory back: /readyz is ready again without a restart" bash -c "curl -sf '$base/readyz' | jq -e '.status == \"ready\"'"
 
 # The plugin boundary: a broker with only the test-only `riddle` plugin, whose challenge type the

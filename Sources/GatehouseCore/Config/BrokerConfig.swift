@@ -1,7 +1,12 @@
 import Foundation
 
 /// The whole broker configuration (one YAML file; see docs/configuration.md).
-public struct BrokerConfig: Sendable {
+public struct BrokerConfig: Sendable, CustomStringConvertible {
+    /// A summary without any value that may be a secret (admin tokens, app secrets, provider configs).
+    public var description: String {
+        "BrokerConfig(environment: \(environment.rawValue), issuer: \(server.issuer), providers: \(providers.map(\.id)), apps: \(apps.map(\.id)))"
+    }
+
     public var environment: DeploymentEnvironment
     public var server: ServerConfig
     public var storage: StorageConfig
