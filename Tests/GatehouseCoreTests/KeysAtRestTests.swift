@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 @testable import GatehouseCore
 import GatehouseTesting

@@ -2,7 +2,6 @@ import Foundation
 import GatehouseCore
 import GatehouseServer
 import GatehouseTesting
-import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import LocalPassword
