@@ -114,8 +114,10 @@ public struct FSSOProvider: AssertionVerifying {
             return (key.publicKey, configured.allowedClaims, false)
         }
         if let stored = try await stored(issuer: iss, kid: kid), stored.appID == nil, stored.revokedAt == nil {
-            // Keys registered before keys named their apps follow the configured issuer's apps.
-            guard (stored.apps ?? configured?.apps ?? []).contains(app.id) else { throw Self.refused("issuer_not_allowed") }
+            // A key answers for the apps it was registered for, and never beyond what a configured
+            // issuer allows (keys registered before keys named their apps follow the issuer's).
+            let allowed = (stored.apps ?? configured?.apps ?? []).filter { configured?.apps.contains($0) ?? true }
+            guard allowed.contains(app.id) else { throw Self.refused("issuer_not_allowed") }
             return (try stored.publicKey(), configured?.allowedClaims ?? [], false)
         }
         throw Self.refused(configured == nil ? "unknown_issuer" : "unknown_kid")

@@ -61,10 +61,13 @@ extension SQLiteStore: RefreshTokenStore {
         }
     }
 
-    public func revokeRefreshTokens(appID: String, now: Date) async throws -> Int {
+    public func revokeGrants(appID: String, now: Date) async throws -> Int {
         try await pool.write { db in
             try db.cachedStatement(sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE app_id = ? AND revoked_at IS NULL").execute(arguments: [now.storeValue, appID])
-            return db.changesCount
+            let revoked = db.changesCount
+            try db.cachedStatement(sql: "DELETE FROM authorization_codes WHERE app_id = ? AND used_at IS NULL").execute(arguments: [appID])
+            try db.cachedStatement(sql: "DELETE FROM flows WHERE app_id = ?").execute(arguments: [appID])
+            return revoked
         }
     }
 

@@ -44,10 +44,20 @@ public final class SQLiteStore: BrokerStore, Sendable {
     /// page keeps an old row version, then truncates the log VACUUM wrote.
     public func scrubReplacedData() async throws {
         try await pool.barrierWriteWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            try Self.checkpoint(db)
             try db.execute(sql: "VACUUM")
-            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            try Self.checkpoint(db)
         }
+    }
+
+    /// A truncating checkpoint, retried while readers of other processes hold old frames (its first
+    /// column, `busy`, is 1 then): the log is only empty once it succeeds.
+    static func checkpoint(_ db: Database) throws {
+        for attempt in 0..<50 {
+            guard let busy = try Int.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)"), busy != 0 else { return }
+            if attempt < 49 { usleep(20_000) }
+        }
+        throw DatabaseError(message: "the write-ahead log could not be checkpointed: another process keeps reading old data")
     }
 
     /// Rows in a table, for operators and tests that prove what a flow did or did not write.

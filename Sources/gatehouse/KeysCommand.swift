@@ -24,6 +24,15 @@ struct KeysCommand: AsyncParsableCommand {
                 )
             )
             print("re-encrypted under \(sealer.current.id): \(report.signingKeys) signing key(s), \(report.pluginSecrets) plugin secret(s)")
+            var standardError = FileHandle.standardError
+            for value in report.unreadable { print("error: cannot open \(value)", to: &standardError) }
+            guard report.remaining == 0, report.unreadable.isEmpty else {
+                print(
+                    "error: \(report.remaining) stored secret(s) are still not under \(sealer.current.id) (a broker still seals with an older key, or wrote meanwhile): make every broker use the new key as encryptionKey, then run rewrap again",
+                    to: &standardError
+                )
+                throw ExitCode(1)
+            }
             print("every stored secret is under \(sealer.current.id); the previous keys can leave the config once every broker runs with this one")
         }
     }

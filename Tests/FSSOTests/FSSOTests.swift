@@ -418,6 +418,17 @@ extension FSSOTests {
         let started = try await test.start(FlowRequest(appID: "partner", providerID: "acme-sso"))
         #expect(started.challenge.fields["audience"] == "partner-api")
 
+        // A key registered for a configured issuer cannot widen it: acme signs into notes and strict only.
+        _ = try await test.broker.admin.createResourceItem(
+            "keys", of: .provider("acme-sso"), fields: ["issuer": "acme", "kid": "k9", "pem": .string(partnerKey.publicKey.pemRepresentation), "apps": "partner,notes"],
+            by: Self.ops
+        )
+        let widened = { (app: String) in
+            try Self.jwt(header: ["alg": "RS256", "kid": "k9"], claims: Self.claims(test.clock, changes: ["aud": app == "partner" ? "partner-api" : "identity-service"]), key: partnerKey)
+        }
+        #expect(await reason(test, try widened("partner"), app: "partner") == "issuer_not_allowed")
+        #expect(await reason(test, try widened("notes")) == nil)
+
         // A key must name its apps.
         do {
             _ = try await test.broker.admin.createResourceItem(
@@ -460,10 +471,12 @@ extension FSSOTests {
             do { _ = try await exchange(forged); Issue.record("a forged assertion was accepted") } catch let error as BrokerError { #expect(error.code == .invalidGrant) }
         }
         do {
-            _ = try await exchange(try Self.jwt(claims: Self.claims(test.clock)))
+            _ = try await exchange(forged)
             Issue.record("the client id was not limited")
         } catch let error as BrokerError {
             #expect(error.code == .rateLimited && error.retryAfter != nil)
         }
+        // A genuine assertion still passes: knowing an app's id is not enough to lock its users out.
+        #expect(try await exchange(try Self.jwt(claims: Self.claims(test.clock))).refreshToken != nil)
     }
 }

@@ -82,6 +82,9 @@ extension GatehouseCoreTests {
         // The same key still signs and is still published.
         #expect(test.broker.keyring.keySet().keys.contains { $0.kid == clear.kid })
         #expect(try Self.sealer(4).openText(stored.privateKeyPEM, context: SigningKeyring.sealingContext(kid: clear.kid)) == clear.privateKeyPEM)
+        // A key planted in clear after the start is refused, not used.
+        try await temporary.store.insertSigningKey(try SigningKeyring.generate(.rs256, now: Date(timeIntervalSince1970: 1_800_000_000)))
+        await #expect(throws: BrokerError.self) { try await test.broker.keyring.reload() }
     }
 
     @Test func rewrapMovesEverySecretToTheNewKeySoTheOldOneCanGo() async throws {
@@ -138,5 +141,9 @@ extension GatehouseCoreTests {
         #expect(issues(try config("keys: {encryptionKeyFile: \(shared)}")).first?.contains("may be read by its group or others (mode 644)") == true)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: shared)
         #expect(issues(try config("keys: {encryptionKeyFile: \(shared)}")).isEmpty)
+        // A symbolic link is refused: the file named must be the key itself.
+        let link = folder.appendingPathComponent("link.kek").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: shared)
+        #expect(issues(try config("keys: {encryptionKeyFile: \(link)}")).first?.contains("is a symbolic link") == true)
     }
 }

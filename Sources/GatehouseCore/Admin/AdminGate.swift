@@ -18,11 +18,11 @@ public struct AdminGate: Sendable {
         guard !credentials.isEmpty else {
             throw BrokerError(.adminDisabled, .notFound, "The admin API is off: configure admin.tokens or GATEHOUSE_ADMIN_TOKEN.")
         }
-        try await failures.refuseIfOverLimit(.admin, clientIP: clientIP, clientID: nil, policy: policy)
-        guard let token, let admin = credentials.authenticate(token) else {
-            try await failures.recordFailure(.admin, clientIP: clientIP, clientID: nil, policy: policy)
-            throw BrokerError(.invalidToken, .unauthenticated, "Admin credentials are required.")
+        return try await failures.guarded(.admin, clientIP: clientIP, clientID: nil, policy: policy) {
+            guard let token, let admin = credentials.authenticate(token) else {
+                throw BrokerError(.invalidToken, .unauthenticated, "Admin credentials are required.")
+            }
+            return admin
         }
-        return admin
     }
 }

@@ -126,17 +126,27 @@ public struct AdminService: Sendable {
             if let redirectURIs = changes.redirectURIs { app.redirectURIs = redirectURIs }
             if let disabled = changes.disabled { app.disabled = disabled }
         }
-        if event == "app.disabled" { try await revokeTokens(of: id) }
+        // Every request to disable revokes, even of an app already disabled: a disable whose
+        // revocation failed half-way is finished by asking again.
+        if changes.disabled == true { try await revokeTokens(of: id) }
         return view
     }
 
-    /// Every token an app holds stops working: refresh tokens are revoked, and access tokens issued up
-    /// to now are listed as revoked until the longest access-token lifetime has passed.
+    /// Every token an app holds stops working: refresh tokens are revoked, unredeemed codes and open
+    /// flows deleted, and access and refresh tokens issued up to a moment from now are listed as
+    /// revoked until the longest token lifetime has passed. "A moment from now": other nodes may
+    /// still read the app as enabled from their app cache for up to `AppCache.lifetime`, and a token
+    /// they issue meanwhile must be covered too.
     func revokeTokens(of appID: String) async throws {
         let now = clock.now
-        _ = try await store.revokeRefreshTokens(appID: appID, now: now)
+        oauth.clients.apps.forget(appID)
+        _ = try await store.revokeGrants(appID: appID, now: now)
+        let coveredUntil = now.addingTimeInterval(AppCache.lifetime + 1)
         try await oauth.revocations.revoke(
-            RevocationRecord(kind: .client, value: appID, revokedAt: now, expiresAt: now.addingTimeInterval(Policy.longestAccessTokenLifetime))
+            RevocationRecord(
+                kind: .client, value: appID, revokedAt: coveredUntil,
+                expiresAt: coveredUntil.addingTimeInterval(max(Policy.longestAccessTokenLifetime, Policy.longestRefreshTokenLifetime))
+            )
         )
     }
 

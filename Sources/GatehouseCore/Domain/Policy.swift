@@ -59,6 +59,8 @@ public struct Policy: Sendable, Hashable, Codable {
 
     /// The longest `accessTokenLifetime` a policy may set: after it, no token of a revoked app is valid anyway.
     public static let longestAccessTokenLifetime: TimeInterval = 86_400
+    /// The longest `refreshTokenLifetime` a policy may set.
+    public static let longestRefreshTokenLifetime: TimeInterval = 31_536_000
 
     /// Whether this app may learn about an access token issued to `clientID`.
     public func mayIntrospect(tokensOf clientID: String, asApp appID: String) -> Bool {

@@ -13,6 +13,8 @@ public struct FlowEngine: Sendable {
     public let logger: Logger
     public let metrics: BrokerMetrics
     public let attempts: AttemptGuard
+    /// Failed client authentications of the flow API, counted with the token endpoint's.
+    let clientFailures: FailedAuthenticationLimit
     /// Every declared challenge type: answers are checked against it before a plugin sees them.
     public let challenges: ChallengeCatalog
     /// Every app's policy, for the lockout rule; the flow's own app is always read fresh.
@@ -31,6 +33,14 @@ public struct FlowEngine: Sendable {
         self.logger = logger
         self.metrics = metrics
         self.attempts = AttemptGuard(store: store, audit: store, clock: clock, metrics: metrics)
+        self.clientFailures = FailedAuthenticationLimit(store: store, clock: clock, metrics: metrics)
+    }
+
+    /// Checks the client credentials a flow request presents, counting failures like the token endpoint.
+    func verifyClient(_ client: ClientCredentials?, for app: App, clientIP: String?) async throws {
+        try await clientFailures.guarded(.client, clientIP: clientIP, clientID: app.id, policy: app.policy.lockout) {
+            try ClientAuthenticator.verify(client, for: app)
+        }
     }
 
     /// Starts a flow; answers with the first challenge (or, for a provider that needs none, the tokens).
@@ -38,7 +48,7 @@ public struct FlowEngine: Sendable {
         guard let app = try await store.app(id: request.appID), !app.disabled else {
             throw BrokerError(.invalidClient, .unauthenticated, "Unknown app '\(request.appID)'.")
         }
-        try ClientAuthenticator.verify(client, for: app)
+        try await verifyClient(client, for: app, clientIP: request.clientIP)
         try await attempts.checkStart(clientIP: request.clientIP, policy: app.policy.lockout)
         let provider = try identityProvider(request.providerID, allowedBy: app.policy, stateless: request.stateless)
         if request.purpose == .register, !app.policy.selfRegistration {
@@ -68,7 +78,7 @@ public struct FlowEngine: Sendable {
         var (flow, app) = try await load(flowID, browser: browser)
         var answer = answer
         // A browser flow's client authenticates at the token endpoint, when it exchanges the code.
-        if flow.authorization == nil { try ClientAuthenticator.verify(client, for: app) }
+        if flow.authorization == nil { try await verifyClient(client, for: app, clientIP: flow.clientIP) }
         guard flow.phase != .chooseProvider else {
             throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
         }

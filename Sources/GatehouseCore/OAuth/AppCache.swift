@@ -34,6 +34,12 @@ public final class AppCache: Sendable {
         return app
     }
 
+    /// Drops what this node remembers of an app, so that a change made here is in force here at once.
+    public func forget(_ id: String) {
+        entries.withLock { _ = $0.removeValue(forKey: id) }
+        list.withLock { $0 = nil }
+    }
+
     /// Every app, read from the store at most once a second.
     public func all() async throws -> [App] {
         let now = clock.now

@@ -24,21 +24,22 @@ public struct ClientAuthenticator: Sendable {
     public func authenticate(_ credentials: ClientCredentials?, clientIP: String?) async throws -> App {
         let clientID = credentials?.clientID ?? ""
         let app = clientID.isEmpty ? nil : try await apps.app(id: clientID)
-        let policy = app?.policy.lockout ?? defaultLockout
-        try await failures.refuseIfOverLimit(.client, clientIP: clientIP, clientID: app?.id, policy: policy)
-        do {
+        return try await failures.guarded(.client, clientIP: clientIP, clientID: app?.id, policy: app?.policy.lockout ?? defaultLockout) {
             guard let app else { throw Self.refused }
             try Self.verify(credentials, for: app)
             return app
-        } catch {
-            try await failures.recordFailure(.client, clientIP: clientIP, clientID: app?.id, policy: policy)
-            throw error
         }
     }
 
-    /// Counts a refused JWT bearer assertion of an app like a failed authentication.
-    public func recordRefusedAssertion(app: App, clientIP: String?) async throws {
-        try await failures.recordFailure(.client, clientIP: clientIP, clientID: app.id, policy: app.policy.lockout)
+    /// Checks credentials presented for an app a flow names, under the same limits.
+    public func verify(_ credentials: ClientCredentials?, for app: App, clientIP: String?) async throws {
+        try await failures.guarded(.client, clientIP: clientIP, clientID: app.id, policy: app.policy.lockout) { try Self.verify(credentials, for: app) }
+    }
+
+    /// Runs an assertion check of an app under the same limits: a refused assertion counts like a
+    /// failed authentication (each costs an RSA verification).
+    public func guardedAssertion<T>(app: App, clientIP: String?, _ check: () async throws -> T) async throws -> T {
+        try await failures.guarded(.client, clientIP: clientIP, clientID: app.id, policy: app.policy.lockout, check)
     }
 
     /// Checks credentials presented for an app the request already names (a flow's app): they may

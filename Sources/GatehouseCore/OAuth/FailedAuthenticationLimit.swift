@@ -1,11 +1,20 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Failed authentications at the doors a guesser or a flooder would knock on: client secrets at the
-/// token, introspection and revocation endpoints, refused JWT bearer assertions (an RSA verification
-/// each), and admin bearer tokens. Each failure is counted in the store (so the count holds on every
-/// node and across restarts) per client address and, where one is named, per client id, in a fixed
-/// window (`lockout.failureWindow`). A key over its limit is refused before anything is verified,
-/// with `429 rate_limited` and `Retry-After`, until its window ends.
+/// token, introspection and revocation endpoints, the flow and provisional-identity APIs, refused JWT
+/// bearer assertions (an RSA verification each), and admin bearer tokens. Each failure is counted in
+/// the store (so the count holds on every node and across restarts) per client address (IPv6 by its
+/// /64, which one host usually holds whole) and, where one is named, per client id, in a fixed window
+/// (`lockout.failureWindow`).
+///
+/// An address over its limit is refused before anything is verified, with `429 rate_limited` and
+/// `Retry-After`, until its window ends. A client id over its limit answers its *failures* with 429,
+/// but a right secret still passes: client ids are public, and anyone could otherwise lock an app out.
+/// The checks read before and count after, so a burst of parallel requests can exceed a limit by at
+/// most the number of requests in flight.
 public struct FailedAuthenticationLimit: Sendable {
     /// Which door: keys of different doors never share a count.
     public enum Door: String, Sendable {
@@ -25,33 +34,49 @@ public struct FailedAuthenticationLimit: Sendable {
     /// The bucket of requests without a known address: limited together, never skipped.
     static let unknownAddress = "unknown"
 
-    /// The counter keys of a request, with the limit of each.
-    func keys(_ door: Door, clientIP: String?, clientID: String?, policy: LockoutPolicy) -> [(key: String, limit: Int)] {
-        var keys = [("auth:\(door.rawValue):ip:\(clientIP ?? Self.unknownAddress)", policy.maxFailedAuthenticationsPerIP)]
-        if let clientID, !clientID.isEmpty { keys.append(("auth:\(door.rawValue):client:\(clientID)", policy.maxFailedAuthenticationsPerClient)) }
-        return keys
+    func addressKey(_ door: Door, _ clientIP: String?) -> String { "auth:\(door.rawValue):ip:\(clientIP.map(Self.addressBucket) ?? Self.unknownAddress)" }
+    func clientKey(_ door: Door, _ clientID: String) -> String { "auth:\(door.rawValue):client:\(clientID)" }
+
+    /// An IPv4 address as it is; an IPv6 address by its /64 prefix (`2001:db8:1:2::/64`), so that a
+    /// host cannot start a fresh count from each of its addresses.
+    static func addressBucket(_ ip: String) -> String {
+        guard ip.contains(":") else { return ip }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        guard inet_pton(AF_INET6, ip, &bytes) == 1 else { return ip }
+        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/64"
     }
 
-    /// Refuses with `rate_limited` while the address or the client id is over its limit.
-    public func refuseIfOverLimit(_ door: Door, clientIP: String?, clientID: String?, policy: LockoutPolicy) async throws {
+    /// Runs `verify` (a credential check) under the limits; see the type's description.
+    public func guarded<T>(_ door: Door, clientIP: String?, clientID: String?, policy: LockoutPolicy, _ verify: () async throws -> T) async throws -> T {
         let now = clock.now
         let window = policy.failureWindow.timeInterval
-        for (key, limit) in keys(door, clientIP: clientIP, clientID: clientID, policy: policy) {
-            guard let counter = try await store.attemptCounter(key: key), counter.failures >= limit else { continue }
-            let windowEnds = counter.windowStart.addingTimeInterval(window)
-            guard windowEnds > now else { continue }
+        if let refusal = try await overLimit(addressKey(door, clientIP), limit: policy.maxFailedAuthenticationsPerIP, window: window, now: now) {
             metrics.refused(reason: "\(door.rawValue)_authentication_rate")
-            throw BrokerError(
-                .rateLimited, .tooManyRequests, "Too many failed authentications; try again later.",
-                retryAfter: max(1, Int(windowEnds.timeIntervalSince(now).rounded(.up)))
-            )
+            throw refusal
+        }
+        do {
+            return try await verify()
+        } catch {
+            _ = try await store.countEvent(key: addressKey(door, clientIP), now: now, window: window)
+            guard let clientID, !clientID.isEmpty else { throw error }
+            let (count, windowEnds) = try await store.countEvent(key: clientKey(door, clientID), now: now, window: window)
+            if count > policy.maxFailedAuthenticationsPerClient {
+                metrics.refused(reason: "\(door.rawValue)_authentication_rate")
+                throw Self.refusal(until: windowEnds, now: now)
+            }
+            throw error
         }
     }
 
-    /// Counts one failure against the address and the client id.
-    public func recordFailure(_ door: Door, clientIP: String?, clientID: String?, policy: LockoutPolicy) async throws {
-        for (key, _) in keys(door, clientIP: clientIP, clientID: clientID, policy: policy) {
-            _ = try await store.countEvent(key: key, now: clock.now, window: policy.failureWindow.timeInterval)
-        }
+    /// The refusal while `key` has `limit` failures in its current window; nil otherwise.
+    func overLimit(_ key: String, limit: Int, window: TimeInterval, now: Date) async throws -> BrokerError? {
+        guard let counter = try await store.attemptCounter(key: key), counter.failures >= limit else { return nil }
+        let windowEnds = counter.windowStart.addingTimeInterval(window)
+        return windowEnds > now ? Self.refusal(until: windowEnds, now: now) : nil
+    }
+
+    static func refusal(until windowEnds: Date, now: Date) -> BrokerError {
+        BrokerError(.rateLimited, .tooManyRequests, "Too many failed authentications; try again later.", retryAfter: max(1, Int(windowEnds.timeIntervalSince(now).rounded(.up))))
     }
 }

@@ -20,7 +20,11 @@ extension OAuthService {
         guard app.isConfidential else { throw BrokerError(.invalidClient, .unauthenticated, "Introspection needs a confidential client.") }
         let inactive: [String: JSONValue] = ["active": false]
         if token.contains(".") {
-            guard let claims = try? await verifyAccessToken(token), app.policy.mayIntrospect(tokensOf: claims.clientID, asApp: app.id) else { return inactive }
+            // Whose token it claims to be is read before any verification, so that how long the
+            // answer takes tells a caller nothing about another app's token.
+            guard let claimed = Self.unverifiedClientID(token), app.policy.mayIntrospect(tokensOf: claimed, asApp: app.id),
+                let claims = try? await verifyAccessToken(token), app.policy.mayIntrospect(tokensOf: claims.clientID, asApp: app.id)
+            else { return inactive }
             var answer: [String: JSONValue] = [
                 "active": true, "token_type": "Bearer", "scope": .string(claims.scope), "client_id": .string(claims.clientID),
                 "sub": .string(claims.sub.value), "aud": .string(claims.clientID), "iss": .string(claims.iss.value),
@@ -32,13 +36,23 @@ extension OAuthService {
         }
         let now = clock.now
         guard let record = try await store.refreshToken(digest: SecretDigest.sha256Hex(token)), record.appID == app.id, record.revokedAt == nil,
-            record.usedAt == nil, record.expiresAt > now, try await !revocations.isFamilyRevoked(record.familyID)
+            record.usedAt == nil, record.expiresAt > now, try await !revocations.isFamilyRevoked(record.familyID),
+            try await !revocations.isClientRevoked(record.appID, issuedAt: record.issuedAt)
         else { return inactive }
         return [
             "active": true, "token_type": "refresh_token", "scope": .string(record.scopes.joined(separator: " ")), "client_id": .string(record.appID),
             "sub": .string(record.accountID), "exp": .number(record.expiresAt.timeIntervalSince1970),
             "iat": .number(record.issuedAt.timeIntervalSince1970),
         ]
+    }
+
+    /// The `client_id` a JWT's payload names, unverified (nil when it is not a JWT with one).
+    static func unverifiedClientID(_ token: String) -> String? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(String(parts[1])),
+            case .object(let claims)? = try? JSONDecoder().decode(JSONValue.self, from: payload)
+        else { return nil }
+        return claims["client_id"]?.stringValue
     }
 
     /// RFC 7009: revokes a refresh token (with its family) or an access token of the calling client.

@@ -114,7 +114,9 @@ public struct OAuthService: Sendable {
         guard let record = try await store.refreshToken(digest: digest), record.appID == app.id else {
             throw Self.invalidGrant("The refresh token is not valid for this client.")
         }
-        guard record.revokedAt == nil, try await !revocations.isFamilyRevoked(record.familyID) else {
+        guard record.revokedAt == nil, try await !revocations.isFamilyRevoked(record.familyID),
+            try await !revocations.isClientRevoked(record.appID, issuedAt: record.issuedAt)
+        else {
             throw Self.invalidGrant("The refresh token was revoked.")
         }
         guard record.expiresAt > now else { throw Self.invalidGrant("The refresh token has expired.") }
@@ -183,28 +185,27 @@ public struct OAuthService: Sendable {
         guard !verifiers.isEmpty else {
             throw BrokerError(.unauthorizedClient, .badRequest, "This client may not use the JWT bearer grant.")
         }
-        var lastError = BrokerError(.invalidGrant, .badRequest, "The assertion is not valid.").because("unknown_issuer")
-        var identity: ExternalIdentity?
-        var provider: (any AssertionVerifying)?
-        for verifier in verifiers {
-            do {
-                identity = try await verifier.verifyAssertion(assertion, for: app)
-                provider = verifier
-                break
-            } catch let error as BrokerError where error.code == .invalidGrant {
-                lastError = error
-                if error.reason != "unknown_issuer" { break }
+        // Refused assertions count against the address and the client id (each costs an RSA check).
+        let (identity, provider) = try await clients.guardedAssertion(app: app, clientIP: request.clientIP) {
+            () async throws -> (ExternalIdentity, any AssertionVerifying) in
+            var lastError = BrokerError(.invalidGrant, .badRequest, "The assertion is not valid.").because("unknown_issuer")
+            for verifier in verifiers {
+                do {
+                    return (try await verifier.verifyAssertion(assertion, for: app), verifier)
+                } catch let error as BrokerError where error.code == .invalidGrant {
+                    // The most telling refusal wins: a known issuer's over "unknown_issuer".
+                    if lastError.reason == "unknown_issuer" || error.reason != "unknown_issuer" { lastError = error }
+                    // Another instance may know the issuer, or allow it for this app.
+                    if error.reason != "unknown_issuer" && error.reason != "issuer_not_allowed" { break }
+                }
             }
-        }
-        let now = clock.now
-        guard let identity, let provider else {
             logger.notice("assertion refused", metadata: ["app": .string(app.id), "reason": .string(lastError.reason ?? "invalid_grant")])
-            try await clients.recordRefusedAssertion(app: app, clientIP: request.clientIP)
             try await store.appendAudit(
-                AuditEvent(time: now, type: "signin.failure", appID: app.id, outcome: lastError.code.rawValue, details: ["reason": lastError.reason ?? "", "grant": "jwt-bearer"])
+                AuditEvent(time: clock.now, type: "signin.failure", appID: app.id, outcome: lastError.code.rawValue, details: ["reason": lastError.reason ?? "", "grant": "jwt-bearer"])
             )
             throw lastError
         }
+        let now = clock.now
         // The grant has no place for a second factor: where the app requires one, only test accounts
         // (which skip it by design) may use the grant; people sign in through a flow.
         if app.policy.secondFactor != nil, !identity.isTest {

@@ -19,12 +19,18 @@ public final class RevocationList: Sendable {
         var loadedAt = Date.distantPast
         var refreshing = false
 
+        /// Keeps the latest revocation of each value: a revocation remembered on this node must not
+        /// hide a newer one made on another.
         mutating func remember(_ revocation: RevocationRecord) {
+            func latest(_ current: RevocationRecord?) -> RevocationRecord {
+                guard let current, current.revokedAt > revocation.revokedAt else { return revocation }
+                return current
+            }
             switch revocation.kind {
-            case .token: tokens[revocation.value] = revocation
-            case .subject: subjects[revocation.value] = revocation
-            case .family: families[revocation.value] = revocation
-            case .client: clients[revocation.value] = revocation
+            case .token: tokens[revocation.value] = latest(tokens[revocation.value])
+            case .subject: subjects[revocation.value] = latest(subjects[revocation.value])
+            case .family: families[revocation.value] = latest(families[revocation.value])
+            case .client: clients[revocation.value] = latest(clients[revocation.value])
             }
         }
     }
@@ -51,6 +57,12 @@ public final class RevocationList: Sendable {
     public func isFamilyRevoked(_ familyID: String) async throws -> Bool {
         try await refreshIfStale()
         return state.withLock { $0.families[familyID] != nil }
+    }
+
+    /// Whether everything an app was issued up to `issuedAt` is revoked (the app was deleted or disabled).
+    public func isClientRevoked(_ appID: String, issuedAt: Date) async throws -> Bool {
+        try await refreshIfStale()
+        return state.withLock { state in state.clients[appID].map { issuedAt <= $0.revokedAt } ?? false }
     }
 
     /// Whether the token is revoked, by its `jti`, or because its subject was deregistered or its app

@@ -52,11 +52,20 @@ public enum KeyEncryptionSetup {
         return SecretSealer(current: current, previous: previous)
     }
 
-    /// Reads a key file, refusing one that its group or others may read (or that is not a key).
+    /// Reads a key file, refusing one that its group or others may read, that another user owns,
+    /// that is a symbolic link, or that is not a key. The checks and the read use one open
+    /// descriptor, so the file cannot be swapped in between.
     static func read(_ file: String, path: String, issues: inout [ConfigIssue]) -> KeyEncryptionKey? {
+        let descriptor = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let reason = errno == ELOOP ? "is a symbolic link; name the file itself" : String(cString: strerror(errno))
+            issues.append(ConfigIssue(path: path, "cannot read '\(file)': \(reason)"))
+            return nil
+        }
+        defer { close(descriptor) }
         var status = stat()
-        guard stat(file, &status) == 0 else {
-            issues.append(ConfigIssue(path: path, "cannot read '\(file)': \(String(cString: strerror(errno)))"))
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            issues.append(ConfigIssue(path: path, "'\(file)' is not a regular file"))
             return nil
         }
         let mode = status.st_mode & 0o777
@@ -64,9 +73,17 @@ public enum KeyEncryptionSetup {
             issues.append(ConfigIssue(path: path, "'\(file)' may be read by its group or others (mode \(String(mode, radix: 8))); `chmod 600 \(file)`"))
             return nil
         }
-        guard let data = FileManager.default.contents(atPath: file) else {
-            issues.append(ConfigIssue(path: path, "cannot read '\(file)'"))
+        guard status.st_uid == geteuid() else {
+            issues.append(ConfigIssue(path: path, "'\(file)' belongs to another user (uid \(status.st_uid)); the broker's user must own its key file"))
             return nil
+        }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = Glibc.read(descriptor, &buffer, buffer.count)
+            guard count > 0 else { break }
+            data.append(contentsOf: buffer[0..<count])
+            if data.count > 1024 { break }
         }
         do {
             return data.count == 32 ? try KeyEncryptionKey(bytes: data) : try KeyEncryptionKey(text: String(decoding: data, as: UTF8.self))
@@ -79,7 +96,7 @@ public enum KeyEncryptionSetup {
     /// Creates a file only its owner may read or write, refusing to overwrite one.
     static func write(_ text: String, to file: String) throws {
         try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: file).deletingLastPathComponent().path, withIntermediateDirectories: true)
-        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         defer { close(descriptor) }
         let bytes = Array(text.utf8)

@@ -94,8 +94,9 @@ public protocol RefreshTokenStore: Sendable {
     func rotateRefreshToken(usedDigest: String, replacement: RefreshTokenRecord, now: Date) async throws -> Bool
     /// Revokes every live token of the family; returns how many.
     func revokeRefreshTokenFamily(familyID: String, now: Date) async throws -> Int
-    /// Revokes every live token of an app (the app was disabled); returns how many.
-    func revokeRefreshTokens(appID: String, now: Date) async throws -> Int
+    /// Revokes every live refresh token of an app and deletes its unredeemed authorization codes and
+    /// open flows (the app was disabled); returns how many refresh tokens.
+    func revokeGrants(appID: String, now: Date) async throws -> Int
     func deleteExpiredRefreshTokens(now: Date) async throws -> Int
 }
 

@@ -136,10 +136,13 @@ public final class SigningKeyring: Sendable {
         return stored
     }
 
-    /// The record as it is used: the private key opened (one stored in clear by an older version is
-    /// used as it is until `SecretRewrap` seals it at the next start).
+    /// The record as it is used: the private key opened. A key in clear is refused: the start seals
+    /// every key an older version stored in clear (`SecretRewrap`) before the keyring reads them, so a
+    /// clear one can only have been planted in the database since.
     func opened(_ record: SigningKeyRecord) throws -> SigningKeyRecord {
-        guard SecretSealer.isSealed(record.privateKeyPEM) else { return record }
+        guard SecretSealer.isSealed(record.privateKeyPEM) else {
+            throw BrokerError.internalFailure("The signing key \(record.kid) is stored in clear; restart the broker to encrypt it, or remove it.")
+        }
         var open = record
         do {
             open.privateKeyPEM = try sealer.openText(record.privateKeyPEM, context: Self.sealingContext(kid: record.kid))
