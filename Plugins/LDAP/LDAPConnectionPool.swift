@@ -35,7 +35,15 @@ final class LDAPConnectionPool: Sendable {
             return try await limit.run(waitingAtMost: TimeInterval(2 * settings.operationTimeout)) {
                 // The directory may have been found unreachable while this call waited for its turn.
                 if let failure = self.currentOutage { throw failure }
-                return try await BlockingWork.run { try self.runBlocking(body) }
+                do {
+                    return try await BlockingWork.run { try self.runBlocking(body) }
+                } catch let failure as LDAPFailure where failure.connectionLost {
+                    // Noted again now that the failure reaches the caller: closing the dead
+                    // connections and getting back from the blocking thread can take a while on a busy
+                    // machine, and the next caller must still find the window open.
+                    self.noteOutage(failure)
+                    throw failure
+                }
             }
         } catch let failure as LDAPFailure {
             throw failure

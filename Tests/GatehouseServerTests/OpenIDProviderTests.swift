@@ -216,7 +216,7 @@ extension GatehouseServerTests {
             // Right cookie, wrong CSRF token: refused.
             let badCSRF = try await client.execute(
                 uri: "/oauth2/authorize/answer", method: .post, headers: headers,
-                body: ByteBuffer(string: Self.encode(["flow": flow, "csrf": "x" + csrf.dropFirst(), "username": "alice", "password": "correct horse battery"]))
+                body: ByteBuffer(string: Self.encode(["flow": flow, "csrf": (csrf.first == "x" ? "y" : "x") + csrf.dropFirst(), "username": "alice", "password": "correct horse battery"]))
             )
             #expect(badCSRF.headers[.location] == nil)
             // The JSON flow API cannot drive a browser flow either.
