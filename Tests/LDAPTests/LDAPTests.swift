@@ -232,7 +232,7 @@ struct LDAPTests {
                 (error as? BrokerError)?.code == .providerUnavailable
             }
             let waited = Date().timeIntervalSince(started)
-            #expect(waited >= 0.9 && waited < 3, "operationTimeout is 1 s; waited \(waited) s")
+            #expect(waited >= 0.9 && waited < 4.5, "operationTimeout is 1 s (a busy machine adds to it); waited \(waited) s")
             // Calls right after fail fast instead of each waiting for the timeout.
             let again = Date()
             await #expect(throws: BrokerError.self) { _ = try await provider.signIn(username: "bob", password: "bob-password-1") }
