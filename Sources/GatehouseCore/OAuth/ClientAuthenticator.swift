@@ -2,8 +2,9 @@
 /// endpoints, the flow API and the provisional-identity API alike (RFC 6749 section 2.3): a
 /// confidential app proves its secret (`client_secret_basic` or `client_secret_post`); a public app
 /// names itself and must not present a secret. Secrets are compared as SHA-256 digests in constant time.
-/// Failures are counted per client address and client id (`FailedAuthenticationLimit`); over the
-/// limit, requests are refused before any check.
+/// Failures are counted per client address and client id (`FailedAuthenticationLimit`): an address
+/// over its limit is refused before any check; a client id over its limit has its failures answered
+/// 429, never its right secret refused.
 public struct ClientAuthenticator: Sendable {
     public let apps: AppCache
     public let failures: FailedAuthenticationLimit
