@@ -314,7 +314,7 @@ def outages(args):
     for kind, stop_peer, start_peer in [("ldap", args.stop_ldap, args.start_ldap), ("email", args.stop_smtp, args.start_smtp), ("custom", args.stop_api, args.start_api)]:
         subprocess.run(stop_peer, shell=True, check=True)
         down = time.time()
-        time.sleep(2.5)
+        time.sleep(3.5)
         if kind == "ldap":
             ready = readiness()
             check("directory down: /admin/v1/readiness answers 503 with corp-ldap unhealthy and why", ready.status_code == 503 and not ready.json()["checks"]["corp-ldap"]["healthy"] and ready.json()["checks"]["corp-ldap"].get("detail"))
@@ -330,12 +330,14 @@ def outages(args):
         thread.join()
 
     for kind, (down, up) in marks.items():
-        during = [r for r in results[kind] if down + 0.5 < r[0] < up]
+        # A second for the stopped peer to be gone (a process told to stop may finish what it holds).
+        during = [r for r in results[kind] if down + 1.0 < r[0] < up]
         after = [r for r in results[kind] if r[0] > up + 2]
         everything = results[kind]
         server_errors = [r for r in everything if r[1] >= 500 and r[2] != expected[kind]]
         check(f"{kind}: {len(everything)} sign-ins under load, none answered 5xx other than 503 {expected[kind]}", not server_errors, str(server_errors[:3]))
-        check(f"{kind}: while the peer is down, sign-ins get 503 {expected[kind]} ({len(during)} tried)", during and all(r[1] == 503 and r[2] == expected[kind] for r in during), str(during[:3]))
+        unexpected = [r for r in during if r[1] != 503 or r[2] != expected[kind]]
+        check(f"{kind}: while the peer is down, sign-ins get 503 {expected[kind]} ({len(during)} tried)", during and not unexpected, str(unexpected[:5]))
         check(f"{kind}: after the peer is back, sign-ins succeed again without a broker restart", after and after[-1][1] == 200, str(after[-3:]))
 
 

@@ -171,9 +171,9 @@ echo "- 4. outages: directory, SMTP server, custom API stopped mid-load"
 start_broker
 "$py" "$repo/Tests/hardening/hardening.py" outages --base "$base" --admin-token "$GATEHOUSE_ADMIN_TOKEN" \
   --stop-ldap "'$repo/Tests/ldap/slapd.sh' stop '$work/slapd'" --start-ldap "'$repo/Tests/ldap/slapd.sh' start '$work/slapd' $ldap_port >/dev/null" \
-  --stop-smtp "kill \$(cat '$work/smtp.pid')" \
+  --stop-smtp "kill -9 \$(cat '$work/smtp.pid')" \
   --start-smtp "rm -f '$work/smtp-port'; '$py' '$repo/Tests/email/smtp_server.py' --maildir '$work/mail' --port-file '$work/smtp-port' --port $smtp_port >>'$work/smtp.log' 2>&1 & echo \$! >'$work/smtp.pid'; for i in \$(seq 1 100); do [ -s '$work/smtp-port' ] && break; sleep 0.05; done" \
-  --stop-api "kill \$(cat '$work/api.pid')" \
+  --stop-api "kill -9 \$(cat '$work/api.pid')" \
   --start-api "rm -f '$work/api-port'; '$py' '$repo/Tests/custom-api/app_api.py' --secret '$CUSTOM_SECRET' --port-file '$work/api-port' --port $api_port --log '$work/api-calls.jsonl' >>'$work/api.log' 2>&1 & echo \$! >'$work/api.pid'; for i in \$(seq 1 100); do [ -s '$work/api-port' ] && break; sleep 0.05; done" \
   || status=1
 stop_broker
