@@ -10,6 +10,8 @@ struct AppAPIClient: Sendable {
     let config: CustomAPIPlugin.Config
     let http: any OutboundHTTP
     let logger: Logger
+    /// The shared result of the health probe (`CustomAPIProvider.health`).
+    let healthCheck = SharedResult<PluginHealth>(lifetime: 2)
 
     /// Sends one step and returns the app's answer.
     func call(_ body: [String: JSONValue]) async throws -> AppAPIAnswer {

@@ -92,3 +92,22 @@ public struct CustomAPIProvider: IdentityProvider, StatelessCapable {
         return body
     }
 }
+
+/// `/readyz` (admins: `/admin/v1/readiness`) reports whether the app's API answers: an
+/// unauthenticated `GET` of its URL, where any HTTP answer (even 401 or 405) means it is reachable.
+/// One probe at a time, shared for two seconds, at most `timeout` (capped at 3 s) long.
+extension CustomAPIProvider: HealthReporting {
+    public func health() async -> PluginHealth {
+        await api.healthCheck.value { [api] in
+            let request = OutboundRequest(method: "GET", url: api.config.url, timeout: min(api.config.timeout.timeInterval, 3), maxResponseBytes: 4096)
+            do {
+                _ = try await api.http.send(request)
+                return PluginHealth(healthy: true)
+            } catch OutboundHTTPError.responseTooLarge {
+                return PluginHealth(healthy: true)
+            } catch {
+                return PluginHealth(healthy: false, detail: "the app's API: \(error)")
+            }
+        }
+    }
+}

@@ -120,3 +120,10 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
         try await codes.check(code, binding: binding)
     }
 }
+
+/// `/readyz` (admins: `/admin/v1/readiness`) reports whether the mail server that carries the codes answers.
+extension EmailCodeProvider: HealthReporting {
+    public func health() async -> PluginHealth {
+        await codes.environment.mailer.health()
+    }
+}

@@ -16,6 +16,8 @@ public struct SMTPMailer: Mailer {
     let from: String
     let sender: String
     let tls: NIOSSLContext?
+    /// One probe of the server at a time, its answer shared for two seconds: `/readyz` is polled often.
+    let healthCheck = SharedResult<PluginHealth>(lifetime: 2)
 
     /// Fails when the TLS settings (the CA file) cannot be loaded.
     public init(settings: SMTPSettings, from: String) throws {
@@ -60,6 +62,27 @@ public struct SMTPMailer: Mailer {
 }
 
 extension SMTPMailer {
+    /// Whether the server answers with its greeting within `connectTimeout` (at most 3 s).
+    public func health() async -> PluginHealth {
+        await healthCheck.value { [settings, tls] in
+            let limit = min(settings.connectTimeout.value, 3)
+            do {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await SMTPSession(settings: settings, tls: tls).probe() }
+                    group.addTask {
+                        try await Task.sleep(for: .seconds(limit))
+                        throw MailDeliveryError("no greeting within \(limit) s")
+                    }
+                    try await group.next()
+                    group.cancelAll()
+                }
+                return PluginHealth(healthy: true)
+            } catch {
+                return PluginHealth(healthy: false, detail: "mail server \(settings.host):\(settings.port): \(error)")
+            }
+        }
+    }
+
     /// The mailer `mail:` asks for, when it is SMTP (the core provides `none` and `log` itself).
     public static func configured(by mail: MailConfig) throws -> SMTPMailer? {
         guard mail.transport == .smtp, let settings = mail.smtp else { return nil }

@@ -67,6 +67,17 @@ struct SMTPSession: Sendable {
         }
     }
 
+    /// Connects, reads the greeting and says QUIT: whether the server answers at all.
+    func probe() async throws {
+        let connection = try await connect(STARTTLSState())
+        try await connection.executeThenClose { inbound, outbound in
+            var replies = inbound.makeAsyncIterator()
+            guard let greeting = try await replies.next() else { throw MailDeliveryError("the server closed the connection without a greeting") }
+            guard greeting.code == 220 else { throw MailDeliveryError("the server greeted with \(greeting)") }
+            try? await outbound.write(ByteBuffer(string: "QUIT\r\n"))
+        }
+    }
+
     /// AUTH PLAIN (RFC 4616) when offered, else AUTH LOGIN; the password never appears in an error.
     private func authenticate(
         username: String, password: String, capabilities: [String], send: (String, Set<Int>, String?) async throws -> SMTPReply

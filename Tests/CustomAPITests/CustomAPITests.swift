@@ -189,6 +189,18 @@ struct CustomAPITests {
         #expect(await refusal(unreachable, flowID: flow.flowID, answer: [:])?.code == ErrorCode("custom_api_unreachable"))
     }
 
+    @Test func readinessReportsWhetherTheAppsAPIAnswers() async throws {
+        let up = try await broker()
+        defer { up.temporary.remove() }
+        let reachable = await (try #require(up.broker.plugins.all["bank"] as? any HealthReporting)).health()
+        #expect(reachable.healthy, "\(reachable)")
+        let down = try await self.broker(url: "http://127.0.0.1:9/gatehouse/register")
+        defer { down.temporary.remove() }
+        let unreachable = await (try #require(down.broker.plugins.all["bank"] as? any HealthReporting)).health()
+        #expect(!unreachable.healthy && unreachable.detail?.contains("the app's API") == true, "\(unreachable)")
+        #expect(await down.broker.readiness().checks["bank"]?.healthy == false)
+    }
+
     @Test func statelessSignInPersistsNothing() async throws {
         let broker = try await broker(stateless: true)
         defer { broker.temporary.remove() }

@@ -174,3 +174,17 @@ struct GatehouseMailTests {
         #expect(MIMEMessage.dotStuffed(".hidden\r\nshown\r\n..two") == "..hidden\r\nshown\r\n...two")
     }
 }
+
+extension GatehouseMailTests {
+    /// `/readyz` asks the mailer: healthy while the server greets, unhealthy (with the reason) when
+    /// nothing answers, healthy again when it is back.
+    @Test func healthFollowsTheServer() async throws {
+        try await SMTPTestServer.withOwn { server in
+            #expect(await (try Self.mailer(server)).health().healthy)
+            var closed = SMTPSettings(host: "127.0.0.1", port: 9, security: .none)
+            closed.connectTimeout = Seconds(2)
+            let down = await (try SMTPMailer(settings: closed, from: "Gatehouse <noreply@gatehouse.test>")).health()
+            #expect(!down.healthy && down.detail?.contains("127.0.0.1:9") == true, "\(down)")
+        }
+    }
+}

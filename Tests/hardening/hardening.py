@@ -315,16 +315,17 @@ def outages(args):
         subprocess.run(stop_peer, shell=True, check=True)
         down = time.time()
         time.sleep(3.5)
-        if kind == "ldap":
-            ready = readiness()
-            check("directory down: /admin/v1/readiness answers 503 with corp-ldap unhealthy and why", ready.status_code == 503 and not ready.json()["checks"]["corp-ldap"]["healthy"] and ready.json()["checks"]["corp-ldap"].get("detail"))
-            check("directory down: /readyz answers 503 with the status only", requests.get(f"{args.base}/readyz", timeout=5).json() == {"status": "unavailable"})
+        name = {"ldap": "corp-ldap", "email": "email", "custom": "bank"}[kind]
+        ready = readiness()
+        health = ready.json()["checks"].get(name, {})
+        check(f"{kind} down: /admin/v1/readiness answers 503 with {name} unhealthy and why ({health.get('detail', '')[:60]})", ready.status_code == 503 and not health.get("healthy", True) and health.get("detail"))
+        public = requests.get(f"{args.base}/readyz", timeout=10)
+        check(f"{kind} down: /readyz answers 503 with the status only", public.status_code == 503 and public.json() == {"status": "unavailable"})
         subprocess.run(start_peer, shell=True, check=True)
         up = time.time()
         time.sleep(3)
         marks[kind] = (down, up)
-        if kind == "ldap":
-            check("directory back: readiness is ready again without a restart", readiness().status_code == 200)
+        check(f"{kind} back: readiness is ready again without a restart", readiness().status_code == 200)
     stop.set()
     for thread in threads:
         thread.join()

@@ -22,6 +22,13 @@ public struct EmailMessage: Sendable, Hashable {
 public protocol Mailer: Sendable {
     /// Returns once the mail system accepted the message; throws `MailDeliveryError` otherwise.
     func send(_ message: EmailMessage) async throws
+    /// Whether the mail system answers now (for `/readyz` through the plugins that send mail).
+    func health() async -> PluginHealth
+}
+
+extension Mailer {
+    /// Transports without a server to ask (none, log) have nothing to report.
+    public func health() async -> PluginHealth { PluginHealth(healthy: true) }
 }
 
 /// A message was not accepted. `reason` is for logs (the server's reply, a timeout); it never holds

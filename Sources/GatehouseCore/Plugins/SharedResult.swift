@@ -4,7 +4,8 @@ import Synchronization
 /// One result of an expensive check, computed by one caller at a time and shared by every caller: a
 /// check in progress is joined, not started again, and a finished one is reused for `lifetime`
 /// seconds after it finished (so a check that stalls never has a second one started beside it).
-final class SharedResult<Value: Sendable>: Sendable {
+/// Plugins use it for the health checks `/readyz` polls.
+public final class SharedResult<Value: Sendable>: Sendable {
     private enum State {
         case running(Task<Value, Never>)
         case done(Value, at: Date)
@@ -18,11 +19,11 @@ final class SharedResult<Value: Sendable>: Sendable {
     private let lifetime: TimeInterval
     private let state = Mutex<State?>(nil)
 
-    init(lifetime: TimeInterval) {
+    public init(lifetime: TimeInterval) {
         self.lifetime = lifetime
     }
 
-    func value(_ make: @escaping @Sendable () async -> Value) async -> Value {
+    public func value(_ make: @escaping @Sendable () async -> Value) async -> Value {
         let next = state.withLock { state -> Next in
             switch state {
             case .running(let task)?:
