@@ -134,7 +134,7 @@ echo "- 1. slow clients (server.idleTimeout 2 s, body deadline 10 s)"
 start_broker
 "$py" "$repo/Tests/hardening/hardening.py" slow --base "$base" --idle-timeout 2 || status=1
 
-echo "- 2. fuzzing docs/openapi.yaml with schemathesis"
+echo "- 2. fuzzing docs/openapi.yaml with schemathesis (at $(($(date +%s) - started)) s)"
 before=$(grep -c 'route=' "$work/broker.log" || true)
 fuzz() { # fuzz NAME ARGS...: one schemathesis run; its summary goes to the output
   local name=$1; shift
@@ -163,11 +163,11 @@ stop_broker
 # The fuzzers disabled, deleted and re-keyed apps at will: the rest starts from a fresh database.
 rm -rf "$work/data"
 
-echo "- 3. kill -9 during sign-ups, refreshes and admin writes"
+echo "- 3. kill -9 during sign-ups, refreshes and admin writes (at $(($(date +%s) - started)) s)"
 "$py" "$repo/Tests/hardening/hardening.py" crash --base "$base" --admin-token "$GATEHOUSE_ADMIN_TOKEN" --db "$work/data/gatehouse.sqlite" \
   --log "$work/broker.log" --secrets "$logs/hardening.secrets" --rounds 5 -- "${broker[@]}" || status=1
 
-echo "- 4. outages: directory, SMTP server, custom API stopped mid-load"
+echo "- 4. outages: directory, SMTP server, custom API stopped mid-load (at $(($(date +%s) - started)) s)"
 start_broker
 "$py" "$repo/Tests/hardening/hardening.py" outages --base "$base" --admin-token "$GATEHOUSE_ADMIN_TOKEN" \
   --stop-ldap "'$repo/Tests/ldap/slapd.sh' stop '$work/slapd'" --start-ldap "'$repo/Tests/ldap/slapd.sh' start '$work/slapd' $ldap_port >/dev/null" \
@@ -181,7 +181,7 @@ stop_broker
 cat "$work"/mail/* 2>/dev/null | grep -oE '\b[0-9]{6}\b' | sort -u >>"$logs/hardening.secrets" || true
 kill "$(cat "$work/smtp.pid")" "$(cat "$work/api.pid")" 2>/dev/null || true
 
-echo "- 5. secrets in logs"
+echo "- 5. secrets in logs (at $(($(date +%s) - started)) s)"
 cp "$work/broker.log" "$logs/hardening-broker.log"
 "$py" "$repo/Tests/hardening/hardening.py" scan --logs "$logs" || status=1
 
