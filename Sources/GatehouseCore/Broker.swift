@@ -133,8 +133,13 @@ public struct Broker: Sendable, CustomStringConvertible {
         } catch {
             checks["store"] = PluginHealth(healthy: false, detail: "the store does not answer")
         }
-        for case let plugin as any HealthReporting in plugins.all.values {
-            checks[plugin.id] = await plugin.health()
+        // Every plugin at once: the slowest check (each caps its own probe at a few seconds), not
+        // their sum, bounds how long a probe waits.
+        await withTaskGroup(of: (String, PluginHealth).self) { group in
+            for case let plugin as any HealthReporting in plugins.all.values {
+                group.addTask { (plugin.id, await plugin.health()) }
+            }
+            for await (id, health) in group { checks[id] = health }
         }
         healthLog.record(checks, logger: logger)
         return Readiness(checks: checks)

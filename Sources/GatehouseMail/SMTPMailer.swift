@@ -66,9 +66,13 @@ extension SMTPMailer {
     public func health() async -> PluginHealth {
         await healthCheck.value { [settings, tls] in
             let limit = min(settings.connectTimeout.value, 3)
+            // The connect itself gives up at the limit too: the group below waits for its tasks.
+            var probing = settings
+            probing.connectTimeout = Seconds(limit)
+            probing.timeout = Seconds(limit)
             do {
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await SMTPSession(settings: settings, tls: tls).probe() }
+                    group.addTask { [probing] in try await SMTPSession(settings: probing, tls: tls).probe() }
                     group.addTask {
                         try await Task.sleep(for: .seconds(limit))
                         throw MailDeliveryError("no greeting within \(limit) s")

@@ -141,9 +141,24 @@ extension GatehouseCoreTests {
         #expect(issues(try config("keys: {encryptionKeyFile: \(shared)}")).first?.contains("may be read by its group or others (mode 644)") == true)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: shared)
         #expect(issues(try config("keys: {encryptionKeyFile: \(shared)}")).isEmpty)
-        // A symbolic link is refused: the file named must be the key itself.
+        // A symbolic link (how Kubernetes mounts secrets) is checked as the file it names.
         let link = folder.appendingPathComponent("link.kek").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: shared)
-        #expect(issues(try config("keys: {encryptionKeyFile: \(link)}")).first?.contains("is a symbolic link") == true)
+        #expect(issues(try config("keys: {encryptionKeyFile: \(link)}")).isEmpty)
+        // Something that is not a regular file is refused.
+        #expect(issues(try config("keys: {encryptionKeyFile: \(folder.path)}")).first?.contains("is not a regular file") == true)
+    }
+}
+
+extension GatehouseCoreTests {
+    @Test func failureCountsGroupAnAddressAsOneHostHoldsIt() {
+        let bucket = FailedAuthenticationLimit.addressBucket
+        #expect(bucket("203.0.113.9") == "203.0.113.9")
+        #expect(bucket("203.0.113.9:51234") == "203.0.113.9")
+        #expect(bucket("::ffff:203.0.113.9") == "203.0.113.9", "an IPv4 client on a dual-stack listener")
+        #expect(bucket("2001:db8:1:2::1") == "2001:db8:1:2::/64")
+        #expect(bucket("2001:db8:1:2:ffff:eeee:dddd:cccc") == "2001:db8:1:2::/64", "one /64, one count")
+        #expect(bucket("[2001:db8:1:2::9]:443") == "2001:db8:1:2::/64")
+        #expect(bucket("2001:db8:1:3::1") != bucket("2001:db8:1:2::1"))
     }
 }

@@ -38,7 +38,8 @@ public struct AttemptGuard: Sendable {
     /// are limited together, never skipped.
     public func checkStart(clientIP: String?, policy: LockoutPolicy) async throws {
         if let ip = clientIP { try await refuseIfBlocked(ip: ip) }
-        let (count, windowEnds) = try await store.countEvent(key: "starts:\(clientIP ?? FailedAuthenticationLimit.unknownAddress)", now: clock.now, window: 60)
+        let bucket = clientIP.map(FailedAuthenticationLimit.addressBucket) ?? FailedAuthenticationLimit.unknownAddress
+        let (count, windowEnds) = try await store.countEvent(key: "starts:\(bucket)", now: clock.now, window: 60)
         if count > policy.maxFlowStartsPerIPPerMinute {
             metrics.refused(reason: "flow_start_rate")
             throw BrokerError(
@@ -54,7 +55,7 @@ public struct AttemptGuard: Sendable {
     public func reserve(clientIP: String?, accountKey: String?, policy: LockoutPolicy, appID: String, providerID: String) async throws {
         let now = clock.now
         let window = policy.failureWindow.timeInterval
-        if let ip = clientIP {
+        if let ip = clientIP.map(FailedAuthenticationLimit.addressBucket) {
             switch try await store.reserveAttempt(key: "ip:\(ip)", now: now, window: window, threshold: policy.maxFailedAttemptsPerIP, lockDuration: { _ in window }) {
             case .allowed:
                 break
@@ -94,7 +95,7 @@ public struct AttemptGuard: Sendable {
     /// Gives back the reservations of an answer that was not a wrong answer (malformed, or the
     /// provider was down).
     public func release(clientIP: String?, accountKey: String?) async throws {
-        if let ip = clientIP { try await store.releaseAttempt(key: "ip:\(ip)") }
+        if let ip = clientIP.map(FailedAuthenticationLimit.addressBucket) { try await store.releaseAttempt(key: "ip:\(ip)") }
         if let accountKey { try await store.releaseAttempt(key: accountKey) }
     }
 
@@ -109,7 +110,7 @@ public struct AttemptGuard: Sendable {
     /// address back its reserved attempt (only that one: signing in to one's own account must not wipe
     /// an address's record of failures against others).
     public func recordSuccess(clientIP: String?, accountKey: String?) async throws {
-        if let ip = clientIP { try await store.releaseAttempt(key: "ip:\(ip)") }
+        if let ip = clientIP.map(FailedAuthenticationLimit.addressBucket) { try await store.releaseAttempt(key: "ip:\(ip)") }
         if let accountKey { try await store.clearFailures(key: accountKey) }
     }
 
@@ -123,7 +124,7 @@ public struct AttemptGuard: Sendable {
     /// Refuses a flow start from an address that is blocked for too many wrong answers.
     private func refuseIfBlocked(ip: String) async throws {
         let now = clock.now
-        guard let counter = try await store.attemptCounter(key: "ip:\(ip)"), let until = counter.lockedUntil, until > now else { return }
+        guard let counter = try await store.attemptCounter(key: "ip:\(FailedAuthenticationLimit.addressBucket(ip))"), let until = counter.lockedUntil, until > now else { return }
         metrics.refused(reason: ErrorCode.rateLimited.rawValue)
         throw Self.addressBlocked(until: until, now: now)
     }

@@ -290,6 +290,10 @@ public struct FlowEngine: Sendable {
             throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
         }
         guard let identity = flow.identity else { throw BrokerError.internalFailure("A flow completed without an identity.") }
+        // A provider call can take seconds (a custom API): an app disabled meanwhile gets nothing.
+        guard let current = try await store.app(id: app.id), !current.disabled else {
+            throw BrokerError(.invalidClient, .unauthenticated, "The app '\(app.id)' is disabled.")
+        }
         let now = clock.now
         metrics.signIn(provider: flow.providerID, outcome: "success")
         try await audit("signin.success", flow: flow, outcome: nil, details: ["stateless": String(flow.stateless), "purpose": flow.purpose.rawValue])

@@ -37,14 +37,33 @@ public struct FailedAuthenticationLimit: Sendable {
     func addressKey(_ door: Door, _ clientIP: String?) -> String { "auth:\(door.rawValue):ip:\(clientIP.map(Self.addressBucket) ?? Self.unknownAddress)" }
     func clientKey(_ door: Door, _ clientID: String) -> String { "auth:\(door.rawValue):client:\(clientID)" }
 
-    /// An IPv4 address as it is; an IPv6 address by its /64 prefix (`2001:db8:1:2::/64`), so that a
-    /// host cannot start a fresh count from each of its addresses.
-    static func addressBucket(_ ip: String) -> String {
-        guard ip.contains(":") else { return ip }
+    /// An IPv4 address as it is (an IPv4-mapped IPv6 address as its IPv4 address); an IPv6 address
+    /// by its /64 prefix (`2001:db8:1:2::/64`), so that a host cannot start a fresh count from each of
+    /// its addresses. Brackets and a port (`[::1]:443`, `203.0.113.9:80`, as some proxies write
+    /// them) are dropped first.
+    public static func addressBucket(_ ip: String) -> String {
+        var address = ip.trimmingCharacters(in: .whitespaces)
+        if address.hasPrefix("["), let end = address.firstIndex(of: "]") {
+            address = String(address[address.index(after: address.startIndex)..<end])
+        } else if address.filter({ $0 == ":" }).count == 1, let colon = address.firstIndex(of: ":") {
+            address = String(address[..<colon])
+        }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, address, &v4) == 1 { return address }
         var bytes = [UInt8](repeating: 0, count: 16)
-        guard inet_pton(AF_INET6, ip, &bytes) == 1 else { return ip }
+        guard inet_pton(AF_INET6, address, &bytes) == 1 else { return address }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff {
+            return bytes[12..<16].map(String.init).joined(separator: ".")
+        }
         let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
         return groups.joined(separator: ":") + "::/64"
+    }
+
+    /// Whether an error is a refused credential (what the limits count); anything else (a store
+    /// that failed, a provider that is down, a cancelled request) passes through uncounted.
+    static func isRefusedCredential(_ error: any Error) -> Bool {
+        guard let error = error as? BrokerError else { return false }
+        return [ErrorCode.invalidClient, .invalidGrant, .invalidToken].contains(error.code)
     }
 
     /// Runs `verify` (a credential check) under the limits; see the type's description.
@@ -57,7 +76,7 @@ public struct FailedAuthenticationLimit: Sendable {
         }
         do {
             return try await verify()
-        } catch {
+        } catch where Self.isRefusedCredential(error) {
             _ = try await store.countEvent(key: addressKey(door, clientIP), now: now, window: window)
             guard let clientID, !clientID.isEmpty else { throw error }
             let (count, windowEnds) = try await store.countEvent(key: clientKey(door, clientID), now: now, window: window)

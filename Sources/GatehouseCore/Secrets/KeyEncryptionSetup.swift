@@ -52,14 +52,15 @@ public enum KeyEncryptionSetup {
         return SecretSealer(current: current, previous: previous)
     }
 
-    /// Reads a key file, refusing one that its group or others may read, that another user owns,
-    /// that is a symbolic link, or that is not a key. The checks and the read use one open
-    /// descriptor, so the file cannot be swapped in between.
+    /// Reads a key file, refusing one that its group or others may read, that a user other than the
+    /// broker's (or root) owns, that is not a regular file, or that is not a key. The checks and the
+    /// read use one open descriptor, so the file cannot be swapped in between; a symbolic link (how
+    /// Kubernetes mounts secrets) is checked as the file it names.
     static func read(_ file: String, path: String, issues: inout [ConfigIssue]) -> KeyEncryptionKey? {
-        let descriptor = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        // Non-blocking: a FIFO in the key's place must not hang the start (it is refused below).
+        let descriptor = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
-            let reason = errno == ELOOP ? "is a symbolic link; name the file itself" : String(cString: strerror(errno))
-            issues.append(ConfigIssue(path: path, "cannot read '\(file)': \(reason)"))
+            issues.append(ConfigIssue(path: path, "cannot read '\(file)': \(String(cString: strerror(errno)))"))
             return nil
         }
         defer { close(descriptor) }
@@ -73,8 +74,8 @@ public enum KeyEncryptionSetup {
             issues.append(ConfigIssue(path: path, "'\(file)' may be read by its group or others (mode \(String(mode, radix: 8))); `chmod 600 \(file)`"))
             return nil
         }
-        guard status.st_uid == geteuid() else {
-            issues.append(ConfigIssue(path: path, "'\(file)' belongs to another user (uid \(status.st_uid)); the broker's user must own its key file"))
+        guard status.st_uid == geteuid() || status.st_uid == 0 else {
+            issues.append(ConfigIssue(path: path, "'\(file)' belongs to another user (uid \(status.st_uid)); the broker's user (or root) must own its key file"))
             return nil
         }
         var data = Data()

@@ -66,10 +66,10 @@ public final class SigningKeyring: Sendable {
 
     /// Re-reads the stored keys: picks up a rotation made by another node or by `gatehouse keys rotate`.
     public func reload() async throws {
-        let records = try await store.signingKeys().map(opened)
         let now = clock.now
+        // Only the keys still published are opened: a retired one that does not open stops nothing.
+        let published = try await store.signingKeys().filter { Self.isPublished($0, now: now) }.map(opened)
         let previous = snapshot.withLock { $0.loaded }
-        let published = records.filter { Self.isPublished($0, now: now) }
         if !previous.isEmpty, Set(published.map(\.kid)) == Set(previous.keys),
             published.allSatisfy({ previous[$0.kid]?.record.retiredAt == $0.retiredAt })
         {
