@@ -314,6 +314,16 @@ def outages(args):
     time.sleep(1)
     for kind, stop_peer, start_peer in [("ldap", args.stop_ldap, args.start_ldap), ("email", args.stop_smtp, args.start_smtp), ("custom", args.stop_api, args.start_api)]:
         subprocess.run(stop_peer, shell=True, check=True)
+        # Down means the port refuses connections, not merely that a signal was sent.
+        port = {"ldap": args.ldap_port, "email": args.smtp_port, "custom": args.api_port}[kind]
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                time.sleep(0.05)
+            except OSError:
+                break
+        else:
+            check(f"{kind}: the peer stopped accepting connections", False, f"port {port} still accepts")
         down = time.time()
         time.sleep(3.5)
         name = {"ldap": "corp-ldap", "email": "email", "custom": "bank"}[kind]
@@ -382,6 +392,8 @@ p.add_argument("--base", required=True)
 p.add_argument("--admin-token", required=True)
 for name in ["stop-ldap", "start-ldap", "stop-smtp", "start-smtp", "stop-api", "start-api"]:
     p.add_argument(f"--{name}", required=True)
+for name in ["ldap-port", "smtp-port", "api-port"]:
+    p.add_argument(f"--{name}", type=int, required=True)
 p = sub.add_parser("scan")
 p.add_argument("--logs", required=True)
 args = parser.parse_args()

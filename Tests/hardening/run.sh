@@ -170,6 +170,7 @@ echo "- 3. kill -9 during sign-ups, refreshes and admin writes (at $(($(date +%s
 echo "- 4. outages: directory, SMTP server, custom API stopped mid-load (at $(($(date +%s) - started)) s)"
 start_broker
 "$py" "$repo/Tests/hardening/hardening.py" outages --base "$base" --admin-token "$GATEHOUSE_ADMIN_TOKEN" \
+  --ldap-port "$ldap_port" --smtp-port "$smtp_port" --api-port "$api_port" \
   --stop-ldap "'$repo/Tests/ldap/slapd.sh' stop '$work/slapd'" --start-ldap "'$repo/Tests/ldap/slapd.sh' start '$work/slapd' $ldap_port >/dev/null" \
   --stop-smtp "kill -9 \$(cat '$work/smtp.pid')" \
   --start-smtp "rm -f '$work/smtp-port'; '$py' '$repo/Tests/email/smtp_server.py' --maildir '$work/mail' --port-file '$work/smtp-port' --port $smtp_port >>'$work/smtp.log' 2>&1 & echo \$! >'$work/smtp.pid'; for i in \$(seq 1 100); do [ -s '$work/smtp-port' ] && break; sleep 0.05; done" \
