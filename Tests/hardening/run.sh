@@ -43,7 +43,7 @@ start_smtp() {
   for _ in $(seq 1 100); do [ -s "$work/smtp-port" ] && break; sleep 0.05; done
 }
 start_api() {
-  "$py" "$repo/Tests/custom-api/app_api.py" --secret "$CUSTOM_SECRET" --port-file "$work/api-port" --port "$api_port" --log "$work/api-calls.jsonl" >>"$work/api.log" 2>&1 &
+  "$py" "$repo/Tests/custom-api/app_api.py" --secret="$CUSTOM_SECRET" --port-file "$work/api-port" --port "$api_port" --log "$work/api-calls.jsonl" >>"$work/api.log" 2>&1 &
   api_pid=$!; pids+=("$api_pid"); echo "$api_pid" >"$work/api.pid"
   for _ in $(seq 1 100); do [ -s "$work/api-port" ] && break; sleep 0.05; done
 }
@@ -164,18 +164,18 @@ stop_broker
 rm -rf "$work/data"
 
 echo "- 3. kill -9 during sign-ups, refreshes and admin writes (at $(($(date +%s) - started)) s)"
-"$py" "$repo/Tests/hardening/hardening.py" crash --base "$base" --admin-token "$GATEHOUSE_ADMIN_TOKEN" --db "$work/data/gatehouse.sqlite" \
+"$py" "$repo/Tests/hardening/hardening.py" crash --base "$base" --admin-token="$GATEHOUSE_ADMIN_TOKEN" --db "$work/data/gatehouse.sqlite" \
   --log "$work/broker.log" --secrets "$logs/hardening.secrets" --rounds 5 -- "${broker[@]}" || status=1
 
 echo "- 4. outages: directory, SMTP server, custom API stopped mid-load (at $(($(date +%s) - started)) s)"
 start_broker
-"$py" "$repo/Tests/hardening/hardening.py" outages --base "$base" --admin-token "$GATEHOUSE_ADMIN_TOKEN" \
+"$py" "$repo/Tests/hardening/hardening.py" outages --base "$base" --admin-token="$GATEHOUSE_ADMIN_TOKEN" \
   --ldap-port "$ldap_port" --smtp-port "$smtp_port" --api-port "$api_port" \
   --stop-ldap "'$repo/Tests/ldap/slapd.sh' stop '$work/slapd'" --start-ldap "'$repo/Tests/ldap/slapd.sh' start '$work/slapd' $ldap_port >/dev/null" \
   --stop-smtp "kill -9 \$(cat '$work/smtp.pid')" \
   --start-smtp "rm -f '$work/smtp-port'; '$py' '$repo/Tests/email/smtp_server.py' --maildir '$work/mail' --port-file '$work/smtp-port' --port $smtp_port >>'$work/smtp.log' 2>&1 & echo \$! >'$work/smtp.pid'; for i in \$(seq 1 100); do [ -s '$work/smtp-port' ] && break; sleep 0.05; done" \
   --stop-api "kill -9 \$(cat '$work/api.pid')" \
-  --start-api "rm -f '$work/api-port'; '$py' '$repo/Tests/custom-api/app_api.py' --secret '$CUSTOM_SECRET' --port-file '$work/api-port' --port $api_port --log '$work/api-calls.jsonl' >>'$work/api.log' 2>&1 & echo \$! >'$work/api.pid'; for i in \$(seq 1 100); do [ -s '$work/api-port' ] && break; sleep 0.05; done" \
+  --start-api "rm -f '$work/api-port'; '$py' '$repo/Tests/custom-api/app_api.py' --secret='$CUSTOM_SECRET' --port-file '$work/api-port' --port $api_port --log '$work/api-calls.jsonl' >>'$work/api.log' 2>&1 & echo \$! >'$work/api.pid'; for i in \$(seq 1 100); do [ -s '$work/api-port' ] && break; sleep 0.05; done" \
   || status=1
 stop_broker
 # The codes the mail server received are secrets too.
