@@ -19,6 +19,8 @@ status=0
 
 cleanup() {
   for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  # Peers the outage phase restarted have their pids in files only.
+  for file in "$work/smtp.pid" "$work/api.pid"; do [ -s "$file" ] && kill -9 "$(cat "$file")" 2>/dev/null || true; done
   [ -n "${broker_pid:-}" ] && kill -9 "$broker_pid" 2>/dev/null || true
   "$repo/Tests/ldap/slapd.sh" stop "$work/slapd" >/dev/null 2>&1 || true
   cp "$work/broker.log" "$logs/hardening-broker.log" 2>/dev/null || true
