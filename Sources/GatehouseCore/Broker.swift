@@ -148,14 +148,19 @@ public struct Broker: Sendable, CustomStringConvertible {
 
 /// The readiness of the broker: one health entry per dependency. `/readyz` shows the status only;
 /// admins see the checks with their detail (`/admin/v1/readiness`).
-public struct Readiness: Sendable, Codable {
-    public var status: String
+public struct Readiness: Sendable, Encodable {
     public var checks: [String: PluginHealth]
     public var ready: Bool { checks.values.allSatisfy(\.healthy) }
+    public var status: String { ready ? "ready" : "unavailable" }
 
-    public init(checks: [String: PluginHealth]) {
-        self.checks = checks
-        self.status = checks.values.allSatisfy(\.healthy) ? "ready" : "unavailable"
+    public init(checks: [String: PluginHealth]) { self.checks = checks }
+
+    enum CodingKeys: String, CodingKey { case status, checks }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(status, forKey: .status)
+        try container.encode(checks, forKey: .checks)
     }
 }
 

@@ -149,8 +149,7 @@ struct AppsCommand: AsyncParsableCommand {
         @Argument(help: "The app id.") var id: String
 
         func run() async throws {
-            let broker = try await Bootstrap.openBroker(options)
-            _ = try await AppsCommand.run { try await broker.admin.updateApp(id: id, changes: ["disabled": true], by: AppsCommand.identity) }
+            try await AppsCommand.setDisabled(true, id: id, options: options)
             print("\(id) is disabled; its refresh tokens are revoked and its access tokens inactive on every node")
         }
     }
@@ -161,10 +160,15 @@ struct AppsCommand: AsyncParsableCommand {
         @Argument(help: "The app id.") var id: String
 
         func run() async throws {
-            let broker = try await Bootstrap.openBroker(options)
-            _ = try await AppsCommand.run { try await broker.admin.updateApp(id: id, changes: ["disabled": false], by: AppsCommand.identity) }
+            try await AppsCommand.setDisabled(false, id: id, options: options)
             print("\(id) is enabled")
         }
+    }
+
+    /// `disable` and `enable`: the same admin change, the flag apart.
+    static func setDisabled(_ disabled: Bool, id: String, options: ConfigOptions) async throws {
+        let broker = try await Bootstrap.openBroker(options)
+        _ = try await run { try await broker.admin.updateApp(id: id, changes: ["disabled": .bool(disabled)], by: identity) }
     }
 
     struct Delete: AsyncParsableCommand {

@@ -223,6 +223,11 @@ check "bob signs in through the API" test "$(jq -r .status <<<"$bob_signin")" = 
 bob_token=$(jq -r .tokens.access_token <<<"$bob_signin")
 check "bob's access token introspects as active" test "$(introspect_bob)" = true
 check "an app not granted introspection learns nothing of another app's token (active: false)" test "$(curl -sS -u "loner:$loner_secret" "$base/oauth2/introspect" --data-urlencode "token=$bob_token" | jq -c .)" = '{"active":false}'
+check "gatehouse apps disable (other process) turns an app away from the running broker within its second" bash -c \
+  "'$bin' apps disable loner >/dev/null && sleep 1.2 && [ \$(curl -s -o /dev/null -w '%{http_code}' -u 'loner:$loner_secret' '$base/oauth2/introspect' --data-urlencode token=x) = 401 ]"
+check "gatehouse apps enable lets it back in" bash -c \
+  "'$bin' apps enable loner >/dev/null && sleep 1.2 && [ \$(curl -s -o /dev/null -w '%{http_code}' -u 'loner:$loner_secret' '$base/oauth2/introspect' --data-urlencode token=x) = 200 ]"
+check "the audit log names both changes" bash -c "'$bin' audit tail --app loner | grep -q app.disabled && '$bin' audit tail --app loner | grep -q app.enabled"
 stop
 check "users remove removes bob" "$bin" users remove bob
 start

@@ -129,8 +129,8 @@ public struct Policy: Sendable, Hashable, Codable {
 
         let path = decoder.codingPath
         for (key, lifetime, range) in [
-            (CodingKeys.accessTokenLifetime, accessTokenLifetime, 60...86_400),
-            (.refreshTokenLifetime, refreshTokenLifetime, 60...31_536_000),
+            (CodingKeys.accessTokenLifetime, accessTokenLifetime, 60...Int(Self.longestAccessTokenLifetime)),
+            (.refreshTokenLifetime, refreshTokenLifetime, 60...Int(Self.longestRefreshTokenLifetime)),
             (.flowLifetime, flowLifetime, 30...86_400),
         ] where !range.contains(lifetime.value) {
             throw ConfigIssue(path: path + [key], "must be between \(range.lowerBound) and \(range.upperBound) seconds, got \(lifetime.value)")
