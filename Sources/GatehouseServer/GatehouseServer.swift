@@ -53,8 +53,9 @@ public enum GatehouseServer {
     }
 }
 
-/// Every 15 seconds: deletes what has expired (flows, codes, tokens, revocations, old keys) and re-reads
-/// the signing keys, so a rotation made elsewhere is picked up.
+/// Every 5 seconds re-reads the signing keys, so a key rotated on another node is published here well
+/// before it signs (`SigningKeyring.activationDelay`); every 15 seconds deletes what has expired
+/// (flows, codes, tokens, revocations, old keys).
 struct MaintenanceService: Service, CustomStringConvertible {
     let broker: Broker
 
@@ -64,9 +65,19 @@ struct MaintenanceService: Service, CustomStringConvertible {
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
+            var tick = 0
             while !Task.isCancelled {
-                await purge()
-                try? await Task.sleep(for: .seconds(15))
+                if tick % 3 == 0 {
+                    await purge()
+                } else {
+                    do {
+                        try await broker.keyring.reloadIfStale()
+                    } catch {
+                        broker.logger.warning("could not re-read the signing keys", metadata: ["error": "\(error)"])
+                    }
+                }
+                tick += 1
+                try? await Task.sleep(for: .seconds(SigningKeyring.reloadInterval))
             }
         }
     }

@@ -3,6 +3,9 @@ import GRDB
 /// The schema, as an ordered list of migrations. A migration, once released, is never edited: changes
 /// come as new migrations appended here.
 enum SQLiteMigrations {
+    /// Every migration's name, in order.
+    static var names: [String] { migrator.migrations }
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1-foundation") { db in
@@ -164,6 +167,9 @@ enum SQLiteMigrations {
         }
         migrator.registerMigration("v6-disabled-apps") { db in
             try db.execute(sql: "ALTER TABLE apps ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0")
+        }
+        migrator.registerMigration("v7-key-activation") { db in
+            try db.execute(sql: "ALTER TABLE signing_keys ADD COLUMN activates_at REAL")
         }
         return migrator
     }

@@ -82,11 +82,11 @@ extension SQLiteStore: RefreshTokenStore {
 extension SQLiteStore: SigningKeyStore {
     public func signingKeys() async throws -> [SigningKeyRecord] {
         try await pool.read { db in
-            try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM signing_keys ORDER BY created_at")).compactMap { row in
+            try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM signing_keys ORDER BY created_at, kid")).compactMap { row in
                 guard let algorithm = SigningAlgorithm(rawValue: row["algorithm"]) else { return nil }
                 return SigningKeyRecord(
                     kid: row["kid"], algorithm: algorithm, privateKeyPEM: row["private_key_pem"], createdAt: Date(storeValue: row["created_at"]),
-                    retiredAt: (row["retired_at"] as Double?).map(Date.init(storeValue:))
+                    retiredAt: (row["retired_at"] as Double?).map(Date.init(storeValue:)), activatesAt: (row["activates_at"] as Double?).map(Date.init(storeValue:))
                 )
             }
         }
@@ -112,8 +112,8 @@ extension SQLiteStore: SigningKeyStore {
     public func insertSigningKey(_ key: SigningKeyRecord) async throws {
         try await pool.write { db in
             try db.execute(
-                sql: "INSERT OR IGNORE INTO signing_keys (kid, algorithm, private_key_pem, created_at, retired_at) VALUES (?, ?, ?, ?, ?)",
-                arguments: [key.kid, key.algorithm.rawValue, key.privateKeyPEM, key.createdAt.storeValue, key.retiredAt?.storeValue]
+                sql: "INSERT OR IGNORE INTO signing_keys (kid, algorithm, private_key_pem, created_at, retired_at, activates_at) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [key.kid, key.algorithm.rawValue, key.privateKeyPEM, key.createdAt.storeValue, key.retiredAt?.storeValue, key.activatesAt?.storeValue]
             )
         }
     }

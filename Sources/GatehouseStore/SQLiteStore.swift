@@ -12,7 +12,9 @@ public final class SQLiteStore: BrokerStore, Sendable {
     /// Opens (creating when missing, with its folder) and migrates the database at `path`.
     /// `durability` `.full` syncs every commit to disk (survives power loss); `.normal` syncs at WAL
     /// checkpoints only (survives a process crash; a power cut may lose the last commits).
-    public init(path: String, durability: StorageConfig.Durability = .full) throws {
+    /// Refuses (`StoreOpenError`) a database migrated by a newer Gatehouse. `migrate` false leaves the
+    /// schema as it is (for `gatehouse migrate`, which reports what it applies).
+    public init(path: String, durability: StorageConfig.Durability = .full, migrate: Bool = true) throws {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var configuration = Configuration()
@@ -23,8 +25,27 @@ public final class SQLiteStore: BrokerStore, Sendable {
         }
         self.pool = try DatabasePool(path: path, configuration: configuration)
         self.path = path
-        try SQLiteMigrations.migrator.migrate(pool)
+        if try pool.read({ db in try SQLiteMigrations.migrator.hasBeenSuperseded(db) }) {
+            let unknown = try pool.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") }
+                .filter { !SQLiteMigrations.names.contains($0) }
+            try? pool.close()
+            throw StoreOpenError(
+                "the database \(path) has a newer schema than this Gatehouse (migrations it does not know: \(unknown.sorted().joined(separator: ", "))). "
+                    + "Run the Gatehouse version that upgraded it, or a newer one; do not downgrade a migrated database."
+            )
+        }
+        if migrate { try self.migrate() }
     }
+
+    /// Applies the migrations the database lacks; returns their names.
+    @discardableResult
+    public func migrate() throws -> [String] {
+        let before = try appliedMigrations()
+        try SQLiteMigrations.migrator.migrate(pool)
+        return try appliedMigrations().filter { !before.contains($0) }
+    }
+
+    public var summary: String { "SQLite \(path)" }
 
     /// Closes the database (checkpointing the WAL). The store must not be used afterwards.
     public func close() throws {

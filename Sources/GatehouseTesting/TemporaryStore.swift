@@ -40,12 +40,3 @@ extension TemporaryStore {
         self.store = store
     }
 }
-
-extension SQLiteStore {
-    /// Rows per table, for tests that prove an operation persisted nothing (stateless sign-in).
-    public func rowCounts(_ tables: [StoreTable] = StoreTable.allCases) async throws -> [StoreTable: Int] {
-        var counts: [StoreTable: Int] = [:]
-        for table in tables { counts[table] = try await count(table: table) }
-        return counts
-    }
-}

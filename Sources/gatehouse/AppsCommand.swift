@@ -219,7 +219,7 @@ struct AuditCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (config, _) = try Bootstrap.loadConfig(options)
-            let store = try Bootstrap.openStore(config)
+            let store = try await Bootstrap.openStore(config, logger: try Bootstrap.logger(level: "warning"))
             var from: Date?
             if let since {
                 guard let parsed = try? Date(since, strategy: .iso8601) else { throw ValidationError("--since must be an RFC 3339 time, e.g. 2026-11-22T10:00:00Z") }

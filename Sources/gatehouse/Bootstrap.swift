@@ -47,11 +47,24 @@ enum Bootstrap {
         }
     }
 
-    static func openStore(_ config: BrokerConfig) throws -> SQLiteStore {
-        do {
-            return try SQLiteStore(path: config.storage.sqlitePath, durability: config.storage.durability)
-        } catch {
-            throw ValidationError("Cannot open the database at '\(config.storage.sqlitePath)' (storage.sqlite.path): \(error)")
+    /// Opens (and migrates) the configured database. With `retrying`, a database that does not answer
+    /// yet is tried again, every 2 s growing to 10 s, with the reason logged each time (`serve`: the
+    /// broker waits for its database rather than exit); other failures (a wrong password, a schema
+    /// newer than this code) end the command at once with the message.
+    static func openStore(_ config: BrokerConfig, logger: Logger = Logger(label: "gatehouse"), migrate: Bool = true, retrying: Bool = false) async throws
+        -> any OperatedStore
+    {
+        var delay = 2
+        while true {
+            do {
+                return try await StoreOpener.open(config.storage, logger: logger, migrate: migrate)
+            } catch let error as StoreOpenError where error.retryable && retrying {
+                logger.error("the database cannot be reached; trying again", metadata: ["error": .string(error.message), "retryInSeconds": .stringConvertible(delay)])
+                try await Task.sleep(for: .seconds(delay))
+                delay = min(delay * 2, 10)
+            } catch let error as StoreOpenError {
+                throw ValidationError(error.message)
+            }
         }
     }
 
@@ -60,7 +73,7 @@ enum Bootstrap {
     static func openBroker(_ options: ConfigOptions) async throws -> Broker {
         let logger = try logger(level: options.logLevel == "info" ? "warning" : options.logLevel)
         let (config, _) = try loadConfig(options)
-        return try await broker(config, store: try openStore(config), logger: logger)
+        return try await broker(config, store: try await openStore(config, logger: logger), logger: logger)
     }
 
     /// The SMTP mailer when `mail.transport` is smtp.
@@ -72,7 +85,7 @@ enum Bootstrap {
         }
     }
 
-    static func broker(_ config: BrokerConfig, store: SQLiteStore, logger: Logger, metrics: BrokerMetrics = BrokerMetrics()) async throws -> Broker {
+    static func broker(_ config: BrokerConfig, store: any BrokerStore, logger: Logger, metrics: BrokerMetrics = BrokerMetrics()) async throws -> Broker {
         do {
             return try await Broker.start(
                 config: config, registry: registry, store: store, logger: logger, metrics: metrics, http: AsyncHTTPOutbound(), mailer: try mailer(config)

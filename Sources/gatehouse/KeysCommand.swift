@@ -49,17 +49,20 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add a new signing key and make it the active one. The old keys stay published until every token they signed has expired (24 h)."
+            abstract: "Add new signing keys: published at once, signing 20 seconds later (when every node publishes them). The old keys stay published until every token they signed has expired (24 h)."
         )
         @OptionGroup var options: ConfigOptions
+        @Flag(help: "Sign with the new keys at once (a key believed compromised); nodes that have not re-read the keys yet (up to 5 s) do not publish them.")
+        var immediately = false
 
         func run() async throws {
             let broker = try await Bootstrap.openBroker(options)
-            for key in try await broker.keyring.rotate() {
+            for key in try await broker.keyring.rotate(immediately: immediately) {
                 try await broker.store.appendAudit(AuditEvent(time: broker.clock.now, type: "key.rotated", details: ["kid": key.kid, "alg": key.algorithm.rawValue, "via": "cli"]))
-                print("new active \(key.algorithm.rawValue) key \(key.kid)")
+                let from = key.activatesAt.map { ISO8601DateFormatter().string(from: $0) } ?? "now"
+                print("new \(key.algorithm.rawValue) key \(key.kid): published now, signs from \(from)")
             }
-            print("running brokers pick the new keys up within 15 seconds")
+            print("running brokers publish the new keys within \(Int(SigningKeyring.reloadInterval)) seconds")
         }
     }
 
@@ -69,17 +72,22 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (config, _) = try Bootstrap.loadConfig(options)
-            let store = try Bootstrap.openStore(config)
+            let store = try await Bootstrap.openStore(config, logger: try Bootstrap.logger(level: "warning"))
             let now = Date()
-            let records = try await store.signingKeys().sorted { $0.createdAt > $1.createdAt }
-            // The newest unretired key of each algorithm signs; records are sorted newest first.
+            func from(_ record: SigningKeyRecord) -> Date { record.activatesAt ?? record.createdAt }
+            let records = try await store.signingKeys().sorted { from($0) > from($1) }
+            // Per algorithm, the newest key whose signing window holds now signs (SigningKeyring's rule).
             var active: [SigningAlgorithm: String] = [:]
-            for record in records where record.retiredAt == nil && active[record.algorithm] == nil { active[record.algorithm] = record.kid }
+            for record in records where from(record) <= now && (record.retiredAt.map { now < $0 } ?? true) && active[record.algorithm] == nil {
+                active[record.algorithm] = record.kid
+            }
             print("KID\tALG\tCREATED\tSTATE")
             for record in records {
                 let state: String
                 if active[record.algorithm] == record.kid {
                     state = record.algorithm == config.tokens.signingAlgorithm ? "active (access tokens, ID tokens of apps asking for it)" : "active (ID tokens of apps asking for it)"
+                } else if from(record) > now {
+                    state = "published, signs from \(from(record).formatted(.iso8601))"
                 } else if let retired = record.retiredAt {
                     let until = retired.addingTimeInterval(SigningKeyring.retiredKeyGrace)
                     state = until > now ? "retired, published until \(until.formatted(.iso8601))" : "expired"

@@ -25,7 +25,7 @@ struct ServeCommand: AsyncParsableCommand {
         if config.environment == .development {
             logger.warning("running in development mode (environment: development); do not expose this broker")
         }
-        let store = try Bootstrap.openStore(config)
+        let store = try await Bootstrap.openStore(config, logger: logger, retrying: true)
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5)]
@@ -37,7 +37,7 @@ struct ServeCommand: AsyncParsableCommand {
             "gatehouse starting",
             metadata: [
                 "version": .string(GatehouseVersion.current), "config": .string(source), "listen": .string(config.server.listen.description),
-                "issuer": .string(config.server.issuer), "database": .string(store.path),
+                "issuer": .string(config.server.issuer), "database": .string(store.summary),
             ]
         )
         let app = GatehouseServer.makeApplication(broker: broker, listen: config.server.listen, logger: logger, metrics: registry)
@@ -55,18 +55,27 @@ struct CheckConfigCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (config, source) = try Bootstrap.loadConfig(options)
-        // Building the plugins checks the rules that depend on the deployment mode. Without a database
-        // yet, they get a throw-away one: checking must not create the real one.
-        let hasDatabase = FileManager.default.fileExists(atPath: config.storage.sqlitePath)
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-check-\(UUID().uuidString).sqlite").path
-        let store = try hasDatabase ? Bootstrap.openStore(config) : SQLiteStore(path: scratch)
-        defer {
-            if !hasDatabase {
-                try? store.close()
-                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: scratch + suffix) }
-            }
-        }
+        // Building the plugins checks the rules that depend on the deployment mode. They get a
+        // throw-away SQLite database: checking must create, migrate or change nothing.
         let quiet = try Bootstrap.logger(level: "error")
+        var existing: (any OperatedStore)?
+        var unreachable: String?
+        if let postgres = config.storage.postgres {
+            do {
+                existing = try await StoreOpener.open(config.storage, logger: quiet, migrate: false)
+            } catch {
+                unreachable = "cannot reach the database at \(postgres.summary): \(error)"
+            }
+        } else if FileManager.default.fileExists(atPath: config.storage.sqlitePath) {
+            existing = try await Bootstrap.openStore(config, logger: quiet, migrate: false)
+        }
+        defer { try? existing?.close() }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-check-\(UUID().uuidString).sqlite").path
+        let store = try SQLiteStore(path: scratch)
+        defer {
+            try? store.close()
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: scratch + suffix) }
+        }
         let mailer = try Bootstrap.mailer(config)
         var issues: [ConfigIssue] = []
         // The key-encryption key (a development key file is not created by checking); the plugins
@@ -90,11 +99,19 @@ struct CheckConfigCommand: AsyncParsableCommand {
         }
         print("\(source): OK (\(config.providers.count) provider(s), \(config.apps.count) app(s))")
         // Drift between the file's apps and the database, when there is a database to compare with.
-        guard hasDatabase else {
-            print("no database at \(config.storage.sqlitePath) yet: nothing to compare the apps with")
+        guard let existing else {
+            print(unreachable ?? "no database at \(config.storage.sqlitePath) yet: nothing to compare the apps with")
             return
         }
-        let findings = try ConfigDrift.compare(seeds: config.apps, stored: try await store.apps())
+        let stored: [App]
+        do {
+            stored = try await existing.apps()
+        } catch {
+            // A database not migrated yet has no apps table.
+            print("\(existing.summary): cannot read the apps (\(error)); nothing to compare them with")
+            return
+        }
+        let findings = try ConfigDrift.compare(seeds: config.apps, stored: stored)
         if findings.isEmpty {
             print("apps: the file and the database agree")
         } else {
@@ -105,13 +122,24 @@ struct CheckConfigCommand: AsyncParsableCommand {
 }
 
 struct MigrateCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "migrate", abstract: "Create or upgrade the database schema, then exit.")
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Create or upgrade the database schema, then exit. Safe to run while other nodes start: PostgreSQL migrations run under an advisory lock."
+    )
 
     @OptionGroup var options: ConfigOptions
 
     func run() async throws {
         let (config, _) = try Bootstrap.loadConfig(options)
-        let store = try Bootstrap.openStore(config)
-        print("\(store.path): schema up to date (\(try store.appliedMigrations().joined(separator: ", ")))")
+        let store = try await Bootstrap.openStore(config, logger: try Bootstrap.logger(level: "warning"), migrate: false)
+        defer { try? store.close() }
+        let applied: [String]
+        do {
+            applied = try await store.migrate()
+        } catch let error as StoreOpenError {
+            throw ValidationError(error.message)
+        }
+        print("\(store.summary): " + (applied.isEmpty ? "nothing to do" : "applied \(applied.joined(separator: ", "))"))
+        print("schema: \(try await store.appliedMigrations().joined(separator: ", "))")
     }
 }

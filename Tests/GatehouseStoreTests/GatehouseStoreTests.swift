@@ -4,166 +4,540 @@ import GatehouseStore
 import GatehouseTesting
 import Testing
 
-/// The SQLite store: schema, durability, and the compare-and-swap writes that keep concurrent
-/// flows from losing updates.
-@Suite("GatehouseStore")
+/// The one store suite: every store protocol, run against SQLite and against a real PostgreSQL
+/// (each test takes its argument and a database of its own). Concurrency tests on PostgreSQL open a
+/// second store on the same database: a second broker node.
+@Suite("GatehouseStore", .shared(PostgresServer.self))
 struct GatehouseStoreTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
+    static let allMigrations = [
+        "v1-foundation", "v2-openid-provider", "v3-lockouts-admin", "v4-test-accounts", "v5-provisional-identities", "v6-disabled-apps", "v7-key-activation",
+    ]
 
-    func flow(_ id: String = "flow-1", expiresIn seconds: TimeInterval = 600) -> FlowRecord {
+    func flow(_ id: String = "flow-1", app: String = "notes", expiresIn seconds: TimeInterval = 600) -> FlowRecord {
         FlowRecord(
-            id: id, appID: "notes", providerID: "local", purpose: .authenticate, stateless: false, scopes: ["openid"], phase: .identify,
+            id: id, appID: app, providerID: "local", purpose: .authenticate, stateless: false, scopes: ["openid"], phase: .identify,
             pluginState: FlowState(), challenge: .credentials(), createdAt: now, expiresAt: now.addingTimeInterval(seconds)
         )
     }
 
-    @Test func appliesMigrationsOnOpenAndUsesWriteAheadLog() throws {
+    func account(_ store: any BrokerStore, _ subject: String = "s-1") async throws -> Account {
+        try await store.linkIdentity(ExternalIdentity(providerID: "local", subject: subject, username: subject), now: now).account
+    }
+
+    func refreshToken(_ digest: String, family: String = "f", account: String, app: String = "notes") -> RefreshTokenRecord {
+        RefreshTokenRecord(
+            digest: digest, familyID: family, accountID: account, appID: app, scopes: ["openid"], issuedAt: now, expiresAt: now.addingTimeInterval(60),
+            authTime: now, methods: ["pwd"], identityProvider: "local"
+        )
+    }
+
+    func code(_ digest: String, account: String, app: String = "notes") -> AuthorizationCodeRecord {
+        AuthorizationCodeRecord(
+            digest: digest, appID: app, redirectURI: "https://app.example/cb", codeChallenge: "challenge", nonce: "n", scopes: ["openid"], accountID: account,
+            authTime: now, methods: ["pwd"], identityProvider: "local", expiresAt: now.addingTimeInterval(60)
+        )
+    }
+
+    /// `count` copies of `body` at once, each on its own store when `nodes` are given (round robin).
+    func concurrently<T: Sendable>(_ count: Int, on nodes: [any BrokerStore], _ body: @escaping @Sendable (any BrokerStore, Int) async throws -> T) async throws -> [T] {
+        try await withThrowingTaskGroup(of: T.self) { group in
+            for index in 0..<count { group.addTask { try await body(nodes[index % nodes.count], index) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
+    // MARK: - Schema
+
+    @Test(arguments: StoreKind.allCases) func appliesMigrationsOnceAndRefusesANewerSchema(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            #expect(try await database.store.appliedMigrations() == Self.allMigrations)
+            // Opening again applies nothing.
+            let again = try await database.open()
+            #expect(try await again.migrate().isEmpty)
+            try again.close()
+            // A migration this code does not know: a newer Gatehouse upgraded the database.
+            _ = try await database.store.insertPluginRecord(namespace: "x", key: "k", value: Data(), expiresAt: nil, now: now)
+            switch kind {
+            case .sqlite:
+                let path = try #require(database.store as? SQLiteStore).path
+                let script = "import sqlite3,sys; db=sqlite3.connect(sys.argv[1]); db.execute(\"INSERT INTO grdb_migrations VALUES ('v99-from-the-future')\"); db.commit()"
+                #expect(await ChildProcess.run(["python3", "-c", script, path]).status == 0)
+                let error = await thrownError(StoreOpenError.self) { _ = try SQLiteStore(path: path) }
+                #expect(error?.message.contains("v99-from-the-future") == true)
+            case .postgres:
+                let settings = try #require(database.postgres)
+                _ = try await PostgresServer.shared.psql("INSERT INTO gatehouse_migrations VALUES ('v99-from-the-future', 0)", database: settings.database)
+                let error = await thrownError(StoreOpenError.self) { _ = try await PostgresStore(settings: settings) }
+                #expect(error?.message.contains("newer schema") == true)
+                #expect(error?.message.contains("v99-from-the-future") == true)
+                #expect(error?.retryable == false)
+            }
+            // Nothing was lost on the way.
+            #expect(try await database.store.pluginRecord(namespace: "x", key: "k", now: now) != nil)
+        }
+    }
+
+    @Test func sqliteUsesTheWriteAheadLog() throws {
         let temporary = try TemporaryStore()
         defer { temporary.remove() }
-        #expect(try temporary.store.appliedMigrations() == ["v1-foundation", "v2-openid-provider", "v3-lockouts-admin", "v4-test-accounts", "v5-provisional-identities", "v6-disabled-apps"])
-        // Opening again runs nothing twice.
-        #expect(try SQLiteStore(path: temporary.path).appliedMigrations() == ["v1-foundation", "v2-openid-provider", "v3-lockouts-admin", "v4-test-accounts", "v5-provisional-identities", "v6-disabled-apps"])
         // SQLite's file header says WAL with read and write versions 2 (bytes 18 and 19).
         let header = try #require(FileManager.default.contents(atPath: temporary.path)).prefix(20)
         #expect(Array(header.suffix(2)) == [2, 2])
     }
 
-    @Test func keepsEverythingAcrossReopen() async throws {
-        let temporary = try TemporaryStore()
-        defer { temporary.remove() }
-        let identity = ExternalIdentity(providerID: "local", subject: "s-1", username: "alice", claims: IdentityClaims(email: "a@example.com"))
-        let (account, created) = try await temporary.store.linkIdentity(identity, now: now)
-        #expect(created)
-        try await temporary.store.insertFlow(flow())
-        #expect(try await temporary.store.insertPluginRecord(namespace: "local", key: "user:alice", value: Data("x".utf8), expiresAt: nil, now: now))
-        try await temporary.store.appendAudit(AuditEvent(time: now, type: "signin.success", appID: "notes", accountID: account.id))
-
-        let reopened = try SQLiteStore(path: temporary.path)
-        #expect(try await reopened.account(id: account.id) == account)
-        #expect(try await reopened.identityLink(providerID: "local", subject: "s-1")?.claims.email == "a@example.com")
-        #expect(try await reopened.flow(id: "flow-1", now: now)?.appID == "notes")
-        #expect(try await reopened.pluginRecord(namespace: "local", key: "user:alice", now: now)?.value == Data("x".utf8))
-        #expect(try await reopened.auditEvents(type: nil, appID: "notes", accountID: nil, since: nil, limit: 5).count == 1)
-    }
-
-    @Test func flowWriteWithStaleVersionLoses() async throws {
-        let temporary = try TemporaryStore()
-        defer { temporary.remove() }
-        try await temporary.store.insertFlow(flow())
-        var first = try #require(try await temporary.store.flow(id: "flow-1", now: now))
-        var second = first
-        first.failedAttempts = 1
-        second.failedAttempts = 7
-        #expect(try await temporary.store.updateFlow(first))
-        #expect(try await !temporary.store.updateFlow(second))
-        let stored = try #require(try await temporary.store.flow(id: "flow-1", now: now))
-        #expect(stored.failedAttempts == 1)
-        #expect(stored.version == 1)
-        #expect(try await !temporary.store.deleteFlow(id: "flow-1", version: 0))
-        #expect(try await temporary.store.deleteFlow(id: "flow-1", version: 1))
-    }
-
-    @Test func expiredFlowIsInvisibleAndPurged() async throws {
-        let temporary = try TemporaryStore()
-        defer { temporary.remove() }
-        try await temporary.store.insertFlow(flow("old", expiresIn: 60))
-        try await temporary.store.insertFlow(flow("new", expiresIn: 600))
-        let later = now.addingTimeInterval(61)
-        #expect(try await temporary.store.flow(id: "old", now: later) == nil)
-        #expect(try await temporary.store.countFlows(now: later) == 1)
-        #expect(try await temporary.store.deleteExpiredFlows(now: later) == 1)
-        #expect(try await temporary.store.count(table: .flows) == 1)
-    }
-
-    @Test func pluginRecordsAreInsertOnceAndCompareAndSwap() async throws {
-        let temporary = try TemporaryStore()
-        defer { temporary.remove() }
-        let store = temporary.store
-        #expect(try await store.insertPluginRecord(namespace: "a", key: "k", value: Data([1]), expiresAt: now.addingTimeInterval(10), now: now))
-        #expect(try await !store.insertPluginRecord(namespace: "a", key: "k", value: Data([2]), expiresAt: nil, now: now))
-        // The same key in another plugin's namespace is another record.
-        #expect(try await store.insertPluginRecord(namespace: "b", key: "k", value: Data([3]), expiresAt: nil, now: now))
-        // Once expired, the key can be taken again.
-        #expect(try await store.insertPluginRecord(namespace: "a", key: "k", value: Data([4]), expiresAt: nil, now: now.addingTimeInterval(11)))
-        let record = try #require(try await store.pluginRecord(namespace: "a", key: "k", now: now))
-        #expect(record.value == Data([4]))
-        #expect(try await store.replacePluginRecord(namespace: "a", key: "k", value: Data([5]), expiresAt: nil, expectedVersion: record.version))
-        #expect(try await !store.replacePluginRecord(namespace: "a", key: "k", value: Data([6]), expiresAt: nil, expectedVersion: record.version))
-        #expect(try await store.pluginRecord(namespace: "a", key: "k", now: now)?.value == Data([5]))
-    }
-
-    @Test func concurrentFirstSignInsOfOneIdentityMakeOneAccount() async throws {
-        let temporary = try TemporaryStore()
-        defer { temporary.remove() }
-        let identity = ExternalIdentity(providerID: "ldap", subject: "uid=alice", username: "alice")
-        let ids = try await withThrowingTaskGroup(of: String.self) { group in
-            for _ in 0..<20 { group.addTask { try await temporary.store.linkIdentity(identity, now: now).account.id } }
-            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+    @Test func nodesStartingTogetherMigrateOnce() async throws {
+        let settings = try await PostgresServer.shared.database()
+        defer { Task { await PostgresServer.shared.dropDatabase(settings) } }
+        let applied = try await withThrowingTaskGroup(of: [String].self) { group in
+            for _ in 0..<5 {
+                group.addTask {
+                    let store = try await PostgresStore(settings: settings, migrate: false)
+                    defer { store.close() }
+                    return try await store.migrate()
+                }
+            }
+            return try await group.reduce(into: [[String]]()) { $0.append($1) }
         }
-        #expect(ids.count == 1)
-        #expect(try await temporary.store.count(table: .accounts) == 1)
+        // One node applied everything; the others waited on the advisory lock and found nothing to do.
+        #expect(applied.filter { !$0.isEmpty } == [Self.allMigrations])
+        #expect(try await PostgresServer.shared.psql("SELECT COUNT(*) FROM gatehouse_migrations", database: settings.database) == "\(Self.allMigrations.count)")
     }
 
-    @Test func unlinkingTheLastIdentityDeletesAccountAndItsTokens() async throws {
-        let temporary = try TemporaryStore()
-        defer { temporary.remove() }
-        let store = temporary.store
-        let (account, _) = try await store.linkIdentity(ExternalIdentity(providerID: "local", subject: "s", username: "bob"), now: now)
-        try await store.insertRefreshToken(
-            RefreshTokenRecord(digest: "d", familyID: "f", accountID: account.id, appID: "notes", scopes: [], issuedAt: now, expiresAt: now.addingTimeInterval(60), authTime: now)
-        )
-        #expect(try await store.unlinkIdentity(providerID: "local", subject: "s"))
-        #expect(try await store.account(id: account.id) == nil)
-        #expect(try await store.refreshToken(digest: "d") == nil)
-        #expect(try await !store.unlinkIdentity(providerID: "local", subject: "s"))
+    @Test func anUnreachableDatabaseIsARetryableOpenErrorAndA503LaterOn() async throws {
+        var settings = try await PostgresSettings(url: "postgres://gatehouse:x@127.0.0.1:1/none")
+        settings.connectTimeout = Seconds(2)
+        let error = await thrownError(StoreOpenError.self) { _ = try await PostgresStore(settings: settings) }
+        #expect(error?.retryable == true)
+        #expect(error?.message.contains("cannot reach the database at postgres://gatehouse@127.0.0.1:1/none") == true)
+        #expect(error?.message.contains(":x@") == false)
+        let store = try await PostgresStore(settings: settings, migrate: false)
+        defer { store.close() }
+        let unavailable = await thrownError { _ = try await store.app(id: "x") }
+        #expect(unavailable?.code == .temporarilyUnavailable)
+        #expect(unavailable?.httpStatus == 503)
     }
 
-    @Test func seedingNeverOverwritesAnAdminManagedApp() async throws {
-        let temporary = try TemporaryStore()
-        defer { temporary.remove() }
-        var app = App(id: "notes", name: "Notes", policy: Policy(identityProviders: ["local"]), createdAt: now, updatedAt: now)
-        _ = try await temporary.store.seedApp(app)
-        app.name = "Notes 2"
-        #expect(try await temporary.store.seedApp(app).name == "Notes 2")
-        var adminVersion = app
-        adminVersion.managedBy = .admin
-        adminVersion.policy.statelessAuthentication = true
-        _ = try await temporary.store.seedApp(adminVersion)
-        // The file's version (stateless off) is ignored once an admin manages the app.
-        let kept = try await temporary.store.seedApp(app)
-        #expect(kept.managedBy == .admin)
-        #expect(kept.policy.statelessAuthentication == true)
-        #expect(try await temporary.store.app(id: "notes")?.policy.statelessAuthentication == true)
-    }
-
-    @Test func auditFiltersByTypeAppAccountAndTime() async throws {
-        let temporary = try TemporaryStore()
-        defer { temporary.remove() }
-        let store = temporary.store
-        try await store.appendAudit(AuditEvent(time: now, type: "signin.success", appID: "a", accountID: "x"))
-        try await store.appendAudit(AuditEvent(time: now.addingTimeInterval(10), type: "signin.failure", appID: "a", outcome: "invalid_credentials"))
-        try await store.appendAudit(AuditEvent(time: now.addingTimeInterval(20), type: "signin.success", appID: "b", accountID: "y"))
-        #expect(try await store.auditEvents(type: "signin.success", appID: nil, accountID: nil, since: nil, limit: 10).map(\.appID) == ["b", "a"])
-        #expect(try await store.auditEvents(type: nil, appID: "a", accountID: nil, since: now.addingTimeInterval(5), limit: 10).map(\.type) == ["signin.failure"])
-        #expect(try await store.auditEvents(type: nil, appID: nil, accountID: "y", since: nil, limit: 10).count == 1)
-    }
-
-    @Test func pluginRecordsMatchAKeyPrefixExactly() async throws {
-        let temporary = try TemporaryStore()
-        defer { temporary.remove() }
-        let store = temporary.store
-        let now = Date(timeIntervalSince1970: 1_800_000_000)
-        for key in ["jti:1", "jti:2", "key:a%b", "key:a_b", "key:axb", "keys", "user:é1", "user:é2", "zzz"] {
-            #expect(try await store.insertPluginRecord(namespace: "p", key: key, value: Data(key.utf8), expiresAt: nil, now: now))
+    @Test func aDatabaseLostMidRunAnswers503AndRecoversWithoutRestart() async throws {
+        // A server of its own: this test kills it.
+        try await PostgresServer.withOwn { server in
+            var settings = try await server.database()
+            settings.connectTimeout = Seconds(2)
+            let store = try await PostgresStore(settings: settings)
+            defer { store.close() }
+            _ = try await store.insertApp(App(id: "a", name: "A", policy: Policy(identityProviders: ["local"]), createdAt: now, updatedAt: now))
+            await server.kill()
+            let error = await thrownError { _ = try await store.app(id: "a") }
+            #expect(error?.code == .temporarilyUnavailable)
+            try await server.restart()
+            // The pool reconnects by itself (after the one-second fail-fast window).
+            var recovered: App?
+            for _ in 0..<50 where recovered == nil {
+                recovered = try? await store.app(id: "a")
+                if recovered == nil { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            #expect(recovered?.name == "A")
         }
-        #expect(try await store.insertPluginRecord(namespace: "other", key: "key:a%b", value: Data(), expiresAt: nil, now: now))
-        func keys(_ prefix: String) async throws -> [String] { try await store.pluginRecords(namespace: "p", keyPrefix: prefix, now: now).map(\.key) }
-        #expect(try await keys("key:") == ["key:a%b", "key:a_b", "key:axb"])
-        // % and _ are not wildcards.
-        #expect(try await keys("key:a%") == ["key:a%b"])
-        #expect(try await keys("key:a_") == ["key:a_b"])
-        #expect(try await keys("user:é") == ["user:é1", "user:é2"])
-        #expect(try await keys("").count == 9)
-        #expect(try await keys("nope").isEmpty)
+    }
+
+    // MARK: - Apps
+
+    @Test(arguments: StoreKind.allCases) func appsInsertUpdateWithVersionsAndDelete(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            var app = App(id: "notes", name: "Notes", redirectURIs: ["https://n.example/cb"], policy: Policy(identityProviders: ["local"]), createdAt: now, updatedAt: now)
+            #expect(try await store.insertApp(app))
+            #expect(try await !store.insertApp(app))
+            app.name = "Notes 2"
+            #expect(try await store.updateApp(app))
+            // A second writer holding the old version loses.
+            #expect(try await !store.updateApp(app))
+            var stored = try #require(try await store.app(id: "notes"))
+            #expect(stored.name == "Notes 2" && stored.version == 1 && stored.redirectURIs == ["https://n.example/cb"])
+            stored.disabled = true
+            #expect(try await store.updateApp(stored))
+            #expect(try await store.app(id: "notes")?.disabled == true)
+            #expect(try await store.apps().map(\.id) == ["notes"])
+            let owner = try await account(store)
+            try await store.insertRefreshToken(refreshToken("rt", account: owner.id))
+            try await store.insertAuthorizationCode(code("c", account: owner.id))
+            try await store.insertFlow(flow())
+            #expect(try await store.deleteApp(id: "notes"))
+            #expect(try await !store.deleteApp(id: "notes"))
+            // What the app held went with it.
+            #expect(try await store.refreshToken(digest: "rt") == nil)
+            #expect(try await store.authorizationCode(digest: "c") == nil)
+            #expect(try await store.flow(id: "flow-1", now: now) == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func seedingNeverOverwritesAnAdminManagedApp(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            var app = App(id: "notes", name: "Notes", policy: Policy(identityProviders: ["local"]), createdAt: now, updatedAt: now)
+            _ = try await store.seedApp(app)
+            app.name = "Notes 2"
+            #expect(try await store.seedApp(app).name == "Notes 2")
+            var adminVersion = app
+            adminVersion.managedBy = .admin
+            adminVersion.policy.statelessAuthentication = true
+            _ = try await store.seedApp(adminVersion)
+            // The file's version (stateless off) is ignored once an admin manages the app.
+            let kept = try await store.seedApp(app)
+            #expect(kept.managedBy == .admin)
+            #expect(kept.policy.statelessAuthentication == true)
+            #expect(try await store.app(id: "notes")?.policy.statelessAuthentication == true)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func nodesSeedingTheSameAppsAtOnceAgree(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let other = try await database.open()
+            defer { try? other.close() }
+            let app = App(id: "notes", name: "Notes", policy: Policy(identityProviders: ["local"]), createdAt: now, updatedAt: now)
+            let seeded = try await concurrently(10, on: [database.store, other]) { store, _ in try await store.seedApp(app) }
+            #expect(Set(seeded.map(\.name)) == ["Notes"])
+            #expect(try await database.store.count(table: .apps) == 1)
+        }
+    }
+
+    // MARK: - Accounts
+
+    @Test(arguments: StoreKind.allCases) func keepsEverythingAcrossReopen(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let identity = ExternalIdentity(providerID: "local", subject: "s-1", username: "alice", claims: IdentityClaims(email: "a@example.com"))
+            let (account, created) = try await store.linkIdentity(identity, now: now)
+            #expect(created)
+            try await store.insertFlow(flow())
+            #expect(try await store.insertPluginRecord(namespace: "local", key: "user:alice", value: Data("x".utf8), expiresAt: nil, now: now))
+            try await store.appendAudit(AuditEvent(time: now, type: "signin.success", appID: "notes", accountID: account.id))
+
+            let reopened = try await database.open()
+            defer { try? reopened.close() }
+            #expect(try await reopened.account(id: account.id) == account)
+            #expect(try await reopened.identityLink(providerID: "local", subject: "s-1")?.claims.email == "a@example.com")
+            #expect(try await reopened.flow(id: "flow-1", now: now)?.appID == "notes")
+            #expect(try await reopened.pluginRecord(namespace: "local", key: "user:alice", now: now)?.value == Data("x".utf8))
+            #expect(try await reopened.auditEvents(type: nil, appID: "notes", accountID: nil, since: nil, limit: 5).count == 1)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func concurrentFirstSignInsOfOneIdentityOnTwoNodesMakeOneAccount(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let other = try await database.open()
+            defer { try? other.close() }
+            let identity = ExternalIdentity(providerID: "ldap", subject: "uid=alice", username: "alice")
+            let results = try await concurrently(20, on: [database.store, other]) { store, _ in try await store.linkIdentity(identity, now: now) }
+            #expect(Set(results.map(\.account.id)).count == 1)
+            #expect(results.filter(\.created).count == 1)
+            #expect(try await database.store.count(table: .accounts) == 1)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func linksListAndUnlinkingTheLastIdentityDeletesTheAccountAndItsTokens(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let bob = try await account(store, "bob")
+            let second = ExternalIdentity(providerID: "email", subject: "bob@example.com", username: "bob")
+            #expect(try await store.addIdentityLink(second, accountID: bob.id, now: now))
+            #expect(try await store.addIdentityLink(second, accountID: bob.id, now: now))
+            let carol = try await account(store, "carol")
+            // An identity of another account cannot be linked again.
+            #expect(try await !store.addIdentityLink(second, accountID: carol.id, now: now))
+            #expect(try await store.identityLinks(accountID: bob.id).count == 2)
+            #expect(try await store.accounts(limit: 10, offset: 0).count == 2)
+            #expect(try await store.accounts(limit: 1, offset: 1).count == 1)
+            try await store.insertRefreshToken(refreshToken("d", account: bob.id))
+            #expect(try await store.unlinkIdentity(providerID: "local", subject: "bob"))
+            #expect(try await store.account(id: bob.id) != nil)
+            #expect(try await store.unlinkIdentity(providerID: "email", subject: "bob@example.com"))
+            #expect(try await store.account(id: bob.id) == nil)
+            #expect(try await store.refreshToken(digest: "d") == nil)
+            #expect(try await !store.unlinkIdentity(providerID: "local", subject: "bob"))
+            #expect(try await store.deleteAccount(id: carol.id))
+            #expect(try await !store.deleteAccount(id: carol.id))
+        }
+    }
+
+    // MARK: - Flows
+
+    @Test(arguments: StoreKind.allCases) func flowWriteWithStaleVersionLoses(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            try await store.insertFlow(flow())
+            var first = try #require(try await store.flow(id: "flow-1", now: now))
+            var second = first
+            first.failedAttempts = 1
+            second.failedAttempts = 7
+            #expect(try await store.updateFlow(first))
+            #expect(try await !store.updateFlow(second))
+            let stored = try #require(try await store.flow(id: "flow-1", now: now))
+            #expect(stored.failedAttempts == 1)
+            #expect(stored.version == 1)
+            #expect(try await !store.deleteFlow(id: "flow-1", version: 0))
+            #expect(try await store.deleteFlow(id: "flow-1", version: 1))
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func expiredFlowIsInvisibleAndPurged(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            try await store.insertFlow(flow("old", expiresIn: 60))
+            try await store.insertFlow(flow("new", expiresIn: 600))
+            let later = now.addingTimeInterval(61)
+            #expect(try await store.flow(id: "old", now: later) == nil)
+            #expect(try await store.countFlows(now: later) == 1)
+            #expect(try await store.deleteExpiredFlows(now: later) == 1)
+            #expect(try await store.count(table: .flows) == 1)
+        }
+    }
+
+    // MARK: - Tokens and codes
+
+    @Test(arguments: StoreKind.allCases) func aRefreshTokenRotatesExactlyOnceAcrossNodes(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let other = try await database.open()
+            defer { try? other.close() }
+            let owner = try await account(database.store)
+            try await database.store.insertRefreshToken(refreshToken("r0", account: owner.id))
+            let wins = try await concurrently(16, on: [database.store, other]) { store, index in
+                try await store.rotateRefreshToken(usedDigest: "r0", replacement: refreshToken("r1-\(index)", account: owner.id), now: now)
+            }
+            #expect(wins.filter { $0 }.count == 1)
+            // Only the winner's replacement exists.
+            #expect(try await database.store.count(table: .refreshTokens) == 2)
+            let used = try #require(try await other.refreshToken(digest: "r0"))
+            #expect(used.usedAt == now && used.methods == ["pwd"] && used.identityProvider == "local")
+            #expect(try await database.store.revokeRefreshTokenFamily(familyID: "f", now: now) == 2)
+            #expect(try await database.store.revokeRefreshTokenFamily(familyID: "f", now: now) == 0)
+            #expect(try await database.store.deleteExpiredRefreshTokens(now: now.addingTimeInterval(61)) == 2)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func anAuthorizationCodeIsRedeemedExactlyOnceAcrossNodes(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let other = try await database.open()
+            defer { try? other.close() }
+            let owner = try await account(database.store)
+            for round in 0..<10 {
+                try await database.store.insertAuthorizationCode(code("c\(round)", account: owner.id))
+                let wins = try await concurrently(8, on: [database.store, other]) { store, index in
+                    try await store.redeemAuthorizationCode(
+                        digest: "c\(round)", now: now, familyID: "fam-\(index)", accessTokenID: "at-\(index)", accessTokenExpiresAt: now.addingTimeInterval(300)
+                    )
+                }
+                #expect(wins.filter { $0 }.count == 1)
+            }
+            let redeemed = try #require(try await database.store.authorizationCode(digest: "c0"))
+            #expect(redeemed.usedAt == now && redeemed.issuedFamilyID?.hasPrefix("fam-") == true && redeemed.codeChallenge == "challenge")
+            #expect(try await database.store.deleteExpiredAuthorizationCodes(before: now.addingTimeInterval(61)) == 10)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func revokingAnAppsGrantsKeepsOtherApps(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let owner = try await account(store)
+            try await store.insertRefreshToken(refreshToken("a1", account: owner.id, app: "a"))
+            try await store.insertRefreshToken(refreshToken("b1", family: "g", account: owner.id, app: "b"))
+            try await store.insertAuthorizationCode(code("ca", account: owner.id, app: "a"))
+            try await store.insertFlow(flow("fa", app: "a"))
+            try await store.insertFlow(flow("fb", app: "b"))
+            #expect(try await store.revokeGrants(appID: "a", now: now) == 1)
+            #expect(try await store.refreshToken(digest: "a1")?.revokedAt == now)
+            #expect(try await store.refreshToken(digest: "b1")?.revokedAt == nil)
+            #expect(try await store.authorizationCode(digest: "ca") == nil)
+            #expect(try await store.flow(id: "fa", now: now) == nil)
+            #expect(try await store.flow(id: "fb", now: now) != nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func signingKeysInsertRetireReplaceAndExpire(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let first = SigningKeyRecord(kid: "k1", algorithm: .es256, privateKeyPEM: "pem-1", createdAt: now)
+            try await store.insertSigningKey(first)
+            try await store.insertSigningKey(SigningKeyRecord(kid: "k1", algorithm: .rs256, privateKeyPEM: "other", createdAt: now))
+            let second = SigningKeyRecord(kid: "k2", algorithm: .es256, privateKeyPEM: "pem-2", createdAt: now.addingTimeInterval(1), activatesAt: now.addingTimeInterval(20))
+            try await store.insertSigningKey(second)
+            try await store.retireSigningKeys(keeping: ["k2"], now: now.addingTimeInterval(20))
+            let keys = try await store.signingKeys()
+            #expect(keys.map(\.kid) == ["k1", "k2"])
+            #expect(keys[0].privateKeyPEM == "pem-1" && keys[0].retiredAt == now.addingTimeInterval(20))
+            #expect(keys[1].activatesAt == now.addingTimeInterval(20) && keys[1].retiredAt == nil)
+            #expect(try await !store.replaceSigningKeyMaterial(kid: "k1", expected: "wrong", replacement: "sealed"))
+            #expect(try await store.replaceSigningKeyMaterial(kid: "k1", expected: "pem-1", replacement: "sealed"))
+            #expect(try await store.deleteSigningKeys(retiredBefore: now.addingTimeInterval(21)) == 1)
+            #expect(try await store.signingKeys().map(\.kid) == ["k2"])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func revocationsKeepTheLatestAndExpire(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            try await store.insertRevocation(RevocationRecord(kind: .subject, value: "acc", revokedAt: now, expiresAt: now.addingTimeInterval(100)))
+            try await store.insertRevocation(RevocationRecord(kind: .subject, value: "acc", revokedAt: now.addingTimeInterval(-5), expiresAt: now.addingTimeInterval(50)))
+            try await store.insertRevocation(RevocationRecord(kind: .token, value: "jti", revokedAt: now, expiresAt: now.addingTimeInterval(10)))
+            let active = try await store.activeRevocations(now: now.addingTimeInterval(20))
+            #expect(active == [RevocationRecord(kind: .subject, value: "acc", revokedAt: now, expiresAt: now.addingTimeInterval(100))])
+            #expect(try await store.deleteExpiredRevocations(now: now.addingTimeInterval(20)) == 1)
+        }
+    }
+
+    // MARK: - Attempts
+
+    @Test(arguments: StoreKind.allCases) func parallelGuessesOnTwoNodesCannotSlipPastTheLimit(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let other = try await database.open()
+            defer { try? other.close() }
+            let results = try await concurrently(20, on: [database.store, other]) { store, _ in
+                try await store.reserveAttempt(key: "acct", now: now, window: 60, threshold: 5, lockDuration: { _ in 300 })
+            }
+            #expect(results.filter { $0 == .allowed }.count == 5)
+            #expect(results.filter { $0 == .lockedNow(until: now.addingTimeInterval(300)) }.count == 1)
+            #expect(results.filter { $0 == .locked(until: now.addingTimeInterval(300)) }.count == 14)
+            #expect(try await database.store.lockedCounters(now: now).map(\.key) == ["acct"])
+            #expect(try await other.unlock(key: "acct"))
+            #expect(try await !other.unlock(key: "acct"))
+            #expect(try await database.store.attemptCounter(key: "acct")?.lockouts == 0)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func failuresLockWhenDueAndClearOrReleaseOnSuccess(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            for _ in 0..<3 { _ = try await store.reserveAttempt(key: "k", now: now, window: 60, threshold: 10, lockDuration: { _ in 60 }) }
+            try await store.releaseAttempt(key: "k")
+            #expect(try await store.attemptCounter(key: "k")?.failures == 2)
+            #expect(try await store.lockIfDue(key: "k", now: now, threshold: 3, lockDuration: { _ in 60 }) == nil)
+            #expect(try await store.lockIfDue(key: "k", now: now, threshold: 2, lockDuration: { lockouts in 60 * Double(lockouts + 1) }) == now.addingTimeInterval(60))
+            let locked = try #require(try await store.attemptCounter(key: "k"))
+            #expect(locked.lockouts == 1 && locked.failures == 0 && locked.lockedUntil == now.addingTimeInterval(60))
+            _ = try await store.reserveAttempt(key: "k2", now: now, window: 60, threshold: 10, lockDuration: { _ in 60 })
+            try await store.clearFailures(key: "k2")
+            #expect(try await store.attemptCounter(key: "k2")?.failures == 0)
+            // Stale counters go; a live lock stays.
+            #expect(try await store.deleteStaleCounters(before: now.addingTimeInterval(30)) == 1)
+            #expect(try await store.attemptCounter(key: "k") != nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func rateBucketsCountEveryEventOnceInFixedWindows(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let other = try await database.open()
+            defer { try? other.close() }
+            let counts = try await concurrently(12, on: [database.store, other]) { store, _ in try await store.countEvent(key: "ip", now: now, window: 60) }
+            #expect(counts.map(\.count).sorted() == Array(1...12))
+            #expect(Set(counts.map(\.windowEnds)) == [now.addingTimeInterval(60)])
+            let next = try await database.store.countEvent(key: "ip", now: now.addingTimeInterval(60), window: 60)
+            #expect(next.count == 1 && next.windowEnds == now.addingTimeInterval(120))
+        }
+    }
+
+    // MARK: - Audit
+
+    @Test(arguments: StoreKind.allCases) func auditFiltersByTypeAppAccountAndTime(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            try await store.appendAudit(AuditEvent(time: now, type: "signin.success", appID: "a", accountID: "x"))
+            try await store.appendAudit(AuditEvent(time: now.addingTimeInterval(10), type: "signin.failure", appID: "a", outcome: "invalid_credentials"))
+            try await store.appendAudit(AuditEvent(time: now.addingTimeInterval(20), type: "signin.success", appID: "b", accountID: "y", details: ["via": "cli"]))
+            #expect(try await store.auditEvents(type: "signin.success", appID: nil, accountID: nil, since: nil, limit: 10).map(\.appID) == ["b", "a"])
+            #expect(try await store.auditEvents(type: nil, appID: "a", accountID: nil, since: now.addingTimeInterval(5), limit: 10).map(\.type) == ["signin.failure"])
+            #expect(try await store.auditEvents(type: nil, appID: nil, accountID: "y", since: nil, limit: 10).first?.details == ["via": "cli"])
+            #expect(try await store.auditEvents(type: nil, appID: nil, accountID: nil, since: nil, limit: 1).count == 1)
+            // Events of the same instant come newest first too.
+            try await store.appendAudit(AuditEvent(time: now.addingTimeInterval(20), type: "later", appID: "b"))
+            #expect(try await store.auditEvents(type: nil, appID: "b", accountID: nil, since: nil, limit: 1).first?.type == "later")
+        }
+    }
+
+    // MARK: - Plugin data
+
+    @Test(arguments: StoreKind.allCases) func pluginRecordsAreInsertOnceAndCompareAndSwap(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            #expect(try await store.insertPluginRecord(namespace: "a", key: "k", value: Data([1]), expiresAt: now.addingTimeInterval(10), now: now))
+            #expect(try await !store.insertPluginRecord(namespace: "a", key: "k", value: Data([2]), expiresAt: nil, now: now))
+            // The same key in another plugin's namespace is another record.
+            #expect(try await store.insertPluginRecord(namespace: "b", key: "k", value: Data([3]), expiresAt: nil, now: now))
+            // Once expired, the key can be taken again.
+            #expect(try await store.insertPluginRecord(namespace: "a", key: "k", value: Data([4]), expiresAt: nil, now: now.addingTimeInterval(11)))
+            let record = try #require(try await store.pluginRecord(namespace: "a", key: "k", now: now))
+            #expect(record.value == Data([4]))
+            #expect(try await store.replacePluginRecord(namespace: "a", key: "k", value: Data([5]), expiresAt: nil, expectedVersion: record.version))
+            #expect(try await !store.replacePluginRecord(namespace: "a", key: "k", value: Data([6]), expiresAt: nil, expectedVersion: record.version))
+            #expect(try await store.pluginRecord(namespace: "a", key: "k", now: now)?.value == Data([5]))
+            #expect(try await !store.deletePluginRecord(namespace: "a", key: "k", expectedVersion: record.version))
+            #expect(try await store.deletePluginRecord(namespace: "a", key: "k", expectedVersion: record.version + 1))
+            #expect(try await store.deletePluginRecord(namespace: "b", key: "k"))
+            #expect(try await !store.deletePluginRecord(namespace: "b", key: "k"))
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func aReplayKeyIsTakenOnceAcrossNodes(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let other = try await database.open()
+            defer { try? other.close() }
+            let wins = try await concurrently(16, on: [database.store, other]) { store, index in
+                try await store.insertPluginRecord(namespace: "fsso", key: "jti:abc", value: Data([UInt8(index)]), expiresAt: now.addingTimeInterval(60), now: now)
+            }
+            #expect(wins.filter { $0 }.count == 1)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func pluginRecordsMatchAKeyPrefixExactlyAndAValuePrefix(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            for key in ["jti:1", "jti:2", "key:a%b", "key:a_b", "key:axb", "keys", "user:é1", "user:é2", "zzz", "Zed"] {
+                #expect(try await store.insertPluginRecord(namespace: "p", key: key, value: Data(key.utf8), expiresAt: nil, now: now))
+            }
+            #expect(try await store.insertPluginRecord(namespace: "other", key: "key:a%b", value: Data("gh-kek1:x".utf8), expiresAt: nil, now: now))
+            func keys(_ prefix: String) async throws -> [String] { try await store.pluginRecords(namespace: "p", keyPrefix: prefix, now: now).map(\.key) }
+            #expect(try await keys("key:") == ["key:a%b", "key:a_b", "key:axb"])
+            // % and _ are not wildcards.
+            #expect(try await keys("key:a%") == ["key:a%b"])
+            #expect(try await keys("key:a_") == ["key:a_b"])
+            #expect(try await keys("user:é") == ["user:é1", "user:é2"])
+            // Byte order, whatever the database's locale: upper case before lower case.
+            #expect(try await keys("") == ["Zed", "jti:1", "jti:2", "key:a%b", "key:a_b", "key:axb", "keys", "user:é1", "user:é2", "zzz"])
+            #expect(try await keys("nope").isEmpty)
+            let sealed = try await store.pluginRecords(valuePrefix: Data("gh-kek1:".utf8), now: now)
+            #expect(sealed.map(\.namespace) == ["other"])
+            #expect(try await store.deleteExpiredPluginRecords(now: now) == 0)
+        }
+    }
+
+    // MARK: - Provisional identities
+
+    @Test(arguments: StoreKind.allCases) func provisionalIdentitiesAreOnePerAddressAndAttachOnce(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let email = try #require(EmailAddress("ann@example.com"))
+            let identity = ProvisionalIdentity(id: "p1", appID: "docs", email: email, grants: ["doc:1:read"], createdAt: now, createdBy: "app:docs")
+            #expect(try await store.createProvisionalIdentity(identity).created)
+            var twin = identity
+            twin.id = "p2"
+            let again = try await store.createProvisionalIdentity(twin)
+            #expect(!again.created && again.identity.id == "p1")
+            #expect(try await store.addProvisionalGrants(id: "p1", grants: ["doc:1:read", "doc:2:write"], groups: ["team"])?.grants == ["doc:1:read", "doc:2:write"])
+            #expect(try await store.addProvisionalGrants(id: "none", grants: [], groups: []) == nil)
+            let owner = try await account(store)
+            #expect(try await store.attachProvisionalIdentity(id: "p1", accountID: owner.id, now: now))
+            #expect(try await !store.attachProvisionalIdentity(id: "p1", accountID: owner.id, now: now))
+            let attached = try await store.provisionalIdentities(accountID: owner.id)
+            #expect(attached.map(\.id) == ["p1"] && attached[0].groups == ["team"] && attached[0].attachedAt == now)
+            #expect(try await store.provisionalIdentity(id: "p1")?.email == email)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func pingAndScrubWork(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            try await database.store.ping()
+            try await database.store.insertSigningKey(SigningKeyRecord(kid: "k", algorithm: .es256, privateKeyPEM: "x", createdAt: now))
+            try await database.store.scrubReplacedData()
+            #expect(try await database.store.signingKeys().count == 1)
+        }
     }
 }

@@ -2,6 +2,8 @@
 # End-to-end tests of the real `gatehouse` binary: the README walk-through, restart durability, a
 # kill -9 in the middle of writes, graceful shutdown, the CLI (check-config, users, migrate), and
 # token verification with an independent JOSE implementation (Python's cryptography).
+# E2E_DATABASE=postgres runs the same checks with every broker on PostgreSQL (a server of its own,
+# one database per scenario) instead of SQLite files.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 bin="$repo/.build/debug/gatehouse"
@@ -9,8 +11,14 @@ work=$(mktemp -d /tmp/gatehouse-e2e.XXXXXX)
 pid=""
 failures=0
 
+database=${E2E_DATABASE:-sqlite}
+postgres="$repo/Tests/postgres/postgres.sh"
+# Outside $work, which only root may enter: the server runs as the postgres user.
+pg=$(mktemp -u /tmp/gatehouse-e2e-pg.XXXXXX)
+
 cleanup() {
   [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
+  [ "$database" = postgres ] && "$postgres" remove "$pg" 2>/dev/null || true
   # The server's log and the secrets this run used, for the log scan at the end of `make test`.
   mkdir -p "$repo/.build/test-logs"
   cp "$work/serve.log" "$repo/.build/test-logs/e2e-serve.log" 2>/dev/null || true
@@ -32,6 +40,28 @@ check() { # check "description" command...
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 base="http://127.0.0.1:$port"
 cd "$work"
+
+# The database of the broker run from DIR ($work itself: "main").
+database_name() { if [ "$1" = "$work" ]; then echo main; else basename "$1"; fi; }
+use_database() { # use_database DIR: with PostgreSQL, DIR's gatehouse.yaml gets a database of its own
+  [ "$database" = postgres ] || return 0
+  printf 'storage:\n  postgres:\n    url: %s\n' "$("$postgres" createdb "$pg" "$(database_name "$1")")" >>"$1/gatehouse.yaml"
+}
+query() { # query DIR SQL: the first column of the first row, from the database of the broker run from DIR
+  if [ "$database" = postgres ]; then
+    "$postgres" psql "$pg" -d "$(database_name "$1")" -tA -c "$2"
+  else
+    "$py" -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])" "$1/data/gatehouse.sqlite" "$2"
+  fi
+}
+if [ "$database" = postgres ]; then
+  pg_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  "$postgres" start "$pg" "$pg_port" >/dev/null
+  # make run's default config, on PostgreSQL: what `gatehouse serve` and the CLI read without --config.
+  "$bin" default-config | sed '/^storage:/,/^$/d' >"$work/gatehouse.yaml"
+  use_database "$work"
+  export GATEHOUSE_CONFIG="$work/gatehouse.yaml"
+fi
 
 start() {
   "$bin" serve --listen "127.0.0.1:$port" "$@" >>"$work/serve.log" 2>&1 &
@@ -193,14 +223,9 @@ for i in $(seq 1 20); do flow demo register "crash$i" "correct horse battery sta
 sleep 0.4
 kill -9 "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 wait 2>/dev/null || true
-check "integrity_check is ok and every account has its identity link" "$py" - "$work/data/gatehouse.sqlite" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-orphans = db.execute("SELECT COUNT(*) FROM accounts a WHERE NOT EXISTS (SELECT 1 FROM identity_links l WHERE l.account_id = a.id)").fetchone()[0]
-dangling = db.execute("SELECT COUNT(*) FROM identity_links l WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = l.account_id)").fetchone()[0]
-assert orphans == 0 and dangling == 0, (orphans, dangling)
-PY
+if [ "$database" = sqlite ]; then check "SQLite's integrity_check is ok" test "$(query "$work" "PRAGMA integrity_check")" = ok; fi
+check "every account has its identity link and every link its account" test \
+  "$(query "$work" "SELECT (SELECT COUNT(*) FROM accounts a WHERE NOT EXISTS (SELECT 1 FROM identity_links l WHERE l.account_id = a.id)) + (SELECT COUNT(*) FROM identity_links l WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = l.account_id))")" = 0
 start
 check "the broker serves again after the crash" bash -c "[ \"\$(jq -r .status <<<'$(flow demo authenticate alice "correct horse battery staple")')\" = completed ]"
 stop
@@ -298,6 +323,7 @@ apps:
     policy:
       identityProviders: [acme-sso]
 YAML
+use_database "$work/fsso"
 start_in "$work/fsso"
 sign() { "$py" - "$work/fsso.key" "$@" <<'PY'
 import base64, hashlib, hmac, json, sys, time, uuid, jwt
@@ -344,7 +370,7 @@ PY
 }
 check "the running broker accepts the issuer key the CLI registered, without a restart" test "$(bearer "$(sign_with "$work/beta.key" beta b1 dave)" | jq -r .token_type)" = Bearer
 check "a test-key token registers a user" test "$(bearer "$(sign_with "$work/test.key" gatehouse-test:backend "$test_kid" tester)" | jq -r .token_type)" = Bearer
-check "the test user is marked as a test account" bash -c "sqlite_count=\$('$py' -c \"import sqlite3; print(sqlite3.connect('$work/fsso/data/gatehouse.sqlite').execute('SELECT COUNT(*) FROM accounts WHERE username = \\'tester\\' AND is_test = 1').fetchone()[0])\") && [ \"\$sqlite_count\" = 1 ]"
+check "the test user is marked as a test account" test "$(query "$work/fsso" "SELECT COUNT(*) FROM accounts WHERE username = 'tester' AND CAST(is_test AS INTEGER) = 1")" = 1
 check "gatehouse resources remove --app revokes the test key" bash -c "cd '$work/fsso' && '$bin' resources remove --config gatehouse.yaml --app backend test-keys '$test_kid'"
 check "the audit log names the plugin's events by its type" bash -c "cd '$work/fsso' && '$bin' audit tail --type fsso-jwt.test_key_revoked --config gatehouse.yaml | grep -q '$test_kid'"
 check "the running broker refuses the revoked test key's token at once" test "$(bearer "$(sign_with "$work/test.key" gatehouse-test:backend "$test_kid" tester2)" | jq -r .error)" = invalid_grant
@@ -374,6 +400,7 @@ apps:
     policy:
       identityProviders: [bank]
 YAML
+use_database "$work/custom"
 start_in "$work/custom"
 custom_flow() { # custom_flow STATELESS SUBJECT -> the final JSON
   local started
@@ -382,7 +409,7 @@ custom_flow() { # custom_flow STATELESS SUBJECT -> the final JSON
   curl -sS -u "bankapp:$BANK_APP_SECRET" -X POST "$base/v1/flows/$(jq -r .flow <<<"$started")" -H 'Content-Type: application/json' \
     -d "{\"answer\":{\"customData\":{\"subject\":\"$2\"}}}"
 }
-rows() { "$py" -c "import sqlite3; db=sqlite3.connect('$work/custom/data/gatehouse.sqlite'); print(*[db.execute(f'SELECT COUNT(*) FROM {t}').fetchone()[0] for t in ('accounts','identity_links','refresh_tokens','flows')])"; }
+rows() { for table in accounts identity_links refresh_tokens flows; do query "$work/custom" "SELECT COUNT(*) FROM $table"; done | xargs; }
 check "a stateful custom-api sign-in creates an account and a refresh token" test "$(custom_flow false cust-1 | jq -r '.account.username + " " + (.tokens.refresh_token != null | tostring)')" = "cust-1 true"
 check "stateless is refused while the app's policy has it off" test "$(custom_flow true ghost | jq -r .error)" = stateless_disabled
 check "the admin API turns statelessAuthentication on" test "$(admin -X PATCH "$base/admin/v1/apps/bankapp/policy" -d '{"statelessAuthentication": true}' | jq -r .policy.statelessAuthentication)" = true
@@ -451,6 +478,7 @@ apps:
     secret: \${VAULT_SECRET}
     policy: {identityProviders: [local], authenticators: [email], secondFactor: email, selfRegistration: true}
 YAML
+use_database "$work/mail"
 start_in "$work/mail"
 mailcode() { # mailcode ADDRESS -> the code in the newest message to ADDRESS, parsed with Python's email package
   "$py" - "$work/mail/box" "$1" <<'PY'
@@ -519,6 +547,12 @@ check "with the SMTP server down, the answer is delivery_failed (503)" test "$(a
 check "no code and no SMTP password appear in the server log" bash -c "! grep -q 'mail-password-e2e' '$work/serve.log' && ! grep -qE 'code[^a-z]*[0-9]{6}' '$work/serve.log'"
 stop
 sealed_at_rest() { # every signing key and the email-code HMAC key are sealed; no PEM private key in the files
+  if [ "$database" = postgres ]; then
+    [ "$(query "$work/mail" "SELECT COUNT(*) FROM signing_keys WHERE private_key_pem NOT LIKE 'gh-kek1:%'")" = 0 ] \
+      && [ "$(query "$work/mail" "SELECT COUNT(*) FROM signing_keys")" -gt 0 ] \
+      && [ "$(query "$work/mail" "SELECT COUNT(*) FROM plugin_data WHERE key = 'hash-key' AND substring(value FROM 1 FOR 8) = 'gh-kek1:'::bytea")" = 1 ]
+    return
+  fi
   "$py" - "$work/mail/data/gatehouse.sqlite" <<'PY'
 import glob, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])

@@ -127,12 +127,15 @@ public struct ServerConfig: Sendable, Decodable {
     }
 }
 
-/// `storage:` — where the broker keeps its data.
+/// `storage:` — where the broker keeps its data: `sqlite` (one node, the default) or `postgres`
+/// (any number of nodes sharing one database).
 public struct StorageConfig: Sendable, Decodable {
     /// `storage.sqlite.path`: the database file (created with its folder when missing).
     public var sqlitePath: String
     /// `storage.sqlite.durability`.
     public var durability: Durability
+    /// `storage.postgres`: set when the broker keeps its data in PostgreSQL (then there is no SQLite file).
+    public var postgres: PostgresSettings?
 
     /// How hard each commit is pushed to disk.
     public enum Durability: String, Sendable, Codable {
@@ -146,13 +149,33 @@ public struct StorageConfig: Sendable, Decodable {
     public init(sqlitePath: String, durability: Durability = .full) {
         self.sqlitePath = sqlitePath
         self.durability = durability
+        self.postgres = nil
     }
 
-    enum CodingKeys: String, CodingKey { case sqlite }
+    public init(postgres: PostgresSettings) {
+        self.sqlitePath = "data/gatehouse.sqlite"
+        self.durability = .full
+        self.postgres = postgres
+    }
+
+    /// The database in one line for logs and messages, without a password.
+    public var summary: String { postgres.map { "PostgreSQL \($0.summary)" } ?? "SQLite \(sqlitePath)" }
+
+    enum CodingKeys: String, CodingKey { case sqlite, postgres }
     enum SQLiteKeys: String, CodingKey { case path, durability }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        if container.contains(.postgres) {
+            if container.contains(.sqlite) {
+                throw ConfigIssue(path: decoder.codingPath + [CodingKeys.postgres], "storage takes either sqlite or postgres, not both")
+            }
+            self.postgres = try container.decode(PostgresSettings.self, forKey: .postgres)
+            self.sqlitePath = "data/gatehouse.sqlite"
+            self.durability = .full
+            return
+        }
+        self.postgres = nil
         let sqlite = try container.nestedContainer(keyedBy: SQLiteKeys.self, forKey: .sqlite)
         self.sqlitePath = try sqlite.decodeIfPresent(String.self, forKey: .path) ?? "data/gatehouse.sqlite"
         let durability = try sqlite.decodeIfPresent(String.self, forKey: .durability) ?? "full"
@@ -165,7 +188,6 @@ public struct StorageConfig: Sendable, Decodable {
         }
     }
 }
-
 
 /// `tokens:` — how the broker signs what it issues.
 public struct TokenConfig: Sendable, Decodable {

@@ -95,6 +95,7 @@ public struct ConfigLoader: Sendable {
         }
 
         if let environment, let mail { issues += mail.issues(in: environment) }
+        if let environment, let postgres = storage?.postgres { issues += postgres.issues(in: environment, path: "storage.postgres") }
 
         // A variable that is not set reads as null; drop the follow-on "missing" report at the same path.
         let knownPaths = Set(knownIssues.map(\.path))

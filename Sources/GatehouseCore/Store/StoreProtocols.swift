@@ -108,13 +108,17 @@ public struct SigningKeyRecord: Sendable, Hashable, Codable {
     public var createdAt: Date
     /// Set when a newer key took over; the key stays published until tokens it signed have expired.
     public var retiredAt: Date?
+    /// A rotated-in key is published at once but signs only from this time, so that every node (and
+    /// every client that reads the JWKS) knows it before the first token it signs; nil: from creation.
+    public var activatesAt: Date?
 
-    public init(kid: String, algorithm: SigningAlgorithm, privateKeyPEM: String, createdAt: Date, retiredAt: Date? = nil) {
+    public init(kid: String, algorithm: SigningAlgorithm, privateKeyPEM: String, createdAt: Date, retiredAt: Date? = nil, activatesAt: Date? = nil) {
         self.kid = kid
         self.algorithm = algorithm
         self.privateKeyPEM = privateKeyPEM
         self.createdAt = createdAt
         self.retiredAt = retiredAt
+        self.activatesAt = activatesAt
     }
 }
 

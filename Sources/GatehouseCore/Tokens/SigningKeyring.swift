@@ -20,6 +20,12 @@ public final class SigningKeyring: Sendable {
     /// How long a retired key stays published: the longest access- or ID-token lifetime a policy
     /// allows (one day), so every token it signed expires before its key disappears.
     public static let retiredKeyGrace: TimeInterval = 86_400
+    /// How often every node re-reads the keys (and so picks up a rotation made elsewhere).
+    public static let reloadInterval: TimeInterval = 5
+    /// A rotated-in key is published at once and signs only this much later: by then every node has
+    /// re-read the keys (`reloadInterval`, with room for a slow reload) and publishes it, so no token
+    /// it signs meets a JWKS that lacks it. The key it replaces signs until then.
+    public static let activationDelay: TimeInterval = 20
     /// Verified access tokens remembered (until they expire) so that a token introspected again and
     /// again is not verified again each time.
     static let verifiedCacheLimit = 10_000
@@ -28,8 +34,26 @@ public final class SigningKeyring: Sendable {
     private struct Snapshot: Sendable {
         var collections: [JWTKeyCollection] = [JWTKeyCollection()]
         var loaded: [String: LoadedKey] = [:]
-        var activeKids: [SigningAlgorithm: String] = [:]
+        /// Per algorithm, the keys that may sign, newest activation first, with when each starts and
+        /// stops signing: the one to use is the first whose window holds the clock's time.
+        var signers: [SigningAlgorithm: [Signer]] = [:]
         var lastReload = Date.distantPast
+
+        func activeKid(_ algorithm: SigningAlgorithm, at now: Date) -> String? {
+            signers[algorithm]?.first { $0.from <= now && ($0.until.map { now < $0 } ?? true) }?.kid
+        }
+
+        func activeKids(at now: Date) -> [SigningAlgorithm: String] {
+            var kids: [SigningAlgorithm: String] = [:]
+            for algorithm in SigningAlgorithm.allCases { kids[algorithm] = activeKid(algorithm, at: now) }
+            return kids
+        }
+    }
+
+    private struct Signer: Sendable {
+        var kid: String
+        var from: Date
+        var until: Date?
     }
 
     private struct LoadedKey: Sendable {
@@ -58,7 +82,8 @@ public final class SigningKeyring: Sendable {
     /// active one.
     public func prepare() async throws {
         try await reload()
-        let missing = SigningAlgorithm.allCases.filter { algorithm in snapshot.withLock { $0.activeKids[algorithm] } == nil }
+        let now = clock.now
+        let missing = SigningAlgorithm.allCases.filter { algorithm in snapshot.withLock { $0.activeKid(algorithm, at: now) } == nil }
         guard !missing.isEmpty else { return }
         for algorithm in missing { try await store.insertSigningKey(try sealed(Self.generate(algorithm, now: clock.now))) }
         try await reload()
@@ -71,7 +96,7 @@ public final class SigningKeyring: Sendable {
         let published = try await store.signingKeys().filter { Self.isPublished($0, now: now) }.map(opened)
         let previous = snapshot.withLock { $0.loaded }
         if !previous.isEmpty, Set(published.map(\.kid)) == Set(previous.keys),
-            published.allSatisfy({ previous[$0.kid]?.record.retiredAt == $0.retiredAt })
+            published.allSatisfy({ previous[$0.kid]?.record.retiredAt == $0.retiredAt && previous[$0.kid]?.record.activatesAt == $0.activatesAt })
         {
             // Nothing changed: keep the built key collections.
             snapshot.withLock { $0.lastReload = now }
@@ -98,9 +123,11 @@ public final class SigningKeyring: Sendable {
             next.collections.append(collection)
         }
         for algorithm in SigningAlgorithm.allCases {
-            next.activeKids[algorithm] = next.loaded.values
-                .filter { $0.record.algorithm == algorithm && $0.record.retiredAt == nil }
-                .max { $0.record.createdAt < $1.record.createdAt }?.record.kid
+            next.signers[algorithm] = next.loaded.values.map(\.record)
+                .filter { $0.algorithm == algorithm }
+                .map { Signer(kid: $0.kid, from: $0.activatesAt ?? $0.createdAt, until: $0.retiredAt) }
+                .filter { signer in signer.until.map { signer.from < $0 } ?? true }
+                .sorted { ($0.from, $0.kid) > ($1.from, $1.kid) }
         }
         let replacement = next
         snapshot.withLock { $0 = replacement }
@@ -109,21 +136,36 @@ public final class SigningKeyring: Sendable {
         }
     }
 
-    /// Makes a new key of every supported algorithm the signing key of that algorithm. The previous
-    /// keys are retired but stay published for `retiredKeyGrace`, so tokens they signed still verify
-    /// until they expire. Returns the new keys, the access-token algorithm's first.
+    /// Makes a new key of every supported algorithm, published at once and signing from
+    /// `activationDelay` on; the previous keys sign until then and are retired at that moment, then
+    /// stay published for `retiredKeyGrace`, so tokens they signed still verify until they expire.
+    /// `immediately` skips the delay (one node, or a key believed compromised: tokens it signs may
+    /// then meet a node that does not publish the new key yet for up to `reloadInterval`). Returns
+    /// the new keys, the access-token algorithm's first.
     @discardableResult
-    public func rotate() async throws -> [SigningKeyRecord] {
+    public func rotate(immediately: Bool = false) async throws -> [SigningKeyRecord] {
         let now = clock.now
         // A key created in the same second as the one it replaces must still sort after it.
-        let newest = snapshot.withLock { $0.loaded.values.map(\.record.createdAt).max() } ?? .distantPast
+        let newest = snapshot.withLock { $0.loaded.values.map { $0.record.activatesAt ?? $0.record.createdAt }.max() } ?? .distantPast
         let created = max(now, newest.addingTimeInterval(0.001))
+        let activates = immediately ? created : created.addingTimeInterval(Self.activationDelay)
         let algorithms = [accessTokenAlgorithm] + SigningAlgorithm.allCases.filter { $0 != accessTokenAlgorithm }
-        let records = try algorithms.map { try Self.generate($0, now: created) }
+        let records = try algorithms.map { algorithm in
+            var record = try Self.generate(algorithm, now: created)
+            record.activatesAt = activates
+            return record
+        }
         for record in records { try await store.insertSigningKey(try sealed(record)) }
-        try await store.retireSigningKeys(keeping: records.map(\.kid), now: now)
+        try await store.retireSigningKeys(keeping: records.map(\.kid), now: activates)
         try await reload()
         return records
+    }
+
+    /// Re-reads the keys when the last reload is `reloadInterval` old (the maintenance loop calls it).
+    public func reloadIfStale() async throws {
+        let now = clock.now
+        let last = snapshot.withLock { $0.lastReload }
+        if now.timeIntervalSince(last) >= Self.reloadInterval || now < last { try await reload() }
     }
 
     /// The associated data of a key's sealed private key: its row.
@@ -170,14 +212,16 @@ public final class SigningKeyring: Sendable {
 
     /// The algorithms ID tokens can be signed with (for discovery): every algorithm with an active key.
     public func idTokenAlgorithms() -> [String] {
-        let active = snapshot.withLock { $0.activeKids }
+        let now = clock.now
+        let active = snapshot.withLock { $0.activeKids(at: now) }
         // RS256 first: the default, and the one OpenID Connect Discovery requires.
         return SigningAlgorithm.allCases.sorted { $0 == .rs256 && $1 != .rs256 }.filter { active[$0] != nil }.map(\.rawValue)
     }
 
     private func lane(_ algorithm: SigningAlgorithm) -> (collection: JWTKeyCollection, activeKid: String?) {
         let index = turn.wrappingAdd(1, ordering: .relaxed).oldValue
-        return snapshot.withLock { ($0.collections[abs(index) % $0.collections.count], $0.activeKids[algorithm]) }
+        let now = clock.now
+        return snapshot.withLock { ($0.collections[abs(index) % $0.collections.count], $0.activeKid(algorithm, at: now)) }
     }
 
     /// Signs access-token claims with the active key of the access-token algorithm (header

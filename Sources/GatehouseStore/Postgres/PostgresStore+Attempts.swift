@@ -1,0 +1,136 @@
+import Foundation
+import GatehouseCore
+import PostgresNIO
+
+extension PostgresStore: AttemptCounterStore {
+    public func attemptCounter(key: String) async throws -> AttemptCounter? {
+        try await rows("SELECT * FROM attempt_counters WHERE key = \(key)").first.map(Self.counter)
+    }
+
+    /// The counter row is made if missing and then locked (`FOR UPDATE`) for the decision, so parallel
+    /// guesses on several nodes are counted one after the other and cannot all slip past the limit.
+    public func reserveAttempt(
+        key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval
+    ) async throws -> AttemptReservation {
+        // The transaction's closure runs and ends before this returns, so the rule never escapes.
+        try await withoutActuallyEscaping(lockDuration) { lockDuration in try await reserve(key: key, now: now, window: window, threshold: threshold, lockDuration: lockDuration) }
+    }
+
+    private func reserve(
+        key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @escaping @Sendable (Int) -> TimeInterval
+    ) async throws -> AttemptReservation {
+        try await transaction { connection in
+            var counter = try await Self.lockedCounter(key, now: now, connection, self.logger)
+            if let until = counter.lockedUntil, until > now { return .locked(until: until) }
+            if now.timeIntervalSince(counter.windowStart) >= window {
+                counter.failures = 0
+                counter.windowStart = now
+            }
+            let result: AttemptReservation
+            if counter.failures >= threshold {
+                let until = now.addingTimeInterval(lockDuration(counter.lockouts))
+                counter.lockedUntil = until
+                counter.lockouts += 1
+                counter.failures = 0
+                counter.windowStart = now
+                result = .lockedNow(until: until)
+            } else {
+                counter.failures += 1
+                result = .allowed
+            }
+            try await Self.save(counter, now: now, connection, self.logger)
+            return result
+        }
+    }
+
+    public func lockIfDue(key: String, now: Date, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval) async throws -> Date? {
+        try await withoutActuallyEscaping(lockDuration) { lockDuration in try await lock(key: key, now: now, threshold: threshold, lockDuration: lockDuration) }
+    }
+
+    private func lock(key: String, now: Date, threshold: Int, lockDuration: @escaping @Sendable (Int) -> TimeInterval) async throws -> Date? {
+        try await transaction { connection in
+            guard
+                var counter = try await Self.rows("SELECT * FROM attempt_counters WHERE key = \(key) FOR UPDATE", on: connection, logger: self.logger)
+                    .first.map(Self.counter),
+                counter.failures >= threshold, (counter.lockedUntil ?? .distantPast) <= now
+            else { return nil }
+            let until = now.addingTimeInterval(lockDuration(counter.lockouts))
+            counter.lockedUntil = until
+            counter.lockouts += 1
+            counter.failures = 0
+            counter.windowStart = now
+            try await Self.save(counter, now: now, connection, self.logger)
+            return until
+        }
+    }
+
+    /// The key's row, made when missing, locked until the transaction ends.
+    static func lockedCounter(_ key: String, now: Date, _ connection: PostgresConnection, _ logger: Logger) async throws -> AttemptCounter {
+        try await connection.query(
+            """
+            INSERT INTO attempt_counters (key, failures, window_start, locked_until, lockouts, updated_at)
+            VALUES (\(key), 0, \(now.storeValue), NULL, 0, \(now.storeValue)) ON CONFLICT (key) DO NOTHING
+            """, logger: logger
+        )
+        guard let counter = try await rows("SELECT * FROM attempt_counters WHERE key = \(key) FOR UPDATE", on: connection, logger: logger).first.map(Self.counter)
+        else { throw BrokerError(.conflict, .conflict, "The attempt counter changed concurrently; try again.") }
+        return counter
+    }
+
+    static func save(_ counter: AttemptCounter, now: Date, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await connection.query(
+            """
+            UPDATE attempt_counters SET failures = \(counter.failures), window_start = \(counter.windowStart.storeValue),
+                locked_until = \(counter.lockedUntil?.storeValue), lockouts = \(counter.lockouts), updated_at = \(now.storeValue)
+            WHERE key = \(counter.key)
+            """, logger: logger
+        )
+    }
+
+    public func releaseAttempt(key: String) async throws {
+        try await run("UPDATE attempt_counters SET failures = failures - 1 WHERE key = \(key) AND failures > 0")
+    }
+
+    public func clearFailures(key: String) async throws {
+        try await run("UPDATE attempt_counters SET failures = 0 WHERE key = \(key) AND failures > 0")
+    }
+
+    /// One statement: the upsert takes the row lock, and the window arithmetic happens under it.
+    public func countEvent(key: String, now: Date, window: TimeInterval) async throws -> (count: Int, windowEnds: Date) {
+        let t = now.storeValue
+        guard
+            let row = try await rows(
+                """
+                INSERT INTO attempt_counters (key, failures, window_start, locked_until, lockouts, updated_at) VALUES (\(key), 1, \(t), NULL, 0, \(t))
+                ON CONFLICT (key) DO UPDATE SET
+                    failures = CASE WHEN \(t) - attempt_counters.window_start >= \(window) THEN 1 ELSE attempt_counters.failures + 1 END,
+                    window_start = CASE WHEN \(t) - attempt_counters.window_start >= \(window) THEN \(t) ELSE attempt_counters.window_start END,
+                    updated_at = \(t)
+                RETURNING failures, window_start
+                """
+            ).first
+        else { throw BrokerError.internalFailure("the rate counter returned nothing") }
+        return (try row["failures"].int(), try row["window_start"].date().addingTimeInterval(window))
+    }
+
+    public func unlock(key: String) async throws -> Bool {
+        try await run("UPDATE attempt_counters SET locked_until = NULL, failures = 0, lockouts = 0 WHERE key = \(key) AND locked_until IS NOT NULL RETURNING 1") == 1
+    }
+
+    public func lockedCounters(now: Date) async throws -> [AttemptCounter] {
+        try await rows("SELECT * FROM attempt_counters WHERE locked_until > \(now.storeValue) ORDER BY locked_until DESC").map(Self.counter)
+    }
+
+    public func deleteStaleCounters(before: Date) async throws -> Int {
+        try await run(
+            "DELETE FROM attempt_counters WHERE updated_at < \(before.storeValue) AND (locked_until IS NULL OR locked_until < \(before.storeValue)) RETURNING 1"
+        )
+    }
+
+    static func counter(_ row: PostgresRandomAccessRow) throws -> AttemptCounter {
+        AttemptCounter(
+            key: try row["key"].string(), failures: try row["failures"].int(), windowStart: try row["window_start"].date(),
+            lockedUntil: try row["locked_until"].optionalDate(), lockouts: try row["lockouts"].int()
+        )
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import GatehouseCore
+import PostgresNIO
+
+extension PostgresStore: AuditStore {
+    public func appendAudit(_ event: AuditEvent) async throws {
+        try await run(
+            """
+            INSERT INTO audit_events (id, time, type, app_id, account_id, provider_id, outcome, details)
+            VALUES (\(event.id), \(event.time.storeValue), \(event.type), \(event.appID), \(event.accountID), \(event.providerID), \(event.outcome),
+                    \(try StoreJSON.encode(event.details)))
+            """
+        )
+    }
+
+    public func auditEvents(type: String?, appID: String?, accountID: String?, since: Date?, limit: Int) async throws -> [AuditEvent] {
+        var conditions: [String] = []
+        var bindings = PostgresBindings()
+        func condition(_ column: String, _ op: String, _ value: some PostgresEncodable & Sendable) throws {
+            try bindings.append(value)
+            conditions.append("\(column) \(op) $\(bindings.count)")
+        }
+        if let type { try condition("type", "=", type) }
+        if let appID { try condition("app_id", "=", appID) }
+        if let accountID { try condition("account_id", "=", accountID) }
+        if let since { try condition("time", ">=", since.storeValue) }
+        bindings.append(limit)
+        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let query = PostgresQuery(unsafeSQL: "SELECT * FROM audit_events \(filter) ORDER BY time DESC, seq DESC LIMIT $\(bindings.count)", binds: bindings)
+        return try await rows(query).map { row in
+            AuditEvent(
+                id: try row["id"].string(), time: try row["time"].date(), type: try row["type"].string(), appID: try row["app_id"].optionalString(),
+                accountID: try row["account_id"].optionalString(), providerID: try row["provider_id"].optionalString(),
+                outcome: try row["outcome"].optionalString(), details: try row["details"].json([String: String].self)
+            )
+        }
+    }
+}

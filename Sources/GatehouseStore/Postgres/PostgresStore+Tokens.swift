@@ -1,0 +1,103 @@
+import Foundation
+import GatehouseCore
+import PostgresNIO
+
+extension PostgresStore: RefreshTokenStore {
+    public func insertRefreshToken(_ token: RefreshTokenRecord) async throws {
+        try await run(try Self.insert(token))
+    }
+
+    static func insert(_ token: RefreshTokenRecord) throws -> PostgresQuery {
+        """
+        INSERT INTO refresh_tokens (digest, family_id, account_id, app_id, scopes, issued_at, expires_at, auth_time, amr, idp, used_at, revoked_at)
+        VALUES (\(token.digest), \(token.familyID), \(token.accountID), \(token.appID), \(try StoreJSON.encode(token.scopes)),
+                \(token.issuedAt.storeValue), \(token.expiresAt.storeValue), \(token.authTime.storeValue), \(try StoreJSON.encode(token.methods)),
+                \(token.identityProvider), \(token.usedAt?.storeValue), \(token.revokedAt?.storeValue))
+        """
+    }
+
+    public func refreshToken(digest: String) async throws -> RefreshTokenRecord? {
+        guard let row = try await rows("SELECT * FROM refresh_tokens WHERE digest = \(digest)").first else { return nil }
+        return RefreshTokenRecord(
+            digest: try row["digest"].string(), familyID: try row["family_id"].string(), accountID: try row["account_id"].string(),
+            appID: try row["app_id"].string(), scopes: try row["scopes"].json([String].self), issuedAt: try row["issued_at"].date(),
+            expiresAt: try row["expires_at"].date(), authTime: try row["auth_time"].date(), methods: try row["amr"].json([String].self),
+            identityProvider: try row["idp"].optionalString(), usedAt: try row["used_at"].optionalDate(), revokedAt: try row["revoked_at"].optionalDate()
+        )
+    }
+
+    /// One statement: the conditional update and the insert of the replacement in one CTE, so the
+    /// replacement exists exactly when this request won the token. Of two nodes rotating the same
+    /// token at once, the second's update re-checks `used_at` after the first commits and changes
+    /// nothing, and then nothing is inserted.
+    public func rotateRefreshToken(usedDigest: String, replacement: RefreshTokenRecord, now: Date) async throws -> Bool {
+        let token = replacement
+        return try await run(
+            """
+            WITH used AS (
+                UPDATE refresh_tokens SET used_at = \(now.storeValue)
+                WHERE digest = \(usedDigest) AND used_at IS NULL AND revoked_at IS NULL RETURNING 1
+            )
+            INSERT INTO refresh_tokens (digest, family_id, account_id, app_id, scopes, issued_at, expires_at, auth_time, amr, idp, used_at, revoked_at)
+            SELECT \(token.digest), \(token.familyID), \(token.accountID), \(token.appID), \(try StoreJSON.encode(token.scopes)),
+                   \(token.issuedAt.storeValue), \(token.expiresAt.storeValue), \(token.authTime.storeValue), \(try StoreJSON.encode(token.methods)),
+                   \(token.identityProvider), \(token.usedAt?.storeValue), \(token.revokedAt?.storeValue)
+            FROM used RETURNING 1
+            """
+        ) == 1
+    }
+
+    public func revokeRefreshTokenFamily(familyID: String, now: Date) async throws -> Int {
+        try await run("UPDATE refresh_tokens SET revoked_at = \(now.storeValue) WHERE family_id = \(familyID) AND revoked_at IS NULL RETURNING 1")
+    }
+
+    public func revokeGrants(appID: String, now: Date) async throws -> Int {
+        try await transaction { connection in
+            let revoked = try await Self.rows(
+                "UPDATE refresh_tokens SET revoked_at = \(now.storeValue) WHERE app_id = \(appID) AND revoked_at IS NULL RETURNING 1", on: connection, logger: self.logger
+            ).count
+            try await connection.query("DELETE FROM authorization_codes WHERE app_id = \(appID) AND used_at IS NULL", logger: self.logger)
+            try await connection.query("DELETE FROM flows WHERE app_id = \(appID)", logger: self.logger)
+            return revoked
+        }
+    }
+
+    public func deleteExpiredRefreshTokens(now: Date) async throws -> Int {
+        try await run("DELETE FROM refresh_tokens WHERE expires_at <= \(now.storeValue) RETURNING 1")
+    }
+}
+
+extension PostgresStore: SigningKeyStore {
+    public func signingKeys() async throws -> [SigningKeyRecord] {
+        try await rows("SELECT * FROM signing_keys ORDER BY created_at, kid").compactMap { row in
+            guard let algorithm = SigningAlgorithm(rawValue: try row["algorithm"].string()) else { return nil }
+            return SigningKeyRecord(
+                kid: try row["kid"].string(), algorithm: algorithm, privateKeyPEM: try row["private_key_pem"].string(), createdAt: try row["created_at"].date(),
+                retiredAt: try row["retired_at"].optionalDate(), activatesAt: try row["activates_at"].optionalDate()
+            )
+        }
+    }
+
+    public func insertSigningKey(_ key: SigningKeyRecord) async throws {
+        try await run(
+            """
+            INSERT INTO signing_keys (kid, algorithm, private_key_pem, created_at, retired_at, activates_at)
+            VALUES (\(key.kid), \(key.algorithm.rawValue), \(key.privateKeyPEM), \(key.createdAt.storeValue), \(key.retiredAt?.storeValue),
+                    \(key.activatesAt?.storeValue))
+            ON CONFLICT (kid) DO NOTHING
+            """
+        )
+    }
+
+    public func retireSigningKeys(keeping kids: [String], now: Date) async throws {
+        try await run("UPDATE signing_keys SET retired_at = \(now.storeValue) WHERE retired_at IS NULL AND NOT (kid = ANY(\(kids)))")
+    }
+
+    public func deleteSigningKeys(retiredBefore before: Date) async throws -> Int {
+        try await run("DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < \(before.storeValue) RETURNING 1")
+    }
+
+    public func replaceSigningKeyMaterial(kid: String, expected: String, replacement: String) async throws -> Bool {
+        try await run("UPDATE signing_keys SET private_key_pem = \(replacement) WHERE kid = \(kid) AND private_key_pem = \(expected) RETURNING 1") == 1
+    }
+}
