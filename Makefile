@@ -3,10 +3,10 @@ SWIFT ?= swift
 SHELL := /bin/bash
 # System libraries the build links (libldap2-dev: the LDAP plugin), plus what the walk-through uses.
 RUN_PACKAGES := libsqlite3-dev libssl-dev libldap2-dev curl jq
-TEST_PACKAGES := $(RUN_PACKAGES) python3 python3-venv openssl slapd ldap-utils
+TEST_PACKAGES := $(RUN_PACKAGES) python3 python3-venv openssl slapd ldap-utils postgresql
 ARGS ?=
 
-.PHONY: run test build deps test-deps unit e2e integration hardening clean test-logs
+.PHONY: run test build deps test-deps unit e2e e2e-postgres multinode integration hardening clean test-logs
 
 deps:
 	@scripts/install-deps.sh $(RUN_PACKAGES)
@@ -35,6 +35,16 @@ e2e: test-deps
 	$(SWIFT) build --product gatehouse
 	Tests/e2e/run.sh
 
+# The same end-to-end checks with every broker on PostgreSQL.
+e2e-postgres: test-deps
+	$(SWIFT) build --product gatehouse
+	E2E_DATABASE=postgres Tests/e2e/run.sh
+
+# Three broker nodes on one PostgreSQL: any node continues any flow.
+multinode: test-deps
+	$(SWIFT) build --product gatehouse
+	Tests/multinode/run.sh
+
 # A standard OIDC client (Authlib) and a real headless Chromium against the OpenID Provider.
 integration: test-deps
 	$(SWIFT) build --product gatehouse
@@ -51,7 +61,7 @@ hardening: test-deps
 test-logs:
 	@rm -rf .build/test-logs
 
-test: test-logs unit e2e integration hardening
+test: test-logs unit e2e e2e-postgres multinode integration hardening
 
 clean:
 	rm -rf .build data

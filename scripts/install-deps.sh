@@ -14,5 +14,11 @@ if [ "$(id -u)" -eq 0 ]; then run=(); elif command -v sudo >/dev/null; then run=
   echo "error: need root (or sudo) to install: ${missing[*]}" >&2; exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+# The tests start PostgreSQL servers of their own: Debian's package must not create and start a
+# cluster of its own on port 5432.
+if printf '%s\n' "${missing[@]}" | grep -qx postgresql; then
+  "${run[@]}" mkdir -p /etc/postgresql-common/createcluster.d
+  echo "create_main_cluster = false" | "${run[@]}" tee /etc/postgresql-common/createcluster.d/no-main.conf >/dev/null
+fi
 "${run[@]}" apt-get update -qq
 "${run[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

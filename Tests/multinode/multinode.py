@@ -1,0 +1,443 @@
+#!/usr/bin/env python3
+"""Three broker nodes on one PostgreSQL: any node continues any flow.
+
+Starts a throw-away PostgreSQL (Tests/postgres/postgres.sh) and three `gatehouse serve` processes on
+one database, with the same issuer and key-encryption key (as behind a load balancer), then proves
+over HTTP that nothing a second node needs lives in one node's memory:
+
+- a flow started on node A is answered (wrongly) on B and completed on C; a browser sign-in whose
+  page came from A is posted to B and its code redeemed on C;
+- a jti used on A is refused on B; a lockout earned on A holds on B and C;
+- a rotated refresh token reused on C revokes the family issued on A (and rotated on B);
+- a policy toggle (stateless on) made through B's admin API is in force on A within the bound;
+- the same authorization code redeemed on two nodes at the same instant succeeds exactly once
+  (repeated many times);
+- a key rotated with the CLI is published by every node's JWKS before any node signs with it;
+- PostgreSQL killed: OAuth endpoints and the flow API answer 503 temporarily_unavailable, /readyz is
+  not ready, a node started meanwhile waits for its database; PostgreSQL back: everything recovers
+  without a restart.
+
+    Tests/multinode/run.sh     (builds nothing: needs .build/debug/gatehouse)
+"""
+import base64
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from html import unescape
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import jwt
+import requests
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.environ.get("GATEHOUSE_BIN", os.path.join(REPO, ".build", "debug", "gatehouse"))
+POSTGRES = os.path.join(REPO, "Tests", "postgres", "postgres.sh")
+ISSUER = "https://login.example.test"
+CALLBACK = "https://web.example.test/callback"
+CUSTOM_SECRET = "multinode-custom-api-secret-" + secrets.token_hex(8)
+PASSWORD = "correct horse battery staple"
+WEB_SECRET = "multinode-web-secret-" + secrets.token_hex(8)
+ADMIN_TOKEN = "multinode-admin-token-" + secrets.token_hex(16)
+KEK = None  # set in main (gatehouse keys generate-kek)
+TIMEOUT = 10
+# The documented bound: an app's policy changed on one node is in force on every node within a
+# second (AppCache.lifetime); allow for scheduling on a loaded 2-core machine.
+POLICY_BOUND = 2.5
+
+failures = []
+
+
+def check(description, condition, detail=""):
+    print(f"  {'ok  ' if condition else 'FAIL'} {description}" + ("" if condition or not detail else f": {detail}"))
+    if not condition:
+        failures.append(description)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Node:
+    def __init__(self, name, work, config):
+        self.name, self.port = name, free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = os.path.join(work, f"node-{name}.log")
+        self.config = config
+        self.process = None
+
+    def start(self, wait=True):
+        env = {**os.environ, "GATEHOUSE_KEK": KEK, "GATEHOUSE_ADMIN_TOKEN": ADMIN_TOKEN, "WEB_SECRET": WEB_SECRET, "CUSTOM_SECRET": CUSTOM_SECRET}
+        self.process = subprocess.Popen(
+            [BIN, "serve", "--config", self.config, "--listen", f"127.0.0.1:{self.port}"],
+            stdout=open(self.log, "a"), stderr=subprocess.STDOUT, env=env,
+        )
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self, seconds=30):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"node {self.name} exited: {open(self.log).read()[-2000:]}")
+            try:
+                if requests.get(self.base + "/readyz", timeout=1).status_code == 200:
+                    return True
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        return False
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+    def post(self, path, **kwargs):
+        return requests.post(self.base + path, timeout=TIMEOUT, **kwargs)
+
+    def get(self, path, **kwargs):
+        return requests.get(self.base + path, timeout=TIMEOUT, **kwargs)
+
+    def token(self, **form):
+        return self.post("/oauth2/token", data=form, auth=("web", WEB_SECRET))
+
+    def flow(self, body):
+        return self.post("/v1/flows", json=body, auth=("web", WEB_SECRET))
+
+    def answer(self, flow, answer):
+        return self.post(f"/v1/flows/{flow}", json={"answer": answer}, auth=("web", WEB_SECRET))
+
+
+def error_of(response):
+    try:
+        return response.json().get("error")
+    except ValueError:
+        return f"(status {response.status_code}, not JSON)"
+
+
+def sign_in(node, username, password=PASSWORD):
+    started = node.flow({"app": "web", "provider": "local"})
+    assert started.status_code == 201, started.text
+    return node.answer(started.json()["flow"], {"username": username, "password": password})
+
+
+def pkce():
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    return verifier, challenge
+
+
+def browser_code(page_node, post_node, username="alice"):
+    """The sign-in page from one node, the form posted to another (the browser cookie travels)."""
+    verifier, challenge = pkce()
+    state = secrets.token_urlsafe(12)
+    query = urlencode({
+        "response_type": "code", "client_id": "web", "redirect_uri": CALLBACK, "scope": "openid", "state": state,
+        "code_challenge": challenge, "code_challenge_method": "S256", "nonce": secrets.token_urlsafe(8),
+    })
+    session = requests.Session()
+    page = session.get(f"{page_node.base}/oauth2/authorize?{query}", allow_redirects=False, timeout=TIMEOUT)
+    assert page.status_code == 200, (page.status_code, page.text[:300])
+    action = unescape(re.search(r'<form method="post" action="([^"]+)"', page.text).group(1))
+    hidden = {name: unescape(value) for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', page.text)}
+    # The browser cookie is scoped to the page's host; the load balancer is one host for the browser.
+    cookies = {cookie.name: cookie.value for cookie in session.cookies}
+    answer = requests.post(
+        post_node.base + urlsplit(action).path + (("?" + urlsplit(action).query) if urlsplit(action).query else ""),
+        data={**hidden, "username": username, "password": PASSWORD}, cookies=cookies, allow_redirects=False, timeout=TIMEOUT,
+    )
+    assert answer.status_code == 303, (answer.status_code, answer.text[:300])
+    params = dict(parse_qsl(urlsplit(answer.headers["Location"]).query))
+    assert params.get("state") == state, params
+    return params["code"], verifier
+
+
+def exchange(node, code, verifier):
+    return node.token(grant_type="authorization_code", code=code, redirect_uri=CALLBACK, code_verifier=verifier)
+
+
+def kid_of(token):
+    head = token.split(".")[0]
+    return json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))["kid"]
+
+
+def write_config(work, url, fsso_public_pem, api_port):
+    indented = "\n".join("                " + line for line in fsso_public_pem.strip().splitlines())
+    config = f"""environment: development
+server:
+  listen: 127.0.0.1:1
+  issuer: {ISSUER}
+storage:
+  postgres:
+    url: {url}
+    poolSize: 8
+    connectTimeout: 2s
+providers:
+  - id: local
+    type: local
+    config:
+      bcryptCost: 4
+  - id: bank
+    type: custom-api
+    config:
+      url: http://127.0.0.1:{api_port}/register
+      authentication: hmac
+      secret: ${{CUSTOM_SECRET}}
+  - id: acme-sso
+    type: fsso-jwt
+    config:
+      issuers:
+        - issuer: acme
+          apps: [partner]
+          keys:
+            - kid: k1
+              pem: |
+{indented}
+apps:
+  - id: web
+    name: Web
+    secret: ${{WEB_SECRET}}
+    redirectURIs: [{CALLBACK}]
+    policy:
+      identityProviders: [local]
+      selfRegistration: true
+      lockout:
+        maxFailedAttemptsPerAccount: 3
+        maxFailedAttemptsPerFlow: 10
+        lockoutDuration: 10m
+  - id: bankapp
+    name: Bank
+    secret: ${{WEB_SECRET}}
+    policy:
+      identityProviders: [bank]
+  - id: partner
+    name: Partner
+    policy:
+      identityProviders: [acme-sso]
+"""
+    path = os.path.join(work, "gatehouse.yaml")
+    with open(path, "w") as handle:
+        handle.write(config)
+    return path
+
+
+def main():
+    global KEK
+    work = tempfile.mkdtemp(prefix="gatehouse-multinode-")
+    pg_dir = tempfile.mktemp(prefix="gatehouse-multinode-pg-", dir="/tmp")
+    nodes, helpers = [], []
+    try:
+        KEK = subprocess.run([BIN, "keys", "generate-kek"], check=True, capture_output=True, text=True).stdout.strip()
+        url = subprocess.run([POSTGRES, "start", pg_dir, str(free_port())], check=True, capture_output=True, text=True).stdout.strip()
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        public_pem = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+        port_file = os.path.join(work, "api.port")
+        api = subprocess.Popen([sys.executable, os.path.join(REPO, "Tests", "custom-api", "app_api.py"), f"--secret={CUSTOM_SECRET}",
+                                "--port-file", port_file, "--log", os.path.join(work, "calls.jsonl")],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        helpers.append(api)
+        for _ in range(100):
+            if os.path.exists(port_file) and open(port_file).read().strip():
+                break
+            time.sleep(0.05)
+        config = write_config(work, url, public_pem, int(open(port_file).read()))
+        # Three nodes starting at the same moment migrate the new database once.
+        nodes = [Node(name, work, config) for name in "ABC"]
+        for node in nodes:
+            node.start(wait=False)
+        check("three nodes starting together on an empty database all become ready", all(node.wait_ready() for node in nodes))
+        a, b, c = nodes
+        applied = subprocess.run([POSTGRES, "psql", pg_dir, "-tA", "-c", "SELECT COUNT(*), COUNT(DISTINCT name) FROM gatehouse_migrations"],
+                                 capture_output=True, text=True).stdout.strip()
+        check("the schema was migrated once (each migration recorded once)", applied.split("|")[0] == applied.split("|")[1] != "0", applied)
+
+        registered = a.flow({"app": "web", "provider": "local", "purpose": "register"})
+        done = a.answer(registered.json()["flow"], {"username": "alice", "password": PASSWORD})
+        check("alice registers on A", done.status_code == 200 and done.json().get("status") == "completed", done.text[:200])
+
+        print("- flows continue on any node")
+        started = a.flow({"app": "web", "provider": "local"})
+        flow_id = started.json().get("flow")
+        wrong = b.answer(flow_id, {"username": "alice", "password": "not the password"})
+        check("a flow started on A is answered on B (wrong password: the flow goes on)",
+              wrong.status_code == 400 and error_of(wrong) == "invalid_credentials" and wrong.json().get("flow") in (None, flow_id), wrong.text[:200])
+        right = c.answer(flow_id, {"username": "alice", "password": PASSWORD})
+        check("... and completed on C", right.status_code == 200 and right.json().get("status") == "completed", right.text[:200])
+        family_tokens = right.json().get("tokens", {})
+
+        code, verifier = browser_code(a, b)
+        redeemed = exchange(c, code, verifier)
+        check("a sign-in page from A, posted to B, gives a code that C redeems", redeemed.status_code == 200 and "access_token" in redeemed.json(), redeemed.text[:200])
+
+        print("- replay, lockouts and refresh families are shared")
+        now = int(time.time())
+        assertion = jwt.encode({"iss": "acme", "sub": "dana", "aud": "identity-service", "jti": str(uuid.uuid4()), "iat": now, "exp": now + 60},
+                               key, algorithm="RS256", headers={"kid": "k1"})
+        bearer = {"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer", "assertion": assertion, "client_id": "partner"}
+        first = a.post("/oauth2/token", data=bearer)
+        second = b.post("/oauth2/token", data=bearer)
+        check("a jti used on A is refused on B", first.status_code == 200 and second.status_code == 400 and error_of(second) == "invalid_grant",
+              f"{first.status_code} {second.status_code} {second.text[:200]}")
+
+        registered = a.flow({"app": "web", "provider": "local", "purpose": "register"})
+        a.answer(registered.json()["flow"], {"username": "mallory", "password": PASSWORD})
+        for _ in range(3):
+            sign_in(a, "mallory", "wrong password")
+        on_b, on_c = sign_in(b, "mallory"), sign_in(c, "mallory")
+        check("a lockout earned on A holds on B and C (even with the right password)",
+              error_of(on_b) == "locked_out" and error_of(on_c) == "locked_out" and on_b.json().get("lockedUntil"),
+              f"{on_b.text[:150]} / {on_c.text[:150]}")
+
+        rt_a = family_tokens.get("refresh_token")
+        rotated = b.token(grant_type="refresh_token", refresh_token=rt_a)
+        rt_b = rotated.json().get("refresh_token")
+        reuse = c.token(grant_type="refresh_token", refresh_token=rt_a)
+        after = a.token(grant_type="refresh_token", refresh_token=rt_b)
+        check("a refresh token issued on A rotates on B; reused on C it is refused",
+              rotated.status_code == 200 and reuse.status_code == 400 and error_of(reuse) == "invalid_grant", f"{rotated.status_code} {reuse.text[:150]}")
+        check("... and the whole family is revoked: B's replacement fails on A", after.status_code == 400 and error_of(after) == "invalid_grant", after.text[:150])
+
+        print("- policy changes reach every node within the bound")
+        bank = ("bankapp", WEB_SECRET)
+        refused = a.post("/v1/flows", json={"app": "bankapp", "provider": "bank", "stateless": True}, auth=bank)
+        check("stateless sign-in is refused on A while the policy has it off", error_of(refused) == "stateless_disabled", refused.text[:150])
+        patched = requests.patch(b.base + "/admin/v1/apps/bankapp/policy", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+                                 json={"statelessAuthentication": True}, timeout=TIMEOUT)
+        toggled_at = time.monotonic()
+        in_force = None
+        while time.monotonic() - toggled_at < 10:
+            attempt = a.post("/v1/flows", json={"app": "bankapp", "provider": "bank", "stateless": True}, auth=bank)
+            if attempt.status_code == 201:
+                in_force = time.monotonic() - toggled_at
+                break
+            time.sleep(0.05)
+        check(f"stateless on through B's admin API is in force on A within {POLICY_BOUND} s (took {in_force if in_force is None else round(in_force, 2)} s)",
+              patched.status_code == 200 and in_force is not None and in_force <= POLICY_BOUND, patched.text[:150])
+        stateless = a.post(f"/v1/flows/{attempt.json()['flow']}", json={"answer": {"customData": {"subject": "ghost"}}}, auth=bank) if in_force is not None else None
+        check("... and A signs a person in statelessly: no account, no refresh token",
+              stateless is not None and stateless.json().get("status") == "completed" and stateless.json().get("account") is None
+              and "refresh_token" not in stateless.json().get("tokens", {}), stateless.text[:200] if stateless is not None else "")
+
+        print("- one authorization code, two nodes, the same instant")
+        rounds, exactly_once, detail = 30, 0, []
+        for _ in range(rounds):
+            code, verifier = browser_code(a, a)
+            barrier, results = threading.Barrier(2), {}
+
+            def redeem(node, name):
+                barrier.wait()
+                results[name] = exchange(node, code, verifier)
+
+            threads = [threading.Thread(target=redeem, args=(node, node.name)) for node in (b, c)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            statuses = sorted(response.status_code for response in results.values())
+            if statuses == [200, 400] and all(error_of(r) == "invalid_grant" for r in results.values() if r.status_code == 400):
+                exactly_once += 1
+            else:
+                detail.append(statuses)
+        check(f"the same code redeemed on B and C at once succeeds exactly once ({exactly_once}/{rounds} rounds)", exactly_once == rounds, str(detail[:5]))
+
+        print("- key rotation: published everywhere before it signs")
+        kids_before = {k["kid"] for k in a.get("/oauth2/jwks").json()["keys"]}
+        env = {**os.environ, "GATEHOUSE_KEK": KEK, "WEB_SECRET": WEB_SECRET, "CUSTOM_SECRET": CUSTOM_SECRET}
+        rotated_out = subprocess.run([BIN, "keys", "rotate", "--config", config], capture_output=True, text=True, env=env)
+        new_kids = set(re.findall(r"key (\S+): published now", rotated_out.stdout))
+        check("gatehouse keys rotate adds new keys that sign later", rotated_out.returncode == 0 and len(new_kids) == 2, rotated_out.stdout + rotated_out.stderr)
+        rotated_at = time.monotonic()
+        published = {}
+        while time.monotonic() - rotated_at < 15 and len(published) < 3:
+            for node in nodes:
+                if node.name not in published and new_kids <= {k["kid"] for k in node.get("/oauth2/jwks").json()["keys"]}:
+                    published[node.name] = time.monotonic() - rotated_at
+            time.sleep(0.1)
+        signed_with = kid_of(sign_in(c, "alice").json()["tokens"]["access_token"])
+        check(f"every node publishes the new keys within the reload interval ({ {k: round(v, 1) for k, v in published.items()} })",
+              len(published) == 3 and max(published.values()) < 8)
+        check("... while tokens are still signed with a key every node published before", signed_with in kids_before and signed_with not in new_kids, signed_with)
+
+        print("- the database goes away and comes back")
+        spare = sign_in(a, "alice").json()["tokens"]["refresh_token"]
+        subprocess.run([POSTGRES, "kill", pg_dir], check=True)
+        down_token = a.token(grant_type="refresh_token", refresh_token=spare)
+        down_flow = b.flow({"app": "web", "provider": "local"})
+        down_ready = c.get("/readyz")
+        check("with PostgreSQL down the token endpoint answers 503 temporarily_unavailable",
+              down_token.status_code == 503 and error_of(down_token) == "temporarily_unavailable", f"{down_token.status_code} {down_token.text[:150]}")
+        check("... the flow API answers 503 temporarily_unavailable (never 500)",
+              down_flow.status_code == 503 and error_of(down_flow) == "temporarily_unavailable", f"{down_flow.status_code} {down_flow.text[:150]}")
+        check("... /readyz is not ready", down_ready.status_code == 503, down_ready.text[:150])
+        late = Node("D", work, config)
+        nodes.append(late)
+        late.start(wait=False)
+        time.sleep(0)  # the node starts while the database is down
+        waited = False
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not waited:
+            waited = "the database cannot be reached; trying again" in open(late.log).read()
+            time.sleep(0.1)
+        check("a node started while the database is down says why and keeps trying", waited and late.process.poll() is None, open(late.log).read()[-500:])
+        subprocess.run([POSTGRES, "start", pg_dir, url.rsplit(":", 1)[1].split("/")[0]], check=True, capture_output=True)
+        recovered = {}
+        started_wait = time.monotonic()
+        while time.monotonic() - started_wait < 30 and len(recovered) < 4:
+            for node in nodes:
+                if node.name in recovered:
+                    continue
+                try:
+                    if node.get("/readyz").status_code == 200 and node.flow({"app": "web", "provider": "local"}).status_code == 201:
+                        recovered[node.name] = round(time.monotonic() - started_wait, 1)
+                except requests.RequestException:
+                    pass
+            time.sleep(0.2)
+        check(f"PostgreSQL back: every node serves again without a restart ({recovered})", len(recovered) == 4)
+        final = sign_in(late, "alice")
+        check("the node that waited for its database signs alice in", final.status_code == 200 and final.json().get("status") == "completed", final.text[:150])
+        for node in nodes:
+            log = open(node.log).read()
+            check(f"node {node.name}'s log holds no secret and no 500", WEB_SECRET not in log and ADMIN_TOKEN not in log and PASSWORD not in log
+                  and CUSTOM_SECRET not in log and "gatehouse-test-password" not in log and "status=500" not in log)
+    finally:
+        for node in nodes:
+            node.stop()
+        for helper in helpers:
+            helper.terminate()
+        subprocess.run([POSTGRES, "remove", pg_dir], capture_output=True)
+        logs = os.path.join(REPO, ".build", "test-logs")
+        os.makedirs(logs, exist_ok=True)
+        for node in nodes:
+            shutil.copy(node.log, os.path.join(logs, f"multinode-{node.name}.log"))
+        with open(os.path.join(logs, "multinode.secrets"), "w") as handle:
+            handle.write("\n".join([WEB_SECRET, ADMIN_TOKEN, PASSWORD, CUSTOM_SECRET, KEK or "", "gatehouse-test-password"]) + "\n")
+        if os.environ.get("KEEP_WORK") == "1":
+            print(f"work dir kept: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print()
+    if failures:
+        print(f"multinode: {len(failures)} failure(s)")
+        sys.exit(1)
+    print("multinode: all passed")
+
+
+if __name__ == "__main__":
+    main()
