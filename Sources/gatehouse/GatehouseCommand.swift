@@ -11,7 +11,7 @@ struct GatehouseCommand: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, CheckConfigCommand.self, MigrateCommand.self, UsersCommand.self, AppsCommand.self, AuditCommand.self, LockoutsCommand.self, ResourcesCommand.self,
             ProvidersCommand.self,
-            KeysCommand.self, VersionCommand.self,
+            KeysCommand.self, StorageCommand.self, VersionCommand.self,
             DefaultConfigCommand.self,
         ]
     )

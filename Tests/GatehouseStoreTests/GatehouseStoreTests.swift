@@ -532,6 +532,65 @@ struct GatehouseStoreTests {
         }
     }
 
+    // MARK: - Copying between the databases
+
+    /// Fills every table, copies SQLite into PostgreSQL and back into a second SQLite, and reads
+    /// everything back through the store protocols.
+    @Test func storageCopyMovesEveryTableToPostgreSQLAndBack() async throws {
+        try await TestDatabase.with(.sqlite) { original in
+            let store = original.store
+            _ = try await store.insertApp(App(id: "notes", name: "Notes", secretDigest: "digest", redirectURIs: ["https://n/cb"], policy: Policy(identityProviders: ["local"]), createdAt: now, updatedAt: now, disabled: true))
+            let owner = try await account(store)
+            _ = try await store.addIdentityLink(ExternalIdentity(providerID: "email", subject: "e", username: "e", claims: IdentityClaims(email: "e@x.example")), accountID: owner.id, now: now)
+            try await store.insertFlow(flow())
+            try await store.insertRefreshToken(refreshToken("rt", account: owner.id))
+            try await store.insertSigningKey(SigningKeyRecord(kid: "k", algorithm: .rs256, privateKeyPEM: "gh-kek1:sealed", createdAt: now, activatesAt: now.addingTimeInterval(20)))
+            for index in 0..<3 { try await store.appendAudit(AuditEvent(time: now, type: "event-\(index)")) }
+            _ = try await store.insertPluginRecord(namespace: "p", key: "bytes", value: Data([0, 255, 1]), expiresAt: nil, now: now)
+            try await store.insertAuthorizationCode(code("c", account: owner.id))
+            try await store.insertRevocation(RevocationRecord(kind: .family, value: "f", revokedAt: now, expiresAt: now.addingTimeInterval(60)))
+            _ = try await store.reserveAttempt(key: "acct", now: now, window: 60, threshold: 5, lockDuration: { _ in 60 })
+            _ = try await store.createProvisionalIdentity(ProvisionalIdentity(id: "pi", appID: "notes", email: try #require(EmailAddress("p@x.example")), createdAt: now, createdBy: "admin:root"))
+            let counts = try await store.rowCounts()
+            #expect(counts.values.allSatisfy { $0 > 0 })
+
+            try await TestDatabase.with(.postgres) { middle in
+                let copied = try await StoreCopy.copy(from: store, to: middle.store, replace: false)
+                #expect(copied.count == StoreTable.allCases.count)
+                #expect(copied.allSatisfy { $0.matches })
+                // A second copy into the now filled database is refused, unless told to replace.
+                let refused = await thrownError(StoreCopy.Refusal.self) { _ = try await StoreCopy.copy(from: store, to: middle.store, replace: false) }
+                #expect(refused?.description.contains("is not empty") == true)
+                let replaced = try await StoreCopy.copy(from: store, to: middle.store, replace: true)
+                #expect(replaced.allSatisfy { $0.matches })
+                let app = try await store.app(id: "notes")
+                let token = try await store.refreshToken(digest: "rt")
+                let keys = try await store.signingKeys()
+                let code = try await store.authorizationCode(digest: "c")
+                let counter = try await store.attemptCounter(key: "acct")
+                let provisional = try await store.provisionalIdentity(id: "pi")
+                try await TestDatabase.with(.sqlite) { back in
+                    let returned = try await StoreCopy.copy(from: middle.store, to: back.store, replace: false)
+                    #expect(returned.allSatisfy { $0.matches })
+                    for copy in [middle.store, back.store] {
+                        #expect(try await copy.rowCounts() == counts)
+                        #expect(try await copy.app(id: "notes") == app)
+                        #expect(try await copy.identityLinks(accountID: owner.id).count == 2)
+                        #expect(try await copy.refreshToken(digest: "rt") == token)
+                        #expect(try await copy.signingKeys() == keys)
+                        #expect(try await copy.auditEvents(type: nil, appID: nil, accountID: nil, since: nil, limit: 10).map(\.type) == ["event-2", "event-1", "event-0"])
+                        #expect(try await copy.pluginRecord(namespace: "p", key: "bytes", now: now)?.value == Data([0, 255, 1]))
+                        #expect(try await copy.authorizationCode(digest: "c") == code)
+                        #expect(try await copy.attemptCounter(key: "acct") == counter)
+                        #expect(try await copy.provisionalIdentity(id: "pi") == provisional)
+                        #expect(try await copy.flow(id: "flow-1", now: now)?.appID == "notes")
+                        #expect(try await copy.activeRevocations(now: now).count == 1)
+                    }
+                }
+            }
+        }
+    }
+
     @Test(arguments: StoreKind.allCases) func pingAndScrubWork(_ kind: StoreKind) async throws {
         try await TestDatabase.with(kind) { database in
             try await database.store.ping()
