@@ -422,7 +422,7 @@ extension GatehouseServerTests {
         #expect(oldSigner.map(oldKids.contains) == true)
         test.clock.advance(by: SigningKeyring.activationDelay - 1)
         #expect(try await signingKid() == oldSigner)
-        test.clock.advance(by: 1)
+        test.clock.advance(by: 1.5)
         #expect(try await signingKid() == newKey.kid)
         // A day later the old key is no longer published.
         test.clock.advance(by: SigningKeyring.retiredKeyGrace + 1)

@@ -105,7 +105,7 @@ struct GatehouseStoreTests {
     }
 
     @Test func anUnreachableDatabaseIsARetryableOpenErrorAndA503LaterOn() async throws {
-        var settings = try await PostgresSettings(url: "postgres://gatehouse:x@127.0.0.1:1/none")
+        var settings = try PostgresSettings(url: "postgres://gatehouse:x@127.0.0.1:1/none")
         settings.connectTimeout = Seconds(2)
         let error = await thrownError(StoreOpenError.self) { _ = try await PostgresStore(settings: settings) }
         #expect(error?.retryable == true)

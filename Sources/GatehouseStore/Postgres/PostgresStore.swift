@@ -99,14 +99,20 @@ public final class PostgresStore: BrokerStore, Sendable {
 
     /// Runs `body` on one pooled connection, with the outage rules above.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        try await guarded { try await self.client.withConnection { connection in try await body(connection) } }
+        try await guarded { leased in
+            try await self.client.withConnection { connection in
+                leased.note()
+                return try await body(connection)
+            }
+        }
     }
 
     /// Runs `body` in one transaction (`BEGIN` ... `COMMIT`, rolled back when it throws), retried on
     /// serialization failures and deadlocks.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        try await guarded {
+        try await guarded { leased in
             try await self.client.withConnection { connection in
+                leased.note()
                 do {
                     return try await connection.withTransaction(logger: self.logger) { connection in try await body(connection) }
                 } catch let error as PostgresTransactionError {
@@ -136,7 +142,7 @@ public final class PostgresStore: BrokerStore, Sendable {
     /// Runs one operation with the outage rules: while the database is known to be out of reach,
     /// requests fail at once, except one per second that tries (waiting up to `connectTimeout`); its
     /// success ends the outage for everyone.
-    private func guarded<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    private func guarded<T: Sendable>(_ operation: @escaping @Sendable (Leased) async throws -> T) async throws -> T {
         let outage = lastOutage.load(ordering: .relaxed)
         if outage != 0 {
             let now = DispatchTime.now().uptimeNanoseconds
@@ -149,15 +155,21 @@ public final class PostgresStore: BrokerStore, Sendable {
         while true {
             attempt += 1
             do {
+                // `connectTimeout` bounds the wait for a connection, not the statements: once the
+                // operation holds one, a slow statement (a migration on a busy machine) may finish.
+                let leased = Leased()
                 let result = try await withThrowingTaskGroup(of: T?.self) { group in
-                    group.addTask { try await operation() }
+                    group.addTask { try await operation(leased) }
                     group.addTask {
                         try await Task.sleep(for: .seconds(timeout))
                         return nil
                     }
                     defer { group.cancelAll() }
-                    guard let first = try await group.next(), let value = first else { throw PostgresStoreTimeout() }
-                    return value
+                    while let next = try await group.next() {
+                        if let value = next { return value }
+                        if !leased.happened { throw PostgresStoreTimeout() }
+                    }
+                    throw PostgresStoreTimeout()
                 }
                 if outage != 0, lastOutage.exchange(0, ordering: .relaxed) != 0 {
                     logger.notice("the database answers again", metadata: ["database": .string(settings.summary)])
@@ -235,6 +247,13 @@ public struct StoreOpenError: Error, Sendable, CustomStringConvertible {
 }
 
 struct PostgresStoreTimeout: Error {}
+
+/// Set once an operation holds a connection.
+final class Leased: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func note() { flag.store(true, ordering: .relaxed) }
+    var happened: Bool { flag.load(ordering: .relaxed) }
+}
 
 /// Dates are stored as seconds since 1970 (`double precision`), as in SQLite, so a copy between the
 /// two is exact and expiry comparisons are plain SQL.
