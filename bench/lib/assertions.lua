@@ -22,7 +22,7 @@ request = function()
   position = position + 1
   local token = tokens[position] or "exhausted"
   return wrk.format("POST", "/oauth2/token", {["Content-Type"] = "application/x-www-form-urlencoded"},
-    "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&client_id=bench&assertion=" .. token)
+    "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&client_id=" .. (os.getenv("BENCH_CLIENT") or "bench") .. "&assertion=" .. token)
 end
 
 dofile(os.getenv("BENCH_LIB") .. "/report.lua")

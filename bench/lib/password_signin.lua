@@ -1,0 +1,36 @@
+-- Password sign-ins through the flow API, two requests each: POST /v1/flows starts a flow for the
+-- `local` provider, POST /v1/flows/{id} answers it with benchuser's password. Flows whose challenge
+-- came back wait in a per-thread queue for the next free connection.
+local pending = {}
+completed = 0
+local threads = {}
+
+setup = function(thread)
+  table.insert(threads, thread)
+end
+
+request = function()
+  local headers = {["Content-Type"] = "application/json", ["Authorization"] = "Basic " .. os.getenv("BENCH_AUTH")}
+  local flow = table.remove(pending)
+  if flow then
+    return wrk.format("POST", "/v1/flows/" .. flow, headers, '{"answer":{"username":"benchuser","password":"bench password 42"}}')
+  end
+  return wrk.format("POST", "/v1/flows", headers, '{"app":"bench","provider":"local"}')
+end
+
+response = function(status, headers, body)
+  local flow = body:match('"flow"%s*:%s*"([^"]+)"')
+  if status == 200 and body:find('"access_token"', 1, true) then
+    completed = completed + 1
+  elseif flow and body:find('"challenge"', 1, true) then
+    table.insert(pending, flow)
+  end
+end
+
+local report_requests = dofile(os.getenv("BENCH_LIB") .. "/report.lua") or done
+done = function(summary, latency, requests)
+  local signins = 0
+  for _, thread in ipairs(threads) do signins = signins + (thread:get("completed") or 0) end
+  io.write(string.format("SIGNINS completed=%d per_second=%.0f\n", signins, signins / (summary.duration / 1e6)))
+  report_requests(summary, latency, requests)
+end
