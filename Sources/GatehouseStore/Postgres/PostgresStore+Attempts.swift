@@ -7,11 +7,29 @@ extension PostgresStore: AttemptCounterStore {
         try await rows("SELECT * FROM attempt_counters WHERE key = \(key)").first.map(Self.counter)
     }
 
-    /// The counter row is made if missing and then locked (`FOR UPDATE`) for the decision, so parallel
-    /// guesses on several nodes are counted one after the other and cannot all slip past the limit.
+    /// The common case, an attempt that is allowed, is one upsert whose `WHERE` lets it count only
+    /// while the key is not locked and below the limit: the row lock it takes orders parallel guesses
+    /// from several nodes. Anything else (locked, or the limit reached, which locks) is decided in a
+    /// transaction that locks the row (`FOR UPDATE`) first, so they cannot all slip past the limit.
     public func reserveAttempt(
         key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval
     ) async throws -> AttemptReservation {
+        if threshold >= 1 {
+            let t = now.storeValue
+            let counted = try await run(
+                """
+                INSERT INTO attempt_counters (key, failures, window_start, locked_until, lockouts, updated_at) VALUES (\(key), 1, \(t), NULL, 0, \(t))
+                ON CONFLICT (key) DO UPDATE SET
+                    failures = CASE WHEN \(t) - attempt_counters.window_start >= \(window) THEN 1 ELSE attempt_counters.failures + 1 END,
+                    window_start = CASE WHEN \(t) - attempt_counters.window_start >= \(window) THEN \(t) ELSE attempt_counters.window_start END,
+                    updated_at = \(t)
+                WHERE (attempt_counters.locked_until IS NULL OR attempt_counters.locked_until <= \(t))
+                    AND (\(t) - attempt_counters.window_start >= \(window) OR attempt_counters.failures < \(threshold))
+                RETURNING 1
+                """
+            )
+            if counted == 1 { return .allowed }
+        }
         // The transaction's closure runs and ends before this returns, so the rule never escapes.
         try await withoutActuallyEscaping(lockDuration) { lockDuration in try await reserve(key: key, now: now, window: window, threshold: threshold, lockDuration: lockDuration) }
     }
