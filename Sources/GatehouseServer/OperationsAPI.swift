@@ -18,8 +18,9 @@ struct OperationsAPI {
         }
         router.get("oauth2/jwks") { _, _ in
             var response = JSONBody(broker.keyring.keySet()).response(status: .ok)
-            // Short enough that a rotated key reaches verifiers quickly.
-            response.headers[.cacheControl] = "public, max-age=60"
+            // Short enough that a rotated key reaches verifiers quickly; rotated-in keys wait longer
+            // than this before they sign (SigningKeyring.activationDelay).
+            response.headers[.cacheControl] = "public, max-age=\(Int(SigningKeyring.jwksMaxAge))"
             response.headers[.contentType] = "application/jwk-set+json"
             return response
         }

@@ -47,12 +47,12 @@ extension SQLiteStore: AppStore {
         try await pool.write { db in
             try db.execute(
                 sql: """
-                    INSERT OR IGNORE INTO apps (id, name, secret_digest, redirect_uris, policy, managed_by, created_at, updated_at, version)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)
+                    INSERT OR IGNORE INTO apps (id, name, secret_digest, redirect_uris, policy, managed_by, created_at, updated_at, version, disabled)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
                     """,
                 arguments: [
                     app.id, app.name, app.secretDigest, try StoreJSON.encode(app.redirectURIs), try StoreJSON.encode(app.policy),
-                    app.managedBy.rawValue, app.createdAt.storeValue, app.updatedAt.storeValue,
+                    app.managedBy.rawValue, app.createdAt.storeValue, app.updatedAt.storeValue, app.disabled,
                 ]
             )
             return db.changesCount == 1

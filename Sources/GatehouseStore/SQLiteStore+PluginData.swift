@@ -14,14 +14,15 @@ extension SQLiteStore: PluginDataStore {
 
     public func insertPluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, now: Date) async throws -> Bool {
         try await pool.write { db in
-            // An expired record no longer counts: it is replaced.
+            // An expired record no longer counts: it is replaced, its version going on (so a writer still
+            // holding the old record's version cannot replace the new one).
             try db.execute(
-                sql: "DELETE FROM plugin_data WHERE namespace = ? AND key = ? AND expires_at IS NOT NULL AND expires_at <= ?",
-                arguments: [namespace, key, now.storeValue]
-            )
-            try db.execute(
-                sql: "INSERT OR IGNORE INTO plugin_data (namespace, key, value, version, expires_at) VALUES (?, ?, ?, 0, ?)",
-                arguments: [namespace, key, value, expiresAt?.storeValue]
+                sql: """
+                    INSERT INTO plugin_data (namespace, key, value, version, expires_at) VALUES (?, ?, ?, 0, ?)
+                    ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, version = plugin_data.version + 1, expires_at = excluded.expires_at
+                    WHERE plugin_data.expires_at IS NOT NULL AND plugin_data.expires_at <= ?
+                    """,
+                arguments: [namespace, key, value, expiresAt?.storeValue, now.storeValue]
             )
             return db.changesCount == 1
         }

@@ -96,8 +96,8 @@ extension SQLiteStore: SigningKeyStore {
         try await pool.write { db in
             let placeholders = kids.map { _ in "?" }.joined(separator: ", ")
             try db.execute(
-                sql: "UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL AND kid NOT IN (\(placeholders))",
-                arguments: [now.storeValue] + StatementArguments(kids)
+                sql: "UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL AND COALESCE(activates_at, created_at) < ? AND kid NOT IN (\(placeholders))",
+                arguments: [now.storeValue, now.storeValue] + StatementArguments(kids)
             )
         }
     }

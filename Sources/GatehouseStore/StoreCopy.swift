@@ -58,6 +58,8 @@ enum StoreSchema {
 
 /// A store whose tables can be read and written row by row, for `gatehouse storage copy`.
 protocol TableRowStore: OperatedStore {
+    /// Where the database lives (a resolved file path, a host, port and database name).
+    var copyIdentity: String { get }
     /// Hands the table's rows to `batch` a few hundred at a time, in insertion order (audit events
     /// keep their order).
     func exportRows(_ table: StoreTable, batch: @escaping @Sendable ([[StoreValue]]) async throws -> Void) async throws
@@ -88,6 +90,9 @@ public enum StoreCopy {
     public static func copy(from source: any OperatedStore, to target: any OperatedStore, replace: Bool) async throws -> [TableCount] {
         guard let source = source as? any TableRowStore, let target = target as? any TableRowStore else {
             throw Refusal(description: "only the built-in SQLite and PostgreSQL stores can be copied")
+        }
+        guard source.copyIdentity != target.copyIdentity else {
+            throw Refusal(description: "--from and --to name the same database (\(target.summary)); a copy onto itself would lose everything with --replace")
         }
         let sourceSchema = try await source.appliedMigrations()
         let targetSchema = try await target.appliedMigrations()

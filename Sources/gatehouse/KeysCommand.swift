@@ -49,7 +49,7 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add new signing keys: published at once, signing 20 seconds later (when every node publishes them). The old keys stay published until every token they signed has expired (24 h)."
+            abstract: "Add new signing keys: published at once, signing 90 seconds later (when every node publishes them and every client's cached JWKS has been refreshed). The old keys stay published until every token they signed has expired (24 h)."
         )
         @OptionGroup var options: ConfigOptions
         @Flag(help: "Sign with the new keys at once (a key believed compromised); nodes that have not re-read the keys yet (up to 5 s) do not publish them.")

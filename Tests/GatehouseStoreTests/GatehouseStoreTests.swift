@@ -315,6 +315,26 @@ struct GatehouseStoreTests {
         }
     }
 
+    @Test(arguments: StoreKind.allCases) func revokingAFamilyWhileANodeRotatesItLeavesNoLiveToken(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let other = try await database.open()
+            defer { try? other.close() }
+            let owner = try await account(database.store)
+            for round in 0..<15 {
+                let family = "family-\(round)"
+                try await database.store.insertRefreshToken(refreshToken("r\(round)", family: family, account: owner.id))
+                async let rotated = database.store.rotateRefreshToken(
+                    usedDigest: "r\(round)", replacement: refreshToken("r\(round)-next", family: family, account: owner.id), now: now
+                )
+                async let revoked = other.revokeRefreshTokenFamily(familyID: family, now: now)
+                let (didRotate, _) = try await (rotated, revoked)
+                // Whichever came first, nothing of the family may still work.
+                if didRotate { #expect(try await database.store.refreshToken(digest: "r\(round)-next")?.revokedAt != nil) }
+                #expect(try await database.store.refreshToken(digest: "r\(round)")?.revokedAt != nil)
+            }
+        }
+    }
+
     @Test(arguments: StoreKind.allCases) func anAuthorizationCodeIsRedeemedExactlyOnceAcrossNodes(_ kind: StoreKind) async throws {
         try await TestDatabase.with(kind) { database in
             let other = try await database.open()
@@ -368,8 +388,14 @@ struct GatehouseStoreTests {
             #expect(keys[1].activatesAt == now.addingTimeInterval(20) && keys[1].retiredAt == nil)
             #expect(try await !store.replaceSigningKeyMaterial(kid: "k1", expected: "wrong", replacement: "sealed"))
             #expect(try await store.replaceSigningKeyMaterial(kid: "k1", expected: "pem-1", replacement: "sealed"))
+            // A key of another rotation, waiting to sign later, is not retired by this one.
+            try await store.insertSigningKey(SigningKeyRecord(kid: "k3", algorithm: .es256, privateKeyPEM: "pem-3", createdAt: now.addingTimeInterval(2), activatesAt: now.addingTimeInterval(30)))
+            try await store.retireSigningKeys(keeping: ["k4"], now: now.addingTimeInterval(25))
+            let later = try await store.signingKeys()
+            #expect(later.first { $0.kid == "k2" }?.retiredAt == now.addingTimeInterval(25))
+            #expect(later.first { $0.kid == "k3" }?.retiredAt == nil)
             #expect(try await store.deleteSigningKeys(retiredBefore: now.addingTimeInterval(21)) == 1)
-            #expect(try await store.signingKeys().map(\.kid) == ["k2"])
+            #expect(try await store.signingKeys().map(\.kid) == ["k2", "k3"])
         }
     }
 
@@ -588,6 +614,35 @@ struct GatehouseStoreTests {
                     }
                 }
             }
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func storageCopyRefusesToCopyADatabaseOntoItself(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let same = try await database.open()
+            defer { try? same.close() }
+            _ = try await database.store.insertApp(App(id: "a", name: "A", policy: Policy(identityProviders: ["local"]), createdAt: now, updatedAt: now))
+            let refused = await thrownError(StoreCopy.Refusal.self) { _ = try await StoreCopy.copy(from: database.store, to: same, replace: true) }
+            #expect(refused?.description.contains("the same database") == true)
+            #expect(try await database.store.count(table: .apps) == 1)
+        }
+    }
+
+    @Test func postgresURLsAreReadAndWeakTLSIsRefusedInProductionForARemoteDatabase() throws {
+        let local = try PostgresSettings(url: "postgres://gh:p%40ss@127.0.0.1:6543/broker")
+        #expect(local.user == "gh" && local.password == "p@ss" && local.port == 6543 && local.database == "broker" && local.tls == .disable)
+        #expect(!local.description.contains("p@ss") && !local.summary.contains("p@ss"))
+        let remote = try PostgresSettings(url: "postgresql://gh:secret@db.internal/broker")
+        #expect(remote.tls == .verifyFull && remote.port == 5432)
+        #expect(remote.issues(in: .production, path: "storage.postgres").isEmpty)
+        for mode in ["disable", "require"] {
+            let weak = try PostgresSettings(url: "postgres://gh:secret@db.internal/broker?sslmode=\(mode)")
+            #expect(weak.issues(in: .production, path: "storage.postgres").map(\.path) == ["storage.postgres.tls"])
+            #expect(weak.issues(in: .development, path: "storage.postgres").isEmpty)
+        }
+        #expect(local.issues(in: .production, path: "storage.postgres").isEmpty)
+        for bad in ["mysql://a@b/c", "postgres://db.internal/broker", "postgres://gh@db.internal/", "postgres://gh@db.internal/b?pool=5", "postgres://gh@db.internal/b?sslmode=maybe"] {
+            #expect(throws: PostgresURLError.self) { _ = try PostgresSettings(url: bad) }
         }
     }
 

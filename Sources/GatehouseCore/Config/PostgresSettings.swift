@@ -7,7 +7,8 @@ public struct PostgresSettings: Sendable, Decodable, CustomStringConvertible {
     public enum TLSMode: String, Sendable, Codable, CaseIterable {
         /// No TLS: only for a database on this machine (loopback or a Unix socket).
         case disable
-        /// TLS, without checking who answers (protects against listeners, not against an impostor).
+        /// TLS, without checking who answers (protects against listeners, not against an impostor):
+        /// development, or a database on this machine, only.
         case require
         /// TLS with the server's certificate checked against `rootCA` (or the system's CAs) and its
         /// name against the URL's host.
@@ -49,7 +50,7 @@ public struct PostgresSettings: Sendable, Decodable, CustomStringConvertible {
     public var description: String { "PostgresSettings(\(summary), tls: \(tls.rawValue), poolSize: \(poolSize))" }
 
     /// Whether the database runs on this machine, where a connection without TLS is acceptable.
-    public var isLocal: Bool { LoopbackHost.contains(host) || host.hasPrefix("/") }
+    public var isLocal: Bool { LoopbackHost.contains(host) }
 
     enum CodingKeys: String, CodingKey { case url, poolSize, connectTimeout, tls, rootCA }
 
@@ -125,10 +126,12 @@ public struct PostgresSettings: Sendable, Decodable, CustomStringConvertible {
         )
     }
 
-    /// Problems that depend on the environment: production does not send a password in clear.
+    /// Problems that depend on the environment: outside development, a database on another machine
+    /// is reached over TLS with its certificate checked (`require` would hand the password to any
+    /// impostor that asks for it in clear).
     public func issues(in environment: DeploymentEnvironment, path: String) -> [ConfigIssue] {
-        guard environment == .production, tls == .disable, !isLocal else { return [] }
-        return [ConfigIssue(path: "\(path).tls", "must be require or verify-full outside development for a database on another machine (\(host))")]
+        guard environment == .production, tls != .verifyFull, !isLocal else { return [] }
+        return [ConfigIssue(path: "\(path).tls", "must be verify-full outside development for a database on another machine (\(host)), not \(tls.rawValue)")]
     }
 }
 

@@ -127,7 +127,10 @@ public protocol SigningKeyStore: Sendable {
     func signingKeys() async throws -> [SigningKeyRecord]
     /// Adds a key unless one with the same kid exists.
     func insertSigningKey(_ key: SigningKeyRecord) async throws
-    /// Marks every key that is not retired yet, except those in `keeping`, as retired at `now`.
+    /// Marks every key that is not retired yet and signs from before `now` (its `activatesAt`, or its
+    /// creation), except those in `keeping`, as retired at `now`. A key waiting to sign after `now`
+    /// (another rotation's, made at the same moment) is left alone, so two rotations never leave an
+    /// algorithm without a signing key.
     func retireSigningKeys(keeping kids: [String], now: Date) async throws
     /// Deletes keys retired before `before` (they verify no live token any more).
     func deleteSigningKeys(retiredBefore before: Date) async throws -> Int

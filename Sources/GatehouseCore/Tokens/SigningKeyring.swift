@@ -23,9 +23,12 @@ public final class SigningKeyring: Sendable {
     /// How often every node re-reads the keys (and so picks up a rotation made elsewhere).
     public static let reloadInterval: TimeInterval = 5
     /// A rotated-in key is published at once and signs only this much later: by then every node has
-    /// re-read the keys (`reloadInterval`, with room for a slow reload) and publishes it, so no token
-    /// it signs meets a JWKS that lacks it. The key it replaces signs until then.
-    public static let activationDelay: TimeInterval = 20
+    /// re-read the keys (`reloadInterval`) and publishes it, and every JWKS copy a client or cache may
+    /// hold (`jwksMaxAge`) has been fetched again, with room for a slow reload. So no token the key
+    /// signs meets a JWKS that lacks it. The key it replaces signs until then.
+    public static let activationDelay: TimeInterval = jwksMaxAge + reloadInterval + 25
+    /// How long clients may cache the JWKS (`Cache-Control: max-age` of `/oauth2/jwks`).
+    public static let jwksMaxAge: TimeInterval = 60
     /// Verified access tokens remembered (until they expire) so that a token introspected again and
     /// again is not verified again each time.
     static let verifiedCacheLimit = 10_000
@@ -146,7 +149,7 @@ public final class SigningKeyring: Sendable {
     public func rotate(immediately: Bool = false) async throws -> [SigningKeyRecord] {
         let now = clock.now
         // A key created in the same second as the one it replaces must still sort after it.
-        let newest = snapshot.withLock { $0.loaded.values.map { $0.record.activatesAt ?? $0.record.createdAt }.max() } ?? .distantPast
+        let newest = snapshot.withLock { $0.loaded.values.map(\.record.createdAt).max() } ?? .distantPast
         let created = max(now, newest.addingTimeInterval(0.001))
         let activates = immediately ? created : created.addingTimeInterval(Self.activationDelay)
         let algorithms = [accessTokenAlgorithm] + SigningAlgorithm.allCases.filter { $0 != accessTokenAlgorithm }

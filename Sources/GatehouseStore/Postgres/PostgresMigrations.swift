@@ -183,6 +183,10 @@ extension PostgresStore {
     public func migrate() async throws -> [String] {
         do {
             return try await transaction { connection in
+                // A migration may rewrite a large table, and nodes starting together wait here for the
+                // first: neither is bounded by the session's statement and lock timeouts.
+                try await connection.query("SET LOCAL statement_timeout = 0", logger: self.logger)
+                try await connection.query("SET LOCAL lock_timeout = 0", logger: self.logger)
                 try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresMigrations.lockKey))", logger: self.logger)
                 try await connection.query(
                     "CREATE TABLE IF NOT EXISTS gatehouse_migrations (name TEXT PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)", logger: self.logger

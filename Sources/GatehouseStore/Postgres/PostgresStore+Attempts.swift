@@ -31,7 +31,7 @@ extension PostgresStore: AttemptCounterStore {
             if counted == 1 { return .allowed }
         }
         // The transaction's closure runs and ends before this returns, so the rule never escapes.
-        try await withoutActuallyEscaping(lockDuration) { lockDuration in try await reserve(key: key, now: now, window: window, threshold: threshold, lockDuration: lockDuration) }
+        return try await withoutActuallyEscaping(lockDuration) { lockDuration in try await reserve(key: key, now: now, window: window, threshold: threshold, lockDuration: lockDuration) }
     }
 
     private func reserve(
@@ -82,17 +82,21 @@ extension PostgresStore: AttemptCounterStore {
         }
     }
 
-    /// The key's row, made when missing, locked until the transaction ends.
+    /// The key's row, made when missing, locked until the transaction ends. (The purge may delete a
+    /// stale row between the insert and the lock: then it is made again.)
     static func lockedCounter(_ key: String, now: Date, _ connection: PostgresConnection, _ logger: Logger) async throws -> AttemptCounter {
-        try await connection.query(
-            """
-            INSERT INTO attempt_counters (key, failures, window_start, locked_until, lockouts, updated_at)
-            VALUES (\(key), 0, \(now.storeValue), NULL, 0, \(now.storeValue)) ON CONFLICT (key) DO NOTHING
-            """, logger: logger
-        )
-        guard let counter = try await rows("SELECT * FROM attempt_counters WHERE key = \(key) FOR UPDATE", on: connection, logger: logger).first.map(Self.counter)
-        else { throw BrokerError(.conflict, .conflict, "The attempt counter changed concurrently; try again.") }
-        return counter
+        for _ in 0..<3 {
+            try await connection.query(
+                """
+                INSERT INTO attempt_counters (key, failures, window_start, locked_until, lockouts, updated_at)
+                VALUES (\(key), 0, \(now.storeValue), NULL, 0, \(now.storeValue)) ON CONFLICT (key) DO NOTHING
+                """, logger: logger
+            )
+            if let counter = try await rows("SELECT * FROM attempt_counters WHERE key = \(key) FOR UPDATE", on: connection, logger: logger).first.map(Self.counter) {
+                return counter
+            }
+        }
+        throw BrokerError(.conflict, .conflict, "The attempt counter changed concurrently; try again.")
     }
 
     static func save(_ counter: AttemptCounter, now: Date, _ connection: PostgresConnection, _ logger: Logger) async throws {

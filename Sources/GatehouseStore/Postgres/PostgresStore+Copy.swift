@@ -57,6 +57,9 @@ extension PostgresStore: TableRowStore {
         }
     }
 
+    /// Where the database lives, to refuse copying a database onto itself.
+    var copyIdentity: String { "postgres:\(LoopbackHost.contains(settings.host) ? "loopback" : settings.host.lowercased()):\(settings.port)/\(settings.database)" }
+
     static func value(_ cell: PostgresCell, kind: ColumnKind) throws -> StoreValue {
         switch kind {
         case .text: return try cell.decode(String?.self).map(StoreValue.text) ?? .null

@@ -47,15 +47,30 @@ extension PostgresStore: RefreshTokenStore {
         ) == 1
     }
 
+    /// Repeated until a pass revokes nothing: a rotation running at the same moment inserts its
+    /// replacement after this statement's snapshot was taken (the update waits for the rotated row,
+    /// then revokes it, but cannot see the new one), and the next pass, with a new snapshot, catches
+    /// it. A rotation needs a live token, so the passes end.
     public func revokeRefreshTokenFamily(familyID: String, now: Date) async throws -> Int {
-        try await run("UPDATE refresh_tokens SET revoked_at = \(now.storeValue) WHERE family_id = \(familyID) AND revoked_at IS NULL RETURNING 1")
+        var total = 0
+        while true {
+            let revoked = try await run("UPDATE refresh_tokens SET revoked_at = \(now.storeValue) WHERE family_id = \(familyID) AND revoked_at IS NULL RETURNING 1")
+            total += revoked
+            if revoked == 0 { return total }
+        }
     }
 
     public func revokeGrants(appID: String, now: Date) async throws -> Int {
         try await transaction { connection in
-            let revoked = try await Self.rows(
-                "UPDATE refresh_tokens SET revoked_at = \(now.storeValue) WHERE app_id = \(appID) AND revoked_at IS NULL RETURNING 1", on: connection, logger: self.logger
-            ).count
+            // Repeated until a pass revokes nothing, as for one family: a rotation committing meanwhile.
+            var revoked = 0
+            while true {
+                let pass = try await Self.rows(
+                    "UPDATE refresh_tokens SET revoked_at = \(now.storeValue) WHERE app_id = \(appID) AND revoked_at IS NULL RETURNING 1", on: connection, logger: self.logger
+                ).count
+                revoked += pass
+                if pass == 0 { break }
+            }
             try await connection.query("DELETE FROM authorization_codes WHERE app_id = \(appID) AND used_at IS NULL", logger: self.logger)
             try await connection.query("DELETE FROM flows WHERE app_id = \(appID)", logger: self.logger)
             return revoked
@@ -90,7 +105,8 @@ extension PostgresStore: SigningKeyStore {
     }
 
     public func retireSigningKeys(keeping kids: [String], now: Date) async throws {
-        try await run("UPDATE signing_keys SET retired_at = \(now.storeValue) WHERE retired_at IS NULL AND NOT (kid = ANY(\(kids)))")
+        let t = now.storeValue
+        try await run("UPDATE signing_keys SET retired_at = \(t) WHERE retired_at IS NULL AND COALESCE(activates_at, created_at) < \(t) AND NOT (kid = ANY(\(kids)))")
     }
 
     public func deleteSigningKeys(retiredBefore before: Date) async throws -> Int {

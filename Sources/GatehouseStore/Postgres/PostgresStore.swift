@@ -48,7 +48,12 @@ public final class PostgresStore: BrokerStore, Sendable {
         configuration.options.minimumConnections = 0
         configuration.options.connectTimeout = .seconds(Int64(settings.connectTimeout.value))
         configuration.options.keepAliveBehavior = .init(frequency: .seconds(30))
-        configuration.options.additionalStartupParameters = [("application_name", "gatehouse")]
+        // No statement, lock wait or forgotten transaction may hold a pooled connection for long (a
+        // network partition or a lock held elsewhere would otherwise fill the pool); migrations lift
+        // the first two for their own transaction.
+        configuration.options.additionalStartupParameters = [
+            ("application_name", "gatehouse"), ("statement_timeout", "30s"), ("lock_timeout", "10s"), ("idle_in_transaction_session_timeout", "60s"),
+        ]
         // The pool logs every failed connection attempt at info; during an outage that is one line per
         // retry. This store logs the outage once (and its end) instead.
         var poolLogger = logger
@@ -171,28 +176,35 @@ public final class PostgresStore: BrokerStore, Sendable {
                     }
                     throw PostgresStoreTimeout()
                 }
-                if outage != 0, lastOutage.exchange(0, ordering: .relaxed) != 0 {
-                    logger.notice("the database answers again", metadata: ["database": .string(settings.summary)])
-                }
+                if outage != 0 { endOutage() }
                 return result
             } catch let error as PSQLError where error.code == .server {
+                // The database answered: whatever the statement's fate, it is reachable.
+                if outage != 0 { endOutage() }
                 let state = error.serverInfo?[.sqlState] ?? ""
                 if ["40001", "40P01"].contains(state), attempt < 3 { continue }
-                // The server is shutting down or out of connections: an outage, not a bug.
-                if state.hasPrefix("57P") || state.hasPrefix("53") || state == "08006" {
-                    noteOutage(error)
+                if Self.transientStates.contains(state) || state.hasPrefix("08") {
+                    // Shutting down, out of connections, read-only after a failover: the database
+                    // cannot serve now. Lost races after three tries, timeouts: this request only.
+                    if state.hasPrefix("57P") || state.hasPrefix("53") || state.hasPrefix("08") || state == "25006" { noteOutage(error) }
                     throw Self.unavailable
                 }
                 throw error
-            } catch let error as PSQLError {
+            } catch let error as PSQLError where [.serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .queryCancelled].contains(error.code) {
+                // One connection went away (a stale one in the pool, a cancelled request): this
+                // request fails, the node does not stop using the database.
+                throw Self.unavailable
+            } catch let error as PSQLError where [.connectionError, .sslUnsupported, .failedToAddSSLHandler, .poolClosed].contains(error.code) {
                 noteOutage(error)
                 throw Self.unavailable
             } catch is PostgresStoreTimeout {
                 noteOutage(PostgresStoreTimeout())
                 throw Self.unavailable
-            } catch let error where error is BrokerError || error is StoreOpenError || error is DecodingError || error is EncodingError
-                || error is PostgresDecodingError || error is CancellationError
+            } catch let error where error is PSQLError || error is BrokerError || error is StoreOpenError || error is DecodingError
+                || error is EncodingError || error is PostgresDecodingError || error is CancellationError
             {
+                // Programming errors and the operation's own refusals: the database answered.
+                if outage != 0, !(error is CancellationError) { endOutage() }
                 throw error
             } catch {
                 // The pool's own errors (no connection could be made in time, the pool closed), NIO's
@@ -200,6 +212,16 @@ public final class PostgresStore: BrokerStore, Sendable {
                 noteOutage(error)
                 throw Self.unavailable
             }
+        }
+    }
+
+    /// SQLSTATEs that mean "not now" rather than a mistake: serialization failure and deadlock (after
+    /// the retries), statement and lock timeouts, read-only transaction, shutdown, too many connections.
+    static let transientStates: Set<String> = ["40001", "40P01", "57014", "55P03", "25006", "57P01", "57P02", "57P03", "53300", "53400", "53000", "53100", "53200"]
+
+    private func endOutage() {
+        if lastOutage.exchange(0, ordering: .relaxed) != 0 {
+            logger.notice("the database answers again", metadata: ["database": .string(settings.summary)])
         }
     }
 
@@ -220,11 +242,13 @@ public final class PostgresStore: BrokerStore, Sendable {
         try await run("SELECT 1")
     }
 
-    /// Rewrites the tables that hold sealed secrets (`VACUUM FULL` writes new files and deletes the
-    /// old ones), so replaced row versions do not linger in their pages. Old versions in the
-    /// write-ahead log and in backups stay until those are recycled (docs/operations.md).
+    /// Vacuums the tables that hold sealed secrets, so the row versions replaced by a rewrap are
+    /// removed and their space reused. Plain `VACUUM` takes no lock that stops the running nodes;
+    /// the old bytes may stay in free space until overwritten, and old versions stay in the
+    /// write-ahead log and backups until those are recycled (docs/operations.md says how to rewrite
+    /// the tables with `VACUUM FULL` in a quiet moment).
     public func scrubReplacedData() async throws {
-        try await run("VACUUM FULL signing_keys, plugin_data")
+        try await run("VACUUM signing_keys, plugin_data")
     }
 
     /// Rows in a table.
