@@ -21,11 +21,11 @@ cleanup() {
   [ "$database" = postgres ] && "$postgres" remove "$pg" 2>/dev/null || true
   # The server's log and the secrets this run used, for the log scan at the end of `make test`.
   mkdir -p "$repo/.build/test-logs"
-  cp "$work/serve.log" "$repo/.build/test-logs/e2e-serve.log" 2>/dev/null || true
+  cp "$work/serve.log" "$repo/.build/test-logs/e2e-serve-$database.log" 2>/dev/null || true
   printf '%s\n' "correct horse battery staple" "a fine long password" "${introspector_secret:-}" "${loner_secret:-}" "${VAULT_SECRET:-}" \
     "${CUSTOM_SECRET:-}" "${BANK_APP_SECRET:-}" mail-password-e2e e2e-admin-token-e2e-admin-token-e2e-0001 e2e-admin-token-e2e-admin-token-e2e-0002 \
-    e2e-admin-token-e2e-admin-token-e2e-0003 >"$repo/.build/test-logs/e2e.secrets"
-  cat "$work/mail/kek" "$work/mail/kek2" >>"$repo/.build/test-logs/e2e.secrets" 2>/dev/null || true
+    e2e-admin-token-e2e-admin-token-e2e-0003 >"$repo/.build/test-logs/e2e-$database.secrets"
+  cat "$work/mail/kek" "$work/mail/kek2" >>"$repo/.build/test-logs/e2e-$database.secrets" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -577,6 +577,20 @@ check "with only the new key the broker starts and vic's earlier token still ver
 stop
 unset GATEHOUSE_ADMIN_TOKEN
 
+if [ "$database" = postgres ]; then
+  echo "- storage copy: PostgreSQL into SQLite and back"
+  check "storage copy moves the main database (named by its config file) into a new SQLite file, every table's count ok" bash -c \
+    "'$bin' storage copy --from '$work/gatehouse.yaml' --to 'sqlite:$work/copy.sqlite' >'$work/copy.out' && grep -q '^  accounts: [1-9][0-9]* → [1-9][0-9]* ok' '$work/copy.out' && ! grep -q MISMATCH '$work/copy.out'"
+  refused_copy() {
+    local out status
+    out=$("$bin" storage copy --from "$work/gatehouse.yaml" --to "sqlite:$work/copy.sqlite" 2>&1) && status=0 || status=$?
+    [ "$status" -ne 0 ] && grep -q -- 'is not empty' <<<"$out" && grep -q -- '--replace' <<<"$out"
+  }
+  check "a second copy into the now filled file is refused (non-zero exit, naming --replace)" refused_copy
+  back=$("$postgres" createdb "$pg" back)
+  check "and back into an empty PostgreSQL database, with the same accounts" bash -c \
+    "'$bin' storage copy --from 'sqlite:$work/copy.sqlite' --to '$back' >/dev/null && [ \"\$('$postgres' psql '$pg' -d back -tA -c 'SELECT COUNT(*) FROM accounts')\" = \"$(query "$work" "SELECT COUNT(*) FROM accounts")\" ]"
+fi
 check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider, v3-lockouts-admin, v4-test-accounts, v5-provisional-identities, v6-disabled-apps'"
 check "no password appears in the server log" bash -c "! grep -q 'correct horse\|fine long password' '$work/serve.log'"
 

@@ -1,7 +1,10 @@
 -- Password sign-ins through the flow API, two requests each: POST /v1/flows starts a flow for the
--- `local` provider, POST /v1/flows/{id} answers it with benchuser's password. Flows whose challenge
--- came back wait in a per-thread queue for the next free connection.
+-- `local` provider, POST /v1/flows/{id} answers it with the password of bench01..bench64 in turn
+-- (one account signing in 32 times at once would trip its own lockout: attempts are reserved before
+-- they are checked). Flows whose challenge came back wait in a per-thread queue for the next free
+-- connection.
 local pending = {}
+local user = 0
 completed = 0
 local threads = {}
 
@@ -13,7 +16,8 @@ request = function()
   local headers = {["Content-Type"] = "application/json", ["Authorization"] = "Basic " .. os.getenv("BENCH_AUTH")}
   local flow = table.remove(pending)
   if flow then
-    return wrk.format("POST", "/v1/flows/" .. flow, headers, '{"answer":{"username":"benchuser","password":"bench password 42"}}')
+    user = user % 64 + 1
+    return wrk.format("POST", "/v1/flows/" .. flow, headers, string.format('{"answer":{"username":"bench%02d","password":"bench password 42"}}', user))
   end
   return wrk.format("POST", "/v1/flows", headers, '{"app":"bench","provider":"local"}')
 end
