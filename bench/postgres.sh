@@ -122,8 +122,10 @@ printf '%-20s %9s %8s %8s %9s %8s %8s %7s %8s %12s %9s\n' scenario 1node_rps p50
 half=$((connections / 2)); [ "$half" -ge 1 ] || half=1
 warm_up() {
   BENCH_BODY="grant_type=client_credentials&scope=api" wrk -t1 -c"$connections" -d2s -s "$repo/bench/lib/post_form.lua" "$base/oauth2/token" >/dev/null &
+  local first=$!
   BENCH_BODY="grant_type=client_credentials&scope=api" wrk -t1 -c"$connections" -d2s -s "$repo/bench/lib/post_form.lua" "$base2/oauth2/token" >/dev/null
-  wait
+  # Only that wrk: the brokers are background jobs of this script too.
+  wait "$first"
 }
 scenario() { # scenario NAME PATH SCRIPT BODY PREPARE(refresh|assertions|none)
   local name=$1 path=$2 script=$3 make=$5

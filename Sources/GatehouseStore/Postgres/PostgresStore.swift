@@ -1,8 +1,6 @@
 import Foundation
 import GatehouseCore
 import Logging
-import NIOCore
-import NIOPosix
 import NIOSSL
 import PostgresNIO
 import Synchronization
@@ -16,16 +14,20 @@ import Synchronization
 ///   unused / same version> RETURNING`, or `INSERT ... ON CONFLICT DO NOTHING RETURNING`: PostgreSQL
 ///   re-checks the condition on the newest row version after a concurrent writer commits, so exactly
 ///   one of two racing requests wins;
-/// - read-modify-write of one row (lockout counters, attempt reservations, provisional grants, app
-///   seeding) locks the row first with `SELECT ... FOR UPDATE` inside a transaction; rate buckets
-///   are one `INSERT ... ON CONFLICT DO UPDATE` with the window arithmetic in SQL;
+/// - rate buckets, and attempt reservations that are allowed, are one `INSERT ... ON CONFLICT DO
+///   UPDATE` with the window arithmetic (and the limit) in SQL, under the row lock the upsert takes;
+///   other read-modify-writes of one row (locking a key, provisional grants, app seeding) lock the
+///   row first with `SELECT ... FOR UPDATE` inside a transaction;
 /// - a first sign-in inserts its identity link with `ON CONFLICT DO NOTHING`, so two nodes signing the
 ///   same new person in at once make one account;
+/// - revoking a refresh family repeats its update until a pass changes nothing, so a rotation
+///   committing at the same moment cannot leave a live replacement behind;
 /// - a serialization failure or deadlock (SQLSTATE 40001, 40P01) is retried, up to three times.
 ///
 /// A database that cannot be reached answers `BrokerError` `temporarily_unavailable` (503) within
 /// `connectTimeout`; from then on requests fail at once instead of queueing, except one a second
-/// that tries the database, and the first success ends the outage.
+/// that tries the database, and the first answer from it ends the outage. One connection that
+/// breaks fails only its own request.
 public final class PostgresStore: BrokerStore, Sendable {
     let client: PostgresClient
     let settings: PostgresSettings
