@@ -19,31 +19,61 @@ public final class PostgresServer: SharedTestPeer {
         self.port = port
     }
 
+    /// Starts a server on a free port, with a migrated template database that `database()` copies
+    /// (so that each test's database costs a file copy, not the whole schema's DDL).
     public static func start() async throws -> PostgresServer {
         let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent("gatehouse-pg-\(UUID().uuidString.prefix(8))")
         var lastError = ""
         for _ in 0..<5 {
             let port = Int.random(in: 20000...45000)
             let (status, output) = await run(["start", folder.path, String(port)])
-            if status == 0 { return PostgresServer(folder: folder, port: port) }
+            if status == 0 {
+                let server = PostgresServer(folder: folder, port: port)
+                do {
+                    let template = try await server.database(named: Self.template, fromTemplate: false)
+                    try await PostgresStore(settings: template, logger: Logger(label: "test")).close()
+                    // A template must have no session left (the closed pool ends its connections
+                    // in the background).
+                    for _ in 0..<50 {
+                        let left = try await server.psql(
+                            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '\(Self.template)'", database: "postgres"
+                        )
+                        if left == "0" { break }
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                } catch {
+                    await server.remove()
+                    throw error
+                }
+                return server
+            }
             lastError = output
             await run(["remove", folder.path])
         }
         throw ChildProcessError(message: "could not start PostgreSQL: \(lastError)")
     }
 
+    static let template = "gatehouse_template"
+
     public func remove() async { await Self.run(["remove", folder.path]) }
 
-    /// A new, empty database; its settings.
-    public func database(poolSize: Int = 10, connectTimeout: Int = 5) async throws -> PostgresSettings {
-        let name = "t_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
-        let (status, output) = await Self.run(["createdb", folder.path, name])
+    /// A new, empty database; its settings. The wait for a connection is long by default: the whole
+    /// test suite runs in parallel on two cores, and a test that wants outages sets its own.
+    /// `migrated` false gives an empty database (for the migration tests themselves).
+    public func database(poolSize: Int = 10, connectTimeout: Int = 15, migrated: Bool = true) async throws -> PostgresSettings {
+        var settings = try await database(named: "t_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""), fromTemplate: migrated)
+        settings.poolSize = poolSize
+        settings.connectTimeout = Seconds(connectTimeout)
+        return settings
+    }
+
+    private func database(named name: String, fromTemplate: Bool) async throws -> PostgresSettings {
+        let (status, output) = await Self.run(["createdb", folder.path, name] + (fromTemplate ? [Self.template] : []))
         guard status == 0, let url = output.split(separator: "\n").last.map(String.init) else {
             throw ChildProcessError(message: "could not create a database: \(output)")
         }
         var settings = try PostgresSettings(url: url)
-        settings.poolSize = poolSize
-        settings.connectTimeout = Seconds(connectTimeout)
+        settings.connectTimeout = Seconds(15)
         return settings
     }
 

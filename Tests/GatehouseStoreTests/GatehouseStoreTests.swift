@@ -87,7 +87,7 @@ struct GatehouseStoreTests {
     }
 
     @Test func nodesStartingTogetherMigrateOnce() async throws {
-        let settings = try await PostgresServer.shared.database()
+        let settings = try await PostgresServer.shared.database(migrated: false)
         defer { Task { await PostgresServer.shared.dropDatabase(settings) } }
         let applied = try await withThrowingTaskGroup(of: [String].self) { group in
             for _ in 0..<5 {
@@ -122,8 +122,11 @@ struct GatehouseStoreTests {
         // A server of its own: this test kills it.
         try await PostgresServer.withOwn { server in
             var settings = try await server.database()
+            // Migrated with the patient default (the whole suite loads the machine), then watched
+            // with a short wait for connections.
+            try await PostgresStore(settings: settings).close()
             settings.connectTimeout = Seconds(2)
-            let store = try await PostgresStore(settings: settings)
+            let store = try await PostgresStore(settings: settings, migrate: false)
             defer { store.close() }
             _ = try await store.insertApp(App(id: "a", name: "A", policy: Policy(identityProviders: ["local"]), createdAt: now, updatedAt: now))
             await server.kill()

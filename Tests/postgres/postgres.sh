@@ -2,7 +2,7 @@
 # A throw-away PostgreSQL 15 server for the tests, on 127.0.0.1 and a port of its own, its socket in
 # its own folder (see ../shared/notes/test-peers.md):
 #   postgres.sh start DIR PORT      initdb + start; prints the URL of the database `gatehouse`
-#   postgres.sh createdb DIR NAME   a new empty database; prints its URL
+#   postgres.sh createdb DIR NAME [TEMPLATE]   a new database (empty, or a copy of TEMPLATE); prints its URL
 #   postgres.sh dropdb DIR NAME
 #   postgres.sh psql DIR [ARGS...]  psql as the superuser on the database `gatehouse`
 #   postgres.sh stop DIR            fast shutdown (the data stay; `start DIR PORT` again restarts)
@@ -40,7 +40,10 @@ start)
   url gatehouse
   ;;
 createdb)
-  as_owner /usr/bin/psql -w -q -v ON_ERROR_STOP=1 -h "$dir" -p "$(port)" -U gatehouse -d postgres -c "CREATE DATABASE \"$3\""
+  # createdb DIR NAME [TEMPLATE]: a copy of TEMPLATE (an already migrated database) when given.
+  template=""
+  [ -n "${4:-}" ] && template=" TEMPLATE \"$4\""
+  as_owner /usr/bin/psql -w -q -v ON_ERROR_STOP=1 -h "$dir" -p "$(port)" -U gatehouse -d postgres -c "CREATE DATABASE \"$3\"$template"
   url "$3"
   ;;
 dropdb)
