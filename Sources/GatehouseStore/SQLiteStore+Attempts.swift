@@ -12,23 +12,8 @@ extension SQLiteStore: AttemptCounterStore {
     ) async throws -> AttemptReservation {
         try await pool.write { db in
             var counter = try Self.counter(key, db) ?? AttemptCounter(key: key, failures: 0, windowStart: now, lockedUntil: nil, lockouts: 0)
-            if let until = counter.lockedUntil, until > now { return .locked(until: until) }
-            if now.timeIntervalSince(counter.windowStart) >= window {
-                counter.failures = 0
-                counter.windowStart = now
-            }
-            let result: AttemptReservation
-            if counter.failures >= threshold {
-                let until = now.addingTimeInterval(lockDuration(counter.lockouts))
-                counter.lockedUntil = until
-                counter.lockouts += 1
-                counter.failures = 0
-                counter.windowStart = now
-                result = .lockedNow(until: until)
-            } else {
-                counter.failures += 1
-                result = .allowed
-            }
+            let result = counter.reserve(now: now, window: window, threshold: threshold, lockDuration: lockDuration)
+            if case .locked = result { return result }
             try Self.save(counter, now: now, db)
             return result
         }
@@ -36,12 +21,8 @@ extension SQLiteStore: AttemptCounterStore {
 
     public func lockIfDue(key: String, now: Date, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval) async throws -> Date? {
         try await pool.write { db in
-            guard var counter = try Self.counter(key, db), counter.failures >= threshold, (counter.lockedUntil ?? .distantPast) <= now else { return nil }
-            let until = now.addingTimeInterval(lockDuration(counter.lockouts))
-            counter.lockedUntil = until
-            counter.lockouts += 1
-            counter.failures = 0
-            counter.windowStart = now
+            guard var counter = try Self.counter(key, db), counter.isDueForLock(now: now, threshold: threshold) else { return nil }
+            let until = counter.lock(now: now, lockDuration: lockDuration)
             try Self.save(counter, now: now, db)
             return until
         }

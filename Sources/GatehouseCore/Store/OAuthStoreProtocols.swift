@@ -109,6 +109,36 @@ public struct AttemptCounter: Sendable, Hashable {
     }
 }
 
+extension AttemptCounter {
+    /// The rule of `AttemptCounterStore.reserveAttempt`, applied to the counter as read under the
+    /// store's lock (each store writes the result back in the same transaction).
+    public mutating func reserve(now: Date, window: TimeInterval, threshold: Int, lockDuration: (Int) -> TimeInterval) -> AttemptReservation {
+        if let until = lockedUntil, until > now { return .locked(until: until) }
+        if now.timeIntervalSince(windowStart) >= window {
+            failures = 0
+            windowStart = now
+        }
+        guard failures < threshold else { return .lockedNow(until: lock(now: now, lockDuration: lockDuration)) }
+        failures += 1
+        return .allowed
+    }
+
+    /// Locks the key from `now` for the duration its lockout history calls for; returns the end.
+    public mutating func lock(now: Date, lockDuration: (Int) -> TimeInterval) -> Date {
+        let until = now.addingTimeInterval(lockDuration(lockouts))
+        lockedUntil = until
+        lockouts += 1
+        failures = 0
+        windowStart = now
+        return until
+    }
+
+    /// Whether `lockIfDue` locks it now: enough failures, and not locked already.
+    public func isDueForLock(now: Date, threshold: Int) -> Bool {
+        failures >= threshold && (lockedUntil ?? .distantPast) <= now
+    }
+}
+
 /// The answer to `reserveAttempt`.
 public enum AttemptReservation: Sendable, Equatable {
     case allowed

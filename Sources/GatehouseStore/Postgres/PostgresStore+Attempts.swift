@@ -39,23 +39,8 @@ extension PostgresStore: AttemptCounterStore {
     ) async throws -> AttemptReservation {
         try await transaction { connection in
             var counter = try await Self.lockedCounter(key, now: now, connection, self.logger)
-            if let until = counter.lockedUntil, until > now { return .locked(until: until) }
-            if now.timeIntervalSince(counter.windowStart) >= window {
-                counter.failures = 0
-                counter.windowStart = now
-            }
-            let result: AttemptReservation
-            if counter.failures >= threshold {
-                let until = now.addingTimeInterval(lockDuration(counter.lockouts))
-                counter.lockedUntil = until
-                counter.lockouts += 1
-                counter.failures = 0
-                counter.windowStart = now
-                result = .lockedNow(until: until)
-            } else {
-                counter.failures += 1
-                result = .allowed
-            }
+            let result = counter.reserve(now: now, window: window, threshold: threshold, lockDuration: lockDuration)
+            if case .locked = result { return result }
             try await Self.save(counter, now: now, connection, self.logger)
             return result
         }
@@ -70,13 +55,9 @@ extension PostgresStore: AttemptCounterStore {
             guard
                 var counter = try await Self.rows("SELECT * FROM attempt_counters WHERE key = \(key) FOR UPDATE", on: connection, logger: self.logger)
                     .first.map(Self.counter),
-                counter.failures >= threshold, (counter.lockedUntil ?? .distantPast) <= now
+                counter.isDueForLock(now: now, threshold: threshold)
             else { return nil }
-            let until = now.addingTimeInterval(lockDuration(counter.lockouts))
-            counter.lockedUntil = until
-            counter.lockouts += 1
-            counter.failures = 0
-            counter.windowStart = now
+            let until = counter.lock(now: now, lockDuration: lockDuration)
             try await Self.save(counter, now: now, connection, self.logger)
             return until
         }
