@@ -92,12 +92,17 @@ extension SQLiteStore: SigningKeyStore {
         }
     }
 
-    public func retireSigningKeys(keeping kids: [String], now: Date) async throws {
+    public func retireSigningKeys(keeping kids: [String], now: Date, includingWaiting: Bool) async throws {
         try await pool.write { db in
             let placeholders = kids.map { _ in "?" }.joined(separator: ", ")
+            // A waiting key's start is moved back to `now` too, so that its signing window is empty
+            // rather than inverted.
             try db.execute(
-                sql: "UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL AND COALESCE(activates_at, created_at) < ? AND kid NOT IN (\(placeholders))",
-                arguments: [now.storeValue, now.storeValue] + StatementArguments(kids)
+                sql: """
+                    UPDATE signing_keys SET retired_at = ?, activates_at = MIN(COALESCE(activates_at, created_at), ?)
+                    WHERE retired_at IS NULL AND (? OR COALESCE(activates_at, created_at) < ?) AND kid NOT IN (\(placeholders))
+                    """,
+                arguments: [now.storeValue, now.storeValue, includingWaiting, now.storeValue] + StatementArguments(kids)
             )
         }
     }

@@ -109,10 +109,17 @@ public enum StoreCopy {
                 description: "the target \(target.summary) is not empty: \(filled.joined(separator: ", ")). Copy into an empty database, or pass --replace to delete what it holds first"
             )
         }
-        try await target.importTables(replace: replace) { write in
-            for table in StoreSchema.order {
-                try await source.exportRows(table) { rows in try await write(table, rows) }
+        do {
+            try await target.importTables(replace: replace) { write in
+                for table in StoreSchema.order {
+                    try await source.exportRows(table) { rows in try await write(table, rows) }
+                }
             }
+        } catch let refusal as Refusal {
+            throw refusal
+        } catch {
+            // postgres-nio's errors describe themselves vaguely on purpose; say what the server said.
+            throw Refusal(description: "the copy failed and was rolled back where the target allows (\(PostgresStore.explain(error))); is a broker still using one of the databases?")
         }
         var counts: [TableCount] = []
         for table in StoreSchema.order {

@@ -431,6 +431,25 @@ extension GatehouseServerTests {
         #expect(try await test.store.signingKeys().count == 2)
     }
 
+    @Test func aRotationAtOnceAfterAPendingOneSignsWithItsKeyForGood() async throws {
+        let test = try await Self.oidcBroker()
+        defer { test.temporary.remove() }
+        let keyring = test.broker.keyring
+        func signingKid() async throws -> String? {
+            let signedIn = try await test.signIn(FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: ClientCredentials(clientID: "web", secret: Self.webSecret))
+            return try JSONDecoder().decode([String: String].self, from: try #require(Base64URL.decode(String(signedIn.tokens.accessToken.split(separator: ".")[0]))))["kid"]
+        }
+        let pending = try await keyring.rotate()
+        test.clock.advance(by: 1)
+        let emergency = try await keyring.rotate(immediately: true)
+        #expect(try await signingKid() == emergency[0].kid)
+        // The earlier rotation's key, still published, never takes over.
+        test.clock.advance(by: SigningKeyring.activationDelay + 1)
+        try await keyring.reload()
+        #expect(try await signingKid() == emergency[0].kid)
+        #expect(keyring.keySet().keys.map(\.kid).contains(pending[0].kid))
+    }
+
     @Test func idTokensAreRS256ByDefaultWhileAccessTokensStayES256() async throws {
         let test = try await Self.oidcBroker()
         defer { test.temporary.remove() }

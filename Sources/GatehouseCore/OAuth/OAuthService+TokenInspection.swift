@@ -67,7 +67,7 @@ extension OAuthService {
             return
         }
         guard let record = try await store.refreshToken(digest: SecretDigest.sha256Hex(token)), record.appID == app.id else { return }
-        let revoked = try await revokeFamily(record.familyID, now: now)
+        let revoked = try await store.revokeRefreshTokenFamily(familyID: record.familyID, now: now)
         try await store.appendAudit(
             AuditEvent(time: now, type: "token.revoked", appID: app.id, accountID: record.accountID, details: ["token_type": "refresh_token", "revoked": String(revoked)])
         )

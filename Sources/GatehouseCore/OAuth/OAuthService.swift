@@ -87,16 +87,6 @@ public struct OAuthService: Sendable {
         return issued
     }
 
-    /// Revokes every refresh token of a family, and records the family as revoked: that record also
-    /// covers a token of the family written after this moment (the racing exchange of a reused code,
-    /// a rotation committing on another node at the same instant), which every node's refresh grant
-    /// checks. Returns how many stored tokens were revoked.
-    func revokeFamily(_ familyID: String, now: Date) async throws -> Int {
-        let revoked = try await store.revokeRefreshTokenFamily(familyID: familyID, now: now)
-        try await revocations.revoke(RevocationRecord(kind: .family, value: familyID, revokedAt: now, expiresAt: now.addingTimeInterval(Self.familyRevocationLifetime)))
-        return revoked
-    }
-
     /// Longer than any refresh token lives (a policy allows at most a year).
     static let familyRevocationLifetime: TimeInterval = 366 * 86_400
 
@@ -105,7 +95,10 @@ public struct OAuthService: Sendable {
     func revokeIssued(by record: AuthorizationCodeRecord) async throws {
         let now = clock.now
         if let family = record.issuedFamilyID {
-            _ = try await revokeFamily(family, now: now)
+            // The record first: it also covers the refresh token the racing exchange is about to
+            // insert (a plain insert, which no update of the family can catch).
+            try await revocations.revoke(RevocationRecord(kind: .family, value: family, revokedAt: now, expiresAt: now.addingTimeInterval(Self.familyRevocationLifetime)))
+            _ = try await store.revokeRefreshTokenFamily(familyID: family, now: now)
         }
         if let jti = record.issuedAccessTokenID, let expiresAt = record.issuedAccessTokenExpiresAt {
             try await revocations.revoke(RevocationRecord(kind: .token, value: jti, revokedAt: now, expiresAt: expiresAt))
@@ -162,7 +155,7 @@ public struct OAuthService: Sendable {
     /// (RFC 9700 section 4.14.2) and return the error to answer with.
     func refreshTokenReused(_ record: RefreshTokenRecord, app: App) async throws -> BrokerError {
         let now = clock.now
-        let revoked = try await revokeFamily(record.familyID, now: now)
+        let revoked = try await store.revokeRefreshTokenFamily(familyID: record.familyID, now: now)
         try await store.appendAudit(
             AuditEvent(
                 time: now, type: "token.reuse_detected", appID: app.id, accountID: record.accountID, outcome: ErrorCode.invalidGrant.rawValue,

@@ -130,8 +130,9 @@ public protocol SigningKeyStore: Sendable {
     /// Marks every key that is not retired yet and signs from before `now` (its `activatesAt`, or its
     /// creation), except those in `keeping`, as retired at `now`. A key waiting to sign after `now`
     /// (another rotation's, made at the same moment) is left alone, so two rotations never leave an
-    /// algorithm without a signing key.
-    func retireSigningKeys(keeping kids: [String], now: Date) async throws
+    /// algorithm without a signing key, unless `includingWaiting` (a rotation that takes effect at
+    /// once retires every other key, waiting ones too).
+    func retireSigningKeys(keeping kids: [String], now: Date, includingWaiting: Bool) async throws
     /// Deletes keys retired before `before` (they verify no live token any more).
     func deleteSigningKeys(retiredBefore before: Date) async throws -> Int
     /// Replaces a key's stored private key (sealed under another key-encryption key, or in clear) if
@@ -213,4 +214,11 @@ public protocol BrokerStore: AppStore, AccountStore, FlowStore, RefreshTokenStor
     /// Overwrites what replaced rows left behind in the database's files (old page versions, the
     /// write-ahead log), after secrets stored in clear or under an old key were re-encrypted.
     func scrubReplacedData() async throws
+}
+
+extension SigningKeyStore {
+    /// Retires the keys that sign from before `now` (see `retireSigningKeys(keeping:now:includingWaiting:)`).
+    public func retireSigningKeys(keeping kids: [String], now: Date) async throws {
+        try await retireSigningKeys(keeping: kids, now: now, includingWaiting: false)
+    }
 }

@@ -42,8 +42,13 @@ public final class SigningKeyring: Sendable {
         var signers: [SigningAlgorithm: [Signer]] = [:]
         var lastReload = Date.distantPast
 
+        /// The key whose window holds `now`; when none does but a rotated-in key is waiting (its
+        /// predecessors gone), the one that starts soonest: it has been published since its rotation,
+        /// which is better than a key made on the spot.
         func activeKid(_ algorithm: SigningAlgorithm, at now: Date) -> String? {
-            signers[algorithm]?.first { $0.from <= now && ($0.until.map { now < $0 } ?? true) }?.kid
+            guard let candidates = signers[algorithm] else { return nil }
+            return candidates.first { $0.from <= now && ($0.until.map { now < $0 } ?? true) }?.kid
+                ?? candidates.last { $0.from > now && $0.until == nil }?.kid
         }
 
         func activeKids(at now: Date) -> [SigningAlgorithm: String] {
@@ -159,7 +164,8 @@ public final class SigningKeyring: Sendable {
             return record
         }
         for record in records { try await store.insertSigningKey(try sealed(record)) }
-        try await store.retireSigningKeys(keeping: records.map(\.kid), now: activates)
+        // At once: keys still waiting from an earlier rotation must not take over later either.
+        try await store.retireSigningKeys(keeping: records.map(\.kid), now: activates, includingWaiting: immediately)
         try await reload()
         return records
     }

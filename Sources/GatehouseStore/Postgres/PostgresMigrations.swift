@@ -183,11 +183,13 @@ extension PostgresStore {
     public func migrate() async throws -> [String] {
         do {
             return try await transaction { connection in
-                // A migration may rewrite a large table, and nodes starting together wait here for the
-                // first: neither is bounded by the session's statement and lock timeouts.
-                try await connection.query("SET LOCAL statement_timeout = 0", logger: self.logger)
+                // Nodes starting together wait here for the first, however long its migration takes.
                 try await connection.query("SET LOCAL lock_timeout = 0", logger: self.logger)
                 try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresMigrations.lockKey))", logger: self.logger)
+                // The DDL itself waits for table locks a few seconds at most: while it waits, every
+                // node's queries of that table queue behind it. Too busy: the whole migration is
+                // rolled back and tried again (`serve` retries; `migrate` says so).
+                try await connection.query("SET LOCAL lock_timeout = '3s'", logger: self.logger)
                 try await connection.query(
                     "CREATE TABLE IF NOT EXISTS gatehouse_migrations (name TEXT PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)", logger: self.logger
                 )
@@ -209,7 +211,9 @@ extension PostgresStore {
         } catch let error as StoreOpenError {
             throw error
         } catch let error as BrokerError where error.code == .temporarilyUnavailable {
-            let cause = lastFailure.withLock { $0 } ?? "no answer"
+            guard let cause = lastFailure.withLock({ $0 }) else {
+                throw StoreOpenError("the database at \(settings.summary) is busy (a table lock the migration needs is held elsewhere); trying the migration again", retryable: true)
+            }
             throw StoreOpenError("cannot reach the database at \(settings.summary) (storage.postgres.url): \(cause)", retryable: true)
         } catch {
             throw StoreOpenError("cannot use the database at \(settings.summary) (storage.postgres.url): \(Self.explain(error))")

@@ -104,9 +104,16 @@ extension PostgresStore: SigningKeyStore {
         )
     }
 
-    public func retireSigningKeys(keeping kids: [String], now: Date) async throws {
+    public func retireSigningKeys(keeping kids: [String], now: Date, includingWaiting: Bool) async throws {
         let t = now.storeValue
-        try await run("UPDATE signing_keys SET retired_at = \(t) WHERE retired_at IS NULL AND COALESCE(activates_at, created_at) < \(t) AND NOT (kid = ANY(\(kids)))")
+        // A waiting key's start is moved back to `now` too, so that its signing window is empty
+        // rather than inverted.
+        try await run(
+            """
+            UPDATE signing_keys SET retired_at = \(t), activates_at = LEAST(COALESCE(activates_at, created_at), \(t))
+            WHERE retired_at IS NULL AND (\(includingWaiting) OR COALESCE(activates_at, created_at) < \(t)) AND NOT (kid = ANY(\(kids)))
+            """
+        )
     }
 
     public func deleteSigningKeys(retiredBefore before: Date) async throws -> Int {

@@ -50,11 +50,11 @@ public final class PostgresStore: BrokerStore, Sendable {
         configuration.options.minimumConnections = 0
         configuration.options.connectTimeout = .seconds(Int64(settings.connectTimeout.value))
         configuration.options.keepAliveBehavior = .init(frequency: .seconds(30))
-        // No statement, lock wait or forgotten transaction may hold a pooled connection for long (a
-        // network partition or a lock held elsewhere would otherwise fill the pool); migrations lift
-        // the first two for their own transaction.
+        // No lock wait or forgotten transaction may hold a pooled connection for long (a lock held
+        // elsewhere would otherwise fill the pool); migrations wait for their advisory lock without
+        // it. Statements themselves are not cut short: the purge's deletes and a copy may be long.
         configuration.options.additionalStartupParameters = [
-            ("application_name", "gatehouse"), ("statement_timeout", "30s"), ("lock_timeout", "10s"), ("idle_in_transaction_session_timeout", "60s"),
+            ("application_name", "gatehouse"), ("lock_timeout", "10s"), ("idle_in_transaction_session_timeout", "60s"),
         ]
         // The pool logs every failed connection attempt at info; during an outage that is one line per
         // retry. This store logs the outage once (and its end) instead.
@@ -161,10 +161,10 @@ public final class PostgresStore: BrokerStore, Sendable {
         var attempt = 0
         while true {
             attempt += 1
+            // `connectTimeout` bounds the wait for a connection, not the statements: once the
+            // operation holds one, a slow statement (a migration on a busy machine) may finish.
+            let leased = Leased()
             do {
-                // `connectTimeout` bounds the wait for a connection, not the statements: once the
-                // operation holds one, a slow statement (a migration on a busy machine) may finish.
-                let leased = Leased()
                 let result = try await withThrowingTaskGroup(of: T?.self) { group in
                     group.addTask { try await operation(leased) }
                     group.addTask {
@@ -186,9 +186,10 @@ public final class PostgresStore: BrokerStore, Sendable {
                 let state = error.serverInfo?[.sqlState] ?? ""
                 if ["40001", "40P01"].contains(state), attempt < 3 { continue }
                 if Self.transientStates.contains(state) || state.hasPrefix("08") {
-                    // Shutting down, out of connections, read-only after a failover: the database
-                    // cannot serve now. Lost races after three tries, timeouts: this request only.
-                    if state.hasPrefix("57P") || state.hasPrefix("53") || state.hasPrefix("08") || state == "25006" { noteOutage(error) }
+                    // Out of connections, read-only after a failover: the database cannot serve now.
+                    // A terminated session, lost races after three tries, timeouts: this request only
+                    // (a real shutdown trips the circuit through the next requests' connections).
+                    if state.hasPrefix("53") || state == "25006" || (!leased.happened && (state.hasPrefix("57P") || state.hasPrefix("08"))) { noteOutage(error) }
                     throw Self.unavailable
                 }
                 throw error
@@ -197,7 +198,9 @@ public final class PostgresStore: BrokerStore, Sendable {
                 // request fails, the node does not stop using the database.
                 throw Self.unavailable
             } catch let error as PSQLError where [.connectionError, .sslUnsupported, .failedToAddSSLHandler, .poolClosed].contains(error.code) {
-                noteOutage(error)
+                // A connection that broke while in use fails its own request only; no connection
+                // to be had is an outage.
+                if !leased.happened { noteOutage(error) }
                 throw Self.unavailable
             } catch is PostgresStoreTimeout {
                 noteOutage(PostgresStoreTimeout())
@@ -210,8 +213,8 @@ public final class PostgresStore: BrokerStore, Sendable {
                 throw error
             } catch {
                 // The pool's own errors (no connection could be made in time, the pool closed), NIO's
-                // connection errors: the database is out of reach.
-                noteOutage(error)
+                // connection errors: the database is out of reach (unless the connection was had).
+                if !leased.happened { noteOutage(error) }
                 throw Self.unavailable
             }
         }
@@ -222,6 +225,7 @@ public final class PostgresStore: BrokerStore, Sendable {
     static let transientStates: Set<String> = ["40001", "40P01", "57014", "55P03", "25006", "57P01", "57P02", "57P03", "53300", "53400", "53000", "53100", "53200"]
 
     private func endOutage() {
+        lastFailure.withLock { $0 = nil }
         if lastOutage.exchange(0, ordering: .relaxed) != 0 {
             logger.notice("the database answers again", metadata: ["database": .string(settings.summary)])
         }
