@@ -44,8 +44,8 @@ apps:
         maxFlowStartsPerIPPerMinute: 1000000
 YAML
 start_server "$work/bench.yaml"
-export BENCH_LIB="$repo/bench/lib"
-out=$(wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$repo/bench/lib/ldap_signin.lua" "$base")
+export BENCH_LIB="$repo/bench/lib" BENCH_PROVIDER=corp-ldap BENCH_USERS=50 BENCH_USER_FORMAT=load%02d BENCH_PASSWORD_FORMAT=load-password-%02d
+out=$(wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$repo/bench/lib/flow_signin.lua" "$base")
 printf '\nGatehouse LDAP sign-in benchmark: pool %s, StartTLS %s, durability %s, %s connections, %s wrk threads, %s, %s cores (slapd on the same cores)\n' \
   "$pool" "$starttls" "$durability" "$connections" "$threads" "$duration" "$(nproc)"
 echo "$out" | grep '^SIGNINS' | sed 's/^SIGNINS /sign-ins: /'

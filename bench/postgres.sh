@@ -88,6 +88,7 @@ start_second
 
 auth=$(printf 'bench:%s' "$secret" | base64 -w0)
 export BENCH_AUTH=$auth BENCH_LIB="$repo/bench/lib" BENCH_CLIENT=partner
+export BENCH_PROVIDER=local BENCH_USERS=64 BENCH_USER_FORMAT=bench%02d BENCH_PASSWORD_FORMAT="bench password 42"
 refresh_pool() { # refresh_pool FILE: two refresh tokens per connection, from password sign-ins
   for _ in $(seq 1 $((connections * 2))); do
     flow=$(curl -sf -u "bench:$secret" -X POST "$base/v1/flows" -H 'Content-Type: application/json' -d '{"app":"bench","provider":"local"}' | jq -r .flow)
@@ -145,7 +146,7 @@ scenario() { # scenario NAME PATH SCRIPT BODY PREPARE(refresh|assertions|none)
   local one ops
   one=$(wrk_on "$base$path" "$connections" "$threads" "$script" "$tokens1")
   ops=$(field "$one" requests)
-  [ "$script" = password_signin.lua ] && ops=$(echo "$one" | grep '^SIGNINS' | tr ' ' '\n' | sed -n 's/^completed=//p')
+  [ "$script" = flow_signin.lua ] && ops=$(echo "$one" | grep '^SIGNINS' | tr ' ' '\n' | sed -n 's/^completed=//p')
   local counts
   counts=$(statements "$ops")
   # Two nodes, half the connections each, at the same time.
@@ -155,7 +156,7 @@ scenario() { # scenario NAME PATH SCRIPT BODY PREPARE(refresh|assertions|none)
   wait "$first"
   local a b rps1 rps2
   a=$(cat "$work/$name.a") b=$(cat "$work/$name.b")
-  if [ "$script" = password_signin.lua ]; then
+  if [ "$script" = flow_signin.lua ]; then
     rps1=$(signins "$one")
     rps2=$(( $(signins "$a") + $(signins "$b") ))
   else
@@ -173,7 +174,7 @@ scenario() { # scenario NAME PATH SCRIPT BODY PREPARE(refresh|assertions|none)
 scenario client_credentials /oauth2/token post_form.lua "grant_type=client_credentials&scope=api" none
 scenario refresh_token /oauth2/token refresh.lua "" refresh
 scenario jwt_bearer /oauth2/token assertions.lua "" assertions
-scenario password_signin /v1/flows password_signin.lua "" none
+scenario password_signin /v1/flows flow_signin.lua "" none
 echo "peak RSS of node 1: $(rss_peak_mb) MB"
 echo
 echo "rps for password_signin is sign-ins/s (two requests each); stmts/op and writes/op count SQL statements"

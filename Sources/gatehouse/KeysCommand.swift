@@ -76,11 +76,7 @@ struct KeysCommand: AsyncParsableCommand {
             let now = Date()
             func from(_ record: SigningKeyRecord) -> Date { record.activatesAt ?? record.createdAt }
             let records = try await store.signingKeys().sorted { from($0) > from($1) }
-            // Per algorithm, the newest key whose signing window holds now signs (SigningKeyring's rule).
-            var active: [SigningAlgorithm: String] = [:]
-            for record in records where from(record) <= now && (record.retiredAt.map { now < $0 } ?? true) && active[record.algorithm] == nil {
-                active[record.algorithm] = record.kid
-            }
+            let active = SigningSchedule(records).activeKids(at: now)
             print("KID\tALG\tCREATED\tSTATE")
             for record in records {
                 let state: String

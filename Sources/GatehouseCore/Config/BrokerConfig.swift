@@ -158,9 +158,6 @@ public struct StorageConfig: Sendable, Decodable {
         self.postgres = postgres
     }
 
-    /// The database in one line for logs and messages, without a password.
-    public var summary: String { postgres.map { "PostgreSQL \($0.summary)" } ?? "SQLite \(sqlitePath)" }
-
     enum CodingKeys: String, CodingKey { case sqlite, postgres }
     enum SQLiteKeys: String, CodingKey { case path, durability }
 

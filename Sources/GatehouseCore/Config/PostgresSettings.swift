@@ -58,7 +58,12 @@ public struct PostgresSettings: Sendable, Decodable, CustomStringConvertible {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let path = decoder.codingPath
         let url = try container.decode(String.self, forKey: .url)
-        guard var parsed = try? PostgresSettings(url: url) else { throw ConfigIssue(path: path + [CodingKeys.url], Self.problem(url)) }
+        var parsed: PostgresSettings
+        do {
+            parsed = try PostgresSettings(url: url)
+        } catch {
+            throw ConfigIssue(path: path + [CodingKeys.url], error.message)
+        }
         if let poolSize = try container.decodeIfPresent(Int.self, forKey: .poolSize) {
             guard (1...500).contains(poolSize) else { throw ConfigIssue(path: path + [CodingKeys.poolSize], "must be between 1 and 500, got \(poolSize)") }
             parsed.poolSize = poolSize
@@ -80,16 +85,6 @@ public struct PostgresSettings: Sendable, Decodable, CustomStringConvertible {
             throw ConfigIssue(path: path + [CodingKeys.rootCA], "is only used with tls: verify-full")
         }
         self = parsed
-    }
-
-    /// Why `url` cannot be read.
-    static func problem(_ url: String) -> String {
-        do {
-            _ = try PostgresSettings(url: url)
-            return ""
-        } catch {
-            return error.message
-        }
     }
 
     /// Reads `postgres://user:password@host:port/database[?sslmode=disable|require|verify-full]`

@@ -37,31 +37,8 @@ public final class SigningKeyring: Sendable {
     private struct Snapshot: Sendable {
         var collections: [JWTKeyCollection] = [JWTKeyCollection()]
         var loaded: [String: LoadedKey] = [:]
-        /// Per algorithm, the keys that may sign, newest activation first, with when each starts and
-        /// stops signing: the one to use is the first whose window holds the clock's time.
-        var signers: [SigningAlgorithm: [Signer]] = [:]
+        var schedule = SigningSchedule([])
         var lastReload = Date.distantPast
-
-        /// The key whose window holds `now`; when none does but a rotated-in key is waiting (its
-        /// predecessors gone), the one that starts soonest: it has been published since its rotation,
-        /// which is better than a key made on the spot.
-        func activeKid(_ algorithm: SigningAlgorithm, at now: Date) -> String? {
-            guard let candidates = signers[algorithm] else { return nil }
-            return candidates.first { $0.from <= now && ($0.until.map { now < $0 } ?? true) }?.kid
-                ?? candidates.last { $0.from > now && $0.until == nil }?.kid
-        }
-
-        func activeKids(at now: Date) -> [SigningAlgorithm: String] {
-            var kids: [SigningAlgorithm: String] = [:]
-            for algorithm in SigningAlgorithm.allCases { kids[algorithm] = activeKid(algorithm, at: now) }
-            return kids
-        }
-    }
-
-    private struct Signer: Sendable {
-        var kid: String
-        var from: Date
-        var until: Date?
     }
 
     private struct LoadedKey: Sendable {
@@ -91,7 +68,7 @@ public final class SigningKeyring: Sendable {
     public func prepare() async throws {
         try await reload()
         let now = clock.now
-        let missing = SigningAlgorithm.allCases.filter { algorithm in snapshot.withLock { $0.activeKid(algorithm, at: now) } == nil }
+        let missing = SigningAlgorithm.allCases.filter { algorithm in snapshot.withLock { $0.schedule.activeKid(algorithm, at: now) } == nil }
         guard !missing.isEmpty else { return }
         for algorithm in missing { try await store.insertSigningKey(try sealed(Self.generate(algorithm, now: clock.now))) }
         try await reload()
@@ -130,13 +107,7 @@ public final class SigningKeyring: Sendable {
             for (kid, key) in rsaKeys { await collection.add(rsa: key, digestAlgorithm: .sha256, kid: kid, serializer: Self.serializer) }
             next.collections.append(collection)
         }
-        for algorithm in SigningAlgorithm.allCases {
-            next.signers[algorithm] = next.loaded.values.map(\.record)
-                .filter { $0.algorithm == algorithm }
-                .map { Signer(kid: $0.kid, from: $0.activatesAt ?? $0.createdAt, until: $0.retiredAt) }
-                .filter { signer in signer.until.map { signer.from < $0 } ?? true }
-                .sorted { ($0.from, $0.kid) > ($1.from, $1.kid) }
-        }
+        next.schedule = SigningSchedule(next.loaded.values.map(\.record))
         let replacement = next
         snapshot.withLock { $0 = replacement }
         if Set(previous.keys) != Set(replacement.loaded.keys) {
@@ -222,7 +193,7 @@ public final class SigningKeyring: Sendable {
     /// The algorithms ID tokens can be signed with (for discovery): every algorithm with an active key.
     public func idTokenAlgorithms() -> [String] {
         let now = clock.now
-        let active = snapshot.withLock { $0.activeKids(at: now) }
+        let active = snapshot.withLock { $0.schedule.activeKids(at: now) }
         // RS256 first: the default, and the one OpenID Connect Discovery requires.
         return SigningAlgorithm.allCases.sorted { $0 == .rs256 && $1 != .rs256 }.filter { active[$0] != nil }.map(\.rawValue)
     }
@@ -230,7 +201,7 @@ public final class SigningKeyring: Sendable {
     private func lane(_ algorithm: SigningAlgorithm) -> (collection: JWTKeyCollection, activeKid: String?) {
         let index = turn.wrappingAdd(1, ordering: .relaxed).oldValue
         let now = clock.now
-        return snapshot.withLock { ($0.collections[abs(index) % $0.collections.count], $0.activeKid(algorithm, at: now)) }
+        return snapshot.withLock { ($0.collections[abs(index) % $0.collections.count], $0.schedule.activeKid(algorithm, at: now)) }
     }
 
     /// Signs access-token claims with the active key of the access-token algorithm (header

@@ -14,21 +14,8 @@ extension PostgresStore: AttemptCounterStore {
     public func reserveAttempt(
         key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval
     ) async throws -> AttemptReservation {
-        if threshold >= 1 {
-            let t = now.storeValue
-            let counted = try await run(
-                """
-                INSERT INTO attempt_counters (key, failures, window_start, locked_until, lockouts, updated_at) VALUES (\(key), 1, \(t), NULL, 0, \(t))
-                ON CONFLICT (key) DO UPDATE SET
-                    failures = CASE WHEN \(t) - attempt_counters.window_start >= \(window) THEN 1 ELSE attempt_counters.failures + 1 END,
-                    window_start = CASE WHEN \(t) - attempt_counters.window_start >= \(window) THEN \(t) ELSE attempt_counters.window_start END,
-                    updated_at = \(t)
-                WHERE (attempt_counters.locked_until IS NULL OR attempt_counters.locked_until <= \(t))
-                    AND (\(t) - attempt_counters.window_start >= \(window) OR attempt_counters.failures < \(threshold))
-                RETURNING 1
-                """
-            )
-            if counted == 1 { return .allowed }
+        if threshold >= 1, try await countInWindow(key: key, now: now, window: window, below: threshold, unlockedOnly: true) != nil {
+            return .allowed
         }
         // The transaction's closure runs and ends before this returns, so the rule never escapes.
         return try await withoutActuallyEscaping(lockDuration) { lockDuration in try await reserve(key: key, now: now, window: window, threshold: threshold, lockDuration: lockDuration) }
@@ -100,20 +87,30 @@ extension PostgresStore: AttemptCounterStore {
 
     /// One statement: the upsert takes the row lock, and the window arithmetic happens under it.
     public func countEvent(key: String, now: Date, window: TimeInterval) async throws -> (count: Int, windowEnds: Date) {
+        guard let counted = try await countInWindow(key: key, now: now, window: window, below: Int.max, unlockedOnly: false) else {
+            throw BrokerError.internalFailure("the rate counter returned nothing")
+        }
+        return counted
+    }
+
+    /// One upsert that counts an event in the key's fixed window (a new window when the old one is
+    /// over), under the row lock the upsert takes. It counts only while the count is below `limit`
+    /// (or the window is over) and, with `unlockedOnly`, the key is not locked; nil when it did not.
+    private func countInWindow(key: String, now: Date, window: TimeInterval, below limit: Int, unlockedOnly: Bool) async throws -> (count: Int, windowEnds: Date)? {
         let t = now.storeValue
-        guard
-            let row = try await rows(
-                """
-                INSERT INTO attempt_counters (key, failures, window_start, locked_until, lockouts, updated_at) VALUES (\(key), 1, \(t), NULL, 0, \(t))
-                ON CONFLICT (key) DO UPDATE SET
-                    failures = CASE WHEN \(t) - attempt_counters.window_start >= \(window) THEN 1 ELSE attempt_counters.failures + 1 END,
-                    window_start = CASE WHEN \(t) - attempt_counters.window_start >= \(window) THEN \(t) ELSE attempt_counters.window_start END,
-                    updated_at = \(t)
-                RETURNING failures, window_start
-                """
-            ).first
-        else { throw BrokerError.internalFailure("the rate counter returned nothing") }
-        return (try row["failures"].int(), try row["window_start"].date().addingTimeInterval(window))
+        let row = try await rows(
+            """
+            INSERT INTO attempt_counters (key, failures, window_start, locked_until, lockouts, updated_at) VALUES (\(key), 1, \(t), NULL, 0, \(t))
+            ON CONFLICT (key) DO UPDATE SET
+                failures = CASE WHEN \(t) - attempt_counters.window_start >= \(window) THEN 1 ELSE attempt_counters.failures + 1 END,
+                window_start = CASE WHEN \(t) - attempt_counters.window_start >= \(window) THEN \(t) ELSE attempt_counters.window_start END,
+                updated_at = \(t)
+            WHERE (NOT \(unlockedOnly) OR attempt_counters.locked_until IS NULL OR attempt_counters.locked_until <= \(t))
+                AND (\(t) - attempt_counters.window_start >= \(window) OR attempt_counters.failures < \(limit))
+            RETURNING failures, window_start
+            """
+        ).first
+        return try row.map { (try $0["failures"].int(), try $0["window_start"].date().addingTimeInterval(window)) }
     }
 
     public func unlock(key: String) async throws -> Bool {
