@@ -81,7 +81,7 @@ public struct Broker: Sendable, CustomStringConvertible {
             return PluginEnvironment(
                 clock: clock, logger: pluginLogger, storage: PluginStorage(namespace: declaration.id, store: store, clock: clock, sealer: sealer),
                 lockouts: LockoutBook(namespace: declaration.id, store: store, audit: store, clock: clock, metrics: metrics),
-                development: config.environment == .development, http: http, mailer: mailer
+                development: config.environment == .development, http: http, mailer: mailer, callbackURL: config.server.issuer + Self.callbackPath
             )
         }
     }
@@ -101,6 +101,9 @@ public struct Broker: Sendable, CustomStringConvertible {
             }
         }
     }
+
+    /// Where upstream sign-in pages send the browser back (`PluginEnvironment.callbackURL`).
+    public static let callbackPath = "/oauth2/callback"
 
     /// The OpenID Provider metadata for this broker.
     public func discovery() -> DiscoveryDocument {

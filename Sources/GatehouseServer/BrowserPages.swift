@@ -13,7 +13,7 @@ struct BrowserPages {
 
     init(broker: Broker) {
         self.broker = broker
-        self.renderer = PageRenderer(issuer: broker.config.server.issuer, challenges: broker.engine.challenges)
+        self.renderer = PageRenderer(issuer: broker.config.server.issuer, challenges: broker.engine.challenges, providerNames: broker.plugins.displayNames)
     }
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
@@ -37,6 +37,39 @@ struct BrowserPages {
         }
         router.post("oauth2/authorize/provider", use: choose)
         router.post("oauth2/authorize/answer", use: answer)
+        router.get("oauth2/callback") { request, context in
+            do {
+                return try await callback(try FormBody.query(request), crossSitePost: false, request: request, context: context)
+            } catch let error as BrokerError {
+                return renderer.error(error, requestID: context.id)
+            }
+        }
+        router.post("oauth2/callback") { request, context in
+            do {
+                return try await callback(try await FormBody.parse(request, context: context), crossSitePost: true, request: request, context: context)
+            } catch let error as BrokerError {
+                return renderer.error(error, requestID: context.id)
+            }
+        }
+    }
+
+    /// An upstream sign-in page sent the browser back (`response_mode` `query` or `form_post`) with
+    /// the flow's id as `state`: the flow's plugin checks the answer, and the browser goes on with
+    /// the flow, back to the native app that started it, or to the app with an error.
+    func callback(_ parameters: [String: String], crossSitePost: Bool, request: Request, context: GatehouseRequestContext) async throws -> Response {
+        guard let state = parameters[ChallengeCallback.stateParameter], !state.isEmpty else {
+            throw BrokerError(.invalidRequest, .badRequest, "The callback has no state; start again from the app.")
+        }
+        let answer = parameters.filter { $0.key != ChallengeCallback.stateParameter }.mapValues(JSONValue.string)
+        let cookie = request.cookies[Self.cookieName]?.value.nilIfInvalidToken
+        switch try await broker.engine.callback(state: state, answer: ChallengeResponse(answer), cookie: cookie, crossSitePost: crossSitePost) {
+        case .browser(let outcome, let app, let csrf):
+            return renderer.render(outcome, app: app, csrf: csrf, requestID: context.id)
+        case .confirmInBrowser(let flowID):
+            return PageRenderer.redirect(to: OAuthRedirect.url(broker.config.server.issuer + Broker.callbackPath, parameters: [(ChallengeCallback.stateParameter, flowID)]))
+        case .redirect(let location):
+            return PageRenderer.redirect(to: location)
+        }
     }
 
     func authorize(_ parameters: [String: String], request: Request, context: GatehouseRequestContext) async throws -> Response {
@@ -61,7 +94,8 @@ struct BrowserPages {
         }
         response.setCookie(
             Cookie(
-                name: Self.cookieName, value: cookie, maxAge: Int(app.policy.flowLifetime.value), path: "/oauth2/authorize",
+                // The callback (/oauth2/callback) needs it too, to know the browser coming back from upstream.
+                name: Self.cookieName, value: cookie, maxAge: Int(app.policy.flowLifetime.value), path: "/oauth2/",
                 secure: broker.config.server.issuer.hasPrefix("https:"), httpOnly: true, sameSite: .lax
             )
         )

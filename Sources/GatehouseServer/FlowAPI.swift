@@ -21,9 +21,13 @@ struct FlowAPI {
         var stateless: Bool?
         var scope: String?
         var clientSecret: String?
+        /// For providers that sign in through a browser: where the browser returns, and the PKCE challenge.
+        var returnURI: String?
+        var codeChallenge: String?
+        var codeChallengeMethod: String?
 
         enum CodingKeys: String, CodingKey {
-            case app, provider, purpose, stateless, scope
+            case app, provider, purpose, stateless, scope, returnURI, codeChallenge, codeChallengeMethod
             case clientSecret = "client_secret"
         }
     }
@@ -41,9 +45,13 @@ struct FlowAPI {
 
     @Sendable func start(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let body = try await request.decode(as: StartBody.self, context: context)
+        if body.codeChallenge != nil, body.codeChallengeMethod != "S256" {
+            throw BrokerError(.invalidRequest, .badRequest, "codeChallengeMethod must be S256 (plain is not accepted).")
+        }
         let flowRequest = FlowRequest(
             appID: body.app, providerID: body.provider, purpose: body.purpose ?? .authenticate, stateless: body.stateless ?? false,
-            scopes: body.scope.map { $0.split(separator: " ").map(String.init) }, clientIP: context.clientIP
+            scopes: body.scope.map { $0.split(separator: " ").map(String.init) }, clientIP: context.clientIP, returnURI: body.returnURI,
+            codeChallenge: body.codeChallenge
         )
         let client = try ClientAuthentication.credentials(from: request, bodySecret: body.clientSecret)
         let outcome = try await engine.start(flowRequest, client: client)

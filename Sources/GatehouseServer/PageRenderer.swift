@@ -11,8 +11,11 @@ struct PageRenderer: Sendable {
     let issuer: String
     /// How each challenge type looks; any declared challenge renders with the one `challenge` page.
     let challenges: ChallengeCatalog
+    /// What the chooser calls each provider (`providers[].name`).
+    let providerNames: [String: String]
 
-    init(issuer: String, challenges: ChallengeCatalog) {
+    init(issuer: String, challenges: ChallengeCatalog, providerNames: [String: String] = [:]) {
+        self.providerNames = providerNames
         var library = MustacheLibrary()
         for (name, text) in [
             ("layout", PageTemplates.layout), ("challenge", PageTemplates.challenge),
@@ -55,12 +58,19 @@ struct PageRenderer: Sendable {
                 "chooser", title: "Sign in",
                 values: [
                     "appName": appName, "flow": flowID, "csrf": csrf, "action": issuer + "/oauth2/authorize/provider",
-                    "providers": providers.map { ["id": $0, "label": "Continue with \($0)"] },
+                    "providers": providers.map { ["id": $0, "label": "Continue with \(providerNames[$0] ?? $0)"] },
                 ], status: status
             )
         case .challenge(let flowID, let challenge, _):
             guard let description = challenges.description(of: challenge.type) else {
                 return self.error(BrokerError.internalFailure("This step cannot be shown in a browser."), requestID: requestID)
+            }
+            // A sign-in elsewhere: the browser goes there at once, and comes back at the callback.
+            if let callback = description.callback {
+                guard let url = challenge.fields[callback.urlField]?.stringValue, Self.isSafeLink(url) else {
+                    return self.error(BrokerError.internalFailure("The sign-in page's address is not usable."), requestID: requestID)
+                }
+                return Self.redirect(to: url)
             }
             var values: [String: Any] = [
                 "appName": appName, "flow": flowID, "csrf": csrf, "action": issuer + "/oauth2/authorize/answer", "error": error ?? false,

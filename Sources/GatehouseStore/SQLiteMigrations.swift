@@ -171,6 +171,15 @@ enum SQLiteMigrations {
         migrator.registerMigration("v7-key-activation") { db in
             try db.execute(sql: "ALTER TABLE signing_keys ADD COLUMN activates_at REAL")
         }
+        // Linking a first sign-in to an existing account by a verified address looks the address up.
+        migrator.registerMigration("v8-verified-email-index") { db in
+            try db.execute(
+                sql: """
+                    CREATE INDEX identity_links_by_verified_email ON identity_links(lower(json_extract(claims, '$.email')))
+                        WHERE json_extract(claims, '$.email_verified') = 1
+                    """
+            )
+        }
         return migrator
     }
 }

@@ -25,6 +25,19 @@ extension SQLiteStore: AccountStore {
         }
     }
 
+    public func accountIDs(withVerifiedEmail email: String) async throws -> [String] {
+        try await pool.read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT account_id FROM identity_links
+                    WHERE lower(json_extract(claims, '$.email')) = lower(?) AND json_extract(claims, '$.email_verified') = 1 ORDER BY account_id
+                    """,
+                arguments: [email]
+            )
+        }
+    }
+
     public func linkIdentity(_ identity: ExternalIdentity, now: Date) async throws -> (account: Account, created: Bool) {
         // One write transaction: SQLite serialises writers, so two racing first sign-ins of the same
         // identity cannot both create an account.

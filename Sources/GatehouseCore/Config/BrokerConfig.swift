@@ -210,23 +210,27 @@ public struct ProviderDeclaration: Sendable, Decodable {
     public var id: String
     public var type: String
     public var config: ConfigNode
+    /// What people see on the provider chooser ("Continue with <name>"); the id when not set.
+    public var name: String?
     /// Where the entry stands in the file, so plugin errors name the exact path.
     public var path: [ConfigPath.Key]
 
-    public init(id: String, type: String, config: ConfigNode = .null, path: [ConfigPath.Key] = []) {
+    public init(id: String, type: String, config: ConfigNode = .null, name: String? = nil, path: [ConfigPath.Key] = []) {
         self.id = id
         self.type = type
         self.config = config
+        self.name = name
         self.path = path
     }
 
-    enum CodingKeys: String, CodingKey { case id, type, config }
+    enum CodingKeys: String, CodingKey { case id, type, config, name }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.id = try container.decode(String.self, forKey: .id)
         self.type = try container.decode(String.self, forKey: .type)
         self.config = try container.decodeIfPresent(ConfigNode.self, forKey: .config) ?? .null
+        self.name = try container.decodeIfPresent(String.self, forKey: .name)
         self.path = decoder.codingPath.map { $0.intValue.map(ConfigPath.Key.init(index:)) ?? ConfigPath.Key($0.stringValue) }
         if !Identifier.isValid(id) {
             throw ConfigIssue(path: decoder.codingPath + [CodingKeys.id], Identifier.rule)

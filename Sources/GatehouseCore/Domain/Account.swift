@@ -50,17 +50,25 @@ public struct ExternalIdentity: Sendable, Hashable, Codable {
     /// A test identity (made with a test registration key, not by a real person): its account is a
     /// test account, and an app's required second factor is skipped.
     public var isTest: Bool
+    /// Whether the provider's `email_verified` may link this identity, at its first sign-in, to an
+    /// existing account with the same verified address (where the app's policy allows that): only a
+    /// provider configured to be trusted with addresses says so, never one told to skip the check.
+    public var emailTrustedForLinking: Bool
 
-    public init(providerID: String, subject: String, username: String, claims: IdentityClaims = IdentityClaims(), methods: [String] = [], isTest: Bool = false) {
+    public init(
+        providerID: String, subject: String, username: String, claims: IdentityClaims = IdentityClaims(), methods: [String] = [], isTest: Bool = false,
+        emailTrustedForLinking: Bool = false
+    ) {
         self.providerID = providerID
         self.subject = subject
         self.username = username
         self.claims = claims
         self.methods = methods
         self.isTest = isTest
+        self.emailTrustedForLinking = emailTrustedForLinking
     }
 
-    enum CodingKeys: String, CodingKey { case providerID, subject, username, claims, methods, isTest }
+    enum CodingKeys: String, CodingKey { case providerID, subject, username, claims, methods, isTest, emailTrustedForLinking }
 
     /// Flows stored before `methods` and `isTest` existed (waiting at a second factor across an
     /// upgrade) still read: they carried neither.
@@ -72,5 +80,6 @@ public struct ExternalIdentity: Sendable, Hashable, Codable {
         claims = try container.decodeIfPresent(IdentityClaims.self, forKey: .claims) ?? IdentityClaims()
         methods = try container.decodeIfPresent([String].self, forKey: .methods) ?? []
         isTest = try container.decodeIfPresent(Bool.self, forKey: .isTest) ?? false
+        emailTrustedForLinking = try container.decodeIfPresent(Bool.self, forKey: .emailTrustedForLinking) ?? false
     }
 }

@@ -30,6 +30,12 @@ public struct Policy: Sendable, Hashable, Codable {
     /// 7662 section 2.2 leaves who may ask to the server); `*` for every app. Tokens of other apps
     /// answer `{"active": false}`.
     public var introspectTokensOf: [String]
+    /// Whether the first sign-in of an identity nobody has yet joins the existing account that has the
+    /// same verified address, instead of creating a new one. Only identities whose provider is trusted
+    /// with addresses (`ExternalIdentity.emailTrustedForLinking`) and vouches for this one qualify, and
+    /// only when exactly one account has it; off by default, since linking by an address a provider
+    /// did not verify is a classic account takeover.
+    public var linkAccountsByVerifiedEmail: Bool
 
     public init(
         identityProviders: [String] = [], authenticators: [String] = [], secondFactor: String? = nil,
@@ -38,7 +44,7 @@ public struct Policy: Sendable, Hashable, Codable {
         flowLifetime: Seconds = .minutes(10), defaultScopes: [String] = ["openid"],
         allowedScopes: [String] = ["openid", "profile", "email", "offline_access"],
         passwordPolicy: PasswordPolicy = PasswordPolicy(), lockout: LockoutPolicy = LockoutPolicy(), clientCredentialsGrant: Bool = false,
-        idTokenSigningAlg: SigningAlgorithm = .rs256, introspectTokensOf: [String] = []
+        idTokenSigningAlg: SigningAlgorithm = .rs256, introspectTokensOf: [String] = [], linkAccountsByVerifiedEmail: Bool = false
     ) {
         self.identityProviders = identityProviders
         self.authenticators = authenticators
@@ -55,6 +61,7 @@ public struct Policy: Sendable, Hashable, Codable {
         self.clientCredentialsGrant = clientCredentialsGrant
         self.idTokenSigningAlg = idTokenSigningAlg
         self.introspectTokensOf = introspectTokensOf
+        self.linkAccountsByVerifiedEmail = linkAccountsByVerifiedEmail
     }
 
     /// The longest `accessTokenLifetime` a policy may set: after it, no token of a revoked app is valid anyway.
@@ -98,7 +105,7 @@ public struct Policy: Sendable, Hashable, Codable {
     enum CodingKeys: String, CodingKey {
         case identityProviders, authenticators, secondFactor, statelessAuthentication, selfRegistration
         case accessTokenLifetime, refreshTokenLifetime, flowLifetime, defaultScopes, allowedScopes
-        case passwordPolicy, lockout, clientCredentialsGrant, idTokenSigningAlg, introspectTokensOf
+        case passwordPolicy, lockout, clientCredentialsGrant, idTokenSigningAlg, introspectTokensOf, linkAccountsByVerifiedEmail
     }
 
     public init(from decoder: any Decoder) throws {
@@ -126,6 +133,7 @@ public struct Policy: Sendable, Hashable, Codable {
         }
         self.idTokenSigningAlg = idTokenSigningAlg
         self.introspectTokensOf = try value(.introspectTokensOf, defaults.introspectTokensOf)
+        self.linkAccountsByVerifiedEmail = try value(.linkAccountsByVerifiedEmail, defaults.linkAccountsByVerifiedEmail)
 
         let path = decoder.codingPath
         for (key, lifetime, range) in [

@@ -32,7 +32,7 @@ public struct ChallengeCatalog: Sendable {
     }
 
     /// The challenges of the core itself.
-    static let core: [ChallengeDescription] = [.credentials, .retry]
+    static let core: [ChallengeDescription] = [.credentials, .retry, .callbackReceived]
 }
 
 extension ChallengeDescription {
@@ -51,5 +51,16 @@ extension ChallengeDescription {
         type: Challenge.retryType, summary: "The next step could not start; answer `{}` to try again.",
         prompt: "The next step could not start ({error}). Try again.",
         details: [ChallengeDetail("error", .string, "Why the step could not start (`delivery_failed`, `rate_limited`, `locked_out`).")]
+    )
+
+    /// A flow whose answer came back at the broker's callback (the person signed in upstream) waits
+    /// for the app that started it: a native app answers this to go on. A public app proves with the
+    /// PKCE verifier of the `codeChallenge` it started the flow with that it is the app that started
+    /// it (RFC 8252 section 8.1: another app may have received the redirect); a confidential app
+    /// authenticates as on every flow request.
+    public static let callbackReceived = ChallengeDescription(
+        type: Challenge.callbackReceivedType, summary: "The browser came back from the sign-in elsewhere; answer `{\"codeVerifier\": ...}` (or `{}` for a confidential app) to go on.",
+        prompt: "Signed in. Return to the app to go on.",
+        inputs: [ChallengeInput(name: "codeVerifier", label: "Code verifier", kind: .hidden, maxLength: 128)]
     )
 }

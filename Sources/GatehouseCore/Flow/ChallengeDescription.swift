@@ -26,10 +26,13 @@ public struct ChallengeDescription: Sendable, Hashable {
     public var details: [ChallengeDetail]
     /// The main button's label.
     public var submitLabel: String
+    /// Set for challenges the person answers elsewhere (an upstream sign-in page): the browser is sent
+    /// to the URL, and the answer (the declared `inputs`) comes back at the broker's callback.
+    public var callback: ChallengeCallback?
 
     public init(
         type: String, summary: String, title: String = "Sign in", prompt: String? = nil, inputs: [ChallengeInput] = [], actions: [ChallengeAction] = [],
-        link: ChallengeLink? = nil, details: [ChallengeDetail] = [], submitLabel: String = "Continue"
+        link: ChallengeLink? = nil, details: [ChallengeDetail] = [], submitLabel: String = "Continue", callback: ChallengeCallback? = nil
     ) {
         self.type = type
         self.summary = summary
@@ -40,6 +43,7 @@ public struct ChallengeDescription: Sendable, Hashable {
         self.link = link
         self.details = details
         self.submitLabel = submitLabel
+        self.callback = callback
     }
 
     /// The prompt for one challenge: its own, else the declared one with `{field}`s filled in.
@@ -173,6 +177,21 @@ public struct ChallengeLink: Sendable, Hashable {
         self.urlField = urlField
         self.label = label
     }
+}
+
+/// How a challenge that is answered elsewhere works. The challenge's string field `urlField` holds an
+/// `https` (or loopback `http`) URL: a browser flow is sent there at once, a native app opens it in the
+/// system browser. The page there sends the browser back to the broker's callback
+/// (`PluginEnvironment.callbackURL`) with the flow's id as the `state` query or form parameter and the
+/// answer as the other parameters; the broker keeps only the declared inputs. One callback per
+/// challenge: a second one finds the step done.
+public struct ChallengeCallback: Sendable, Hashable {
+    public var urlField: String
+
+    public init(urlField: String) { self.urlField = urlField }
+
+    /// The callback parameter that names the flow.
+    public static let stateParameter = "state"
 }
 
 /// A fact a challenge tells the client (`sentTo`, `codeExpiresAt`...), for docs/openapi.yaml.

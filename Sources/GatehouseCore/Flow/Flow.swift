@@ -18,8 +18,17 @@ public struct FlowRequest: Sendable {
     public var clientIP: String?
     /// A username the app suggests (OIDC `login_hint`), for providers that ask for one.
     public var loginHint: String?
+    /// Where a native app wants the browser sent once a sign-in elsewhere is done: one of its
+    /// registered redirect URIs, exactly (custom schemes allowed, RFC 8252).
+    public var returnURI: String?
+    /// The app's PKCE challenge (S256, RFC 7636) for a flow that signs in elsewhere: a public app
+    /// continues such a flow only with the verifier.
+    public var codeChallenge: String?
 
-    public init(appID: String, providerID: String, purpose: FlowPurpose = .authenticate, stateless: Bool = false, scopes: [String]? = nil, clientIP: String? = nil, loginHint: String? = nil) {
+    public init(
+        appID: String, providerID: String, purpose: FlowPurpose = .authenticate, stateless: Bool = false, scopes: [String]? = nil, clientIP: String? = nil,
+        loginHint: String? = nil, returnURI: String? = nil, codeChallenge: String? = nil
+    ) {
         self.appID = appID
         self.providerID = providerID
         self.purpose = purpose
@@ -27,6 +36,8 @@ public struct FlowRequest: Sendable {
         self.scopes = scopes
         self.clientIP = clientIP
         self.loginHint = loginHint
+        self.returnURI = returnURI
+        self.codeChallenge = codeChallenge
     }
 }
 
@@ -51,6 +62,8 @@ public struct Challenge: Sendable, Hashable, Codable {
 
     /// A step that could not start (a code was not delivered): answering it (`{}`) starts it again.
     public static let retryType = "retry"
+    /// The answer of a challenge with a callback has come back; the app that started the flow goes on.
+    public static let callbackReceivedType = "callback_received"
 
     /// Ask for a username and a password (`ChallengeDescription.credentials`).
     public static func credentials(extra: [String: JSONValue] = [:]) -> Challenge {

@@ -56,15 +56,21 @@ public struct FlowEngine: Sendable {
         }
         let scopes = try app.policy.grantScopes(request.scopes)
         if request.stateless, scopes.contains("offline_access") { throw BrokerError.stateless(.refresh) }
+        let returnURI = try Self.returnURI(request.returnURI, of: app)
+        if let challenge = request.codeChallenge, !PKCE.isValidChallenge(challenge) {
+            throw BrokerError(.invalidRequest, .badRequest, "codeChallenge must be an S256 challenge: the unpadded base64url SHA-256 of the verifier (43 characters).")
+        }
         let now = clock.now
         let flowID = RandomToken.make()
         let step = try await provider.begin(request, in: FlowContext(flowID: flowID, app: app, request: request))
-        let flow = FlowRecord(
+        var flow = FlowRecord(
             id: flowID, appID: app.id, providerID: provider.id, purpose: request.purpose, stateless: request.stateless,
             scopes: scopes, phase: .identify, pluginState: FlowState(), challenge: Challenge(type: "none"),
             clientIP: request.clientIP, createdAt: now, expiresAt: now.addingTimeInterval(app.policy.flowLifetime.timeInterval),
             version: -1
         )
+        flow.returnURI = returnURI
+        flow.codeChallenge = request.codeChallenge
         return try await advance(flow, with: step, app: app)
     }
 
@@ -86,6 +92,13 @@ public struct FlowEngine: Sendable {
         let declaration = try challenges.declaration(of: flow.challenge)
         if browser != nil { answer = declaration.readingForm(answer) }
         try declaration.validate(answer)
+        if declaration.callback != nil {
+            throw BrokerError(
+                .invalidRequest, .badRequest,
+                "This step is answered by the sign-in page the challenge's URL opens: it sends the browser back to the broker, which then sends it to your return URI."
+            )
+        }
+        if flow.challenge.type == Challenge.callbackReceivedType { return (try await continueAfterCallback(flow, app: app, answer: answer), app) }
         let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
         let request = flowRequest(for: flow)
         var context = FlowContext(flowID: flow.id, app: app, request: request)
@@ -194,7 +207,20 @@ public struct FlowEngine: Sendable {
         var flow = flow
         switch step {
         case .challenge(let challenge, let state):
-            _ = try challenges.declaration(of: challenge)
+            let declaration = try challenges.declaration(of: challenge)
+            if declaration.callback != nil, flow.authorization == nil {
+                // A native app's sign-in goes through the system browser: it must say where the browser
+                // returns to, and a public app must be able to prove it is the one that started the flow.
+                guard flow.returnURI != nil else {
+                    throw BrokerError(.invalidRequest, .badRequest, "This provider signs in through a browser: name a returnURI, one of the app's registered redirect URIs.")
+                }
+                guard app.isConfidential || flow.codeChallenge != nil else {
+                    throw BrokerError(
+                        .invalidRequest, .badRequest,
+                        "This provider signs in through a browser: a public app must send a codeChallenge (PKCE S256, RFC 8252 section 8.1) and answer with its codeVerifier."
+                    )
+                }
+            }
             flow.challenge = challenge
             flow.pluginState = state
             try await save(&flow)
@@ -207,7 +233,15 @@ public struct FlowEngine: Sendable {
             // `amr` names how (RFC 8176 values) and through which provider instance.
             flow.methods += identity.methods + [flow.providerID]
             if flow.stateless { return try await complete(flow, app: app, account: nil) }
-            let known = try await store.identityLink(providerID: identity.providerID, subject: identity.subject) != nil
+            var known = try await store.identityLink(providerID: identity.providerID, subject: identity.subject) != nil
+            if !known, flow.purpose == .authenticate, let accountID = try await accountToLink(identity, app: app) {
+                known = try await store.addIdentityLink(identity, accountID: accountID, now: clock.now)
+                if known {
+                    var event = auditEvent("account.linked", flow: flow, outcome: nil, details: ["by": "verified_email", "subject": identity.subject])
+                    event.accountID = accountID
+                    try await store.appendAudit(event)
+                }
+            }
             if flow.purpose == .register, known {
                 throw BrokerError(.alreadyRegistered, .conflict, "This identity is already registered; sign in instead.")
             }

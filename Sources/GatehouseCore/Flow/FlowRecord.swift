@@ -32,6 +32,9 @@ public struct FlowRecord: Sendable, Hashable, Codable {
     public var clientIP: String?
     /// Set for flows started at `/oauth2/authorize`: they end with an authorization code, not tokens.
     public var authorization: BrowserAuthorization?
+    /// A JSON flow's return URI and PKCE challenge, for sign-ins that go through a browser elsewhere.
+    public var returnURI: String?
+    public var codeChallenge: String?
     public var createdAt: Date
     public var expiresAt: Date
     /// Bumped on every write; a write that expects an older version loses (no lost updates).

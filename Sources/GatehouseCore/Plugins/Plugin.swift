@@ -108,11 +108,15 @@ public struct PluginEnvironment: Sendable {
     public var mailer: any Mailer
     /// Lockouts and rate limits kept by the core, under this instance's id.
     public var lockouts: LockoutBook
+    /// The broker's callback URL (`<issuer>/oauth2/callback`), where a challenge with a `callback`
+    /// has the browser sent back with the flow's id as `state`.
+    public var callbackURL: String
 
     public init(
         clock: any BrokerClock, logger: Logger, storage: PluginStorage, lockouts: LockoutBook, development: Bool = false,
-        http: any OutboundHTTP = NoOutboundHTTP(), mailer: any Mailer = NoMailer()
+        http: any OutboundHTTP = NoOutboundHTTP(), mailer: any Mailer = NoMailer(), callbackURL: String = "http://127.0.0.1/oauth2/callback"
     ) {
+        self.callbackURL = callbackURL
         self.clock = clock
         self.logger = logger
         self.storage = storage

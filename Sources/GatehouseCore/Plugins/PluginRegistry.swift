@@ -60,7 +60,7 @@ public struct PluginRegistry: Sendable {
             do {
                 let config = try decodeConfig(of: declaration)
                 let plugin = try entries[declaration.type]!.make(declaration.id, config, environment(declaration))
-                instances.add(plugin, type: declaration.type)
+                instances.add(plugin, type: declaration.type, name: declaration.name)
             } catch let error as ConfigIssues {
                 issues += error.issues
             } catch let issue as ConfigIssue {
@@ -81,12 +81,15 @@ public struct PluginInstances: Sendable {
     public private(set) var authenticators: [String: any Authenticator] = [:]
     public private(set) var all: [String: any GatehousePlugin] = [:]
     public private(set) var typeNames: [String: String] = [:]
+    /// The names people see, by id (`providers[].name`); the id when none is set.
+    public private(set) var displayNames: [String: String] = [:]
 
     public init() {}
 
-    public mutating func add(_ plugin: any GatehousePlugin, type: String) {
+    public mutating func add(_ plugin: any GatehousePlugin, type: String, name: String? = nil) {
         all[plugin.id] = plugin
         typeNames[plugin.id] = type
+        displayNames[plugin.id] = name ?? plugin.id
         if let provider = plugin as? any IdentityProvider { identityProviders[plugin.id] = provider }
         if let authenticator = plugin as? any Authenticator { authenticators[plugin.id] = authenticator }
     }

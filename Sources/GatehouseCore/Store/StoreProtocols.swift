@@ -21,6 +21,9 @@ public protocol AccountStore: Sendable {
     func accounts(limit: Int, offset: Int) async throws -> [Account]
     func identityLink(providerID: String, subject: String) async throws -> IdentityLink?
     func identityLinks(accountID: String) async throws -> [IdentityLink]
+    /// The accounts (ids, sorted) with an identity link whose provider vouched for `email`
+    /// (`email_verified`), compared without regard to case.
+    func accountIDs(withVerifiedEmail email: String) async throws -> [String]
     /// In one transaction: the account linked to this identity (refreshing the link's claims and
     /// last sign-in), or a new account and link when there is none. `created` tells which.
     func linkIdentity(_ identity: ExternalIdentity, now: Date) async throws -> (account: Account, created: Bool)

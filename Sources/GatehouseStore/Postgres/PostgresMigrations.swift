@@ -168,6 +168,13 @@ enum PostgresMigrations {
         ),
         ("v6-disabled-apps", "ALTER TABLE apps ADD COLUMN disabled BOOLEAN NOT NULL DEFAULT false;"),
         ("v7-key-activation", "ALTER TABLE signing_keys ADD COLUMN activates_at DOUBLE PRECISION;"),
+        (
+            "v8-verified-email-index",
+            """
+            CREATE INDEX identity_links_by_verified_email ON identity_links (lower((claims::jsonb) ->> 'email'))
+                WHERE (claims::jsonb) ->> 'email_verified' = 'true';
+            """
+        ),
     ]
 
     /// Any fixed number, the same on every node: the advisory lock migrations run under.

@@ -19,6 +19,15 @@ extension PostgresStore: AccountStore {
         try await rows("SELECT * FROM identity_links WHERE account_id = \(accountID) ORDER BY created_at").map(Self.link)
     }
 
+    public func accountIDs(withVerifiedEmail email: String) async throws -> [String] {
+        try await rows(
+            """
+            SELECT DISTINCT account_id FROM identity_links
+            WHERE lower((claims::jsonb) ->> 'email') = lower(\(email)) AND (claims::jsonb) ->> 'email_verified' = 'true' ORDER BY account_id
+            """
+        ).map { try $0["account_id"].decode(String.self) }
+    }
+
     /// A returning person costs one statement (the link's refresh, which answers the account). A new
     /// one inserts account and link in one transaction; the link's `ON CONFLICT DO NOTHING` waits
     /// for a concurrent first sign-in of the same identity on another node, and when that one won,
