@@ -28,6 +28,11 @@ let builtInPlugins: [BuiltInPlugin] = [
         testDependencies: ["LocalPassword", "GatehouseStore"]
     ),
     BuiltInPlugin(
+        name: "OIDC",
+        dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
+        testDependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"), "GatehouseStore"]
+    ),
+    BuiltInPlugin(
         name: "FSSO", dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")],
         testDependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")]
     ),

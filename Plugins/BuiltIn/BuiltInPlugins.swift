@@ -4,6 +4,7 @@ import FSSO
 import GatehouseCore
 import LDAP
 import LocalPassword
+import OIDC
 
 /// The plugin types built into the broker. Adding a plugin adds its import and one `register` line
 /// here, and its entry in Package.swift's `builtInPlugins` (docs/writing-a-plugin.md).
@@ -15,6 +16,7 @@ public enum BuiltInPlugins {
         registry.register(LDAPPlugin.self)
         registry.register(CustomAPIPlugin.self)
         registry.register(EmailCodePlugin.self)
+        registry.register(OIDCPlugin.self)
         return registry
     }
 }

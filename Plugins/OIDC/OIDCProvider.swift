@@ -1,0 +1,260 @@
+import Crypto
+import Foundation
+import GatehouseCore
+import Logging
+
+/// One `oidc` instance: signs people in at an upstream OpenID provider with the authorization code
+/// flow (PKCE S256, `state` = the flow, `nonce`), checks the ID token, optionally reads userinfo, maps
+/// the claims to an identity, and keeps the upstream refresh token (sealed) to recheck the person when
+/// an app refreshes.
+struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRechecking, IdentityForgetting, ProviderDiagnosing {
+    let id: String
+    let config: OIDCConfig
+    let environment: PluginEnvironment
+    let directory: UpstreamDirectory
+    let verifier: IDTokenVerifier
+    let tokens: UpstreamTokenClient
+    let mapper: ClaimMapper
+
+    init(id: String, config: OIDCConfig, environment: PluginEnvironment) {
+        self.id = id
+        self.config = config
+        self.environment = environment
+        directory = UpstreamDirectory(config: config, http: environment.http, clock: environment.clock, logger: environment.logger)
+        verifier = IDTokenVerifier(config: config, directory: directory, clock: environment.clock)
+        tokens = UpstreamTokenClient(config: config, http: environment.http, clock: environment.clock, logger: environment.logger)
+        mapper = ClaimMapper(config: config)
+    }
+
+    /// Where the upstream sends the browser back: the broker's callback unless configured.
+    var redirectURI: String { config.redirectURI ?? environment.callbackURL }
+
+    /// What the flow keeps between the redirect and the callback.
+    struct PendingSignIn: Codable {
+        var nonce: String
+        var codeVerifier: String
+    }
+
+    /// The upstream refresh token of one person (sealed in plugin storage), for rechecks.
+    struct UpstreamSession: Codable {
+        var refreshToken: String
+        /// The upstream's own `sub`, which a refreshed ID token must repeat.
+        var upstreamSubject: String
+        var checkedAt: Date
+    }
+
+    static let challenge = ChallengeDescription(
+        type: "redirect", summary: "Sign in at an upstream OpenID provider: open `url` in a browser; the broker's callback then sends the browser to the app's returnURI with `flow`.",
+        prompt: "Continue at the sign-in page.",
+        inputs: [
+            ChallengeInput(name: "code", label: "Code", kind: .hidden, maxLength: 4096),
+            ChallengeInput(name: "error", label: "Error", kind: .hidden, maxLength: 256),
+            ChallengeInput(name: "error_description", label: "Error description", kind: .hidden, maxLength: 2048),
+            ChallengeInput(name: "iss", label: "Issuer", kind: .hidden, maxLength: 2048),
+        ],
+        details: [
+            ChallengeDetail("url", .string, "The upstream authorization URL to open in a browser."),
+            ChallengeDetail("provider", .string, "The provider instance id."),
+        ],
+        callback: ChallengeCallback(urlField: "url")
+    )
+
+    // MARK: - Sign-in
+
+    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+        let metadata = try await directory.currentMetadata()
+        let pending = PendingSignIn(nonce: RandomToken.make(), codeVerifier: RandomToken.make(byteCount: 48))
+        var parameters: [String: String] = config.extraAuthParameters
+        parameters["response_type"] = "code"
+        parameters["client_id"] = config.clientID
+        parameters["redirect_uri"] = redirectURI
+        parameters["scope"] = config.scopes.joined(separator: " ")
+        parameters["state"] = context.flowID
+        parameters["nonce"] = pending.nonce
+        parameters["code_challenge"] = PKCE.challenge(for: pending.codeVerifier)
+        parameters["code_challenge_method"] = "S256"
+        if config.responseMode == .formPost { parameters["response_mode"] = "form_post" }
+        if let prompt = config.prompt { parameters["prompt"] = prompt }
+        if !config.acrValues.isEmpty { parameters["acr_values"] = config.acrValues.joined(separator: " ") }
+        if let hint = request.loginHint { parameters["login_hint"] = hint }
+        let separator = metadata.authorizationEndpoint.contains("?") ? "&" : "?"
+        let url = metadata.authorizationEndpoint + separator + FormEncoding.encode(parameters)
+        return .challenge(Challenge(type: Self.challenge.type, fields: ["url": .string(url), "provider": .string(id)]), state: try FlowState(encoding: pending))
+    }
+
+    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let pending = try state.decode(PendingSignIn.self)
+        let metadata = try await directory.currentMetadata()
+        if let error = answer.values["error"]?.stringValue {
+            let code = UpstreamTokenClient.printable(error)
+            environment.logger.notice("upstream refused the sign-in", metadata: ["error": .string(code)])
+            switch code {
+            case "access_denied": throw OIDCError.denied("upstream_access_denied", "The sign-in was cancelled or refused at the sign-in service.")
+            case "login_required", "interaction_required", "consent_required", "account_selection_required":
+                throw OIDCError.denied("upstream_\(code)", "The sign-in service needs you to sign in there first.")
+            default: throw OIDCError.unavailable("upstream_error")
+            }
+        }
+        // RFC 9207: an answer naming another issuer came from another provider (a mix-up attack).
+        if let issuer = answer.values["iss"]?.stringValue {
+            guard issuer == config.issuer else { throw OIDCError.invalidIDToken("wrong_response_issuer") }
+        } else if metadata.sendsIssuerInResponse {
+            throw OIDCError.invalidIDToken("missing_response_issuer")
+        }
+        guard let code = answer.values["code"]?.stringValue, !code.isEmpty else { throw OIDCError.unavailable("callback_without_code") }
+        let upstream: UpstreamTokens
+        do {
+            upstream = try await tokens.exchange(code: code, verifier: pending.codeVerifier, redirectURI: redirectURI, endpoint: metadata.tokenEndpoint)
+        } catch {
+            switch error {
+            case .refused(let reason): throw OIDCError.unavailable(reason)
+            case .unavailable(let reason):
+                await directory.forgetMetadata()
+                throw OIDCError.unavailable(reason)
+            }
+        }
+        guard let idToken = upstream.idToken else { throw OIDCError.invalidIDToken("missing_id_token") }
+        var claims = try await verifier.verify(idToken, nonce: pending.nonce, accessToken: upstream.accessToken)
+        if config.userinfo {
+            guard let endpoint = metadata.userinfoEndpoint else { throw OIDCError.unavailable("no_userinfo_endpoint") }
+            let userinfo = try await tokens.userinfo(endpoint: endpoint, accessToken: upstream.accessToken)
+            // OIDC Core section 5.3.2: a userinfo answer about someone else is not used (token substitution).
+            guard userinfo["sub"]?.stringValue == claims["sub"]?.stringValue else { throw OIDCError.invalidIDToken("userinfo_subject_mismatch") }
+            for (name, value) in userinfo where !IDTokenVerifier.tokenClaims.contains(name) { claims[name] = value }
+        }
+        let identity = try mapper.identity(from: claims, providerID: id)
+        if let refreshToken = upstream.refreshToken, let upstreamSubject = claims["sub"]?.stringValue {
+            try await keep(UpstreamSession(refreshToken: refreshToken, upstreamSubject: upstreamSubject, checkedAt: environment.clock.now), for: identity.subject)
+        }
+        return .identified(identity)
+    }
+
+    // MARK: - Rechecks on refresh
+
+    static func sessionKey(_ subject: String) -> String { "upstream-session:" + Base64URL.sha256(subject) }
+
+    /// Stores (or replaces) a person's upstream session, sealed.
+    func keep(_ session: UpstreamSession, for subject: String) async throws {
+        let key = Self.sessionKey(subject)
+        let data = try JSONEncoder().encode(session)
+        for _ in 0..<3 {
+            if let existing = try? await environment.storage.secret(key: key) {
+                if try await environment.storage.replaceWithSecret(data, key: key, version: existing.version) { return }
+            } else if try await environment.storage.insertSecret(data, key: key) {
+                return
+            }
+        }
+    }
+
+    /// With a kept upstream refresh token: at most once per `recheckInterval`, refreshes at the
+    /// upstream; a refused refresh (the person was disabled or their tokens revoked) ends the person's
+    /// refreshes here too. Without one there is nothing to ask, and the identity stays good.
+    func isStillValid(subject: String) async throws -> Bool {
+        let key = Self.sessionKey(subject)
+        guard let stored = try await environment.storage.secret(key: key) else { return true }
+        let session = try JSONDecoder().decode(UpstreamSession.self, from: stored.value)
+        let now = environment.clock.now
+        if now.timeIntervalSince(session.checkedAt) < config.recheckInterval.timeInterval { return true }
+        let metadata = try await directory.currentMetadata()
+        let refreshed: UpstreamTokens
+        do {
+            refreshed = try await tokens.refresh(session.refreshToken, endpoint: metadata.tokenEndpoint)
+        } catch {
+            switch error {
+            case .refused:
+                // Another node may have used (and rotated) the token a moment ago: then it is fine.
+                if let current = try await environment.storage.secret(key: key), current.version != stored.version { return true }
+                _ = try await environment.storage.delete(key: key, version: stored.version)
+                environment.logger.notice("upstream refused the refresh; the person is signed out here")
+                return false
+            case .unavailable(let reason):
+                await directory.forgetMetadata()
+                throw OIDCError.unavailable(reason, "The sign-in service could not confirm the account right now; try again later.")
+            }
+        }
+        if let idToken = refreshed.idToken {
+            let claims = try await verifier.verify(idToken, nonce: nil, accessToken: refreshed.accessToken)
+            guard claims["sub"]?.stringValue == session.upstreamSubject else { return false }
+        }
+        var next = session
+        next.refreshToken = refreshed.refreshToken ?? session.refreshToken
+        next.checkedAt = now
+        _ = try await environment.storage.replaceWithSecret(try JSONEncoder().encode(next), key: key, version: stored.version)
+        return true
+    }
+
+    func forget(subject: String) async throws {
+        try await environment.storage.delete(key: Self.sessionKey(subject))
+    }
+
+    // MARK: - providers test
+
+    func diagnose(username: String?, password: String?) async -> [DiagnosticStep] {
+        var steps: [DiagnosticStep] = []
+        let metadata: UpstreamMetadata
+        do {
+            await directory.forgetMetadata()
+            metadata = try await directory.currentMetadata()
+            steps.append(DiagnosticStep(name: "discovery", passed: true, detail: "\(await directory.discoveryURL): issuer \(metadata.issuer)"))
+        } catch {
+            steps.append(DiagnosticStep(name: "discovery", passed: false, detail: "\(await directory.discoveryURL): \(Self.explain(error))"))
+            return steps
+        }
+        do {
+            let keys = try await directory.keys(kid: nil, alg: config.signingAlgorithms[0])
+            let usable = Set(config.signingAlgorithms.filter { alg in keys.contains { $0.serves(alg) } })
+            let passed = !usable.isEmpty
+            steps.append(
+                DiagnosticStep(
+                    name: "jwks", passed: passed,
+                    detail: passed ? "\(metadata.jwksURI): keys for \(usable.sorted().joined(separator: ", "))" : "\(metadata.jwksURI): no key for \(config.signingAlgorithms.joined(separator: ", "))"
+                )
+            )
+            if !passed { return steps }
+        } catch {
+            steps.append(DiagnosticStep(name: "jwks", passed: false, detail: "\(metadata.jwksURI): \(Self.explain(error))"))
+            return steps
+        }
+        // A made-up code: `invalid_grant` means the endpoint is there and took the client's credentials.
+        do {
+            let response = try await tokens.post(
+                metadata.tokenEndpoint, ["grant_type": "authorization_code", "code": "gatehouse-providers-test", "redirect_uri": redirectURI, "code_verifier": RandomToken.make()]
+            )
+            let error: String
+            if case .object(let document)? = try? JSONDecoder().decode(JSONValue.self, from: response.body), let code = document["error"]?.stringValue {
+                error = UpstreamTokenClient.printable(code)
+            } else {
+                error = "no error code"
+            }
+            let passed = error == "invalid_grant" || error == "invalid_request"
+            let detail = error == "invalid_client" || error == "unauthorized_client"
+                ? "\(metadata.tokenEndpoint): the client credentials were refused (\(error)); check clientID and the client authentication"
+                : "\(metadata.tokenEndpoint): HTTP \(response.status), \(error)"
+            steps.append(DiagnosticStep(name: "token endpoint", passed: passed, detail: detail))
+            if !passed { return steps }
+        } catch {
+            steps.append(DiagnosticStep(name: "token endpoint", passed: false, detail: "\(metadata.tokenEndpoint): \(error)"))
+            return steps
+        }
+        if config.userinfo {
+            steps.append(
+                DiagnosticStep(
+                    name: "userinfo", passed: metadata.userinfoEndpoint != nil,
+                    detail: metadata.userinfoEndpoint ?? "the discovery document names no userinfo_endpoint, but userinfo is on"
+                )
+            )
+        }
+        steps.append(DiagnosticStep(name: "redirect URI", passed: true, detail: "register \(redirectURI) at the upstream for client \(config.clientID)"))
+        return steps
+    }
+
+    static func explain(_ error: BrokerError) -> String {
+        switch error.reason {
+        case "discovery_issuer_mismatch": "the document's issuer is not exactly the configured issuer"
+        case "discovery_unreachable", "jwks_unreachable": "not reachable, or did not answer 200"
+        case "discovery_invalid": "not a discovery document with https endpoints"
+        case "jwks_invalid": "not a JSON Web Key Set"
+        default: error.reason ?? error.message
+        }
+    }
+}
