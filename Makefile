@@ -6,7 +6,7 @@ RUN_PACKAGES := libsqlite3-dev libssl-dev libldap2-dev curl jq
 TEST_PACKAGES := $(RUN_PACKAGES) python3 python3-venv openssl slapd ldap-utils postgresql
 ARGS ?=
 
-.PHONY: run test build deps test-deps unit e2e e2e-postgres multinode integration hardening clean test-logs
+.PHONY: run test build deps test-deps unit e2e e2e-postgres multinode integration upstream hardening clean test-logs
 
 deps:
 	@scripts/install-deps.sh $(RUN_PACKAGES)
@@ -51,6 +51,12 @@ integration: test-deps
 	$(SWIFT) build --product riddle-broker
 	Tests/integration/run.sh
 
+# Upstream sign-in (the oidc plugin) against another Gatehouse, oidc-provider-mock and a hostile
+# upstream, over HTTP and in headless Chromium.
+upstream: test-deps
+	$(SWIFT) build --product gatehouse
+	Tests/upstream/run.sh
+
 # The broker under slow clients, fuzzing (schemathesis), kill -9 and peer outages; then every log
 # the tests wrote is scanned for the secrets they used.
 hardening: test-deps
@@ -61,7 +67,7 @@ hardening: test-deps
 test-logs:
 	@rm -rf .build/test-logs
 
-test: test-logs unit e2e e2e-postgres multinode integration hardening
+test: test-logs unit e2e e2e-postgres multinode integration upstream hardening
 
 clean:
 	rm -rf .build data

@@ -43,7 +43,8 @@ actor UpstreamDirectory {
 
     private var metadata: (value: UpstreamMetadata, fetchedAt: Date)?
     private var keys: (value: [UpstreamKey], fetchedAt: Date)?
-    private var lastKeyFetch: Date?
+    /// The last fetch an unknown key id caused.
+    private var lastKeyRefetch: Date?
 
     static let keyRefetchInterval: TimeInterval = 10
 
@@ -83,10 +84,10 @@ actor UpstreamDirectory {
         if let keys, now.timeIntervalSince(keys.fetchedAt) < config.metadataMaxAge.timeInterval {
             let matching = Self.matching(keys.value, kid: kid, alg: alg)
             if !matching.isEmpty { return matching }
-            if let lastKeyFetch, now.timeIntervalSince(lastKeyFetch) < Self.keyRefetchInterval { return [] }
+            if let lastKeyRefetch, now.timeIntervalSince(lastKeyRefetch) < Self.keyRefetchInterval { return [] }
+            lastKeyRefetch = now
         }
         let metadata = try await currentMetadata()
-        lastKeyFetch = now
         let body = try await get(metadata.jwksURI, failure: "jwks_unreachable")
         guard let fresh = UpstreamKey.keys(fromJWKS: body) else { throw OIDCError.unavailable("jwks_invalid") }
         keys = (fresh, now)
