@@ -12,6 +12,7 @@ struct GatehouseStoreTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
     static let allMigrations = [
         "v1-foundation", "v2-openid-provider", "v3-lockouts-admin", "v4-test-accounts", "v5-provisional-identities", "v6-disabled-apps", "v7-key-activation",
+        "v8-verified-email-index",
     ]
 
     func flow(_ id: String = "flow-1", app: String = "notes", expiresIn seconds: TimeInterval = 600) -> FlowRecord {
@@ -223,6 +224,25 @@ struct GatehouseStoreTests {
             #expect(try await reopened.flow(id: "flow-1", now: now)?.appID == "notes")
             #expect(try await reopened.pluginRecord(namespace: "local", key: "user:alice", now: now)?.value == Data("x".utf8))
             #expect(try await reopened.auditEvents(type: nil, appID: "notes", accountID: nil, since: nil, limit: 5).count == 1)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func findsAccountsByAVerifiedAddressOnlyWhateverItsCase(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let verified = try await store.linkIdentity(
+                ExternalIdentity(providerID: "up", subject: "v", username: "v", claims: IdentityClaims(email: "Pat@Example.com", emailVerified: true)), now: now
+            ).account
+            _ = try await store.linkIdentity(
+                ExternalIdentity(providerID: "up", subject: "u", username: "u", claims: IdentityClaims(email: "pat@example.com", emailVerified: false)), now: now
+            )
+            #expect(try await store.accountIDs(withVerifiedEmail: "pat@EXAMPLE.com") == [verified.id])
+            #expect(try await store.accountIDs(withVerifiedEmail: "other@example.com").isEmpty)
+            // A second account with the address makes the answer ambiguous: both are listed.
+            let second = try await store.linkIdentity(
+                ExternalIdentity(providerID: "mail", subject: "w", username: "w", claims: IdentityClaims(email: "pat@example.com", emailVerified: true)), now: now
+            ).account
+            #expect(try await store.accountIDs(withVerifiedEmail: "pat@example.com") == [verified.id, second.id].sorted())
         }
     }
 

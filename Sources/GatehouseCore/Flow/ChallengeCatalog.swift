@@ -61,6 +61,6 @@ extension ChallengeDescription {
     public static let callbackReceived = ChallengeDescription(
         type: Challenge.callbackReceivedType, summary: "The browser came back from the sign-in elsewhere; answer `{\"codeVerifier\": ...}` (or `{}` for a confidential app) to go on.",
         prompt: "Signed in. Return to the app to go on.",
-        inputs: [ChallengeInput(name: "codeVerifier", label: "Code verifier", kind: .hidden, maxLength: 128)]
+        inputs: [ChallengeInput(name: "codeVerifier", label: "Code verifier", maxLength: 128)]
     )
 }
