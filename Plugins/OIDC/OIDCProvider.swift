@@ -26,8 +26,9 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
         mapper = ClaimMapper(config: config)
     }
 
-    /// Where the upstream sends the browser back: the broker's callback unless configured.
-    var redirectURI: String { config.redirectURI ?? environment.callbackURL }
+    /// Where the upstream sends the browser back: this provider's own callback URL unless configured
+    /// (one per upstream, so an answer cannot be mixed up with another upstream's, RFC 9700 4.4.2).
+    var redirectURI: String { config.redirectURI ?? environment.callbackURL + "/" + id }
 
     /// What the flow keeps between the redirect and the callback.
     struct PendingSignIn: Codable {
@@ -85,6 +86,13 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
     func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let pending = try state.decode(PendingSignIn.self)
         let metadata = try await directory.currentMetadata()
+        // RFC 9207: an answer naming another issuer came from another provider (a mix-up attack),
+        // whether it brings a code or an error.
+        if let issuer = answer.values["iss"]?.stringValue {
+            guard issuer == config.issuer else { throw OIDCError.invalidIDToken("wrong_response_issuer") }
+        } else if metadata.sendsIssuerInResponse {
+            throw OIDCError.invalidIDToken("missing_response_issuer")
+        }
         if let error = answer.values["error"]?.stringValue {
             let code = UpstreamTokenClient.printable(error)
             environment.logger.notice("upstream refused the sign-in", metadata: ["error": .string(code)])
@@ -95,19 +103,16 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
             default: throw OIDCError.unavailable("upstream_error")
             }
         }
-        // RFC 9207: an answer naming another issuer came from another provider (a mix-up attack).
-        if let issuer = answer.values["iss"]?.stringValue {
-            guard issuer == config.issuer else { throw OIDCError.invalidIDToken("wrong_response_issuer") }
-        } else if metadata.sendsIssuerInResponse {
-            throw OIDCError.invalidIDToken("missing_response_issuer")
+        guard let code = answer.values["code"]?.stringValue, !code.isEmpty else {
+            throw BrokerError(.invalidRequest, .badRequest, "The sign-in service's answer has no code.").because("callback_without_code").endingFlow()
         }
-        guard let code = answer.values["code"]?.stringValue, !code.isEmpty else { throw OIDCError.unavailable("callback_without_code") }
         let upstream: UpstreamTokens
         do {
             upstream = try await tokens.exchange(code: code, verifier: pending.codeVerifier, redirectURI: redirectURI, endpoint: metadata.tokenEndpoint)
         } catch {
             switch error {
-            case .refused(let reason): throw OIDCError.unavailable(reason)
+            // A made-up, replayed or expired code: the answer was not good, the upstream is fine.
+            case .refused(let reason): throw OIDCError.denied(reason, "The sign-in service did not accept the answer; sign in again.")
             case .unavailable(let reason):
                 await directory.forgetMetadata()
                 throw OIDCError.unavailable(reason)
@@ -115,6 +120,10 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
         }
         guard let idToken = upstream.idToken else { throw OIDCError.invalidIDToken("missing_id_token") }
         var claims = try await verifier.verify(idToken, nonce: pending.nonce, accessToken: upstream.accessToken)
+        // OIDC Core 3.1.3.7 step 12: the person could drop acr_values from the URL; the token says what happened.
+        if !config.acrValues.isEmpty {
+            guard let acr = claims["acr"]?.stringValue, config.acrValues.contains(acr) else { throw OIDCError.invalidIDToken("acr_not_satisfied") }
+        }
         if config.userinfo {
             guard let endpoint = metadata.userinfoEndpoint else { throw OIDCError.unavailable("no_userinfo_endpoint") }
             let userinfo = try await tokens.userinfo(endpoint: endpoint, accessToken: upstream.accessToken)
@@ -152,34 +161,47 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
     func isStillValid(subject: String) async throws -> Bool {
         let key = Self.sessionKey(subject)
         guard let stored = try await environment.storage.secret(key: key) else { return true }
-        let session = try JSONDecoder().decode(UpstreamSession.self, from: stored.value)
+        guard let session = try? JSONDecoder().decode(UpstreamSession.self, from: stored.value) else { return false }
         let now = environment.clock.now
         if now.timeIntervalSince(session.checkedAt) < config.recheckInterval.timeInterval { return true }
-        let metadata = try await directory.currentMetadata()
+        // Claim the check first: of two nodes refreshing at once only one uses the upstream refresh
+        // token (an upstream that detects reuse would revoke the person's tokens); the other goes on.
+        var claimed = session
+        claimed.checkedAt = now
+        guard try await environment.storage.replaceWithSecret(try JSONEncoder().encode(claimed), key: key, version: stored.version) else { return true }
+        let version = stored.version + 1
+        let metadata: UpstreamMetadata
         let refreshed: UpstreamTokens
         do {
+            metadata = try await directory.currentMetadata()
             refreshed = try await tokens.refresh(session.refreshToken, endpoint: metadata.tokenEndpoint)
-        } catch {
+        } catch let error as UpstreamTokenClient.Failure {
             switch error {
             case .refused:
-                // Another node may have used (and rotated) the token a moment ago: then it is fine.
-                if let current = try await environment.storage.secret(key: key), current.version != stored.version { return true }
-                _ = try await environment.storage.delete(key: key, version: stored.version)
+                _ = try await environment.storage.delete(key: key, version: version)
                 environment.logger.notice("upstream refused the refresh; the person is signed out here")
                 return false
             case .unavailable(let reason):
+                // Not checked after all: the next refresh tries again.
+                _ = try? await environment.storage.replaceWithSecret(try JSONEncoder().encode(session), key: key, version: version)
                 await directory.forgetMetadata()
                 throw OIDCError.unavailable(reason, "The sign-in service could not confirm the account right now; try again later.")
             }
+        } catch {
+            _ = try? await environment.storage.replaceWithSecret(try JSONEncoder().encode(session), key: key, version: version)
+            throw error
         }
         if let idToken = refreshed.idToken {
-            let claims = try await verifier.verify(idToken, nonce: nil, accessToken: refreshed.accessToken)
-            guard claims["sub"]?.stringValue == session.upstreamSubject else { return false }
+            // OIDC Core 12.2: a refreshed ID token is about the same person; anything else ends it here.
+            guard let claims = try? await verifier.verify(idToken, nonce: nil, accessToken: refreshed.accessToken),
+                claims["sub"]?.stringValue == session.upstreamSubject
+            else {
+                _ = try await environment.storage.delete(key: key, version: version)
+                return false
+            }
         }
-        var next = session
-        next.refreshToken = refreshed.refreshToken ?? session.refreshToken
-        next.checkedAt = now
-        _ = try await environment.storage.replaceWithSecret(try JSONEncoder().encode(next), key: key, version: stored.version)
+        claimed.refreshToken = refreshed.refreshToken ?? session.refreshToken
+        _ = try await environment.storage.replaceWithSecret(try JSONEncoder().encode(claimed), key: key, version: version)
         return true
     }
 

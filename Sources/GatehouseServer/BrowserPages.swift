@@ -37,18 +37,22 @@ struct BrowserPages {
         }
         router.post("oauth2/authorize/provider", use: choose)
         router.post("oauth2/authorize/answer", use: answer)
-        router.get("oauth2/callback") { request, context in
-            do {
-                return try await callback(try FormBody.query(request), crossSitePost: false, request: request, context: context)
-            } catch let error as BrokerError {
-                return renderer.error(error, requestID: context.id)
+        // `/oauth2/callback/<provider>` is each provider's own (RFC 9700 section 4.4.2: one redirect
+        // URI per upstream); `/oauth2/callback` serves providers configured with it.
+        for path in ["oauth2/callback", "oauth2/callback/:provider"] {
+            router.get(RouterPath(path)) { request, context in
+                do {
+                    return try await callback(try FormBody.query(request), crossSitePost: false, request: request, context: context)
+                } catch let error as BrokerError {
+                    return renderer.error(error, requestID: context.id)
+                }
             }
-        }
-        router.post("oauth2/callback") { request, context in
-            do {
-                return try await callback(try await FormBody.parse(request, context: context), crossSitePost: true, request: request, context: context)
-            } catch let error as BrokerError {
-                return renderer.error(error, requestID: context.id)
+            router.post(RouterPath(path)) { request, context in
+                do {
+                    return try await callback(try await FormBody.parse(request, context: context), crossSitePost: true, request: request, context: context)
+                } catch let error as BrokerError {
+                    return renderer.error(error, requestID: context.id)
+                }
             }
         }
     }
@@ -62,11 +66,10 @@ struct BrowserPages {
         }
         let answer = parameters.filter { $0.key != ChallengeCallback.stateParameter }.mapValues(JSONValue.string)
         let cookie = request.cookies[Self.cookieName]?.value.nilIfInvalidToken
-        switch try await broker.engine.callback(state: state, answer: ChallengeResponse(answer), cookie: cookie, crossSitePost: crossSitePost) {
+        let provider = context.parameters.get("provider")
+        switch try await broker.engine.callback(state: state, answer: ChallengeResponse(answer), cookie: cookie, crossSitePost: crossSitePost, providerID: provider) {
         case .browser(let outcome, let app, let csrf):
             return renderer.render(outcome, app: app, csrf: csrf, requestID: context.id)
-        case .confirmInBrowser(let flowID):
-            return PageRenderer.redirect(to: OAuthRedirect.url(broker.config.server.issuer + Broker.callbackPath, parameters: [(ChallengeCallback.stateParameter, flowID)]))
         case .redirect(let location):
             return PageRenderer.redirect(to: location)
         }

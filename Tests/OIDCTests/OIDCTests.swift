@@ -118,7 +118,10 @@ struct OIDCTests {
         guard case .redirect(let location) = outcome, let items = URLComponents(string: location)?.queryItems else { throw FlowDriverError.unexpectedOutcome("\(outcome)") }
         #expect(location.hasPrefix("com.example.phone:/back?"))
         if let error = items.first(where: { $0.name == "error" })?.value { return .failure(Refused(code: error)) }
-        guard case .completed(_, let tokens, _) = try await test.engine.resume(flowID: flowID, answer: ChallengeResponse(["codeVerifier": .string(verifier)]), client: nil)
+        let code = items.first { $0.name == "code" }?.value ?? ""
+        guard case .completed(_, let tokens, _) = try await test.engine.resume(
+            flowID: flowID, answer: ChallengeResponse(["code": .string(code), "codeVerifier": .string(verifier)]), client: nil
+        )
         else { throw FlowDriverError.unexpectedOutcome("not completed") }
         return .success(tokens)
     }
@@ -209,7 +212,7 @@ struct OIDCTests {
         #expect(upstream.jwksFetches == 3)
     }
 
-    @Test func aCallbackIsUsedOnceAndANativeFlowNeedsItsVerifier() async throws {
+    @Test func aCallbackIsUsedOnceAndANativeFlowNeedsItsReturnCodeAndVerifier() async throws {
         let upstream = ScriptedUpstream()
         let test = try await Self.broker(upstream)
         defer { test.temporary.remove() }
@@ -226,12 +229,19 @@ struct OIDCTests {
         )
         guard case .challenge(let flowID, let challenge, _) = started else { throw FlowDriverError.unexpectedOutcome("no challenge") }
         upstream.nonce = URLComponents(string: challenge.fields["url"]?.stringValue ?? "")?.queryItems?.first { $0.name == "nonce" }?.value ?? ""
-        _ = try await test.engine.callback(state: flowID, answer: ChallengeResponse(["code": "c"]), cookie: nil, crossSitePost: false)
+        // A bare visit is no answer and changes nothing; another provider's callback URL is refused.
+        await #expect(throws: BrokerError.self) { _ = try await test.engine.callback(state: flowID, answer: ChallengeResponse([:]), cookie: nil, crossSitePost: false) }
+        await #expect(throws: BrokerError.self) {
+            _ = try await test.engine.callback(state: flowID, answer: ChallengeResponse(["code": "c"]), cookie: nil, crossSitePost: false, providerID: "other")
+        }
+        guard case .redirect(let location) = try await test.engine.callback(state: flowID, answer: ChallengeResponse(["code": "c"]), cookie: nil, crossSitePost: false),
+            let code = URLComponents(string: location)?.queryItems?.first(where: { $0.name == "code" })?.value
+        else { throw FlowDriverError.unexpectedOutcome("no return code") }
         await #expect(throws: BrokerError.self) {
             _ = try await test.engine.callback(state: flowID, answer: ChallengeResponse(["code": "c"]), cookie: nil, crossSitePost: false)
         }
         do {
-            _ = try await test.engine.resume(flowID: flowID, answer: ChallengeResponse(["codeVerifier": .string(RandomToken.make())]), client: nil)
+            _ = try await test.engine.resume(flowID: flowID, answer: ChallengeResponse(["code": .string(code), "codeVerifier": .string(RandomToken.make())]), client: nil)
             Issue.record("a wrong verifier finished the flow")
         } catch let error as BrokerError {
             #expect(error.code == .invalidGrant)

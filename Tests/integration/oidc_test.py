@@ -413,7 +413,7 @@ def sign_in_page_headers(ctx):
     expect(cookie.startswith("gatehouse_browser="), f"Set-Cookie is {cookie!r}")
     expect("httponly" in attributes, "the browser cookie is not HttpOnly")
     expect(attributes.get("samesite", "").lower() == "samesite=lax", "the browser cookie is not SameSite=Lax")
-    expect(attributes.get("path") == "Path=/oauth2/authorize", "the browser cookie's path is not /oauth2/authorize")
+    expect(attributes.get("path") == "Path=/oauth2/", "the browser cookie's path is not /oauth2/ (authorize and the upstream callback)")
 
 
 @check("3. Authlib fetch_token (client_secret_basic, PKCE verifier) returns access, refresh and ID token")

@@ -68,14 +68,14 @@ providers:
 apps:
   - id: down-rs
     secret: \${UP_SECRET}
-    redirectURIs: [http://127.0.0.1:$down_port/oauth2/callback]
+    redirectURIs: [http://127.0.0.1:$down_port/oauth2/callback/gh-rs]
     policy:
       identityProviders: [local]
       allowedScopes: [openid, profile, email, offline_access]
       idTokenSigningAlg: RS256
   - id: down-es
     secret: \${UP_SECRET}
-    redirectURIs: [http://127.0.0.1:$down_port/oauth2/callback]
+    redirectURIs: [http://127.0.0.1:$down_port/oauth2/callback/gh-es]
     policy:
       identityProviders: [local]
       allowedScopes: [openid, profile, email, offline_access]

@@ -59,8 +59,9 @@ extension ChallengeDescription {
     /// it (RFC 8252 section 8.1: another app may have received the redirect); a confidential app
     /// authenticates as on every flow request.
     public static let callbackReceived = ChallengeDescription(
-        type: Challenge.callbackReceivedType, summary: "The browser came back from the sign-in elsewhere; answer `{\"codeVerifier\": ...}` (or `{}` for a confidential app) to go on.",
+        type: Challenge.callbackReceivedType,
+        summary: "The browser came back from the sign-in elsewhere; answer with the `code` the return URI carried and, for a public app, the PKCE `codeVerifier`.",
         prompt: "Signed in. Return to the app to go on.",
-        inputs: [ChallengeInput(name: "codeVerifier", label: "Code verifier", maxLength: 128)]
+        inputs: [ChallengeInput(name: "code", label: "Code", maxLength: 64), ChallengeInput(name: "codeVerifier", label: "Code verifier", maxLength: 128)]
     )
 }

@@ -4,12 +4,9 @@ import Foundation
 public enum CallbackOutcome: Sendable {
     /// A browser flow goes on in this browser: show the next page (or send it to the app).
     case browser(FlowOutcome, app: App, csrf: String)
-    /// A browser flow's answer came as a cross-site form post, which carries no `SameSite=Lax`
-    /// cookie: the browser comes back with a plain GET of the callback with only `state` (this id),
-    /// which carries it, to prove that it is the browser that started the flow.
-    case confirmInBrowser(flowID: String)
-    /// Send the browser here: a native app's return URI (with the flow id, or an error), or a browser
-    /// flow's app with an OAuth error (RFC 6749 section 4.1.2.1).
+    /// Send the browser here: a native app's return URI (with the flow id and the return code, or an
+    /// error), a browser flow's app with an OAuth error (RFC 6749 section 4.1.2.1), or, for a form
+    /// post that came without the browser's cookie, the same callback as a GET (which carries it).
     case redirect(String)
 }
 
@@ -17,66 +14,83 @@ public enum CallbackOutcome: Sendable {
 /// upstream page, and the upstream sends it back to the broker's callback with the flow's id as
 /// `state`. The callback hands the answer to the plugin; the identity it proves is parked in the flow
 /// until the one who started the flow goes on: the browser that holds the flow's binding cookie, or
-/// the native app that proves it started the flow (its client secret, or its PKCE verifier).
+/// the native app that received the browser back (the return code) and proves it started the flow
+/// (its client secret, or its PKCE verifier).
 extension FlowEngine {
     /// Handles one arrival at the callback. `cookie` is the browser's binding cookie, if it sent one;
-    /// `crossSitePost` tells that the answer came as a form post (`response_mode=form_post`).
-    public func callback(state flowID: String, answer: ChallengeResponse, cookie: String?, crossSitePost: Bool) async throws -> CallbackOutcome {
+    /// `crossSitePost` tells that the answer came as a form post (`response_mode=form_post`);
+    /// `providerID` is the provider the callback URL names (`/oauth2/callback/<provider>`), if any.
+    public func callback(state flowID: String, answer: ChallengeResponse, cookie: String?, crossSitePost: Bool, providerID: String? = nil) async throws -> CallbackOutcome {
         let notFound = BrokerError(.flowNotFound, .notFound, "This sign-in is unknown, expired or already finished; start again from the app.")
         guard let stored = try await store.flow(id: flowID, now: clock.now), let app = try await store.app(id: stored.appID), !app.disabled else {
             throw notFound
         }
         var flow = stored
-        // A browser flow listens only to its own browser. A cross-site form post carries no cookie:
-        // it may deliver the answer, but the browser must then come back with its cookie to go on.
+        // An answer meant for another provider's callback URL is a mix-up (RFC 9700 section 4.4).
+        if let providerID, providerID != flow.providerID { throw notFound }
+        // A browser flow listens only to its own browser, and nothing changes before it has proved
+        // that. A cross-site form post carries no SameSite=Lax cookie: it comes back as a GET, which does.
         if let authorization = flow.authorization {
-            if let cookie {
-                guard SecretDigest.matches(cookie, digest: authorization.binding.cookieDigest) else { throw notFound }
-            } else if !crossSitePost {
-                throw notFound
+            guard let cookie else {
+                guard crossSitePost else { throw notFound }
+                let callback = tokens.issuer + Broker.callbackPath + (providerID.map { "/" + $0 } ?? "")
+                let parameters = [(ChallengeCallback.stateParameter, Optional(flowID))]
+                    + answer.values.sorted { $0.key < $1.key }.compactMap { name, value in value.stringValue.map { (name, Optional($0)) } }
+                return .redirect(OAuthRedirect.url(callback, parameters: parameters))
             }
+            guard SecretDigest.matches(cookie, digest: authorization.binding.cookieDigest) else { throw notFound }
         }
-        if flow.challenge.type == Challenge.callbackReceivedType, answer.values.isEmpty, let authorization = flow.authorization, cookie != nil {
-            // The browser came back after a form post: go on in it.
-            return .browser(try await continueAfterCallback(flow, app: app, answer: answer), app: app, csrf: authorization.binding.csrfToken)
-        }
-        // One callback per challenge: a second one (a replay, a reload) finds the step done.
-        guard let declaration = challenges.description(of: flow.challenge.type), declaration.callback != nil, flow.phase == .identify else {
+        // One callback per challenge: a second one (a replay, a reload) finds the step done or taken.
+        guard let declaration = challenges.description(of: flow.challenge.type), declaration.callback != nil, flow.phase == .identify,
+            flow.challenge.fields[Self.callbackClaimedField] == nil
+        else {
             throw BrokerError(.flowNotFound, .notFound, "This sign-in step is already done; start again from the app.")
         }
         let declared = Set(declaration.inputs.map(\.name))
         let kept = ChallengeResponse(answer.values.filter { declared.contains($0.key) })
+        // A bare visit (a prefetch, a link followed by hand) is no answer, and changes nothing.
+        guard !kept.values.isEmpty else { throw BrokerError(.invalidRequest, .badRequest, "The callback carries no answer from the sign-in service.") }
+        try declaration.validate(kept)
         let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
         let request = flowRequest(for: flow)
+        // Claim the callback before the plugin redeems anything: of two arrivals only one goes on.
+        flow.challenge.fields[Self.callbackClaimedField] = .bool(true)
+        try await save(&flow)
         let identity: ExternalIdentity
         do {
-            try declaration.validate(kept)
             guard case .identified(let proven) = try await provider.resume(flow.pluginState, with: kept, in: FlowContext(flowID: flow.id, app: app, request: request)) else {
                 throw BrokerError.internalFailure("A provider answered its callback with something other than an identity.")
             }
             identity = proven
-        } catch let error as BrokerError {
+        } catch {
             // The flow ends whatever went wrong: an upstream answer is never tried twice.
+            let refusal = error as? BrokerError ?? BrokerError.internalFailure()
             _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
-            try? await audit("signin.failure", flow: flow, outcome: error.code.rawValue, details: error.reason.map { ["reason": $0] } ?? [:])
-            metrics.signIn(provider: flow.providerID, outcome: error.code.rawValue)
-            if let reason = error.reason {
+            try? await audit("signin.failure", flow: flow, outcome: refusal.code.rawValue, details: refusal.reason.map { ["reason": $0] } ?? [:])
+            metrics.signIn(provider: flow.providerID, outcome: refusal.code.rawValue)
+            if let reason = refusal.reason {
                 logger.notice("callback refused", metadata: ["app": .string(app.id), "provider": .string(flow.providerID), "reason": .string(reason)])
             }
-            if let redirect = errorRedirect(for: flow, error: error) { return .redirect(redirect) }
+            if let redirect = errorRedirect(for: flow, error: refusal) { return .redirect(redirect) }
             throw error
         }
         flow.identity = identity
         flow.challenge = Challenge(type: Challenge.callbackReceivedType)
         flow.pluginState = FlowState()
-        try await save(&flow)
         guard let authorization = flow.authorization else {
-            // A native app: the system browser goes back to it, and it goes on with the flow.
-            return .redirect(OAuthRedirect.url(flow.returnURI ?? "", parameters: [("flow", flow.id)]))
+            // A native app: the system browser goes back to it with a one-time code that only that
+            // app sees, and the app goes on with the flow.
+            let returnCode = RandomToken.make()
+            flow.returnCodeDigest = SecretDigest.sha256Hex(returnCode)
+            try await save(&flow)
+            return .redirect(OAuthRedirect.url(flow.returnURI ?? "", parameters: [("flow", flow.id), ("code", returnCode)]))
         }
-        guard cookie != nil else { return .confirmInBrowser(flowID: flow.id) }
+        try await save(&flow)
         return .browser(try await continueAfterCallback(flow, app: app, answer: ChallengeResponse([:])), app: app, csrf: authorization.binding.csrfToken)
     }
+
+    /// Set on a callback challenge while its answer is being checked.
+    static let callbackClaimedField = "callbackClaimed"
 
     /// Where a refused callback sends the browser, if anywhere: a native app always hears the error at
     /// its return URI; a browser flow's app hears a denial or an unavailable upstream as an OAuth
@@ -105,11 +119,20 @@ extension FlowEngine {
     /// app proves with its PKCE verifier that it started the flow. A wrong verifier ends the flow.
     func continueAfterCallback(_ flow: FlowRecord, app: App, answer: ChallengeResponse) async throws -> FlowOutcome {
         guard let identity = flow.identity else { throw BrokerError.internalFailure("A flow was parked after its callback without an identity.") }
-        if flow.authorization == nil, let challenge = flow.codeChallenge {
-            guard let verifier = answer.values["codeVerifier"]?.stringValue, PKCE.verify(verifier, against: challenge) else {
+        if flow.authorization == nil {
+            func refuse(_ reason: String, _ message: String) async -> BrokerError {
                 _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
-                try? await audit("signin.failure", flow: flow, outcome: ErrorCode.invalidGrant.rawValue, details: ["reason": "code_verifier_mismatch"])
-                throw BrokerError(.invalidGrant, .badRequest, "The codeVerifier does not match the flow's codeChallenge; start a new flow.").because("code_verifier_mismatch")
+                try? await audit("signin.failure", flow: flow, outcome: ErrorCode.invalidGrant.rawValue, details: ["reason": reason])
+                return BrokerError(.invalidGrant, .badRequest, message).because(reason)
+            }
+            // The return code reached only the app the browser went back to.
+            guard let digest = flow.returnCodeDigest, let code = answer.values["code"]?.stringValue, SecretDigest.matches(code, digest: digest) else {
+                throw await refuse("return_code_mismatch", "The code does not match the one the return URI carried; start a new flow.")
+            }
+            if let challenge = flow.codeChallenge {
+                guard let verifier = answer.values["codeVerifier"]?.stringValue, PKCE.verify(verifier, against: challenge) else {
+                    throw await refuse("code_verifier_mismatch", "The codeVerifier does not match the flow's codeChallenge; start a new flow.")
+                }
             }
         }
         var pending = flow
@@ -129,9 +152,15 @@ extension FlowEngine {
 
     /// The existing account a first sign-in joins by its verified address, when the app's policy
     /// allows it, the provider is trusted with addresses, and exactly one account has the address.
+    /// The existing account's address must be vouched for by one of this app's own providers (or
+    /// enrolled with its authenticators), as for every other use of verified addresses: a provider of
+    /// another app that takes any address as verified must not be able to plant one.
     func accountToLink(_ identity: ExternalIdentity, app: App) async throws -> String? {
         guard app.policy.linkAccountsByVerifiedEmail, identity.emailTrustedForLinking, let address = identity.claims.verifiedEmail else { return nil }
-        let accounts = try await store.accountIDs(withVerifiedEmail: address.value)
-        return accounts.count == 1 ? accounts[0] : nil
+        var trusted: [String] = []
+        for accountID in try await store.accountIDs(withVerifiedEmail: address.value) {
+            if app.policy.verifiedEmails(in: try await store.identityLinks(accountID: accountID)).contains(address) { trusted.append(accountID) }
+        }
+        return trusted.count == 1 ? trusted[0] : nil
     }
 }

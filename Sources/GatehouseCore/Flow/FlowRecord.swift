@@ -35,6 +35,10 @@ public struct FlowRecord: Sendable, Hashable, Codable {
     /// A JSON flow's return URI and PKCE challenge, for sign-ins that go through a browser elsewhere.
     public var returnURI: String?
     public var codeChallenge: String?
+    /// The digest of the one-time code a native flow's return URI carried after the callback: only
+    /// the app that received the browser back holds it (not whoever started the flow and sent the
+    /// sign-in link to someone else).
+    public var returnCodeDigest: String?
     public var createdAt: Date
     public var expiresAt: Date
     /// Bumped on every write; a write that expects an older version loses (no lost updates).
