@@ -7,7 +7,7 @@ import Logging
 /// flow (PKCE S256, `state` = the flow, `nonce`), checks the ID token, optionally reads userinfo, maps
 /// the claims to an identity, and keeps the upstream refresh token (sealed) to recheck the person when
 /// an app refreshes.
-struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRechecking, IdentityForgetting, ProviderDiagnosing {
+struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRechecking, IdentityForgetting, ProviderDiagnosing, EmailLinkingTrust {
     let id: String
     let config: OIDCConfig
     let environment: PluginEnvironment
@@ -26,6 +26,8 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
         mapper = ClaimMapper(config: config)
     }
 
+    var trustsEmailForLinking: Bool { config.trustEmail && !config.insecureSkipEmailVerified }
+
     /// Where the upstream sends the browser back: this provider's own callback URL unless configured
     /// (one per upstream, so an answer cannot be mixed up with another upstream's, RFC 9700 4.4.2).
     var redirectURI: String { config.redirectURI ?? environment.callbackURL + "/" + id }
@@ -42,6 +44,9 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
         /// The upstream's own `sub`, which a refreshed ID token must repeat.
         var upstreamSubject: String
         var checkedAt: Date
+        /// Set when the upstream refused a refresh: every later recheck refuses too, until the person
+        /// signs in again through the upstream (which replaces the session).
+        var refused: Bool?
     }
 
     static let challenge = ChallengeDescription(
@@ -57,7 +62,7 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
             ChallengeDetail("url", .string, "The upstream authorization URL to open in a browser."),
             ChallengeDetail("provider", .string, "The provider instance id."),
         ],
-        callback: ChallengeCallback(urlField: "url")
+        callback: ChallengeCallback(urlField: "url", answerFields: ["code", "error"])
     )
 
     // MARK: - Sign-in
@@ -161,7 +166,7 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
     func isStillValid(subject: String) async throws -> Bool {
         let key = Self.sessionKey(subject)
         guard let stored = try await environment.storage.secret(key: key) else { return true }
-        guard let session = try? JSONDecoder().decode(UpstreamSession.self, from: stored.value) else { return false }
+        guard let session = try? JSONDecoder().decode(UpstreamSession.self, from: stored.value), session.refused != true else { return false }
         let now = environment.clock.now
         if now.timeIntervalSince(session.checkedAt) < config.recheckInterval.timeInterval { return true }
         // Claim the check first: of two nodes refreshing at once only one uses the upstream refresh
@@ -178,7 +183,7 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
         } catch let error as UpstreamTokenClient.Failure {
             switch error {
             case .refused:
-                _ = try await environment.storage.delete(key: key, version: version)
+                try await markRefused(claimed, key: key, version: version)
                 environment.logger.notice("upstream refused the refresh; the person is signed out here")
                 return false
             case .unavailable(let reason):
@@ -191,18 +196,34 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
             _ = try? await environment.storage.replaceWithSecret(try JSONEncoder().encode(session), key: key, version: version)
             throw error
         }
+        claimed.refreshToken = refreshed.refreshToken ?? session.refreshToken
         if let idToken = refreshed.idToken {
             // OIDC Core 12.2: a refreshed ID token is about the same person; anything else ends it here.
-            guard let claims = try? await verifier.verify(idToken, nonce: nil, accessToken: refreshed.accessToken),
-                claims["sub"]?.stringValue == session.upstreamSubject
-            else {
-                _ = try await environment.storage.delete(key: key, version: version)
+            // Keys that cannot be fetched now are an outage, not a verdict: keep the rotated token.
+            do {
+                let claims = try await verifier.verify(idToken, nonce: nil, accessToken: refreshed.accessToken)
+                guard claims["sub"]?.stringValue == session.upstreamSubject else {
+                    try await markRefused(claimed, key: key, version: version)
+                    return false
+                }
+            } catch let error as BrokerError where error.kind == .unavailable {
+                claimed.checkedAt = session.checkedAt
+                _ = try? await environment.storage.replaceWithSecret(try JSONEncoder().encode(claimed), key: key, version: version)
+                throw error
+            } catch {
+                try await markRefused(claimed, key: key, version: version)
                 return false
             }
         }
-        claimed.refreshToken = refreshed.refreshToken ?? session.refreshToken
         _ = try await environment.storage.replaceWithSecret(try JSONEncoder().encode(claimed), key: key, version: version)
         return true
+    }
+
+    /// Keeps the refusal, so that the app's next refresh (and the person's other sessions) are refused too.
+    private func markRefused(_ session: UpstreamSession, key: String, version: Int) async throws {
+        var refused = session
+        refused.refused = true
+        _ = try await environment.storage.replaceWithSecret(try JSONEncoder().encode(refused), key: key, version: version)
     }
 
     func forget(subject: String) async throws {

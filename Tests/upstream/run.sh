@@ -121,6 +121,15 @@ providers:
       groupsPrefix: "mock:"
       groupsFilter: "eng-.*"
       trustEmail: true
+  - id: mock-b
+    type: oidc
+    config:
+      issuer: http://127.0.0.1:$mock_port
+      clientID: gatehouse-mock-4
+      clientSecret: \${MOCK_SECRET}
+      clientAuthentication: client_secret_post
+      scopes: [openid, email]
+      trustEmail: true
   - id: mock-untrusted
     type: oidc
     config:
@@ -180,7 +189,7 @@ apps:
     name: Invitation Only
     redirectURIs: [com.example.closed:/done]
     policy:
-      identityProviders: [mock, mock-untrusted]
+      identityProviders: [mock, mock-b, mock-untrusted]
       linkAccountsByVerifiedEmail: true
       allowedScopes: [openid, profile, email]
 YAML

@@ -300,6 +300,11 @@ def _():
     requests.post(f"{MOCK}/users/rita/revoke-tokens", timeout=TIMEOUT).raise_for_status()
     second = refresh(first.json()["refresh_token"])
     expect(second.status_code == 400 and second.json()["error"] == "invalid_grant", f"after the revocation: {second.status_code} {second.text}")
+    again = refresh(first.json()["refresh_token"])
+    expect(again.status_code == 400 and again.json()["error"] == "invalid_grant", f"the same token again: {again.status_code} {again.text}")
+    # Signing in again at the upstream brings the person back.
+    fresh = native_sign_in("mock", lambda url: mock_login(url, "rita"))
+    expect(refresh(fresh["tokens"]["refresh_token"]).status_code == 200, "a new sign-in did not bring the person back")
 
 
 @check("allowedDomains: an address in another domain is refused")
@@ -315,24 +320,33 @@ def _():
 @check("account linking: a trusted verified address joins the existing account, only where the policy allows")
 def _():
     mock_user("carol", email="carol@corp.test", email_verified=True)
-    first = native_sign_in("mock-untrusted", lambda url: mock_login(url, "carol"), scope="openid email")
+    first = native_sign_in("mock", lambda url: mock_login(url, "carol"), scope="openid email")
     account = first["account"]["id"]
-    # The invitation-only app creates no accounts, but links a trusted provider's verified address.
-    linked = native_sign_in("mock", lambda url: mock_login(url, "carol"), scope="openid email", app="closed", return_uri="com.example.closed:/done")
+    # The invitation-only app creates no accounts, but links a trusted provider's verified address
+    # to an account whose address a trusted provider of the same app vouched for.
+    linked = native_sign_in("mock-b", lambda url: mock_login(url, "carol"), scope="openid email", app="closed", return_uri="com.example.closed:/done")
     expect(linked["status"] == "completed" and linked["account"]["id"] == account, f"linked to {linked.get('account')} instead of {account}")
     events = requests.get(f"{DOWN}/admin/v1/audit", params={"type": "account.linked"}, headers=ADMIN, timeout=TIMEOUT).json()
     expect(any(event.get("accountID") == account for event in events), "no account.linked event")
 
 
-@check("account linking: no account for an unverified address where self-registration is off")
-def _():
-    mock_user("dora", email="dora@corp.test", email_verified=False)
-    native_sign_in("mock-untrusted", lambda url: mock_login(url, "dora"), scope="openid email")
+def closed_sign_in_refused(provider, sub):
     verifier, challenge = pkce()
-    flow = start_flow("mock", app="closed", return_uri=None, challenge=challenge, scope="openid email")
-    returned = expect_return(deliver(mock_login(flow["challenge"]["url"], "dora")), flow["flow"], "com.example.closed:/done")
+    flow = start_flow(provider, app="closed", return_uri=None, challenge=challenge, scope="openid email")
+    returned = expect_return(deliver(mock_login(flow["challenge"]["url"], sub)), flow["flow"], "com.example.closed:/done")
     refused = answer(flow["flow"], {"code": returned["code"], "codeVerifier": verifier}, expect_status=403)
     expect(refused["error"] == "registration_disabled", f"{refused}")
+
+
+@check("account linking: an unverified address, or one only an untrusted provider vouched for, never links")
+def _():
+    mock_user("dora", email="dora@corp.test", email_verified=False)
+    native_sign_in("mock", lambda url: mock_login(url, "dora"), scope="openid email")
+    closed_sign_in_refused("mock-b", "dora")
+    # An attacker's account through a provider not trusted with addresses cannot be joined by the victim.
+    mock_user("erin", email="erin@corp.test", email_verified=True)
+    native_sign_in("mock-untrusted", lambda url: mock_login(url, "erin"), scope="openid email")
+    closed_sign_in_refused("mock-b", "erin")
 
 
 HOSTILE_REFUSALS = [

@@ -187,8 +187,14 @@ public struct ChallengeLink: Sendable, Hashable {
 /// challenge: a second one finds the step done.
 public struct ChallengeCallback: Sendable, Hashable {
     public var urlField: String
+    /// A callback counts as an answer only with at least one of these inputs (`code`, `error`);
+    /// anything else (a prefetch, a bare `state`) is refused and changes nothing.
+    public var answerFields: [String]
 
-    public init(urlField: String) { self.urlField = urlField }
+    public init(urlField: String, answerFields: [String]) {
+        self.urlField = urlField
+        self.answerFields = answerFields
+    }
 
     /// The callback parameter that names the flow.
     public static let stateParameter = "state"

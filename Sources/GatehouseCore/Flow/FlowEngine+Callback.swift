@@ -28,28 +28,31 @@ extension FlowEngine {
         var flow = stored
         // An answer meant for another provider's callback URL is a mix-up (RFC 9700 section 4.4).
         if let providerID, providerID != flow.providerID { throw notFound }
-        // A browser flow listens only to its own browser, and nothing changes before it has proved
-        // that. A cross-site form post carries no SameSite=Lax cookie: it comes back as a GET, which does.
-        if let authorization = flow.authorization {
-            guard let cookie else {
-                guard crossSitePost else { throw notFound }
-                let callback = tokens.issuer + Broker.callbackPath + (providerID.map { "/" + $0 } ?? "")
-                let parameters = [(ChallengeCallback.stateParameter, Optional(flowID))]
-                    + answer.values.sorted { $0.key < $1.key }.compactMap { name, value in value.stringValue.map { (name, Optional($0)) } }
-                return .redirect(OAuthRedirect.url(callback, parameters: parameters))
-            }
-            guard SecretDigest.matches(cookie, digest: authorization.binding.cookieDigest) else { throw notFound }
-        }
         // One callback per challenge: a second one (a replay, a reload) finds the step done or taken.
-        guard let declaration = challenges.description(of: flow.challenge.type), declaration.callback != nil, flow.phase == .identify,
+        guard let declaration = challenges.description(of: flow.challenge.type), let callback = declaration.callback, flow.phase == .identify,
             flow.challenge.fields[Self.callbackClaimedField] == nil
         else {
             throw BrokerError(.flowNotFound, .notFound, "This sign-in step is already done; start again from the app.")
         }
         let declared = Set(declaration.inputs.map(\.name))
         let kept = ChallengeResponse(answer.values.filter { declared.contains($0.key) })
-        // A bare visit (a prefetch, a link followed by hand) is no answer, and changes nothing.
-        guard !kept.values.isEmpty else { throw BrokerError(.invalidRequest, .badRequest, "The callback carries no answer from the sign-in service.") }
+        // A browser flow listens only to its own browser, and nothing changes before it has proved
+        // that. A cross-site form post carries no SameSite=Lax cookie: its declared fields come back
+        // as a GET, which does.
+        if let authorization = flow.authorization {
+            guard let cookie else {
+                guard crossSitePost else { throw notFound }
+                let location = tokens.issuer + Broker.callbackPath + (providerID.map { "/" + $0 } ?? "")
+                let parameters = [(ChallengeCallback.stateParameter, Optional(flowID))]
+                    + kept.values.sorted { $0.key < $1.key }.compactMap { name, value in value.stringValue.map { (name, Optional($0)) } }
+                return .redirect(OAuthRedirect.url(location, parameters: parameters))
+            }
+            guard SecretDigest.matches(cookie, digest: authorization.binding.cookieDigest) else { throw notFound }
+        }
+        // A bare visit (a prefetch, a link followed by hand, a lone `state`) is no answer, and changes nothing.
+        guard callback.answerFields.contains(where: { kept.values[$0] != nil }) else {
+            throw BrokerError(.invalidRequest, .badRequest, "The callback carries no answer from the sign-in service.")
+        }
         try declaration.validate(kept)
         let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
         let request = flowRequest(for: flow)
@@ -72,7 +75,7 @@ extension FlowEngine {
                 logger.notice("callback refused", metadata: ["app": .string(app.id), "provider": .string(flow.providerID), "reason": .string(reason)])
             }
             if let redirect = errorRedirect(for: flow, error: refusal) { return .redirect(redirect) }
-            throw error
+            throw refusal
         }
         flow.identity = identity
         flow.challenge = Challenge(type: Challenge.callbackReceivedType)
@@ -152,15 +155,27 @@ extension FlowEngine {
 
     /// The existing account a first sign-in joins by its verified address, when the app's policy
     /// allows it, the provider is trusted with addresses, and exactly one account has the address.
-    /// The existing account's address must be vouched for by one of this app's own providers (or
-    /// enrolled with its authenticators), as for every other use of verified addresses: a provider of
-    /// another app that takes any address as verified must not be able to plant one.
+    /// Both sides must be trusted: the new identity's provider, and on the existing account a link of
+    /// one of this app's providers that is trusted with addresses (or an address enrolled with one of
+    /// its authenticators, which the broker proved itself). An address some other provider took as
+    /// verified cannot plant an account for someone else's later sign-in to join.
     func accountToLink(_ identity: ExternalIdentity, app: App) async throws -> String? {
-        guard app.policy.linkAccountsByVerifiedEmail, identity.emailTrustedForLinking, let address = identity.claims.verifiedEmail else { return nil }
+        guard app.policy.linkAccountsByVerifiedEmail, identity.emailTrustedForLinking, trustsEmailForLinking(identity.providerID),
+            let address = identity.claims.verifiedEmail
+        else { return nil }
+        let enrolled = Set(app.policy.authenticators.map(IdentityLink.enrolledAddressProvider))
         var trusted: [String] = []
         for accountID in try await store.accountIDs(withVerifiedEmail: address.value) {
-            if app.policy.verifiedEmails(in: try await store.identityLinks(accountID: accountID)).contains(address) { trusted.append(accountID) }
+            let links = try await store.identityLinks(accountID: accountID)
+            let vouching = links.filter {
+                enrolled.contains($0.providerID) || (app.policy.identityProviders.contains($0.providerID) && trustsEmailForLinking($0.providerID))
+            }
+            if vouching.contains(where: { $0.verifiedEmail == address }) { trusted.append(accountID) }
         }
         return trusted.count == 1 ? trusted[0] : nil
+    }
+
+    func trustsEmailForLinking(_ providerID: String) -> Bool {
+        (plugins.identityProviders[providerID] as? any EmailLinkingTrust)?.trustsEmailForLinking ?? false
     }
 }

@@ -158,6 +158,14 @@ public protocol IdentityRechecking: IdentityProvider {
     func isStillValid(subject: String) async throws -> Bool
 }
 
+/// Optional capability: whether the addresses this provider vouches for (`email_verified`) may link
+/// accounts (`Policy.linkAccountsByVerifiedEmail`), on either side: the first sign-in that links, and
+/// the existing account it joins. Providers that do not adopt it never link: an address only counts
+/// when the provider proved it (an emailed code) or the operator trusts the upstream to have.
+public protocol EmailLinkingTrust: IdentityProvider {
+    var trustsEmailForLinking: Bool { get }
+}
+
 /// Optional capability of providers that keep data about a person themselves (a password hash):
 /// deregistration asks them to forget it.
 public protocol IdentityForgetting: IdentityProvider {
