@@ -195,9 +195,8 @@ public struct OIDCConfig: Decodable, Sendable {
         }
     }
 
-    /// `https`, or `http` on a loopback host (a test upstream on this machine).
+    /// `https`, or `http` on a loopback host (a test upstream on this machine), without a fragment.
     static func isUsableURL(_ text: String) -> Bool {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty, url.fragment == nil else { return false }
-        return scheme == "https" || (scheme == "http" && LoopbackHost.contains(host))
+        LoopbackHost.allowsWebURL(text) && URL(string: text)?.fragment == nil
     }
 }

@@ -263,12 +263,7 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
             let response = try await tokens.post(
                 metadata.tokenEndpoint, ["grant_type": "authorization_code", "code": "gatehouse-providers-test", "redirect_uri": redirectURI, "code_verifier": RandomToken.make()]
             )
-            let error: String
-            if case .object(let document)? = try? JSONDecoder().decode(JSONValue.self, from: response.body), let code = document["error"]?.stringValue {
-                error = UpstreamTokenClient.printable(code)
-            } else {
-                error = "no error code"
-            }
+            let error = UpstreamTokenClient.errorCode(in: response) ?? "no error code"
             let passed = error == "invalid_grant" || error == "invalid_request"
             let detail = error == "invalid_client" || error == "unauthorized_client"
                 ? "\(metadata.tokenEndpoint): the client credentials were refused (\(error)); check clientID and the client authentication"

@@ -82,7 +82,7 @@ struct UpstreamTokenClient: Sendable {
         let document: [String: JSONValue]
         if case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: response.body) { document = object } else { document = [:] }
         guard response.status == 200 else {
-            let error = document["error"]?.stringValue.map(Self.printable) ?? "none"
+            let error = Self.errorCode(in: response) ?? "none"
             logger.warning("upstream token endpoint refused", metadata: ["status": .stringConvertible(response.status), "error": .string(error)])
             if error == "invalid_grant" { throw .refused("token_endpoint_invalid_grant") }
             throw .unavailable("token_endpoint_error")
@@ -112,6 +112,12 @@ struct UpstreamTokenClient: Sendable {
             throw OIDCError.unavailable("userinfo_error")
         }
         return claims
+    }
+
+    /// The `error` of an OAuth error answer (RFC 6749 section 5.2), printable; nil when there is none.
+    static func errorCode(in response: OutboundResponse) -> String? {
+        guard case .object(let document)? = try? JSONDecoder().decode(JSONValue.self, from: response.body) else { return nil }
+        return document["error"]?.stringValue.map(printable)
     }
 
     /// An upstream's error code for the log: short, and only the characters RFC 6749 allows in it.

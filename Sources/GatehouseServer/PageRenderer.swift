@@ -110,10 +110,7 @@ struct PageRenderer: Sendable {
     }
 
     /// A link-out goes to `https`, or to `http` on this machine (development); never `javascript:`.
-    static func isSafeLink(_ text: String) -> Bool {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else { return false }
-        return scheme == "https" || (scheme == "http" && LoopbackHost.contains(host))
-    }
+    static func isSafeLink(_ text: String) -> Bool { LoopbackHost.allowsWebURL(text) }
 
     static func redirect(to location: String) -> Response {
         var headers = HTTPFields()

@@ -10,4 +10,11 @@ public enum LoopbackHost {
         let ipv4 = octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
         return ipv4 || bare == "::1" || bare == "localhost"
     }
+
+    /// Whether `text` is an absolute `https` URL, or `http` on this machine (development and tests):
+    /// the rule for addresses the broker sends browsers to or calls itself. Never `javascript:`.
+    public static func allowsWebURL(_ text: String) -> Bool {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else { return false }
+        return scheme == "https" || (scheme == "http" && contains(host))
+    }
 }
