@@ -17,6 +17,7 @@ public struct Broker: Sendable, CustomStringConvertible {
     public let authorizations: AuthorizationValidator
     public let admin: AdminService
     public let provisionalIdentities: ProvisionalIdentityService
+    public let devices: DeviceService
     public let adminGate: AdminGate
     public let clock: any BrokerClock
     public let logger: Logger
@@ -43,15 +44,20 @@ public struct Broker: Sendable, CustomStringConvertible {
         try await keyring.prepare()
         let issuer = TokenIssuer(issuer: config.server.issuer, keyring: keyring, refreshTokens: store, clock: clock)
         let apps = AppCache(store: store, clock: clock)
-        let engine = FlowEngine(store: store, plugins: plugins, challenges: registry.challenges, tokens: issuer, clock: clock, logger: logger, metrics: metrics, apps: apps)
+        let dpop = DPoPVerifier(storage: PluginStorage(namespace: Self.dpopNamespace, store: store, clock: clock, sealer: sealer), clock: clock)
         let oauth = OAuthService(
-            store: store, tokens: issuer, plugins: plugins, clock: clock, logger: logger, apps: apps, defaultLockout: config.lockout, metrics: metrics
+            store: store, tokens: issuer, plugins: plugins, clock: clock, logger: logger, apps: apps, defaultLockout: config.lockout, metrics: metrics, dpop: dpop
+        )
+        let engine = FlowEngine(
+            store: store, plugins: plugins, challenges: registry.challenges, tokens: issuer, clock: clock, logger: logger, metrics: metrics, apps: apps, dpop: dpop,
+            revocations: oauth.revocations
         )
         return Broker(
             config: config, store: store, plugins: plugins, keyring: keyring, engine: engine, oauth: oauth,
             authorizations: AuthorizationValidator(apps: store, issuer: config.server.issuer),
             admin: AdminService(store: store, plugins: plugins, oauth: oauth, clock: clock),
             provisionalIdentities: ProvisionalIdentityService(store: store, oauth: oauth, plugins: plugins, attempts: engine.attempts, clock: clock),
+            devices: DeviceService(store: store, oauth: oauth, clock: clock),
             adminGate: AdminGate(
                 credentials: AdminCredentials(tokens: config.admin.tokens.map { ($0.name, $0.token) }),
                 failures: FailedAuthenticationLimit(store: store, clock: clock, metrics: metrics), policy: config.lockout
@@ -102,12 +108,16 @@ public struct Broker: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The core's own slice of plugin storage for DPoP (used proof ids, the nonce key): a name no
+    /// plugin instance can have (instance ids have no colons).
+    static let dpopNamespace = "gatehouse:dpop"
+
     /// Where upstream sign-in pages send the browser back (`PluginEnvironment.callbackURL`).
     public static let callbackPath = "/oauth2/callback"
 
     /// The OpenID Provider metadata for this broker.
     public func discovery() -> DiscoveryDocument {
-        DiscoveryDocument(issuer: config.server.issuer, signingAlgorithms: keyring.idTokenAlgorithms())
+        DiscoveryDocument(issuer: config.server.issuer, signingAlgorithms: keyring.idTokenAlgorithms(), dpopAlgorithms: DPoPVerifier.algorithms)
     }
 
     /// Removes what has expired: flows, plugin records, codes, refresh tokens, revocations, and keys

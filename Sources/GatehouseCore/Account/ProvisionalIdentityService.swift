@@ -84,7 +84,7 @@ public struct ProvisionalIdentityService: Sendable {
     /// Attaches an identity of the token's app to the token's account: at once when the account has
     /// the identity's verified address, else after `verify` with the code sent now (asking again sends
     /// a new code, within the resend limits).
-    public func attach(id: String, accessToken: String, clientIP: String?) async throws -> AttachOutcome {
+    public func attach(id: String, accessToken: PresentedToken, clientIP: String?) async throws -> AttachOutcome {
         let (account, app) = try await signedIn(accessToken)
         let identity = try await attachable(id, app: app)
         if app.policy.verifiedEmails(in: try await store.identityLinks(accountID: account.id)).contains(identity.email) {
@@ -98,7 +98,7 @@ public struct ProvisionalIdentityService: Sendable {
     /// Attaches the identity once the code sent by `attach` is right. Wrong codes count against the
     /// address (in the plugin), and against this attachment and the client address like a flow's
     /// wrong answers (the app's lockout policy).
-    public func verify(id: String, code: String, accessToken: String, clientIP: String?) async throws -> ProvisionalIdentity {
+    public func verify(id: String, code: String, accessToken: PresentedToken, clientIP: String?) async throws -> ProvisionalIdentity {
         let (account, app) = try await signedIn(accessToken)
         let identity = try await attachable(id, app: app)
         let verifier = try addressVerifier(of: app)
@@ -120,7 +120,7 @@ public struct ProvisionalIdentityService: Sendable {
     }
 
     /// The identities attached to the token's account, with their grants and groups.
-    public func attached(accessToken: String) async throws -> [ProvisionalIdentity] {
+    public func attached(accessToken: PresentedToken) async throws -> [ProvisionalIdentity] {
         let (account, app) = try await signedIn(accessToken)
         return try await store.provisionalIdentities(accountID: account.id).filter { $0.appID == app.id }
     }
@@ -149,8 +149,8 @@ public struct ProvisionalIdentityService: Sendable {
     }
 
     /// The account and app of a (stateful) access token.
-    private func signedIn(_ accessToken: String) async throws -> (Account, App) {
-        let claims = try await oauth.verifyAccessToken(accessToken)
+    private func signedIn(_ accessToken: PresentedToken) async throws -> (Account, App) {
+        let claims = try await oauth.authorize(accessToken)
         guard !claims.stateless else {
             throw BrokerError(.statelessUnsupported, .badRequest, "A stateless sign-in has no account to attach a provisional identity to.")
         }

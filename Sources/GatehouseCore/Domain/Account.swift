@@ -54,6 +54,12 @@ public struct ExternalIdentity: Sendable, Hashable, Codable {
     /// existing account with the same verified address (where the app's policy allows that): only a
     /// provider configured to be trusted with addresses says so, never one told to skip the check.
     public var emailTrustedForLinking: Bool
+    /// A sign-in key the provider verified and wants registered (a device registering): the engine
+    /// stores it with the device once it knows the account.
+    public var newSignInKey: NewSignInKey?
+    /// The registered sign-in key that proved this identity: tokens name it (`device_key`), so that
+    /// removing its device revokes them.
+    public var signInKeyID: String?
 
     public init(
         providerID: String, subject: String, username: String, claims: IdentityClaims = IdentityClaims(), methods: [String] = [], isTest: Bool = false,
@@ -68,7 +74,7 @@ public struct ExternalIdentity: Sendable, Hashable, Codable {
         self.emailTrustedForLinking = emailTrustedForLinking
     }
 
-    enum CodingKeys: String, CodingKey { case providerID, subject, username, claims, methods, isTest, emailTrustedForLinking }
+    enum CodingKeys: String, CodingKey { case providerID, subject, username, claims, methods, isTest, emailTrustedForLinking, newSignInKey, signInKeyID }
 
     /// Flows stored before `methods` and `isTest` existed (waiting at a second factor across an
     /// upgrade) still read: they carried neither.
@@ -81,5 +87,7 @@ public struct ExternalIdentity: Sendable, Hashable, Codable {
         methods = try container.decodeIfPresent([String].self, forKey: .methods) ?? []
         isTest = try container.decodeIfPresent(Bool.self, forKey: .isTest) ?? false
         emailTrustedForLinking = try container.decodeIfPresent(Bool.self, forKey: .emailTrustedForLinking) ?? false
+        newSignInKey = try container.decodeIfPresent(NewSignInKey.self, forKey: .newSignInKey)
+        signInKeyID = try container.decodeIfPresent(String.self, forKey: .signInKeyID)
     }
 }

@@ -49,6 +49,9 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A wrong answer reported as another error (the wrong code that locked an address answers
     /// `locked_out`): the engine counts it like any `.failedAttempt`.
     public var countsAsWrongAnswer: Bool
+    /// A fresh DPoP nonce the client must put in its next proof (RFC 9449 section 8), sent as the
+    /// `DPoP-Nonce` header.
+    public var dpopNonce: String?
 
     public init(_ code: ErrorCode, _ kind: Kind, _ message: String, lockedUntil: Date? = nil, retryAfter: Int? = nil, issues: [ConfigIssue] = []) {
         self.code = code
@@ -61,6 +64,7 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         self.reason = nil
         self.endsFlow = false
         self.countsAsWrongAnswer = false
+        self.dpopNonce = nil
     }
 
     /// Whether the engine counts this error against the flow, the client address and the account.
@@ -122,16 +126,19 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         BrokerError(.invalidAnswer, .badRequest, message)
     }
 
-    /// What a stateless sign-in cannot do, having no account: each refusal has its own code. (PIN
-    /// change and device enrolment join when those features land.)
+    /// What a stateless sign-in cannot do, having no account: each refusal has its own code.
     public enum StatelessLimitation: Sendable {
         case refresh
+        /// A PIN or a device belongs to an account, which a stateless sign-in does not have.
+        case accountCredentials
     }
 
     public static func stateless(_ limitation: StatelessLimitation) -> BrokerError {
         switch limitation {
         case .refresh:
             BrokerError(.statelessNoRefresh, .badRequest, "A stateless sign-in gets no refresh token; do not ask for offline_access.")
+        case .accountCredentials:
+            BrokerError(.statelessUnsupported, .badRequest, "A stateless sign-in has no account: it cannot create or change a PIN or manage devices.")
         }
     }
 

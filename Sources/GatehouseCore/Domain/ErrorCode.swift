@@ -23,6 +23,9 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     // RFC 6750 (bearer tokens).
     public static let invalidToken = ErrorCode("invalid_token")
     public static let insufficientScope = ErrorCode("insufficient_scope")
+    // RFC 9449 (DPoP).
+    public static let invalidDPoPProof = ErrorCode("invalid_dpop_proof")
+    public static let useDPoPNonce = ErrorCode("use_dpop_nonce")
 
     // Flows and policy.
     public static let unknownApp = ErrorCode("unknown_app")
@@ -66,4 +69,17 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let passwordRepeated = ErrorCode("password_repeated")
     public static let passwordContainsUsername = ErrorCode("password_contains_username")
     public static let pinNotNumeric = ErrorCode("pin_not_numeric")
+    public static let pinTooShort = ErrorCode("pin_too_short")
+    public static let pinTooLong = ErrorCode("pin_too_long")
+    public static let pinSequence = ErrorCode("pin_sequence")
+    public static let pinRepeated = ErrorCode("pin_repeated")
+    public static let pinDenied = ErrorCode("pin_denied")
+    public static let invalidPIN = ErrorCode("invalid_pin")
+    public static let pinResetUnavailable = ErrorCode("pin_reset_unavailable")
+
+    // Devices and their sign-in keys.
+    public static let invalidAssertion = ErrorCode("invalid_assertion")
+    public static let invalidKey = ErrorCode("invalid_key")
+    public static let attestationRequired = ErrorCode("attestation_required")
+    public static let signedInAccountRequired = ErrorCode("signed_in_account_required")
 }

@@ -36,6 +36,15 @@ public struct Policy: Sendable, Hashable, Codable {
     /// only when exactly one account has it; off by default, since linking by an address a provider
     /// did not verify is a classic account takeover.
     public var linkAccountsByVerifiedEmail: Bool
+    /// What a new PIN must look like (the `pin` authenticator).
+    public var pinPolicy: PINPolicy
+    /// Whether tokens may or must be bound to the client's key with DPoP (RFC 9449).
+    public var dpop: DPoPMode
+    /// Whether DPoP proofs must carry a nonce the broker handed out (`DPoP-Nonce`, RFC 9449 section 8),
+    /// which limits how long a proof made in advance is good for.
+    public var dpopNonce: Bool
+    /// What a device registering a sign-in key must bring, and which account the key joins.
+    public var deviceRegistration: DeviceRegistrationPolicy
 
     public init(
         identityProviders: [String] = [], authenticators: [String] = [], secondFactor: String? = nil,
@@ -44,8 +53,13 @@ public struct Policy: Sendable, Hashable, Codable {
         flowLifetime: Seconds = .minutes(10), defaultScopes: [String] = ["openid"],
         allowedScopes: [String] = ["openid", "profile", "email", "offline_access"],
         passwordPolicy: PasswordPolicy = PasswordPolicy(), lockout: LockoutPolicy = LockoutPolicy(), clientCredentialsGrant: Bool = false,
-        idTokenSigningAlg: SigningAlgorithm = .rs256, introspectTokensOf: [String] = [], linkAccountsByVerifiedEmail: Bool = false
+        idTokenSigningAlg: SigningAlgorithm = .rs256, introspectTokensOf: [String] = [], linkAccountsByVerifiedEmail: Bool = false,
+        pinPolicy: PINPolicy = PINPolicy(), dpop: DPoPMode = .allowed, dpopNonce: Bool = false, deviceRegistration: DeviceRegistrationPolicy = DeviceRegistrationPolicy()
     ) {
+        self.pinPolicy = pinPolicy
+        self.dpop = dpop
+        self.dpopNonce = dpopNonce
+        self.deviceRegistration = deviceRegistration
         self.identityProviders = identityProviders
         self.authenticators = authenticators
         self.secondFactor = secondFactor
@@ -106,6 +120,7 @@ public struct Policy: Sendable, Hashable, Codable {
         case identityProviders, authenticators, secondFactor, statelessAuthentication, selfRegistration
         case accessTokenLifetime, refreshTokenLifetime, flowLifetime, defaultScopes, allowedScopes
         case passwordPolicy, lockout, clientCredentialsGrant, idTokenSigningAlg, introspectTokensOf, linkAccountsByVerifiedEmail
+        case pinPolicy, dpop, dpopNonce, deviceRegistration
     }
 
     public init(from decoder: any Decoder) throws {
@@ -134,6 +149,14 @@ public struct Policy: Sendable, Hashable, Codable {
         self.idTokenSigningAlg = idTokenSigningAlg
         self.introspectTokensOf = try value(.introspectTokensOf, defaults.introspectTokensOf)
         self.linkAccountsByVerifiedEmail = try value(.linkAccountsByVerifiedEmail, defaults.linkAccountsByVerifiedEmail)
+        self.pinPolicy = try value(.pinPolicy, defaults.pinPolicy)
+        let dpopName = try value(.dpop, defaults.dpop.rawValue)
+        guard let dpop = DPoPMode(rawValue: dpopName) else {
+            throw ConfigIssue(path: decoder.codingPath + [CodingKeys.dpop], "must be off, allowed or required, got '\(dpopName)'")
+        }
+        self.dpop = dpop
+        self.dpopNonce = try value(.dpopNonce, defaults.dpopNonce)
+        self.deviceRegistration = try value(.deviceRegistration, defaults.deviceRegistration)
 
         let path = decoder.codingPath
         for (key, lifetime, range) in [

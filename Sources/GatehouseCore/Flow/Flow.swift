@@ -24,11 +24,15 @@ public struct FlowRequest: Sendable {
     /// The app's PKCE challenge (S256, RFC 7636) for a flow that signs in elsewhere: a public app
     /// continues such a flow only with the verifier.
     public var codeChallenge: String?
+    /// The account of a person who is signed in already (the access token the flow start presented):
+    /// a registration then adds a credential to it instead of making a new account.
+    public var signedInAccountID: String?
 
     public init(
         appID: String, providerID: String, purpose: FlowPurpose = .authenticate, stateless: Bool = false, scopes: [String]? = nil, clientIP: String? = nil,
-        loginHint: String? = nil, returnURI: String? = nil, codeChallenge: String? = nil
+        loginHint: String? = nil, returnURI: String? = nil, codeChallenge: String? = nil, signedInAccountID: String? = nil
     ) {
+        self.signedInAccountID = signedInAccountID
         self.appID = appID
         self.providerID = providerID
         self.purpose = purpose
@@ -130,4 +134,14 @@ public enum FlowStep: Sendable {
     case identified(ExternalIdentity)
     /// An authenticator's result.
     case verified(FactorResult)
+    /// An authenticator needs another one (which the app's policy must allow) to pass first, for
+    /// instance a PIN reset proven with an emailed code: the engine runs that one, then calls
+    /// `FactorDelegating.resume(_:after:in:)` of this one with `state`.
+    case requireFactor(authenticatorID: String, state: FlowState)
+}
+
+/// Optional capability of authenticators that hand the flow to another authenticator for a moment
+/// (`FlowStep.requireFactor`) and go on once it passed.
+public protocol FactorDelegating: Authenticator {
+    func resume(_ state: FlowState, after passed: FactorResult, in context: FlowContext) async throws -> FlowStep
 }

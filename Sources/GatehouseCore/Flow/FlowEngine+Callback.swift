@@ -120,7 +120,7 @@ extension FlowEngine {
     /// Goes on with a flow whose identity came back at the callback. A browser flow has proved its
     /// browser already; a JSON flow's confidential app authenticated with this request, and a public
     /// app proves with its PKCE verifier that it started the flow. A wrong verifier ends the flow.
-    func continueAfterCallback(_ flow: FlowRecord, app: App, answer: ChallengeResponse) async throws -> FlowOutcome {
+    func continueAfterCallback(_ flow: FlowRecord, app: App, answer: ChallengeResponse, dpopJKT: String? = nil) async throws -> FlowOutcome {
         guard let identity = flow.identity else { throw BrokerError.internalFailure("A flow was parked after its callback without an identity.") }
         if flow.authorization == nil {
             func refuse(_ reason: String, _ message: String) async -> BrokerError {
@@ -140,7 +140,7 @@ extension FlowEngine {
         }
         var pending = flow
         pending.identity = nil
-        return try await advance(pending, with: .identified(identity), app: app)
+        return try await advance(pending, with: .identified(identity), app: app, dpopJKT: dpopJKT)
     }
 
     /// The return URI a JSON flow names: one of the app's registered redirect URIs, exactly; without

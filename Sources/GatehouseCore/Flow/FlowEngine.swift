@@ -19,11 +19,18 @@ public struct FlowEngine: Sendable {
     public let challenges: ChallengeCatalog
     /// Every app's policy, for the lockout rule; the flow's own app is always read fresh.
     let apps: AppCache
+    /// Binds the tokens a JSON flow issues to the client's DPoP key; nil: DPoP headers are ignored.
+    let dpop: DPoPVerifier?
+    /// The broker's revocation list, so that keys a reinstall retires are refused on this node at once.
+    let revocations: RevocationList?
 
     public init(
         store: any BrokerStore, plugins: PluginInstances, challenges: ChallengeCatalog, tokens: TokenIssuer, clock: any BrokerClock, logger: Logger,
-        metrics: BrokerMetrics = BrokerMetrics(), apps: AppCache? = nil
+        metrics: BrokerMetrics = BrokerMetrics(), apps: AppCache? = nil, dpop: DPoPVerifier? = nil,
+        revocations: RevocationList? = nil
     ) {
+        self.dpop = dpop
+        self.revocations = revocations
         self.store = store
         self.challenges = challenges
         self.apps = apps ?? AppCache(store: store, clock: clock)
@@ -44,14 +51,15 @@ public struct FlowEngine: Sendable {
     }
 
     /// Starts a flow; answers with the first challenge (or, for a provider that needs none, the tokens).
-    public func start(_ request: FlowRequest, client: ClientCredentials?) async throws -> FlowOutcome {
+    public func start(_ request: FlowRequest, client: ClientCredentials?, dpop presentation: DPoPPresentation? = nil) async throws -> FlowOutcome {
         guard let app = try await store.app(id: request.appID), !app.disabled else {
             throw BrokerError(.invalidClient, .unauthenticated, "Unknown app '\(request.appID)'.")
         }
         try await verifyClient(client, for: app, clientIP: request.clientIP)
         try await attempts.checkStart(clientIP: request.clientIP, policy: app.policy.lockout)
         let provider = try identityProvider(request.providerID, allowedBy: app.policy, stateless: request.stateless)
-        if request.purpose == .register, !app.policy.selfRegistration {
+        // Adding a credential to one's own account is not self-registration.
+        if request.purpose == .register, !app.policy.selfRegistration, request.signedInAccountID == nil {
             throw BrokerError(.registrationDisabled, .forbidden, "This app does not allow self-registration.")
         }
         let scopes = try app.policy.grantScopes(request.scopes)
@@ -60,6 +68,10 @@ public struct FlowEngine: Sendable {
         if let challenge = request.codeChallenge, !PKCE.isValidChallenge(challenge) {
             throw BrokerError(.invalidRequest, .badRequest, "codeChallenge must be an S256 challenge: the unpadded base64url SHA-256 of the verifier (43 characters).")
         }
+        if request.signedInAccountID != nil, request.purpose != .register || request.stateless {
+            throw BrokerError(.invalidRequest, .badRequest, "An access token goes with a flow only to register a credential for its account (purpose register, not stateless).")
+        }
+        let dpopJKT = try await dpopBinding(presentation, app: app)
         let now = clock.now
         let flowID = RandomToken.make()
         let step = try await provider.begin(request, in: FlowContext(flowID: flowID, app: app, request: request))
@@ -71,20 +83,32 @@ public struct FlowEngine: Sendable {
         )
         flow.returnURI = returnURI
         flow.codeChallenge = request.codeChallenge
-        return try await advance(flow, with: step, app: app)
+        flow.signedInAccountID = request.signedInAccountID
+        return try await advance(flow, with: step, app: app, dpopJKT: dpopJKT)
     }
 
-    /// Feeds an answer to the current challenge of a JSON flow.
-    public func resume(flowID: String, answer: ChallengeResponse, client: ClientCredentials?) async throws -> FlowOutcome {
-        try await step(flowID: flowID, answer: answer, client: client, browser: nil).outcome
+    /// Feeds an answer to the current challenge of a JSON flow. A DPoP proof binds the tokens this
+    /// answer may yield to the proof's key (RFC 9449).
+    public func resume(flowID: String, answer: ChallengeResponse, client: ClientCredentials?, dpop presentation: DPoPPresentation? = nil) async throws -> FlowOutcome {
+        try await step(flowID: flowID, answer: answer, client: client, browser: nil, dpop: presentation).outcome
+    }
+
+    /// The DPoP key a JSON flow request binds its tokens to, as the app's policy says: `off` ignores
+    /// proofs, `allowed` checks one when it is there, `required` refuses a request without.
+    func dpopBinding(_ presentation: DPoPPresentation?, app: App) async throws -> String? {
+        guard let dpop else { return nil }
+        return try await dpop.binding(presentation, app: app)
     }
 
     /// Browser flows must bring `browser`; JSON flows must not.
-    func step(flowID: String, answer: ChallengeResponse, client: ClientCredentials?, browser: BrowserProof?) async throws -> (outcome: FlowOutcome, app: App) {
+    func step(
+        flowID: String, answer: ChallengeResponse, client: ClientCredentials?, browser: BrowserProof?, dpop presentation: DPoPPresentation? = nil
+    ) async throws -> (outcome: FlowOutcome, app: App) {
         var (flow, app) = try await load(flowID, browser: browser)
         var answer = answer
         // A browser flow's client authenticates at the token endpoint, when it exchanges the code.
         if flow.authorization == nil { try await verifyClient(client, for: app, clientIP: flow.clientIP) }
+        let dpopJKT = flow.authorization == nil ? try await dpopBinding(presentation, app: app) : nil
         guard flow.phase != .chooseProvider else {
             throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
         }
@@ -98,7 +122,7 @@ public struct FlowEngine: Sendable {
                 "This step is answered by the sign-in page the challenge's URL opens: it sends the browser back to the broker, which then sends it to your return URI."
             )
         }
-        if flow.challenge.type == Challenge.callbackReceivedType { return (try await continueAfterCallback(flow, app: app, answer: answer), app) }
+        if flow.challenge.type == Challenge.callbackReceivedType { return (try await continueAfterCallback(flow, app: app, answer: answer, dpopJKT: dpopJKT), app) }
         let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
         let request = flowRequest(for: flow)
         var context = FlowContext(flowID: flow.id, app: app, request: request)
@@ -108,6 +132,7 @@ public struct FlowEngine: Sendable {
             }
             context.account = account
         }
+        if let keyID = flow.signInKeyID { context.signInKey = try await store.signInKey(id: keyID) }
 
         // The lockout settings of an account are the strictest of all apps that may reach it.
         let lockout = try await strictestLockout(for: flow, app: app)
@@ -161,9 +186,9 @@ public struct FlowEngine: Sendable {
         flow.failedAttempts -= 1
         switch step {
         case .identified, .verified: try await attempts.recordSuccess(clientIP: flow.clientIP, accountKey: accountKey)
-        case .challenge: try await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
+        case .challenge, .requireFactor: try await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
         }
-        return (try await advance(flow, with: step, app: app, account: context.account), app)
+        return (try await advance(flow, with: step, app: app, account: context.account, dpopJKT: dpopJKT), app)
     }
 
     func strictestLockout(for flow: FlowRecord, app: App) async throws -> LockoutPolicy {
@@ -196,14 +221,15 @@ public struct FlowEngine: Sendable {
     func flowRequest(for flow: FlowRecord) -> FlowRequest {
         FlowRequest(
             appID: flow.appID, providerID: flow.providerID, purpose: flow.purpose, stateless: flow.stateless, scopes: flow.scopes,
-            clientIP: flow.clientIP, loginHint: flow.authorization?.request.loginHint
+            clientIP: flow.clientIP, loginHint: flow.authorization?.request.loginHint, signedInAccountID: flow.signedInAccountID
         )
     }
 
     // MARK: - Steps
 
-    /// `account` is the flow's account when the caller has it at hand already.
-    func advance(_ flow: FlowRecord, with step: FlowStep, app: App, account knownAccount: Account? = nil) async throws -> FlowOutcome {
+    /// `account` is the flow's account when the caller has it at hand already; `dpopJKT` the DPoP key
+    /// the request that yields tokens binds them to.
+    func advance(_ flow: FlowRecord, with step: FlowStep, app: App, account knownAccount: Account? = nil, dpopJKT: String? = nil) async throws -> FlowOutcome {
         var flow = flow
         switch step {
         case .challenge(let challenge, let state):
@@ -230,9 +256,16 @@ public struct FlowEngine: Sendable {
             guard flow.phase == .identify else { throw BrokerError.internalFailure("An authenticator answered with an identity.") }
             identity.providerID = flow.providerID
             flow.identity = identity
+            flow.signInKeyID = identity.signInKeyID ?? identity.newSignInKey?.keyID
             // `amr` names how (RFC 8176 values) and through which provider instance.
             flow.methods += identity.methods + [flow.providerID]
-            if flow.stateless { return try await complete(flow, app: app, account: nil) }
+            if flow.stateless {
+                if identity.newSignInKey != nil { throw BrokerError.stateless(.accountCredentials) }
+                return try await complete(flow, app: app, account: nil, dpopJKT: dpopJKT)
+            }
+            if let accountID = flow.signedInAccountID {
+                return try await addToSignedInAccount(flow, identity: identity, accountID: accountID, app: app, dpopJKT: dpopJKT)
+            }
             var known = try await store.identityLink(providerID: identity.providerID, subject: identity.subject) != nil
             if !known, flow.purpose == .authenticate, let accountID = try await accountToLink(identity, app: app) {
                 known = try await store.addIdentityLink(identity, accountID: accountID, now: clock.now)
@@ -253,8 +286,9 @@ public struct FlowEngine: Sendable {
             let (account, created) = try await IdentityLinker(store: store, clock: clock).link(identity, audit: auditEvent("account.created", flow: flow, outcome: nil))
             flow.accountID = account.id
             flow.accountCreated = created
-            guard let factorID = app.policy.secondFactor(for: account) else { return try await complete(flow, app: app, account: account) }
-            return try await beginFactor(flow, factorID: factorID, app: app, account: account)
+            if let key = identity.newSignInKey { try await registerSignInKey(key, flow: flow, app: app, account: account) }
+            guard let factorID = app.policy.secondFactor(for: account) else { return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT) }
+            return try await beginFactor(flow, factorID: factorID, app: app, account: account, dpopJKT: dpopJKT)
 
         case .verified(let factor):
             guard case .factor(let expected) = flow.phase, expected == factor.authenticatorID, let accountID = flow.accountID else {
@@ -277,14 +311,37 @@ public struct FlowEngine: Sendable {
                 try await audit("account.email_enrolled", flow: flow, outcome: nil, details: ["address": address.masked])
             }
             flow.methods += [factor.method, factor.authenticatorID]
-            return try await complete(flow, app: app, account: account)
+            if let suspended = flow.suspendedFactor {
+                // The factor another one asked for has passed: back to that one.
+                flow.suspendedFactor = nil
+                flow.phase = .factor(authenticatorID: suspended.authenticatorID)
+                guard let delegating = try authenticator(suspended.authenticatorID) as? any FactorDelegating else {
+                    throw BrokerError.internalFailure("An authenticator asked for another factor but cannot go on after it.")
+                }
+                let next = try await delegating.resume(suspended.state, after: factor, in: try await factorContext(flow, app: app, account: account))
+                return try await advance(flow, with: next, app: app, account: account, dpopJKT: dpopJKT)
+            }
+            return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT)
+
+        case .requireFactor(let otherID, let state):
+            guard case .factor(let current) = flow.phase, flow.suspendedFactor == nil, otherID != current, let accountID = flow.accountID else {
+                throw BrokerError.internalFailure("Only an authenticator may ask for another factor, one at a time.")
+            }
+            guard app.policy.authenticators.contains(otherID), plugins.authenticators[otherID] != nil else {
+                throw BrokerError(.providerNotAllowed, .forbidden, "This app does not allow '\(otherID)', which this step needs.")
+            }
+            guard let account = try await (knownAccount?.id == accountID ? knownAccount : store.account(id: accountID)) else {
+                throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
+            }
+            flow.suspendedFactor = SuspendedFactor(authenticatorID: current, state: state)
+            return try await beginFactor(flow, factorID: otherID, app: app, account: account, dpopJKT: dpopJKT)
         }
     }
 
     /// Begins the second factor. When it cannot start (a code could not be sent, the address is
     /// locked), the flow is kept at this point with a `retry` challenge: answering it (`{}`) tries
     /// again, without asking for the first factor again. A refusal that ends the flow ends it.
-    func beginFactor(_ flow: FlowRecord, factorID: String, app: App, account: Account) async throws -> FlowOutcome {
+    func beginFactor(_ flow: FlowRecord, factorID: String, app: App, account: Account, dpopJKT: String? = nil) async throws -> FlowOutcome {
         var flow = flow
         flow.phase = .factor(authenticatorID: factorID)
         flow.pluginState = FlowState()
@@ -302,7 +359,7 @@ public struct FlowEngine: Sendable {
             try? await audit("signin.failure", flow: flow, outcome: code.rawValue, details: (error as? BrokerError)?.reason.map { ["reason": $0] } ?? [:])
             throw error
         }
-        return try await advance(flow, with: next, app: app, account: account)
+        return try await advance(flow, with: next, app: app, account: account, dpopJKT: dpopJKT)
     }
 
     /// Refusals of a second factor that may pass if tried again later; the flow waits for that.
@@ -314,12 +371,13 @@ public struct FlowEngine: Sendable {
         var context = FlowContext(flowID: flow.id, app: app, request: flowRequest(for: flow), account: account)
         if let account { context.verifiedEmails = app.policy.verifiedEmails(in: try await store.identityLinks(accountID: account.id)) }
         context.accountCreated = flow.accountCreated ?? false
+        if let keyID = flow.signInKeyID { context.signInKey = try await store.signInKey(id: keyID) }
         return context
     }
 
     /// Claims the flow (so that only one of two racing answers finishes it), then issues tokens, or
     /// for a browser flow an authorization code.
-    func complete(_ flow: FlowRecord, app: App, account: Account?) async throws -> FlowOutcome {
+    func complete(_ flow: FlowRecord, app: App, account: Account?, dpopJKT: String? = nil) async throws -> FlowOutcome {
         if flow.version >= 0, try await !store.deleteFlow(id: flow.id, version: flow.version) {
             throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
         }
@@ -354,10 +412,12 @@ public struct FlowEngine: Sendable {
             TokenIssuer.Grant(
                 app: app, subject: subject, accountID: account?.id, scopes: flow.scopes, methods: flow.methods, identityProvider: identity.providerID,
                 authTime: now, profile: ProfileClaims.make(username: account?.username ?? identity.username, claims: identity.claims, scopes: flow.scopes),
-                stateless: flow.stateless
+                stateless: flow.stateless, signInKeyID: flow.signInKeyID, dpopJKT: dpopJKT
             )
         )
-        return .completed(flowID: flow.id, tokens: issued, account: account)
+        var tokens = issued
+        if dpopJKT != nil, let dpop { tokens.dpopNonce = try await dpop.nonceToHandOut(for: app) }
+        return .completed(flowID: flow.id, tokens: tokens, account: account)
     }
 
     /// Authorization codes are exchanged at once by the app's back end; a minute is plenty (RFC 6749

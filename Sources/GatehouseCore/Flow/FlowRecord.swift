@@ -39,6 +39,14 @@ public struct FlowRecord: Sendable, Hashable, Codable {
     /// the app that received the browser back holds it (not whoever started the flow and sent the
     /// sign-in link to someone else).
     public var returnCodeDigest: String?
+    /// The account of the person who started a registration while signed in (the access token they
+    /// presented): what the flow registers joins that account.
+    public var signedInAccountID: String?
+    /// The sign-in key that identified the person (device-key sign-ins and registrations).
+    public var signInKeyID: String?
+    /// An authenticator waiting for another one to pass first (a PIN reset proven by an emailed code):
+    /// when that one is verified, the engine goes back to it with its state.
+    public var suspendedFactor: SuspendedFactor?
     public var createdAt: Date
     public var expiresAt: Date
     /// Bumped on every write; a write that expects an older version loses (no lost updates).
@@ -68,6 +76,17 @@ public struct FlowRecord: Sendable, Hashable, Codable {
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.version = version
+    }
+}
+
+/// An authenticator that handed the flow to another one for a moment (`FlowStep.requireFactor`).
+public struct SuspendedFactor: Sendable, Hashable, Codable {
+    public var authenticatorID: String
+    public var state: FlowState
+
+    public init(authenticatorID: String, state: FlowState) {
+        self.authenticatorID = authenticatorID
+        self.state = state
     }
 }
 

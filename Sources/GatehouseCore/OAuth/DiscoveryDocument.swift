@@ -26,8 +26,11 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
     public var requestParameterSupported = false
     public var requestURIParameterSupported = false
     public var authorizationResponseIssParameterSupported = true
+    /// RFC 9449 section 5.1: the algorithms DPoP proofs may use.
+    public var dpopSigningAlgValuesSupported: [String]
 
-    public init(issuer: String, signingAlgorithms: [String]) {
+    public init(issuer: String, signingAlgorithms: [String], dpopAlgorithms: [String] = DPoPVerifier.algorithms) {
+        self.dpopSigningAlgValuesSupported = dpopAlgorithms
         self.issuer = issuer
         self.authorizationEndpoint = issuer + "/oauth2/authorize"
         self.tokenEndpoint = issuer + "/oauth2/token"
@@ -62,5 +65,6 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
         case requestParameterSupported = "request_parameter_supported"
         case requestURIParameterSupported = "request_uri_parameter_supported"
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
+        case dpopSigningAlgValuesSupported = "dpop_signing_alg_values_supported"
     }
 }

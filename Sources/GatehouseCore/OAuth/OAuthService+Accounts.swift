@@ -5,8 +5,8 @@ import Foundation
 extension OAuthService {
     /// `DELETE /v1/account`: the person deletes their own account with an access token from a recent
     /// sign-in (`deregistrationMaxAuthAge`). A stateless sign-in has no account: its subject is revoked.
-    public func deregister(accessToken: String) async throws {
-        let claims = try await verifyAccessToken(accessToken)
+    public func deregister(accessToken: PresentedToken) async throws {
+        let claims = try await authorize(accessToken)
         guard let authTime = claims.authTime, clock.now.timeIntervalSince1970 - Double(authTime) <= Self.deregistrationMaxAuthAge else {
             throw BrokerError(.loginRequired, .forbidden, "Deleting the account needs a recent sign-in (less than 15 minutes ago); sign in again.")
         }

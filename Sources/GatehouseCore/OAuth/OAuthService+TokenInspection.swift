@@ -12,6 +12,31 @@ extension OAuthService {
         return claims
     }
 
+    /// Checks an access token a request presented to one of the broker's own resources (userinfo,
+    /// the account API): valid, not revoked, and for a DPoP-bound token (`cnf.jkt`) presented with the
+    /// `DPoP` scheme and a proof made with its key for this request, carrying the token's hash (RFC
+    /// 9449 section 7). A bound token presented as a bearer token is refused, as is an unbound one
+    /// presented with the `DPoP` scheme.
+    public func authorize(_ presented: PresentedToken) async throws -> AccessTokenClaims {
+        let claims = try await verifyAccessToken(presented.token)
+        guard let bound = claims.cnf?.jkt else {
+            if presented.scheme == .dpop {
+                throw BrokerError(.invalidToken, .unauthenticated, "This access token is not bound to a DPoP key; present it with the Bearer scheme.")
+            }
+            return claims
+        }
+        guard presented.scheme == .dpop else {
+            throw BrokerError(.invalidToken, .unauthenticated, "This access token is bound to a DPoP key; present it with the DPoP scheme and a proof.")
+        }
+        guard let dpop, let presentation = presented.dpop, !presentation.proofs.isEmpty else {
+            throw DPoPVerifier.refused("A DPoP-bound access token needs a DPoP proof with each request.", "proof_required")
+        }
+        let nonceRequired = try await clients.apps.app(id: claims.clientID)?.policy.dpopNonce ?? false
+        let jkt = try await dpop.verify(presentation, accessToken: presented.token, nonceRequired: nonceRequired)
+        guard jkt == bound else { throw DPoPVerifier.refused("The DPoP proof is made with another key than the one the token is bound to.", "key_mismatch") }
+        return claims
+    }
+
     /// RFC 7662. Only confidential clients may introspect. A client learns about the access tokens
     /// issued to it, and to the apps its policy's `introspectTokensOf` names; refresh tokens only
     /// about its own. Every other token answers `{"active": false}`, as an unknown one does.
@@ -32,6 +57,12 @@ extension OAuthService {
                 "jti": .string(claims.jti.value), "stateless": .bool(claims.stateless),
             ]
             if let authTime = claims.authTime { answer["auth_time"] = .number(Double(authTime)) }
+            // RFC 9449 section 6.2: the resource server checks the proof against this key.
+            if let jkt = claims.cnf?.jkt {
+                answer["cnf"] = ["jkt": .string(jkt)]
+                answer["token_type"] = "DPoP"
+            }
+            if let key = claims.deviceKey { answer["device_key"] = .string(key) }
             return answer
         }
         let now = clock.now
@@ -74,8 +105,8 @@ extension OAuthService {
     }
 
     /// OIDC Core section 5.3: the signed-in person's claims for the scopes of the access token.
-    public func userinfo(accessToken: String) async throws -> [String: JSONValue] {
-        let claims = try await verifyAccessToken(accessToken)
+    public func userinfo(accessToken: PresentedToken) async throws -> [String: JSONValue] {
+        let claims = try await authorize(accessToken)
         let scopes = claims.scope.split(separator: " ").map(String.init)
         guard scopes.contains("openid") else {
             throw BrokerError(.insufficientScope, .forbidden, "The access token has no openid scope.")

@@ -11,11 +11,14 @@ public struct OAuthService: Sendable {
     public let plugins: PluginInstances
     public let clock: any BrokerClock
     public let logger: Logger
+    /// Checks DPoP proofs at the token endpoint and the broker's resources; nil: DPoP is off.
+    public let dpop: DPoPVerifier?
 
     public init(
         store: any BrokerStore, tokens: TokenIssuer, plugins: PluginInstances, clock: any BrokerClock, logger: Logger, apps: AppCache? = nil,
-        defaultLockout: LockoutPolicy = LockoutPolicy(), metrics: BrokerMetrics = BrokerMetrics()
+        defaultLockout: LockoutPolicy = LockoutPolicy(), metrics: BrokerMetrics = BrokerMetrics(), dpop: DPoPVerifier? = nil
     ) {
+        self.dpop = dpop
         self.store = store
         self.tokens = tokens
         self.revocations = RevocationList(store: store, clock: clock)
@@ -36,17 +39,28 @@ public struct OAuthService: Sendable {
 
     public func token(_ request: TokenRequest) async throws -> IssuedTokens {
         let app = try await clients.authenticate(request.client, clientIP: request.clientIP)
-        switch request.grantType {
-        case "authorization_code": return try await exchangeCode(request, app: app)
-        case "refresh_token": return try await refresh(request, app: app)
-        case "client_credentials": return try await clientCredentials(request, app: app)
-        case Self.jwtBearerGrant: return try await jwtBearer(request, app: app)
-        case nil: throw BrokerError(.invalidRequest, .badRequest, "grant_type is missing.")
-        case let other?: throw BrokerError(.unsupportedGrantType, .badRequest, "The grant type '\(other)' is not supported.")
+        guard let grantType = request.grantType else { throw BrokerError(.invalidRequest, .badRequest, "grant_type is missing.") }
+        guard [Self.authorizationCodeGrant, Self.refreshTokenGrant, Self.clientCredentialsGrant, Self.jwtBearerGrant].contains(grantType) else {
+            throw BrokerError(.unsupportedGrantType, .badRequest, "The grant type '\(grantType)' is not supported.")
         }
+        // The proof is checked before the grant, so that a refused proof uses up no code or token.
+        let dpopJKT = try await dpop?.binding(request.dpop, app: app)
+        var issued: IssuedTokens
+        switch grantType {
+        case Self.authorizationCodeGrant: issued = try await exchangeCode(request, app: app, dpopJKT: dpopJKT)
+        case Self.refreshTokenGrant: issued = try await refresh(request, app: app, dpopJKT: dpopJKT)
+        case Self.clientCredentialsGrant: issued = try await clientCredentials(request, app: app, dpopJKT: dpopJKT)
+        default: issued = try await jwtBearer(request, app: app, dpopJKT: dpopJKT)
+        }
+        if issued.tokenType == "DPoP", let dpop { issued.dpopNonce = try await dpop.nonceToHandOut(for: app) }
+        return issued
     }
 
-    func exchangeCode(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
+    static let authorizationCodeGrant = "authorization_code"
+    static let refreshTokenGrant = "refresh_token"
+    static let clientCredentialsGrant = "client_credentials"
+
+    func exchangeCode(_ request: TokenRequest, app: App, dpopJKT: String?) async throws -> IssuedTokens {
         guard let code = request.code, let redirectURI = request.redirectURI, let verifier = request.codeVerifier else {
             throw BrokerError(.invalidRequest, .badRequest, "code, redirect_uri and code_verifier are required.")
         }
@@ -81,7 +95,8 @@ public struct OAuthService: Sendable {
             TokenIssuer.Grant(
                 app: app, subject: account.id, accountID: account.id, scopes: record.scopes, methods: record.methods,
                 identityProvider: record.identityProvider, authTime: record.authTime, nonce: record.nonce, refreshFamilyID: familyID,
-                profile: try await profile(of: account, identityProvider: record.identityProvider, scopes: record.scopes), accessTokenID: accessTokenID
+                profile: try await profile(of: account, identityProvider: record.identityProvider, scopes: record.scopes), accessTokenID: accessTokenID,
+                dpopJKT: dpopJKT
             )
         )
         return issued
@@ -109,7 +124,7 @@ public struct OAuthService: Sendable {
         logger.warning("authorization code reused; issued tokens revoked", metadata: ["app": .string(record.appID)])
     }
 
-    func refresh(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
+    func refresh(_ request: TokenRequest, app: App, dpopJKT: String?) async throws -> IssuedTokens {
         guard let token = request.refreshToken, !token.isEmpty else {
             throw BrokerError(.invalidRequest, .badRequest, "refresh_token is required.")
         }
@@ -125,6 +140,18 @@ public struct OAuthService: Sendable {
         }
         guard record.expiresAt > now else { throw Self.invalidGrant("The refresh token has expired.") }
         guard record.usedAt == nil else { throw try await refreshTokenReused(record, app: app) }
+        var dpopJKT = dpopJKT
+        if let bound = record.dpopJKT {
+            // RFC 9449 section 5: a bound refresh token goes only with a proof of its key, whatever
+            // the app's policy says by now.
+            if dpopJKT == nil, let presentation = request.dpop, !presentation.proofs.isEmpty, let dpop {
+                dpopJKT = try await dpop.verify(presentation, nonceRequired: app.policy.dpopNonce)
+            }
+            guard let used = dpopJKT else {
+                throw DPoPVerifier.refused("This refresh token is bound to a DPoP key: send a DPoP proof made with it.", "proof_required")
+            }
+            guard used == bound else { throw DPoPVerifier.refused("The DPoP proof is made with another key than the refresh token is bound to.", "key_mismatch") }
+        }
         var scopes = record.scopes
         if let requested = request.scopes, !requested.isEmpty {
             guard requested.allSatisfy(record.scopes.contains) else {
@@ -142,7 +169,7 @@ public struct OAuthService: Sendable {
                     app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: record.methods, identityProvider: record.identityProvider,
                     authTime: record.authTime, refreshFamilyID: record.familyID, replacingRefreshToken: digest,
                     profile: Self.profile(of: account, links: links, identityProvider: record.identityProvider, scopes: scopes),
-                    refreshTokenScopes: record.scopes
+                    refreshTokenScopes: record.scopes, signInKeyID: record.signInKeyID, dpopJKT: dpopJKT
                 )
             )
             return issued
@@ -181,7 +208,7 @@ public struct OAuthService: Sendable {
     /// RFC 7523: a JWT an app's back end signed for one of its users, verified by the app's
     /// assertion-verifying providers; the person is linked to an account like any sign-in.
     /// Refusals answer `invalid_grant`; the precise reason is audited.
-    func jwtBearer(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
+    func jwtBearer(_ request: TokenRequest, app: App, dpopJKT: String?) async throws -> IssuedTokens {
         guard let assertion = request.assertion, !assertion.isEmpty else {
             throw BrokerError(.invalidRequest, .badRequest, "assertion is required.")
         }
@@ -229,13 +256,14 @@ public struct OAuthService: Sendable {
         let issued = try await tokens.issue(
             TokenIssuer.Grant(
                 app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: identity.methods + [provider.id], identityProvider: provider.id,
-                authTime: now, profile: ProfileClaims.make(username: account.username, claims: identity.claims, scopes: scopes)
+                authTime: now, profile: ProfileClaims.make(username: account.username, claims: identity.claims, scopes: scopes),
+                signInKeyID: identity.signInKeyID, dpopJKT: dpopJKT
             )
         )
         return issued
     }
 
-    func clientCredentials(_ request: TokenRequest, app: App) async throws -> IssuedTokens {
+    func clientCredentials(_ request: TokenRequest, app: App, dpopJKT: String?) async throws -> IssuedTokens {
         guard app.isConfidential, app.policy.clientCredentialsGrant else {
             throw BrokerError(.unauthorizedClient, .badRequest, "This client may not use the client_credentials grant.")
         }
@@ -245,7 +273,7 @@ public struct OAuthService: Sendable {
             throw BrokerError(.invalidScope, .badRequest, "The scope '\(scope)' is not available to a client acting for itself.")
         }
         let issued = try await tokens.issue(
-            TokenIssuer.Grant(app: app, subject: app.id, accountID: nil, scopes: scopes, methods: [], identityProvider: nil, authTime: nil)
+            TokenIssuer.Grant(app: app, subject: app.id, accountID: nil, scopes: scopes, methods: [], identityProvider: nil, authTime: nil, dpopJKT: dpopJKT)
         )
         return issued
     }

@@ -13,6 +13,7 @@ public final class RevocationList: Sendable {
         var subjects: [String: RevocationRecord] = [:]
         var families: [String: RevocationRecord] = [:]
         var clients: [String: RevocationRecord] = [:]
+        var signInKeys: [String: RevocationRecord] = [:]
         /// Revocations made on this node: kept apart so that a store read that started before one
         /// was written cannot drop it; pruned when they expire.
         var local: [RevocationRecord] = []
@@ -31,6 +32,7 @@ public final class RevocationList: Sendable {
             case .subject: subjects[revocation.value] = latest(subjects[revocation.value])
             case .family: families[revocation.value] = latest(families[revocation.value])
             case .client: clients[revocation.value] = latest(clients[revocation.value])
+            case .signInKey: signInKeys[revocation.value] = latest(signInKeys[revocation.value])
             }
         }
     }
@@ -65,14 +67,15 @@ public final class RevocationList: Sendable {
         return state.withLock { state in state.clients[appID].map { issuedAt <= $0.revokedAt } ?? false }
     }
 
-    /// Whether the token is revoked, by its `jti`, or because its subject was deregistered or its app
-    /// deleted or disabled after it was issued.
+    /// Whether the token is revoked, by its `jti`, or because its subject was deregistered, its app
+    /// deleted or disabled after it was issued, or the device of its sign-in key removed.
     public func isRevoked(_ claims: AccessTokenClaims) async throws -> Bool {
         try await refreshIfStale()
         return state.withLock { state in
             if state.tokens[claims.jti.value] != nil { return true }
             if let subject = state.subjects[claims.sub.value], claims.iat.value <= subject.revokedAt { return true }
             if let client = state.clients[claims.clientID], claims.iat.value <= client.revokedAt { return true }
+            if let key = claims.deviceKey, state.signInKeys[key] != nil { return true }
             return false
         }
     }
@@ -97,6 +100,7 @@ public final class RevocationList: Sendable {
                     state.subjects = [:]
                     state.families = [:]
                     state.clients = [:]
+                    state.signInKeys = [:]
                     (records + state.local).forEach { state.remember($0) }
                     state.loadedAt = now
                     state.refreshing = false

@@ -12,10 +12,13 @@ public struct TokenRequest: Sendable {
     public var client: ClientCredentials?
     /// The client's address, for the failed-authentication limits.
     public var clientIP: String?
+    /// The request's DPoP proof, if any (RFC 9449): it binds the tokens to the proof's key.
+    public var dpop: DPoPPresentation?
 
     /// Reads the form; the client's credentials follow `ClientCredentials.presented`'s one-method rule.
-    public init(form: [String: String], basic: ClientCredentials?, clientIP: String? = nil) throws(BrokerError) {
+    public init(form: [String: String], basic: ClientCredentials?, clientIP: String? = nil, dpop: DPoPPresentation? = nil) throws(BrokerError) {
         self.clientIP = clientIP
+        self.dpop = dpop
         self.grantType = form["grant_type"]
         self.code = form["code"]
         self.redirectURI = form["redirect_uri"]

@@ -139,6 +139,9 @@ public struct FlowContext: Sendable {
     public var verifiedEmails: [EmailAddress]
     /// True when this very flow created the account (a registration, or a first sign-in).
     public var accountCreated: Bool = false
+    /// The device sign-in key the person signed in with, when they did (its `deviceID` names the
+    /// device, for counting wrong answers per device).
+    public var signInKey: SignInKey?
 
     public init(flowID: String, app: App, request: FlowRequest, account: Account? = nil, verifiedEmails: [EmailAddress] = []) {
         self.flowID = flowID

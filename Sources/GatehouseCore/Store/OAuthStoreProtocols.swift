@@ -67,6 +67,8 @@ public struct RevocationRecord: Sendable, Hashable, Codable {
         case family
         /// Every access token issued to a client (an app deleted or disabled) up to `revokedAt`.
         case client
+        /// Every access token issued through a sign-in key (its device was removed or replaced).
+        case signInKey
     }
 
     public var kind: Kind

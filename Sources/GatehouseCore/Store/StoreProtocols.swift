@@ -68,11 +68,19 @@ public struct RefreshTokenRecord: Sendable, Hashable, Codable {
     /// Set when the token was exchanged for a new one; presenting it again is reuse.
     public var usedAt: Date?
     public var revokedAt: Date?
+    /// The sign-in key the sign-in was proven with: removing its device revokes the token.
+    public var signInKeyID: String?
+    /// The DPoP key the token is bound to (public clients, RFC 9449 section 5): a refresh needs a
+    /// proof made with it.
+    public var dpopJKT: String?
 
     public init(
         digest: String, familyID: String, accountID: String, appID: String, scopes: [String], issuedAt: Date, expiresAt: Date,
-        authTime: Date, methods: [String] = [], identityProvider: String? = nil, usedAt: Date? = nil, revokedAt: Date? = nil
+        authTime: Date, methods: [String] = [], identityProvider: String? = nil, usedAt: Date? = nil, revokedAt: Date? = nil,
+        signInKeyID: String? = nil, dpopJKT: String? = nil
     ) {
+        self.signInKeyID = signInKeyID
+        self.dpopJKT = dpopJKT
         self.digest = digest
         self.familyID = familyID
         self.accountID = accountID
@@ -210,7 +218,7 @@ public protocol PluginDataStore: Sendable {
 
 /// Everything the broker persists. SQLite implements it for one node; PostgreSQL for several.
 public protocol BrokerStore: AppStore, AccountStore, FlowStore, RefreshTokenStore, SigningKeyStore, AuditStore, PluginDataStore,
-    AuthorizationCodeStore, RevocationStore, AttemptCounterStore, ProvisionalIdentityStore
+    AuthorizationCodeStore, RevocationStore, AttemptCounterStore, ProvisionalIdentityStore, DeviceStore
 {
     /// Cheap round trip for `/readyz`.
     func ping() async throws

@@ -20,17 +20,24 @@ public struct AccessTokenClaims: JWTPayload, Sendable, Equatable {
     public var amr: [String]?
     /// The provider instance that identified the person.
     public var idp: String?
+    /// The DPoP key the token is bound to (RFC 9449 section 6.1).
+    public var cnf: Confirmation?
+    /// The id of the device sign-in key the person signed in with; the token dies with its device.
+    public var deviceKey: String?
 
     enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, exp, iat, jti, scope, stateless, amr, idp
+        case iss, sub, aud, exp, iat, jti, scope, stateless, amr, idp, cnf
+        case deviceKey = "device_key"
         case clientID = "client_id"
         case authTime = "auth_time"
     }
 
     public init(
         issuer: String, subject: String, audience: String, issuedAt: Date, expiresAt: Date, scope: String, stateless: Bool, authTime: Date?, amr: [String]?,
-        identityProvider: String?, id: String? = nil
+        identityProvider: String?, id: String? = nil, dpopJKT: String? = nil, deviceKey: String? = nil
     ) {
+        self.cnf = dpopJKT.map(Confirmation.init(jkt:))
+        self.deviceKey = deviceKey
         self.iss = IssuerClaim(value: issuer)
         self.sub = SubjectClaim(value: subject)
         self.aud = AudienceClaim(value: audience)

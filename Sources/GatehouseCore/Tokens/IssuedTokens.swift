@@ -7,6 +7,8 @@ public struct IssuedTokens: Sendable, Hashable, Codable {
     public var refreshToken: String?
     public var idToken: String?
     public var scope: String
+    /// A DPoP nonce for the client's next proof (sent as the `DPoP-Nonce` header, not in the body).
+    public var dpopNonce: String?
 
     public init(accessToken: String, tokenType: String = "Bearer", expiresIn: Int, refreshToken: String? = nil, idToken: String? = nil, scope: String) {
         self.accessToken = accessToken

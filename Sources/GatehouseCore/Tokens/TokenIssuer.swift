@@ -42,12 +42,19 @@ public struct TokenIssuer: Sendable {
         /// The scopes the new refresh token carries, when they differ from the access token's: a
         /// refresh that narrows the scope does not narrow the refresh token (RFC 6749 section 6).
         public var refreshTokenScopes: [String]?
+        /// The sign-in key the person proved themselves with (device-key sign-ins).
+        public var signInKeyID: String?
+        /// The DPoP key the tokens are bound to: the access token carries `cnf.jkt`; the refresh token
+        /// of a public client is bound too (RFC 9449 section 5).
+        public var dpopJKT: String?
 
         public init(
             app: App, subject: String, accountID: String?, scopes: [String], methods: [String], identityProvider: String?, authTime: Date?,
             nonce: String? = nil, refreshFamilyID: String? = nil, replacingRefreshToken: String? = nil, profile: [String: JSONValue] = [:],
-            stateless: Bool = false, accessTokenID: String? = nil, refreshTokenScopes: [String]? = nil
+            stateless: Bool = false, accessTokenID: String? = nil, refreshTokenScopes: [String]? = nil, signInKeyID: String? = nil, dpopJKT: String? = nil
         ) {
+            self.signInKeyID = signInKeyID
+            self.dpopJKT = dpopJKT
             self.app = app
             self.subject = subject
             self.accountID = accountID
@@ -76,7 +83,7 @@ public struct TokenIssuer: Sendable {
         let claims = AccessTokenClaims(
             issuer: issuer, subject: grant.subject, audience: grant.app.id, issuedAt: now, expiresAt: expiresAt, scope: scope,
             stateless: grant.stateless, authTime: grant.authTime, amr: grant.methods.isEmpty ? nil : grant.methods, identityProvider: grant.identityProvider,
-            id: grant.accessTokenID
+            id: grant.accessTokenID, dpopJKT: grant.dpopJKT, deviceKey: grant.signInKeyID
         )
         let accessToken = try await keyring.sign(claims)
 
@@ -87,7 +94,8 @@ public struct TokenIssuer: Sendable {
             let record = RefreshTokenRecord(
                 digest: SecretDigest.sha256Hex(token), familyID: family, accountID: accountID, appID: grant.app.id, scopes: grant.refreshTokenScopes ?? grant.scopes,
                 issuedAt: now, expiresAt: now.addingTimeInterval(grant.app.policy.refreshTokenLifetime.timeInterval), authTime: authTime,
-                methods: grant.methods, identityProvider: grant.identityProvider
+                methods: grant.methods, identityProvider: grant.identityProvider, signInKeyID: grant.signInKeyID,
+                dpopJKT: grant.app.isConfidential ? nil : grant.dpopJKT
             )
             if let used = grant.replacingRefreshToken {
                 guard try await refreshTokens.rotateRefreshToken(usedDigest: used, replacement: record, now: now) else {
@@ -110,6 +118,9 @@ public struct TokenIssuer: Sendable {
                 algorithm: grant.app.policy.idTokenSigningAlg
             )
         }
-        return IssuedTokens(accessToken: accessToken, expiresIn: lifetime.value, refreshToken: refreshToken, idToken: idToken, scope: scope)
+        return IssuedTokens(
+            accessToken: accessToken, tokenType: grant.dpopJKT == nil ? "Bearer" : "DPoP", expiresIn: lifetime.value, refreshToken: refreshToken, idToken: idToken,
+            scope: scope
+        )
     }
 }

@@ -1,0 +1,120 @@
+import Foundation
+
+/// The platform a device reports.
+public enum DevicePlatform: String, Sendable, Hashable, Codable, CaseIterable {
+    case ios, android, web
+}
+
+/// A phone, tablet or browser of one account. A device with a vendor id (iOS identifierForVendor,
+/// Android ID) is recognised again when the app is reinstalled on it; one without is known by its
+/// installation only. Another account on the same hardware has a device of its own: accounts never
+/// see or inherit each other's devices.
+public struct Device: Sendable, Hashable, Codable {
+    public var id: String
+    public var accountID: String
+    public var vendorID: String?
+    public var platform: DevicePlatform
+    public var model: String?
+    /// The name the person sees and may change.
+    public var alias: String
+    public var createdAt: Date
+    public var lastUsedAt: Date?
+
+    public init(id: String, accountID: String, vendorID: String?, platform: DevicePlatform, model: String?, alias: String, createdAt: Date, lastUsedAt: Date? = nil) {
+        self.id = id
+        self.accountID = accountID
+        self.vendorID = vendorID
+        self.platform = platform
+        self.model = model
+        self.alias = alias
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+    }
+}
+
+/// One install of one app on a device, known by the random id the app made on its first launch. A
+/// reinstall is a new installation: it inherits nothing from the old one, whose keys stop working.
+public struct Installation: Sendable, Hashable, Codable {
+    public var id: String
+    public var deviceID: String
+    public var accountID: String
+    public var appID: String
+    /// The id the app made for itself.
+    public var installationID: String
+    public var osVersion: String?
+    public var appVersion: String?
+    /// `release` or `debug`.
+    public var buildType: String?
+    public var createdAt: Date
+    public var lastUsedAt: Date?
+
+    public init(
+        id: String, deviceID: String, accountID: String, appID: String, installationID: String, osVersion: String?, appVersion: String?, buildType: String?,
+        createdAt: Date, lastUsedAt: Date? = nil
+    ) {
+        self.id = id
+        self.deviceID = deviceID
+        self.accountID = accountID
+        self.appID = appID
+        self.installationID = installationID
+        self.osVersion = osVersion
+        self.appVersion = appVersion
+        self.buildType = buildType
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+    }
+}
+
+/// A public key an installation registered to sign in with: the app keeps the private key (in the
+/// Secure Enclave or Android Keystore where it can), the broker only the public one.
+public struct SignInKey: Sendable, Hashable, Codable {
+    /// The key id: the `iss` of the assertions it signs.
+    public var id: String
+    public var accountID: String
+    public var deviceID: String
+    /// The `Installation.id` it was registered from.
+    public var installationRef: String
+    /// The identity provider instance that registered it (its identity link is `(providerID, id)`).
+    public var providerID: String
+    public var publicKey: JSONValue
+    /// RFC 7638 thumbprint of the public key.
+    public var thumbprint: String
+    public var algorithm: String
+    /// The highest signature counter seen, for keys whose assertions carry one.
+    public var counter: Int?
+    /// What proved the key lives on a genuine device (an attestation format), when anything did.
+    public var attestation: String?
+    public var createdAt: Date
+    public var lastUsedAt: Date?
+
+    public init(
+        id: String, accountID: String, deviceID: String, installationRef: String, providerID: String, publicKey: JSONValue, thumbprint: String,
+        algorithm: String, counter: Int? = nil, attestation: String? = nil, createdAt: Date, lastUsedAt: Date? = nil
+    ) {
+        self.id = id
+        self.accountID = accountID
+        self.deviceID = deviceID
+        self.installationRef = installationRef
+        self.providerID = providerID
+        self.publicKey = publicKey
+        self.thumbprint = thumbprint
+        self.algorithm = algorithm
+        self.counter = counter
+        self.attestation = attestation
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+    }
+}
+
+/// A device with its installations and their keys, as the account and admin APIs list it.
+public struct DeviceRecord: Sendable, Hashable {
+    public var device: Device
+    public var installations: [Installation]
+    public var keys: [SignInKey]
+
+    public init(device: Device, installations: [Installation], keys: [SignInKey]) {
+        self.device = device
+        self.installations = installations
+        self.keys = keys
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+
+/// Registrations that add to the account of someone signed in already, and the device sign-in keys a
+/// provider verified, stored once the flow knows the account.
+extension FlowEngine {
+    /// A registration started with an access token: the new identity joins that account (unless it
+    /// is another account's already), then the app's second factor runs as for any sign-in.
+    func addToSignedInAccount(_ flow: FlowRecord, identity: ExternalIdentity, accountID: String, app: App, dpopJKT: String?) async throws -> FlowOutcome {
+        var flow = flow
+        guard let account = try await store.account(id: accountID) else {
+            throw BrokerError(.invalidToken, .unauthenticated, "The signed-in account no longer exists.")
+        }
+        guard try await store.addIdentityLink(identity, accountID: account.id, now: clock.now) else {
+            if flow.version >= 0 { _ = try? await store.deleteFlow(id: flow.id, version: flow.version) }
+            throw BrokerError(.alreadyRegistered, .conflict, "This identity belongs to another account.")
+        }
+        flow.accountID = account.id
+        flow.accountCreated = false
+        var event = auditEvent("account.identity_added", flow: flow, outcome: nil, details: ["subject": identity.subject])
+        event.accountID = account.id
+        try await store.appendAudit(event)
+        if let key = identity.newSignInKey { try await registerSignInKey(key, flow: flow, app: app, account: account) }
+        guard let factorID = app.policy.secondFactor(for: account) else { return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT) }
+        return try await beginFactor(flow, factorID: factorID, app: app, account: account, dpopJKT: dpopJKT)
+    }
+
+    /// Stores a verified sign-in key with its device and installation. A reinstall of the app on the
+    /// same device retires the old installation: its keys are gone and what they issued is revoked.
+    func registerSignInKey(_ key: NewSignInKey, flow: FlowRecord, app: App, account: Account) async throws {
+        let registered = try await store.registerSignInKey(key, accountID: account.id, appID: app.id, providerID: flow.providerID, now: clock.now)
+        if !registered.retiredKeyIDs.isEmpty {
+            try await revokeSignInKeys(registered.retiredKeyIDs)
+            var event = auditEvent(
+                "device.installation_replaced", flow: flow, outcome: nil,
+                details: ["device": registered.device.id, "installation": registered.installation.id, "retiredKeys": registered.retiredKeyIDs.joined(separator: " ")]
+            )
+            event.accountID = account.id
+            try await store.appendAudit(event)
+        }
+        var details = [
+            "device": registered.device.id, "installation": registered.installation.id, "key": registered.key.id,
+            "platform": registered.device.platform.rawValue, "newDevice": String(registered.newDevice),
+        ]
+        if let attestation = key.attestation { details["attestation"] = attestation }
+        var event = auditEvent("device.registered", flow: flow, outcome: nil, details: details)
+        event.accountID = account.id
+        try await store.appendAudit(event)
+    }
+
+    /// Every access token issued through these keys stops working, on every node.
+    func revokeSignInKeys(_ keyIDs: [String]) async throws {
+        let now = clock.now
+        for keyID in keyIDs {
+            let revocation = RevocationRecord(kind: .signInKey, value: keyID, revokedAt: now, expiresAt: now.addingTimeInterval(SigningKeyring.retiredKeyGrace))
+            if let revocations { try await revocations.revoke(revocation) } else { try await store.insertRevocation(revocation) }
+        }
+    }
+}
