@@ -10,13 +10,14 @@ extension SQLiteStore: RefreshTokenStore {
     static func insert(_ token: RefreshTokenRecord, _ db: Database) throws {
         try db.execute(
             sql: """
-                INSERT INTO refresh_tokens (digest, family_id, account_id, app_id, scopes, issued_at, expires_at, auth_time, amr, idp, used_at, revoked_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO refresh_tokens (digest, family_id, account_id, app_id, scopes, issued_at, expires_at, auth_time, amr, idp, used_at, revoked_at,
+                    sign_in_key, dpop_jkt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 token.digest, token.familyID, token.accountID, token.appID, try StoreJSON.encode(token.scopes),
                 token.issuedAt.storeValue, token.expiresAt.storeValue, token.authTime.storeValue, try StoreJSON.encode(token.methods),
-                token.identityProvider, token.usedAt?.storeValue, token.revokedAt?.storeValue,
+                token.identityProvider, token.usedAt?.storeValue, token.revokedAt?.storeValue, token.signInKeyID, token.dpopJKT,
             ]
         )
     }
@@ -29,7 +30,8 @@ extension SQLiteStore: RefreshTokenStore {
                 scopes: try StoreJSON.decode([String].self, row["scopes"]), issuedAt: Date(storeValue: row["issued_at"]),
                 expiresAt: Date(storeValue: row["expires_at"]), authTime: Date(storeValue: row["auth_time"]),
                 methods: try StoreJSON.decode([String].self, row["amr"]), identityProvider: row["idp"],
-                usedAt: (row["used_at"] as Double?).map(Date.init(storeValue:)), revokedAt: (row["revoked_at"] as Double?).map(Date.init(storeValue:))
+                usedAt: (row["used_at"] as Double?).map(Date.init(storeValue:)), revokedAt: (row["revoked_at"] as Double?).map(Date.init(storeValue:)),
+                signInKeyID: row["sign_in_key"], dpopJKT: row["dpop_jkt"]
             )
         }
     }

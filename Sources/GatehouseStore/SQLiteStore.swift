@@ -93,6 +93,9 @@ public enum StoreTable: String, CaseIterable, Sendable {
     case signingKeys = "signing_keys", auditEvents = "audit_events", pluginData = "plugin_data"
     case authorizationCodes = "authorization_codes", revocations, attemptCounters = "attempt_counters"
     case provisionalIdentities = "provisional_identities"
+    case devices
+    case installations
+    case signInKeys = "sign_in_keys"
 }
 
 /// Dates are stored as seconds since 1970 (REAL), so that expiry comparisons are plain SQL.

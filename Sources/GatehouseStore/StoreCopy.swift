@@ -29,7 +29,7 @@ enum StoreSchema {
         .flows: [("id", .text), ("app_id", .text), ("payload", .text), ("expires_at", .real), ("version", .integer)],
         .refreshTokens: [
             ("digest", .text), ("family_id", .text), ("account_id", .text), ("app_id", .text), ("scopes", .text), ("issued_at", .real), ("expires_at", .real),
-            ("used_at", .real), ("revoked_at", .real), ("auth_time", .real), ("amr", .text), ("idp", .text),
+            ("used_at", .real), ("revoked_at", .real), ("auth_time", .real), ("amr", .text), ("idp", .text), ("sign_in_key", .text), ("dpop_jkt", .text),
         ],
         .signingKeys: [("kid", .text), ("algorithm", .text), ("private_key_pem", .text), ("created_at", .real), ("retired_at", .real), ("activates_at", .real)],
         .auditEvents: [
@@ -47,12 +47,24 @@ enum StoreSchema {
             ("id", .text), ("app_id", .text), ("email", .text), ("grants", .text), ("groups", .text), ("created_at", .real), ("created_by", .text),
             ("account_id", .text), ("attached_at", .real),
         ],
+        .devices: [
+            ("id", .text), ("account_id", .text), ("vendor_id", .text), ("platform", .text), ("model", .text), ("alias", .text), ("created_at", .real),
+            ("last_used_at", .real),
+        ],
+        .installations: [
+            ("id", .text), ("device_id", .text), ("account_id", .text), ("app_id", .text), ("installation_id", .text), ("os_version", .text),
+            ("app_version", .text), ("build_type", .text), ("created_at", .real), ("last_used_at", .real),
+        ],
+        .signInKeys: [
+            ("id", .text), ("account_id", .text), ("device_id", .text), ("installation_ref", .text), ("provider_id", .text), ("public_key", .text),
+            ("thumbprint", .text), ("algorithm", .text), ("counter", .integer), ("attestation", .text), ("created_at", .real), ("last_used_at", .real),
+        ],
     ]
 
     /// Every table, parents before children.
     static let order: [StoreTable] = [
         .apps, .accounts, .identityLinks, .flows, .refreshTokens, .signingKeys, .auditEvents, .pluginData, .authorizationCodes, .revocations,
-        .attemptCounters, .provisionalIdentities,
+        .attemptCounters, .provisionalIdentities, .devices, .installations, .signInKeys,
     ]
 }
 

@@ -58,4 +58,12 @@ public struct SignInKeyRegistered: Sendable, Hashable {
     public var retiredKeyIDs: [String]
     /// Whether the device was new to the account.
     public var newDevice: Bool
+
+    public init(key: SignInKey, device: Device, installation: Installation, retiredKeyIDs: [String], newDevice: Bool) {
+        self.key = key
+        self.device = device
+        self.installation = installation
+        self.retiredKeyIDs = retiredKeyIDs
+        self.newDevice = newDevice
+    }
 }

@@ -75,7 +75,7 @@ public final class RevocationList: Sendable {
             if state.tokens[claims.jti.value] != nil { return true }
             if let subject = state.subjects[claims.sub.value], claims.iat.value <= subject.revokedAt { return true }
             if let client = state.clients[claims.clientID], claims.iat.value <= client.revokedAt { return true }
-            if let key = claims.deviceKey, state.signInKeys[key] != nil { return true }
+            if let key = claims.deviceKey, let removed = state.signInKeys[key], claims.iat.value <= removed.revokedAt { return true }
             return false
         }
     }

@@ -175,6 +175,54 @@ enum PostgresMigrations {
                 WHERE (claims::jsonb) ->> 'email_verified' = 'true';
             """
         ),
+        (
+            "v9-devices",
+            """
+            CREATE TABLE devices (
+                id TEXT PRIMARY KEY,
+                account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                vendor_id TEXT,
+                platform TEXT NOT NULL,
+                model TEXT,
+                alias TEXT NOT NULL,
+                created_at DOUBLE PRECISION NOT NULL,
+                last_used_at DOUBLE PRECISION
+            );
+            CREATE UNIQUE INDEX devices_by_vendor_id ON devices(account_id, vendor_id) WHERE vendor_id IS NOT NULL;
+            CREATE TABLE installations (
+                id TEXT PRIMARY KEY,
+                device_id TEXT NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+                account_id TEXT NOT NULL,
+                app_id TEXT NOT NULL,
+                installation_id TEXT NOT NULL,
+                os_version TEXT,
+                app_version TEXT,
+                build_type TEXT,
+                created_at DOUBLE PRECISION NOT NULL,
+                last_used_at DOUBLE PRECISION
+            );
+            CREATE UNIQUE INDEX installations_by_app ON installations(device_id, app_id, installation_id);
+            CREATE INDEX installations_by_account ON installations(account_id, installation_id);
+            CREATE TABLE sign_in_keys (
+                id TEXT PRIMARY KEY,
+                account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                device_id TEXT NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+                installation_ref TEXT NOT NULL REFERENCES installations(id) ON DELETE CASCADE,
+                provider_id TEXT NOT NULL,
+                public_key TEXT NOT NULL,
+                thumbprint TEXT NOT NULL UNIQUE,
+                algorithm TEXT NOT NULL,
+                counter BIGINT,
+                attestation TEXT,
+                created_at DOUBLE PRECISION NOT NULL,
+                last_used_at DOUBLE PRECISION
+            );
+            CREATE INDEX sign_in_keys_by_device ON sign_in_keys(device_id);
+            ALTER TABLE refresh_tokens ADD COLUMN sign_in_key TEXT;
+            ALTER TABLE refresh_tokens ADD COLUMN dpop_jkt TEXT;
+            CREATE INDEX refresh_tokens_by_sign_in_key ON refresh_tokens(sign_in_key) WHERE sign_in_key IS NOT NULL;
+            """
+        ),
     ]
 
     /// Any fixed number, the same on every node: the advisory lock migrations run under.
