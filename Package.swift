@@ -36,6 +36,11 @@ let builtInPlugins: [BuiltInPlugin] = [
         name: "FSSO", dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")],
         testDependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")]
     ),
+    BuiltInPlugin(name: "DeviceKey", testDependencies: ["GatehouseStore", .product(name: "Crypto", package: "swift-crypto")]),
+    BuiltInPlugin(
+        name: "PIN", dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")],
+        testDependencies: ["GatehouseStore"]
+    ),
 ]
 
 let package = Package(

@@ -1,10 +1,12 @@
 import CustomAPI
+import DeviceKey
 import EmailCode
 import FSSO
 import GatehouseCore
 import LDAP
 import LocalPassword
 import OIDC
+import PIN
 
 /// The plugin types built into the broker. Adding a plugin adds its import and one `register` line
 /// here, and its entry in Package.swift's `builtInPlugins` (docs/writing-a-plugin.md).
@@ -17,6 +19,8 @@ public enum BuiltInPlugins {
         registry.register(CustomAPIPlugin.self)
         registry.register(EmailCodePlugin.self)
         registry.register(OIDCPlugin.self)
+        registry.register(DeviceKeyPlugin.self)
+        registry.register(PINPlugin.self)
         return registry
     }
 }

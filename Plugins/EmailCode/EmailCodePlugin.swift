@@ -47,7 +47,6 @@ public enum EmailCodePlugin: PluginFactory {
         }
 
         enum CodingKeys: String, CodingKey { case codeLength, codeLifetime, codeHashKey, lockout, resend, templates, enrollment }
-        enum LockoutKeys: String, CodingKey { case maxFailures, failureWindow, lockoutDuration, maxLockoutDuration, permanentAfter }
         enum ResendKeys: String, CodingKey { case interval, maxPerAddress, maxPerIP, window }
 
         public init(from decoder: any Decoder) throws {
@@ -73,30 +72,14 @@ public enum EmailCodePlugin: PluginFactory {
                 throw ConfigIssue(path: path + [CodingKeys.templates, ConfigPath.Key(id)], "must be 'default' or an app id")
             }
 
-            let lockoutPath = path + [CodingKeys.lockout]
-            let lock = container.contains(.lockout) ? try container.nestedContainer(keyedBy: LockoutKeys.self, forKey: .lockout) : nil
             // Ten lockouts take days to reach with the doubling, which keeps a stranger who knows an
             // address from locking it for good in an afternoon; fifty guesses of a million is nothing.
-            let permanentAfter = try lock?.decodeIfPresent(Int.self, forKey: .permanentAfter) ?? 10
-            lockout = LockoutRule(
-                maxFailures: try lock?.decodeIfPresent(Int.self, forKey: .maxFailures) ?? 5,
-                failureWindow: try lock?.decodeIfPresent(Seconds.self, forKey: .failureWindow) ?? .hours(1),
-                lockoutDuration: try lock?.decodeIfPresent(Seconds.self, forKey: .lockoutDuration) ?? .minutes(15),
-                maxLockoutDuration: try lock?.decodeIfPresent(Seconds.self, forKey: .maxLockoutDuration) ?? .hours(24),
-                permanentAfterLockouts: permanentAfter == 0 ? nil : permanentAfter
+            lockout = try LockoutRule.decode(
+                container, forKey: .lockout,
+                defaults: LockoutRule(maxFailures: 5, failureWindow: .hours(1), lockoutDuration: .minutes(15), maxLockoutDuration: .hours(24), permanentAfterLockouts: 10)
             )
-            for (key, value, range) in [
-                (LockoutKeys.maxFailures, lockout.maxFailures, 1...100), (.failureWindow, lockout.failureWindow.value, 60...604_800),
-                (.lockoutDuration, lockout.lockoutDuration.value, 1...604_800), (.maxLockoutDuration, lockout.maxLockoutDuration.value, 1...31_536_000),
-                (.permanentAfter, permanentAfter, 0...100),
-            ] where !range.contains(value) {
-                throw ConfigIssue(path: lockoutPath + [key], "must be between \(range.lowerBound) and \(range.upperBound), got \(value)")
-            }
-            if lockout.maxLockoutDuration < lockout.lockoutDuration {
-                throw ConfigIssue(path: lockoutPath + [LockoutKeys.maxLockoutDuration], "must not be shorter than lockoutDuration")
-            }
 
-            let resendPath = path + [CodingKeys.resend]
+        let resendPath = path + [CodingKeys.resend]
             let limits = container.contains(.resend) ? try container.nestedContainer(keyedBy: ResendKeys.self, forKey: .resend) : nil
             resend = ResendLimits(
                 interval: try limits?.decodeIfPresent(Seconds.self, forKey: .interval) ?? Seconds(30),

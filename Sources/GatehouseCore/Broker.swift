@@ -18,6 +18,7 @@ public struct Broker: Sendable, CustomStringConvertible {
     public let admin: AdminService
     public let provisionalIdentities: ProvisionalIdentityService
     public let devices: DeviceService
+    public let accountOperations: AccountOperationService
     public let adminGate: AdminGate
     public let clock: any BrokerClock
     public let logger: Logger
@@ -58,6 +59,7 @@ public struct Broker: Sendable, CustomStringConvertible {
             admin: AdminService(store: store, plugins: plugins, oauth: oauth, clock: clock),
             provisionalIdentities: ProvisionalIdentityService(store: store, oauth: oauth, plugins: plugins, attempts: engine.attempts, clock: clock),
             devices: DeviceService(store: store, oauth: oauth, clock: clock),
+            accountOperations: AccountOperationService(store: store, oauth: oauth, plugins: plugins, clock: clock),
             adminGate: AdminGate(
                 credentials: AdminCredentials(tokens: config.admin.tokens.map { ($0.name, $0.token) }),
                 failures: FailedAuthenticationLimit(store: store, clock: clock, metrics: metrics), policy: config.lockout
@@ -87,7 +89,8 @@ public struct Broker: Sendable, CustomStringConvertible {
             return PluginEnvironment(
                 clock: clock, logger: pluginLogger, storage: PluginStorage(namespace: declaration.id, store: store, clock: clock, sealer: sealer),
                 lockouts: LockoutBook(namespace: declaration.id, store: store, audit: store, clock: clock, metrics: metrics),
-                development: config.environment == .development, http: http, mailer: mailer, callbackURL: config.server.issuer + Self.callbackPath
+                development: config.environment == .development, http: http, mailer: mailer, callbackURL: config.server.issuer + Self.callbackPath,
+                issuer: config.server.issuer, devices: store
             )
         }
     }

@@ -52,6 +52,15 @@ struct AdminAPI {
             try await admin.deregisterUser(id: try context.parameters.require("id"), by: try identity(context))
             return Response(status: .noContent)
         }
+        group.get("users/:id/devices") { _, context in
+            JSONBody(JSONValue.array(try await broker.devices.devices(accountID: try context.parameters.require("id")).map(\.json))).response(status: .ok)
+        }
+        group.delete("users/:id/devices/:device") { _, context in
+            try await broker.devices.remove(
+                try context.parameters.require("device"), accountID: try context.parameters.require("id"), by: try identity(context)
+            )
+            return Response(status: .noContent)
+        }
         addResourceRoutes(to: group, owner: "providers") { .provider($0) }
         addResourceRoutes(to: group, owner: "apps") { .app($0) }
         group.post("apps/:id/provisional-identities") { request, context in

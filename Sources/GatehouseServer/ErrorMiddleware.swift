@@ -39,6 +39,8 @@ struct ErrorBody: Encodable {
     /// A lockout only an administrator can lift.
     var permanent: Bool?
     var retryAfter: Int?
+    /// Sent as the `DPoP-Nonce` header, not in the body.
+    var dpopNonce: String?
     /// For invalid input: the first field at fault, and every field with its message.
     var field: String?
     var issues: [Issue]?
@@ -60,6 +62,7 @@ struct ErrorBody: Encodable {
         self.lockedUntil = error.lockedUntil
         self.permanent = error.permanent ? true : nil
         self.retryAfter = error.retryAfter
+        self.dpopNonce = error.dpopNonce
         self.status = error.httpStatus
         if !error.issues.isEmpty {
             self.field = error.issues[0].path
@@ -78,6 +81,7 @@ struct ErrorBody: Encodable {
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        if let dpopNonce { headers[AccessTokenAuthentication.dpopNonceHeader] = dpopNonce }
         if override?.code == 401 || status == 401 { headers[.wwwAuthenticate] = #"Basic realm="gatehouse""# }
         let data = (try? JSONCoding.encoder.encode(self)) ?? Data(#"{"error":"server_error"}"#.utf8)
         return Response(status: override ?? HTTPResponse.Status(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))

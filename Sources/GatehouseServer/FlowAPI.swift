@@ -6,7 +6,9 @@ import Hummingbird
 /// `POST /v1/flows` and `POST /v1/flows/{flow}`: the JSON flow API native apps drive. The handlers only
 /// translate between HTTP and the flow engine.
 struct FlowAPI {
-    let engine: FlowEngine
+    let broker: Broker
+    var engine: FlowEngine { broker.engine }
+    var issuer: String { broker.config.server.issuer }
 
     func addRoutes(to group: RouterGroup<GatehouseRequestContext>) {
         group.post("flows", use: start)
@@ -48,13 +50,22 @@ struct FlowAPI {
         if body.codeChallenge != nil, body.codeChallengeMethod != "S256" {
             throw BrokerError(.invalidRequest, .badRequest, "codeChallengeMethod must be S256 (plain is not accepted).")
         }
-        let flowRequest = FlowRequest(
+        var flowRequest = FlowRequest(
             appID: body.app, providerID: body.provider, purpose: body.purpose ?? .authenticate, stateless: body.stateless ?? false,
             scopes: body.scope.map { $0.split(separator: " ").map(String.init) }, clientIP: context.clientIP, returnURI: body.returnURI,
             codeChallenge: body.codeChallenge
         )
-        let client = try ClientAuthentication.credentials(from: request, bodySecret: body.clientSecret)
-        let outcome = try await engine.start(flowRequest, client: client)
+        // An access token (Bearer or DPoP) registers a credential for its account; Basic is the app's own.
+        var client: ClientCredentials?
+        let authorization = request.headers[.authorization]?.lowercased() ?? ""
+        if authorization.hasPrefix("bearer ") || authorization.hasPrefix("dpop ") {
+            let token = try AccessTokenAuthentication.presented(request, issuer: issuer)
+            flowRequest.signedInAccountID = try await broker.oauth.accountRegistering(with: token, appID: body.app)
+            client = try ClientCredentials.presented(basic: nil, bodyClientID: nil, bodySecret: body.clientSecret)
+        } else {
+            client = try ClientAuthentication.credentials(from: request, bodySecret: body.clientSecret)
+        }
+        let outcome = try await engine.start(flowRequest, client: client, dpop: AccessTokenAuthentication.dpop(request, issuer: issuer))
         return try FlowResponse(outcome, challenges: engine.challenges).response(status: .created)
     }
 
@@ -62,7 +73,9 @@ struct FlowAPI {
         let flowID = try context.parameters.require("flow")
         let body = try await request.decode(as: ResumeBody.self, context: context)
         let client = try ClientAuthentication.credentials(from: request, bodySecret: body.clientSecret)
-        let outcome = try await engine.resume(flowID: flowID, answer: ChallengeResponse(body.answer), client: client)
+        let outcome = try await engine.resume(
+            flowID: flowID, answer: ChallengeResponse(body.answer), client: client, dpop: AccessTokenAuthentication.dpop(request, issuer: issuer)
+        )
         return try FlowResponse(outcome, challenges: engine.challenges).response(status: .ok)
     }
 }
@@ -115,6 +128,7 @@ struct FlowResponse: Encodable {
 
     func response(status: HTTPResponse.Status) throws -> Response {
         var headers = HTTPFields()
+        if let nonce = tokens?.dpopNonce { headers[AccessTokenAuthentication.dpopNonceHeader] = nonce }
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"
         headers[.pragma] = "no-cache"

@@ -31,11 +31,12 @@ public enum GatehouseServer {
             }
         }
         OperationsAPI(broker: broker).addRoutes(to: router)
-        FlowAPI(engine: broker.engine).addRoutes(to: router.group("v1").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
+        FlowAPI(broker: broker).addRoutes(to: router.group("v1").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
+        AccountAPI(broker: broker).addRoutes(to: router.group("v1/account").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
         OAuthAPI(broker: broker).addRoutes(to: router)
         BrowserPages(broker: broker).addRoutes(to: router)
         AdminAPI(broker: broker).addRoutes(to: router)
-        ProvisionalIdentityAPI(service: broker.provisionalIdentities).addRoutes(to: router)
+        ProvisionalIdentityAPI(service: broker.provisionalIdentities, issuer: broker.config.server.issuer).addRoutes(to: router)
         return router
     }
 

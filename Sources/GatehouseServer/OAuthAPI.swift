@@ -28,8 +28,14 @@ struct OAuthAPI {
 
     @Sendable func token(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let form = try await FormBody.parse(request, context: context)
-        let tokens = try await oauth.token(try TokenRequest(form: form, basic: try ClientAuthentication.basicCredentials(request.headers[.authorization]), clientIP: context.clientIP))
+        let tokens = try await oauth.token(
+            try TokenRequest(
+                form: form, basic: try ClientAuthentication.basicCredentials(request.headers[.authorization]), clientIP: context.clientIP,
+                dpop: AccessTokenAuthentication.dpop(request, issuer: broker.config.server.issuer)
+            )
+        )
         var response = JSONBody(tokens.json).response(status: .ok)
+        if let nonce = tokens.dpopNonce { response.headers[AccessTokenAuthentication.dpopNonceHeader] = nonce }
         response.headers[.cacheControl] = "no-store"
         response.headers[.pragma] = "no-cache"
         return response
@@ -50,13 +56,13 @@ struct OAuthAPI {
     }
 
     @Sendable func userinfo(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        try await BearerToken.with(request) { token in
+        try await AccessTokenAuthentication.with(request, issuer: broker.config.server.issuer) { token in
             JSONBody(try await oauth.userinfo(accessToken: token)).response(status: .ok)
         }
     }
 
     @Sendable func deregister(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        try await BearerToken.with(request) { token in
+        try await AccessTokenAuthentication.with(request, issuer: broker.config.server.issuer) { token in
             try await oauth.deregister(accessToken: token)
             return Response(status: .noContent)
         }

@@ -9,6 +9,8 @@ import Hummingbird
 /// `POST .../{id}/verify`, and lists them with `GET`. Handlers only translate.
 struct ProvisionalIdentityAPI {
     let service: ProvisionalIdentityService
+    /// The broker's issuer: DPoP proofs name the request URL under it.
+    let issuer: String
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         router.post("v1/provisional-identities") { request, context in
@@ -31,13 +33,13 @@ struct ProvisionalIdentityAPI {
         }
 
         router.get("v1/account/provisional-identities") { request, _ in
-            try await BearerToken.with(request) { token in
+            try await AccessTokenAuthentication.with(request, issuer: issuer) { token in
                 JSONBody(try await service.attached(accessToken: token).map(ProvisionalIdentity.View.init)).response(status: .ok)
             }
         }
         router.post("v1/account/provisional-identities") { request, context in
             let body = try await request.decode(as: AttachBody.self, context: context)
-            return try await BearerToken.with(request) { token in
+            return try await AccessTokenAuthentication.with(request, issuer: issuer) { token in
                 switch try await service.attach(id: body.id, accessToken: token, clientIP: context.clientIP) {
                 case .ready(let identity):
                     return JSONBody(AttachAnswer(status: "ready", provisionalIdentity: ProvisionalIdentity.View(identity))).response(status: .ok)
@@ -51,7 +53,7 @@ struct ProvisionalIdentityAPI {
         router.post("v1/account/provisional-identities/:id/verify") { request, context in
             let body = try await request.decode(as: VerifyBody.self, context: context)
             let id = try context.parameters.require("id")
-            return try await BearerToken.with(request) { token in
+            return try await AccessTokenAuthentication.with(request, issuer: issuer) { token in
                 let identity = try await service.verify(id: id, code: body.code, accessToken: token, clientIP: context.clientIP)
                 return JSONBody(AttachAnswer(status: "ready", provisionalIdentity: ProvisionalIdentity.View(identity))).response(status: .ok)
             }

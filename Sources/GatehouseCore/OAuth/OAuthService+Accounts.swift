@@ -22,6 +22,20 @@ extension OAuthService {
         }
     }
 
+    /// The account a registration started with an access token adds a credential to (a second
+    /// device): the token must be this app's, from a stateful sign-in less than 15 minutes ago, since
+    /// a new credential outlives the token that added it.
+    public func accountRegistering(with accessToken: PresentedToken, appID: String) async throws -> String {
+        let claims = try await authorize(accessToken)
+        guard !claims.stateless else { throw BrokerError.stateless(.accountCredentials) }
+        guard claims.clientID == appID else { throw BrokerError(.invalidToken, .unauthenticated, "The access token was issued to another app.") }
+        guard let authTime = claims.authTime, clock.now.timeIntervalSince1970 - Double(authTime) <= Self.deregistrationMaxAuthAge else {
+            throw BrokerError(.loginRequired, .forbidden, "Adding a credential needs a recent sign-in (less than 15 minutes ago); sign in again.")
+        }
+        guard try await store.account(id: claims.sub.value) != nil else { throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.") }
+        return claims.sub.value
+    }
+
     /// Deletes an account (by its owner or an admin): what providers keep about it, its identity
     /// links, refresh tokens and codes; its access tokens stop introspecting as active at once.
     /// False when there was no such account.
@@ -30,6 +44,9 @@ extension OAuthService {
             if let provider = plugins.identityProviders[link.providerID] as? any IdentityForgetting {
                 try await provider.forget(subject: link.subject)
             }
+        }
+        for case let plugin as any AccountForgetting in plugins.all.values {
+            try await plugin.forget(accountID: id)
         }
         guard try await store.deleteAccount(id: id) else { return false }
         try await revokeSubject(id)

@@ -111,11 +111,18 @@ public struct PluginEnvironment: Sendable {
     /// The broker's callback URL (`<issuer>/oauth2/callback`), where a challenge with a `callback`
     /// has the browser sent back with the flow's id as `state`.
     public var callbackURL: String
+    /// The broker's issuer URL: the audience of what devices sign for it.
+    public var issuer: String
+    /// The devices and sign-in keys of every account (the core's, shared by all plugins).
+    public var devices: (any DeviceStore)?
 
     public init(
         clock: any BrokerClock, logger: Logger, storage: PluginStorage, lockouts: LockoutBook, development: Bool = false,
-        http: any OutboundHTTP = NoOutboundHTTP(), mailer: any Mailer = NoMailer(), callbackURL: String = "http://127.0.0.1/oauth2/callback"
+        http: any OutboundHTTP = NoOutboundHTTP(), mailer: any Mailer = NoMailer(), callbackURL: String = "http://127.0.0.1/oauth2/callback",
+        issuer: String = "http://127.0.0.1", devices: (any DeviceStore)? = nil
     ) {
+        self.issuer = issuer
+        self.devices = devices
         self.callbackURL = callbackURL
         self.clock = clock
         self.logger = logger
@@ -173,6 +180,12 @@ public protocol EmailLinkingTrust: IdentityProvider {
 /// deregistration asks them to forget it.
 public protocol IdentityForgetting: IdentityProvider {
     func forget(subject: String) async throws
+}
+
+/// Optional capability of any plugin that keeps data about an account (a PIN hash): deregistration
+/// asks it to forget the account.
+public protocol AccountForgetting: GatehousePlugin {
+    func forget(accountID: String) async throws
 }
 
 /// Optional capability of providers that identify someone from a signed assertion (a JWT an app's

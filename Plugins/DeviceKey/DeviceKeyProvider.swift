@@ -1,0 +1,239 @@
+import Foundation
+import GatehouseCore
+
+/// One `device-key` instance. Registration (`purpose: register`) answers a `register_key` challenge
+/// with a new public key, a proof of possession (a JWS over the challenge's nonce and the broker's
+/// issuer, signed by that key) and the device's facts; sign-in answers an `assertion` challenge
+/// with a JWS signed by a registered key. The same assertions, without a server nonce, are accepted
+/// at the JWT bearer grant.
+public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying {
+    public let id: String
+    let config: DeviceKeyPlugin.Config
+    let environment: PluginEnvironment
+    let devices: any DeviceStore
+
+    init(id: String, config: DeviceKeyPlugin.Config, environment: PluginEnvironment, devices: any DeviceStore) {
+        self.id = id
+        self.config = config
+        self.environment = environment
+        self.devices = devices
+    }
+
+    /// What a flow keeps between its two steps: the nonce it handed out, and until when it works.
+    struct State: Codable, Sendable {
+        var nonce: String
+        var expiresAt: Date
+    }
+
+    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+        if request.purpose == .register {
+            let rule = context.policy.deviceRegistration
+            if rule.attestation == .required {
+                throw BrokerError(
+                    .attestationRequired, .forbidden, "This app requires device attestation to register a key: register through a device-attestation provider."
+                )
+            }
+            switch (rule.account, request.signedInAccountID) {
+            case (.signedIn, nil):
+                throw BrokerError(
+                    .signedInAccountRequired, .forbidden, "This app adds device keys only to a signed-in account: start the flow with the account's access token."
+                )
+            case (.new, .some):
+                throw BrokerError(.invalidRequest, .badRequest, "This app registers device keys only as new accounts; start the flow without an access token.")
+            default: break
+            }
+        }
+        let state = State(nonce: RandomToken.make(), expiresAt: environment.clock.now.addingTimeInterval(config.nonceLifetime.timeInterval))
+        let fields: [String: JSONValue] = [
+            "nonce": .string(state.nonce), "nonceExpiresAt": .string(ISO8601DateFormatter().string(from: state.expiresAt)), "audience": .string(environment.issuer),
+            "algorithms": .array(config.algorithms.map(JSONValue.string)),
+        ]
+        let type = request.purpose == .register ? Self.registerChallenge.type : Self.assertionChallenge.type
+        return .challenge(Challenge(type: type, fields: fields), state: try FlowState(encoding: state))
+    }
+
+    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let current = try state.decode(State.self)
+        do {
+            guard environment.clock.now < current.expiresAt else { throw DeviceKeyRefusal(.nonceExpired, "The challenge's nonce has expired; start a new flow.") }
+            if context.request.purpose == .register {
+                return .identified(try register(answer, nonce: current.nonce))
+            }
+            let identity = try await verify(try answer.string("assertion"), nonce: current.nonce)
+            return .identified(identity)
+        } catch let refusal as DeviceKeyRefusal {
+            throw refusal.flowError
+        }
+    }
+
+    public func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity {
+        do {
+            return try await verify(assertion, nonce: nil)
+        } catch let refusal as DeviceKeyRefusal {
+            throw refusal.grantError
+        }
+    }
+
+    // MARK: - Registration
+
+    /// Checks the new key and its proof of possession; the engine stores the key once it knows the account.
+    func register(_ answer: ChallengeResponse, nonce: String) throws -> ExternalIdentity {
+        guard let keyValue = answer.values["publicKey"] else { throw BrokerError.invalidAnswer("The answer needs the public key as a JWK in 'publicKey'.") }
+        let key: PublicJWK
+        do { key = try PublicJWK(keyValue) } catch { throw DeviceKeyRefusal(.invalidKey, "The public key is not accepted: \(error.message).") }
+        guard let algorithm = key.algorithms.first(where: config.algorithms.contains) else {
+            throw DeviceKeyRefusal(.invalidKey, "Keys of this type are not accepted here; use \(config.algorithms.joined(separator: " or ")).")
+        }
+        guard let proof = CompactJWS(try answer.string("proof")) else { throw DeviceKeyRefusal(.invalidProof, "The proof is not a compact JWS.") }
+        guard proof.algorithm == algorithm else {
+            throw DeviceKeyRefusal(.algorithmNotAllowed, "The proof must be signed with \(algorithm), the key's algorithm.")
+        }
+        guard proof.isSigned(by: key, allowed: [algorithm]) else { throw DeviceKeyRefusal(.invalidProof, "The proof is not signed by the public key sent.") }
+        guard proof.claims["nonce"]?.stringValue == nonce else { throw DeviceKeyRefusal(.nonceMismatch, "The proof does not carry the challenge's nonce.") }
+        guard Self.audiences(proof.claims).contains(environment.issuer) else {
+            throw DeviceKeyRefusal(.invalidProof, "The proof's aud must be the broker's issuer (\(environment.issuer)).")
+        }
+        let facts = try Self.deviceFacts(answer)
+        let registration = NewSignInKey(keyID: key.thumbprint, publicKey: key.json, thumbprint: key.thumbprint, algorithm: algorithm, device: facts)
+        var identity = ExternalIdentity(providerID: id, subject: key.thumbprint, username: "device-" + key.thumbprint.prefix(8), methods: ["swk"])
+        identity.newSignInKey = registration
+        return identity
+    }
+
+    /// The device's facts from the answer, each checked for shape.
+    static func deviceFacts(_ answer: ChallengeResponse) throws(BrokerError) -> DeviceFacts {
+        func optional(_ name: String, max: Int = 128) throws(BrokerError) -> String? {
+            guard let value = answer.values[name], value != .null else { return nil }
+            guard let text = value.stringValue, !text.isEmpty, text.count <= max, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw BrokerError.invalidAnswer("'\(name)' must be a string of 1 to \(max) printable characters.")
+            }
+            return text
+        }
+        guard let installationID = try optional("installationID"), installationID.count >= 8 else {
+            throw BrokerError.invalidAnswer("The answer needs 'installationID': the random id (at least 8 characters) the app made on its first launch.")
+        }
+        let platformName = try answer.string("platform")
+        guard let platform = DevicePlatform(rawValue: platformName) else { throw BrokerError.invalidAnswer("'platform' must be ios, android or web.") }
+        let buildType = try optional("buildType")
+        if let buildType, !["release", "debug"].contains(buildType) { throw BrokerError.invalidAnswer("'buildType' must be release or debug.") }
+        return DeviceFacts(
+            installationID: installationID, vendorID: try optional("vendorID"), platform: platform, model: try optional("model"), osVersion: try optional("osVersion"),
+            appVersion: try optional("appVersion"), buildType: buildType, alias: try optional("alias", max: 64)
+        )
+    }
+
+    // MARK: - Assertions
+
+    /// Checks an assertion in the order that never uses a key on a token it should not: shape and
+    /// `alg`, the key its `iss` names, the signature, audience, nonce, times, subject, the counter and
+    /// last the replay cache (so that a refused assertion does not use up its `jti`).
+    func verify(_ text: String, nonce: String?) async throws -> ExternalIdentity {
+        guard let assertion = CompactJWS(text) else { throw DeviceKeyRefusal(.invalidAssertion, "The assertion is not a compact JWS.") }
+        guard let algorithm = assertion.algorithm, config.algorithms.contains(algorithm) else {
+            throw DeviceKeyRefusal(.algorithmNotAllowed, "The assertion's alg must be one of \(config.algorithms.joined(separator: ", ")).")
+        }
+        guard let keyID = assertion.claims["iss"]?.stringValue, let key = try await devices.signInKey(id: keyID), key.providerID == id else {
+            throw DeviceKeyRefusal(.unknownKey, "No key with the assertion's iss is registered (or its device was removed); register the device again.")
+        }
+        guard key.algorithm == algorithm, let publicKey = try? PublicJWK(key.publicKey), assertion.isSigned(by: publicKey, allowed: [key.algorithm]) else {
+            throw DeviceKeyRefusal(.invalidAssertion, "The assertion is not signed by the key its iss names.")
+        }
+        let audiences = Self.audiences(assertion.claims)
+        let accepted = nonce == nil ? [environment.issuer, environment.issuer + "/oauth2/token"] : [environment.issuer]
+        guard audiences.contains(where: accepted.contains) else {
+            throw DeviceKeyRefusal(.invalidAssertion, "The assertion's aud must be the broker's issuer (\(environment.issuer)).")
+        }
+        if let nonce {
+            guard let sent = assertion.claims["nonce"]?.stringValue, SecretDigest.constantTimeEquals(sent, nonce) else {
+                throw DeviceKeyRefusal(.nonceMismatch, "The assertion does not carry the challenge's nonce.")
+            }
+        }
+        let now = environment.clock.now
+        let lifetime = config.assertionLifetime.timeInterval
+        let skew = config.clockSkew.timeInterval
+        guard let issuedAt = assertion.time("iat"), issuedAt <= now.addingTimeInterval(skew), issuedAt >= now.addingTimeInterval(-lifetime) else {
+            throw DeviceKeyRefusal(.assertionExpired, "The assertion's iat must be within the last \(Int(lifetime)) seconds.")
+        }
+        if assertion.claims["exp"] != nil {
+            guard let expiresAt = assertion.time("exp"), expiresAt > now.addingTimeInterval(-skew), expiresAt.timeIntervalSince(issuedAt) <= lifetime else {
+                throw DeviceKeyRefusal(.assertionExpired, "The assertion has expired, or asks for a lifetime longer than \(Int(lifetime)) seconds.")
+            }
+        }
+        if let subject = assertion.claims["sub"] {
+            guard subject.stringValue == key.id || subject.stringValue == key.accountID else {
+                throw DeviceKeyRefusal(.accountMismatch, "The assertion's sub names another account than the key's.")
+            }
+        }
+        guard let jti = assertion.claims["jti"]?.stringValue, !jti.isEmpty, jti.utf8.count <= 256 else {
+            throw DeviceKeyRefusal(.invalidAssertion, "The assertion needs a jti.")
+        }
+        var counter: Int?
+        if let value = assertion.claims["counter"] {
+            guard case .number(let number) = value, number >= 0, number < 9e15, number == number.rounded() else {
+                throw DeviceKeyRefusal(.invalidAssertion, "The assertion's counter must be a non-negative integer.")
+            }
+            counter = Int(number)
+        }
+        guard try await environment.storage.insert(true, key: "jti:\(key.id):\(SecretDigest.sha256Hex(jti))", expiresAt: issuedAt.addingTimeInterval(lifetime + skew)) else {
+            throw DeviceKeyRefusal(.assertionReplayed, "The assertion's jti was used before; sign a fresh assertion.")
+        }
+        guard try await devices.recordSignInKeyUse(id: key.id, counter: counter, now: now) else {
+            if counter != nil, try await devices.signInKey(id: key.id) != nil {
+                throw DeviceKeyRefusal(.counterNotIncreasing, "The assertion's counter must be higher than the last one seen.")
+            }
+            throw DeviceKeyRefusal(.unknownKey, "The key was removed.")
+        }
+        var identity = ExternalIdentity(providerID: id, subject: key.id, username: "device-" + key.id.prefix(8), methods: [key.attestation == nil ? "swk" : "hwk"])
+        identity.signInKeyID = key.id
+        return identity
+    }
+
+    static func audiences(_ claims: [String: JSONValue]) -> [String] {
+        switch claims["aud"] {
+        case .string(let one)?: [one]
+        case .array(let many)?: many.compactMap(\.stringValue)
+        default: []
+        }
+    }
+
+    // MARK: - Challenges
+
+    static let registerChallenge = ChallengeDescription(
+        type: "register_key",
+        summary: "Register a new sign-in key: the public key (JWK), a proof of possession (a compact JWS with claims `nonce` and `aud` = the issuer, signed by the key), and the device's facts.",
+        title: "Register this device",
+        inputs: [
+            ChallengeInput(name: "publicKey", label: "Public key (JWK)", kind: .json, maxLength: 2048),
+            ChallengeInput(name: "proof", label: "Proof of possession", maxLength: 4096),
+            ChallengeInput(name: "installationID", label: "Installation id", maxLength: 128),
+            ChallengeInput(name: "vendorID", label: "Vendor id", maxLength: 128),
+            ChallengeInput(name: "platform", label: "Platform", maxLength: 16),
+            ChallengeInput(name: "model", label: "Model", maxLength: 128),
+            ChallengeInput(name: "osVersion", label: "OS version", maxLength: 128),
+            ChallengeInput(name: "appVersion", label: "App version", maxLength: 128),
+            ChallengeInput(name: "buildType", label: "Build type", maxLength: 16),
+            ChallengeInput(name: "alias", label: "Device name", maxLength: 256),
+        ],
+        details: [
+            ChallengeDetail("nonce", .string, "The single-use nonce the proof signs."),
+            ChallengeDetail("nonceExpiresAt", .string, "When the nonce stops working (RFC 3339)."),
+            ChallengeDetail("audience", .string, "The `aud` the proof carries: the broker's issuer."),
+            ChallengeDetail("algorithms", .array, "The JWS algorithms keys may use (`ES256`, `EdDSA`)."),
+        ],
+        submitLabel: "Register"
+    )
+
+    static let assertionChallenge = ChallengeDescription(
+        type: "assertion",
+        summary: "Sign in with a registered device key: a compact JWS with claims `iss` = the key id, `aud` = the issuer, `nonce`, `iat`, `jti` (and optionally a growing `counter`).",
+        title: "Sign in with this device",
+        inputs: [ChallengeInput(name: "assertion", label: "Assertion", maxLength: 4096)],
+        details: [
+            ChallengeDetail("nonce", .string, "The single-use nonce the assertion carries."),
+            ChallengeDetail("nonceExpiresAt", .string, "When the nonce stops working (RFC 3339)."),
+            ChallengeDetail("audience", .string, "The `aud` the assertion carries: the broker's issuer."),
+            ChallengeDetail("algorithms", .array, "The JWS algorithms accepted."),
+        ],
+        submitLabel: "Sign in"
+    )
+}

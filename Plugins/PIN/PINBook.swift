@@ -1,0 +1,103 @@
+import Crypto
+import Foundation
+import GatehouseCore
+import HummingbirdBcrypt
+
+/// Where PINs live: per account, a bcrypt hash of an HMAC of the PIN under a key of the instance
+/// (sealed in the store), so that a copy of the database alone is not enough to try PINs offline.
+/// Wrong PINs are counted per account and per device in the core's lockout book.
+struct PINBook: Sendable {
+    let config: PINPlugin.Config
+    let environment: PluginEnvironment
+
+    struct Record: Codable, Sendable {
+        var hash: String
+        var createdAt: Date
+        var changedAt: Date
+    }
+
+    static func key(_ accountID: String) -> String { "pin:\(accountID)" }
+
+    func record(for accountID: String) async throws -> PluginStorage.Versioned<Record>? {
+        try await environment.storage.get(Record.self, key: Self.key(accountID))
+    }
+
+    /// Stores a new PIN for the account (replacing the old one).
+    func store(_ pin: String, for accountID: String) async throws {
+        let keyed = try await self.keyed(pin, accountID: accountID)
+        let hash = try await BlockingWork.run { [config] in Bcrypt.hash(keyed, cost: UInt8(config.hashCost)) }
+        let now = environment.clock.now
+        for _ in 0..<3 {
+            if let existing = try await record(for: accountID) {
+                let record = Record(hash: hash, createdAt: existing.value.createdAt, changedAt: now)
+                if try await environment.storage.replace(record, key: Self.key(accountID), version: existing.version) { return }
+            } else if try await environment.storage.insert(Record(hash: hash, createdAt: now, changedAt: now), key: Self.key(accountID)) {
+                return
+            }
+        }
+        throw BrokerError(.conflict, .conflict, "The PIN was changed at the same time elsewhere; try again.")
+    }
+
+    /// Checks a PIN with the lockouts: the account and the device are refused while locked, each
+    /// guess counts before it is evaluated, a wrong one answers `invalid_pin` (or `locked_out` when it
+    /// reached the limit), a right one clears the failures.
+    func check(_ pin: String, accountID: String, deviceID: String?) async throws {
+        let keys = ["account:\(accountID)"] + (deviceID.map { ["device:\($0)"] } ?? [])
+        var reserved: [String] = []
+        do {
+            for key in keys {
+                try await environment.lockouts.reserve(key, rule: config.lockout, what: key.hasPrefix("device:") ? "This device's PIN" : "This account's PIN")
+                reserved.append(key)
+            }
+        } catch {
+            for key in reserved { try? await environment.lockouts.release(key) }
+            throw error
+        }
+        guard let stored = try await record(for: accountID) else {
+            for key in reserved { try? await environment.lockouts.release(key) }
+            throw BrokerError(.invalidPIN, .badRequest, "This account has no PIN yet.")
+        }
+        let keyed = try await self.keyed(pin, accountID: accountID)
+        let matches = try await BlockingWork.run { Bcrypt.verify(keyed, hash: stored.value.hash) }
+        guard matches else {
+            var locked: BrokerError?
+            for key in keys {
+                let what = key.hasPrefix("device:") ? "This device's PIN" : "This account's PIN"
+                if let error = try await environment.lockouts.recordFailure(key, rule: config.lockout, what: what) { locked = locked ?? error }
+            }
+            throw locked?.countingAsWrongAnswer() ?? BrokerError(.invalidPIN, .failedAttempt, "That PIN is not right.")
+        }
+        for key in keys { try await environment.lockouts.recordSuccess(key) }
+    }
+
+    /// Refuses while the account or the device is locked (before the PIN is even asked for).
+    func refuseIfLocked(accountID: String, deviceID: String?) async throws {
+        try await environment.lockouts.refuseIfLocked("account:\(accountID)", what: "This account's PIN")
+        if let deviceID { try await environment.lockouts.refuseIfLocked("device:\(deviceID)", what: "This device's PIN") }
+    }
+
+    /// A right answer elsewhere (a reset proven by another factor) forgets the wrong PINs; the
+    /// lockout history stays, and a permanent lock only an administrator lifts.
+    func clearFailures(accountID: String, deviceID: String?) async throws {
+        try await environment.lockouts.recordSuccess("account:\(accountID)")
+        if let deviceID { try await environment.lockouts.recordSuccess("device:\(deviceID)") }
+    }
+
+    func forget(accountID: String) async throws {
+        try await environment.storage.delete(key: Self.key(accountID))
+    }
+
+    /// HMAC-SHA256(pepper, account ‖ PIN), hex: what bcrypt hashes (64 bytes, under bcrypt's 72).
+    private func keyed(_ pin: String, accountID: String) async throws -> String {
+        let pepper = try await self.pepper()
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(accountID):\(pin)".utf8), using: pepper)
+        return Data(mac).map { String(format: "%02x", $0) }.joined()
+    }
+
+    private func pepper() async throws -> SymmetricKey {
+        if let stored = try await environment.storage.secret(key: "pepper") { return SymmetricKey(data: stored.value) }
+        _ = try await environment.storage.insertSecret(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }, key: "pepper")
+        guard let stored = try await environment.storage.secret(key: "pepper") else { throw BrokerError.internalFailure("The PIN key could not be stored.") }
+        return SymmetricKey(data: stored.value)
+    }
+}

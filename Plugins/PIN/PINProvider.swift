@@ -1,0 +1,133 @@
+import Foundation
+import GatehouseCore
+
+/// One `pin` instance: an authenticator (create, then enter the PIN), with a reset through another
+/// authenticator and a change operation for the signed-in person.
+public struct PINProvider: Authenticator, FactorDelegating, AccountOperationProviding, AccountForgetting {
+    public let id: String
+    let config: PINPlugin.Config
+    let book: PINBook
+
+    init(id: String, config: PINPlugin.Config, environment: PluginEnvironment) {
+        self.id = id
+        self.config = config
+        self.book = PINBook(config: config, environment: environment)
+    }
+
+    /// What the flow keeps between steps.
+    struct State: Codable, Sendable {
+        enum Mode: String, Codable { case create, verify, reset }
+        var mode: Mode
+    }
+
+    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+        guard let account = context.account else { throw BrokerError.internalFailure("The pin authenticator runs only for an account.") }
+        guard try await book.record(for: account.id) != nil else { return try createStep(context, mode: .create) }
+        try await book.refuseIfLocked(accountID: account.id, deviceID: context.signInKey?.deviceID)
+        let challenge = Challenge(type: Self.pinChallenge.type, fields: ["resetAvailable": .bool(resetAvailable(in: context.app))])
+        return .challenge(challenge, state: try FlowState(encoding: State(mode: .verify)))
+    }
+
+    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        guard let account = context.account else { throw BrokerError.internalFailure("The pin authenticator runs only for an account.") }
+        let current = try state.decode(State.self)
+        switch current.mode {
+        case .create, .reset:
+            let pin = try answer.string("pin")
+            try context.policy.pinPolicy.check(pin)
+            try await book.store(pin, for: account.id)
+            if current.mode == .reset { try await book.clearFailures(accountID: account.id, deviceID: context.signInKey?.deviceID) }
+            return .verified(FactorResult(authenticatorID: id, method: "pin"))
+        case .verify:
+            if answer.values["forgot"] == .bool(true) || answer.values["forgot"] == .string("true") {
+                guard let other = config.resetWith, resetAvailable(in: context.app) else {
+                    throw BrokerError(.pinResetUnavailable, .badRequest, "This app offers no PIN reset; ask an administrator.")
+                }
+                return .requireFactor(authenticatorID: other, state: try FlowState(encoding: State(mode: .reset)))
+            }
+            try await book.check(try answer.string("pin"), accountID: account.id, deviceID: context.signInKey?.deviceID)
+            return .verified(FactorResult(authenticatorID: id, method: "pin"))
+        }
+    }
+
+    /// The reset's other factor passed: the person chooses a new PIN. A permanent lock still holds.
+    public func resume(_ state: FlowState, after passed: FactorResult, in context: FlowContext) async throws -> FlowStep {
+        guard try state.decode(State.self).mode == .reset, passed.authenticatorID == config.resetWith, let account = context.account else {
+            throw BrokerError.internalFailure("The pin authenticator went on after a factor it did not ask for.")
+        }
+        try await refuseIfPermanentlyLocked(accountID: account.id, deviceID: context.signInKey?.deviceID)
+        return try createStep(context, mode: .reset)
+    }
+
+    func createStep(_ context: FlowContext, mode: State.Mode) throws -> FlowStep {
+        let policy = context.policy.pinPolicy
+        let fields: [String: JSONValue] = [
+            "minLength": .number(Double(policy.minLength)), "maxLength": .number(Double(policy.maxLength)), "digitsOnly": .bool(policy.digitsOnly),
+            "reset": .bool(mode == .reset),
+        ]
+        return .challenge(Challenge(type: Self.createChallenge.type, fields: fields), state: try FlowState(encoding: State(mode: mode)))
+    }
+
+    func resetAvailable(in app: App) -> Bool {
+        guard let other = config.resetWith else { return false }
+        return app.policy.authenticators.contains(other)
+    }
+
+    func refuseIfPermanentlyLocked(accountID: String, deviceID: String?) async throws {
+        do {
+            try await book.refuseIfLocked(accountID: accountID, deviceID: deviceID)
+        } catch let error as BrokerError where error.code == .lockedOut && !error.permanent {
+            // A lock that runs out does not stop a reset proven by another factor.
+        }
+    }
+
+    // MARK: - Account operations
+
+    public var accountOperations: [AccountOperation] {
+        [
+            AccountOperation(
+                name: "change", summary: "Changes the PIN: the current one, and a new one that follows the app's PIN policy.",
+                inputs: [
+                    ChallengeInput(name: "currentPin", label: "Current PIN", kind: .secret, maxLength: 64),
+                    ChallengeInput(name: "newPin", label: "New PIN", kind: .secret, maxLength: 64),
+                ]
+            )
+        ]
+    }
+
+    public func perform(_ operation: String, with fields: ChallengeResponse, in context: AccountOperationContext) async throws -> JSONValue {
+        guard operation == "change" else { throw BrokerError(.notFound, .notFound, "No such operation.") }
+        let newPin = try fields.string("newPin")
+        try await book.check(try fields.string("currentPin"), accountID: context.account.id, deviceID: context.signInKey?.deviceID)
+        try context.app.policy.pinPolicy.check(newPin)
+        try await book.store(newPin, for: context.account.id)
+        return ["changed": true]
+    }
+
+    public func forget(accountID: String) async throws {
+        try await book.forget(accountID: accountID)
+    }
+
+    // MARK: - Challenges
+
+    static let createChallenge = ChallengeDescription(
+        type: "create_pin", summary: "Choose a PIN that follows the app's PIN policy; a PIN that breaks a rule is refused with that rule's code and may be chosen again.",
+        title: "Choose a PIN", prompt: "Choose a PIN of {minLength} to {maxLength} digits.",
+        inputs: [ChallengeInput(name: "pin", label: "New PIN", kind: .secret, autocomplete: "new-password", inputmode: "numeric", maxLength: 64)],
+        details: [
+            ChallengeDetail("minLength", .integer, "The shortest PIN allowed."), ChallengeDetail("maxLength", .integer, "The longest PIN allowed."),
+            ChallengeDetail("digitsOnly", .boolean, "Whether the PIN may contain digits only."),
+            ChallengeDetail("reset", .boolean, "True when the PIN replaces a forgotten one."),
+        ],
+        submitLabel: "Set PIN"
+    )
+
+    static let pinChallenge = ChallengeDescription(
+        type: "pin", summary: "Enter the account's PIN; `forgot` starts a reset through another authenticator when the app offers one.",
+        title: "Enter your PIN",
+        inputs: [ChallengeInput(name: "pin", label: "PIN", kind: .secret, autocomplete: "current-password", inputmode: "numeric", maxLength: 64)],
+        actions: [ChallengeAction(name: "forgot", label: "Forgot your PIN?")],
+        details: [ChallengeDetail("resetAvailable", .boolean, "Whether `forgot` can reset the PIN for this app.")],
+        submitLabel: "Continue"
+    )
+}

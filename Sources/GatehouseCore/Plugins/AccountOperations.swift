@@ -1,0 +1,88 @@
+/// Optional capability: things a signed-in person does to their own credentials at a plugin (change
+/// a PIN), outside any sign-in. The account API (`POST /v1/account/operations/{plugin}/{operation}`,
+/// with an access token) reaches them generically: the core checks the token, that the token's app
+/// may use the plugin and that the fields are the declared ones; the core names no operation.
+public protocol AccountOperationProviding: GatehousePlugin {
+    var accountOperations: [AccountOperation] { get }
+    /// Runs an operation for the account. Refusals are `BrokerError`s; wrong secrets count like
+    /// wrong answers in a flow (the plugin's own lockouts).
+    func perform(_ operation: String, with fields: ChallengeResponse, in context: AccountOperationContext) async throws -> JSONValue
+}
+
+/// One operation a plugin offers the signed-in person.
+public struct AccountOperation: Sendable, Hashable {
+    /// The path segment, e.g. `change`.
+    public var name: String
+    public var summary: String
+    /// The JSON fields it takes, checked like a challenge's answer before the plugin sees them.
+    public var inputs: [ChallengeInput]
+
+    public init(name: String, summary: String, inputs: [ChallengeInput]) {
+        self.name = name
+        self.summary = summary
+        self.inputs = inputs
+    }
+}
+
+/// Who asks for an account operation, and through which app.
+public struct AccountOperationContext: Sendable {
+    public var account: Account
+    public var app: App
+    /// The device sign-in key the access token was issued through, if any.
+    public var signInKey: SignInKey?
+    public var clientIP: String?
+
+    public init(account: Account, app: App, signInKey: SignInKey? = nil, clientIP: String? = nil) {
+        self.account = account
+        self.app = app
+        self.signInKey = signInKey
+        self.clientIP = clientIP
+    }
+}
+
+/// Runs account operations for the holder of an access token.
+public struct AccountOperationService: Sendable {
+    let store: any BrokerStore
+    let oauth: OAuthService
+    let plugins: PluginInstances
+    let clock: any BrokerClock
+
+    public init(store: any BrokerStore, oauth: OAuthService, plugins: PluginInstances, clock: any BrokerClock) {
+        self.store = store
+        self.oauth = oauth
+        self.plugins = plugins
+        self.clock = clock
+    }
+
+    public func perform(plugin pluginID: String, operation name: String, fields: [String: JSONValue], accessToken: PresentedToken, clientIP: String?) async throws -> JSONValue {
+        let claims = try await oauth.authorize(accessToken)
+        guard !claims.stateless else { throw BrokerError.stateless(.accountCredentials) }
+        guard let provider = plugins.all[pluginID] as? any AccountOperationProviding,
+            let operation = provider.accountOperations.first(where: { $0.name == name })
+        else { throw BrokerError(.notFound, .notFound, "'\(pluginID)' offers no operation '\(name)'.") }
+        guard let app = try await store.app(id: claims.clientID), !app.disabled,
+            app.policy.authenticators.contains(pluginID) || app.policy.identityProviders.contains(pluginID)
+        else { throw BrokerError(.providerNotAllowed, .forbidden, "This app may not use '\(pluginID)'.") }
+        guard let account = try await store.account(id: claims.sub.value) else { throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.") }
+        let answer = ChallengeResponse(fields)
+        try ChallengeDescription(type: "\(pluginID).\(name)", summary: operation.summary, inputs: operation.inputs).validate(answer)
+        let signInKey = try await claims.deviceKey.asyncMap { try await store.signInKey(id: $0) } ?? nil
+        let result = try await provider.perform(name, with: answer, in: AccountOperationContext(account: account, app: app, signInKey: signInKey, clientIP: clientIP))
+        try await store.appendAudit(
+            AuditEvent(
+                time: clock.now, type: "account.operation", appID: app.id, accountID: account.id, providerID: pluginID, details: ["operation": name]
+            )
+        )
+        return result
+    }
+}
+
+extension Optional {
+    /// `map` with an asynchronous transform.
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        switch self {
+        case .some(let value): try await transform(value)
+        case .none: nil
+        }
+    }
+}
