@@ -386,17 +386,17 @@ struct EmailCodeTests {
 
         // The person signed up with another address: the invited one must be proven first.
         let (token, account) = try await tokens(test, Self.unique("other"))
-        guard case .verificationNeeded(let email, _) = try await service.attach(id: identity.id, accessToken: token, clientIP: nil) else {
+        guard case .verificationNeeded(let email, _) = try await service.attach(id: identity.id, accessToken: .bearer(token), clientIP: nil) else {
             Issue.record("attached without verification")
             return
         }
         #expect(email.value == invited)
         let code = try smtp.latestCode(to: invited)
         let wrong = code == "000000" ? "111111" : "000000"
-        #expect(await Self.refusal { _ = try await service.verify(id: identity.id, code: wrong, accessToken: token, clientIP: nil) }?.code == .invalidCode)
-        let attached = try await service.verify(id: identity.id, code: code, accessToken: token, clientIP: nil)
+        #expect(await Self.refusal { _ = try await service.verify(id: identity.id, code: wrong, accessToken: .bearer(token), clientIP: nil) }?.code == .invalidCode)
+        let attached = try await service.verify(id: identity.id, code: code, accessToken: .bearer(token), clientIP: nil)
         #expect(attached.accountID == account.id)
-        let visible = try await service.attached(accessToken: token)
+        let visible = try await service.attached(accessToken: .bearer(token))
         #expect(visible.map(\.grants) == [["doc:1:read", "doc:2:write"]])
         #expect(visible.map(\.groups) == [["editors"]])
         #expect(try await service.identity(id: identity.id, by: admin).accountID == account.id)
@@ -405,9 +405,9 @@ struct EmailCodeTests {
         #expect(user.provisionalIdentities.first?.grants == ["doc:1:read", "doc:2:write"])
 
         // Attaching again, by anyone, is refused with its own code.
-        #expect(await Self.refusal { _ = try await service.attach(id: identity.id, accessToken: token, clientIP: nil) }?.code == .provisionalIdentityAttached)
+        #expect(await Self.refusal { _ = try await service.attach(id: identity.id, accessToken: .bearer(token), clientIP: nil) }?.code == .provisionalIdentityAttached)
         let (intruder, _) = try await tokens(test, invited)
-        #expect(await Self.refusal { _ = try await service.attach(id: identity.id, accessToken: intruder, clientIP: nil) }?.code == .provisionalIdentityAttached)
+        #expect(await Self.refusal { _ = try await service.attach(id: identity.id, accessToken: .bearer(intruder), clientIP: nil) }?.code == .provisionalIdentityAttached)
     }
 
     @Test func attachesAtOnceWhenTheAccountHasTheVerifiedAddress() async throws {
@@ -422,13 +422,13 @@ struct EmailCodeTests {
         #expect(again.id == identity.id)
         let (token, account) = try await tokens(test, address)
         let sent = try smtp.messages(to: address).count
-        guard case .ready(let attached) = try await service.attach(id: identity.id, accessToken: token, clientIP: nil) else {
+        guard case .ready(let attached) = try await service.attach(id: identity.id, accessToken: .bearer(token), clientIP: nil) else {
             Issue.record("asked for verification although the address is verified")
             return
         }
         #expect(attached.accountID == account.id)
         #expect(try smtp.messages(to: address).count == sent)
-        #expect(try await service.attached(accessToken: token).first?.groups == ["team"])
+        #expect(try await service.attached(accessToken: .bearer(token)).first?.groups == ["team"])
         // A deregistered account takes its provisional identities with it.
         #expect(try await test.broker.oauth.deleteAccount(id: account.id, appID: nil, admin: nil))
         #expect(try await test.store.provisionalIdentity(id: identity.id) == nil)

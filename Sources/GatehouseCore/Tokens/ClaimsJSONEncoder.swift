@@ -26,6 +26,8 @@ extension AccessTokenClaims {
         if let authTime { members["auth_time"] = .number(Double(authTime)) }
         if let amr { members["amr"] = .array(amr.map(JSONValue.string)) }
         if let idp { members["idp"] = .string(idp) }
+        if let cnf { members["cnf"] = ["jkt": .string(cnf.jkt)] }
+        if let deviceKey { members["device_key"] = .string(deviceKey) }
         return .object(members)
     }
 }
