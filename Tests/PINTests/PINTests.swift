@@ -1,1 +1,206 @@
+import Foundation
+import GatehouseCore
+import GatehouseTesting
+import PIN
 import Testing
+
+/// The `pin` plugin through the real flow engine: every PIN-policy rule with its code on the same
+/// challenge, PIN as a second factor, lockouts that grow to permanent and an administrator's unlock,
+/// change with the current PIN, reset through another authenticator, and the stateless limit.
+@Suite("PIN")
+struct PINTests {
+    /// Identifies whoever names themselves (the first factor is not what these tests are about).
+    struct NameProvider: IdentityProvider {
+        let id: String
+        func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+            .challenge(Challenge(type: "name"), state: FlowState())
+        }
+        func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+            let name = try answer.string("name")
+            return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["pwd"]))
+        }
+    }
+
+    /// A second authenticator for resets: passes when the answer is `open`.
+    struct KnockAuthenticator: Authenticator {
+        let id: String
+        func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+            .challenge(Challenge(type: "knock"), state: FlowState())
+        }
+        func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+            guard try answer.string("word") == "open" else { throw BrokerError(.invalidCode, .failedAttempt, "No.") }
+            return .verified(FactorResult(authenticatorID: id, method: "otp"))
+        }
+    }
+
+    enum NamePlugin: PluginFactory {
+        struct Config: Decodable, Sendable {}
+        static let typeName = "name"
+        static let challenges = [ChallengeDescription(type: "name", summary: "A name.", inputs: [ChallengeInput(name: "name", label: "Name")])]
+        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { NameProvider(id: id) }
+    }
+
+    enum KnockPlugin: PluginFactory {
+        struct Config: Decodable, Sendable {}
+        static let typeName = "knock"
+        static let challenges = [ChallengeDescription(type: "knock", summary: "A word.", inputs: [ChallengeInput(name: "word", label: "Word")])]
+        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { KnockAuthenticator(id: id) }
+    }
+
+    static let yaml = """
+        providers:
+          - id: name
+            type: name
+          - id: knock
+            type: knock
+          - id: pin
+            type: pin
+            config:
+              resetWith: knock
+              hashCost: 4
+              lockout: {maxFailures: 3, lockoutDuration: 60s, maxLockoutDuration: 1h, permanentAfter: 3}
+        apps:
+          - id: bank
+            policy:
+              identityProviders: [name]
+              authenticators: [pin, knock]
+              secondFactor: pin
+              selfRegistration: true
+              pinPolicy: {minLength: 5, maxLength: 8, denyList: ["24680"]}
+              lockout: {maxFailedAttemptsPerFlow: 20, maxFailedAttemptsPerAccount: 100}
+        """
+
+    static func broker(clock: TestClock = TestClock()) async throws -> TestBroker {
+        var registry = PluginRegistry()
+        registry.register(NamePlugin.self)
+        registry.register(KnockPlugin.self)
+        registry.register(PINPlugin.self)
+        return try await TestBroker.make(yaml: yaml, registry: registry, clock: clock)
+    }
+
+    /// Names `name` and answers the PIN challenge that follows with `pin`.
+    func signIn(_ broker: TestBroker, _ name: String, pin: String) async throws -> FlowOutcome {
+        let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+        _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["name": .string(name)]), client: nil)
+        return try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["pin": .string(pin)]), client: nil)
+    }
+
+    /// Registers `name` with `pin`; answers the account.
+    func register(_ broker: TestBroker, _ name: String, pin: String) async throws -> (Account, IssuedTokens) {
+        let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name", purpose: .register))
+        guard case .challenge(_, let challenge, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["name": .string(name)]), client: nil) else {
+            throw FlowDriverError.unexpectedOutcome("no create_pin")
+        }
+        #expect(challenge.type == "create_pin")
+        let (tokens, account) = try await broker.finish(flow, answer: ["pin": .string(pin)])
+        return (try #require(account), tokens)
+    }
+
+    @Test func everyPINPolicyRuleRefusesWithItsCodeOnTheSameChallenge() async throws {
+        let broker = try await Self.broker()
+        let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name", purpose: .register))
+        _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["name": "ada"]), client: nil)
+        for (pin, code) in [
+            ("1357", "pin_too_short"), ("135792468", "pin_too_long"), ("13a57", "pin_not_numeric"), ("51234", "pin_sequence"), ("58880", "pin_repeated"),
+            ("24680", "pin_denied"), ("123456", "pin_sequence"), ("11111", "pin_repeated"),
+        ] {
+            let refused = await thrownError { _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["pin": .string(pin)]), client: nil) }
+            #expect(refused?.code.rawValue == code, "\(pin)")
+        }
+        let (tokens, account) = try await broker.finish(flow, answer: ["pin": "27193"])
+        #expect(account != nil)
+        #expect(tokens.refreshToken != nil)
+        // 5 to 32 digits, as XignSys asks, is expressible; outside 4...32 is a config error.
+        #expect(PINPolicy(minLength: 5, maxLength: 32).minLength == 5)
+        let tooLong = await thrownError(ConfigIssues.self) { _ = try ConfigLoader(registry: PluginRegistry()).load(yaml: "apps: [{id: x, policy: {pinPolicy: {maxLength: 40}}}]", environment: [:]) }
+        #expect(tooLong?.issues.first?.path == "apps[0].policy.pinPolicy.maxLength")
+    }
+
+    @Test func wrongPINsLockWithGrowingDurationsThenForGoodUntilAnAdministratorUnlocks() async throws {
+        let clock = TestClock()
+        let broker = try await Self.broker(clock: clock)
+        let (account, _) = try await register(broker, "bob", pin: "27193")
+        guard case .completed = try await signIn(broker, "bob", pin: "27193") else { Issue.record("right PIN refused"); return }
+        var durations: [TimeInterval] = []
+        for round in 1...3 {
+            for attempt in 1...3 {
+                let refused = await thrownError { _ = try await signIn(broker, "bob", pin: "99999") }
+                if attempt < 3 { #expect(refused?.code == .invalidPIN) } else { #expect(refused?.code == .lockedOut, "round \(round)") }
+                if attempt == 3, let until = refused?.lockedUntil { durations.append(until.timeIntervalSince(clock.now)) }
+                if attempt == 3, round == 3 { #expect(refused?.permanent == true) }
+            }
+            if round < 3 {
+                // While locked, even the right PIN is refused; the lock runs out.
+                #expect(await thrownError { _ = try await signIn(broker, "bob", pin: "27193") }?.code == .lockedOut)
+                clock.advance(by: durations.last! + 1)
+            }
+        }
+        #expect(durations.count == 2)
+        #expect(durations[1] > durations[0])
+        clock.advance(by: 86_400 * 30)
+        let still = await thrownError { _ = try await signIn(broker, "bob", pin: "27193") }
+        #expect(still?.code == .lockedOut)
+        #expect(still?.permanent == true)
+        let locks = try await broker.broker.admin.lockouts().map(\.key)
+        #expect(locks.contains("pin:account:\(account.id)"))
+        try await broker.broker.admin.unlock(key: "pin:account:\(account.id)", by: AdminIdentity(name: "ops"))
+        guard case .completed = try await signIn(broker, "bob", pin: "27193") else { Issue.record("not unlocked"); return }
+        let audit = try await broker.store.auditEvents(type: "lockout.applied", appID: nil, accountID: nil, since: nil, limit: 10)
+        #expect(audit.contains { $0.details["permanent"] == "true" })
+    }
+
+    @Test func thePINChangesWithTheCurrentOneAndNotFromAStatelessSignIn() async throws {
+        let broker = try await Self.broker()
+        let (_, tokens) = try await register(broker, "cyd", pin: "27193")
+        let operations = broker.broker.accountOperations
+        let token = PresentedToken.bearer(tokens.accessToken)
+        let wrong = await thrownError { _ = try await operations.perform(plugin: "pin", operation: "change", fields: ["currentPin": "11112", "newPin": "38162"], accessToken: token, clientIP: nil) }
+        #expect(wrong?.code == .invalidPIN)
+        let weak = await thrownError { _ = try await operations.perform(plugin: "pin", operation: "change", fields: ["currentPin": "27193", "newPin": "12345"], accessToken: token, clientIP: nil) }
+        #expect(weak?.code == .pinSequence)
+        _ = try await operations.perform(plugin: "pin", operation: "change", fields: ["currentPin": "27193", "newPin": "38162"], accessToken: token, clientIP: nil)
+        #expect(await thrownError { _ = try await signIn(broker, "cyd", pin: "27193") }?.code == .invalidPIN)
+        guard case .completed = try await signIn(broker, "cyd", pin: "38162") else { Issue.record("new PIN refused"); return }
+        let unknownField = await thrownError { _ = try await operations.perform(plugin: "pin", operation: "change", fields: ["pin": "1"], accessToken: token, clientIP: nil) }
+        #expect(unknownField?.code == .invalidRequest)
+
+        // A stateless token has no account to hold a PIN.
+        let stateless = try await broker.broker.tokens(forStatelessSubject: "name|zed", app: "bank")
+        let refused = await thrownError { _ = try await operations.perform(plugin: "pin", operation: "change", fields: ["currentPin": "1", "newPin": "2"], accessToken: .bearer(stateless), clientIP: nil) }
+        #expect(refused?.code == .statelessUnsupported)
+    }
+
+    @Test func aForgottenPINIsResetAfterTheOtherAuthenticatorPasses() async throws {
+        let broker = try await Self.broker()
+        _ = try await register(broker, "dee", pin: "27193")
+        let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+        guard case .challenge(_, let pin, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["name": "dee"]), client: nil) else { return }
+        #expect(pin.type == "pin")
+        #expect(pin.fields["resetAvailable"] == true)
+        guard case .challenge(_, let knock, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["forgot": true]), client: nil) else { return }
+        #expect(knock.type == "knock")
+        guard case .challenge(_, let create, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["word": "open"]), client: nil) else { return }
+        #expect(create.type == "create_pin")
+        #expect(create.fields["reset"] == true)
+        let (tokens, _) = try await broker.finish(flow, answer: ["pin": "49261"])
+        let amr = Self.amr(tokens.accessToken)
+        #expect(amr == ["pwd", "name", "otp", "knock", "pin", "pin"])
+        guard case .completed = try await signIn(broker, "dee", pin: "49261") else { Issue.record("reset PIN refused"); return }
+    }
+
+    static func amr(_ token: String) -> [String] {
+        guard case .object(let claims)? = try? JSONDecoder().decode(JSONValue.self, from: Base64URL.decode(String(token.split(separator: ".")[1]))!),
+            case .array(let values)? = claims["amr"]
+        else { return [] }
+        return values.compactMap(\.stringValue)
+    }
+}
+
+extension Broker {
+    /// An access token as a stateless sign-in gets it (for checking what such a token may not do).
+    func tokens(forStatelessSubject subject: String, app appID: String) async throws -> String {
+        guard let app = try await store.app(id: appID) else { throw BrokerError(.invalidClient, .unauthenticated, "no app") }
+        let grant = TokenIssuer.Grant(app: app, subject: subject, accountID: nil, scopes: ["openid"], methods: ["pwd"], identityProvider: "name", authTime: clock.now, stateless: true)
+        return try await engine.tokens.issue(grant).accessToken
+    }
+}
