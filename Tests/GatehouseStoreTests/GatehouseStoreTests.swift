@@ -12,7 +12,7 @@ struct GatehouseStoreTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
     static let allMigrations = [
         "v1-foundation", "v2-openid-provider", "v3-lockouts-admin", "v4-test-accounts", "v5-provisional-identities", "v6-disabled-apps", "v7-key-activation",
-        "v8-verified-email-index",
+        "v8-verified-email-index", "v9-devices",
     ]
 
     func flow(_ id: String = "flow-1", app: String = "notes", expiresIn seconds: TimeInterval = 600) -> FlowRecord {
@@ -675,6 +675,65 @@ struct GatehouseStoreTests {
             try await database.store.insertSigningKey(SigningKeyRecord(kid: "k", algorithm: .es256, privateKeyPEM: "x", createdAt: now))
             try await database.store.scrubReplacedData()
             #expect(try await database.store.signingKeys().count == 1)
+        }
+    }
+
+    // MARK: - Devices
+
+    func signInKey(_ id: String, installation: String, vendor: String?, app: String = "notes") -> NewSignInKey {
+        NewSignInKey(
+            keyID: id, publicKey: ["kty": "EC", "x": .string(id)], thumbprint: id, algorithm: "ES256",
+            device: DeviceFacts(installationID: installation, vendorID: vendor, platform: .android, model: "Pixel 9", alias: "Pixel")
+        )
+    }
+
+    @Test(arguments: StoreKind.allCases) func devicesKeepInstallationsApartAndAReinstallRetiresTheOldOne(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let ada = try await account(store, "ada")
+            let bob = try await account(store, "bob")
+            let first = try await store.registerSignInKey(signInKey("k1", installation: "inst-1", vendor: "v1"), accountID: ada.id, appID: "notes", providerID: "device", now: now)
+            #expect(first.newDevice && first.retiredKeyIDs.isEmpty)
+            _ = try await store.addIdentityLink(ExternalIdentity(providerID: "device", subject: "k1", username: "d"), accountID: ada.id, now: now)
+            try await store.insertRefreshToken(RefreshTokenRecord(
+                digest: "r1", familyID: "f1", accountID: ada.id, appID: "notes", scopes: [], issuedAt: now, expiresAt: now.addingTimeInterval(60), authTime: now,
+                signInKeyID: "k1", dpopJKT: "jkt"
+            ))
+            #expect(try await store.refreshToken(digest: "r1")?.dpopJKT == "jkt")
+            // A second key from the same installation, and another account on the same hardware.
+            let second = try await store.registerSignInKey(signInKey("k2", installation: "inst-1", vendor: "v1"), accountID: ada.id, appID: "notes", providerID: "device", now: now)
+            #expect(!second.newDevice && second.device.id == first.device.id && second.installation.id == first.installation.id)
+            let other = try await store.registerSignInKey(signInKey("k3", installation: "inst-1", vendor: "v1"), accountID: bob.id, appID: "notes", providerID: "device", now: now)
+            #expect(other.newDevice && other.device.id != first.device.id)
+            #expect(try await store.devices(accountID: bob.id).flatMap(\.keys).map(\.id) == ["k3"])
+            // The same public key twice is refused, and nothing of that registration stays.
+            let taken = await thrownError { _ = try await store.registerSignInKey(signInKey("k1", installation: "inst-9", vendor: "v9"), accountID: bob.id, appID: "notes", providerID: "device", now: now) }
+            #expect(taken?.code == .invalidKey)
+            #expect(try await store.devices(accountID: bob.id).count == 1)
+            // Counters only grow.
+            #expect(try await store.recordSignInKeyUse(id: "k2", counter: 3, now: now))
+            #expect(try await !store.recordSignInKeyUse(id: "k2", counter: 3, now: now))
+            #expect(try await store.signInKey(id: "k2")?.counter == 3)
+            // A reinstall (same vendor id, new installation id) retires the old installation's keys,
+            // their identity links and refresh tokens.
+            let reinstall = try await store.registerSignInKey(signInKey("k4", installation: "inst-2", vendor: "v1"), accountID: ada.id, appID: "notes", providerID: "device", now: now)
+            #expect(Set(reinstall.retiredKeyIDs) == ["k1", "k2"])
+            #expect(try await store.signInKey(id: "k1") == nil)
+            #expect(try await store.identityLink(providerID: "device", subject: "k1") == nil)
+            #expect(try await store.refreshToken(digest: "r1")?.revokedAt != nil)
+            #expect(try await store.devices(accountID: ada.id).first?.installations.map(\.installationID) == ["inst-2"])
+            // Another app on the same device is another installation, not a reinstall.
+            let otherApp = try await store.registerSignInKey(signInKey("k5", installation: "inst-3", vendor: "v1", app: "vault"), accountID: ada.id, appID: "vault", providerID: "device", now: now)
+            #expect(otherApp.retiredKeyIDs.isEmpty)
+            // Renaming and removing only reach the owner's device.
+            #expect(try await !store.renameDevice(id: first.device.id, accountID: bob.id, alias: "mine"))
+            #expect(try await store.renameDevice(id: first.device.id, accountID: ada.id, alias: "Work"))
+            #expect(try await store.removeDevice(id: first.device.id, accountID: bob.id, now: now) == nil)
+            #expect(Set(try await store.removeDevice(id: first.device.id, accountID: ada.id, now: now) ?? []) == ["k4", "k5"])
+            #expect(try await store.devices(accountID: ada.id).isEmpty)
+            // Deleting an account deletes its devices.
+            #expect(try await store.deleteAccount(id: bob.id))
+            #expect(try await store.signInKey(id: "k3") == nil)
         }
     }
 }
