@@ -600,6 +600,7 @@ struct GatehouseStoreTests {
             try await store.insertRevocation(RevocationRecord(kind: .family, value: "f", revokedAt: now, expiresAt: now.addingTimeInterval(60)))
             _ = try await store.reserveAttempt(key: "acct", now: now, window: 60, threshold: 5, lockDuration: { _ in 60 })
             _ = try await store.createProvisionalIdentity(ProvisionalIdentity(id: "pi", appID: "notes", email: try #require(EmailAddress("p@x.example")), createdAt: now, createdBy: "admin:root"))
+            _ = try await store.registerSignInKey(signInKey("sk", installation: "inst-1", vendor: "v1"), accountID: owner.id, appID: "notes", providerID: "device", now: now)
             let counts = try await store.rowCounts()
             #expect(counts.values.allSatisfy { $0 > 0 })
 

@@ -577,6 +577,33 @@ check "with only the new key the broker starts and vic's earlier token still ver
 stop
 unset GATEHOUSE_ADMIN_TOKEN
 
+echo "- devices: an independent Python device client (cryptography, PyJWT) registers keys, signs assertions and DPoP proofs"
+mkdir -p "$work/devices"
+cat >"$work/devices/gatehouse.yaml" <<YAML
+environment: development
+server:
+  listen: 127.0.0.1:$port
+providers:
+  - id: device
+    type: device-key
+apps:
+  - id: phone
+    policy: {identityProviders: [device], selfRegistration: true, defaultScopes: [openid], allowedScopes: [openid, offline_access]}
+  - id: strict
+    policy: {identityProviders: [device], selfRegistration: true, dpop: required, dpopNonce: true}
+YAML
+use_database "$work/devices"
+start_in "$work/devices"
+if "$py" "$repo/Tests/e2e/device_client.py" "$base" >"$work/devices/client.out" 2>&1; then pass "the device client's checks (below)"; else fail "the device client's checks (below)"; fi
+grep -E '^  (ok|FAIL) ' "$work/devices/client.out" | sed 's/^/  /'
+grep -q '"failures": 0' "$work/devices/client.out" || tail -5 "$work/devices/client.out"
+device_account=$(tail -1 "$work/devices/client.out" | jq -r .account 2>/dev/null || true)
+stop
+check "gatehouse devices list shows the account's remaining device" bash -c \
+  "cd '$work/devices' && '$bin' devices list '$device_account' | grep -c '^dev_' | grep -qx 1"
+check "gatehouse devices remove with an unknown device says so (exit 1)" bash -c \
+  "cd '$work/devices' && ! '$bin' devices remove '$device_account' dev_nothing 2>&1 | grep -q removed"
+
 if [ "$database" = postgres ]; then
   echo "- storage copy: PostgreSQL into SQLite and back"
   check "storage copy moves the main database (named by its config file) into a new SQLite file, every table's count ok" bash -c \
@@ -591,7 +618,7 @@ if [ "$database" = postgres ]; then
   check "and back into an empty PostgreSQL database, with the same accounts" bash -c \
     "'$bin' storage copy --from 'sqlite:$work/copy.sqlite' --to '$back' >/dev/null && [ \"\$('$postgres' psql '$pg' -d back -tA -c 'SELECT COUNT(*) FROM accounts')\" = \"$(query "$work" "SELECT COUNT(*) FROM accounts")\" ]"
 fi
-check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider, v3-lockouts-admin, v4-test-accounts, v5-provisional-identities, v6-disabled-apps'"
+check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider, v3-lockouts-admin, v4-test-accounts, v5-provisional-identities, v6-disabled-apps, v7-key-activation, v8-verified-email-index, v9-devices'"
 check "no password appears in the server log" bash -c "! grep -q 'correct horse\|fine long password' '$work/serve.log'"
 
 echo
