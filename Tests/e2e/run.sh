@@ -600,9 +600,9 @@ grep -q '"failures": 0' "$work/devices/client.out" || tail -5 "$work/devices/cli
 device_account=$(tail -1 "$work/devices/client.out" | jq -r .account 2>/dev/null || true)
 stop
 check "gatehouse devices list shows the account's remaining device" bash -c \
-  "cd '$work/devices' && '$bin' devices list '$device_account' | grep -c '^dev_' | grep -qx 1"
+  "cd '$work/devices' && '$bin' devices list --config gatehouse.yaml '$device_account' | grep -c '^dev_' | grep -qx 1"
 check "gatehouse devices remove with an unknown device says so (exit 1)" bash -c \
-  "cd '$work/devices' && ! '$bin' devices remove '$device_account' dev_nothing 2>&1 | grep -q removed"
+  "cd '$work/devices' && '$bin' devices remove --config gatehouse.yaml '$device_account' dev_nothing 2>&1 | grep -q 'no such device'"
 
 if [ "$database" = postgres ]; then
   echo "- storage copy: PostgreSQL into SQLite and back"
