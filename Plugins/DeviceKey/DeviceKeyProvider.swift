@@ -147,6 +147,11 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying {
             guard let sent = assertion.claims["nonce"]?.stringValue, SecretDigest.constantTimeEquals(sent, nonce) else {
                 throw DeviceKeyRefusal(.nonceMismatch, "The assertion does not carry the challenge's nonce.")
             }
+        } else {
+            // At the grant: an assertion made for a flow (it answers a nonce) is not redeemable here,
+            // and RFC 7523 section 3 requires `exp`.
+            guard assertion.claims["nonce"] == nil else { throw DeviceKeyRefusal(.nonceMismatch, "An assertion made for a flow's nonce answers that flow only.") }
+            guard assertion.claims["exp"] != nil else { throw DeviceKeyRefusal(.assertionExpired, "An assertion at the JWT bearer grant needs an exp (RFC 7523).") }
         }
         let now = environment.clock.now
         let lifetime = config.assertionLifetime.timeInterval
@@ -173,6 +178,9 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying {
                 throw DeviceKeyRefusal(.invalidAssertion, "The assertion's counter must be a non-negative integer.")
             }
             counter = Int(number)
+        } else if key.counter != nil {
+            // A key that once counted must keep counting, or a clone of it would go unnoticed.
+            throw DeviceKeyRefusal(.counterNotIncreasing, "This key's assertions carry a counter; send the next one.")
         }
         guard try await environment.storage.insert(true, key: "jti:\(key.id):\(SecretDigest.sha256Hex(jti))", expiresAt: issuedAt.addingTimeInterval(lifetime + skew)) else {
             throw DeviceKeyRefusal(.assertionReplayed, "The assertion's jti was used before; sign a fresh assertion.")

@@ -22,13 +22,14 @@ struct PINBook: Sendable {
         try await environment.storage.get(Record.self, key: Self.key(accountID))
     }
 
-    /// Stores a new PIN for the account (replacing the old one).
-    func store(_ pin: String, for accountID: String) async throws {
+    /// Stores a new PIN for the account; an existing one is replaced only when `replacing`.
+    func store(_ pin: String, for accountID: String, replacing: Bool) async throws {
         let keyed = try await self.keyed(pin, accountID: accountID)
         let hash = try await BlockingWork.run { [config] in Bcrypt.hash(keyed, cost: UInt8(config.hashCost)) }
         let now = environment.clock.now
         for _ in 0..<3 {
             if let existing = try await record(for: accountID) {
+                guard replacing else { throw BrokerError(.conflict, .conflict, "A PIN was set for this account meanwhile; sign in with it.").endingFlow() }
                 let record = Record(hash: hash, createdAt: existing.value.createdAt, changedAt: now)
                 if try await environment.storage.replace(record, key: Self.key(accountID), version: existing.version) { return }
             } else if try await environment.storage.insert(Record(hash: hash, createdAt: now, changedAt: now), key: Self.key(accountID)) {

@@ -35,7 +35,8 @@ public struct PINProvider: Authenticator, FactorDelegating, AccountOperationProv
         case .create, .reset:
             let pin = try answer.string("pin")
             try context.policy.pinPolicy.check(pin)
-            try await book.store(pin, for: account.id)
+            // Creating never replaces a PIN another flow set meanwhile; a reset does, by design.
+            try await book.store(pin, for: account.id, replacing: current.mode == .reset)
             if current.mode == .reset { try await book.clearFailures(accountID: account.id, deviceID: context.signInKey?.deviceID) }
             return .verified(FactorResult(authenticatorID: id, method: "pin"))
         case .verify:
@@ -55,6 +56,8 @@ public struct PINProvider: Authenticator, FactorDelegating, AccountOperationProv
         guard try state.decode(State.self).mode == .reset, passed.authenticatorID == config.resetWith, let account = context.account else {
             throw BrokerError.internalFailure("The pin authenticator went on after a factor it did not ask for.")
         }
+        // The engine refuses this already; an address chosen just now proves nobody.
+        guard passed.enrolledEmail == nil else { throw BrokerError(.noVerifiedEmail, .forbidden, "A reset needs an address the account already had.") }
         try await refuseIfPermanentlyLocked(accountID: account.id, deviceID: context.signInKey?.deviceID)
         return try createStep(context, mode: .reset)
     }
@@ -100,7 +103,7 @@ public struct PINProvider: Authenticator, FactorDelegating, AccountOperationProv
         let newPin = try fields.string("newPin")
         try await book.check(try fields.string("currentPin"), accountID: context.account.id, deviceID: context.signInKey?.deviceID)
         try context.app.policy.pinPolicy.check(newPin)
-        try await book.store(newPin, for: context.account.id)
+        try await book.store(newPin, for: context.account.id, replacing: true)
         return ["changed": true]
     }
 

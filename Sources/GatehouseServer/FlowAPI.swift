@@ -57,15 +57,19 @@ struct FlowAPI {
         )
         // An access token (Bearer or DPoP) registers a credential for its account; Basic is the app's own.
         var client: ClientCredentials?
+        var dpop = AccessTokenAuthentication.dpop(request, issuer: issuer)
+        var verifiedDPoPKey: String?
         let authorization = request.headers[.authorization]?.lowercased() ?? ""
         if authorization.hasPrefix("bearer ") || authorization.hasPrefix("dpop ") {
             let token = try AccessTokenAuthentication.presented(request, issuer: issuer)
-            flowRequest.signedInAccountID = try await broker.oauth.accountRegistering(with: token, appID: body.app)
+            (flowRequest.signedInAccountID, verifiedDPoPKey) = try await broker.oauth.accountRegistering(with: token, appID: body.app)
+            // A bound token's proof was checked (and used up) with the token: it binds the new tokens too.
+            if verifiedDPoPKey != nil { dpop = nil }
             client = try ClientCredentials.presented(basic: nil, bodyClientID: nil, bodySecret: body.clientSecret)
         } else {
             client = try ClientAuthentication.credentials(from: request, bodySecret: body.clientSecret)
         }
-        let outcome = try await engine.start(flowRequest, client: client, dpop: AccessTokenAuthentication.dpop(request, issuer: issuer))
+        let outcome = try await engine.start(flowRequest, client: client, dpop: dpop, verifiedDPoPKey: verifiedDPoPKey)
         return try FlowResponse(outcome, challenges: engine.challenges).response(status: .created)
     }
 

@@ -15,12 +15,20 @@ struct DeviceKeyTests {
         providers:
           - id: device
             type: device-key
+          - id: knock
+            type: knock
         apps:
           - id: notes
             policy:
               identityProviders: [device]
               selfRegistration: true
               defaultScopes: [openid, offline_access]
+          - id: guarded
+            policy:
+              identityProviders: [device]
+              authenticators: [knock]
+              secondFactor: knock
+              selfRegistration: true
           - id: bound
             policy:
               identityProviders: [device]
@@ -33,7 +41,31 @@ struct DeviceKeyTests {
     static func broker(clock: TestClock = TestClock()) async throws -> TestBroker {
         var registry = PluginRegistry()
         registry.register(DeviceKeyPlugin.self)
+        registry.register(KnockPlugin.self)
         return try await TestBroker.make(yaml: yaml, registry: registry, clock: clock)
+    }
+
+    /// A second factor for the tests that need one: passes when the answer is `open`.
+    struct KnockAuthenticator: Authenticator {
+        let id: String
+        func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { .challenge(Challenge(type: "knock"), state: FlowState()) }
+        func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+            guard try answer.string("word") == "open" else { throw BrokerError(.invalidCode, .failedAttempt, "No.") }
+            return .verified(FactorResult(authenticatorID: id, method: "otp"))
+        }
+    }
+
+    enum KnockPlugin: PluginFactory {
+        struct Config: Decodable, Sendable {}
+        static let typeName = "knock"
+        static let challenges = [ChallengeDescription(type: "knock", summary: "A word.", inputs: [ChallengeInput(name: "word", label: "Word")])]
+        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { KnockAuthenticator(id: id) }
+    }
+
+    /// The public JWK of a P-256 key.
+    static func jwk(of key: P256.Signing.PrivateKey) -> JSONValue {
+        let point = key.publicKey.x963Representation
+        return ["kty": "EC", "crv": "P-256", "x": .string(Base64URL.encode(point[1..<33])), "y": .string(Base64URL.encode(point[33..<65]))]
     }
 
     /// A device: its key and what it says about itself.
@@ -42,10 +74,7 @@ struct DeviceKeyTests {
         var installationID = "install-" + UUID().uuidString
         var vendorID: String? = "vendor-" + UUID().uuidString
 
-        var jwk: JSONValue {
-            let point = key.publicKey.x963Representation
-            return ["kty": "EC", "crv": "P-256", "x": .string(Base64URL.encode(point[1..<33])), "y": .string(Base64URL.encode(point[33..<65]))]
-        }
+        var jwk: JSONValue { DeviceKeyTests.jwk(of: key) }
 
         var keyID: String { try! PublicJWK(jwk).thumbprint }
 
@@ -131,7 +160,8 @@ struct DeviceKeyTests {
         let broker = try await Self.broker()
         let phone = Phone()
         let account = try #require(try await register(phone, at: broker).account)
-        let assertion = phone.assertion(nonce: nil, issuer: issuerOf(broker) + "/oauth2/token", now: broker.clock.now)
+        let now = broker.clock.now
+        let assertion = phone.assertion(nonce: nil, issuer: issuerOf(broker) + "/oauth2/token", now: now, extra: ["exp": .number(now.timeIntervalSince1970 + 60)])
         let form = ["grant_type": OAuthService.jwtBearerGrant, "assertion": assertion, "client_id": "notes"]
         let tokens = try await broker.broker.oauth.token(try TokenRequest(form: form, basic: nil))
         #expect(Self.claims(tokens.accessToken)["sub"] == .string(account.id))
@@ -140,6 +170,11 @@ struct DeviceKeyTests {
         let replay = await thrownError { _ = try await broker.broker.oauth.token(try TokenRequest(form: form, basic: nil)) }
         #expect(replay?.code == .invalidGrant)
         #expect(replay?.reason == "assertion_replayed")
+        // RFC 7523 section 3 requires exp; an assertion made for a flow's nonce is not redeemable here.
+        for (extra, reason) in [([:], "assertion_expired"), (["exp": .number(now.timeIntervalSince1970 + 60), "nonce": "n"], "nonce_mismatch")] as [([String: JSONValue], String)] {
+            let form = ["grant_type": OAuthService.jwtBearerGrant, "assertion": phone.assertion(nonce: nil, issuer: issuerOf(broker), now: now, extra: extra), "client_id": "notes"]
+            #expect(await thrownError { _ = try await broker.broker.oauth.token(try TokenRequest(form: form, basic: nil)) }?.reason == reason)
+        }
     }
 
     @Test func aSecondDeviceJoinsTheSignedInAccountAndAnotherAccountSeesNoneOfItsDevices() async throws {
@@ -205,6 +240,41 @@ struct DeviceKeyTests {
         #expect(try await broker.store.auditEvents(type: "device.removed", appID: nil, accountID: account.id, since: nil, limit: 1).count == 1)
     }
 
+    @Test func nothingIsStoredBeforeTheSecondFactorAndARemovedKeyCannotFinishASignIn() async throws {
+        let broker = try await Self.broker()
+        let phone = Phone()
+        // A registration waiting at the second factor has written no key yet.
+        let (flow, challenge) = try await broker.start(FlowRequest(appID: "guarded", providerID: "device", purpose: .register))
+        guard case .challenge(_, let knock, _) = try await broker.engine.resume(
+            flowID: flow, answer: ChallengeResponse(phone.registration(nonce: challenge.fields["nonce"]!.stringValue!, issuer: issuerOf(broker))), client: nil
+        ) else { Issue.record("no second factor"); return }
+        #expect(knock.type == "knock")
+        #expect(try await broker.store.signInKey(id: phone.keyID) == nil)
+        let account = try #require(try await broker.finish(flow, answer: ["word": "open"]).account)
+        #expect(try await broker.store.signInKey(id: phone.keyID) != nil)
+
+        // A second device added while signed in waits for the factor too, and an abandoned one leaves nothing.
+        let second = Phone()
+        let (added, addedChallenge) = try await broker.start(FlowRequest(appID: "guarded", providerID: "device", purpose: .register, signedInAccountID: account.id))
+        _ = try await broker.engine.resume(
+            flowID: added, answer: ChallengeResponse(second.registration(nonce: addedChallenge.fields["nonce"]!.stringValue!, issuer: issuerOf(broker))), client: nil
+        )
+        #expect(try await broker.store.identityLink(providerID: "device", subject: second.keyID) == nil)
+        #expect(try await broker.store.devices(accountID: account.id).count == 1)
+
+        // A sign-in waiting at the second factor cannot finish once its device is removed.
+        let (signIn, signInChallenge) = try await broker.start(FlowRequest(appID: "guarded", providerID: "device"))
+        _ = try await broker.engine.resume(
+            flowID: signIn, answer: ChallengeResponse(["assertion": .string(phone.assertion(nonce: signInChallenge.fields["nonce"]!.stringValue!, issuer: issuerOf(broker), now: broker.clock.now))]),
+            client: nil
+        )
+        let deviceID = try #require(try await broker.store.devices(accountID: account.id).first?.device.id)
+        #expect(try await broker.store.removeDevice(id: deviceID, accountID: account.id, now: broker.clock.now) == [phone.keyID])
+        let refused = await thrownError { _ = try await broker.finish(signIn, answer: ["word": "open"]) }
+        #expect(refused?.code == .accessDenied)
+        #expect(refused?.reason == "sign_in_key_removed")
+    }
+
     // MARK: - Refusals
 
     @Test func everyRefusalHasItsCode() async throws {
@@ -224,7 +294,9 @@ struct DeviceKeyTests {
         // An assertion signed by another key.
         let forged = try await refusal(broker) { phone.sign(["iss": .string(phone.keyID), "aud": .string(issuer), "nonce": .string($0), "iat": .number(now.timeIntervalSince1970), "jti": "f1"], with: P256.Signing.PrivateKey()) }
         #expect(forged?.code.rawValue == "invalid_assertion")
-        // alg none and HS256.
+        // alg none (unsigned) and HS256.
+        let unsigned = Base64URL.encode(Data(JSONValue.object(["alg": "none"]).serialized())) + "." + Base64URL.encode(Data(JSONValue.object(["iss": .string(phone.keyID)]).serialized())) + "."
+        #expect(try await refusal(broker) { _ in unsigned }?.code.rawValue == "alg_not_allowed")
         for alg in ["none", "HS256"] {
             let refused = try await refusal(broker) { phone.sign(["iss": .string(phone.keyID), "aud": .string(issuer), "nonce": .string($0)], header: ["alg": .string(alg)]) }
             #expect(refused?.code.rawValue == "alg_not_allowed")
@@ -247,6 +319,8 @@ struct DeviceKeyTests {
         _ = try await signIn(phone, at: broker, extra: ["counter": 5])
         #expect(try await refusal(broker) { phone.assertion(nonce: $0, issuer: issuer, now: now, extra: ["counter": 5]) }?.code.rawValue == "counter_not_increasing")
         #expect(try await signIn(phone, at: broker, extra: ["counter": 6]).account?.id == account.id)
+        // A key that counted keeps counting: an assertion without a counter is refused.
+        #expect(try await refusal(broker) { phone.assertion(nonce: $0, issuer: issuer, now: now) }?.code.rawValue == "counter_not_increasing")
 
         // An expired nonce ends the flow.
         let (late, lateChallenge) = try await broker.start(FlowRequest(appID: "notes", providerID: "device"))
@@ -293,12 +367,10 @@ struct DeviceKeyTests {
     // MARK: - DPoP
 
     func dpopProof(_ key: P256.Signing.PrivateKey, method: String, url: String, now: Date, accessToken: String? = nil, nonce: String? = nil, jti: String = UUID().uuidString) -> String {
-        let point = key.publicKey.x963Representation
-        let jwk: JSONValue = ["kty": "EC", "crv": "P-256", "x": .string(Base64URL.encode(point[1..<33])), "y": .string(Base64URL.encode(point[33..<65]))]
         var claims: [String: JSONValue] = ["htm": .string(method), "htu": .string(url), "iat": .number(now.timeIntervalSince1970), "jti": .string(jti)]
         if let accessToken { claims["ath"] = .string(Base64URL.sha256(accessToken)) }
         if let nonce { claims["nonce"] = .string(nonce) }
-        return Self.jws(header: ["alg": "ES256", "typ": "dpop+jwt", "jwk": jwk], claims: claims, key: key)
+        return Self.jws(header: ["alg": "ES256", "typ": "dpop+jwt", "jwk": Self.jwk(of: key)], claims: claims, key: key)
     }
 
     @Test func dpopBindsTokensToTheDeviceKeyAndEveryBoundUseNeedsAFreshProof() async throws {
@@ -311,7 +383,10 @@ struct DeviceKeyTests {
         let now = broker.clock.now
         func grant(_ proof: String?) throws -> TokenRequest {
             try TokenRequest(
-                form: ["grant_type": OAuthService.jwtBearerGrant, "assertion": phone.assertion(nonce: nil, issuer: issuer, now: now), "client_id": "notes", "scope": "openid offline_access"],
+                form: [
+                    "grant_type": OAuthService.jwtBearerGrant, "assertion": phone.assertion(nonce: nil, issuer: issuer, now: now, extra: ["exp": .number(now.timeIntervalSince1970 + 60)]),
+                    "client_id": "notes", "scope": "openid offline_access",
+                ],
                 basic: nil, dpop: proof.map { DPoPPresentation(proofs: [$0], method: "POST", url: tokenURL) }
             )
         }

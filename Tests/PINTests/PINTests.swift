@@ -28,7 +28,10 @@ struct PINTests {
             .challenge(Challenge(type: "knock"), state: FlowState())
         }
         func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-            guard try answer.string("word") == "open" else { throw BrokerError(.invalidCode, .failedAttempt, "No.") }
+            let word = try answer.string("word")
+            // `enrol` stands for an authenticator that lets the account name a new address now.
+            if word == "enrol" { return .verified(FactorResult(authenticatorID: id, method: "otp", enrolledEmail: EmailAddress("new@example.com"))) }
+            guard word == "open" else { throw BrokerError(.invalidCode, .failedAttempt, "No.") }
             return .verified(FactorResult(authenticatorID: id, method: "otp"))
         }
     }
@@ -111,7 +114,9 @@ struct PINTests {
         #expect(account != nil)
         #expect(tokens.refreshToken != nil)
         // 5 to 32 digits, as XignSys asks, is expressible; outside 4...32 is a config error.
-        #expect(PINPolicy(minLength: 5, maxLength: 32).minLength == 5)
+        let xignsys = PINPolicy(minLength: 5, maxLength: 32)
+        #expect(throws: Never.self) { try xignsys.check(String(repeating: "27193", count: 6) + "58") }
+        #expect((try? xignsys.check("2719")) == nil)
         let tooLong = await thrownError(ConfigIssues.self) { _ = try ConfigLoader(registry: PluginRegistry()).load(yaml: "apps: [{id: x, policy: {pinPolicy: {maxLength: 40}}}]", environment: [:]) }
         #expect(tooLong?.issues.first?.path == "apps[0].policy.pinPolicy.maxLength")
     }
@@ -186,6 +191,14 @@ struct PINTests {
         let amr = Self.amr(tokens.accessToken)
         #expect(amr == ["pwd", "name", "otp", "knock", "pin", "pin"])
         guard case .completed = try await signIn(broker, "dee", pin: "49261") else { Issue.record("reset PIN refused"); return }
+
+        // A reset cannot be proven with an address the account names just now.
+        let (other, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+        _ = try await broker.engine.resume(flowID: other, answer: ChallengeResponse(["name": "dee"]), client: nil)
+        _ = try await broker.engine.resume(flowID: other, answer: ChallengeResponse(["forgot": true]), client: nil)
+        let enrolled = await thrownError { _ = try await broker.engine.resume(flowID: other, answer: ChallengeResponse(["word": "enrol"]), client: nil) }
+        #expect(enrolled?.code == .noVerifiedEmail)
+        #expect(try await broker.store.identityLinks(accountID: try #require(try await broker.store.accounts(limit: 10, offset: 0).first { $0.username == "dee" }).id).count == 1)
     }
 
     static func amr(_ token: String) -> [String] {

@@ -1,27 +1,41 @@
 import Foundation
 
 /// Registrations that add to the account of someone signed in already, and the device sign-in keys a
-/// provider verified, stored once the flow knows the account.
+/// provider verified. Nothing is written before every factor has passed: the flow carries the new
+/// identity and key, and `complete` stores them.
 extension FlowEngine {
-    /// A registration started with an access token: the new identity joins that account (unless it
-    /// is another account's already), then the app's second factor runs as for any sign-in.
+    /// A registration started with an access token: the new identity will join that account (unless
+    /// it is another account's already), once the app's second factor has passed as for any sign-in.
     func addToSignedInAccount(_ flow: FlowRecord, identity: ExternalIdentity, accountID: String, app: App, dpopJKT: String?) async throws -> FlowOutcome {
         var flow = flow
         guard let account = try await store.account(id: accountID) else {
             throw BrokerError(.invalidToken, .unauthenticated, "The signed-in account no longer exists.")
         }
-        guard try await store.addIdentityLink(identity, accountID: account.id, now: clock.now) else {
-            if flow.version >= 0 { _ = try? await store.deleteFlow(id: flow.id, version: flow.version) }
-            throw BrokerError(.alreadyRegistered, .conflict, "This identity belongs to another account.")
+        if let owner = try await store.identityLink(providerID: identity.providerID, subject: identity.subject), owner.accountID != account.id {
+            throw Self.identityTaken
         }
         flow.accountID = account.id
         flow.accountCreated = false
-        var event = auditEvent("account.identity_added", flow: flow, outcome: nil, details: ["subject": identity.subject])
-        event.accountID = account.id
-        try await store.appendAudit(event)
-        if let key = identity.newSignInKey { try await registerSignInKey(key, flow: flow, app: app, account: account) }
         guard let factorID = app.policy.secondFactor(for: account) else { return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT) }
         return try await beginFactor(flow, factorID: factorID, app: app, account: account, dpopJKT: dpopJKT)
+    }
+
+    static let identityTaken = BrokerError(.alreadyRegistered, .conflict, "This identity belongs to another account.")
+
+    /// At completion, after every factor: links a signed-in registration's identity, stores a new
+    /// sign-in key, and refuses a sign-in whose key was removed while the flow waited.
+    func storeNewCredentials(of flow: FlowRecord, identity: ExternalIdentity, app: App, account: Account) async throws {
+        if flow.signedInAccountID != nil {
+            guard try await store.addIdentityLink(identity, accountID: account.id, now: clock.now) else { throw Self.identityTaken }
+            var event = auditEvent("account.identity_added", flow: flow, outcome: nil, details: ["subject": identity.subject])
+            event.accountID = account.id
+            try await store.appendAudit(event)
+        }
+        if let key = identity.newSignInKey {
+            try await registerSignInKey(key, flow: flow, app: app, account: account)
+        } else if let keyID = flow.signInKeyID, try await store.signInKey(id: keyID) == nil {
+            throw BrokerError(.accessDenied, .forbidden, "The device key this sign-in used was removed; register the device again.").because("sign_in_key_removed")
+        }
     }
 
     /// Stores a verified sign-in key with its device and installation. A reinstall of the app on the

@@ -51,7 +51,11 @@ public struct FlowEngine: Sendable {
     }
 
     /// Starts a flow; answers with the first challenge (or, for a provider that needs none, the tokens).
-    public func start(_ request: FlowRequest, client: ClientCredentials?, dpop presentation: DPoPPresentation? = nil) async throws -> FlowOutcome {
+    /// `verifiedDPoPKey`: the key of a DPoP proof the caller checked already (the one that came with
+    /// a signed-in registration's bound access token), used instead of `dpop`.
+    public func start(
+        _ request: FlowRequest, client: ClientCredentials?, dpop presentation: DPoPPresentation? = nil, verifiedDPoPKey: String? = nil
+    ) async throws -> FlowOutcome {
         guard let app = try await store.app(id: request.appID), !app.disabled else {
             throw BrokerError(.invalidClient, .unauthenticated, "Unknown app '\(request.appID)'.")
         }
@@ -71,7 +75,12 @@ public struct FlowEngine: Sendable {
         if request.signedInAccountID != nil, request.purpose != .register || request.stateless {
             throw BrokerError(.invalidRequest, .badRequest, "An access token goes with a flow only to register a credential for its account (purpose register, not stateless).")
         }
-        let dpopJKT = try await dpopBinding(presentation, app: app)
+        let dpopJKT: String?
+        if let verifiedDPoPKey {
+            dpopJKT = app.policy.dpop == .off ? nil : verifiedDPoPKey
+        } else {
+            dpopJKT = try await dpopBinding(presentation, app: app)
+        }
         let now = clock.now
         let flowID = RandomToken.make()
         let step = try await provider.begin(request, in: FlowContext(flowID: flowID, app: app, request: request))
@@ -263,6 +272,10 @@ public struct FlowEngine: Sendable {
                 if identity.newSignInKey != nil { throw BrokerError.stateless(.accountCredentials) }
                 return try await complete(flow, app: app, account: nil, dpopJKT: dpopJKT)
             }
+            if flow.authorization != nil, flow.signInKeyID != nil {
+                // An authorization code does not carry the key, so its tokens would outlive the device.
+                throw BrokerError(.invalidRequest, .badRequest, "Device keys sign in through the flow API, not the browser.")
+            }
             if let accountID = flow.signedInAccountID {
                 return try await addToSignedInAccount(flow, identity: identity, accountID: accountID, app: app, dpopJKT: dpopJKT)
             }
@@ -286,7 +299,6 @@ public struct FlowEngine: Sendable {
             let (account, created) = try await IdentityLinker(store: store, clock: clock).link(identity, audit: auditEvent("account.created", flow: flow, outcome: nil))
             flow.accountID = account.id
             flow.accountCreated = created
-            if let key = identity.newSignInKey { try await registerSignInKey(key, flow: flow, app: app, account: account) }
             guard let factorID = app.policy.secondFactor(for: account) else { return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT) }
             return try await beginFactor(flow, factorID: factorID, app: app, account: account, dpopJKT: dpopJKT)
 
@@ -296,6 +308,13 @@ public struct FlowEngine: Sendable {
             }
             guard let account = try await (knownAccount?.id == accountID ? knownAccount : store.account(id: accountID)) else {
                 throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
+            }
+            if factor.enrolledEmail != nil, flow.suspendedFactor != nil {
+                // A factor run to prove the person for another one (a PIN reset) proves them only with
+                // what the account already has: an address chosen now would let anyone through.
+                _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
+                throw BrokerError(.noVerifiedEmail, .forbidden, "This account has no verified address to prove it with; ask an administrator.")
+                    .because("enrolment_during_reset")
             }
             if let address = factor.enrolledEmail {
                 // Linked under a provider id no provider has, so the address proves itself for this
@@ -324,8 +343,11 @@ public struct FlowEngine: Sendable {
             return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT)
 
         case .requireFactor(let otherID, let state):
-            guard case .factor(let current) = flow.phase, flow.suspendedFactor == nil, otherID != current, let accountID = flow.accountID else {
-                throw BrokerError.internalFailure("Only an authenticator may ask for another factor, one at a time.")
+            guard case .factor(let current) = flow.phase, otherID != current, let accountID = flow.accountID else {
+                throw BrokerError.internalFailure("Only an authenticator may ask for another factor.")
+            }
+            guard flow.suspendedFactor == nil else {
+                throw BrokerError(.invalidRequest, .badRequest, "This step already stands in for another one; finish it first.")
             }
             guard app.policy.authenticators.contains(otherID), plugins.authenticators[otherID] != nil else {
                 throw BrokerError(.providerNotAllowed, .forbidden, "This app does not allow '\(otherID)', which this step needs.")
@@ -386,6 +408,7 @@ public struct FlowEngine: Sendable {
         guard let current = try await store.app(id: app.id), !current.disabled else {
             throw BrokerError(.invalidClient, .unauthenticated, "The app '\(app.id)' is disabled.")
         }
+        if let account { try await storeNewCredentials(of: flow, identity: identity, app: app, account: account) }
         let now = clock.now
         metrics.signIn(provider: flow.providerID, outcome: "success")
         try await audit("signin.success", flow: flow, outcome: nil, details: ["stateless": String(flow.stateless), "purpose": flow.purpose.rawValue])

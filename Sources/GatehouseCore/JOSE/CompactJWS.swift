@@ -11,12 +11,13 @@ public struct CompactJWS: Sendable {
     public let signingInput: Data
 
     /// Nil unless the text is three base64url parts, the first two JSON objects. `maxBytes` bounds
-    /// the work done for a hostile input.
+    /// the work done for a hostile input. An empty signature (`alg: none`) reads, so that the refusal
+    /// names the algorithm; `isSigned` never accepts it.
     public init?(_ text: String, maxBytes: Int = 16_384) {
         guard text.utf8.count <= maxBytes else { return nil }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let payloadData = Base64URL.decode(parts[1]),
-            let signature = Base64URL.decode(parts[2]), !signature.isEmpty,
+            let signature = Base64URL.decode(parts[2]),
             case .object(let header)? = try? JSONDecoder().decode(JSONValue.self, from: headerData),
             case .object(let claims)? = try? JSONDecoder().decode(JSONValue.self, from: payloadData)
         else { return nil }

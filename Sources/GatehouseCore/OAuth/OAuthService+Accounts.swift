@@ -24,8 +24,9 @@ extension OAuthService {
 
     /// The account a registration started with an access token adds a credential to (a second
     /// device): the token must be this app's, from a stateful sign-in less than 15 minutes ago, since
-    /// a new credential outlives the token that added it.
-    public func accountRegistering(with accessToken: PresentedToken, appID: String) async throws -> String {
+    /// a new credential outlives the token that added it. Answers the account and, for a DPoP-bound
+    /// token, the key its proof (checked here, and used up) was made with.
+    public func accountRegistering(with accessToken: PresentedToken, appID: String) async throws -> (accountID: String, dpopJKT: String?) {
         let claims = try await authorize(accessToken)
         guard !claims.stateless else { throw BrokerError.stateless(.accountCredentials) }
         guard claims.clientID == appID else { throw BrokerError(.invalidToken, .unauthenticated, "The access token was issued to another app.") }
@@ -33,7 +34,7 @@ extension OAuthService {
             throw BrokerError(.loginRequired, .forbidden, "Adding a credential needs a recent sign-in (less than 15 minutes ago); sign in again.")
         }
         guard try await store.account(id: claims.sub.value) != nil else { throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.") }
-        return claims.sub.value
+        return (claims.sub.value, claims.cnf?.jkt)
     }
 
     /// Deletes an account (by its owner or an admin): what providers keep about it, its identity

@@ -160,6 +160,10 @@ public struct OAuthService: Sendable {
             scopes = requested
         }
         guard let account = try await store.account(id: record.accountID) else { throw Self.invalidGrant("The account no longer exists.") }
+        // A device removed while this token was being issued: its revocation may have missed it.
+        if let keyID = record.signInKeyID, try await store.signInKey(id: keyID) == nil {
+            throw Self.invalidGrant("The device this token was issued to was removed.")
+        }
         // One read of the links serves the recheck and the profile claims.
         let links = try await store.identityLinks(accountID: account.id)
         try await recheck(links: links, identityProvider: record.identityProvider)

@@ -66,7 +66,8 @@ public struct AccountOperationService: Sendable {
         guard let account = try await store.account(id: claims.sub.value) else { throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.") }
         let answer = ChallengeResponse(fields)
         try ChallengeDescription(type: "\(pluginID).\(name)", summary: operation.summary, inputs: operation.inputs).validate(answer)
-        let signInKey = try await claims.deviceKey.asyncMap { try await store.signInKey(id: $0) } ?? nil
+        var signInKey: SignInKey?
+        if let keyID = claims.deviceKey { signInKey = try await store.signInKey(id: keyID) }
         let result = try await provider.perform(name, with: answer, in: AccountOperationContext(account: account, app: app, signInKey: signInKey, clientIP: clientIP))
         try await store.appendAudit(
             AuditEvent(
@@ -74,15 +75,5 @@ public struct AccountOperationService: Sendable {
             )
         )
         return result
-    }
-}
-
-extension Optional {
-    /// `map` with an asynchronous transform.
-    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        switch self {
-        case .some(let value): try await transform(value)
-        case .none: nil
-        }
     }
 }
