@@ -599,8 +599,8 @@ grep -E '^  (ok|FAIL) ' "$work/devices/client.out" | sed 's/^/  /'
 grep -q '"failures": 0' "$work/devices/client.out" || tail -5 "$work/devices/client.out"
 device_account=$(tail -1 "$work/devices/client.out" | jq -r .account 2>/dev/null || true)
 stop
-check "gatehouse devices list shows the account's remaining device" bash -c \
-  "cd '$work/devices' && '$bin' devices list --config gatehouse.yaml '$device_account' | grep -c '^dev_' | grep -qx 1"
+check "gatehouse devices list shows the account's two remaining devices (the reinstalled phone, the one added with the DPoP token)" bash -c \
+  "cd '$work/devices' && '$bin' devices list --config gatehouse.yaml '$device_account' | grep -c '^dev_' | grep -qx 2"
 check "gatehouse devices remove with an unknown device says so (exit 1)" bash -c \
   "cd '$work/devices' && '$bin' devices remove --config gatehouse.yaml '$device_account' dev_nothing 2>&1 | grep -q 'no such device'"
 
