@@ -41,6 +41,13 @@ let builtInPlugins: [BuiltInPlugin] = [
         name: "PIN", dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")],
         testDependencies: ["GatehouseStore"]
     ),
+    BuiltInPlugin(
+        name: "DeviceAttestation",
+        dependencies: [
+            .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1"),
+        ],
+        testDependencies: ["GatehouseStore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")]
+    ),
 ]
 
 let package = Package(
@@ -69,6 +76,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         .target(

@@ -1,4 +1,5 @@
 import CustomAPI
+import DeviceAttestation
 import DeviceKey
 import EmailCode
 import FSSO
@@ -21,6 +22,7 @@ public enum BuiltInPlugins {
         registry.register(OIDCPlugin.self)
         registry.register(DeviceKeyPlugin.self)
         registry.register(PINPlugin.self)
+        registry.register(DeviceAttestationPlugin.self)
         return registry
     }
 }

@@ -32,6 +32,10 @@ struct ServeCommand: AsyncParsableCommand {
         let broker = try await Bootstrap.broker(config, store: store, logger: logger, metrics: BrokerMetrics(factory: factory))
         if config.admin.tokens.isEmpty {
             logger.notice("the admin API is off (no admin.tokens and no GATEHOUSE_ADMIN_TOKEN)")
+        } else {
+            // What admins who are no longer configured added goes with them (Sudo Platform's rule).
+            let removed = try await broker.admin.removeWhatDepartedAdminsAdded(remaining: Set(config.admin.tokens.map(\.name)))
+            if removed > 0 { logger.notice("removed what departed admins had added", metadata: ["items": .stringConvertible(removed)]) }
         }
         logger.notice(
             "gatehouse starting",

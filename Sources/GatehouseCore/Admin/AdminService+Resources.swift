@@ -81,3 +81,22 @@ extension AdminService {
         )
     }
 }
+
+extension AdminService {
+    /// Removes what admins who are no longer configured added, where a plugin keeps such things
+    /// (`AdminDeparture`); each removal is audited under `system`, naming the admin it belonged to.
+    /// `remaining`: the names of the admin credentials configured now.
+    public func removeWhatDepartedAdminsAdded(remaining: Set<String>) async throws -> Int {
+        var count = 0
+        for plugin in plugins.all.values.compactMap({ $0 as? any AdminDeparture }) {
+            for change in try await plugin.adminsDeparted(remaining: remaining) {
+                let type = plugins.typeNames[plugin.id] ?? plugin.id
+                try await store.appendAudit(
+                    AuditEvent(time: clock.now, type: "\(type).\(change.event)", appID: change.details["app"], providerID: plugin.id, details: change.details.merging(["admin": "system"]) { _, system in system })
+                )
+                count += 1
+            }
+        }
+        return count
+    }
+}

@@ -81,5 +81,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let invalidAssertion = ErrorCode("invalid_assertion")
     public static let invalidKey = ErrorCode("invalid_key")
     public static let attestationRequired = ErrorCode("attestation_required")
+    /// An attestation (or an attested key's assertion) was refused; `reason` says which check failed.
+    public static let invalidAttestation = ErrorCode("invalid_attestation")
     public static let signedInAccountRequired = ErrorCode("signed_in_account_required")
 }

@@ -62,6 +62,18 @@ public enum JSONValue: Sendable, Hashable, Codable {
         return nil
     }
 
+    /// The members, if this is an object.
+    public var objectValue: [String: JSONValue]? {
+        if case .object(let value) = self { return value }
+        return nil
+    }
+
+    /// The elements, if this is an array.
+    public var arrayValue: [JSONValue]? {
+        if case .array(let value) = self { return value }
+        return nil
+    }
+
     /// A member of an object; nil for a missing member or when this is not an object.
     public subscript(key: String) -> JSONValue? {
         if case .object(let members) = self { return members[key] }

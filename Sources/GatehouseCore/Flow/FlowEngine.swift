@@ -83,7 +83,7 @@ public struct FlowEngine: Sendable {
         }
         let now = clock.now
         let flowID = RandomToken.make()
-        let step = try await provider.begin(request, in: FlowContext(flowID: flowID, app: app, request: request))
+        let step = try await provider.begin(request, in: stepContext(flowID: flowID, app: app, request: request))
         var flow = FlowRecord(
             id: flowID, appID: app.id, providerID: provider.id, purpose: request.purpose, stateless: request.stateless,
             scopes: scopes, phase: .identify, pluginState: FlowState(), challenge: Challenge(type: "none"),
@@ -134,7 +134,7 @@ public struct FlowEngine: Sendable {
         if flow.challenge.type == Challenge.callbackReceivedType { return (try await continueAfterCallback(flow, app: app, answer: answer, dpopJKT: dpopJKT), app) }
         let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
         let request = flowRequest(for: flow)
-        var context = FlowContext(flowID: flow.id, app: app, request: request)
+        var context = stepContext(flowID: flow.id, app: app, request: request)
         if let accountID = flow.accountID {
             guard let account = try await store.account(id: accountID) else {
                 throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
@@ -384,13 +384,20 @@ public struct FlowEngine: Sendable {
         return try await advance(flow, with: next, app: app, account: account, dpopJKT: dpopJKT)
     }
 
+    /// A step's situation, with the device-attestation checker the app allows.
+    func stepContext(flowID: String, app: App, request: FlowRequest, account: Account? = nil) -> FlowContext {
+        var context = FlowContext(flowID: flowID, app: app, request: request, account: account)
+        context.deviceAttestation = (app.policy.authenticators + app.policy.identityProviders).lazy.compactMap { self.plugins.all[$0] as? any DeviceAttesting }.first
+        return context
+    }
+
     /// Refusals of a second factor that may pass if tried again later; the flow waits for that.
     static let retryableFactorErrors: Set<ErrorCode> = [.deliveryFailed, .rateLimited, .lockedOut]
 
     /// What an authenticator begins with: the account, the addresses the app trusts it to have (for
     /// authenticators that send codes), and whether this flow created it.
     func factorContext(_ flow: FlowRecord, app: App, account: Account?) async throws -> FlowContext {
-        var context = FlowContext(flowID: flow.id, app: app, request: flowRequest(for: flow), account: account)
+        var context = stepContext(flowID: flow.id, app: app, request: flowRequest(for: flow), account: account)
         if let account { context.verifiedEmails = app.policy.verifiedEmails(in: try await store.identityLinks(accountID: account.id)) }
         context.accountCreated = flow.accountCreated ?? false
         if let keyID = flow.signInKeyID { context.signInKey = try await store.signInKey(id: keyID) }

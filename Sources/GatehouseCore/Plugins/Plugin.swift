@@ -149,6 +149,9 @@ public struct FlowContext: Sendable {
     /// The device sign-in key the person signed in with, when they did (its `deviceID` names the
     /// device, for counting wrong answers per device).
     public var signInKey: SignInKey?
+    /// The device-attestation checker the app allows (the first instance adopting `DeviceAttesting`
+    /// in its policy's authenticators, then identity providers), for providers that register keys.
+    public var deviceAttestation: (any DeviceAttesting)?
 
     public init(flowID: String, app: App, request: FlowRequest, account: Account? = nil, verifiedEmails: [EmailAddress] = []) {
         self.flowID = flowID
@@ -186,6 +189,19 @@ public protocol IdentityForgetting: IdentityProvider {
 /// asks it to forget the account.
 public protocol AccountForgetting: GatehousePlugin {
     func forget(accountID: String) async throws
+}
+
+/// Optional capability of any plugin that keeps data about an app (certificate fingerprints, secrets,
+/// test keys): deleting the app asks it to forget them.
+public protocol AppForgetting: GatehousePlugin {
+    func forget(appID: String) async throws
+}
+
+/// Optional capability of a plugin that keeps what each administrator added and removes it with them
+/// (Sudo Platform's rule for signing-certificate fingerprints). At start, the broker names the admin
+/// credentials still configured; what the others added goes, each removal audited.
+public protocol AdminDeparture: GatehousePlugin {
+    func adminsDeparted(remaining: Set<String>) async throws -> [AdminChange]
 }
 
 /// Optional capability of providers that identify someone from a signed assertion (a JWT an app's

@@ -1,0 +1,36 @@
+import Foundation
+
+/// A certificate path, leaf first, checked link by link: each certificate's issuer names the next
+/// one's subject and the next one's key made its signature, and every issuer is a CA where it says.
+/// Which dates count is the caller's (App Attest checks all, Android key attestation has its own rules).
+struct CertificatePath: Sendable {
+    let certificates: [AttestationCertificate]
+
+    init(_ certificates: [AttestationCertificate]) {
+        self.certificates = certificates
+    }
+
+    /// Checks every link, then that the last certificate's key is one of `trustedKeys`
+    /// (SubjectPublicKeyInfo DER): pinned keys, not certificates, so that a root re-issued with the
+    /// same key still anchors.
+    func checkLinks(trustedKeys: [[UInt8]]) throws(AttestationRefusal) {
+        guard let last = certificates.last, certificates.count >= 2 else { throw AttestationRefusal(.untrustedChain, "The certificate chain is too short.") }
+        for index in 0..<(certificates.count - 1) {
+            let subject = certificates[index], issuer = certificates[index + 1]
+            guard subject.isIssued(byNameOf: issuer), subject.isSigned(byKey: issuer.publicKeyInfo) else {
+                throw AttestationRefusal(.untrustedChain, "Certificate \(index) of the chain is not issued by certificate \(index + 1).")
+            }
+            if issuer.isCertificateAuthority == false {
+                throw AttestationRefusal(.untrustedChain, "Certificate \(index + 1) of the chain is not a certificate authority.")
+            }
+        }
+        guard trustedKeys.contains(last.publicKeyInfo) else {
+            throw AttestationRefusal(.untrustedChain, "The chain does not end at a trusted root key.")
+        }
+        // A self-signed root must verify itself; a pinned key that is not self-signed (an
+        // intermediate) is trusted as it stands.
+        if last.issuer == last.subject, !last.isSigned(byKey: last.publicKeyInfo) {
+            throw AttestationRefusal(.untrustedChain, "The root certificate's signature does not verify.")
+        }
+    }
+}
