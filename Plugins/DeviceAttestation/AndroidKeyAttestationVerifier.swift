@@ -31,7 +31,7 @@ struct AndroidKeyAttestationVerifier: Sendable {
 
     func verify(chain: [AttestationCertificate], rules: Rules, revoked: RevocationStatusList, at now: Date) throws(AttestationRefusal) -> Verdict {
         guard chain.count >= 2, let leaf = chain.first else { throw AttestationRefusal(.untrustedChain, "The chain needs the attested key's certificate and its issuers.") }
-        try CertificatePath(chain).checkLinks(trustedKeys: trustedKeys)
+        try CertificatePath(chain).checkLinks(trustedKeys: trustedKeys, leafIssuerMayBeEndEntity: true)
         // The extension belongs to the attested key's certificate only: a certificate the attested key
         // signed (with an extension of its own making) must not pass for it.
         guard chain.dropFirst().allSatisfy({ $0.extensions[KeyDescription.oid] == nil }) else {

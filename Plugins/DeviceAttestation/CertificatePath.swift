@@ -13,14 +13,16 @@ struct CertificatePath: Sendable {
     /// Checks every link, then that the last certificate's key is one of `trustedKeys`
     /// (SubjectPublicKeyInfo DER): pinned keys, not certificates, so that a root re-issued with the
     /// same key still anchors.
-    func checkLinks(trustedKeys: [[UInt8]]) throws(AttestationRefusal) {
+    /// `leafIssuerMayBeEndEntity`: Android batch attestation keys on some devices are certified with
+    /// `cA: false`; Google's validator accepts them as the attested key's issuer, and so does this.
+    func checkLinks(trustedKeys: [[UInt8]], leafIssuerMayBeEndEntity: Bool = false) throws(AttestationRefusal) {
         guard let last = certificates.last, certificates.count >= 2 else { throw AttestationRefusal(.untrustedChain, "The certificate chain is too short.") }
         for index in 0..<(certificates.count - 1) {
             let subject = certificates[index], issuer = certificates[index + 1]
             guard subject.isIssued(byNameOf: issuer), subject.isSigned(byKey: issuer.publicKeyInfo) else {
                 throw AttestationRefusal(.untrustedChain, "Certificate \(index) of the chain is not issued by certificate \(index + 1).")
             }
-            if issuer.isCertificateAuthority == false {
+            if issuer.isCertificateAuthority == false, !(leafIssuerMayBeEndEntity && index == 0) {
                 throw AttestationRefusal(.untrustedChain, "Certificate \(index + 1) of the chain is not a certificate authority.")
             }
         }

@@ -26,7 +26,7 @@ struct PublishedVectorTests {
     static func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
 
     static func base64File(_ parts: String...) throws -> [UInt8] {
-        let text = String(decoding: try parts.reduce(folder) { $0.appendingPathComponent($1) }.contentsAsData(), as: UTF8.self)
+        let text = String(decoding: try Data(contentsOf: parts.reduce(folder) { $0.appendingPathComponent($1) }), as: UTF8.self)
         return Array(Data(base64Encoded: text.filter { !$0.isWhitespace })!)
     }
 
@@ -55,26 +55,25 @@ struct PublishedVectorTests {
                 if let hash = entry["client_data_hash_b64"] as? String { Array(Data(base64Encoded: hash)!) } else {
                     Array(SHA256.hash(data: Data(base64Encoded: entry["client_data_b64"] as! String)!))
                 }
-            result = Result {
+            let keyID = Array(Data(base64Encoded: entry["key_id_b64"] as! String)!)
+            let appID = entry["app_id"] as! String, allowDevelopment = entry["allow_development"] as! Bool, at = Self.date(entry["verify_at"] as! String)
+            result = Result { () throws(AttestationRefusal) in
                 let key = try Self.appAttest.verifyAttestation(
-                    object, keyID: Array(Data(base64Encoded: entry["key_id_b64"] as! String)!), clientDataHash: clientDataHash, appIDs: [entry["app_id"] as! String],
-                    environments: .init(production: true, development: entry["allow_development"] as! Bool), at: Self.date(entry["verify_at"] as! String)
+                    object, keyID: keyID, clientDataHash: clientDataHash, appIDs: [appID], environments: .init(production: true, development: allowDevelopment), at: at
                 )
-                #expect(key.keyID == Array(Data(base64Encoded: entry["key_id_b64"] as! String)!))
-                return 0
+                return key.keyID == keyID ? 0 : -1
             }
         } else {
             let pem = String(decoding: try Self.file("apple-app-attest", entry["dir"] as! String, entry["public_key_file"] as! String), as: UTF8.self)
             let key = try P256.Signing.PublicKey(pemRepresentation: pem)
-            result = Result {
-                try Self.appAttest.verifyAssertion(
-                    object, clientData: Array(Data(base64Encoded: entry["client_data_b64"] as! String)!), publicKey: Array(key.x963Representation),
-                    appID: entry["app_id"] as! String, lastCounter: entry["last_counter"] as! Int
-                )
+            let clientData = Array(Data(base64Encoded: entry["client_data_b64"] as! String)!)
+            let appID = entry["app_id"] as! String, lastCounter = entry["last_counter"] as! Int
+            result = Result { () throws(AttestationRefusal) in
+                try Self.appAttest.verifyAssertion(object, clientData: clientData, publicKey: Array(key.x963Representation), appID: appID, lastCounter: lastCounter)
             }
         }
         switch (entry["expect"] as! String, result) {
-        case ("valid", .success): break
+        case ("valid", .success(let counter)): #expect(counter >= 0)
         case ("invalid", .failure(let refusal)): #expect(refusal.reason == Self.expectedReason(appAttest: name), "\(name): \(refusal.message)")
         default: Issue.record("\(name): expected \(entry["expect"]!), got \(result)")
         }
@@ -131,7 +130,10 @@ struct PublishedVectorTests {
             #expect(verdict.description.challenge == challenge)
             // Google's own decoding of the leaf, where the folder has one, agrees with ours.
             if let json = entry["json"] as? String {
-                let google = try JSONSerialization.jsonObject(with: try Self.file("android-key-attestation", json)) as! [String: Any]
+                // Google's files are JSON with whole-line comments.
+                let text = String(decoding: try Self.file("android-key-attestation", json), as: UTF8.self).split(separator: "\n")
+                    .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }.joined(separator: "\n")
+                let google = try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Any]
                 let levels = ["SOFTWARE": KeyDescription.SecurityLevel.software, "TRUSTED_ENVIRONMENT": .trustedEnvironment, "STRONG_BOX": .strongBox]
                 #expect(verdict.description.attestationSecurityLevel == levels[google["attestationSecurityLevel"] as! String])
                 let hardware = google["hardwareEnforced"] as? [String: Any]
@@ -143,6 +145,8 @@ struct PublishedVectorTests {
                     let packages = application["packages"] as? [[String: Any]]
                 {
                     #expect(verdict.description.packages.map(\.name) == packages.map { $0["name"] as! String })
+                    let signatures = (application["signatures"] as? [String] ?? []).map { Array(Data(base64Encoded: $0)!) }
+                    #expect(verdict.description.signatureDigests == signatures)
                 }
             }
         case ("invalid", .failure(let refusal)):
@@ -220,7 +224,7 @@ struct PublishedVectorTests {
     // MARK: - Play Integrity
 
     static func key(_ entry: [String: Any], _ name: String) throws -> Data {
-        if let inline = entry[name + "_b64"] as? String { return Data(base64Encoded: inline)! }
+        if let inline = entry[name + "_b64"] as? String { return Data(inline.utf8) }
         let text = String(decoding: try Self.file("play-integrity", entry["dir"] as! String, entry[name + "_file"] as! String), as: UTF8.self)
         return Data(text.utf8)
     }
