@@ -26,12 +26,19 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying {
     }
 
     public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+        var fields: [String: JSONValue] = [:]
         if request.purpose == .register {
             let rule = context.policy.deviceRegistration
-            if rule.attestation == .required {
-                throw BrokerError(
-                    .attestationRequired, .forbidden, "This app requires device attestation to register a key: register through a device-attestation provider."
-                )
+            if rule.attestation != .off {
+                let formats = context.deviceAttestation?.attestationFormats(for: context.app) ?? []
+                if rule.attestation == .required, formats.isEmpty {
+                    throw BrokerError(
+                        .attestationRequired, .forbidden,
+                        "This app requires device attestation, but no device-attestation provider set up for it is in its policy: an administrator adds one."
+                    )
+                }
+                fields["attestation"] = .string(rule.attestation.rawValue)
+                fields["attestationFormats"] = .array(formats.map(JSONValue.string))
             }
             switch (rule.account, request.signedInAccountID) {
             case (.signedIn, nil):
@@ -44,10 +51,10 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying {
             }
         }
         let state = State(nonce: RandomToken.make(), expiresAt: environment.clock.now.addingTimeInterval(config.nonceLifetime.timeInterval))
-        let fields: [String: JSONValue] = [
+        fields.merge([
             "nonce": .string(state.nonce), "nonceExpiresAt": .string(ISO8601DateFormatter().string(from: state.expiresAt)), "audience": .string(environment.issuer),
             "algorithms": .array(config.algorithms.map(JSONValue.string)),
-        ]
+        ]) { _, new in new }
         let type = request.purpose == .register ? Self.registerChallenge.type : Self.assertionChallenge.type
         return .challenge(Challenge(type: type, fields: fields), state: try FlowState(encoding: state))
     }
@@ -57,7 +64,10 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying {
         do {
             guard environment.clock.now < current.expiresAt else { throw DeviceKeyRefusal(.nonceExpired, "The challenge's nonce has expired; start a new flow.") }
             if context.request.purpose == .register {
-                return .identified(try register(answer, nonce: current.nonce))
+                return .identified(try await register(answer, nonce: current.nonce, context: context))
+            }
+            if answer.values["appAttestAssertion"] != nil {
+                return .identified(try await verifyAppAttest(answer, nonce: current.nonce, context: context))
             }
             let identity = try await verify(try answer.string("assertion"), nonce: current.nonce)
             return .identified(identity)
@@ -76,28 +86,74 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying {
 
     // MARK: - Registration
 
-    /// Checks the new key and its proof of possession; the engine stores the key once it knows the account.
-    func register(_ answer: ChallengeResponse, nonce: String) throws -> ExternalIdentity {
-        guard let keyValue = answer.values["publicKey"] else { throw BrokerError.invalidAnswer("The answer needs the public key as a JWK in 'publicKey'.") }
+    /// Checks the new key, its attestation where the app asks for one, and its proof of possession
+    /// (a key the attestation itself vouches for, bound to the nonce, needs none: App Attest keys
+    /// cannot sign a JWS); the engine stores the key once it knows the account.
+    func register(_ answer: ChallengeResponse, nonce: String, context: FlowContext) async throws -> ExternalIdentity {
+        let facts = try Self.deviceFacts(answer)
+        var sentKey: PublicJWK?
+        if let keyValue = answer.values["publicKey"], keyValue != .null {
+            do { sentKey = try PublicJWK(keyValue) } catch { throw DeviceKeyRefusal(.invalidKey, "The public key is not accepted: \(error.message).") }
+        }
+        let verdict = try await attestation(answer, nonce: nonce, key: sentKey, platform: facts.platform, context: context)
         let key: PublicJWK
-        do { key = try PublicJWK(keyValue) } catch { throw DeviceKeyRefusal(.invalidKey, "The public key is not accepted: \(error.message).") }
+        if let attested = verdict?.attestedKey {
+            if let sentKey, sentKey.thumbprint != attested.thumbprint { throw DeviceKeyRefusal(.invalidKey, "The public key is not the key the attestation vouches for.") }
+            key = attested
+        } else {
+            guard let sentKey else { throw BrokerError.invalidAnswer("The answer needs the public key as a JWK in 'publicKey'.") }
+            key = sentKey
+        }
         guard let algorithm = key.algorithms.first(where: config.algorithms.contains) else {
             throw DeviceKeyRefusal(.invalidKey, "Keys of this type are not accepted here; use \(config.algorithms.joined(separator: " or ")).")
         }
-        guard let proof = CompactJWS(try answer.string("proof")) else { throw DeviceKeyRefusal(.invalidProof, "The proof is not a compact JWS.") }
-        guard proof.algorithm == algorithm else {
-            throw DeviceKeyRefusal(.algorithmNotAllowed, "The proof must be signed with \(algorithm), the key's algorithm.")
+        if verdict?.attestedKey == nil || answer.values["proof"] != nil {
+            guard let proof = CompactJWS(try answer.string("proof")) else { throw DeviceKeyRefusal(.invalidProof, "The proof is not a compact JWS.") }
+            guard proof.algorithm == algorithm else {
+                throw DeviceKeyRefusal(.algorithmNotAllowed, "The proof must be signed with \(algorithm), the key's algorithm.")
+            }
+            guard proof.isSigned(by: key, allowed: [algorithm]) else { throw DeviceKeyRefusal(.invalidProof, "The proof is not signed by the public key sent.") }
+            guard let sent = proof.claims["nonce"]?.stringValue, SecretDigest.constantTimeEquals(sent, nonce) else {
+                throw DeviceKeyRefusal(.nonceMismatch, "The proof does not carry the challenge's nonce.")
+            }
+            guard Self.audiences(proof.claims).contains(environment.issuer) else {
+                throw DeviceKeyRefusal(.invalidProof, "The proof's aud must be the broker's issuer (\(environment.issuer)).")
+            }
         }
-        guard proof.isSigned(by: key, allowed: [algorithm]) else { throw DeviceKeyRefusal(.invalidProof, "The proof is not signed by the public key sent.") }
-        guard proof.claims["nonce"]?.stringValue == nonce else { throw DeviceKeyRefusal(.nonceMismatch, "The proof does not carry the challenge's nonce.") }
-        guard Self.audiences(proof.claims).contains(environment.issuer) else {
-            throw DeviceKeyRefusal(.invalidProof, "The proof's aud must be the broker's issuer (\(environment.issuer)).")
-        }
-        let facts = try Self.deviceFacts(answer)
-        let registration = NewSignInKey(keyID: key.thumbprint, publicKey: key.json, thumbprint: key.thumbprint, algorithm: algorithm, device: facts)
-        var identity = ExternalIdentity(providerID: id, subject: key.thumbprint, username: "device-" + key.thumbprint.prefix(8), methods: ["swk"])
+        let keyID = verdict?.platformKeyID ?? key.thumbprint
+        let registration = NewSignInKey(
+            keyID: keyID, publicKey: key.json, thumbprint: key.thumbprint, algorithm: algorithm, counter: verdict?.counter, attestation: verdict?.format, device: facts,
+            attestationFacts: verdict?.facts
+        )
+        var identity = ExternalIdentity(
+            providerID: id, subject: keyID, username: "device-" + keyID.prefix(8), methods: [verdict == nil ? "swk" : "hwk"], isTest: verdict?.isTest ?? false
+        )
         identity.newSignInKey = registration
         return identity
+    }
+
+    /// The attestation step: checked by the app's device-attestation provider when the answer brings
+    /// one and the app's policy asks for attestation; required when the policy says so.
+    func attestation(_ answer: ChallengeResponse, nonce: String, key: PublicJWK?, platform: DevicePlatform, context: FlowContext) async throws -> AttestationVerdict? {
+        let rule = context.policy.deviceRegistration.attestation
+        guard rule != .off else { return nil }
+        guard let value = answer.values["attestation"], value != .null else {
+            if rule == .required {
+                throw BrokerError(.attestationRequired, .badRequest, "This app requires device attestation: answer with 'attestation' ({format, ...}).")
+            }
+            return nil
+        }
+        guard case .object(let fields) = value, let format = fields["format"]?.stringValue else {
+            throw BrokerError.invalidAnswer("'attestation' must be an object naming its 'format'.")
+        }
+        guard let attesting = context.deviceAttestation else {
+            throw BrokerError(.attestationRequired, .forbidden, "No device-attestation provider is set up for this app.")
+        }
+        let verdict = try await attesting.verifyRegistration(AttestationEvidence(format: format, fields: fields, challenge: nonce, key: key, platform: platform), app: context.app)
+        if let attestedPlatform = verdict.facts["platform"], attestedPlatform != platform.rawValue {
+            throw BrokerError.invalidAnswer("The attestation is from an \(attestedPlatform) device, but 'platform' says \(platform.rawValue).")
+        }
+        return verdict
     }
 
     /// The device's facts from the answer, each checked for shape.
@@ -196,6 +252,30 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying {
         return identity
     }
 
+    /// Sign-in with an App Attest key: the platform's assertion over the nonce, checked by the app's
+    /// device-attestation provider, and its counter recorded only if it grew (atomically, so that of
+    /// two nodes given the same assertion only one accepts it).
+    func verifyAppAttest(_ answer: ChallengeResponse, nonce: String, context: FlowContext) async throws -> ExternalIdentity {
+        // Apple hands apps their key id in base64; the broker names the key with its base64url.
+        let keyID = try answer.string("keyID").replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        guard let key = try await devices.signInKey(id: keyID), key.providerID == id else {
+            throw DeviceKeyRefusal(.unknownKey, "No key with this keyID is registered (or its device was removed); register the device again.")
+        }
+        guard let attesting = context.deviceAttestation else {
+            throw BrokerError(.attestationRequired, .forbidden, "No device-attestation provider is set up for this app.")
+        }
+        let counter = try await attesting.verifyKeyAssertion(try answer.string("appAttestAssertion"), key: key, challenge: nonce, app: context.app)
+        guard try await devices.recordSignInKeyUse(id: key.id, counter: counter, now: environment.clock.now) else {
+            if try await devices.signInKey(id: key.id) != nil {
+                throw DeviceKeyRefusal(.counterNotIncreasing, "The assertion's counter must be higher than the last one seen.")
+            }
+            throw DeviceKeyRefusal(.unknownKey, "The key was removed.")
+        }
+        var identity = ExternalIdentity(providerID: id, subject: key.id, username: "device-" + key.id.prefix(8), methods: ["hwk"])
+        identity.signInKeyID = key.id
+        return identity
+    }
+
     static func audiences(_ claims: [String: JSONValue]) -> [String] {
         switch claims["aud"] {
         case .string(let one)?: [one]
@@ -221,12 +301,15 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying {
             ChallengeInput(name: "appVersion", label: "App version", maxLength: 128),
             ChallengeInput(name: "buildType", label: "Build type", maxLength: 16),
             ChallengeInput(name: "alias", label: "Device name", maxLength: 256),
+            ChallengeInput(name: "attestation", label: "Device attestation", kind: .json, maxLength: 49_152),
         ],
         details: [
             ChallengeDetail("nonce", .string, "The single-use nonce the proof signs."),
             ChallengeDetail("nonceExpiresAt", .string, "When the nonce stops working (RFC 3339)."),
             ChallengeDetail("audience", .string, "The `aud` the proof carries: the broker's issuer."),
             ChallengeDetail("algorithms", .array, "The JWS algorithms keys may use (`ES256`, `EdDSA`)."),
+            ChallengeDetail("attestation", .string, "`optional` or `required` when the app asks for a device attestation (absent: it does not)."),
+            ChallengeDetail("attestationFormats", .array, "The attestation formats the app accepts (`apple-app-attest`, `play-integrity`, ...)."),
         ],
         submitLabel: "Register"
     )
@@ -235,7 +318,11 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying {
         type: "assertion",
         summary: "Sign in with a registered device key: a compact JWS with claims `iss` = the key id, `aud` = the issuer, `nonce`, `iat`, `jti` (and optionally a growing `counter`).",
         title: "Sign in with this device",
-        inputs: [ChallengeInput(name: "assertion", label: "Assertion", maxLength: 4096)],
+        inputs: [
+            ChallengeInput(name: "assertion", label: "Assertion", maxLength: 4096),
+            ChallengeInput(name: "keyID", label: "App Attest key id", maxLength: 128),
+            ChallengeInput(name: "appAttestAssertion", label: "App Attest assertion (base64)", maxLength: 8192),
+        ],
         details: [
             ChallengeDetail("nonce", .string, "The single-use nonce the assertion carries."),
             ChallengeDetail("nonceExpiresAt", .string, "When the nonce stops working (RFC 3339)."),

@@ -36,8 +36,14 @@ public struct NewSignInKey: Sendable, Hashable, Codable {
     public var counter: Int?
     public var attestation: String?
     public var device: DeviceFacts
+    /// What the attestation established (app id, environment, security level...), for the audit log.
+    public var attestationFacts: [String: String]?
 
-    public init(keyID: String, publicKey: JSONValue, thumbprint: String, algorithm: String, counter: Int? = nil, attestation: String? = nil, device: DeviceFacts) {
+    public init(
+        keyID: String, publicKey: JSONValue, thumbprint: String, algorithm: String, counter: Int? = nil, attestation: String? = nil, device: DeviceFacts,
+        attestationFacts: [String: String]? = nil
+    ) {
+        self.attestationFacts = attestationFacts
         self.keyID = keyID
         self.publicKey = publicKey
         self.thumbprint = thumbprint

@@ -14,6 +14,9 @@ extension FlowEngine {
         if let owner = try await store.identityLink(providerID: identity.providerID, subject: identity.subject), owner.accountID != account.id {
             throw Self.identityTaken
         }
+        if identity.isTest, !account.isTest {
+            throw BrokerError(.accessDenied, .forbidden, "A test identity (a test registration key's) joins test accounts only.").because("test_identity_for_real_account")
+        }
         flow.accountID = account.id
         flow.accountCreated = false
         guard let factorID = app.policy.secondFactor(for: account) else { return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT) }
@@ -56,6 +59,7 @@ extension FlowEngine {
             "platform": registered.device.platform.rawValue, "newDevice": String(registered.newDevice),
         ]
         if let attestation = key.attestation { details["attestation"] = attestation }
+        for (name, value) in key.attestationFacts ?? [:] { details["attestation." + name] = value }
         var event = auditEvent("device.registered", flow: flow, outcome: nil, details: details)
         event.accountID = account.id
         try await store.appendAudit(event)
