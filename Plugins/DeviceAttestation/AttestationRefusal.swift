@@ -62,11 +62,11 @@ struct AttestationRefusal: Error, Sendable, Equatable {
     var brokerError: BrokerError {
         switch reason {
         case .formatNotAccepted, .malformed:
-            BrokerError(.invalidAttestation, .badRequest, message).because(reason.rawValue)
+            BrokerError(.invalidAttestation, .badRequest, message).publicly(because: reason.rawValue)
         case .serviceRefusedCredentials, .serviceRateLimited:
-            BrokerError(.providerUnavailable, .unavailable, message).because(reason.rawValue)
+            BrokerError(.providerUnavailable, .unavailable, message).publicly(because: reason.rawValue)
         default:
-            BrokerError(.invalidAttestation, .failedAttempt, message).because(reason.rawValue)
+            BrokerError(.invalidAttestation, .failedAttempt, message).publicly(because: reason.rawValue)
         }
     }
 }

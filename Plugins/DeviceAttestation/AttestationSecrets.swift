@@ -44,7 +44,7 @@ struct AttestationSecrets: Sendable {
     func require(_ name: Name, app: String) async throws -> Data {
         guard let secret = try await storage.secret(key: Self.valueKey(name, app: app)) else {
             throw BrokerError(.providerUnavailable, .unavailable, "This app's \(name.rawValue) is not set: an administrator sets it with the secrets resource.")
-                .because("secret_missing")
+                .publicly(because: "secret_missing")
         }
         return secret.value
     }

@@ -219,14 +219,14 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting, AppForg
     public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let current = try state.decode(State.self)
         guard environment.clock.now < current.expiresAt else {
-            throw BrokerError(.invalidAttestation, .badRequest, "The challenge has expired; start a new flow.").because("challenge_expired").endingFlow()
+            throw BrokerError(.invalidAttestation, .badRequest, "The challenge has expired; start a new flow.").publicly(because: "challenge_expired").endingFlow()
         }
         let evidence = AttestationEvidence(
             format: try answer.string("format"), fields: answer.values, challenge: current.challenge, key: nil, platform: Self.platform(of: try answer.string("format"))
         )
         let verdict = try await verifyRegistration(evidence, app: context.app)
         if verdict.isTest, context.account?.isTest != true {
-            throw BrokerError(.invalidAttestation, .failedAttempt, "A test registration key vouches for test accounts only.").because("test_key_for_real_account")
+            throw BrokerError(.invalidAttestation, .failedAttempt, "A test registration key vouches for test accounts only.").publicly(because: "test_key_for_real_account")
         }
         return .verified(FactorResult(authenticatorID: id, method: "attestation"))
     }

@@ -29,7 +29,7 @@ struct DeviceCheckClient: Sendable {
         )
         let response: OutboundResponse
         do { response = try await http.send(request) } catch {
-            throw BrokerError(.providerUnavailable, .unavailable, "Apple's DeviceCheck service did not answer (\(error)); try again later.").because("service_unavailable")
+            throw BrokerError(.providerUnavailable, .unavailable, "Apple's DeviceCheck service did not answer (\(error)); try again later.").publicly(because: "service_unavailable")
         }
         let text = String(decoding: response.body.prefix(512), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         switch response.status {
@@ -41,7 +41,7 @@ struct DeviceCheckClient: Sendable {
         case 429:
             throw AttestationRefusal(.serviceRateLimited, "Apple's DeviceCheck service is rate limiting this app; try again later.")
         default:
-            throw BrokerError(.providerUnavailable, .unavailable, "Apple's DeviceCheck service answered \(response.status); try again later.").because("service_unavailable")
+            throw BrokerError(.providerUnavailable, .unavailable, "Apple's DeviceCheck service answered \(response.status); try again later.").publicly(because: "service_unavailable")
         }
     }
 

@@ -42,7 +42,7 @@ struct PlayIntegrityDecoder: Sendable {
         )
         let response: OutboundResponse
         do { response = try await http.send(request) } catch {
-            throw BrokerError(.providerUnavailable, .unavailable, "Google's Play Integrity service did not answer (\(error)); try again later.").because("service_unavailable")
+            throw BrokerError(.providerUnavailable, .unavailable, "Google's Play Integrity service did not answer (\(error)); try again later.").publicly(because: "service_unavailable")
         }
         switch response.status {
         case 200:
@@ -53,7 +53,7 @@ struct PlayIntegrityDecoder: Sendable {
         case 400: throw AttestationRefusal(.invalidToken, "Google does not accept this integrity token.")
         case 401, 403: throw AttestationRefusal(.serviceRefusedCredentials, "Google refused the app's Play service account (\(response.status)); check its roles and the package.")
         case 429: throw AttestationRefusal(.serviceRateLimited, "Google's Play Integrity service is rate limiting this app; try again later.")
-        default: throw BrokerError(.providerUnavailable, .unavailable, "Google's Play Integrity service answered \(response.status); try again later.").because("service_unavailable")
+        default: throw BrokerError(.providerUnavailable, .unavailable, "Google's Play Integrity service answered \(response.status); try again later.").publicly(because: "service_unavailable")
         }
     }
 }

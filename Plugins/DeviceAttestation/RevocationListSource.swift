@@ -53,7 +53,7 @@ final class RevocationListSource: Sendable {
             }
         }
         guard let list = list ?? copy.withLock({ $0.list }) else {
-            throw BrokerError(.providerUnavailable, .unavailable, "Google's attestation status list is not available yet; try again later.").because("status_list_unavailable")
+            throw BrokerError(.providerUnavailable, .unavailable, "Google's attestation status list is not available yet; try again later.").publicly(because: "status_list_unavailable")
         }
         return list
     }

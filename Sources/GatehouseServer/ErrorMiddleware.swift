@@ -35,6 +35,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 struct ErrorBody: Encodable {
     var error: String
     var errorDescription: String
+    /// Which check refused, where the error's reason is public (attestation refusals).
+    var reason: String?
     var lockedUntil: Date?
     /// A lockout only an administrator can lift.
     var permanent: Bool?
@@ -52,13 +54,14 @@ struct ErrorBody: Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case error, lockedUntil, permanent, retryAfter, field, issues
+        case error, reason, lockedUntil, permanent, retryAfter, field, issues
         case errorDescription = "error_description"
     }
 
     init(_ error: BrokerError) {
         self.error = error.code.rawValue
         self.errorDescription = error.message
+        self.reason = error.reasonIsPublic ? error.reason : nil
         self.lockedUntil = error.lockedUntil
         self.permanent = error.permanent ? true : nil
         self.retryAfter = error.retryAfter

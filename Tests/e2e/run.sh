@@ -604,6 +604,63 @@ check "gatehouse devices list shows the account's two remaining devices (the rei
 check "gatehouse devices remove with an unknown device says so (exit 1)" bash -c \
   "cd '$work/devices' && '$bin' devices remove --config gatehouse.yaml '$device_account' dev_nothing 2>&1 | grep -q 'no such device'"
 
+echo "- device attestation: Play Integrity tokens made as Google makes them, a DeviceCheck stand-in checking the broker's JWT, test keys"
+mkdir -p "$work/attest"
+dc_port=$((port + 7))
+openssl ecparam -name prime256v1 -genkey -noout 2>/dev/null | openssl pkcs8 -topk8 -nocrypt -out "$work/attest/devicecheck.p8"
+openssl pkey -in "$work/attest/devicecheck.p8" -pubout -out "$work/attest/devicecheck.pub"
+echo '{"entries": {}}' >"$work/attest/status.json"
+cat >"$work/attest/gatehouse.yaml" <<YAML
+environment: development
+server:
+  listen: 127.0.0.1:$port
+admin:
+  tokens: [{name: ada-admin, token: attest-admin-token-0123456789-abcdefghij}]
+providers:
+  - id: device
+    type: device-key
+  - id: attest
+    type: device-attestation
+    config:
+      revocationList: {url: "", file: $work/attest/status.json}
+      services: {deviceCheckProduction: "http://127.0.0.1:$dc_port/v1"}
+      apps:
+        phone:
+          testKeys: true
+          apple:
+            appIDs: [ABCDE12345.com.example.phone]
+            deviceCheck: {teamID: ABCDE12345, keyID: KEY1234567}
+          android:
+            packageNames: [com.example.phone]
+            playIntegrity: {deviceIntegrity: device}
+apps:
+  - id: phone
+    policy: {identityProviders: [device], authenticators: [attest], selfRegistration: true, deviceRegistration: {attestation: required}}
+YAML
+use_database "$work/attest"
+start_in "$work/attest"
+check "gatehouse resources add --app sets the DeviceCheck key from its .p8 file" bash -c \
+  "cd '$work/attest' && '$bin' resources add --config gatehouse.yaml --app phone secrets name=devicecheck-private-key value=@'$work/attest/devicecheck.p8' >/dev/null"
+if "$py" "$repo/Tests/e2e/attestation_client.py" "$base" attest-admin-token-0123456789-abcdefghij "$dc_port" "$work/attest/devicecheck.pub" "$repo/../shared/testdata/attestation" >"$work/attest/client.out" 2>&1; then
+  pass "the attestation client's checks (below)"
+else
+  fail "the attestation client's checks (below)"
+fi
+grep -E '^  (ok|FAIL) ' "$work/attest/client.out" | sed 's/^/  /'
+grep -q '"failures": 0' "$work/attest/client.out" || tail -5 "$work/attest/client.out"
+stop
+check "gatehouse resources show --app lists the fingerprint with the admin who added it" bash -c \
+  "cd '$work/attest' && '$bin' resources show --config gatehouse.yaml --app phone fingerprints | grep -q 'ada-admin'"
+check "the audit log has device.registered with the attestation's facts" bash -c \
+  "cd '$work/attest' && '$bin' audit tail --type device.registered --config gatehouse.yaml | grep -q 'attestation.deviceIntegrity=device'"
+sed -i 's/name: ada-admin, token: attest-admin-token-0123456789-abcdefghij/name: bo-admin, token: attest-admin-token-9876543210-abcdefghij/' "$work/attest/gatehouse.yaml"
+start_in "$work/attest"
+stop
+check "when ada-admin leaves admin.tokens, the next start removes the fingerprints ada-admin added" bash -c \
+  "cd '$work/attest' && ! '$bin' resources show --config gatehouse.yaml --app phone fingerprints | grep -q 'ada-admin'"
+check "the removal is audited naming the admin it belonged to" bash -c \
+  "cd '$work/attest' && '$bin' audit tail --type device-attestation.fingerprint_removed --config gatehouse.yaml | grep -q 'addedBy=ada-admin'"
+
 if [ "$database" = postgres ]; then
   echo "- storage copy: PostgreSQL into SQLite and back"
   check "storage copy moves the main database (named by its config file) into a new SQLite file, every table's count ok" bash -c \

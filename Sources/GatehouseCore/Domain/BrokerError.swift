@@ -43,6 +43,10 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The precise cause, for logs and the audit log only, when the answer on the wire is kept vague
     /// on purpose (an assertion refused as `invalid_grant` because its signature was `bad_signature`).
     public var reason: String?
+    /// Whether `reason` is also sent on the wire (as `reason` next to `error`): for refusals whose
+    /// reason is a stable code the client can act on, and that tells an attacker nothing a probe
+    /// would not (which attestation check failed).
+    public var reasonIsPublic = false
     /// The flow cannot go on after this error (an upstream said no for good): the engine deletes it,
     /// so the same answer cannot be tried again.
     public var endsFlow: Bool
@@ -81,6 +85,13 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
     public func because(_ reason: String) -> BrokerError {
         var error = self
         error.reason = reason
+        return error
+    }
+
+    /// The same error, with its reason sent on the wire.
+    public func publicly(because reason: String) -> BrokerError {
+        var error = because(reason)
+        error.reasonIsPublic = true
         return error
     }
 
