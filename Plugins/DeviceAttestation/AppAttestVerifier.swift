@@ -46,7 +46,8 @@ struct AppAttestVerifier: Sendable {
         let decoded: CBOR
         do { decoded = try CBOR.decode(object) } catch { throw AttestationRefusal(.malformed, "The attestation object is not CBOR: \(error).") }
         guard decoded["fmt"]?.textValue == "apple-appattest" else { throw AttestationRefusal(.malformed, "The attestation object's fmt is not apple-appattest.") }
-        guard let statement = decoded["attStmt"], let x5c = statement["x5c"]?.arrayValue?.compactMap(\.bytesValue), x5c.count >= 2,
+        guard let statement = decoded["attStmt"], let entries = statement["x5c"]?.arrayValue, entries.allSatisfy({ $0.bytesValue != nil }),
+            case let x5c = entries.compactMap(\.bytesValue), (2...5).contains(x5c.count),
             let authData = decoded["authData"]?.bytesValue
         else { throw AttestationRefusal(.malformed, "The attestation object needs attStmt.x5c (leaf and intermediate) and authData.") }
         let chain: [AttestationCertificate]

@@ -17,12 +17,18 @@ struct CertificatePath: Sendable {
     /// `cA: false`; Google's validator accepts them as the attested key's issuer, and so does this.
     func checkLinks(trustedKeys: [[UInt8]], leafIssuerMayBeEndEntity: Bool = false) throws(AttestationRefusal) {
         guard let last = certificates.last, certificates.count >= 2 else { throw AttestationRefusal(.untrustedChain, "The certificate chain is too short.") }
+        // The anchor ends the path: a pinned key or a self-issued certificate before the end (a root
+        // sent twice, say) would let what follows it decide the path's rules.
+        for certificate in certificates.dropLast() where trustedKeys.contains(certificate.publicKeyInfo) || certificate.issuer == certificate.subject {
+            _ = certificate
+            throw AttestationRefusal(.untrustedChain, "The chain goes on past a root.")
+        }
         for index in 0..<(certificates.count - 1) {
             let subject = certificates[index], issuer = certificates[index + 1]
             guard subject.isIssued(byNameOf: issuer), subject.isSigned(byKey: issuer.publicKeyInfo) else {
                 throw AttestationRefusal(.untrustedChain, "Certificate \(index) of the chain is not issued by certificate \(index + 1).")
             }
-            if issuer.isCertificateAuthority == false, !(leafIssuerMayBeEndEntity && index == 0) {
+            if issuer.isCertificateAuthority != true, !(leafIssuerMayBeEndEntity && index == 0) {
                 throw AttestationRefusal(.untrustedChain, "Certificate \(index + 1) of the chain is not a certificate authority.")
             }
         }

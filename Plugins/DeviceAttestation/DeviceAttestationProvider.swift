@@ -168,9 +168,15 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting, AppForg
         }
         let client = DeviceCheckClient(
             baseURL: settings.environment == "development" ? config.services.deviceCheckDevelopment : config.services.deviceCheckProduction, teamID: settings.teamID,
-            keyID: settings.keyID, http: environment.http, clock: environment.clock
+            keyID: settings.keyID, http: environment.http, clock: environment.clock, logger: environment.logger
         )
-        try await client.validate(deviceToken: token, privateKey: try await secrets.require(.deviceCheckKey, app: app.id))
+        let privateKey = try await secrets.require(.deviceCheckKey, app: app.id)
+        // A DeviceCheck token names no challenge and no key: it is used once, or one token lifted from
+        // a genuine device would vouch for any number of keys.
+        guard try await environment.storage.insert(true, key: "devicecheck-token/" + SecretDigest.sha256Hex(token), expiresAt: now.addingTimeInterval(7 * 86_400)) else {
+            throw AttestationRefusal(.invalidToken, "This DeviceCheck token was used before; generate a new one.")
+        }
+        try await client.validate(deviceToken: token, privateKey: privateKey)
         return AttestationVerdict(format: AttestationFormat.appleDeviceCheck.rawValue, facts: ["platform": "ios", "environment": settings.environment])
     }
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehouseCore
+import Logging
 
 /// Apple's DeviceCheck server API, `validate_device_token`
 /// (https://developer.apple.com/documentation/devicecheck/accessing-and-modifying-per-device-data):
@@ -13,6 +14,7 @@ struct DeviceCheckClient: Sendable {
     let keyID: String
     let http: any OutboundHTTP
     let clock: any BrokerClock
+    let logger: Logger
 
     func validate(deviceToken: String, privateKey pem: Data) async throws {
         guard let key = try? P256.Signing.PrivateKey(pemRepresentation: String(decoding: pem, as: UTF8.self)) else {
@@ -29,15 +31,17 @@ struct DeviceCheckClient: Sendable {
         )
         let response: OutboundResponse
         do { response = try await http.send(request) } catch {
-            throw BrokerError(.providerUnavailable, .unavailable, "Apple's DeviceCheck service did not answer (\(error)); try again later.").publicly(because: "service_unavailable")
+            logger.warning("Apple's DeviceCheck service did not answer", metadata: ["error": .string("\(error)")])
+            throw BrokerError(.providerUnavailable, .unavailable, "Apple's DeviceCheck service did not answer; try again later.").publicly(because: "service_unavailable")
         }
         let text = String(decoding: response.body.prefix(512), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if response.status != 200 { logger.info("Apple's DeviceCheck service refused", metadata: ["status": .stringConvertible(response.status), "answer": .string(text)]) }
         switch response.status {
         case 200: return
         case 400 where text.localizedCaseInsensitiveContains("device token"):
-            throw AttestationRefusal(.invalidToken, "Apple does not accept this DeviceCheck token (\(text)).")
+            throw AttestationRefusal(.invalidToken, "Apple does not accept this DeviceCheck token.")
         case 400, 401, 403:
-            throw AttestationRefusal(.serviceRefusedCredentials, "Apple refused the broker's DeviceCheck credentials (\(response.status): \(text)); check the team id, key id and key.")
+            throw AttestationRefusal(.serviceRefusedCredentials, "Apple refused the broker's DeviceCheck credentials; an operator checks the team id, key id and key.")
         case 429:
             throw AttestationRefusal(.serviceRateLimited, "Apple's DeviceCheck service is rate limiting this app; try again later.")
         default:

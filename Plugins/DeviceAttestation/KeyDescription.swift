@@ -58,7 +58,9 @@ struct KeyDescription: Sendable, Hashable {
         guard case .primitive(let challenge) = fields[4].content else { throw Malformed() }
         self.challenge = Array(challenge)
         let software = try Self.authorizations(fields[6]), hardware = try Self.authorizations(fields[7])
-        rootOfTrust = try (hardware[704] ?? software[704]).map(Self.rootOfTrust)
+        // Only the secure hardware vouches for the boot state: a root of trust in the software list
+        // is the operating system's word.
+        rootOfTrust = try hardware[704].map(Self.rootOfTrust)
         packages = []
         signatureDigests = []
         if let applicationID = software[709] ?? hardware[709] {

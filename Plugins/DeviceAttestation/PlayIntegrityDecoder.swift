@@ -42,7 +42,7 @@ struct PlayIntegrityDecoder: Sendable {
         )
         let response: OutboundResponse
         do { response = try await http.send(request) } catch {
-            throw BrokerError(.providerUnavailable, .unavailable, "Google's Play Integrity service did not answer (\(error)); try again later.").publicly(because: "service_unavailable")
+            throw BrokerError(.providerUnavailable, .unavailable, "Google's Play Integrity service did not answer; try again later.").publicly(because: "service_unavailable")
         }
         switch response.status {
         case 200:

@@ -95,7 +95,9 @@ enum PlayIntegrityVerifier {
         if rules.requirePlayRecognized {
             guard recognition == "PLAY_RECOGNIZED" else { throw AttestationRefusal(.appNotRecognized, "Google Play does not recognise this app binary (\(recognition)).") }
         }
-        if recognition == "PLAY_RECOGNIZED" || rules.requirePlayRecognized {
+        // Whatever the recognition verdict, a package or certificate the verdict names must be the app's
+        // (a re-signed copy is UNRECOGNIZED_VERSION with a foreign certificate); only an unevaluated app names none.
+        if recognition != "UNEVALUATED" || rules.requirePlayRecognized {
             guard let package = app["packageName"]?.stringValue, rules.packageNames.contains(package) else {
                 throw AttestationRefusal(.appMismatch, "The verdict is for another package.")
             }
@@ -112,7 +114,7 @@ enum PlayIntegrityVerifier {
         let licence = verdict["accountDetails"]?.objectValue?["appLicensingVerdict"]?.stringValue ?? "UNEVALUATED"
         if rules.requireLicensed, licence != "LICENSED" { throw AttestationRefusal(.notLicensed, "The Play account is not licensed for this app (\(licence)).") }
         var facts = ["package": requestPackage, "appRecognition": recognition, "deviceIntegrity": met.rawValue, "licensing": licence]
-        if let version = app["versionCode"].flatMap(Self.number) { facts["versionCode"] = String(Int(version)) }
+        if let version = app["versionCode"].flatMap(Self.number), version.isFinite, abs(version) < 1e15 { facts["versionCode"] = String(Int(version)) }
         return facts
     }
 

@@ -82,7 +82,7 @@ struct AttestationFlowTests {
                 body["transaction_id"]?.stringValue?.isEmpty == false, body["timestamp"]?.numberValue != nil
             else { return OutboundResponse(status: 400, body: Data("Missing or incorrectly formatted device token payload".utf8)) }
             switch token {
-            case "genuine-device": return OutboundResponse(status: 200, body: Data())
+            case let token where token.hasPrefix("genuine-device"): return OutboundResponse(status: 200, body: Data())
             case "busy": return OutboundResponse(status: 429, body: Data())
             default: return OutboundResponse(status: 400, body: Data("Missing or incorrectly formatted device token payload".utf8))
             }
@@ -325,6 +325,8 @@ struct AttestationFlowTests {
             "secrets", of: .app("notes"), fields: ["name": "devicecheck-private-key", "value": .string(Self.deviceCheckKey.pemRepresentation)], by: Self.admin
         )
         #expect(try await register("genuine-device") == nil)
+        // A token names no challenge and no key: it is good once.
+        #expect(try await register("genuine-device")?.reason == "invalid_token")
         #expect(try await register("forged")?.reason == "invalid_token")
         #expect(try await register("busy")?.reason == "service_rate_limited")
         #expect(standIn.requests.withLock { $0.count } == 3)
@@ -332,7 +334,7 @@ struct AttestationFlowTests {
         _ = try await broker.broker.admin.createResourceItem(
             "secrets", of: .app("notes"), fields: ["name": "devicecheck-private-key", "value": .string(P256.Signing.PrivateKey().pemRepresentation)], by: Self.admin
         )
-        let refused = try await register("genuine-device")
+        let refused = try await register("genuine-device-2")
         #expect(refused?.reason == "service_refused_credentials")
         #expect(refused?.code == .providerUnavailable)
     }

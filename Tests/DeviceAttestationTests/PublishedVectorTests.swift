@@ -170,6 +170,16 @@ struct PublishedVectorTests {
             _ = try Self.androidVerify(base + "tegu/sdk36/TEE_EC_2026_ROOT.pem", challenge: tegu, at: Self.date("2026-02-24T00:56:03Z"), trusted: rsaOnly)
             Issue.record("a chain to an unpinned key was accepted")
         } catch { #expect(error.reason == .untrustedChain) }
+        // An RKP chain with its root sent twice must not pass for a factory chain (whose dates do not count).
+        let akita = try AttestationCertificate.certificates(pem: String(decoding: try Self.file("android-key-attestation", base + "akita/sdk34/SB_RSA_NONE.pem"), as: UTF8.self))
+        do {
+            _ = try Self.android.verify(chain: akita + [akita.last!], rules: .init(challenge: Array("challenge".utf8)), revoked: .init(), at: Self.date("2030-01-01T00:00:00Z"))
+            Issue.record("a chain with its root twice was accepted")
+        } catch { #expect(error.reason == .untrustedChain) }
+        do {
+            _ = try Self.android.verify(chain: akita, rules: .init(challenge: Array("challenge".utf8)), revoked: .init(), at: Self.date("2030-01-01T00:00:00Z"))
+            Issue.record("an expired RKP chain was accepted")
+        } catch { #expect(error.reason == .certificateExpired) }
         let factory = try Self.androidVerify(base + "blueline/sdk28/TEE_RSA_BASE+IMEI.pem", challenge: Array("challenge".utf8), at: Self.date("2030-01-01T00:00:00Z"))
         #expect(factory.factoryProvisioned)
         for (chain, challenge, date) in [

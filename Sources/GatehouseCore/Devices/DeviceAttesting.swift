@@ -13,7 +13,8 @@ public protocol DeviceAttesting: GatehousePlugin {
     /// `provider_unavailable`.
     func verifyRegistration(_ evidence: AttestationEvidence, app: App) async throws -> AttestationVerdict
     /// Checks a platform assertion (`assertion`) made by a key that `verifyRegistration` attested, over
-    /// `challenge`, and records its counter; answers the counter it recorded.
+    /// `challenge`, and answers its counter (above the key's stored one); the caller records it
+    /// atomically, so that only one of two nodes given the same assertion accepts it.
     func verifyKeyAssertion(_ assertion: String, key: SignInKey, challenge: String, app: App) async throws -> Int
 }
 
