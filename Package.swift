@@ -45,8 +45,9 @@ let builtInPlugins: [BuiltInPlugin] = [
         name: "DeviceAttestation",
         dependencies: [
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1"),
+            .product(name: "Logging", package: "swift-log"),
         ],
-        testDependencies: ["GatehouseStore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")]
+        testDependencies: ["DeviceKey", "GatehouseStore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")]
     ),
 ]
 
