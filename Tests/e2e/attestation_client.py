@@ -85,7 +85,7 @@ class DeviceCheck(http.server.BaseHTTPRequestHandler):
         except Exception:
             return self.answer(400, "Missing or incorrectly formatted device token payload")
         dc_seen.append(device_token)
-        if device_token == "genuine-device":
+        if device_token.startswith("genuine-device"):
             return self.answer(200)
         if device_token == "busy":
             return self.answer(429)
@@ -190,11 +190,13 @@ check("a token that is not a JWE is refused with invalid_attestation, never a 5x
 iphone = Phone("ios")
 status, body, _ = register(iphone, lambda nonce: {"format": "apple-devicecheck", "deviceToken": "genuine-device"})
 check("a DeviceCheck token Apple validates registers the key (the stand-in checked the broker's ES256 JWT)", status == 200 and "genuine-device" in dc_seen)
+status, body, _ = register(Phone("ios"), lambda nonce: {"format": "apple-devicecheck", "deviceToken": "genuine-device"})
+check("a DeviceCheck token is good once: the same token again is refused (invalid_token)", status == 400 and body.get("reason") == "invalid_token")
 status, body, _ = register(Phone("ios"), lambda nonce: {"format": "apple-devicecheck", "deviceToken": "forged"})
 check("a DeviceCheck token Apple rejects is refused (invalid_token)", status == 400 and body.get("reason") == "invalid_token")
 status, body, _ = register(Phone("ios"), lambda nonce: {"format": "apple-devicecheck", "deviceToken": "busy"})
 check("Apple's rate limit answers 503 provider_unavailable (service_rate_limited)", status == 503 and body.get("reason") == "service_rate_limited")
-status, body, _ = register(Phone("android"), lambda nonce: {"format": "apple-devicecheck", "deviceToken": "genuine-device"})
+status, body, _ = register(Phone("android"), lambda nonce: {"format": "apple-devicecheck", "deviceToken": "genuine-device-2"})
 check("an iOS attestation from a device that says android is refused (invalid_answer)", status == 400 and body.get("error") == "invalid_answer")
 
 tester = Phone("web")
