@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 
 /// Android key attestation (https://developer.android.com/privacy-and-security/security-key-attestation):
 /// the attested key's certificate chain to one of Google's pinned hardware-attestation root keys, the
@@ -50,7 +51,7 @@ struct AndroidKeyAttestationVerifier: Sendable {
         guard let value = leaf.extensions[KeyDescription.oid]?.value else { throw AttestationRefusal(.malformed, "The leaf certificate has no key attestation extension.") }
         let description: KeyDescription
         do { description = try KeyDescription(extensionValue: value) } catch { throw AttestationRefusal(.malformed, "The key description does not parse.") }
-        guard constantTimeEquals(description.challenge, rules.challenge) else { throw AttestationRefusal(.challengeMismatch, "The attestation challenge is not this flow's.") }
+        guard SecretDigest.constantTimeEquals(description.challenge, rules.challenge) else { throw AttestationRefusal(.challengeMismatch, "The attestation challenge is not this flow's.") }
         let level = min(description.attestationSecurityLevel, description.keymasterSecurityLevel)
         guard level > .software, level >= rules.minimumSecurityLevel else {
             throw AttestationRefusal(.securityLevelTooLow, "The key lives in \(level.name); this app needs \(rules.minimumSecurityLevel.name) or better.")

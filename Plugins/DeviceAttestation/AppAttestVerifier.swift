@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseCore
 import SwiftASN1
 
 /// Apple App Attest (https://developer.apple.com/documentation/devicecheck/validating-apps-that-connect-to-your-server):
@@ -68,7 +69,7 @@ struct AppAttestVerifier: Sendable {
         guard let sealed = leaf.extensions[Self.nonceExtension]?.value, let inLeaf = Self.nonce(inExtension: sealed) else {
             throw AttestationRefusal(.malformed, "The leaf certificate has no App Attest nonce extension.")
         }
-        guard constantTimeEquals(inLeaf, nonce) else { throw AttestationRefusal(.challengeMismatch, "The attestation is not bound to this challenge.") }
+        guard SecretDigest.constantTimeEquals(inLeaf, nonce) else { throw AttestationRefusal(.challengeMismatch, "The attestation is not bound to this challenge.") }
         // 3. The key id is SHA-256 of the leaf's public key point.
         guard leaf.publicKeyAlgorithm == AttestationCertificate.ecPublicKey, leaf.publicKeyBits.count == 65,
             (try? P256.Signing.PublicKey(x963Representation: leaf.publicKeyBits)) != nil
@@ -149,10 +150,4 @@ struct AuthenticatorData: Sendable {
         guard bytes.count >= 55 + length else { throw AttestationRefusal(.malformed, "The credential id runs past the authenticator data.") }
         credentialID = Array(bytes[55..<(55 + length)])
     }
-}
-
-/// Compares two byte strings in time that depends on their length only.
-func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-    guard a.count == b.count else { return false }
-    return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
 }

@@ -19,8 +19,7 @@ struct CertificatePath: Sendable {
         guard let last = certificates.last, certificates.count >= 2 else { throw AttestationRefusal(.untrustedChain, "The certificate chain is too short.") }
         // The anchor ends the path: a pinned key or a self-issued certificate before the end (a root
         // sent twice, say) would let what follows it decide the path's rules.
-        for certificate in certificates.dropLast() where trustedKeys.contains(certificate.publicKeyInfo) || certificate.issuer == certificate.subject {
-            _ = certificate
+        if certificates.dropLast().contains(where: { trustedKeys.contains($0.publicKeyInfo) || $0.issuer == $0.subject }) {
             throw AttestationRefusal(.untrustedChain, "The chain goes on past a root.")
         }
         for index in 0..<(certificates.count - 1) {

@@ -17,7 +17,7 @@ struct DeviceCheckClient: Sendable {
     let logger: Logger
 
     func validate(deviceToken: String, privateKey pem: Data) async throws {
-        guard let key = try? P256.Signing.PrivateKey(pemRepresentation: String(decoding: pem, as: UTF8.self)) else {
+        guard case .p256(let key)? = try? JWSSigningKey(pem: String(decoding: pem, as: UTF8.self)) else {
             throw AttestationRefusal(.serviceRefusedCredentials, "The app's DeviceCheck key is not a P-256 private key in PEM (Apple's .p8 file); set it again.")
         }
         let now = clock.now
@@ -51,10 +51,6 @@ struct DeviceCheckClient: Sendable {
 
     /// The ES256 developer token Apple's server APIs take.
     static func developerToken(key: P256.Signing.PrivateKey, keyID: String, teamID: String, now: Date) throws -> String {
-        let header = try JSONEncoder().encode(["alg": "ES256", "kid": keyID, "typ": "JWT"])
-        let claims = try JSONEncoder().encode(["iss": JSONValue.string(teamID), "iat": .number(now.timeIntervalSince1970.rounded(.down))])
-        let input = Base64URL.encode(header) + "." + Base64URL.encode(claims)
-        let signature = try key.signature(for: Data(input.utf8))
-        return input + "." + Base64URL.encode(signature.rawRepresentation)
+        try JWSSigningKey.p256(key).sign(["iss": .string(teamID), "iat": .number(now.timeIntervalSince1970.rounded(.down))], header: ["kid": .string(keyID), "typ": "JWT"])
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import GatehouseCore
-import _CryptoExtras
 
 /// Google's `decodeIntegrityToken` (https://developer.android.com/google/play/integrity/standard#decrypt-and-verify-google-servers):
 /// `POST {base}/v1/{packageName}:decodeIntegrityToken` with `{"integrity_token": ...}`, authorized
@@ -20,21 +19,19 @@ struct PlayIntegrityDecoder: Sendable {
 
     func decode(_ token: String, packageName: String, serviceAccount json: Data) async throws -> [String: JSONValue] {
         guard let account = try? JSONDecoder().decode(ServiceAccount.self, from: json),
-            let key = try? _RSA.Signing.PrivateKey(pemRepresentation: account.private_key)
+            let key = try? JWSSigningKey(pem: account.private_key), key.algorithm == "RS256"
         else {
             throw AttestationRefusal(.serviceRefusedCredentials, "The app's Play service account is not a Google service-account JSON key with an RSA private key; set it again.")
         }
         let now = clock.now
         let audience = "https://playintegrity.googleapis.com/"
-        var header: [String: String] = ["alg": "RS256", "typ": "JWT"]
-        header["kid"] = account.private_key_id
+        var header: [String: JSONValue] = ["typ": "JWT"]
+        header["kid"] = account.private_key_id.map(JSONValue.string)
         let claims: [String: JSONValue] = [
             "iss": .string(account.client_email), "sub": .string(account.client_email), "aud": .string(audience),
             "iat": .number(now.timeIntervalSince1970.rounded(.down)), "exp": .number(now.timeIntervalSince1970.rounded(.down) + 3600),
         ]
-        let input = Base64URL.encode(try JSONEncoder().encode(header)) + "." + Base64URL.encode(try JSONEncoder().encode(claims))
-        let signature = try key.signature(for: Data(input.utf8), padding: .insecurePKCS1v1_5)
-        let bearer = input + "." + Base64URL.encode(signature.rawRepresentation)
+        let bearer = try key.sign(claims, header: header)
         let request = OutboundRequest(
             method: "POST", url: "\(baseURL)/v1/\(packageName):decodeIntegrityToken",
             headers: [("Authorization", "Bearer " + bearer), ("Content-Type", "application/json")],

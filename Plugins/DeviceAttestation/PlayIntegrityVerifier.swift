@@ -146,7 +146,7 @@ enum SigningCertificateDigest {
     }
 
     static func normalize(_ text: String) -> String {
-        bytes(text).map { $0.map { String(format: "%02x", $0) }.joined() } ?? text
+        bytes(text).map(SecretDigest.hex) ?? text
     }
 
     /// `AB:CD:...`, the form people compare with the Play Console.

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseCore
 
 /// Google's attestation certificate status list (https://android.googleapis.com/attestation/status):
 /// `{"entries": {"<serial, lowercase hex>": {"status": "REVOKED" | "SUSPENDED", "reason": ...}}}`.
@@ -26,7 +27,7 @@ struct RevocationStatusList: Sendable, Hashable {
 
     /// The status of a certificate serial number (its INTEGER content bytes), or nil when listed as good.
     func status(of serial: [UInt8]) -> String? {
-        statuses[Self.normalize(serial.map { String(format: "%02x", $0) }.joined())]
+        statuses[Self.normalize(SecretDigest.hex(serial))]
     }
 
     static func normalize(_ hex: String) -> String {

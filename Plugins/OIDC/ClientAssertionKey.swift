@@ -1,7 +1,5 @@
-import Crypto
 import Foundation
 import GatehouseCore
-import _CryptoExtras
 
 /// The private key the broker signs its client assertions with (RFC 7523 section 2.2, OIDC Core
 /// section 9 `private_key_jwt`). Sign in with Apple takes the same kind of JWT (ES256, `iss` = the
@@ -10,12 +8,7 @@ public struct ClientAssertionKey: Decodable, Sendable {
     public enum Algorithm: String, Decodable, Sendable { case es256 = "ES256", rs256 = "RS256" }
     public enum SendAs: String, Decodable, Sendable { case clientAssertion = "client_assertion", clientSecret = "client_secret" }
 
-    enum Signer: Sendable {
-        case p256(P256.Signing.PrivateKey)
-        case rsa(_RSA.Signing.PrivateKey)
-    }
-
-    let signer: Signer
+    let signer: JWSSigningKey
     public var algorithm: Algorithm
     public var keyID: String?
     /// The assertion's `iss`; the client id when not set (Apple: the team id).
@@ -31,16 +24,14 @@ public struct ClientAssertionKey: Decodable, Sendable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let path = decoder.codingPath
         let pem = try container.decode(String.self, forKey: .pem)
-        if let key = try? P256.Signing.PrivateKey(pemRepresentation: pem) {
-            signer = .p256(key)
-            algorithm = .es256
-        } else if let key = try? _RSA.Signing.PrivateKey(pemRepresentation: pem) {
-            guard key.keySizeInBits >= 2048 else { throw ConfigIssue(path: path + [CodingKeys.pem], "the RSA key has \(key.keySizeInBits) bits; at least 2048 are required") }
-            signer = .rsa(key)
-            algorithm = .rs256
-        } else {
+        do {
+            signer = try JWSSigningKey(pem: pem)
+        } catch .rsaTooShort(let bits) {
+            throw ConfigIssue(path: path + [CodingKeys.pem], "the RSA key has \(bits) bits; at least 2048 are required")
+        } catch {
             throw ConfigIssue(path: path + [CodingKeys.pem], "not a P-256 or RSA private key in PEM (BEGIN PRIVATE KEY, BEGIN EC PRIVATE KEY or BEGIN RSA PRIVATE KEY)")
         }
+        algorithm = Algorithm(rawValue: signer.algorithm)!
         keyID = try container.decodeIfPresent(String.self, forKey: .keyID)
         issuer = try container.decodeIfPresent(String.self, forKey: .issuer)
         audience = try container.decodeIfPresent(String.self, forKey: .audience)
@@ -52,21 +43,13 @@ public struct ClientAssertionKey: Decodable, Sendable {
     /// A fresh, short-lived assertion for one request: `iss` and `sub` name the client, `aud` the
     /// token endpoint (or the configured audience), and `jti` makes it single-use.
     func assertion(clientID: String, tokenEndpoint: String, now: Date) throws -> String {
-        var header: [String: JSONValue] = ["alg": .string(algorithm.rawValue), "typ": "JWT"]
+        var header: [String: JSONValue] = ["typ": "JWT"]
         if let keyID { header["kid"] = .string(keyID) }
         let issued = now.timeIntervalSince1970.rounded(.down)
         let claims: [String: JSONValue] = [
             "iss": .string(issuer ?? clientID), "sub": .string(clientID), "aud": .string(audience ?? tokenEndpoint),
             "iat": .number(issued), "exp": .number(issued + lifetime.timeInterval), "jti": .string(RandomToken.make()),
         ]
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let input = Base64URL.encode(try encoder.encode(header)) + "." + Base64URL.encode(try encoder.encode(claims))
-        let signature: Data
-        switch signer {
-        case .p256(let key): signature = try key.signature(for: Data(input.utf8)).rawRepresentation
-        case .rsa(let key): signature = try key.signature(for: Data(input.utf8), padding: .insecurePKCS1v1_5).rawRepresentation
-        }
-        return input + "." + Base64URL.encode(signature)
+        return try signer.sign(claims, header: header)
     }
 }

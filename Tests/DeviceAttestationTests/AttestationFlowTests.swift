@@ -43,6 +43,9 @@ struct AttestationFlowTests {
                     playIntegrity: {deviceIntegrity: device}
                 guarded:
                   testKeys: true
+                  android:
+                    packageNames: [com.example.notes]
+                    playIntegrity: {deviceIntegrity: device}
         apps:
           - id: notes
             policy:
@@ -231,14 +234,14 @@ struct AttestationFlowTests {
         ]
     }
 
-    static func setUpPlay(_ broker: TestBroker, by admin: AdminIdentity = admin) async throws {
+    static func setUpPlay(_ broker: TestBroker, app: String = "notes", by admin: AdminIdentity = admin) async throws {
         let folder = vectors
         let decryption = String(decoding: try Data(contentsOf: folder.appendingPathComponent("decryption_key.b64")), as: UTF8.self)
         let verification = String(decoding: try Data(contentsOf: folder.appendingPathComponent("verification_key.spki.b64")), as: UTF8.self)
         for (name, value) in [("play-integrity-decryption-key", decryption), ("play-integrity-verification-key", verification)] {
-            _ = try await broker.broker.admin.createResourceItem("secrets", of: .app("notes"), fields: ["name": .string(name), "value": .string(value)], by: admin)
+            _ = try await broker.broker.admin.createResourceItem("secrets", of: .app(app), fields: ["name": .string(name), "value": .string(value)], by: admin)
         }
-        _ = try await broker.broker.admin.createResourceItem("fingerprints", of: .app("notes"), fields: ["sha256": .string(SigningCertificateDigest.display(certificate))], by: admin)
+        _ = try await broker.broker.admin.createResourceItem("fingerprints", of: .app(app), fields: ["sha256": .string(SigningCertificateDigest.display(certificate))], by: admin)
     }
 
     @Test func aPlayIntegrityVerdictBoundToTheChallengeAndKeyRegistersTheKey() async throws {
@@ -341,21 +344,33 @@ struct AttestationFlowTests {
 
     // MARK: - As a factor
 
-    @Test func asASecondFactorItAsksForAFreshAttestation() async throws {
+    @Test func asASecondFactorAFreshVerdictFinishesTheSignInAndATestKeyDoesNotForARealAccount() async throws {
         let broker = try await Self.broker()
+        try await Self.setUpPlay(broker, app: "guarded")
         let (kid, key) = try await Self.testKey(broker, app: "guarded")
         let issuer = broker.broker.config.server.issuer
-        let phone = Phone()
-        // The guarded app's registration: the key, then the attestation factor.
-        let (flow, challenge) = try await broker.start(FlowRequest(appID: "guarded", providerID: "device", purpose: .register))
-        let nonce = try #require(challenge.fields["nonce"]?.stringValue)
-        let outcome = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(phone.answer(nonce: nonce, issuer: issuer, attestation: nil)), client: nil)
-        guard case .challenge(_, let factor, _) = outcome else { Issue.record("expected the attestation challenge"); return }
-        #expect(factor.type == "attestation")
-        let attestChallenge = try #require(factor.fields["challenge"]?.stringValue)
-        // A new account from a real registration is not a test account: the test key does not vouch for it.
+        /// Registers a plain key at the guarded app; answers the flow and its attestation challenge.
+        func factorChallenge() async throws -> (flow: String, challenge: Challenge)? {
+            let (flow, challenge) = try await broker.start(FlowRequest(appID: "guarded", providerID: "device", purpose: .register))
+            let nonce = try #require(challenge.fields["nonce"]?.stringValue)
+            let outcome = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(Phone().answer(nonce: nonce, issuer: issuer, attestation: nil)), client: nil)
+            guard case .challenge(_, let factor, _) = outcome else { return nil }
+            return (flow, factor)
+        }
+        let first = try #require(try await factorChallenge())
+        #expect(first.challenge.type == "attestation")
+        #expect(first.challenge.fields["formats"]?.arrayValue?.contains("play-integrity") == true)
+        // The Play Integrity verdict asked with the challenge's requestHash passes the factor.
+        let hash = try #require(first.challenge.fields["requestHash"]?.stringValue)
+        let token = try Self.integrityToken(Self.verdict(requestHash: hash, at: broker.clock.now))
+        let (tokens, account) = try await broker.finish(first.flow, answer: ["format": "play-integrity", "integrityToken": .string(token)])
+        #expect(!tokens.accessToken.isEmpty)
+        #expect(account?.isTest == false)
+        // A test key does not vouch for the real account a registration just made.
+        let second = try #require(try await factorChallenge())
+        let attestChallenge = try #require(second.challenge.fields["challenge"]?.stringValue)
         let wrong = await thrownError {
-            _ = try await broker.finish(flow, answer: Self.testToken(kid: kid, key: key, nonce: attestChallenge, jkt: nil, broker: broker).objectValue!)
+            _ = try await broker.finish(second.flow, answer: Self.testToken(kid: kid, key: key, nonce: attestChallenge, jkt: nil, broker: broker).objectValue!)
         }
         #expect(wrong?.reason == "test_key_for_real_account")
     }

@@ -32,7 +32,7 @@ extension AdminService {
     public func createResourceItem(_ resource: String, of owner: ResourceOwner, fields: [String: JSONValue], by admin: AdminIdentity) async throws -> AdminChange {
         let (plugin, _, app) = try await resolve(resource, of: owner)
         let change = try await plugin.createItem(in: resource, fields: fields, app: app, by: admin.name)
-        try await audit(change, plugin: plugin, app: app, admin: admin)
+        try await audit(change, plugin: plugin, appID: app?.id, admin: admin)
         return change
     }
 
@@ -45,7 +45,7 @@ extension AdminService {
             throw BrokerError(.invalidRequest, .badRequest, "An item of '\(resource)' is named by \(declaration.itemKey.joined(separator: " and ")).")
         }
         let change = try await plugin.deleteItem(from: resource, key: key, app: app, by: admin.name)
-        try await audit(change, plugin: plugin, app: app, admin: admin)
+        try await audit(change, plugin: plugin, appID: app?.id, admin: admin)
         return change
     }
 
@@ -71,18 +71,17 @@ extension AdminService {
         }
     }
 
-    private func audit(_ change: AdminChange, plugin: any AdminResourceProviding, app: App?, admin: AdminIdentity) async throws {
+    /// Audits a plugin's change as `<plugin type>.<event>`, naming the admin who made it.
+    private func audit(_ change: AdminChange, plugin: any GatehousePlugin, appID: String?, admin: AdminIdentity) async throws {
         let type = plugins.typeNames[plugin.id] ?? plugin.id
         try await store.appendAudit(
             AuditEvent(
-                time: clock.now, type: "\(type).\(change.event)", appID: app?.id, providerID: plugin.id,
+                time: clock.now, type: "\(type).\(change.event)", appID: appID, providerID: plugin.id,
                 details: change.details.merging(["admin": admin.name]) { _, admin in admin }
             )
         )
     }
-}
 
-extension AdminService {
     /// Removes what admins who are no longer configured added, where a plugin keeps such things
     /// (`AdminDeparture`); each removal is audited under `system`, naming the admin it belonged to.
     /// `remaining`: the names of the admin credentials configured now.
@@ -90,10 +89,7 @@ extension AdminService {
         var count = 0
         for plugin in plugins.all.values.compactMap({ $0 as? any AdminDeparture }) {
             for change in try await plugin.adminsDeparted(remaining: remaining) {
-                let type = plugins.typeNames[plugin.id] ?? plugin.id
-                try await store.appendAudit(
-                    AuditEvent(time: clock.now, type: "\(type).\(change.event)", appID: change.details["app"], providerID: plugin.id, details: change.details.merging(["admin": "system"]) { _, system in system })
-                )
+                try await audit(change, plugin: plugin, appID: change.details["app"], admin: AdminIdentity(name: "system"))
                 count += 1
             }
         }

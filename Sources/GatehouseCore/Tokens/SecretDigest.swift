@@ -24,8 +24,11 @@ public enum SecretDigest {
 
     /// Compares two strings in time that depends only on their lengths, not on where they differ.
     public static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
-        let left = Array(lhs.utf8)
-        let right = Array(rhs.utf8)
+        constantTimeEquals(Array(lhs.utf8), Array(rhs.utf8))
+    }
+
+    /// Compares two byte strings in time that depends only on their lengths.
+    public static func constantTimeEquals(_ left: [UInt8], _ right: [UInt8]) -> Bool {
         guard left.count == right.count else { return false }
         var difference: UInt8 = 0
         for index in left.indices { difference |= left[index] ^ right[index] }

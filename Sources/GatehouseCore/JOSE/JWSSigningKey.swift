@@ -1,0 +1,54 @@
+import Crypto
+import Foundation
+import _CryptoExtras
+
+/// A private key the broker signs compact JWSs with when it speaks to another service: client
+/// assertions (`private_key_jwt`, Sign in with Apple), Apple's developer tokens (DeviceCheck), a
+/// Google service account's self-signed JWT. ES256 with a P-256 key, RS256 with an RSA key of at
+/// least 2048 bits. (The broker's own tokens are signed by `SigningKeyring`.)
+public enum JWSSigningKey: Sendable {
+    case p256(P256.Signing.PrivateKey)
+    case rsa(_RSA.Signing.PrivateKey)
+
+    /// Why a PEM was not a usable key.
+    public enum Refusal: Error, Sendable, Equatable {
+        case notAKey
+        case rsaTooShort(bits: Int)
+    }
+
+    /// A P-256 or RSA private key from PEM (PKCS#8, SEC 1 or PKCS#1).
+    public init(pem: String) throws(Refusal) {
+        if let key = try? P256.Signing.PrivateKey(pemRepresentation: pem) {
+            self = .p256(key)
+        } else if let key = try? _RSA.Signing.PrivateKey(pemRepresentation: pem) {
+            guard key.keySizeInBits >= 2048 else { throw .rsaTooShort(bits: key.keySizeInBits) }
+            self = .rsa(key)
+        } else {
+            throw .notAKey
+        }
+    }
+
+    /// `ES256` or `RS256`.
+    public var algorithm: String {
+        switch self {
+        case .p256: "ES256"
+        case .rsa: "RS256"
+        }
+    }
+
+    /// A compact JWS of `claims`; the header gets `alg` (and whatever `header` adds, such as `kid`).
+    /// Members are written with sorted keys and unescaped slashes.
+    public func sign(_ claims: [String: JSONValue], header: [String: JSONValue] = [:]) throws -> String {
+        var header = header
+        header["alg"] = .string(algorithm)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let input = Base64URL.encode(try encoder.encode(header)) + "." + Base64URL.encode(try encoder.encode(claims))
+        let signature: Data
+        switch self {
+        case .p256(let key): signature = try key.signature(for: Data(input.utf8)).rawRepresentation
+        case .rsa(let key): signature = try key.signature(for: Data(input.utf8), padding: .insecurePKCS1v1_5).rawRepresentation
+        }
+        return input + "." + Base64URL.encode(signature)
+    }
+}
