@@ -49,6 +49,10 @@ let builtInPlugins: [BuiltInPlugin] = [
         ],
         testDependencies: ["DeviceKey", "GatehouseStore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")]
     ),
+    BuiltInPlugin(
+        name: "Activation", dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")],
+        testDependencies: ["DeviceKey", "PIN", "EmailCode", "GatehouseStore", .product(name: "Crypto", package: "swift-crypto")]
+    ),
 ]
 
 let package = Package(

@@ -1,3 +1,4 @@
+import Activation
 import CustomAPI
 import DeviceAttestation
 import DeviceKey
@@ -23,6 +24,7 @@ public enum BuiltInPlugins {
         registry.register(DeviceKeyPlugin.self)
         registry.register(PINPlugin.self)
         registry.register(DeviceAttestationPlugin.self)
+        registry.register(ActivationPlugin.self)
         return registry
     }
 }

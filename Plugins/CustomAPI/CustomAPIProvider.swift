@@ -3,7 +3,8 @@ import GatehouseCore
 
 /// Relays a custom registration between the client and the app's own API, one-step or two-step, and
 /// yields the identity the API vouches for. The only provider that may sign people in statelessly.
-public struct CustomAPIProvider: IdentityProvider, StatelessCapable {
+public struct CustomAPIProvider: IdentityProvider, StatelessCapable, RegistrationTyped {
+    public var registrationType: String { "custom" }
     public let id: String
     let config: CustomAPIPlugin.Config
     let api: AppAPIClient

@@ -6,7 +6,8 @@ import GatehouseCore
 /// issuer, signed by that key) and the device's facts; sign-in answers an `assertion` challenge
 /// with a JWS signed by a registered key. The same assertions, without a server nonce, are accepted
 /// at the JWT bearer grant.
-public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying {
+public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying, RegistrationTyped {
+    public var registrationType: String { "device" }
     public let id: String
     let config: DeviceKeyPlugin.Config
     let environment: PluginEnvironment
@@ -90,7 +91,7 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying {
     /// (a key the attestation itself vouches for, bound to the nonce, needs none: App Attest keys
     /// cannot sign a JWS); the engine stores the key once it knows the account.
     func register(_ answer: ChallengeResponse, nonce: String, context: FlowContext) async throws -> ExternalIdentity {
-        let facts = try Self.deviceFacts(answer)
+        let facts = try DeviceFacts(answer: answer)
         var sentKey: PublicJWK?
         if let keyValue = answer.values["publicKey"], keyValue != .null {
             do { sentKey = try PublicJWK(keyValue) } catch { throw DeviceKeyRefusal(.invalidKey, "The public key is not accepted: \(error.message).") }
@@ -154,28 +155,6 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying {
             throw BrokerError.invalidAnswer("The attestation is from an \(attestedPlatform) device, but 'platform' says \(platform.rawValue).")
         }
         return verdict
-    }
-
-    /// The device's facts from the answer, each checked for shape.
-    static func deviceFacts(_ answer: ChallengeResponse) throws(BrokerError) -> DeviceFacts {
-        func optional(_ name: String, max: Int = 128) throws(BrokerError) -> String? {
-            guard let value = answer.values[name], value != .null else { return nil }
-            guard let text = value.stringValue, !text.isEmpty, text.count <= max, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw BrokerError.invalidAnswer("'\(name)' must be a string of 1 to \(max) printable characters.")
-            }
-            return text
-        }
-        guard let installationID = try optional("installationID"), installationID.count >= 8 else {
-            throw BrokerError.invalidAnswer("The answer needs 'installationID': the random id (at least 8 characters) the app made on its first launch.")
-        }
-        let platformName = try answer.string("platform")
-        guard let platform = DevicePlatform(rawValue: platformName) else { throw BrokerError.invalidAnswer("'platform' must be ios, android or web.") }
-        let buildType = try optional("buildType")
-        if let buildType, !["release", "debug"].contains(buildType) { throw BrokerError.invalidAnswer("'buildType' must be release or debug.") }
-        return DeviceFacts(
-            installationID: installationID, vendorID: try optional("vendorID"), platform: platform, model: try optional("model"), osVersion: try optional("osVersion"),
-            appVersion: try optional("appVersion"), buildType: buildType, alias: try optional("alias", max: 64)
-        )
     }
 
     // MARK: - Assertions
@@ -301,6 +280,8 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying {
             ChallengeInput(name: "appVersion", label: "App version", maxLength: 128),
             ChallengeInput(name: "buildType", label: "Build type", maxLength: 16),
             ChallengeInput(name: "alias", label: "Device name", maxLength: 256),
+            ChallengeInput(name: "pushToken", label: "Push token", maxLength: 4096),
+            ChallengeInput(name: "biometric", label: "Biometric factor enrolled", kind: .json, maxLength: 8),
             ChallengeInput(name: "attestation", label: "Device attestation", kind: .json, maxLength: 49_152),
         ],
         details: [

@@ -5,7 +5,8 @@ import GatehouseCore
 /// address, or takes the app's `login_hint`, and identifies the person as that address once the
 /// emailed code is right. As an authenticator it sends the code to the account's verified address.
 /// Either way the answer `{"resend": true}` sends a new code, and `{"code": "..."}` checks one.
-public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifying, OpenEnrollmentProvider, EmailLinkingTrust {
+public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifying, OpenEnrollmentProvider, EmailLinkingTrust, RegistrationTyped {
+    public var registrationType: String { "passwordless" }
     /// Its addresses are proven with a code the broker sent: good enough to link accounts by.
     public var trustsEmailForLinking: Bool { true }
 

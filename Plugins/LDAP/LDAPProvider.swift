@@ -4,7 +4,8 @@ import Logging
 
 /// Signs people in against an LDAP directory with their directory username and password
 /// (search-then-bind), and maps their entry and groups to claims.
-public struct LDAPProvider: IdentityProvider, IdentityRechecking, HealthReporting, ProviderDiagnosing {
+public struct LDAPProvider: IdentityProvider, IdentityRechecking, HealthReporting, ProviderDiagnosing, RegistrationTyped {
+    public var registrationType: String { "password" }
     public let id: String
     let directory: LDAPDirectory
     let pool: LDAPConnectionPool

@@ -4,7 +4,8 @@ import HummingbirdBcrypt
 
 /// Signs people in with a username and a password the broker keeps (bcrypt hashes in the plugin's
 /// storage). Registration checks the app's password policy; the username must be free.
-public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, IdentityRechecking, IdentityForgetting {
+public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, IdentityRechecking, IdentityForgetting, RegistrationTyped {
+    public var registrationType: String { "password" }
     public let id: String
     let cost: Int
     let environment: PluginEnvironment

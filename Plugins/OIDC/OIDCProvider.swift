@@ -7,7 +7,8 @@ import Logging
 /// flow (PKCE S256, `state` = the flow, `nonce`), checks the ID token, optionally reads userinfo, maps
 /// the claims to an identity, and keeps the upstream refresh token (sealed) to recheck the person when
 /// an app refreshes.
-struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRechecking, IdentityForgetting, ProviderDiagnosing, EmailLinkingTrust {
+struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRechecking, IdentityForgetting, ProviderDiagnosing, EmailLinkingTrust, RegistrationTyped {
+    var registrationType: String { "social" }
     let id: String
     let config: OIDCConfig
     let environment: PluginEnvironment

@@ -22,6 +22,10 @@ public struct Broker: Sendable, CustomStringConvertible {
     public let adminGate: AdminGate
     public let clock: any BrokerClock
     public let logger: Logger
+    /// `GET /v1/registration-state` and `POST /v1/logout`.
+    public var registrationState: RegistrationState { RegistrationState(oauth: oauth, plugins: plugins, clock: clock) }
+    /// Activations issued by apps' back ends, and invitation links.
+    public var activations: ActivationService { ActivationService(oauth: oauth, plugins: plugins) }
     /// What readiness last reported, so that a change is logged once.
     let healthLog = HealthLog()
 
@@ -90,7 +94,7 @@ public struct Broker: Sendable, CustomStringConvertible {
                 clock: clock, logger: pluginLogger, storage: PluginStorage(namespace: declaration.id, store: store, clock: clock, sealer: sealer),
                 lockouts: LockoutBook(namespace: declaration.id, store: store, audit: store, clock: clock, metrics: metrics),
                 development: config.environment == .development, http: http, mailer: mailer, callbackURL: config.server.issuer + Self.callbackPath,
-                issuer: config.server.issuer, devices: store
+                issuer: config.server.issuer, devices: store, accounts: store, apps: store, audit: store
             )
         }
     }

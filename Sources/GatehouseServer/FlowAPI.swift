@@ -27,9 +27,11 @@ struct FlowAPI {
         var returnURI: String?
         var codeChallenge: String?
         var codeChallengeMethod: String?
+        /// The installation a native app runs the flow from: its tokens are tied to it.
+        var installation: String?
 
         enum CodingKeys: String, CodingKey {
-            case app, provider, purpose, stateless, scope, returnURI, codeChallenge, codeChallengeMethod
+            case app, provider, purpose, stateless, scope, returnURI, codeChallenge, codeChallengeMethod, installation
             case clientSecret = "client_secret"
         }
     }
@@ -53,7 +55,7 @@ struct FlowAPI {
         var flowRequest = FlowRequest(
             appID: body.app, providerID: body.provider, purpose: body.purpose ?? .authenticate, stateless: body.stateless ?? false,
             scopes: body.scope.map { $0.split(separator: " ").map(String.init) }, clientIP: context.clientIP, returnURI: body.returnURI,
-            codeChallenge: body.codeChallenge
+            codeChallenge: body.codeChallenge, installationID: body.installation
         )
         // An access token (Bearer or DPoP) registers a credential for its account; Basic is the app's own.
         var client: ClientCredentials?
@@ -92,6 +94,9 @@ struct FlowResponse: Encodable {
     var challenge: ChallengeBody?
     var tokens: IssuedTokens?
     var account: AccountBody?
+    /// What else the app is told: an activation's outcome (and what it overrode), or why a flow
+    /// stopped without tokens.
+    var activation: JSONValue?
 
     struct AccountBody: Encodable {
         var id: String
@@ -119,11 +124,16 @@ struct FlowResponse: Encodable {
             self.status = "challenge"
             self.expiresAt = expiresAt
             self.challenge = ChallengeBody(challenge: challenge, description: challenges.description(of: challenge.type))
-        case .completed(let flowID, let tokens, let account):
+        case .completed(let flowID, let tokens, let account, let notice):
             self.flow = flowID
             self.status = "completed"
             self.tokens = tokens
             self.account = account.map { AccountBody(id: $0.id, username: $0.username) }
+            self.activation = notice["activation"]
+        case .stopped(let flowID, let status, let details):
+            self.flow = flowID
+            self.status = status
+            self.activation = details["activation"]
         case .chooseProvider, .authorized:
             // Only flows started at /oauth2/authorize end this way, and those answer to browser forms only.
             throw BrokerError.internalFailure("A browser flow reached the JSON flow API.")

@@ -82,7 +82,7 @@ struct PageRenderer: Sendable {
                 values["link"] = ["url": url, "text": link.label]
             }
             return page("challenge", title: description.title, values: values, status: status)
-        case .completed:
+        case .completed, .stopped:
             return self.error(BrokerError.internalFailure("This flow cannot finish in a browser."), requestID: requestID)
         }
     }

@@ -14,7 +14,8 @@ enum DeviceRows {
     static func newInstallation(_ facts: DeviceFacts, deviceID: String, accountID: String, appID: String, now: Date) -> Installation {
         Installation(
             id: "ins_" + RandomToken.make(byteCount: 12), deviceID: deviceID, accountID: accountID, appID: appID, installationID: facts.installationID,
-            osVersion: facts.osVersion, appVersion: facts.appVersion, buildType: facts.buildType, createdAt: now, lastUsedAt: now
+            osVersion: facts.osVersion, appVersion: facts.appVersion, buildType: facts.buildType, pushToken: facts.pushToken, biometric: facts.biometric,
+            createdAt: now, lastUsedAt: now
         )
     }
 

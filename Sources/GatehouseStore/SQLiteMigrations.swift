@@ -231,6 +231,18 @@ enum SQLiteMigrations {
                     """
             )
         }
+        migrator.registerMigration("v10-activation-profiles") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE installations ADD COLUMN push_token TEXT;
+                    ALTER TABLE installations ADD COLUMN biometric INTEGER;
+                    CREATE INDEX installations_by_installation_id ON installations(app_id, installation_id);
+                    ALTER TABLE accounts ADD COLUMN profile TEXT;
+                    ALTER TABLE accounts ADD COLUMN profile_pending INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE refresh_tokens ADD COLUMN installation TEXT;
+                    """
+            )
+        }
         return migrator
     }
 }

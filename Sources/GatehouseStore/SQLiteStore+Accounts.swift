@@ -3,6 +3,14 @@ import GRDB
 import GatehouseCore
 
 extension SQLiteStore: AccountStore {
+    public func updateAccountProfile(id: String, profile: AccountProfile?, pending: Bool) async throws -> Bool {
+        let encoded = try profile.map { try StoreJSON.encode($0) }
+        return try await pool.write { db in
+            try db.execute(sql: "UPDATE accounts SET profile = ?, profile_pending = ? WHERE id = ?", arguments: [encoded, pending, id])
+            return db.changesCount == 1
+        }
+    }
+
     public func account(id: String) async throws -> Account? {
         try await pool.read { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM accounts WHERE id = ?"), arguments: [id]).map(Self.account) }
     }
@@ -103,8 +111,11 @@ extension SQLiteStore: AccountStore {
         }
     }
 
-    static func account(_ row: Row) -> Account {
-        Account(id: row["id"], username: row["username"], createdAt: Date(storeValue: row["created_at"]), isTest: row["is_test"])
+    static func account(_ row: Row) throws -> Account {
+        Account(
+            id: row["id"], username: row["username"], createdAt: Date(storeValue: row["created_at"]), isTest: row["is_test"],
+            profile: try (row["profile"] as String?).map { try StoreJSON.decode(AccountProfile.self, $0) }, profilePending: row["profile_pending"]
+        )
     }
 
     static func link(_ row: Row) throws -> IdentityLink {

@@ -42,12 +42,23 @@ extension SQLiteStore: DeviceStore {
                 let made = DeviceRows.newInstallation(facts, deviceID: owner.id, accountID: accountID, appID: appID, now: now)
                 try db.execute(
                     sql: """
-                        INSERT INTO installations (id, device_id, account_id, app_id, installation_id, os_version, app_version, build_type, created_at, last_used_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        INSERT INTO installations (id, device_id, account_id, app_id, installation_id, os_version, app_version, build_type, push_token, biometric,
+                            created_at, last_used_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
-                    arguments: [made.id, owner.id, accountID, appID, made.installationID, made.osVersion, made.appVersion, made.buildType, now.storeValue, now.storeValue]
+                    arguments: [
+                        made.id, owner.id, accountID, appID, made.installationID, made.osVersion, made.appVersion, made.buildType, made.pushToken, made.biometric,
+                        now.storeValue, now.storeValue,
+                    ]
                 )
                 installation = made
+            } else if facts.pushToken != nil || facts.biometric != nil {
+                // A key added to a known installation brings its current push token and biometric state.
+                installation!.pushToken = facts.pushToken ?? installation!.pushToken
+                installation!.biometric = facts.biometric ?? installation!.biometric
+                try db.execute(
+                    sql: "UPDATE installations SET push_token = ?, biometric = ? WHERE id = ?", arguments: [installation!.pushToken, installation!.biometric, installation!.id]
+                )
             }
             let record = DeviceRows.newKey(key, accountID: accountID, deviceID: owner.id, installationRef: installation!.id, providerID: providerID, now: now)
             try db.execute(
@@ -131,6 +142,26 @@ extension SQLiteStore: DeviceStore {
         }
     }
 
+    public func installations(appID: String, installationID: String) async throws -> [Installation] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM installations i WHERE app_id = ? AND installation_id = ? AND EXISTS (SELECT 1 FROM sign_in_keys k WHERE k.installation_ref = i.id)
+                    ORDER BY created_at, id
+                    """,
+                arguments: [appID, installationID]
+            ).map(Self.installation)
+        }
+    }
+
+    public func removeInstallation(id: String, accountID: String, now: Date) async throws -> [String]? {
+        try await pool.write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM installations WHERE id = ? AND account_id = ?", arguments: [id, accountID]) != nil else { return nil }
+            return try Self.deleteInstallation(id, db: db, now: now)
+        }
+    }
+
     static func device(_ row: Row) throws -> Device {
         Device(
             id: row["id"], accountID: row["account_id"], vendorID: row["vendor_id"], platform: DevicePlatform(rawValue: row["platform"]) ?? .web, model: row["model"],
@@ -141,7 +172,8 @@ extension SQLiteStore: DeviceStore {
     static func installation(_ row: Row) throws -> Installation {
         Installation(
             id: row["id"], deviceID: row["device_id"], accountID: row["account_id"], appID: row["app_id"], installationID: row["installation_id"],
-            osVersion: row["os_version"], appVersion: row["app_version"], buildType: row["build_type"], createdAt: Date(storeValue: row["created_at"]),
+            osVersion: row["os_version"], appVersion: row["app_version"], buildType: row["build_type"], pushToken: row["push_token"], biometric: row["biometric"],
+            createdAt: Date(storeValue: row["created_at"]),
             lastUsedAt: (row["last_used_at"] as Double?).map(Date.init(storeValue:))
         )
     }

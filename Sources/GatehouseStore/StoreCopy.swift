@@ -24,12 +24,13 @@ enum StoreSchema {
             ("id", .text), ("name", .text), ("secret_digest", .text), ("redirect_uris", .text), ("policy", .text), ("managed_by", .text),
             ("created_at", .real), ("updated_at", .real), ("version", .integer), ("disabled", .boolean),
         ],
-        .accounts: [("id", .text), ("username", .text), ("created_at", .real), ("is_test", .boolean)],
+        .accounts: [("id", .text), ("username", .text), ("created_at", .real), ("is_test", .boolean), ("profile", .text), ("profile_pending", .boolean)],
         .identityLinks: [("provider_id", .text), ("subject", .text), ("account_id", .text), ("claims", .text), ("created_at", .real), ("last_sign_in_at", .real)],
         .flows: [("id", .text), ("app_id", .text), ("payload", .text), ("expires_at", .real), ("version", .integer)],
         .refreshTokens: [
             ("digest", .text), ("family_id", .text), ("account_id", .text), ("app_id", .text), ("scopes", .text), ("issued_at", .real), ("expires_at", .real),
             ("used_at", .real), ("revoked_at", .real), ("auth_time", .real), ("amr", .text), ("idp", .text), ("sign_in_key", .text), ("dpop_jkt", .text),
+            ("installation", .text),
         ],
         .signingKeys: [("kid", .text), ("algorithm", .text), ("private_key_pem", .text), ("created_at", .real), ("retired_at", .real), ("activates_at", .real)],
         .auditEvents: [
@@ -53,7 +54,7 @@ enum StoreSchema {
         ],
         .installations: [
             ("id", .text), ("device_id", .text), ("account_id", .text), ("app_id", .text), ("installation_id", .text), ("os_version", .text),
-            ("app_version", .text), ("build_type", .text), ("created_at", .real), ("last_used_at", .real),
+            ("app_version", .text), ("build_type", .text), ("created_at", .real), ("last_used_at", .real), ("push_token", .text), ("biometric", .boolean),
         ],
         .signInKeys: [
             ("id", .text), ("account_id", .text), ("device_id", .text), ("installation_ref", .text), ("provider_id", .text), ("public_key", .text),

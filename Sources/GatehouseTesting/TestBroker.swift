@@ -44,7 +44,7 @@ public struct TestBroker: Sendable {
     public func finish(_ flowID: String, answer: [String: JSONValue], client: ClientCredentials? = nil) async throws -> (tokens: IssuedTokens, account: Account?) {
         let outcome = try await engine.resume(flowID: flowID, answer: ChallengeResponse(answer), client: client)
         switch outcome {
-        case .completed(_, let tokens, let account): return (tokens, account)
+        case .completed(_, let tokens, let account, _): return (tokens, account)
         default: throw FlowDriverError.unexpectedOutcome(String(describing: outcome))
         }
     }

@@ -45,13 +45,19 @@ public struct Installation: Sendable, Hashable, Codable {
     public var appVersion: String?
     /// `release` or `debug`.
     public var buildType: String?
+    /// Where the app's back end sends pushes to this installation (APNs or FCM token), as the app gave it.
+    public var pushToken: String?
+    /// Whether the person enrolled a biometric factor on this installation (the app's word for it).
+    public var biometric: Bool?
     public var createdAt: Date
     public var lastUsedAt: Date?
 
     public init(
         id: String, deviceID: String, accountID: String, appID: String, installationID: String, osVersion: String?, appVersion: String?, buildType: String?,
-        createdAt: Date, lastUsedAt: Date? = nil
+        pushToken: String? = nil, biometric: Bool? = nil, createdAt: Date, lastUsedAt: Date? = nil
     ) {
+        self.pushToken = pushToken
+        self.biometric = biometric
         self.id = id
         self.deviceID = deviceID
         self.accountID = accountID

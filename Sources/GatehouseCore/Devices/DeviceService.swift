@@ -106,6 +106,7 @@ extension DeviceRecord {
             return [
                 "id": .string(installation.id), "app": .string(installation.appID), "installationID": .string(installation.installationID),
                 "osVersion": text(installation.osVersion), "appVersion": text(installation.appVersion), "buildType": text(installation.buildType),
+                "pushToken": text(installation.pushToken), "biometric": installation.biometric.map(JSONValue.bool) ?? .null,
                 "registeredAt": date(installation.createdAt), "lastUsedAt": date(installation.lastUsedAt), "keys": .array(keys),
             ]
         }

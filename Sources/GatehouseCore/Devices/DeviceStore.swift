@@ -21,4 +21,11 @@ public protocol DeviceStore: Sendable {
     /// identity links, and revokes the refresh tokens issued through the keys. Returns the ids of the
     /// keys removed, nil when the account has no such device.
     func removeDevice(id: String, accountID: String, now: Date) async throws -> [String]?
+    /// The installations of `appID` made with this installation id that hold at least one key, of
+    /// every account (one installation may be active for several accounts), oldest first.
+    func installations(appID: String, installationID: String) async throws -> [Installation]
+    /// In one transaction: deletes one installation of the account with its keys and those keys'
+    /// identity links, and revokes the refresh tokens issued through the keys. Returns the ids of the
+    /// keys removed, nil when the account has no such installation.
+    func removeInstallation(id: String, accountID: String, now: Date) async throws -> [String]?
 }

@@ -10,11 +10,17 @@ public struct DeviceFacts: Sendable, Hashable, Codable {
     public var appVersion: String?
     public var buildType: String?
     public var alias: String?
+    /// The installation's push token (APNs or FCM), for the app's back end.
+    public var pushToken: String?
+    /// Whether a biometric factor is enrolled on the installation.
+    public var biometric: Bool?
 
     public init(
         installationID: String, vendorID: String? = nil, platform: DevicePlatform, model: String? = nil, osVersion: String? = nil, appVersion: String? = nil,
-        buildType: String? = nil, alias: String? = nil
+        buildType: String? = nil, alias: String? = nil, pushToken: String? = nil, biometric: Bool? = nil
     ) {
+        self.pushToken = pushToken
+        self.biometric = biometric
         self.installationID = installationID
         self.vendorID = vendorID
         self.platform = platform
@@ -23,6 +29,40 @@ public struct DeviceFacts: Sendable, Hashable, Codable {
         self.appVersion = appVersion
         self.buildType = buildType
         self.alias = alias
+    }
+}
+
+extension DeviceFacts {
+    /// The installation facts of a challenge's answer (`installationID`, `platform`, `vendorID`,
+    /// `model`, `osVersion`, `appVersion`, `buildType`, `alias`, `pushToken`, `biometric`), each
+    /// checked for shape; refusals are `invalid_answer` naming the field.
+    public init(answer: ChallengeResponse) throws(BrokerError) {
+        func optional(_ name: String, max: Int = 128) throws(BrokerError) -> String? {
+            guard let value = answer.values[name], value != .null else { return nil }
+            guard let text = value.stringValue, !text.isEmpty, text.count <= max, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw BrokerError.invalidAnswer("'\(name)' must be a string of 1 to \(max) printable characters.")
+            }
+            return text
+        }
+        guard let installationID = try optional("installationID"), installationID.count >= 8 else {
+            throw BrokerError.invalidAnswer("The answer needs 'installationID': the random id (at least 8 characters) the app made on its first launch.")
+        }
+        let platformName = try answer.string("platform")
+        guard let platform = DevicePlatform(rawValue: platformName) else { throw BrokerError.invalidAnswer("'platform' must be ios, android or web.") }
+        let buildType = try optional("buildType")
+        if let buildType, !["release", "debug"].contains(buildType) { throw BrokerError.invalidAnswer("'buildType' must be release or debug.") }
+        var biometric: Bool?
+        switch answer.values["biometric"] {
+        case nil, .null?: break
+        case .bool(let flag)?: biometric = flag
+        case .string(let flag)? where ["true", "false"].contains(flag): biometric = flag == "true"
+        default: throw BrokerError.invalidAnswer("'biometric' must be true or false.")
+        }
+        self.init(
+            installationID: installationID, vendorID: try optional("vendorID"), platform: platform, model: try optional("model"), osVersion: try optional("osVersion"),
+            appVersion: try optional("appVersion"), buildType: buildType, alias: try optional("alias", max: 64), pushToken: try optional("pushToken", max: 4096),
+            biometric: biometric
+        )
     }
 }
 

@@ -8,12 +8,49 @@ public struct Account: Sendable, Hashable, Codable {
     public var createdAt: Date
     /// Created with a test registration key (for integration tests of an app), not by a real person.
     public var isTest: Bool
+    /// The profile the person confirmed (or edited) at their first sign-in, where the app's policy
+    /// asks for that (`confirmProfile`); it takes precedence over what providers say.
+    public var profile: AccountProfile?
+    /// True from the creation of an account whose app asks for profile confirmation until the person
+    /// confirmed it: such an account gets no tokens (`confirmation_required`).
+    public var profilePending: Bool
 
-    public init(id: String, username: String, createdAt: Date, isTest: Bool = false) {
+    public init(id: String, username: String, createdAt: Date, isTest: Bool = false, profile: AccountProfile? = nil, profilePending: Bool = false) {
         self.id = id
         self.username = username
         self.createdAt = createdAt
         self.isTest = isTest
+        self.profile = profile
+        self.profilePending = profilePending
+    }
+}
+
+/// A person's own view of their profile: what they confirmed or typed, in place of a provider's claims.
+public struct AccountProfile: Sendable, Hashable, Codable {
+    public var name: String?
+    public var email: EmailAddress?
+    /// Whether `email` was proven (vouched for by a provider, or by an emailed code).
+    public var emailVerified: Bool
+    public var picture: String?
+
+    public init(name: String? = nil, email: EmailAddress? = nil, emailVerified: Bool = false, picture: String? = nil) {
+        self.name = name
+        self.email = email
+        self.emailVerified = emailVerified
+        self.picture = picture
+    }
+
+    /// The profile a provider's claims make.
+    public init(claims: IdentityClaims) {
+        self.init(name: claims.name, email: claims.email.flatMap(EmailAddress.init), emailVerified: claims.emailVerified, picture: claims.picture)
+    }
+
+    /// The profile as a challenge and the registration state show it.
+    public var json: JSONValue {
+        .object([
+            "name": name.map(JSONValue.string) ?? .null, "email": email.map { .string($0.value) } ?? .null, "emailVerified": .bool(emailVerified),
+            "picture": picture.map(JSONValue.string) ?? .null,
+        ])
     }
 }
 

@@ -60,7 +60,8 @@ extension Policy {
     /// identity providers, and those enrolled with its authenticators. An address some other app's
     /// provider vouches for does not count here.
     public func verifiedEmails(in links: [IdentityLink]) -> [EmailAddress] {
-        let trusted = Set(identityProviders + authenticators.map(IdentityLink.enrolledAddressProvider))
+        // Identity providers may enrol addresses too: an activation emailed to an address proves it.
+        let trusted = Set(identityProviders + (authenticators + identityProviders).map(IdentityLink.enrolledAddressProvider))
         var addresses: [EmailAddress] = []
         for link in links where trusted.contains(link.providerID) {
             if let address = link.verifiedEmail, !addresses.contains(address) { addresses.append(address) }

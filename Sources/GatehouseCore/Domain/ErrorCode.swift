@@ -84,4 +84,13 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// An attestation (or an attested key's assertion) was refused; `reason` says which check failed.
     public static let invalidAttestation = ErrorCode("invalid_attestation")
     public static let signedInAccountRequired = ErrorCode("signed_in_account_required")
+
+    // Activations, invitations and profiles.
+    /// The activation data are unknown, expired, revoked, used, or were locked by wrong PINs.
+    public static let invalidActivation = ErrorCode("invalid_activation")
+    /// Another installation is redeeming the same activation right now.
+    public static let activationInUse = ErrorCode("activation_in_use")
+    /// The app's policy does not let its back end issue activations.
+    public static let activationNotAllowed = ErrorCode("activation_not_allowed")
+    public static let invalidInvitation = ErrorCode("invalid_invitation")
 }

@@ -45,6 +45,14 @@ public struct Policy: Sendable, Hashable, Codable {
     public var dpopNonce: Bool
     /// What a device registering a sign-in key must bring, and which account the key joins.
     public var deviceRegistration: DeviceRegistrationPolicy
+    /// How activations of this app are issued and how long they last.
+    public var activation: ActivationPolicy
+    /// Whether a new account's first sign-in ends with the person confirming (or editing) the profile
+    /// the identity provider gave; until then the app gets no tokens.
+    public var confirmProfile: Bool
+    /// How long before an access token expires `GET /v1/registration-state` starts answering
+    /// `renewal_required` (its `renewAfter`); at most half the token's lifetime counts.
+    public var renewalWindow: Seconds
 
     public init(
         identityProviders: [String] = [], authenticators: [String] = [], secondFactor: String? = nil,
@@ -54,8 +62,12 @@ public struct Policy: Sendable, Hashable, Codable {
         allowedScopes: [String] = ["openid", "profile", "email", "offline_access"],
         passwordPolicy: PasswordPolicy = PasswordPolicy(), lockout: LockoutPolicy = LockoutPolicy(), clientCredentialsGrant: Bool = false,
         idTokenSigningAlg: SigningAlgorithm = .rs256, introspectTokensOf: [String] = [], linkAccountsByVerifiedEmail: Bool = false,
-        pinPolicy: PINPolicy = PINPolicy(), dpop: DPoPMode = .allowed, dpopNonce: Bool = false, deviceRegistration: DeviceRegistrationPolicy = DeviceRegistrationPolicy()
+        pinPolicy: PINPolicy = PINPolicy(), dpop: DPoPMode = .allowed, dpopNonce: Bool = false, deviceRegistration: DeviceRegistrationPolicy = DeviceRegistrationPolicy(),
+        activation: ActivationPolicy = ActivationPolicy(), confirmProfile: Bool = false, renewalWindow: Seconds = .minutes(2)
     ) {
+        self.activation = activation
+        self.confirmProfile = confirmProfile
+        self.renewalWindow = renewalWindow
         self.pinPolicy = pinPolicy
         self.dpop = dpop
         self.dpopNonce = dpopNonce
@@ -120,7 +132,7 @@ public struct Policy: Sendable, Hashable, Codable {
         case identityProviders, authenticators, secondFactor, statelessAuthentication, selfRegistration
         case accessTokenLifetime, refreshTokenLifetime, flowLifetime, defaultScopes, allowedScopes
         case passwordPolicy, lockout, clientCredentialsGrant, idTokenSigningAlg, introspectTokensOf, linkAccountsByVerifiedEmail
-        case pinPolicy, dpop, dpopNonce, deviceRegistration
+        case pinPolicy, dpop, dpopNonce, deviceRegistration, activation, confirmProfile, renewalWindow
     }
 
     public init(from decoder: any Decoder) throws {
@@ -157,12 +169,16 @@ public struct Policy: Sendable, Hashable, Codable {
         self.dpop = dpop
         self.dpopNonce = try value(.dpopNonce, defaults.dpopNonce)
         self.deviceRegistration = try value(.deviceRegistration, defaults.deviceRegistration)
+        self.activation = try value(.activation, defaults.activation)
+        self.confirmProfile = try value(.confirmProfile, defaults.confirmProfile)
+        self.renewalWindow = try value(.renewalWindow, defaults.renewalWindow)
 
         let path = decoder.codingPath
         for (key, lifetime, range) in [
             (CodingKeys.accessTokenLifetime, accessTokenLifetime, 60...Int(Self.longestAccessTokenLifetime)),
             (.refreshTokenLifetime, refreshTokenLifetime, 60...Int(Self.longestRefreshTokenLifetime)),
             (.flowLifetime, flowLifetime, 30...86_400),
+            (.renewalWindow, renewalWindow, 0...86_400),
         ] where !range.contains(lifetime.value) {
             throw ConfigIssue(path: path + [key], "must be between \(range.lowerBound) and \(range.upperBound) seconds, got \(lifetime.value)")
         }

@@ -32,7 +32,7 @@ public struct ChallengeCatalog: Sendable {
     }
 
     /// The challenges of the core itself.
-    static let core: [ChallengeDescription] = [.credentials, .retry, .callbackReceived]
+    static let core: [ChallengeDescription] = [.credentials, .retry, .callbackReceived, .activationChoice, .confirmProfile]
 }
 
 extension ChallengeDescription {
@@ -63,5 +63,47 @@ extension ChallengeDescription {
         summary: "The browser came back from the sign-in elsewhere; answer with the `code` the return URI carried and, for a public app, the PKCE `codeVerifier`.",
         prompt: "Signed in. Return to the app to go on.",
         inputs: [ChallengeInput(name: "code", label: "Code", maxLength: 64), ChallengeInput(name: "codeVerifier", label: "Code verifier", maxLength: 128)]
+    )
+}
+
+extension ChallengeDescription {
+    /// An activation's outcome that needs the app's choice (`re_activation`, `already_activated`,
+    /// `merge`); `new` goes straight on to the device key.
+    public static let activationChoice = ChallengeDescription(
+        type: "activation_choice",
+        summary: "The activation was redeemed; choose how to go on: `override` or `new_activation` (re_activation), `re_enrol` or `stop` (already_activated), `merge` or `replace` (merge). `new_activation` takes a new activation `pin`, an `alias` and optionally a backup `email`.",
+        title: "Activate this device", prompt: "This account is set up elsewhere already ({outcome}). Choose how to go on.",
+        inputs: [
+            ChallengeInput(name: "choice", label: "Choice", maxLength: 32),
+            ChallengeInput(name: "pin", label: "New activation PIN", kind: .secret, autocomplete: "new-password", inputmode: "numeric", maxLength: 64),
+            ChallengeInput(name: "alias", label: "Name of the new device", maxLength: 64),
+            ChallengeInput(name: "email", label: "Backup email address for the new activation", kind: .email, maxLength: 254),
+        ],
+        details: [
+            ChallengeDetail("activation", .object, "`outcome` (`re_activation`, `already_activated`, `merge`)."),
+            ChallengeDetail("outcome", .string, "The outcome again, as a plain field."),
+            ChallengeDetail("choices", .array, "The choices this outcome allows."),
+            ChallengeDetail("installations", .array, "re_activation: the installations an override would retire (`device`, `alias`, `platform`, `lastUsedAt`)."),
+        ]
+    )
+
+    /// A new account's profile, as the identity provider gave it, for the person to confirm or edit
+    /// (`Policy.confirmProfile`); a changed address is proven with an emailed `code` before it is kept.
+    public static let confirmProfile = ChallengeDescription(
+        type: "confirm_profile",
+        summary: "Confirm the profile (answer `{}`), or send the fields to change; a new `email` is proven by the `code` sent to it (`codeSentTo`).",
+        title: "Confirm your profile", prompt: "Check the details we received. Change anything that is wrong.",
+        inputs: [
+            ChallengeInput(name: "name", label: "Name", autocomplete: "name", maxLength: 256, prefill: "name"),
+            ChallengeInput(name: "email", label: "Email address", kind: .email, maxLength: 254, prefill: "email"),
+            ChallengeInput(name: "picture", label: "Picture URL", autocomplete: "photo", maxLength: 2048, prefill: "picture"),
+            ChallengeInput(name: "code", label: "Code sent to the new address", kind: .code, maxLength: 16),
+        ],
+        actions: [ChallengeAction(name: "resend", label: "Send the code again")],
+        details: [
+            ChallengeDetail("profile", .object, "`name`, `email`, `emailVerified`, `picture` as the broker holds them."),
+            ChallengeDetail("codeSentTo", .string, "Set once a changed address was sent a code: the address, masked."),
+        ],
+        submitLabel: "Confirm"
     )
 }

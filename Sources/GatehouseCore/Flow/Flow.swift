@@ -27,11 +27,15 @@ public struct FlowRequest: Sendable {
     /// The account of a person who is signed in already (the access token the flow start presented):
     /// a registration then adds a credential to it instead of making a new account.
     public var signedInAccountID: String?
+    /// The installation a native app runs this flow from (the random id it made at its first
+    /// launch): the tokens are tied to it, for `GET /v1/registration-state`.
+    public var installationID: String?
 
     public init(
         appID: String, providerID: String, purpose: FlowPurpose = .authenticate, stateless: Bool = false, scopes: [String]? = nil, clientIP: String? = nil,
-        loginHint: String? = nil, returnURI: String? = nil, codeChallenge: String? = nil, signedInAccountID: String? = nil
+        loginHint: String? = nil, returnURI: String? = nil, codeChallenge: String? = nil, signedInAccountID: String? = nil, installationID: String? = nil
     ) {
+        self.installationID = installationID
         self.signedInAccountID = signedInAccountID
         self.appID = appID
         self.providerID = providerID
@@ -138,6 +142,9 @@ public enum FlowStep: Sendable {
     /// instance a PIN reset proven with an emailed code: the engine runs that one, then calls
     /// `FactorDelegating.resume(_:after:in:)` of this one with `state`.
     case requireFactor(authenticatorID: String, state: FlowState)
+    /// An activation provider checked activation data and its PIN (`ActivationRedeeming`): the engine
+    /// goes on with the outcome's steps.
+    case redeemed(ActivationRedemption)
 }
 
 /// Optional capability of authenticators that hand the flow to another authenticator for a moment

@@ -83,6 +83,7 @@ public struct FlowEngine: Sendable {
         }
         let now = clock.now
         let flowID = RandomToken.make()
+        if let installationID = request.installationID { try RegistrationState.checkInstallationID(installationID) }
         let step = try await provider.begin(request, in: stepContext(flowID: flowID, app: app, request: request))
         var flow = FlowRecord(
             id: flowID, appID: app.id, providerID: provider.id, purpose: request.purpose, stateless: request.stateless,
@@ -93,6 +94,7 @@ public struct FlowEngine: Sendable {
         flow.returnURI = returnURI
         flow.codeChallenge = request.codeChallenge
         flow.signedInAccountID = request.signedInAccountID
+        flow.installationID = request.installationID
         return try await advance(flow, with: step, app: app, dpopJKT: dpopJKT)
     }
 
@@ -132,6 +134,10 @@ public struct FlowEngine: Sendable {
             )
         }
         if flow.challenge.type == Challenge.callbackReceivedType { return (try await continueAfterCallback(flow, app: app, answer: answer, dpopJKT: dpopJKT), app) }
+        // Choices and a profile are not guesses: they do not count as attempts (the emailed code a
+        // changed address needs is counted by the plugin that sent it).
+        if flow.phase == .activationChoice { return (try await answerActivationChoice(flow, app: app, answer: answer, dpopJKT: dpopJKT), app) }
+        if flow.phase == .confirmProfile { return (try await answerProfileConfirmation(flow, app: app, answer: answer, dpopJKT: dpopJKT), app) }
         let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
         let request = flowRequest(for: flow)
         var context = stepContext(flowID: flow.id, app: app, request: request)
@@ -166,7 +172,7 @@ public struct FlowEngine: Sendable {
                 step = try await authenticator(authenticatorID).begin(request, in: try await factorContext(flow, app: app, account: context.account))
             case .factor(let authenticatorID):
                 step = try await authenticator(authenticatorID).resume(flow.pluginState, with: answer, in: context)
-            case .chooseProvider:
+            case .chooseProvider, .activationChoice, .confirmProfile:
                 throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
             }
         } catch let error as BrokerError where error.isWrongAnswer {
@@ -194,7 +200,7 @@ public struct FlowEngine: Sendable {
         }
         flow.failedAttempts -= 1
         switch step {
-        case .identified, .verified: try await attempts.recordSuccess(clientIP: flow.clientIP, accountKey: accountKey)
+        case .identified, .verified, .redeemed: try await attempts.recordSuccess(clientIP: flow.clientIP, accountKey: accountKey)
         case .challenge, .requireFactor: try await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
         }
         return (try await advance(flow, with: step, app: app, account: context.account, dpopJKT: dpopJKT), app)
@@ -205,7 +211,7 @@ public struct FlowEngine: Sendable {
         switch flow.phase {
         case .identify: pluginID = flow.providerID
         case .factor(let authenticatorID): pluginID = authenticatorID
-        case .chooseProvider: return app.policy.lockout
+        case .chooseProvider, .activationChoice, .confirmProfile: return app.policy.lockout
         }
         // The other apps' policies may be a second old; the flow's own app is the one just read.
         let others = try await apps.all().filter { $0.id != app.id }.map(\.policy)
@@ -230,7 +236,8 @@ public struct FlowEngine: Sendable {
     func flowRequest(for flow: FlowRecord) -> FlowRequest {
         FlowRequest(
             appID: flow.appID, providerID: flow.providerID, purpose: flow.purpose, stateless: flow.stateless, scopes: flow.scopes,
-            clientIP: flow.clientIP, loginHint: flow.authorization?.request.loginHint, signedInAccountID: flow.signedInAccountID
+            clientIP: flow.clientIP, loginHint: flow.authorization?.request.loginHint, signedInAccountID: flow.signedInAccountID,
+            installationID: flow.installationID
         )
     }
 
@@ -256,6 +263,8 @@ public struct FlowEngine: Sendable {
                     )
                 }
             }
+            var challenge = challenge
+            if let activation = flow.activation, challenge.fields["activation"] == nil { challenge.fields["activation"] = activation.summary }
             flow.challenge = challenge
             flow.pluginState = state
             try await save(&flow)
@@ -275,6 +284,9 @@ public struct FlowEngine: Sendable {
             if flow.authorization != nil, flow.signInKeyID != nil {
                 // An authorization code does not carry the key, so its tokens would outlive the device.
                 throw BrokerError(.invalidRequest, .badRequest, "Device keys sign in through the flow API, not the browser.")
+            }
+            if let activation = flow.activation {
+                return try await identifiedAfterActivation(flow, identity: identity, activation: activation, app: app, dpopJKT: dpopJKT)
             }
             if let accountID = flow.signedInAccountID {
                 return try await addToSignedInAccount(flow, identity: identity, accountID: accountID, app: app, dpopJKT: dpopJKT)
@@ -296,7 +308,8 @@ public struct FlowEngine: Sendable {
                 try? await audit("signin.failure", flow: flow, outcome: ErrorCode.registrationDisabled.rawValue, details: ["reason": "unknown_identity"])
                 throw BrokerError(.registrationDisabled, .forbidden, "There is no account for this identity, and this app does not allow self-registration.")
             }
-            let (account, created) = try await IdentityLinker(store: store, clock: clock).link(identity, audit: auditEvent("account.created", flow: flow, outcome: nil))
+            var (account, created) = try await IdentityLinker(store: store, clock: clock).link(identity, audit: auditEvent("account.created", flow: flow, outcome: nil))
+            if created { account = try await awaitingProfileConfirmation(account, app: app) }
             flow.accountID = account.id
             flow.accountCreated = created
             guard let factorID = app.policy.secondFactor(for: account) else { return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT) }
@@ -357,6 +370,9 @@ public struct FlowEngine: Sendable {
             }
             flow.suspendedFactor = SuspendedFactor(authenticatorID: current, state: state)
             return try await beginFactor(flow, factorID: otherID, app: app, account: account, dpopJKT: dpopJKT)
+
+        case .redeemed(let redemption):
+            return try await redeemed(flow, redemption: redemption, app: app, dpopJKT: dpopJKT)
         }
     }
 
@@ -407,6 +423,9 @@ public struct FlowEngine: Sendable {
     /// Claims the flow (so that only one of two racing answers finishes it), then issues tokens, or
     /// for a browser flow an authorization code.
     func complete(_ flow: FlowRecord, app: App, account: Account?, dpopJKT: String? = nil) async throws -> FlowOutcome {
+        if let account, account.profilePending, app.policy.confirmProfile, !flow.stateless {
+            return try await askProfileConfirmation(flow, app: app, account: account)
+        }
         if flow.version >= 0, try await !store.deleteFlow(id: flow.id, version: flow.version) {
             throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
         }
@@ -414,6 +433,10 @@ public struct FlowEngine: Sendable {
         // A provider call can take seconds (a custom API): an app disabled meanwhile gets nothing.
         guard let current = try await store.app(id: app.id), !current.disabled else {
             throw BrokerError(.invalidClient, .unauthenticated, "The app '\(app.id)' is disabled.")
+        }
+        var notice: [String: JSONValue] = [:]
+        if let activation = flow.activation, let account {
+            notice["activation"] = try await finishActivation(activation, flow: flow, app: app, account: account)
         }
         if let account { try await storeNewCredentials(of: flow, identity: identity, app: app, account: account) }
         let now = clock.now
@@ -441,13 +464,14 @@ public struct FlowEngine: Sendable {
         let issued = try await tokens.issue(
             TokenIssuer.Grant(
                 app: app, subject: subject, accountID: account?.id, scopes: flow.scopes, methods: flow.methods, identityProvider: identity.providerID,
-                authTime: now, profile: ProfileClaims.make(username: account?.username ?? identity.username, claims: identity.claims, scopes: flow.scopes),
-                stateless: flow.stateless, signInKeyID: flow.signInKeyID, dpopJKT: dpopJKT
+                authTime: now,
+                profile: ProfileClaims.make(username: account?.username ?? identity.username, claims: identity.claims.overlaid(with: account?.profile), scopes: flow.scopes),
+                stateless: flow.stateless, signInKeyID: flow.signInKeyID, dpopJKT: dpopJKT, installation: installationDigest(of: flow, app: app)
             )
         )
         var tokens = issued
         if dpopJKT != nil, let dpop { tokens.dpopNonce = try await dpop.nonceToHandOut(for: app) }
-        return .completed(flowID: flow.id, tokens: tokens, account: account)
+        return .completed(flowID: flow.id, tokens: tokens, account: account, notice: notice)
     }
 
     /// Authorization codes are exchanged at once by the app's back end; a minute is plenty (RFC 6749

@@ -8,6 +8,10 @@ public struct FlowRecord: Sendable, Hashable, Codable {
         case chooseProvider
         case identify
         case factor(authenticatorID: String)
+        /// An activation's outcome waits for the app's choice (`activation_choice`).
+        case activationChoice
+        /// A new account's profile waits for the person to confirm or edit it (`confirm_profile`).
+        case confirmProfile
     }
 
     public var id: String
@@ -47,6 +51,13 @@ public struct FlowRecord: Sendable, Hashable, Codable {
     /// An authenticator waiting for another one to pass first (a PIN reset proven by an emailed code):
     /// when that one is verified, the engine goes back to it with its state.
     public var suspendedFactor: SuspendedFactor?
+    /// The activation this flow redeemed, with its outcome and the app's choice.
+    public var activation: ActivationRedemption?
+    /// The installation a JSON flow runs for (`installation` at its start), so that its tokens are
+    /// tied to it (`GET /v1/registration-state`).
+    public var installationID: String?
+    /// A profile edit waiting for the emailed code that proves its new address.
+    public var pendingProfile: AccountProfile?
     public var createdAt: Date
     public var expiresAt: Date
     /// Bumped on every write; a write that expects an older version loses (no lost updates).
@@ -93,7 +104,11 @@ public struct SuspendedFactor: Sendable, Hashable, Codable {
 /// What the engine answers after each step: the next challenge, or the finished sign-in.
 public enum FlowOutcome: Sendable {
     case challenge(flowID: String, challenge: Challenge, expiresAt: Date)
-    case completed(flowID: String, tokens: IssuedTokens, account: Account?)
+    /// `notice`: what else the app is told (an activation's outcome, the installations it overrode).
+    case completed(flowID: String, tokens: IssuedTokens, account: Account?, notice: [String: JSONValue] = [:])
+    /// A JSON flow ended without tokens, as the app chose (an activation left as it was, a new
+    /// activation requested instead): `status` says how, `details` what the app needs to know.
+    case stopped(flowID: String, status: String, details: [String: JSONValue])
     /// A browser flow must first pick one of these providers.
     case chooseProvider(flowID: String, providers: [String], expiresAt: Date)
     /// A browser flow is done: send the browser to this URL (the app's redirect URI with the code).

@@ -4,8 +4,8 @@ import Foundation
 /// (RFC 7662), revocation (RFC 7009) and userinfo (OIDC Core section 5.3).
 extension OAuthService {
     /// Verifies an access token and checks it is not revoked.
-    public func verifyAccessToken(_ token: String) async throws -> AccessTokenClaims {
-        let claims = try await keyring.verify(token)
+    public func verifyAccessToken(_ token: String, expiredGrace: TimeInterval = 0) async throws -> AccessTokenClaims {
+        let claims = try await keyring.verify(token, expiredGrace: expiredGrace)
         if try await revocations.isRevoked(claims) {
             throw BrokerError(.invalidToken, .unauthenticated, "The access token was revoked.")
         }
@@ -17,8 +17,8 @@ extension OAuthService {
     /// `DPoP` scheme and a proof made with its key for this request, carrying the token's hash (RFC
     /// 9449 section 7). A bound token presented as a bearer token is refused, as is an unbound one
     /// presented with the `DPoP` scheme.
-    public func authorize(_ presented: PresentedToken) async throws -> AccessTokenClaims {
-        let claims = try await verifyAccessToken(presented.token)
+    public func authorize(_ presented: PresentedToken, expiredGrace: TimeInterval = 0) async throws -> AccessTokenClaims {
+        let claims = try await verifyAccessToken(presented.token, expiredGrace: expiredGrace)
         guard let bound = claims.cnf?.jkt else {
             if presented.scheme == .dpop {
                 throw BrokerError(.invalidToken, .unauthenticated, "This access token is not bound to a DPoP key; present it with the Bearer scheme.")
@@ -98,9 +98,20 @@ extension OAuthService {
             return
         }
         guard let record = try await store.refreshToken(digest: SecretDigest.sha256Hex(token)), record.appID == app.id else { return }
+        try await revokeFamilyAccessTokens(record.familyID)
         let revoked = try await store.revokeRefreshTokenFamily(familyID: record.familyID, now: now)
         try await store.appendAudit(
             AuditEvent(time: now, type: "token.revoked", appID: app.id, accountID: record.accountID, details: ["token_type": "refresh_token", "revoked": String(revoked)])
+        )
+    }
+
+    /// The access tokens issued with a refresh-token family (they carry it as `fid`) stop working on
+    /// every node. Kept as long as any access token can live; the refresh tokens themselves are
+    /// revoked in the store.
+    func revokeFamilyAccessTokens(_ familyID: String) async throws {
+        let now = clock.now
+        try await revocations.revoke(
+            RevocationRecord(kind: .family, value: familyID, revokedAt: now, expiresAt: now.addingTimeInterval(Policy.longestAccessTokenLifetime + SigningKeyring.retiredKeyGrace))
         )
     }
 

@@ -173,7 +173,7 @@ public struct OAuthService: Sendable {
                     app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: record.methods, identityProvider: record.identityProvider,
                     authTime: record.authTime, refreshFamilyID: record.familyID, replacingRefreshToken: digest,
                     profile: Self.profile(of: account, links: links, identityProvider: record.identityProvider, scopes: scopes),
-                    refreshTokenScopes: record.scopes, signInKeyID: record.signInKeyID, dpopJKT: dpopJKT
+                    refreshTokenScopes: record.scopes, signInKeyID: record.signInKeyID, dpopJKT: dpopJKT, installation: record.installation
                 )
             )
             return issued
@@ -291,7 +291,7 @@ public struct OAuthService: Sendable {
     /// The profile claims from the link of the provider that signed the person in (else any link).
     static func profile(of account: Account, links: [IdentityLink], identityProvider: String?, scopes: [String]) -> [String: JSONValue] {
         let claims = (links.first { $0.providerID == identityProvider } ?? links.first)?.claims ?? IdentityClaims()
-        return ProfileClaims.make(username: account.username, claims: claims, scopes: scopes)
+        return ProfileClaims.make(username: account.username, claims: claims.overlaid(with: account.profile), scopes: scopes)
     }
 
     /// Deletes the signed-in account, its identity links, everything the providers keep about it, and

@@ -19,3 +19,18 @@ public enum ProfileClaims {
         return result
     }
 }
+
+extension IdentityClaims {
+    /// These claims with what the person confirmed or typed in their own profile put over them.
+    public func overlaid(with profile: AccountProfile?) -> IdentityClaims {
+        guard let profile else { return self }
+        var claims = self
+        if let name = profile.name { claims.name = name }
+        if let picture = profile.picture { claims.picture = picture }
+        if let email = profile.email {
+            claims.email = email.value
+            claims.emailVerified = profile.emailVerified
+        }
+        return claims
+    }
+}

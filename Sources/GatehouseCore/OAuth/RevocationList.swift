@@ -76,6 +76,9 @@ public final class RevocationList: Sendable {
             if let subject = state.subjects[claims.sub.value], claims.iat.value <= subject.revokedAt { return true }
             if let client = state.clients[claims.clientID], claims.iat.value <= client.revokedAt { return true }
             if let key = claims.deviceKey, let removed = state.signInKeys[key], claims.iat.value <= removed.revokedAt { return true }
+            // A family is revoked for good (logout, a reused code or refresh token): every access
+            // token issued with it goes too, even one minted a moment after the revocation.
+            if let family = claims.fid, state.families[family] != nil { return true }
             return false
         }
     }

@@ -115,12 +115,23 @@ public struct PluginEnvironment: Sendable {
     public var issuer: String
     /// The devices and sign-in keys of every account (the core's, shared by all plugins).
     public var devices: (any DeviceStore)?
+    /// The accounts and their identities, for plugins that act for an account outside a flow
+    /// (issuing an activation); they change accounts only through the flow engine.
+    public var accounts: (any AccountStore)?
+    /// The apps, for plugins that answer outside a flow (an invitation link names its app).
+    public var apps: (any AppStore)?
+    /// The audit log, for what a plugin does outside a flow and the admin API.
+    public var audit: (any AuditStore)?
 
     public init(
         clock: any BrokerClock, logger: Logger, storage: PluginStorage, lockouts: LockoutBook, development: Bool = false,
         http: any OutboundHTTP = NoOutboundHTTP(), mailer: any Mailer = NoMailer(), callbackURL: String = "http://127.0.0.1/oauth2/callback",
-        issuer: String = "http://127.0.0.1", devices: (any DeviceStore)? = nil
+        issuer: String = "http://127.0.0.1", devices: (any DeviceStore)? = nil, accounts: (any AccountStore)? = nil, apps: (any AppStore)? = nil,
+        audit: (any AuditStore)? = nil
     ) {
+        self.accounts = accounts
+        self.apps = apps
+        self.audit = audit
         self.issuer = issuer
         self.devices = devices
         self.callbackURL = callbackURL

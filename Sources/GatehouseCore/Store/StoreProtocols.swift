@@ -34,6 +34,9 @@ public protocol AccountStore: Sendable {
     /// Returns whether a link existed.
     func unlinkIdentity(providerID: String, subject: String) async throws -> Bool
     func deleteAccount(id: String) async throws -> Bool
+    /// Sets the account's own profile and whether it still waits for confirmation; false when the
+    /// account is gone.
+    func updateAccountProfile(id: String, profile: AccountProfile?, pending: Bool) async throws -> Bool
 }
 
 /// Flows in progress, written with optimistic concurrency: a write names the version it read.
@@ -73,12 +76,16 @@ public struct RefreshTokenRecord: Sendable, Hashable, Codable {
     /// The DPoP key the token is bound to (public clients, RFC 9449 section 5): a refresh needs a
     /// proof made with it.
     public var dpopJKT: String?
+    /// The digest of the installation the sign-in named (`AccessTokenClaims.installation`), kept
+    /// through rotations.
+    public var installation: String?
 
     public init(
         digest: String, familyID: String, accountID: String, appID: String, scopes: [String], issuedAt: Date, expiresAt: Date,
         authTime: Date, methods: [String] = [], identityProvider: String? = nil, usedAt: Date? = nil, revokedAt: Date? = nil,
-        signInKeyID: String? = nil, dpopJKT: String? = nil
+        signInKeyID: String? = nil, dpopJKT: String? = nil, installation: String? = nil
     ) {
+        self.installation = installation
         self.signInKeyID = signInKeyID
         self.dpopJKT = dpopJKT
         self.digest = digest

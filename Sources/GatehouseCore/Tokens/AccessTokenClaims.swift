@@ -24,9 +24,15 @@ public struct AccessTokenClaims: JWTPayload, Sendable, Equatable {
     public var cnf: Confirmation?
     /// The id of the device sign-in key the person signed in with; the token dies with its device.
     public var deviceKey: String?
+    /// The refresh-token family issued with this token: logging out (or revoking the refresh token)
+    /// revokes the family and with it this token.
+    public var fid: String?
+    /// The digest of the installation the sign-in named (`RegistrationState.installationDigest`), so
+    /// that a reinstalled app cannot pass the old installation's tokens off as its own.
+    public var ins: String?
 
     enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, exp, iat, jti, scope, stateless, amr, idp, cnf
+        case iss, sub, aud, exp, iat, jti, scope, stateless, amr, idp, cnf, fid, ins
         case deviceKey = "device_key"
         case clientID = "client_id"
         case authTime = "auth_time"
@@ -34,8 +40,10 @@ public struct AccessTokenClaims: JWTPayload, Sendable, Equatable {
 
     public init(
         issuer: String, subject: String, audience: String, issuedAt: Date, expiresAt: Date, scope: String, stateless: Bool, authTime: Date?, amr: [String]?,
-        identityProvider: String?, id: String? = nil, dpopJKT: String? = nil, deviceKey: String? = nil
+        identityProvider: String?, id: String? = nil, dpopJKT: String? = nil, deviceKey: String? = nil, family: String? = nil, installation: String? = nil
     ) {
+        self.fid = family
+        self.ins = installation
         self.cnf = dpopJKT.map(Confirmation.init(jkt:))
         self.deviceKey = deviceKey
         self.iss = IssuerClaim(value: issuer)

@@ -241,10 +241,17 @@ public final class SigningKeyring: Sendable {
     /// key by `kid` and that key's own algorithm (nothing else is tried), the signature must hold and
     /// the token must not be expired. An ID token is not an access token and is refused.
     public func verify(_ token: String) async throws(BrokerError) -> AccessTokenClaims {
+        try await verify(token, expiredGrace: 0)
+    }
+
+    /// `expiredGrace`: a token that expired at most this long ago still verifies (to tell an app its
+    /// token needs renewing rather than that it has none).
+    public func verify(_ token: String, expiredGrace: TimeInterval) async throws(BrokerError) -> AccessTokenClaims {
         let invalid = BrokerError(.invalidToken, .unauthenticated, "The access token is not valid.")
         let now = clock.now
+        let oldestExpiry = now.addingTimeInterval(-expiredGrace)
         if let known = verified.withLock({ $0[token] }) {
-            guard known.exp.value > now else { throw invalid }
+            guard known.exp.value > oldestExpiry else { throw invalid }
             return known
         }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
@@ -266,7 +273,7 @@ public final class SigningKeyring: Sendable {
             throw invalid
         }
         // Expiry against the broker's clock, not the library's wall clock.
-        guard claims.exp.value > now else { throw invalid }
+        guard claims.exp.value > oldestExpiry else { throw invalid }
         verified.withLock { cache in
             if cache.count >= Self.verifiedCacheLimit { cache.removeAll(keepingCapacity: true) }
             cache[token] = claims

@@ -47,12 +47,16 @@ public struct TokenIssuer: Sendable {
         /// The DPoP key the tokens are bound to: the access token carries `cnf.jkt`; the refresh token
         /// of a public client is bound too (RFC 9449 section 5).
         public var dpopJKT: String?
+        /// The digest of the installation the sign-in named, carried by both tokens.
+        public var installation: String?
 
         public init(
             app: App, subject: String, accountID: String?, scopes: [String], methods: [String], identityProvider: String?, authTime: Date?,
             nonce: String? = nil, refreshFamilyID: String? = nil, replacingRefreshToken: String? = nil, profile: [String: JSONValue] = [:],
-            stateless: Bool = false, accessTokenID: String? = nil, refreshTokenScopes: [String]? = nil, signInKeyID: String? = nil, dpopJKT: String? = nil
+            stateless: Bool = false, accessTokenID: String? = nil, refreshTokenScopes: [String]? = nil, signInKeyID: String? = nil, dpopJKT: String? = nil,
+            installation: String? = nil
         ) {
+            self.installation = installation
             self.signInKeyID = signInKeyID
             self.dpopJKT = dpopJKT
             self.app = app
@@ -80,22 +84,23 @@ public struct TokenIssuer: Sendable {
         let lifetime = grant.app.policy.accessTokenLifetime
         let expiresAt = now.addingTimeInterval(lifetime.timeInterval)
         let scope = grant.scopes.joined(separator: " ")
+        let stateful = grant.accountID != nil && grant.authTime != nil
+        let family = stateful ? grant.refreshFamilyID ?? UUID().uuidString.lowercased() : nil
         let claims = AccessTokenClaims(
             issuer: issuer, subject: grant.subject, audience: grant.app.id, issuedAt: now, expiresAt: expiresAt, scope: scope,
             stateless: grant.stateless, authTime: grant.authTime, amr: grant.methods.isEmpty ? nil : grant.methods, identityProvider: grant.identityProvider,
-            id: grant.accessTokenID, dpopJKT: grant.dpopJKT, deviceKey: grant.signInKeyID
+            id: grant.accessTokenID, dpopJKT: grant.dpopJKT, deviceKey: grant.signInKeyID, family: family, installation: grant.installation
         )
         let accessToken = try await keyring.sign(claims)
 
         var refreshToken: String?
-        if let accountID = grant.accountID, let authTime = grant.authTime {
+        if let accountID = grant.accountID, let authTime = grant.authTime, let family {
             let token = RandomToken.make()
-            let family = grant.refreshFamilyID ?? UUID().uuidString.lowercased()
             let record = RefreshTokenRecord(
                 digest: SecretDigest.sha256Hex(token), familyID: family, accountID: accountID, appID: grant.app.id, scopes: grant.refreshTokenScopes ?? grant.scopes,
                 issuedAt: now, expiresAt: now.addingTimeInterval(grant.app.policy.refreshTokenLifetime.timeInterval), authTime: authTime,
                 methods: grant.methods, identityProvider: grant.identityProvider, signInKeyID: grant.signInKeyID,
-                dpopJKT: grant.app.isConfidential ? nil : grant.dpopJKT
+                dpopJKT: grant.app.isConfidential ? nil : grant.dpopJKT, installation: grant.installation
             )
             if let used = grant.replacingRefreshToken {
                 guard try await refreshTokens.rotateRefreshToken(usedDigest: used, replacement: record, now: now) else {

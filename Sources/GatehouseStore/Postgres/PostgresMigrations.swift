@@ -223,6 +223,17 @@ enum PostgresMigrations {
             CREATE INDEX refresh_tokens_by_sign_in_key ON refresh_tokens(sign_in_key) WHERE sign_in_key IS NOT NULL;
             """
         ),
+        (
+            "v10-activation-profiles",
+            """
+            ALTER TABLE installations ADD COLUMN push_token TEXT;
+            ALTER TABLE installations ADD COLUMN biometric BOOLEAN;
+            CREATE INDEX installations_by_installation_id ON installations(app_id, installation_id);
+            ALTER TABLE accounts ADD COLUMN profile TEXT;
+            ALTER TABLE accounts ADD COLUMN profile_pending BOOLEAN NOT NULL DEFAULT false;
+            ALTER TABLE refresh_tokens ADD COLUMN installation TEXT;
+            """
+        ),
     ]
 
     /// Any fixed number, the same on every node: the advisory lock migrations run under.

@@ -7,6 +7,11 @@ extension PostgresStore: AccountStore {
         try await rows("SELECT * FROM accounts WHERE id = \(id)").first.map(Self.account)
     }
 
+    public func updateAccountProfile(id: String, profile: AccountProfile?, pending: Bool) async throws -> Bool {
+        let encoded = try profile.map { try StoreJSON.encode($0) }
+        return try await run("UPDATE accounts SET profile = \(encoded), profile_pending = \(pending) WHERE id = \(id) RETURNING 1") == 1
+    }
+
     public func accounts(limit: Int, offset: Int) async throws -> [Account] {
         try await rows("SELECT * FROM accounts ORDER BY created_at, id LIMIT \(limit) OFFSET \(offset)").map(Self.account)
     }
@@ -116,7 +121,10 @@ extension PostgresStore: AccountStore {
     }
 
     static func account(_ row: PostgresRandomAccessRow) throws -> Account {
-        Account(id: try row["id"].string(), username: try row["username"].string(), createdAt: try row["created_at"].date(), isTest: try row["is_test"].decode(Bool.self))
+        Account(
+            id: try row["id"].string(), username: try row["username"].string(), createdAt: try row["created_at"].date(), isTest: try row["is_test"].decode(Bool.self),
+            profile: try row["profile"].optionalString().map { try StoreJSON.decode(AccountProfile.self, $0) }, profilePending: try row["profile_pending"].decode(Bool.self)
+        )
     }
 
     static func link(_ row: PostgresRandomAccessRow) throws -> IdentityLink {

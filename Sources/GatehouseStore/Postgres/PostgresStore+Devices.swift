@@ -57,12 +57,20 @@ extension PostgresStore: DeviceStore {
                 let made = DeviceRows.newInstallation(facts, deviceID: owner.id, accountID: accountID, appID: appID, now: now)
                 try await connection.query(
                     """
-                    INSERT INTO installations (id, device_id, account_id, app_id, installation_id, os_version, app_version, build_type, created_at, last_used_at)
+                    INSERT INTO installations (id, device_id, account_id, app_id, installation_id, os_version, app_version, build_type, push_token, biometric,
+                        created_at, last_used_at)
                     VALUES (\(made.id), \(owner.id), \(accountID), \(appID), \(made.installationID), \(made.osVersion), \(made.appVersion), \(made.buildType),
-                            \(now.storeValue), \(now.storeValue))
+                            \(made.pushToken), \(made.biometric), \(now.storeValue), \(now.storeValue))
                     """, logger: logger
                 )
                 installation = made
+            } else if facts.pushToken != nil || facts.biometric != nil {
+                // A key added to a known installation brings its current push token and biometric state.
+                installation!.pushToken = facts.pushToken ?? installation!.pushToken
+                installation!.biometric = facts.biometric ?? installation!.biometric
+                try await connection.query(
+                    "UPDATE installations SET push_token = \(installation!.pushToken), biometric = \(installation!.biometric) WHERE id = \(installation!.id)", logger: logger
+                )
             }
             let record = DeviceRows.newKey(key, accountID: accountID, deviceID: owner.id, installationRef: installation!.id, providerID: providerID, now: now)
             let inserted = try await Self.rows(
@@ -144,6 +152,25 @@ extension PostgresStore: DeviceStore {
         }
     }
 
+    public func installations(appID: String, installationID: String) async throws -> [Installation] {
+        try await rows(
+            """
+            SELECT * FROM installations i WHERE app_id = \(appID) AND installation_id = \(installationID)
+                AND EXISTS (SELECT 1 FROM sign_in_keys k WHERE k.installation_ref = i.id)
+            ORDER BY created_at, id
+            """
+        ).map(Self.installation)
+    }
+
+    public func removeInstallation(id: String, accountID: String, now: Date) async throws -> [String]? {
+        try await transaction { connection in
+            let logger = self.logger
+            guard try await !Self.rows("SELECT id FROM installations WHERE id = \(id) AND account_id = \(accountID) FOR UPDATE", on: connection, logger: logger).isEmpty
+            else { return nil }
+            return try await Self.deleteInstallation(id, on: connection, logger: logger, now: now)
+        }
+    }
+
     static func device(_ row: PostgresRandomAccessRow) throws -> Device {
         Device(
             id: try row["id"].string(), accountID: try row["account_id"].string(), vendorID: try row["vendor_id"].optionalString(),
@@ -156,7 +183,8 @@ extension PostgresStore: DeviceStore {
         Installation(
             id: try row["id"].string(), deviceID: try row["device_id"].string(), accountID: try row["account_id"].string(), appID: try row["app_id"].string(),
             installationID: try row["installation_id"].string(), osVersion: try row["os_version"].optionalString(), appVersion: try row["app_version"].optionalString(),
-            buildType: try row["build_type"].optionalString(), createdAt: try row["created_at"].date(), lastUsedAt: try row["last_used_at"].optionalDate()
+            buildType: try row["build_type"].optionalString(), pushToken: try row["push_token"].optionalString(), biometric: try row["biometric"].decode(Bool?.self),
+            createdAt: try row["created_at"].date(), lastUsedAt: try row["last_used_at"].optionalDate()
         )
     }
 

@@ -1,0 +1,95 @@
+import Crypto
+import Foundation
+import GatehouseCore
+import HummingbirdBcrypt
+
+/// Where activations and invitations live (the instance's plugin storage, so on every node and
+/// database), with the activation PIN's hash: bcrypt over an HMAC of the PIN under the instance's
+/// sealed pepper, so that a copy of the database alone is not enough to try PINs offline.
+struct ActivationBook: Sendable {
+    let config: ActivationPlugin.Config
+    let environment: PluginEnvironment
+
+    var storage: PluginStorage { environment.storage }
+    var now: Date { environment.clock.now }
+
+    /// Activations stay listed this long after they expire (for the admin's and the audit's sake).
+    static let retention: TimeInterval = 30 * 86_400
+
+    func activation(_ id: String) async throws -> PluginStorage.Versioned<ActivationRecord>? {
+        try await storage.get(ActivationRecord.self, key: ActivationRecord.key(id))
+    }
+
+    func insert(_ record: ActivationRecord) async throws -> Bool {
+        try await storage.insert(record, key: ActivationRecord.key(record.id), expiresAt: record.expiresAt.addingTimeInterval(Self.retention))
+    }
+
+    /// Changes an activation by compare-and-swap, trying again when another node changed it first;
+    /// `change` answers nil to leave it as it is (and `update` answers nil).
+    func update(_ id: String, _ change: (ActivationRecord) throws -> ActivationRecord?) async throws -> ActivationRecord? {
+        for _ in 0..<5 {
+            guard let current = try await activation(id) else { return nil }
+            guard let changed = try change(current.value) else { return nil }
+            if try await storage.replace(changed, key: ActivationRecord.key(id), version: current.version, expiresAt: changed.expiresAt.addingTimeInterval(Self.retention)) {
+                return changed
+            }
+        }
+        throw BrokerError(.conflict, .conflict, "The activation was changed at the same time elsewhere; try again.")
+    }
+
+    func activations() async throws -> [ActivationRecord] {
+        try await storage.all(ActivationRecord.self, keyPrefix: ActivationRecord.keyPrefix).map(\.value)
+    }
+
+    func invitation(token: String) async throws -> PluginStorage.Versioned<InvitationRecord>? {
+        try await storage.get(InvitationRecord.self, key: InvitationRecord.key(tokenDigest: SecretDigest.sha256Hex(token)))
+    }
+
+    func invitations() async throws -> [InvitationRecord] {
+        try await storage.all(InvitationRecord.self, keyPrefix: InvitationRecord.keyPrefix).map(\.value)
+    }
+
+    func replace(_ invitation: InvitationRecord, version: Int) async throws -> Bool {
+        try await storage.replace(
+            invitation, key: InvitationRecord.key(tokenDigest: invitation.tokenDigest), version: version, expiresAt: invitation.expiresAt.addingTimeInterval(Self.retention)
+        )
+    }
+
+    // MARK: - The activation PIN
+
+    func hash(_ pin: String, activationID: String) async throws -> String {
+        let keyed = try await self.keyed(pin, activationID: activationID)
+        return try await BlockingWork.run { [config] in Bcrypt.hash(keyed, cost: UInt8(config.hashCost)) }
+    }
+
+    func verify(_ pin: String, activationID: String, hash: String) async throws -> Bool {
+        let keyed = try await self.keyed(pin, activationID: activationID)
+        return try await BlockingWork.run { Bcrypt.verify(keyed, hash: hash) }
+    }
+
+    /// HMAC-SHA256(pepper, activation ‖ PIN), hex: what bcrypt hashes (64 bytes, under bcrypt's 72).
+    private func keyed(_ pin: String, activationID: String) async throws -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(activationID):\(pin)".utf8), using: try await pepper())
+        return Data(mac).map { String(format: "%02x", $0) }.joined()
+    }
+
+    private func pepper() async throws -> SymmetricKey {
+        if let stored = try await storage.secret(key: "pepper") { return SymmetricKey(data: stored.value) }
+        _ = try await storage.insertSecret(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }, key: "pepper")
+        guard let stored = try await storage.secret(key: "pepper") else { throw BrokerError.internalFailure("The activation PIN key could not be stored.") }
+        return SymmetricKey(data: stored.value)
+    }
+
+    /// A PIN the app's policy accepts, from the system's CSPRNG: digits, as long as the policy's
+    /// minimum (at least 6).
+    static func generatePIN(policy: PINPolicy) -> String {
+        let length = max(policy.minLength, min(6, policy.maxLength))
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<1000 {
+            let pin = String((0..<length).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
+            if (try? policy.check(pin)) != nil { return pin }
+        }
+        // A deny-list that refuses a thousand random PINs in a row is a broken policy.
+        return String((0..<length).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
+    }
+}

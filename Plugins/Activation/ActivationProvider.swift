@@ -1,0 +1,362 @@
+import Foundation
+import GatehouseCore
+
+/// One `activation` instance: issues activations (for administrators, an app's back end, a person
+/// asking for another one, an accepted invitation) and redeems them in flows. Redeeming checks the
+/// payload, then the activation PIN under lockouts (per activation and per account or invited
+/// address), claims the activation for the flow, and answers the outcome; the engine does the rest
+/// and calls `finishRedemption` when the flow completes.
+public struct ActivationProvider: IdentityProvider, ActivationRedeeming, RegistrationTyped {
+    public let id: String
+    let config: ActivationPlugin.Config
+    let environment: PluginEnvironment
+    let book: ActivationBook
+    let devices: any DeviceStore
+    let accounts: any AccountStore
+    let apps: any AppStore
+    let audit: any AuditStore
+
+    public var registrationType: String { "device" }
+
+    init(
+        id: String, config: ActivationPlugin.Config, environment: PluginEnvironment, book: ActivationBook, devices: any DeviceStore, accounts: any AccountStore,
+        apps: any AppStore, audit: any AuditStore
+    ) {
+        self.id = id
+        self.config = config
+        self.environment = environment
+        self.book = book
+        self.devices = devices
+        self.accounts = accounts
+        self.apps = apps
+        self.audit = audit
+    }
+
+    var now: Date { environment.clock.now }
+
+    // MARK: - Redeeming
+
+    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+        guard request.purpose == .authenticate, request.signedInAccountID == nil else {
+            throw BrokerError(.invalidRequest, .badRequest, "Activation data are redeemed with purpose authenticate and no access token.")
+        }
+        let rules = context.policy.pinPolicy
+        return .challenge(
+            Challenge(
+                type: Self.activationChallenge.type,
+                fields: ["pinMinLength": .number(Double(rules.minLength)), "pinMaxLength": .number(Double(rules.maxLength))]
+            ),
+            state: FlowState()
+        )
+    }
+
+    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        guard let payload = ActivationPayload(try answer.string("activation")) else {
+            throw BrokerError.invalidAnswer("'activation' must be the activation data (the payload or the deep link that carries it).")
+        }
+        let pin = try answer.string("pin")
+        let facts = try DeviceFacts(answer: answer)
+        // An unknown id and a wrong secret read the same, and count like a wrong answer.
+        let unknown = BrokerError(.invalidActivation, .failedAttempt, "These activation data are not valid.").because("unknown_activation")
+        guard let stored = try await book.activation(payload.id), stored.value.appID == context.app.id,
+            SecretDigest.constantTimeEquals(SecretDigest.sha256Hex(payload.secret), stored.value.secretDigest)
+        else { throw unknown }
+        let record = stored.value
+        try refuseIfNotRedeemable(record, flowID: context.flowID)
+
+        let lockKeys = Self.lockKeys(record)
+        var reserved: [String] = []
+        do {
+            for key in lockKeys {
+                try await environment.lockouts.reserve(key, rule: config.lockout, what: "This activation")
+                reserved.append(key)
+            }
+        } catch {
+            for key in reserved { try? await environment.lockouts.release(key) }
+            throw error
+        }
+        guard try await book.verify(pin, activationID: record.id, hash: record.pinHash) else {
+            var locked: BrokerError?
+            for key in lockKeys {
+                if let error = try await environment.lockouts.recordFailure(key, rule: config.lockout, what: "This activation") { locked = locked ?? error }
+            }
+            if let locked {
+                if locked.permanent { try await lockForGood(record) }
+                throw locked.countingAsWrongAnswer()
+            }
+            throw BrokerError(.invalidPIN, .failedAttempt, "That activation PIN is not right.")
+        }
+        for key in lockKeys { try await environment.lockouts.recordSuccess(key) }
+
+        // Of two installations redeeming at the same instant, one claims it; the other is refused.
+        let until = now.addingTimeInterval(context.policy.flowLifetime.timeInterval)
+        let claimed = try await book.update(record.id) { current in
+            guard current.state == .pending, current.expiresAt > now, current.claim.map({ $0.until <= now || $0.flowID == context.flowID }) ?? true else { return nil }
+            var changed = current
+            changed.claim = ActivationRecord.Claim(flowID: context.flowID, until: until)
+            return changed
+        }
+        guard let claimed else {
+            throw BrokerError(.activationInUse, .conflict, "These activation data are being redeemed on another installation right now.").endingFlow()
+        }
+        return .redeemed(try await outcome(of: claimed, facts: facts, app: context.app))
+    }
+
+    /// Refusals that need no PIN: the activation was used, revoked, locked or has expired, or
+    /// another flow holds it.
+    func refuseIfNotRedeemable(_ record: ActivationRecord, flowID: String) throws {
+        func refused(_ reason: String, _ message: String) -> BrokerError {
+            BrokerError(.invalidActivation, .badRequest, message).publicly(because: reason).endingFlow()
+        }
+        switch record.state {
+        case .redeemed: throw refused("activation_used", "These activation data were used already; ask for new ones.")
+        case .revoked: throw refused("activation_revoked", "These activation data were revoked; ask for new ones.")
+        case .locked: throw refused("activation_locked", "Too many wrong PINs locked these activation data for good; ask for new ones.")
+        case .pending: break
+        }
+        if record.expiresAt <= now { throw refused("activation_expired", "These activation data have expired; ask for new ones.") }
+        if let claim = record.claim, claim.until > now, claim.flowID != flowID {
+            throw BrokerError(.activationInUse, .conflict, "These activation data are being redeemed on another installation right now.").endingFlow()
+        }
+    }
+
+    /// Wrong PINs count per activation and per person (the account, or the invited address).
+    static func lockKeys(_ record: ActivationRecord) -> [String] {
+        ["activation:\(record.id)"] + (record.accountID.map { ["account:\($0)"] } ?? record.email.map { ["address:\($0.value)"] } ?? [])
+    }
+
+    /// A permanent lock ends the activation: a new one must be issued (once an administrator lifted
+    /// the account's lock).
+    func lockForGood(_ record: ActivationRecord) async throws {
+        _ = try await book.update(record.id) { current in
+            guard current.state == .pending else { return nil }
+            var changed = current
+            changed.state = .locked
+            return changed
+        }
+        try await audit.appendAudit(
+            AuditEvent(time: now, type: "activation.locked", appID: record.appID, accountID: record.accountID, providerID: id, details: ["activation": record.id])
+        )
+    }
+
+    /// Which of the four situations the installation is in.
+    func outcome(of record: ActivationRecord, facts: DeviceFacts, app: App) async throws -> ActivationRedemption {
+        let here = try await devices.installations(appID: app.id, installationID: facts.installationID)
+        let target = try await target(of: record)
+        var redemption = ActivationRedemption(activationID: record.id, keyProviderID: config.deviceKeys, target: target, outcome: .new, device: facts, alias: record.alias)
+        switch target {
+        case .account(let accountID):
+            if let mine = here.first(where: { $0.accountID == accountID }) {
+                redemption.outcome = .alreadyActivated
+                redemption.thisInstallation = mine.id
+            } else if !record.additional {
+                let others = try await devices.devices(accountID: accountID).flatMap { record in
+                    record.installations.filter { installation in installation.appID == app.id && record.keys.contains { $0.installationRef == installation.id } }
+                }
+                if !others.isEmpty {
+                    redemption.outcome = .reActivation
+                    redemption.otherInstallations = others.map(\.id)
+                }
+            }
+        case .newAccount:
+            if let active = here.first {
+                redemption.outcome = .merge
+                redemption.mergeAccountID = active.accountID
+            }
+        }
+        return redemption
+    }
+
+    /// The activation's account; for a temporary registration, the account that holds its address
+    /// by now (one made from another activation to the same address), else a new one to make.
+    func target(of record: ActivationRecord) async throws -> ActivationTarget {
+        if let accountID = record.accountID {
+            guard try await accounts.account(id: accountID) != nil else {
+                throw BrokerError(.invalidActivation, .badRequest, "The account of these activation data no longer exists.").publicly(because: "account_deleted").endingFlow()
+            }
+            return .account(accountID)
+        }
+        guard let email = record.email else { throw BrokerError.internalFailure("An activation names neither an account nor an address.") }
+        let holders = try await accounts.accountIDs(withVerifiedEmail: email.value)
+        if holders.count == 1 { return .account(holders[0]) }
+        return .newAccount(email: email, verified: record.emailedTo == email)
+    }
+
+    public func finishRedemption(_ redemption: ActivationRedemption, flowID: String, accountID: String) async throws {
+        let done = try await book.update(redemption.activationID) { current in
+            guard current.state == .pending, current.claim?.flowID == flowID else { return nil }
+            var changed = current
+            changed.state = .redeemed
+            changed.claim = nil
+            changed.redeemedAt = now
+            changed.redeemedBy = accountID
+            changed.outcome = redemption.outcome.rawValue
+            return changed
+        }
+        guard done != nil else {
+            throw BrokerError(.invalidActivation, .conflict, "These activation data were revoked or redeemed elsewhere meanwhile; ask for new ones.")
+                .publicly(because: "activation_lost")
+        }
+    }
+
+    // MARK: - Issuing
+
+    public func issue(_ request: ActivationRequest, app: App, issuedBy: String) async throws -> IssuedActivation {
+        let (issued, record) = try await issueRecording(request, app: app, issuedBy: issuedBy)
+        var details = ["activation": record.id, "by": issuedBy]
+        if let sentTo = issued.sentTo { details["sentTo"] = sentTo }
+        if request.additional { details["additional"] = "true" }
+        try await audit.appendAudit(AuditEvent(time: now, type: "activation.issued", appID: app.id, accountID: record.accountID, providerID: id, details: details))
+        return issued
+    }
+
+    /// Issues without auditing (the admin API audits what its callers do).
+    func issueRecording(_ request: ActivationRequest, app: App, issuedBy: String) async throws -> (IssuedActivation, ActivationRecord) {
+        guard app.policy.identityProviders.contains(id) else {
+            throw BrokerError(.providerNotAllowed, .forbidden, "The app '\(app.id)' does not list the activation provider '\(id)'.")
+        }
+        var accountID = request.accountID
+        var email = request.email
+        if let accountID {
+            guard try await accounts.account(id: accountID) != nil else {
+                throw BrokerError(.notFound, .notFound, "No account '\(accountID)'.", issues: [ConfigIssue(path: "account", "no such account")])
+            }
+        } else if let address = email {
+            // An address an account holds (verified) is that account's.
+            let holders = try await accounts.accountIDs(withVerifiedEmail: address.value)
+            if holders.count == 1 {
+                accountID = holders[0]
+                email = nil
+            }
+        } else {
+            throw BrokerError(.invalidRequest, .badRequest, "An activation is for an account or an email address.")
+        }
+        var generated: String?
+        let pin: String
+        if let chosen = request.pin {
+            try app.policy.pinPolicy.check(chosen)
+            pin = chosen
+        } else {
+            pin = ActivationBook.generatePIN(policy: app.policy.pinPolicy)
+            generated = pin
+        }
+        let alias = try request.alias.map(Self.checkedAlias)
+        var sendTo: EmailAddress?
+        if request.send {
+            sendTo = try await address(for: request, accountID: accountID, email: email ?? request.email, app: app)
+        }
+        let payload = ActivationPayload.make()
+        let issuedAt = now
+        let record = ActivationRecord(
+            id: payload.id, appID: app.id, accountID: accountID, email: accountID == nil ? email : nil, secretDigest: SecretDigest.sha256Hex(payload.secret),
+            pinHash: try await book.hash(pin, activationID: payload.id), alias: alias, additional: request.additional, emailedTo: sendTo, state: .pending,
+            claim: nil, issuedBy: issuedBy, createdAt: issuedAt, expiresAt: issuedAt.addingTimeInterval(app.policy.activation.lifetime.timeInterval)
+        )
+        guard try await book.insert(record) else { throw BrokerError.internalFailure("An activation id was drawn twice.") }
+        let link = deepLink(payload, app: app)
+        if let sendTo {
+            do {
+                try await environment.mailer.send(ActivationMail.activation(app: app, link: link, expiresAt: record.expiresAt, to: sendTo))
+            } catch {
+                _ = try? await book.storage.delete(key: ActivationRecord.key(record.id))
+                environment.logger.warning("activation email not delivered", metadata: ["app": .string(app.id), "error": .string(String(describing: error))])
+                throw BrokerError(.deliveryFailed, .unavailable, "The activation email could not be sent; try again later.")
+            }
+        }
+        return (IssuedActivation(id: record.id, payload: payload.text, deepLink: link, generatedPIN: generated, expiresAt: record.expiresAt, sentTo: sendTo?.masked), record)
+    }
+
+    /// Where the activation data go: the named backup address, the invited address, or the account's
+    /// verified address as this app trusts it.
+    func address(for request: ActivationRequest, accountID: String?, email: EmailAddress?, app: App) async throws -> EmailAddress {
+        if let sendTo = request.sendTo { return sendTo }
+        if let email { return email }
+        if let accountID, let address = app.policy.verifiedEmails(in: try await accounts.identityLinks(accountID: accountID)).first { return address }
+        throw BrokerError(.noVerifiedEmail, .badRequest, "The account has no verified email address to send the activation data to.")
+    }
+
+    /// The link the app opens: the app's deep link (or the broker's `/activate`) with the payload.
+    func deepLink(_ payload: ActivationPayload, app: App) -> String {
+        let base = app.policy.activation.deepLink ?? environment.issuer + "/activate"
+        return "\(base)?activation=\(payload.text)"
+    }
+
+    static func checkedAlias(_ alias: String) throws(BrokerError) -> String {
+        let trimmed = alias.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...64).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw BrokerError(.invalidRequest, .badRequest, "The alias must have 1 to 64 characters and no control characters.", issues: [ConfigIssue(path: "alias", "1 to 64 characters")])
+        }
+        return trimmed
+    }
+
+    /// Revokes a pending activation (an administrator, or the app forgetting it); false when it is
+    /// not pending.
+    func revoke(_ activationID: String, appID: String) async throws -> ActivationRecord? {
+        try await book.update(activationID) { current in
+            guard current.appID == appID, current.state == .pending else { return nil }
+            var changed = current
+            changed.state = .revoked
+            changed.claim = nil
+            return changed
+        }
+    }
+
+    /// Sends an activation's data again: a new secret (the old payload stops working, since only its
+    /// digest was kept), a new expiry, the same PIN.
+    func resend(_ activationID: String, to requested: EmailAddress?, app: App) async throws -> ActivationRecord {
+        guard let current = try await book.activation(activationID), current.value.appID == app.id else {
+            throw BrokerError(.notFound, .notFound, "No activation '\(activationID)' for this app.")
+        }
+        guard current.value.state == .pending else {
+            throw BrokerError(.conflict, .conflict, "Only a pending activation can be sent again (this one is \(current.value.displayState(now: now))).")
+        }
+        let address = try await address(
+            for: ActivationRequest(send: true, sendTo: requested), accountID: current.value.accountID, email: current.value.email, app: app
+        )
+        let payload = ActivationPayload(id: activationID, secret: RandomToken.make(byteCount: 32))
+        let renewed = try await book.update(activationID) { record in
+            guard record.state == .pending else { return nil }
+            var changed = record
+            changed.secretDigest = SecretDigest.sha256Hex(payload.secret)
+            changed.expiresAt = now.addingTimeInterval(app.policy.activation.lifetime.timeInterval)
+            changed.emailedTo = address
+            changed.claim = nil
+            return changed
+        }
+        guard let renewed else { throw BrokerError(.conflict, .conflict, "The activation was redeemed or revoked meanwhile.") }
+        do {
+            try await environment.mailer.send(ActivationMail.activation(app: app, link: deepLink(payload, app: app), expiresAt: renewed.expiresAt, to: address))
+        } catch {
+            environment.logger.warning("activation email not delivered", metadata: ["app": .string(app.id), "error": .string(String(describing: error))])
+            throw BrokerError(.deliveryFailed, .unavailable, "The activation email could not be sent; send it again later.")
+        }
+        return renewed
+    }
+
+    // MARK: - Challenge
+
+    static let activationChallenge = ChallengeDescription(
+        type: "activation",
+        summary: "Redeem activation data: the `activation` payload (or the deep link carrying it), the activation `pin`, and the installation's facts (as for `register_key`).",
+        title: "Activate this device", prompt: "Enter the activation data and the activation PIN you were given.",
+        inputs: [
+            ChallengeInput(name: "activation", label: "Activation data", maxLength: 512),
+            ChallengeInput(name: "pin", label: "Activation PIN", kind: .secret, inputmode: "numeric", maxLength: 64),
+            ChallengeInput(name: "installationID", label: "Installation id", maxLength: 128),
+            ChallengeInput(name: "vendorID", label: "Vendor id", maxLength: 128),
+            ChallengeInput(name: "platform", label: "Platform", maxLength: 16),
+            ChallengeInput(name: "model", label: "Model", maxLength: 128),
+            ChallengeInput(name: "osVersion", label: "OS version", maxLength: 128),
+            ChallengeInput(name: "appVersion", label: "App version", maxLength: 128),
+            ChallengeInput(name: "buildType", label: "Build type", maxLength: 16),
+            ChallengeInput(name: "alias", label: "Device name", maxLength: 256),
+            ChallengeInput(name: "pushToken", label: "Push token", maxLength: 4096),
+            ChallengeInput(name: "biometric", label: "Biometric factor enrolled", kind: .json, maxLength: 8),
+        ],
+        details: [
+            ChallengeDetail("pinMinLength", .integer, "The shortest activation PIN the app's policy allows."),
+            ChallengeDetail("pinMaxLength", .integer, "The longest activation PIN the app's policy allows."),
+        ],
+        submitLabel: "Activate"
+    )
+}

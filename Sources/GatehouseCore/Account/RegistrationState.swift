@@ -1,0 +1,144 @@
+import Crypto
+import Foundation
+
+/// The one question a mobile app asks when it starts (ClueRide's registration-state service): may I
+/// go on, and what must I do first? Answered from the app's installation id and the access token it
+/// holds, if any; and `POST /v1/logout`, which ends an installation's registration at once.
+public struct RegistrationState: Sendable {
+    /// What the app must do.
+    public enum State: String, Sendable, Hashable, Codable {
+        /// Go on; renew after `renewAfter`.
+        case active
+        /// The access token has expired or is about to: renew it with the refresh token.
+        case renewalRequired = "renewal_required"
+        /// No valid registration for this installation: register (or sign in) again.
+        case registrationRequired = "registration_required"
+        /// Signed in, but the new account's profile is not confirmed yet.
+        case confirmationRequired = "confirmation_required"
+    }
+
+    let oauth: OAuthService
+    let plugins: PluginInstances
+    let clock: any BrokerClock
+    var store: any BrokerStore { oauth.store }
+
+    public init(oauth: OAuthService, plugins: PluginInstances, clock: any BrokerClock) {
+        self.oauth = oauth
+        self.plugins = plugins
+        self.clock = clock
+    }
+
+    /// How tokens name the installation they were issued to: a digest, so that the token (which
+    /// resource servers see) does not hand out the installation id the app keeps.
+    public static func installationDigest(appID: String, installationID: String) -> String {
+        Base64URL.encode(Data(SHA256.hash(data: Data("gatehouse-installation\u{0}\(appID)\u{0}\(installationID)".utf8))))
+    }
+
+    /// The state of one installation of an app. A token that was issued to another installation (the
+    /// app was wiped and reinstalled, and the old token survived in a backup or the keychain), to
+    /// another app, or that was revoked (logout, a removed device) answers `registration_required`.
+    public func state(appID: String, installationID: String, accessToken: PresentedToken?) async throws -> JSONValue {
+        guard let app = try await store.app(id: appID), !app.disabled else {
+            throw BrokerError(.invalidClient, .unauthenticated, "Unknown app '\(appID)'.")
+        }
+        try Self.checkInstallationID(installationID)
+        func required(_ reason: String) -> JSONValue {
+            ["state": .string(State.registrationRequired.rawValue), "reason": .string(reason)]
+        }
+        guard let accessToken else { return required("no_token") }
+        let claims: AccessTokenClaims
+        do {
+            // An expired token still tells whose it was, as long as its refresh token may live.
+            claims = try await oauth.authorize(accessToken, expiredGrace: app.policy.refreshTokenLifetime.timeInterval)
+        } catch let error as BrokerError where error.code == .invalidToken {
+            return required("token_not_valid")
+        }
+        guard claims.clientID == app.id else { return required("token_of_another_app") }
+        guard try await issuedTo(claims, appID: app.id, installationID: installationID) else { return required("token_of_another_installation") }
+
+        var answer: [String: JSONValue] = ["registrationType": .string(registrationType(of: claims))]
+        if !claims.stateless {
+            guard let account = try await store.account(id: claims.sub.value) else { return required("account_deleted") }
+            let links = try await store.identityLinks(accountID: account.id)
+            let claimsOfIdP = (links.first { $0.providerID == claims.idp } ?? links.first)?.claims ?? IdentityClaims()
+            answer["account"] = ["id": .string(account.id), "username": .string(account.username)]
+            answer["profile"] = (account.profile ?? AccountProfile(claims: claimsOfIdP)).json
+            if account.profilePending, app.policy.confirmProfile {
+                answer["state"] = .string(State.confirmationRequired.rawValue)
+                return .object(answer)
+            }
+        }
+        let now = clock.now
+        let expiresAt = claims.exp.value
+        let lifetime = expiresAt.timeIntervalSince(claims.iat.value)
+        let renewAfter = expiresAt.addingTimeInterval(-min(app.policy.renewalWindow.timeInterval, lifetime / 2))
+        let time = ISO8601DateFormatter()
+        answer["expiresAt"] = .string(time.string(from: expiresAt))
+        answer["renewAfter"] = .string(time.string(from: renewAfter))
+        answer["state"] = .string((now >= renewAfter ? State.renewalRequired : State.active).rawValue)
+        return .object(answer)
+    }
+
+    /// Whether the token belongs to this installation: it names it (`ins`), or the device key it
+    /// was issued through was registered from it.
+    func issuedTo(_ claims: AccessTokenClaims, appID: String, installationID: String) async throws -> Bool {
+        let digest = Self.installationDigest(appID: appID, installationID: installationID)
+        if let named = claims.ins { return SecretDigest.constantTimeEquals(named, digest) }
+        guard let keyID = claims.deviceKey, let key = try await store.signInKey(id: keyID) else { return false }
+        return try await store.installations(appID: appID, installationID: installationID).contains { $0.id == key.installationRef }
+    }
+
+    /// How the person registered, from the provider that identified them (its `RegistrationTyped`
+    /// kind) or, failing that, the methods they used.
+    func registrationType(of claims: AccessTokenClaims) -> String {
+        if let idp = claims.idp, let typed = plugins.identityProviders[idp] as? any RegistrationTyped { return typed.registrationType }
+        let methods = Set(claims.amr ?? [])
+        if !methods.isDisjoint(with: ["hwk", "swk"]) { return "device" }
+        if methods.contains("pwd") { return "password" }
+        if methods.contains("otp") { return "passwordless" }
+        return "other"
+    }
+
+    /// Logs an installation out: the refresh token (or the access token's) family is revoked at once,
+    /// with every access token issued with it, on every node; the installation's state becomes
+    /// `registration_required`. Whoever holds the token may do this (it needs no other credential:
+    /// ending a session is never harmful). An unknown token answers as a known one does.
+    public func logout(refreshToken: String?, accessToken: PresentedToken?, clientIP: String?) async throws {
+        let now = clock.now
+        var family: String?
+        var appID: String?
+        var accountID: String?
+        if let refreshToken, !refreshToken.isEmpty {
+            if let record = try await store.refreshToken(digest: SecretDigest.sha256Hex(refreshToken)) {
+                (family, appID, accountID) = (record.familyID, record.appID, record.accountID)
+            }
+        } else if let accessToken {
+            // A token that expired a moment ago still logs its family out.
+            let claims = try await oauth.authorize(accessToken, expiredGrace: Policy.longestRefreshTokenLifetime)
+            (family, appID, accountID) = (claims.fid, claims.clientID, claims.stateless ? nil : claims.sub.value)
+            try await oauth.revocations.revoke(RevocationRecord(kind: .token, value: claims.jti.value, revokedAt: now, expiresAt: max(claims.exp.value, now)))
+        } else {
+            throw BrokerError(.invalidRequest, .badRequest, "Send the refresh_token (or the access token in the Authorization header) to log out.")
+        }
+        guard let appID else { return }
+        var details: [String: String] = [:]
+        if let family {
+            try await oauth.revokeFamilyAccessTokens(family)
+            details["revoked"] = String(try await store.revokeRefreshTokenFamily(familyID: family, now: now))
+        }
+        if let clientIP { details["clientIP"] = clientIP }
+        try await store.appendAudit(AuditEvent(time: now, type: "account.logout", appID: appID, accountID: accountID, details: details))
+    }
+
+    static func checkInstallationID(_ installationID: String) throws(BrokerError) {
+        guard (8...128).contains(installationID.count), installationID.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }) else {
+            throw BrokerError(.invalidRequest, .badRequest, "installation must be the app's installation id: 8 to 128 printable ASCII characters.")
+        }
+    }
+}
+
+/// Optional capability of identity providers: the kind of registration they make, as
+/// `GET /v1/registration-state` reports it (`social`, `password`, `passwordless`, `device`...).
+public protocol RegistrationTyped: IdentityProvider {
+    var registrationType: String { get }
+}

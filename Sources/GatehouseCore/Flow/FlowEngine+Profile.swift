@@ -1,0 +1,129 @@
+import Foundation
+
+/// Profile confirmation (`Policy.confirmProfile`): a new account's flow ends with the profile the
+/// identity provider gave, for the person to confirm or edit, before any token is issued. A changed
+/// address is kept only once the code sent to it comes back.
+extension FlowEngine {
+    /// The binding of the codes that prove a changed address: only this flow's answer redeems them.
+    static func profileCodeBinding(_ flowID: String) -> String { "profile:\(flowID)" }
+
+    /// Stops a flow that would complete for an account still waiting for confirmation.
+    func askProfileConfirmation(_ flow: FlowRecord, app: App, account: Account) async throws -> FlowOutcome {
+        var flow = flow
+        let shown = account.profile ?? AccountProfile(claims: flow.identity?.claims ?? IdentityClaims())
+        flow.phase = .confirmProfile
+        flow.pendingProfile = nil
+        flow.pluginState = try FlowState(encoding: shown)
+        flow.challenge = Self.profileChallenge(shown)
+        try await save(&flow)
+        return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
+    }
+
+    static func profileChallenge(_ profile: AccountProfile, codeSentTo: EmailAddress? = nil) -> Challenge {
+        var fields: [String: JSONValue] = ["profile": profile.json]
+        for (name, value) in [("name", profile.name), ("email", profile.email?.value), ("picture", profile.picture)] {
+            if let value { fields[name] = .string(value) }
+        }
+        if let codeSentTo { fields["codeSentTo"] = .string(codeSentTo.masked) }
+        return Challenge(type: ChallengeDescription.confirmProfile.type, fields: fields)
+    }
+
+    /// The person's answer: the profile as it stands or with their changes; the code for a changed
+    /// address; or a request for another code.
+    func answerProfileConfirmation(_ flow: FlowRecord, app: App, answer: ChallengeResponse, dpopJKT: String?) async throws -> FlowOutcome {
+        guard let accountID = flow.accountID, var account = try await store.account(id: accountID) else {
+            throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
+        }
+        var flow = flow
+        let binding = Self.profileCodeBinding(flow.id)
+        if let pending = flow.pendingProfile, let address = pending.email {
+            if answer.values["resend"] != nil {
+                _ = try await addressVerifier(of: app).sendCode(to: address, binding: binding, app: app, clientIP: flow.clientIP)
+                return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
+            }
+            if let code = answer.values["code"]?.stringValue {
+                let verifier = try addressVerifier(of: app)
+                let proven = try await verifier.checkCode(code, binding: binding)
+                guard proven == address else { throw BrokerError(.invalidCode, .failedAttempt, "That code was sent to another address.") }
+                let identity = ExternalIdentity(
+                    providerID: IdentityLink.enrolledAddressProvider(verifier.id), subject: proven.value, username: proven.value,
+                    claims: IdentityClaims(email: proven.value, emailVerified: true)
+                )
+                guard try await store.addIdentityLink(identity, accountID: account.id, now: clock.now) else {
+                    throw BrokerError(.emailInUse, .conflict, "This email address belongs to another account; use another one.")
+                }
+                var confirmed = pending
+                confirmed.emailVerified = true
+                return try await keepProfile(confirmed, flow: flow, app: app, account: &account, details: ["emailChanged": "true"], dpopJKT: dpopJKT)
+            }
+        } else if answer.values["code"] != nil || answer.values["resend"] != nil {
+            throw BrokerError.invalidAnswer("No code was sent: only a changed email address is proven with one.")
+        }
+
+        let shown = try flow.pluginState.decode(AccountProfile.self)
+        var edited = shown
+        if let name = answer.values["name"]?.stringValue {
+            edited.name = try Self.checkedProfileText(name, field: "name", max: 256)
+        }
+        if let picture = answer.values["picture"]?.stringValue {
+            edited.picture = try Self.checkedPicture(picture)
+        }
+        if let text = answer.values["email"]?.stringValue, !text.trimmingCharacters(in: .whitespaces).isEmpty {
+            guard let address = EmailAddress(text) else { throw BrokerError.invalidAnswer("'email' is not an email address.") }
+            if address != shown.email {
+                // A new address is proven before it is kept.
+                edited.email = address
+                edited.emailVerified = false
+                let delivery = try await addressVerifier(of: app).sendCode(to: address, binding: binding, app: app, clientIP: flow.clientIP)
+                flow.pendingProfile = edited
+                flow.challenge = Self.profileChallenge(edited, codeSentTo: delivery.sentTo)
+                flow.challenge.fields["codeExpiresAt"] = .string(ISO8601DateFormatter().string(from: delivery.expiresAt))
+                try await save(&flow)
+                try await audit("account.profile_code_sent", flow: flow, outcome: nil, details: ["address": address.masked])
+                return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
+            }
+        }
+        return try await keepProfile(edited, flow: flow, app: app, account: &account, details: ["edited": String(edited != shown)], dpopJKT: dpopJKT)
+    }
+
+    private func keepProfile(
+        _ profile: AccountProfile, flow: FlowRecord, app: App, account: inout Account, details: [String: String], dpopJKT: String?
+    ) async throws -> FlowOutcome {
+        guard try await store.updateAccountProfile(id: account.id, profile: profile, pending: false) else {
+            throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
+        }
+        account.profile = profile
+        account.profilePending = false
+        var flow = flow
+        flow.pendingProfile = nil
+        try await audit("account.profile_confirmed", flow: flow, outcome: nil, details: details)
+        return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT)
+    }
+
+    /// The authenticator that proves addresses for this app (the first in its policy that can).
+    func addressVerifier(of app: App) throws -> any AddressVerifying {
+        for id in app.policy.authenticators + app.policy.identityProviders {
+            if let verifier = plugins.all[id] as? any AddressVerifying { return verifier }
+        }
+        throw BrokerError(.noVerifiedEmail, .forbidden, "This app has no authenticator that proves email addresses, so the address cannot be changed here.")
+    }
+
+    /// Trimmed text without control characters; empty means none.
+    static func checkedProfileText(_ text: String, field: String, max: Int) throws(BrokerError) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard trimmed.count <= max, !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw BrokerError.invalidAnswer("'\(field)' must have at most \(max) characters and no control characters.")
+        }
+        return trimmed.isEmpty ? nil : trimmed
+    }
+
+    /// An `https` URL (a picture is shown to others; anything else is a tracking or script risk).
+    static func checkedPicture(_ text: String) throws(BrokerError) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.isEmpty { return nil }
+        guard let url = URLComponents(string: trimmed), url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty, trimmed.count <= 2048 else {
+            throw BrokerError.invalidAnswer("'picture' must be an https URL.")
+        }
+        return trimmed
+    }
+}
