@@ -33,6 +33,8 @@ public enum GatehouseServer {
         OperationsAPI(broker: broker).addRoutes(to: router)
         FlowAPI(broker: broker).addRoutes(to: router.group("v1").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
         AccountAPI(broker: broker).addRoutes(to: router.group("v1/account").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
+        MobileAPI(broker: broker).addRoutes(to: router.group("v1").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
+        InvitationPages(broker: broker).addRoutes(to: router)
         OAuthAPI(broker: broker).addRoutes(to: router)
         BrowserPages(broker: broker).addRoutes(to: router)
         AdminAPI(broker: broker).addRoutes(to: router)

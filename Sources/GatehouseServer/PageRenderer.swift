@@ -19,7 +19,7 @@ struct PageRenderer: Sendable {
         var library = MustacheLibrary()
         for (name, text) in [
             ("layout", PageTemplates.layout), ("challenge", PageTemplates.challenge),
-            ("chooser", PageTemplates.chooser), ("error", PageTemplates.error),
+            ("chooser", PageTemplates.chooser), ("error", PageTemplates.error), ("invitation", PageTemplates.invitation), ("activate", PageTemplates.activate),
         ] {
             // The templates are constants of this file's module; a parse error is a programming error.
             try! library.register(text, named: name)
