@@ -467,7 +467,7 @@ struct DeviceKeyTests {
             flowID: flow, answer: ChallengeResponse(answer), client: nil,
             dpop: DPoPPresentation(proofs: [dpopProof(phone.key, method: "POST", url: flowURL, now: broker.clock.now, nonce: nonce)], method: "POST", url: flowURL)
         )
-        guard case .completed(_, let tokens, _) = outcome else { Issue.record("not completed"); return }
+        guard case .completed(_, let tokens, _, _) = outcome else { Issue.record("not completed"); return }
         #expect(tokens.tokenType == "DPoP")
         #expect(tokens.dpopNonce != nil)
         #expect(Self.claims(tokens.accessToken)["cnf"] == ["jkt": .string(phone.keyID)])

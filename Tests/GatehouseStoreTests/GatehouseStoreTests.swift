@@ -12,7 +12,7 @@ struct GatehouseStoreTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
     static let allMigrations = [
         "v1-foundation", "v2-openid-provider", "v3-lockouts-admin", "v4-test-accounts", "v5-provisional-identities", "v6-disabled-apps", "v7-key-activation",
-        "v8-verified-email-index", "v9-devices",
+        "v8-verified-email-index", "v9-devices", "v10-activation-profiles",
     ]
 
     func flow(_ id: String = "flow-1", app: String = "notes", expiresIn seconds: TimeInterval = 600) -> FlowRecord {
@@ -735,6 +735,56 @@ struct GatehouseStoreTests {
             // Deleting an account deletes its devices.
             #expect(try await store.deleteAccount(id: bob.id))
             #expect(try await store.signInKey(id: "k3") == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func installationsAreFoundAcrossAccountsAndRemovedOneByOne(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let ada = try await account(store, "ada")
+            let bob = try await account(store, "bob")
+            var facts = signInKey("k1", installation: "inst-1", vendor: "v1")
+            facts.device.pushToken = "apns-token-1"
+            facts.device.biometric = true
+            let first = try await store.registerSignInKey(facts, accountID: ada.id, appID: "notes", providerID: "device", now: now)
+            #expect(first.installation.pushToken == "apns-token-1" && first.installation.biometric == true)
+            _ = try await store.registerSignInKey(signInKey("k2", installation: "inst-1", vendor: "v1"), accountID: bob.id, appID: "notes", providerID: "device", now: now)
+            _ = try await store.registerSignInKey(signInKey("k3", installation: "inst-1", vendor: "v1", app: "vault"), accountID: bob.id, appID: "vault", providerID: "device", now: now)
+            // One installation id of one app, active for two accounts; another app's is apart.
+            let found = try await store.installations(appID: "notes", installationID: "inst-1")
+            #expect(Set(found.map(\.accountID)) == [ada.id, bob.id])
+            #expect(found.first { $0.accountID == ada.id }?.pushToken == "apns-token-1")
+            #expect(try await store.installations(appID: "notes", installationID: "inst-9").isEmpty)
+            // A newer push token replaces the old one on the same installation.
+            var again = signInKey("k4", installation: "inst-1", vendor: "v1")
+            again.device.pushToken = "apns-token-2"
+            #expect(try await store.registerSignInKey(again, accountID: ada.id, appID: "notes", providerID: "device", now: now).installation.pushToken == "apns-token-2")
+            try await store.insertRefreshToken(RefreshTokenRecord(
+                digest: "r1", familyID: "f1", accountID: ada.id, appID: "notes", scopes: [], issuedAt: now, expiresAt: now.addingTimeInterval(60), authTime: now,
+                signInKeyID: "k1", installation: "digest-1"
+            ))
+            #expect(try await store.refreshToken(digest: "r1")?.installation == "digest-1")
+            // Removing reaches only the owner's installation, with its keys and their tokens.
+            #expect(try await store.removeInstallation(id: first.installation.id, accountID: bob.id, now: now) == nil)
+            #expect(Set(try await store.removeInstallation(id: first.installation.id, accountID: ada.id, now: now) ?? []) == ["k1", "k4"])
+            #expect(try await store.signInKey(id: "k1") == nil)
+            #expect(try await store.refreshToken(digest: "r1")?.revokedAt != nil)
+            #expect(try await store.installations(appID: "notes", installationID: "inst-1").map(\.accountID) == [bob.id])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func anAccountKeepsItsConfirmedProfile(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let ada = try await account(store, "ada")
+            #expect(ada.profile == nil && !ada.profilePending)
+            #expect(try await store.updateAccountProfile(id: ada.id, profile: nil, pending: true))
+            #expect(try await store.account(id: ada.id)?.profilePending == true)
+            let profile = AccountProfile(name: "Ada L.", email: EmailAddress("ada@example.com"), emailVerified: true, picture: "https://example.com/ada.png")
+            #expect(try await store.updateAccountProfile(id: ada.id, profile: profile, pending: false))
+            let stored = try await store.account(id: ada.id)
+            #expect(stored?.profile == profile && stored?.profilePending == false)
+            #expect(try await !store.updateAccountProfile(id: "nobody", profile: profile, pending: false))
         }
     }
 }

@@ -119,7 +119,7 @@ struct OIDCTests {
         #expect(location.hasPrefix("com.example.phone:/back?"))
         if let error = items.first(where: { $0.name == "error" })?.value { return .failure(Refused(code: error)) }
         let code = items.first { $0.name == "code" }?.value ?? ""
-        guard case .completed(_, let tokens, _) = try await test.engine.resume(
+        guard case .completed(_, let tokens, _, _) = try await test.engine.resume(
             flowID: flowID, answer: ChallengeResponse(["code": .string(code), "codeVerifier": .string(verifier)]), client: nil
         )
         else { throw FlowDriverError.unexpectedOutcome("not completed") }

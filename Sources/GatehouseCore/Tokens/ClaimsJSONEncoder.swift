@@ -28,6 +28,8 @@ extension AccessTokenClaims {
         if let idp { members["idp"] = .string(idp) }
         if let cnf { members["cnf"] = ["jkt": .string(cnf.jkt)] }
         if let deviceKey { members["device_key"] = .string(deviceKey) }
+        if let fid { members["fid"] = .string(fid) }
+        if let ins { members["ins"] = .string(ins) }
         return .object(members)
     }
 }
