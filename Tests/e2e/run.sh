@@ -661,6 +661,79 @@ check "when ada-admin leaves admin.tokens, the next start removes the fingerprin
 check "the removal is audited naming the admin it belonged to" bash -c \
   "cd '$work/attest' && '$bin' audit tail --type device-attestation.fingerprint_removed --config gatehouse.yaml | grep -q 'addedBy=ada-admin'"
 
+echo "- activation: an independent Python client redeems activation data, answers invitations (emails from a real SMTP server), asks the registration state, logs out"
+mkdir -p "$work/activation/box"
+"$py" "$repo/Tests/email/smtp_server.py" --maildir "$work/activation/box" --port-file "$work/activation/smtp-port" --security starttls \
+  --cert "$work/mail/cert.pem" --key "$work/mail/key.pem" --username mailer --password mail-password-e2e >"$work/activation/smtp.log" 2>&1 &
+activation_smtp=$!
+for _ in $(seq 1 100); do [ -s "$work/activation/smtp-port" ] && break; sleep 0.05; done
+export SMTP_PASSWORD=mail-password-e2e MOBILE_SECRET=mobile-app-secret-0123456789-abcdefghijkl
+cat >"$work/activation/gatehouse.yaml" <<YAML
+environment: development
+server:
+  listen: 127.0.0.1:$port
+admin:
+  tokens: [{name: ops-admin, token: activation-admin-token-0123456789-abcdef}]
+mail:
+  transport: smtp
+  from: Gatehouse <noreply@gatehouse.test>
+  smtp:
+    host: 127.0.0.1
+    port: $(cat "$work/activation/smtp-port")
+    security: starttls
+    username: mailer
+    password: \${SMTP_PASSWORD}
+    rootCA: $work/mail/cert.pem
+providers:
+  - id: device
+    type: device-key
+  - id: activation
+    type: activation
+    config: {deviceKeys: device, hashCost: 4, lockout: {maxFailures: 2, lockoutDuration: 3600, maxLockoutDuration: 86400, permanentAfter: 3}}
+  - id: activation-strict
+    type: activation
+    config: {deviceKeys: device, hashCost: 4, lockout: {maxFailures: 1, permanentAfter: 1}}
+  - id: email
+    type: email-code
+apps:
+  - id: mobile
+    name: Mobile
+    secret: \${MOBILE_SECRET}
+    policy:
+      identityProviders: [activation, device]
+      defaultScopes: [openid, offline_access]
+      pinPolicy: {minLength: 5}
+      activation: {issueByApp: true, deepLink: "mobile://activate"}
+  - id: kiosk
+    policy: {identityProviders: [activation-strict, device], pinPolicy: {minLength: 5}}
+  - id: profiles
+    policy:
+      identityProviders: [email]
+      authenticators: [email]
+      selfRegistration: true
+      confirmProfile: true
+      defaultScopes: [openid, profile, email, offline_access]
+YAML
+use_database "$work/activation"
+start_in "$work/activation"
+if "$py" "$repo/Tests/e2e/activation_client.py" "$base" activation-admin-token-0123456789-abcdef "$work/activation/box" "$MOBILE_SECRET" >"$work/activation/client.out" 2>&1; then
+  pass "the activation client's checks (below)"
+else
+  fail "the activation client's checks (below)"
+fi
+grep -E '^  (ok|FAIL) ' "$work/activation/client.out" | sed 's/^/  /'
+grep -q '"failures": 0' "$work/activation/client.out" || tail -15 "$work/activation/client.out"
+stop
+kill "$activation_smtp" 2>/dev/null; wait "$activation_smtp" 2>/dev/null || true
+check "gatehouse resources show --app lists the activations with their states, never a payload secret" bash -c \
+  "cd '$work/activation' && '$bin' resources show --config gatehouse.yaml --app mobile activations | grep -q 'redeemed' && '$bin' resources show --config gatehouse.yaml --app mobile activations | grep -q 'revoked'"
+check "gatehouse resources add --app issues activation data (JSON on standard output, once)" bash -c \
+  "cd '$work/activation' && '$bin' resources add --config gatehouse.yaml --app mobile activations email=cli@example.com pin=86420 2>/dev/null | jq -e '.payload | startswith(\"ga1.\")' >/dev/null"
+check "the audit log has each outcome, override, merge and lockout" bash -c \
+  "cd '$work/activation' && for type in activation.redeemed activation.overridden activation.merged activation.locked activation.invitation_declined account.logout account.profile_confirmed; do '$bin' audit tail --type \$type --config gatehouse.yaml | grep -q . || exit 1; done"
+check "no activation PIN and no SMTP password appear in the server log" bash -c "! grep -qE '24680|86420|97531|mail-password-e2e' '$work/serve.log'"
+unset MOBILE_SECRET
+
 if [ "$database" = postgres ]; then
   echo "- storage copy: PostgreSQL into SQLite and back"
   check "storage copy moves the main database (named by its config file) into a new SQLite file, every table's count ok" bash -c \
@@ -675,7 +748,7 @@ if [ "$database" = postgres ]; then
   check "and back into an empty PostgreSQL database, with the same accounts" bash -c \
     "'$bin' storage copy --from 'sqlite:$work/copy.sqlite' --to '$back' >/dev/null && [ \"\$('$postgres' psql '$pg' -d back -tA -c 'SELECT COUNT(*) FROM accounts')\" = \"$(query "$work" "SELECT COUNT(*) FROM accounts")\" ]"
 fi
-check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider, v3-lockouts-admin, v4-test-accounts, v5-provisional-identities, v6-disabled-apps, v7-key-activation, v8-verified-email-index, v9-devices'"
+check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider, v3-lockouts-admin, v4-test-accounts, v5-provisional-identities, v6-disabled-apps, v7-key-activation, v8-verified-email-index, v9-devices, v10-activation-profiles'"
 check "no password appears in the server log" bash -c "! grep -q 'correct horse\|fine long password' '$work/serve.log'"
 
 echo

@@ -45,6 +45,13 @@ public struct RegistrationState: Sendable {
         func required(_ reason: String) -> JSONValue {
             ["state": .string(State.registrationRequired.rawValue), "reason": .string(reason)]
         }
+        // A sign-in from this installation that waits for its profile to be confirmed.
+        let pending = try await store.pluginRecord(
+            namespace: Self.namespace, key: Self.pendingKey(Self.installationDigest(appID: app.id, installationID: installationID)), now: clock.now
+        )
+        if let pending, app.policy.confirmProfile, let account = try await store.account(id: String(decoding: pending.value, as: UTF8.self)), account.profilePending {
+            return ["state": .string(State.confirmationRequired.rawValue)]
+        }
         guard let accessToken else { return required("no_token") }
         let claims: AccessTokenClaims
         do {
@@ -60,9 +67,14 @@ public struct RegistrationState: Sendable {
         if !claims.stateless {
             guard let account = try await store.account(id: claims.sub.value) else { return required("account_deleted") }
             let links = try await store.identityLinks(accountID: account.id)
-            let claimsOfIdP = (links.first { $0.providerID == claims.idp } ?? links.first)?.claims ?? IdentityClaims()
+            var profile = account.profile ?? AccountProfile(claims: (links.first { $0.providerID == claims.idp } ?? links.first)?.claims ?? IdentityClaims())
+            if profile.email == nil, let address = app.policy.verifiedEmails(in: links).first {
+                // A device key vouches for no address; the account's verified one stands in.
+                profile.email = address
+                profile.emailVerified = true
+            }
             answer["account"] = ["id": .string(account.id), "username": .string(account.username)]
-            answer["profile"] = (account.profile ?? AccountProfile(claims: claimsOfIdP)).json
+            answer["profile"] = profile.json
             if account.profilePending, app.policy.confirmProfile {
                 answer["state"] = .string(State.confirmationRequired.rawValue)
                 return .object(answer)
@@ -129,6 +141,10 @@ public struct RegistrationState: Sendable {
         if let clientIP { details["clientIP"] = clientIP }
         try await store.appendAudit(AuditEvent(time: now, type: "account.logout", appID: appID, accountID: accountID, details: details))
     }
+
+    /// Where the engine notes installations waiting for a profile confirmation.
+    static let namespace = "gatehouse:registration"
+    static func pendingKey(_ digest: String) -> String { "pending/\(digest)" }
 
     static func checkInstallationID(_ installationID: String) throws(BrokerError) {
         guard (8...128).contains(installationID.count), installationID.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }) else {

@@ -16,6 +16,14 @@ extension FlowEngine {
         flow.pluginState = try FlowState(encoding: shown)
         flow.challenge = Self.profileChallenge(shown)
         try await save(&flow)
+        if let digest = installationDigest(of: flow, app: app) {
+            // The installation waits for the confirmation: its registration state says so.
+            let key = RegistrationState.pendingKey(digest)
+            _ = try await store.deletePluginRecord(namespace: RegistrationState.namespace, key: key)
+            _ = try await store.insertPluginRecord(
+                namespace: RegistrationState.namespace, key: key, value: Data(account.id.utf8), expiresAt: flow.expiresAt, now: clock.now
+            )
+        }
         return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
     }
 
@@ -94,6 +102,9 @@ extension FlowEngine {
         }
         account.profile = profile
         account.profilePending = false
+        if let digest = installationDigest(of: flow, app: app) {
+            _ = try await store.deletePluginRecord(namespace: RegistrationState.namespace, key: RegistrationState.pendingKey(digest))
+        }
         var flow = flow
         flow.pendingProfile = nil
         try await audit("account.profile_confirmed", flow: flow, outcome: nil, details: details)
