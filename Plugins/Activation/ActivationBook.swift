@@ -69,15 +69,8 @@ struct ActivationBook: Sendable {
 
     /// HMAC-SHA256(pepper, activation ‖ PIN), hex: what bcrypt hashes (64 bytes, under bcrypt's 72).
     private func keyed(_ pin: String, activationID: String) async throws -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(activationID):\(pin)".utf8), using: try await pepper())
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(activationID):\(pin)".utf8), using: try await environment.storage.instanceKey("pepper"))
         return Data(mac).map { String(format: "%02x", $0) }.joined()
-    }
-
-    private func pepper() async throws -> SymmetricKey {
-        if let stored = try await storage.secret(key: "pepper") { return SymmetricKey(data: stored.value) }
-        _ = try await storage.insertSecret(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }, key: "pepper")
-        guard let stored = try await storage.secret(key: "pepper") else { throw BrokerError.internalFailure("The activation PIN key could not be stored.") }
-        return SymmetricKey(data: stored.value)
     }
 
     /// A PIN the app's policy accepts, from the system's CSPRNG: digits, as long as the policy's

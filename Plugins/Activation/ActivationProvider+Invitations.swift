@@ -13,10 +13,9 @@ extension ActivationProvider {
         guard let text = fields["email"]?.stringValue, let email = EmailAddress(text) else {
             throw BrokerError(.invalidRequest, .badRequest, "'email' must be an email address.", issues: [ConfigIssue(path: "email", "not an email address")])
         }
-        let holders = try await accounts.accountIDs(withVerifiedEmail: email.value)
         let token = RandomToken.make()
         var invitation = InvitationRecord(
-            id: RandomToken.make(byteCount: 9), tokenDigest: SecretDigest.sha256Hex(token), appID: app.id, email: email, accountID: holders.count == 1 ? holders[0] : nil,
+            id: RandomToken.make(byteCount: 9), tokenDigest: SecretDigest.sha256Hex(token), appID: app.id, email: email, accountID: try await holder(of: email, app: app),
             activationID: nil, state: .pending, invitedBy: admin, createdAt: now, expiresAt: now.addingTimeInterval(config.invitationLifetime.timeInterval)
         )
         var shownOnce: String?

@@ -12,15 +12,15 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming, Registr
     let environment: PluginEnvironment
     let book: ActivationBook
     let devices: any DeviceStore
-    let accounts: any AccountStore
-    let apps: any AppStore
+    let accounts: any AccountDirectory
+    let apps: any AppDirectory
     let audit: any AuditStore
 
     public var registrationType: String { "device" }
 
     init(
-        id: String, config: ActivationPlugin.Config, environment: PluginEnvironment, book: ActivationBook, devices: any DeviceStore, accounts: any AccountStore,
-        apps: any AppStore, audit: any AuditStore
+        id: String, config: ActivationPlugin.Config, environment: PluginEnvironment, book: ActivationBook, devices: any DeviceStore, accounts: any AccountDirectory,
+        apps: any AppDirectory, audit: any AuditStore
     ) {
         self.id = id
         self.config = config
@@ -75,7 +75,14 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming, Registr
             for key in reserved { try? await environment.lockouts.release(key) }
             throw error
         }
-        guard try await book.verify(pin, activationID: record.id, hash: record.pinHash) else {
+        let right: Bool
+        do {
+            right = try await book.verify(pin, activationID: record.id, hash: record.pinHash)
+        } catch {
+            for key in reserved { try? await environment.lockouts.release(key) }
+            throw error
+        }
+        guard right else {
             var locked: BrokerError?
             for key in lockKeys {
                 if let error = try await environment.lockouts.recordFailure(key, rule: config.lockout, what: "This activation") { locked = locked ?? error }
@@ -91,7 +98,10 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming, Registr
         // Of two installations redeeming at the same instant, one claims it; the other is refused.
         let until = now.addingTimeInterval(context.policy.flowLifetime.timeInterval)
         let claimed = try await book.update(record.id) { current in
-            guard current.state == .pending, current.expiresAt > now, current.claim.map({ $0.until <= now || $0.flowID == context.flowID }) ?? true else { return nil }
+            // The same secret as checked: a resend meanwhile retired the payload this answer brought.
+            guard current.state == .pending, current.expiresAt > now, current.secretDigest == record.secretDigest,
+                current.claim.map({ $0.until <= now || $0.flowID == context.flowID }) ?? true
+            else { return nil }
             var changed = current
             changed.claim = ActivationRecord.Claim(flowID: context.flowID, until: until)
             return changed
@@ -167,8 +177,9 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming, Registr
         return redemption
     }
 
-    /// The activation's account; for a temporary registration, the account that holds its address
-    /// by now (one made from another activation to the same address), else a new one to make.
+    /// The activation's account, or for a temporary registration a new one to make. Which account it
+    /// is was decided when it was issued, never again: an address someone linked to their account
+    /// since must not draw the activation into that account.
     func target(of record: ActivationRecord) async throws -> ActivationTarget {
         if let accountID = record.accountID {
             guard try await accounts.account(id: accountID) != nil else {
@@ -177,9 +188,33 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming, Registr
             return .account(accountID)
         }
         guard let email = record.email else { throw BrokerError.internalFailure("An activation names neither an account nor an address.") }
-        let holders = try await accounts.accountIDs(withVerifiedEmail: email.value)
-        if holders.count == 1 { return .account(holders[0]) }
+        // Another activation to the same address made an account of it already.
+        if try await accounts.identityLink(providerID: IdentityLink.enrolledAddressProvider(id), subject: email.value) != nil {
+            throw BrokerError(.invalidActivation, .badRequest, "This address has an account by now; ask for new activation data for it.")
+                .publicly(because: "address_registered").endingFlow()
+        }
         return .newAccount(email: email, verified: record.emailedTo == email)
+    }
+
+    /// The one account that holds the address as verified by a provider this app trusts (the same
+    /// rule as linking by address); nil when none or several do.
+    func holder(of address: EmailAddress, app: App) async throws -> String? {
+        var holders: [String] = []
+        for candidate in try await accounts.accountIDs(withVerifiedEmail: address.value) {
+            if app.policy.verifiedEmails(in: try await accounts.identityLinks(accountID: candidate)).contains(address) { holders.append(candidate) }
+        }
+        return holders.count == 1 ? holders[0] : nil
+    }
+
+    /// Whether the account has anything to do with the app: an identity of a provider the app uses,
+    /// or an installation of it. An app's back end issues only for such accounts.
+    func knows(_ accountID: String, app: App) async throws -> Bool {
+        let providers = Set(app.policy.identityProviders + app.policy.authenticators)
+        let links = try await accounts.identityLinks(accountID: accountID)
+        if links.contains(where: { providers.contains($0.providerID) || providers.contains($0.providerID.replacingOccurrences(of: "#address", with: "")) }) {
+            return true
+        }
+        return try await devices.devices(accountID: accountID).contains { $0.installations.contains { $0.appID == app.id } }
     }
 
     public func finishRedemption(_ redemption: ActivationRedemption, flowID: String, accountID: String) async throws {
@@ -218,14 +253,17 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming, Registr
         var accountID = request.accountID
         var email = request.email
         if let accountID {
-            guard try await accounts.account(id: accountID) != nil else {
-                throw BrokerError(.notFound, .notFound, "No account '\(accountID)'.", issues: [ConfigIssue(path: "account", "no such account")])
+            // Administrators may name any account; an app's back end only one the app knows (and
+            // learns nothing about the others: the same answer as for no account at all).
+            var known = try await accounts.account(id: accountID) != nil
+            if known, issuedBy.hasPrefix("app") { known = try await knows(accountID, app: app) }
+            guard known else {
+                throw BrokerError(.notFound, .notFound, "No account '\(accountID)' for this app.", issues: [ConfigIssue(path: "account", "no such account")])
             }
         } else if let address = email {
-            // An address an account holds (verified) is that account's.
-            let holders = try await accounts.accountIDs(withVerifiedEmail: address.value)
-            if holders.count == 1 {
-                accountID = holders[0]
+            // An address an account holds, verified by a provider this app trusts, is that account's.
+            if let holder = try await holder(of: address, app: app) {
+                accountID = holder
                 email = nil
             }
         } else {

@@ -90,15 +90,8 @@ struct PINBook: Sendable {
 
     /// HMAC-SHA256(pepper, account ‖ PIN), hex: what bcrypt hashes (64 bytes, under bcrypt's 72).
     private func keyed(_ pin: String, accountID: String) async throws -> String {
-        let pepper = try await self.pepper()
+        let pepper = try await environment.storage.instanceKey("pepper")
         let mac = HMAC<SHA256>.authenticationCode(for: Data("\(accountID):\(pin)".utf8), using: pepper)
         return Data(mac).map { String(format: "%02x", $0) }.joined()
-    }
-
-    private func pepper() async throws -> SymmetricKey {
-        if let stored = try await environment.storage.secret(key: "pepper") { return SymmetricKey(data: stored.value) }
-        _ = try await environment.storage.insertSecret(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }, key: "pepper")
-        guard let stored = try await environment.storage.secret(key: "pepper") else { throw BrokerError.internalFailure("The PIN key could not be stored.") }
-        return SymmetricKey(data: stored.value)
     }
 }

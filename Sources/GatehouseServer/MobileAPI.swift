@@ -21,18 +21,22 @@ struct MobileAPI {
         }
         group.post("logout") { request, context in
             var refreshToken: String?
+            var secret: String?
             if request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
-                refreshToken = try await FormBody.parse(request, context: context)["refresh_token"]
+                let form = try await FormBody.parse(request, context: context)
+                (refreshToken, secret) = (form["refresh_token"], form["client_secret"])
             } else if request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true {
-                refreshToken = try await request.decode(as: LogoutBody.self, context: context).refreshToken
+                let body = try await request.decode(as: LogoutBody.self, context: context)
+                (refreshToken, secret) = (body.refreshToken, body.clientSecret)
             }
             if let refreshToken, !refreshToken.isEmpty {
-                try await broker.registrationState.logout(refreshToken: refreshToken, accessToken: nil, clientIP: context.clientIP)
+                let client = try ClientAuthentication.credentials(from: request, bodySecret: secret)
+                try await broker.registrationState.logout(refreshToken: refreshToken, accessToken: nil, client: client, clientIP: context.clientIP)
                 return Response(status: .noContent)
             }
             // Without a refresh token, the access token in the Authorization header logs out.
             return try await AccessTokenAuthentication.with(request, issuer: issuer) { token in
-                try await broker.registrationState.logout(refreshToken: nil, accessToken: token, clientIP: context.clientIP)
+                try await broker.registrationState.logout(refreshToken: nil, accessToken: token, client: nil, clientIP: context.clientIP)
                 return Response(status: .noContent)
             }
         }
@@ -59,7 +63,11 @@ struct MobileAPI {
 
     struct LogoutBody: Decodable {
         var refreshToken: String?
-        enum CodingKeys: String, CodingKey { case refreshToken = "refresh_token" }
+        var clientSecret: String?
+        enum CodingKeys: String, CodingKey {
+            case refreshToken = "refresh_token"
+            case clientSecret = "client_secret"
+        }
     }
 
     struct AcceptBody: Decodable { var pin: String }

@@ -36,6 +36,17 @@ extension SQLiteStore: RefreshTokenStore {
         }
     }
 
+    public func isRefreshTokenFamilyLive(familyID: String, now: Date) async throws -> Bool {
+        try await pool.read { db in
+            try Bool.fetchOne(
+                try db.cachedStatement(
+                    sql: "SELECT 1 FROM refresh_tokens WHERE family_id = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? LIMIT 1"
+                ),
+                arguments: [familyID, now.storeValue]
+            ) != nil
+        }
+    }
+
     public func rotateRefreshToken(usedDigest: String, replacement: RefreshTokenRecord, now: Date) async throws -> Bool {
         try await pool.write { db in
             try db.execute(

@@ -399,12 +399,73 @@ struct ActivationTests {
         #expect(try await ask(phone.installationID, tokens.accessToken)["state"] == "renewal_required")
         // Logout with the refresh token ends the family and the access token with it.
         let refresh = try #require(tokens.refreshToken)
-        try await state.logout(refreshToken: refresh, accessToken: nil, clientIP: nil)
+        try await state.logout(refreshToken: refresh, accessToken: nil, client: nil, clientIP: nil)
         let after = try await ask(phone.installationID, tokens.accessToken)
         #expect(after["state"] == "registration_required", "\(after)")
         let refused = await thrownError {
             _ = try await broker.broker.oauth.token(try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": refresh, "client_id": "mobile"], basic: nil))
         }
         #expect(refused?.code == .invalidGrant)
+    }
+
+    // MARK: - Who an activation reaches
+
+    @Test func anAppsBackEndIssuesOnlyForAccountsTheAppKnowsAndEmailedDataAreNotAnswered() async throws {
+        let broker = try await Self.broker()
+        let stranger = try await broker.store.linkIdentity(ExternalIdentity(providerID: "elsewhere", subject: "sam", username: "sam"), now: broker.clock.now).account
+        let app = try #require(try await broker.store.app(id: "mobile"))
+        let provider = try #require(broker.broker.plugins.identityProviders["activation"] as? any ActivationRedeeming)
+        let unknown = await thrownError { _ = try await provider.issue(ActivationRequest(accountID: stranger.id, pin: "24680"), app: app, issuedBy: "app") }
+        #expect(unknown?.code == .notFound)
+        let missing = await thrownError { _ = try await provider.issue(ActivationRequest(accountID: "nobody", pin: "24680"), app: app, issuedBy: "app") }
+        #expect(missing?.code == unknown?.code && missing?.httpStatus == unknown?.httpStatus)
+        // An administrator may name any account.
+        let issued = try await provider.issue(ActivationRequest(accountID: stranger.id, pin: "24680"), app: app, issuedBy: "admin:ops")
+        #expect(issued.json.objectValue?["payload"] != nil)
+        let ada = try await Self.account(broker, "ada")
+        #expect(try await provider.issue(ActivationRequest(accountID: ada.id, pin: "24680"), app: app, issuedBy: "app").json.objectValue?["payload"] != nil)
+    }
+
+    @Test func anAddressOnlyAnUntrustedProviderVouchesForDoesNotDrawTheActivationIntoThatAccount() async throws {
+        let broker = try await Self.broker()
+        // Someone's account claims victim@example.com through a provider this app does not use.
+        let planted = try await broker.store.linkIdentity(
+            ExternalIdentity(providerID: "elsewhere", subject: "mallory", username: "mallory", claims: IdentityClaims(email: "victim@example.com", emailVerified: true)),
+            now: broker.clock.now
+        ).account
+        let issued = try await Self.issue(broker, ["email": "victim@example.com", "pin": "24680"])
+        let phone = Phone()
+        let done = try await Self.registerKey(broker, try await Self.redeem(broker, payload: issued.payload, pin: "24680", on: phone), phone: phone)
+        #expect(done.account?.id != planted.id && done.account?.username == "victim@example.com")
+        // A second temporary registration for the now registered address is refused, not merged in.
+        let second = try await Self.issue(broker, ["email": "other@example.com", "pin": "24680"])
+        let third = try await Self.issue(broker, ["email": "other@example.com", "pin": "24680"])
+        let other = Phone()
+        _ = try await Self.registerKey(broker, try await Self.redeem(broker, payload: second.payload, pin: "24680", on: other), phone: other)
+        let refused = await thrownError { _ = try await Self.redeem(broker, payload: third.payload, pin: "24680", on: Phone()) }
+        #expect(refused?.code == .invalidActivation && refused?.reason == "address_registered")
+    }
+
+    @Test func anExpiredTokenNeedsALiveSessionAndReusedRefreshTokensStopTheAccessTokensToo() async throws {
+        let clock = TestClock()
+        let broker = try await Self.broker(clock: clock)
+        let ada = try await Self.account(broker, "ada")
+        let phone = Phone()
+        let tokens = try await Self.activate(broker, ada, phone: phone)
+        let refresh = try #require(tokens.refreshToken)
+        func refreshed(_ token: String) async throws -> IssuedTokens {
+            try await broker.broker.oauth.token(try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": token, "client_id": "mobile"], basic: nil))
+        }
+        let renewed = try await refreshed(refresh)
+        // The rotated token comes back: the family is revoked, and the access token issued with it.
+        _ = await thrownError { _ = try await refreshed(refresh) }
+        #expect(await thrownError { _ = try await broker.broker.oauth.verifyAccessToken(renewed.accessToken) }?.code == .invalidToken)
+        // Three days on, the revocation list has forgotten the family; the store has not.
+        clock.advance(by: 3 * 86_400)
+        let state = try await broker.broker.registrationState.state(
+            appID: "mobile", installationID: phone.installationID, accessToken: PresentedToken(scheme: .bearer, token: renewed.accessToken)
+        )
+        #expect(state.objectValue?["state"] == "registration_required")
+        #expect(state.objectValue?["reason"] == "session_ended")
     }
 }

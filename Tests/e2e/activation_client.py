@@ -145,12 +145,14 @@ def issue(fields, app="mobile"):
 ada_address = "ada-%s@example.com" % uuid.uuid4().hex[:8]
 status, issued = issue({"email": ada_address, "send": True})
 check("an admin issues activation data for an address without an account (201, a generated PIN)", status == 201 and re.fullmatch(r"\d{5,}", issued.get("pin", "")) is not None)
-check("the payload is opaque: it holds neither the PIN nor the address", issued["pin"] not in issued["payload"] and ada_address not in issued["payload"])
+check("emailed activation data are not in the answer (the address they prove is the recipient's)", "payload" not in issued and "deepLink" not in issued and "•" in issued.get("sentTo", ""))
 body = mail_to(ada_address)
-link = re.search(r"mobile://activate\?activation=\S+", body)
+link = re.search(r"mobile://activate\?activation=(\S+)", body)
 check("the activation data arrive by email as the app's deep link, without the PIN", link is not None and issued["pin"] not in body)
+payload = link.group(1)
+check("the payload is opaque: it holds neither the PIN nor the address", issued["pin"] not in payload and ada_address not in payload and payload.startswith("ga1."))
 status, listed = call("GET", "/admin/v1/apps/mobile/activations", headers=admin)
-secret = issued["payload"].split(".")[2]
+secret = payload.split(".")[2]
 check("the admin listing shows the activation pending, never its secret", status == 200 and any(a["id"] == issued["id"] and a["state"] == "pending" for a in listed) and secret not in json.dumps(listed))
 
 phone_a = Phone()
@@ -163,7 +165,7 @@ ada = done["account"]["id"]
 ada_tokens = done["tokens"]
 claims = jwt.decode(ada_tokens["access_token"], options={"verify_signature": False})
 check("the access token's amr names the activation PIN and the key", "pin" in claims["amr"] and "activation" in claims["amr"] and "swk" in claims["amr"])
-status, again = redeem(issued["payload"], issued["pin"], Phone())
+status, again = redeem(payload, issued["pin"], Phone())
 check("the same activation data again: invalid_activation, reason activation_used", status == 400 and again["error"] == "invalid_activation" and again.get("reason") == "activation_used")
 status, devices = call("GET", "/v1/account/devices", headers={"Authorization": "Bearer " + ada_tokens["access_token"]})
 installation = devices[0]["installations"][0] if status == 200 and devices else {}
@@ -330,7 +332,9 @@ check("replace: the temporary registration becomes an account of its own on the 
 carol_tokens = done["tokens"]
 
 # --- logout
-status, _ = call("POST", "/v1/logout", {"refresh_token": carol_tokens["refresh_token"]})
+status, refused = call("POST", "/v1/logout", {"refresh_token": carol_tokens["refresh_token"]})
+check("a confidential app's refresh token logs out only with its client credentials (401 without)", status == 401 and refused["error"] == "invalid_client")
+status, _ = call("POST", "/v1/logout", {"refresh_token": carol_tokens["refresh_token"]}, backend)
 check("POST /v1/logout with the refresh token: 204", status == 204)
 status, refreshed = call("POST", "/oauth2/token", form={"grant_type": "refresh_token", "refresh_token": carol_tokens["refresh_token"], "client_id": "mobile"},
                          headers=backend)
@@ -338,7 +342,7 @@ check("the refresh token is refused afterwards (invalid_grant)", status == 400 a
 status, _ = call("GET", "/oauth2/userinfo", headers={"Authorization": "Bearer " + carol_tokens["access_token"]})
 check("and so is the access token issued with it (401), at once", status == 401)
 check("the installation's state is registration_required", state(phone_b.installation, carol_tokens["access_token"]).get("state") == "registration_required")
-status, _ = call("POST", "/v1/logout", {"refresh_token": "unknown-token"})
+status, _ = call("POST", "/v1/logout", {"refresh_token": "unknown-token"}, backend)
 check("an unknown refresh token logs out nothing and answers 204 (RFC 7009 style)", status == 204)
 status, _ = call("POST", "/v1/logout", headers={"Authorization": "Bearer " + bob_tokens["access_token"]})
 check("logout with the access token alone revokes its family too", status == 204 and call("GET", "/oauth2/userinfo", headers={"Authorization": "Bearer " + bob_tokens["access_token"]})[0] == 401)

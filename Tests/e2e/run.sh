@@ -701,7 +701,7 @@ apps:
     secret: \${MOBILE_SECRET}
     policy:
       identityProviders: [activation, device]
-      defaultScopes: [openid, offline_access]
+      defaultScopes: [openid, email, offline_access]
       pinPolicy: {minLength: 5}
       activation: {issueByApp: true, deepLink: "mobile://activate"}
   - id: kiosk

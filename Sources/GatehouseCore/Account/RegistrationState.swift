@@ -62,6 +62,13 @@ public struct RegistrationState: Sendable {
         }
         guard claims.clientID == app.id else { return required("token_of_another_app") }
         guard try await issuedTo(claims, appID: app.id, installationID: installationID) else { return required("token_of_another_installation") }
+        let now = clock.now
+        if claims.exp.value <= now {
+            // An expired token is renewable only while its refresh-token family lives (not logged
+            // out, revoked or run out); the revocation list forgets families after a while, the
+            // store does not.
+            guard let family = claims.fid, try await store.isRefreshTokenFamilyLive(familyID: family, now: now) else { return required("session_ended") }
+        }
 
         var answer: [String: JSONValue] = ["registrationType": .string(registrationType(of: claims))]
         if !claims.stateless {
@@ -73,6 +80,16 @@ public struct RegistrationState: Sendable {
                 profile.email = address
                 profile.emailVerified = true
             }
+            // What the token's scopes grant, as at userinfo: names with `profile`, the address with `email`.
+            let scopes = Set(claims.scope.split(separator: " ").map(String.init))
+            if !scopes.contains("profile") {
+                profile.name = nil
+                profile.picture = nil
+            }
+            if !scopes.contains("email") {
+                profile.email = nil
+                profile.emailVerified = false
+            }
             answer["account"] = ["id": .string(account.id), "username": .string(account.username)]
             answer["profile"] = profile.json
             if account.profilePending, app.policy.confirmProfile {
@@ -80,7 +97,6 @@ public struct RegistrationState: Sendable {
                 return .object(answer)
             }
         }
-        let now = clock.now
         let expiresAt = claims.exp.value
         let lifetime = expiresAt.timeIntervalSince(claims.iat.value)
         let renewAfter = expiresAt.addingTimeInterval(-min(app.policy.renewalWindow.timeInterval, lifetime / 2))
@@ -113,20 +129,28 @@ public struct RegistrationState: Sendable {
 
     /// Logs an installation out: the refresh token (or the access token's) family is revoked at once,
     /// with every access token issued with it, on every node; the installation's state becomes
-    /// `registration_required`. Whoever holds the token may do this (it needs no other credential:
-    /// ending a session is never harmful). An unknown token answers as a known one does.
-    public func logout(refreshToken: String?, accessToken: PresentedToken?, clientIP: String?) async throws {
+    /// `registration_required`. A public app's token is the only credential needed; a confidential
+    /// app's refresh token comes with its client credentials. An unknown refresh token answers as a
+    /// known one does (RFC 7009 section 2.2).
+    public func logout(refreshToken: String?, accessToken: PresentedToken?, client: ClientCredentials?, clientIP: String?) async throws {
         let now = clock.now
         var family: String?
         var appID: String?
         var accountID: String?
         if let refreshToken, !refreshToken.isEmpty {
             if let record = try await store.refreshToken(digest: SecretDigest.sha256Hex(refreshToken)) {
+                // A confidential app's refresh token goes with its client credentials (RFC 7009 section 2.1).
+                if let app = try await store.app(id: record.appID), app.isConfidential {
+                    guard try await oauth.clients.authenticate(client, clientIP: clientIP).id == app.id else {
+                        throw BrokerError(.invalidClient, .unauthenticated, "Client authentication failed.")
+                    }
+                }
                 (family, appID, accountID) = (record.familyID, record.appID, record.accountID)
             }
         } else if let accessToken {
-            // A token that expired a moment ago still logs its family out.
-            let claims = try await oauth.authorize(accessToken, expiredGrace: Policy.longestRefreshTokenLifetime)
+            // A token that expired a moment ago still logs its family out; an old one does not
+            // end the sessions its family has gone on to.
+            let claims = try await oauth.authorize(accessToken, expiredGrace: SigningKeyring.retiredKeyGrace)
             (family, appID, accountID) = (claims.fid, claims.clientID, claims.stateless ? nil : claims.sub.value)
             try await oauth.revocations.revoke(RevocationRecord(kind: .token, value: claims.jti.value, revokedAt: now, expiresAt: max(claims.exp.value, now)))
         } else {

@@ -72,14 +72,18 @@ public struct IssuedActivation: Sendable, Hashable {
         self.sentTo = sentTo
     }
 
-    /// The JSON every API answers with.
+    /// The JSON every API answers with. Activation data that were emailed are not answered: the
+    /// address they went to is what redeeming them proves, so whoever issued them must not hold them.
     public var json: JSONValue {
-        var fields: [String: JSONValue] = [
-            "id": .string(id), "payload": .string(payload), "deepLink": .string(deepLink), "qr": .string(deepLink),
-            "expiresAt": .string(ISO8601DateFormatter().string(from: expiresAt)),
-        ]
+        var fields: [String: JSONValue] = ["id": .string(id), "expiresAt": .string(ISO8601DateFormatter().string(from: expiresAt))]
+        if let sentTo {
+            fields["sentTo"] = .string(sentTo)
+        } else {
+            fields["payload"] = .string(payload)
+            fields["deepLink"] = .string(deepLink)
+            fields["qr"] = .string(deepLink)
+        }
         if let generatedPIN { fields["pin"] = .string(generatedPIN) }
-        if let sentTo { fields["sentTo"] = .string(sentTo) }
         return .object(fields)
     }
 }

@@ -43,12 +43,7 @@ public final class DPoPNonces: Sendable {
     /// The key, made by the first node that needs it; every other node reads that one.
     private func loadKey() async throws -> SymmetricKey {
         if let known = key.withLock({ $0 }) { return known }
-        let name = "nonce-key"
-        if try await storage.secret(key: name) == nil {
-            _ = try await storage.insertSecret(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }, key: name)
-        }
-        guard let stored = try await storage.secret(key: name) else { throw BrokerError.internalFailure("The DPoP nonce key could not be stored.") }
-        let loaded = SymmetricKey(data: stored.value)
+        let loaded = try await storage.instanceKey("nonce-key")
         key.withLock { $0 = loaded }
         return loaded
     }

@@ -14,6 +14,11 @@ extension FlowEngine {
             throw BrokerError.internalFailure("Only an activation provider redeems activations, once per flow.")
         }
         guard !flow.stateless else { throw BrokerError.stateless(.accountCredentials) }
+        // A page cannot show what a stopped activation answers (new activation data), and device
+        // keys sign in through the flow API only.
+        guard flow.authorization == nil else {
+            throw BrokerError(.invalidRequest, .badRequest, "Activation data are redeemed through the flow API (POST /v1/flows), not in a browser.")
+        }
         guard app.policy.identityProviders.contains(redemption.keyProviderID), plugins.identityProviders[redemption.keyProviderID] != nil else {
             throw BrokerError(
                 .providerNotAllowed, .forbidden, "This app does not allow '\(redemption.keyProviderID)', which registers the device keys of activations."
@@ -32,7 +37,12 @@ extension FlowEngine {
             "choices": .array(redemption.outcome.choices.map { .string($0.rawValue) }),
         ]
         if redemption.outcome == .reActivation, let accountID = redemption.accountID {
-            fields["installations"] = .array(try await installationSummaries(redemption.otherInstallations, accountID: accountID))
+            // What the person needs to choose (which devices an override retires), without their ids.
+            fields["installations"] = .array(
+                try await installationSummaries(redemption.otherInstallations, accountID: accountID).map { summary in
+                    .object((summary.objectValue ?? [:]).filter { !["installation", "device"].contains($0.key) })
+                }
+            )
         }
         flow.phase = .activationChoice
         flow.pluginState = FlowState()
@@ -137,7 +147,7 @@ extension FlowEngine {
         if let accountID = flow.signedInAccountID {
             return try await addToSignedInAccount(flow, identity: identity, accountID: accountID, app: app, dpopJKT: dpopJKT)
         }
-        guard case .newAccount(let email, let verified) = activation.target else { throw BrokerError.internalFailure("An activation lost its account.") }
+        guard case .newAccount(let email, _) = activation.target else { throw BrokerError.internalFailure("An activation lost its account.") }
         if try await store.identityLink(providerID: identity.providerID, subject: identity.subject) != nil { throw Self.identityTaken }
         // A temporary registration becomes an account named after its address.
         var named = identity
@@ -147,9 +157,8 @@ extension FlowEngine {
         )
         guard created else { throw Self.identityTaken }
         account = try await awaitingProfileConfirmation(account, app: app)
-        guard try await store.addIdentityLink(Self.addressIdentity(email, verified: verified, activation: activation), accountID: account.id, now: clock.now) else {
-            throw BrokerError(.emailInUse, .conflict, "This email address belongs to another account.")
-        }
+        // The address joins the account when the flow completes (`finishActivation`), not before:
+        // an abandoned flow must not leave an account holding it.
         flow.accountID = account.id
         flow.accountCreated = true
         return try await continueWithFactor(flow, app: app, account: account, dpopJKT: dpopJKT)
@@ -161,11 +170,30 @@ extension FlowEngine {
         return try await beginFactor(flow, factorID: factorID, app: app, account: account, dpopJKT: dpopJKT)
     }
 
-    /// At completion, after every factor: uses the activation up, then does what the choice asked.
-    /// Answers what the app is told (`activation` in the completed answer).
-    func finishActivation(_ activation: ActivationRedemption, flow: FlowRecord, app: App, account: Account) async throws -> JSONValue {
+    /// At completion, after every factor and before the new key is stored: checks the key can be
+    /// stored, uses the activation up and clears the way for the key (a re-enrolment's old keys).
+    func prepareActivation(_ activation: ActivationRedemption, flow: FlowRecord, account: Account) async throws {
+        if let key = flow.identity?.newSignInKey, try await store.signInKey(id: key.keyID) != nil {
+            throw BrokerError(.invalidKey, .conflict, "This public key is registered already; make a new key pair.").because("key_registered")
+        }
         try await activationProvider(activation).finishRedemption(activation, flowID: flow.id, accountID: account.id)
+        if activation.choice == .reEnrol, let ref = activation.thisInstallation,
+            let keyIDs = try await store.removeInstallation(id: ref, accountID: account.id, now: clock.now)
+        {
+            try await revokeSignInKeys(keyIDs)
+        }
+    }
+
+    /// At completion, once the new key is stored: does what the outcome and choice asked (overrides,
+    /// the address of a temporary registration). Answers what the app is told (`activation` in the
+    /// completed answer).
+    func finishActivation(_ activation: ActivationRedemption, flow: FlowRecord, app: App, account: Account) async throws -> JSONValue {
         var summary = activation.summary.objectValue ?? [:]
+        if case .newAccount(let email, let verified) = activation.target, activation.choice != .merge {
+            guard try await store.addIdentityLink(Self.addressIdentity(email, verified: verified, activation: activation), accountID: account.id, now: clock.now) else {
+                throw BrokerError(.emailInUse, .conflict, "This email address belongs to another account.")
+            }
+        }
         switch activation.choice {
         case .override:
             // The other installations of this app go at once, with every token their keys got.
@@ -180,10 +208,6 @@ extension FlowEngine {
                 try await store.appendAudit(event)
             }
             summary["overridden"] = .array(overridden)
-        case .reEnrol:
-            if let ref = activation.thisInstallation, let keyIDs = try await store.removeInstallation(id: ref, accountID: account.id, now: clock.now) {
-                try await revokeSignInKeys(keyIDs)
-            }
         case .merge:
             guard case .newAccount(let email, let verified) = activation.target else { break }
             guard try await store.addIdentityLink(Self.addressIdentity(email, verified: verified, activation: activation), accountID: account.id, now: clock.now) else {
@@ -193,7 +217,7 @@ extension FlowEngine {
             event.accountID = account.id
             try await store.appendAudit(event)
             summary["mergedAddress"] = .string(email.value)
-        case .replace, .newActivation, .stop, nil:
+        case .reEnrol, .replace, .newActivation, .stop, nil:
             break
         }
         var event = auditEvent("activation.completed", flow: flow, outcome: nil, details: Self.activationDetails(activation))
@@ -255,9 +279,18 @@ extension FlowEngine {
         try await store.appendAudit(event)
     }
 
-    /// The digest the tokens of this flow carry for its installation: the one the flow named at its
-    /// start, or the one a registered key came from.
+    /// The digest the tokens of this flow carry for its installation: the one a registered key came
+    /// from; none for a sign-in with a registered key (its installation is the key's); else the one
+    /// the flow named at its start.
     func installationDigest(of flow: FlowRecord, app: App) -> String? {
-        (flow.installationID ?? flow.identity?.newSignInKey?.device.installationID).map { RegistrationState.installationDigest(appID: app.id, installationID: $0) }
+        let installationID: String?
+        if let key = flow.identity?.newSignInKey {
+            installationID = key.device.installationID
+        } else if flow.signInKeyID != nil {
+            installationID = nil
+        } else {
+            installationID = flow.installationID
+        }
+        return installationID.map { RegistrationState.installationDigest(appID: app.id, installationID: $0) }
     }
 }

@@ -435,10 +435,11 @@ public struct FlowEngine: Sendable {
             throw BrokerError(.invalidClient, .unauthenticated, "The app '\(app.id)' is disabled.")
         }
         var notice: [String: JSONValue] = [:]
+        if let activation = flow.activation, let account { try await prepareActivation(activation, flow: flow, account: account) }
+        if let account { try await storeNewCredentials(of: flow, identity: identity, app: app, account: account) }
         if let activation = flow.activation, let account {
             notice["activation"] = try await finishActivation(activation, flow: flow, app: app, account: account)
         }
-        if let account { try await storeNewCredentials(of: flow, identity: identity, app: app, account: account) }
         let now = clock.now
         metrics.signIn(provider: flow.providerID, outcome: "success")
         try await audit("signin.success", flow: flow, outcome: nil, details: ["stateless": String(flow.stateless), "purpose": flow.purpose.rawValue])

@@ -186,6 +186,8 @@ public struct OAuthService: Sendable {
     /// (RFC 9700 section 4.14.2) and return the error to answer with.
     func refreshTokenReused(_ record: RefreshTokenRecord, app: App) async throws -> BrokerError {
         let now = clock.now
+        // The family's access tokens (they carry it as `fid`) stop too.
+        try await revokeFamilyAccessTokens(record.familyID)
         let revoked = try await store.revokeRefreshTokenFamily(familyID: record.familyID, now: now)
         try await store.appendAudit(
             AuditEvent(

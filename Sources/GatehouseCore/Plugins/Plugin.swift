@@ -117,16 +117,16 @@ public struct PluginEnvironment: Sendable {
     public var devices: (any DeviceStore)?
     /// The accounts and their identities, for plugins that act for an account outside a flow
     /// (issuing an activation); they change accounts only through the flow engine.
-    public var accounts: (any AccountStore)?
+    public var accounts: (any AccountDirectory)?
     /// The apps, for plugins that answer outside a flow (an invitation link names its app).
-    public var apps: (any AppStore)?
+    public var apps: (any AppDirectory)?
     /// The audit log, for what a plugin does outside a flow and the admin API.
     public var audit: (any AuditStore)?
 
     public init(
         clock: any BrokerClock, logger: Logger, storage: PluginStorage, lockouts: LockoutBook, development: Bool = false,
         http: any OutboundHTTP = NoOutboundHTTP(), mailer: any Mailer = NoMailer(), callbackURL: String = "http://127.0.0.1/oauth2/callback",
-        issuer: String = "http://127.0.0.1", devices: (any DeviceStore)? = nil, accounts: (any AccountStore)? = nil, apps: (any AppStore)? = nil,
+        issuer: String = "http://127.0.0.1", devices: (any DeviceStore)? = nil, accounts: (any AccountDirectory)? = nil, apps: (any AppDirectory)? = nil,
         audit: (any AuditStore)? = nil
     ) {
         self.accounts = accounts

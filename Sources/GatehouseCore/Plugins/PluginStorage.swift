@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// A plugin instance's private slice of the store. Values are Codable and may expire; updates use
@@ -40,6 +41,15 @@ public struct PluginStorage: Sendable {
         guard SecretSealer.isSealed(record.value) else { throw SecretSealerError.notSealed }
         let opened = try sealer.open(String(decoding: record.value, as: UTF8.self), context: Self.sealingContext(namespace: namespace, key: key))
         return Versioned(value: opened, version: record.version)
+    }
+
+    /// A random 256-bit key of this instance (an HMAC pepper), made by the first node that asks and
+    /// kept sealed, so that every node uses the same one.
+    public func instanceKey(_ key: String) async throws -> SymmetricKey {
+        if let stored = try await secret(key: key) { return SymmetricKey(data: stored.value) }
+        _ = try await insertSecret(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }, key: key)
+        guard let stored = try await secret(key: key) else { throw BrokerError.internalFailure("The instance key '\(key)' could not be stored.") }
+        return SymmetricKey(data: stored.value)
     }
 
     /// A stored value with the version to pass to `replace`.

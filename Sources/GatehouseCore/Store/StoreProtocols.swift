@@ -1,8 +1,7 @@
 import Foundation
 
 /// Apps and their policies.
-public protocol AppStore: Sendable {
-    func app(id: String) async throws -> App?
+public protocol AppStore: AppDirectory {
     func apps() async throws -> [App]
     /// Creates the app, or replaces it when it exists and is still managed by the config file.
     /// Returns what the store holds afterwards (an admin-managed app is left as it is).
@@ -15,15 +14,25 @@ public protocol AppStore: Sendable {
     func deleteApp(id: String) async throws -> Bool
 }
 
-/// Accounts and the identities linked to them.
-public protocol AccountStore: Sendable {
+/// Reading accounts and their identities: what plugins get (`PluginEnvironment.accounts`), since
+/// accounts change only through the flow engine and the core's services.
+public protocol AccountDirectory: Sendable {
     func account(id: String) async throws -> Account?
-    func accounts(limit: Int, offset: Int) async throws -> [Account]
     func identityLink(providerID: String, subject: String) async throws -> IdentityLink?
     func identityLinks(accountID: String) async throws -> [IdentityLink]
     /// The accounts (ids, sorted) with an identity link whose provider vouched for `email`
     /// (`email_verified`), compared without regard to case.
     func accountIDs(withVerifiedEmail email: String) async throws -> [String]
+}
+
+/// Reading apps, for plugins (`PluginEnvironment.apps`).
+public protocol AppDirectory: Sendable {
+    func app(id: String) async throws -> App?
+}
+
+/// Accounts and the identities linked to them.
+public protocol AccountStore: AccountDirectory {
+    func accounts(limit: Int, offset: Int) async throws -> [Account]
     /// In one transaction: the account linked to this identity (refreshing the link's claims and
     /// last sign-in), or a new account and link when there is none. `created` tells which.
     func linkIdentity(_ identity: ExternalIdentity, now: Date) async throws -> (account: Account, created: Bool)
@@ -112,6 +121,9 @@ public protocol RefreshTokenStore: Sendable {
     func rotateRefreshToken(usedDigest: String, replacement: RefreshTokenRecord, now: Date) async throws -> Bool
     /// Revokes every live token of the family; returns how many.
     func revokeRefreshTokenFamily(familyID: String, now: Date) async throws -> Int
+    /// Whether the family still has a token that is neither used, revoked nor expired at `now`: the
+    /// sign-in it came from can still be renewed.
+    func isRefreshTokenFamilyLive(familyID: String, now: Date) async throws -> Bool
     /// Revokes every live refresh token of an app and deletes its unredeemed authorization codes and
     /// open flows (the app was disabled); returns how many refresh tokens.
     func revokeGrants(appID: String, now: Date) async throws -> Int

@@ -16,6 +16,12 @@ extension PostgresStore: RefreshTokenStore {
         """
     }
 
+    public func isRefreshTokenFamilyLive(familyID: String, now: Date) async throws -> Bool {
+        try await !rows(
+            "SELECT 1 FROM refresh_tokens WHERE family_id = \(familyID) AND used_at IS NULL AND revoked_at IS NULL AND expires_at > \(now.storeValue) LIMIT 1"
+        ).isEmpty
+    }
+
     public func refreshToken(digest: String) async throws -> RefreshTokenRecord? {
         guard let row = try await rows("SELECT * FROM refresh_tokens WHERE digest = \(digest)").first else { return nil }
         return RefreshTokenRecord(
