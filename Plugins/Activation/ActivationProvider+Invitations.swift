@@ -61,6 +61,10 @@ extension ActivationProvider {
         guard invitation.state == .pending, invitation.expiresAt > now, let accountID = invitation.accountID else {
             throw BrokerError(.invalidInvitation, .conflict, "This invitation was answered already, was revoked or has expired.")
         }
+        // The address must still be that account's: a reassigned address does not open the old account.
+        guard try await holder(of: invitation.email, app: app) == accountID else {
+            throw BrokerError(.invalidInvitation, .conflict, "The invited address no longer belongs to the account; ask for a new invitation.")
+        }
         var issued: IssuedActivation?
         if accept {
             guard let pin, !pin.isEmpty else { throw BrokerError(.invalidRequest, .badRequest, "Choose an activation PIN to accept the invitation.") }

@@ -152,7 +152,7 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming, Registr
     /// Which of the four situations the installation is in.
     func outcome(of record: ActivationRecord, facts: DeviceFacts, app: App) async throws -> ActivationRedemption {
         let here = try await devices.installations(appID: app.id, installationID: facts.installationID)
-        let target = try await target(of: record)
+        let target = try await target(of: record, app: app)
         var redemption = ActivationRedemption(activationID: record.id, keyProviderID: config.deviceKeys, target: target, outcome: .new, device: facts, alias: record.alias)
         switch target {
         case .account(let accountID):
@@ -180,7 +180,7 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming, Registr
     /// The activation's account, or for a temporary registration a new one to make. Which account it
     /// is was decided when it was issued, never again: an address someone linked to their account
     /// since must not draw the activation into that account.
-    func target(of record: ActivationRecord) async throws -> ActivationTarget {
+    func target(of record: ActivationRecord, app: App) async throws -> ActivationTarget {
         if let accountID = record.accountID {
             guard try await accounts.account(id: accountID) != nil else {
                 throw BrokerError(.invalidActivation, .badRequest, "The account of these activation data no longer exists.").publicly(because: "account_deleted").endingFlow()
@@ -188,33 +188,35 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming, Registr
             return .account(accountID)
         }
         guard let email = record.email else { throw BrokerError.internalFailure("An activation names neither an account nor an address.") }
-        // Another activation to the same address made an account of it already.
-        if try await accounts.identityLink(providerID: IdentityLink.enrolledAddressProvider(id), subject: email.value) != nil {
+        // Another activation (or a proven address elsewhere) made an account of it already.
+        let linkedHere = try await accounts.identityLink(providerID: IdentityLink.enrolledAddressProvider(id), subject: email.value) != nil
+        let heldElsewhere = try await holder(of: email, app: app) != nil
+        if linkedHere || heldElsewhere {
             throw BrokerError(.invalidActivation, .badRequest, "This address has an account by now; ask for new activation data for it.")
                 .publicly(because: "address_registered").endingFlow()
         }
         return .newAccount(email: email, verified: record.emailedTo == email)
     }
 
-    /// The one account that holds the address as verified by a provider this app trusts (the same
-    /// rule as linking by address); nil when none or several do.
+    /// The one account that holds the address as an address the broker itself proved (an emailed
+    /// code, emailed activation data: `<instance>#address` links) with an instance this app uses;
+    /// nil when none or several do. A provider's `email_verified` alone never decides whose an
+    /// activation is: an upstream or a directory may vouch for an address it never checked.
     func holder(of address: EmailAddress, app: App) async throws -> String? {
         var holders: [String] = []
         for candidate in try await accounts.accountIDs(withVerifiedEmail: address.value) {
-            if app.policy.verifiedEmails(in: try await accounts.identityLinks(accountID: candidate)).contains(address) { holders.append(candidate) }
+            let proven = try await accounts.identityLinks(accountID: candidate).filter { $0.providerID.hasSuffix("#address") }
+            if app.policy.verifiedEmails(in: proven).contains(address) { holders.append(candidate) }
         }
         return holders.count == 1 ? holders[0] : nil
     }
 
-    /// Whether the account has anything to do with the app: an identity of a provider the app uses,
-    /// or an installation of it. An app's back end issues only for such accounts.
+    /// Whether the account has to do with this very app: an installation of it, or an activation of
+    /// it the account redeemed. An app's back end issues only for such accounts (a provider several
+    /// apps share says nothing about this one).
     func knows(_ accountID: String, app: App) async throws -> Bool {
-        let providers = Set(app.policy.identityProviders + app.policy.authenticators)
-        let links = try await accounts.identityLinks(accountID: accountID)
-        if links.contains(where: { providers.contains($0.providerID) || providers.contains($0.providerID.replacingOccurrences(of: "#address", with: "")) }) {
-            return true
-        }
-        return try await devices.devices(accountID: accountID).contains { $0.installations.contains { $0.appID == app.id } }
+        if try await devices.devices(accountID: accountID).contains(where: { $0.installations.contains { $0.appID == app.id } }) { return true }
+        return try await book.activations().contains { $0.appID == app.id && $0.redeemedBy == accountID }
     }
 
     public func finishRedemption(_ redemption: ActivationRedemption, flowID: String, accountID: String) async throws {
@@ -261,7 +263,7 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming, Registr
                 throw BrokerError(.notFound, .notFound, "No account '\(accountID)' for this app.", issues: [ConfigIssue(path: "account", "no such account")])
             }
         } else if let address = email {
-            // An address an account holds, verified by a provider this app trusts, is that account's.
+            // An address an account holds, proven by the broker, is that account's.
             if let holder = try await holder(of: address, app: app) {
                 accountID = holder
                 email = nil
@@ -280,7 +282,9 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming, Registr
         }
         let alias = try request.alias.map(Self.checkedAlias)
         var sendTo: EmailAddress?
-        if request.send {
+        // An app's back end that names an address reaches it only through that address: the data go
+        // there, not back to the caller (so it learns neither whose address it is nor a way in).
+        if request.send || (issuedBy.hasPrefix("app") && request.email != nil) {
             sendTo = try await address(for: request, accountID: accountID, email: email ?? request.email, app: app)
         }
         let payload = ActivationPayload.make()

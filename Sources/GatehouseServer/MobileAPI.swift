@@ -21,16 +21,19 @@ struct MobileAPI {
         }
         group.post("logout") { request, context in
             var refreshToken: String?
+            var clientID: String?
             var secret: String?
             if request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
                 let form = try await FormBody.parse(request, context: context)
-                (refreshToken, secret) = (form["refresh_token"], form["client_secret"])
+                (refreshToken, clientID, secret) = (form["refresh_token"], form["client_id"], form["client_secret"])
             } else if request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true {
                 let body = try await request.decode(as: LogoutBody.self, context: context)
-                (refreshToken, secret) = (body.refreshToken, body.clientSecret)
+                (refreshToken, clientID, secret) = (body.refreshToken, body.clientID, body.clientSecret)
             }
             if let refreshToken, !refreshToken.isEmpty {
-                let client = try ClientAuthentication.credentials(from: request, bodySecret: secret)
+                let client = try ClientCredentials.presented(
+                    basic: try ClientAuthentication.basicCredentials(request.headers[.authorization]), bodyClientID: clientID, bodySecret: secret
+                )
                 try await broker.registrationState.logout(refreshToken: refreshToken, accessToken: nil, client: client, clientIP: context.clientIP)
                 return Response(status: .noContent)
             }
@@ -63,9 +66,11 @@ struct MobileAPI {
 
     struct LogoutBody: Decodable {
         var refreshToken: String?
+        var clientID: String?
         var clientSecret: String?
         enum CodingKeys: String, CodingKey {
             case refreshToken = "refresh_token"
+            case clientID = "client_id"
             case clientSecret = "client_secret"
         }
     }

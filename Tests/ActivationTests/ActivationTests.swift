@@ -422,8 +422,15 @@ struct ActivationTests {
         // An administrator may name any account.
         let issued = try await provider.issue(ActivationRequest(accountID: stranger.id, pin: "24680"), app: app, issuedBy: "admin:ops")
         #expect(issued.json.objectValue?["payload"] != nil)
+        // An account with an installation of the app is one the app knows.
         let ada = try await Self.account(broker, "ada")
+        #expect(await thrownError { _ = try await provider.issue(ActivationRequest(accountID: ada.id, pin: "24680"), app: app, issuedBy: "app") }?.code == .notFound)
+        _ = try await Self.activate(broker, ada, phone: Phone())
         #expect(try await provider.issue(ActivationRequest(accountID: ada.id, pin: "24680"), app: app, issuedBy: "app").json.objectValue?["payload"] != nil)
+        // Naming an address, the app's back end reaches it only by email (this broker has no mail
+        // transport: the issue fails instead of answering the payload).
+        let byAddress = await thrownError { _ = try await provider.issue(ActivationRequest(email: EmailAddress("someone@example.com"), pin: "24680"), app: app, issuedBy: "app") }
+        #expect(byAddress?.code == .deliveryFailed)
     }
 
     @Test func anAddressOnlyAnUntrustedProviderVouchesForDoesNotDrawTheActivationIntoThatAccount() async throws {

@@ -5,7 +5,9 @@ docs/registration-state.md, docs/openapi.yaml): device keys and JWSs come from P
 `cryptography` and PyJWT, emails are read from the real SMTP server's capture. Prints one line per
 check; exits with the number of failures.
 
-usage: activation_client.py BASE_URL ADMIN_TOKEN MAILDIR MOBILE_SECRET
+usage: activation_client.py BASE_URL ADMIN_TOKEN MAILDIR MOBILE_SECRET [ANSWERS_DIR]
+
+ANSWERS_DIR receives some answers as <operationId>.<status>.json, for the schema check of run.sh.
 """
 import base64, email, email.policy, hashlib, json, os, re, sys, threading, time, urllib.error, urllib.parse, urllib.request, uuid
 
@@ -13,7 +15,14 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec
 
 base, admin_token, maildir, mobile_secret = sys.argv[1:5]
+answers_dir = sys.argv[5] if len(sys.argv) > 5 else None
 failures = 0
+
+
+def keep(operation, status, body):
+    """Keeps an answer for the OpenAPI schema check."""
+    if answers_dir:
+        json.dump(body, open(os.path.join(answers_dir, "%s.%d.json" % (operation, status)), "w"))
 
 
 def check(description, ok):
@@ -174,6 +183,7 @@ check("the installation keeps its push token and biometric flag", installation.g
 # --- registration state
 check("registration state without a token: registration_required", state(phone_a.installation).get("state") == "registration_required")
 active = state(phone_a.installation, ada_tokens["access_token"])
+keep("registrationState", 200, active)
 check("with the installation's token: active, registrationType device, with expiresAt and renewAfter before it",
       active.get("state") == "active" and active.get("registrationType") == "device" and active.get("renewAfter", "~") < active.get("expiresAt", ""))
 check("the state carries the account and its verified address", active.get("account", {}).get("id") == ada and active.get("profile", {}).get("email") == ada_address)
@@ -185,6 +195,7 @@ check("another app's token for this installation: registration_required", state(
 status, refused = call("POST", "/v1/activations", {"account": ada})
 check("POST /v1/activations without client credentials: 401", status == 401)
 status, by_app = call("POST", "/v1/activations", {"account": ada, "pin": "24680"}, backend)
+keep("issueActivation", status, by_app)
 check("the app's back end issues activation data with its client credentials (201)", status == 201 and "payload" in by_app and "pin" not in by_app)
 status, weak = call("POST", "/v1/activations", {"account": ada, "pin": "1234"}, backend)
 check("a PIN against the app's policy is refused with its rule's code", status == 400 and weak["error"] in ("pin_too_short", "pin_sequence", "pin_denied"))
@@ -210,6 +221,7 @@ status, by_app = call("POST", "/v1/activations", {"account": ada, "pin": "24680"
 phone_c = Phone()
 status, step = redeem(by_app["payload"], "24680", phone_c)
 status, stopped = answer(step["flow"], {"choice": "new_activation", "pin": "97531", "alias": "Tablet"})
+keep("answerFlow", status, stopped)
 new_activation = stopped.get("activation", {}).get("newActivation", {})
 check("new_activation: the flow stops with new activation data (status stopped)", status == 200 and stopped["status"] == "stopped" and "payload" in new_activation)
 status, step = redeem(new_activation["payload"], "97531", phone_c)
@@ -285,12 +297,14 @@ status, invited = call("POST", "/admin/v1/apps/mobile/invitations", {"email": ad
 check("inviting an account's verified address: an invitation for the account", status == 201 and invited["kind"] == "account" and invited["state"] == "pending")
 token = re.search(r"/invitations/([A-Za-z0-9_-]+)", mail_to(ada_address, seen)).group(1)
 status, view = call("GET", "/v1/invitations/" + token)
+keep("showInvitation", status, view)
 check("the emailed link shows the invitation (app, masked address, pending)", status == 200 and view["state"] == "pending" and view["appName"] == "Mobile" and "•" in view["email"])
 status, page = call("GET", "/invitations/" + token, raw=True)
 check("its page offers Accept with an activation PIN, and Decline", status == 200 and "Accept" in page and "Decline" in page and 'name="pin"' in page)
 status, weak = call("POST", "/v1/invitations/%s/accept" % token, {"pin": "12345"})
 check("accepting with a PIN against the policy: its rule's code, the invitation stays open", status == 400 and weak["error"].startswith("pin_") and call("GET", "/v1/invitations/" + token)[1]["state"] == "pending")
 status, accepted = call("POST", "/v1/invitations/%s/accept" % token, {"pin": "86420"})
+keep("acceptInvitation", status, accepted)
 check("accepting with a chosen PIN answers activation data", status == 200 and accepted["state"] == "accepted" and "payload" in accepted["activation"])
 status, twice = call("POST", "/v1/invitations/%s/decline" % token)
 check("an answered invitation cannot be answered again (409)", status == 409 and twice["error"] == "invalid_invitation")

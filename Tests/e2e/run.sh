@@ -663,7 +663,7 @@ check "the removal is audited naming the admin it belonged to" bash -c \
 
 echo "- activation: an independent Python client redeems activation data, answers invitations (emails from a real SMTP server), asks the registration state, logs out"
 mkdir -p "$work/activation/box"
-"$py" "$repo/Tests/email/smtp_server.py" --maildir "$work/activation/box" --port-file "$work/activation/smtp-port" --security starttls \
+"$repo/.build/test-venv/bin/python" "$repo/Tests/email/smtp_server.py" --maildir "$work/activation/box" --port-file "$work/activation/smtp-port" --security starttls \
   --cert "$work/mail/cert.pem" --key "$work/mail/key.pem" --username mailer --password mail-password-e2e >"$work/activation/smtp.log" 2>&1 &
 activation_smtp=$!
 for _ in $(seq 1 100); do [ -s "$work/activation/smtp-port" ] && break; sleep 0.05; done
@@ -716,13 +716,15 @@ apps:
 YAML
 use_database "$work/activation"
 start_in "$work/activation"
-if "$py" "$repo/Tests/e2e/activation_client.py" "$base" activation-admin-token-0123456789-abcdef "$work/activation/box" "$MOBILE_SECRET" >"$work/activation/client.out" 2>&1; then
+mkdir -p "$work/activation/answers"
+if "$py" "$repo/Tests/e2e/activation_client.py" "$base" activation-admin-token-0123456789-abcdef "$work/activation/box" "$MOBILE_SECRET" "$work/activation/answers" >"$work/activation/client.out" 2>&1; then
   pass "the activation client's checks (below)"
 else
   fail "the activation client's checks (below)"
 fi
 grep -E '^  (ok|FAIL) ' "$work/activation/client.out" | sed 's/^/  /'
 grep -q '"failures": 0' "$work/activation/client.out" || tail -15 "$work/activation/client.out"
+check "the activation, invitation, registration-state and stopped-flow answers match docs/openapi.yaml" "$py" "$work/validate_answers.py" "$repo/docs/openapi.yaml" "$work/activation/answers"
 stop
 kill "$activation_smtp" 2>/dev/null; wait "$activation_smtp" 2>/dev/null || true
 check "gatehouse resources show --app lists the activations with their states, never a payload secret" bash -c \

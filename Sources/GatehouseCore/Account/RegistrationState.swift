@@ -90,7 +90,10 @@ public struct RegistrationState: Sendable {
                 profile.email = nil
                 profile.emailVerified = false
             }
-            answer["account"] = ["id": .string(account.id), "username": .string(account.username)]
+            // A username may be an address: shown with the `profile` scope only, as at userinfo.
+            var summary: [String: JSONValue] = ["id": .string(account.id)]
+            if scopes.contains("profile") { summary["username"] = .string(account.username) }
+            answer["account"] = .object(summary)
             answer["profile"] = profile.json
             if account.profilePending, app.policy.confirmProfile {
                 answer["state"] = .string(State.confirmationRequired.rawValue)
@@ -141,9 +144,7 @@ public struct RegistrationState: Sendable {
             if let record = try await store.refreshToken(digest: SecretDigest.sha256Hex(refreshToken)) {
                 // A confidential app's refresh token goes with its client credentials (RFC 7009 section 2.1).
                 if let app = try await store.app(id: record.appID), app.isConfidential {
-                    guard try await oauth.clients.authenticate(client, clientIP: clientIP).id == app.id else {
-                        throw BrokerError(.invalidClient, .unauthenticated, "Client authentication failed.")
-                    }
+                    try await oauth.clients.verify(client, for: app, clientIP: clientIP)
                 }
                 (family, appID, accountID) = (record.familyID, record.appID, record.accountID)
             }
@@ -151,7 +152,10 @@ public struct RegistrationState: Sendable {
             // A token that expired a moment ago still logs its family out; an old one does not
             // end the sessions its family has gone on to.
             let claims = try await oauth.authorize(accessToken, expiredGrace: SigningKeyring.retiredKeyGrace)
-            (family, appID, accountID) = (claims.fid, claims.clientID, claims.stateless ? nil : claims.sub.value)
+            (appID, accountID) = (claims.clientID, claims.stateless ? nil : claims.sub.value)
+            // A confidential app's access token (which its resource servers see too) ends itself
+            // only; its family ends with the refresh token and the app's credentials.
+            if try await store.app(id: claims.clientID)?.isConfidential == false { family = claims.fid }
             try await oauth.revocations.revoke(RevocationRecord(kind: .token, value: claims.jti.value, revokedAt: now, expiresAt: max(claims.exp.value, now)))
         } else {
             throw BrokerError(.invalidRequest, .badRequest, "Send the refresh_token (or the access token in the Authorization header) to log out.")

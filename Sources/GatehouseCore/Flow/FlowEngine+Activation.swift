@@ -144,6 +144,9 @@ extension FlowEngine {
         guard key.device.installationID == activation.device.installationID else {
             throw BrokerError.invalidAnswer("Register the key from the installation that redeemed the activation (the same installationID).")
         }
+        // Refused now, while the person can still answer with another key; at completion it would
+        // cost the activation.
+        try await refuseTakenKey(key, activation: activation)
         if let accountID = flow.signedInAccountID {
             return try await addToSignedInAccount(flow, identity: identity, accountID: accountID, app: app, dpopJKT: dpopJKT)
         }
@@ -173,8 +176,16 @@ extension FlowEngine {
     /// At completion, after every factor and before the new key is stored: checks the key can be
     /// stored, uses the activation up and clears the way for the key (a re-enrolment's old keys).
     func prepareActivation(_ activation: ActivationRedemption, flow: FlowRecord, account: Account) async throws {
-        if let key = flow.identity?.newSignInKey, try await store.signInKey(id: key.keyID) != nil {
-            throw BrokerError(.invalidKey, .conflict, "This public key is registered already; make a new key pair.").because("key_registered")
+        if let key = flow.identity?.newSignInKey { try await refuseTakenKey(key, activation: activation) }
+        if flow.identity?.newSignInKey == nil, let keyID = flow.signInKeyID, try await store.signInKey(id: keyID) == nil {
+            throw BrokerError(.accessDenied, .forbidden, "The device key this sign-in used was removed; register the device again.").because("sign_in_key_removed")
+        }
+        if case .newAccount(let email, _) = activation.target,
+            try await store.identityLink(providerID: IdentityLink.enrolledAddressProvider(activation.providerID), subject: email.value) != nil
+        {
+            // Another redemption for the same address finished first.
+            throw BrokerError(.invalidActivation, .conflict, "This address has an account by now; ask for new activation data for it.")
+                .publicly(because: "address_registered")
         }
         try await activationProvider(activation).finishRedemption(activation, flowID: flow.id, accountID: account.id)
         if activation.choice == .reEnrol, let ref = activation.thisInstallation,
@@ -224,6 +235,13 @@ extension FlowEngine {
         event.accountID = account.id
         try await store.appendAudit(event)
         return .object(summary)
+    }
+
+    /// A key registered already is refused, except the installation's own one a re-enrolment replaces.
+    func refuseTakenKey(_ key: NewSignInKey, activation: ActivationRedemption) async throws {
+        guard let existing = try await store.signInKey(id: key.keyID) else { return }
+        if activation.choice == .reEnrol, existing.installationRef == activation.thisInstallation { return }
+        throw BrokerError(.invalidKey, .conflict, "This public key is registered already; make a new key pair.").because("key_registered")
     }
 
     /// The address of a temporary registration as an identity of the account: linked under the

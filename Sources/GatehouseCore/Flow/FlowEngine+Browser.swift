@@ -9,7 +9,12 @@ extension FlowEngine {
     public func startAuthorization(app: App, request: AuthorizationRequest, binding: BrowserBinding, clientIP: String?) async throws -> FlowOutcome {
         try await attempts.checkStart(clientIP: clientIP, policy: app.policy.lockout)
         let now = clock.now
-        let providers = configuredProviders(of: app)
+        // Activation data are redeemed through the flow API only (a page cannot hand over what a
+        // stopped activation answers).
+        let providers = browserProviders(of: app)
+        guard !providers.isEmpty else {
+            throw BrokerError(.invalidRequest, .badRequest, "This app signs in through the flow API only.")
+        }
         let flow = FlowRecord(
             id: RandomToken.make(), appID: app.id, providerID: providers.count == 1 ? providers[0] : "", purpose: .authenticate, stateless: false,
             scopes: request.scopes, phase: providers.count == 1 ? .identify : .chooseProvider, pluginState: FlowState(),
@@ -34,6 +39,9 @@ extension FlowEngine {
             throw BrokerError(.invalidRequest, .badRequest, "The provider is already chosen.")
         }
         let provider = try identityProvider(providerID, allowedBy: app.policy, stateless: false)
+        guard !(provider is any ActivationRedeeming) else {
+            throw BrokerError(.invalidRequest, .badRequest, "Activation data are redeemed through the flow API, not in a browser.")
+        }
         flow.providerID = provider.id
         flow.phase = .identify
         let request = flowRequest(for: flow)
@@ -53,7 +61,7 @@ extension FlowEngine {
     public func pending(flowID: String, browser: BrowserProof) async throws -> (outcome: FlowOutcome, app: App) {
         let (flow, app) = try await load(flowID, browser: browser)
         if flow.phase == .chooseProvider {
-            return (.chooseProvider(flowID: flow.id, providers: configuredProviders(of: app), expiresAt: flow.expiresAt), app)
+            return (.chooseProvider(flowID: flow.id, providers: browserProviders(of: app), expiresAt: flow.expiresAt), app)
         }
         return (.challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt), app)
     }

@@ -6,6 +6,12 @@ extension FlowEngine {
         app.policy.identityProviders.filter { plugins.identityProviders[$0] != nil }
     }
 
+    /// The providers a browser flow offers: not those that redeem activation data (a page cannot
+    /// hand over what a stopped activation answers).
+    func browserProviders(of app: App) -> [String] {
+        configuredProviders(of: app).filter { !(plugins.identityProviders[$0] is any ActivationRedeeming) }
+    }
+
     /// The identity provider `id` if it exists and the policy allows it (for a stateless flow: if
     /// stateless sign-in is on, the provider supports it and no second factor is required).
     func identityProvider(_ id: String, allowedBy policy: Policy, stateless: Bool) throws(BrokerError) -> any IdentityProvider {
