@@ -105,6 +105,7 @@ struct PageRenderer: Sendable {
                 "inputmode": input.inputmode ?? false, "maxLength": input.maxLength, "value": value, "hasValue": !value.isEmpty,
                 "hidden": input.kind == .hidden, "textarea": input.kind == .json, "field": visible && input.kind != .json,
                 "plain": input.kind == .text || input.kind == .email || input.kind == .code, "autofocus": autofocus, "describedBy": describedBy,
+                "required": input.required,
             ]
         }
     }

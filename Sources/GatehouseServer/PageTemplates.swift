@@ -48,9 +48,9 @@ enum PageTemplates {
         {{#inputs}}
         {{#hidden}}<input type="hidden" name="{{name}}" value="{{value}}">{{/hidden}}
         {{#textarea}}<label for="{{id}}">{{label}}</label>
-        <textarea id="{{id}}" name="{{name}}" rows="6" required{{#autofocus}} autofocus{{/autofocus}}{{#describedBy}} aria-describedby="form-error"{{/describedBy}}>{{value}}</textarea>{{/textarea}}
+        <textarea id="{{id}}" name="{{name}}" rows="6"{{#required}} required{{/required}}{{#autofocus}} autofocus{{/autofocus}}{{#describedBy}} aria-describedby="form-error"{{/describedBy}}>{{value}}</textarea>{{/textarea}}
         {{#field}}<label for="{{id}}">{{label}}</label>
-        <input id="{{id}}" name="{{name}}" type="{{type}}" autocomplete="{{autocomplete}}"{{#inputmode}} inputmode="{{inputmode}}"{{/inputmode}}{{#plain}} autocapitalize="none" spellcheck="false"{{/plain}} maxlength="{{maxLength}}" required{{#autofocus}} autofocus{{/autofocus}}{{#hasValue}} value="{{value}}"{{/hasValue}}{{#describedBy}} aria-describedby="form-error"{{/describedBy}}>{{/field}}
+        <input id="{{id}}" name="{{name}}" type="{{type}}" autocomplete="{{autocomplete}}"{{#inputmode}} inputmode="{{inputmode}}"{{/inputmode}}{{#plain}} autocapitalize="none" spellcheck="false"{{/plain}} maxlength="{{maxLength}}"{{#required}} required{{/required}}{{#autofocus}} autofocus{{/autofocus}}{{#hasValue}} value="{{value}}"{{/hasValue}}{{#describedBy}} aria-describedby="form-error"{{/describedBy}}>{{/field}}
         {{/inputs}}
         <button type="submit">{{submitLabel}}</button>
         {{#actions}}<button type="submit" name="{{name}}" value="{{value}}" class="secondary" formnovalidate>{{label}}</button>{{/actions}}

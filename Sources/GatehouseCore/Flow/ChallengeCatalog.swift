@@ -75,9 +75,9 @@ extension ChallengeDescription {
         title: "Activate this device", prompt: "This account is set up elsewhere already ({outcome}). Choose how to go on.",
         inputs: [
             ChallengeInput(name: "choice", label: "Choice", maxLength: 32),
-            ChallengeInput(name: "pin", label: "New activation PIN", kind: .secret, autocomplete: "new-password", inputmode: "numeric", maxLength: 64),
-            ChallengeInput(name: "alias", label: "Name of the new device", maxLength: 64),
-            ChallengeInput(name: "email", label: "Backup email address for the new activation", kind: .email, maxLength: 254),
+            ChallengeInput(name: "pin", label: "New activation PIN", kind: .secret, autocomplete: "new-password", inputmode: "numeric", maxLength: 64, required: false),
+            ChallengeInput(name: "alias", label: "Name of the new device", maxLength: 64, required: false),
+            ChallengeInput(name: "email", label: "Backup email address for the new activation", kind: .email, maxLength: 254, required: false),
         ],
         details: [
             ChallengeDetail("activation", .object, "`outcome` (`re_activation`, `already_activated`, `merge`)."),
@@ -94,10 +94,10 @@ extension ChallengeDescription {
         summary: "Confirm the profile (answer `{}`), or send the fields to change; a new `email` is proven by the `code` sent to it (`codeSentTo`).",
         title: "Confirm your profile", prompt: "Check the details we received. Change anything that is wrong.",
         inputs: [
-            ChallengeInput(name: "name", label: "Name", autocomplete: "name", maxLength: 256, prefill: "name"),
-            ChallengeInput(name: "email", label: "Email address", kind: .email, maxLength: 254, prefill: "email"),
-            ChallengeInput(name: "picture", label: "Picture URL", autocomplete: "photo", maxLength: 2048, prefill: "picture"),
-            ChallengeInput(name: "code", label: "Code sent to the new address", kind: .code, maxLength: 16),
+            ChallengeInput(name: "name", label: "Name", autocomplete: "name", maxLength: 256, prefill: "name", required: false),
+            ChallengeInput(name: "email", label: "Email address", kind: .email, maxLength: 254, prefill: "email", required: false),
+            ChallengeInput(name: "picture", label: "Picture URL", autocomplete: "photo", maxLength: 2048, prefill: "picture", required: false),
+            ChallengeInput(name: "code", label: "Code sent to the new address (after changing it)", kind: .code, maxLength: 16, required: false),
         ],
         actions: [ChallengeAction(name: "resend", label: "Send the code again")],
         details: [

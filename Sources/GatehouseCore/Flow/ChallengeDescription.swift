@@ -138,11 +138,15 @@ public struct ChallengeInput: Sendable, Hashable {
     public var prefill: String?
     /// The HTML element id; `field-<name>` unless a page keeps an older one.
     public var elementID: String
+    /// Whether a page's form must have it filled in (`required`); a field only some answers carry
+    /// (a code after a changed address) is not.
+    public var required: Bool
 
     public init(
         name: String, label: String, kind: Kind = .text, autocomplete: String? = nil, inputmode: String? = nil, maxLength: Int = 1024,
-        prefill: String? = nil, elementID: String? = nil
+        prefill: String? = nil, elementID: String? = nil, required: Bool = true
     ) {
+        self.required = required
         self.name = name
         self.label = label
         self.kind = kind

@@ -44,12 +44,14 @@ extension FlowEngine {
         }
         var flow = flow
         let binding = Self.profileCodeBinding(flow.id)
+        // A page sends its empty inputs as empty strings: they mean "not given".
+        let code = answer.values["code"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         if let pending = flow.pendingProfile, let address = pending.email {
             if answer.values["resend"] != nil {
                 _ = try await addressVerifier(of: app).sendCode(to: address, binding: binding, app: app, clientIP: flow.clientIP)
                 return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
             }
-            if let code = answer.values["code"]?.stringValue {
+            if let code {
                 let verifier = try addressVerifier(of: app)
                 let proven = try await verifier.checkCode(code, binding: binding)
                 guard proven == address else { throw BrokerError(.invalidCode, .failedAttempt, "That code was sent to another address.") }
@@ -64,7 +66,7 @@ extension FlowEngine {
                 confirmed.emailVerified = true
                 return try await keepProfile(confirmed, flow: flow, app: app, account: &account, details: ["emailChanged": "true"], dpopJKT: dpopJKT)
             }
-        } else if answer.values["code"] != nil || answer.values["resend"] != nil {
+        } else if code != nil || answer.values["resend"] != nil {
             throw BrokerError.invalidAnswer("No code was sent: only a changed email address is proven with one.")
         }
 
