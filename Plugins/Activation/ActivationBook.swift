@@ -70,7 +70,7 @@ struct ActivationBook: Sendable {
     /// HMAC-SHA256(pepper, activation ‖ PIN), hex: what bcrypt hashes (64 bytes, under bcrypt's 72).
     private func keyed(_ pin: String, activationID: String) async throws -> String {
         let mac = HMAC<SHA256>.authenticationCode(for: Data("\(activationID):\(pin)".utf8), using: try await environment.storage.instanceKey("pepper"))
-        return Data(mac).map { String(format: "%02x", $0) }.joined()
+        return SecretDigest.hex(mac)
     }
 
     /// A PIN the app's policy accepts, from the system's CSPRNG: digits, as long as the policy's

@@ -95,19 +95,18 @@ extension ActivationProvider: AdminResourceProviding, AccountForgetting, AppForg
     }
 
     public func forget(accountID: String) async throws {
-        for record in try await book.activations() where record.accountID == accountID || record.redeemedBy == accountID {
-            _ = try await book.storage.delete(key: ActivationRecord.key(record.id))
-        }
-        for (key, invitation) in try await book.storage.all(InvitationRecord.self, keyPrefix: InvitationRecord.keyPrefix) where invitation.accountID == accountID {
-            _ = try await book.storage.delete(key: key)
-        }
+        try await forget { $0.accountID == accountID || $0.redeemedBy == accountID } invitations: { $0.accountID == accountID }
     }
 
     public func forget(appID: String) async throws {
-        for record in try await book.activations() where record.appID == appID {
-            _ = try await book.storage.delete(key: ActivationRecord.key(record.id))
+        try await forget { $0.appID == appID } invitations: { $0.appID == appID }
+    }
+
+    private func forget(_ activations: (ActivationRecord) -> Bool, invitations: (InvitationRecord) -> Bool) async throws {
+        for (key, record) in try await book.storage.all(ActivationRecord.self, keyPrefix: ActivationRecord.keyPrefix) where activations(record) {
+            _ = try await book.storage.delete(key: key)
         }
-        for (key, invitation) in try await book.storage.all(InvitationRecord.self, keyPrefix: InvitationRecord.keyPrefix) where invitation.appID == appID {
+        for (key, invitation) in try await book.storage.all(InvitationRecord.self, keyPrefix: InvitationRecord.keyPrefix) where invitations(invitation) {
             _ = try await book.storage.delete(key: key)
         }
     }

@@ -280,7 +280,7 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming, Registr
             pin = ActivationBook.generatePIN(policy: app.policy.pinPolicy)
             generated = pin
         }
-        let alias = try request.alias.map(Self.checkedAlias)
+        let alias = try request.alias.map(DeviceService.checkedAlias)
         var sendTo: EmailAddress?
         // An app's back end that names an address reaches it only through that address: the data go
         // there, not back to the caller (so it learns neither whose address it is nor a way in).
@@ -321,14 +321,6 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming, Registr
     func deepLink(_ payload: ActivationPayload, app: App) -> String {
         let base = app.policy.activation.deepLink ?? environment.issuer + "/activate"
         return "\(base)?activation=\(payload.text)"
-    }
-
-    static func checkedAlias(_ alias: String) throws(BrokerError) -> String {
-        let trimmed = alias.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...64).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw BrokerError(.invalidRequest, .badRequest, "The alias must have 1 to 64 characters and no control characters.", issues: [ConfigIssue(path: "alias", "1 to 64 characters")])
-        }
-        return trimmed
     }
 
     /// Revokes a pending activation (an administrator, or the app forgetting it); false when it is
@@ -384,17 +376,7 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming, Registr
         inputs: [
             ChallengeInput(name: "activation", label: "Activation data", maxLength: 512),
             ChallengeInput(name: "pin", label: "Activation PIN", kind: .secret, inputmode: "numeric", maxLength: 64),
-            ChallengeInput(name: "installationID", label: "Installation id", maxLength: 128),
-            ChallengeInput(name: "vendorID", label: "Vendor id", maxLength: 128),
-            ChallengeInput(name: "platform", label: "Platform", maxLength: 16),
-            ChallengeInput(name: "model", label: "Model", maxLength: 128),
-            ChallengeInput(name: "osVersion", label: "OS version", maxLength: 128),
-            ChallengeInput(name: "appVersion", label: "App version", maxLength: 128),
-            ChallengeInput(name: "buildType", label: "Build type", maxLength: 16),
-            ChallengeInput(name: "alias", label: "Device name", maxLength: 256),
-            ChallengeInput(name: "pushToken", label: "Push token", maxLength: 4096),
-            ChallengeInput(name: "biometric", label: "Biometric factor enrolled", kind: .json, maxLength: 8),
-        ],
+        ] + DeviceFacts.challengeInputs,
         details: [
             ChallengeDetail("pinMinLength", .integer, "The shortest activation PIN the app's policy allows."),
             ChallengeDetail("pinMaxLength", .integer, "The longest activation PIN the app's policy allows."),

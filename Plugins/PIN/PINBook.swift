@@ -92,6 +92,6 @@ struct PINBook: Sendable {
     private func keyed(_ pin: String, accountID: String) async throws -> String {
         let pepper = try await environment.storage.instanceKey("pepper")
         let mac = HMAC<SHA256>.authenticationCode(for: Data("\(accountID):\(pin)".utf8), using: pepper)
-        return Data(mac).map { String(format: "%02x", $0) }.joined()
+        return SecretDigest.hex(mac)
     }
 }

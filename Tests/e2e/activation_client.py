@@ -270,6 +270,21 @@ for lock in locks:
 status, dead = redeem(strict["payload"], "24680", Phone(), app="kiosk")
 check("a permanently locked activation needs a new one (activation_locked), even after the unlock", dead.get("reason") == "activation_locked")
 
+# --- sending activation data again, and the broker's own activation page
+resend_address = "resend-%s@example.com" % uuid.uuid4().hex[:6]
+status, first = issue({"email": resend_address, "pin": "24680", "send": True})
+old_payload = re.search(r"mobile://activate\?activation=(\S+)", mail_to(resend_address)).group(1)
+status, resent = call("POST", "/admin/v1/apps/mobile/resends", {"activation": first["id"]}, admin)
+new_payload = re.search(r"mobile://activate\?activation=(\S+)", mail_to(resend_address, 1)).group(1)
+check("a resend emails new activation data for the same activation (a new secret, the same id)",
+      status == 201 and new_payload != old_payload and new_payload.split(".")[1] == old_payload.split(".")[1] and "payload" not in resent)
+status, stale = redeem(old_payload, "24680", Phone())
+check("the data sent before stop working (invalid_activation)", status == 400 and stale["error"] == "invalid_activation")
+status, step = redeem(new_payload, "24680", Phone())
+check("the data sent again redeem with the same PIN", status == 200 and step["challenge"]["type"] == "register_key")
+status, page = call("GET", "/activate?activation=" + urllib.parse.quote(new_payload), raw=True)
+check("the broker's /activate page (opened in a browser) shows the activation data to enter in the app", status == 200 and new_payload in page)
+
 # --- revoked, and two installations at the same instant
 status, revoked = issue({"account": ada, "pin": "24680"})
 status, _ = call("DELETE", "/admin/v1/apps/mobile/activations/" + revoked["id"], headers=admin)
@@ -317,6 +332,13 @@ status, page = call("POST", "/invitations/" + token, form={"answer": "decline"},
 check("declining on the page: the page says declined", status == 200 and "declined" in page)
 status, late = call("POST", "/v1/invitations/%s/accept" % token, {"pin": "86420"})
 check("a declined invitation cannot be accepted afterwards", status == 409)
+seen = count_mail(ada_address)
+status, revocable = call("POST", "/admin/v1/apps/mobile/invitations", {"email": ada_address}, admin)
+token = re.search(r"/invitations/([A-Za-z0-9_-]+)", mail_to(ada_address, seen)).group(1)
+status, _ = call("DELETE", "/admin/v1/apps/mobile/invitations/" + revocable["id"], headers=admin)
+status, revoked_view = call("GET", "/v1/invitations/" + token)
+check("an admin revokes an invitation: its link shows it revoked and it cannot be accepted",
+      revoked_view.get("state") == "revoked" and call("POST", "/v1/invitations/%s/accept" % token, {"pin": "86420"})[0] == 409)
 status, unknown = call("GET", "/v1/invitations/not-a-token")
 check("an unknown invitation token: 404 invalid_invitation", status == 404 and unknown["error"] == "invalid_invitation")
 

@@ -162,9 +162,7 @@ public struct ProvisionalIdentityService: Sendable {
 
     /// The first plugin of the app's policy that can verify addresses.
     private func addressVerifier(of app: App) throws -> any AddressVerifying {
-        for id in app.policy.authenticators + app.policy.identityProviders {
-            if let verifier = plugins.all[id] as? any AddressVerifying { return verifier }
-        }
+        if let verifier = plugins.addressVerifier(for: app) { return verifier }
         throw BrokerError(.providerUnavailable, .unavailable, "The app '\(app.id)' allows no email-code plugin to verify the address with.")
     }
 

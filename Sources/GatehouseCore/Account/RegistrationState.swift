@@ -45,11 +45,13 @@ public struct RegistrationState: Sendable {
         func required(_ reason: String) -> JSONValue {
             ["state": .string(State.registrationRequired.rawValue), "reason": .string(reason)]
         }
-        // A sign-in from this installation that waits for its profile to be confirmed.
-        let pending = try await store.pluginRecord(
-            namespace: Self.namespace, key: Self.pendingKey(Self.installationDigest(appID: app.id, installationID: installationID)), now: clock.now
-        )
-        if let pending, app.policy.confirmProfile, let account = try await store.account(id: String(decoding: pending.value, as: UTF8.self)), account.profilePending {
+        // A sign-in from this installation that waits for its profile to be confirmed (looked up only
+        // for apps that ask for confirmation).
+        let pending = app.policy.confirmProfile
+            ? try await store.pluginRecord(
+                namespace: Self.namespace, key: Self.pendingKey(Self.installationDigest(appID: app.id, installationID: installationID)), now: clock.now
+            ) : nil
+        if let pending, let account = try await store.account(id: String(decoding: pending.value, as: UTF8.self)), account.profilePending {
             return ["state": .string(State.confirmationRequired.rawValue)]
         }
         guard let accessToken else { return required("no_token") }
@@ -175,7 +177,7 @@ public struct RegistrationState: Sendable {
     static func pendingKey(_ digest: String) -> String { "pending/\(digest)" }
 
     static func checkInstallationID(_ installationID: String) throws(BrokerError) {
-        guard (8...128).contains(installationID.count), installationID.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }) else {
+        guard DeviceFacts.isValidInstallationID(installationID) else {
             throw BrokerError(.invalidRequest, .badRequest, "installation must be the app's installation id: 8 to 128 printable ASCII characters.")
         }
     }

@@ -69,7 +69,7 @@ public struct DeviceService: Sendable {
     static let noSuchDevice = BrokerError(.notFound, .notFound, "This account has no such device.")
 
     /// A trimmed alias of 1 to 64 characters without control characters.
-    static func checkedAlias(_ alias: String) throws(BrokerError) -> String {
+    public static func checkedAlias(_ alias: String) throws(BrokerError) -> String {
         let trimmed = alias.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (1...maxAliasLength).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw BrokerError(

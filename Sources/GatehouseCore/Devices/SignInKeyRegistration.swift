@@ -33,6 +33,27 @@ public struct DeviceFacts: Sendable, Hashable, Codable {
 }
 
 extension DeviceFacts {
+    /// What an installation id looks like wherever it is named (a registration, a flow's start, the
+    /// registration state): 8 to 128 printable ASCII characters, no spaces.
+    public static func isValidInstallationID(_ text: String) -> Bool {
+        (8...128).contains(text.count) && text.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }
+    }
+
+    /// The answer fields of an installation's facts, as `init(answer:)` reads them: declared once for
+    /// every challenge that takes them (`register_key`, `activation`).
+    public static let challengeInputs: [ChallengeInput] = [
+        ChallengeInput(name: "installationID", label: "Installation id", maxLength: 128),
+        ChallengeInput(name: "vendorID", label: "Vendor id", maxLength: 128),
+        ChallengeInput(name: "platform", label: "Platform", maxLength: 16),
+        ChallengeInput(name: "model", label: "Model", maxLength: 128),
+        ChallengeInput(name: "osVersion", label: "OS version", maxLength: 128),
+        ChallengeInput(name: "appVersion", label: "App version", maxLength: 128),
+        ChallengeInput(name: "buildType", label: "Build type", maxLength: 16),
+        ChallengeInput(name: "alias", label: "Device name", maxLength: 256),
+        ChallengeInput(name: "pushToken", label: "Push token", maxLength: 4096),
+        ChallengeInput(name: "biometric", label: "Biometric factor enrolled", kind: .json, maxLength: 8),
+    ]
+
     /// The installation facts of a challenge's answer (`installationID`, `platform`, `vendorID`,
     /// `model`, `osVersion`, `appVersion`, `buildType`, `alias`, `pushToken`, `biometric`), each
     /// checked for shape; refusals are `invalid_answer` naming the field.
@@ -44,8 +65,8 @@ extension DeviceFacts {
             }
             return text
         }
-        guard let installationID = try optional("installationID"), installationID.count >= 8 else {
-            throw BrokerError.invalidAnswer("The answer needs 'installationID': the random id (at least 8 characters) the app made on its first launch.")
+        guard let installationID = answer.values["installationID"]?.stringValue, Self.isValidInstallationID(installationID) else {
+            throw BrokerError.invalidAnswer("The answer needs 'installationID': the random id (8 to 128 printable ASCII characters) the app made on its first launch.")
         }
         let platformName = try answer.string("platform")
         guard let platform = DevicePlatform(rawValue: platformName) else { throw BrokerError.invalidAnswer("'platform' must be ios, android or web.") }

@@ -14,11 +14,6 @@ extension FlowEngine {
             throw BrokerError.internalFailure("Only an activation provider redeems activations, once per flow.")
         }
         guard !flow.stateless else { throw BrokerError.stateless(.accountCredentials) }
-        // A page cannot show what a stopped activation answers (new activation data), and device
-        // keys sign in through the flow API only.
-        guard flow.authorization == nil else {
-            throw BrokerError(.invalidRequest, .badRequest, "Activation data are redeemed through the flow API (POST /v1/flows), not in a browser.")
-        }
         guard app.policy.identityProviders.contains(redemption.keyProviderID), plugins.identityProviders[redemption.keyProviderID] != nil else {
             throw BrokerError(
                 .providerNotAllowed, .forbidden, "This app does not allow '\(redemption.keyProviderID)', which registers the device keys of activations."
@@ -295,20 +290,5 @@ extension FlowEngine {
         var event = auditEvent(type, flow: flow, outcome: nil, details: Self.activationDetails(activation).merging(details) { _, new in new })
         event.accountID = activation.accountID
         try await store.appendAudit(event)
-    }
-
-    /// The digest the tokens of this flow carry for its installation: the one a registered key came
-    /// from; none for a sign-in with a registered key (its installation is the key's); else the one
-    /// the flow named at its start.
-    func installationDigest(of flow: FlowRecord, app: App) -> String? {
-        let installationID: String?
-        if let key = flow.identity?.newSignInKey {
-            installationID = key.device.installationID
-        } else if flow.signInKeyID != nil {
-            installationID = nil
-        } else {
-            installationID = flow.installationID
-        }
-        return installationID.map { RegistrationState.installationDigest(appID: app.id, installationID: $0) }
     }
 }

@@ -73,4 +73,19 @@ extension FlowEngine {
             if let revocations { try await revocations.revoke(revocation) } else { try await store.insertRevocation(revocation) }
         }
     }
+
+    /// The digest the tokens of this flow carry for its installation: the one a registered key came
+    /// from; none for a sign-in with a registered key (its installation is the key's); else the one
+    /// the flow named at its start.
+    func installationDigest(of flow: FlowRecord, app: App) -> String? {
+        let installationID: String?
+        if let key = flow.identity?.newSignInKey {
+            installationID = key.device.installationID
+        } else if flow.signInKeyID != nil {
+            installationID = nil
+        } else {
+            installationID = flow.installationID
+        }
+        return installationID.map { RegistrationState.installationDigest(appID: app.id, installationID: $0) }
+    }
 }

@@ -115,9 +115,7 @@ extension FlowEngine {
 
     /// The authenticator that proves addresses for this app (the first in its policy that can).
     func addressVerifier(of app: App) throws -> any AddressVerifying {
-        for id in app.policy.authenticators + app.policy.identityProviders {
-            if let verifier = plugins.all[id] as? any AddressVerifying { return verifier }
-        }
+        if let verifier = plugins.addressVerifier(for: app) { return verifier }
         throw BrokerError(.noVerifiedEmail, .forbidden, "This app has no authenticator that proves email addresses, so the address cannot be changed here.")
     }
 

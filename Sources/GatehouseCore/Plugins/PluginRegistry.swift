@@ -77,6 +77,12 @@ public struct PluginRegistry: Sendable {
 
 /// The plugin instances built from config, by id.
 public struct PluginInstances: Sendable {
+    /// The authenticator (or provider) that proves addresses for an app: the first in its policy
+    /// that can (`AddressVerifying`); nil when none can.
+    public func addressVerifier(for app: App) -> (any AddressVerifying)? {
+        (app.policy.authenticators + app.policy.identityProviders).lazy.compactMap { all[$0] as? any AddressVerifying }.first
+    }
+
     public private(set) var identityProviders: [String: any IdentityProvider] = [:]
     public private(set) var authenticators: [String: any Authenticator] = [:]
     public private(set) var all: [String: any GatehousePlugin] = [:]
