@@ -51,11 +51,12 @@ public struct Broker: Sendable, CustomStringConvertible {
         let apps = AppCache(store: store, clock: clock)
         let dpop = DPoPVerifier(storage: PluginStorage(namespace: Self.dpopNamespace, store: store, clock: clock, sealer: sealer), clock: clock)
         let oauth = OAuthService(
-            store: store, tokens: issuer, plugins: plugins, clock: clock, logger: logger, apps: apps, defaultLockout: config.lockout, metrics: metrics, dpop: dpop
+            store: store, tokens: issuer, plugins: plugins, clock: clock, logger: logger, apps: apps, defaultLockout: config.lockout, metrics: metrics, dpop: dpop,
+            http: http
         )
         let engine = FlowEngine(
             store: store, plugins: plugins, challenges: registry.challenges, tokens: issuer, clock: clock, logger: logger, metrics: metrics, apps: apps, dpop: dpop,
-            revocations: oauth.revocations
+            revocations: oauth.revocations, sessions: oauth.sessions
         )
         return Broker(
             config: config, store: store, plugins: plugins, keyring: keyring, engine: engine, oauth: oauth,
@@ -136,6 +137,8 @@ public struct Broker: Sendable, CustomStringConvertible {
         removed += try await store.deleteExpiredAuthorizationCodes(before: now.addingTimeInterval(-3600))
         removed += try await store.deleteExpiredRefreshTokens(now: now)
         removed += try await store.deleteExpiredRevocations(now: now)
+        // Ended and expired sessions are kept a day, for the person's and the admins' lists.
+        removed += try await store.deleteExpiredBrowserSessions(before: now.addingTimeInterval(-86_400))
         removed += try await store.deleteSigningKeys(retiredBefore: now.addingTimeInterval(-SigningKeyring.retiredKeyGrace))
         // Lockout history is forgotten after a week without failures or locks.
         removed += try await store.deleteStaleCounters(before: now.addingTimeInterval(-7 * 86_400))

@@ -3,8 +3,10 @@ import GatehouseCore
 import HTTPTypes
 import Hummingbird
 
-/// The signed-in person's devices and credential operations, with their access token (Bearer, or
-/// DPoP for a bound token): `GET /v1/account/devices`, `PATCH` and `DELETE /v1/account/devices/{id}`,
+/// The signed-in person's devices, browser sessions, consents and credential operations, with their
+/// access token (Bearer, or DPoP for a bound token): `GET /v1/account/devices`, `PATCH` and `DELETE
+/// /v1/account/devices/{id}`, `GET /v1/account/sessions`, `DELETE /v1/account/sessions/{id}`,
+/// `GET /v1/account/consents`, `DELETE /v1/account/consents/{app}`,
 /// `POST /v1/account/operations/{plugin}/{operation}`. Handlers only translate.
 struct AccountAPI {
     let broker: Broker
@@ -27,6 +29,30 @@ struct AccountAPI {
             let id = try context.parameters.require("id")
             return try await AccessTokenAuthentication.with(request, issuer: issuer) { token in
                 try await broker.devices.remove(id, accessToken: token)
+                return Response(status: .noContent)
+            }
+        }
+        group.get("sessions") { request, _ in
+            try await AccessTokenAuthentication.with(request, issuer: issuer) { token in
+                JSONBody(JSONValue.array(try await broker.oauth.sessions(accessToken: token).map(\.json))).response(status: .ok)
+            }
+        }
+        group.delete("sessions/:id") { request, context in
+            let id = try context.parameters.require("id")
+            return try await AccessTokenAuthentication.with(request, issuer: issuer) { token in
+                try await broker.oauth.endSession(id, accessToken: token)
+                return Response(status: .noContent)
+            }
+        }
+        group.get("consents") { request, _ in
+            try await AccessTokenAuthentication.with(request, issuer: issuer) { token in
+                JSONBody(JSONValue.array(try await broker.oauth.consents(accessToken: token).map(\.json))).response(status: .ok)
+            }
+        }
+        group.delete("consents/:app") { request, context in
+            let app = try context.parameters.require("app")
+            return try await AccessTokenAuthentication.with(request, issuer: issuer) { token in
+                try await broker.oauth.revokeConsent(appID: app, accessToken: token)
                 return Response(status: .noContent)
             }
         }

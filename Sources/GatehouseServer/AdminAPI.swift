@@ -61,6 +61,19 @@ struct AdminAPI {
             )
             return Response(status: .noContent)
         }
+        group.get("users/:id/sessions") { _, context in
+            JSONBody(JSONValue.array(try await admin.sessions(accountID: try context.parameters.require("id")).map(\.json))).response(status: .ok)
+        }
+        group.delete("users/:id/sessions") { _, context in
+            let ended = try await admin.endSessions(accountID: try context.parameters.require("id"), sessionID: nil, by: try identity(context))
+            return JSONBody(JSONValue.object(["ended": .number(Double(ended))])).response(status: .ok)
+        }
+        group.delete("users/:id/sessions/:session") { _, context in
+            _ = try await admin.endSessions(
+                accountID: try context.parameters.require("id"), sessionID: try context.parameters.require("session"), by: try identity(context)
+            )
+            return Response(status: .noContent)
+        }
         addResourceRoutes(to: group, owner: "providers") { .provider($0) }
         addResourceRoutes(to: group, owner: "apps") { .app($0) }
         group.post("apps/:id/provisional-identities") { request, context in

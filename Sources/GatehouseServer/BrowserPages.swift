@@ -8,12 +8,22 @@ import Hummingbird
 struct BrowserPages {
     let broker: Broker
     let renderer: PageRenderer
+    let sessionCookie: SessionCookie
 
     static let cookieName = "gatehouse_browser"
 
     init(broker: Broker) {
         self.broker = broker
         self.renderer = PageRenderer(issuer: broker.config.server.issuer, challenges: broker.engine.challenges, providerNames: broker.plugins.displayNames)
+        self.sessionCookie = SessionCookie(issuer: broker.config.server.issuer)
+    }
+
+    /// Renders what a step led to; a sign-in that started a single sign-on session gives the
+    /// browser its cookie.
+    func respond(_ outcome: FlowOutcome, app: App?, csrf: String, requestID: String?) -> Response {
+        var response = renderer.render(outcome, app: app, csrf: csrf, requestID: requestID)
+        if case .authorized(_, _, let cookie?) = outcome { sessionCookie.set(cookie, on: &response) }
+        return response
     }
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
@@ -69,7 +79,7 @@ struct BrowserPages {
         let provider = context.parameters.get("provider")
         switch try await broker.engine.callback(state: state, answer: ChallengeResponse(answer), cookie: cookie, crossSitePost: crossSitePost, providerID: provider) {
         case .browser(let outcome, let app, let csrf):
-            return renderer.render(outcome, app: app, csrf: csrf, requestID: context.id)
+            return respond(outcome, app: app, csrf: csrf, requestID: context.id)
         case .redirect(let location):
             return PageRenderer.redirect(to: location)
         }
@@ -90,8 +100,14 @@ struct BrowserPages {
         let binding = BrowserBinding(cookie: cookie)
         var response: Response
         do {
-            let outcome = try await broker.engine.startAuthorization(app: app, request: authorization, binding: binding, clientIP: context.clientIP)
-            response = renderer.render(outcome, app: app, csrf: binding.csrfToken, requestID: context.id)
+            let outcome = try await broker.engine.startAuthorization(
+                app: app, request: authorization, binding: binding, clientIP: context.clientIP, sessionCookie: sessionCookie.value(in: request),
+                userAgent: request.headers[.userAgent]
+            )
+            response = respond(outcome, app: app, csrf: binding.csrfToken, requestID: context.id)
+        } catch AuthorizationRefusal.redirect(_, let location) {
+            // prompt=none that cannot be honoured (OIDC Core section 3.1.2.6).
+            response = PageRenderer.redirect(to: location)
         } catch let error as BrokerError {
             response = renderer.error(error, requestID: context.id)
         }
@@ -140,7 +156,7 @@ struct BrowserPages {
                 return PageRenderer.redirect(to: try await broker.engine.cancel(flowID: flowID, browser: proof))
             }
             let (outcome, app) = try await step(form, flowID, proof)
-            return renderer.render(outcome, app: app, csrf: csrf, requestID: context.id)
+            return respond(outcome, app: app, csrf: csrf, requestID: context.id)
         } catch let error as BrokerError where [.failedAttempt, .badRequest, .conflict, .tooManyRequests, .unavailable].contains(error.kind) && error.code != .flowNotFound {
             // A flow that is still there (a wrong code, a mail server that did not answer) shows its
             // page again with the error, so the person can retry; a flow that ended shows the error page.

@@ -36,7 +36,9 @@ public enum GatehouseServer {
         MobileAPI(broker: broker).addRoutes(to: router.group("v1").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
         InvitationPages(broker: broker).addRoutes(to: router)
         OAuthAPI(broker: broker).addRoutes(to: router)
-        BrowserPages(broker: broker).addRoutes(to: router)
+        let pages = BrowserPages(broker: broker)
+        pages.addRoutes(to: router)
+        LogoutPages(broker: broker, renderer: pages.renderer).addRoutes(to: router)
         AdminAPI(broker: broker).addRoutes(to: router)
         ProvisionalIdentityAPI(service: broker.provisionalIdentities, issuer: broker.config.server.issuer).addRoutes(to: router)
         return router

@@ -20,6 +20,7 @@ struct PageRenderer: Sendable {
         for (name, text) in [
             ("layout", PageTemplates.layout), ("challenge", PageTemplates.challenge),
             ("chooser", PageTemplates.chooser), ("error", PageTemplates.error), ("invitation", PageTemplates.invitation), ("activate", PageTemplates.activate),
+            ("logoutConfirm", PageTemplates.logoutConfirm), ("signedOut", PageTemplates.signedOut),
         ] {
             // The templates are constants of this file's module; a parse error is a programming error.
             try! library.register(text, named: name)
@@ -51,7 +52,7 @@ struct PageRenderer: Sendable {
     func render(_ outcome: FlowOutcome, app: App?, csrf: String, error: String? = nil, status: HTTPResponse.Status = .ok, requestID: String?) -> Response {
         let appName: Any = app?.name ?? false
         switch outcome {
-        case .authorized(_, let redirect):
+        case .authorized(_, let redirect, _):
             return Self.redirect(to: redirect)
         case .chooseProvider(let flowID, let providers, _):
             return page(

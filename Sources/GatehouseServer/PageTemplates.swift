@@ -104,4 +104,21 @@ enum PageTemplates {
         <p>Open this link in the app on your device to activate it. If the app asks for activation data, enter these:</p>
         <p><code>{{payload}}</code></p>
         """
+
+    /// RP-initiated logout without a hint naming this session: the person confirms first.
+    static let logoutConfirm = """
+        <p>You are signed in as <strong>{{username}}</strong>.{{#appName}} <strong>{{appName}}</strong> asks to sign you out.{{/appName}}</p>
+        <p>Signing out ends your session in every app you opened with it.</p>
+        <form method="post" action="{{action}}">
+        {{#fields}}<input type="hidden" name="{{name}}" value="{{value}}">{{/fields}}
+        <button type="submit" name="confirm" value="1" autofocus>Sign out</button>
+        <button type="submit" name="stay" value="1" class="secondary">Stay signed in</button>
+        </form>
+        """
+
+    /// After logout (when the app named no page to return to), or after choosing to stay signed in.
+    static let signedOut = """
+        {{^stayed}}<p role="status">You are signed out. You can close this window.</p>{{/stayed}}
+        {{#stayed}}<p role="status">You are still signed in.</p>{{/stayed}}
+        """
 }

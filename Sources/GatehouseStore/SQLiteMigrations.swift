@@ -243,6 +243,38 @@ enum SQLiteMigrations {
                     """
             )
         }
+        migrator.registerMigration("v11-browser-sessions") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE browser_sessions (
+                        id TEXT PRIMARY KEY,
+                        cookie_digest TEXT NOT NULL UNIQUE,
+                        account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                        providers TEXT NOT NULL,
+                        factors TEXT NOT NULL,
+                        amr TEXT NOT NULL,
+                        subject TEXT NOT NULL,
+                        username TEXT NOT NULL,
+                        auth_time REAL NOT NULL,
+                        created_at REAL NOT NULL,
+                        last_seen_at REAL NOT NULL,
+                        expires_at REAL NOT NULL,
+                        ended_at REAL,
+                        client_ip TEXT,
+                        user_agent TEXT
+                    );
+                    CREATE INDEX browser_sessions_by_account ON browser_sessions(account_id);
+                    CREATE TABLE browser_session_apps (
+                        session_id TEXT NOT NULL REFERENCES browser_sessions(id) ON DELETE CASCADE,
+                        app_id TEXT NOT NULL,
+                        PRIMARY KEY (session_id, app_id)
+                    );
+                    ALTER TABLE authorization_codes ADD COLUMN session_id TEXT;
+                    ALTER TABLE refresh_tokens ADD COLUMN session_id TEXT;
+                    CREATE INDEX refresh_tokens_by_session ON refresh_tokens(session_id) WHERE session_id IS NOT NULL;
+                    """
+            )
+        }
         return migrator
     }
 }

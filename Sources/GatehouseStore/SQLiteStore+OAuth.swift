@@ -7,12 +7,12 @@ extension SQLiteStore: AuthorizationCodeStore {
         try await pool.write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO authorization_codes (digest, app_id, redirect_uri, code_challenge, nonce, scopes, account_id, auth_time, amr, idp, expires_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO authorization_codes (digest, app_id, redirect_uri, code_challenge, nonce, scopes, account_id, auth_time, amr, idp, expires_at, session_id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     code.digest, code.appID, code.redirectURI, code.codeChallenge, code.nonce, try StoreJSON.encode(code.scopes), code.accountID,
-                    code.authTime.storeValue, try StoreJSON.encode(code.methods), code.identityProvider, code.expiresAt.storeValue,
+                    code.authTime.storeValue, try StoreJSON.encode(code.methods), code.identityProvider, code.expiresAt.storeValue, code.sessionID,
                 ]
             )
         }
@@ -27,7 +27,7 @@ extension SQLiteStore: AuthorizationCodeStore {
                 methods: try StoreJSON.decode([String].self, row["amr"]), identityProvider: row["idp"], expiresAt: Date(storeValue: row["expires_at"]),
                 usedAt: (row["used_at"] as Double?).map(Date.init(storeValue:)), issuedFamilyID: row["issued_family_id"],
                 issuedAccessTokenID: row["issued_access_token_id"],
-                issuedAccessTokenExpiresAt: (row["issued_access_token_expires_at"] as Double?).map(Date.init(storeValue:))
+                issuedAccessTokenExpiresAt: (row["issued_access_token_expires_at"] as Double?).map(Date.init(storeValue:)), sessionID: row["session_id"]
             )
         }
     }

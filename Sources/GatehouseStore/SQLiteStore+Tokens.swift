@@ -11,13 +11,14 @@ extension SQLiteStore: RefreshTokenStore {
         try db.execute(
             sql: """
                 INSERT INTO refresh_tokens (digest, family_id, account_id, app_id, scopes, issued_at, expires_at, auth_time, amr, idp, used_at, revoked_at,
-                    sign_in_key, dpop_jkt, installation)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    sign_in_key, dpop_jkt, installation, session_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 token.digest, token.familyID, token.accountID, token.appID, try StoreJSON.encode(token.scopes),
                 token.issuedAt.storeValue, token.expiresAt.storeValue, token.authTime.storeValue, try StoreJSON.encode(token.methods),
                 token.identityProvider, token.usedAt?.storeValue, token.revokedAt?.storeValue, token.signInKeyID, token.dpopJKT, token.installation,
+                token.sessionID,
             ]
         )
     }
@@ -31,7 +32,7 @@ extension SQLiteStore: RefreshTokenStore {
                 expiresAt: Date(storeValue: row["expires_at"]), authTime: Date(storeValue: row["auth_time"]),
                 methods: try StoreJSON.decode([String].self, row["amr"]), identityProvider: row["idp"],
                 usedAt: (row["used_at"] as Double?).map(Date.init(storeValue:)), revokedAt: (row["revoked_at"] as Double?).map(Date.init(storeValue:)),
-                signInKeyID: row["sign_in_key"], dpopJKT: row["dpop_jkt"], installation: row["installation"]
+                signInKeyID: row["sign_in_key"], dpopJKT: row["dpop_jkt"], installation: row["installation"], sessionID: row["session_id"]
             )
         }
     }

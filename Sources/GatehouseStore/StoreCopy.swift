@@ -30,7 +30,7 @@ enum StoreSchema {
         .refreshTokens: [
             ("digest", .text), ("family_id", .text), ("account_id", .text), ("app_id", .text), ("scopes", .text), ("issued_at", .real), ("expires_at", .real),
             ("used_at", .real), ("revoked_at", .real), ("auth_time", .real), ("amr", .text), ("idp", .text), ("sign_in_key", .text), ("dpop_jkt", .text),
-            ("installation", .text),
+            ("installation", .text), ("session_id", .text),
         ],
         .signingKeys: [("kid", .text), ("algorithm", .text), ("private_key_pem", .text), ("created_at", .real), ("retired_at", .real), ("activates_at", .real)],
         .auditEvents: [
@@ -40,7 +40,7 @@ enum StoreSchema {
         .authorizationCodes: [
             ("digest", .text), ("app_id", .text), ("redirect_uri", .text), ("code_challenge", .text), ("nonce", .text), ("scopes", .text), ("account_id", .text),
             ("auth_time", .real), ("amr", .text), ("idp", .text), ("expires_at", .real), ("used_at", .real), ("issued_family_id", .text),
-            ("issued_access_token_id", .text), ("issued_access_token_expires_at", .real),
+            ("issued_access_token_id", .text), ("issued_access_token_expires_at", .real), ("session_id", .text),
         ],
         .revocations: [("kind", .text), ("value", .text), ("revoked_at", .real), ("expires_at", .real)],
         .attemptCounters: [("key", .text), ("failures", .integer), ("window_start", .real), ("locked_until", .real), ("lockouts", .integer), ("updated_at", .real)],
@@ -60,12 +60,18 @@ enum StoreSchema {
             ("id", .text), ("account_id", .text), ("device_id", .text), ("installation_ref", .text), ("provider_id", .text), ("public_key", .text),
             ("thumbprint", .text), ("algorithm", .text), ("counter", .integer), ("attestation", .text), ("created_at", .real), ("last_used_at", .real),
         ],
+        .browserSessions: [
+            ("id", .text), ("cookie_digest", .text), ("account_id", .text), ("providers", .text), ("factors", .text), ("amr", .text), ("subject", .text),
+            ("username", .text), ("auth_time", .real), ("created_at", .real), ("last_seen_at", .real), ("expires_at", .real), ("ended_at", .real),
+            ("client_ip", .text), ("user_agent", .text),
+        ],
+        .browserSessionApps: [("session_id", .text), ("app_id", .text)],
     ]
 
     /// Every table, parents before children.
     static let order: [StoreTable] = [
         .apps, .accounts, .identityLinks, .flows, .refreshTokens, .signingKeys, .auditEvents, .pluginData, .authorizationCodes, .revocations,
-        .attemptCounters, .provisionalIdentities, .devices, .installations, .signInKeys,
+        .attemptCounters, .provisionalIdentities, .devices, .installations, .signInKeys, .browserSessions, .browserSessionApps,
     ]
 }
 

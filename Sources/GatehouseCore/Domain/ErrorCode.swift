@@ -17,6 +17,9 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let unsupportedGrantType = ErrorCode("unsupported_grant_type")
     public static let unsupportedResponseType = ErrorCode("unsupported_response_type")
     public static let loginRequired = ErrorCode("login_required")
+    // OIDC Core section 3.1.2.6 (`prompt=none`).
+    public static let interactionRequired = ErrorCode("interaction_required")
+    public static let consentRequired = ErrorCode("consent_required")
     /// RFC 6749 §4.1.2.1: the server cannot handle the request now (its database is unreachable).
     public static let temporarilyUnavailable = ErrorCode("temporarily_unavailable")
     public static let requestNotSupported = ErrorCode("request_not_supported")

@@ -53,6 +53,13 @@ public struct Policy: Sendable, Hashable, Codable {
     /// How long before an access token expires `GET /v1/registration-state` starts answering
     /// `renewal_required` (its `renewAfter`); at most half the token's lifetime counts.
     public var renewalWindow: Seconds
+    /// Browser single sign-on: how long a session signs the person in to this app without pages.
+    public var session: SessionPolicy
+    /// Where the browser may go after logout, and where back-channel logout tokens are sent.
+    public var logout: LogoutPolicy
+    /// Whether a person must agree (once, remembered) to the scopes this app asks for before it gets
+    /// them: for third-party apps; first-party apps leave it off.
+    public var consentRequired: Bool
 
     public init(
         identityProviders: [String] = [], authenticators: [String] = [], secondFactor: String? = nil,
@@ -63,8 +70,12 @@ public struct Policy: Sendable, Hashable, Codable {
         passwordPolicy: PasswordPolicy = PasswordPolicy(), lockout: LockoutPolicy = LockoutPolicy(), clientCredentialsGrant: Bool = false,
         idTokenSigningAlg: SigningAlgorithm = .rs256, introspectTokensOf: [String] = [], linkAccountsByVerifiedEmail: Bool = false,
         pinPolicy: PINPolicy = PINPolicy(), dpop: DPoPMode = .allowed, dpopNonce: Bool = false, deviceRegistration: DeviceRegistrationPolicy = DeviceRegistrationPolicy(),
-        activation: ActivationPolicy = ActivationPolicy(), confirmProfile: Bool = false, renewalWindow: Seconds = .minutes(2)
+        activation: ActivationPolicy = ActivationPolicy(), confirmProfile: Bool = false, renewalWindow: Seconds = .minutes(2),
+        session: SessionPolicy = SessionPolicy(), logout: LogoutPolicy = LogoutPolicy(), consentRequired: Bool = false
     ) {
+        self.session = session
+        self.logout = logout
+        self.consentRequired = consentRequired
         self.activation = activation
         self.confirmProfile = confirmProfile
         self.renewalWindow = renewalWindow
@@ -133,6 +144,7 @@ public struct Policy: Sendable, Hashable, Codable {
         case accessTokenLifetime, refreshTokenLifetime, flowLifetime, defaultScopes, allowedScopes
         case passwordPolicy, lockout, clientCredentialsGrant, idTokenSigningAlg, introspectTokensOf, linkAccountsByVerifiedEmail
         case pinPolicy, dpop, dpopNonce, deviceRegistration, activation, confirmProfile, renewalWindow
+        case session, logout, consentRequired
     }
 
     public init(from decoder: any Decoder) throws {
@@ -172,6 +184,9 @@ public struct Policy: Sendable, Hashable, Codable {
         self.activation = try value(.activation, defaults.activation)
         self.confirmProfile = try value(.confirmProfile, defaults.confirmProfile)
         self.renewalWindow = try value(.renewalWindow, defaults.renewalWindow)
+        self.session = try value(.session, defaults.session)
+        self.logout = try value(.logout, defaults.logout)
+        self.consentRequired = try value(.consentRequired, defaults.consentRequired)
 
         let path = decoder.codingPath
         for (key, lifetime, range) in [

@@ -32,7 +32,7 @@ public struct ChallengeCatalog: Sendable {
     }
 
     /// The challenges of the core itself.
-    static let core: [ChallengeDescription] = [.credentials, .retry, .callbackReceived, .activationChoice, .confirmProfile]
+    static let core: [ChallengeDescription] = [.credentials, .retry, .callbackReceived, .activationChoice, .confirmProfile, .consent]
 }
 
 extension ChallengeDescription {
@@ -105,5 +105,22 @@ extension ChallengeDescription {
             ChallengeDetail("codeSentTo", .string, "Set once a changed address was sent a code: the address, masked."),
         ],
         submitLabel: "Confirm"
+    )
+}
+
+extension ChallengeDescription {
+    /// A third-party app (`Policy.consentRequired`) asks for the person's data: they allow it (answer
+    /// `{}`, remembered for this app and these scopes) or deny it (`deny`, the app hears `access_denied`).
+    public static let consent = ChallengeDescription(
+        type: "consent",
+        summary: "The app asks for the person's data (`scopes`): answer `{}` to allow it, `{\"deny\": \"true\"}` to refuse.",
+        title: "Allow access", prompt: "{appName} asks to: {purposes}",
+        actions: [ChallengeAction(name: "deny", label: "Deny")],
+        details: [
+            ChallengeDetail("appName", .string, "The app's name."),
+            ChallengeDetail("scopes", .array, "The scopes the app asks for."),
+            ChallengeDetail("purposes", .string, "What the scopes let the app do, in words, for the page."),
+        ],
+        submitLabel: "Allow"
     )
 }

@@ -4,10 +4,29 @@ import Foundation
 /// step must come from the browser that started it (`BrowserProof`), it may begin with a provider
 /// choice, and it ends with an authorization code for the app instead of tokens.
 extension FlowEngine {
-    /// Starts the browser flow of a validated authorization request. With one provider allowed, its
-    /// first challenge comes back; with several, the person chooses first (`chooseProvider`).
-    public func startAuthorization(app: App, request: AuthorizationRequest, binding: BrowserBinding, clientIP: String?) async throws -> FlowOutcome {
+    /// Starts the browser flow of a validated authorization request. A browser whose single sign-on
+    /// session (`sessionCookie`) covers the app gets its code at once, or is asked only what is
+    /// missing (a factor, consent); `prompt=none` that cannot be honoured throws
+    /// `AuthorizationRefusal.redirect`. Otherwise, with one provider allowed, its first challenge comes
+    /// back; with several, the person chooses first (`chooseProvider`).
+    public func startAuthorization(
+        app: App, request: AuthorizationRequest, binding: BrowserBinding, clientIP: String?, sessionCookie: String? = nil, userAgent: String? = nil
+    ) async throws -> FlowOutcome {
         try await attempts.checkStart(clientIP: clientIP, policy: app.policy.lockout)
+        var session: BrowserSession?
+        if let sessionCookie, let found = try await store.browserSession(cookieDigest: SecretDigest.sha256Hex(sessionCookie)), found.isLive(at: clock.now) {
+            session = found
+        }
+        let decision = try await sessionDecision(session, app: app, request: request)
+        if let outcome = try await continueSession(decision, app: app, request: request, binding: binding, clientIP: clientIP, userAgent: userAgent) {
+            return outcome
+        }
+        if request.prompt.contains("none") {
+            throw promptNoneRefusal(.loginRequired, "The person must sign in; prompt=none cannot be honoured.", request: request)
+        }
+        var authorization = BrowserAuthorization(request: request, binding: binding)
+        authorization.sessionID = session?.id
+        authorization.userAgent = userAgent.map { String($0.prefix(200)) }
         let now = clock.now
         // Activation data are redeemed through the flow API only (a page cannot hand over what a
         // stopped activation answers).
@@ -18,7 +37,7 @@ extension FlowEngine {
         let flow = FlowRecord(
             id: RandomToken.make(), appID: app.id, providerID: providers.count == 1 ? providers[0] : "", purpose: .authenticate, stateless: false,
             scopes: request.scopes, phase: providers.count == 1 ? .identify : .chooseProvider, pluginState: FlowState(),
-            challenge: Challenge(type: "choose_provider"), clientIP: clientIP, authorization: BrowserAuthorization(request: request, binding: binding),
+            challenge: Challenge(type: "choose_provider"), clientIP: clientIP, authorization: authorization,
             createdAt: now, expiresAt: now.addingTimeInterval(app.policy.flowLifetime.timeInterval), version: -1
         )
         guard providers.count == 1 else {

@@ -23,12 +23,15 @@ public struct FlowEngine: Sendable {
     let dpop: DPoPVerifier?
     /// The broker's revocation list, so that keys a reinstall retires are refused on this node at once.
     let revocations: RevocationList?
+    /// Ends a browser session another person's sign-in replaces (with back-channel logout).
+    let sessions: BrowserSessionService?
 
     public init(
         store: any BrokerStore, plugins: PluginInstances, challenges: ChallengeCatalog, tokens: TokenIssuer, clock: any BrokerClock, logger: Logger,
         metrics: BrokerMetrics = BrokerMetrics(), apps: AppCache? = nil, dpop: DPoPVerifier? = nil,
-        revocations: RevocationList? = nil
+        revocations: RevocationList? = nil, sessions: BrowserSessionService? = nil
     ) {
+        self.sessions = sessions
         self.dpop = dpop
         self.revocations = revocations
         self.store = store
@@ -138,6 +141,7 @@ public struct FlowEngine: Sendable {
         // changed address needs is counted by the plugin that sent it).
         if flow.phase == .activationChoice { return (try await answerActivationChoice(flow, app: app, answer: answer, dpopJKT: dpopJKT), app) }
         if flow.phase == .confirmProfile { return (try await answerProfileConfirmation(flow, app: app, answer: answer, dpopJKT: dpopJKT), app) }
+        if flow.phase == .consent { return (try await answerConsent(flow, app: app, answer: answer), app) }
         let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
         let request = flowRequest(for: flow)
         var context = stepContext(flowID: flow.id, app: app, request: request)
@@ -172,7 +176,7 @@ public struct FlowEngine: Sendable {
                 step = try await authenticator(authenticatorID).begin(request, in: try await factorContext(flow, app: app, account: context.account))
             case .factor(let authenticatorID):
                 step = try await authenticator(authenticatorID).resume(flow.pluginState, with: answer, in: context)
-            case .chooseProvider, .activationChoice, .confirmProfile:
+            case .chooseProvider, .activationChoice, .confirmProfile, .consent:
                 throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
             }
         } catch let error as BrokerError where error.isWrongAnswer {
@@ -211,7 +215,7 @@ public struct FlowEngine: Sendable {
         switch flow.phase {
         case .identify: pluginID = flow.providerID
         case .factor(let authenticatorID): pluginID = authenticatorID
-        case .chooseProvider, .activationChoice, .confirmProfile: return app.policy.lockout
+        case .chooseProvider, .activationChoice, .confirmProfile, .consent: return app.policy.lockout
         }
         // The other apps' policies may be a second old; the flow's own app is the one just read.
         let others = try await apps.all().filter { $0.id != app.id }.map(\.policy)
@@ -312,7 +316,9 @@ public struct FlowEngine: Sendable {
             if created { account = try await awaitingProfileConfirmation(account, app: app) }
             flow.accountID = account.id
             flow.accountCreated = created
-            guard let factorID = app.policy.secondFactor(for: account) else { return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT) }
+            guard let factorID = requiredFactor(app: app, account: account, request: flow.authorization?.request, passed: []) else {
+                return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT)
+            }
             return try await beginFactor(flow, factorID: factorID, app: app, account: account, dpopJKT: dpopJKT)
 
         case .verified(let factor):
@@ -426,6 +432,12 @@ public struct FlowEngine: Sendable {
         if let account, account.profilePending, app.policy.confirmProfile, !flow.stateless {
             return try await askProfileConfirmation(flow, app: app, account: account)
         }
+        if let account, flow.authorization != nil, flow.phase != .consent,
+            try await consentNeeded(app: app, accountID: account.id, scopes: flow.scopes, prompt: flow.authorization?.request.prompt ?? [])
+        {
+            var waiting = flow
+            return try await askConsent(&waiting, app: app)
+        }
         if flow.version >= 0, try await !store.deleteFlow(id: flow.id, version: flow.version) {
             throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
         }
@@ -446,19 +458,7 @@ public struct FlowEngine: Sendable {
         logger.info("flow completed", metadata: ["app": .string(app.id), "provider": .string(flow.providerID), "stateless": .stringConvertible(flow.stateless)])
 
         if let authorization = flow.authorization, let account {
-            let code = RandomToken.make()
-            try await store.insertAuthorizationCode(
-                AuthorizationCodeRecord(
-                    digest: SecretDigest.sha256Hex(code), appID: app.id, redirectURI: authorization.request.redirectURI,
-                    codeChallenge: authorization.request.codeChallenge, nonce: authorization.request.nonce, scopes: flow.scopes, accountID: account.id,
-                    authTime: now, methods: flow.methods, identityProvider: identity.providerID,
-                    expiresAt: now.addingTimeInterval(Self.authorizationCodeLifetime)
-                )
-            )
-            let redirect = OAuthRedirect.url(
-                authorization.request.redirectURI, parameters: [("code", code), ("state", authorization.request.state), ("iss", tokens.issuer)]
-            )
-            return .authorized(flowID: flow.id, redirect: redirect)
+            return try await authorizeBrowser(flow, authorization: authorization, app: app, account: account, identity: identity)
         }
 
         let subject = account?.id ?? "\(identity.providerID)|\(identity.subject)"
@@ -467,7 +467,8 @@ public struct FlowEngine: Sendable {
                 app: app, subject: subject, accountID: account?.id, scopes: flow.scopes, methods: flow.methods, identityProvider: identity.providerID,
                 authTime: now,
                 profile: ProfileClaims.make(username: account?.username ?? identity.username, claims: identity.claims.overlaid(with: account?.profile), scopes: flow.scopes),
-                stateless: flow.stateless, signInKeyID: flow.signInKeyID, dpopJKT: dpopJKT, installation: installationDigest(of: flow, app: app)
+                stateless: flow.stateless, signInKeyID: flow.signInKeyID, dpopJKT: dpopJKT, installation: installationDigest(of: flow, app: app),
+                acr: AuthenticationLevel(methods: flow.methods, identityProvider: identity.providerID, plugins: plugins).rawValue
             )
         )
         var tokens = issued

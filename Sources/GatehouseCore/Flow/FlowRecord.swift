@@ -12,6 +12,8 @@ public struct FlowRecord: Sendable, Hashable, Codable {
         case activationChoice
         /// A new account's profile waits for the person to confirm or edit it (`confirm_profile`).
         case confirmProfile
+        /// A browser sign-in waits for the person to allow the app the scopes it asks for (`consent`).
+        case consent
     }
 
     public var id: String
@@ -112,5 +114,6 @@ public enum FlowOutcome: Sendable {
     /// A browser flow must first pick one of these providers.
     case chooseProvider(flowID: String, providers: [String], expiresAt: Date)
     /// A browser flow is done: send the browser to this URL (the app's redirect URI with the code).
-    case authorized(flowID: String, redirect: String)
+    /// `sessionCookie`: a new single sign-on session's cookie value, for the browser to keep.
+    case authorized(flowID: String, redirect: String, sessionCookie: String? = nil)
 }

@@ -11,8 +11,17 @@ public struct AuthorizationRequest: Sendable, Hashable, Codable {
     public var codeChallenge: String
     public var prompt: [String]
     public var loginHint: String?
+    /// `max_age` in seconds: a sign-in older than this is not good enough (OIDC Core section 3.1.2.1).
+    public var maxAge: Int?
+    /// `acr_values`, space-separated in the request (`AuthenticationLevel`).
+    public var acrValues: [String]
 
-    public init(clientID: String, redirectURI: String, scopes: [String], state: String?, nonce: String?, codeChallenge: String, prompt: [String] = [], loginHint: String? = nil) {
+    public init(
+        clientID: String, redirectURI: String, scopes: [String], state: String?, nonce: String?, codeChallenge: String, prompt: [String] = [], loginHint: String? = nil,
+        maxAge: Int? = nil, acrValues: [String] = []
+    ) {
+        self.maxAge = maxAge
+        self.acrValues = acrValues
         self.clientID = clientID
         self.redirectURI = redirectURI
         self.scopes = scopes
@@ -72,6 +81,13 @@ public struct BrowserProof: Sendable, Hashable {
 public struct BrowserAuthorization: Sendable, Hashable, Codable {
     public var request: AuthorizationRequest
     public var binding: BrowserBinding
+    /// The single sign-on session the browser was in when the flow started, if any.
+    public var sessionID: String?
+    /// True when the flow goes on from that session instead of a new sign-in (a step-up, a consent):
+    /// it ends in the same session, with the same `auth_time`.
+    public var continuesSession: Bool?
+    /// The browser's `User-Agent` (cut short), for the person's session list.
+    public var userAgent: String?
 
     public init(request: AuthorizationRequest, binding: BrowserBinding) {
         self.request = request

@@ -63,16 +63,25 @@ public struct AuthorizationValidator: Sendable {
         if let unknown = prompt.first(where: { !known.contains($0) }) {
             throw refuse(.invalidRequest, "prompt=\(unknown) is not supported.")
         }
-        if prompt.contains("none") {
-            // The broker keeps no single-sign-on session, so it can never sign in without showing a page.
-            throw refuse(prompt.count > 1 ? .invalidRequest : .loginRequired, "The person must sign in; prompt=none cannot be honoured.")
+        if prompt.contains("none"), prompt.count > 1 {
+            // OIDC Core section 3.1.2.1: none with any other value is an error.
+            throw refuse(.invalidRequest, "prompt=none cannot be combined with other values.")
         }
+        var maxAge: Int?
+        if let text = parameters["max_age"], !text.isEmpty {
+            guard let value = Int(text), value >= 0, text.allSatisfy(\.isASCII) else {
+                throw refuse(.invalidRequest, "max_age must be a number of seconds (0 or more).")
+            }
+            maxAge = value
+        }
+        let acrValues = (parameters["acr_values"] ?? "").split(separator: " ").map(String.init)
         if app.policy.identityProviders.isEmpty {
             throw refuse(.unauthorizedClient, "This application may not use any identity provider.")
         }
         let request = AuthorizationRequest(
             clientID: clientID, redirectURI: redirectURI, scopes: scopes, state: state, nonce: parameters["nonce"], codeChallenge: challenge,
-            prompt: prompt, loginHint: parameters["login_hint"].flatMap { $0.isEmpty ? nil : String($0.prefix(256)) }
+            prompt: prompt, loginHint: parameters["login_hint"].flatMap { $0.isEmpty ? nil : String($0.prefix(256)) }, maxAge: maxAge,
+            acrValues: Array(acrValues.prefix(8))
         )
         return (app, request)
     }

@@ -7,6 +7,12 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
     public var jwksURI: String
     public var revocationEndpoint: String
     public var introspectionEndpoint: String
+    /// RP-Initiated Logout 1.0 section 2.1.
+    public var endSessionEndpoint: String
+    /// Back-Channel Logout 1.0 section 2.1: logout tokens are sent, and they carry `sid`.
+    public var backchannelLogoutSupported = true
+    public var backchannelLogoutSessionSupported = true
+    public var acrValuesSupported = AuthenticationLevel.allCases.map(\.rawValue)
     public var responseTypesSupported = ["code"]
     public var responseModesSupported = ["query"]
     public var grantTypesSupported = ["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"]
@@ -18,7 +24,7 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
     public var codeChallengeMethodsSupported = ["S256"]
     public var scopesSupported = ["openid", "profile", "email", "groups", "offline_access"]
     public var claimsSupported = [
-        "iss", "sub", "aud", "azp", "exp", "iat", "auth_time", "nonce", "at_hash", "amr", "idp", "preferred_username", "name", "given_name",
+        "iss", "sub", "aud", "azp", "exp", "iat", "auth_time", "nonce", "at_hash", "amr", "idp", "sid", "acr", "preferred_username", "name", "given_name",
         "family_name", "email", "email_verified", "groups",
     ]
     public var promptValuesSupported = ["login", "consent", "select_account", "none"]
@@ -38,6 +44,7 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
         self.jwksURI = issuer + "/oauth2/jwks"
         self.revocationEndpoint = issuer + "/oauth2/revoke"
         self.introspectionEndpoint = issuer + "/oauth2/introspect"
+        self.endSessionEndpoint = issuer + "/oauth2/logout"
         self.idTokenSigningAlgValuesSupported = signingAlgorithms
     }
 
@@ -49,6 +56,10 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
         case jwksURI = "jwks_uri"
         case revocationEndpoint = "revocation_endpoint"
         case introspectionEndpoint = "introspection_endpoint"
+        case endSessionEndpoint = "end_session_endpoint"
+        case backchannelLogoutSupported = "backchannel_logout_supported"
+        case backchannelLogoutSessionSupported = "backchannel_logout_session_supported"
+        case acrValuesSupported = "acr_values_supported"
         case responseTypesSupported = "response_types_supported"
         case responseModesSupported = "response_modes_supported"
         case grantTypesSupported = "grant_types_supported"

@@ -41,6 +41,8 @@ extension OAuthService {
     /// links, refresh tokens and codes; its access tokens stop introspecting as active at once.
     /// False when there was no such account.
     public func deleteAccount(id: String, appID: String?, admin: AdminIdentity?) async throws -> Bool {
+        // Its browser sessions end first, so that the apps that got tokens in them hear of it.
+        try await sessions.endAll(accountID: id, reason: "deregistration", actor: admin?.name)
         for link in try await store.identityLinks(accountID: id) {
             if let provider = plugins.identityProviders[link.providerID] as? any IdentityForgetting {
                 try await provider.forget(subject: link.subject)

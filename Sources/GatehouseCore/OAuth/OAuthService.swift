@@ -13,15 +13,25 @@ public struct OAuthService: Sendable {
     public let logger: Logger
     /// Checks DPoP proofs at the token endpoint and the broker's resources; nil: DPoP is off.
     public let dpop: DPoPVerifier?
+    /// Browser single sign-on sessions and their end (logout on every node, back-channel logout).
+    public let sessions: BrowserSessionService
 
     public init(
         store: any BrokerStore, tokens: TokenIssuer, plugins: PluginInstances, clock: any BrokerClock, logger: Logger, apps: AppCache? = nil,
-        defaultLockout: LockoutPolicy = LockoutPolicy(), metrics: BrokerMetrics = BrokerMetrics(), dpop: DPoPVerifier? = nil
+        defaultLockout: LockoutPolicy = LockoutPolicy(), metrics: BrokerMetrics = BrokerMetrics(), dpop: DPoPVerifier? = nil,
+        http: any OutboundHTTP = NoOutboundHTTP(), backchannelRetryDelays: [TimeInterval] = BackchannelLogout.defaultRetryDelays
     ) {
         self.dpop = dpop
         self.store = store
         self.tokens = tokens
         self.revocations = RevocationList(store: store, clock: clock)
+        self.sessions = BrowserSessionService(
+            store: store, revocations: revocations,
+            backchannel: BackchannelLogout(
+                http: http, keyring: tokens.keyring, audit: store, clock: clock, logger: logger, issuer: tokens.issuer, retryDelays: backchannelRetryDelays
+            ),
+            clock: clock, logger: logger
+        )
         self.clients = ClientAuthenticator(
             apps: apps ?? AppCache(store: store, clock: clock), failures: FailedAuthenticationLimit(store: store, clock: clock, metrics: metrics),
             defaultLockout: defaultLockout
@@ -91,12 +101,19 @@ public struct OAuthService: Sendable {
             throw reused
         }
         guard let account = try await store.account(id: record.accountID) else { throw Self.invalidGrant("The account no longer exists.") }
+        // A code issued in a session that ended meanwhile (a logout racing the redirect) yields nothing.
+        if let sessionID = record.sessionID {
+            guard let session = try await store.browserSession(id: sessionID), session.isLive(at: now) else {
+                throw Self.invalidGrant("The session the code was issued in has ended; sign in again.")
+            }
+        }
         let issued = try await tokens.issue(
             TokenIssuer.Grant(
                 app: app, subject: account.id, accountID: account.id, scopes: record.scopes, methods: record.methods,
                 identityProvider: record.identityProvider, authTime: record.authTime, nonce: record.nonce, refreshFamilyID: familyID,
                 profile: try await profile(of: account, identityProvider: record.identityProvider, scopes: record.scopes), accessTokenID: accessTokenID,
-                dpopJKT: dpopJKT
+                dpopJKT: dpopJKT, sessionID: record.sessionID,
+                acr: AuthenticationLevel(methods: record.methods, identityProvider: record.identityProvider, plugins: plugins).rawValue
             )
         )
         return issued
@@ -173,7 +190,9 @@ public struct OAuthService: Sendable {
                     app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: record.methods, identityProvider: record.identityProvider,
                     authTime: record.authTime, refreshFamilyID: record.familyID, replacingRefreshToken: digest,
                     profile: Self.profile(of: account, links: links, identityProvider: record.identityProvider, scopes: scopes),
-                    refreshTokenScopes: record.scopes, signInKeyID: record.signInKeyID, dpopJKT: dpopJKT, installation: record.installation
+                    refreshTokenScopes: record.scopes, signInKeyID: record.signInKeyID, dpopJKT: dpopJKT, installation: record.installation,
+                    sessionID: record.sessionID,
+                    acr: AuthenticationLevel(methods: record.methods, identityProvider: record.identityProvider, plugins: plugins).rawValue
                 )
             )
             return issued

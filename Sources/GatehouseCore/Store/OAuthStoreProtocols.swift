@@ -20,12 +20,15 @@ public struct AuthorizationCodeRecord: Sendable, Hashable, Codable {
     public var issuedFamilyID: String?
     public var issuedAccessTokenID: String?
     public var issuedAccessTokenExpiresAt: Date?
+    /// The browser session the code was issued in: a code whose session ended meanwhile is refused.
+    public var sessionID: String?
 
     public init(
         digest: String, appID: String, redirectURI: String, codeChallenge: String, nonce: String?, scopes: [String], accountID: String,
         authTime: Date, methods: [String], identityProvider: String?, expiresAt: Date, usedAt: Date? = nil, issuedFamilyID: String? = nil,
-        issuedAccessTokenID: String? = nil, issuedAccessTokenExpiresAt: Date? = nil
+        issuedAccessTokenID: String? = nil, issuedAccessTokenExpiresAt: Date? = nil, sessionID: String? = nil
     ) {
+        self.sessionID = sessionID
         self.digest = digest
         self.appID = appID
         self.redirectURI = redirectURI

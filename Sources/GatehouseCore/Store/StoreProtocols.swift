@@ -88,12 +88,15 @@ public struct RefreshTokenRecord: Sendable, Hashable, Codable {
     /// The digest of the installation the sign-in named (`AccessTokenClaims.installation`), kept
     /// through rotations.
     public var installation: String?
+    /// The browser session the sign-in belongs to: logout revokes the token unless it is `offline_access`.
+    public var sessionID: String?
 
     public init(
         digest: String, familyID: String, accountID: String, appID: String, scopes: [String], issuedAt: Date, expiresAt: Date,
         authTime: Date, methods: [String] = [], identityProvider: String? = nil, usedAt: Date? = nil, revokedAt: Date? = nil,
-        signInKeyID: String? = nil, dpopJKT: String? = nil, installation: String? = nil
+        signInKeyID: String? = nil, dpopJKT: String? = nil, installation: String? = nil, sessionID: String? = nil
     ) {
+        self.sessionID = sessionID
         self.installation = installation
         self.signInKeyID = signInKeyID
         self.dpopJKT = dpopJKT
@@ -237,7 +240,7 @@ public protocol PluginDataStore: Sendable {
 
 /// Everything the broker persists. SQLite implements it for one node; PostgreSQL for several.
 public protocol BrokerStore: AppStore, AccountStore, FlowStore, RefreshTokenStore, SigningKeyStore, AuditStore, PluginDataStore,
-    AuthorizationCodeStore, RevocationStore, AttemptCounterStore, ProvisionalIdentityStore, DeviceStore
+    AuthorizationCodeStore, RevocationStore, AttemptCounterStore, ProvisionalIdentityStore, DeviceStore, BrowserSessionStore
 {
     /// Cheap round trip for `/readyz`.
     func ping() async throws

@@ -17,10 +17,14 @@ public struct IDTokenClaims: JWTPayload, Sendable {
     public var atHash: String?
     public var amr: [String]?
     public var idp: String?
+    /// The browser session the sign-in belongs to (Back-Channel Logout 1.0 section 2.1).
+    public var sid: String?
+    /// How strongly the person signed in (`AuthenticationLevel`).
+    public var acr: String?
     public var profile: [String: JSONValue]
 
     enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, azp, exp, iat, nonce, amr, idp
+        case iss, sub, aud, azp, exp, iat, nonce, amr, idp, sid, acr
         case authTime = "auth_time"
         case atHash = "at_hash"
     }
@@ -32,7 +36,9 @@ public struct IDTokenClaims: JWTPayload, Sendable {
         init?(intValue: Int) { nil }
     }
 
-    public init(issuer: String, subject: String, audience: String, issuedAt: Date, expiresAt: Date, authTime: Date, nonce: String?, accessToken: String?, amr: [String]?, identityProvider: String?, profile: [String: JSONValue]) {
+    public init(issuer: String, subject: String, audience: String, issuedAt: Date, expiresAt: Date, authTime: Date, nonce: String?, accessToken: String?, amr: [String]?, identityProvider: String?, profile: [String: JSONValue], sessionID: String? = nil, acr: String? = nil) {
+        self.sid = sessionID
+        self.acr = acr
         self.iss = issuer
         self.sub = subject
         self.aud = audience
@@ -64,7 +70,9 @@ public struct IDTokenClaims: JWTPayload, Sendable {
         atHash = try container.decodeIfPresent(String.self, forKey: .atHash)
         amr = try container.decodeIfPresent([String].self, forKey: .amr)
         idp = try container.decodeIfPresent(String.self, forKey: .idp)
-        let known = Set(["iss", "sub", "aud", "azp", "exp", "iat", "auth_time", "nonce", "at_hash", "amr", "idp"])
+        sid = try container.decodeIfPresent(String.self, forKey: .sid)
+        acr = try container.decodeIfPresent(String.self, forKey: .acr)
+        let known = Set(["iss", "sub", "aud", "azp", "exp", "iat", "auth_time", "nonce", "at_hash", "amr", "idp", "sid", "acr"])
         let all = try decoder.container(keyedBy: ProfileKey.self)
         var profile: [String: JSONValue] = [:]
         for key in all.allKeys where !known.contains(key.stringValue) {
@@ -88,6 +96,8 @@ public struct IDTokenClaims: JWTPayload, Sendable {
         try container.encodeIfPresent(atHash, forKey: .atHash)
         try container.encodeIfPresent(amr, forKey: .amr)
         try container.encodeIfPresent(idp, forKey: .idp)
+        try container.encodeIfPresent(sid, forKey: .sid)
+        try container.encodeIfPresent(acr, forKey: .acr)
     }
 
     public func verify(using algorithm: some JWTAlgorithm) async throws {}

@@ -215,6 +215,25 @@ public final class SigningKeyring: Sendable {
         try await sign(claims, type: "JWT", algorithm: algorithm)
     }
 
+    /// Signs a back-channel logout token with the active key of `algorithm` (header `typ: logout+jwt`,
+    /// Back-Channel Logout 1.0 section 2.4, so it cannot pass for an ID token).
+    public func sign(_ claims: LogoutTokenClaims, algorithm: SigningAlgorithm) async throws -> String {
+        try await sign(claims, type: "logout+jwt", algorithm: algorithm)
+    }
+
+    /// Verifies an ID token the broker issued, whatever its age (an `id_token_hint` at logout may have
+    /// expired, RP-Initiated Logout 1.0 section 2): header `typ: JWT`, a published key by `kid` with its
+    /// own algorithm, the signature, and `iss`. Nil for anything else.
+    public func verifyIDTokenHint(_ token: String, issuer: String) async -> IDTokenClaims? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerData = Base64URL.decode(String(parts[0])),
+            let header = try? JSONDecoder().decode(Header.self, from: headerData), let kid = header.kid, let alg = header.alg, header.typ == "JWT"
+        else { return nil }
+        guard let key = snapshot.withLock({ $0.loaded[kid] }), key.record.algorithm.rawValue == alg else { return nil }
+        guard let claims = try? await lane(key.record.algorithm).collection.verify(token, as: IDTokenClaims.self), claims.iss == issuer else { return nil }
+        return claims
+    }
+
     private func sign(_ payload: some JWTPayload, type: String, algorithm: SigningAlgorithm) async throws -> String {
         var (collection, activeKid) = lane(algorithm)
         if activeKid == nil {

@@ -49,14 +49,21 @@ public struct TokenIssuer: Sendable {
         public var dpopJKT: String?
         /// The digest of the installation the sign-in named, carried by both tokens.
         public var installation: String?
+        /// The browser session the sign-in belongs to: `sid` in the ID token; the refresh token is
+        /// kept with it so that logout revokes it (unless it is `offline_access`).
+        public var sessionID: String?
+        /// `acr` for the ID token (`AuthenticationLevel`).
+        public var acr: String?
 
         public init(
             app: App, subject: String, accountID: String?, scopes: [String], methods: [String], identityProvider: String?, authTime: Date?,
             nonce: String? = nil, refreshFamilyID: String? = nil, replacingRefreshToken: String? = nil, profile: [String: JSONValue] = [:],
             stateless: Bool = false, accessTokenID: String? = nil, refreshTokenScopes: [String]? = nil, signInKeyID: String? = nil, dpopJKT: String? = nil,
-            installation: String? = nil
+            installation: String? = nil, sessionID: String? = nil, acr: String? = nil
         ) {
             self.installation = installation
+            self.sessionID = sessionID
+            self.acr = acr
             self.signInKeyID = signInKeyID
             self.dpopJKT = dpopJKT
             self.app = app
@@ -100,7 +107,7 @@ public struct TokenIssuer: Sendable {
                 digest: SecretDigest.sha256Hex(token), familyID: family, accountID: accountID, appID: grant.app.id, scopes: grant.refreshTokenScopes ?? grant.scopes,
                 issuedAt: now, expiresAt: now.addingTimeInterval(grant.app.policy.refreshTokenLifetime.timeInterval), authTime: authTime,
                 methods: grant.methods, identityProvider: grant.identityProvider, signInKeyID: grant.signInKeyID,
-                dpopJKT: grant.app.isConfidential ? nil : grant.dpopJKT, installation: grant.installation
+                dpopJKT: grant.app.isConfidential ? nil : grant.dpopJKT, installation: grant.installation, sessionID: grant.sessionID
             )
             if let used = grant.replacingRefreshToken {
                 guard try await refreshTokens.rotateRefreshToken(usedDigest: used, replacement: record, now: now) else {
@@ -118,7 +125,7 @@ public struct TokenIssuer: Sendable {
                 IDTokenClaims(
                     issuer: issuer, subject: grant.subject, audience: grant.app.id, issuedAt: now, expiresAt: expiresAt, authTime: authTime,
                     nonce: grant.nonce, accessToken: accessToken, amr: grant.methods.isEmpty ? nil : grant.methods,
-                    identityProvider: grant.identityProvider, profile: grant.profile
+                    identityProvider: grant.identityProvider, profile: grant.profile, sessionID: grant.sessionID, acr: grant.acr
                 ),
                 algorithm: grant.app.policy.idTokenSigningAlg
             )

@@ -234,6 +234,37 @@ enum PostgresMigrations {
             ALTER TABLE refresh_tokens ADD COLUMN installation TEXT;
             """
         ),
+        (
+            "v11-browser-sessions",
+            """
+            CREATE TABLE browser_sessions (
+                id TEXT PRIMARY KEY,
+                cookie_digest TEXT NOT NULL UNIQUE,
+                account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                providers TEXT NOT NULL,
+                factors TEXT NOT NULL,
+                amr TEXT NOT NULL,
+                subject TEXT NOT NULL,
+                username TEXT NOT NULL,
+                auth_time DOUBLE PRECISION NOT NULL,
+                created_at DOUBLE PRECISION NOT NULL,
+                last_seen_at DOUBLE PRECISION NOT NULL,
+                expires_at DOUBLE PRECISION NOT NULL,
+                ended_at DOUBLE PRECISION,
+                client_ip TEXT,
+                user_agent TEXT
+            );
+            CREATE INDEX browser_sessions_by_account ON browser_sessions(account_id);
+            CREATE TABLE browser_session_apps (
+                session_id TEXT NOT NULL REFERENCES browser_sessions(id) ON DELETE CASCADE,
+                app_id TEXT NOT NULL,
+                PRIMARY KEY (session_id, app_id)
+            );
+            ALTER TABLE authorization_codes ADD COLUMN session_id TEXT;
+            ALTER TABLE refresh_tokens ADD COLUMN session_id TEXT;
+            CREATE INDEX refresh_tokens_by_session ON refresh_tokens(session_id) WHERE session_id IS NOT NULL
+            """
+        ),
     ]
 
     /// Any fixed number, the same on every node: the advisory lock migrations run under.

@@ -6,9 +6,9 @@ extension PostgresStore: AuthorizationCodeStore {
     public func insertAuthorizationCode(_ code: AuthorizationCodeRecord) async throws {
         try await run(
             """
-            INSERT INTO authorization_codes (digest, app_id, redirect_uri, code_challenge, nonce, scopes, account_id, auth_time, amr, idp, expires_at)
+            INSERT INTO authorization_codes (digest, app_id, redirect_uri, code_challenge, nonce, scopes, account_id, auth_time, amr, idp, expires_at, session_id)
             VALUES (\(code.digest), \(code.appID), \(code.redirectURI), \(code.codeChallenge), \(code.nonce), \(try StoreJSON.encode(code.scopes)),
-                    \(code.accountID), \(code.authTime.storeValue), \(try StoreJSON.encode(code.methods)), \(code.identityProvider), \(code.expiresAt.storeValue))
+                    \(code.accountID), \(code.authTime.storeValue), \(try StoreJSON.encode(code.methods)), \(code.identityProvider), \(code.expiresAt.storeValue), \(code.sessionID))
             """
         )
     }
@@ -21,7 +21,7 @@ extension PostgresStore: AuthorizationCodeStore {
             accountID: try row["account_id"].string(), authTime: try row["auth_time"].date(), methods: try row["amr"].json([String].self),
             identityProvider: try row["idp"].optionalString(), expiresAt: try row["expires_at"].date(), usedAt: try row["used_at"].optionalDate(),
             issuedFamilyID: try row["issued_family_id"].optionalString(), issuedAccessTokenID: try row["issued_access_token_id"].optionalString(),
-            issuedAccessTokenExpiresAt: try row["issued_access_token_expires_at"].optionalDate()
+            issuedAccessTokenExpiresAt: try row["issued_access_token_expires_at"].optionalDate(), sessionID: try row["session_id"].optionalString()
         )
     }
 

@@ -9,10 +9,10 @@ extension PostgresStore: RefreshTokenStore {
 
     static func insert(_ token: RefreshTokenRecord) throws -> PostgresQuery {
         """
-        INSERT INTO refresh_tokens (digest, family_id, account_id, app_id, scopes, issued_at, expires_at, auth_time, amr, idp, used_at, revoked_at, sign_in_key, dpop_jkt, installation)
+        INSERT INTO refresh_tokens (digest, family_id, account_id, app_id, scopes, issued_at, expires_at, auth_time, amr, idp, used_at, revoked_at, sign_in_key, dpop_jkt, installation, session_id)
         VALUES (\(token.digest), \(token.familyID), \(token.accountID), \(token.appID), \(try StoreJSON.encode(token.scopes)),
                 \(token.issuedAt.storeValue), \(token.expiresAt.storeValue), \(token.authTime.storeValue), \(try StoreJSON.encode(token.methods)),
-                \(token.identityProvider), \(token.usedAt?.storeValue), \(token.revokedAt?.storeValue), \(token.signInKeyID), \(token.dpopJKT), \(token.installation))
+                \(token.identityProvider), \(token.usedAt?.storeValue), \(token.revokedAt?.storeValue), \(token.signInKeyID), \(token.dpopJKT), \(token.installation), \(token.sessionID))
         """
     }
 
@@ -30,7 +30,7 @@ extension PostgresStore: RefreshTokenStore {
             expiresAt: try row["expires_at"].date(), authTime: try row["auth_time"].date(), methods: try row["amr"].json([String].self),
             identityProvider: try row["idp"].optionalString(), usedAt: try row["used_at"].optionalDate(), revokedAt: try row["revoked_at"].optionalDate(),
             signInKeyID: try row["sign_in_key"].optionalString(), dpopJKT: try row["dpop_jkt"].optionalString(),
-            installation: try row["installation"].optionalString()
+            installation: try row["installation"].optionalString(), sessionID: try row["session_id"].optionalString()
         )
     }
 
@@ -46,10 +46,10 @@ extension PostgresStore: RefreshTokenStore {
                 UPDATE refresh_tokens SET used_at = \(now.storeValue)
                 WHERE digest = \(usedDigest) AND used_at IS NULL AND revoked_at IS NULL RETURNING 1
             )
-            INSERT INTO refresh_tokens (digest, family_id, account_id, app_id, scopes, issued_at, expires_at, auth_time, amr, idp, used_at, revoked_at, sign_in_key, dpop_jkt, installation)
+            INSERT INTO refresh_tokens (digest, family_id, account_id, app_id, scopes, issued_at, expires_at, auth_time, amr, idp, used_at, revoked_at, sign_in_key, dpop_jkt, installation, session_id)
             SELECT \(token.digest), \(token.familyID), \(token.accountID), \(token.appID), \(try StoreJSON.encode(token.scopes)),
                    \(token.issuedAt.storeValue), \(token.expiresAt.storeValue), \(token.authTime.storeValue), \(try StoreJSON.encode(token.methods)),
-                   \(token.identityProvider), \(token.usedAt?.storeValue), \(token.revokedAt?.storeValue), \(token.signInKeyID), \(token.dpopJKT), \(token.installation)
+                   \(token.identityProvider), \(token.usedAt?.storeValue), \(token.revokedAt?.storeValue), \(token.signInKeyID), \(token.dpopJKT), \(token.installation), \(token.sessionID)
             FROM used RETURNING 1
             """
         ) == 1

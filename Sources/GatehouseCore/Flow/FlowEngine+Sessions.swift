@@ -1,0 +1,223 @@
+import Foundation
+
+/// Single sign-on in browser flows: an authorization request from a browser that has a session
+/// signs the person in without pages when the app's policy accepts how the session signed in; asks
+/// only the missing factor when it does not (a step-up); and asks the person's consent for apps
+/// that need it. A browser flow that ends creates (or renews) the session.
+extension FlowEngine {
+    /// What a browser's session is good for at an app.
+    enum SessionDecision {
+        /// No usable session (none, expired, too old for `max_age`, `prompt=login`, another provider):
+        /// the person signs in with pages.
+        case signIn
+        /// The session covers the app: a code without pages (after consent, where the app needs it).
+        case signedIn(BrowserSession, Account, provider: String)
+        /// The session covers the identity but the app needs a factor it has not passed.
+        case stepUp(BrowserSession, Account, provider: String, factor: String)
+    }
+
+    /// Decides what the browser's session (if any) is good for at `app` for `request`.
+    func sessionDecision(_ session: BrowserSession?, app: App, request: AuthorizationRequest) async throws -> SessionDecision {
+        let now = clock.now
+        guard let session, !request.prompt.contains("login"), !request.prompt.contains("select_account"),
+            session.isUsable(under: app.policy.session, at: now)
+        else { return .signIn }
+        if let maxAge = request.maxAge, now.timeIntervalSince(session.authTime) > TimeInterval(maxAge) { return .signIn }
+        guard let provider = session.providers.first(where: { configuredProviders(of: app).contains($0) }),
+            let account = try await store.account(id: session.accountID)
+        else { return .signIn }
+        if let factor = requiredFactor(app: app, account: account, request: request, passed: session.factors) {
+            return .stepUp(session, account, provider: provider, factor: factor)
+        }
+        return .signedIn(session, account, provider: provider)
+    }
+
+    /// The authenticator a browser sign-in still has to pass at `app`, given the factors `passed`:
+    /// the policy's second factor, or for `acr_values` asking for more than one factor, the app's
+    /// first authenticator when none of them was passed. Nil when nothing is missing.
+    func requiredFactor(app: App, account: Account, request: AuthorizationRequest?, passed: [String]) -> String? {
+        if let factor = app.policy.secondFactor(for: account) { return passed.contains(factor) ? nil : factor }
+        guard let request, AuthenticationLevel.requested(by: request.acrValues) == .multiFactor, !account.isTest,
+            !passed.contains(where: app.policy.authenticators.contains)
+        else { return nil }
+        return app.policy.authenticators.first { plugins.authenticators[$0] != nil }
+    }
+
+    /// The authenticators among a sign-in's `amr` (those that are not the identity provider itself).
+    func passedFactors(_ methods: [String], identityProvider: String) -> [String] {
+        methods.filter { $0 != identityProvider && plugins.authenticators[$0] != nil }.uniqued()
+    }
+
+    /// A refusal of `prompt=none` goes back to the app (OIDC Core section 3.1.2.6).
+    func promptNoneRefusal(_ code: ErrorCode, _ message: String, request: AuthorizationRequest) -> AuthorizationRefusal {
+        .redirect(
+            BrokerError(code, .badRequest, message),
+            to: OAuthRedirect.url(request.redirectURI, parameters: [("error", code.rawValue), ("error_description", message), ("state", request.state), ("iss", tokens.issuer)])
+        )
+    }
+
+    /// Goes on from the browser's session: at once to a code, or through consent or the missing
+    /// factor in a flow that ends in the same session.
+    func continueSession(
+        _ decision: SessionDecision, app: App, request: AuthorizationRequest, binding: BrowserBinding, clientIP: String?, userAgent: String?
+    ) async throws -> FlowOutcome? {
+        let (session, account, provider, factor): (BrowserSession, Account, String, String?)
+        switch decision {
+        case .signIn: return nil
+        case .signedIn(let s, let a, let p): (session, account, provider, factor) = (s, a, p, nil)
+        case .stepUp(let s, let a, let p, let f): (session, account, provider, factor) = (s, a, p, f)
+        }
+        let needsConsent = try await consentNeeded(app: app, accountID: account.id, scopes: request.scopes, prompt: request.prompt)
+        if request.prompt.contains("none") {
+            if factor != nil { throw promptNoneRefusal(.interactionRequired, "The app needs a further sign-in step, which needs a page.", request: request) }
+            if needsConsent { throw promptNoneRefusal(.consentRequired, "The person has not allowed this app the scopes it asks for.", request: request) }
+        }
+        let now = clock.now
+        var authorization = BrowserAuthorization(request: request, binding: binding)
+        authorization.sessionID = session.id
+        authorization.continuesSession = true
+        authorization.userAgent = userAgent
+        var flow = FlowRecord(
+            id: RandomToken.make(), appID: app.id, providerID: provider, purpose: .authenticate, stateless: false, scopes: request.scopes,
+            phase: .identify, pluginState: FlowState(), challenge: Challenge(type: "none"),
+            identity: ExternalIdentity(providerID: provider, subject: session.subject, username: session.username), accountID: account.id,
+            methods: session.methods, clientIP: clientIP, authorization: authorization, createdAt: now,
+            expiresAt: now.addingTimeInterval(app.policy.flowLifetime.timeInterval), version: -1
+        )
+        if let factor { return try await beginFactor(flow, factorID: factor, app: app, account: account) }
+        if needsConsent { return try await askConsent(&flow, app: app) }
+        try await audit("signin.sso", flow: flow, outcome: nil, details: ["sid": session.id])
+        return try await authorizeInSession(flow, authorization: authorization, app: app, account: account, identity: flow.identity!)
+    }
+
+    /// Whether the app must ask the person before it gets `scopes` (`prompt=consent` asks again).
+    func consentNeeded(app: App, accountID: String, scopes: [String], prompt: [String]) async throws -> Bool {
+        guard app.policy.consentRequired else { return false }
+        if prompt.contains("consent") { return true }
+        return try await !ConsentBook(store: store, clock: clock).covers(accountID: accountID, appID: app.id, scopes: scopes)
+    }
+
+    /// Shows the consent page: the flow waits in the `consent` phase.
+    func askConsent(_ flow: inout FlowRecord, app: App) async throws -> FlowOutcome {
+        flow.phase = .consent
+        flow.pluginState = FlowState()
+        flow.challenge = Challenge(
+            type: ChallengeDescription.consent.type,
+            fields: [
+                "appName": .string(app.name), "scopes": .array(flow.scopes.map(JSONValue.string)),
+                "purposes": .string(flow.scopes.map(Self.purpose(of:)).joined(separator: "; ")),
+            ]
+        )
+        try await save(&flow)
+        return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
+    }
+
+    /// What a scope lets an app do, in words.
+    static func purpose(of scope: String) -> String {
+        switch scope {
+        case "openid": "know who you are"
+        case "profile": "see your name and picture"
+        case "email": "see your email address"
+        case "groups": "see the groups you belong to"
+        case "offline_access": "stay signed in while you are away"
+        default: "use \(scope)"
+        }
+    }
+
+    /// The person allowed (`{}`) or denied (`deny`) the app.
+    func answerConsent(_ flow: FlowRecord, app: App, answer: ChallengeResponse) async throws -> FlowOutcome {
+        guard let authorization = flow.authorization, let accountID = flow.accountID,
+            let account = try await store.account(id: accountID)
+        else { throw BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.") }
+        if answer.values["deny"] != nil {
+            guard try await store.deleteFlow(id: flow.id, version: flow.version) else {
+                throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
+            }
+            try await audit("consent.denied", flow: flow, outcome: ErrorCode.accessDenied.rawValue, details: ["scopes": flow.scopes.joined(separator: " ")])
+            return .authorized(
+                flowID: flow.id,
+                redirect: OAuthRedirect.url(
+                    authorization.request.redirectURI,
+                    parameters: [("error", "access_denied"), ("error_description", "The person did not allow access."), ("state", authorization.request.state), ("iss", tokens.issuer)]
+                )
+            )
+        }
+        try await ConsentBook(store: store, clock: clock).record(accountID: accountID, appID: app.id, scopes: flow.scopes)
+        try await audit("consent.granted", flow: flow, outcome: nil, details: ["scopes": flow.scopes.joined(separator: " ")])
+        var next = flow
+        next.challenge = Challenge(type: "none")
+        return try await complete(next, app: app, account: account)
+    }
+
+    /// The end of a browser flow (its flow already claimed): the session is created, renewed or
+    /// stepped up, and the app gets an authorization code for it.
+    func authorizeBrowser(_ flow: FlowRecord, authorization: BrowserAuthorization, app: App, account: Account, identity: ExternalIdentity) async throws -> FlowOutcome {
+        let now = clock.now
+        let factors = passedFactors(flow.methods, identityProvider: identity.providerID)
+        if authorization.continuesSession == true {
+            guard let sessionID = authorization.sessionID,
+                try await store.updateBrowserSessionSignIn(
+                    id: sessionID, providers: [identity.providerID], factors: factors, methods: flow.methods, authTime: nil, cookieDigest: nil, now: now
+                )
+            else {
+                throw BrokerError(.loginRequired, .forbidden, "The session ended while this step was open; sign in again.")
+            }
+            return try await authorizeInSession(flow, authorization: authorization, app: app, account: account, identity: identity)
+        }
+        // A new sign-in: the browser gets a fresh cookie (no value from before the sign-in survives it).
+        let cookie = RandomToken.make()
+        let digest = SecretDigest.sha256Hex(cookie)
+        var sessionID: String?
+        if let previousID = authorization.sessionID, let previous = try await store.browserSession(id: previousID), previous.isLive(at: now) {
+            if previous.accountID == account.id,
+                try await store.updateBrowserSessionSignIn(
+                    id: previousID, providers: [identity.providerID], factors: factors, methods: flow.methods, authTime: now, cookieDigest: digest, now: now
+                )
+            {
+                sessionID = previousID
+            } else if previous.accountID != account.id {
+                // Someone else signed in in this browser: the other person's session ends.
+                try await sessions?.end(previous, reason: "replaced")
+            }
+        }
+        if sessionID == nil {
+            let session = BrowserSession(
+                id: RandomToken.make(byteCount: 16), cookieDigest: digest, accountID: account.id, providers: [identity.providerID], factors: factors,
+                methods: flow.methods, subject: identity.subject, username: account.username, authTime: now, createdAt: now, lastSeenAt: now,
+                expiresAt: now.addingTimeInterval(app.policy.session.absoluteLifetime.timeInterval), clientIP: flow.clientIP,
+                userAgent: authorization.userAgent.map { String($0.prefix(200)) }
+            )
+            try await store.insertBrowserSession(session)
+            sessionID = session.id
+            try await audit("session.started", flow: flow, outcome: nil, details: ["sid": session.id])
+        }
+        var inSession = authorization
+        inSession.sessionID = sessionID
+        let outcome = try await authorizeInSession(flow, authorization: inSession, app: app, account: account, identity: identity, authTime: now)
+        guard case .authorized(let flowID, let redirect, _) = outcome else { return outcome }
+        return .authorized(flowID: flowID, redirect: redirect, sessionCookie: cookie)
+    }
+
+    /// Issues the authorization code of a sign-in in session `authorization.sessionID`, and notes
+    /// that the app got one in it (it hears of the session's end).
+    func authorizeInSession(
+        _ flow: FlowRecord, authorization: BrowserAuthorization, app: App, account: Account, identity: ExternalIdentity, authTime: Date? = nil
+    ) async throws -> FlowOutcome {
+        let now = clock.now
+        guard let sessionID = authorization.sessionID, let session = try await store.browserSession(id: sessionID), session.isLive(at: now) else {
+            throw BrokerError(.loginRequired, .forbidden, "The session ended; sign in again.")
+        }
+        try await store.recordBrowserSessionUse(id: sessionID, appID: app.id, now: now)
+        let code = RandomToken.make()
+        try await store.insertAuthorizationCode(
+            AuthorizationCodeRecord(
+                digest: SecretDigest.sha256Hex(code), appID: app.id, redirectURI: authorization.request.redirectURI,
+                codeChallenge: authorization.request.codeChallenge, nonce: authorization.request.nonce, scopes: flow.scopes, accountID: account.id,
+                authTime: authTime ?? session.authTime, methods: flow.methods, identityProvider: identity.providerID,
+                expiresAt: now.addingTimeInterval(Self.authorizationCodeLifetime), sessionID: sessionID
+            )
+        )
+        let redirect = OAuthRedirect.url(authorization.request.redirectURI, parameters: [("code", code), ("state", authorization.request.state), ("iss", tokens.issuer)])
+        return .authorized(flowID: flow.id, redirect: redirect)
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+
+/// The signed-in person's browser sessions and consents, with their access token: they see them and
+/// end or revoke them (`/v1/account/sessions`, `/v1/account/consents`).
+extension OAuthService {
+    /// The account an access token acts for here: a stateful sign-in's account that still exists.
+    func accountActing(with accessToken: PresentedToken) async throws -> String {
+        let claims = try await authorize(accessToken)
+        guard !claims.stateless else { throw BrokerError.stateless(.accountCredentials) }
+        guard try await store.account(id: claims.sub.value) != nil else { throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.") }
+        return claims.sub.value
+    }
+
+    public func sessions(accessToken: PresentedToken) async throws -> [BrowserSession] {
+        try await sessions.sessions(accountID: try await accountActing(with: accessToken))
+    }
+
+    /// Ends one of the person's sessions, on every node at once.
+    public func endSession(_ sessionID: String, accessToken: PresentedToken) async throws {
+        let accountID = try await accountActing(with: accessToken)
+        guard try await sessions.end(sessionID: sessionID, accountID: accountID, reason: "person") else {
+            throw BrokerError(.notFound, .notFound, "No session '\(sessionID)' of this account is open.")
+        }
+    }
+
+    public func consents(accessToken: PresentedToken) async throws -> [ConsentBook.Grant] {
+        try await ConsentBook(store: store, clock: clock).grants(accountID: try await accountActing(with: accessToken))
+    }
+
+    /// Forgets the person's consent for an app: its next sign-in asks again.
+    public func revokeConsent(appID: String, accessToken: PresentedToken) async throws {
+        let accountID = try await accountActing(with: accessToken)
+        guard try await ConsentBook(store: store, clock: clock).revoke(accountID: accountID, appID: appID) else {
+            throw BrokerError(.notFound, .notFound, "This account has not allowed the app '\(appID)' anything.")
+        }
+        try await store.appendAudit(AuditEvent(time: clock.now, type: "consent.revoked", appID: appID, accountID: accountID))
+    }
+}

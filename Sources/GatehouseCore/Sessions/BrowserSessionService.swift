@@ -1,0 +1,90 @@
+import Foundation
+import Logging
+
+/// Browser single sign-on sessions: finding the one a browser's cookie names, and ending sessions
+/// (logout, a person or an admin ending one, deregistration, a password reset). Ending a session is
+/// one store write every node reads, then the session's refresh tokens (except `offline_access`
+/// ones) and their access tokens are revoked, and the apps that got tokens in it hear of it by
+/// back-channel logout.
+public struct BrowserSessionService: Sendable {
+    let store: any BrokerStore
+    let revocations: RevocationList
+    let backchannel: BackchannelLogout
+    let clock: any BrokerClock
+    let logger: Logger
+
+    public init(store: any BrokerStore, revocations: RevocationList, backchannel: BackchannelLogout, clock: any BrokerClock, logger: Logger) {
+        self.store = store
+        self.revocations = revocations
+        self.backchannel = backchannel
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// The live session the cookie value names; nil for none, an unknown value, or an ended or expired
+    /// session (a cookie replayed after logout finds nothing).
+    public func current(cookie: String?) async throws -> BrowserSession? {
+        guard let cookie, let session = try await store.browserSession(cookieDigest: SecretDigest.sha256Hex(cookie)), session.isLive(at: clock.now) else {
+            return nil
+        }
+        return session
+    }
+
+    /// The account's live sessions, newest first.
+    public func sessions(accountID: String) async throws -> [BrowserSession] {
+        try await store.browserSessions(accountID: accountID, now: clock.now)
+    }
+
+    /// Ends one session of `accountID` by its id; false when the account has no such live session.
+    /// `reason` is audited (`logout`, `person`, `admin`, `password_reset`, `replaced`, `deregistration`).
+    @discardableResult
+    public func end(sessionID: String, accountID: String, reason: String, actor: String? = nil, wait: Bool = false) async throws -> Bool {
+        guard let session = try await store.browserSession(id: sessionID), session.accountID == accountID else { return false }
+        return try await end(session, reason: reason, actor: actor, wait: wait)
+    }
+
+    /// Ends every live session of the account; returns how many.
+    @discardableResult
+    public func endAll(accountID: String, reason: String, actor: String? = nil, wait: Bool = false) async throws -> Int {
+        var ended = 0
+        for session in try await sessions(accountID: accountID) where try await end(session, reason: reason, actor: actor, wait: wait) {
+            ended += 1
+        }
+        return ended
+    }
+
+    /// Ends `session`. Only the caller whose write ended it revokes and notifies (two nodes ending
+    /// it at once send one logout token per app). `wait`: return only after the back-channel
+    /// deliveries finished (deregistration, tests); otherwise they run on in a task of their own.
+    @discardableResult
+    public func end(_ session: BrowserSession, reason: String, actor: String? = nil, wait: Bool = false) async throws -> Bool {
+        let now = clock.now
+        guard try await store.endBrowserSession(id: session.id, now: now) else { return false }
+        var revoked = 0
+        for family in try await store.browserSessionTokenFamilies(sessionID: session.id) where !family.scopes.contains("offline_access") {
+            try await revocations.revoke(
+                RevocationRecord(
+                    kind: .family, value: family.familyID, revokedAt: now,
+                    expiresAt: now.addingTimeInterval(Policy.longestAccessTokenLifetime + SigningKeyring.retiredKeyGrace)
+                )
+            )
+            revoked += try await store.revokeRefreshTokenFamily(familyID: family.familyID, now: now)
+        }
+        var details = ["sid": session.id, "reason": reason, "refreshTokensRevoked": String(revoked), "apps": session.appIDs.joined(separator: " ")]
+        if let actor { details["admin"] = actor }
+        try await store.appendAudit(AuditEvent(time: now, type: "session.ended", accountID: session.accountID, details: details))
+        logger.info("session ended", metadata: ["reason": .string(reason), "apps": .stringConvertible(session.appIDs.count)])
+        var apps: [App] = []
+        for appID in session.appIDs {
+            if let app = try await store.app(id: appID), app.policy.logout.backchannelLogoutURI != nil { apps.append(app) }
+        }
+        guard !apps.isEmpty else { return true }
+        if wait {
+            await backchannel.notify(session, apps: apps)
+        } else {
+            let backchannel = backchannel
+            Task { await backchannel.notify(session, apps: apps) }
+        }
+        return true
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import GatehouseCore
+import Hummingbird
+
+/// `/oauth2/logout`, the `end_session_endpoint` (OpenID Connect RP-Initiated Logout 1.0): ends the
+/// browser's single sign-on session, at once when the app's `id_token_hint` names that session, else
+/// after the person confirms; then sends the browser to the app's registered
+/// `post_logout_redirect_uri` with `state`, or shows the signed-out page. The session ends on every
+/// node, its refresh tokens are revoked (not `offline_access` ones), and the apps that got tokens in
+/// it are told by back-channel logout.
+struct LogoutPages {
+    let broker: Broker
+    let renderer: PageRenderer
+    let cookie: SessionCookie
+
+    init(broker: Broker, renderer: PageRenderer) {
+        self.broker = broker
+        self.renderer = renderer
+        self.cookie = SessionCookie(issuer: broker.config.server.issuer)
+    }
+
+    func addRoutes(to router: Router<GatehouseRequestContext>) {
+        router.get("oauth2/logout") { request, context in
+            do {
+                return try await logout(try FormBody.query(request), request: request, context: context)
+            } catch let error as BrokerError {
+                return page(error, context: context)
+            }
+        }
+        router.post("oauth2/logout") { request, context in
+            do {
+                return try await logout(try await FormBody.parse(request, context: context), request: request, context: context)
+            } catch let error as BrokerError {
+                return page(error, context: context)
+            }
+        }
+        router.post("oauth2/logout/confirm") { request, context in
+            do {
+                return try await confirm(try await FormBody.parse(request, context: context), request: request, context: context)
+            } catch let error as BrokerError {
+                return page(error, context: context)
+            }
+        }
+    }
+
+    func page(_ error: BrokerError, context: GatehouseRequestContext) -> Response {
+        renderer.page(
+            "error", title: "Signing out is not possible",
+            values: ["description": error.message, "code": error.code.rawValue, "requestID": context.id],
+            status: HTTPResponse.Status(code: error.httpStatus)
+        )
+    }
+
+    func validate(_ parameters: [String: String]) async throws -> EndSessionRequest {
+        try await EndSessionRequest.validate(parameters, apps: broker.store, keyring: broker.keyring, issuer: broker.config.server.issuer)
+    }
+
+    func logout(_ parameters: [String: String], request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let endSession = try await validate(parameters)
+        let value = cookie.value(in: request)
+        let session = try await broker.oauth.sessions.current(cookie: value)
+        if let session, let value, endSession.needsConfirmation(for: session) {
+            var fields = endSession.parameters.map { ["name": $0.key, "value": $0.value] }
+            fields.append(["name": "csrf", "value": SessionCookie.logoutToken(for: value)])
+            return renderer.page(
+                "logoutConfirm", title: "Sign out",
+                values: [
+                    "username": session.username, "appName": endSession.app?.name ?? false, "fields": fields,
+                    "action": broker.config.server.issuer + "/oauth2/logout/confirm",
+                ]
+            )
+        }
+        return try await finish(endSession, session: session)
+    }
+
+    func confirm(_ form: [String: String], request: Request, context: GatehouseRequestContext) async throws -> Response {
+        // The hint was checked on the way in; the form carries only what the redirect needs.
+        var parameters = form
+        parameters["id_token_hint"] = nil
+        let endSession = try await validate(parameters)
+        let value = cookie.value(in: request)
+        guard let session = try await broker.oauth.sessions.current(cookie: value), let value else {
+            return try await finish(endSession, session: nil)
+        }
+        guard let csrf = form["csrf"], SecretDigest.constantTimeEquals(csrf, SessionCookie.logoutToken(for: value)) else {
+            throw BrokerError(.invalidRequest, .forbidden, "The sign-out form is not from this browser's session; open the sign-out link again.")
+        }
+        if form["stay"] != nil {
+            return renderer.page("signedOut", title: "Still signed in", values: ["stayed": true])
+        }
+        return try await finish(endSession, session: session)
+    }
+
+    /// Ends the session (if any), clears the cookie, and sends the browser on.
+    func finish(_ endSession: EndSessionRequest, session: BrowserSession?) async throws -> Response {
+        if let session { try await broker.oauth.sessions.end(session, reason: "logout") }
+        var response = endSession.redirect.map(PageRenderer.redirect(to:)) ?? renderer.page("signedOut", title: "Signed out", values: ["stayed": false])
+        cookie.clear(on: &response)
+        return response
+    }
+}
