@@ -4,7 +4,7 @@ import HummingbirdBcrypt
 
 /// Signs people in with a username and a password the broker keeps (bcrypt hashes in the plugin's
 /// storage). Registration checks the app's password policy; the username must be free.
-public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, IdentityRechecking, IdentityForgetting, RegistrationTyped {
+public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, PasswordResetting, IdentityRechecking, IdentityForgetting, RegistrationTyped {
     public var registrationType: String { "password" }
     public let id: String
     let cost: Int
@@ -97,6 +97,26 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, Ide
         try await environment.storage.delete(key: key)
         try await environment.storage.delete(key: Self.subjectKey(record.subject))
         return record.subject
+    }
+
+    // MARK: - PasswordResetting
+
+    public func subject(forUsername username: String) async throws -> String? {
+        try await environment.storage.get(UserRecord.self, key: Self.key(Self.normalize(username)))?.value.subject
+    }
+
+    public func resetPassword(subject: String, to password: String, policy: PasswordPolicy) async throws {
+        guard let username = try await environment.storage.get(String.self, key: Self.subjectKey(subject))?.value,
+            let stored = try await environment.storage.get(UserRecord.self, key: Self.key(username))
+        else { throw BrokerError(.notFound, .notFound, "The user no longer exists.") }
+        try policy.check(password, username: username)
+        let cost = UInt8(cost)
+        let hash = try await BlockingWork.run { Bcrypt.hash(password, cost: cost) }
+        var record = stored.value
+        record.passwordHash = hash
+        guard try await environment.storage.replace(record, key: Self.key(username), version: stored.version) else {
+            throw BrokerError(.flowConflict, .conflict, "The password was changed at the same moment; try again.")
+        }
     }
 
     // MARK: - IdentityRechecking, IdentityForgetting

@@ -47,6 +47,12 @@ struct BrowserPages {
         }
         router.post("oauth2/authorize/provider", use: choose)
         router.post("oauth2/authorize/answer", use: answer)
+        router.post("oauth2/authorize/register") { request, context in
+            try await handleForm(request, context: context) { _, flowID, proof in try await broker.engine.switchToRegistration(flowID: flowID, browser: proof) }
+        }
+        router.post("oauth2/authorize/recover") { request, context in
+            try await handleForm(request, context: context) { _, flowID, proof in try await broker.engine.startRecovery(flowID: flowID, browser: proof) }
+        }
         // `/oauth2/callback/<provider>` is each provider's own (RFC 9700 section 4.4.2: one redirect
         // URI per upstream); `/oauth2/callback` serves providers configured with it.
         for path in ["oauth2/callback", "oauth2/callback/:provider"] {

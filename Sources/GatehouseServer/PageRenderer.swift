@@ -20,7 +20,7 @@ struct PageRenderer: Sendable {
         for (name, text) in [
             ("layout", PageTemplates.layout), ("challenge", PageTemplates.challenge),
             ("chooser", PageTemplates.chooser), ("error", PageTemplates.error), ("invitation", PageTemplates.invitation), ("activate", PageTemplates.activate),
-            ("logoutConfirm", PageTemplates.logoutConfirm), ("signedOut", PageTemplates.signedOut),
+            ("logoutConfirm", PageTemplates.logoutConfirm), ("signedOut", PageTemplates.signedOut), ("signInLinks", PageTemplates.signInLinks),
         ] {
             // The templates are constants of this file's module; a parse error is a programming error.
             try! library.register(text, named: name)
@@ -60,6 +60,8 @@ struct PageRenderer: Sendable {
                 values: [
                     "appName": appName, "flow": flowID, "csrf": csrf, "action": issuer + "/oauth2/authorize/provider",
                     "providers": providers.map { ["id": $0, "label": "Continue with \(providerNames[$0] ?? $0)"] },
+                    "offersRegistration": app?.policy.selfRegistration ?? false, "offersRecovery": false,
+                    "registerAction": issuer + "/oauth2/authorize/register",
                 ], status: status
             )
         case .challenge(let flowID, let challenge, _):
@@ -77,6 +79,9 @@ struct PageRenderer: Sendable {
                 "appName": appName, "flow": flowID, "csrf": csrf, "action": issuer + "/oauth2/authorize/answer", "error": error ?? false,
                 "prompt": description.prompt(for: challenge) ?? false, "submitLabel": description.submitLabel,
                 "actions": description.actions.map { ["name": $0.name, "value": $0.value, "label": $0.label] },
+                "offersRegistration": challenge.fields[Challenge.offersRegistrationField] == .bool(true),
+                "offersRecovery": challenge.fields[Challenge.offersRecoveryField] == .bool(true),
+                "registerAction": issuer + "/oauth2/authorize/register", "recoverAction": issuer + "/oauth2/authorize/recover",
             ]
             values["inputs"] = Self.inputs(of: description, for: challenge, hasError: error != nil)
             if let link = description.link, let url = challenge.fields[link.urlField]?.stringValue, Self.isSafeLink(url) {

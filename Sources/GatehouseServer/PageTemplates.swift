@@ -56,6 +56,14 @@ enum PageTemplates {
         {{#actions}}<button type="submit" name="{{name}}" value="{{value}}" class="secondary" formnovalidate>{{label}}</button>{{/actions}}
         <button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
         </form>
+        {{> signInLinks}}
+        """
+
+    /// "Create an account" and "Forgot password" under a sign-in page, each its own small form (the
+    /// flow and CSRF token travel in the body, never in a URL).
+    static let signInLinks = """
+        {{#offersRecovery}}<form method="post" action="{{recoverAction}}"><input type="hidden" name="flow" value="{{flow}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="forgot-password">Forgot password?</button></form>{{/offersRecovery}}
+        {{#offersRegistration}}<form method="post" action="{{registerAction}}"><input type="hidden" name="flow" value="{{flow}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="create-account">Create an account</button></form>{{/offersRegistration}}
         """
 
     static let chooser = """
@@ -69,6 +77,7 @@ enum PageTemplates {
         </fieldset>
         <button type="submit" name="cancel" value="1" class="secondary">Cancel</button>
         </form>
+        {{> signInLinks}}
         """
 
     static let error = """

@@ -68,6 +68,15 @@ extension SQLiteStore: RefreshTokenStore {
         }
     }
 
+    public func revokeRefreshTokens(accountID: String, now: Date) async throws -> Int {
+        try await pool.write { db in
+            try db.cachedStatement(sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL").execute(
+                arguments: [now.storeValue, accountID]
+            )
+            return db.changesCount
+        }
+    }
+
     public func replaceSigningKeyMaterial(kid: String, expected: String, replacement: String) async throws -> Bool {
         try await pool.write { db in
             try db.execute(sql: "UPDATE signing_keys SET private_key_pem = ? WHERE kid = ? AND private_key_pem = ?", arguments: [replacement, kid, expected])

@@ -32,7 +32,9 @@ public struct ChallengeCatalog: Sendable {
     }
 
     /// The challenges of the core itself.
-    static let core: [ChallengeDescription] = [.credentials, .retry, .callbackReceived, .activationChoice, .confirmProfile, .consent]
+    static let core: [ChallengeDescription] = [
+        .credentials, .retry, .callbackReceived, .activationChoice, .confirmProfile, .consent, .recoverAccount, .recoveryCode, .newPassword,
+    ]
 }
 
 extension ChallengeDescription {

@@ -70,6 +70,10 @@ public struct Challenge: Sendable, Hashable, Codable {
 
     /// A step that could not start (a code was not delivered): answering it (`{}`) starts it again.
     public static let retryType = "retry"
+    /// Set on a browser sign-in page's challenge when the page offers "Create an account".
+    public static let offersRegistrationField = "offersRegistration"
+    /// Set on a browser sign-in page's challenge when the page offers "Forgot password".
+    public static let offersRecoveryField = "offersRecovery"
     /// The answer of a challenge with a callback has come back; the app that started the flow goes on.
     public static let callbackReceivedType = "callback_received"
 

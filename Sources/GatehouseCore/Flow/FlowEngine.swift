@@ -142,6 +142,7 @@ public struct FlowEngine: Sendable {
         if flow.phase == .activationChoice { return (try await answerActivationChoice(flow, app: app, answer: answer, dpopJKT: dpopJKT), app) }
         if flow.phase == .confirmProfile { return (try await answerProfileConfirmation(flow, app: app, answer: answer, dpopJKT: dpopJKT), app) }
         if flow.phase == .consent { return (try await answerConsent(flow, app: app, answer: answer), app) }
+        if flow.phase == .recovery { return (try await answerRecovery(flow, app: app, answer: answer), app) }
         let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
         let request = flowRequest(for: flow)
         var context = stepContext(flowID: flow.id, app: app, request: request)
@@ -176,7 +177,7 @@ public struct FlowEngine: Sendable {
                 step = try await authenticator(authenticatorID).begin(request, in: try await factorContext(flow, app: app, account: context.account))
             case .factor(let authenticatorID):
                 step = try await authenticator(authenticatorID).resume(flow.pluginState, with: answer, in: context)
-            case .chooseProvider, .activationChoice, .confirmProfile, .consent:
+            case .chooseProvider, .activationChoice, .confirmProfile, .consent, .recovery:
                 throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
             }
         } catch let error as BrokerError where error.isWrongAnswer {
@@ -215,7 +216,7 @@ public struct FlowEngine: Sendable {
         switch flow.phase {
         case .identify: pluginID = flow.providerID
         case .factor(let authenticatorID): pluginID = authenticatorID
-        case .chooseProvider, .activationChoice, .confirmProfile, .consent: return app.policy.lockout
+        case .chooseProvider, .activationChoice, .confirmProfile, .consent, .recovery: return app.policy.lockout
         }
         // The other apps' policies may be a second old; the flow's own app is the one just read.
         let others = try await apps.all().filter { $0.id != app.id }.map(\.policy)
@@ -269,6 +270,11 @@ public struct FlowEngine: Sendable {
             }
             var challenge = challenge
             if let activation = flow.activation, challenge.fields["activation"] == nil { challenge.fields["activation"] = activation.summary }
+            if flow.phase == .identify, flow.authorization != nil {
+                // Browser pages only: the links the sign-in page shows under the form.
+                if offersRegistration(flow, app: app) { challenge.fields[Challenge.offersRegistrationField] = .bool(true) }
+                if offersRecovery(flow, app: app) { challenge.fields[Challenge.offersRecoveryField] = .bool(true) }
+            }
             flow.challenge = challenge
             flow.pluginState = state
             try await save(&flow)

@@ -14,6 +14,8 @@ public struct FlowRecord: Sendable, Hashable, Codable {
         case confirmProfile
         /// A browser sign-in waits for the person to allow the app the scopes it asks for (`consent`).
         case consent
+        /// A browser flow resets a forgotten password (`recover_account`, `recovery_code`, `new_password`).
+        case recovery
     }
 
     public var id: String
@@ -60,6 +62,8 @@ public struct FlowRecord: Sendable, Hashable, Codable {
     public var installationID: String?
     /// A profile edit waiting for the emailed code that proves its new address.
     public var pendingProfile: AccountProfile?
+    /// A forgotten password being reset.
+    public var recovery: PasswordRecovery?
     public var createdAt: Date
     public var expiresAt: Date
     /// Bumped on every write; a write that expects an older version loses (no lost updates).
@@ -89,6 +93,23 @@ public struct FlowRecord: Sendable, Hashable, Codable {
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.version = version
+    }
+}
+
+/// Where a password reset stands. The account is only known to the engine: every person sees the
+/// same pages whether the username exists or not.
+public struct PasswordRecovery: Sendable, Hashable, Codable {
+    public enum Step: String, Sendable, Hashable, Codable { case username, code, newPassword }
+    public var step: Step
+    /// The provider's subject and the account, when the username exists and the account has a
+    /// verified address the app trusts; nil otherwise (the code step then accepts no code).
+    public var subject: String?
+    public var accountID: String?
+
+    public init(step: Step, subject: String? = nil, accountID: String? = nil) {
+        self.step = step
+        self.subject = subject
+        self.accountID = accountID
     }
 }
 

@@ -81,6 +81,16 @@ public protocol PasswordUserManaging: IdentityProvider {
     func removeUser(username: String) async throws -> String?
 }
 
+/// Optional capability: a provider that keeps passwords lets a person who forgot theirs set a new
+/// one, once the engine has proven them with a code sent to the account's verified address ("Forgot
+/// password" on the sign-in page).
+public protocol PasswordResetting: IdentityProvider {
+    /// The subject of the user signing in as `username`; nil when there is none.
+    func subject(forUsername username: String) async throws -> String?
+    /// Replaces the user's password; `policy`'s refusals are thrown as they are at registration.
+    func resetPassword(subject: String, to password: String, policy: PasswordPolicy) async throws
+}
+
 /// A user as a password-keeping provider lists it.
 public struct ManagedUser: Sendable, Hashable, Codable {
     public var subject: String

@@ -124,6 +124,8 @@ public protocol RefreshTokenStore: Sendable {
     func rotateRefreshToken(usedDigest: String, replacement: RefreshTokenRecord, now: Date) async throws -> Bool
     /// Revokes every live token of the family; returns how many.
     func revokeRefreshTokenFamily(familyID: String, now: Date) async throws -> Int
+    /// Revokes every live token of the account (its password was reset); returns how many.
+    func revokeRefreshTokens(accountID: String, now: Date) async throws -> Int
     /// Whether the family still has a token that is neither used, revoked nor expired at `now`: the
     /// sign-in it came from can still be renewed.
     func isRefreshTokenFamilyLive(familyID: String, now: Date) async throws -> Bool

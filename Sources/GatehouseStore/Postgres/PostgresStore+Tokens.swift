@@ -85,6 +85,10 @@ extension PostgresStore: RefreshTokenStore {
         }
     }
 
+    public func revokeRefreshTokens(accountID: String, now: Date) async throws -> Int {
+        try await run("UPDATE refresh_tokens SET revoked_at = \(now.storeValue) WHERE account_id = \(accountID) AND revoked_at IS NULL RETURNING 1")
+    }
+
     public func deleteExpiredRefreshTokens(now: Date) async throws -> Int {
         try await run("DELETE FROM refresh_tokens WHERE expires_at <= \(now.storeValue) RETURNING 1")
     }

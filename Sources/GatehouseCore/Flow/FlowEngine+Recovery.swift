@@ -1,0 +1,167 @@
+import Foundation
+
+/// The links under a browser sign-in page: "Create an account" (the same flow, purpose `register`,
+/// where the app allows self-registration) and "Forgot password" (a provider that keeps passwords,
+/// proven by a code sent to the account's verified address through the app's address verifier;
+/// afterwards every session and refresh token of the account ends).
+extension FlowEngine {
+    /// Whether a browser flow's page may offer "Create an account".
+    func offersRegistration(_ flow: FlowRecord, app: App) -> Bool {
+        flow.authorization != nil && flow.purpose == .authenticate && app.policy.selfRegistration
+    }
+
+    /// Whether a browser flow's page may offer "Forgot password".
+    func offersRecovery(_ flow: FlowRecord, app: App) -> Bool {
+        flow.authorization != nil && flow.purpose == .authenticate && flow.phase == .identify
+            && plugins.identityProviders[flow.providerID] is any PasswordResetting && recoveryVerifier(for: app) != nil
+    }
+
+    /// The app's authenticator that proves addresses (the emailed code), if the app allows one.
+    func recoveryVerifier(for app: App) -> (any AddressVerifying)? {
+        app.policy.authenticators.lazy.compactMap { self.plugins.all[$0] as? any AddressVerifying }.first
+    }
+
+    /// "Create an account": the flow turns to registration and its provider asks again.
+    public func switchToRegistration(flowID: String, browser: BrowserProof) async throws -> (outcome: FlowOutcome, app: App) {
+        var (flow, app) = try await load(flowID, browser: browser)
+        guard offersRegistration(flow, app: app), flow.phase == .identify || flow.phase == .chooseProvider else {
+            throw BrokerError(.registrationDisabled, .forbidden, "This app does not allow creating an account here.")
+        }
+        flow.purpose = .register
+        if flow.phase == .chooseProvider {
+            try await save(&flow)
+            return (.chooseProvider(flowID: flow.id, providers: browserProviders(of: app), expiresAt: flow.expiresAt), app)
+        }
+        let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: false)
+        let request = flowRequest(for: flow)
+        let step = try await provider.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
+        return (try await advance(flow, with: step, app: app), app)
+    }
+
+    /// "Forgot password": the flow asks for the username.
+    public func startRecovery(flowID: String, browser: BrowserProof) async throws -> (outcome: FlowOutcome, app: App) {
+        var (flow, app) = try await load(flowID, browser: browser)
+        guard offersRecovery(flow, app: app) else {
+            throw BrokerError(.invalidRequest, .badRequest, "Passwords cannot be reset here; ask an administrator.")
+        }
+        flow.phase = .recovery
+        flow.recovery = PasswordRecovery(step: .username)
+        flow.challenge = Challenge(type: ChallengeDescription.recoverAccount.type)
+        try await save(&flow)
+        return (.challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt), app)
+    }
+
+    /// One answer of a password reset.
+    func answerRecovery(_ flow: FlowRecord, app: App, answer: ChallengeResponse) async throws -> FlowOutcome {
+        var flow = flow
+        guard let recovery = flow.recovery, let provider = plugins.identityProviders[flow.providerID] as? any PasswordResetting,
+            let verifier = recoveryVerifier(for: app)
+        else { throw BrokerError(.invalidRequest, .badRequest, "Passwords cannot be reset here; ask an administrator.") }
+        let binding = "recovery:" + flow.id
+        switch recovery.step {
+        case .username:
+            let username = try answer.string("username")
+            var next = PasswordRecovery(step: .code)
+            if let subject = try await provider.subject(forUsername: username),
+                let link = try await store.identityLink(providerID: provider.id, subject: subject),
+                let address = app.policy.verifiedEmails(in: try await store.identityLinks(accountID: link.accountID)).first
+            {
+                next.subject = subject
+                next.accountID = link.accountID
+                // Sent in the background: an answer that took as long as a mail delivery would tell
+                // that the username exists.
+                let clientIP = flow.clientIP
+                let logger = logger
+                Task {
+                    do { _ = try await verifier.sendCode(to: address, binding: binding, app: app, clientIP: clientIP) } catch {
+                        logger.notice("password reset code not sent", metadata: ["error": .string("\(error)")])
+                    }
+                }
+            }
+            try await audit("password.reset_requested", flow: flow, outcome: nil)
+            flow.recovery = next
+            flow.challenge = Challenge(type: ChallengeDescription.recoveryCode.type)
+            try await save(&flow)
+            return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
+
+        case .code:
+            let code = try answer.string("code")
+            // Claimed first, so that parallel guesses count one by one.
+            flow.failedAttempts += 1
+            try await save(&flow)
+            var proven = false
+            if recovery.subject != nil {
+                do {
+                    _ = try await verifier.checkCode(code, binding: binding)
+                    proven = true
+                } catch let error as BrokerError where !error.isWrongAnswer {
+                    throw error
+                } catch is BrokerError {}
+            }
+            guard proven else {
+                try await audit("password.reset_failed", flow: flow, outcome: ErrorCode.invalidCode.rawValue)
+                if flow.failedAttempts >= app.policy.lockout.maxFailedAttemptsPerFlow {
+                    _ = try await store.deleteFlow(id: flow.id, version: flow.version)
+                    throw BrokerError(.tooManyAttempts, .tooManyRequests, "Too many wrong answers; start again.")
+                }
+                throw BrokerError(.invalidCode, .failedAttempt, "The code is wrong or has expired.")
+            }
+            flow.failedAttempts = 0
+            flow.recovery?.step = .newPassword
+            flow.challenge = Challenge(type: ChallengeDescription.newPassword.type)
+            try await save(&flow)
+            return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
+
+        case .newPassword:
+            guard let subject = recovery.subject, let accountID = recovery.accountID else {
+                throw BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
+            }
+            try await provider.resetPassword(subject: subject, to: try answer.string("password"), policy: app.policy.passwordPolicy)
+            // Whoever knew the old password is signed out everywhere.
+            let now = clock.now
+            try await sessions?.endAll(accountID: accountID, reason: "password_reset")
+            let revoked = try await store.revokeRefreshTokens(accountID: accountID, now: now)
+            try await revocations?.revoke(
+                RevocationRecord(kind: .subject, value: accountID, revokedAt: now, expiresAt: now.addingTimeInterval(SigningKeyring.retiredKeyGrace))
+            )
+            var event = auditEvent("password.reset", flow: flow, outcome: nil, details: ["refreshTokensRevoked": String(revoked)])
+            event.accountID = accountID
+            try await store.appendAudit(event)
+            // Back to the sign-in page, to sign in with the new password.
+            flow.phase = .identify
+            flow.recovery = nil
+            flow.failedAttempts = 0
+            let request = flowRequest(for: flow)
+            let step = try await (provider as any IdentityProvider).begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
+            guard case .challenge(var challenge, let state) = step else { return try await advance(flow, with: step, app: app) }
+            challenge.prompt = "Your password was changed, and every session signed out. Sign in with the new password."
+            return try await advance(flow, with: .challenge(challenge, state: state), app: app)
+        }
+    }
+}
+
+extension ChallengeDescription {
+    /// "Forgot password", first step: who the person is.
+    public static let recoverAccount = ChallengeDescription(
+        type: "recover_account", summary: "Browser only: the username whose password was forgotten.",
+        title: "Reset your password", prompt: "Enter your username. If it has an email address, we send a code to it.",
+        inputs: [ChallengeInput(name: "username", label: "Username", autocomplete: "username", maxLength: 256, elementID: "username")],
+        submitLabel: "Send code"
+    )
+
+    /// "Forgot password", second step: the code sent to the account's address.
+    public static let recoveryCode = ChallengeDescription(
+        type: "recovery_code", summary: "Browser only: the code sent to the account's verified address.",
+        title: "Reset your password", prompt: "If the username has an email address, a code is on its way to it. Enter it here.",
+        inputs: [ChallengeInput(name: "code", label: "Code", kind: .code, maxLength: 16)],
+        submitLabel: "Continue"
+    )
+
+    /// "Forgot password", last step: the new password (the app's password policy applies).
+    public static let newPassword = ChallengeDescription(
+        type: "new_password", summary: "Browser only: the new password, which the app's password policy checks.",
+        title: "Choose a new password",
+        inputs: [ChallengeInput(name: "password", label: "New password", kind: .secret, autocomplete: "new-password", maxLength: 1024, elementID: "password")],
+        submitLabel: "Change password"
+    )
+}
