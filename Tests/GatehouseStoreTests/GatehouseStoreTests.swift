@@ -12,7 +12,7 @@ struct GatehouseStoreTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
     static let allMigrations = [
         "v1-foundation", "v2-openid-provider", "v3-lockouts-admin", "v4-test-accounts", "v5-provisional-identities", "v6-disabled-apps", "v7-key-activation",
-        "v8-verified-email-index", "v9-devices", "v10-activation-profiles",
+        "v8-verified-email-index", "v9-devices", "v10-activation-profiles", "v11-browser-sessions",
     ]
 
     func flow(_ id: String = "flow-1", app: String = "notes", expiresIn seconds: TimeInterval = 600) -> FlowRecord {
@@ -581,6 +581,81 @@ struct GatehouseStoreTests {
         }
     }
 
+    // MARK: - Browser sessions
+
+    func browserSession(_ id: String, account: String, cookie: String? = nil, apps: [String] = []) -> BrowserSession {
+        BrowserSession(
+            id: id, cookieDigest: cookie ?? "digest-\(id)", accountID: account, providers: ["local"], factors: [], methods: ["pwd", "local"], subject: "s-1",
+            username: "s-1", authTime: now, createdAt: now, lastSeenAt: now, expiresAt: now.addingTimeInterval(3600), appIDs: apps, clientIP: "10.0.0.1",
+            userAgent: "Test/1"
+        )
+    }
+
+    @Test(arguments: StoreKind.allCases) func browserSessionsAreFoundByCookieDigestSteppedUpAndEndedOnce(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let owner = try await account(store)
+            try await store.insertBrowserSession(browserSession("sid-1", account: owner.id, cookie: "c1"))
+            try await store.insertBrowserSession(browserSession("sid-2", account: owner.id, cookie: "c2"))
+            #expect(try await store.browserSession(cookieDigest: "c1")?.id == "sid-1")
+            #expect(try await store.browserSession(cookieDigest: "nope") == nil)
+            try await store.recordBrowserSessionUse(id: "sid-1", appID: "notes", now: now.addingTimeInterval(5))
+            try await store.recordBrowserSessionUse(id: "sid-1", appID: "notes", now: now.addingTimeInterval(6))
+            try await store.recordBrowserSessionUse(id: "sid-1", appID: "admin", now: now.addingTimeInterval(7))
+            var session = try #require(try await store.browserSession(id: "sid-1"))
+            #expect(session.appIDs == ["admin", "notes"] && session.lastSeenAt == now.addingTimeInterval(7))
+            // A step-up adds a factor and keeps the sign-in time; a new sign-in moves it and the cookie.
+            #expect(try await store.updateBrowserSessionSignIn(
+                id: "sid-1", providers: ["local"], factors: ["email"], methods: ["pwd", "local", "otp", "email"], authTime: nil, cookieDigest: nil, now: now.addingTimeInterval(8)
+            ))
+            session = try #require(try await store.browserSession(id: "sid-1"))
+            #expect(session.factors == ["email"] && session.providers == ["local"] && session.authTime == now && session.methods.count == 4)
+            #expect(try await store.updateBrowserSessionSignIn(
+                id: "sid-1", providers: ["ldap"], factors: [], methods: ["pwd", "ldap"], authTime: now.addingTimeInterval(9), cookieDigest: "c3", now: now.addingTimeInterval(9)
+            ))
+            session = try #require(try await store.browserSession(cookieDigest: "c3"))
+            #expect(session.providers == ["local", "ldap"] && session.factors == ["email"] && session.authTime == now.addingTimeInterval(9))
+            #expect(try await store.browserSession(cookieDigest: "c1") == nil)
+            // Refresh-token families of the session, with their scopes.
+            var offline = refreshToken("rt-2", family: "f2", account: owner.id)
+            offline.scopes = ["openid", "offline_access"]
+            offline.sessionID = "sid-1"
+            var online = refreshToken("rt-1", family: "f1", account: owner.id)
+            online.sessionID = "sid-1"
+            try await store.insertRefreshToken(online)
+            try await store.insertRefreshToken(offline)
+            try await store.insertRefreshToken(refreshToken("rt-3", family: "f3", account: owner.id))
+            #expect(try await store.browserSessionTokenFamilies(sessionID: "sid-1") == [
+                SessionTokenFamily(familyID: "f1", scopes: ["openid"]), SessionTokenFamily(familyID: "f2", scopes: ["openid", "offline_access"]),
+            ])
+            #expect(try await store.refreshToken(digest: "rt-1")?.sessionID == "sid-1")
+            // Ending is once; an ended session is no longer listed or updated.
+            #expect(try await store.browserSessions(accountID: owner.id, now: now).map(\.id).sorted() == ["sid-1", "sid-2"])
+            #expect(try await store.endBrowserSession(id: "sid-1", now: now.addingTimeInterval(10)))
+            #expect(try await !store.endBrowserSession(id: "sid-1", now: now.addingTimeInterval(11)))
+            #expect(try await store.browserSession(id: "sid-1")?.endedAt == now.addingTimeInterval(10))
+            #expect(try await store.browserSessions(accountID: owner.id, now: now).map(\.id) == ["sid-2"])
+            #expect(try await !store.updateBrowserSessionSignIn(id: "sid-1", providers: [], factors: [], methods: [], authTime: nil, cookieDigest: nil, now: now))
+            #expect(try await store.revokeRefreshTokens(accountID: owner.id, now: now) == 3)
+            #expect(try await store.deleteExpiredBrowserSessions(before: now.addingTimeInterval(10)) == 1)
+            #expect(try await store.browserSession(id: "sid-1") == nil)
+            // The account's deletion takes its sessions along.
+            #expect(try await store.deleteAccount(id: owner.id))
+            #expect(try await store.browserSession(id: "sid-2") == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func codesKeepTheSessionTheyWereIssuedIn(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let owner = try await account(store)
+            var record = code("c-1", account: owner.id)
+            record.sessionID = "sid-9"
+            try await store.insertAuthorizationCode(record)
+            #expect(try await store.authorizationCode(digest: "c-1")?.sessionID == "sid-9")
+        }
+    }
+
     // MARK: - Copying between the databases
 
     /// Fills every table, copies SQLite into PostgreSQL and back into a second SQLite, and reads
@@ -601,6 +676,7 @@ struct GatehouseStoreTests {
             _ = try await store.reserveAttempt(key: "acct", now: now, window: 60, threshold: 5, lockDuration: { _ in 60 })
             _ = try await store.createProvisionalIdentity(ProvisionalIdentity(id: "pi", appID: "notes", email: try #require(EmailAddress("p@x.example")), createdAt: now, createdBy: "admin:root"))
             _ = try await store.registerSignInKey(signInKey("sk", installation: "inst-1", vendor: "v1"), accountID: owner.id, appID: "notes", providerID: "device", now: now)
+            try await store.insertBrowserSession(browserSession("sid-1", account: owner.id, apps: ["notes"]))
             let counts = try await store.rowCounts()
             #expect(counts.values.allSatisfy { $0 > 0 })
 
@@ -619,6 +695,7 @@ struct GatehouseStoreTests {
                 let code = try await store.authorizationCode(digest: "c")
                 let counter = try await store.attemptCounter(key: "acct")
                 let provisional = try await store.provisionalIdentity(id: "pi")
+                let session = try await store.browserSession(id: "sid-1")
                 try await TestDatabase.with(.sqlite) { back in
                     let returned = try await StoreCopy.copy(from: middle.store, to: back.store, replace: false)
                     #expect(returned.allSatisfy { $0.matches })
@@ -635,6 +712,7 @@ struct GatehouseStoreTests {
                         #expect(try await copy.provisionalIdentity(id: "pi") == provisional)
                         #expect(try await copy.flow(id: "flow-1", now: now)?.appID == "notes")
                         #expect(try await copy.activeRevocations(now: now).count == 1)
+                        #expect(try await copy.browserSession(id: "sid-1") == session)
                     }
                 }
             }
