@@ -48,6 +48,8 @@ extension IDTokenClaims {
         if let atHash { members["at_hash"] = .string(atHash) }
         if let amr { members["amr"] = .array(amr.map(JSONValue.string)) }
         if let idp { members["idp"] = .string(idp) }
+        if let sid { members["sid"] = .string(sid) }
+        if let acr { members["acr"] = .string(acr) }
         return .object(members)
     }
 }

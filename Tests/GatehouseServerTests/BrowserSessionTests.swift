@@ -1,0 +1,227 @@
+import Foundation
+import GatehouseCore
+import GatehouseServer
+import GatehouseTesting
+import Hummingbird
+import HummingbirdTesting
+import LocalPassword
+import Logging
+import NIOCore
+import Synchronization
+import Testing
+
+/// Browser single sign-on over HTTP with a test clock: a session made at one app signs the person
+/// in at another without pages, `prompt`/`max_age` rules, RP-initiated logout and what it revokes,
+/// and back-channel delivery.
+extension GatehouseServerTests {
+    static let sessionYAML = """
+        providers:
+          - id: local
+            type: local
+            config: {bcryptCost: 4}
+        apps:
+          - id: web
+            name: Web
+            secret: ${WEB_SECRET}
+            redirectURIs: [https://web.example/callback]
+            policy:
+              identityProviders: [local]
+              session: {idleLifetime: 600, absoluteLifetime: 3600}
+              logout: {postLogoutRedirectURIs: [https://web.example/bye]}
+          - id: other
+            name: Other
+            secret: ${OTHER_SECRET}
+            redirectURIs: [https://web.example/callback]
+            policy:
+              identityProviders: [local]
+              consentRequired: true
+              allowedScopes: [openid, profile, offline_access]
+        """
+
+    static func sessionBroker() async throws -> TestBroker {
+        var registry = PluginRegistry()
+        registry.register(LocalPasswordPlugin.self)
+        let test = try await TestBroker.make(yaml: sessionYAML, registry: registry, environment: ["WEB_SECRET": webSecret, "OTHER_SECRET": otherSecret])
+        let provider = try #require(test.broker.plugins.all["local"] as? any PasswordUserManaging)
+        _ = try await provider.addUser(username: "alice", password: "correct horse battery", policy: PasswordPolicy())
+        return test
+    }
+
+    /// Signs in through the pages; answers the redirect's query and the session cookie it set.
+    static func signInWithSession(_ client: any TestClientProtocol, authorizeURI: String = authorizeQuery()) async throws -> (query: [String: String], cookie: String) {
+        let page = try await openSignInPage(client, authorizeURI: authorizeURI)
+        let answer = try await client.execute(
+            uri: "/oauth2/authorize/answer", method: .post, headers: page.headers,
+            body: ByteBuffer(string: encode(["flow": page.flow, "csrf": page.csrf, "username": "alice", "password": "correct horse battery"]))
+        )
+        #expect(answer.status == .seeOther)
+        let setCookie = answer.headers[values: .setCookie].first { $0.hasPrefix("gatehouse_session=") } ?? ""
+        // Development on loopback/http: no __Host- prefix and no Secure; always HttpOnly, Lax, Path=/.
+        #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Lax") && setCookie.contains("Path=/") && !setCookie.contains("Max-Age"))
+        return (query(of: try #require(answer.headers[.location])), try #require(setCookie.split(separator: ";").first.map(String.init)))
+    }
+
+    static func claims(of jwt: String) throws -> [String: JSONValue] {
+        try JSONDecoder().decode([String: JSONValue].self, from: try #require(Base64URL.decode(String(jwt.split(separator: ".")[1]))))
+    }
+
+    @Test func aSessionSignsInAtAnotherAppWithoutPagesAndLogoutEndsIt() async throws {
+        let test = try await Self.sessionBroker()
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            let (first, cookie) = try await Self.signInWithSession(client)
+            let tokens = try await Self.exchange(client, code: try #require(first["code"])).body
+            let idToken = try #require(tokens["id_token"]?.stringValue)
+            let claims = try Self.claims(of: idToken)
+            let sid = try #require(claims["sid"]?.stringValue)
+            #expect(claims["acr"] == "urn:gatehouse:acr:1fa")
+            let signedInAt = claims["auth_time"]
+
+            // Another app, a minute later: straight back with a code; its ID token names the same session and sign-in time.
+            test.clock.advance(by: 60)
+            let sso = try await client.execute(uri: Self.authorizeQuery(client: "web", extra: ["state": "s-2"]), method: .get, headers: [.cookie: cookie])
+            #expect(sso.status == .seeOther)
+            let ssoQuery = Self.query(of: try #require(sso.headers[.location]))
+            #expect(ssoQuery["state"] == "s-2")
+            let ssoCode = try #require(ssoQuery["code"])
+            let ssoTokens = try await Self.exchange(client, code: ssoCode).body
+            let again = try Self.claims(of: try #require(ssoTokens["id_token"]?.stringValue))
+            #expect(again["sid"] == .string(sid) && again["auth_time"] == signedInAt)
+
+            // prompt=none: a code with the cookie, login_required without.
+            let silent = try await client.execute(uri: Self.authorizeQuery(extra: ["prompt": "none"]), method: .get, headers: [.cookie: cookie])
+            #expect(Self.query(of: try #require(silent.headers[.location]))["code"] != nil)
+            let anonymous = try await client.execute(uri: Self.authorizeQuery(extra: ["prompt": "none"]), method: .get)
+            #expect(Self.query(of: try #require(anonymous.headers[.location]))["error"] == "login_required")
+            // max_age shorter than the sign-in's age, and prompt=login, show the page again.
+            let stale = try await client.execute(uri: Self.authorizeQuery(extra: ["max_age": "30"]), method: .get, headers: [.cookie: cookie])
+            #expect(stale.status == .ok)
+            let staleSilent = try await client.execute(uri: Self.authorizeQuery(extra: ["max_age": "30", "prompt": "none"]), method: .get, headers: [.cookie: cookie])
+            #expect(Self.query(of: try #require(staleSilent.headers[.location]))["error"] == "login_required")
+            #expect(try await client.execute(uri: Self.authorizeQuery(extra: ["prompt": "login"]), method: .get, headers: [.cookie: cookie]).status == .ok)
+            // A consent-requiring app: prompt=none answers consent_required; the page asks.
+            let consent = try await client.execute(
+                uri: Self.authorizeQuery(client: "other", extra: ["prompt": "none", "scope": "openid"]), method: .get, headers: [.cookie: cookie]
+            )
+            #expect(Self.query(of: try #require(consent.headers[.location]))["error"] == "consent_required")
+
+            // Logout at the app with its hint: no confirmation, back to the registered URI with state.
+            let logout = try await client.execute(
+                uri: "/oauth2/logout?" + Self.encode(["id_token_hint": idToken, "post_logout_redirect_uri": "https://web.example/bye", "state": "bye-1"]),
+                method: .get, headers: [.cookie: cookie]
+            )
+            #expect(logout.status == .seeOther)
+            #expect(logout.headers[.location] == "https://web.example/bye?state=bye-1")
+            #expect(logout.headers[values: .setCookie].contains { $0.hasPrefix("gatehouse_session=;") && $0.contains("Max-Age=0") })
+            // The cookie replayed: no session. The session's refresh token is revoked.
+            let replayed = try await client.execute(uri: Self.authorizeQuery(extra: ["prompt": "none"]), method: .get, headers: [.cookie: cookie])
+            #expect(Self.query(of: try #require(replayed.headers[.location]))["error"] == "login_required")
+            let refresh = try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": try #require(tokens["refresh_token"]?.stringValue)])
+            #expect(refresh.status == .badRequest && refresh.body["error"] == "invalid_grant")
+            let ended = try await test.store.auditEvents(type: "session.ended", appID: nil, accountID: nil, since: nil, limit: 5)
+            #expect(ended.first?.details["reason"] == "logout" && ended.first?.details["sid"] == sid)
+        }
+    }
+
+    @Test func logoutRefusesUnregisteredRedirectsAndAsksWithoutAHint() async throws {
+        let test = try await Self.sessionBroker()
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            let (_, cookie) = try await Self.signInWithSession(client)
+            // Not registered, a near miss, and a URI without a client: error pages, never a redirect.
+            for parameters in [
+                ["client_id": "web", "post_logout_redirect_uri": "https://evil.example/bye"],
+                ["client_id": "web", "post_logout_redirect_uri": "https://web.example/bye/"],
+                ["post_logout_redirect_uri": "https://web.example/bye"],
+                ["id_token_hint": "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0."],
+            ] {
+                let refused = try await client.execute(uri: "/oauth2/logout?" + Self.encode(parameters), method: .get, headers: [.cookie: cookie])
+                #expect(refused.status == .badRequest && refused.headers[.location] == nil, "\(parameters)")
+            }
+            // No hint: a confirmation page, whose form needs the cookie-derived CSRF token.
+            let asked = try await client.execute(
+                uri: "/oauth2/logout?" + Self.encode(["client_id": "web", "post_logout_redirect_uri": "https://web.example/bye", "state": "x"]),
+                method: .get, headers: [.cookie: cookie]
+            )
+            #expect(asked.status == .ok)
+            let html = String(buffer: asked.body)
+            let csrf = try #require(Self.hidden("csrf", in: html))
+            var headers = Self.form
+            headers[.cookie] = cookie
+            let forged = try await client.execute(
+                uri: "/oauth2/logout/confirm", method: .post, headers: headers, body: ByteBuffer(string: Self.encode(["client_id": "web", "csrf": "forged", "confirm": "1"]))
+            )
+            #expect(forged.status == .forbidden)
+            let confirmed = try await client.execute(
+                uri: "/oauth2/logout/confirm", method: .post, headers: headers,
+                body: ByteBuffer(string: Self.encode(["client_id": "web", "post_logout_redirect_uri": "https://web.example/bye", "state": "x", "csrf": csrf, "confirm": "1"]))
+            )
+            #expect(confirmed.status == .seeOther && confirmed.headers[.location] == "https://web.example/bye?state=x")
+            let discovery = try Self.object(try await client.execute(uri: "/.well-known/openid-configuration", method: .get))
+            #expect(discovery["end_session_endpoint"] == .string(test.broker.config.server.issuer + "/oauth2/logout"))
+            #expect(discovery["backchannel_logout_supported"] == true && discovery["backchannel_logout_session_supported"] == true)
+        }
+    }
+
+    /// Records back-channel deliveries; answers 503 for the first `failures` requests.
+    final class RecordingHTTP: OutboundHTTP, @unchecked Sendable {
+        let requests = Mutex<[OutboundRequest]>([])
+        let failures: Int
+        init(failures: Int) { self.failures = failures }
+        func send(_ request: OutboundRequest) async throws(OutboundHTTPError) -> OutboundResponse {
+            let count = requests.withLock { $0.append(request); return $0.count }
+            return OutboundResponse(status: count <= failures ? 503 : 200, body: Data())
+        }
+    }
+
+    @Test func backChannelLogoutTokensAreRetriedAndCarrySidWithoutNonce() async throws {
+        let test = try await Self.sessionBroker()
+        defer { test.temporary.remove() }
+        let http = RecordingHTTP(failures: 2)
+        let waits = Mutex<[TimeInterval]>([])
+        let backchannel = BackchannelLogout(
+            http: http, keyring: test.broker.keyring, audit: test.store, clock: test.clock, logger: Logger(label: "test"), issuer: "https://id.example",
+            retryDelays: [1, 2, 3], pause: { seconds in waits.withLock { $0.append(seconds) } }
+        )
+        var app = try #require(try await test.store.app(id: "web"))
+        app.policy.logout.backchannelLogoutURI = "https://web.example/backchannel"
+        let now = test.clock.now
+        let session = BrowserSession(
+            id: "sid-1", cookieDigest: "d", accountID: "acct-1", providers: ["local"], factors: [], methods: ["pwd"], subject: "s", username: "alice",
+            authTime: now, createdAt: now, lastSeenAt: now, expiresAt: now.addingTimeInterval(60), appIDs: ["web"]
+        )
+        await backchannel.notify(session, apps: [app])
+        let sent = http.requests.withLock { $0 }
+        #expect(sent.count == 3 && waits.withLock { $0 } == [1, 2])
+        let body = String(decoding: try #require(sent.last?.body), as: UTF8.self)
+        #expect(sent.last?.url == "https://web.example/backchannel" && body.hasPrefix("logout_token="))
+        let token = try #require(URLComponents(string: "?" + body)?.queryItems?.first?.value)
+        let header = try JSONDecoder().decode([String: JSONValue].self, from: try #require(Base64URL.decode(String(token.split(separator: ".")[0]))))
+        #expect(header["typ"] == "logout+jwt" && header["alg"] == "RS256")
+        let claims = try Self.claims(of: token)
+        #expect(claims["sid"] == "sid-1" && claims["sub"] == "acct-1" && claims["aud"] == "web" && claims["iss"] == "https://id.example")
+        #expect(claims["nonce"] == nil && claims["jti"] != nil)
+        #expect(claims["events"] == .object(["http://schemas.openid.net/event/backchannel-logout": .object([:])]))
+        let delivered = try await test.store.auditEvents(type: "logout.backchannel_delivered", appID: "web", accountID: nil, since: nil, limit: 1)
+        #expect(delivered.first?.details["attempts"] == "3")
+
+        // An app that refuses the token (4xx) is not asked again; the failure is audited.
+        let refusing = RefusingHTTP()
+        let once = BackchannelLogout(
+            http: refusing, keyring: test.broker.keyring, audit: test.store, clock: test.clock, logger: Logger(label: "test"), issuer: "https://id.example",
+            retryDelays: [1, 2, 3], pause: { _ in }
+        )
+        await once.notify(session, apps: [app])
+        #expect(refusing.count.withLock { $0 } == 1)
+        let failed = try await test.store.auditEvents(type: "logout.backchannel_failed", appID: "web", accountID: nil, since: nil, limit: 1)
+        #expect(failed.first?.details["error"] == "HTTP 400")
+    }
+
+    final class RefusingHTTP: OutboundHTTP, @unchecked Sendable {
+        let count = Mutex(0)
+        func send(_ request: OutboundRequest) async throws(OutboundHTTPError) -> OutboundResponse {
+            count.withLock { $0 += 1 }
+            return OutboundResponse(status: 400, body: Data())
+        }
+    }
+}
