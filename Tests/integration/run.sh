@@ -17,8 +17,8 @@ started_at=$(date +%s)
 
 # A virtual environment (under .build, which git ignores) for the client side.
 [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
-"$venv/bin/python" -c 'import selenium, authlib, requests' 2>/dev/null \
-  || "$venv/bin/python" -m pip install -q selenium authlib requests
+"$venv/bin/python" -c 'import selenium, authlib, requests, jwt' 2>/dev/null \
+  || "$venv/bin/python" -m pip install -q selenium authlib requests pyjwt cryptography
 
 work=$(mktemp -d /tmp/gatehouse-integration.XXXXXX)
 server_pid=""
@@ -35,7 +35,7 @@ cleanup() {
   cp "$work/server.log" "$repo/.build/test-logs/integration-server.log" 2>/dev/null || true
   cp "$work/riddle/server.log" "$repo/.build/test-logs/integration-riddle.log" 2>/dev/null || true
   printf '%s\n' "${WEBAPP_SECRET:-}" "${OTHER_SECRET:-}" "${alice_password:-}" "${bob_password:-}" mail-password service-secret \
-    "${GATEHOUSE_ADMIN_TOKEN:-}" alice-password-1 >"$repo/.build/test-logs/integration.secrets"
+    "${GATEHOUSE_ADMIN_TOKEN:-}" alice-password-1 "a brand new passphrase 7" "a long enough passphrase 42" >"$repo/.build/test-logs/integration.secrets"
   if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir kept: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -52,6 +52,8 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 broker_port=$(free_port)
 callback_port=$(free_port)
 while [ "$callback_port" = "$broker_port" ]; do callback_port=$(free_port); done
+node2_port=$(free_port)
+backchannel_port=$(free_port)
 ldap_port=$(free_port)
 base="http://127.0.0.1:$broker_port"
 "$repo/Tests/ldap/slapd.sh" start "$work/slapd" "$ldap_port" >"$work/slapd-start.log" 2>&1 \
@@ -76,6 +78,8 @@ cat >"$cfg" <<YAML
 environment: development
 server:
   listen: 127.0.0.1:$broker_port
+  # Explicit, so that the second node (same config, another port) names the same issuer.
+  issuer: $base
 mail:
   transport: smtp
   from: Gatehouse <noreply@gatehouse.test>
@@ -151,6 +155,27 @@ apps:
       authenticators: [email]
       secondFactor: email
       allowedScopes: [openid, profile, email]
+  - id: portal-a
+    name: Portal A
+    secret: \${WEBAPP_SECRET}
+    redirectURIs: [http://127.0.0.1:$callback_port/callback]
+    policy:
+      identityProviders: [local]
+      selfRegistration: true
+      logout:
+        postLogoutRedirectURIs: [http://127.0.0.1:$callback_port/bye]
+        backchannelLogoutURI: http://127.0.0.1:$backchannel_port/backchannel/portal-a
+  - id: portal-b
+    name: Portal B
+    secret: \${WEBAPP_SECRET}
+    redirectURIs: [http://127.0.0.1:$callback_port/callback]
+    policy:
+      identityProviders: [local]
+      authenticators: [email]
+      secondFactor: email
+      logout:
+        postLogoutRedirectURIs: [http://127.0.0.1:$callback_port/bye]
+        backchannelLogoutURI: http://127.0.0.1:$backchannel_port/backchannel/portal-b
   - id: intranet
     name: Intranet
     secret: \${WEBAPP_SECRET}
@@ -190,6 +215,18 @@ status=0
 TMPDIR="$work/tmp" GATEHOUSE_BASE_URL="$base" GATEHOUSE_CALLBACK_PORT="$callback_port" \
   ALICE_PASSWORD="$alice_password" BOB_PASSWORD="$bob_password" GATEHOUSE_SCREENSHOT="$work/sign-in.png" GATEHOUSE_MAILDIR="$work/mail" \
   "$venv/bin/python" "$repo/Tests/integration/oidc_test.py" || status=$?
+
+# Sessions and logout, with a second node on the same database (an admin there ends a session).
+sed "s/listen: 127.0.0.1:$broker_port/listen: 127.0.0.1:$node2_port/" "$cfg" >"$work/node2.yaml"
+"$bin" serve --config "$work/node2.yaml" >"$work/node2.log" 2>&1 &
+node2_pid=$!
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$node2_port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+TMPDIR="$work/tmp" GATEHOUSE_BASE_URL="$base" GATEHOUSE_CALLBACK_PORT="$callback_port" GATEHOUSE_MAILDIR="$work/mail" \
+  ALICE_PASSWORD="$alice_password" GATEHOUSE_NODE2_URL="http://127.0.0.1:$node2_port" GATEHOUSE_BACKCHANNEL_PORT="$backchannel_port" \
+  PYTHONPATH="$repo/Tests/integration" "$venv/bin/python" "$repo/Tests/integration/session_test.py" || { status=1; tail -n 20 "$work/node2.log"; }
+kill -TERM "$node2_pid" 2>/dev/null || true
+wait "$node2_pid" 2>/dev/null || true
+cp "$work/node2.log" "$repo/.build/test-logs/integration-node2.log" 2>/dev/null || true
 
 
 # The `ldap` provider from the command line and in /readyz, against the same directory.
