@@ -173,6 +173,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "GatehouseMailTests", dependencies: ["GatehouseMail", "GatehouseCore", "GatehouseTesting"]),
