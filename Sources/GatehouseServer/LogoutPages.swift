@@ -29,7 +29,17 @@ struct LogoutPages {
         }
         router.post("oauth2/logout") { request, context in
             do {
-                return try await logout(try await FormBody.parse(request, context: context), request: request, context: context)
+                let form = try await FormBody.parse(request, context: context)
+                // An app's cross-site form POST comes without the SameSite=Lax cookie: the browser
+                // goes on as a top-level GET, which carries it.
+                if cookie.value(in: request) == nil, !form.isEmpty {
+                    _ = try await validate(form)
+                    var query = URLComponents()
+                    query.queryItems = form.filter { Self.parameters.contains($0.key) }.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+                    let encoded = query.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B") ?? ""
+                    return PageRenderer.redirect(to: broker.config.server.issuer + "/oauth2/logout?" + encoded)
+                }
+                return try await logout(form, request: request, context: context)
             } catch let error as BrokerError {
                 return page(error, context: context)
             }
@@ -42,6 +52,9 @@ struct LogoutPages {
             }
         }
     }
+
+    /// The parameters of RP-Initiated Logout 1.0 section 2 that the broker reads.
+    static let parameters: Set = ["id_token_hint", "client_id", "post_logout_redirect_uri", "state"]
 
     func page(_ error: BrokerError, context: GatehouseRequestContext) -> Response {
         renderer.page(

@@ -61,7 +61,7 @@ extension SQLiteStore: BrowserSessionStore {
                     WHERE id = ? AND ended_at IS NULL
                     """,
                 arguments: [
-                    try StoreJSON.encode((session.providers + providers).uniqued()), try StoreJSON.encode((session.factors + factors).uniqued()),
+                    try StoreJSON.encode((session.providers + providers).uniqued()), try StoreJSON.encode(authTime == nil ? (session.factors + factors).uniqued() : factors),
                     try StoreJSON.encode(methods), (authTime ?? session.authTime).storeValue, cookieDigest ?? session.cookieDigest, now.storeValue, id,
                 ]
             )

@@ -138,6 +138,18 @@ extension GatehouseServerTests {
                 let refused = try await client.execute(uri: "/oauth2/logout?" + Self.encode(parameters), method: .get, headers: [.cookie: cookie])
                 #expect(refused.status == .badRequest && refused.headers[.location] == nil, "\(parameters)")
             }
+            // An app's cross-site form POST arrives without the Lax cookie: it goes on as a GET, which carries it.
+            let posted = try await client.execute(
+                uri: "/oauth2/logout", method: .post, headers: Self.form, body: ByteBuffer(string: Self.encode(["client_id": "web", "state": "p s"]))
+            )
+            #expect(posted.status == .seeOther && posted.headers[.location] == test.broker.config.server.issuer + "/oauth2/logout?client_id=web&state=p%20s")
+            // A consent-requiring app gets no tokens through the JSON flow API.
+            let started = try await client.execute(
+                uri: "/v1/flows", method: .post, headers: [.contentType: "application/json", .authorization: "Basic " + Data("other:\(Self.otherSecret)".utf8).base64EncodedString()],
+                body: Self.json(#"{"app": "other", "provider": "local"}"#)
+            )
+            let startedBody = try Self.object(started)
+            #expect(started.status == .forbidden && startedBody["error"] == "unauthorized_client")
             // No hint: a confirmation page, whose form needs the cookie-derived CSRF token.
             let asked = try await client.execute(
                 uri: "/oauth2/logout?" + Self.encode(["client_id": "web", "post_logout_redirect_uri": "https://web.example/bye", "state": "x"]),

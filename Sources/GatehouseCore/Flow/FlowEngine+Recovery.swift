@@ -89,15 +89,15 @@ extension FlowEngine {
             // Claimed first, so that parallel guesses count one by one.
             flow.failedAttempts += 1
             try await save(&flow)
+            // The decoy (no such username) checks too, against a binding no code was ever sent to,
+            // and every refusal reads the same: neither the answer nor its timing tells the two apart.
             var proven = false
-            if recovery.subject != nil {
-                do {
-                    _ = try await verifier.checkCode(code, binding: binding)
-                    proven = true
-                } catch let error as BrokerError where !error.isWrongAnswer {
-                    throw error
-                } catch is BrokerError {}
-            }
+            do {
+                _ = try await verifier.checkCode(code, binding: binding)
+                proven = recovery.subject != nil
+            } catch let error as BrokerError where error.httpStatus >= 500 {
+                throw error
+            } catch {}
             guard proven else {
                 try await audit("password.reset_failed", flow: flow, outcome: ErrorCode.invalidCode.rawValue)
                 if flow.failedAttempts >= app.policy.lockout.maxFailedAttemptsPerFlow {

@@ -24,12 +24,20 @@ extension FlowEngine {
         else { return .signIn }
         if let maxAge = request.maxAge, now.timeIntervalSince(session.authTime) > TimeInterval(maxAge) { return .signIn }
         guard let provider = session.providers.first(where: { configuredProviders(of: app).contains($0) }),
-            let account = try await store.account(id: session.accountID)
+            let account = try await store.account(id: session.accountID),
+            let link = try await store.identityLinks(accountID: account.id).first(where: { $0.providerID == provider })
         else { return .signIn }
-        if let factor = requiredFactor(app: app, account: account, request: request, passed: session.factors) {
-            return .stepUp(session, account, provider: provider, factor: factor)
+        // An identity the provider no longer accepts (disabled in the directory, removed) signs no
+        // one in through a session either, as it refreshes no token.
+        if let rechecking = plugins.identityProviders[provider] as? any IdentityRechecking, try await !rechecking.isStillValid(subject: link.subject) {
+            return .signIn
         }
-        return .signedIn(session, account, provider: provider)
+        var current = session
+        current.subject = link.subject
+        if let factor = requiredFactor(app: app, account: account, request: request, passed: session.factors) {
+            return .stepUp(current, account, provider: provider, factor: factor)
+        }
+        return .signedIn(current, account, provider: provider)
     }
 
     /// The authenticator a browser sign-in still has to pass at `app`, given the factors `passed`:

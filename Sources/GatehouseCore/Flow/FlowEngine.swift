@@ -63,6 +63,10 @@ public struct FlowEngine: Sendable {
             throw BrokerError(.invalidClient, .unauthenticated, "Unknown app '\(request.appID)'.")
         }
         try await verifyClient(client, for: app, clientIP: request.clientIP)
+        // The consent page is a browser page: an app that needs consent gets no tokens without it.
+        guard !app.policy.consentRequired else {
+            throw BrokerError(.unauthorizedClient, .forbidden, "This app needs the person's consent, which is asked in the browser: sign in through /oauth2/authorize.")
+        }
         try await attempts.checkStart(clientIP: request.clientIP, policy: app.policy.lockout)
         let provider = try identityProvider(request.providerID, allowedBy: app.policy, stateless: request.stateless)
         // Adding a credential to one's own account is not self-registration.

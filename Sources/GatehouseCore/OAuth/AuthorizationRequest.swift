@@ -33,6 +33,22 @@ public struct AuthorizationRequest: Sendable, Hashable, Codable {
     }
 }
 
+extension AuthorizationRequest {
+    enum CodingKeys: String, CodingKey { case clientID, redirectURI, scopes, state, nonce, codeChallenge, prompt, loginHint, maxAge, acrValues }
+
+    /// Browser flows stored before `maxAge` and `acrValues` existed still read.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            clientID: try container.decode(String.self, forKey: .clientID), redirectURI: try container.decode(String.self, forKey: .redirectURI),
+            scopes: try container.decode([String].self, forKey: .scopes), state: try container.decodeIfPresent(String.self, forKey: .state),
+            nonce: try container.decodeIfPresent(String.self, forKey: .nonce), codeChallenge: try container.decode(String.self, forKey: .codeChallenge),
+            prompt: try container.decodeIfPresent([String].self, forKey: .prompt) ?? [], loginHint: try container.decodeIfPresent(String.self, forKey: .loginHint),
+            maxAge: try container.decodeIfPresent(Int.self, forKey: .maxAge), acrValues: try container.decodeIfPresent([String].self, forKey: .acrValues) ?? []
+        )
+    }
+}
+
 /// A refused authorization request. Before the client and redirect URI are known to be good, the
 /// refusal is shown on an error page (redirecting would make the broker an open redirector); after,
 /// it goes back to the app as an OAuth error redirect.

@@ -52,6 +52,7 @@ extension OAuthService {
             try await plugin.forget(accountID: id)
         }
         guard try await store.deleteAccount(id: id) else { return false }
+        try await ConsentBook(store: store, clock: clock).revokeAll(accountID: id)
         try await revokeSubject(id)
         var details = ["stateless": "false"]
         if let admin { details["admin"] = admin.name }

@@ -3,10 +3,15 @@ import Foundation
 /// The signed-in person's browser sessions and consents, with their access token: they see them and
 /// end or revoke them (`/v1/account/sessions`, `/v1/account/consents`).
 extension OAuthService {
-    /// The account an access token acts for here: a stateful sign-in's account that still exists.
+    /// The account an access token acts for here: a stateful sign-in's account that still exists,
+    /// through a first-party app (a third-party app, one that needs consent, may not see or end the
+    /// person's sessions or other apps' consents).
     func accountActing(with accessToken: PresentedToken) async throws -> String {
         let claims = try await authorize(accessToken)
         guard !claims.stateless else { throw BrokerError.stateless(.accountCredentials) }
+        guard let app = try await store.app(id: claims.clientID), !app.policy.consentRequired else {
+            throw BrokerError(.insufficientScope, .forbidden, "Only the person's first-party apps may manage their sessions and consents.")
+        }
         guard try await store.account(id: claims.sub.value) != nil else { throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.") }
         return claims.sub.value
     }

@@ -47,27 +47,23 @@ public struct BackchannelLogout: Sendable {
     /// Returns whether the app acknowledged the logout.
     @discardableResult
     func deliver(_ session: BrowserSession, to app: App, uri: String) async -> Bool {
-        let token: String
-        do {
-            token = try await keyring.sign(
-                LogoutTokenClaims(issuer: issuer, subject: session.accountID, audience: app.id, sessionID: session.id, issuedAt: clock.now),
-                algorithm: app.policy.idTokenSigningAlg
-            )
-        } catch {
-            logger.error("could not sign a logout token", metadata: ["app": .string(app.id)])
-            return false
-        }
-        var body = URLComponents()
-        body.queryItems = [URLQueryItem(name: "logout_token", value: token)]
-        let request = OutboundRequest(
-            method: "POST", url: uri, headers: [("Content-Type", "application/x-www-form-urlencoded")],
-            body: Data((body.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B").utf8), timeout: 10, maxResponseBytes: 16 * 1024
-        )
         var attempt = 0
         var failure = ""
         while true {
             attempt += 1
             do {
+                // Signed afresh for every attempt: a retry minutes later must not carry an expired
+                // token, nor a `jti` the app has seen.
+                let token = try await keyring.sign(
+                    LogoutTokenClaims(issuer: issuer, subject: session.accountID, audience: app.id, sessionID: session.id, issuedAt: clock.now),
+                    algorithm: app.policy.idTokenSigningAlg
+                )
+                var body = URLComponents()
+                body.queryItems = [URLQueryItem(name: "logout_token", value: token)]
+                let request = OutboundRequest(
+                    method: "POST", url: uri, headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                    body: Data((body.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B").utf8), timeout: 10, maxResponseBytes: 16 * 1024
+                )
                 let response = try await http.send(request)
                 if (200..<300).contains(response.status) {
                     await record("logout.backchannel_delivered", session: session, app: app, outcome: nil, details: ["attempts": String(attempt)])

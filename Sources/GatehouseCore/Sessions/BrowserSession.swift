@@ -88,8 +88,10 @@ public protocol BrowserSessionStore: Sendable {
     /// The account's sessions that are not ended and not past their absolute end, newest first.
     func browserSessions(accountID: String, now: Date) async throws -> [BrowserSession]
     /// Records a new sign-in in a live session (a step-up, or the same person signing in again):
-    /// `providers` and `factors` join the session's, `methods` replace its `amr`; a real sign-in also
-    /// sets `authTime` and the browser's new `cookieDigest`. False when the session is not live.
+    /// `providers` join the session's and `methods` replace its `amr`; a step-up (`authTime` nil) adds
+    /// `factors` to the session's, a real sign-in replaces them (a factor counts from the sign-in it
+    /// was passed in) and sets `authTime` and the browser's new `cookieDigest`. False when the
+    /// session is not live.
     func updateBrowserSessionSignIn(
         id: String, providers: [String], factors: [String], methods: [String], authTime: Date?, cookieDigest: String?, now: Date
     ) async throws -> Bool

@@ -66,7 +66,7 @@ extension PostgresStore: BrowserSessionStore {
             ).first else { return false }
             let session = try await Self.browserSession(row, on: connection, logger: self.logger)
             let mergedProviders = try StoreJSON.encode((session.providers + providers).uniqued())
-            let mergedFactors = try StoreJSON.encode((session.factors + factors).uniqued())
+            let mergedFactors = try StoreJSON.encode(authTime == nil ? (session.factors + factors).uniqued() : factors)
             let time = (authTime ?? session.authTime).storeValue
             let digest = cookieDigest ?? session.cookieDigest
             return try await Self.rows(
