@@ -34,10 +34,8 @@ struct LogoutPages {
                 // goes on as a top-level GET, which carries it.
                 if cookie.value(in: request) == nil, !form.isEmpty {
                     _ = try await validate(form)
-                    var query = URLComponents()
-                    query.queryItems = form.filter { Self.parameters.contains($0.key) }.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
-                    let encoded = query.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B") ?? ""
-                    return PageRenderer.redirect(to: broker.config.server.issuer + "/oauth2/logout?" + encoded)
+                    let parameters = form.filter { Self.parameters.contains($0.key) }.sorted { $0.key < $1.key }.map { ($0.key, Optional($0.value)) }
+                    return PageRenderer.redirect(to: OAuthRedirect.url(broker.config.server.issuer + "/oauth2/logout", parameters: parameters))
                 }
                 return try await logout(form, request: request, context: context)
             } catch let error as BrokerError {

@@ -39,12 +39,7 @@ extension GatehouseServerTests {
         """
 
     static func sessionBroker() async throws -> TestBroker {
-        var registry = PluginRegistry()
-        registry.register(LocalPasswordPlugin.self)
-        let test = try await TestBroker.make(yaml: sessionYAML, registry: registry, environment: ["WEB_SECRET": webSecret, "OTHER_SECRET": otherSecret])
-        let provider = try #require(test.broker.plugins.all["local"] as? any PasswordUserManaging)
-        _ = try await provider.addUser(username: "alice", password: "correct horse battery", policy: PasswordPolicy())
-        return test
+        try await oidcBroker(yaml: sessionYAML)
     }
 
     /// Signs in through the pages; answers the redirect's query and the session cookie it set.

@@ -52,11 +52,11 @@ extension GatehouseServerTests {
               idTokenSigningAlg: ES256
         """
 
-    /// A broker with the OIDC apps and a user `alice` in the `local` provider.
-    static func oidcBroker(adminToken: String? = nil) async throws -> TestBroker {
+    /// A broker with the OIDC apps (or those of `base`) and a user `alice` in the `local` provider.
+    static func oidcBroker(adminToken: String? = nil, yaml base: String = oidcYAML) async throws -> TestBroker {
         var registry = PluginRegistry()
         registry.register(LocalPasswordPlugin.self)
-        let yaml = adminToken.map { oidcYAML + "\nadmin:\n  tokens:\n    - {name: default, token: \($0)}\n" } ?? oidcYAML
+        let yaml = adminToken.map { base + "\nadmin:\n  tokens:\n    - {name: default, token: \($0)}\n" } ?? base
         let test = try await TestBroker.make(yaml: yaml, registry: registry, environment: ["WEB_SECRET": webSecret, "OTHER_SECRET": otherSecret])
         let provider = try #require(test.broker.plugins.all["local"] as? any PasswordUserManaging)
         _ = try await provider.addUser(username: "alice", password: "correct horse battery", policy: PasswordPolicy())

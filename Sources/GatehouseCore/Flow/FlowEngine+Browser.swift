@@ -13,10 +13,7 @@ extension FlowEngine {
         app: App, request: AuthorizationRequest, binding: BrowserBinding, clientIP: String?, sessionCookie: String? = nil, userAgent: String? = nil
     ) async throws -> FlowOutcome {
         try await attempts.checkStart(clientIP: clientIP, policy: app.policy.lockout)
-        var session: BrowserSession?
-        if let sessionCookie, let found = try await store.browserSession(cookieDigest: SecretDigest.sha256Hex(sessionCookie)), found.isLive(at: clock.now) {
-            session = found
-        }
+        let session = try await store.liveBrowserSession(cookie: sessionCookie, now: clock.now)
         let decision = try await sessionDecision(session, app: app, request: request)
         if let outcome = try await continueSession(decision, app: app, request: request, binding: binding, clientIP: clientIP, userAgent: userAgent) {
             return outcome

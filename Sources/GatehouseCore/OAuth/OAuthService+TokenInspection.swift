@@ -109,10 +109,7 @@ extension OAuthService {
     /// every node. Kept as long as any access token can live; the refresh tokens themselves are
     /// revoked in the store.
     func revokeFamilyAccessTokens(_ familyID: String) async throws {
-        let now = clock.now
-        try await revocations.revoke(
-            RevocationRecord(kind: .family, value: familyID, revokedAt: now, expiresAt: now.addingTimeInterval(Policy.longestAccessTokenLifetime + SigningKeyring.retiredKeyGrace))
-        )
+        try await revocations.revokeFamily(familyID)
     }
 
     /// OIDC Core section 5.3: the signed-in person's claims for the scopes of the access token.

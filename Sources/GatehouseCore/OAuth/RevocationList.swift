@@ -54,6 +54,16 @@ public final class RevocationList: Sendable {
         try await store.insertRevocation(revocation)
     }
 
+    /// The access tokens issued with a refresh-token family (they carry it as `fid`) stop working on
+    /// every node; kept as long as any access token can live. The refresh tokens themselves are
+    /// revoked in the store.
+    public func revokeFamily(_ familyID: String) async throws {
+        let now = clock.now
+        try await revoke(
+            RevocationRecord(kind: .family, value: familyID, revokedAt: now, expiresAt: now.addingTimeInterval(Policy.longestAccessTokenLifetime + SigningKeyring.retiredKeyGrace))
+        )
+    }
+
     /// Whether a refresh-token family was revoked (a reused authorization code revokes the family it
     /// issued, even a token of it written a moment after the revocation).
     public func isFamilyRevoked(_ familyID: String) async throws -> Bool {

@@ -80,6 +80,15 @@ public struct SessionTokenFamily: Sendable, Hashable {
     }
 }
 
+extension BrowserSessionStore {
+    /// The live session a browser's cookie value names; nil for none, an unknown value, or an ended
+    /// or expired session.
+    public func liveBrowserSession(cookie: String?, now: Date) async throws -> BrowserSession? {
+        guard let cookie, let session = try await browserSession(cookieDigest: SecretDigest.sha256Hex(cookie)), session.isLive(at: now) else { return nil }
+        return session
+    }
+}
+
 /// Browser sessions in the store.
 public protocol BrowserSessionStore: Sendable {
     func insertBrowserSession(_ session: BrowserSession) async throws

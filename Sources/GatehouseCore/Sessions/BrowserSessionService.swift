@@ -24,10 +24,7 @@ public struct BrowserSessionService: Sendable {
     /// The live session the cookie value names; nil for none, an unknown value, or an ended or expired
     /// session (a cookie replayed after logout finds nothing).
     public func current(cookie: String?) async throws -> BrowserSession? {
-        guard let cookie, let session = try await store.browserSession(cookieDigest: SecretDigest.sha256Hex(cookie)), session.isLive(at: clock.now) else {
-            return nil
-        }
-        return session
+        try await store.liveBrowserSession(cookie: cookie, now: clock.now)
     }
 
     /// The account's live sessions, newest first.
@@ -62,12 +59,7 @@ public struct BrowserSessionService: Sendable {
         guard try await store.endBrowserSession(id: session.id, now: now) else { return false }
         var revoked = 0
         for family in try await store.browserSessionTokenFamilies(sessionID: session.id) where !family.scopes.contains("offline_access") {
-            try await revocations.revoke(
-                RevocationRecord(
-                    kind: .family, value: family.familyID, revokedAt: now,
-                    expiresAt: now.addingTimeInterval(Policy.longestAccessTokenLifetime + SigningKeyring.retiredKeyGrace)
-                )
-            )
+            try await revocations.revokeFamily(family.familyID)
             revoked += try await store.revokeRefreshTokenFamily(familyID: family.familyID, now: now)
         }
         var details = ["sid": session.id, "reason": reason, "refreshTokensRevoked": String(revoked), "apps": session.appIDs.joined(separator: " ")]
