@@ -20,6 +20,8 @@ public struct Broker: Sendable, CustomStringConvertible {
     public let devices: DeviceService
     public let accountOperations: AccountOperationService
     public let adminGate: AdminGate
+    /// The admin console's sign-in and sessions; nil when `admin.console.enabled` is false.
+    public let console: AdminConsoleService?
     public let clock: any BrokerClock
     public let logger: Logger
     /// `GET /v1/registration-state` and `POST /v1/logout`.
@@ -41,6 +43,13 @@ public struct Broker: Sendable, CustomStringConvertible {
             config: config, registry: registry, store: store, clock: clock, logger: logger, metrics: metrics, http: http, mailer: mailer, sealer: sealer
         )
         try await seedApps(config.apps, into: store, clock: clock, logger: logger)
+        if config.admin.console.enabled {
+            let app = config.admin.console.app(issuer: config.server.issuer, identityProviders: plugins.identityProviders.keys.sorted(), now: clock.now)
+            let stored = try await store.seedApp(app)
+            if stored.managedBy == .admin {
+                logger.notice("the console's app is managed by an admin; admin.console is not applied to it", metadata: ["app": .string(app.id)])
+            }
+        }
         let upgraded = try await SecretRewrap(store: store, sealer: sealer, clock: clock).run(everything: false)
         if upgraded.signingKeys > 0 {
             logger.notice("signing keys stored in clear are now encrypted under the key-encryption key", metadata: ["keys": .stringConvertible(upgraded.signingKeys)])
@@ -58,6 +67,10 @@ public struct Broker: Sendable, CustomStringConvertible {
             store: store, plugins: plugins, challenges: registry.challenges, tokens: issuer, clock: clock, logger: logger, metrics: metrics, apps: apps, dpop: dpop,
             revocations: oauth.revocations, sessions: oauth.sessions
         )
+        let adminGate = AdminGate(
+            credentials: AdminCredentials(tokens: config.admin.tokens.map { ($0.name, $0.token) }),
+            failures: FailedAuthenticationLimit(store: store, clock: clock, metrics: metrics), policy: config.lockout
+        )
         return Broker(
             config: config, store: store, plugins: plugins, keyring: keyring, engine: engine, oauth: oauth,
             authorizations: AuthorizationValidator(apps: store, issuer: config.server.issuer),
@@ -65,10 +78,10 @@ public struct Broker: Sendable, CustomStringConvertible {
             provisionalIdentities: ProvisionalIdentityService(store: store, oauth: oauth, plugins: plugins, attempts: engine.attempts, clock: clock),
             devices: DeviceService(store: store, oauth: oauth, clock: clock),
             accountOperations: AccountOperationService(store: store, oauth: oauth, plugins: plugins, clock: clock),
-            adminGate: AdminGate(
-                credentials: AdminCredentials(tokens: config.admin.tokens.map { ($0.name, $0.token) }),
-                failures: FailedAuthenticationLimit(store: store, clock: clock, metrics: metrics), policy: config.lockout
-            ),
+            adminGate: adminGate,
+            console: config.admin.console.enabled
+                ? AdminConsoleService(admin: config.admin, issuer: config.server.issuer, store: store, oauth: oauth, gate: adminGate, clock: clock, logger: logger)
+                : nil,
             clock: clock, logger: logger
         )
     }
@@ -164,9 +177,13 @@ public struct Broker: Sendable, CustomStringConvertible {
             }
             for await (id, health) in group { checks[id] = health }
         }
-        healthLog.record(checks, logger: logger)
+        healthLog.record(checks, at: clock.now, logger: logger)
         return Readiness(checks: checks)
     }
+
+    /// The last failure this node saw of each check (plugins, the store), with its time: what the
+    /// console's provider page shows as "last error" after the check is healthy again.
+    public func lastProblems() -> [String: HealthProblem] { healthLog.problems() }
 }
 
 /// The readiness of the broker: one health entry per dependency. `/readyz` shows the status only;
@@ -187,11 +204,24 @@ public struct Readiness: Sendable, Encodable {
     }
 }
 
-/// Logs each check's change of health once (probes poll often; the log should not repeat itself).
+/// A check's most recent failure, as one node saw it.
+public struct HealthProblem: Sendable, Hashable {
+    public var detail: String
+    public var at: Date
+}
+
+/// Logs each check's change of health once (probes poll often; the log should not repeat itself),
+/// and remembers each check's last failure.
 final class HealthLog: Sendable {
     private let last = Mutex([String: Bool]())
+    private let lastProblem = Mutex([String: HealthProblem]())
 
-    func record(_ checks: [String: PluginHealth], logger: Logger) {
+    func problems() -> [String: HealthProblem] { lastProblem.withLock { $0 } }
+
+    func record(_ checks: [String: PluginHealth], at now: Date, logger: Logger) {
+        lastProblem.withLock { problems in
+            for (name, health) in checks where !health.healthy { problems[name] = HealthProblem(detail: health.detail ?? "unhealthy", at: now) }
+        }
         let changed = last.withLock { last in
             let changed = checks.filter { last[$0.key] != $0.value.healthy && !(last[$0.key] == nil && $0.value.healthy) }
             for (name, health) in checks { last[name] = health.healthy }

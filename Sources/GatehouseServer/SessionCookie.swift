@@ -6,14 +6,18 @@ import Hummingbird
 /// when the issuer is `https`; on a plain-`http` loopback issuer (development) browsers refuse
 /// `__Host-` and `Secure` cookies, so it is `gatehouse_session` without `Secure`. Always `HttpOnly`
 /// and `SameSite=Lax`, and without `Max-Age`: it goes when the browser closes, or when the session ends.
+///
+/// The admin console's cookies (`gatehouse_console`, `gatehouse_console_sign_in`) follow the same rules.
 struct SessionCookie {
     let secure: Bool
+    let baseName: String
 
-    init(issuer: String) {
+    init(issuer: String, baseName: String = "gatehouse_session") {
         secure = issuer.hasPrefix("https:")
+        self.baseName = baseName
     }
 
-    var name: String { secure ? "__Host-gatehouse_session" : "gatehouse_session" }
+    var name: String { secure ? "__Host-" + baseName : baseName }
 
     /// The cookie value the request carries, if it looks like one of ours.
     func value(in request: Request) -> String? {

@@ -21,6 +21,15 @@ extension SQLiteStore: AccountStore {
         }
     }
 
+    public func accounts(matching search: String, limit: Int, offset: Int) async throws -> [Account] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                try db.cachedStatement(sql: "SELECT * FROM accounts WHERE instr(lower(username), lower(?)) > 0 OR id = ? ORDER BY created_at, id LIMIT ? OFFSET ?"),
+                arguments: [search, search, limit, offset]
+            ).map(Self.account)
+        }
+    }
+
     public func identityLink(providerID: String, subject: String) async throws -> IdentityLink? {
         try await pool.read { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM identity_links WHERE provider_id = ? AND subject = ?"), arguments: [providerID, subject]).map(Self.link)

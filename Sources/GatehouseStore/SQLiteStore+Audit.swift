@@ -15,31 +15,25 @@ extension SQLiteStore: AuditStore {
         }
     }
 
-    public func auditEvents(type: String?, appID: String?, accountID: String?, since: Date?, limit: Int) async throws -> [AuditEvent] {
+    public func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent] {
         var conditions: [String] = []
         var arguments: StatementArguments = []
-        if let type {
-            conditions.append("type = ?")
-            arguments += [type]
+        func condition(_ sql: String, _ value: some DatabaseValueConvertible) {
+            conditions.append(sql)
+            arguments += [value]
         }
-        if let appID {
-            conditions.append("app_id = ?")
-            arguments += [appID]
-        }
-        if let accountID {
-            conditions.append("account_id = ?")
-            arguments += [accountID]
-        }
-        if let since {
-            conditions.append("time >= ?")
-            arguments += [since.storeValue]
-        }
+        if let type = query.type { condition("type = ?", type) }
+        if let appID = query.appID { condition("app_id = ?", appID) }
+        if let accountID = query.accountID { condition("account_id = ?", accountID) }
+        if let admin = query.admin { condition("json_extract(details, '$.admin') = ?", admin) }
+        if let since = query.since { condition("time >= ?", since.storeValue) }
+        if let until = query.until { condition("time < ?", until.storeValue) }
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        arguments += [limit]
-        let query = "SELECT * FROM audit_events \(filter) ORDER BY time DESC, rowid DESC LIMIT ?"
+        arguments += [query.limit, query.offset]
+        let sql = "SELECT * FROM audit_events \(filter) ORDER BY time DESC, rowid DESC LIMIT ? OFFSET ?"
         let finalArguments = arguments
         return try await pool.read { db in
-            try Row.fetchAll(try db.cachedStatement(sql: query), arguments: finalArguments).map { row in
+            try Row.fetchAll(try db.cachedStatement(sql: sql), arguments: finalArguments).map { row in
                 AuditEvent(
                     id: row["id"], time: Date(storeValue: row["time"]), type: row["type"], appID: row["app_id"], accountID: row["account_id"],
                     providerID: row["provider_id"], outcome: row["outcome"], details: try StoreJSON.decode([String: String].self, row["details"])

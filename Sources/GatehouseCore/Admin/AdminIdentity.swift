@@ -1,8 +1,21 @@
-/// Who is administering: the name of the admin credential used (for the API) or `cli:<user>`.
-/// Every change an admin makes is audited under this name.
+/// Who is administering: the name of the admin credential used (for the API), `cli:<user>`, or the
+/// username of a person signed in to the admin console (with their account id). Every change an
+/// admin makes is audited under this name.
 public struct AdminIdentity: Sendable, Hashable {
     public var name: String
-    public init(name: String) { self.name = name }
+    /// The console admin's account; nil for tokens and the CLI.
+    public var accountID: String?
+    public init(name: String, accountID: String? = nil) {
+        self.name = name
+        self.accountID = accountID
+    }
+
+    /// What every audit event of an admin's change names: `admin` and, for console admins, `adminAccount`.
+    public var auditDetails: [String: String] {
+        var details = ["admin": name]
+        if let accountID { details["adminAccount"] = accountID }
+        return details
+    }
 }
 
 /// The admin API's credentials: named bearer tokens, kept only as SHA-256 digests in memory and
@@ -23,6 +36,6 @@ public struct AdminCredentials: Sendable {
         let digest = SecretDigest.sha256Hex(token)
         var match: String?
         for entry in digests where SecretDigest.constantTimeEquals(entry.digest, digest) { match = entry.name }
-        return match.map(AdminIdentity.init(name:))
+        return match.map { AdminIdentity(name: $0) }
     }
 }

@@ -26,6 +26,6 @@ extension AdminService {
         guard try await store.unlock(key: key) else {
             throw BrokerError(.notFound, .notFound, "'\(key)' is not locked.", issues: [ConfigIssue(path: "key", "not locked")])
         }
-        try await store.appendAudit(AuditEvent(time: clock.now, type: "lockout.lifted", details: ["admin": admin.name, "key": key]))
+        try await store.appendAudit(AuditEvent(time: clock.now, type: "lockout.lifted", details: admin.auditDetails.merging(["key": key]) { first, _ in first }))
     }
 }

@@ -77,7 +77,7 @@ extension AdminService {
         try await store.appendAudit(
             AuditEvent(
                 time: clock.now, type: "\(type).\(change.event)", appID: appID, providerID: plugin.id,
-                details: change.details.merging(["admin": admin.name]) { _, admin in admin }
+                details: change.details.merging(admin.auditDetails) { _, admin in admin }
             )
         )
     }

@@ -94,7 +94,7 @@ extension AdminService {
             _ = try await store.unlinkIdentity(providerID: providerID, subject: subject)
         }
         try await store.appendAudit(
-            AuditEvent(time: clock.now, type: "user.removed", accountID: link?.accountID, providerID: providerID, details: ["username": username, "admin": admin.name])
+            AuditEvent(time: clock.now, type: "user.removed", accountID: link?.accountID, providerID: providerID, details: admin.auditDetails.merging(["username": username]) { first, _ in first })
         )
         return true
     }

@@ -244,7 +244,7 @@ public struct AdminService: Sendable {
     }
 
     func audit(_ type: String, app: String, admin: AdminIdentity, before: AppView?, after: AppView?) async throws {
-        var details = ["admin": admin.name]
+        var details = admin.auditDetails
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         encoder.dateEncodingStrategy = .iso8601

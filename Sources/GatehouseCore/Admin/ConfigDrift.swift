@@ -19,13 +19,7 @@ public enum ConfigDrift {
                 findings.append(Finding(appID: seed.id, message: "apps[\(index)] is not in the database yet; the next start creates it"))
                 continue
             }
-            var differences: [String] = []
-            if app.name != seed.name { differences.append("name: file \(quoted(seed.name)), database \(quoted(app.name))") }
-            if app.redirectURIs != seed.redirectURIs { differences.append("redirectURIs: file \(seed.redirectURIs), database \(app.redirectURIs)") }
-            if app.secretDigest != seed.secret.map(SecretDigest.sha256Hex) {
-                differences.append("client secret: the file's and the database's differ (or one is public)")
-            }
-            differences += try policyDifferences(file: seed.policy, database: app.policy)
+            let differences = try differences(seed: seed, app: app)
             guard !differences.isEmpty else { continue }
             let state = app.managedBy == .admin
                 ? "is managed by an admin since \(ISO8601DateFormatter().string(from: app.updatedAt)); the file's entry (apps[\(index)]) is not applied"
@@ -37,6 +31,17 @@ public enum ConfigDrift {
             findings.append(Finding(appID: app.id, message: "exists only in the database (\(app.managedBy.rawValue)-managed); the file does not mention it"))
         }
         return findings
+    }
+
+    /// What differs between an app's config entry and its stored version, one line per key.
+    public static func differences(seed: AppSeed, app: App) throws -> [String] {
+        var differences: [String] = []
+        if app.name != seed.name { differences.append("name: file \(quoted(seed.name)), database \(quoted(app.name))") }
+        if app.redirectURIs != seed.redirectURIs { differences.append("redirectURIs: file \(seed.redirectURIs), database \(app.redirectURIs)") }
+        if app.secretDigest != seed.secret.map(SecretDigest.sha256Hex) {
+            differences.append("client secret: the file's and the database's differ (or one is public)")
+        }
+        return differences + (try policyDifferences(file: seed.policy, database: app.policy))
     }
 
     /// `policy.<key>: file X, database Y` for each top-level policy key that differs.

@@ -38,8 +38,8 @@ public struct BrokerConfig: Sendable, CustomStringConvertible {
     }
 }
 
-/// `admin:` — the admin API's bearer tokens. With none (and no `GATEHOUSE_ADMIN_TOKEN`), the admin
-/// API is off.
+/// `admin:` — the admin API's bearer tokens (with none, and no `GATEHOUSE_ADMIN_TOKEN`, the admin
+/// API is off, and the console has no bootstrap token), and the admin console.
 public struct AdminConfig: Sendable, Decodable {
     /// One named admin credential.
     public struct Token: Sendable, Decodable {
@@ -65,14 +65,24 @@ public struct AdminConfig: Sendable, Decodable {
     }
 
     public var tokens: [Token]
+    /// Directory or upstream groups (the `groups` claim of an LDAP or OIDC provider) whose members
+    /// are admitted to the admin console without a stored admin role.
+    public var consoleGroups: [String]
+    public var console: ConsoleConfig
 
-    public init(tokens: [Token] = []) { self.tokens = tokens }
+    public init(tokens: [Token] = [], consoleGroups: [String] = [], console: ConsoleConfig = ConsoleConfig()) {
+        self.tokens = tokens
+        self.consoleGroups = consoleGroups
+        self.console = console
+    }
 
-    enum CodingKeys: String, CodingKey { case tokens }
+    enum CodingKeys: String, CodingKey { case tokens, consoleGroups, console }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.tokens = try container.decodeIfPresent([Token].self, forKey: .tokens) ?? []
+        self.consoleGroups = try container.decodeIfPresent([String].self, forKey: .consoleGroups) ?? []
+        self.console = try container.decodeIfPresent(ConsoleConfig.self, forKey: .console) ?? ConsoleConfig()
     }
 }
 

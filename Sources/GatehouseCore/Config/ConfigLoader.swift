@@ -88,6 +88,17 @@ public struct ConfigLoader: Sendable {
         for (index, app) in apps.enumerated() {
             issues += app.policy.referenceIssues(identityProviders: providerIDs, authenticators: providerIDs, path: "apps[\(index)].policy")
         }
+        if let console = admin?.console, console.enabled {
+            if let index = apps.firstIndex(where: { $0.id == ConsoleConfig.appID }) {
+                issues.append(ConfigIssue(path: "apps[\(index)].id", "'\(ConsoleConfig.appID)' is the admin console's app; choose another id (or set admin.console.enabled: false)"))
+            }
+            for (index, id) in (console.identityProviders ?? []).enumerated() where !providerIDs.contains(id) {
+                issues.append(ConfigIssue(path: "admin.console.identityProviders[\(index)]", "no provider '\(id)' is declared in providers"))
+            }
+            for (index, id) in console.authenticators.enumerated() where !providerIDs.contains(id) {
+                issues.append(ConfigIssue(path: "admin.console.authenticators[\(index)]", "no provider '\(id)' is declared in providers"))
+            }
+        }
         if let environment, let server, environment == .production, let url = URL(string: server.issuer), url.scheme == "http",
             !LoopbackHost.contains(url.host ?? "")
         {
@@ -111,7 +122,7 @@ public struct ConfigLoader: Sendable {
         guard issues.isEmpty, let environment, let server, let storage, let tokens, let mail, let keys, let lockout else { throw ConfigIssues(issues) }
         return BrokerConfig(
             environment: environment, server: server, storage: storage, tokens: tokens, providers: providers, apps: apps,
-            admin: AdminConfig(tokens: adminTokens), mail: mail, keys: keys, lockout: lockout
+            admin: AdminConfig(tokens: adminTokens, consoleGroups: admin?.consoleGroups ?? [], console: admin?.console ?? ConsoleConfig()), mail: mail, keys: keys, lockout: lockout
         )
     }
 

@@ -47,7 +47,7 @@ public struct DeviceService: Sendable {
 
     public func remove(_ deviceID: String, accountID: String, by admin: AdminIdentity) async throws {
         guard try await store.account(id: accountID) != nil else { throw BrokerError(.notFound, .notFound, "No account '\(accountID)'.") }
-        try await remove(deviceID, accountID: accountID, details: ["by": "admin", "admin": admin.name], appID: nil)
+        try await remove(deviceID, accountID: accountID, details: admin.auditDetails.merging(["by": "admin"]) { first, _ in first }, appID: nil)
     }
 
     // MARK: -

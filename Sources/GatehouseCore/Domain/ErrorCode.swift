@@ -96,4 +96,11 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// The app's policy does not let its back end issue activations.
     public static let activationNotAllowed = ErrorCode("activation_not_allowed")
     public static let invalidInvitation = ErrorCode("invalid_invitation")
+    // Admin console.
+    /// The account signed in but holds no admin role (and is in no `admin.consoleGroups` group).
+    public static let adminRoleRequired = ErrorCode("admin_role_required")
+    /// A dangerous action needs a sign-in more recent than `admin.console.reauthenticateAfter`.
+    public static let reauthenticationRequired = ErrorCode("reauthentication_required")
+    /// A console form came without the session's CSRF token, or with another one.
+    public static let invalidCSRFToken = ErrorCode("invalid_csrf_token")
 }

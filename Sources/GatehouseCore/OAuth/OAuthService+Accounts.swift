@@ -53,9 +53,10 @@ extension OAuthService {
         }
         guard try await store.deleteAccount(id: id) else { return false }
         try await ConsentBook(store: store, clock: clock).revokeAll(accountID: id)
+        _ = try await AdminRoleBook(store: store, clock: clock).remove(id)
         try await revokeSubject(id)
         var details = ["stateless": "false"]
-        if let admin { details["admin"] = admin.name }
+        if let admin { details.merge(admin.auditDetails) { _, admin in admin } }
         try await store.appendAudit(AuditEvent(time: clock.now, type: "account.deregistered", appID: appID, accountID: id, details: details))
         return true
     }

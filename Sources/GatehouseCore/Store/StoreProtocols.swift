@@ -33,6 +33,8 @@ public protocol AppDirectory: Sendable {
 /// Accounts and the identities linked to them.
 public protocol AccountStore: AccountDirectory {
     func accounts(limit: Int, offset: Int) async throws -> [Account]
+    /// Accounts whose username contains `search` (ignoring case), or whose id is `search`, oldest first.
+    func accounts(matching search: String, limit: Int, offset: Int) async throws -> [Account]
     /// In one transaction: the account linked to this identity (refreshing the link's claims and
     /// last sign-in), or a new account and link when there is none. `created` tells which.
     func linkIdentity(_ identity: ExternalIdentity, now: Date) async throws -> (account: Account, created: Bool)
@@ -204,7 +206,43 @@ public struct AuditEvent: Sendable, Hashable, Codable {
 public protocol AuditStore: Sendable {
     func appendAudit(_ event: AuditEvent) async throws
     /// Newest first.
-    func auditEvents(type: String?, appID: String?, accountID: String?, since: Date?, limit: Int) async throws -> [AuditEvent]
+    func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent]
+}
+
+extension AuditStore {
+    /// Newest first.
+    public func auditEvents(type: String?, appID: String?, accountID: String?, since: Date?, limit: Int) async throws -> [AuditEvent] {
+        try await auditEvents(AuditQuery(type: type, appID: appID, accountID: accountID, since: since, limit: limit))
+    }
+}
+
+/// Which audit events to read: every filter given must match; newest first, `limit` from `offset`.
+public struct AuditQuery: Sendable, Hashable {
+    public var type: String?
+    public var appID: String?
+    /// The account the event is about.
+    public var accountID: String?
+    /// The administrator who made the change (the event's `admin` detail).
+    public var admin: String?
+    public var since: Date?
+    /// Events before this time only.
+    public var until: Date?
+    public var limit: Int
+    public var offset: Int
+
+    public init(
+        type: String? = nil, appID: String? = nil, accountID: String? = nil, admin: String? = nil, since: Date? = nil, until: Date? = nil,
+        limit: Int = 100, offset: Int = 0
+    ) {
+        self.type = type
+        self.appID = appID
+        self.accountID = accountID
+        self.admin = admin
+        self.since = since
+        self.until = until
+        self.limit = limit
+        self.offset = offset
+    }
 }
 
 /// One value a plugin stored.

@@ -16,6 +16,12 @@ extension PostgresStore: AccountStore {
         try await rows("SELECT * FROM accounts ORDER BY created_at, id LIMIT \(limit) OFFSET \(offset)").map(Self.account)
     }
 
+    public func accounts(matching search: String, limit: Int, offset: Int) async throws -> [Account] {
+        try await rows(
+            "SELECT * FROM accounts WHERE strpos(lower(username), lower(\(search))) > 0 OR id = \(search) ORDER BY created_at, id LIMIT \(limit) OFFSET \(offset)"
+        ).map(Self.account)
+    }
+
     public func identityLink(providerID: String, subject: String) async throws -> IdentityLink? {
         try await rows("SELECT * FROM identity_links WHERE provider_id = \(providerID) AND subject = \(subject)").first.map(Self.link)
     }

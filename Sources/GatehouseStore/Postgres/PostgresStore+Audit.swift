@@ -13,21 +13,26 @@ extension PostgresStore: AuditStore {
         )
     }
 
-    public func auditEvents(type: String?, appID: String?, accountID: String?, since: Date?, limit: Int) async throws -> [AuditEvent] {
+    public func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent] {
         var conditions: [String] = []
         var bindings = PostgresBindings()
         func condition(_ column: String, _ op: String, _ value: some PostgresEncodable & Sendable) throws {
             try bindings.append(value)
             conditions.append("\(column) \(op) $\(bindings.count)")
         }
-        if let type { try condition("type", "=", type) }
-        if let appID { try condition("app_id", "=", appID) }
-        if let accountID { try condition("account_id", "=", accountID) }
-        if let since { try condition("time", ">=", since.storeValue) }
-        bindings.append(limit)
+        if let type = query.type { try condition("type", "=", type) }
+        if let appID = query.appID { try condition("app_id", "=", appID) }
+        if let accountID = query.accountID { try condition("account_id", "=", accountID) }
+        if let admin = query.admin { try condition("(details::jsonb ->> 'admin')", "=", admin) }
+        if let since = query.since { try condition("time", ">=", since.storeValue) }
+        if let until = query.until { try condition("time", "<", until.storeValue) }
+        bindings.append(query.limit)
+        bindings.append(query.offset)
         let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        let query = PostgresQuery(unsafeSQL: "SELECT * FROM audit_events \(filter) ORDER BY time DESC, seq DESC LIMIT $\(bindings.count)", binds: bindings)
-        return try await rows(query).map { row in
+        let sql = PostgresQuery(
+            unsafeSQL: "SELECT * FROM audit_events \(filter) ORDER BY time DESC, seq DESC LIMIT $\(bindings.count - 1) OFFSET $\(bindings.count)", binds: bindings
+        )
+        return try await rows(sql).map { row in
             AuditEvent(
                 id: try row["id"].string(), time: try row["time"].date(), type: try row["type"].string(), appID: try row["app_id"].optionalString(),
                 accountID: try row["account_id"].optionalString(), providerID: try row["provider_id"].optionalString(),

@@ -1,0 +1,142 @@
+import Foundation
+
+/// What the admin console needs beyond the admin API's first version, for the console, the admin API
+/// and the CLI alike: admin roles, signing keys, provider checks, user search and audit queries.
+extension AdminService {
+    // MARK: - Admin roles
+
+    /// An account holding the admin role, as admins see it.
+    public struct AdminView: Sendable, Codable, Hashable {
+        public var accountID: String
+        public var username: String?
+        public var grantedBy: String
+        public var grantedAt: Date
+    }
+
+    public func admins() async throws -> [AdminView] {
+        var views: [AdminView] = []
+        for grant in try await AdminRoleBook(store: store, clock: clock).grants() {
+            let account = try await store.account(id: grant.accountID)
+            views.append(AdminView(accountID: grant.accountID, username: account?.username, grantedBy: grant.grantedBy, grantedAt: grant.grantedAt))
+        }
+        return views.sorted { ($0.username ?? $0.accountID) < ($1.username ?? $1.accountID) }
+    }
+
+    public func isAdmin(accountID: String) async throws -> Bool {
+        try await AdminRoleBook(store: store, clock: clock).isAdmin(accountID)
+    }
+
+    /// Gives an account the admin role (the console admits it from its next request on any node);
+    /// false when it had it already.
+    @discardableResult
+    public func grantAdmin(accountID: String, by admin: AdminIdentity) async throws -> Bool {
+        guard let account = try await store.account(id: accountID) else { throw BrokerError(.notFound, .notFound, "No user '\(accountID)'.") }
+        guard try await AdminRoleBook(store: store, clock: clock).add(accountID, by: admin.name) else { return false }
+        try await store.appendAudit(
+            AuditEvent(
+                time: clock.now, type: "admin.role_granted", accountID: accountID,
+                details: admin.auditDetails.merging(["username": account.username, "role": AdminRoleBook.admin]) { first, _ in first }
+            )
+        )
+        return true
+    }
+
+    /// Takes the admin role away; the person's console sessions stop at their next request. False
+    /// when the account did not have it.
+    @discardableResult
+    public func revokeAdmin(accountID: String, by admin: AdminIdentity) async throws -> Bool {
+        guard try await AdminRoleBook(store: store, clock: clock).remove(accountID) else { return false }
+        try await store.appendAudit(
+            AuditEvent(
+                time: clock.now, type: "admin.role_revoked", accountID: accountID,
+                details: admin.auditDetails.merging(["role": AdminRoleBook.admin]) { first, _ in first }
+            )
+        )
+        return true
+    }
+
+    // MARK: - Signing keys
+
+    /// A signing key as admins see it (never the private key).
+    public struct SigningKeyView: Sendable, Codable, Hashable {
+        public var kid: String
+        public var algorithm: String
+        public var createdAt: Date
+        /// `active`, `pending` (published, signs later), `retired` (published until `publishedUntil`)
+        /// or `superseded`.
+        public var state: String
+        /// Whether access tokens are signed with this algorithm (`tokens.signingAlgorithm`).
+        public var signsAccessTokens: Bool
+        public var activatesAt: Date?
+        public var publishedUntil: Date?
+    }
+
+    public func signingKeys() async throws -> [SigningKeyView] {
+        let now = clock.now
+        func from(_ record: SigningKeyRecord) -> Date { record.activatesAt ?? record.createdAt }
+        let records = try await store.signingKeys().sorted { from($0) > from($1) }
+        let active = SigningSchedule(records).activeKids(at: now)
+        return records.compactMap { record in
+            let state: String
+            var publishedUntil: Date?
+            if active[record.algorithm] == record.kid {
+                state = "active"
+            } else if from(record) > now {
+                state = "pending"
+            } else if let retired = record.retiredAt {
+                publishedUntil = retired.addingTimeInterval(SigningKeyring.retiredKeyGrace)
+                guard publishedUntil! > now else { return nil }
+                state = "retired"
+            } else {
+                state = "superseded"
+            }
+            return SigningKeyView(
+                kid: record.kid, algorithm: record.algorithm.rawValue, createdAt: record.createdAt, state: state,
+                signsAccessTokens: record.algorithm == oauth.keyring.accessTokenAlgorithm, activatesAt: record.activatesAt, publishedUntil: publishedUntil
+            )
+        }
+    }
+
+    /// New signing keys for every algorithm (`SigningKeyring.rotate`), audited.
+    public func rotateSigningKeys(immediately: Bool, by admin: AdminIdentity, via: String) async throws -> [SigningKeyRecord] {
+        let keys = try await oauth.keyring.rotate(immediately: immediately)
+        for key in keys {
+            try await store.appendAudit(
+                AuditEvent(
+                    time: clock.now, type: "key.rotated",
+                    details: admin.auditDetails.merging(["kid": key.kid, "alg": key.algorithm.rawValue, "via": via, "immediately": "\(immediately)"]) { first, _ in first }
+                )
+            )
+        }
+        return keys
+    }
+
+    // MARK: - Providers
+
+    /// Checks a provider against its upstream step by step (`gatehouse providers test`).
+    public func diagnoseProvider(_ id: String, username: String?, password: String?) async throws -> [DiagnosticStep] {
+        guard let plugin = plugins.all[id] else { throw BrokerError(.notFound, .notFound, "No provider '\(id)'.") }
+        guard let diagnosing = plugin as? any ProviderDiagnosing else {
+            throw BrokerError(.invalidRequest, .badRequest, "The provider '\(id)' (type \(plugins.typeNames[id] ?? "?")) has no upstream to check.")
+        }
+        return await diagnosing.diagnose(username: username, password: password)
+    }
+
+    // MARK: - Users and audit
+
+    /// Users whose username contains `search` (any case) or whose id it is.
+    public func users(matching search: String, limit: Int, offset: Int) async throws -> [UserView] {
+        var views: [UserView] = []
+        for account in try await store.accounts(matching: search, limit: min(max(limit, 1), 1000), offset: max(offset, 0)) {
+            views.append(try await view(account))
+        }
+        return views
+    }
+
+    public func audit(_ query: AuditQuery) async throws -> [AuditEvent] {
+        var query = query
+        query.limit = min(max(query.limit, 1), 1000)
+        query.offset = max(query.offset, 0)
+        return try await store.auditEvents(query)
+    }
+}

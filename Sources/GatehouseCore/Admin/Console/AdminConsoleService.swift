@@ -1,0 +1,265 @@
+import Foundation
+import Logging
+
+/// The admin console's sign-in and sessions. The console is an OpenID Connect client of this very
+/// broker (app `gatehouse-console`, code flow with PKCE S256, state and nonce): a sign-in goes through
+/// `/oauth2/authorize` like any app's, the code is exchanged by the token endpoint's own code, and the
+/// ID token is verified like a relying party would. People are admitted when their account holds the
+/// admin role (`AdminRoleBook`) or the ID token's `groups` name one of `admin.consoleGroups`; the
+/// static admin token can make the first admin, once.
+public struct AdminConsoleService: Sendable {
+    public let config: ConsoleConfig
+    let consoleGroups: Set<String>
+    let issuer: String
+    let store: any BrokerStore
+    let oauth: OAuthService
+    let gate: AdminGate
+    let roles: AdminRoleBook
+    let clock: any BrokerClock
+    let logger: Logger
+
+    static let sessionNamespace = "gatehouse:console-sessions"
+    static let signInNamespace = "gatehouse:console-sign-ins"
+    /// How long a sign-in may take from the console's redirect to the callback.
+    static let signInLifetime: TimeInterval = 600
+    /// A session's last use is written at most this often (a write per page would be wasteful).
+    static let touchInterval: TimeInterval = 60
+
+    public init(admin: AdminConfig, issuer: String, store: any BrokerStore, oauth: OAuthService, gate: AdminGate, clock: any BrokerClock, logger: Logger) {
+        self.config = admin.console
+        self.consoleGroups = Set(admin.consoleGroups)
+        self.issuer = issuer
+        self.store = store
+        self.oauth = oauth
+        self.gate = gate
+        self.roles = AdminRoleBook(store: store, clock: clock)
+        self.clock = clock
+        self.logger = logger
+    }
+
+    public var redirectURI: String { issuer + "/admin/callback" }
+    public var signedOutURI: String { issuer + "/admin/signed-out" }
+
+    // MARK: - Signing in
+
+    /// Starts a sign-in: the cookie that binds it to this browser, and the authorization request to
+    /// send the browser to. `reauthenticate` asks the broker for a fresh sign-in (`prompt=login`).
+    public func beginSignIn(returnTo: String?, reauthenticate: Bool) async throws -> (cookie: String, location: String) {
+        let cookie = RandomToken.make()
+        let attempt = ConsoleSignInAttempt(
+            state: RandomToken.make(), nonce: RandomToken.make(), codeVerifier: RandomToken.make(), returnTo: Self.safeReturn(returnTo),
+            reauthentication: reauthenticate
+        )
+        let now = clock.now
+        guard try await store.insertPluginRecord(
+            namespace: Self.signInNamespace, key: SecretDigest.sha256Hex(cookie), value: JSONEncoder().encode(attempt),
+            expiresAt: now.addingTimeInterval(Self.signInLifetime), now: now
+        ) else { throw BrokerError.internalFailure("Could not start the sign-in.") }
+        var query = URLComponents()
+        query.queryItems = [
+            URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: ConsoleConfig.appID),
+            URLQueryItem(name: "redirect_uri", value: redirectURI), URLQueryItem(name: "scope", value: "openid profile groups"),
+            URLQueryItem(name: "state", value: attempt.state), URLQueryItem(name: "nonce", value: attempt.nonce),
+            URLQueryItem(name: "code_challenge", value: PKCE.challenge(for: attempt.codeVerifier)), URLQueryItem(name: "code_challenge_method", value: "S256"),
+        ]
+        if reauthenticate { query.queryItems?.append(URLQueryItem(name: "prompt", value: "login")) }
+        // `+` is literal in a query built by URLComponents, but a form decoder reads it as a space.
+        let encoded = (query.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B")
+        return (cookie, issuer + "/oauth2/authorize?" + encoded)
+    }
+
+    /// The end of a sign-in: what the console does next.
+    public enum SignInResult: Sendable {
+        /// Admitted: set the session cookie and go to `returnTo`.
+        case admitted(cookie: String, session: ConsoleSession, returnTo: String)
+        /// Signed in but not an admin; `bootstrapOpen` when the first-admin bootstrap is still open.
+        case refused(cookie: String, session: ConsoleSession, bootstrapOpen: Bool)
+    }
+
+    /// Finishes a sign-in at the callback: checks the state against the one this browser started,
+    /// exchanges the code (with the PKCE verifier) at the token endpoint's code, verifies the ID token
+    /// (signature, issuer, audience, expiry, nonce) and decides whether the person is admitted.
+    public func finishSignIn(cookie: String?, state: String?, code: String?, error: String?, clientIP: String?) async throws -> SignInResult {
+        guard let cookie, let record = try await store.pluginRecord(namespace: Self.signInNamespace, key: SecretDigest.sha256Hex(cookie), now: clock.now),
+            try await store.deletePluginRecord(namespace: Self.signInNamespace, key: SecretDigest.sha256Hex(cookie), expectedVersion: record.version),
+            let attempt = try? JSONDecoder().decode(ConsoleSignInAttempt.self, from: record.value)
+        else {
+            throw BrokerError(.invalidRequest, .badRequest, "This sign-in was not started in this browser, or it took too long. Sign in again.")
+        }
+        guard let state, SecretDigest.constantTimeEquals(state, attempt.state) else {
+            throw BrokerError(.invalidRequest, .badRequest, "The sign-in's state does not match. Sign in again.")
+        }
+        if let error {
+            throw BrokerError(.accessDenied, .forbidden, "The sign-in did not finish (\(error)).")
+        }
+        guard let code else { throw BrokerError(.invalidRequest, .badRequest, "The sign-in came back without a code.") }
+        let request = try TokenRequest(
+            form: ["grant_type": "authorization_code", "code": code, "redirect_uri": redirectURI, "code_verifier": attempt.codeVerifier, "client_id": ConsoleConfig.appID],
+            basic: nil, clientIP: clientIP
+        )
+        let issued = try await oauth.token(request)
+        let now = clock.now
+        guard let idToken = issued.idToken, let claims = await oauth.tokens.keyring.verifyIDTokenHint(idToken, issuer: issuer),
+            claims.aud == ConsoleConfig.appID, Double(claims.exp) > now.timeIntervalSince1970, let nonce = claims.nonce,
+            SecretDigest.constantTimeEquals(nonce, attempt.nonce)
+        else {
+            throw BrokerError(.invalidGrant, .badRequest, "The broker's ID token did not verify. Sign in again.")
+        }
+        let groups = claims.profile["groups"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        let username = claims.profile["preferred_username"]?.stringValue ?? claims.sub
+        let admittedBy = try await admission(accountID: claims.sub, groups: groups)
+        let session = ConsoleSession(
+            accountID: claims.sub, username: username, sessionID: claims.sid, authTime: Date(timeIntervalSince1970: TimeInterval(claims.authTime)),
+            admittedBy: admittedBy, csrfToken: RandomToken.make(), idToken: idToken, createdAt: now, lastSeenAt: now,
+            expiresAt: now.addingTimeInterval(config.sessionLifetime.timeInterval)
+        )
+        let sessionCookie = RandomToken.make()
+        guard try await store.insertPluginRecord(
+            namespace: Self.sessionNamespace, key: SecretDigest.sha256Hex(sessionCookie), value: JSONEncoder().encode(session), expiresAt: session.expiresAt,
+            now: now
+        ) else { throw BrokerError.internalFailure("Could not start the console session.") }
+        try await audit(
+            admittedBy == nil ? "console.refused" : (attempt.reauthentication ? "console.reauthenticated" : "console.signed_in"), session: session,
+            details: admittedBy.map { ["admittedBy": $0] } ?? [:]
+        )
+        guard admittedBy != nil else {
+            return .refused(cookie: sessionCookie, session: session, bootstrapOpen: try await bootstrapOpen())
+        }
+        return .admitted(cookie: sessionCookie, session: session, returnTo: attempt.returnTo)
+    }
+
+    /// `role` for an account holding the admin role, `group:<name>` for a member of a console group.
+    func admission(accountID: String, groups: [String]) async throws -> String? {
+        if try await roles.isAdmin(accountID) { return "role" }
+        if let group = groups.sorted().first(where: consoleGroups.contains) { return "group:\(group)" }
+        return nil
+    }
+
+    /// Whether the static admin token may still make the first admin: tokens are configured, nobody
+    /// has used the bootstrap yet, and no account holds the role.
+    public func bootstrapOpen() async throws -> Bool {
+        guard !gate.credentials.isEmpty, try await !roles.bootstrapClaimed() else { return false }
+        return try await roles.grants().isEmpty
+    }
+
+    /// The first admin: a signed-in person who is not an admin proves they hold the static admin token
+    /// (checked like the admin API checks it, failures counted per address) and their account gets the
+    /// admin role. Works once, ever.
+    public func bootstrap(cookie: String?, csrf: String?, adminToken: String, clientIP: String?) async throws -> ConsoleSession {
+        guard let cookie, let (record, session) = try await stored(cookie: cookie) else { throw Self.signInAgain }
+        try checkCSRF(session, csrf)
+        guard !session.isAdmitted else { return session }
+        let tokenAdmin = try await gate.authenticate(bearer: adminToken, clientIP: clientIP)
+        guard try await bootstrapOpen(), try await roles.claimBootstrap(for: session.accountID) else {
+            throw BrokerError(.adminRoleRequired, .forbidden, "An admin exists already: ask them (or use `gatehouse users grant-admin`) for the admin role.")
+        }
+        _ = try await roles.add(session.accountID, by: "bootstrap:\(tokenAdmin.name)")
+        var admitted = session
+        admitted.admittedBy = "role"
+        guard try await store.replacePluginRecord(
+            namespace: Self.sessionNamespace, key: SecretDigest.sha256Hex(cookie), value: JSONEncoder().encode(admitted), expiresAt: admitted.expiresAt,
+            expectedVersion: record.version
+        ) else { throw Self.signInAgain }
+        try await store.appendAudit(
+            AuditEvent(
+                time: clock.now, type: "admin.role_granted", accountID: session.accountID,
+                details: ["admin": tokenAdmin.name, "username": session.username, "role": AdminRoleBook.admin, "bootstrap": "true"]
+            )
+        )
+        return admitted
+    }
+
+    // MARK: - Sessions
+
+    /// The console session of this cookie if it is still good: not past its lifetime or idle
+    /// limit, its broker session not ended, and the person still an admin (a removed role counts at
+    /// once). Sessions only open to the bootstrap come back too; check `isAdmitted`.
+    public func session(cookie: String?) async throws -> ConsoleSession? {
+        guard let cookie, let (record, session) = try await stored(cookie: cookie) else { return nil }
+        let now = clock.now
+        let key = SecretDigest.sha256Hex(cookie)
+        var live = session.expiresAt > now && session.lastSeenAt.addingTimeInterval(config.idleLifetime.timeInterval) > now
+        if live, let sessionID = session.sessionID {
+            live = try await store.browserSession(id: sessionID)?.isLive(at: now) ?? false
+        }
+        if live, session.admittedBy == "role" {
+            live = try await roles.isAdmin(session.accountID)
+        }
+        guard live else {
+            _ = try await store.deletePluginRecord(namespace: Self.sessionNamespace, key: key)
+            return nil
+        }
+        if now.timeIntervalSince(session.lastSeenAt) >= Self.touchInterval {
+            var touched = session
+            touched.lastSeenAt = now
+            // A lost race means another request touched it at the same moment: nothing to do.
+            _ = try await store.replacePluginRecord(
+                namespace: Self.sessionNamespace, key: key, value: JSONEncoder().encode(touched), expiresAt: touched.expiresAt, expectedVersion: record.version
+            )
+            return touched
+        }
+        return session
+    }
+
+    private func stored(cookie: String) async throws -> (PluginRecord, ConsoleSession)? {
+        guard let record = try await store.pluginRecord(namespace: Self.sessionNamespace, key: SecretDigest.sha256Hex(cookie), now: clock.now),
+            let session = try? JSONDecoder().decode(ConsoleSession.self, from: record.value)
+        else { return nil }
+        return (record, session)
+    }
+
+    /// Every console form carries the session's CSRF token; anything else is refused.
+    public func checkCSRF(_ session: ConsoleSession, _ token: String?) throws {
+        guard let token, SecretDigest.constantTimeEquals(token, session.csrfToken) else {
+            throw BrokerError(.invalidCSRFToken, .forbidden, "This form is out of date or did not come from the console. Reload the page and try again.")
+        }
+    }
+
+    /// Whether the sign-in is recent enough for a dangerous action.
+    public func isRecent(_ session: ConsoleSession) -> Bool {
+        clock.now.timeIntervalSince(session.authTime) <= config.reauthenticateAfter.timeInterval
+    }
+
+    /// Refuses a dangerous action after a sign-in older than `reauthenticateAfter`.
+    public func requireRecentSignIn(_ session: ConsoleSession) throws {
+        guard isRecent(session) else {
+            throw BrokerError(
+                .reauthenticationRequired, .unauthenticated,
+                "Sign in again to confirm this action: your sign-in is older than \(config.reauthenticateAfter.value / 60) minutes."
+            )
+        }
+    }
+
+    /// Ends the console session (on every node) and answers where the browser goes to end the broker
+    /// session as well (RP-initiated logout, which comes back to `/admin/signed-out`).
+    public func signOut(cookie: String?) async throws -> String? {
+        guard let cookie, let (_, session) = try await stored(cookie: cookie) else { return nil }
+        _ = try await store.deletePluginRecord(namespace: Self.sessionNamespace, key: SecretDigest.sha256Hex(cookie))
+        try await audit("console.signed_out", session: session)
+        var query = URLComponents()
+        query.queryItems = [
+            URLQueryItem(name: "id_token_hint", value: session.idToken), URLQueryItem(name: "client_id", value: ConsoleConfig.appID),
+            URLQueryItem(name: "post_logout_redirect_uri", value: signedOutURI),
+        ]
+        return issuer + "/oauth2/logout?" + (query.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B")
+    }
+
+    public static let signInAgain = BrokerError(.loginRequired, .unauthenticated, "Your console session has ended. Sign in again.")
+
+    /// Only paths inside the console are places to return to (no open redirect).
+    public static func safeReturn(_ path: String?) -> String {
+        guard let path, path.hasPrefix("/admin/"), !path.hasPrefix("/admin/v1"), !path.contains("//"), !path.contains("\\"),
+            path.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
+        else { return "/admin/" }
+        return path
+    }
+
+    private func audit(_ type: String, session: ConsoleSession, details: [String: String] = [:]) async throws {
+        try await store.appendAudit(
+            AuditEvent(
+                time: clock.now, type: type, appID: ConsoleConfig.appID, accountID: session.accountID,
+                details: details.merging(["admin": session.username, "adminAccount": session.accountID]) { first, _ in first }
+            )
+        )
+    }
+}

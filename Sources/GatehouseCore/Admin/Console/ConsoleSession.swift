@@ -1,0 +1,39 @@
+import Foundation
+
+/// A person signed in to the admin console: who, through which broker session, since when, and the
+/// CSRF token every console form carries. Stored by the digest of its cookie (in the core's
+/// `gatehouse:console-sessions` slice of plugin storage), so every node knows it and signing out
+/// ends it everywhere.
+public struct ConsoleSession: Sendable, Hashable, Codable {
+    public var accountID: String
+    public var username: String
+    /// The broker's single sign-on session the console's ID token named (`sid`): when it ends, so
+    /// does this.
+    public var sessionID: String?
+    /// When the person last proved who they are (the ID token's `auth_time`).
+    public var authTime: Date
+    /// How the person is admitted: `role`, `group:<name>`, or nil while only the first-admin
+    /// bootstrap is open to them.
+    public var admittedBy: String?
+    public var csrfToken: String
+    /// Kept for RP-initiated logout (`id_token_hint`) when the person signs out.
+    public var idToken: String
+    public var createdAt: Date
+    public var lastSeenAt: Date
+    public var expiresAt: Date
+
+    public var isAdmitted: Bool { admittedBy != nil }
+
+    /// The name changes are audited under.
+    public var admin: AdminIdentity { AdminIdentity(name: username, accountID: accountID) }
+}
+
+/// A console sign-in on its way through the broker's authorization endpoint: what the callback
+/// needs to finish it (state, nonce, PKCE verifier) and where the person was going.
+struct ConsoleSignInAttempt: Sendable, Codable {
+    var state: String
+    var nonce: String
+    var codeVerifier: String
+    var returnTo: String
+    var reauthentication: Bool
+}

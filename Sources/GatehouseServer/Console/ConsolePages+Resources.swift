@@ -1,0 +1,120 @@
+import Foundation
+import GatehouseCore
+import Hummingbird
+
+/// Plugin operations, rendered generically from what each plugin declares (`AdminResource`), as the
+/// sign-in pages render challenges: a table of the items with the declared columns, a remove button
+/// per item (after a recent sign-in when the plugin calls removal dangerous), and a form of the
+/// declared create fields. A value the plugin shows once (a generated key) appears once.
+extension ConsolePages {
+    /// A refused "add", shown again in its form.
+    struct ResourceAttempt {
+        var resource: String
+        var values: [String: String]
+        var error: BrokerError
+    }
+
+    func addResourceRoutes(to router: Router<GatehouseRequestContext>) {
+        router.post("admin/resources/:kind/:owner/:resource/add") { request, context in
+            let (owner, back) = try Self.owner(context)
+            let resource = try context.parameters.require("resource")
+            return try await action(request, context, back: back) { session, form in
+                let declaration = try await admin.resourceItems(resource, of: owner).declaration
+                var fields: [String: JSONValue] = [:]
+                for field in declaration.createFields {
+                    if let value = form["field.\(field.name)"], !value.isEmpty { fields[field.name] = .string(value) }
+                }
+                do {
+                    let change = try await admin.createResourceItem(resource, of: owner, fields: fields, by: session.admin)
+                    if let shownOnce = change.shownOnce {
+                        return renderer.page(
+                            "secretShown", title: "Added to \(declaration.summary)", values: ["intro": "Added. This value is shown once:", "secret": shownOnce, "next": back],
+                            session: session
+                        )
+                    }
+                    return Self.done(back, .added)
+                } catch let error as BrokerError where error.code == .invalidRequest || error.code == .conflict {
+                    let attempt = ResourceAttempt(resource: resource, values: form, error: error)
+                    switch owner {
+                    case .app(let id): return try await appPage(session, id: id, attempt: attempt)
+                    case .provider(let id): return try await providerPage(session, id: id, attempt: attempt)
+                    }
+                }
+            }
+        }
+        router.post("admin/resources/:kind/:owner/:resource/remove") { request, context in
+            let (owner, back) = try Self.owner(context)
+            let resource = try context.parameters.require("resource")
+            let declaration = try await admin.resourceItems(resource, of: owner).declaration
+            return try await action(request, context, dangerous: declaration.dangerous, back: back) { session, form in
+                let key = declaration.itemKey.map { form["key.\($0)"] ?? "" }
+                _ = try await admin.deleteResourceItem(resource, of: owner, key: key, by: session.admin)
+                return Self.done(back, .removed)
+            }
+        }
+    }
+
+    static func owner(_ context: GatehouseRequestContext) throws -> (AdminService.ResourceOwner, String) {
+        let id = try context.parameters.require("owner")
+        switch try context.parameters.require("kind") {
+        case "apps": return (.app(id), "/admin/apps/\(id)")
+        case "providers": return (.provider(id), "/admin/providers/\(id)")
+        default: throw BrokerError(.notFound, .notFound, "No such page.")
+        }
+    }
+
+    /// The resource sections of an owner's page: every resource the owner's plugins declare for
+    /// `scope`, with its items.
+    func resourceSections(_ session: ConsoleSession, owner: AdminService.ResourceOwner, scope: AdminResource.Scope, ids: [String], attempt: ResourceAttempt? = nil) async throws -> [[String: Any]] {
+        var sections: [[String: Any]] = []
+        var seen: Set<String> = []
+        for offered in admin.offeredResources() where ids.contains(offered.provider) && offered.resource.scope == scope {
+            guard seen.insert(offered.resource.name).inserted else { continue }
+            let declaration = offered.resource
+            let items = try await admin.resourceItems(declaration.name, of: owner).items
+            let (kind, ownerID) = switch owner {
+            case .app(let id): ("apps", id)
+            case .provider(let id): ("providers", id)
+            }
+            let base = "/admin/resources/\(kind)/\(ownerID)/\(declaration.name)"
+            let failed = attempt?.resource == declaration.name ? attempt : nil
+            let names = Set(declaration.createFields.map { "field.\($0.name)" })
+            let errors = failed.map { ConsoleRenderer.fieldErrors(Self.prefixed($0.error), names: names) } ?? [:]
+            sections.append([
+                "summary": "\(declaration.summary) (\(offered.provider))", "columns": declaration.columns, "span": declaration.columns.count + 1,
+                "createAction": base + "/add", "open": failed != nil, "created": false,
+                "items": items.map { item -> [String: Any] in
+                    let object = item.objectValue ?? [:]
+                    let key = declaration.itemKey.map { ["name": $0, "value": Self.text(object[$0])] }
+                    return [
+                        "cells": declaration.columns.map { Self.text(object[$0]) }, "key": key, "deleteAction": base + "/remove",
+                        "label": key.map { $0["value"] ?? "" }.joined(separator: " "), "csrf": session.csrfToken,
+                    ]
+                },
+                "fields": declaration.createFields.map { field in
+                    field.fromFile
+                        ? ConsoleField.textarea("field.\(field.name)", label: field.name, lines: Self.lines(failed?.values["field.\(field.name)"]), hint: field.summary, error: errors["field.\(field.name)"], rows: 6)
+                        : ConsoleField.text("field.\(field.name)", label: field.name, value: failed?.values["field.\(field.name)"] ?? "", hint: field.summary, error: errors["field.\(field.name)"])
+                },
+            ])
+        }
+        return sections
+    }
+
+    /// Plugins name fields by their own names; the form names them `field.<name>`.
+    static func prefixed(_ error: BrokerError) -> BrokerError {
+        var copy = error
+        copy.issues = error.issues.map { ConfigIssue(path: "field." + $0.path, $0.message) }
+        return copy
+    }
+
+    static func text(_ value: JSONValue?) -> String {
+        switch value {
+        case .string(let text)?: text
+        case .number(let number)?: number == number.rounded() ? String(Int(number)) : String(number)
+        case .bool(let flag)?: flag ? "yes" : "no"
+        case nil, .null?: ""
+        case let other?: (try? String(decoding: JSONEncoder().encode(other), as: UTF8.self)) ?? ""
+        }
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import GatehouseCore
+import Hummingbird
+
+/// `/admin/`: the admin console. Server-rendered pages over the same core services as the admin API
+/// (`AdminService`, `AdminConsoleService`): the handlers read the request, call one service and
+/// render; every rule lives in the core. GET pages need an admitted console session (else the
+/// sign-in page); every POST needs the session, its CSRF token, and for dangerous actions a recent
+/// sign-in.
+struct ConsolePages {
+    let broker: Broker
+    let console: AdminConsoleService
+    let renderer = ConsoleRenderer()
+    let sessionCookie: SessionCookie
+    let signInCookie: SessionCookie
+    var admin: AdminService { broker.admin }
+
+    init(broker: Broker, console: AdminConsoleService) {
+        self.broker = broker
+        self.console = console
+        sessionCookie = SessionCookie(issuer: broker.config.server.issuer, baseName: "gatehouse_console")
+        signInCookie = SessionCookie(issuer: broker.config.server.issuer, baseName: "gatehouse_console_sign_in")
+    }
+
+    func addRoutes(to router: Router<GatehouseRequestContext>) {
+        router.get("admin") { request, context in try await page(request, context) { session in try await home(session) } }
+        router.get("admin/login") { request, _ in try await beginSignIn(returnTo: request.uri.queryParameters.get("return"), reauthenticate: false) }
+        router.get("admin/reauthenticate") { request, _ in try await beginSignIn(returnTo: request.uri.queryParameters.get("return"), reauthenticate: true) }
+        router.get("admin/callback") { request, context in try await callback(request, context) }
+        router.post("admin/bootstrap") { request, context in try await bootstrap(request, context) }
+        router.post("admin/logout") { request, context in try await signOut(request, context) }
+        router.get("admin/signed-out") { _, _ in
+            renderer.page(
+                "message", title: "Signed out",
+                values: ["message": "You are signed out of the admin console and of Gatehouse in this browser.", "links": [["href": "/admin/", "label": "Sign in again", "secondary": false, "id": false]]],
+                session: nil
+            )
+        }
+        addAppRoutes(to: router)
+        addDirectoryRoutes(to: router)
+        addOperationsRoutes(to: router)
+    }
+
+    // MARK: - Sessions, CSRF and re-authentication
+
+    /// A GET page for an admitted admin; anyone else gets the sign-in page (or the "no admin role"
+    /// page, with the first-admin bootstrap while it is open).
+    func page(_ request: Request, _ context: GatehouseRequestContext, _ render: (ConsoleSession) async throws -> Response) async throws -> Response {
+        guard let session = try await console.session(cookie: sessionCookie.value(in: request)) else { return signInPage(returnTo: request.uri.path + (request.uri.query.map { "?" + $0 } ?? "")) }
+        guard session.isAdmitted else { return try await notAdminPage(session) }
+        do {
+            return try await render(session)
+        } catch let error as BrokerError {
+            return renderer.failure(error, session: session)
+        }
+    }
+
+    /// A POST: the session, then its CSRF token, then (for dangerous actions) a recent sign-in, and
+    /// only then the action. `back` is where a re-authentication returns to.
+    func action(
+        _ request: Request, _ context: GatehouseRequestContext, dangerous: Bool = false, back: String = "/admin/",
+        _ perform: (ConsoleSession, [String: String]) async throws -> Response
+    ) async throws -> Response {
+        let form: [String: String]
+        do {
+            form = try await FormBody.parse(request, context: context)
+        } catch let error as BrokerError {
+            return renderer.failure(error, session: nil)
+        }
+        guard let session = try await console.session(cookie: sessionCookie.value(in: request)) else {
+            return renderer.failure(AdminConsoleService.signInAgain, session: nil, links: [["href": "/admin/login", "label": "Sign in", "secondary": false, "id": "console-sign-in"]])
+        }
+        do {
+            try console.checkCSRF(session, form["csrf"])
+            guard session.isAdmitted else { throw BrokerError(.adminRoleRequired, .forbidden, "Your account has no admin role.") }
+            if dangerous { try console.requireRecentSignIn(session) }
+            return try await perform(session, form)
+        } catch let error as BrokerError {
+            var links: [[String: Any]] = []
+            if error.code == .reauthenticationRequired {
+                links.append(["href": "/admin/reauthenticate?return=" + Self.queryValue(back), "label": "Sign in again", "secondary": false, "id": "reauthenticate"])
+            }
+            links.append(["href": back, "label": "Back", "secondary": true, "id": false])
+            return renderer.failure(error, session: session, links: links)
+        }
+    }
+
+    /// The confirmation page of a dangerous action: the form when the sign-in is recent, else a
+    /// "sign in again" link that comes back here.
+    func confirmation(
+        _ session: ConsoleSession, title: String, description: String, action: String, confirmLabel: String, cancel: String, returnTo: String,
+        fields: [[String: Any]] = []
+    ) -> Response {
+        renderer.page(
+            "confirm", title: title,
+            values: [
+                "description": description, "action": action, "confirmLabel": confirmLabel, "cancel": cancel, "fields": fields,
+                "recent": console.isRecent(session), "minutes": console.config.reauthenticateAfter.value / 60, "returnTo": Self.queryValue(returnTo),
+            ],
+            session: session
+        )
+    }
+
+    static func queryValue(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~/"))) ?? ""
+    }
+
+    /// Post/redirect/get with a fixed notice (never text from the request).
+    static func done(_ path: String, _ notice: Notice) -> Response {
+        ConsoleRenderer.redirect(path + (path.contains("?") ? "&" : "?") + "notice=" + notice.rawValue)
+    }
+
+    enum Notice: String {
+        case saved, created, deleted, rotated, unlocked, ended, removed, granted, revoked, returned, added
+
+        var text: String {
+            switch self {
+            case .saved: "Saved. Every node applies it from its next request."
+            case .created: "Created."
+            case .deleted: "Deleted."
+            case .rotated: "Rotated."
+            case .unlocked: "Unlocked."
+            case .ended: "Session ended."
+            case .removed: "Removed."
+            case .granted: "The admin role was given."
+            case .revoked: "The admin role was taken away."
+            case .returned: "Returned to the config file: the next start applies its entry."
+            case .added: "Added."
+            }
+        }
+    }
+
+    static func notice(_ request: Request) -> String? {
+        request.uri.queryParameters.get("notice").flatMap { Notice(rawValue: $0) }?.text
+    }
+
+    // MARK: - Signing in
+
+    func signInPage(returnTo: String) -> Response {
+        let groups = broker.config.admin.consoleGroups
+        // Deep links come back after the sign-in.
+        let login = returnTo.hasPrefix("/admin/") && returnTo != "/admin/" ? "/admin/login?return=" + Self.queryValue(returnTo) : "/admin/login"
+        return renderer.page(
+            "signIn", title: "Sign in to the admin console", values: ["groups": groups.isEmpty ? false : groups.joined(separator: ", "), "loginURL": login],
+            session: nil
+        )
+    }
+
+    func notAdminPage(_ session: ConsoleSession, error: BrokerError? = nil) async throws -> Response {
+        let open = try await console.bootstrapOpen()
+        return renderer.page(
+            "notAdmin", title: "No admin role",
+            values: [
+                "username": session.username, "bootstrapOpen": open, "csrf": session.csrfToken,
+                "fields": [ConsoleField.text("adminToken", label: "Static admin token", value: "", error: error?.message, type: "password")],
+            ],
+            session: session, error: error, fieldNames: ["adminToken"], status: error.map { HTTPResponse.Status(code: $0.httpStatus) } ?? .forbidden
+        )
+    }
+
+    func beginSignIn(returnTo: String?, reauthenticate: Bool) async throws -> Response {
+        let (cookie, location) = try await console.beginSignIn(returnTo: returnTo, reauthenticate: reauthenticate)
+        var response = ConsoleRenderer.redirect(location)
+        signInCookie.set(cookie, on: &response)
+        return response
+    }
+
+    func callback(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        let result: AdminConsoleService.SignInResult
+        do {
+            result = try await console.finishSignIn(
+                cookie: signInCookie.value(in: request), state: query.get("state"), code: query.get("code"), error: query.get("error"), clientIP: context.clientIP
+            )
+        } catch let error as BrokerError {
+            var response = renderer.failure(error, session: nil, links: [["href": "/admin/login", "label": "Sign in again", "secondary": false, "id": "console-sign-in"]])
+            signInCookie.clear(on: &response)
+            return response
+        }
+        var response: Response
+        switch result {
+        case .admitted(let cookie, _, let returnTo):
+            response = ConsoleRenderer.redirect(returnTo)
+            sessionCookie.set(cookie, on: &response)
+        case .refused(let cookie, let session, _):
+            response = try await notAdminPage(session)
+            sessionCookie.set(cookie, on: &response)
+        }
+        signInCookie.clear(on: &response)
+        return response
+    }
+
+    func bootstrap(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
+        let form = try await FormBody.parse(request, context: context)
+        let cookie = sessionCookie.value(in: request)
+        do {
+            _ = try await console.bootstrap(cookie: cookie, csrf: form["csrf"], adminToken: form["adminToken"] ?? "", clientIP: context.clientIP)
+            return Self.done("/admin/", .granted)
+        } catch let error as BrokerError {
+            guard let session = try await console.session(cookie: cookie) else { return renderer.failure(error, session: nil) }
+            if error.code == .invalidCSRFToken { return renderer.failure(error, session: session) }
+            return try await notAdminPage(session, error: error)
+        }
+    }
+
+    func signOut(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
+        let form = try await FormBody.parse(request, context: context)
+        let cookie = sessionCookie.value(in: request)
+        guard let session = try await console.session(cookie: cookie) else { return ConsoleRenderer.redirect("/admin/") }
+        do {
+            try console.checkCSRF(session, form["csrf"])
+        } catch let error as BrokerError {
+            return renderer.failure(error, session: session)
+        }
+        let logout = try await console.signOut(cookie: cookie)
+        var response = ConsoleRenderer.redirect(logout ?? "/admin/signed-out")
+        sessionCookie.clear(on: &response)
+        return response
+    }
+
+    // MARK: - Home
+
+    func home(_ session: ConsoleSession) async throws -> Response {
+        let apps = try await admin.apps()
+        let providers = await admin.providers()
+        let admins = try await admin.admins()
+        let lockouts = try await admin.lockouts()
+        let unhealthy = providers.filter { $0.health?.healthy == false }.count
+        let stateless = apps.filter(\.policy.statelessAuthentication).count
+        return renderer.page(
+            "home", title: "Overview",
+            values: [
+                "apps": apps.count, "stateless": stateless == 0 ? false : stateless, "providers": providers.count, "unhealthy": unhealthy == 0 ? false : unhealthy,
+                "admins": admins.enumerated().map { ["name": $1.username ?? $1.accountID, "last": $0 == admins.count - 1] as [String: Any] },
+                "lockouts": lockouts.count,
+            ],
+            session: session
+        )
+    }
+}

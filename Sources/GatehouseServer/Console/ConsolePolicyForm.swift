@@ -1,0 +1,143 @@
+import Foundation
+import GatehouseCore
+
+/// The policy form: every key of `Policy`, read from the policy's own JSON (so a key added to
+/// `Policy` appears here without a change), grouped into fieldsets. The form posts one value per
+/// key under its path (`policy.lockout.failureWindow`); `patch(from:)` turns the post back into the
+/// policy's JSON, which the admin service checks with the same decoder as the config file and the
+/// admin API, so errors come back with the same paths, messages and codes.
+struct ConsolePolicyForm {
+    /// The provider instances that can sign people in, and the authenticators.
+    let identityProviders: [String]
+    let authenticators: [String]
+
+    /// Keys a policy may leave out (nil), shown empty so that they can be set.
+    static let optionalKeys = ["secondFactor", "logout.backchannelLogoutURI"]
+
+    /// The order of the top-level keys: what admins change most first. Keys not named here follow.
+    static let signInKeys = [
+        "identityProviders", "authenticators", "secondFactor", "statelessAuthentication", "selfRegistration", "confirmProfile", "consentRequired",
+        "linkAccountsByVerifiedEmail", "clientCredentialsGrant",
+    ]
+    static let tokenKeys = [
+        "accessTokenLifetime", "refreshTokenLifetime", "flowLifetime", "renewalWindow", "defaultScopes", "allowedScopes", "idTokenSigningAlg",
+        "introspectTokensOf", "dpop", "dpopNonce",
+    ]
+
+    /// The policy's keys with their current values (optional ones present, empty).
+    static func values(of policy: Policy) -> [String: JSONValue] {
+        let encoder = JSONEncoder()
+        guard let data = try? encoder.encode(policy), case .object(var object)? = try? JSONDecoder().decode(JSONValue.self, from: data) else { return [:] }
+        for path in optionalKeys {
+            let parts = path.split(separator: ".").map(String.init)
+            if parts.count == 1 {
+                if object[parts[0]] == nil { object[parts[0]] = .string("") }
+            } else if case .object(var inner)? = object[parts[0]] {
+                if inner[parts[1]] == nil { inner[parts[1]] = .string("") }
+                object[parts[0]] = .object(inner)
+            }
+        }
+        return object
+    }
+
+    /// The fieldsets, filled with `values` (the stored policy, or what was just posted), each field
+    /// showing its error from `errors` (keyed by field name).
+    func sections(values: [String: JSONValue], errors: [String: String]) -> [[String: Any]] {
+        var signIn: [[String: Any]] = []
+        var tokens: [[String: Any]] = []
+        var nested: [[String: Any]] = []
+        let ordered = Self.signInKeys + Self.tokenKeys + values.keys.sorted().filter { !Self.signInKeys.contains($0) && !Self.tokenKeys.contains($0) }
+        var other: [[String: Any]] = []
+        for key in ordered {
+            guard let value = values[key] else { continue }
+            if case .object(let inner) = value {
+                let fields = inner.keys.sorted().map { field(path: "\(key).\($0)", key: $0, value: inner[$0]!, errors: errors) }
+                nested.append(["id": ConsoleField.elementID("policy.\(key)"), "legend": ConsoleField.label(forKey: key), "fields": fields])
+            } else if Self.signInKeys.contains(key) {
+                signIn.append(field(path: key, key: key, value: value, errors: errors))
+            } else if Self.tokenKeys.contains(key) {
+                tokens.append(field(path: key, key: key, value: value, errors: errors))
+            } else {
+                other.append(field(path: key, key: key, value: value, errors: errors))
+            }
+        }
+        var sections: [[String: Any]] = [
+            ["id": "policy-sign-in", "legend": "Sign-in", "fields": signIn], ["id": "policy-tokens", "legend": "Tokens and scopes", "fields": tokens],
+        ]
+        if !other.isEmpty { sections.append(["id": "policy-other", "legend": "Other", "fields": other]) }
+        return sections + nested
+    }
+
+    private func field(path: String, key: String, value: JSONValue, errors: [String: String]) -> [String: Any] {
+        let name = "policy.\(path)"
+        let label = ConsoleField.label(forKey: key)
+        let error = errors[name]
+        switch (path, value) {
+        case ("identityProviders", _), ("authenticators", _):
+            let options = path == "identityProviders" ? identityProviders : authenticators
+            let checked = Set(value.arrayValue?.compactMap(\.stringValue) ?? [])
+            // A stored id no longer configured still shows, so that saving does not drop it silently.
+            return ConsoleField.choices(name, label: label, options: options + checked.subtracting(options).sorted(), checked: checked, error: error)
+        case ("secondFactor", _):
+            return ConsoleField.select(
+                name, label: label, options: [("", "None")] + authenticators.map { ($0, $0) }, selected: value.stringValue ?? "",
+                hint: "It must also be one of the authenticators above.", error: error
+            )
+        case ("dpop", _): return choice(name, label, DPoPMode.allCases.map(\.rawValue), value, error)
+        case ("idTokenSigningAlg", _): return choice(name, label, SigningAlgorithm.allCases.map(\.rawValue), value, error)
+        case ("deviceRegistration.attestation", _): return choice(name, label, DeviceRegistrationPolicy.Attestation.allCases.map(\.rawValue), value, error)
+        case ("deviceRegistration.account", _): return choice(name, label, DeviceRegistrationPolicy.AccountRule.allCases.map(\.rawValue), value, error)
+        case (_, .bool(let flag)):
+            return ConsoleField.checkbox(name, label: label, checked: flag, error: error)
+        case (_, .array(let items)):
+            return ConsoleField.textarea(name, label: label, lines: items.map { ConsolePages.text($0) }, error: error)
+        case (_, .number(let number)):
+            let isDuration = ["Lifetime", "Duration", "Window", "lifetime"].contains { key.contains($0) }
+            return ConsoleField.text(
+                name, label: label, value: number == number.rounded() ? String(Int(number)) : String(number),
+                hint: isDuration ? "Seconds, or with a unit: 90s, 15m, 1h, 30d." : nil, error: error
+            )
+        default:
+            return ConsoleField.text(name, label: label, value: value.stringValue ?? "", hint: Self.optionalKeys.contains(path) ? "Leave empty for none." : nil, error: error)
+        }
+    }
+
+    private func choice(_ name: String, _ label: String, _ options: [String], _ value: JSONValue, _ error: String?) -> [String: Any] {
+        let current = value.stringValue ?? ""
+        return ConsoleField.select(name, label: label, options: (options.contains(current) ? options : [current] + options).map { ($0, $0) }, selected: current, error: error)
+    }
+
+    /// The posted form as the policy's JSON, shaped like `template` (the stored policy's values):
+    /// checkboxes absent are false, lists are split at lines (and commas), empty optional keys are
+    /// null, and a number that does not read as one is passed on as text (a duration such as `15m`
+    /// is valid; anything else gets the decoder's error for that key).
+    func patch(from form: [String: String], template: [String: JSONValue]) -> [String: JSONValue] {
+        var result: [String: JSONValue] = [:]
+        for (key, value) in template {
+            if case .object(let inner) = value {
+                var object: [String: JSONValue] = [:]
+                for (innerKey, innerValue) in inner { object[innerKey] = posted(path: "\(key).\(innerKey)", like: innerValue, form: form) }
+                result[key] = .object(object)
+            } else {
+                result[key] = posted(path: key, like: value, form: form)
+            }
+        }
+        return result
+    }
+
+    private func posted(path: String, like value: JSONValue, form: [String: String]) -> JSONValue {
+        let name = "policy.\(path)"
+        if path == "identityProviders" || path == "authenticators" {
+            let known = (path == "identityProviders" ? identityProviders : authenticators) + (value.arrayValue?.compactMap(\.stringValue) ?? [])
+            return .array(known.uniqued().filter { form["\(name).\($0)"] == "on" }.map(JSONValue.string))
+        }
+        let text = (form[name] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        switch value {
+        case .bool: return .bool(form[name] == "on")
+        case .array:
+            return .array(text.split(whereSeparator: { $0 == "\n" || $0 == "\r" || $0 == "," }).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map(JSONValue.string))
+        case .number: return Int(text).map { .number(Double($0)) } ?? .string(text)
+        default: return text.isEmpty && Self.optionalKeys.contains(path) ? .null : .string(text)
+        }
+    }
+}
