@@ -45,7 +45,27 @@ struct AdminAPI {
         group.get("users") { request, _ in
             let limit = request.uri.queryParameters.get("limit", as: Int.self) ?? 100
             let offset = request.uri.queryParameters.get("offset", as: Int.self) ?? 0
+            if let search = request.uri.queryParameters.get("q"), !search.isEmpty {
+                return JSONBody(try await admin.users(matching: search, limit: limit, offset: offset)).response(status: .ok)
+            }
             return JSONBody(try await admin.users(limit: limit, offset: offset)).response(status: .ok)
+        }
+        group.get("admins") { _, _ in JSONBody(try await admin.admins()).response(status: .ok) }
+        group.put("users/:id/roles/admin") { _, context in
+            let granted = try await admin.grantAdmin(accountID: try context.parameters.require("id"), by: try identity(context))
+            return Response(status: granted ? .created : .noContent)
+        }
+        group.delete("users/:id/roles/admin") { _, context in
+            guard try await admin.revokeAdmin(accountID: try context.parameters.require("id"), by: try identity(context)) else {
+                throw BrokerError(.notFound, .notFound, "The account has no admin role.")
+            }
+            return Response(status: .noContent)
+        }
+        group.get("keys") { _, _ in JSONBody(try await admin.signingKeys()).response(status: .ok) }
+        group.post("keys/rotate") { request, context in
+            let immediately = request.uri.queryParameters.get("immediately") == "true"
+            let keys = try await admin.rotateSigningKeys(immediately: immediately, by: try identity(context), via: "api")
+            return JSONBody(JSONValue.array(keys.map { .object(["kid": .string($0.kid), "alg": .string($0.algorithm.rawValue)]) })).response(status: .created)
         }
         group.get("users/:id") { _, context in JSONBody(try await admin.user(id: try context.parameters.require("id"))).response(status: .ok) }
         group.delete("users/:id") { _, context in
@@ -99,15 +119,18 @@ struct AdminAPI {
         }
         group.get("audit") { request, _ in
             let query = request.uri.queryParameters
-            var since: Date?
-            if let text = query.get("since") {
+            func time(_ name: String) throws -> Date? {
+                guard let text = query.get(name) else { return nil }
                 guard let parsed = try? Date(String(text), strategy: .iso8601) else {
-                    throw BrokerError(.invalidRequest, .badRequest, "since must be an RFC 3339 time, e.g. 2026-11-22T10:00:00Z.", issues: [ConfigIssue(path: "since", "not an RFC 3339 time")])
+                    throw BrokerError(.invalidRequest, .badRequest, "\(name) must be an RFC 3339 time, e.g. 2026-11-22T10:00:00Z.", issues: [ConfigIssue(path: name, "not an RFC 3339 time")])
                 }
-                since = parsed
+                return parsed
             }
             let events = try await admin.audit(
-                type: query.get("type"), appID: query.get("app"), accountID: query.get("user"), since: since, limit: query.get("limit", as: Int.self) ?? 100
+                AuditQuery(
+                    type: query.get("type"), appID: query.get("app"), accountID: query.get("user"), admin: query.get("admin"), since: try time("since"),
+                    until: try time("until"), limit: query.get("limit", as: Int.self) ?? 100, offset: query.get("offset", as: Int.self) ?? 0
+                )
             )
             return JSONBody(events).response(status: .ok)
         }

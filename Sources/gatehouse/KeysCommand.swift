@@ -57,8 +57,7 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             let broker = try await Bootstrap.openBroker(options)
-            for key in try await broker.keyring.rotate(immediately: immediately) {
-                try await broker.store.appendAudit(AuditEvent(time: broker.clock.now, type: "key.rotated", details: ["kid": key.kid, "alg": key.algorithm.rawValue, "via": "cli"]))
+            for key in try await broker.admin.rotateSigningKeys(immediately: immediately, by: AppsCommand.identity, via: "cli") {
                 let from = key.activatesAt.map { ISO8601DateFormatter().string(from: $0) } ?? "now"
                 print("new \(key.algorithm.rawValue) key \(key.kid): published now, signs from \(from)")
             }

@@ -44,11 +44,11 @@ struct ProvidersCommand: AsyncParsableCommand {
                 let known = broker.plugins.all.keys.sorted().joined(separator: ", ")
                 throw ValidationError("No provider '\(provider)' in the config (configured: \(known)).")
             }
-            guard let diagnosing = plugin as? any ProviderDiagnosing else {
+            guard plugin is any ProviderDiagnosing else {
                 throw ValidationError("The provider '\(provider)' (type \(broker.plugins.typeNames[provider] ?? "?")) has no upstream to check.")
             }
             let password = passwordStdin ? try PasswordInput.read(confirm: false) : nil
-            let steps = await diagnosing.diagnose(username: username, password: password)
+            let steps = try await broker.admin.diagnoseProvider(provider, username: username, password: password)
             for step in steps {
                 print("\(step.passed ? "ok  " : "FAIL") \(step.name): \(step.detail)")
             }

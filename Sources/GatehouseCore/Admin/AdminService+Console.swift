@@ -22,6 +22,19 @@ extension AdminService {
         return views.sorted { ($0.username ?? $0.accountID) < ($1.username ?? $1.accountID) }
     }
 
+    /// The account an admin means by `name`: its id, or its username when exactly one account has it.
+    public func accountID(named name: String) async throws -> String {
+        if try await store.account(id: name) != nil { return name }
+        let matches = try await store.accounts(matching: name, limit: 50, offset: 0).filter { $0.username == name }
+        guard matches.count == 1, let account = matches.first else {
+            throw BrokerError(
+                .notFound, .notFound,
+                matches.isEmpty ? "No user '\(name)'." : "\(matches.count) accounts are named '\(name)'; name one by its id (\(matches.map(\.id).joined(separator: ", ")))."
+            )
+        }
+        return account.id
+    }
+
     public func isAdmin(accountID: String) async throws -> Bool {
         try await AdminRoleBook(store: store, clock: clock).isAdmin(accountID)
     }
@@ -45,6 +58,10 @@ extension AdminService {
     /// when the account did not have it.
     @discardableResult
     public func revokeAdmin(accountID: String, by admin: AdminIdentity) async throws -> Bool {
+        // An admin who took their own role away would be locked out mid-session; another admin does it.
+        guard admin.accountID != accountID else {
+            throw BrokerError(.invalidRequest, .badRequest, "You cannot take your own admin role away; ask another admin.")
+        }
         guard try await AdminRoleBook(store: store, clock: clock).remove(accountID) else { return false }
         try await store.appendAudit(
             AuditEvent(

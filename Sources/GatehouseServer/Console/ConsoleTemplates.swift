@@ -101,7 +101,7 @@ enum ConsoleTemplates {
         <button type="submit" id="bootstrap">Make me the first admin</button>
         </form>
         {{/bootstrapOpen}}
-        {{^bootstrapOpen}}<p>Ask an admin to give your account the admin role (<code>gatehouse users grant-admin {{username}}</code>), then sign in again.</p>{{/bootstrapOpen}}
+        {{^bootstrapOpen}}<p>Ask an admin to give your account the admin role (<code>gatehouse admins grant {{username}}</code>), then sign in again.</p>{{/bootstrapOpen}}
         <form method="post" action="/admin/logout"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary">Sign out</button></form>
         """
 

@@ -151,7 +151,7 @@ public struct AdminConsoleService: Sendable {
         guard !session.isAdmitted else { return session }
         let tokenAdmin = try await gate.authenticate(bearer: adminToken, clientIP: clientIP)
         guard try await bootstrapOpen(), try await roles.claimBootstrap(for: session.accountID) else {
-            throw BrokerError(.adminRoleRequired, .forbidden, "An admin exists already: ask them (or use `gatehouse users grant-admin`) for the admin role.")
+            throw BrokerError(.adminRoleRequired, .forbidden, "An admin exists already: ask them (or use `gatehouse admins grant`) for the admin role.")
         }
         _ = try await roles.add(session.accountID, by: "bootstrap:\(tokenAdmin.name)")
         var admitted = session
