@@ -241,7 +241,8 @@ extension GatehouseServerTests {
 
             // A callback without this browser's sign-in cookie is refused.
             let begin = try await client.execute(uri: "/admin/login", method: .get)
-            let state = try #require(Self.query(of: try #require(begin.headers[.location]))["state"])
+            let started = try #require(begin.headers[.location])
+            let state = try #require(Self.query(of: started)["state"])
             let forged = try await client.execute(uri: "/admin/callback?code=x&state=\(state)", method: .get)
             #expect(forged.status == .badRequest && forged.headers[values: .setCookie].allSatisfy { !$0.hasPrefix("gatehouse_console=") })
 
