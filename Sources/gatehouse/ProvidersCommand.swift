@@ -48,7 +48,7 @@ struct ProvidersCommand: AsyncParsableCommand {
                 throw ValidationError("The provider '\(provider)' (type \(broker.plugins.typeNames[provider] ?? "?")) has no upstream to check.")
             }
             let password = passwordStdin ? try PasswordInput.read(confirm: false) : nil
-            let steps = try await broker.admin.diagnoseProvider(provider, username: username, password: password)
+            let steps = try await broker.admin.diagnoseProvider(provider, username: username, password: password, by: AppsCommand.identity)
             for step in steps {
                 print("\(step.passed ? "ok  " : "FAIL") \(step.name): \(step.detail)")
             }

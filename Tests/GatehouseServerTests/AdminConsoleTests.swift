@@ -208,6 +208,13 @@ extension GatehouseServerTests {
             #expect(errorPage.contains("invalid_request") && errorPage.contains(##"href="#f-policy-lockout-maxFailedAttemptsPerFlow""##))
             #expect(errorPage.contains(#"value="lots""#))
             #expect(try await test.broker.admin.app(id: "web").policy == expected)
+
+            // The console's own app follows admin.console alone: no admin can disable or loosen it.
+            let console = try await client.execute(uri: "/admin/apps/gatehouse-console/policy", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(form)))
+            #expect(console.status == .badRequest && String(buffer: console.body).contains("admin.console"))
+            await #expect(throws: BrokerError.self) {
+                try await test.broker.admin.updateApp(id: "gatehouse-console", changes: .object(["disabled": .bool(true)]), by: AdminIdentity(name: "test"))
+            }
         }
     }
 

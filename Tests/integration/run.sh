@@ -30,12 +30,15 @@ cleanup() {
   fi
   "$repo/Tests/ldap/slapd.sh" stop "$work/slapd" || true
   [ -n "${smtp_pid:-}" ] && kill "$smtp_pid" 2>/dev/null || true
+  [ -n "${custom_pid:-}" ] && kill "$custom_pid" 2>/dev/null || true
+  mkdir -p "$repo/.build/test-logs/console-screens"
+  cp "$work"/screens/*.png "$repo/.build/test-logs/console-screens/" 2>/dev/null || true
   # The servers' logs and the secrets this run used, for the log scan at the end of `make test`.
   mkdir -p "$repo/.build/test-logs"
   cp "$work/server.log" "$repo/.build/test-logs/integration-server.log" 2>/dev/null || true
   cp "$work/riddle/server.log" "$repo/.build/test-logs/integration-riddle.log" 2>/dev/null || true
   printf '%s\n' "${WEBAPP_SECRET:-}" "${OTHER_SECRET:-}" "${alice_password:-}" "${bob_password:-}" mail-password service-secret \
-    "${GATEHOUSE_ADMIN_TOKEN:-}" alice-password-1 "a brand new passphrase 7" "a long enough passphrase 42" >"$repo/.build/test-logs/integration.secrets"
+    "${GATEHOUSE_ADMIN_TOKEN:-}" "${CUSTOM_SECRET:-}" "${BANK_APP_SECRET:-}" "violet harbor lantern" "copper meadow whistle" alice-password-1 bob-password-1 "a brand new passphrase 7" "a long enough passphrase 42" >"$repo/.build/test-logs/integration.secrets"
   if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir kept: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -67,6 +70,14 @@ smtp_pid=$!
 for _ in $(seq 1 100); do [ -s "$work/smtp-port" ] && break; sleep 0.05; done
 [ -s "$work/smtp-port" ] || { echo "FAIL could not start the SMTP server:"; cat "$work/smtp.log"; exit 1; }
 secret() { python3 -c 'import secrets; print(secrets.token_urlsafe(32))'; }
+# The custom-api plugin's peer (the app's own registration API), for bankapp's stateless sign-in.
+export CUSTOM_SECRET BANK_APP_SECRET
+CUSTOM_SECRET=$(secret)
+BANK_APP_SECRET=$(secret)
+python3 "$repo/Tests/custom-api/app_api.py" --secret "$CUSTOM_SECRET" --port-file "$work/custom-port" --log "$work/custom-calls.jsonl" >"$work/custom-api.log" 2>&1 &
+custom_pid=$!
+for _ in $(seq 1 100); do [ -s "$work/custom-port" ] && break; sleep 0.05; done
+[ -s "$work/custom-port" ] || { echo "FAIL could not start the custom-api peer:"; cat "$work/custom-api.log"; exit 1; }
 export WEBAPP_SECRET OTHER_SECRET
 WEBAPP_SECRET=$(secret)
 OTHER_SECRET=$(secret)
@@ -96,6 +107,12 @@ providers:
   - id: local
     type: local
     config: {bcryptCost: 4}
+  - id: bank
+    type: custom-api
+    config:
+      url: http://127.0.0.1:$(cat "$work/custom-port")/register
+      authentication: hmac
+      secret: \${CUSTOM_SECRET}
   - id: corp-ldap
     type: ldap
     config:
@@ -116,7 +133,17 @@ providers:
         filter: (objectClass=groupOfNames)
         userMatchers: [{userAttr: DN, groupAttr: member}]
         nameAttr: cn
+admin:
+  # The admin console admits members of this LDAP group (alice) besides accounts with the role.
+  consoleGroups: [admins]
+  console:
+    identityProviders: [local, corp-ldap]
 apps:
+  - id: bankapp
+    name: Bank App
+    secret: \${BANK_APP_SECRET}
+    policy:
+      identityProviders: [bank]
   - id: webapp
     name: Web App
     secret: \${WEBAPP_SECRET}
@@ -198,6 +225,8 @@ add_user() { # add_user NAME PASSWORD, with the CLI (password on standard input)
 add_user alice "$alice_password"
 add_user bob "$bob_password"
 add_user erin "$alice_password"
+add_user carol "violet harbor lantern"
+add_user dave "copper meadow whistle"
 
 "$bin" serve --config "$cfg" >"$work/server.log" 2>&1 &
 server_pid=$!
@@ -227,6 +256,10 @@ TMPDIR="$work/tmp" GATEHOUSE_BASE_URL="$base" GATEHOUSE_CALLBACK_PORT="$callback
 kill -TERM "$node2_pid" 2>/dev/null || true
 wait "$node2_pid" 2>/dev/null || true
 cp "$work/node2.log" "$repo/.build/test-logs/integration-node2.log" 2>/dev/null || true
+
+# The admin console in the browser (after the session checks: it signs people in and out).
+TMPDIR="$work/tmp" GATEHOUSE_BASE_URL="$base" GATEHOUSE_CALLBACK_PORT="$callback_port" GATEHOUSE_SCREENSHOTS="$work/screens" \
+  PYTHONPATH="$repo/Tests/integration" "$venv/bin/python" "$repo/Tests/integration/console_test.py" || status=1
 
 
 # The `ldap` provider from the command line and in /readyz, against the same directory.

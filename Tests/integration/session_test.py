@@ -292,7 +292,10 @@ def create_account(ctx):
     oauth = client(ctx, "portal-a", WEBAPP_SECRET)
     auth = authorization(ctx, oauth)
     open_sign_in_page(browser, auth.url)
-    browser.find_element(By.ID, "create-account").click()
+    button = browser.find_element(By.ID, "create-account")
+    button.click()
+    # The sign-in page has a password field too: wait until it is gone, not for any password field.
+    wait(browser).until(EC.staleness_of(button))
     wait(browser).until(EC.presence_of_element_located((By.ID, "password")))
     expect(not browser.find_elements(By.ID, "create-account"), "the registration page offers registration again")
     submit_credentials(browser, "frank", "short")

@@ -20,8 +20,10 @@ public struct AdminRoleBook: Sendable {
 
     /// A name no plugin instance can have (instance ids have no colons).
     static let namespace = "gatehouse:admin-roles"
-    /// Written once, by the first bootstrap: from then on the bootstrap token admits nobody.
-    static let bootstrapMarker = "!bootstrapped"
+    /// Written once, by the first bootstrap, in a namespace of its own (no role operation can reach
+    /// it): from then on the bootstrap token admits nobody.
+    static let bootstrapNamespace = "gatehouse:admin-bootstrap"
+    static let bootstrapMarker = "bootstrapped"
 
     public init(store: any PluginDataStore, clock: any BrokerClock) {
         self.store = store
@@ -38,7 +40,7 @@ public struct AdminRoleBook: Sendable {
     /// Every account with the role.
     public func grants() async throws -> [Grant] {
         try await store.pluginRecords(namespace: Self.namespace, keyPrefix: "", now: clock.now).compactMap {
-            $0.key == Self.bootstrapMarker ? nil : try? JSONDecoder().decode(Grant.self, from: $0.value)
+            try? JSONDecoder().decode(Grant.self, from: $0.value)
         }
     }
 
@@ -57,11 +59,11 @@ public struct AdminRoleBook: Sendable {
     /// any node), so the static admin token can make the first admin only.
     func claimBootstrap(for accountID: String) async throws -> Bool {
         try await store.insertPluginRecord(
-            namespace: Self.namespace, key: Self.bootstrapMarker, value: Data(accountID.utf8), expiresAt: nil, now: clock.now
+            namespace: Self.bootstrapNamespace, key: Self.bootstrapMarker, value: Data(accountID.utf8), expiresAt: nil, now: clock.now
         )
     }
 
     func bootstrapClaimed() async throws -> Bool {
-        try await store.pluginRecord(namespace: Self.namespace, key: Self.bootstrapMarker, now: clock.now) != nil
+        try await store.pluginRecord(namespace: Self.bootstrapNamespace, key: Self.bootstrapMarker, now: clock.now) != nil
     }
 }

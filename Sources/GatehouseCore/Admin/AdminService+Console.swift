@@ -130,13 +130,22 @@ extension AdminService {
 
     // MARK: - Providers
 
-    /// Checks a provider against its upstream step by step (`gatehouse providers test`).
-    public func diagnoseProvider(_ id: String, username: String?, password: String?) async throws -> [DiagnosticStep] {
+    /// Checks a provider against its upstream step by step (`gatehouse providers test`); audited
+    /// with the username tried and whether a password was (never the password).
+    public func diagnoseProvider(_ id: String, username: String?, password: String?, by admin: AdminIdentity) async throws -> [DiagnosticStep] {
         guard let plugin = plugins.all[id] else { throw BrokerError(.notFound, .notFound, "No provider '\(id)'.") }
         guard let diagnosing = plugin as? any ProviderDiagnosing else {
             throw BrokerError(.invalidRequest, .badRequest, "The provider '\(id)' (type \(plugins.typeNames[id] ?? "?")) has no upstream to check.")
         }
-        return await diagnosing.diagnose(username: username, password: password)
+        let steps = await diagnosing.diagnose(username: username, password: password)
+        var details = admin.auditDetails
+        details["username"] = username ?? ""
+        details["password"] = password == nil ? "no" : "yes"
+        details["failedStep"] = steps.first { !$0.passed }?.name ?? ""
+        try await store.appendAudit(
+            AuditEvent(time: clock.now, type: "provider.tested", providerID: id, outcome: steps.allSatisfy(\.passed) ? nil : "failed", details: details)
+        )
+        return steps
     }
 
     // MARK: - Users and audit

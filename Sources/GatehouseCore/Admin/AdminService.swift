@@ -179,6 +179,7 @@ public struct AdminService: Sendable {
     }
 
     public func deleteApp(id: String, by admin: AdminIdentity) async throws {
+        try Self.refuseConsoleApp(id)
         let app = try await existingApp(id)
         guard try await store.deleteApp(id: id) else { throw Self.appNotFound(id) }
         // The store deleted its refresh tokens; its access tokens must stop verifying too.
@@ -195,6 +196,7 @@ public struct AdminService: Sendable {
     /// Reads, changes and writes an app with optimistic concurrency, marks it admin-managed, and
     /// audits the values before and after.
     func change(_ id: String, by admin: AdminIdentity, event: String, managedBy: App.ManagedBy = .admin, _ body: (inout App) throws -> Void) async throws -> AppView {
+        try Self.refuseConsoleApp(id)
         let before = try await existingApp(id)
         var app = before
         try body(&app)
@@ -206,6 +208,14 @@ public struct AdminService: Sendable {
         app.version += 1
         try await audit(event, app: id, admin: admin, before: AppView(before), after: AppView(app))
         return AppView(app)
+    }
+
+    /// The console's own app follows `admin.console` in the config file alone: changed at run time it
+    /// could lock every admin out (disabled), or let one drop the console's second factor.
+    static func refuseConsoleApp(_ id: String) throws {
+        guard id != ConsoleConfig.appID else {
+            throw BrokerError(.invalidRequest, .badRequest, "'\(id)' is the admin console's app: change admin.console in the config file instead.")
+        }
     }
 
     func existingApp(_ id: String) async throws -> App {

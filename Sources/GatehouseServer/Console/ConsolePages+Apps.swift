@@ -114,7 +114,7 @@ extension ConsolePages {
     }
 
     static func lines(_ text: String?) -> [String] {
-        (text ?? "").split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        (text ?? "").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
     func appsPage(_ session: ConsoleSession, notice: String?) async throws -> Response {

@@ -16,14 +16,16 @@ extension ConsolePages {
             return try await action(request, context, back: "/admin/providers/\(id)") { session, form in
                 let username = form["username"].flatMap { $0.isEmpty ? nil : $0 }
                 let password = username == nil ? nil : form["password"].flatMap { $0.isEmpty ? nil : $0 }
-                let steps = try await admin.diagnoseProvider(id, username: username, password: password)
+                // Trying a person's password is a sign-in attempt on their behalf: only after a recent sign-in.
+                if password != nil { try console.requireRecentSignIn(session) }
+                let steps = try await admin.diagnoseProvider(id, username: username, password: password, by: session.admin)
                 return try await providerPage(session, id: id, steps: steps, username: username)
             }
         }
         router.get("admin/users") { request, context in
             try await page(request, context) { session in
                 let query = request.uri.queryParameters
-                return try await usersPage(session, search: query.get("q") ?? "", page: max(query.get("page", as: Int.self) ?? 0, 0))
+                return try await usersPage(session, search: query.get("q") ?? "", page: min(max(query.get("page", as: Int.self) ?? 0, 0), 100_000))
             }
         }
         router.get("admin/users/:id") { request, context in
@@ -31,7 +33,8 @@ extension ConsolePages {
         }
         router.post("admin/users/:id/admin-role") { request, context in
             let id = try context.parameters.require("id")
-            return try await action(request, context, back: "/admin/users/\(id)") { session, form in
+            // Making an admin is how an intruder would stay: it needs a recent sign-in too.
+            return try await action(request, context, dangerous: true, back: "/admin/users/\(id)") { session, form in
                 if form["grant"] == "true" {
                     try await admin.grantAdmin(accountID: id, by: session.admin)
                     return Self.done("/admin/users/\(id)", .granted)

@@ -58,7 +58,7 @@ extension ConsolePages {
             issues.append(ConfigIssue(path: name, "not a time: use 2026-11-24T10:00 (UTC) or RFC 3339"))
             return nil
         }
-        let page = max(parameters.get("page", as: Int.self) ?? 0, 0)
+        let page = min(max(parameters.get("page", as: Int.self) ?? 0, 0), 100_000)
         var query = AuditQuery(
             type: value("type"), appID: value("app"), admin: value("admin"), since: time("since"), until: time("until"), limit: Self.auditPerPage + 1,
             offset: page * Self.auditPerPage

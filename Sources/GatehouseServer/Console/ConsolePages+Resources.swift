@@ -45,8 +45,10 @@ extension ConsolePages {
         router.post("admin/resources/:kind/:owner/:resource/remove") { request, context in
             let (owner, back) = try Self.owner(context)
             let resource = try context.parameters.require("resource")
-            let declaration = try await admin.resourceItems(resource, of: owner).declaration
-            return try await action(request, context, dangerous: declaration.dangerous, back: back) { session, form in
+            return try await action(request, context, back: back) { session, form in
+                // Looked up only for a signed-in admin: the declaration names what the plugin keeps.
+                let declaration = try await admin.resourceItems(resource, of: owner).declaration
+                if declaration.dangerous { try console.requireRecentSignIn(session) }
                 let key = declaration.itemKey.map { form["key.\($0)"] ?? "" }
                 _ = try await admin.deleteResourceItem(resource, of: owner, key: key, by: session.admin)
                 return Self.done(back, .removed)
@@ -111,7 +113,7 @@ extension ConsolePages {
     static func text(_ value: JSONValue?) -> String {
         switch value {
         case .string(let text)?: text
-        case .number(let number)?: number == number.rounded() ? String(Int(number)) : String(number)
+        case .number(let number)?: Int(exactly: number).map(String.init) ?? String(number)
         case .bool(let flag)?: flag ? "yes" : "no"
         case nil, .null?: ""
         case let other?: (try? String(decoding: JSONEncoder().encode(other), as: UTF8.self)) ?? ""

@@ -23,7 +23,7 @@ struct ConsolePages {
     }
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
-        router.get("admin") { request, context in try await page(request, context) { session in try await home(session) } }
+        router.get("admin") { request, context in try await page(request, context) { session in try await home(session, notice: Self.notice(request)) } }
         router.get("admin/login") { request, _ in try await beginSignIn(returnTo: request.uri.queryParameters.get("return"), reauthenticate: false) }
         router.get("admin/reauthenticate") { request, _ in try await beginSignIn(returnTo: request.uri.queryParameters.get("return"), reauthenticate: true) }
         router.get("admin/callback") { request, context in try await callback(request, context) }
@@ -137,11 +137,10 @@ struct ConsolePages {
     // MARK: - Signing in
 
     func signInPage(returnTo: String) -> Response {
-        let groups = broker.config.admin.consoleGroups
         // Deep links come back after the sign-in.
         let login = returnTo.hasPrefix("/admin/") && returnTo != "/admin/" ? "/admin/login?return=" + Self.queryValue(returnTo) : "/admin/login"
         return renderer.page(
-            "signIn", title: "Sign in to the admin console", values: ["groups": groups.isEmpty ? false : groups.joined(separator: ", "), "loginURL": login],
+            "signIn", title: "Sign in to the admin console", values: ["loginURL": login],
             session: nil
         )
     }
@@ -170,7 +169,8 @@ struct ConsolePages {
         let result: AdminConsoleService.SignInResult
         do {
             result = try await console.finishSignIn(
-                cookie: signInCookie.value(in: request), state: query.get("state"), code: query.get("code"), error: query.get("error"), clientIP: context.clientIP
+                cookie: signInCookie.value(in: request), state: query.get("state"), code: query.get("code"), error: query.get("error"), clientIP: context.clientIP,
+                previous: sessionCookie.value(in: request)
             )
         } catch let error as BrokerError {
             var response = renderer.failure(error, session: nil, links: [["href": "/admin/login", "label": "Sign in again", "secondary": false, "id": "console-sign-in"]])
@@ -220,7 +220,7 @@ struct ConsolePages {
 
     // MARK: - Home
 
-    func home(_ session: ConsoleSession) async throws -> Response {
+    func home(_ session: ConsoleSession, notice: String?) async throws -> Response {
         let apps = try await admin.apps()
         let providers = await admin.providers()
         let admins = try await admin.admins()
@@ -234,7 +234,7 @@ struct ConsolePages {
                 "admins": admins.enumerated().map { ["name": $1.username ?? $1.accountID, "last": $0 == admins.count - 1] as [String: Any] },
                 "lockouts": lockouts.count,
             ],
-            session: session
+            session: session, notice: notice
         )
     }
 }

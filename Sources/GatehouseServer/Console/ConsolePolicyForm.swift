@@ -94,7 +94,7 @@ struct ConsolePolicyForm {
         case (_, .number(let number)):
             let isDuration = ["Lifetime", "Duration", "Window", "lifetime"].contains { key.contains($0) }
             return ConsoleField.text(
-                name, label: label, value: number == number.rounded() ? String(Int(number)) : String(number),
+                name, label: label, value: Int(exactly: number).map(String.init) ?? String(number),
                 hint: isDuration ? "Seconds, or with a unit: 90s, 15m, 1h, 30d." : nil, error: error
             )
         default:
@@ -135,7 +135,7 @@ struct ConsolePolicyForm {
         switch value {
         case .bool: return .bool(form[name] == "on")
         case .array:
-            return .array(text.split(whereSeparator: { $0 == "\n" || $0 == "\r" || $0 == "," }).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map(JSONValue.string))
+            return .array(text.split(whereSeparator: { $0.isNewline || $0 == "," }).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map(JSONValue.string))
         case .number: return Int(text).map { .number(Double($0)) } ?? .string(text)
         default: return text.isEmpty && Self.optionalKeys.contains(path) ? .null : .string(text)
         }

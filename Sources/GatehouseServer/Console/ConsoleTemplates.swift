@@ -86,7 +86,7 @@ enum ConsoleTemplates {
         """
 
     static let signIn = """
-        <p>The admin console is for people whose account holds the admin role{{#groups}}, or who belong to a directory group admitted to it ({{groups}}){{/groups}}.</p>
+        <p>The admin console is for people whose account holds the admin role, or who belong to a directory group admitted to it.</p>
         <p><a class="button" id="console-sign-in" href="{{loginURL}}">Sign in with Gatehouse</a></p>
         """
 
@@ -102,7 +102,7 @@ enum ConsoleTemplates {
         </form>
         {{/bootstrapOpen}}
         {{^bootstrapOpen}}<p>Ask an admin to give your account the admin role (<code>gatehouse admins grant {{username}}</code>), then sign in again.</p>{{/bootstrapOpen}}
-        <form method="post" action="/admin/logout"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary">Sign out</button></form>
+        <form method="post" action="/admin/logout"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="sign-out">Sign out</button></form>
         """
 
     static let home = """

@@ -79,7 +79,7 @@ public struct AdminConsoleService: Sendable {
     /// Finishes a sign-in at the callback: checks the state against the one this browser started,
     /// exchanges the code (with the PKCE verifier) at the token endpoint's code, verifies the ID token
     /// (signature, issuer, audience, expiry, nonce) and decides whether the person is admitted.
-    public func finishSignIn(cookie: String?, state: String?, code: String?, error: String?, clientIP: String?) async throws -> SignInResult {
+    public func finishSignIn(cookie: String?, state: String?, code: String?, error: String?, clientIP: String?, previous: String? = nil) async throws -> SignInResult {
         guard let cookie, let record = try await store.pluginRecord(namespace: Self.signInNamespace, key: SecretDigest.sha256Hex(cookie), now: clock.now),
             try await store.deletePluginRecord(namespace: Self.signInNamespace, key: SecretDigest.sha256Hex(cookie), expectedVersion: record.version),
             let attempt = try? JSONDecoder().decode(ConsoleSignInAttempt.self, from: record.value)
@@ -108,6 +108,8 @@ public struct AdminConsoleService: Sendable {
         let groups = claims.profile["groups"]?.arrayValue?.compactMap(\.stringValue) ?? []
         let username = claims.profile["preferred_username"]?.stringValue ?? claims.sub
         let admittedBy = try await admission(accountID: claims.sub, groups: groups)
+        // A new sign-in (or re-authentication) replaces the browser's previous console session.
+        if let previous { _ = try await store.deletePluginRecord(namespace: Self.sessionNamespace, key: SecretDigest.sha256Hex(previous)) }
         let session = ConsoleSession(
             accountID: claims.sub, username: username, sessionID: claims.sid, authTime: Date(timeIntervalSince1970: TimeInterval(claims.authTime)),
             admittedBy: admittedBy, csrfToken: RandomToken.make(), idToken: idToken, createdAt: now, lastSeenAt: now,
@@ -130,6 +132,8 @@ public struct AdminConsoleService: Sendable {
 
     /// `role` for an account holding the admin role, `group:<name>` for a member of a console group.
     func admission(accountID: String, groups: [String]) async throws -> String? {
+        // Test accounts skip second factors: never an admin.
+        guard let account = try await store.account(id: accountID), !account.isTest else { return nil }
         if try await roles.isAdmin(accountID) { return "role" }
         if let group = groups.sorted().first(where: consoleGroups.contains) { return "group:\(group)" }
         return nil
@@ -146,26 +150,31 @@ public struct AdminConsoleService: Sendable {
     /// (checked like the admin API checks it, failures counted per address) and their account gets the
     /// admin role. Works once, ever.
     public func bootstrap(cookie: String?, csrf: String?, adminToken: String, clientIP: String?) async throws -> ConsoleSession {
-        guard let cookie, let (record, session) = try await stored(cookie: cookie) else { throw Self.signInAgain }
+        guard let session = try await self.session(cookie: cookie), let cookie else { throw Self.signInAgain }
         try checkCSRF(session, csrf)
         guard !session.isAdmitted else { return session }
+        let closed = BrokerError(.adminRoleRequired, .forbidden, "An admin exists already: ask them (or use `gatehouse admins grant`) for the admin role.")
+        // Closed first: once an admin exists, this form tells nobody whether a token is right.
+        guard try await bootstrapOpen() else { throw closed }
         let tokenAdmin = try await gate.authenticate(bearer: adminToken, clientIP: clientIP)
-        guard try await bootstrapOpen(), try await roles.claimBootstrap(for: session.accountID) else {
-            throw BrokerError(.adminRoleRequired, .forbidden, "An admin exists already: ask them (or use `gatehouse admins grant`) for the admin role.")
-        }
+        guard try await roles.claimBootstrap(for: session.accountID) else { throw closed }
         _ = try await roles.add(session.accountID, by: "bootstrap:\(tokenAdmin.name)")
-        var admitted = session
-        admitted.admittedBy = "role"
-        guard try await store.replacePluginRecord(
-            namespace: Self.sessionNamespace, key: SecretDigest.sha256Hex(cookie), value: JSONEncoder().encode(admitted), expiresAt: admitted.expiresAt,
-            expectedVersion: record.version
-        ) else { throw Self.signInAgain }
         try await store.appendAudit(
             AuditEvent(
                 time: clock.now, type: "admin.role_granted", accountID: session.accountID,
                 details: ["admin": tokenAdmin.name, "username": session.username, "role": AdminRoleBook.admin, "bootstrap": "true"]
             )
         )
+        var admitted = session
+        admitted.admittedBy = "role"
+        // The session is re-read from the store on every request: write the admission under the
+        // same cookie (the role is stored already, so a lost write only means signing in again).
+        guard let record = try await store.pluginRecord(namespace: Self.sessionNamespace, key: SecretDigest.sha256Hex(cookie), now: clock.now),
+            try await store.replacePluginRecord(
+                namespace: Self.sessionNamespace, key: SecretDigest.sha256Hex(cookie), value: JSONEncoder().encode(admitted), expiresAt: admitted.expiresAt,
+                expectedVersion: record.version
+            )
+        else { throw Self.signInAgain }
         return admitted
     }
 
@@ -184,6 +193,10 @@ public struct AdminConsoleService: Sendable {
         }
         if live, session.admittedBy == "role" {
             live = try await roles.isAdmin(session.accountID)
+        } else if live, let group = session.admittedBy?.dropFirst("group:".count) {
+            // A group taken out of admin.consoleGroups (and a restart) admits nobody any more;
+            // leaving the group in the directory counts from the next sign-in.
+            live = consoleGroups.contains(String(group))
         }
         guard live else {
             _ = try await store.deletePluginRecord(namespace: Self.sessionNamespace, key: key)

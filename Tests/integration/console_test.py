@@ -1,0 +1,259 @@
+"""The admin console in a real headless Chromium, against the real broker, OpenLDAP and the
+custom-api stand-in: the first admin bootstraps with the static admin token, gives a second `local`
+account the admin role, an LDAP user is admitted through the directory group `admins`, a non-admin
+is refused, forms without (or with a wrong) CSRF token are refused, the policy form switches
+stateless authentication on and off for `bankapp` and the flow API follows at once, the audit log
+page names the admin, and deleting an app asks for a fresh sign-in first. Screenshots of each page
+land in GATEHOUSE_SCREENSHOTS.
+
+Run by Tests/integration/run.sh after session_test.py (it reuses oidc_test.py's helpers), with
+GATEHOUSE_ADMIN_TOKEN, BANK_APP_SECRET and GATEHOUSE_SCREENSHOTS in the environment.
+"""
+
+import os
+import sys
+
+import requests
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+
+import oidc_test as base
+from oidc_test import BASE_URL, CALLBACK_PORT, TIMEOUT, CallbackServer, Context, expect, wait
+
+ADMIN_TOKEN = os.environ["GATEHOUSE_ADMIN_TOKEN"]
+BANK = ("bankapp", os.environ["BANK_APP_SECRET"])
+SHOTS = os.environ.get("GATEHOUSE_SCREENSHOTS", "screens")
+# Local accounts made by run.sh for this test, and two LDAP entries (Tests/ldap/seed.ldif):
+# alice is in cn=admins, bob is not.
+CAROL = ("carol", "violet harbor lantern")
+DAVE = ("dave", "copper meadow whistle")
+LDAP_ALICE = ("alice", "alice-password-1")
+LDAP_BOB = ("bob", "bob-password-1")
+
+CHECKS = []
+
+
+def check(description):
+    def register(function):
+        CHECKS.append((description, function))
+        return function
+
+    return register
+
+
+def shot(browser, name):
+    os.makedirs(SHOTS, exist_ok=True)
+    expect(browser.save_screenshot(os.path.join(SHOTS, f"console-{name}.png")), f"the screenshot {name} was not saved")
+
+
+def password_page(browser, provider, person):
+    """On the broker's chooser: the provider, then its username and password page."""
+    wait(browser).until(EC.element_to_be_clickable((By.CSS_SELECTOR, f'button[name="provider"][value="{provider}"]'))).click()
+    wait(browser).until(EC.presence_of_element_located((By.ID, "username")))
+    base.submit_credentials(browser, *person)
+
+
+def console_sign_in(ctx, provider, person, expect_admitted=True):
+    """From a browser without cookies: the console's sign-in page, the broker's chooser and
+    password page, back at the console."""
+    browser = ctx.browser()
+    browser.get(BASE_URL + "/healthz")
+    browser.delete_all_cookies()
+    browser.get(BASE_URL + "/admin/")
+    wait(browser).until(EC.element_to_be_clickable((By.ID, "console-sign-in"))).click()
+    password_page(browser, provider, person)
+    if expect_admitted:
+        wait(browser).until(EC.presence_of_element_located((By.CSS_SELECTOR, 'nav[aria-label="Console"]')))
+    else:
+        wait(browser).until(lambda b: b.title.startswith("No admin role"))
+    return browser
+
+
+def sign_out(browser):
+    browser.find_element(By.ID, "sign-out").click()
+    wait(browser).until(lambda b: b.title.startswith("Signed out"))
+
+
+def saved(browser):
+    """After a save: the notice, or the refusal's summary as the failure."""
+    wait(browser).until(lambda b: "Saved." in b.page_source or b.find_elements(By.ID, "error-summary"))
+    summary = browser.find_elements(By.ID, "error-summary")
+    expect(not summary, "the save was refused: " + (summary[0].text if summary else ""))
+
+
+def console_cookies(browser):
+    return {cookie["name"]: cookie["value"] for cookie in browser.get_cookies()}
+
+
+def stateless_sign_in():
+    """A stateless sign-in of bankapp through the flow API: the final JSON, or the refusal."""
+    started = requests.post(BASE_URL + "/v1/flows", json={"app": "bankapp", "provider": "bank", "stateless": True}, auth=BANK, timeout=TIMEOUT).json()
+    if started.get("status") != "challenge":
+        return started
+    return requests.post(f"{BASE_URL}/v1/flows/{started['flow']}", json={"answer": {"customData": {"subject": "console-ghost"}}}, auth=BANK,
+                         timeout=TIMEOUT).json()
+
+
+@check("C1. the first admin: a local account without the role sees only the bootstrap form; CSRF missing or wrong is refused; the static token admits it")
+def first_admin(ctx):
+    browser = console_sign_in(ctx, "local", CAROL, expect_admitted=False)
+    shot(browser, "bootstrap")
+    expect(browser.find_elements(By.ID, "bootstrap"), "no bootstrap form while no admin exists")
+    expect(not browser.find_elements(By.CSS_SELECTOR, 'nav[aria-label="Console"]'), "a non-admin sees the console's navigation")
+    apps = requests.get(BASE_URL + "/admin/apps", cookies=console_cookies(browser), timeout=TIMEOUT)
+    expect(apps.status_code == 403 and "New app" not in apps.text, f"a non-admin reached the apps page: {apps.status_code}")
+    for form in ({"adminToken": ADMIN_TOKEN}, {"adminToken": ADMIN_TOKEN, "csrf": "forged-token"}):
+        refused = requests.post(BASE_URL + "/admin/bootstrap", data=form, cookies=console_cookies(browser), timeout=TIMEOUT, allow_redirects=False)
+        expect(refused.status_code == 403 and "invalid_csrf_token" in refused.text, f"a bootstrap with {sorted(form)} was not refused: {refused.status_code}")
+    admins = requests.get(BASE_URL + "/admin/v1/admins", headers={"Authorization": "Bearer " + ADMIN_TOKEN}, timeout=TIMEOUT).json()
+    expect(admins == [], f"a refused bootstrap made an admin: {admins}")
+    box = browser.find_element(By.ID, "f-adminToken")
+    box.send_keys(ADMIN_TOKEN)
+    browser.find_element(By.ID, "bootstrap").click()
+    wait(browser).until(EC.presence_of_element_located((By.CSS_SELECTOR, 'nav[aria-label="Console"]')))
+    expect("The admin role was given" in browser.page_source, "no notice after the bootstrap")
+    sign_out(browser)
+
+
+@check("C2. a local account without the admin role is refused once an admin exists; the first admin finds it and gives it the role; the audit log names carol")
+def grant_second_admin(ctx):
+    browser = console_sign_in(ctx, "local", DAVE, expect_admitted=False)
+    expect(not browser.find_elements(By.ID, "bootstrap"), "the bootstrap form is offered again after the first admin")
+    shot(browser, "refused")
+    browser = console_sign_in(ctx, "local", CAROL)
+    shot(browser, "overview")
+    browser.get(BASE_URL + "/admin/users?q=dave")
+    wait(browser).until(EC.presence_of_element_located((By.LINK_TEXT, "dave"))).click()
+    wait(browser).until(EC.presence_of_element_located((By.ID, "grant-admin"))).click()
+    role = wait(browser).until(EC.presence_of_element_located((By.ID, "admin-role")))
+    expect(role.text == "yes", f"dave's admin role reads {role.text!r}")
+    shot(browser, "user")
+    browser.get(BASE_URL + "/admin/audit?type=admin.role_granted")
+    admins = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, "#audit-events td.audit-admin")]
+    expect("carol" in admins, f"the audit log does not name carol for the grant: {admins}")
+    sign_out(browser)
+
+
+@check("C3. a local account with the admin role signs in through the broker")
+def local_admin(ctx):
+    browser = console_sign_in(ctx, "local", DAVE)
+    expect("dave" in browser.find_element(By.TAG_NAME, "header").text, "the header does not name dave")
+    browser.get(BASE_URL + "/admin/providers")
+    expect("corp-ldap" in browser.page_source and "healthy" in browser.page_source, "the providers page lacks corp-ldap's health")
+    shot(browser, "providers")
+    browser.get(BASE_URL + "/admin/providers/corp-ldap")
+    browser.find_element(By.ID, "f-username").send_keys("alice")
+    browser.find_element(By.ID, "test-provider").click()
+    results = wait(browser).until(EC.presence_of_element_located((By.ID, "test-results")))
+    expect("groups" in results.text and "failed" not in results.text, f"the LDAP test from the page: {results.text}")
+    shot(browser, "provider-test")
+    browser.get(BASE_URL + "/admin/keys")
+    expect(browser.find_elements(By.CSS_SELECTOR, "td code"), "the keys page lists no key")
+    shot(browser, "keys")
+    sign_out(browser)
+
+
+@check("C4. an LDAP account without the role and outside admin.consoleGroups is refused, with no bootstrap left")
+def ldap_non_admin(ctx):
+    browser = console_sign_in(ctx, "corp-ldap", LDAP_BOB, expect_admitted=False)
+    expect(not browser.find_elements(By.ID, "bootstrap"), "the bootstrap form is offered again after the first admin")
+
+
+@check("C5. an LDAP user in the directory group admins switches stateless authentication on: the flow API signs in statelessly at once")
+def stateless_on(ctx):
+    before = stateless_sign_in()
+    expect(before.get("error") == "stateless_disabled", f"stateless was not off to begin with: {before}")
+    browser = console_sign_in(ctx, "corp-ldap", LDAP_ALICE)
+    browser.get(BASE_URL + "/admin/apps")
+    shot(browser, "apps")
+    browser.find_element(By.CSS_SELECTOR, 'a[href="/admin/apps/bankapp"]').click()
+    switch = wait(browser).until(EC.presence_of_element_located((By.ID, "f-policy-statelessAuthentication")))
+    expect(not switch.is_selected(), "the stateless switch is on already")
+    expect(browser.find_elements(By.CSS_SELECTOR, 'label[for="f-policy-statelessAuthentication"]'), "the switch has no label")
+    switch.click()
+    browser.find_element(By.ID, "save-policy").click()
+    saved(browser)
+    expect(browser.find_element(By.ID, "stateless-state").text == "on", "the app page does not show stateless on")
+    shot(browser, "app")
+    after = stateless_sign_in()
+    expect(after.get("status") == "completed" and after.get("account") is None and "refresh_token" not in after.get("tokens", {}),
+           f"the stateless sign-in after the switch: {after}")
+
+
+@check("C6. the audit log page shows the change with the admin's name; a bad value is shown next to its field; switching it off refuses the next stateless sign-in")
+def audit_and_off(ctx):
+    browser = ctx.browser()
+    browser.get(BASE_URL + "/admin/audit")
+    browser.find_element(By.ID, "f-type").send_keys("policy.updated")
+    browser.find_element(By.ID, "f-app").send_keys("bankapp")
+    browser.find_element(By.ID, "filter").click()
+    wait(browser).until(EC.presence_of_element_located((By.ID, "audit-events")))
+    admins = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, "#audit-events td.audit-admin")]
+    expect(admins and admins[0] == "alice", f"the audit log's latest policy change is not alice's: {admins}")
+    shot(browser, "audit")
+    browser.get(BASE_URL + "/admin/apps/bankapp")
+    lifetime = browser.find_element(By.ID, "f-policy-accessTokenLifetime")
+    lifetime.clear()
+    lifetime.send_keys("forever")
+    browser.find_element(By.ID, "save-policy").click()
+    error = wait(browser).until(EC.presence_of_element_located((By.ID, "f-policy-accessTokenLifetime-error")))
+    expect("duration" in error.text, f"the field error says {error.text!r}")
+    expect(browser.find_element(By.ID, "f-policy-accessTokenLifetime").get_attribute("aria-describedby") == "f-policy-accessTokenLifetime-error",
+           "the field is not tied to its error")
+    expect("invalid_request" in browser.find_element(By.ID, "error-summary").text, "the summary lacks the API's code")
+    shot(browser, "field-error")
+    browser.get(BASE_URL + "/admin/apps/bankapp")
+    switch = browser.find_element(By.ID, "f-policy-statelessAuthentication")
+    expect(switch.is_selected(), "the refused save changed the stored policy")
+    switch.click()
+    browser.find_element(By.ID, "save-policy").click()
+    saved(browser)
+    refused = stateless_sign_in()
+    expect(refused.get("error") == "stateless_disabled", f"stateless still works after switching it off: {refused}")
+
+
+@check("C7. deleting an app: the confirmation, a fresh sign-in (the password asked again), then the app is gone")
+def delete_with_reauthentication(ctx):
+    browser = ctx.browser()
+    browser.get(BASE_URL + "/admin/apps/new")
+    browser.find_element(By.ID, "f-id").send_keys("throwaway")
+    browser.find_element(By.ID, "f-redirectURIs").send_keys("not a uri")
+    browser.find_element(By.ID, "create-app").click()
+    wait(browser).until(EC.presence_of_element_located((By.ID, "f-redirectURIs-error")))
+    shot(browser, "new-app-error")
+    box = browser.find_element(By.ID, "f-redirectURIs")
+    box.clear()
+    box.send_keys(f"http://127.0.0.1:{CALLBACK_PORT}/throwaway")
+    browser.find_element(By.ID, "create-app").click()
+    secret = wait(browser).until(EC.presence_of_element_located((By.ID, "client-secret"))).text
+    expect(len(secret) >= 40, "the new app's secret is not shown once")
+    shot(browser, "secret-once")
+    browser.get(BASE_URL + "/admin/reauthenticate?return=/admin/apps/throwaway/delete")
+    # prompt=login: the broker asks for the password again although its session is alive.
+    password_page(browser, "corp-ldap", LDAP_ALICE)
+    wait(browser).until(EC.presence_of_element_located((By.ID, "confirm")))
+    shot(browser, "confirm-delete")
+    browser.find_element(By.ID, "confirm").click()
+    wait(browser).until(lambda b: "Deleted." in b.page_source)
+    gone = requests.get(BASE_URL + "/admin/v1/apps/throwaway", headers={"Authorization": "Bearer " + ADMIN_TOKEN}, timeout=TIMEOUT)
+    expect(gone.status_code == 404, f"the deleted app is still there: {gone.status_code}")
+    events = requests.get(BASE_URL + "/admin/v1/audit?type=app.deleted&admin=alice", headers={"Authorization": "Bearer " + ADMIN_TOKEN}, timeout=TIMEOUT).json()
+    expect(events and events[0]["appID"] == "throwaway", f"no app.deleted event by alice: {events}")
+    sign_out(browser)
+    after = requests.get(BASE_URL + "/admin/apps", cookies=console_cookies(browser), timeout=TIMEOUT)
+    expect("Sign in to the admin console" in after.text, "the console still answers after signing out")
+
+
+def main():
+    ctx = Context(callbacks=CallbackServer(CALLBACK_PORT))
+    try:
+        outcomes = [base.run_check(ctx, description, function) for description, function in CHECKS]
+    finally:
+        ctx.close()
+    passed = outcomes.count(True)
+    print(f"{passed} passed, {len(outcomes) - passed} failed")
+    return 0 if all(outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
