@@ -27,7 +27,8 @@ public enum ConfigDrift {
             findings.append(Finding(appID: app.id, message: "\(state). Differences: " + differences.joined(separator: "; ")))
         }
         let seeded = Set(seeds.map(\.id))
-        for app in stored where !seeded.contains(app.id) {
+        // The console's app is seeded from admin.console, not apps[], and cannot drift (admins cannot change it).
+        for app in stored where !seeded.contains(app.id) && app.id != ConsoleConfig.appID {
             findings.append(Finding(appID: app.id, message: "exists only in the database (\(app.managedBy.rawValue)-managed); the file does not mention it"))
         }
         return findings
