@@ -16,9 +16,10 @@ extension ConsolePages {
 
     func addResourceRoutes(to router: Router<GatehouseRequestContext>) {
         router.post("admin/resources/:kind/:owner/:resource/add") { request, context in
-            let (owner, back) = try Self.owner(context)
+            let (owner, back) = Self.owner(context)
             let resource = try context.parameters.require("resource")
             return try await action(request, context, back: back) { session, form in
+                guard let owner else { throw Self.noSuchPage }
                 let declaration = try await admin.resourceItems(resource, of: owner).declaration
                 var fields: [String: JSONValue] = [:]
                 for field in declaration.createFields {
@@ -43,9 +44,10 @@ extension ConsolePages {
             }
         }
         router.post("admin/resources/:kind/:owner/:resource/remove") { request, context in
-            let (owner, back) = try Self.owner(context)
+            let (owner, back) = Self.owner(context)
             let resource = try context.parameters.require("resource")
             return try await action(request, context, back: back) { session, form in
+                guard let owner else { throw Self.noSuchPage }
                 // Looked up only for a signed-in admin: the declaration names what the plugin keeps.
                 let declaration = try await admin.resourceItems(resource, of: owner).declaration
                 if declaration.dangerous { try console.requireRecentSignIn(session) }
@@ -56,14 +58,18 @@ extension ConsolePages {
         }
     }
 
-    static func owner(_ context: GatehouseRequestContext) throws -> (AdminService.ResourceOwner, String) {
-        let id = try context.parameters.require("owner")
-        switch try context.parameters.require("kind") {
+    /// Whose resource the path names (nil for neither an app nor a provider), and its page. Checked
+    /// inside `action`, so that the session and CSRF token come first and a refusal is a page.
+    static func owner(_ context: GatehouseRequestContext) -> (AdminService.ResourceOwner?, String) {
+        let id = context.parameters.get("owner") ?? ""
+        switch context.parameters.get("kind") {
         case "apps": return (.app(id), "/admin/apps/\(id)")
         case "providers": return (.provider(id), "/admin/providers/\(id)")
-        default: throw BrokerError(.notFound, .notFound, "No such page.")
+        default: return (nil, "/admin/")
         }
     }
+
+    static let noSuchPage = BrokerError(.notFound, .notFound, "No such page.")
 
     /// The resource sections of an owner's page: every resource the owner's plugins declare for
     /// `scope`, with its items.

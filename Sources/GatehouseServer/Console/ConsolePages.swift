@@ -61,12 +61,7 @@ struct ConsolePages {
         _ request: Request, _ context: GatehouseRequestContext, dangerous: Bool = false, back: String = "/admin/",
         _ perform: (ConsoleSession, [String: String]) async throws -> Response
     ) async throws -> Response {
-        let form: [String: String]
-        do {
-            form = try await FormBody.parse(request, context: context)
-        } catch let error as BrokerError {
-            return renderer.failure(error, session: nil)
-        }
+        guard let form = try await pageForm(request, context) else { return renderer.failure(Self.notAForm, session: nil) }
         guard let session = try await console.session(cookie: sessionCookie.value(in: request)) else {
             return renderer.failure(AdminConsoleService.signInAgain, session: nil, links: [["href": "/admin/login", "label": "Sign in", "secondary": false, "id": "console-sign-in"]])
         }
@@ -84,6 +79,17 @@ struct ConsolePages {
             return renderer.failure(error, session: session, links: links)
         }
     }
+
+    /// The posted form, or nil when the body is not one (a page says so, never JSON).
+    func pageForm(_ request: Request, _ context: GatehouseRequestContext) async throws -> [String: String]? {
+        do {
+            return try await FormBody.parse(request, context: context)
+        } catch let error as BrokerError where error.code == .invalidRequest {
+            return nil
+        }
+    }
+
+    static let notAForm = BrokerError(.invalidRequest, .badRequest, "The console's forms are sent as application/x-www-form-urlencoded, once per field.")
 
     /// The confirmation page of a dangerous action: the form when the sign-in is recent, else a
     /// "sign in again" link that comes back here.
@@ -191,7 +197,7 @@ struct ConsolePages {
     }
 
     func bootstrap(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
-        let form = try await FormBody.parse(request, context: context)
+        guard let form = try await pageForm(request, context) else { return renderer.failure(Self.notAForm, session: nil) }
         let cookie = sessionCookie.value(in: request)
         do {
             _ = try await console.bootstrap(cookie: cookie, csrf: form["csrf"], adminToken: form["adminToken"] ?? "", clientIP: context.clientIP)
@@ -204,7 +210,7 @@ struct ConsolePages {
     }
 
     func signOut(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
-        let form = try await FormBody.parse(request, context: context)
+        guard let form = try await pageForm(request, context) else { return renderer.failure(Self.notAForm, session: nil) }
         let cookie = sessionCookie.value(in: request)
         guard let session = try await console.session(cookie: cookie) else { return ConsoleRenderer.redirect("/admin/") }
         do {
