@@ -54,3 +54,25 @@ public enum ConfigPath {
         public init?(intValue: Int) { self.init(index: intValue) }
     }
 }
+
+extension ConfigIssue {
+    /// The issues without the "unknown key" reports of mappings whose decoding stopped at one of the
+    /// other issues: those keys were left unread, not mistyped. For people reading one form's errors
+    /// (the admin console); the config file and the API keep every report, since a typo next to a
+    /// wrong value is worth knowing there.
+    public static func withoutKeysLeftUnread(_ issues: [ConfigIssue]) -> [ConfigIssue] {
+        func parent(_ path: String) -> String {
+            guard let cut = path.lastIndex(where: { $0 == "." || $0 == "[" }) else { return "" }
+            return String(path[..<cut])
+        }
+        let unknown = "unknown key"
+        let interrupted = issues.filter { $0.message != unknown }.map { parent($0.path) }
+        return issues.filter { issue in
+            guard issue.message == unknown else { return true }
+            let mapping = parent(issue.path)
+            return !interrupted.contains { stopped in
+                mapping.isEmpty || stopped == mapping || stopped.hasPrefix(mapping + ".") || stopped.hasPrefix(mapping + "[")
+            }
+        }
+    }
+}

@@ -47,7 +47,8 @@ struct ConsoleRenderer: Sendable {
             layout["csrf"] = session.csrfToken
             layout["nav"] = Self.navigation.map { ["href": $0.href, "label": $0.label, "current": $0.href == current] as [String: Any] }
         }
-        if let error {
+        if var error {
+            error = Self.readable(error)
             layout["summary"] = [
                 "message": error.message, "code": error.code.rawValue,
                 "issues": error.issues.map { issue -> [String: Any] in
@@ -101,10 +102,21 @@ struct ConsoleRenderer: Sendable {
         return nil
     }
 
+    /// The error as a form shows it: without keys the decoder left unread after a wrong value.
+    static func readable(_ error: BrokerError) -> BrokerError {
+        var error = error
+        let issues = ConfigIssue.withoutKeysLeftUnread(error.issues)
+        if issues.count != error.issues.count {
+            error.issues = issues
+            error.message = issues.map(\.description).joined(separator: "; ")
+        }
+        return error
+    }
+
     /// Each issue's message by the field it belongs to (the first per field).
     static func fieldErrors(_ error: BrokerError, names: Set<String>) -> [String: String] {
         var errors: [String: String] = [:]
-        for issue in error.issues {
+        for issue in readable(error).issues {
             guard let field = field(for: issue.path, in: names), errors[field] == nil else { continue }
             errors[field] = issue.message
         }
