@@ -74,7 +74,7 @@ secret() { python3 -c 'import secrets; print(secrets.token_urlsafe(32))'; }
 export CUSTOM_SECRET BANK_APP_SECRET
 CUSTOM_SECRET=$(secret)
 BANK_APP_SECRET=$(secret)
-python3 "$repo/Tests/custom-api/app_api.py" --secret "$CUSTOM_SECRET" --port-file "$work/custom-port" --log "$work/custom-calls.jsonl" >"$work/custom-api.log" 2>&1 &
+python3 "$repo/Tests/custom-api/app_api.py" --secret="$CUSTOM_SECRET" --port-file "$work/custom-port" --log "$work/custom-calls.jsonl" >"$work/custom-api.log" 2>&1 &
 custom_pid=$!
 for _ in $(seq 1 100); do [ -s "$work/custom-port" ] && break; sleep 0.05; done
 [ -s "$work/custom-port" ] || { echo "FAIL could not start the custom-api peer:"; cat "$work/custom-api.log"; exit 1; }
