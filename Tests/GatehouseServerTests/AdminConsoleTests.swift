@@ -70,7 +70,7 @@ extension GatehouseServerTests {
     /// checked checkboxes, textareas and selected options.
     static func formValues(_ html: String, action: String) throws -> [String: String] {
         let start = try #require(html.range(of: #"action="\#(action)""#))
-        let form = String(html[start.upperBound...].prefix { _ in true }).components(separatedBy: "</form>")[0]
+        let form = html[start.upperBound...].components(separatedBy: "</form>")[0]
         var values: [String: String] = [:]
         let input = try Regex(#"<input ([^>]*)>"#)
         for match in form.matches(of: input) {

@@ -35,6 +35,11 @@ extension AdminService {
         return account.id
     }
 
+    /// The accounts holding the role, without looking each one up (for marking them in a list).
+    public func adminAccountIDs() async throws -> Set<String> {
+        Set(try await AdminRoleBook(store: store, clock: clock).grants().map(\.accountID))
+    }
+
     public func isAdmin(accountID: String) async throws -> Bool {
         try await AdminRoleBook(store: store, clock: clock).isAdmin(accountID)
     }

@@ -14,6 +14,12 @@ extension AdminService {
     }
 
     public func providers() async -> [ProviderView] {
+        await providers(health: nil)
+    }
+
+    /// The providers with health already probed (`Broker.readiness()`'s checks), so that a page
+    /// which also wants the last errors the probe records does not probe every upstream twice.
+    public func providers(health probed: [String: PluginHealth]?) async -> [ProviderView] {
         var views: [ProviderView] = []
         for id in plugins.all.keys.sorted() {
             let plugin = plugins.all[id]!
@@ -21,7 +27,8 @@ extension AdminService {
             if plugins.identityProviders[id] != nil { roles.append("identity_provider") }
             if plugins.authenticators[id] != nil { roles.append("authenticator") }
             if plugin is any StatelessCapable { roles.append("stateless") }
-            let health = await (plugin as? any HealthReporting)?.health()
+            let health: PluginHealth?
+            if let probed { health = probed[id] } else { health = await (plugin as? any HealthReporting)?.health() }
             views.append(ProviderView(id: id, type: plugins.typeNames[id] ?? "", roles: roles, health: health))
         }
         return views

@@ -249,10 +249,6 @@ public struct AdminService: Sendable {
 
     // MARK: - Audit
 
-    public func audit(type: String?, appID: String?, accountID: String?, since: Date?, limit: Int) async throws -> [AuditEvent] {
-        try await store.auditEvents(type: type, appID: appID, accountID: accountID, since: since, limit: min(max(limit, 1), 1000))
-    }
-
     func audit(_ type: String, app: String, admin: AdminIdentity, before: AppView?, after: AppView?) async throws {
         var details = admin.auditDetails
         let encoder = JSONEncoder()

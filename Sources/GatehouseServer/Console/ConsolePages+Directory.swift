@@ -95,12 +95,12 @@ extension ConsolePages {
     }
 
     func providersPage(_ session: ConsoleSession) async throws -> Response {
-        // A health probe first, so that health and the last error are current.
-        _ = await broker.readiness()
+        // One health probe: it gives the health and records the last errors.
+        let readiness = await broker.readiness()
         let problems = broker.lastProblems()
         return renderer.page(
             "providers", title: "Providers",
-            values: ["providers": await admin.providers().map { providerValues($0, problem: problems[$0.id]) }],
+            values: ["providers": await admin.providers(health: readiness.checks).map { providerValues($0, problem: problems[$0.id]) }],
             session: session, current: "/admin/providers"
         )
     }
@@ -116,9 +116,9 @@ extension ConsolePages {
     func providerPage(
         _ session: ConsoleSession, id: String, notice: String? = nil, steps: [DiagnosticStep] = [], username: String? = nil, attempt: ResourceAttempt? = nil
     ) async throws -> Response {
-        // A health probe first, so that the last error is current.
-        _ = await broker.readiness()
-        guard let provider = await admin.providers().first(where: { $0.id == id }) else { throw BrokerError(.notFound, .notFound, "No provider '\(id)'.") }
+        // One health probe: it gives the health and records the last error.
+        let readiness = await broker.readiness()
+        guard let provider = await admin.providers(health: readiness.checks).first(where: { $0.id == id }) else { throw BrokerError(.notFound, .notFound, "No provider '\(id)'.") }
         var values = providerValues(provider, problem: broker.lastProblems()[id])
         values["diagnosable"] = broker.plugins.all[id] is any ProviderDiagnosing
         values["hasSteps"] = !steps.isEmpty
@@ -143,7 +143,7 @@ extension ConsolePages {
         let users = trimmed.isEmpty
             ? try await admin.users(limit: Self.usersPerPage + 1, offset: offset)
             : try await admin.users(matching: trimmed, limit: Self.usersPerPage + 1, offset: offset)
-        let admins = Set(try await admin.admins().map(\.accountID))
+        let admins = try await admin.adminAccountIDs()
         let link = { (page: Int) in "/admin/users?q=\(Self.queryValue(trimmed))&page=\(page)" }
         return renderer.page(
             "users", title: "Users",

@@ -90,7 +90,7 @@ extension ConsolePages {
             let errors = failed.map { ConsoleRenderer.fieldErrors(Self.prefixed($0.error), names: names) } ?? [:]
             sections.append([
                 "summary": "\(declaration.summary) (\(offered.provider))", "columns": declaration.columns, "span": declaration.columns.count + 1,
-                "createAction": base + "/add", "open": failed != nil, "created": false,
+                "createAction": base + "/add", "open": failed != nil,
                 "items": items.map { item -> [String: Any] in
                     let object = item.objectValue ?? [:]
                     let key = declaration.itemKey.map { ["name": $0, "value": Self.text(object[$0])] }

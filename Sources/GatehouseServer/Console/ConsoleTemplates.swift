@@ -181,7 +181,6 @@ enum ConsoleTemplates {
         <table><thead><tr>{{#columns}}<th scope="col">{{.}}</th>{{/columns}}<th scope="col"><span class="hint">Action</span></th></tr></thead>
         <tbody>{{#items}}<tr>{{#cells}}<td>{{.}}</td>{{/cells}}<td><form method="post" action="{{deleteAction}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">{{#key}}<input type="hidden" name="key.{{name}}" value="{{value}}">{{/key}}<button type="submit" class="secondary" aria-label="Remove {{label}}">Remove</button></form></td></tr>{{/items}}
         {{^items}}<tr><td colspan="{{span}}">None yet.</td></tr>{{/items}}</tbody></table>
-        {{#created}}<p class="notice" role="status">Added. {{#shownOnce}}Shown once, copy it now:</p><pre class="secret">{{shownOnce}}</pre>{{/shownOnce}}{{^shownOnce}}</p>{{/shownOnce}}{{/created}}
         <details{{#open}} open{{/open}}><summary>Add</summary>
         <form method="post" action="{{createAction}}" novalidate><input type="hidden" name="csrf" value="{{csrf}}">
         {{#fields}}{{> field}}{{/fields}}
