@@ -124,9 +124,13 @@ def grant_second_admin(ctx):
     shot(browser, "overview")
     browser.get(BASE_URL + "/admin/users?q=dave")
     wait(browser).until(EC.presence_of_element_located((By.LINK_TEXT, "dave"))).click()
-    wait(browser).until(EC.presence_of_element_located((By.ID, "grant-admin"))).click()
-    role = wait(browser).until(EC.presence_of_element_located((By.ID, "admin-role")))
-    expect(role.text == "yes", f"dave's admin role reads {role.text!r}")
+    grant = wait(browser).until(EC.presence_of_element_located((By.ID, "grant-admin")))
+    grant.click()
+    # The user page is shown again after the post: read the new one, not the old.
+    wait(browser).until(EC.staleness_of(grant))
+    wait(browser).until(lambda b: "The admin role was given" in b.page_source)
+    role = browser.find_element(By.ID, "admin-role").text
+    expect(role == "yes", f"dave's admin role reads {role!r}")
     shot(browser, "user")
     browser.get(BASE_URL + "/admin/audit?type=admin.role_granted")
     admins = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, "#audit-events td.audit-admin")]
@@ -186,7 +190,9 @@ def audit_and_off(ctx):
     browser.get(BASE_URL + "/admin/audit")
     browser.find_element(By.ID, "f-type").send_keys("policy.updated")
     browser.find_element(By.ID, "f-app").send_keys("bankapp")
+    unfiltered = browser.find_element(By.ID, "audit-events")
     browser.find_element(By.ID, "filter").click()
+    wait(browser).until(EC.staleness_of(unfiltered))
     wait(browser).until(EC.presence_of_element_located((By.ID, "audit-events")))
     admins = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, "#audit-events td.audit-admin")]
     expect(admins and admins[0] == "alice", f"the audit log's latest policy change is not alice's: {admins}")
