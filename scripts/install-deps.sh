@@ -20,5 +20,14 @@ if printf '%s\n' "${missing[@]}" | grep -qx postgresql; then
   "${run[@]}" mkdir -p /etc/postgresql-common/createcluster.d
   echo "create_main_cluster = false" | "${run[@]}" tee /etc/postgresql-common/createcluster.d/no-main.conf >/dev/null
 fi
+# nginx (the benchmarks' ceiling) must not start a server of its own on port 80 either: the
+# benchmark starts one on a loopback port. Package scripts ask policy-rc.d before starting a service.
+policy=""
+if printf '%s\n' "${missing[@]}" | grep -qx 'nginx\(-light\)\?' && [ ! -e /usr/sbin/policy-rc.d ]; then
+  policy=/usr/sbin/policy-rc.d
+  printf '#!/bin/sh\nexit 101\n' | "${run[@]}" tee "$policy" >/dev/null
+  "${run[@]}" chmod +x "$policy"
+  trap '"${run[@]}" rm -f "$policy"' EXIT
+fi
 "${run[@]}" apt-get update -qq
 "${run[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

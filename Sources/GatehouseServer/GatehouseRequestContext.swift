@@ -7,6 +7,9 @@ import NIOCore
 public struct GatehouseRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
+    /// The event loop of the request's connection: body deadlines are scheduled on it (a NIO
+    /// scheduled task costs far less than a `Task.sleep`, which arms a Dispatch timer).
+    public let eventLoop: any EventLoop
     /// Set by the admin middleware once the admin credential is checked.
     public var admin: AdminIdentity?
     /// The client's address as a trusted proxy reported it (`X-Forwarded-For`), if any.
@@ -19,6 +22,7 @@ public struct GatehouseRequestContext: RequestContext {
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress
+        self.eventLoop = source.channel.eventLoop
     }
 
     /// The client's IP address as text, if known: from a trusted proxy's `X-Forwarded-For`, else the peer.

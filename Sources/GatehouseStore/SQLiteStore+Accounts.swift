@@ -5,24 +5,24 @@ import GatehouseCore
 extension SQLiteStore: AccountStore {
     public func updateAccountProfile(id: String, profile: AccountProfile?, pending: Bool) async throws -> Bool {
         let encoded = try profile.map { try StoreJSON.encode($0) }
-        return try await pool.write { db in
+        return try await write { db in
             try db.execute(sql: "UPDATE accounts SET profile = ?, profile_pending = ? WHERE id = ?", arguments: [encoded, pending, id])
             return db.changesCount == 1
         }
     }
 
     public func account(id: String) async throws -> Account? {
-        try await pool.read { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM accounts WHERE id = ?"), arguments: [id]).map(Self.account) }
+        try readNow { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM accounts WHERE id = ?"), arguments: [id]).map(Self.account) }
     }
 
     public func accounts(limit: Int, offset: Int) async throws -> [Account] {
-        try await pool.read { db in
+        try await readLater { db in
             try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM accounts ORDER BY created_at, id LIMIT ? OFFSET ?"), arguments: [limit, offset]).map(Self.account)
         }
     }
 
     public func accounts(matching search: String, limit: Int, offset: Int) async throws -> [Account] {
-        try await pool.read { db in
+        try await readLater { db in
             try Row.fetchAll(
                 try db.cachedStatement(sql: "SELECT * FROM accounts WHERE instr(lower(username), lower(?)) > 0 OR id = ? ORDER BY created_at, id LIMIT ? OFFSET ?"),
                 arguments: [search, search, limit, offset]
@@ -31,19 +31,19 @@ extension SQLiteStore: AccountStore {
     }
 
     public func identityLink(providerID: String, subject: String) async throws -> IdentityLink? {
-        try await pool.read { db in
+        try readNow { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM identity_links WHERE provider_id = ? AND subject = ?"), arguments: [providerID, subject]).map(Self.link)
         }
     }
 
     public func identityLinks(accountID: String) async throws -> [IdentityLink] {
-        try await pool.read { db in
+        try readNow { db in
             try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM identity_links WHERE account_id = ? ORDER BY created_at"), arguments: [accountID]).map(Self.link)
         }
     }
 
     public func accountIDs(withVerifiedEmail email: String) async throws -> [String] {
-        try await pool.read { db in
+        try await readLater { db in
             try String.fetchAll(
                 db,
                 sql: """
@@ -58,7 +58,7 @@ extension SQLiteStore: AccountStore {
     public func linkIdentity(_ identity: ExternalIdentity, now: Date) async throws -> (account: Account, created: Bool) {
         // One write transaction: SQLite serialises writers, so two racing first sign-ins of the same
         // identity cannot both create an account.
-        try await pool.write { db in
+        try await write { db in
             let claims = try StoreJSON.encode(identity.claims)
             if let accountID = try String.fetchOne(
                 db, sql: "SELECT account_id FROM identity_links WHERE provider_id = ? AND subject = ?", arguments: [identity.providerID, identity.subject]
@@ -83,7 +83,7 @@ extension SQLiteStore: AccountStore {
     }
 
     public func addIdentityLink(_ identity: ExternalIdentity, accountID: String, now: Date) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(
                 sql: """
                     INSERT INTO identity_links (provider_id, subject, account_id, claims, created_at, last_sign_in_at) VALUES (?, ?, ?, ?, ?, ?)
@@ -99,7 +99,7 @@ extension SQLiteStore: AccountStore {
     }
 
     public func unlinkIdentity(providerID: String, subject: String) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             guard let accountID = try String.fetchOne(
                 db, sql: "SELECT account_id FROM identity_links WHERE provider_id = ? AND subject = ?", arguments: [providerID, subject]
             ) else { return false }
@@ -114,7 +114,7 @@ extension SQLiteStore: AccountStore {
     }
 
     public func deleteAccount(id: String) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "DELETE FROM accounts WHERE id = ?").execute(arguments: [id])
             return db.changesCount > 0
         }

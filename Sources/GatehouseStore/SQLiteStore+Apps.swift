@@ -4,15 +4,15 @@ import GatehouseCore
 
 extension SQLiteStore: AppStore {
     public func app(id: String) async throws -> App? {
-        try await pool.read { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM apps WHERE id = ?"), arguments: [id]).map(Self.app) }
+        try readNow { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM apps WHERE id = ?"), arguments: [id]).map(Self.app) }
     }
 
     public func apps() async throws -> [App] {
-        try await pool.read { db in try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM apps ORDER BY id")).map(Self.app) }
+        try await readLater { db in try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM apps ORDER BY id")).map(Self.app) }
     }
 
     public func seedApp(_ app: App) async throws -> App {
-        try await pool.write { db in
+        try await write { db in
             if let existing = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM apps WHERE id = ?"), arguments: [app.id]).map(Self.app) {
                 if existing.managedBy == .admin { return existing }
                 var updated = app
@@ -44,7 +44,7 @@ extension SQLiteStore: AppStore {
     }
 
     public func insertApp(_ app: App) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(
                 sql: """
                     INSERT OR IGNORE INTO apps (id, name, secret_digest, redirect_uris, policy, managed_by, created_at, updated_at, version, disabled)
@@ -60,7 +60,7 @@ extension SQLiteStore: AppStore {
     }
 
     public func updateApp(_ app: App) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(
                 sql: """
                     UPDATE apps SET name = ?, secret_digest = ?, redirect_uris = ?, policy = ?, managed_by = ?, updated_at = ?, disabled = ?, version = version + 1
@@ -76,7 +76,7 @@ extension SQLiteStore: AppStore {
     }
 
     public func deleteApp(id: String) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "DELETE FROM apps WHERE id = ?").execute(arguments: [id])
             guard db.changesCount == 1 else { return false }
             // What the app held goes with it: its tokens, codes and open flows.

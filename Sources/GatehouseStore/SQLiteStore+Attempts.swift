@@ -4,13 +4,13 @@ import GatehouseCore
 
 extension SQLiteStore: AttemptCounterStore {
     public func attemptCounter(key: String) async throws -> AttemptCounter? {
-        try await pool.read { db in try Self.counter(key, db) }
+        try readNow { db in try Self.counter(key, db) }
     }
 
     public func reserveAttempt(
-        key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval
+        key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @escaping @Sendable (Int) -> TimeInterval
     ) async throws -> AttemptReservation {
-        try await pool.write { db in
+        try await write { db in
             var counter = try Self.counter(key, db) ?? AttemptCounter(key: key, failures: 0, windowStart: now, lockedUntil: nil, lockouts: 0)
             let result = counter.reserve(now: now, window: window, threshold: threshold, lockDuration: lockDuration)
             if case .locked = result { return result }
@@ -19,8 +19,8 @@ extension SQLiteStore: AttemptCounterStore {
         }
     }
 
-    public func lockIfDue(key: String, now: Date, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval) async throws -> Date? {
-        try await pool.write { db in
+    public func lockIfDue(key: String, now: Date, threshold: Int, lockDuration: @escaping @Sendable (Int) -> TimeInterval) async throws -> Date? {
+        try await write { db in
             guard var counter = try Self.counter(key, db), counter.isDueForLock(now: now, threshold: threshold) else { return nil }
             let until = counter.lock(now: now, lockDuration: lockDuration)
             try Self.save(counter, now: now, db)
@@ -40,19 +40,19 @@ extension SQLiteStore: AttemptCounterStore {
     }
 
     public func releaseAttempt(key: String) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "UPDATE attempt_counters SET failures = failures - 1 WHERE key = ? AND failures > 0").execute(arguments: [key])
         }
     }
 
     public func clearFailures(key: String) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "UPDATE attempt_counters SET failures = 0 WHERE key = ? AND failures > 0").execute(arguments: [key])
         }
     }
 
     public func countEvent(key: String, now: Date, window: TimeInterval) async throws -> (count: Int, windowEnds: Date) {
-        try await pool.write { db in
+        try await write { db in
             var counter = try Self.counter(key, db) ?? AttemptCounter(key: key, failures: 0, windowStart: now, lockedUntil: nil, lockouts: 0)
             if now.timeIntervalSince(counter.windowStart) >= window {
                 counter.failures = 0
@@ -71,21 +71,21 @@ extension SQLiteStore: AttemptCounterStore {
     }
 
     public func unlock(key: String) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "UPDATE attempt_counters SET locked_until = NULL, failures = 0, lockouts = 0 WHERE key = ? AND locked_until IS NOT NULL").execute(arguments: [key])
             return db.changesCount == 1
         }
     }
 
     public func lockedCounters(now: Date) async throws -> [AttemptCounter] {
-        try await pool.read { db in
+        try await readLater { db in
             try String.fetchAll(try db.cachedStatement(sql: "SELECT key FROM attempt_counters WHERE locked_until > ? ORDER BY locked_until DESC"), arguments: [now.storeValue])
                 .compactMap { try Self.counter($0, db) }
         }
     }
 
     public func deleteStaleCounters(before: Date) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(
                 sql: "DELETE FROM attempt_counters WHERE updated_at < ? AND (locked_until IS NULL OR locked_until < ?)",
                 arguments: [before.storeValue, before.storeValue]

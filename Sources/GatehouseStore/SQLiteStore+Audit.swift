@@ -4,7 +4,7 @@ import GatehouseCore
 
 extension SQLiteStore: AuditStore {
     public func appendAudit(_ event: AuditEvent) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(
                 sql: "INSERT INTO audit_events (id, time, type, app_id, account_id, provider_id, outcome, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 arguments: [
@@ -32,7 +32,7 @@ extension SQLiteStore: AuditStore {
         arguments += [query.limit, query.offset]
         let sql = "SELECT * FROM audit_events \(filter) ORDER BY time DESC, rowid DESC LIMIT ? OFFSET ?"
         let finalArguments = arguments
-        return try await pool.read { db in
+        return try await readLater { db in
             try Row.fetchAll(try db.cachedStatement(sql: sql), arguments: finalArguments).map { row in
                 AuditEvent(
                     id: row["id"], time: Date(storeValue: row["time"]), type: row["type"], appID: row["app_id"], accountID: row["account_id"],

@@ -10,12 +10,14 @@ extension SQLiteStore: TableRowStore {
         var after: Int64 = 0
         while true {
             // Pages in rowid order: insertion order, and no page is read twice.
-            let page = try await pool.read { db in
-                try Row.fetchAll(db, sql: "SELECT rowid AS copy_rowid, \(list) FROM \(table.rawValue) WHERE rowid > ? ORDER BY rowid LIMIT 500", arguments: [after])
+            let start = after
+            let page = try await readLater { db in
+                try Row.fetchAll(db, sql: "SELECT rowid AS copy_rowid, \(list) FROM \(table.rawValue) WHERE rowid > ? ORDER BY rowid LIMIT 500", arguments: [start])
+                    .map { row in (rowid: row["copy_rowid"] as Int64, values: try columns.map { try Self.value(row[$0.name], kind: $0.kind) }) }
             }
             guard let last = page.last else { return }
-            after = last["copy_rowid"]
-            try await batch(try page.map { row in try columns.map { try Self.value(row[$0.name], kind: $0.kind) } })
+            after = last.rowid
+            try await batch(page.map(\.values))
         }
     }
 
@@ -27,7 +29,7 @@ extension SQLiteStore: TableRowStore {
         let gathered = Mutex<[(StoreTable, [[StoreValue]])]>([])
         try await fill { table, rows in gathered.withLock { $0.append((table, rows)) } }
         let batches = gathered.withLock { $0 }
-        try await pool.write { db in
+        try await write { db in
             if replace {
                 for table in StoreSchema.order.reversed() { try db.execute(sql: "DELETE FROM \(table.rawValue)") }
             }

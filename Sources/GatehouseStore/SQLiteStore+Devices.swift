@@ -6,7 +6,7 @@ extension SQLiteStore: DeviceStore {
     public func registerSignInKey(_ key: NewSignInKey, accountID: String, appID: String, providerID: String, now: Date) async throws -> SignInKeyRegistered {
         // One write transaction: SQLite serialises writers, so two registrations from one device
         // cannot both make its device row.
-        try await pool.write { db in
+        try await write { db in
             let facts = key.device
             var device: Device?
             if let vendorID = facts.vendorID {
@@ -92,11 +92,11 @@ extension SQLiteStore: DeviceStore {
     }
 
     public func signInKey(id: String) async throws -> SignInKey? {
-        try await pool.read { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM sign_in_keys WHERE id = ?"), arguments: [id]).map(Self.signInKey) }
+        try readNow { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM sign_in_keys WHERE id = ?"), arguments: [id]).map(Self.signInKey) }
     }
 
     public func recordSignInKeyUse(id: String, counter: Int?, now: Date) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             if let counter {
                 try db.execute(
                     sql: "UPDATE sign_in_keys SET counter = ?, last_used_at = ? WHERE id = ? AND (counter IS NULL OR counter < ?)", arguments: [counter, now.storeValue, id, counter]
@@ -114,7 +114,7 @@ extension SQLiteStore: DeviceStore {
     }
 
     public func devices(accountID: String) async throws -> [DeviceRecord] {
-        try await pool.read { db in
+        try await readLater { db in
             let devices = try Row.fetchAll(db, sql: "SELECT * FROM devices WHERE account_id = ? ORDER BY created_at, id", arguments: [accountID]).map(Self.device)
             let installations = try Row.fetchAll(db, sql: "SELECT * FROM installations WHERE account_id = ? ORDER BY created_at, id", arguments: [accountID])
                 .map(Self.installation)
@@ -124,14 +124,14 @@ extension SQLiteStore: DeviceStore {
     }
 
     public func renameDevice(id: String, accountID: String, alias: String) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "UPDATE devices SET alias = ? WHERE id = ? AND account_id = ?", arguments: [alias, id, accountID])
             return db.changesCount == 1
         }
     }
 
     public func removeDevice(id: String, accountID: String, now: Date) async throws -> [String]? {
-        try await pool.write { db in
+        try await write { db in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM devices WHERE id = ? AND account_id = ?", arguments: [id, accountID]) != nil else { return nil }
             var removed: [String] = []
             for ref in try String.fetchAll(db, sql: "SELECT id FROM installations WHERE device_id = ?", arguments: [id]) {
@@ -143,7 +143,7 @@ extension SQLiteStore: DeviceStore {
     }
 
     public func installations(appID: String, installationID: String) async throws -> [Installation] {
-        try await pool.read { db in
+        try await readLater { db in
             try Row.fetchAll(
                 db,
                 sql: """
@@ -156,7 +156,7 @@ extension SQLiteStore: DeviceStore {
     }
 
     public func removeInstallation(id: String, accountID: String, now: Date) async throws -> [String]? {
-        try await pool.write { db in
+        try await write { db in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM installations WHERE id = ? AND account_id = ?", arguments: [id, accountID]) != nil else { return nil }
             return try Self.deleteInstallation(id, db: db, now: now)
         }

@@ -4,7 +4,7 @@ import GatehouseCore
 
 extension SQLiteStore: FlowStore {
     public func insertFlow(_ flow: FlowRecord) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(
                 sql: "INSERT INTO flows (id, app_id, payload, expires_at, version) VALUES (?, ?, ?, ?, ?)",
                 arguments: [flow.id, flow.appID, try StoreJSON.encode(flow), flow.expiresAt.storeValue, flow.version]
@@ -13,7 +13,7 @@ extension SQLiteStore: FlowStore {
     }
 
     public func flow(id: String, now: Date) async throws -> FlowRecord? {
-        try await pool.read { db in
+        try readNow { db in
             guard let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT payload, version FROM flows WHERE id = ? AND expires_at > ?"), arguments: [id, now.storeValue]) else {
                 return nil
             }
@@ -24,7 +24,7 @@ extension SQLiteStore: FlowStore {
     }
 
     public func updateFlow(_ flow: FlowRecord) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             var stored = flow
             stored.version = flow.version + 1
             try db.execute(
@@ -36,20 +36,20 @@ extension SQLiteStore: FlowStore {
     }
 
     public func deleteFlow(id: String, version: Int) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "DELETE FROM flows WHERE id = ? AND version = ?").execute(arguments: [id, version])
             return db.changesCount == 1
         }
     }
 
     public func deleteExpiredFlows(now: Date) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "DELETE FROM flows WHERE expires_at <= ?").execute(arguments: [now.storeValue])
             return db.changesCount
         }
     }
 
     public func countFlows(now: Date) async throws -> Int {
-        try await pool.read { db in try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM flows WHERE expires_at > ?"), arguments: [now.storeValue]) ?? 0 }
+        try await readLater { db in try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM flows WHERE expires_at > ?"), arguments: [now.storeValue]) ?? 0 }
     }
 }

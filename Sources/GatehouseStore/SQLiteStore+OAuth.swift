@@ -4,7 +4,7 @@ import GatehouseCore
 
 extension SQLiteStore: AuthorizationCodeStore {
     public func insertAuthorizationCode(_ code: AuthorizationCodeRecord) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(
                 sql: """
                     INSERT INTO authorization_codes (digest, app_id, redirect_uri, code_challenge, nonce, scopes, account_id, auth_time, amr, idp, expires_at, session_id)
@@ -19,7 +19,7 @@ extension SQLiteStore: AuthorizationCodeStore {
     }
 
     public func authorizationCode(digest: String) async throws -> AuthorizationCodeRecord? {
-        try await pool.read { db in
+        try readNow { db in
             guard let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM authorization_codes WHERE digest = ?"), arguments: [digest]) else { return nil }
             return AuthorizationCodeRecord(
                 digest: row["digest"], appID: row["app_id"], redirectURI: row["redirect_uri"], codeChallenge: row["code_challenge"], nonce: row["nonce"],
@@ -33,7 +33,7 @@ extension SQLiteStore: AuthorizationCodeStore {
     }
 
     public func redeemAuthorizationCode(digest: String, now: Date, familyID: String, accessTokenID: String, accessTokenExpiresAt: Date) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(
                 sql: """
                     UPDATE authorization_codes SET used_at = ?, issued_family_id = ?, issued_access_token_id = ?, issued_access_token_expires_at = ?
@@ -46,7 +46,7 @@ extension SQLiteStore: AuthorizationCodeStore {
     }
 
     public func deleteExpiredAuthorizationCodes(before: Date) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "DELETE FROM authorization_codes WHERE expires_at < ?").execute(arguments: [before.storeValue])
             return db.changesCount
         }
@@ -55,7 +55,7 @@ extension SQLiteStore: AuthorizationCodeStore {
 
 extension SQLiteStore: RevocationStore {
     public func insertRevocation(_ revocation: RevocationRecord) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(
                 sql: """
                     INSERT INTO revocations (kind, value, revoked_at, expires_at) VALUES (?, ?, ?, ?)
@@ -67,7 +67,7 @@ extension SQLiteStore: RevocationStore {
     }
 
     public func activeRevocations(now: Date) async throws -> [RevocationRecord] {
-        try await pool.read { db in
+        try await readLater { db in
             try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM revocations WHERE expires_at > ?"), arguments: [now.storeValue]).compactMap { row in
                 guard let kind = RevocationRecord.Kind(rawValue: row["kind"]) else { return nil }
                 return RevocationRecord(
@@ -78,7 +78,7 @@ extension SQLiteStore: RevocationStore {
     }
 
     public func deleteExpiredRevocations(now: Date) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "DELETE FROM revocations WHERE expires_at <= ?").execute(arguments: [now.storeValue])
             return db.changesCount
         }

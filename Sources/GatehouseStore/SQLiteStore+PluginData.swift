@@ -4,7 +4,7 @@ import GatehouseCore
 
 extension SQLiteStore: PluginDataStore {
     public func pluginRecord(namespace: String, key: String, now: Date) async throws -> PluginRecord? {
-        try await pool.read { db in
+        try readNow { db in
             try Row.fetchOne(
                 db, sql: "SELECT * FROM plugin_data WHERE namespace = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)",
                 arguments: [namespace, key, now.storeValue]
@@ -13,7 +13,7 @@ extension SQLiteStore: PluginDataStore {
     }
 
     public func insertPluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, now: Date) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             // An expired record no longer counts: it is replaced, its version going on (so a writer still
             // holding the old record's version cannot replace the new one).
             try db.execute(
@@ -29,7 +29,7 @@ extension SQLiteStore: PluginDataStore {
     }
 
     public func replacePluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, expectedVersion: Int) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(
                 sql: "UPDATE plugin_data SET value = ?, expires_at = ?, version = version + 1 WHERE namespace = ? AND key = ? AND version = ?",
                 arguments: [value, expiresAt?.storeValue, namespace, key, expectedVersion]
@@ -39,21 +39,21 @@ extension SQLiteStore: PluginDataStore {
     }
 
     public func deletePluginRecord(namespace: String, key: String) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "DELETE FROM plugin_data WHERE namespace = ? AND key = ?").execute(arguments: [namespace, key])
             return db.changesCount == 1
         }
     }
 
     public func deletePluginRecord(namespace: String, key: String, expectedVersion: Int) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "DELETE FROM plugin_data WHERE namespace = ? AND key = ? AND version = ?").execute(arguments: [namespace, key, expectedVersion])
             return db.changesCount == 1
         }
     }
 
     public func pluginRecords(namespace: String, keyPrefix: String, now: Date) async throws -> [PluginRecord] {
-        try await pool.read { db in
+        try await readLater { db in
             // `key >= prefix` lets the primary key index start at the prefix; substr makes the match
             // exact (LIKE would treat % and _ in a prefix as wildcards).
             try Row.fetchAll(
@@ -68,7 +68,7 @@ extension SQLiteStore: PluginDataStore {
     }
 
     public func pluginRecords(valuePrefix: Data, now: Date) async throws -> [(namespace: String, record: PluginRecord)] {
-        try await pool.read { db in
+        try await readLater { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM plugin_data WHERE substr(value, 1, ?) = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY namespace, key",
                 arguments: [valuePrefix.count, valuePrefix, now.storeValue]
@@ -77,7 +77,7 @@ extension SQLiteStore: PluginDataStore {
     }
 
     public func deleteExpiredPluginRecords(now: Date) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "DELETE FROM plugin_data WHERE expires_at IS NOT NULL AND expires_at <= ?").execute(arguments: [now.storeValue])
             return db.changesCount
         }

@@ -4,7 +4,7 @@ import GatehouseCore
 
 extension SQLiteStore: ProvisionalIdentityStore {
     public func createProvisionalIdentity(_ identity: ProvisionalIdentity) async throws -> (identity: ProvisionalIdentity, created: Bool) {
-        try await pool.write { db in
+        try await write { db in
             if let existing = try Row.fetchOne(
                 try db.cachedStatement(sql: "SELECT * FROM provisional_identities WHERE app_id = ? AND email = ?"), arguments: [identity.appID, identity.email.value]
             ) {
@@ -25,13 +25,13 @@ extension SQLiteStore: ProvisionalIdentityStore {
     }
 
     public func provisionalIdentity(id: String) async throws -> ProvisionalIdentity? {
-        try await pool.read { db in
+        try readNow { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM provisional_identities WHERE id = ?"), arguments: [id]).map(Self.provisionalIdentity)
         }
     }
 
     public func addProvisionalGrants(id: String, grants: [String], groups: [String]) async throws -> ProvisionalIdentity? {
-        try await pool.write { db in
+        try await write { db in
             guard let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM provisional_identities WHERE id = ?"), arguments: [id]) else { return nil }
             var identity = try Self.provisionalIdentity(row)
             identity.grants = (identity.grants + grants).uniqued()
@@ -45,7 +45,7 @@ extension SQLiteStore: ProvisionalIdentityStore {
     }
 
     public func attachProvisionalIdentity(id: String, accountID: String, now: Date) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "UPDATE provisional_identities SET account_id = ?, attached_at = ? WHERE id = ? AND account_id IS NULL AND attached_at IS NULL")
                 .execute(arguments: [accountID, now.storeValue, id])
             return db.changesCount == 1
@@ -53,7 +53,7 @@ extension SQLiteStore: ProvisionalIdentityStore {
     }
 
     public func provisionalIdentities(accountID: String) async throws -> [ProvisionalIdentity] {
-        try await pool.read { db in
+        try await readLater { db in
             try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM provisional_identities WHERE account_id = ? ORDER BY attached_at, id"), arguments: [accountID])
                 .map(Self.provisionalIdentity)
         }

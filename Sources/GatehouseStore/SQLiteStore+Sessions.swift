@@ -4,7 +4,7 @@ import GatehouseCore
 
 extension SQLiteStore: BrowserSessionStore {
     public func insertBrowserSession(_ session: BrowserSession) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(
                 sql: """
                     INSERT INTO browser_sessions (id, cookie_digest, account_id, providers, factors, amr, subject, username, auth_time, created_at,
@@ -24,20 +24,20 @@ extension SQLiteStore: BrowserSessionStore {
     }
 
     public func browserSession(cookieDigest: String) async throws -> BrowserSession? {
-        try await pool.read { db in
+        try readNow { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM browser_sessions WHERE cookie_digest = ?"), arguments: [cookieDigest])
                 .map { try Self.browserSession($0, db) }
         }
     }
 
     public func browserSession(id: String) async throws -> BrowserSession? {
-        try await pool.read { db in
+        try readNow { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM browser_sessions WHERE id = ?"), arguments: [id]).map { try Self.browserSession($0, db) }
         }
     }
 
     public func browserSessions(accountID: String, now: Date) async throws -> [BrowserSession] {
-        try await pool.read { db in
+        try await readLater { db in
             try Row.fetchAll(
                 try db.cachedStatement(
                     sql: "SELECT * FROM browser_sessions WHERE account_id = ? AND ended_at IS NULL AND expires_at > ? ORDER BY created_at DESC, id"
@@ -50,7 +50,7 @@ extension SQLiteStore: BrowserSessionStore {
     public func updateBrowserSessionSignIn(
         id: String, providers: [String], factors: [String], methods: [String], authTime: Date?, cookieDigest: String?, now: Date
     ) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             guard let row = try Row.fetchOne(
                 try db.cachedStatement(sql: "SELECT * FROM browser_sessions WHERE id = ? AND ended_at IS NULL AND expires_at > ?"), arguments: [id, now.storeValue]
             ) else { return false }
@@ -70,21 +70,21 @@ extension SQLiteStore: BrowserSessionStore {
     }
 
     public func recordBrowserSessionUse(id: String, appID: String, now: Date) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "UPDATE browser_sessions SET last_seen_at = MAX(last_seen_at, ?) WHERE id = ?").execute(arguments: [now.storeValue, id])
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO browser_session_apps (session_id, app_id) VALUES (?, ?)").execute(arguments: [id, appID])
         }
     }
 
     public func endBrowserSession(id: String, now: Date) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "UPDATE browser_sessions SET ended_at = ? WHERE id = ? AND ended_at IS NULL").execute(arguments: [now.storeValue, id])
             return db.changesCount == 1
         }
     }
 
     public func browserSessionTokenFamilies(sessionID: String) async throws -> [SessionTokenFamily] {
-        try await pool.read { db in
+        try await readLater { db in
             try Row.fetchAll(
                 try db.cachedStatement(sql: "SELECT family_id, MIN(scopes) AS scopes FROM refresh_tokens WHERE session_id = ? GROUP BY family_id ORDER BY family_id"),
                 arguments: [sessionID]
@@ -93,7 +93,7 @@ extension SQLiteStore: BrowserSessionStore {
     }
 
     public func deleteExpiredBrowserSessions(before: Date) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "DELETE FROM browser_sessions WHERE expires_at <= ? OR ended_at <= ?").execute(arguments: [before.storeValue, before.storeValue])
             return db.changesCount
         }

@@ -4,7 +4,7 @@ import GatehouseCore
 
 extension SQLiteStore: RefreshTokenStore {
     public func insertRefreshToken(_ token: RefreshTokenRecord) async throws {
-        try await pool.write { db in try Self.insert(token, db) }
+        try await write { db in try Self.insert(token, db) }
     }
 
     static func insert(_ token: RefreshTokenRecord, _ db: Database) throws {
@@ -24,7 +24,7 @@ extension SQLiteStore: RefreshTokenStore {
     }
 
     public func refreshToken(digest: String) async throws -> RefreshTokenRecord? {
-        try await pool.read { db in
+        try readNow { db in
             guard let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM refresh_tokens WHERE digest = ?"), arguments: [digest]) else { return nil }
             return RefreshTokenRecord(
                 digest: row["digest"], familyID: row["family_id"], accountID: row["account_id"], appID: row["app_id"],
@@ -38,7 +38,7 @@ extension SQLiteStore: RefreshTokenStore {
     }
 
     public func isRefreshTokenFamilyLive(familyID: String, now: Date) async throws -> Bool {
-        try await pool.read { db in
+        try readNow { db in
             try Bool.fetchOne(
                 try db.cachedStatement(
                     sql: "SELECT 1 FROM refresh_tokens WHERE family_id = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? LIMIT 1"
@@ -49,7 +49,7 @@ extension SQLiteStore: RefreshTokenStore {
     }
 
     public func rotateRefreshToken(usedDigest: String, replacement: RefreshTokenRecord, now: Date) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(
                 sql: "UPDATE refresh_tokens SET used_at = ? WHERE digest = ? AND used_at IS NULL AND revoked_at IS NULL",
                 arguments: [now.storeValue, usedDigest]
@@ -61,7 +61,7 @@ extension SQLiteStore: RefreshTokenStore {
     }
 
     public func revokeRefreshTokenFamily(familyID: String, now: Date) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL").execute(arguments: [now.storeValue, familyID]
             )
             return db.changesCount
@@ -69,7 +69,7 @@ extension SQLiteStore: RefreshTokenStore {
     }
 
     public func revokeRefreshTokens(accountID: String, now: Date) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL").execute(
                 arguments: [now.storeValue, accountID]
             )
@@ -78,14 +78,14 @@ extension SQLiteStore: RefreshTokenStore {
     }
 
     public func replaceSigningKeyMaterial(kid: String, expected: String, replacement: String) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "UPDATE signing_keys SET private_key_pem = ? WHERE kid = ? AND private_key_pem = ?", arguments: [replacement, kid, expected])
             return db.changesCount == 1
         }
     }
 
     public func revokeGrants(appID: String, now: Date) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE app_id = ? AND revoked_at IS NULL").execute(arguments: [now.storeValue, appID])
             let revoked = db.changesCount
             try db.cachedStatement(sql: "DELETE FROM authorization_codes WHERE app_id = ? AND used_at IS NULL").execute(arguments: [appID])
@@ -95,7 +95,7 @@ extension SQLiteStore: RefreshTokenStore {
     }
 
     public func deleteExpiredRefreshTokens(now: Date) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "DELETE FROM refresh_tokens WHERE expires_at <= ?").execute(arguments: [now.storeValue])
             return db.changesCount
         }
@@ -104,7 +104,7 @@ extension SQLiteStore: RefreshTokenStore {
 
 extension SQLiteStore: SigningKeyStore {
     public func signingKeys() async throws -> [SigningKeyRecord] {
-        try await pool.read { db in
+        try await readLater { db in
             try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM signing_keys ORDER BY created_at, kid")).compactMap { row in
                 guard let algorithm = SigningAlgorithm(rawValue: row["algorithm"]) else { return nil }
                 return SigningKeyRecord(
@@ -116,7 +116,7 @@ extension SQLiteStore: SigningKeyStore {
     }
 
     public func retireSigningKeys(keeping kids: [String], now: Date, includingWaiting: Bool) async throws {
-        try await pool.write { db in
+        try await write { db in
             let placeholders = kids.map { _ in "?" }.joined(separator: ", ")
             // A waiting key's start is moved back to `now` too, so that its signing window is empty
             // rather than inverted.
@@ -131,14 +131,14 @@ extension SQLiteStore: SigningKeyStore {
     }
 
     public func deleteSigningKeys(retiredBefore before: Date) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             try db.cachedStatement(sql: "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?").execute(arguments: [before.storeValue])
             return db.changesCount
         }
     }
 
     public func insertSigningKey(_ key: SigningKeyRecord) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(
                 sql: "INSERT OR IGNORE INTO signing_keys (kid, algorithm, private_key_pem, created_at, retired_at, activates_at) VALUES (?, ?, ?, ?, ?, ?)",
                 arguments: [key.kid, key.algorithm.rawValue, key.privateKeyPEM, key.createdAt.storeValue, key.retiredAt?.storeValue, key.activatesAt?.storeValue]

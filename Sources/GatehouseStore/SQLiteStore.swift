@@ -7,6 +7,8 @@ import GatehouseCore
 /// PostgreSQL instead.
 public final class SQLiteStore: BrokerStore, Sendable {
     let pool: DatabasePool
+    /// Every write of the store goes through it (see `write`).
+    let commits: GroupCommit
     public let path: String
 
     /// Opens (creating when missing, with its folder) and migrates the database at `path`.
@@ -24,6 +26,7 @@ public final class SQLiteStore: BrokerStore, Sendable {
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
         }
         self.pool = try DatabasePool(path: path, configuration: configuration)
+        self.commits = GroupCommit(pool: pool)
         self.path = path
         if try pool.read({ db in try SQLiteMigrations.migrator.hasBeenSuperseded(db) }) {
             let unknown = try pool.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") }
@@ -47,6 +50,32 @@ public final class SQLiteStore: BrokerStore, Sendable {
 
     public var summary: String { "SQLite \(path)" }
 
+    /// Runs a write in a transaction, committed together with the writes that arrive meanwhile
+    /// (`GroupCommit`); returns once it is durable.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await commits.write(body)
+    }
+
+    /// Runs a read on the calling thread. The store's lookups by key (an app, a counter, a token, a
+    /// flow) use it: such a read takes microseconds in WAL mode (readers never wait for the writer),
+    /// less than handing it to a reader thread and waking the caller's thread when it is done.
+    func readNow<T>(_ body: (Database) throws -> T) throws -> T {
+        try pool.read(body)
+    }
+
+    /// Runs a read that may scan (lists, searches, counts) on a reader's own thread, so that it never
+    /// holds up the event loop that asked. Not GRDB's `async` `read`: that one keeps its reader until
+    /// the awaiting task resumes, and a task resumes on an event loop, which may itself be waiting
+    /// in `readNow` for a free reader (a deadlock once every reader is held so). This one gives its
+    /// reader back before the task is resumed.
+    func readLater<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            pool.asyncRead { database in
+                continuation.resume(with: Result { try body(database.get()) })
+            }
+        }
+    }
+
     /// Closes the database (checkpointing the WAL). The store must not be used afterwards.
     public func close() throws {
         try pool.close()
@@ -58,7 +87,7 @@ public final class SQLiteStore: BrokerStore, Sendable {
     }
 
     public func ping() async throws {
-        _ = try await pool.read { db in try Int.fetchOne(try db.cachedStatement(sql: "SELECT 1")) }
+        _ = try await readLater { db in try Int.fetchOne(try db.cachedStatement(sql: "SELECT 1")) }
     }
 
     /// Checkpoints and truncates the write-ahead log, then rebuilds the file (VACUUM) so that no free
@@ -83,7 +112,7 @@ public final class SQLiteStore: BrokerStore, Sendable {
 
     /// Rows in a table, for operators and tests that prove what a flow did or did not write.
     public func count(table: StoreTable) async throws -> Int {
-        try await pool.read { db in try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM \(table.rawValue)")) ?? 0 }
+        try await readLater { db in try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM \(table.rawValue)")) ?? 0 }
     }
 }
 

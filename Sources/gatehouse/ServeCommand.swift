@@ -4,6 +4,8 @@ import GatehouseCore
 import GatehouseServer
 import GatehouseStore
 import Logging
+import NIOCore
+import NIOPosix
 import Prometheus
 import ServiceLifecycle
 
@@ -16,6 +18,10 @@ struct ServeCommand: AsyncParsableCommand {
     var listen: String?
 
     func run() async throws {
+        // Swift concurrency's tasks run on the server's event loops instead of a pool of their own:
+        // a request's handler then runs on the thread that read it, without two thread hand-overs
+        // (and their wake-ups) per request. Blocking work already goes to `BlockingWork`'s threads.
+        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         let logger = try Bootstrap.logger(level: options.logLevel)
         var (config, source) = try Bootstrap.loadConfig(options)
         if let listen {

@@ -12,7 +12,7 @@ extension PostgresStore: AttemptCounterStore {
     /// from several nodes. Anything else (locked, or the limit reached, which locks) is decided in a
     /// transaction that locks the row (`FOR UPDATE`) first, so they cannot all slip past the limit.
     public func reserveAttempt(
-        key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval
+        key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @escaping @Sendable (Int) -> TimeInterval
     ) async throws -> AttemptReservation {
         if threshold >= 1, try await countInWindow(key: key, now: now, window: window, below: threshold, unlockedOnly: true) != nil {
             return .allowed
@@ -33,7 +33,7 @@ extension PostgresStore: AttemptCounterStore {
         }
     }
 
-    public func lockIfDue(key: String, now: Date, threshold: Int, lockDuration: @Sendable (Int) -> TimeInterval) async throws -> Date? {
+    public func lockIfDue(key: String, now: Date, threshold: Int, lockDuration: @escaping @Sendable (Int) -> TimeInterval) async throws -> Date? {
         try await withoutActuallyEscaping(lockDuration) { lockDuration in try await lock(key: key, now: now, threshold: threshold, lockDuration: lockDuration) }
     }
 

@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# Measures Gatehouse against the machine's ceiling in the same run: nginx (Debian, one worker,
+# `return 200`) on a loopback port next to the broker, then each route of the broker, in turns,
+# `--runs` times; prints the median of each (requests/s, p50/p99, ratio to nginx) and the broker's
+# idle RSS, peak RSS under these loads and cold start to the first 200.
+#   routes: JWKS (8 and 256 connections), client_credentials ES256 (8, 32, 256) and RS256 (32),
+#   introspection (32), refresh rotation (32), JWT bearer exchange (32, fsso-jwt), password sign-in
+#   through the flow API (32; compared with what the password hash alone allows on every core).
+# Usage: bench/ceiling.sh [--duration 10s] [--runs 3] [--durability full|normal] [--bcrypt-cost 10] [--only REGEX]
+# Note: wrk (2 threads), nginx and the broker share this machine's cores, as they did for the goals.
+set -euo pipefail
+source "$(dirname "$0")/lib/common.sh"
+runs=3 bcrypt_cost=10 only=.
+while [ $# -gt 0 ]; do
+  case $1 in
+    --runs) runs=$2 ;;
+    --bcrypt-cost) bcrypt_cost=$2 ;;
+    --only) only=$2 ;;
+    *) parse_common_option "$1" "${2:-}" || { echo "unknown option $1" >&2; exit 2; } ;;
+  esac
+  shift 2
+done
+prepare nginx-light openssl python3-venv
+venv="$repo/.build/e2e-venv"
+[ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
+"$venv/bin/python" -c 'import jwt, cryptography' 2>/dev/null || "$venv/bin/python" -m pip install -q pyjwt cryptography
+nginx_pid="" rsa_pid=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$rsa_pid" ] && kill "$rsa_pid" 2>/dev/null; [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null; rm -rf "$work"' EXIT
+seconds=${duration%s}
+
+# The ceiling: nginx answering a constant, one worker (the broker gets no more cores than it).
+nginx_port=$(free_port)
+mkdir -p "$work/nginx"
+cat >"$work/nginx/nginx.conf" <<NGINX
+worker_processes 1;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location / { default_type application/json; return 200 '{"ok":true}'; }
+  }
+}
+NGINX
+nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
+nginx_pid=$!
+
+# The broker: a confidential app for the grants, a cheap local provider for the refresh-token pool,
+# a local provider at --bcrypt-cost for the sign-ins, an fsso-jwt issuer for the bearer exchanges.
+secret=$(head -c 32 /dev/urandom | base64 | tr -d '=+/')
+export BENCH_SECRET=$secret
+openssl genrsa -out "$work/fsso.pem" 2048 2>/dev/null
+openssl rsa -in "$work/fsso.pem" -RSAPublicKey_out -out "$work/fsso.pub" 2>/dev/null
+broker_yaml() { # broker_yaml ALGORITHM DATABASE
+  cat <<YAML
+environment: development
+server:
+  listen: 127.0.0.1:$port
+storage:
+  sqlite:
+    path: $2
+    durability: $durability
+tokens:
+  signingAlgorithm: $1
+lockout:
+  maxFlowStartsPerIPPerMinute: 100000000
+providers:
+  - id: quick
+    type: local
+    config: {bcryptCost: 4}
+  - id: local
+    type: local
+    config: {bcryptCost: $bcrypt_cost}
+  - id: acme-sso
+    type: fsso-jwt
+    config:
+      maxLifetime: 1h
+      issuers:
+        - issuer: acme
+          apps: [bench]
+          keys:
+            - kid: k1
+              pem: |
+$(sed 's/^/                /' "$work/fsso.pub")
+apps:
+  - id: bench
+    secret: \${BENCH_SECRET}
+    policy:
+      identityProviders: [quick, local, acme-sso]
+      clientCredentialsGrant: true
+      allowedScopes: [openid, profile, api]
+      defaultScopes: [openid]
+      lockout:
+        maxFlowStartsPerIPPerMinute: 100000000
+        maxFailedSignInsPerIP: 100000000
+YAML
+}
+broker_yaml ES256 "$work/bench.sqlite" >"$work/bench.yaml"
+users=64
+for i in $(seq 1 $users); do printf 'bench password %s\n' "$i" | "$bin" users add "user$i" --provider local --config "$work/bench.yaml" >/dev/null; done
+printf '%s\n' 'bench password 0' | "$bin" users add pooluser --provider quick --config "$work/bench.yaml" >/dev/null 2>&1
+
+# Cold start: from exec to the first 200 on /healthz.
+started=$(date +%s%N)
+"$bin" serve --config "$work/bench.yaml" --log-level warning >"$work/serve.log" 2>&1 &
+pid=$!
+until curl -sf "$base/healthz" >/dev/null 2>&1; do
+  kill -0 "$pid" 2>/dev/null || { echo "the broker did not start:" >&2; tail -20 "$work/serve.log" >&2; exit 1; }
+done
+cold_start_ms=$(( ($(date +%s%N) - started) / 1000000 ))
+sleep 2
+idle_rss_mb=$(awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$pid/status")
+
+auth=$(printf 'bench:%s' "$secret" | base64 -w0)
+export BENCH_AUTH=$auth BENCH_LIB="$repo/bench/lib" BENCH_THREADS=2
+access=$(curl -sf -u "bench:$secret" "$base/oauth2/token" -d grant_type=client_credentials -d scope=api | jq -r .access_token)
+
+# Refresh tokens, two per connection (each response hands the next one to its thread).
+refresh_pool() {
+  for _ in $(seq 1 $((32 * 2))); do
+    flow=$(curl -sf -X POST "$base/v1/flows" -H 'Content-Type: application/json' \
+      -d "{\"app\":\"bench\",\"provider\":\"quick\",\"client_secret\":\"$secret\"}" | jq -r .flow)
+    curl -sf -X POST "$base/v1/flows/$flow" -H 'Content-Type: application/json' \
+      -d "{\"answer\":{\"username\":\"pooluser\",\"password\":\"bench password 0\"},\"client_secret\":\"$secret\"}" | jq -r .tokens.refresh_token
+  done >"$work/refresh-tokens"
+}
+
+# Single-use JWT bearer assertions (RS256, PyJWT), enough for the broker's best run.
+assertions() { # assertions COUNT
+  "$venv/bin/python" - "$work/fsso.pem" "$1" >"$work/assertions" <<'PY'
+import sys, time, uuid, jwt
+from concurrent.futures import ProcessPoolExecutor
+key, count = open(sys.argv[1]).read(), int(sys.argv[2])
+now = int(time.time())
+def sign(i):
+    claims = {"iss": "acme", "sub": f"user{i % 500}", "aud": "identity-service", "jti": uuid.uuid4().hex, "iat": now, "exp": now + 3000}
+    return jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"})
+with ProcessPoolExecutor() as pool:
+    for token in pool.map(sign, range(count), chunksize=500):
+        print(token)
+PY
+}
+
+# The password hash alone on every core, measured by the broker binary itself.
+hash_rate=$("$bin" benchmark-password-hash --cost "$bcrypt_cost" --seconds 3 | awk '{print $1}')
+
+results="$work/results"
+: >"$results"
+peak_kb=0
+measure() { # measure NAME CONNECTIONS URL SCRIPT [BODY]: one wrk run, appended to the results
+  local name=$1 connections=$2 url=$3 script=$4 out
+  [[ $name =~ $only ]] || return 0
+  export BENCH_BODY=${5:-}
+  out=$(wrk -t2 -c"$connections" -d"$duration" --latency -s "$repo/bench/lib/$script" "$url" | grep '^RESULT\|^SIGNINS' | tr '\n' ' ')
+  echo "$name $connections $out" >>"$results"
+  local peak
+  peak=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+  [ "$peak" -gt "$peak_kb" ] && peak_kb=$peak
+  printf '  %-26s %s\n' "$name/$connections" "$(echo "$out" | grep -o 'rps=[0-9]*') $(echo "$out" | grep -o 'p99_ms=[0-9.]*') $(echo "$out" | grep -o 'non2xx=[0-9]*')"
+}
+
+export BENCH_APP=bench BENCH_PROVIDER=local BENCH_USERS=$users BENCH_USER_FORMAT='user%d' BENCH_PASSWORD_FORMAT='bench password %d'
+for run in $(seq 1 "$runs"); do
+  echo "run $run of $runs"
+  measure nginx 8 "http://127.0.0.1:$nginx_port/" get.lua
+  measure jwks 8 "$base/oauth2/jwks" get.lua
+  measure jwks 256 "$base/oauth2/jwks" get.lua
+  measure client_credentials_ES256 8 "$base/oauth2/token" post_form.lua "grant_type=client_credentials&scope=api"
+  measure client_credentials_ES256 32 "$base/oauth2/token" post_form.lua "grant_type=client_credentials&scope=api"
+  measure client_credentials_ES256 256 "$base/oauth2/token" post_form.lua "grant_type=client_credentials&scope=api"
+  measure introspection 32 "$base/oauth2/introspect" post_form.lua "token=$access"
+  if [[ refresh_token =~ $only ]]; then
+    refresh_pool
+    BENCH_TOKENS="$work/refresh-tokens" measure refresh_token 32 "$base/oauth2/token" refresh.lua
+  fi
+  if [[ jwt_bearer =~ $only ]]; then
+    assertions $((12000 * seconds))
+    BENCH_TOKENS="$work/assertions" BENCH_CLIENT=bench measure jwt_bearer 32 "$base/oauth2/token" assertions.lua
+  fi
+  measure password_signin 32 "$base/v1/flows" flow_signin.lua
+done
+peak_rss_mb=$(awk -v kb="$peak_kb" 'BEGIN {printf "%.1f", kb/1024}')
+
+# RS256 access tokens need a broker of their own (the signing algorithm is the broker's).
+if [[ client_credentials_RS256 =~ $only ]]; then
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  broker_yaml RS256 "$work/rsa.sqlite" >"$work/rsa.yaml"
+  "$bin" serve --config "$work/rsa.yaml" --log-level warning >"$work/rsa.log" 2>&1 &
+  pid=$!
+  until curl -sf "$base/healthz" >/dev/null 2>&1; do kill -0 "$pid" 2>/dev/null || { tail -20 "$work/rsa.log" >&2; exit 1; }; done
+  for run in $(seq 1 "$runs"); do
+    measure nginx_again 8 "http://127.0.0.1:$nginx_port/" get.lua
+    measure client_credentials_RS256 32 "$base/oauth2/token" post_form.lua "grant_type=client_credentials&scope=api"
+  done
+fi
+
+echo
+"$venv/bin/python" - "$results" "$hash_rate" "$cold_start_ms" "$idle_rss_mb" "$peak_rss_mb" "$durability" "$bcrypt_cost" "$(nproc)" "$(cd "$repo" && git rev-parse --short HEAD)" <<'PY'
+import sys, statistics, collections, datetime
+path, hash_rate, cold, idle, peak, durability, cost, cores, commit = sys.argv[1:]
+rows = collections.OrderedDict()
+for line in open(path):
+    parts = line.split()
+    name, connections, fields = parts[0], parts[1], dict(p.split("=", 1) for p in parts[2:] if "=" in p)
+    if name == "nginx_again": name = "nginx"
+    rows.setdefault((name, connections), []).append(fields)
+def median(key, runs): return statistics.median(float(r[key]) for r in runs)
+ceiling = median("rps", rows[("nginx", "8")])
+print(f"Gatehouse against the machine's ceiling, {datetime.date.today()}, commit {commit}: {cores} cores, durability {durability}, medians of {len(rows[('nginx', '8')])} runs")
+print(f"{'route':<28} {'conn':>5} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'x nginx':>8} {'errors':>7} {'non2xx':>7}")
+for (name, connections), runs in rows.items():
+    rps = median("rps", runs)
+    errors = sum(int(r["errors"]) for r in runs)
+    non2xx = sum(int(r["non2xx"]) for r in runs)
+    print(f"{name:<28} {connections:>5} {rps:>9.0f} {median('p50_ms', runs):>8.2f} {median('p99_ms', runs):>8.2f} {rps / ceiling:>8.3f} {errors:>7} {non2xx:>7}")
+    if name == "password_signin":
+        signins = median("per_second", runs)
+        print(f"{'  sign-ins completed':<28} {'':>5} {signins:>9.1f}   the bcrypt cost {cost} hash alone on every core: {float(hash_rate):.1f}/s, ratio {signins / float(hash_rate):.3f}")
+print(f"cold start to the first 200: {cold} ms; idle RSS {idle} MB; peak RSS under these loads {peak} MB")
+PY
+echo "(the sign-in flow's requests/s count two requests per sign-in; non2xx of refresh_token or jwt_bearer means the pool ran out)"
