@@ -10,14 +10,18 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, Pas
     let cost: Int
     let environment: PluginEnvironment
     /// Compared against when the username is unknown, so that a miss costs as long as a hit and
-    /// response times do not reveal which usernames exist.
-    let decoyHash: String
+    /// response times do not reveal which usernames exist. Computed in the background from the
+    /// start: at cost 12 it takes a quarter of a second, which the server's start need not wait for.
+    let decoyHash: Task<String, Never>
 
     init(id: String, cost: Int, environment: PluginEnvironment) {
         self.id = id
         self.cost = cost
         self.environment = environment
-        self.decoyHash = Bcrypt.hash(RandomToken.make(), cost: UInt8(cost))
+        self.decoyHash = Task {
+            let password = RandomToken.make()
+            return (try? await BlockingWork.run { Bcrypt.hash(password, cost: UInt8(cost)) }) ?? Bcrypt.hash(password, cost: UInt8(cost))
+        }
     }
 
     /// One stored user.
@@ -59,7 +63,8 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, Pas
         let refused = BrokerError(.invalidCredentials, .failedAttempt, "Wrong username or password.")
         let stored = try await environment.storage.get(UserRecord.self, key: Self.key(Self.normalize(username)))?.value
         // An empty password is refused, but only after the same work as any other attempt.
-        let hash = stored?.passwordHash ?? decoyHash
+        let hash: String
+        if let stored { hash = stored.passwordHash } else { hash = await decoyHash.value }
         let matches = try await BlockingWork.run { Bcrypt.verify(password, hash: hash) }
         guard let stored, matches, !password.isEmpty, password.utf8.count <= 72 else { throw refused }
         return stored

@@ -12,7 +12,7 @@ struct GatehouseCommand: AsyncParsableCommand {
             ServeCommand.self, CheckConfigCommand.self, MigrateCommand.self, UsersCommand.self, AppsCommand.self, AuditCommand.self, LockoutsCommand.self, ResourcesCommand.self,
             ProvidersCommand.self, DevicesCommand.self, SessionsCommand.self, AdminsCommand.self,
             KeysCommand.self, StorageCommand.self, VersionCommand.self,
-            DefaultConfigCommand.self,
+            DefaultConfigCommand.self, BenchmarkPasswordHashCommand.self,
         ]
     )
 }

@@ -44,11 +44,16 @@ public enum JWSSigningKey: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let input = Base64URL.encode(try encoder.encode(header)) + "." + Base64URL.encode(try encoder.encode(claims))
-        let signature: Data
+        return input + "." + Base64URL.encode(try signature(over: Data(input.utf8)))
+    }
+
+    /// The JWS signature of a signing input (`header.payload` as ASCII): ECDSA P-256 with SHA-256 as
+    /// the 64 bytes `r || s`, or RSASSA-PKCS1-v1_5 with SHA-256 (RFC 7518 section 3). Thread-safe:
+    /// concurrent signatures with one key run in parallel.
+    public func signature(over input: Data) throws -> Data {
         switch self {
-        case .p256(let key): signature = try key.signature(for: Data(input.utf8)).rawRepresentation
-        case .rsa(let key): signature = try key.signature(for: Data(input.utf8), padding: .insecurePKCS1v1_5).rawRepresentation
+        case .p256(let key): try key.signature(for: input).rawRepresentation
+        case .rsa(let key): try key.signature(for: input, padding: .insecurePKCS1v1_5).rawRepresentation
         }
-        return input + "." + Base64URL.encode(signature)
     }
 }
