@@ -8,6 +8,8 @@ import Hummingbird
 struct OperationsAPI {
     let broker: Broker
 
+    static let jwksCacheControl = "public, max-age=\(Int(SigningKeyring.jwksMaxAge))"
+
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         router.get("healthz") { _, _ in
             JSONBody(["status": "ok"]).response(status: .ok)
@@ -17,12 +19,13 @@ struct OperationsAPI {
             return JSONBody(["status": readiness.status]).response(status: readiness.ready ? .ok : .serviceUnavailable)
         }
         router.get("oauth2/jwks") { _, _ in
-            var response = JSONBody(broker.keyring.keySet()).response(status: .ok)
             // Short enough that a rotated key reaches verifiers quickly; rotated-in keys wait longer
             // than this before they sign (SigningKeyring.activationDelay).
-            response.headers[.cacheControl] = "public, max-age=\(Int(SigningKeyring.jwksMaxAge))"
-            response.headers[.contentType] = "application/jwk-set+json"
-            return response
+            Response(
+                status: .ok,
+                headers: [.contentType: "application/jwk-set+json", .cacheControl: Self.jwksCacheControl],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: broker.keyring.keySetJSON()))
+            )
         }
     }
 

@@ -4,7 +4,7 @@ import GatehouseCore
 
 extension SQLiteStore: AttemptCounterStore {
     public func attemptCounter(key: String) async throws -> AttemptCounter? {
-        try readNow { db in try Self.counter(key, db) }
+        try readOneStatement { db in try Self.counter(key, db) }
     }
 
     public func reserveAttempt(

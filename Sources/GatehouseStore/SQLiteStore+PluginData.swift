@@ -4,7 +4,7 @@ import GatehouseCore
 
 extension SQLiteStore: PluginDataStore {
     public func pluginRecord(namespace: String, key: String, now: Date) async throws -> PluginRecord? {
-        try readNow { db in
+        try readOneStatement { db in
             try Row.fetchOne(
                 db, sql: "SELECT * FROM plugin_data WHERE namespace = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)",
                 arguments: [namespace, key, now.storeValue]

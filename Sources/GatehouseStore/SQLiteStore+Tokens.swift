@@ -24,7 +24,7 @@ extension SQLiteStore: RefreshTokenStore {
     }
 
     public func refreshToken(digest: String) async throws -> RefreshTokenRecord? {
-        try readNow { db in
+        try readOneStatement { db in
             guard let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM refresh_tokens WHERE digest = ?"), arguments: [digest]) else { return nil }
             return RefreshTokenRecord(
                 digest: row["digest"], familyID: row["family_id"], accountID: row["account_id"], appID: row["app_id"],

@@ -63,6 +63,13 @@ public final class SQLiteStore: BrokerStore, Sendable {
         try pool.read(body)
     }
 
+    /// Runs a read of one statement on the calling thread, outside any transaction: one SELECT is
+    /// atomic in SQLite on its own, and the deferred transaction and savepoint `readNow` wraps around
+    /// it cost more than the statement. Only for bodies that run exactly one statement.
+    func readOneStatement<T>(_ body: (Database) throws -> T) throws -> T {
+        try pool.unsafeRead(body)
+    }
+
     /// Runs a read that may scan (lists, searches, counts) on a reader's own thread, so that it never
     /// holds up the event loop that asked. Not GRDB's `async` `read`: that one keeps its reader until
     /// the awaiting task resumes, and a task resumes on an event loop, which may itself be waiting

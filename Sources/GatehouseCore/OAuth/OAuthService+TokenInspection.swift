@@ -80,11 +80,18 @@ extension OAuthService {
     /// The `client_id` a JWT's payload names, unverified (nil when it is not a JWT with one).
     static func unverifiedClientID(_ token: String) -> String? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(String(parts[1])),
-            case .object(let claims)? = try? JSONDecoder().decode(JSONValue.self, from: payload)
-        else { return nil }
-        return claims["client_id"]?.stringValue
+        guard parts.count == 3, let payload = Base64URL.decode(String(parts[1])) else { return nil }
+        // Only the one member is decoded: decoding the whole payload into `JSONValue` was a fifth of
+        // what an introspection cost.
+        return (try? clientIDDecoder.decode(ClientIDClaim.self, from: payload))?.clientID
     }
+
+    private struct ClientIDClaim: Decodable {
+        var clientID: String?
+        enum CodingKeys: String, CodingKey { case clientID = "client_id" }
+    }
+
+    private static let clientIDDecoder = JSONDecoder()
 
     /// RFC 7009: revokes a refresh token (with its family) or an access token of the calling client.
     /// Unknown tokens and tokens of other clients are ignored: the answer is the same either way.

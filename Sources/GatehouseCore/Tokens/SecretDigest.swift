@@ -95,7 +95,7 @@ public enum Base64URL {
     public static func decode(_ text: String) -> Data? {
         var characters = text.utf8[...]
         for _ in 0..<2 where characters.last == UInt8(ascii: "=") { characters = characters.dropLast() }
-        var output = Data()
+        var output = [UInt8]()
         output.reserveCapacity(characters.count * 3 / 4)
         var group: UInt32 = 0
         var count = 0
@@ -120,6 +120,6 @@ public enum Base64URL {
             output.append(UInt8(group >> 2 & 0xFF))
         default: return nil
         }
-        return output
+        return Data(output)
     }
 }

@@ -56,6 +56,7 @@ public final class SigningKeyring: Sendable {
     public let accessTokenAlgorithm: SigningAlgorithm
     private let snapshot = Mutex(Snapshot())
     private let verified = Mutex([String: AccessTokenClaims]())
+    private let publishedJSON = Mutex<(kids: [String], json: [UInt8])?>(nil)
     private let turn = Atomic<Int>(0)
     private let lanes = max(2, ProcessInfo.processInfo.activeProcessorCount)
 
@@ -194,6 +195,19 @@ public final class SigningKeyring: Sendable {
             keys: loaded.values.filter { Self.isPublished($0.record, now: now) }
                 .sorted { ($0.record.createdAt, $1.record.kid) > ($1.record.createdAt, $0.record.kid) }.map(\.jwk)
         )
+    }
+
+    /// `keySet()` as JSON (sorted keys), encoded once per set of published keys: the JWKS is the
+    /// most requested document, and encoding it was most of what serving it cost.
+    public func keySetJSON() -> [UInt8] {
+        let set = keySet()
+        let kids = set.keys.map(\.kid)
+        if let cached = publishedJSON.withLock({ $0 }), cached.kids == kids { return cached.json }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let json = Array((try? encoder.encode(set)) ?? Data(#"{"keys":[]}"#.utf8))
+        publishedJSON.withLock { $0 = (kids, json) }
+        return json
     }
 
     /// The algorithms ID tokens can be signed with (for discovery): every algorithm with an active key.
