@@ -7,6 +7,7 @@
 #   introspection (32), refresh rotation (32), JWT bearer exchange (32, fsso-jwt), password sign-in
 #   through the flow API (32; compared with what the password hash alone allows on every core).
 # Usage: bench/ceiling.sh [--duration 10s] [--runs 3] [--durability full|normal] [--bcrypt-cost 10] [--only REGEX]
+# (the connection counts are the goals'; --connections and --threads are not used here)
 # Note: wrk (2 threads), nginx and the broker share this machine's cores, as they did for the goals.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
@@ -24,9 +25,12 @@ prepare nginx-light openssl python3-venv
 venv="$repo/.build/e2e-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
 "$venv/bin/python" -c 'import jwt, cryptography' 2>/dev/null || "$venv/bin/python" -m pip install -q pyjwt cryptography
-nginx_pid="" rsa_pid=""
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$rsa_pid" ] && kill "$rsa_pid" 2>/dev/null; [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null; rm -rf "$work"' EXIT
-seconds=${duration%s}
+nginx_pid=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null; rm -rf "$work"' EXIT
+case $duration in
+  *[0-9]s) seconds=${duration%s} ;;
+  *) echo "--duration must be whole seconds, e.g. 10s" >&2; exit 2 ;;
+esac
 
 # The ceiling: nginx answering a constant, one worker (the broker gets no more cores than it).
 nginx_port=$(free_port)
@@ -39,6 +43,11 @@ error_log $work/nginx/error.log;
 events { worker_connections 4096; }
 http {
   access_log off;
+  client_body_temp_path $work/nginx/body;
+  proxy_temp_path $work/nginx/proxy;
+  fastcgi_temp_path $work/nginx/fastcgi;
+  uwsgi_temp_path $work/nginx/uwsgi;
+  scgi_temp_path $work/nginx/scgi;
   server {
     listen 127.0.0.1:$nginx_port;
     location / { default_type application/json; return 200 '{"ok":true}'; }
@@ -47,6 +56,15 @@ http {
 NGINX
 nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
 nginx_pid=$!
+wait_for() { # wait_for URL PID LOG: until URL answers 200, for at most 30 s
+  for _ in $(seq 1 3000); do
+    curl -sf "$1" >/dev/null 2>&1 && return 0
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.01
+  done
+  echo "$1 did not answer:" >&2; tail -20 "$3" >&2; exit 1
+}
+wait_for "http://127.0.0.1:$nginx_port/" "$nginx_pid" "$work/nginx/error.log"
 
 # The broker: a confidential app for the grants, a cheap local provider for the refresh-token pool,
 # a local provider at --bcrypt-cost for the sign-ins, an fsso-jwt issuer for the bearer exchanges.
@@ -115,9 +133,7 @@ printf '%s\n' 'bench password 0' | "$bin" users add pooluser --provider quick --
 started=$(date +%s%N)
 "$bin" serve --config "$work/bench.yaml" --log-level warning >"$work/serve.log" 2>&1 &
 pid=$!
-until curl -sf "$base/healthz" >/dev/null 2>&1; do
-  kill -0 "$pid" 2>/dev/null || { echo "the broker did not start:" >&2; tail -20 "$work/serve.log" >&2; exit 1; }
-done
+wait_for "$base/healthz" "$pid" "$work/serve.log"
 cold_start_ms=$(( ($(date +%s%N) - started) / 1000000 ))
 sleep 2
 idle_rss_mb=$(awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$pid/status")
@@ -141,7 +157,9 @@ assertions() { # assertions COUNT
   "$venv/bin/python" - "$work/fsso.pem" "$1" >"$work/assertions" <<'PY'
 import sys, time, uuid, jwt
 from concurrent.futures import ProcessPoolExecutor
-key, count = open(sys.argv[1]).read(), int(sys.argv[2])
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
+# Loaded once: PyJWT given PEM text parses and checks the RSA key on every call (most of its cost).
+key, count = load_pem_private_key(open(sys.argv[1], "rb").read(), None), int(sys.argv[2])
 now = int(time.time())
 def sign(i):
     claims = {"iss": "acme", "sub": f"user{i % 500}", "aud": "identity-service", "jti": uuid.uuid4().hex, "iat": now, "exp": now + 3000}
@@ -185,7 +203,7 @@ for run in $(seq 1 "$runs"); do
     BENCH_TOKENS="$work/refresh-tokens" measure refresh_token 32 "$base/oauth2/token" refresh.lua
   fi
   if [[ jwt_bearer =~ $only ]]; then
-    assertions $((6000 * seconds))
+    assertions $((4000 * seconds))
     BENCH_TOKENS="$work/assertions" BENCH_CLIENT=bearer measure jwt_bearer 32 "$base/oauth2/token" assertions.lua
   fi
   measure password_signin 32 "$base/v1/flows" flow_signin.lua
@@ -198,7 +216,7 @@ if [[ client_credentials_RS256 =~ $only ]]; then
   broker_yaml RS256 "$work/rsa.sqlite" >"$work/rsa.yaml"
   "$bin" serve --config "$work/rsa.yaml" --log-level warning >"$work/rsa.log" 2>&1 &
   pid=$!
-  until curl -sf "$base/healthz" >/dev/null 2>&1; do kill -0 "$pid" 2>/dev/null || { tail -20 "$work/rsa.log" >&2; exit 1; }; done
+  wait_for "$base/healthz" "$pid" "$work/rsa.log"
   for run in $(seq 1 "$runs"); do
     measure nginx_again 8 "http://127.0.0.1:$nginx_port/" get.lua
     measure client_credentials_RS256 32 "$base/oauth2/token" post_form.lua "grant_type=client_credentials&scope=api"

@@ -20,7 +20,8 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, Pas
         self.environment = environment
         self.decoyHash = Task {
             let password = RandomToken.make()
-            return (try? await BlockingWork.run { Bcrypt.hash(password, cost: UInt8(cost)) }) ?? Bcrypt.hash(password, cost: UInt8(cost))
+            // BlockingWork only throws what its body throws, and hashing does not.
+            return (try? await BlockingWork.run { Bcrypt.hash(password, cost: UInt8(cost)) }) ?? ""
         }
     }
 
@@ -63,8 +64,10 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, Pas
         let refused = BrokerError(.invalidCredentials, .failedAttempt, "Wrong username or password.")
         let stored = try await environment.storage.get(UserRecord.self, key: Self.key(Self.normalize(username)))?.value
         // An empty password is refused, but only after the same work as any other attempt.
-        let hash: String
-        if let stored { hash = stored.passwordHash } else { hash = await decoyHash.value }
+        // Both paths wait for the decoy (only in the first moments after a start is it not ready yet):
+        // otherwise an unknown name would answer later than a known one until it is.
+        let decoy = await decoyHash.value
+        let hash = stored?.passwordHash ?? decoy
         let matches = try await BlockingWork.run { Bcrypt.verify(password, hash: hash) }
         guard let stored, matches, !password.isEmpty, password.utf8.count <= 72 else { throw refused }
         return stored

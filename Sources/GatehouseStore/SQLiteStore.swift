@@ -21,6 +21,9 @@ public final class SQLiteStore: BrokerStore, Sendable {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
+        // Key lookups read on the event loops (`readNow`) and wait there for a free reader: leave
+        // room for them beside scans (`readLater`) even when every event loop reads at once.
+        configuration.maximumReaderCount = ProcessInfo.processInfo.activeProcessorCount + 8
         let synchronous = durability == .full ? "FULL" : "NORMAL"
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")

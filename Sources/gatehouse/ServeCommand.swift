@@ -21,8 +21,15 @@ struct ServeCommand: AsyncParsableCommand {
         // Swift concurrency's tasks run on the server's event loops instead of a pool of their own:
         // a request's handler then runs on the thread that read it, without two thread hand-overs
         // (and their wake-ups) per request. Blocking work already goes to `BlockingWork`'s threads.
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        // Linux only: NIO allows the take-over only from the main thread on Apple platforms, and an
+        // async command's `run` is not on it there.
+        #if os(Linux)
+        let onEventLoops = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        #else
+        let onEventLoops = false
+        #endif
         let logger = try Bootstrap.logger(level: options.logLevel)
+        if !onEventLoops { logger.info("Swift concurrency keeps its own thread pool (the event-loop executor is Linux only)") }
         var (config, source) = try Bootstrap.loadConfig(options)
         if let listen {
             guard let address = ListenAddress(parsing: listen) else { throw ValidationError("--listen must be HOST:PORT, e.g. 127.0.0.1:8080") }

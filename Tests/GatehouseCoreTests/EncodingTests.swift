@@ -29,6 +29,11 @@ extension GatehouseCoreTests {
         #expect(Base64URL.decode("AB C") == nil)
         #expect(Base64URL.decode("YQ===") == nil)
         #expect(Base64URL.decode("é") == nil)
+        #expect(Base64URL.decode("YR") == nil)  // non-zero bits past the last byte: "YQ" is the encoding
+        #expect(Base64URL.decode("YWI") == Data("ab".utf8))
+        #expect(Base64URL.decode("YWJ") == nil)
+        #expect(Base64URL.decode("YWJj=") == nil)  // padding that completes no group
+        #expect(Base64URL.decode("YQ=") == nil)
         // What the Foundation-based decoder accepted stays accepted: padding, standard base64's characters.
         #expect(Base64URL.decode("YQ==") == Data("a".utf8))
         #expect(Base64URL.decode("+/8") == Data([0xFB, 0xFF]))

@@ -94,7 +94,10 @@ public enum Base64URL {
     /// accepted too); nil for any other character or a length no encoder writes.
     public static func decode(_ text: String) -> Data? {
         var characters = text.utf8[...]
-        for _ in 0..<2 where characters.last == UInt8(ascii: "=") { characters = characters.dropLast() }
+        if characters.count % 4 == 0 {
+            // Padding only where it completes the last group of four, as base64 writes it.
+            for _ in 0..<2 where characters.last == UInt8(ascii: "=") { characters = characters.dropLast() }
+        }
         var output = [UInt8]()
         output.reserveCapacity(characters.count * 3 / 4)
         var group: UInt32 = 0
@@ -114,8 +117,12 @@ public enum Base64URL {
         }
         switch count {
         case 0: break
-        case 2: output.append(UInt8(group >> 4 & 0xFF))
+        case 2:
+            // The bits past the last whole byte must be zero: one encoding per byte string.
+            guard group & 0xF == 0 else { return nil }
+            output.append(UInt8(group >> 4 & 0xFF))
         case 3:
+            guard group & 0x3 == 0 else { return nil }
             output.append(UInt8(group >> 10 & 0xFF))
             output.append(UInt8(group >> 2 & 0xFF))
         default: return nil
