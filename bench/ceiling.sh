@@ -70,17 +70,10 @@ wait_for "http://127.0.0.1:$nginx_port/" "$nginx_pid" "$work/nginx/error.log"
 # a local provider at --bcrypt-cost for the sign-ins, an fsso-jwt issuer for the bearer exchanges.
 secret=$(head -c 32 /dev/urandom | base64 | tr -d '=+/')
 export BENCH_SECRET=$secret
-openssl genrsa -out "$work/fsso.pem" 2048 2>/dev/null
-openssl rsa -in "$work/fsso.pem" -RSAPublicKey_out -out "$work/fsso.pub" 2>/dev/null
+fsso_keys
 broker_yaml() { # broker_yaml ALGORITHM DATABASE
+  server_yaml "$2"
   cat <<YAML
-environment: development
-server:
-  listen: 127.0.0.1:$port
-storage:
-  sqlite:
-    path: $2
-    durability: $durability
 tokens:
   signingAlgorithm: $1
 lockout:
@@ -92,17 +85,7 @@ providers:
   - id: local
     type: local
     config: {bcryptCost: $bcrypt_cost}
-  - id: acme-sso
-    type: fsso-jwt
-    config:
-      maxLifetime: 1h
-      issuers:
-        - issuer: acme
-          apps: [bearer]
-          keys:
-            - kid: k1
-              pem: |
-$(sed 's/^/                /' "$work/fsso.pub")
+$(fsso_provider_yaml bearer)
 apps:
   - id: bench
     secret: \${BENCH_SECRET}
@@ -154,7 +137,7 @@ refresh_pool() {
 
 # Single-use JWT bearer assertions (RS256, PyJWT), enough for the broker's best run.
 assertions() { # assertions COUNT
-  "$venv/bin/python" - "$work/fsso.pem" "$1" >"$work/assertions" <<'PY'
+  "$venv/bin/python" - "$work/key.pem" "$1" >"$work/assertions" <<'PY'
 import sys, time, uuid, jwt
 from concurrent.futures import ProcessPoolExecutor
 from cryptography.hazmat.primitives.serialization import load_pem_private_key

@@ -19,21 +19,10 @@ venv="$repo/.build/e2e-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
 "$venv/bin/python" -c 'import jwt, cryptography' 2>/dev/null || "$venv/bin/python" -m pip install -q pyjwt cryptography
 
-openssl genrsa -out "$work/key.pem" 2048 2>/dev/null
-openssl rsa -in "$work/key.pem" -RSAPublicKey_out -out "$work/public.pem" 2>/dev/null
+fsso_keys
 { server_yaml; cat <<YAML; } >"$work/bench.yaml"
 providers:
-  - id: acme-sso
-    type: fsso-jwt
-    config:
-      maxLifetime: 1h
-      issuers:
-        - issuer: acme
-          apps: [bench]
-          keys:
-            - kid: k1
-              pem: |
-$(sed 's/^/                /' "$work/public.pem")
+$(fsso_provider_yaml bench)
 apps:
   - id: bench
     policy:

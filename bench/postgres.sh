@@ -33,8 +33,7 @@ sql "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
 
 secret=$(head -c 32 /dev/urandom | base64 | tr -d '=+/')
 export BENCH_SECRET=$secret GATEHOUSE_KEK=$("$bin" keys generate-kek)
-openssl genrsa -out "$work/key.pem" 2048 2>/dev/null
-openssl rsa -in "$work/key.pem" -RSAPublicKey_out -out "$work/public.pem" 2>/dev/null
+fsso_keys
 cat >"$work/bench.yaml" <<YAML
 environment: development
 server:
@@ -48,17 +47,7 @@ providers:
   - id: local
     type: local
     config: {bcryptCost: 4}
-  - id: acme-sso
-    type: fsso-jwt
-    config:
-      maxLifetime: 1h
-      issuers:
-        - issuer: acme
-          apps: [partner]
-          keys:
-            - kid: k1
-              pem: |
-$(sed 's/^/                /' "$work/public.pem")
+$(fsso_provider_yaml partner)
 apps:
   - id: bench
     secret: \${BENCH_SECRET}

@@ -44,7 +44,7 @@ struct BodyLimitMiddleware: RouterMiddleware {
     /// a task scheduled on the connection's event loop, not a `Task.sleep`: on every POST, the Dispatch
     /// timer behind a sleep (armed, then cancelled) cost more than the rest of this middleware.
     static func collect(_ body: RequestBody, upTo limit: Int, on eventLoop: any EventLoop) async throws -> ByteBuffer {
-        let deadline = eventLoop.scheduleTask(in: .nanoseconds(Int64(BodyLimit.readTimeout.components.seconds) * 1_000_000_000)) {}
+        let deadline = eventLoop.scheduleTask(in: .seconds(BodyLimit.readTimeout.components.seconds)) {}
         return try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
             group.addTask { try await body.collect(upTo: limit) }
             group.addTask {

@@ -74,9 +74,11 @@ final class GroupCommit: Sendable {
         }
     }
 
-    /// Commits batch after batch until no write is waiting.
+    /// Commits batch after batch until no write is waiting, giving the writer back every
+    /// `batchesPerTurn` batches (and queueing itself again) so that under a steady stream of writes a
+    /// barrier (VACUUM) or `close()` still gets its turn.
     private func drain(_ db: Database) {
-        while true {
+        for _ in 0..<Self.batchesPerTurn {
             let batch = state.withLock { state in
                 let jobs = state.queue
                 state.queue.removeAll(keepingCapacity: true)
@@ -86,7 +88,10 @@ final class GroupCommit: Sendable {
             if batch.isEmpty { return }
             commit(batch, db)
         }
+        pool.asyncWriteWithoutTransaction { db in self.drain(db) }
     }
+
+    static let batchesPerTurn = 32
 
     private func commit(_ batch: [Job], _ db: Database) {
         var errors = [(any Error)?](repeating: nil, count: batch.count)

@@ -35,15 +35,36 @@ start_server() { # start_server CONFIG
   echo "the server did not start:" >&2; tail -20 "$work/serve.log" >&2; return 1
 }
 
-server_yaml() { # the config's first lines: development mode, the bench port, the bench database
+server_yaml() { # server_yaml [DATABASE]: the config's first lines: development mode, the bench port, the database (default $work/bench.sqlite)
   cat <<YAML
 environment: development
 server:
   listen: 127.0.0.1:$port
 storage:
   sqlite:
-    path: $work/bench.sqlite
+    path: ${1:-$work/bench.sqlite}
     durability: $durability
+YAML
+}
+
+fsso_keys() { # the RSA key pair the fsso-jwt benchmarks sign assertions with: $work/key.pem, $work/public.pem
+  openssl genrsa -out "$work/key.pem" 2048 2>/dev/null
+  openssl rsa -in "$work/key.pem" -RSAPublicKey_out -out "$work/public.pem" 2>/dev/null
+}
+
+fsso_provider_yaml() { # fsso_provider_yaml APP: a providers entry "acme-sso" (fsso-jwt) trusting issuer acme, kid k1, $work/public.pem, for APP
+  cat <<YAML
+  - id: acme-sso
+    type: fsso-jwt
+    config:
+      maxLifetime: 1h
+      issuers:
+        - issuer: acme
+          apps: [$1]
+          keys:
+            - kid: k1
+              pem: |
+$(sed 's/^/                /' "$work/public.pem")
 YAML
 }
 
