@@ -8,7 +8,7 @@ custom data asks for (`behaviour`), so tests can drive every kind of answer:
   ok (default)      success with customData.subject (default "customer-1") and customData.claims
   retry             a retryable failure;  retry-once: a retryable failure, then success, per flow
   final             a final failure with error "customer_unknown"
-  slow              answers after 3 s;  status500: HTTP 500;  malformed: not JSON
+  slow              answers after 30 s;  status500: HTTP 500;  malformed: not JSON
   no-subject        success without a subject;  huge: a 200 kB answer
 Two-step: `init` answers a challenge with data {"deepLink": ...} and state {"token": ...}; `finish`
 succeeds when customData.code is "1234" and the state came back, else a retryable failure.
@@ -75,7 +75,7 @@ class Handler(BaseHTTPRequestHandler):
         if behaviour == "final":
             return self.answer(200, {"result": "failure", "error": "customer_unknown", "message": "We could not find you as a customer."})
         if behaviour == "slow":
-            time.sleep(3)
+            time.sleep(30)
         if behaviour == "status500":
             return self.answer(500, {"error": "boom"})
         if behaviour == "malformed":

@@ -37,7 +37,7 @@ check() { # check "description" command...
   if "$@" >/dev/null 2>&1; then pass "$description"; else fail "$description"; fi
 }
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(python3 "$repo/Tests/lib/free_port.py")
 base="http://127.0.0.1:$port"
 cd "$work"
 
@@ -55,7 +55,7 @@ query() { # query DIR SQL: the first column of the first row, from the database 
   fi
 }
 if [ "$database" = postgres ]; then
-  pg_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  pg_port=$(python3 "$repo/Tests/lib/free_port.py")
   "$postgres" start "$pg" "$pg_port" >/dev/null
   # make run's default config, on PostgreSQL: what `gatehouse serve` and the CLI read without --config.
   "$bin" default-config | sed '/^storage:/,/^$/d' >"$work/gatehouse.yaml"

@@ -33,7 +33,7 @@ venv="$repo/.build/hardening-venv"
 "$venv/bin/python" -c 'import schemathesis, requests, aiosmtpd' 2>/dev/null || "$venv/bin/python" -m pip install -q schemathesis requests aiosmtpd
 py="$venv/bin/python"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() { python3 "$repo/Tests/lib/free_port.py"; }
 port=$(free_port); ldap_port=$(free_port); smtp_port=$(free_port); api_port=$(free_port)
 base="http://127.0.0.1:$port"
 

@@ -51,7 +51,7 @@ for _ in $(seq 1 120); do "$bin" version >/dev/null 2>&1 && break; sleep 1; done
 cp "$bin" "$work/gatehouse"
 bin="$work/gatehouse"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() { python3 "$repo/Tests/lib/free_port.py"; }
 broker_port=$(free_port)
 callback_port=$(free_port)
 while [ "$callback_port" = "$broker_port" ]; do callback_port=$(free_port); done

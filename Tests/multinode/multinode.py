@@ -26,7 +26,6 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -65,10 +64,8 @@ def check(description, condition, detail=""):
         failures.append(description)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from free_port import free_port  # noqa: E402  (a port outside the kernel's ephemeral range)
 
 
 class Node:

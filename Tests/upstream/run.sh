@@ -45,7 +45,7 @@ trap cleanup EXIT
 for _ in $(seq 1 120); do "$bin" version >/dev/null 2>&1 && break; sleep 1; done
 cp "$bin" "$work/gatehouse"
 bin="$work/gatehouse"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() { python3 "$repo/Tests/lib/free_port.py"; }
 up_port=$(free_port); down_port=$(free_port); mock_port=$(free_port); hostile_port=$(free_port); app_port=$(free_port)
 secret() { python3 -c 'import secrets; print(secrets.token_urlsafe(32))'; }
 export UP_SECRET WEB_SECRET MOCK_SECRET GATEHOUSE_ADMIN_TOKEN

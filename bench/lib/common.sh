@@ -14,7 +14,7 @@ parse_common_option() {
   esac
 }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+free_port() { python3 "$repo/Tests/lib/free_port.py"; }
 
 prepare() { # prepare PACKAGES...: installs what is missing, brings the release build up to date, makes a work folder and port
   "$repo/scripts/install-deps.sh" wrk curl jq "$@"
