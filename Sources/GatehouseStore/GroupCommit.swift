@@ -96,25 +96,29 @@ final class GroupCommit: Sendable {
     private func commit(_ batch: [Job], _ db: Database) {
         var errors = [(any Error)?](repeating: nil, count: batch.count)
         do {
-            try db.beginTransaction(.immediate)
+            // Cached statements: compiling BEGIN, COMMIT and the savepoints anew for every batch cost
+            // more than running them (GRDB's `beginTransaction` and `inSavepoint` compile each time).
+            try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
             if batch.count == 1 {
                 // Alone, the write needs no savepoint: its error rolls back the transaction.
                 try batch[0].perform(db)
             } else {
                 for (index, job) in batch.enumerated() {
                     do {
-                        try db.inSavepoint {
-                            try job.perform(db)
-                            return .commit
-                        }
+                        try db.cachedStatement(sql: "SAVEPOINT grouped_write").execute()
+                        try job.perform(db)
+                        try db.cachedStatement(sql: "RELEASE SAVEPOINT grouped_write").execute()
                     } catch {
                         errors[index] = error
                         // SQLite ended the whole transaction: nothing of the batch holds.
                         guard db.isInsideTransaction else { throw error }
+                        // Undo this write only; the release takes the savepoint off the stack.
+                        try db.cachedStatement(sql: "ROLLBACK TRANSACTION TO SAVEPOINT grouped_write").execute()
+                        try db.cachedStatement(sql: "RELEASE SAVEPOINT grouped_write").execute()
                     }
                 }
             }
-            try db.commit()
+            try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
         } catch {
             if db.isInsideTransaction { try? db.rollback() }
             for (index, job) in batch.enumerated() { job.complete(errors[index] ?? error) }

@@ -6,13 +6,13 @@ extension SQLiteStore: AccountStore {
     public func updateAccountProfile(id: String, profile: AccountProfile?, pending: Bool) async throws -> Bool {
         let encoded = try profile.map { try StoreJSON.encode($0) }
         return try await write { db in
-            try db.execute(sql: "UPDATE accounts SET profile = ?, profile_pending = ? WHERE id = ?", arguments: [encoded, pending, id])
+            try db.executeCached(sql: "UPDATE accounts SET profile = ?, profile_pending = ? WHERE id = ?", arguments: [encoded, pending, id])
             return db.changesCount == 1
         }
     }
 
     public func account(id: String) async throws -> Account? {
-        try readNow { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM accounts WHERE id = ?"), arguments: [id]).map(Self.account) }
+        try readOneStatement { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM accounts WHERE id = ?"), arguments: [id]).map(Self.account) }
     }
 
     public func accounts(limit: Int, offset: Int) async throws -> [Account] {
@@ -31,13 +31,13 @@ extension SQLiteStore: AccountStore {
     }
 
     public func identityLink(providerID: String, subject: String) async throws -> IdentityLink? {
-        try readNow { db in
+        try readOneStatement { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM identity_links WHERE provider_id = ? AND subject = ?"), arguments: [providerID, subject]).map(Self.link)
         }
     }
 
     public func identityLinks(accountID: String) async throws -> [IdentityLink] {
-        try readNow { db in
+        try readOneStatement { db in
             try Row.fetchAll(try db.cachedStatement(sql: "SELECT * FROM identity_links WHERE account_id = ? ORDER BY created_at"), arguments: [accountID]).map(Self.link)
         }
     }
@@ -63,7 +63,7 @@ extension SQLiteStore: AccountStore {
             if let accountID = try String.fetchOne(
                 db, sql: "SELECT account_id FROM identity_links WHERE provider_id = ? AND subject = ?", arguments: [identity.providerID, identity.subject]
             ), let account = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM accounts WHERE id = ?"), arguments: [accountID]).map(Self.account) {
-                try db.execute(
+                try db.executeCached(
                     sql: "UPDATE identity_links SET claims = ?, last_sign_in_at = ? WHERE provider_id = ? AND subject = ?",
                     arguments: [claims, now.storeValue, identity.providerID, identity.subject]
                 )
@@ -74,7 +74,7 @@ extension SQLiteStore: AccountStore {
             )
             try db.cachedStatement(sql: "INSERT INTO accounts (id, username, created_at, is_test) VALUES (?, ?, ?, ?)")
                 .execute(arguments: [account.id, account.username, now.storeValue, account.isTest])
-            try db.execute(
+            try db.executeCached(
                 sql: "INSERT INTO identity_links (provider_id, subject, account_id, claims, created_at, last_sign_in_at) VALUES (?, ?, ?, ?, ?, ?)",
                 arguments: [identity.providerID, identity.subject, account.id, claims, now.storeValue, now.storeValue]
             )
@@ -84,7 +84,7 @@ extension SQLiteStore: AccountStore {
 
     public func addIdentityLink(_ identity: ExternalIdentity, accountID: String, now: Date) async throws -> Bool {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO identity_links (provider_id, subject, account_id, claims, created_at, last_sign_in_at) VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT (provider_id, subject) DO NOTHING

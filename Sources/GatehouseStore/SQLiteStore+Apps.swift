@@ -4,7 +4,7 @@ import GatehouseCore
 
 extension SQLiteStore: AppStore {
     public func app(id: String) async throws -> App? {
-        try readNow { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM apps WHERE id = ?"), arguments: [id]).map(Self.app) }
+        try readOneStatement { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM apps WHERE id = ?"), arguments: [id]).map(Self.app) }
     }
 
     public func apps() async throws -> [App] {
@@ -23,7 +23,7 @@ extension SQLiteStore: AppStore {
                     return existing
                 }
                 updated.version = existing.version + 1
-                try db.execute(
+                try db.executeCached(
                     sql: "UPDATE apps SET name = ?, secret_digest = ?, redirect_uris = ?, policy = ?, managed_by = ?, updated_at = ?, version = version + 1 WHERE id = ?",
                     arguments: [
                         app.name, app.secretDigest, try StoreJSON.encode(app.redirectURIs), try StoreJSON.encode(app.policy),
@@ -32,7 +32,7 @@ extension SQLiteStore: AppStore {
                 )
                 return updated
             }
-            try db.execute(
+            try db.executeCached(
                 sql: "INSERT INTO apps (id, name, secret_digest, redirect_uris, policy, managed_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 arguments: [
                     app.id, app.name, app.secretDigest, try StoreJSON.encode(app.redirectURIs), try StoreJSON.encode(app.policy),
@@ -45,7 +45,7 @@ extension SQLiteStore: AppStore {
 
     public func insertApp(_ app: App) async throws -> Bool {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT OR IGNORE INTO apps (id, name, secret_digest, redirect_uris, policy, managed_by, created_at, updated_at, version, disabled)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
@@ -61,7 +61,7 @@ extension SQLiteStore: AppStore {
 
     public func updateApp(_ app: App) async throws -> Bool {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     UPDATE apps SET name = ?, secret_digest = ?, redirect_uris = ?, policy = ?, managed_by = ?, updated_at = ?, disabled = ?, version = version + 1
                     WHERE id = ? AND version = ?

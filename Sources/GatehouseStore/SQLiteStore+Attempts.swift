@@ -29,7 +29,7 @@ extension SQLiteStore: AttemptCounterStore {
     }
 
     static func save(_ counter: AttemptCounter, now: Date, _ db: Database) throws {
-        try db.execute(
+        try db.executeCached(
             sql: """
                 INSERT INTO attempt_counters (key, failures, window_start, locked_until, lockouts, updated_at) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (key) DO UPDATE SET failures = excluded.failures, window_start = excluded.window_start,
@@ -59,7 +59,7 @@ extension SQLiteStore: AttemptCounterStore {
                 counter.windowStart = now
             }
             counter.failures += 1
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO attempt_counters (key, failures, window_start, locked_until, lockouts, updated_at) VALUES (?, ?, ?, NULL, 0, ?)
                     ON CONFLICT (key) DO UPDATE SET failures = excluded.failures, window_start = excluded.window_start, updated_at = excluded.updated_at
@@ -86,7 +86,7 @@ extension SQLiteStore: AttemptCounterStore {
 
     public func deleteStaleCounters(before: Date) async throws -> Int {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "DELETE FROM attempt_counters WHERE updated_at < ? AND (locked_until IS NULL OR locked_until < ?)",
                 arguments: [before.storeValue, before.storeValue]
             )

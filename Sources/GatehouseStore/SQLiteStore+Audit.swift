@@ -5,7 +5,7 @@ import GatehouseCore
 extension SQLiteStore: AuditStore {
     public func appendAudit(_ event: AuditEvent) async throws {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "INSERT INTO audit_events (id, time, type, app_id, account_id, provider_id, outcome, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 arguments: [
                     event.id, event.time.storeValue, event.type, event.appID, event.accountID, event.providerID, event.outcome,

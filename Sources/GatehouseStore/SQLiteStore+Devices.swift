@@ -24,7 +24,7 @@ extension SQLiteStore: DeviceStore {
             let newDevice = device == nil
             if device == nil {
                 let made = DeviceRows.newDevice(facts, accountID: accountID, now: now)
-                try db.execute(
+                try db.executeCached(
                     sql: "INSERT INTO devices (id, account_id, vendor_id, platform, model, alias, created_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     arguments: [made.id, accountID, made.vendorID, made.platform.rawValue, made.model, made.alias, now.storeValue, now.storeValue]
                 )
@@ -40,7 +40,7 @@ extension SQLiteStore: DeviceStore {
                 let old = try String.fetchAll(db, sql: "SELECT id FROM installations WHERE device_id = ? AND app_id = ?", arguments: [owner.id, appID])
                 for ref in old { retired += try Self.deleteInstallation(ref, db: db, now: now) }
                 let made = DeviceRows.newInstallation(facts, deviceID: owner.id, accountID: accountID, appID: appID, now: now)
-                try db.execute(
+                try db.executeCached(
                     sql: """
                         INSERT INTO installations (id, device_id, account_id, app_id, installation_id, os_version, app_version, build_type, push_token, biometric,
                             created_at, last_used_at)
@@ -56,12 +56,12 @@ extension SQLiteStore: DeviceStore {
                 // A key added to a known installation brings its current push token and biometric state.
                 installation!.pushToken = facts.pushToken ?? installation!.pushToken
                 installation!.biometric = facts.biometric ?? installation!.biometric
-                try db.execute(
+                try db.executeCached(
                     sql: "UPDATE installations SET push_token = ?, biometric = ? WHERE id = ?", arguments: [installation!.pushToken, installation!.biometric, installation!.id]
                 )
             }
             let record = DeviceRows.newKey(key, accountID: accountID, deviceID: owner.id, installationRef: installation!.id, providerID: providerID, now: now)
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO sign_in_keys (id, account_id, device_id, installation_ref, provider_id, public_key, thumbprint, algorithm, counter, attestation, created_at, last_used_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
@@ -83,32 +83,32 @@ extension SQLiteStore: DeviceStore {
         for key in keys {
             let id: String = key["id"]
             let provider: String = key["provider_id"]
-            try db.execute(sql: "DELETE FROM identity_links WHERE provider_id = ? AND subject = ?", arguments: [provider, id])
-            try db.execute(sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE sign_in_key = ? AND revoked_at IS NULL", arguments: [now.storeValue, id])
+            try db.executeCached(sql: "DELETE FROM identity_links WHERE provider_id = ? AND subject = ?", arguments: [provider, id])
+            try db.executeCached(sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE sign_in_key = ? AND revoked_at IS NULL", arguments: [now.storeValue, id])
         }
-        try db.execute(sql: "DELETE FROM sign_in_keys WHERE installation_ref = ?", arguments: [ref])
-        try db.execute(sql: "DELETE FROM installations WHERE id = ?", arguments: [ref])
+        try db.executeCached(sql: "DELETE FROM sign_in_keys WHERE installation_ref = ?", arguments: [ref])
+        try db.executeCached(sql: "DELETE FROM installations WHERE id = ?", arguments: [ref])
         return keys.map { $0["id"] }
     }
 
     public func signInKey(id: String) async throws -> SignInKey? {
-        try readNow { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM sign_in_keys WHERE id = ?"), arguments: [id]).map(Self.signInKey) }
+        try readOneStatement { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM sign_in_keys WHERE id = ?"), arguments: [id]).map(Self.signInKey) }
     }
 
     public func recordSignInKeyUse(id: String, counter: Int?, now: Date) async throws -> Bool {
         try await write { db in
             if let counter {
-                try db.execute(
+                try db.executeCached(
                     sql: "UPDATE sign_in_keys SET counter = ?, last_used_at = ? WHERE id = ? AND (counter IS NULL OR counter < ?)", arguments: [counter, now.storeValue, id, counter]
                 )
             } else {
-                try db.execute(sql: "UPDATE sign_in_keys SET last_used_at = ? WHERE id = ?", arguments: [now.storeValue, id])
+                try db.executeCached(sql: "UPDATE sign_in_keys SET last_used_at = ? WHERE id = ?", arguments: [now.storeValue, id])
             }
             guard db.changesCount == 1 else { return false }
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE installations SET last_used_at = ? WHERE id = (SELECT installation_ref FROM sign_in_keys WHERE id = ?)", arguments: [now.storeValue, id]
             )
-            try db.execute(sql: "UPDATE devices SET last_used_at = ? WHERE id = (SELECT device_id FROM sign_in_keys WHERE id = ?)", arguments: [now.storeValue, id])
+            try db.executeCached(sql: "UPDATE devices SET last_used_at = ? WHERE id = (SELECT device_id FROM sign_in_keys WHERE id = ?)", arguments: [now.storeValue, id])
             return true
         }
     }
@@ -125,7 +125,7 @@ extension SQLiteStore: DeviceStore {
 
     public func renameDevice(id: String, accountID: String, alias: String) async throws -> Bool {
         try await write { db in
-            try db.execute(sql: "UPDATE devices SET alias = ? WHERE id = ? AND account_id = ?", arguments: [alias, id, accountID])
+            try db.executeCached(sql: "UPDATE devices SET alias = ? WHERE id = ? AND account_id = ?", arguments: [alias, id, accountID])
             return db.changesCount == 1
         }
     }
@@ -137,7 +137,7 @@ extension SQLiteStore: DeviceStore {
             for ref in try String.fetchAll(db, sql: "SELECT id FROM installations WHERE device_id = ?", arguments: [id]) {
                 removed += try Self.deleteInstallation(ref, db: db, now: now)
             }
-            try db.execute(sql: "DELETE FROM devices WHERE id = ?", arguments: [id])
+            try db.executeCached(sql: "DELETE FROM devices WHERE id = ?", arguments: [id])
             return removed
         }
     }

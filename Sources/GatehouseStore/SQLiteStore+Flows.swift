@@ -5,7 +5,7 @@ import GatehouseCore
 extension SQLiteStore: FlowStore {
     public func insertFlow(_ flow: FlowRecord) async throws {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "INSERT INTO flows (id, app_id, payload, expires_at, version) VALUES (?, ?, ?, ?, ?)",
                 arguments: [flow.id, flow.appID, try StoreJSON.encode(flow), flow.expiresAt.storeValue, flow.version]
             )
@@ -13,7 +13,7 @@ extension SQLiteStore: FlowStore {
     }
 
     public func flow(id: String, now: Date) async throws -> FlowRecord? {
-        try readNow { db in
+        try readOneStatement { db in
             guard let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT payload, version FROM flows WHERE id = ? AND expires_at > ?"), arguments: [id, now.storeValue]) else {
                 return nil
             }
@@ -27,7 +27,7 @@ extension SQLiteStore: FlowStore {
         try await write { db in
             var stored = flow
             stored.version = flow.version + 1
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE flows SET payload = ?, expires_at = ?, version = ? WHERE id = ? AND version = ?",
                 arguments: [try StoreJSON.encode(stored), flow.expiresAt.storeValue, stored.version, flow.id, flow.version]
             )

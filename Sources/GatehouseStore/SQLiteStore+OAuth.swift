@@ -5,7 +5,7 @@ import GatehouseCore
 extension SQLiteStore: AuthorizationCodeStore {
     public func insertAuthorizationCode(_ code: AuthorizationCodeRecord) async throws {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO authorization_codes (digest, app_id, redirect_uri, code_challenge, nonce, scopes, account_id, auth_time, amr, idp, expires_at, session_id)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -19,7 +19,7 @@ extension SQLiteStore: AuthorizationCodeStore {
     }
 
     public func authorizationCode(digest: String) async throws -> AuthorizationCodeRecord? {
-        try readNow { db in
+        try readOneStatement { db in
             guard let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM authorization_codes WHERE digest = ?"), arguments: [digest]) else { return nil }
             return AuthorizationCodeRecord(
                 digest: row["digest"], appID: row["app_id"], redirectURI: row["redirect_uri"], codeChallenge: row["code_challenge"], nonce: row["nonce"],
@@ -34,7 +34,7 @@ extension SQLiteStore: AuthorizationCodeStore {
 
     public func redeemAuthorizationCode(digest: String, now: Date, familyID: String, accessTokenID: String, accessTokenExpiresAt: Date) async throws -> Bool {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     UPDATE authorization_codes SET used_at = ?, issued_family_id = ?, issued_access_token_id = ?, issued_access_token_expires_at = ?
                     WHERE digest = ? AND used_at IS NULL
@@ -56,7 +56,7 @@ extension SQLiteStore: AuthorizationCodeStore {
 extension SQLiteStore: RevocationStore {
     public func insertRevocation(_ revocation: RevocationRecord) async throws {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO revocations (kind, value, revoked_at, expires_at) VALUES (?, ?, ?, ?)
                     ON CONFLICT (kind, value) DO UPDATE SET revoked_at = MAX(revoked_at, excluded.revoked_at), expires_at = MAX(expires_at, excluded.expires_at)

@@ -6,7 +6,7 @@ extension SQLiteStore: PluginDataStore {
     public func pluginRecord(namespace: String, key: String, now: Date) async throws -> PluginRecord? {
         try readOneStatement { db in
             try Row.fetchOne(
-                db, sql: "SELECT * FROM plugin_data WHERE namespace = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)",
+                try db.cachedStatement(sql: "SELECT * FROM plugin_data WHERE namespace = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)"),
                 arguments: [namespace, key, now.storeValue]
             ).map(Self.pluginRecord)
         }
@@ -16,7 +16,7 @@ extension SQLiteStore: PluginDataStore {
         try await write { db in
             // An expired record no longer counts: it is replaced, its version going on (so a writer still
             // holding the old record's version cannot replace the new one).
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO plugin_data (namespace, key, value, version, expires_at) VALUES (?, ?, ?, 0, ?)
                     ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, version = plugin_data.version + 1, expires_at = excluded.expires_at
@@ -30,7 +30,7 @@ extension SQLiteStore: PluginDataStore {
 
     public func replacePluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, expectedVersion: Int) async throws -> Bool {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE plugin_data SET value = ?, expires_at = ?, version = version + 1 WHERE namespace = ? AND key = ? AND version = ?",
                 arguments: [value, expiresAt?.storeValue, namespace, key, expectedVersion]
             )

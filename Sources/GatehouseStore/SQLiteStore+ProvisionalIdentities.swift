@@ -10,7 +10,7 @@ extension SQLiteStore: ProvisionalIdentityStore {
             ) {
                 return (try Self.provisionalIdentity(existing), false)
             }
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO provisional_identities (id, app_id, email, grants, groups, created_at, created_by, account_id, attached_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL)
@@ -25,7 +25,7 @@ extension SQLiteStore: ProvisionalIdentityStore {
     }
 
     public func provisionalIdentity(id: String) async throws -> ProvisionalIdentity? {
-        try readNow { db in
+        try readOneStatement { db in
             try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM provisional_identities WHERE id = ?"), arguments: [id]).map(Self.provisionalIdentity)
         }
     }
@@ -36,7 +36,7 @@ extension SQLiteStore: ProvisionalIdentityStore {
             var identity = try Self.provisionalIdentity(row)
             identity.grants = (identity.grants + grants).uniqued()
             identity.groups = (identity.groups + groups).uniqued()
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE provisional_identities SET grants = ?, groups = ? WHERE id = ?",
                 arguments: [try StoreJSON.encode(identity.grants), try StoreJSON.encode(identity.groups), id]
             )

@@ -5,7 +5,7 @@ import GatehouseCore
 extension SQLiteStore: BrowserSessionStore {
     public func insertBrowserSession(_ session: BrowserSession) async throws {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO browser_sessions (id, cookie_digest, account_id, providers, factors, amr, subject, username, auth_time, created_at,
                         last_seen_at, expires_at, ended_at, client_ip, user_agent)
@@ -18,7 +18,7 @@ extension SQLiteStore: BrowserSessionStore {
                 ]
             )
             for appID in session.appIDs {
-                try db.execute(sql: "INSERT OR IGNORE INTO browser_session_apps (session_id, app_id) VALUES (?, ?)", arguments: [session.id, appID])
+                try db.executeCached(sql: "INSERT OR IGNORE INTO browser_session_apps (session_id, app_id) VALUES (?, ?)", arguments: [session.id, appID])
             }
         }
     }
@@ -55,7 +55,7 @@ extension SQLiteStore: BrowserSessionStore {
                 try db.cachedStatement(sql: "SELECT * FROM browser_sessions WHERE id = ? AND ended_at IS NULL AND expires_at > ?"), arguments: [id, now.storeValue]
             ) else { return false }
             let session = try Self.browserSession(row, db)
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     UPDATE browser_sessions SET providers = ?, factors = ?, amr = ?, auth_time = ?, cookie_digest = ?, last_seen_at = ?
                     WHERE id = ? AND ended_at IS NULL

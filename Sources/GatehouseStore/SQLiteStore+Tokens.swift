@@ -8,7 +8,7 @@ extension SQLiteStore: RefreshTokenStore {
     }
 
     static func insert(_ token: RefreshTokenRecord, _ db: Database) throws {
-        try db.execute(
+        try db.executeCached(
             sql: """
                 INSERT INTO refresh_tokens (digest, family_id, account_id, app_id, scopes, issued_at, expires_at, auth_time, amr, idp, used_at, revoked_at,
                     sign_in_key, dpop_jkt, installation, session_id)
@@ -38,7 +38,7 @@ extension SQLiteStore: RefreshTokenStore {
     }
 
     public func isRefreshTokenFamilyLive(familyID: String, now: Date) async throws -> Bool {
-        try readNow { db in
+        try readOneStatement { db in
             try Bool.fetchOne(
                 try db.cachedStatement(
                     sql: "SELECT 1 FROM refresh_tokens WHERE family_id = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? LIMIT 1"
@@ -50,7 +50,7 @@ extension SQLiteStore: RefreshTokenStore {
 
     public func rotateRefreshToken(usedDigest: String, replacement: RefreshTokenRecord, now: Date) async throws -> Bool {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE refresh_tokens SET used_at = ? WHERE digest = ? AND used_at IS NULL AND revoked_at IS NULL",
                 arguments: [now.storeValue, usedDigest]
             )
@@ -79,7 +79,7 @@ extension SQLiteStore: RefreshTokenStore {
 
     public func replaceSigningKeyMaterial(kid: String, expected: String, replacement: String) async throws -> Bool {
         try await write { db in
-            try db.execute(sql: "UPDATE signing_keys SET private_key_pem = ? WHERE kid = ? AND private_key_pem = ?", arguments: [replacement, kid, expected])
+            try db.executeCached(sql: "UPDATE signing_keys SET private_key_pem = ? WHERE kid = ? AND private_key_pem = ?", arguments: [replacement, kid, expected])
             return db.changesCount == 1
         }
     }
@@ -139,7 +139,7 @@ extension SQLiteStore: SigningKeyStore {
 
     public func insertSigningKey(_ key: SigningKeyRecord) async throws {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "INSERT OR IGNORE INTO signing_keys (kid, algorithm, private_key_pem, created_at, retired_at, activates_at) VALUES (?, ?, ?, ?, ?, ?)",
                 arguments: [key.kid, key.algorithm.rawValue, key.privateKeyPEM, key.createdAt.storeValue, key.retiredAt?.storeValue, key.activatesAt?.storeValue]
             )

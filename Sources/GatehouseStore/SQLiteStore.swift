@@ -143,15 +143,3 @@ extension Date {
     var storeValue: Double { timeIntervalSince1970 }
     init(storeValue: Double) { self.init(timeIntervalSince1970: storeValue) }
 }
-
-enum StoreJSON {
-    static func encode(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-
-    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
-        try JSONDecoder().decode(T.self, from: Data(text.utf8))
-    }
-}
