@@ -49,6 +49,10 @@ final class GroupCommit: Sendable {
 
     /// Runs `body` in a transaction shared with the writes that gathered meanwhile; returns its value
     /// once that transaction is committed.
+    ///
+    /// `body` must let every database error out (no `try?`, no catch that carries on): after an error
+    /// that made SQLite abort the transaction, a statement the body still ran would run outside any
+    /// transaction and be kept, although the batch fails.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let outcome = Outcome<T>()

@@ -16,16 +16,28 @@ import sys
 import tempfile
 import time
 
-RECORD = os.path.join(tempfile.gettempdir(), "gatehouse-test-ports.json")
+# One record per user: a file another user made in /tmp may not be writable (protected_regular).
+RECORD = os.path.join(tempfile.gettempdir(), f"gatehouse-test-ports-{os.getuid()}.json")
 REMEMBERED_SECONDS = 3600
 
 
-def ephemeral_low():
+def ephemeral_range():
     try:
         with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            return int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 32768
+            low, high = (int(field) for field in f.read().split()[:2])
+            return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def candidate_range():
+    """Ports the kernel does not pick by itself: below its range, else above it, else any."""
+    low, high = ephemeral_range()
+    if low - 1 - 20000 >= 1000:
+        return 20000, low - 1
+    if 65535 - (high + 1) >= 1000:
+        return high + 1, 65535
+    return 1024, 65535
 
 
 def bindable(port):
@@ -39,25 +51,31 @@ def bindable(port):
 
 
 def free_port():
-    high = min(ephemeral_low(), 65536) - 1
-    low = 20000 if high > 21000 else 1024
-    with open(RECORD, "a+") as record:
-        fcntl.flock(record, fcntl.LOCK_EX)
-        record.seek(0)
-        try:
-            recent = {int(p): t for p, t in json.loads(record.read() or "{}").items()}
-        except (ValueError, AttributeError):
-            recent = {}
+    low, high = candidate_range()
+    try:
+        record = open(RECORD, "a+")
+    except OSError:
+        record = None
+    with record or open(os.devnull) as handle:
+        recent = {}
+        if record:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            handle.seek(0)
+            try:
+                recent = {int(p): float(t) for p, t in json.loads(handle.read() or "{}").items()}
+            except (ValueError, TypeError, AttributeError):
+                recent = {}
         now = time.time()
         recent = {p: t for p, t in recent.items() if now - t < REMEMBERED_SECONDS}
         for _ in range(500):
             port = random.randint(low, high)
             if port in recent or not bindable(port):
                 continue
-            recent[port] = now
-            record.seek(0)
-            record.truncate()
-            record.write(json.dumps({str(p): t for p, t in recent.items()}))
+            if record:
+                recent[port] = now
+                handle.seek(0)
+                handle.truncate()
+                handle.write(json.dumps({str(p): t for p, t in recent.items()}))
             return port
     raise RuntimeError(f"no free port between {low} and {high}")
 
