@@ -230,7 +230,8 @@ for (name, connections), runs in rows.items():
     rps = median("rps", runs)
     errors = sum(int(r["errors"]) for r in runs)
     non2xx = sum(int(r["non2xx"]) for r in runs)
-    print(f"{name:<28} {connections:>5} {rps:>9.0f} {median('p50_ms', runs):>8.2f} {median('p99_ms', runs):>8.2f} {(f"{rps / ceiling:.3f}" if ceiling == ceiling else "-"):>8} {errors:>7} {non2xx:>7}")
+    ratio = f"{rps / ceiling:.3f}" if ceiling == ceiling else "-"  # NaN: nginx was not measured
+    print(f"{name:<28} {connections:>5} {rps:>9.0f} {median('p50_ms', runs):>8.2f} {median('p99_ms', runs):>8.2f} {ratio:>8} {errors:>7} {non2xx:>7}")
     if name == "password_signin":
         signins = median("per_second", runs)
         print(f"{'  sign-ins completed':<28} {'':>5} {signins:>9.1f}   the bcrypt cost {cost} hash alone on every core: {float(hash_rate):.1f}/s, ratio {signins / float(hash_rate):.3f}")
