@@ -4,7 +4,8 @@
 # Scenarios: client_credentials, refresh rotation, jwt-bearer (FSSO assertions signed by PyJWT) and
 # password sign-ins through the flow API (start + answer). Prints requests/s, p50/p99 latency, peak
 # RSS, the 2-node/1-node ratio, and, from pg_stat_statements, the SQL statements and the write
-# statements per operation (one node).
+# statements per operation (one node), then each scenario's statements one by one (calls per
+# operation, and PostgreSQL's execution time per call).
 # Usage: bench/postgres.sh [--duration 10s] [--connections 32] [--threads 2] [--assertions 15000]
 #        [--scenarios client_credentials,refresh_token,jwt_bearer,password_signin]
 # Note: wrk, the brokers and PostgreSQL share this machine's cores; the numbers are for the set.
@@ -102,6 +103,14 @@ wrk_on() {
 }
 field() { echo "$1" | grep '^RESULT' | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 signins() { echo "$1" | grep '^SIGNINS' | tr ' ' '\n' | sed -n 's/^per_second=//p'; }
+breakdown() { # breakdown NAME OPERATIONS: the statements since the last reset, most called first
+  printf '\n%s: calls/op, execution ms per call, statement\n' "$1" >>"$work/breakdown"
+  sql "SELECT to_char(calls::numeric / $2, 'FM990.00'), to_char(total_exec_time / calls, 'FM990.000'),
+              left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+         AND query !~* 'pg_stat_statements' AND calls >= $2 / 20 ORDER BY calls DESC LIMIT 15" | tr '|' ' ' >>"$work/breakdown"
+}
+
 statements() { # statements OPERATIONS: total and write statements per operation since the last reset
   sql "SELECT round(sum(calls)::numeric / $1, 2), round((sum(calls) FILTER (WHERE query ~* '^\s*(insert|update|delete)\M' OR (query ~* '^\s*with\M' AND query ~* '\m(insert|update|delete)\M')))::numeric / $1, 2)
        FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query !~* 'pg_stat_statements'"
@@ -138,6 +147,7 @@ scenario() { # scenario NAME PATH SCRIPT BODY PREPARE(refresh|assertions|none)
   [ "$script" = flow_signin.lua ] && ops=$(echo "$one" | grep '^SIGNINS' | tr ' ' '\n' | sed -n 's/^completed=//p')
   local counts
   counts=$(statements "$ops")
+  breakdown "$name" "$ops"
   # Two nodes, half the connections each, at the same time.
   wrk_on "$base$path" "$half" 1 "$script" "$tokens2a" >"$work/$name.a" &
   local first=$!
@@ -165,6 +175,7 @@ scenario refresh_token /oauth2/token refresh.lua "" refresh
 scenario jwt_bearer /oauth2/token assertions.lua "" assertions
 scenario password_signin /v1/flows flow_signin.lua "" none
 echo "peak RSS of node 1: $(rss_peak_mb) MB"
+cat "$work/breakdown" 2>/dev/null || true
 echo
 echo "rps for password_signin is sign-ins/s (two requests each); stmts/op and writes/op count SQL statements"
 echo "(BEGIN and COMMIT included) per operation in the 1-node run, from pg_stat_statements. non2xx must stay 0"

@@ -95,8 +95,15 @@ public struct AttemptGuard: Sendable {
     /// Gives back the reservations of an answer that was not a wrong answer (malformed, or the
     /// provider was down).
     public func release(clientIP: String?, accountKey: String?) async throws {
-        if let ip = clientIP.map(FailedAuthenticationLimit.addressBucket) { try await store.releaseAttempt(key: "ip:\(ip)") }
+        // The two keys are independent: written side by side, they share one commit (SQLite) or
+        // overlap their round trips (PostgreSQL).
+        async let address: Void = releaseAddress(clientIP)
         if let accountKey { try await store.releaseAttempt(key: accountKey) }
+        try await address
+    }
+
+    private func releaseAddress(_ clientIP: String?) async throws {
+        if let ip = clientIP.map(FailedAuthenticationLimit.addressBucket) { try await store.releaseAttempt(key: "ip:\(ip)") }
     }
 
     /// How an account's lock is audited.
@@ -110,8 +117,9 @@ public struct AttemptGuard: Sendable {
     /// address back its reserved attempt (only that one: signing in to one's own account must not wipe
     /// an address's record of failures against others).
     public func recordSuccess(clientIP: String?, accountKey: String?) async throws {
-        if let ip = clientIP.map(FailedAuthenticationLimit.addressBucket) { try await store.releaseAttempt(key: "ip:\(ip)") }
+        async let address: Void = releaseAddress(clientIP)
         if let accountKey { try await store.clearFailures(key: accountKey) }
+        try await address
     }
 
     static func addressBlocked(until: Date, now: Date) -> BrokerError {

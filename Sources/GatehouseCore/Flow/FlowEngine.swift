@@ -466,23 +466,34 @@ public struct FlowEngine: Sendable {
         }
         let now = clock.now
         metrics.signIn(provider: flow.providerID, outcome: "success")
-        try await audit("signin.success", flow: flow, outcome: nil, details: ["stateless": String(flow.stateless), "purpose": flow.purpose.rawValue])
+        let success = ["stateless": String(flow.stateless), "purpose": flow.purpose.rawValue]
         logger.info("flow completed", metadata: ["app": .string(app.id), "provider": .string(flow.providerID), "stateless": .stringConvertible(flow.stateless)])
 
         if let authorization = flow.authorization, let account {
+            try await audit("signin.success", flow: flow, outcome: nil, details: success)
             return try await authorizeBrowser(flow, authorization: authorization, app: app, account: account, identity: identity)
         }
 
+        // The audit event and the refresh token are written side by side: one commit instead of two
+        // in a row. The answer waits for both.
+        async let audited: Void = audit("signin.success", flow: flow, outcome: nil, details: success)
         let subject = account?.id ?? "\(identity.providerID)|\(identity.subject)"
-        let issued = try await tokens.issue(
-            TokenIssuer.Grant(
-                app: app, subject: subject, accountID: account?.id, scopes: flow.scopes, methods: flow.methods, identityProvider: identity.providerID,
-                authTime: now,
-                profile: ProfileClaims.make(username: account?.username ?? identity.username, claims: identity.claims.overlaid(with: account?.profile), scopes: flow.scopes),
-                stateless: flow.stateless, signInKeyID: flow.signInKeyID, dpopJKT: dpopJKT, installation: installationDigest(of: flow, app: app),
-                acr: AuthenticationLevel(methods: flow.methods, identityProvider: identity.providerID, plugins: plugins).rawValue
+        let issued: IssuedTokens
+        do {
+            issued = try await tokens.issue(
+                TokenIssuer.Grant(
+                    app: app, subject: subject, accountID: account?.id, scopes: flow.scopes, methods: flow.methods, identityProvider: identity.providerID,
+                    authTime: now,
+                    profile: ProfileClaims.make(username: account?.username ?? identity.username, claims: identity.claims.overlaid(with: account?.profile), scopes: flow.scopes),
+                    stateless: flow.stateless, signInKeyID: flow.signInKeyID, dpopJKT: dpopJKT, installation: installationDigest(of: flow, app: app),
+                    acr: AuthenticationLevel(methods: flow.methods, identityProvider: identity.providerID, plugins: plugins).rawValue
+                )
             )
-        )
+        } catch {
+            try? await audited
+            throw error
+        }
+        try await audited
         var tokens = issued
         if dpopJKT != nil, let dpop { tokens.dpopNonce = try await dpop.nonceToHandOut(for: app) }
         return .completed(flowID: flow.id, tokens: tokens, account: account, notice: notice)

@@ -4,7 +4,7 @@ import PostgresNIO
 
 extension PostgresStore: AccountStore {
     public func account(id: String) async throws -> Account? {
-        try await rows("SELECT * FROM accounts WHERE id = \(id)").first.map(Self.account)
+        try await rows(PreparedStatements.AccountByID.self) { $0.append(id) }.first.map(Self.account)
     }
 
     public func updateAccountProfile(id: String, profile: AccountProfile?, pending: Bool) async throws -> Bool {
@@ -27,7 +27,7 @@ extension PostgresStore: AccountStore {
     }
 
     public func identityLinks(accountID: String) async throws -> [IdentityLink] {
-        try await rows("SELECT * FROM identity_links WHERE account_id = \(accountID) ORDER BY created_at").map(Self.link)
+        try await rows(PreparedStatements.IdentityLinksOfAccount.self) { $0.append(accountID) }.map(Self.link)
     }
 
     public func accountIDs(withVerifiedEmail email: String) async throws -> [String] {

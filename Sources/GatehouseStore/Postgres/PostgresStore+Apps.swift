@@ -4,7 +4,7 @@ import PostgresNIO
 
 extension PostgresStore: AppStore {
     public func app(id: String) async throws -> App? {
-        try await rows("SELECT * FROM apps WHERE id = \(id)").first.map(Self.app)
+        try await rows(PreparedStatements.AppByID.self) { $0.append(id) }.first.map(Self.app)
     }
 
     public func apps() async throws -> [App] {

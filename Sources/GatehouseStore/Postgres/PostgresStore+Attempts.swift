@@ -4,7 +4,7 @@ import PostgresNIO
 
 extension PostgresStore: AttemptCounterStore {
     public func attemptCounter(key: String) async throws -> AttemptCounter? {
-        try await rows("SELECT * FROM attempt_counters WHERE key = \(key)").first.map(Self.counter)
+        try await rows(PreparedStatements.AttemptCounterByKey.self) { $0.append(key) }.first.map(Self.counter)
     }
 
     /// The common case, an attempt that is allowed, is one upsert whose `WHERE` lets it count only

@@ -4,9 +4,11 @@ import PostgresNIO
 
 extension PostgresStore: PluginDataStore {
     public func pluginRecord(namespace: String, key: String, now: Date) async throws -> PluginRecord? {
-        try await rows(
-            "SELECT * FROM plugin_data WHERE namespace = \(namespace) AND key = \(key) AND (expires_at IS NULL OR expires_at > \(now.storeValue))"
-        ).first.map(Self.pluginRecord)
+        try await rows(PreparedStatements.PluginRecordByKey.self) { binds in
+            binds.append(namespace)
+            binds.append(key)
+            binds.append(now.storeValue)
+        }.first.map(Self.pluginRecord)
     }
 
     /// One statement: an expired record with the key is replaced, a live one wins. Two nodes inserting

@@ -23,7 +23,7 @@ extension PostgresStore: RefreshTokenStore {
     }
 
     public func refreshToken(digest: String) async throws -> RefreshTokenRecord? {
-        guard let row = try await rows("SELECT * FROM refresh_tokens WHERE digest = \(digest)").first else { return nil }
+        guard let row = try await rows(PreparedStatements.RefreshTokenByDigest.self, { $0.append(digest) }).first else { return nil }
         return RefreshTokenRecord(
             digest: try row["digest"].string(), familyID: try row["family_id"].string(), accountID: try row["account_id"].string(),
             appID: try row["app_id"].string(), scopes: try row["scopes"].json([String].self), issuedAt: try row["issued_at"].date(),
@@ -40,19 +40,27 @@ extension PostgresStore: RefreshTokenStore {
     /// nothing, and then nothing is inserted.
     public func rotateRefreshToken(usedDigest: String, replacement: RefreshTokenRecord, now: Date) async throws -> Bool {
         let token = replacement
-        return try await run(
-            """
-            WITH used AS (
-                UPDATE refresh_tokens SET used_at = \(now.storeValue)
-                WHERE digest = \(usedDigest) AND used_at IS NULL AND revoked_at IS NULL RETURNING 1
-            )
-            INSERT INTO refresh_tokens (digest, family_id, account_id, app_id, scopes, issued_at, expires_at, auth_time, amr, idp, used_at, revoked_at, sign_in_key, dpop_jkt, installation, session_id)
-            SELECT \(token.digest), \(token.familyID), \(token.accountID), \(token.appID), \(try StoreJSON.encode(token.scopes)),
-                   \(token.issuedAt.storeValue), \(token.expiresAt.storeValue), \(token.authTime.storeValue), \(try StoreJSON.encode(token.methods)),
-                   \(token.identityProvider), \(token.usedAt?.storeValue), \(token.revokedAt?.storeValue), \(token.signInKeyID), \(token.dpopJKT), \(token.installation), \(token.sessionID)
-            FROM used RETURNING 1
-            """
-        ) == 1
+        let scopes = try StoreJSON.encode(token.scopes), methods = try StoreJSON.encode(token.methods)
+        return try await rows(PreparedStatements.RotateRefreshToken.self) { binds in
+            binds.append(now.storeValue)
+            binds.append(usedDigest)
+            binds.append(token.digest)
+            binds.append(token.familyID)
+            binds.append(token.accountID)
+            binds.append(token.appID)
+            binds.append(scopes)
+            binds.append(token.issuedAt.storeValue)
+            binds.append(token.expiresAt.storeValue)
+            binds.append(token.authTime.storeValue)
+            binds.append(methods)
+            binds.append(token.identityProvider)
+            binds.append(token.usedAt?.storeValue)
+            binds.append(token.revokedAt?.storeValue)
+            binds.append(token.signInKeyID)
+            binds.append(token.dpopJKT)
+            binds.append(token.installation)
+            binds.append(token.sessionID)
+        }.count == 1
     }
 
     /// Repeated until a pass revokes nothing: a rotation running at the same moment inserts its
