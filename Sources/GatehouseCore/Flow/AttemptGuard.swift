@@ -98,7 +98,13 @@ public struct AttemptGuard: Sendable {
         // The two keys are independent: written side by side, they share one commit (SQLite) or
         // overlap their round trips (PostgreSQL).
         async let address: Void = releaseAddress(clientIP)
-        if let accountKey { try await store.releaseAttempt(key: accountKey) }
+        do {
+            if let accountKey { try await store.releaseAttempt(key: accountKey) }
+        } catch {
+            // Both writes are tried whatever the other's fate.
+            try? await address
+            throw error
+        }
         try await address
     }
 
@@ -118,7 +124,12 @@ public struct AttemptGuard: Sendable {
     /// an address's record of failures against others).
     public func recordSuccess(clientIP: String?, accountKey: String?) async throws {
         async let address: Void = releaseAddress(clientIP)
-        if let accountKey { try await store.clearFailures(key: accountKey) }
+        do {
+            if let accountKey { try await store.clearFailures(key: accountKey) }
+        } catch {
+            try? await address
+            throw error
+        }
         try await address
     }
 

@@ -17,7 +17,9 @@ protocol PreparedSQL: Sendable {
 /// first time a connection sees it.
 struct Prepared<Statement: PreparedSQL>: PostgresPreparedStatement {
     typealias Row = PostgresRow
-    static var name: String { "gatehouse_\(Statement.self)" }
+    /// The full type name (`GatehouseStore.PreparedStatements.AppByID`): a connection runs whatever it
+    /// prepared under a name, so two statements must never share one.
+    static var name: String { String(reflecting: Statement.self) }
     static var sql: String { Statement.sql }
     let bindings: PostgresBindings
 
@@ -35,9 +37,18 @@ extension PostgresStore {
         try bind(&bindings)
         let prepared = Prepared<Statement>(bindings: bindings)
         return try await withConnection { connection in
-            var rows: [PostgresRandomAccessRow] = []
-            for try await row in try await connection.execute(prepared, logger: self.logger) { rows.append(row.makeRandomAccess()) }
-            return rows
+            do {
+                var rows: [PostgresRandomAccessRow] = []
+                for try await row in try await connection.execute(prepared, logger: self.logger) { rows.append(row.makeRandomAccess()) }
+                return rows
+            } catch let error as PSQLError where error.code == .server {
+                // postgres-nio keeps a failed preparation's error for the connection's lifetime and
+                // never prepares again, nor notices a statement the server lost (a pooler's
+                // `DISCARD ALL`): this connection is closed so the pool opens a fresh one. Errors here
+                // are rare (a lock timeout while a migration holds a table, a lost race on a write).
+                try? await connection.close()
+                throw error
+            }
         }
     }
 }
