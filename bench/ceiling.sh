@@ -141,24 +141,6 @@ refresh_pool() {
   done >"$work/refresh-tokens"
 }
 
-# Single-use JWT bearer assertions (RS256, PyJWT), enough for the broker's best run.
-assertions() { # assertions COUNT
-  "$venv/bin/python" - "$work/key.pem" "$1" >"$work/assertions" <<'PY'
-import sys, time, uuid, jwt
-from concurrent.futures import ProcessPoolExecutor
-from cryptography.hazmat.primitives.serialization import load_pem_private_key
-# Loaded once: PyJWT given PEM text parses and checks the RSA key on every call (most of its cost).
-key, count = load_pem_private_key(open(sys.argv[1], "rb").read(), None), int(sys.argv[2])
-now = int(time.time())
-def sign(i):
-    claims = {"iss": "acme", "sub": f"user{i % 500}", "aud": "identity-service", "jti": uuid.uuid4().hex, "iat": now, "exp": now + 3000}
-    return jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"})
-with ProcessPoolExecutor() as pool:
-    for token in pool.map(sign, range(count), chunksize=500):
-        print(token)
-PY
-}
-
 # The password hash alone on every core, measured by the broker binary itself.
 hash_rate=$("$bin" benchmark-password-hash --cost "$bcrypt_cost" --seconds 3 | awk '{print $1}')
 
@@ -192,7 +174,7 @@ for run in $(seq 1 "$runs"); do
     BENCH_TOKENS="$work/refresh-tokens" measure refresh_token 32 "$base/oauth2/token" refresh.lua
   fi
   if [[ jwt_bearer =~ $only ]]; then
-    assertions $((4000 * seconds))
+    sign_assertions "$work/assertions" $((4000 * seconds))
     BENCH_TOKENS="$work/assertions" BENCH_CLIENT=bearer measure jwt_bearer 32 "$base/oauth2/token" assertions.lua
   fi
   measure password_signin 32 "$base/v1/flows" flow_signin.lua

@@ -86,17 +86,6 @@ refresh_pool() { # refresh_pool FILE: two refresh tokens per connection, from pa
       -d '{"answer":{"username":"benchuser","password":"bench password 42"}}' | jq -r .tokens.refresh_token
   done >"$1"
 }
-sign_assertions() { # sign_assertions FILE COUNT
-  "$venv/bin/python" - "$work/key.pem" "$2" >"$1" <<'PY'
-import sys, time, uuid, jwt
-key, count = open(sys.argv[1]).read(), int(sys.argv[2])
-now = int(time.time())
-for i in range(count):
-    print(jwt.encode({"iss": "acme", "sub": f"user{i % 500}", "aud": "identity-service", "jti": uuid.uuid4().hex, "iat": now, "exp": now + 3000},
-                     key, algorithm="RS256", headers={"kid": "k1"}))
-PY
-}
-
 # One wrk per node: `wrk_on URL CONNECTIONS THREADS SCRIPT TOKENS` prints its RESULT (and SIGNINS) lines.
 wrk_on() {
   BENCH_TOKENS=$5 BENCH_THREADS=$3 wrk -t"$3" -c"$2" -d"$duration" --latency -s "$repo/bench/lib/$4" "$1" | grep -E '^(RESULT|SIGNINS)'

@@ -68,4 +68,21 @@ $(sed 's/^/                /' "$work/public.pem")
 YAML
 }
 
+sign_assertions() { # sign_assertions FILE COUNT: COUNT single-use RS256 assertions (PyJWT, $work/key.pem), one per line, from $venv's Python
+  "$venv/bin/python" - "$work/key.pem" "$2" >"$1" <<'PY'
+import sys, time, uuid, jwt
+from concurrent.futures import ProcessPoolExecutor
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
+# Loaded once: PyJWT given PEM text parses and checks the RSA key on every call (most of its cost).
+key, count = load_pem_private_key(open(sys.argv[1], "rb").read(), None), int(sys.argv[2])
+now = int(time.time())
+def sign(i):
+    claims = {"iss": "acme", "sub": f"user{i % 500}", "aud": "identity-service", "jti": uuid.uuid4().hex, "iat": now, "exp": now + 3000}
+    return jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"})
+with ProcessPoolExecutor() as pool:
+    for token in pool.map(sign, range(count), chunksize=500):
+        print(token)
+PY
+}
+
 rss_peak_mb() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$pid/status"; }
