@@ -18,6 +18,11 @@ struct SMTPReply: Sendable, CustomStringConvertible {
 final class STARTTLSState: Sendable {
     private let stage = Atomic<Int>(0)
     static let plain = 0, awaitingReply = 1, awaitingTLS = 2
+    /// The decoder found plain text after the reply. Kept so that the session, which may already hold
+    /// the `220` when the decoder's error reaches the channel, refuses to go on for the same reason
+    /// whatever the order in which the two arrive.
+    static let injected = 3
+    static let injectionMessage = "the server sent more in plain text after its STARTTLS reply"
 
     var current: Int { stage.load(ordering: .sequentiallyConsistent) }
     func set(_ value: Int) { stage.store(value, ordering: .sequentiallyConsistent) }
@@ -37,7 +42,8 @@ struct SMTPReplyDecoder: ByteToMessageDecoder {
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         if startTLS.current == STARTTLSState.awaitingTLS, buffer.readableBytes > 0 {
-            throw SMTPProtocolError("the server sent more in plain text after its STARTTLS reply")
+            startTLS.set(STARTTLSState.injected)
+            throw SMTPProtocolError(STARTTLSState.injectionMessage)
         }
         guard let newline = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) else {
             if buffer.readableBytes > Self.maxLineLength { throw SMTPProtocolError("a reply line longer than \(Self.maxLineLength) bytes") }
@@ -59,7 +65,10 @@ struct SMTPReplyDecoder: ByteToMessageDecoder {
             pending = []
             if startTLS.current == STARTTLSState.awaitingReply {
                 startTLS.set(STARTTLSState.awaitingTLS)
-                if buffer.readableBytes > 0 { throw SMTPProtocolError("the server sent more in plain text after its STARTTLS reply") }
+                if buffer.readableBytes > 0 {
+                    startTLS.set(STARTTLSState.injected)
+                    throw SMTPProtocolError(STARTTLSState.injectionMessage)
+                }
             }
         }
         return .continue

@@ -121,6 +121,8 @@ struct SMTPSession: Sendable {
         guard let tls else { throw MailDeliveryError("no TLS settings") }
         let host = settings.host
         try await channel.eventLoop.submit {
+            // On the event loop, after the read that held the `220`: the decoder has seen all of it.
+            if state.current == STARTTLSState.injected { throw SMTPProtocolError(STARTTLSState.injectionMessage) }
             guard state.current == STARTTLSState.awaitingTLS else { throw SMTPProtocolError("STARTTLS reply out of order") }
             try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: Self.sniName(host)), position: .first)
             state.set(STARTTLSState.plain)
