@@ -21,7 +21,7 @@ public final class SQLiteStore: BrokerStore, Sendable {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
-        // Key lookups read on the event loops (`readNow`) and wait there for a free reader: leave
+        // Key lookups read on the event loops (`readOneStatement`, `readNow`) and wait there for a free reader: leave
         // room for them beside scans (`readLater`) even when every event loop reads at once.
         configuration.maximumReaderCount = ProcessInfo.processInfo.activeProcessorCount + 8
         let synchronous = durability == .full ? "FULL" : "NORMAL"

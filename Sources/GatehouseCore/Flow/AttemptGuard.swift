@@ -95,25 +95,12 @@ public struct AttemptGuard: Sendable {
     /// Gives back the reservations of an answer that was not a wrong answer (malformed, or the
     /// provider was down).
     public func release(clientIP: String?, accountKey: String?) async throws {
-        try await releasingAddress(clientIP) {
-            if let accountKey { try await store.releaseAttempt(key: accountKey) }
-        }
+        try await SideBySide.run({ if let accountKey { try await store.releaseAttempt(key: accountKey) } }, beside: { try await releaseAddress(clientIP) })
     }
 
-    /// Gives the address back its reserved attempt while `accountWrite` runs. The two keys are
-    /// independent: written side by side, they share one commit (SQLite) or overlap their round
-    /// trips (PostgreSQL); both are tried whatever the other's fate.
-    private func releasingAddress(_ clientIP: String?, alongside accountWrite: () async throws -> Void) async throws {
-        async let address: Void = {
-            if let ip = clientIP.map(FailedAuthenticationLimit.addressBucket) { try await store.releaseAttempt(key: "ip:\(ip)") }
-        }()
-        do {
-            try await accountWrite()
-        } catch {
-            try? await address
-            throw error
-        }
-        try await address
+    /// Gives the address back its reserved attempt.
+    private func releaseAddress(_ clientIP: String?) async throws {
+        if let ip = clientIP.map(FailedAuthenticationLimit.addressBucket) { try await store.releaseAttempt(key: "ip:\(ip)") }
     }
 
     /// How an account's lock is audited.
@@ -127,9 +114,7 @@ public struct AttemptGuard: Sendable {
     /// address back its reserved attempt (only that one: signing in to one's own account must not wipe
     /// an address's record of failures against others).
     public func recordSuccess(clientIP: String?, accountKey: String?) async throws {
-        try await releasingAddress(clientIP) {
-            if let accountKey { try await store.clearFailures(key: accountKey) }
-        }
+        try await SideBySide.run({ if let accountKey { try await store.clearFailures(key: accountKey) } }, beside: { try await releaseAddress(clientIP) })
     }
 
     static func addressBlocked(until: Date, now: Date) -> BrokerError {

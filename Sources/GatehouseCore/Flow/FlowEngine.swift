@@ -474,27 +474,16 @@ public struct FlowEngine: Sendable {
             return try await authorizeBrowser(flow, authorization: authorization, app: app, account: account, identity: identity)
         }
 
-        // The audit event and the refresh token are written side by side: one commit instead of two
-        // in a row. The answer waits for both.
-        async let audited: Void = audit("signin.success", flow: flow, outcome: nil, details: success)
         let subject = account?.id ?? "\(identity.providerID)|\(identity.subject)"
-        let issued: IssuedTokens
-        do {
-            issued = try await tokens.issue(
-                TokenIssuer.Grant(
-                    app: app, subject: subject, accountID: account?.id, scopes: flow.scopes, methods: flow.methods, identityProvider: identity.providerID,
-                    authTime: now,
-                    profile: ProfileClaims.make(username: account?.username ?? identity.username, claims: identity.claims.overlaid(with: account?.profile), scopes: flow.scopes),
-                    stateless: flow.stateless, signInKeyID: flow.signInKeyID, dpopJKT: dpopJKT, installation: installationDigest(of: flow, app: app),
-                    acr: AuthenticationLevel(methods: flow.methods, identityProvider: identity.providerID, plugins: plugins).rawValue
-                )
-            )
-        } catch {
-            try? await audited
-            throw error
-        }
-        try await audited
-        var tokens = issued
+        let grant = TokenIssuer.Grant(
+            app: app, subject: subject, accountID: account?.id, scopes: flow.scopes, methods: flow.methods, identityProvider: identity.providerID,
+            authTime: now,
+            profile: ProfileClaims.make(username: account?.username ?? identity.username, claims: identity.claims.overlaid(with: account?.profile), scopes: flow.scopes),
+            stateless: flow.stateless, signInKeyID: flow.signInKeyID, dpopJKT: dpopJKT, installation: installationDigest(of: flow, app: app),
+            acr: AuthenticationLevel(methods: flow.methods, identityProvider: identity.providerID, plugins: plugins).rawValue
+        )
+        // The audit event goes beside the refresh token: one commit instead of two in a row.
+        var tokens = try await SideBySide.run({ try await self.tokens.issue(grant) }, beside: { try await self.audit("signin.success", flow: flow, outcome: nil, details: success) })
         if dpopJKT != nil, let dpop { tokens.dpopNonce = try await dpop.nonceToHandOut(for: app) }
         return .completed(flowID: flow.id, tokens: tokens, account: account, notice: notice)
     }

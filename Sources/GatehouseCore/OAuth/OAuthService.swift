@@ -275,27 +275,16 @@ public struct OAuthService: Sendable {
         let (account, _) = try await IdentityLinker(store: store, clock: clock).link(
             identity, audit: AuditEvent(time: now, type: "account.created", appID: app.id, providerID: provider.id)
         )
-        // The audit event and the refresh token are written side by side, so that both go into the
-        // same group commit instead of waiting for one commit after the other; the answer waits
-        // for both.
-        async let audited: Void = store.appendAudit(
-            AuditEvent(time: now, type: "signin.success", appID: app.id, accountID: account.id, providerID: provider.id, details: ["grant": "jwt-bearer", "username": account.username])
+        let grant = TokenIssuer.Grant(
+            app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: identity.methods + [provider.id], identityProvider: provider.id,
+            authTime: now, profile: ProfileClaims.make(username: account.username, claims: identity.claims, scopes: scopes),
+            signInKeyID: identity.signInKeyID, dpopJKT: dpopJKT
         )
-        let issued: IssuedTokens
-        do {
-            issued = try await tokens.issue(
-                TokenIssuer.Grant(
-                    app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: identity.methods + [provider.id], identityProvider: provider.id,
-                    authTime: now, profile: ProfileClaims.make(username: account.username, claims: identity.claims, scopes: scopes),
-                    signInKeyID: identity.signInKeyID, dpopJKT: dpopJKT
-                )
-            )
-        } catch {
-            try? await audited
-            throw error
-        }
-        try await audited
-        return issued
+        let success = AuditEvent(
+            time: now, type: "signin.success", appID: app.id, accountID: account.id, providerID: provider.id, details: ["grant": "jwt-bearer", "username": account.username]
+        )
+        // The audit event goes beside the refresh token: one commit instead of two in a row.
+        return try await SideBySide.run({ try await tokens.issue(grant) }, beside: { try await store.appendAudit(success) })
     }
 
     func clientCredentials(_ request: TokenRequest, app: App, dpopJKT: String?) async throws -> IssuedTokens {

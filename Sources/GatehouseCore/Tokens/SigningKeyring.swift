@@ -218,10 +218,11 @@ public final class SigningKeyring: Sendable {
         return SigningAlgorithm.allCases.sorted { $0 == .rs256 && $1 != .rs256 }.filter { active[$0] != nil }.map(\.rawValue)
     }
 
-    private func lane(_ algorithm: SigningAlgorithm) -> (collection: JWTKeyCollection, activeKid: String?) {
+    /// One of the jwt-kit key collections verification uses, in turn: each is an actor, so one per
+    /// core lets verifications run in parallel. (Signing does not go through them.)
+    private func verifyingCollection() -> JWTKeyCollection {
         let index = turn.wrappingAdd(1, ordering: .relaxed).oldValue
-        let now = clock.now
-        return snapshot.withLock { ($0.collections[abs(index) % $0.collections.count], $0.schedule.activeKid(algorithm, at: now)) }
+        return snapshot.withLock { $0.collections[abs(index) % $0.collections.count] }
     }
 
     /// Signs access-token claims with the active key of the access-token algorithm (header
@@ -250,7 +251,7 @@ public final class SigningKeyring: Sendable {
             let header = try? JSONDecoder().decode(Header.self, from: headerData), let kid = header.kid, let alg = header.alg, header.typ == "JWT"
         else { return nil }
         guard let key = snapshot.withLock({ $0.loaded[kid] }), key.record.algorithm.rawValue == alg else { return nil }
-        guard let claims = try? await lane(key.record.algorithm).collection.verify(token, as: IDTokenClaims.self), claims.iss == issuer else { return nil }
+        guard let claims = try? await verifyingCollection().verify(token, as: IDTokenClaims.self), claims.iss == issuer else { return nil }
         return claims
     }
 
@@ -319,7 +320,7 @@ public final class SigningKeyring: Sendable {
         guard let key, key.record.algorithm.rawValue == alg, Self.isPublished(key.record, now: now) else { throw invalid }
         let claims: AccessTokenClaims
         do {
-            claims = try await lane(key.record.algorithm).collection.verify(token, as: AccessTokenClaims.self)
+            claims = try await verifyingCollection().verify(token, as: AccessTokenClaims.self)
         } catch {
             throw invalid
         }
