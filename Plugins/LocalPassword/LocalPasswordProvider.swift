@@ -102,8 +102,10 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, Pas
     public func removeUser(username: String) async throws -> String? {
         let key = Self.key(Self.normalize(username))
         guard let record = try await environment.storage.get(UserRecord.self, key: key)?.value else { return nil }
-        try await environment.storage.delete(key: key)
+        // The subject's entry first: it is what `isStillValid` reads, so a removal cut short after
+        // it still stops the user's refresh tokens.
         try await environment.storage.delete(key: Self.subjectKey(record.subject))
+        try await environment.storage.delete(key: key)
         return record.subject
     }
 
@@ -129,9 +131,10 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, Pas
 
     // MARK: - IdentityRechecking, IdentityForgetting
 
-    /// A user removed by an administrator stops refreshing tokens.
+    /// A user removed by an administrator stops refreshing tokens. Asked at every refresh, so one
+    /// read: the subject's entry, which removal deletes first.
     public func isStillValid(subject: String) async throws -> Bool {
-        try await record(subject: subject) != nil
+        try await environment.storage.get(String.self, key: Self.subjectKey(subject)) != nil
     }
 
     /// Deregistration: the password hash goes with the account.

@@ -82,6 +82,27 @@ extension SQLiteStore: AccountStore {
         }
     }
 
+    public func linkedAccount(providerID: String, subject: String) async throws -> Account? {
+        try readOneStatement { db in
+            try Row.fetchOne(
+                try db.cachedStatement(
+                    sql: "SELECT accounts.* FROM identity_links JOIN accounts ON accounts.id = identity_links.account_id WHERE provider_id = ? AND subject = ?"
+                ),
+                arguments: [providerID, subject]
+            ).map(Self.account)
+        }
+    }
+
+    public func refreshIdentityLink(_ identity: ExternalIdentity, now: Date) async throws {
+        let claims = try StoreJSON.encode(identity.claims)
+        try await write { db in
+            try db.executeCached(
+                sql: "UPDATE identity_links SET claims = ?, last_sign_in_at = ? WHERE provider_id = ? AND subject = ?",
+                arguments: [claims, now.storeValue, identity.providerID, identity.subject]
+            )
+        }
+    }
+
     public func addIdentityLink(_ identity: ExternalIdentity, accountID: String, now: Date) async throws -> Bool {
         try await write { db in
             try db.executeCached(

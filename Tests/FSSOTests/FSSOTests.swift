@@ -122,6 +122,16 @@ struct FSSOTests {
         }
         let audit = try await test.store.auditEvents(type: "signin.failure", appID: "notes", accountID: nil, since: nil, limit: 5)
         #expect(audit.first?.details["reason"] == "token_replayed")
+        // A later assertion for the same person reaches the same account and refreshes its link.
+        test.clock.advance(by: 120)
+        let later = ["grant_type": OAuthService.jwtBearerGrant, "client_id": "notes",
+                     "assertion": try Self.jwt(claims: Self.claims(test.clock, sub: "bob", changes: ["email": "bob@acme.example"]))]
+        let laterTokens = try await test.broker.oauth.token(try TokenRequest(form: later, basic: nil))
+        let subject = try await test.broker.keyring.verify(laterTokens.accessToken).sub.value
+        #expect(try await test.store.accounts(limit: 10, offset: 0).map(\.id) == [subject])
+        let link = try #require(try await test.store.identityLinks(accountID: subject).first)
+        #expect(link.claims.email == "bob@acme.example")
+        #expect(link.lastSignInAt == test.clock.now)
     }
 
     @Test func refusesEveryKindOfBadToken() async throws {

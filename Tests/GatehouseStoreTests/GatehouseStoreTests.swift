@@ -258,6 +258,29 @@ struct GatehouseStoreTests {
         }
     }
 
+    @Test(arguments: StoreKind.allCases) func aReturningIdentityIsFoundWithoutAWriteAndItsLinkRefreshedApart(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let identity = ExternalIdentity(providerID: "up", subject: "pat", username: "pat", claims: IdentityClaims(email: "old@example.com"))
+            #expect(try await store.linkedAccount(providerID: "up", subject: "pat") == nil)
+            let pat = try await store.linkIdentity(identity, now: now).account
+            #expect(try await store.linkedAccount(providerID: "up", subject: "pat")?.id == pat.id)
+            #expect(try await store.linkedAccount(providerID: "other", subject: "pat") == nil)
+            var changed = identity
+            changed.claims.email = "new@example.com"
+            let later = now.addingTimeInterval(90)
+            try await store.refreshIdentityLink(changed, now: later)
+            let link = try #require(try await store.identityLink(providerID: "up", subject: "pat"))
+            #expect(link.claims.email == "new@example.com")
+            #expect(link.lastSignInAt == later)
+            // A link removed meanwhile stays removed.
+            #expect(try await store.unlinkIdentity(providerID: "up", subject: "pat"))
+            try await store.refreshIdentityLink(changed, now: later)
+            #expect(try await store.identityLink(providerID: "up", subject: "pat") == nil)
+            #expect(try await store.linkedAccount(providerID: "up", subject: "pat") == nil)
+        }
+    }
+
     @Test(arguments: StoreKind.allCases) func linksListAndUnlinkingTheLastIdentityDeletesTheAccountAndItsTokens(_ kind: StoreKind) async throws {
         try await TestDatabase.with(kind) { database in
             let store = database.store

@@ -29,6 +29,7 @@ extension GatehouseStoreTests {
                 #expect(try await store.refreshToken(digest: "rt-1")?.accountID == owner.id)
                 #expect(try await store.account(id: owner.id)?.username == owner.username)
                 #expect(try await store.identityLinks(accountID: owner.id).count == 1)
+                #expect(try await store.linkedAccount(providerID: "local", subject: "s-1")?.id == owner.id)
                 #expect(try await store.attemptCounter(key: "k")?.failures == 1)
                 #expect(try await store.pluginRecord(namespace: "local", key: "k", now: now)?.value == Data("v".utf8))
                 #expect(try await store.app(id: "a")?.policy.identityProviders == ["local"])

@@ -137,7 +137,11 @@ struct LocalPasswordTests {
         #expect(try await provider.listUsers().map(\.username) == ["carol"])
         let signedIn = try await signIn(test, "carol", "a fine long password")
         #expect(signedIn.account?.username == "carol")
+        let rechecking = try #require(provider as? any IdentityRechecking)
+        #expect(try await rechecking.isStillValid(subject: subject))
         #expect(try await provider.removeUser(username: "carol") == subject)
+        // Her refresh tokens stop working: the provider no longer vouches for her.
+        #expect(try await !rechecking.isStillValid(subject: subject))
         #expect(await errorCode { _ = try await signIn(test, "carol", "a fine long password") } == "invalid_credentials")
         #expect(try await provider.removeUser(username: "carol") == nil)
     }

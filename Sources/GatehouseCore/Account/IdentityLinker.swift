@@ -20,6 +20,21 @@ struct IdentityLinker: Sendable {
         }
         return (account, created)
     }
+
+    /// The same for a caller that has writes of its own to make: a returning person's account is
+    /// only read, and the link's refresh (claims, last sign-in) comes back as `refresh`, for the
+    /// caller to write beside its own (`SideBySide`) instead of one commit earlier. A first sign-in
+    /// links at once, as `link` does, and its `refresh` does nothing.
+    func linkRefreshingLater(
+        _ identity: ExternalIdentity, audit: AuditEvent
+    ) async throws -> (account: Account, created: Bool, refresh: @Sendable () async throws -> Void) {
+        if let account = try await store.linkedAccount(providerID: identity.providerID, subject: identity.subject) {
+            let (store, now) = (store, clock.now)
+            return (account, false, { try await store.refreshIdentityLink(identity, now: now) })
+        }
+        let (account, created) = try await link(identity, audit: audit)
+        return (account, created, {})
+    }
 }
 
 extension Policy {

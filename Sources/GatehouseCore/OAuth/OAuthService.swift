@@ -272,7 +272,7 @@ public struct OAuthService: Sendable {
             throw BrokerError(.invalidGrant, .badRequest, "This app requires a second factor; sign in through a flow.").because("second_factor_required")
         }
         let scopes = try app.policy.grantScopes(request.scopes)
-        let (account, _) = try await IdentityLinker(store: store, clock: clock).link(
+        let (account, _, refreshLink) = try await IdentityLinker(store: store, clock: clock).linkRefreshingLater(
             identity, audit: AuditEvent(time: now, type: "account.created", appID: app.id, providerID: provider.id)
         )
         let grant = TokenIssuer.Grant(
@@ -283,8 +283,11 @@ public struct OAuthService: Sendable {
         let success = AuditEvent(
             time: now, type: "signin.success", appID: app.id, accountID: account.id, providerID: provider.id, details: ["grant": "jwt-bearer", "username": account.username]
         )
-        // The audit event goes beside the refresh token: one commit instead of two in a row.
-        return try await SideBySide.run({ try await tokens.issue(grant) }, beside: { try await store.appendAudit(success) })
+        // The audit event and the link's refresh go beside the refresh token: one commit instead of
+        // three in a row.
+        return try await SideBySide.run({ try await tokens.issue(grant) }, beside: {
+            try await SideBySide.run({ try await store.appendAudit(success) }, beside: refreshLink)
+        })
     }
 
     func clientCredentials(_ request: TokenRequest, app: App, dpopJKT: String?) async throws -> IssuedTokens {

@@ -38,6 +38,12 @@ public protocol AccountStore: AccountDirectory {
     /// In one transaction: the account linked to this identity (refreshing the link's claims and
     /// last sign-in), or a new account and link when there is none. `created` tells which.
     func linkIdentity(_ identity: ExternalIdentity, now: Date) async throws -> (account: Account, created: Bool)
+    /// The account this identity is linked to, read without writing anything: the first half of a
+    /// returning person's `linkIdentity`, for callers that write the link's refresh
+    /// (`refreshIdentityLink`) beside their own writes instead of before them.
+    func linkedAccount(providerID: String, subject: String) async throws -> Account?
+    /// Refreshes an existing link's claims and last sign-in; nothing when the link is gone.
+    func refreshIdentityLink(_ identity: ExternalIdentity, now: Date) async throws
     /// Links one more identity to an existing account; false when that identity belongs to another
     /// account (linking it again to the same account is a success).
     func addIdentityLink(_ identity: ExternalIdentity, accountID: String, now: Date) async throws -> Bool

@@ -80,6 +80,17 @@ extension PostgresStore: AccountStore {
         """
     }
 
+    public func linkedAccount(providerID: String, subject: String) async throws -> Account? {
+        try await rows(PreparedStatements.AccountOfIdentity.self) { $0.append(providerID); $0.append(subject) }.first.map(Self.account)
+    }
+
+    public func refreshIdentityLink(_ identity: ExternalIdentity, now: Date) async throws {
+        let claims = try StoreJSON.encode(identity.claims)
+        try await run(
+            "UPDATE identity_links SET claims = \(claims), last_sign_in_at = \(now.storeValue) WHERE provider_id = \(identity.providerID) AND subject = \(identity.subject)"
+        )
+    }
+
     public func addIdentityLink(_ identity: ExternalIdentity, accountID: String, now: Date) async throws -> Bool {
         let claims = try StoreJSON.encode(identity.claims)
         return try await transaction { connection in

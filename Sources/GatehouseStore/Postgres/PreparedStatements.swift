@@ -78,6 +78,14 @@ enum PreparedStatements {
         static let sql = "SELECT id, username, created_at, is_test, profile, profile_pending FROM accounts WHERE id = $1"
     }
 
+    enum AccountOfIdentity: PreparedSQL {
+        static let sql = """
+            SELECT accounts.id, accounts.username, accounts.created_at, accounts.is_test, accounts.profile, accounts.profile_pending
+            FROM identity_links JOIN accounts ON accounts.id = identity_links.account_id
+            WHERE identity_links.provider_id = $1 AND identity_links.subject = $2
+            """
+    }
+
     enum IdentityLinksOfAccount: PreparedSQL {
         static let sql = """
             SELECT provider_id, subject, account_id, claims, created_at, last_sign_in_at FROM identity_links
