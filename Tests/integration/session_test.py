@@ -298,9 +298,15 @@ def create_account(ctx):
     wait(browser).until(EC.staleness_of(button))
     wait(browser).until(EC.presence_of_element_located((By.ID, "password")))
     expect(not browser.find_elements(By.ID, "create-account"), "the registration page offers registration again")
+    # Each submission replaces the document: wait for the old form to go before touching the new
+    # one, or the driver may reach into the page being replaced ("Node ... does not belong to the
+    # document", seen in CI under load).
+    old_form = browser.find_element(By.ID, "password")
     submit_credentials(browser, "frank", "short")
+    wait(browser).until(EC.staleness_of(old_form))
     alert = wait(browser).until(EC.presence_of_element_located((By.CSS_SELECTOR, base.ALERT)))
     expect("character" in alert.text or "password" in alert.text.lower(), f"the alert says {alert.text!r}")
+    wait(browser).until(EC.presence_of_element_located((By.ID, "password")))
     submit_credentials(browser, "frank", "a long enough passphrase 42")
     url, params = ctx.callbacks.wait_for(auth.state)
     claims = validate_id_token(ctx, tokens_for(ctx, "portal-a", auth, url), "portal-a", auth.nonce)
