@@ -57,11 +57,14 @@ let builtInPlugins: [BuiltInPlugin] = [
 
 let package = Package(
     name: "gatehouse",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .executable(name: "gatehouse", targets: ["gatehouse"]),
         .library(name: "GatehouseCore", targets: ["GatehouseCore"]),
         .library(name: "GatehouseTesting", targets: ["GatehouseTesting"]),
+        // The client SDK an app adds: it depends on no server code (docs/client-sdk.md).
+        .library(name: "GatehouseClient", targets: ["GatehouseClient"]),
+        .executable(name: "gatehouse-client-demo", targets: ["gatehouse-client-demo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -159,6 +162,15 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
             ]
+        ),
+        .target(name: "GatehouseClient", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .executableTarget(
+            name: "gatehouse-client-demo",
+            dependencies: ["GatehouseClient", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .testTarget(
+            name: "GatehouseClientTests",
+            dependencies: ["GatehouseClient", "GatehouseTesting", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "GatehouseCoreTests",

@@ -4,6 +4,8 @@
 - GatehouseCore imports no server, store, driver, NIO or plugin module;
 - a plugin (a target under Plugins/) imports only GatehouseCore and its own libraries: never another
   plugin, the server, the store or the other drivers;
+- the client SDK (GatehouseClient) and its demo depend on no other Gatehouse module: the wire contract
+  is their only link to the broker;
 - every target declares (in Package.swift) each module it imports.
 
 It first checks itself on a made-up package that breaks every rule (each must be reported), then the
@@ -19,7 +21,12 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # Modules of the toolchain and the platform: never declared.
-SYSTEM = {"Foundation", "FoundationEssentials", "Dispatch", "Glibc", "Darwin", "Musl", "Synchronization", "Testing", "XCTest", "_Concurrency"}
+SYSTEM = {
+    "Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Glibc", "Darwin", "Musl", "Synchronization", "Testing", "XCTest",
+    "_Concurrency", "CryptoKit", "Security",
+}
+# The client SDK's targets: no server code, only the wire contract.
+CLIENT = {"GatehouseClient", "gatehouse-client-demo"}
 # What the core must never import: the HTTP framework, databases, NIO and our own drivers.
 DRIVERS = re.compile(r"^(GatehouseServer|GatehouseStore|GatehouseHTTP|GatehouseMail|GatehouseTesting|GatehousePlugins|Hummingbird\w*|GRDB|PostgresNIO|NIO\w*|AsyncHTTPClient|CLDAP)$")
 # What a plugin must never import besides other plugins.
@@ -72,6 +79,10 @@ def findings(package, root):
             for module in sorted(set(used) | dependencies):
                 if DRIVERS.match(module) or module in plugins:
                     problems.append(f"{used.get(module, 'Package.swift')}: GatehouseCore depends on {module} (a server, store, driver, NIO or plugin module)")
+        if name in CLIENT:
+            for module in sorted(set(used) | dependencies):
+                if module.startswith("Gatehouse") and module != "GatehouseClient" or module in plugins or DRIVERS.match(module):
+                    problems.append(f"{used.get(module, 'Package.swift')}: client {name} depends on {module} (server code)")
         if name in plugins:
             for module in sorted(set(used) | dependencies):
                 if module in plugins and module != name:
@@ -91,6 +102,7 @@ def self_test():
             "Sources/GatehouseCore/A.swift": "import Foundation\nimport NIOCore\nimport Alpha\n",
             "Plugins/Alpha/A.swift": "import GatehouseCore\nimport Beta\nimport GatehouseStore\n",
             "Plugins/Beta/B.swift": "import GatehouseCore\n@testable import Undeclared\n",
+            "Sources/GatehouseClient/C.swift": "import Foundation\nimport GatehouseCore\n",
         }
         for path, text in sources.items():
             os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
@@ -100,11 +112,12 @@ def self_test():
             {"name": "GatehouseCore", "type": "regular", "dependencies": [{"product": ["NIOCore", "swift-nio", None, None]}, {"byName": ["Alpha", None]}]},
             {"name": "Alpha", "type": "regular", "path": "Plugins/Alpha", "dependencies": [{"byName": ["GatehouseCore", None]}, {"byName": ["Beta", None]}, {"byName": ["GatehouseStore", None]}]},
             {"name": "Beta", "type": "regular", "path": "Plugins/Beta", "dependencies": [{"byName": ["GatehouseCore", None]}]},
+            {"name": "GatehouseClient", "type": "regular", "dependencies": [{"byName": ["GatehouseCore", None]}]},
         ]}
         found = "\n".join(findings(package, root))
         expected = [
             "GatehouseCore depends on NIOCore", "GatehouseCore depends on Alpha", "plugin Alpha depends on another plugin, Beta",
-            "plugin Alpha depends on GatehouseStore", "Beta imports Undeclared without declaring it",
+            "plugin Alpha depends on GatehouseStore", "Beta imports Undeclared without declaring it", "client GatehouseClient depends on GatehouseCore",
         ]
         missing = [text for text in expected if text not in found]
         if missing:
@@ -122,7 +135,7 @@ def main():
     for problem in problems:
         print("FAIL " + problem)
     if not problems:
-        print("ok   layering: the core imports no driver or plugin, plugins import only the core and their own libraries, every import is declared")
+        print("ok   layering: the core imports no driver or plugin, plugins import only the core and their own libraries, the client SDK no server code, every import is declared")
     return 1 if problems else 0
 
 

@@ -1,0 +1,54 @@
+#if canImport(CryptoKit) && canImport(Security)
+import CryptoKit
+import Foundation
+import Security
+
+/// Device keys in the Secure Enclave (iPhone, iPad, Macs with one): the private key never leaves the
+/// hardware; what is kept in the Keychain is the enclave's wrapped key blob, which only this device's
+/// enclave can use (`kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`: not in backups). Falls back to
+/// nothing: on hardware without an enclave, use `SoftwareKeyStore` with a Keychain-kept directory.
+public actor SecureEnclaveKeyStore: DeviceKeyStore {
+    private let service: String
+
+    /// `service`: the Keychain service the wrapped keys are kept under (one per app).
+    public init(service: String) {
+        self.service = service
+    }
+
+    public func key(named name: String) async throws -> (any DeviceKey)? {
+        var query = baseQuery(name)
+        query[kSecReturnData as String] = true
+        var item: CFTypeRef?
+        let status = SecItemCopyMatching(query as CFDictionary, &item)
+        if status == errSecItemNotFound { return nil }
+        guard status == errSecSuccess, let blob = item as? Data else { throw GatehouseError.transport("the Keychain answered \(status)") }
+        return EnclaveKey(key: try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: blob))
+    }
+
+    public func makeKey(named name: String) async throws -> any DeviceKey {
+        let key = try SecureEnclave.P256.Signing.PrivateKey()
+        try await deleteKey(named: name)
+        var query = baseQuery(name)
+        query[kSecValueData as String] = key.dataRepresentation
+        query[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
+        let status = SecItemAdd(query as CFDictionary, nil)
+        guard status == errSecSuccess else { throw GatehouseError.transport("the Keychain answered \(status)") }
+        return EnclaveKey(key: key)
+    }
+
+    public func deleteKey(named name: String) async throws {
+        let status = SecItemDelete(baseQuery(name) as CFDictionary)
+        guard status == errSecSuccess || status == errSecItemNotFound else { throw GatehouseError.transport("the Keychain answered \(status)") }
+    }
+
+    private func baseQuery(_ name: String) -> [String: Any] {
+        [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: name]
+    }
+
+    struct EnclaveKey: DeviceKey {
+        let key: SecureEnclave.P256.Signing.PrivateKey
+        var publicKeyRawRepresentation: Data { key.publicKey.rawRepresentation }
+        func sign(_ data: Data) async throws -> Data { try key.signature(for: data).rawRepresentation }
+    }
+}
+#endif

@@ -1,0 +1,157 @@
+import Foundation
+import GatehouseClient
+import GatehouseTesting
+import Testing
+
+/// Everything the SDK's suite talks to, started once for the suite: a real SMTP server, the app
+/// registration API's stand-in (custom-api), a second Gatehouse as the upstream OpenID provider (with
+/// ursula, who signs in there), and the broker under test, configured with every provider the flows
+/// need.
+final class SDKWorld: SharedTestPeer {
+    static let suitePeer = TaskLocal<SDKWorld?>(wrappedValue: nil)
+    static let customSecret = "custom-api-secret-0123456789-abcdefgh"
+    static let upstreamSecret = "upstream-secret-0123456789-abcdefghijkl"
+    static let ursulaPassword = "purple otter lantern"
+    static let nativeReturn = "com.example.native:/oauth2redirect"
+
+    let smtp: SMTPTestServer
+    let apiPID: pid_t
+    let apiFolder: URL
+    let upstream: BrokerProcess
+    let broker: BrokerProcess
+
+    init(smtp: SMTPTestServer, apiPID: pid_t, apiFolder: URL, upstream: BrokerProcess, broker: BrokerProcess) {
+        self.smtp = smtp
+        self.apiPID = apiPID
+        self.apiFolder = apiFolder
+        self.upstream = upstream
+        self.broker = broker
+    }
+
+    static func start() async throws -> SDKWorld {
+        let smtp = try await SMTPTestServer.start()
+        let apiFolder = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-sdk-api-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: apiFolder, withIntermediateDirectories: true)
+        let (apiPID, apiPort) = try await ChildProcess.spawnServer(
+            [
+                "python3", BrokerProcess.repository.appendingPathComponent("Tests/custom-api/app_api.py").path, "--secret", customSecret, "--port-file",
+                apiFolder.appendingPathComponent("port").path, "--log", apiFolder.appendingPathComponent("calls.jsonl").path,
+            ],
+            portFile: apiFolder.appendingPathComponent("port").path, log: apiFolder.appendingPathComponent("api.log").path
+        )
+        let ports = try await BrokerProcess.freePorts(2)
+        let (upPort, downPort) = (ports[0], ports[1])
+        let upstream = try await BrokerProcess.start(
+            """
+            providers:
+              - {id: local, type: local, config: {bcryptCost: 4}}
+            apps:
+              - id: broker
+                secret: \(upstreamSecret)
+                redirectURIs: [http://127.0.0.1:\(downPort)/oauth2/callback/upstream]
+                policy: {identityProviders: [local], allowedScopes: [openid, profile, email, offline_access], idTokenSigningAlg: ES256}
+            """, port: upPort
+        )
+        let added = await ChildProcess.run([
+            "sh", "-c",
+            "cd '\(upstream.folder.path)' && printf '%s\\n' '\(ursulaPassword)' | '\(BrokerProcess.binary("gatehouse"))' users add ursula --config gatehouse.yaml",
+        ])
+        guard added.status == 0 else { throw ChildProcessError(message: "users add ursula: \(added.output)") }
+        let broker = try await BrokerProcess.start(
+            """
+            admin:
+              tokens: [{name: sdk-admin, token: \(BrokerProcess.adminToken)}]
+            \(smtp.mailYAML())
+            providers:
+              - {id: local, type: local, config: {bcryptCost: 4}}
+              - {id: device, type: device-key}
+              - {id: pin, type: pin, config: {hashCost: 4, lockout: {maxFailures: 3, lockoutDuration: 60, permanentAfter: 2}}}
+              - {id: email, type: email-code}
+              - {id: bank, type: custom-api, config: {url: "http://127.0.0.1:\(apiPort)/register", secret: "\(customSecret)"}}
+              - id: upstream
+                type: oidc
+                config: {issuer: "http://127.0.0.1:\(upPort)", clientID: broker, clientSecret: "\(upstreamSecret)", clientAuthentication: client_secret_post, signingAlgorithms: [ES256], scopes: [openid, profile]}
+            apps:
+              - id: phone
+                policy:
+                  identityProviders: [device]
+                  authenticators: [pin]
+                  secondFactor: pin
+                  selfRegistration: true
+                  pinPolicy: {minLength: 5}
+                  defaultScopes: [openid, profile]
+                  allowedScopes: [openid, profile, offline_access]
+                  accessTokenLifetime: 10m
+              - id: web
+                policy: {identityProviders: [local, email], selfRegistration: true, defaultScopes: [openid, profile, email], allowedScopes: [openid, profile, email]}
+              - id: bankapp
+                policy: {identityProviders: [bank], selfRegistration: true}
+              - id: strict
+                policy: {identityProviders: [device], selfRegistration: true, dpop: required, dpopNonce: true}
+              - id: native
+                redirectURIs: [\(nativeReturn)]
+                policy: {identityProviders: [upstream], selfRegistration: true, defaultScopes: [openid, profile]}
+            """, port: downPort
+        )
+        return SDKWorld(smtp: smtp, apiPID: apiPID, apiFolder: apiFolder, upstream: upstream, broker: broker)
+    }
+
+    func remove() async {
+        await broker.stop()
+        await upstream.stop()
+        await ChildProcess.terminate(apiPID)
+        try? FileManager.default.removeItem(at: apiFolder)
+        await smtp.remove()
+    }
+
+    /// A client of `app` on a new installation, with software keys and tokens in memory.
+    func client(
+        _ app: String, bindTokens: Bool = true, tokens: any TokenStore = InMemoryTokenStore(), transport: any HTTPTransport = URLSessionTransport()
+    ) -> GatehouseClient {
+        GatehouseClient(
+            configuration: GatehouseConfiguration(
+                baseURL: broker.baseURL, app: app, returnURI: app == "native" ? Self.nativeReturn : nil,
+                installation: Installation(platform: .ios, model: "iPhone 16", osVersion: "18.1", appVersion: "2.0", buildType: "release", alias: "Test phone"),
+                bindTokens: bindTokens
+            ),
+            tokens: tokens, transport: transport
+        )
+    }
+}
+
+/// Answers challenges from a script: one closure per challenge type, the errors seen kept.
+final class ScriptedDelegate: FlowDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: [String] = []
+    private var errors: [GatehouseError] = []
+    private let script: @Sendable (Challenge, GatehouseError?) async throws -> FlowAnswer
+
+    init(_ script: @escaping @Sendable (Challenge, GatehouseError?) async throws -> FlowAnswer) {
+        self.script = script
+    }
+
+    func answer(_ challenge: Challenge, after error: GatehouseError?) async throws -> FlowAnswer {
+        lock.withLock {
+            seen.append(challenge.type)
+            if let error { errors.append(error) }
+        }
+        return try await script(challenge, error)
+    }
+
+    var challengeTypes: [String] { lock.withLock { seen } }
+    var refusals: [GatehouseError] { lock.withLock { errors } }
+}
+
+/// Counts the requests to one path, to prove what went on the wire.
+final class CountingTransport: HTTPTransport, @unchecked Sendable {
+    private let inner = URLSessionTransport()
+    private let lock = NSLock()
+    private var counts: [String: Int] = [:]
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        lock.withLock { counts[request.url.path, default: 0] += 1 }
+        return try await inner.send(request)
+    }
+
+    func count(_ path: String) -> Int { lock.withLock { counts[path] ?? 0 } }
+}
