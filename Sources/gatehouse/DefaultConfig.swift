@@ -3,7 +3,8 @@
 /// (`gatehouse default-config | diff - config/gatehouse.yaml`).
 enum DefaultConfig {
     static let yaml = #"""
-# Gatehouse default configuration: SQLite, the built-in `local` password provider and one demo app.
+# Gatehouse default configuration: SQLite, the built-in `local` password provider, device keys with a
+# PIN, and two demo apps (a web app with passwords, a phone app with a device key and a PIN).
 # Runs with no external service. Every key is described in docs/configuration.md.
 environment: development
 
@@ -23,6 +24,11 @@ providers:
     type: local
     config:
       bcryptCost: 12
+  # A phone's own sign-in key and a PIN, for the demo phone app (and gatehouse-client-demo).
+  - id: device
+    type: device-key
+  - id: pin
+    type: pin
 
 apps:
   - id: demo
@@ -34,6 +40,14 @@ apps:
       selfRegistration: true
       accessTokenLifetime: 15m
       refreshTokenLifetime: 30d
+      defaultScopes: [openid, profile]
+  - id: demo-phone
+    name: Demo phone app
+    policy:
+      identityProviders: [device]
+      authenticators: [pin]
+      secondFactor: pin
+      selfRegistration: true
       defaultScopes: [openid, profile]
 """#
 }

@@ -47,11 +47,21 @@ final class BrokerProcess: Sendable {
     /// when nil) and waits until it answers `/healthz`.
     static func start(_ config: String, port: Int? = nil, environment: [String: String] = [:]) async throws -> BrokerProcess {
         let port = try await { if let port { port } else { try await freePorts(1)[0] } }()
+        return try await start(complete: "environment: development\nserver:\n  listen: 127.0.0.1:\(port)\n" + config, port: port, environment: environment)
+    }
+
+    /// Starts a broker with the repository's default config (what `make run` serves) on a free port.
+    static func startDefault() async throws -> BrokerProcess {
+        let port = try await freePorts(1)[0]
+        let config = try String(contentsOf: repository.appendingPathComponent("config/gatehouse.yaml"), encoding: .utf8)
+        return try await start(complete: config.replacingOccurrences(of: "listen: 127.0.0.1:8080", with: "listen: 127.0.0.1:\(port)"), port: port)
+    }
+
+    /// Starts a broker with `config` as it is (it must listen on `port`).
+    static func start(complete config: String, port: Int, environment: [String: String] = [:]) async throws -> BrokerProcess {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-sdk-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try ("environment: development\nserver:\n  listen: 127.0.0.1:\(port)\n" + config).write(
-            to: folder.appendingPathComponent("gatehouse.yaml"), atomically: true, encoding: .utf8
-        )
+        try config.write(to: folder.appendingPathComponent("gatehouse.yaml"), atomically: true, encoding: .utf8)
         let exports = environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
         let pid = try ChildProcess.spawn(
             ["sh", "-c", "cd '\(folder.path)' && exec env \(exports) '\(binary("gatehouse"))' serve --config gatehouse.yaml"],

@@ -228,17 +228,23 @@ struct GatehouseClientTests {
         #expect(try await world.broker.admin("GET", "/admin/v1/accounts/\(registered.account?.id ?? "")").status == 404)
     }
 
-    @Test func theDemoToolRegistersSignsInRenewsAndLogsOut() async throws {
+    /// The README's tour: the demo tool with its defaults against the default config (`make run`).
+    @Test func theDemoToolRegistersSignsInRenewsAndLogsOutOnTheDefaultConfig() async throws {
+        let broker = try await BrokerProcess.startDefault()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-demo-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let run = await ChildProcess.run([
-            BrokerProcess.binary("gatehouse-client-demo"), "tour", "--broker", world.broker.baseURL.absoluteString, "--app", "phone", "--pin", "73051",
-            "--state", folder.path,
-        ])
+        let demo = BrokerProcess.binary("gatehouse-client-demo")
+        let run = await ChildProcess.run([demo, "--broker", broker.baseURL.absoluteString, "--state", folder.path])
         #expect(run.status == 0, "\(run.output)")
         for line in ["registered: account", "signed in: account", "renewed: DPoP token", "state: active", "logged out: state registrationRequired"] {
             #expect(run.output.contains(line), "\(line) in \(run.output)")
         }
+        // The steps one by one keep the key and tokens in --state between runs; a wrong PIN is refused.
+        let signIn = await ChildProcess.run([demo, "sign-in", "--broker", broker.baseURL.absoluteString, "--state", folder.path])
+        #expect(signIn.status == 0 && signIn.output.contains("signed in: account"), "\(signIn.output)")
+        let wrong = await ChildProcess.run([demo, "sign-in", "--broker", broker.baseURL.absoluteString, "--state", folder.path, "--pin", "864200"])
+        #expect(wrong.status != 0 && wrong.output.contains("invalidPIN"), "\(wrong.output)")
+        await broker.stop()
     }
 
     static func claims(of jwt: String) -> JSON? {
