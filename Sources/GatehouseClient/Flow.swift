@@ -37,10 +37,16 @@ public actor Flow {
     public func answer(_ answer: FlowAnswer) async throws -> FlowState {
         guard let challenge else { throw GatehouseError.flowNotFound }
         let fields = try await fields(for: answer, to: challenge)
-        let (json, _) = try await client.connection.json(
-            "POST", "/v1/flows/\(id)", body: .object(["answer": .object(fields)].merging(client.secretInBody) { first, _ in first }),
-            .init(dpop: client.configuration.bindTokens)
-        )
+        let json: JSON
+        do {
+            (json, _) = try await client.connection.json(
+                "POST", "/v1/flows/\(id)", body: .object(["answer": .object(fields)].merging(client.secretInBody) { first, _ in first }),
+                .init(dpop: client.configuration.bindTokens)
+            )
+        } catch let error as GatehouseError where error.endsFlow {
+            continuation.finish()
+            throw error
+        }
         let next = try await client.state(of: json)
         state = next
         continuation.yield(next)

@@ -37,10 +37,11 @@ extension GatehouseClient {
     }
 
     static func leavesChallengeOpen(_ error: GatehouseError) -> Bool {
+        if error.endsFlow { return false }
         switch error {
-        case .invalidCredentials, .invalidPIN, .invalidCode, .pinRule, .passwordRule, .rateLimited: true
-        case .refused(let code, _, let status, _): status == 400 && !["flow_not_found", "nonce_expired", "invalid_grant"].contains(code)
-        default: false
+        case .invalidCredentials, .invalidPIN, .invalidCode, .pinRule, .passwordRule, .rateLimited: return true
+        case .refused(_, _, let status, _): return status == 400
+        default: return false
         }
     }
 }

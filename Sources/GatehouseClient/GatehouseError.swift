@@ -71,6 +71,19 @@ public enum GatehouseError: Error, Sendable, Equatable {
     }
 }
 
+extension GatehouseError {
+    /// Whether the broker ended the flow with this refusal (docs/flow-api.md): a new flow is needed.
+    public var endsFlow: Bool {
+        switch self {
+        case .flowNotFound, .tooManyAttempts, .registrationRefused, .invalidGrant: true
+        case .refused(let code, _, _, let reason):
+            ["nonce_expired", "no_verified_email", "email_in_use", "activation_in_use", "access_denied", "conflict"].contains(code)
+                || (code == "invalid_activation" && reason != nil)
+        default: false
+        }
+    }
+}
+
 /// The PIN rules a create-PIN answer can break, in the order the broker checks them.
 public enum PINRule: String, Sendable, CaseIterable {
     case notNumeric = "pin_not_numeric"

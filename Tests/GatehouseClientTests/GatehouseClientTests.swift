@@ -220,6 +220,58 @@ struct GatehouseClientTests {
         #expect(try await client.tokens() == nil, "a refused renewal forgets the tokens")
     }
 
+    @Test func activationDataRegisterTheInstallationsKeyForTheirAccountOnce() async throws {
+        let (_, phone) = try await registeredPhone()
+        let account = try #require(phone.account)
+        let issued = try await world.broker.admin("POST", "/admin/v1/apps/mobile/activations", #"{"account": "\#(account.id)", "pin": "48027"}"#)
+        let payload = try #require(issued.json["payload"]?.string, "\(issued)")
+        let client = world.client("mobile")
+        let delegate = ScriptedDelegate { challenge, error in
+            switch challenge {
+            case .activation: return .activation(code: payload, pin: error == nil ? "11111" : "48027")
+            case .registerDeviceKey: return .registerDeviceKey()
+            default: throw GatehouseError.transport(challenge.type)
+            }
+        }
+        guard case .completed(let result) = try await client.signIn(provider: "activation", delegate: delegate) else { Issue.record("no tokens"); return }
+        #expect(delegate.refusals.map(\.code) == ["invalid_pin"])
+        #expect(delegate.challengeTypes == ["activation", "activation", "register_key"])
+        #expect(result.account?.id == account.id)
+        #expect(result.activation?["outcome"] == "new")
+        // Activation data are used once: the broker's public reason says so.
+        let again = await thrownError(GatehouseError.self) {
+            _ = try await world.client("mobile").signIn(provider: "activation", delegate: ScriptedDelegate { _, _ in .activation(code: payload, pin: "48027") })
+        }
+        #expect(again == .refused(code: "invalid_activation", description: again.map { if case .refused(_, let d, _, _) = $0 { d } else { "" } } ?? "", status: 400, reason: "activation_used"))
+    }
+
+    @Test func aFlowsStatesFollowItStepByStepToItsEnd() async throws {
+        let client = world.client("phone")
+        let flow = try await client.startRegistration(provider: "device")
+        var seen: [String] = []
+        var completed: SignInResult?
+        for await state in flow.states {
+            switch state {
+            case .challenge(let challenge):
+                seen.append(challenge.type)
+                switch challenge {
+                case .registerDeviceKey: try await flow.answer(.registerDeviceKey())
+                case .createPIN:
+                    // A refusal leaves the flow where it was: the sequence yields nothing new for it.
+                    let refused = await thrownError(GatehouseError.self) { try await flow.answer(.pin("12")) }
+                    #expect(refused?.code == "pin_too_short")
+                    try await flow.answer(.pin("73051"))
+                default: Issue.record("unexpected \(challenge.type)")
+                }
+            case .completed(let result): completed = result
+            case .stopped: Issue.record("stopped")
+            }
+        }
+        #expect(seen == ["register_key", "create_pin"])
+        #expect(completed?.account != nil)
+        #expect(try await client.tokens() == completed?.tokens)
+    }
+
     @Test func deregistrationDeletesTheAccountAndForgetsTheKey() async throws {
         let (client, registered) = try await registeredPhone()
         try await client.deregister()

@@ -67,6 +67,7 @@ final class SDKWorld: SharedTestPeer {
               - {id: device, type: device-key}
               - {id: pin, type: pin, config: {hashCost: 4, lockout: {maxFailures: 3, lockoutDuration: 60, permanentAfter: 2}}}
               - {id: email, type: email-code}
+              - {id: activation, type: activation, config: {deviceKeys: device, hashCost: 4}}
               - {id: bank, type: custom-api, config: {url: "http://127.0.0.1:\(apiPort)/register", secret: "\(customSecret)"}}
               - id: upstream
                 type: oidc
@@ -82,6 +83,8 @@ final class SDKWorld: SharedTestPeer {
                   defaultScopes: [openid, profile]
                   allowedScopes: [openid, profile, offline_access]
                   accessTokenLifetime: 10m
+              - id: mobile
+                policy: {identityProviders: [activation, device], pinPolicy: {minLength: 5}, defaultScopes: [openid]}
               - id: web
                 policy: {identityProviders: [local, email], selfRegistration: true, defaultScopes: [openid, profile, email], allowedScopes: [openid, profile, email]}
               - id: bankapp
