@@ -47,14 +47,9 @@ public protocol DeviceKeyStore: Sendable {
     func makeKey(named name: String) async throws -> any DeviceKey
     /// Forgets the key named `name` (deregistration, logout of a device).
     func deleteKey(named name: String) async throws
-}
-
-extension DeviceKeyStore {
-    /// The key named `name`, made now if there is none.
-    public func existingOrNewKey(named name: String) async throws -> any DeviceKey {
-        if let key = try await key(named: name) { return key }
-        return try await makeKey(named: name)
-    }
+    /// The key named `name`, made now if there is none; two calls at once must get the same key (an
+    /// actor store does both steps without letting another call in between).
+    func existingOrNewKey(named name: String) async throws -> any DeviceKey
 }
 
 /// A software P-256 key (swift-crypto).
@@ -92,14 +87,16 @@ public actor SoftwareKeyStore: DeviceKeyStore {
 
     public func makeKey(named name: String) async throws -> any DeviceKey {
         let key = SoftwareDeviceKey()
-        if let file = file(name) {
-            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            // Made empty and owner-only first, then written: the private key is never world-readable.
-            _ = FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600])
-            try Data(key.privateKey.pemRepresentation.utf8).write(to: file)
-        }
+        if let file = file(name) { try OwnerOnlyFile.write(Data(key.privateKey.pemRepresentation.utf8), to: file) }
         keys[name] = key
         return key
+    }
+
+    /// Inside the actor, with no suspension between the look-up and the making: two first uses at
+    /// once get one key.
+    public func existingOrNewKey(named name: String) async throws -> any DeviceKey {
+        if let key = try await key(named: name) { return key }
+        return try await makeKey(named: name)
     }
 
     public func deleteKey(named name: String) async throws {

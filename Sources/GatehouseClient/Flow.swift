@@ -28,8 +28,15 @@ public actor Flow {
 
     /// The challenge the flow waits on, if it waits on one.
     public var challenge: Challenge? {
-        if case .challenge(let challenge) = state { return challenge }
+        if !ended, case .challenge(let challenge) = state { return challenge }
         return nil
+    }
+
+    /// Whether the broker ended the flow with a refusal: no challenge is open any more.
+    public private(set) var ended = false
+
+    deinit {
+        continuation.finish()
     }
 
     /// Sends `answer` to the current challenge and answers the flow's next state.
@@ -44,6 +51,7 @@ public actor Flow {
                 .init(dpop: client.configuration.bindTokens)
             )
         } catch let error as GatehouseError where error.endsFlow {
+            ended = true
             continuation.finish()
             throw error
         }
@@ -109,6 +117,8 @@ public actor Flow {
                 throw GatehouseError.refused(code: "invalid_request", description: "The return URL is not this flow's.", status: 400, reason: nil)
             }
             if let error = item("error") {
+                // The broker deleted the flow before it redirected with an error.
+                ended = true
                 continuation.finish()
                 throw GatehouseError.from(
                     status: 400, body: (try? JSON.object(["error": .string(error), "error_description": .string(item("error_description") ?? "")]).compactData()) ?? Data(),
@@ -118,9 +128,9 @@ public actor Flow {
             guard let code = item("code") else {
                 throw GatehouseError.refused(code: "invalid_request", description: "The return URL has no code.", status: 400, reason: nil)
             }
-            var fields: [String: JSON] = ["code": .string(code)]
-            if client.configuration.clientSecret == nil { fields["codeVerifier"] = .string(codeVerifier) }
-            return fields
+            // Every flow starts with a PKCE challenge, so the verifier goes back whatever the client
+            // type (RFC 9700 section 2.1.1 recommends PKCE for confidential clients too).
+            return ["code": .string(code), "codeVerifier": .string(codeVerifier)]
         }
     }
 

@@ -15,11 +15,14 @@ public enum FlowOutcome: Sendable, Equatable {
 }
 
 extension GatehouseClient {
-    /// Drives `flow` with `delegate` until it completes or stops. A refusal that leaves the challenge
-    /// open (status 400, or `rateLimited`) goes back to the delegate with the same challenge; any
-    /// other (the flow ended, a lockout, the broker unreachable) is thrown.
-    public func run(_ flow: Flow, delegate: any FlowDelegate) async throws -> FlowOutcome {
+    /// Drives `flow` with `delegate` until it completes or stops. A refusal a person can correct (a
+    /// wrong password, PIN or code, a PIN or password that breaks a rule, the app's own API asking
+    /// again) goes back to the delegate with the same challenge, at most `maxRefusals` times in a row;
+    /// any other (the flow ended, a lockout, a rate limit, a malformed answer, the broker unreachable)
+    /// is thrown.
+    public func run(_ flow: Flow, delegate: any FlowDelegate, maxRefusals: Int = 10) async throws -> FlowOutcome {
         var error: GatehouseError?
+        var refusals = 0
         while true {
             switch await flow.state {
             case .completed(let result): return .completed(result)
@@ -29,18 +32,20 @@ extension GatehouseClient {
                 do {
                     try await flow.answer(answer)
                     error = nil
-                } catch let refusal as GatehouseError where Self.leavesChallengeOpen(refusal) {
+                } catch let refusal as GatehouseError where Self.leavesChallengeOpen(refusal) && refusals < maxRefusals {
                     error = refusal
+                    refusals += 1
                 }
             }
         }
     }
 
     static func leavesChallengeOpen(_ error: GatehouseError) -> Bool {
-        if error.endsFlow { return false }
         switch error {
-        case .invalidCredentials, .invalidPIN, .invalidCode, .pinRule, .passwordRule, .rateLimited: return true
-        case .refused(_, _, let status, _): return status == 400
+        case .invalidCredentials, .invalidPIN, .invalidCode, .pinRule, .passwordRule: return true
+        case .refused(let code, _, _, _):
+            return ["code_expired", "invalid_email", "invalid_username", "username_taken", "invalid_activation", "invalid_profile"].contains(code)
+                && !error.endsFlow
         default: return false
         }
     }

@@ -126,6 +126,8 @@ public final class GatehouseClient: Sendable {
     func validTokens() async throws -> Tokens {
         guard let tokens = try await tokenStore.load() else { throw GatehouseError.notSignedIn }
         if tokens.expiresAt.timeIntervalSinceNow > configuration.renewalMargin { return tokens }
+        // Nothing renews a stateless sign-in's token: it serves until it expires.
+        if tokens.refreshToken == nil, tokens.expiresAt > Date() { return tokens }
         return try await renew(onlyIfDue: true)
     }
 
@@ -143,14 +145,16 @@ public final class GatehouseClient: Sendable {
             if onlyIfDue, tokens.expiresAt.timeIntervalSinceNow > configuration.renewalMargin { return tokens }
             guard let refreshToken = tokens.refreshToken else { throw GatehouseError.notSignedIn }
             do {
+                // A bound refresh token needs a proof with its key whatever the configuration says now.
                 let (json, _) = try await connection.form(
-                    "/oauth2/token", [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], .init(dpop: configuration.bindTokens)
+                    "/oauth2/token", [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], .init(dpop: configuration.bindTokens || tokens.isBound)
                 )
                 let renewed = try Tokens(json, receivedAt: Date(), previous: tokens)
-                try await tokenStore.save(renewed)
+                // Only over the tokens it renewed: a sign-in that completed meanwhile keeps its own.
+                if try await tokenStore.load()?.refreshToken == refreshToken { try await tokenStore.save(renewed) }
                 return renewed
             } catch let error as GatehouseError {
-                if case .invalidGrant = error { try? await tokenStore.clear() }
+                if case .invalidGrant = error, try await tokenStore.load()?.refreshToken == refreshToken { try? await tokenStore.clear() }
                 throw error
             }
         }
@@ -159,6 +163,13 @@ public final class GatehouseClient: Sendable {
     /// Signs out: the broker revokes the refresh token's whole family (and the access tokens issued
     /// with it), then the tokens are forgotten here. The device key stays: the next sign-in uses it.
     public func logout() async throws {
+        // A renewal under way finishes first, so the refresh token revoked is the current one; one
+        // that starts meanwhile saves nothing once the tokens it renewed are gone.
+        await renewal.waitUntilIdle()
+        try await logoutNow()
+    }
+
+    private func logoutNow() async throws {
         guard let tokens = try await tokenStore.load() else { return }
         if let refreshToken = tokens.refreshToken {
             var body: [String: JSON] = ["refresh_token": .string(refreshToken), "client_id": .string(configuration.app)]

@@ -25,8 +25,18 @@ public actor SecureEnclaveKeyStore: DeviceKeyStore {
         return EnclaveKey(key: try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: blob))
     }
 
+    public func existingOrNewKey(named name: String) async throws -> any DeviceKey {
+        if let key = try await key(named: name) { return key }
+        return try await makeKey(named: name)
+    }
+
     public func makeKey(named name: String) async throws -> any DeviceKey {
-        let key = try SecureEnclave.P256.Signing.PrivateKey()
+        // Usable after the first unlock (DPoP proofs and renewals run while the device is locked),
+        // never on another device.
+        guard let access = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly, .privateKeyUsage, nil) else {
+            throw GatehouseError.transport("cannot make the Secure Enclave key's access control")
+        }
+        let key = try SecureEnclave.P256.Signing.PrivateKey(accessControl: access)
         try await deleteKey(named: name)
         var query = baseQuery(name)
         query[kSecValueData as String] = key.dataRepresentation
@@ -42,7 +52,10 @@ public actor SecureEnclaveKeyStore: DeviceKeyStore {
     }
 
     private func baseQuery(_ name: String) -> [String: Any] {
-        [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: name]
+        [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: name,
+            kSecUseDataProtectionKeychain as String: true,
+        ]
     }
 
     struct EnclaveKey: DeviceKey {

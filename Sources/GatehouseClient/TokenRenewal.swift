@@ -11,4 +11,9 @@ actor TokenRenewal {
         defer { running = nil }
         return try await task.value
     }
+
+    /// Returns once no renewal is under way (whatever its outcome).
+    func waitUntilIdle() async {
+        if let running { _ = try? await running.value }
+    }
 }

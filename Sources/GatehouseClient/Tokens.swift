@@ -98,7 +98,10 @@ public actor KeychainTokenStore: TokenStore {
     }
 
     private var baseQuery: [String: Any] {
-        [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: account]
+        [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: account,
+            kSecUseDataProtectionKeychain as String: true,
+        ]
     }
 }
 #endif
@@ -122,14 +125,34 @@ public actor FileTokenStore: TokenStore {
     public func save(_ tokens: Tokens) async throws {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970
-        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        if !FileManager.default.fileExists(atPath: file.path) {
-            _ = FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600])
-        }
-        try encoder.encode(tokens).write(to: file)
+        try OwnerOnlyFile.write(try encoder.encode(tokens), to: file)
     }
 
     public func clear() async throws {
         if FileManager.default.fileExists(atPath: file.path) { try FileManager.default.removeItem(at: file) }
+    }
+}
+
+/// Writes secrets to files only their owner may read: into a new file made 0600 in the same folder
+/// (the folder made 0700), then renamed over the old one, so that a crash leaves the old file or the
+/// new one, never half of one, and an old file's looser permissions never apply.
+enum OwnerOnlyFile {
+    static func write(_ data: Data, to file: URL) throws {
+        let folder = file.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let temporary = folder.appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            throw GatehouseError.transport("cannot create \(temporary.path)")
+        }
+        do {
+            let handle = try FileHandle(forWritingTo: temporary)
+            try handle.write(contentsOf: data)
+            try handle.synchronize()
+            try handle.close()
+            if rename(temporary.path, file.path) != 0 { throw GatehouseError.transport("cannot replace \(file.path)") }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
     }
 }

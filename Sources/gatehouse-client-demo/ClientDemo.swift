@@ -71,7 +71,12 @@ struct Tour: AsyncParsableCommand {
 
     func run() async throws {
         let client = try options.client()
-        try report(try await client.register(provider: options.deviceProvider, delegate: DemoDelegate(pin: options.pin)), "registered")
+        // The key stays after a logout: a second tour signs in with it instead of registering again.
+        if try await client.deviceKey() == nil {
+            try report(try await client.register(provider: options.deviceProvider, delegate: DemoDelegate(pin: options.pin)), "registered")
+        } else {
+            print("registered before: signing in with the key in \(options.state)")
+        }
         try report(try await client.signIn(provider: options.deviceProvider, delegate: DemoDelegate(pin: options.pin)), "signed in")
         let renewed = try await client.renew()
         print("renewed: \(renewed.tokenType) token until \(renewed.expiresAt)")

@@ -272,6 +272,13 @@ struct GatehouseClientTests {
         #expect(try await client.tokens() == completed?.tokens)
     }
 
+    @Test func aRefusalNoPersonCanCorrectIsThrownNotAskedAgain() async throws {
+        let delegate = ScriptedDelegate { _, _ in .fields(["bogus": "x"]) }
+        let refused = await thrownError(GatehouseError.self) { _ = try await world.client("web").register(provider: "local", delegate: delegate) }
+        #expect(refused?.code == "invalid_request")
+        #expect(delegate.challengeTypes == ["credentials"])
+    }
+
     @Test func deregistrationDeletesTheAccountAndForgetsTheKey() async throws {
         let (client, registered) = try await registeredPhone()
         try await client.deregister()
@@ -291,6 +298,9 @@ struct GatehouseClientTests {
         for line in ["registered: account", "signed in: account", "renewed: DPoP token", "state: active", "logged out: state registrationRequired"] {
             #expect(run.output.contains(line), "\(line) in \(run.output)")
         }
+        // A second tour signs in with the key the first registered.
+        let second = await ChildProcess.run([demo, "--broker", broker.baseURL.absoluteString, "--state", folder.path])
+        #expect(second.status == 0 && second.output.contains("registered before") && second.output.contains("signed in: account"), "\(second.output)")
         // The steps one by one keep the key and tokens in --state between runs; a wrong PIN is refused.
         let signIn = await ChildProcess.run([demo, "sign-in", "--broker", broker.baseURL.absoluteString, "--state", folder.path])
         #expect(signIn.status == 0 && signIn.output.contains("signed in: account"), "\(signIn.output)")
