@@ -63,6 +63,13 @@ public struct SignInResult: Sendable, Equatable {
 public struct Account: Sendable, Equatable {
     public var id: String
     public var username: String?
+
+    /// From the broker's `account` object (`{"id", "username"?}`); nil without one.
+    init?(_ json: JSON?) {
+        guard let id = json?["id"]?.string else { return nil }
+        self.id = id
+        username = json?["username"]?.string
+    }
 }
 
 /// Who signed in, as the ID token or userinfo says (what the scopes allow).

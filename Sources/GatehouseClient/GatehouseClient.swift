@@ -101,7 +101,7 @@ public final class GatehouseClient: Sendable {
             guard let tokensJSON = json["tokens"] else { throw GatehouseError.transport("a completed flow without tokens") }
             let tokens = try Tokens(tokensJSON, receivedAt: Date(), account: json["account"])
             try await tokenStore.save(tokens)
-            let account = json["account"].flatMap { account in account["id"]?.string.map { Account(id: $0, username: account["username"]?.string) } }
+            let account = Account(json["account"])
             return .completed(SignInResult(tokens: tokens, account: account, activation: json["activation"]))
         case "stopped":
             return .stopped(activation: json["activation"] ?? .null)

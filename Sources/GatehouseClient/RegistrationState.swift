@@ -15,7 +15,7 @@ public enum RegistrationState: Sendable, Equatable {
     case other(String, JSON)
 
     init(_ json: JSON) {
-        let account = json["account"].flatMap { account in account["id"]?.string.map { Account(id: $0, username: account["username"]?.string) } }
+        let account = Account(json["account"])
         switch json["state"]?.string ?? "" {
         case "active":
             self = .active(
