@@ -47,9 +47,14 @@ alive() {
     state="$(sed -E 's/^[0-9]+ \(.*\) ([A-Za-z]) .*/\1/' "/proc/$pid/stat" 2>/dev/null || true)"
     [ "$state" != "Z" ] || return 1
     # Guard against a recycled pid: the process must be a slapd.
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q slapd || return 1
+    tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -q slapd || return 1
   fi
   return 0
+}
+
+# The part of slapd.log written since the last start.
+this_start_log() {
+  awk '/^=== .* starting slapd on / { text = "" } { text = text $0 "\n" } END { printf "%s", text }' "$1/slapd.log"
 }
 
 read_pid() {
@@ -183,9 +188,14 @@ cmd_start() {
   # Poll the root DSE (readable anonymously) until slapd answers, up to start_timeout_s.
   while true; do
     if ! alive "$pid"; then
+      rm -f "$dir/slapd.pid"
+      # Another process can take the port between the probe above and slapd's bind (the test
+      # suites start many peers at once): say "in use" so that the caller picks another port.
+      if this_start_log "$dir" | grep -q "Address already in use"; then
+        die "port $port on 127.0.0.1 is already in use (slapd could not bind it)"
+      fi
       echo "slapd exited during start; $dir/slapd.log:" >&2
       cat "$dir/slapd.log" >&2
-      rm -f "$dir/slapd.pid"
       exit 1
     fi
     if timeout 2 ldapsearch -x -LLL -o nettimeout=1 -H "ldap://127.0.0.1:$port" -b "" -s base \
