@@ -170,7 +170,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatehouseClientTests",
-            dependencies: ["GatehouseClient", "GatehouseTesting", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["GatehouseClient", "GatehouseTesting", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")]
         ),
         .testTarget(
             name: "GatehouseCoreTests",

@@ -2,14 +2,16 @@ import Crypto
 import Foundation
 
 /// The SDK's one way to the broker: it knows the issuer, authenticates a confidential client, signs a
-/// DPoP proof for each request that should carry one, keeps the latest `DPoP-Nonce`, and turns the
+/// DPoP proof for each request that should carry one, keeps the latest `DPoP-Nonce` of each server
+/// (the broker and the app's resource servers, each its own: RFC 9449 section 9), and turns the
 /// broker's error answers into `GatehouseError`.
 actor BrokerConnection {
     let configuration: GatehouseConfiguration
     let transport: any HTTPTransport
     let keys: any DeviceKeyStore
     private var discoveredIssuer: String?
-    private var dpopNonce: String?
+    /// The latest `DPoP-Nonce` of each server, by origin: a nonce goes back only to the server that gave it.
+    private var dpopNonces: [String: String] = [:]
 
     /// The name of the installation's key in the `DeviceKeyStore`: its device key, also its DPoP key.
     static let deviceKeyName = "device"
@@ -81,10 +83,12 @@ actor BrokerConnection {
                 request.headers["Authorization"] = (options.bound ? "DPoP " : "Bearer ") + token
             }
             if options.dpop || options.bound {
-                request.headers["DPoP"] = try await proof(method: method, url: try await issuer() + path, accessToken: options.accessToken)
+                request.headers["DPoP"] = try await proof(
+                    method: method, url: try await issuer() + path, accessToken: options.accessToken, nonce: dpopNonces[Self.origin(of: request.url)]
+                )
             }
             let response = try await send(request)
-            if let nonce = response.headers["dpop-nonce"] { dpopNonce = nonce }
+            remember(response, from: request.url)
             if (200..<300).contains(response.status) {
                 return (response.body.isEmpty ? .null : try JSON.decode(response.body), response)
             }
@@ -95,8 +99,23 @@ actor BrokerConnection {
         throw GatehouseError.transport("the broker kept asking for a new DPoP nonce")
     }
 
-    /// A DPoP proof (RFC 9449 section 4.2) for `method` and `url`, made with the installation's key.
-    func proof(method: String, url: String, accessToken: String?) async throws -> String {
+    /// A DPoP proof (RFC 9449 section 4.2) for `method` and `url`, made with the installation's key,
+    /// with the nonce `url`'s server gave last.
+    func proof(method: String, url: URL, accessToken: String?) async throws -> String {
+        try await proof(method: method, url: url.absoluteString, accessToken: accessToken, nonce: dpopNonces[Self.origin(of: url)])
+    }
+
+    /// Keeps the `DPoP-Nonce` a server answered with, for its next proof.
+    func remember(_ response: HTTPResponse, from url: URL) {
+        if let nonce = response.headers["dpop-nonce"] { dpopNonces[Self.origin(of: url)] = nonce }
+    }
+
+    /// scheme://host:port, the unit a nonce belongs to.
+    static func origin(of url: URL) -> String {
+        "\(url.scheme?.lowercased() ?? "")://\(url.host?.lowercased() ?? ""):\(url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80))"
+    }
+
+    private func proof(method: String, url: String, accessToken: String?, nonce dpopNonce: String?) async throws -> String {
         let key = try await keys.existingOrNewKey(named: Self.deviceKeyName)
         var claims: [String: JSON] = [
             "htm": .string(method), "htu": .string(Self.withoutQuery(url)), "iat": .number(Date().timeIntervalSince1970.rounded(.down)),

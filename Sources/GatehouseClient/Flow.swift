@@ -76,6 +76,16 @@ public actor Flow {
         case .fields(let fields): return fields
         case .confirmProfile(let changes): return changes
         case .attestation(let evidence): return evidence.fields.merging(["format": .string(evidence.format)]) { _, format in format }
+        case .attest:
+            guard case .attestation(let nonce, let formats, let requestHash, _) = challenge else {
+                throw GatehouseError.refused(code: "invalid_answer", description: "This challenge does not ask for an attestation.", status: 400, reason: nil)
+            }
+            guard let provider = client.attestationProvider else {
+                throw GatehouseError.refused(code: "invalid_answer", description: "The client has no AttestationProvider to make the attestation.", status: 400, reason: nil)
+            }
+            let key = try await client.connection.keys.existingOrNewKey(named: BrokerConnection.deviceKeyName)
+            let evidence = try await provider.attestation(challenge: nonce, formats: formats, requestHash: requestHash, key: key)
+            return evidence.fields.merging(["format": .string(evidence.format)]) { _, format in format }
         case .activation(let code, let pin):
             return client.configuration.installation.answerFields.merging(["activation": .string(code), "pin": .string(pin)]) { _, new in new }
         case .activationChoice(let choice, let pin, let alias, let email):
@@ -85,8 +95,15 @@ public actor Flow {
             if let email { fields["email"] = .string(email) }
             return fields
         case .registerDeviceKey(let given):
-            guard case .registerDeviceKey(let nonce, let audience, _, let asked, let formats, _) = challenge else {
+            guard case .registerDeviceKey(let nonce, let audience, let algorithms, let asked, let formats, _) = challenge else {
                 throw GatehouseError.refused(code: "invalid_answer", description: "This challenge does not register a device key.", status: 400, reason: nil)
+            }
+            // The SDK's keys are P-256 (what the Secure Enclave makes): say so rather than send a key the broker refuses.
+            guard algorithms.contains("ES256") else {
+                throw GatehouseError.refused(
+                    code: "unsupported_algorithm", description: "The broker accepts \(algorithms.joined(separator: ", ")) device keys; this SDK makes ES256 keys.", status: 400,
+                    reason: nil
+                )
             }
             let key = try await client.connection.keys.existingOrNewKey(named: BrokerConnection.deviceKeyName)
             var fields = client.configuration.installation.answerFields

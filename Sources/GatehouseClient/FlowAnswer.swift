@@ -18,6 +18,9 @@ public enum FlowAnswer: Sendable {
     /// Signs the device-key assertion with the installation's key.
     case signWithDeviceKey
     case attestation(AttestationEvidence)
+    /// Answers an attestation challenge with evidence from the client's `AttestationProvider` (for the
+    /// challenge, its formats and request hash, and the installation's device key).
+    case attest
     /// An activation code (as scanned, typed or opened as a deep link) and its activation PIN.
     case activation(code: String, pin: String)
     /// One of an activation choice's `choices`; `new_activation` also takes a PIN, an alias and an address.

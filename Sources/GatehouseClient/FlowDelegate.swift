@@ -15,11 +15,11 @@ public enum FlowOutcome: Sendable, Equatable {
 }
 
 extension GatehouseClient {
-    /// Drives `flow` with `delegate` until it completes or stops. A refusal a person can correct (a
-    /// wrong password, PIN or code, a PIN or password that breaks a rule, the app's own API asking
-    /// again) goes back to the delegate with the same challenge, at most `maxRefusals` times in a row;
-    /// any other (the flow ended, a lockout, a rate limit, a malformed answer, the broker unreachable)
-    /// is thrown.
+    /// Drives `flow` with `delegate` until it completes or stops. A refusal that leaves the challenge
+    /// open (a wrong password, PIN or code, a PIN or password that breaks a rule, a new code asked for
+    /// too soon: `rateLimited(retryAfter:)`, which the app waits out before it answers) goes back to
+    /// the delegate with the same challenge, at most `maxRefusals` times in a row; any other (the flow
+    /// ended, a lockout, a malformed answer, the broker unreachable) is thrown.
     public func run(_ flow: Flow, delegate: any FlowDelegate, maxRefusals: Int = 10) async throws -> FlowOutcome {
         var error: GatehouseError?
         var refusals = 0
@@ -42,7 +42,7 @@ extension GatehouseClient {
 
     static func leavesChallengeOpen(_ error: GatehouseError) -> Bool {
         switch error {
-        case .invalidCredentials, .invalidPIN, .invalidCode, .pinRule, .passwordRule: return true
+        case .invalidCredentials, .invalidPIN, .invalidCode, .pinRule, .passwordRule, .rateLimited: return true
         case .refused(let code, _, _, _):
             return ["code_expired", "invalid_email", "invalid_username", "username_taken", "invalid_activation", "invalid_profile"].contains(code)
                 && !error.endsFlow

@@ -209,15 +209,32 @@ public final class GatehouseClient: Sendable {
     }
 
     /// `request` with the access token (renewed first if needed) and, for bound tokens, a DPoP proof
-    /// for it: for the app's own API calls.
+    /// for it (with the nonce the request's server gave last): for the app's own API calls. `send(_:)`
+    /// also answers the server's nonce request.
     public func authorize(_ request: HTTPRequest) async throws -> HTTPRequest {
         let tokens = try await validTokens()
         var authorized = request
         authorized.headers["Authorization"] = (tokens.isBound ? "DPoP " : "Bearer ") + tokens.accessToken
         if tokens.isBound {
-            authorized.headers["DPoP"] = try await connection.proof(method: request.method, url: request.url.absoluteString, accessToken: tokens.accessToken)
+            authorized.headers["DPoP"] = try await connection.proof(method: request.method, url: request.url, accessToken: tokens.accessToken)
         }
         return authorized
+    }
+
+    /// Sends `request` to the app's own API (a resource server) with the access token and its proof,
+    /// and answers the server's response, whatever its status. A server that asks for a DPoP nonce
+    /// (401 with `WWW-Authenticate: DPoP error="use_dpop_nonce"` and a `DPoP-Nonce`, RFC 9449 section 9)
+    /// gets the request once more with a proof carrying that nonce; each server's nonce is kept for it alone.
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var response = try await connection.send(try await authorize(request))
+        await connection.remember(response, from: request.url)
+        if response.status == 401, response.headers["dpop-nonce"] != nil,
+            response.headers["www-authenticate"]?.contains("use_dpop_nonce") == true
+        {
+            response = try await connection.send(try await authorize(request))
+            await connection.remember(response, from: request.url)
+        }
+        return response
     }
 
     /// The installation's device key, if it has one (made at its first registration or proof).

@@ -176,11 +176,21 @@ struct GatehouseClientTests {
         #expect(try await transport.send(authorized).status == 200)
 
         // An app whose policy requires proofs (and nonces): the SDK answers the nonce request itself.
-        let strict = world.client("strict")
+        let (keys, tokens) = (SoftwareKeyStore(), InMemoryTokenStore())
+        let strict = world.client("strict", keys: keys, tokens: tokens)
         let outcome = try await strict.register(provider: "device", delegate: ScriptedDelegate { _, _ in .registerDeviceKey() })
         guard case .completed(let result) = outcome else { Issue.record("no tokens"); return }
         #expect(result.tokens.isBound)
         #expect(try await strict.renew().isBound)
+        // A resource server asking for a nonce (here the broker's userinfo): `send` answers with one.
+        // A client that has not met the server yet is asked once, then sends it.
+        let counting = CountingTransport()
+        let resourceClient = world.client("strict", keys: keys, tokens: tokens, transport: counting)
+        let answered = try await resourceClient.send(HTTPRequest(method: "GET", url: userinfo))
+        #expect(answered.status == 200)
+        #expect(counting.count("/oauth2/userinfo") == 2)
+        #expect(try await resourceClient.send(HTTPRequest(method: "GET", url: userinfo)).status == 200)
+        #expect(counting.count("/oauth2/userinfo") == 3, "the nonce is kept for the next call")
         let unbound = world.client("strict", bindTokens: false)
         #expect(await thrownError(GatehouseError.self) { _ = try await unbound.startRegistration(provider: "device") } == .invalidDPoPProof)
     }
@@ -316,15 +326,21 @@ struct GatehouseClientTests {
     }
 }
 
-/// Values handed out one by one (the last one again when they run out).
+/// Values handed out one by one (the last one again when they run out), or gathered one by one.
 final class Remaining: @unchecked Sendable {
     private let lock = NSLock()
     private var values: [String]
     init(_ values: [String]) { self.values = values }
     func next() -> String { lock.withLock { values.count > 1 ? values.removeFirst() : values[0] } }
+    func append(_ value: String) { lock.withLock { values.append(value) } }
+    var all: [String] { lock.withLock { values } }
 }
 
 enum Base64 {
+    static func encodeURL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
     static func decodeURL(_ text: String) -> Data? {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
