@@ -77,6 +77,19 @@ extension SQLiteStore: RefreshTokenStore {
         }
     }
 
+    public func revokeRefreshTokens(accountID: String, appID: String, now: Date) async throws -> [String] {
+        try await write { db in
+            let families = try String.fetchAll(
+                db.cachedStatement(sql: "SELECT DISTINCT family_id FROM refresh_tokens WHERE account_id = ? AND app_id = ? AND revoked_at IS NULL"),
+                arguments: [accountID, appID]
+            )
+            try db.cachedStatement(sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE account_id = ? AND app_id = ? AND revoked_at IS NULL").execute(
+                arguments: [now.storeValue, accountID, appID]
+            )
+            return families
+        }
+    }
+
     public func replaceSigningKeyMaterial(kid: String, expected: String, replacement: String) async throws -> Bool {
         try await write { db in
             try db.executeCached(sql: "UPDATE signing_keys SET private_key_pem = ? WHERE kid = ? AND private_key_pem = ?", arguments: [replacement, kid, expected])

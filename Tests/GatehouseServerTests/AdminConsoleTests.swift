@@ -265,6 +265,24 @@ extension GatehouseServerTests {
         }
     }
 
+    @Test func anAddressStartingSignInsWithoutEndIsToldToWait() async throws {
+        let test = try await Self.consoleBroker()
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            for _ in 0..<AdminConsoleService.signInStartsPerMinute {
+                #expect(try await client.execute(uri: "/admin/login", method: .get).status == .seeOther)
+            }
+            let refused = try await client.execute(uri: "/admin/login", method: .get)
+            #expect(refused.status == .tooManyRequests)
+            #expect(refused.headers[.retryAfter].flatMap(Int.init).map { (1...60).contains($0) } == true)
+            #expect(refused.headers[.setCookie] == nil, "nothing was stored for it")
+            #expect(try await client.execute(uri: "/admin/reauthenticate", method: .get).status == .tooManyRequests)
+            // The next minute, it may start again.
+            test.clock.advance(by: 61)
+            #expect(try await client.execute(uri: "/admin/login", method: .get).status == .seeOther)
+        }
+    }
+
     @Test func returnAddressesStayInsideTheConsole() {
         #expect(AdminConsoleService.safeReturn("/admin/apps/web") == "/admin/apps/web")
         for unsafe in ["https://evil.example/", "//evil.example/admin/", "/admin//evil", "/admin/v1/apps", "/oauth2/token", "/admin/\\evil", nil] {

@@ -118,6 +118,69 @@ extension GatehouseServerTests {
         }
     }
 
+    @Test func revokingAConsentTakesBackTheTokensTheAppHoldsForThePersonOnly() async throws {
+        let test = try await Self.sessionBroker()
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            let (query, cookie) = try await Self.signInWithSession(client)
+            let web = try await Self.exchange(client, code: try #require(query["code"])).body
+            let webToken = try #require(web["access_token"]?.stringValue)
+
+            // The third-party app asks; the person allows on the consent page.
+            let consentPage = try await client.execute(
+                uri: Self.authorizeQuery(client: "other", extra: ["scope": "openid offline_access"]), method: .get, headers: [.cookie: cookie]
+            )
+            #expect(consentPage.status == .ok)
+            let html = String(buffer: consentPage.body)
+            var headers = Self.form
+            let flowCookie = consentPage.headers[.setCookie]?.split(separator: ";").first.map(String.init)
+            headers[.cookie] = ([cookie] + (flowCookie.map { [$0] } ?? [])).joined(separator: "; ")
+            let allowed = try await client.execute(
+                uri: "/oauth2/authorize/answer", method: .post, headers: headers,
+                body: ByteBuffer(string: Self.encode(["flow": try #require(Self.hidden("flow", in: html)), "csrf": try #require(Self.hidden("csrf", in: html))]))
+            )
+            #expect(allowed.status == .seeOther)
+            let location = try #require(allowed.headers[.location])
+            let code = try #require(Self.query(of: location)["code"])
+            let other = try await Self.exchange(client, code: code, id: "other", secret: Self.otherSecret).body
+            let otherAccess = try #require(other["access_token"]?.stringValue)
+            let otherRefresh = try #require(other["refresh_token"]?.stringValue)
+            let rotated = try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": otherRefresh], id: "other", secret: Self.otherSecret)
+            #expect(rotated.status == .ok)
+            let rotatedRefresh = try #require(rotated.body["refresh_token"]?.stringValue)
+
+            // The app introspects its own tokens.
+            func introspectAsOther(_ token: String) async throws -> JSONValue? {
+                let response = try await client.execute(
+                    uri: "/oauth2/introspect", method: .post, headers: Self.basic("other", Self.otherSecret), body: ByteBuffer(string: Self.encode(["token": token]))
+                )
+                return try Self.object(response)["active"]
+            }
+            #expect(try await introspectAsOther(otherAccess) == true)
+            // The person revokes it with their first-party app's token.
+            let bearer: HTTPFields = [.authorization: "Bearer \(webToken)"]
+            let listed = try await client.execute(uri: "/v1/account/consents", method: .get, headers: bearer)
+            #expect(String(buffer: listed.body).contains("\"other\""))
+            #expect(try await client.execute(uri: "/v1/account/consents/other", method: .delete, headers: bearer).status == .noContent)
+
+            // The app's refresh token and the access tokens issued with it stop working; the person's own app keeps going.
+            let refused = try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": rotatedRefresh], id: "other", secret: Self.otherSecret)
+            #expect(refused.status == .badRequest && refused.body["error"] == "invalid_grant")
+            #expect(try await introspectAsOther(otherAccess) == false)
+            #expect(try await introspectAsOther(try #require(rotated.body["access_token"]?.stringValue)) == false)
+            #expect(try await Self.introspect(client, webToken)["active"] == true)
+            let webRefresh = try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": try #require(web["refresh_token"]?.stringValue)])
+            #expect(webRefresh.status == .ok)
+            let revoked = try await test.store.auditEvents(type: "consent.revoked", appID: "other", accountID: nil, since: nil, limit: 1)
+            #expect(revoked.first?.details["revokedFamilies"] == "1")
+            // Asking again shows the consent page again.
+            let again = try await client.execute(
+                uri: Self.authorizeQuery(client: "other", extra: ["scope": "openid", "prompt": "none"]), method: .get, headers: [.cookie: cookie]
+            )
+            #expect(Self.query(of: try #require(again.headers[.location]))["error"] == "consent_required")
+        }
+    }
+
     @Test func logoutRefusesUnregisteredRedirectsAndAsksWithoutAHint() async throws {
         let test = try await Self.sessionBroker()
         defer { test.temporary.remove() }

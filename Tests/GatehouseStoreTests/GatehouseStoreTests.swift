@@ -668,6 +668,26 @@ struct GatehouseStoreTests {
         }
     }
 
+    @Test(arguments: StoreKind.allCases) func revokingOneAppsTokensOfAnAccountLeavesItsOtherAppsAndPeopleAlone(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let owner = try await account(store)
+            let other = try await account(store, "s-2")
+            var used = refreshToken("rt-1", family: "f1", account: owner.id, app: "third")
+            used.usedAt = now
+            try await store.insertRefreshToken(used)
+            try await store.insertRefreshToken(refreshToken("rt-2", family: "f1", account: owner.id, app: "third"))
+            try await store.insertRefreshToken(refreshToken("rt-3", family: "f2", account: owner.id, app: "third"))
+            try await store.insertRefreshToken(refreshToken("rt-4", family: "f3", account: owner.id, app: "notes"))
+            try await store.insertRefreshToken(refreshToken("rt-5", family: "f4", account: other.id, app: "third"))
+            #expect(try await store.revokeRefreshTokens(accountID: owner.id, appID: "third", now: now).sorted() == ["f1", "f2"])
+            for digest in ["rt-1", "rt-2", "rt-3"] { #expect(try await store.refreshToken(digest: digest)?.revokedAt == now, "\(digest)") }
+            for digest in ["rt-4", "rt-5"] { #expect(try await store.refreshToken(digest: digest)?.revokedAt == nil, "\(digest)") }
+            // Nothing live is left to revoke.
+            #expect(try await store.revokeRefreshTokens(accountID: owner.id, appID: "third", now: now).isEmpty)
+        }
+    }
+
     @Test(arguments: StoreKind.allCases) func codesKeepTheSessionTheyWereIssuedIn(_ kind: StoreKind) async throws {
         try await TestDatabase.with(kind) { database in
             let store = database.store

@@ -32,12 +32,23 @@ extension OAuthService {
         try await ConsentBook(store: store, clock: clock).grants(accountID: try await accountActing(with: accessToken))
     }
 
-    /// Forgets the person's consent for an app: its next sign-in asks again.
+    /// Forgets the person's consent for an app, and takes back what the consent let it have: the
+    /// refresh tokens the app holds for the person, and the access tokens issued with them (on every
+    /// node within the revocation list's refresh). Its next sign-in asks again.
     public func revokeConsent(appID: String, accessToken: PresentedToken) async throws {
         let accountID = try await accountActing(with: accessToken)
         guard try await ConsentBook(store: store, clock: clock).revoke(accountID: accountID, appID: appID) else {
             throw BrokerError(.notFound, .notFound, "This account has not allowed the app '\(appID)' anything.")
         }
-        try await store.appendAudit(AuditEvent(time: clock.now, type: "consent.revoked", appID: appID, accountID: accountID))
+        let now = clock.now
+        let families = try await store.revokeRefreshTokens(accountID: accountID, appID: appID, now: now)
+        // Kept as long as a refresh token lives: it also stops a rotation of the family that was in
+        // flight during the update above (its new token is refused where it is presented).
+        for family in families {
+            try await revocations.revoke(RevocationRecord(kind: .family, value: family, revokedAt: now, expiresAt: now.addingTimeInterval(Self.familyRevocationLifetime)))
+        }
+        try await store.appendAudit(
+            AuditEvent(time: now, type: "consent.revoked", appID: appID, accountID: accountID, details: ["revokedFamilies": String(families.count)])
+        )
     }
 }

@@ -97,6 +97,13 @@ extension PostgresStore: RefreshTokenStore {
         try await run("UPDATE refresh_tokens SET revoked_at = \(now.storeValue) WHERE account_id = \(accountID) AND revoked_at IS NULL RETURNING 1")
     }
 
+    public func revokeRefreshTokens(accountID: String, appID: String, now: Date) async throws -> [String] {
+        let rows = try await rows(
+            "UPDATE refresh_tokens SET revoked_at = \(now.storeValue) WHERE account_id = \(accountID) AND app_id = \(appID) AND revoked_at IS NULL RETURNING family_id"
+        )
+        return Array(Set(try rows.map { try $0["family_id"].string() })).sorted()
+    }
+
     public func deleteExpiredRefreshTokens(now: Date) async throws -> Int {
         try await run("DELETE FROM refresh_tokens WHERE expires_at <= \(now.storeValue) RETURNING 1")
     }

@@ -42,9 +42,19 @@ public struct AdminConsoleService: Sendable {
 
     // MARK: - Signing in
 
+    /// Sign-ins one client address may start per minute: each stores a pending sign-in (for ten
+    /// minutes), so an anonymous flood must not grow the store without bound. A person needs a few.
+    public static let signInStartsPerMinute = 30
+
     /// Starts a sign-in: the cookie that binds it to this browser, and the authorization request to
     /// send the browser to. `reauthenticate` asks the broker for a fresh sign-in (`prompt=login`).
-    public func beginSignIn(returnTo: String?, reauthenticate: Bool) async throws -> (cookie: String, location: String) {
+    /// More than `signInStartsPerMinute` from one address (IPv6 by its /64) are refused with
+    /// `rate_limited` and `retryAfter`.
+    public func beginSignIn(returnTo: String?, reauthenticate: Bool, clientIP: String? = nil) async throws -> (cookie: String, location: String) {
+        let address = clientIP.map(FailedAuthenticationLimit.addressBucket) ?? FailedAuthenticationLimit.unknownAddress
+        try await LockoutBook(namespace: "console-sign-in", store: store, audit: store, clock: clock).limitRate(
+            "ip:\(address)", limit: Self.signInStartsPerMinute, window: Seconds(60), message: "Too many sign-ins were started from this address; wait a minute."
+        )
         let cookie = RandomToken.make()
         let attempt = ConsoleSignInAttempt(
             state: RandomToken.make(), nonce: RandomToken.make(), codeVerifier: RandomToken.make(), returnTo: Self.safeReturn(returnTo),
