@@ -113,7 +113,13 @@ public actor Flow {
             if evidence == nil, asked != nil, let provider = client.attestationProvider {
                 // Play Integrity's request hash binds the nonce and this key (docs/plugins/device-key.md).
                 let requestHash = Base64URL.encode(SHA256.hash(data: Data("\(nonce).\(key.thumbprint)".utf8)))
-                evidence = try await provider.attestation(challenge: nonce, formats: formats, requestHash: requestHash, key: key)
+                do {
+                    evidence = try await provider.attestation(challenge: nonce, formats: formats, requestHash: requestHash, key: key)
+                } catch where asked == "optional" {
+                    // An optional attestation the device cannot make (no App Attest on a simulator, Play
+                    // services missing): register without one, as the policy allows.
+                    evidence = nil
+                }
             }
             if let evidence { fields["attestation"] = .object(evidence.fields.merging(["format": .string(evidence.format)]) { _, format in format }) }
             return fields

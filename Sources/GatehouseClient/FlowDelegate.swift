@@ -32,7 +32,8 @@ extension GatehouseClient {
                 do {
                     try await flow.answer(answer)
                     error = nil
-                } catch let refusal as GatehouseError where Self.leavesChallengeOpen(refusal) && refusals < maxRefusals {
+                    refusals = 0
+                } catch let refusal as GatehouseError where Self.leavesChallengeOpen(refusal, answering: answer) && refusals < maxRefusals {
                     error = refusal
                     refusals += 1
                 }
@@ -40,9 +41,15 @@ extension GatehouseClient {
         }
     }
 
-    static func leavesChallengeOpen(_ error: GatehouseError) -> Bool {
+    /// Whether the broker refused `answer` but still waits at the same challenge. A rate limit does
+    /// only for a new code asked too soon: elsewhere (a second factor that could not start) the broker
+    /// has moved the flow on to a `retry` challenge this client has not seen, so it is thrown.
+    static func leavesChallengeOpen(_ error: GatehouseError, answering answer: FlowAnswer) -> Bool {
         switch error {
-        case .invalidCredentials, .invalidPIN, .invalidCode, .pinRule, .passwordRule, .rateLimited: return true
+        case .rateLimited:
+            if case .resendCode = answer { return true }
+            return false
+        case .invalidCredentials, .invalidPIN, .invalidCode, .pinRule, .passwordRule: return true
         case .refused(let code, _, _, _):
             return ["code_expired", "invalid_email", "invalid_username", "username_taken", "invalid_activation", "invalid_profile"].contains(code)
                 && !error.endsFlow

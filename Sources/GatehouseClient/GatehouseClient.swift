@@ -162,6 +162,8 @@ public final class GatehouseClient: Sendable {
 
     /// Signs out: the broker revokes the refresh token's whole family (and the access tokens issued
     /// with it), then the tokens are forgotten here. The device key stays: the next sign-in uses it.
+    /// The tokens are forgotten even when the broker cannot be reached or refuses; its error is
+    /// thrown afterwards (the refresh token then lives on at the broker until it expires).
     public func logout() async throws {
         // A renewal under way finishes first, so the refresh token revoked is the current one; one
         // that starts meanwhile saves nothing once the tokens it renewed are gone.
@@ -171,12 +173,17 @@ public final class GatehouseClient: Sendable {
 
     private func logoutNow() async throws {
         guard let tokens = try await tokenStore.load() else { return }
-        if let refreshToken = tokens.refreshToken {
-            var body: [String: JSON] = ["refresh_token": .string(refreshToken), "client_id": .string(configuration.app)]
-            body.merge(secretInBody) { first, _ in first }
-            _ = try await connection.json("POST", "/v1/logout", body: .object(body), .init())
-        } else {
-            _ = try await connection.json("POST", "/v1/logout", .init(accessToken: tokens.accessToken, bound: tokens.isBound))
+        do {
+            if let refreshToken = tokens.refreshToken {
+                var body: [String: JSON] = ["refresh_token": .string(refreshToken), "client_id": .string(configuration.app)]
+                body.merge(secretInBody) { first, _ in first }
+                _ = try await connection.json("POST", "/v1/logout", body: .object(body), .init())
+            } else {
+                _ = try await connection.json("POST", "/v1/logout", .init(accessToken: tokens.accessToken, bound: tokens.isBound))
+            }
+        } catch {
+            try await tokenStore.clear()
+            throw error
         }
         try await tokenStore.clear()
     }
@@ -212,6 +219,10 @@ public final class GatehouseClient: Sendable {
     /// for it (with the nonce the request's server gave last): for the app's own API calls. `send(_:)`
     /// also answers the server's nonce request.
     public func authorize(_ request: HTTPRequest) async throws -> HTTPRequest {
+        // A token (and its proof) never goes out in clear text, except to this machine.
+        guard request.url.scheme?.lowercased() == "https" || Self.isLoopback(request.url) else {
+            throw GatehouseError.transport("refusing to send a token over plain HTTP to \(request.url.host ?? "a server"): use https")
+        }
         let tokens = try await validTokens()
         var authorized = request
         authorized.headers["Authorization"] = (tokens.isBound ? "DPoP " : "Bearer ") + tokens.accessToken
@@ -235,6 +246,11 @@ public final class GatehouseClient: Sendable {
             await connection.remember(response, from: request.url)
         }
         return response
+    }
+
+    static func isLoopback(_ url: URL) -> Bool {
+        guard let host = url.host?.lowercased() else { return false }
+        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
     }
 
     /// The installation's device key, if it has one (made at its first registration or proof).

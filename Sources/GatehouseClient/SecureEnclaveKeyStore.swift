@@ -5,8 +5,10 @@ import Security
 
 /// Device keys in the Secure Enclave (iPhone, iPad, Macs with one): the private key never leaves the
 /// hardware; what is kept in the Keychain is the enclave's wrapped key blob, which only this device's
-/// enclave can use (`kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`: not in backups). Falls back to
-/// nothing: on hardware without an enclave, use `SoftwareKeyStore` with a Keychain-kept directory.
+/// enclave can use (`kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`: not in backups). Where there
+/// is no enclave (the Simulator, older Macs) making a key throws: check `isAvailable` and use
+/// `SoftwareKeyStore` there. On macOS the data-protection Keychain needs a signed app with an
+/// application identifier (an unsigned tool gets `errSecMissingEntitlement`, -34018).
 public actor SecureEnclaveKeyStore: DeviceKeyStore {
     private let service: String
 
@@ -14,6 +16,9 @@ public actor SecureEnclaveKeyStore: DeviceKeyStore {
     public init(service: String) {
         self.service = service
     }
+
+    /// Whether this device has a Secure Enclave to keep keys in.
+    public static var isAvailable: Bool { SecureEnclave.isAvailable }
 
     public func key(named name: String) async throws -> (any DeviceKey)? {
         var query = baseQuery(name)
@@ -36,13 +41,9 @@ public actor SecureEnclaveKeyStore: DeviceKeyStore {
         guard let access = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly, .privateKeyUsage, nil) else {
             throw GatehouseError.transport("cannot make the Secure Enclave key's access control")
         }
+        guard SecureEnclave.isAvailable else { throw GatehouseError.transport("this device has no Secure Enclave: use SoftwareKeyStore") }
         let key = try SecureEnclave.P256.Signing.PrivateKey(accessControl: access)
-        try await deleteKey(named: name)
-        var query = baseQuery(name)
-        query[kSecValueData as String] = key.dataRepresentation
-        query[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
-        let status = SecItemAdd(query as CFDictionary, nil)
-        guard status == errSecSuccess else { throw GatehouseError.transport("the Keychain answered \(status)") }
+        try KeychainItem.write(key.dataRepresentation, query: baseQuery(name))
         return EnclaveKey(key: key)
     }
 

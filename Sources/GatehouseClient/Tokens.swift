@@ -84,12 +84,7 @@ public actor KeychainTokenStore: TokenStore {
     }
 
     public func save(_ tokens: Tokens) async throws {
-        try await clear()
-        var query = baseQuery
-        query[kSecValueData as String] = try JSONEncoder().encode(tokens)
-        query[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
-        let status = SecItemAdd(query as CFDictionary, nil)
-        guard status == errSecSuccess else { throw GatehouseError.transport("the Keychain answered \(status)") }
+        try KeychainItem.write(try JSONEncoder().encode(tokens), query: baseQuery)
     }
 
     public func clear() async throws {
@@ -130,29 +125,5 @@ public actor FileTokenStore: TokenStore {
 
     public func clear() async throws {
         if FileManager.default.fileExists(atPath: file.path) { try FileManager.default.removeItem(at: file) }
-    }
-}
-
-/// Writes secrets to files only their owner may read: into a new file made 0600 in the same folder
-/// (the folder made 0700), then renamed over the old one, so that a crash leaves the old file or the
-/// new one, never half of one, and an old file's looser permissions never apply.
-enum OwnerOnlyFile {
-    static func write(_ data: Data, to file: URL) throws {
-        let folder = file.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let temporary = folder.appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-            throw GatehouseError.transport("cannot create \(temporary.path)")
-        }
-        do {
-            let handle = try FileHandle(forWritingTo: temporary)
-            try handle.write(contentsOf: data)
-            try handle.synchronize()
-            try handle.close()
-            if rename(temporary.path, file.path) != 0 { throw GatehouseError.transport("cannot replace \(file.path)") }
-        } catch {
-            try? FileManager.default.removeItem(at: temporary)
-            throw error
-        }
     }
 }
