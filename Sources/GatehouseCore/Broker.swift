@@ -80,7 +80,7 @@ public struct Broker: Sendable, CustomStringConvertible {
             accountOperations: AccountOperationService(store: store, oauth: oauth, plugins: plugins, clock: clock),
             adminGate: adminGate,
             console: config.admin.console.enabled
-                ? AdminConsoleService(admin: config.admin, issuer: config.server.issuer, store: store, oauth: oauth, gate: adminGate, clock: clock, logger: logger)
+                ? AdminConsoleService(admin: config.admin, issuer: config.server.issuer, store: store, oauth: oauth, gate: adminGate, sealer: sealer, clock: clock, logger: logger)
                 : nil,
             clock: clock, logger: logger
         )

@@ -86,6 +86,7 @@ extension SQLiteStore: RefreshTokenStore {
             try db.cachedStatement(sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE account_id = ? AND app_id = ? AND revoked_at IS NULL").execute(
                 arguments: [now.storeValue, accountID, appID]
             )
+            try db.cachedStatement(sql: "DELETE FROM authorization_codes WHERE account_id = ? AND app_id = ? AND used_at IS NULL").execute(arguments: [accountID, appID])
             return families
         }
     }

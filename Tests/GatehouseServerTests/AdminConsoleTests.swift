@@ -265,21 +265,33 @@ extension GatehouseServerTests {
         }
     }
 
-    @Test func anAddressStartingSignInsWithoutEndIsToldToWait() async throws {
+    @Test func aPendingSignInIsASealedCookieThatStoresNothingAndOpensOnlyUnaltered() async throws {
         let test = try await Self.consoleBroker()
         defer { test.temporary.remove() }
         try await Self.application(test).test(.router) { client in
-            for _ in 0..<AdminConsoleService.signInStartsPerMinute {
-                #expect(try await client.execute(uri: "/admin/login", method: .get).status == .seeOther)
+            let before = try await test.store.pluginRecords(namespace: "gatehouse:console-sign-ins", keyPrefix: "", now: test.clock.now).count
+            var cookies: [String] = []
+            for _ in 0..<50 {
+                let begin = try await client.execute(uri: "/admin/login", method: .get)
+                #expect(begin.status == .seeOther)
+                cookies.append(try #require(begin.headers[.setCookie]?.split(separator: ";").first.map(String.init)))
             }
-            let refused = try await client.execute(uri: "/admin/login", method: .get)
-            #expect(refused.status == .tooManyRequests)
-            #expect(refused.headers[.retryAfter].flatMap(Int.init).map { (1...60).contains($0) } == true)
-            #expect(refused.headers[.setCookie] == nil, "nothing was stored for it")
-            #expect(try await client.execute(uri: "/admin/reauthenticate", method: .get).status == .tooManyRequests)
-            // The next minute, it may start again.
-            test.clock.advance(by: 61)
-            #expect(try await client.execute(uri: "/admin/login", method: .get).status == .seeOther)
+            #expect(try await test.store.pluginRecords(namespace: "gatehouse:console-sign-ins", keyPrefix: "", now: test.clock.now).count == before)
+            #expect(Set(cookies).count == 50)
+            // The sealed value holds no readable state, nonce or verifier.
+            let begin = try await client.execute(uri: "/admin/login", method: .get)
+            let location = try #require(begin.headers[.location])
+            let state = try #require(Self.query(of: location)["state"])
+            let cookie = try #require(begin.headers[.setCookie]?.split(separator: ";").first.map(String.init))
+            #expect(!cookie.contains(state))
+            // Altered by one character, it does not open; after ten minutes, it has expired.
+            let value = cookie.split(separator: "=", maxSplits: 1)[1]
+            let altered = cookie.split(separator: "=", maxSplits: 1)[0] + "=" + value.dropLast() + (value.last == "A" ? "B" : "A")
+            let tampered = try await client.execute(uri: "/admin/callback?code=x&state=\(state)", method: .get, headers: [.cookie: String(altered)])
+            #expect(tampered.status == .badRequest)
+            test.clock.advance(by: 601)
+            let late = try await client.execute(uri: "/admin/callback?code=x&state=\(state)", method: .get, headers: [.cookie: cookie])
+            #expect(late.status == .badRequest && String(buffer: late.body).contains("took too long"))
         }
     }
 

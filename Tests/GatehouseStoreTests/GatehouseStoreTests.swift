@@ -680,7 +680,11 @@ struct GatehouseStoreTests {
             try await store.insertRefreshToken(refreshToken("rt-3", family: "f2", account: owner.id, app: "third"))
             try await store.insertRefreshToken(refreshToken("rt-4", family: "f3", account: owner.id, app: "notes"))
             try await store.insertRefreshToken(refreshToken("rt-5", family: "f4", account: other.id, app: "third"))
+            try await store.insertAuthorizationCode(code("c-mine", account: owner.id, app: "third"))
+            try await store.insertAuthorizationCode(code("c-theirs", account: other.id, app: "third"))
             #expect(try await store.revokeRefreshTokens(accountID: owner.id, appID: "third", now: now).sorted() == ["f1", "f2"])
+            #expect(try await store.authorizationCode(digest: "c-mine") == nil, "a code not yet redeemed goes too")
+            #expect(try await store.authorizationCode(digest: "c-theirs") != nil)
             for digest in ["rt-1", "rt-2", "rt-3"] { #expect(try await store.refreshToken(digest: digest)?.revokedAt == now, "\(digest)") }
             for digest in ["rt-4", "rt-5"] { #expect(try await store.refreshToken(digest: digest)?.revokedAt == nil, "\(digest)") }
             // Nothing live is left to revoke.

@@ -37,16 +37,16 @@ extension OAuthService {
     /// node within the revocation list's refresh). Its next sign-in asks again.
     public func revokeConsent(appID: String, accessToken: PresentedToken) async throws {
         let accountID = try await accountActing(with: accessToken)
-        guard try await ConsentBook(store: store, clock: clock).revoke(accountID: accountID, appID: appID) else {
+        let consents = ConsentBook(store: store, clock: clock)
+        guard try await consents.grants(accountID: accountID).contains(where: { $0.appID == appID }) else {
             throw BrokerError(.notFound, .notFound, "This account has not allowed the app '\(appID)' anything.")
         }
+        // The tokens first, the consent last: if anything fails on the way, the consent is still
+        // listed and revoking it again finishes the job.
         let now = clock.now
         let families = try await store.revokeRefreshTokens(accountID: accountID, appID: appID, now: now)
-        // Kept as long as a refresh token lives: it also stops a rotation of the family that was in
-        // flight during the update above (its new token is refused where it is presented).
-        for family in families {
-            try await revocations.revoke(RevocationRecord(kind: .family, value: family, revokedAt: now, expiresAt: now.addingTimeInterval(Self.familyRevocationLifetime)))
-        }
+        for family in families { try await revocations.revokeFamily(family) }
+        _ = try await consents.revoke(accountID: accountID, appID: appID)
         try await store.appendAudit(
             AuditEvent(time: now, type: "consent.revoked", appID: appID, accountID: accountID, details: ["revokedFamilies": String(families.count)])
         )

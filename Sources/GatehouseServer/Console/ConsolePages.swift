@@ -24,12 +24,8 @@ struct ConsolePages {
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         router.get("admin") { request, context in try await page(request, context) { session in try await home(session, notice: Self.notice(request)) } }
-        router.get("admin/login") { request, context in
-            try await beginSignIn(returnTo: request.uri.queryParameters.get("return"), reauthenticate: false, clientIP: context.clientIP)
-        }
-        router.get("admin/reauthenticate") { request, context in
-            try await beginSignIn(returnTo: request.uri.queryParameters.get("return"), reauthenticate: true, clientIP: context.clientIP)
-        }
+        router.get("admin/login") { request, _ in try await beginSignIn(returnTo: request.uri.queryParameters.get("return"), reauthenticate: false) }
+        router.get("admin/reauthenticate") { request, _ in try await beginSignIn(returnTo: request.uri.queryParameters.get("return"), reauthenticate: true) }
         router.get("admin/callback") { request, context in try await callback(request, context) }
         router.post("admin/bootstrap") { request, context in try await bootstrap(request, context) }
         router.post("admin/logout") { request, context in try await signOut(request, context) }
@@ -167,16 +163,8 @@ struct ConsolePages {
         )
     }
 
-    func beginSignIn(returnTo: String?, reauthenticate: Bool, clientIP: String?) async throws -> Response {
-        let cookie: String
-        let location: String
-        do {
-            (cookie, location) = try await console.beginSignIn(returnTo: returnTo, reauthenticate: reauthenticate, clientIP: clientIP)
-        } catch let error as BrokerError where error.code == .rateLimited {
-            var response = renderer.failure(error, session: nil, links: [["href": "/admin/", "label": "Back", "secondary": true, "id": false]])
-            if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
-            return response
-        }
+    func beginSignIn(returnTo: String?, reauthenticate: Bool) async throws -> Response {
+        let (cookie, location) = try await console.beginSignIn(returnTo: returnTo, reauthenticate: reauthenticate)
         var response = ConsoleRenderer.redirect(location)
         signInCookie.set(cookie, on: &response)
         return response
@@ -187,7 +175,7 @@ struct ConsolePages {
         let result: AdminConsoleService.SignInResult
         do {
             result = try await console.finishSignIn(
-                cookie: signInCookie.value(in: request), state: query.get("state"), code: query.get("code"), error: query.get("error"), clientIP: context.clientIP,
+                cookie: signInCookie.sealedValue(in: request), state: query.get("state"), code: query.get("code"), error: query.get("error"), clientIP: context.clientIP,
                 previous: sessionCookie.value(in: request)
             )
         } catch let error as BrokerError {

@@ -97,11 +97,23 @@ extension PostgresStore: RefreshTokenStore {
         try await run("UPDATE refresh_tokens SET revoked_at = \(now.storeValue) WHERE account_id = \(accountID) AND revoked_at IS NULL RETURNING 1")
     }
 
+    /// Repeated until a pass revokes nothing, as for one family: a rotation committing meanwhile.
     public func revokeRefreshTokens(accountID: String, appID: String, now: Date) async throws -> [String] {
-        let rows = try await rows(
-            "UPDATE refresh_tokens SET revoked_at = \(now.storeValue) WHERE account_id = \(accountID) AND app_id = \(appID) AND revoked_at IS NULL RETURNING family_id"
-        )
-        return Array(Set(try rows.map { try $0["family_id"].string() })).sorted()
+        try await transaction { connection in
+            try await connection.query(
+                "DELETE FROM authorization_codes WHERE account_id = \(accountID) AND app_id = \(appID) AND used_at IS NULL", logger: self.logger
+            )
+            var families = Set<String>()
+            while true {
+                let pass = try await Self.rows(
+                    "UPDATE refresh_tokens SET revoked_at = \(now.storeValue) WHERE account_id = \(accountID) AND app_id = \(appID) AND revoked_at IS NULL RETURNING family_id",
+                    on: connection, logger: self.logger
+                )
+                if pass.isEmpty { break }
+                for row in pass { families.insert(try row["family_id"].string()) }
+            }
+            return families.sorted()
+        }
     }
 
     public func deleteExpiredRefreshTokens(now: Date) async throws -> Int {

@@ -15,18 +15,21 @@ public struct AdminConsoleService: Sendable {
     let oauth: OAuthService
     let gate: AdminGate
     let roles: AdminRoleBook
+    let sealer: SecretSealer
     let clock: any BrokerClock
     let logger: Logger
 
     static let sessionNamespace = "gatehouse:console-sessions"
-    static let signInNamespace = "gatehouse:console-sign-ins"
     /// How long a sign-in may take from the console's redirect to the callback.
     static let signInLifetime: TimeInterval = 600
     /// A session's last use is written at most this often (a write per page would be wasteful).
     static let touchInterval: TimeInterval = 60
 
-    public init(admin: AdminConfig, issuer: String, store: any BrokerStore, oauth: OAuthService, gate: AdminGate, clock: any BrokerClock, logger: Logger) {
+    public init(
+        admin: AdminConfig, issuer: String, store: any BrokerStore, oauth: OAuthService, gate: AdminGate, sealer: SecretSealer, clock: any BrokerClock, logger: Logger
+    ) {
         self.config = admin.console
+        self.sealer = sealer
         self.consoleGroups = Set(admin.consoleGroups)
         self.issuer = issuer
         self.store = store
@@ -42,29 +45,20 @@ public struct AdminConsoleService: Sendable {
 
     // MARK: - Signing in
 
-    /// Sign-ins one client address may start per minute: each stores a pending sign-in (for ten
-    /// minutes), so an anonymous flood must not grow the store without bound. A person needs a few.
-    public static let signInStartsPerMinute = 30
+    /// What a sealed sign-in cookie is bound to (AES-GCM's additional data): it opens as nothing else.
+    static let signInCookieContext = "gatehouse:console-sign-in"
 
     /// Starts a sign-in: the cookie that binds it to this browser, and the authorization request to
     /// send the browser to. `reauthenticate` asks the broker for a fresh sign-in (`prompt=login`).
-    /// More than `signInStartsPerMinute` from one address (IPv6 by its /64) are refused with
-    /// `rate_limited` and `retryAfter`.
-    public func beginSignIn(returnTo: String?, reauthenticate: Bool, clientIP: String? = nil) async throws -> (cookie: String, location: String) {
-        let address = clientIP.map(FailedAuthenticationLimit.addressBucket) ?? FailedAuthenticationLimit.unknownAddress
-        try await LockoutBook(namespace: "console-sign-in", store: store, audit: store, clock: clock).limitRate(
-            "ip:\(address)", limit: Self.signInStartsPerMinute, window: Seconds(60), message: "Too many sign-ins were started from this address; wait a minute."
-        )
-        let cookie = RandomToken.make()
+    /// The pending sign-in (state, nonce, PKCE verifier, where to return, its expiry) travels sealed
+    /// in the cookie, under the key-encryption key: nothing is stored, so anonymous requests cannot
+    /// grow the store, and no rate limit is needed that could lock admins out.
+    public func beginSignIn(returnTo: String?, reauthenticate: Bool) async throws -> (cookie: String, location: String) {
         let attempt = ConsoleSignInAttempt(
             state: RandomToken.make(), nonce: RandomToken.make(), codeVerifier: RandomToken.make(), returnTo: Self.safeReturn(returnTo),
-            reauthentication: reauthenticate
+            reauthentication: reauthenticate, expiresAt: clock.now.addingTimeInterval(Self.signInLifetime)
         )
-        let now = clock.now
-        guard try await store.insertPluginRecord(
-            namespace: Self.signInNamespace, key: SecretDigest.sha256Hex(cookie), value: JSONEncoder().encode(attempt),
-            expiresAt: now.addingTimeInterval(Self.signInLifetime), now: now
-        ) else { throw BrokerError.internalFailure("Could not start the sign-in.") }
+        let cookie = try sealer.seal(JSONEncoder().encode(attempt), context: Self.signInCookieContext)
         var query = URLComponents()
         query.queryItems = [
             URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: ConsoleConfig.appID),
@@ -90,9 +84,9 @@ public struct AdminConsoleService: Sendable {
     /// exchanges the code (with the PKCE verifier) at the token endpoint's code, verifies the ID token
     /// (signature, issuer, audience, expiry, nonce) and decides whether the person is admitted.
     public func finishSignIn(cookie: String?, state: String?, code: String?, error: String?, clientIP: String?, previous: String? = nil) async throws -> SignInResult {
-        guard let cookie, let record = try await store.pluginRecord(namespace: Self.signInNamespace, key: SecretDigest.sha256Hex(cookie), now: clock.now),
-            try await store.deletePluginRecord(namespace: Self.signInNamespace, key: SecretDigest.sha256Hex(cookie), expectedVersion: record.version),
-            let attempt = try? JSONDecoder().decode(ConsoleSignInAttempt.self, from: record.value)
+        // A replayed callback gets no further: its code was used at the token endpoint already.
+        guard let cookie, let sealed = try? sealer.open(cookie, context: Self.signInCookieContext),
+            let attempt = try? JSONDecoder().decode(ConsoleSignInAttempt.self, from: sealed), attempt.expiresAt > clock.now
         else {
             throw BrokerError(.invalidRequest, .badRequest, "This sign-in was not started in this browser, or it took too long. Sign in again.")
         }

@@ -36,4 +36,5 @@ struct ConsoleSignInAttempt: Sendable, Codable {
     var codeVerifier: String
     var returnTo: String
     var reauthentication: Bool
+    var expiresAt: Date
 }
