@@ -248,9 +248,13 @@ public final class GatehouseClient: Sendable {
         return response
     }
 
+    /// localhost, ::1 or an IPv4 address in 127.0.0.0/8 (a literal address: a name such as
+    /// `127.example.com` is not loopback).
     static func isLoopback(_ url: URL) -> Bool {
         guard let host = url.host?.lowercased() else { return false }
-        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false).map { UInt8($0) }
+        return octets.count == 4 && octets.allSatisfy { $0 != nil } && octets[0] == 127
     }
 
     /// The installation's device key, if it has one (made at its first registration or proof).
