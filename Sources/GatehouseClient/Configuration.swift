@@ -100,6 +100,11 @@ public struct AttestationEvidence: Sendable, Equatable {
         self.format = format
         self.fields = fields
     }
+
+    /// The evidence as the broker takes it: the format's fields with `format` (which wins over a field of that name).
+    var answerFields: [String: JSON] {
+        fields.merging(["format": .string(format)]) { _, format in format }
+    }
 }
 
 /// Makes device attestations: only the device can (App Attest, DeviceCheck, Play Integrity, Android

@@ -75,7 +75,7 @@ public actor Flow {
         case .signedJWT(let jwt): return ["assertion": .string(jwt)]
         case .fields(let fields): return fields
         case .confirmProfile(let changes): return changes
-        case .attestation(let evidence): return evidence.fields.merging(["format": .string(evidence.format)]) { _, format in format }
+        case .attestation(let evidence): return evidence.answerFields
         case .attest:
             guard case .attestation(let nonce, let formats, let requestHash, _) = challenge else {
                 throw GatehouseError.refused(code: "invalid_answer", description: "This challenge does not ask for an attestation.", status: 400, reason: nil)
@@ -84,8 +84,7 @@ public actor Flow {
                 throw GatehouseError.refused(code: "invalid_answer", description: "The client has no AttestationProvider to make the attestation.", status: 400, reason: nil)
             }
             let key = try await client.connection.keys.existingOrNewKey(named: BrokerConnection.deviceKeyName)
-            let evidence = try await provider.attestation(challenge: nonce, formats: formats, requestHash: requestHash, key: key)
-            return evidence.fields.merging(["format": .string(evidence.format)]) { _, format in format }
+            return try await provider.attestation(challenge: nonce, formats: formats, requestHash: requestHash, key: key).answerFields
         case .activation(let code, let pin):
             return client.configuration.installation.answerFields.merging(["activation": .string(code), "pin": .string(pin)]) { _, new in new }
         case .activationChoice(let choice, let pin, let alias, let email):
@@ -121,7 +120,7 @@ public actor Flow {
                     evidence = nil
                 }
             }
-            if let evidence { fields["attestation"] = .object(evidence.fields.merging(["format": .string(evidence.format)]) { _, format in format }) }
+            if let evidence { fields["attestation"] = .object(evidence.answerFields) }
             return fields
         case .signWithDeviceKey:
             guard case .deviceKeyAssertion(let nonce, let audience, _) = challenge else {

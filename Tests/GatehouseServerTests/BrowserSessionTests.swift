@@ -151,10 +151,7 @@ extension GatehouseServerTests {
 
             // The app introspects its own tokens.
             func introspectAsOther(_ token: String) async throws -> JSONValue? {
-                let response = try await client.execute(
-                    uri: "/oauth2/introspect", method: .post, headers: Self.basic("other", Self.otherSecret), body: ByteBuffer(string: Self.encode(["token": token]))
-                )
-                return try Self.object(response)["active"]
+                try await Self.introspect(client, token, id: "other", secret: Self.otherSecret)["active"]
             }
             #expect(try await introspectAsOther(otherAccess) == true)
             // The person revokes it with their first-party app's token.
@@ -169,6 +166,8 @@ extension GatehouseServerTests {
             #expect(try await introspectAsOther(otherAccess) == false)
             #expect(try await introspectAsOther(try #require(rotated.body["access_token"]?.stringValue)) == false)
             #expect(try await Self.introspect(client, webToken)["active"] == true)
+            // An app the person never consented to (a first-party one) is 404, and nothing of it is revoked.
+            #expect(try await client.execute(uri: "/v1/account/consents/web", method: .delete, headers: bearer).status == .notFound)
             let webRefresh = try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": try #require(web["refresh_token"]?.stringValue)])
             #expect(webRefresh.status == .ok)
             let revoked = try await test.store.auditEvents(type: "consent.revoked", appID: "other", accountID: nil, since: nil, limit: 1)

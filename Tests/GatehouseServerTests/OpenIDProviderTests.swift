@@ -139,8 +139,8 @@ extension GatehouseServerTests {
         return try await exchange(client, code: code).body
     }
 
-    static func introspect(_ client: any TestClientProtocol, _ token: String) async throws -> [String: JSONValue] {
-        try object(try await client.execute(uri: "/oauth2/introspect", method: .post, headers: basic("web", webSecret), body: ByteBuffer(string: encode(["token": token]))))
+    static func introspect(_ client: any TestClientProtocol, _ token: String, id: String = "web", secret: String = webSecret) async throws -> [String: JSONValue] {
+        try object(try await client.execute(uri: "/oauth2/introspect", method: .post, headers: basic(id, secret), body: ByteBuffer(string: encode(["token": token]))))
     }
 
     @Test func signsInThroughThePagesAndExchangesTheCode() async throws {

@@ -38,7 +38,8 @@ extension OAuthService {
     public func revokeConsent(appID: String, accessToken: PresentedToken) async throws {
         let accountID = try await accountActing(with: accessToken)
         let consents = ConsentBook(store: store, clock: clock)
-        guard try await consents.grants(accountID: accountID).contains(where: { $0.appID == appID }) else {
+        // Any consent covers the empty set of scopes: one keyed read for "is there one?".
+        guard try await consents.covers(accountID: accountID, appID: appID, scopes: []) else {
             throw BrokerError(.notFound, .notFound, "This account has not allowed the app '\(appID)' anything.")
         }
         // The tokens first, the consent last: if anything fails on the way, the consent is still
