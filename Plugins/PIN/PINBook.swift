@@ -40,8 +40,9 @@ struct PINBook: Sendable {
     }
 
     /// Checks a PIN with the lockouts: the account and the device are refused while locked, each
-    /// guess counts before it is evaluated, a wrong one answers `invalid_pin` (or `locked_out` when it
-    /// reached the limit), a right one clears the failures.
+    /// guess counts before it is evaluated (on both), a wrong one answers `invalid_pin` (or
+    /// `locked_out` when it reached the limit: the account's lock, else the device's), a right one
+    /// clears the failures.
     func check(_ pin: String, accountID: String, deviceID: String?) async throws {
         let keys = ["account:\(accountID)"] + (deviceID.map { ["device:\($0)"] } ?? [])
         var reserved: [String] = []
@@ -61,12 +62,17 @@ struct PINBook: Sendable {
         let keyed = try await self.keyed(pin, accountID: accountID)
         let matches = try await BlockingWork.run { Bcrypt.verify(keyed, hash: stored.value.hash) }
         guard matches else {
-            var locked: BrokerError?
-            for key in keys {
-                let what = key.hasPrefix("device:") ? "This device's PIN" : "This account's PIN"
-                if let error = try await environment.lockouts.recordFailure(key, rule: config.lockout, what: what) { locked = locked ?? error }
+            // One wrong PIN sets at most one lock, so that one unlock lifts what it set: when the
+            // account locks, that lock covers this device's guesses at it, and the device's count of
+            // them is forgotten rather than locking the device as well.
+            if let locked = try await environment.lockouts.recordFailure("account:\(accountID)", rule: config.lockout, what: "This account's PIN") {
+                if let deviceID { try await environment.lockouts.recordSuccess("device:\(deviceID)") }
+                throw locked.countingAsWrongAnswer()
             }
-            throw locked?.countingAsWrongAnswer() ?? BrokerError(.invalidPIN, .failedAttempt, "That PIN is not right.")
+            if let deviceID, let locked = try await environment.lockouts.recordFailure("device:\(deviceID)", rule: config.lockout, what: "This device's PIN") {
+                throw locked.countingAsWrongAnswer()
+            }
+            throw BrokerError(.invalidPIN, .failedAttempt, "That PIN is not right.")
         }
         for key in keys { try await environment.lockouts.recordSuccess(key) }
     }

@@ -6,7 +6,7 @@ import NIOSSL
 
 /// Sends mail to an SMTP server (RFC 5321) over SwiftNIO: implicit TLS or STARTTLS (never falling
 /// back to plain text when TLS was asked for), AUTH PLAIN or LOGIN, certificate and host name checks,
-/// and one deadline for the whole delivery. One connection per message: codes are few, and a fresh
+/// and one deadline for the whole delivery (the time the server takes to answer, summed). One connection per message: codes are few, and a fresh
 /// connection never inherits a half-broken session.
 ///
 /// No SMTP client library resolves here (see the machine's package list), so the protocol is
@@ -44,17 +44,13 @@ public struct SMTPMailer: Mailer {
         let data = MIMEMessage.render(message, from: from, date: Date(), messageID: "\(RandomToken.make(byteCount: 16))@\(domain)")
         let session = SMTPSession(settings: settings, tls: tls)
         do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await session.deliver(from: sender, to: message.to, data: data) }
-                group.addTask {
-                    try await Task.sleep(for: .seconds(settings.timeout.value))
-                    throw MailDeliveryError("no answer from \(settings.host):\(settings.port) within \(settings.timeout.value) s (mail.smtp.timeout)")
-                }
-                try await group.next()
-                group.cancelAll()
-            }
+            // The deadline lives on the connection's event loop (SMTPReplyDeadline), not in a timer task
+            // here: such a timer also counted this process's own scheduling delays.
+            try await session.deliver(from: sender, to: message.to, data: data)
         } catch let error as MailDeliveryError {
             throw error
+        } catch is SMTPReplyTimeout {
+            throw MailDeliveryError("no answer from \(settings.host):\(settings.port) within \(settings.timeout.value) s (mail.smtp.timeout)")
         } catch {
             throw MailDeliveryError("\(settings.host):\(settings.port): \(error)")
         }
@@ -66,21 +62,15 @@ extension SMTPMailer {
     public func health() async -> PluginHealth {
         await healthCheck.value { [settings, tls] in
             let limit = min(settings.connectTimeout.value, 3)
-            // The connect itself gives up at the limit too: the group below waits for its tasks.
+            // The connect and the greeting each give up at the limit.
             var probing = settings
             probing.connectTimeout = Seconds(limit)
             probing.timeout = Seconds(limit)
             do {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { [probing] in try await SMTPSession(settings: probing, tls: tls).probe() }
-                    group.addTask {
-                        try await Task.sleep(for: .seconds(limit))
-                        throw MailDeliveryError("no greeting within \(limit) s")
-                    }
-                    try await group.next()
-                    group.cancelAll()
-                }
+                try await SMTPSession(settings: probing, tls: tls).probe()
                 return PluginHealth(healthy: true)
+            } catch is SMTPReplyTimeout {
+                return PluginHealth(healthy: false, detail: "mail server \(settings.host):\(settings.port): no greeting within \(limit) s")
             } catch {
                 return PluginHealth(healthy: false, detail: "mail server \(settings.host):\(settings.port): \(error)")
             }

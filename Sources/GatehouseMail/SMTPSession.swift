@@ -107,6 +107,7 @@ struct SMTPSession: Sendable {
                             try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: implicitTLS, serverHostname: Self.sniName(host)))
                         }
                         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(SMTPReplyDecoder(startTLS: startTLSState)))
+                        try channel.pipeline.syncOperations.addHandler(SMTPReplyDeadline(limit: .seconds(Int64(settings.timeout.value))))
                         return try Connection(wrappingChannelSynchronously: channel)
                     }
                 }

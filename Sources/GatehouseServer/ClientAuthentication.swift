@@ -11,6 +11,12 @@ enum ClientAuthentication {
         try ClientCredentials.presented(basic: try basicCredentials(request.headers[.authorization]), bodyClientID: nil, bodySecret: bodySecret)
     }
 
+    /// A back-end call that names its app: HTTP Basic, or `client_id` (and `client_secret`) in the body,
+    /// so a public app is told it may not (`unauthorized_client`) rather than that it is unknown.
+    static func credentials(from request: Request, bodyClientID: String?, bodySecret: String?) throws(BrokerError) -> ClientCredentials? {
+        try ClientCredentials.presented(basic: try basicCredentials(request.headers[.authorization]), bodyClientID: bodyClientID, bodySecret: bodySecret)
+    }
+
     static func basicCredentials(_ header: String?) throws(BrokerError) -> ClientCredentials? {
         guard let header else { return nil }
         let bytes = Array(header.utf8)

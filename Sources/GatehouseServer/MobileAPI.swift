@@ -45,9 +45,9 @@ struct MobileAPI {
         }
         group.post("activations") { request, context in
             let body = try await request.decode(as: [String: JSONValue].self, context: context)
-            let secret = body["client_secret"]?.stringValue
-            let client = try ClientAuthentication.credentials(from: request, bodySecret: secret)
-            let issued = try await broker.activations.issue(fields: body.filter { $0.key != "client_secret" }, client: client, clientIP: context.clientIP)
+            let client = try ClientAuthentication.credentials(from: request, bodyClientID: body["client_id"]?.stringValue, bodySecret: body["client_secret"]?.stringValue)
+            let fields = body.filter { $0.key != "client_secret" && $0.key != "client_id" }
+            let issued = try await broker.activations.issue(fields: fields, client: client, clientIP: context.clientIP)
             return JSONBody(issued.json).response(status: .created)
         }
         group.get("invitations/:token") { _, context in

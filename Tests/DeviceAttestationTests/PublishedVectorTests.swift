@@ -5,29 +5,59 @@ import Testing
 
 @testable import DeviceAttestation
 
-/// Every case of `../shared/testdata/attestation/cases.json` (published App Attest objects, Android
-/// chains and Play Integrity tokens), each with the verdict it must get, and each refusal for its
-/// stated reason; then the derived cases the README lists, made by changing one parameter.
+/// Every case of `Tests/Fixtures/attestation/cases.json` (published App Attest objects, Android
+/// chains and Play Integrity tokens, each source and licence in that folder's README), each with the
+/// verdict it must get, and each refusal for its stated reason; then the derived cases the README
+/// lists, made by changing one parameter. A missing or unreadable fixture fails the test that needs
+/// it, with the path, and never stops the rest of the suite.
 @Suite("Published attestation vectors")
 struct PublishedVectorTests {
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("shared/testdata/attestation")
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/attestation")
+
+    /// A fixture that is not where the tests expect it, or not what they expect.
+    struct FixtureProblem: Error, CustomStringConvertible {
+        var description: String
+    }
 
     static func cases(_ group: String) throws -> [[String: Any]] {
-        let data = try Data(contentsOf: folder.appendingPathComponent("cases.json"))
-        let all = try JSONSerialization.jsonObject(with: data) as! [String: Any]
-        return all[group] as! [[String: Any]]
+        let url = folder.appendingPathComponent("cases.json")
+        guard let data = FileManager.default.contents(atPath: url.path) else { throw FixtureProblem(description: "missing fixture \(url.path)") }
+        guard let all = try JSONSerialization.jsonObject(with: data) as? [String: Any], let entries = all[group] as? [[String: Any]] else {
+            throw FixtureProblem(description: "\(url.path) has no case list \"\(group)\"")
+        }
+        return entries
+    }
+
+    /// The names of a group's cases, for a parameterised test: when the fixtures cannot be read, one
+    /// name that says why, so the test runs once and fails with that reason instead of crashing the suite.
+    static func caseNames(_ group: String, key: String = "name") -> [String] {
+        do { return try cases(group).map { ($0[key] as? String) ?? "case without \(key)" } } catch { return ["unreadable fixtures: \(error)"] }
+    }
+
+    /// The case of a group with that name (or chain path), or a failure that says which is missing.
+    static func entry(_ group: String, key: String = "name", _ value: String) throws -> [String: Any] {
+        guard let entry = try cases(group).first(where: { $0[key] as? String == value }) else {
+            throw FixtureProblem(description: "no \(group) case with \(key) \"\(value)\" in \(folder.path)/cases.json")
+        }
+        return entry
     }
 
     static func file(_ parts: String...) throws -> Data {
-        try Data(contentsOf: parts.reduce(folder) { $0.appendingPathComponent($1) })
+        let url = parts.reduce(folder) { $0.appendingPathComponent($1) }
+        guard let data = FileManager.default.contents(atPath: url.path) else { throw FixtureProblem(description: "missing fixture \(url.path)") }
+        return data
     }
 
     static func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
 
     static func base64File(_ parts: String...) throws -> [UInt8] {
-        let text = String(decoding: try Data(contentsOf: parts.reduce(folder) { $0.appendingPathComponent($1) }), as: UTF8.self)
-        return Array(Data(base64Encoded: text.filter { !$0.isWhitespace })!)
+        let url = parts.reduce(folder) { $0.appendingPathComponent($1) }
+        guard let data = FileManager.default.contents(atPath: url.path) else { throw FixtureProblem(description: "missing fixture \(url.path)") }
+        guard let bytes = Data(base64Encoded: String(decoding: data, as: UTF8.self).filter { !$0.isWhitespace }) else {
+            throw FixtureProblem(description: "\(url.path) is not base64")
+        }
+        return Array(bytes)
     }
 
     static let appAttest = AppAttestVerifier(rootCertificates: try! AttestationCertificate.certificates(pem: TrustAnchors.appleAppAttestationRoot))
@@ -45,9 +75,9 @@ struct PublishedVectorTests {
         return nil
     }
 
-    @Test("App Attest: every published case gets its verdict, each refusal for its reason", arguments: try! cases("apple-app-attest").map { $0["name"] as! String })
+    @Test("App Attest: every published case gets its verdict, each refusal for its reason", arguments: caseNames("apple-app-attest"))
     func appAttestCase(name: String) throws {
-        let entry = try Self.cases("apple-app-attest").first { $0["name"] as! String == name }!
+        let entry = try Self.entry("apple-app-attest", name)
         let object = try Self.base64File("apple-app-attest", entry["dir"] as! String, entry["file"] as! String)
         let result: Result<Int, AttestationRefusal>
         if entry["kind"] as! String == "attestation" {
@@ -120,9 +150,9 @@ struct PublishedVectorTests {
         return try AndroidKeyAttestationVerifier(trustedKeys: trusted).verify(chain: chain, rules: .init(challenge: challenge), revoked: RevocationStatusList(), at: date)
     }
 
-    @Test("Android key attestation: every published chain gets its verdict", arguments: try! cases("android-key-attestation").map { $0["chain"] as! String })
+    @Test("Android key attestation: every published chain gets its verdict", arguments: caseNames("android-key-attestation", key: "chain"))
     func androidCase(chain: String) throws {
-        let entry = try Self.cases("android-key-attestation").first { $0["chain"] as! String == chain }!
+        let entry = try Self.entry("android-key-attestation", key: "chain", chain)
         let challenge = Array(Data(base64Encoded: entry["expected_challenge_b64"] as! String)!)
         let result = Result { () throws(AttestationRefusal) in try Self.androidVerify(chain, challenge: challenge, at: Self.date(entry["verify_at"] as! String)) }
         switch (entry["expect"] as! String, result) {
@@ -244,9 +274,9 @@ struct PublishedVectorTests {
         return try P256.Signing.PublicKey(derRepresentation: Data(base64Encoded: text.filter { !$0.isWhitespace })!)
     }
 
-    @Test("Play Integrity: the published token opens with its keys, and not with another AES key or verification key", arguments: try! cases("play-integrity").map { $0["name"] as! String })
+    @Test("Play Integrity: the published token opens with its keys, and not with another AES key or verification key", arguments: caseNames("play-integrity"))
     func playIntegrityCase(name: String) throws {
-        let entry = try Self.cases("play-integrity").first { $0["name"] as! String == name }!
+        let entry = try Self.entry("play-integrity", name)
         let token = String(decoding: try Self.file("play-integrity", entry["dir"] as! String, entry["token_file"] as! String), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let decryption = try PlayIntegrityKeys.decryptionKey(String(decoding: try Self.key(entry, "decryption_key"), as: UTF8.self))
         let verification = try Self.verificationKey(String(decoding: try Self.key(entry, "verification_key"), as: UTF8.self))

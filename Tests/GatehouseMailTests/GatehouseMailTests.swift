@@ -133,6 +133,21 @@ struct GatehouseMailTests {
         }
     }
 
+    @Test func theDeadlineSumsTheServersTimeAcrossReplies() async throws {
+        // Each reply alone comes well inside the deadline; together they do not.
+        let script = """
+            f = c.makefile('rb')
+            time.sleep(0.7); c.sendall(b'220 mx ESMTP\\r\\n'); f.readline()
+            time.sleep(0.7); c.sendall(b'250 mx\\r\\n'); f.readline()
+            time.sleep(0.7); c.sendall(b'250 OK\\r\\n')
+            """
+        try await Self.withListener(script) { port in
+            let settings = SMTPSettings(host: "127.0.0.1", port: port, security: .none, timeout: Seconds(1))
+            let refused = await Self.failure(try SMTPMailer(settings: settings, from: "noreply@gatehouse.test"))
+            #expect(refused?.reason.contains("within 1 s (mail.smtp.timeout)") == true, "refused with: \(refused?.reason ?? "nothing")")
+        }
+    }
+
     @Test func refusesRepliesInjectedInPlainTextAfterSTARTTLS() async throws {
         // A man in the middle appends a forged reply to the server's STARTTLS answer, hoping it is
         // read as if it came over TLS.

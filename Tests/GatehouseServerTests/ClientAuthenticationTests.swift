@@ -73,4 +73,25 @@ extension GatehouseServerTests {
             #expect(publicStart.status == .created)
         }
     }
+
+    @Test func aPublicAppAskingToIssueActivationsIsToldItMayNotWhicheverWayItNamesItself() async throws {
+        let test = try await Self.broker()
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            for (headers, body): (HTTPFields, String) in [
+                ([:], #"{"client_id":"demo","account":"x"}"#),
+                ([.authorization: Self.basicHeader("demo", "")], #"{"account":"x"}"#),
+            ] {
+                let response = try await client.execute(uri: "/v1/activations", method: .post, headers: headers, body: Self.json(body))
+                #expect(response.status == .forbidden)
+                #expect(try Self.object(response)["error"]?.stringValue == "unauthorized_client")
+            }
+            // Naming no app at all, or a confidential app without its secret, stays a failed authentication.
+            for body in [#"{"account":"x"}"#, #"{"client_id":"backend","account":"x"}"#] {
+                let response = try await client.execute(uri: "/v1/activations", method: .post, body: Self.json(body))
+                #expect(response.status == .unauthorized)
+                #expect(try Self.object(response)["error"]?.stringValue == "invalid_client")
+            }
+        }
+    }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import GatehouseCore
 import GatehouseTesting
-import PIN
+@testable import PIN
 import Testing
 
 /// The `pin` plugin through the real flow engine: every PIN-policy rule with its code on the same
@@ -152,6 +152,26 @@ struct PINTests {
         guard case .completed = try await signIn(broker, "bob", pin: "27193") else { Issue.record("not unlocked"); return }
         let audit = try await broker.store.auditEvents(type: "lockout.applied", appID: nil, accountID: nil, since: nil, limit: 10)
         #expect(audit.contains { $0.details["permanent"] == "true" })
+    }
+
+    @Test func oneUnlockLiftsWhatOneLockEventSetOnTheAccountAndItsDevice() async throws {
+        let clock = TestClock()
+        let broker = try await Self.broker(clock: clock)
+        let (account, _) = try await register(broker, "dan", pin: "27193")
+        let book = try #require(broker.broker.plugins.all["pin"] as? PINProvider).book
+        // Wrong PINs from one device up to the permanent lock (3 locks of 3 guesses).
+        for round in 1...3 {
+            for _ in 1...3 { _ = await thrownError { try await book.check("99999", accountID: account.id, deviceID: "device-1") } }
+            if round < 3 { clock.advance(by: 3_600) }
+        }
+        let locked = await thrownError { try await book.check("27193", accountID: account.id, deviceID: "device-1") }
+        #expect(locked?.code == .lockedOut && locked?.permanent == true)
+        // The lock event locked the account only, so the one unlock the docs name lets the person back in.
+        let keys = try await broker.broker.admin.lockouts().map(\.key)
+        #expect(keys.contains("pin:account:\(account.id)"))
+        #expect(!keys.contains("pin:device:device-1"), "\(keys)")
+        try await broker.broker.admin.unlock(key: "pin:account:\(account.id)", by: AdminIdentity(name: "ops"))
+        try await book.check("27193", accountID: account.id, deviceID: "device-1")
     }
 
     @Test func thePINChangesWithTheCurrentOneAndNotFromAStatelessSignIn() async throws {

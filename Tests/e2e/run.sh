@@ -641,7 +641,7 @@ use_database "$work/attest"
 start_in "$work/attest"
 check "gatehouse resources add --app sets the DeviceCheck key from its .p8 file" bash -c \
   "cd '$work/attest' && '$bin' resources add --config gatehouse.yaml --app phone secrets name=devicecheck-private-key value=@'$work/attest/devicecheck.p8' >/dev/null"
-if "$py" "$repo/Tests/e2e/attestation_client.py" "$base" attest-admin-token-0123456789-abcdefghij "$dc_port" "$work/attest/devicecheck.pub" "$repo/../shared/testdata/attestation" >"$work/attest/client.out" 2>&1; then
+if "$py" "$repo/Tests/e2e/attestation_client.py" "$base" attest-admin-token-0123456789-abcdefghij "$dc_port" "$work/attest/devicecheck.pub" "$repo/Tests/Fixtures/attestation" >"$work/attest/client.out" 2>&1; then
   pass "the attestation client's checks (below)"
 else
   fail "the attestation client's checks (below)"
