@@ -101,7 +101,7 @@ public struct Broker: Sendable, CustomStringConvertible {
         case .log: LogMailer(logger: logger)
         case .smtp: mailer ?? NoMailer()
         }
-        return try registry.instantiate(config.providers) { declaration in
+        let plugins = try registry.instantiate(config.providers) { declaration in
             var pluginLogger = logger
             pluginLogger[metadataKey: "provider"] = .string(declaration.id)
             return PluginEnvironment(
@@ -111,6 +111,16 @@ public struct Broker: Sendable, CustomStringConvertible {
                 issuer: config.server.issuer, devices: store, accounts: store, apps: store, audit: store
             )
         }
+        // The rules that need the plugins' roles (the loader knows only their ids).
+        var issues: [ConfigIssue] = []
+        for (index, app) in config.apps.enumerated() {
+            issues += app.policy.referenceIssues(
+                identityProviders: Set(plugins.identityProviders.keys), authenticators: Set(plugins.authenticators.keys),
+                statelessCapable: plugins.statelessCapableIdentityProviders, path: "apps[\(index)].policy"
+            )
+        }
+        if !issues.isEmpty { throw ConfigIssues(issues) }
+        return plugins
     }
 
     /// Writes the config's apps into the store. An app an admin has changed at run time keeps the

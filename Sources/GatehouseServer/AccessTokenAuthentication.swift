@@ -40,11 +40,17 @@ enum AccessTokenAuthentication {
             return try await body(try presented(request, issuer: issuer))
         } catch let error as BrokerError where [.invalidToken, .insufficientScope, .invalidDPoPProof, .useDPoPNonce].contains(error.code) {
             var response = ErrorBody(error).response(status: error.code == .insufficientScope ? .forbidden : .unauthorized)
-            let dpop = error.code == .invalidDPoPProof || error.code == .useDPoPNonce || request.headers[.authorization]?.lowercased().hasPrefix("dpop ") == true
-            response.headers[.wwwAuthenticate] =
-                dpop
-                ? #"DPoP error="\#(error.code.rawValue)", algs="\#(DPoPVerifier.algorithms.joined(separator: " "))""#
-                : #"Bearer realm="gatehouse", error="\#(error.code.rawValue)""#
+            let dpopChallenge = #"DPoP error="\#(error.code.rawValue)", algs="\#(DPoPVerifier.algorithms.joined(separator: " "))""#
+            let bearerChallenge = #"Bearer realm="gatehouse", error="\#(error.code.rawValue)""#
+            if error.reason == OAuthService.boundTokenAsBearer {
+                // A DPoP-bound token sent as Bearer: the DPoP challenge says how to present it, and the
+                // Bearer one answers the scheme the client used (RFC 9449 section 7.2).
+                response.headers[.wwwAuthenticate] = dpopChallenge
+                response.headers.append(HTTPField(name: .wwwAuthenticate, value: bearerChallenge))
+            } else {
+                let dpop = error.code == .invalidDPoPProof || error.code == .useDPoPNonce || request.headers[.authorization]?.lowercased().hasPrefix("dpop ") == true
+                response.headers[.wwwAuthenticate] = dpop ? dpopChallenge : bearerChallenge
+            }
             return response
         }
     }

@@ -12,7 +12,7 @@ enum PageTemplates {
         <title>{{title}} · Gatehouse</title>
         <style>
         body{font-family:system-ui,sans-serif;background:#f4f5f7;color:#1b1d21;margin:0}
-        main{max-width:24rem;margin:4rem auto;background:#fff;padding:2rem;border-radius:.5rem;box-shadow:0 1px 3px rgba(0,0,0,.2)}
+        main{max-width:24rem;overflow-wrap:anywhere;margin:4rem auto;background:#fff;padding:2rem;border-radius:.5rem;box-shadow:0 1px 3px rgba(0,0,0,.2)}
         h1{font-size:1.4rem;margin-top:0}
         label{display:block;margin:1rem 0 .3rem;font-weight:600}
         input[type=text],input[type=password],input[type=email],textarea{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px solid #767676;border-radius:.3rem}

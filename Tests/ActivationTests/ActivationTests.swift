@@ -408,6 +408,23 @@ struct ActivationTests {
         #expect(refused?.code == .invalidGrant)
     }
 
+    @Test func theRegistrationStateSaysAccountDeletedAfterTheAccountDeletesItself() async throws {
+        let broker = try await Self.broker()
+        let ada = try await Self.account(broker, "ada")
+        let phone = Phone()
+        let tokens = try await Self.activate(broker, ada, phone: phone)
+        try await broker.broker.oauth.deregister(accessToken: PresentedToken(scheme: .bearer, token: tokens.accessToken))
+        let answer = try await broker.broker.registrationState.state(
+            appID: "mobile", installationID: phone.installationID, accessToken: PresentedToken(scheme: .bearer, token: tokens.accessToken)
+        ).objectValue ?? [:]
+        #expect(answer["state"] == "registration_required" && answer["reason"] == "account_deleted", "\(answer)")
+        // A token that is simply not the broker's is still just not valid.
+        let forged = try await broker.broker.registrationState.state(
+            appID: "mobile", installationID: phone.installationID, accessToken: PresentedToken(scheme: .bearer, token: "x.y.z")
+        ).objectValue ?? [:]
+        #expect(forged["reason"] == "token_not_valid")
+    }
+
     // MARK: - Who an activation reaches
 
     @Test func anAppsBackEndIssuesOnlyForAccountsTheAppKnowsAndEmailedDataAreNotAnswered() async throws {

@@ -93,6 +93,63 @@ extension GatehouseCoreTests {
         #expect(found == ["apps[0].policy.identityProviders[1]: no identity provider with id 'missing' is configured"])
     }
 
+    @Test func refusesAStatelessSwitchThatCouldNeverWorkInTheFileAndInCheckConfig() {
+        let twoFactor = """
+            providers:
+              - {id: ext, type: named-subject}
+              - {id: code, type: fixed-code, config: {code: "123456"}}
+            apps:
+              - id: bank
+                policy: {identityProviders: [ext], authenticators: [code], secondFactor: code, statelessAuthentication: true}
+            """
+        let reason = "apps[0].policy.statelessAuthentication: cannot be on while a second factor ('code') is required: a second factor needs an account, which a stateless sign-in never has"
+        #expect(issues(twoFactor) == [reason])
+        #expect(configIssues(twoFactor, registry: TestRegistry.registry) == [reason])
+        // Known only once the plugins are built: no provider of the app can sign in statelessly.
+        let incapable = """
+            providers:
+              - {id: ext, type: named-subject}
+              - {id: code, type: fixed-code, config: {code: "123456"}}
+            apps:
+              - id: bank
+                policy: {identityProviders: [code], statelessAuthentication: true}
+            """
+        #expect(configIssues(incapable, registry: TestRegistry.registry).contains {
+            $0.hasPrefix("apps[0].policy.statelessAuthentication: cannot be on: none of this app's identity providers can sign in statelessly (those that can: ext)")
+        })
+        #expect(configIssues(incapable.replacingOccurrences(of: "[code], stateless", with: "[ext], stateless"), registry: TestRegistry.registry).isEmpty)
+    }
+
+    @Test func redirectURIsMustLeadBackToAnApp() {
+        for (uri, problem) in [
+            ("javascript:alert(1)", "the 'javascript:' scheme is refused"), ("data:text/html,<b>x</b>", "the 'data:' scheme is refused"),
+            ("VBScript:msgbox", "the 'vbscript:' scheme is refused"), ("file:///etc/passwd", "the 'file:' scheme is refused"),
+            ("https://app.example/cb#x", "must not have a fragment"), ("https://*.example/cb", "no wildcards"),
+            ("http://app.example/cb", "http only on a loopback address"), ("myapp:/cb", "a private-use scheme must be a reverse domain name"),
+            ("/relative", "not an absolute URI"), ("https:///nohost", "an https URI needs a host"),
+        ] {
+            #expect(RedirectURIRule.problem(uri)?.hasPrefix(problem) == true, "\(uri): \(RedirectURIRule.problem(uri) ?? "accepted")")
+        }
+        for uri in ["https://app.example/cb", "http://127.0.0.1:8080/cb", "http://[::1]/cb", "http://localhost/cb", "com.example.app:/oauth2redirect"] {
+            #expect(RedirectURIRule.problem(uri) == nil, "\(uri)")
+        }
+        let found = issues("apps:\n  - id: notes\n    redirectURIs: [https://notes.example/cb, \"javascript:alert(1)\"]\n")
+        #expect(found.contains { $0.hasPrefix("apps[0].redirectURIs[1]: the 'javascript:' scheme is refused") }, "\(found)")
+        let logout = issues("apps:\n  - id: web\n    policy: {logout: {postLogoutRedirectURIs: [\"data:text/html,hi\"]}}\n")
+        #expect(logout.contains { $0.hasPrefix("apps[0].policy.logout.postLogoutRedirectURIs[0]: the 'data:' scheme is refused") }, "\(logout)")
+    }
+
+    @Test func appNamesAreShortSingleLinesOfText() {
+        #expect(AppNameRule.problem("Notes") == nil)
+        #expect(AppNameRule.problem(String(repeating: "A", count: 100)) == nil)
+        #expect(AppNameRule.problem(String(repeating: "A", count: 1_600)) == "must be at most 100 characters (it has 1600)")
+        #expect(AppNameRule.problem("Notes\nPay here")?.hasPrefix("must not contain control") == true)
+        #expect(AppNameRule.problem("Notes\u{202E}gnp.exe")?.hasPrefix("must not contain control") == true)
+        #expect(AppNameRule.problem("   ") == "must not be empty")
+        let found = issues("apps:\n  - id: notes\n    name: \"\(String(repeating: "x", count: 101))\"\n")
+        #expect(found == ["apps[0].name: must be at most 100 characters (it has 101)"])
+    }
+
     @Test func substitutesEnvironmentVariablesAndNamesMissingOnes() throws {
         let yaml = """
             providers:

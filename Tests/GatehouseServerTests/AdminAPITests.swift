@@ -120,6 +120,8 @@ extension GatehouseServerTests {
                 (#"{"passwordPolicy": {"minLength": 2}}"#, "policy.passwordPolicy.minLength"),
                 (#"{"lockout": {"maxFailedAttemptsPerAccount": "many"}}"#, "policy.lockout.maxFailedAttemptsPerAccount"),
                 (#"{"secondFactor": "local"}"#, "policy.secondFactor"),
+                (#"{"identityProviders": ["local"], "statelessAuthentication": true}"#, "policy.statelessAuthentication"),
+                (#"{"logout": {"postLogoutRedirectURIs": ["javascript:alert(1)"]}}"#, "policy.logout.postLogoutRedirectURIs[0]"),
             ] {
                 let response = try await client.execute(uri: "/admin/v1/apps/notes/policy", method: .patch, headers: Self.admin, body: Self.json(patch))
                 #expect(response.status == .badRequest, "\(patch)")
@@ -128,6 +130,31 @@ extension GatehouseServerTests {
             let app = try #require(try await fixture.test.store.app(id: "notes"))
             #expect(app.version == 0)
             #expect(app.managedBy == .config)
+        }
+    }
+
+    @Test func appsAreRefusedScriptRedirectsAndOverlongNamesWithTheExactField() async throws {
+        let fixture = try await Self.adminBroker()
+        defer { fixture.test.temporary.remove() }
+        try await fixture.app.test(.router) { client in
+            let longName = String(repeating: "W", count: 1_600)
+            for (body, field) in [
+                (#"{"id":"evil","redirectURIs":["javascript:alert(1)"]}"#, "redirectURIs[0]"),
+                (#"{"id":"evil","redirectURIs":["https://ok.example/cb","data:text/html,hi"]}"#, "redirectURIs[1]"),
+                (#"{"id":"evil","name":"\#(longName)"}"#, "name"),
+                (#"{"id":"evil","name":"Line\nbreak"}"#, "name"),
+            ] {
+                let created = try await client.execute(uri: "/admin/v1/apps", method: .post, headers: Self.admin, body: Self.json(body))
+                #expect(created.status == .badRequest, "\(body.prefix(60))")
+                #expect(try Self.object(created)["field"] == .string(field), "\(body.prefix(60))")
+            }
+            #expect(try await fixture.test.store.app(id: "evil") == nil)
+            for (body, field) in [(#"{"redirectURIs":["vbscript:x"]}"#, "redirectURIs[0]"), (#"{"name":"\#(longName)"}"#, "name")] {
+                let changed = try await client.execute(uri: "/admin/v1/apps/notes", method: .patch, headers: Self.admin, body: Self.json(body))
+                #expect(changed.status == .badRequest)
+                #expect(try Self.object(changed)["field"] == .string(field))
+            }
+            #expect(try await fixture.test.store.app(id: "notes")?.version == 0)
         }
     }
 

@@ -150,7 +150,7 @@ extension GatehouseServerTests {
         }
     }
 
-    @Test func thePolicyFormSwitchesStatelessAuthenticationAndShowsErrorsNextToTheField() async throws {
+    @Test func thePolicyFormSavesASwitchAndShowsErrorsNextToTheField() async throws {
         let test = try await Self.consoleBroker()
         try await Self.application(test).test(.router) { client in
             _ = try await Self.consoleSignIn(client, test)
@@ -173,23 +173,34 @@ extension GatehouseServerTests {
             #expect(html.contains(#"name="policy.secondFactor""#) && html.contains(#"name="policy.logout.backchannelLogoutURI""#))
             #expect(form["policy.identityProviders.local"] == "on" && form["policy.statelessAuthentication"] == nil)
 
+            // The stateless switch is refused next to itself: no provider of this app (local only) can
+            // sign in statelessly, so every such flow would be refused. Nothing is saved.
+            var stateless = form
+            stateless["policy.statelessAuthentication"] = "on"
+            let impossible = try await client.execute(uri: "/admin/apps/web/policy", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(stateless)))
+            #expect(impossible.status == .badRequest)
+            let impossiblePage = String(buffer: impossible.body)
+            #expect(impossiblePage.contains(#"id="f-policy-statelessAuthentication-error""#))
+            #expect(impossiblePage.contains("none of this app&#39;s identity providers can sign in statelessly") || impossiblePage.contains("none of this app's identity providers can sign in statelessly"))
+            #expect(try await test.broker.admin.app(id: "web").policy == stored)
+
             // Without the CSRF token, or with another, nothing changes.
-            form["policy.statelessAuthentication"] = "on"
+            form["policy.linkAccountsByVerifiedEmail"] = "on"
             var forged = form
             forged["csrf"] = "forged"
             for body in [form.filter { $0.key != "csrf" }, forged] {
                 let refused = try await client.execute(uri: "/admin/apps/web/policy", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(body)))
                 #expect(refused.status == .forbidden)
-                #expect(try await test.broker.admin.app(id: "web").policy.statelessAuthentication == false)
+                #expect(try await test.broker.admin.app(id: "web").policy.linkAccountsByVerifiedEmail == false)
             }
 
             let saved = try await client.execute(uri: "/admin/apps/web/policy", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(form)))
             #expect(saved.status == .seeOther)
             let app = try await test.broker.admin.app(id: "web")
-            #expect(app.policy.statelessAuthentication == true && app.managedBy == .admin)
+            #expect(app.policy.linkAccountsByVerifiedEmail == true && app.managedBy == .admin)
             // Nothing else moved: the form posted back what it showed.
             var expected = stored
-            expected.statelessAuthentication = true
+            expected.linkAccountsByVerifiedEmail = true
             #expect(app.policy == expected)
             let event = try #require(try await test.broker.admin.audit(AuditQuery(type: "policy.updated")).first)
             let aliceID = try await test.broker.admin.accountID(named: "alice")

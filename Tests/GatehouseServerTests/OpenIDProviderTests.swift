@@ -367,6 +367,31 @@ extension GatehouseServerTests {
         }
     }
 
+    @Test func revokingARefreshTokenEndsEveryAccessTokenIssuedFromItsGrant() async throws {
+        let test = try await Self.oidcBroker()
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            let tokens = try await Self.signedInTokens(client)
+            let first = try #require(tokens["access_token"]?.stringValue)
+            let renewed = try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": tokens["refresh_token"]!.stringValue!]).body
+            let second = try #require(renewed["access_token"]?.stringValue)
+            let refresh = try #require(renewed["refresh_token"]?.stringValue)
+            #expect(try await Self.introspect(client, first)["active"] == true)
+            // RFC 7009 section 2.1: revoking a refresh token may (here: does) end the access tokens of its grant.
+            let revoke = try await client.execute(
+                uri: "/oauth2/revoke", method: .post, headers: Self.basic("web", Self.webSecret),
+                body: ByteBuffer(string: Self.encode(["token": refresh, "token_type_hint": "refresh_token"]))
+            )
+            #expect(revoke.status == .ok)
+            for access in [first, second] {
+                #expect(try await Self.introspect(client, access)["active"] == false)
+                #expect(try await client.execute(uri: "/oauth2/userinfo", method: .get, headers: [.authorization: "Bearer \(access)"]).status == .unauthorized)
+            }
+            let refused = try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": refresh])
+            #expect(refused.status == .badRequest && refused.body["error"] == "invalid_grant")
+        }
+    }
+
     @Test func deregistrationDeletesTheAccountAndDeactivatesItsTokens() async throws {
         let test = try await Self.oidcBroker()
         defer { test.temporary.remove() }

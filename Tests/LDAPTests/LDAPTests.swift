@@ -232,11 +232,13 @@ struct LDAPTests {
                 (error as? BrokerError)?.code == .providerUnavailable
             }
             let waited = Date().timeIntervalSince(started)
-            #expect(waited >= 0.9 && waited < 4.5, "operationTimeout is 1 s (a busy machine adds to it); waited \(waited) s")
-            // Calls right after fail fast instead of each waiting for the timeout.
+            // At least the operation timeout (1 s); the upper bound only proves the call is bounded: a
+            // machine with every suite and a CPU hog on its two cores adds seconds to any wall-clock wait.
+            #expect(waited >= 0.9 && waited < 30, "operationTimeout is 1 s; waited \(waited) s")
+            // Calls right after fail fast instead of each waiting for the timeout again.
             let again = Date()
             await #expect(throws: BrokerError.self) { _ = try await provider.signIn(username: "bob", password: "bob-password-1") }
-            #expect(Date().timeIntervalSince(again) < 0.5)
+            #expect(Date().timeIntervalSince(again) < 0.9, "a call in the fail-fast window waited for the operation timeout")
             #expect(await !provider.health().healthy)
 
             await own.resume()

@@ -169,6 +169,9 @@ status, body, _ = call("GET", "/oauth2/userinfo", headers={"Authorization": "DPo
 check("userinfo accepts the bound token with a proof carrying its hash", status == 200 and body.get("sub") == account)
 status, body, headers = call("GET", "/oauth2/userinfo", headers={"Authorization": "Bearer " + bound})
 check("the bound token presented as a bearer token is refused (401 invalid_token)", status == 401 and body.get("error") == "invalid_token")
+challenges = headers.get_all("WWW-Authenticate") or []
+check("...with both challenges, DPoP error=\"invalid_token\" first (RFC 9449 section 7.2)",
+      len(challenges) == 2 and challenges[0].startswith('DPoP error="invalid_token"') and challenges[1].startswith("Bearer"))
 proof = phone.dpop("GET", userinfo, token=bound)
 call("GET", "/oauth2/userinfo", headers={"Authorization": "DPoP " + bound, "DPoP": proof})
 status, body, headers = call("GET", "/oauth2/userinfo", headers={"Authorization": "DPoP " + bound, "DPoP": proof})

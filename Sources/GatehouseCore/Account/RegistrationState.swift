@@ -60,6 +60,13 @@ public struct RegistrationState: Sendable {
             // An expired token still tells whose it was, as long as its refresh token may live.
             claims = try await oauth.authorize(accessToken, expiredGrace: app.policy.refreshTokenLifetime.timeInterval)
         } catch let error as BrokerError where error.code == .invalidToken {
+            // Deleting an account revokes its tokens; a token the broker signed for this app whose
+            // account is gone says so, rather than looking like any invalid token.
+            if let signed = try? await oauth.keyring.verify(accessToken.token, expiredGrace: app.policy.refreshTokenLifetime.timeInterval),
+                !signed.stateless, signed.clientID == app.id, try await store.account(id: signed.sub.value) == nil
+            {
+                return required("account_deleted")
+            }
             return required("token_not_valid")
         }
         guard claims.clientID == app.id else { return required("token_of_another_app") }

@@ -62,6 +62,7 @@ public struct AdminService: Sendable {
             redirectURIs = try container.decodeIfPresent([String].self, forKey: .redirectURIs) ?? []
             policy = try container.decodeIfPresent(Policy.self, forKey: .policy) ?? Policy()
             guard Identifier.isValid(id) else { throw ConfigIssue(path: [CodingKeys.id], Identifier.rule) }
+            try AppNameRule.check(name, path: [CodingKeys.name])
             try RedirectURIRule.check(redirectURIs, path: [CodingKeys.redirectURIs])
         }
     }
@@ -79,6 +80,7 @@ public struct AdminService: Sendable {
             name = try container.decodeIfPresent(String.self, forKey: .name)
             disabled = try container.decodeIfPresent(Bool.self, forKey: .disabled)
             redirectURIs = try container.decodeIfPresent([String].self, forKey: .redirectURIs)
+            if let name { try AppNameRule.check(name, path: [CodingKeys.name]) }
             if let redirectURIs { try RedirectURIRule.check(redirectURIs, path: [CodingKeys.redirectURIs]) }
         }
     }
@@ -238,7 +240,8 @@ public struct AdminService: Sendable {
 
     func checkReferences(_ policy: Policy, path: String) throws {
         let issues = policy.referenceIssues(
-            identityProviders: Set(plugins.identityProviders.keys), authenticators: Set(plugins.authenticators.keys), path: path
+            identityProviders: Set(plugins.identityProviders.keys), authenticators: Set(plugins.authenticators.keys),
+            statelessCapable: plugins.statelessCapableIdentityProviders, path: path
         )
         if !issues.isEmpty { throw Self.invalid(issues) }
     }

@@ -281,6 +281,7 @@ public struct AppSeed: Sendable, Decodable {
         if let secret, secret.utf8.count < 32 {
             throw ConfigIssue(path: path + [CodingKeys.secret], "a client secret needs at least 32 characters (generate one with `openssl rand -base64 32`)")
         }
+        try AppNameRule.check(name, path: path + [CodingKeys.name])
         try RedirectURIRule.check(redirectURIs, path: path + [CodingKeys.redirectURIs])
     }
 

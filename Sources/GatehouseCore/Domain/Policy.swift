@@ -124,9 +124,29 @@ public struct Policy: Sendable, Hashable, Codable {
         return granted
     }
 
-    /// References to provider instances that do not exist (or do not have the role), by exact path.
-    public func referenceIssues(identityProviders known: Set<String>, authenticators knownAuthenticators: Set<String>, path: String) -> [ConfigIssue] {
+    /// What is wrong with the policy as a whole, by exact path: references to provider instances that
+    /// do not exist (or do not have the role), post-logout redirect URIs the redirect rule refuses, and
+    /// a stateless switch that could never work. `statelessCapable` names the identity providers that
+    /// can sign in statelessly, when the plugins are built (nil: not known yet, as in the config loader).
+    /// One rule for the config file, `check-config`, the admin API and the console.
+    public func referenceIssues(
+        identityProviders known: Set<String>, authenticators knownAuthenticators: Set<String>, statelessCapable: Set<String>? = nil, path: String
+    ) -> [ConfigIssue] {
         var issues: [ConfigIssue] = []
+        issues += RedirectURIRule.issues(logout.postLogoutRedirectURIs, path: "\(path).logout.postLogoutRedirectURIs")
+        if statelessAuthentication {
+            if let factor = secondFactor {
+                issues.append(ConfigIssue(
+                    path: "\(path).statelessAuthentication",
+                    "cannot be on while a second factor ('\(factor)') is required: a second factor needs an account, which a stateless sign-in never has"
+                ))
+            } else if let capable = statelessCapable, !identityProviders.contains(where: capable.contains) {
+                issues.append(ConfigIssue(
+                    path: "\(path).statelessAuthentication",
+                    "cannot be on: none of this app's identity providers can sign in statelessly (\(capable.isEmpty ? "no configured provider can" : "those that can: " + capable.sorted().joined(separator: ", ")))"
+                ))
+            }
+        }
         for (position, id) in identityProviders.enumerated() where !known.contains(id) {
             issues.append(ConfigIssue(path: "\(path).identityProviders[\(position)]", "no identity provider with id '\(id)' is configured"))
         }

@@ -17,6 +17,10 @@ extension OAuthService {
     /// `DPoP` scheme and a proof made with its key for this request, carrying the token's hash (RFC
     /// 9449 section 7). A bound token presented as a bearer token is refused, as is an unbound one
     /// presented with the `DPoP` scheme.
+    /// The refusal's reason when a DPoP-bound token comes with the Bearer scheme: the answer then
+    /// offers both challenges (RFC 9449 section 7.2).
+    public static let boundTokenAsBearer = "dpop_bound_token_as_bearer"
+
     public func authorize(_ presented: PresentedToken, expiredGrace: TimeInterval = 0) async throws -> AccessTokenClaims {
         let claims = try await verifyAccessToken(presented.token, expiredGrace: expiredGrace)
         guard let bound = claims.cnf?.jkt else {
@@ -27,6 +31,7 @@ extension OAuthService {
         }
         guard presented.scheme == .dpop else {
             throw BrokerError(.invalidToken, .unauthenticated, "This access token is bound to a DPoP key; present it with the DPoP scheme and a proof.")
+                .because(Self.boundTokenAsBearer)
         }
         guard let dpop, let presentation = presented.dpop, !presentation.proofs.isEmpty else {
             throw DPoPVerifier.refused("A DPoP-bound access token needs a DPoP proof with each request.", "proof_required")

@@ -83,6 +83,11 @@ public struct PluginInstances: Sendable {
         (app.policy.authenticators + app.policy.identityProviders).lazy.compactMap { all[$0] as? any AddressVerifying }.first
     }
 
+    /// The identity providers that can sign in statelessly (`StatelessCapable`), by id.
+    public var statelessCapableIdentityProviders: Set<String> {
+        Set(identityProviders.filter { $0.value is any StatelessCapable }.keys)
+    }
+
     public private(set) var identityProviders: [String: any IdentityProvider] = [:]
     public private(set) var authenticators: [String: any Authenticator] = [:]
     public private(set) var all: [String: any GatehousePlugin] = [:]

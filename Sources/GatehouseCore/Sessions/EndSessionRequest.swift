@@ -60,6 +60,9 @@ public struct EndSessionRequest: Sendable {
             guard app.policy.logout.postLogoutRedirectURIs.contains(uri) else {
                 throw BrokerError(.invalidRequest, .badRequest, "The post_logout_redirect_uri is not registered for this application.")
             }
+            if let problem = RedirectURIRule.problem(uri) {
+                throw BrokerError(.invalidRequest, .badRequest, "The registered post_logout_redirect_uri is not allowed (\(problem)); an administrator must change it.")
+            }
             request.postLogoutRedirectURI = uri
         }
         if let state = parameters["state"] {

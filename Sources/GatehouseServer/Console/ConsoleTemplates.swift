@@ -22,7 +22,7 @@ enum ConsoleTemplates {
         nav a[aria-current=page]{font-weight:700;text-decoration:underline 3px}
         header form{margin-left:auto;display:flex;gap:.8rem;align-items:center}
         header button{background:transparent;color:#fff;border:1px solid #fff;margin:0;padding:.3rem .8rem}
-        main{max-width:72rem;margin:1.5rem auto;background:#fff;padding:1.5rem 2rem;border-radius:.5rem;box-shadow:0 1px 3px rgba(0,0,0,.2)}
+        main{max-width:72rem;overflow-wrap:anywhere;margin:1.5rem auto;background:#fff;padding:1.5rem 2rem;border-radius:.5rem;box-shadow:0 1px 3px rgba(0,0,0,.2)}
         h1{font-size:1.5rem;margin-top:0}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #d0d3d8;padding-bottom:.3rem}
         table{border-collapse:collapse;width:100%;margin:.5rem 0}th,td{text-align:left;padding:.4rem .6rem;border-bottom:1px solid #d0d3d8;vertical-align:top}
         th{background:#eef0f3}
