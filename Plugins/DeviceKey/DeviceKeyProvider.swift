@@ -70,7 +70,7 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying, Registrat
             if answer.values["appAttestAssertion"] != nil {
                 return .identified(try await verifyAppAttest(answer, nonce: current.nonce, context: context))
             }
-            let identity = try await verify(try answer.string("assertion"), nonce: current.nonce)
+            let identity = try await verify(try answer.string("assertion"), nonce: current.nonce, app: context.app)
             return .identified(identity)
         } catch let refusal as DeviceKeyRefusal {
             throw refusal.flowError
@@ -79,7 +79,7 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying, Registrat
 
     public func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity {
         do {
-            return try await verify(assertion, nonce: nil)
+            return try await verify(assertion, nonce: nil, app: app)
         } catch let refusal as DeviceKeyRefusal {
             throw refusal.grantError
         }
@@ -162,7 +162,7 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying, Registrat
     /// Checks an assertion in the order that never uses a key on a token it should not: shape and
     /// `alg`, the key its `iss` names, the signature, audience, nonce, times, subject, the counter and
     /// last the replay cache (so that a refused assertion does not use up its `jti`).
-    func verify(_ text: String, nonce: String?) async throws -> ExternalIdentity {
+    func verify(_ text: String, nonce: String?, app: App) async throws -> ExternalIdentity {
         guard let assertion = CompactJWS(text) else { throw DeviceKeyRefusal(.invalidAssertion, "The assertion is not a compact JWS.") }
         guard let algorithm = assertion.algorithm, config.algorithms.contains(algorithm) else {
             throw DeviceKeyRefusal(.algorithmNotAllowed, "The assertion's alg must be one of \(config.algorithms.joined(separator: ", ")).")
@@ -173,6 +173,7 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying, Registrat
         guard key.algorithm == algorithm, let publicKey = try? PublicJWK(key.publicKey), assertion.isSigned(by: publicKey, allowed: [key.algorithm]) else {
             throw DeviceKeyRefusal(.invalidAssertion, "The assertion is not signed by the key its iss names.")
         }
+        try Self.checkPolicy(of: key, at: app)
         let audiences = Self.audiences(assertion.claims)
         let accepted = nonce == nil ? [environment.issuer, environment.issuer + "/oauth2/token"] : [environment.issuer]
         guard audiences.contains(where: accepted.contains) else {
@@ -243,6 +244,7 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying, Registrat
         guard let attesting = context.deviceAttestation else {
             throw BrokerError(.attestationRequired, .forbidden, "No device-attestation provider is set up for this app.")
         }
+        try Self.checkPolicy(of: key, at: context.app)
         let counter = try await attesting.verifyKeyAssertion(try answer.string("appAttestAssertion"), key: key, challenge: nonce, app: context.app)
         guard try await devices.recordSignInKeyUse(id: key.id, counter: counter, now: environment.clock.now) else {
             if try await devices.signInKey(id: key.id) != nil {
@@ -253,6 +255,21 @@ public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying, Registrat
         var identity = ExternalIdentity(providerID: id, subject: key.id, username: "device-" + key.id.prefix(8), methods: ["hwk"])
         identity.signInKeyID = key.id
         return identity
+    }
+
+    /// The policy of the app a sign-in happens at, held against how the key was registered: keys
+    /// belong to the instance, so one registered through another app may sign in here, but an app
+    /// that requires attestation accepts only keys that were attested when registered through it (an
+    /// attestation vouches for one app's identity: its App ID or package), whatever the other app
+    /// allowed. Checked at every use (flow and JWT bearer grant), not only at registration.
+    static func checkPolicy(of key: SignInKey, at app: App) throws(DeviceKeyRefusal) {
+        guard app.policy.deviceRegistration.attestation == .required else { return }
+        guard key.attestation != nil else {
+            throw DeviceKeyRefusal(.attestationRequired, "This app requires an attested device key, and this key was registered without attestation; register this device again in this app.")
+        }
+        guard key.registeredAppID == app.id else {
+            throw DeviceKeyRefusal(.attestationRequired, "This app requires a device key attested for it, and this key was attested for another app; register this device again in this app.")
+        }
     }
 
     static func audiences(_ claims: [String: JSONValue]) -> [String] {

@@ -26,6 +26,8 @@ struct DeviceKeyRefusal: Error, Sendable {
         case accountMismatch = "account_mismatch"
         /// The signature counter did not grow.
         case counterNotIncreasing = "counter_not_increasing"
+        /// The app requires attested keys, and this key was not attested when registered through it.
+        case attestationRequired = "attestation_required"
     }
 
     var reason: Reason
@@ -44,6 +46,8 @@ struct DeviceKeyRefusal: Error, Sendable {
             BrokerError(ErrorCode(reason.rawValue), .badRequest, message).because(reason.rawValue).endingFlow()
         case .invalidKey, .algorithmNotAllowed:
             BrokerError(ErrorCode(reason.rawValue), .badRequest, message).because(reason.rawValue)
+        case .attestationRequired:
+            BrokerError(.attestationRequired, .forbidden, message).because(reason.rawValue).endingFlow()
         default:
             BrokerError(ErrorCode(reason.rawValue), .failedAttempt, message).because(reason.rawValue)
         }

@@ -76,7 +76,7 @@ public struct Broker: Sendable, CustomStringConvertible {
             authorizations: AuthorizationValidator(apps: store, issuer: config.server.issuer),
             admin: AdminService(store: store, plugins: plugins, oauth: oauth, clock: clock),
             provisionalIdentities: ProvisionalIdentityService(store: store, oauth: oauth, plugins: plugins, attempts: engine.attempts, clock: clock),
-            devices: DeviceService(store: store, oauth: oauth, clock: clock),
+            devices: DeviceService(store: store, oauth: oauth, plugins: plugins, clock: clock),
             accountOperations: AccountOperationService(store: store, oauth: oauth, plugins: plugins, clock: clock),
             adminGate: adminGate,
             console: config.admin.console.enabled

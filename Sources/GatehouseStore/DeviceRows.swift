@@ -19,10 +19,11 @@ enum DeviceRows {
         )
     }
 
-    static func newKey(_ key: NewSignInKey, accountID: String, deviceID: String, installationRef: String, providerID: String, now: Date) -> SignInKey {
+    static func newKey(_ key: NewSignInKey, accountID: String, deviceID: String, installationRef: String, appID: String, providerID: String, now: Date) -> SignInKey {
         SignInKey(
             id: key.keyID, accountID: accountID, deviceID: deviceID, installationRef: installationRef, providerID: providerID, publicKey: key.publicKey,
-            thumbprint: key.thumbprint, algorithm: key.algorithm, counter: key.counter, attestation: key.attestation, createdAt: now, lastUsedAt: now
+            thumbprint: key.thumbprint, algorithm: key.algorithm, counter: key.counter, attestation: key.attestation, registeredAppID: appID, createdAt: now,
+            lastUsedAt: now
         )
     }
 

@@ -60,7 +60,7 @@ extension SQLiteStore: DeviceStore {
                     sql: "UPDATE installations SET push_token = ?, biometric = ? WHERE id = ?", arguments: [installation!.pushToken, installation!.biometric, installation!.id]
                 )
             }
-            let record = DeviceRows.newKey(key, accountID: accountID, deviceID: owner.id, installationRef: installation!.id, providerID: providerID, now: now)
+            let record = DeviceRows.newKey(key, accountID: accountID, deviceID: owner.id, installationRef: installation!.id, appID: appID, providerID: providerID, now: now)
             try db.executeCached(
                 sql: """
                     INSERT INTO sign_in_keys (id, account_id, device_id, installation_ref, provider_id, public_key, thumbprint, algorithm, counter, attestation, created_at, last_used_at)
@@ -92,7 +92,7 @@ extension SQLiteStore: DeviceStore {
     }
 
     public func signInKey(id: String) async throws -> SignInKey? {
-        try readOneStatement { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM sign_in_keys WHERE id = ?"), arguments: [id]).map(Self.signInKey) }
+        try readOneStatement { db in try Row.fetchOne(try db.cachedStatement(sql: Self.signInKeySelect + " WHERE k.id = ?"), arguments: [id]).map(Self.signInKey) }
     }
 
     public func recordSignInKeyUse(id: String, counter: Int?, now: Date) async throws -> Bool {
@@ -118,7 +118,7 @@ extension SQLiteStore: DeviceStore {
             let devices = try Row.fetchAll(db, sql: "SELECT * FROM devices WHERE account_id = ? ORDER BY created_at, id", arguments: [accountID]).map(Self.device)
             let installations = try Row.fetchAll(db, sql: "SELECT * FROM installations WHERE account_id = ? ORDER BY created_at, id", arguments: [accountID])
                 .map(Self.installation)
-            let keys = try Row.fetchAll(db, sql: "SELECT * FROM sign_in_keys WHERE account_id = ? ORDER BY created_at, id", arguments: [accountID]).map(Self.signInKey)
+            let keys = try Row.fetchAll(db, sql: Self.signInKeySelect + " WHERE k.account_id = ? ORDER BY k.created_at, k.id", arguments: [accountID]).map(Self.signInKey)
             return DeviceRows.records(devices: devices, installations: installations, keys: keys)
         }
     }
@@ -178,11 +178,15 @@ extension SQLiteStore: DeviceStore {
         )
     }
 
+    /// A key with the app of the installation it was registered from.
+    static let signInKeySelect = "SELECT k.*, i.app_id AS registered_app_id FROM sign_in_keys k LEFT JOIN installations i ON i.id = k.installation_ref"
+
     static func signInKey(_ row: Row) throws -> SignInKey {
         SignInKey(
             id: row["id"], accountID: row["account_id"], deviceID: row["device_id"], installationRef: row["installation_ref"], providerID: row["provider_id"],
             publicKey: try StoreJSON.decode(JSONValue.self, row["public_key"]), thumbprint: row["thumbprint"], algorithm: row["algorithm"], counter: row["counter"],
-            attestation: row["attestation"], createdAt: Date(storeValue: row["created_at"]), lastUsedAt: (row["last_used_at"] as Double?).map(Date.init(storeValue:))
+            attestation: row["attestation"], registeredAppID: row["registered_app_id"], createdAt: Date(storeValue: row["created_at"]),
+            lastUsedAt: (row["last_used_at"] as Double?).map(Date.init(storeValue:))
         )
     }
 }

@@ -364,6 +364,49 @@ struct DeviceKeyTests {
         #expect(signedIn?.code == .signedInAccountRequired)
     }
 
+    @Test func aKeyRegisteredWithoutAttestationCannotSignInWhereAttestationIsRequired() async throws {
+        var registry = PluginRegistry()
+        registry.register(DeviceKeyPlugin.self)
+        let broker = try await TestBroker.make(
+            yaml: """
+                providers:
+                  - id: device
+                    type: device-key
+                apps:
+                  - id: notes
+                    policy: {identityProviders: [device], selfRegistration: true, deviceRegistration: {attestation: off}}
+                  - id: strict
+                    policy: {identityProviders: [device], selfRegistration: true, deviceRegistration: {attestation: required}}
+                """, registry: registry
+        )
+        let phone = Phone()
+        let registered = try await register(phone, at: broker, app: "notes")
+        #expect(try await broker.store.signInKey(id: phone.keyID)?.registeredAppID == "notes")
+        // At the app that requires attestation: refused in a flow...
+        let (flow, challenge) = try await broker.start(FlowRequest(appID: "strict", providerID: "device"))
+        let nonce = try #require(challenge.fields["nonce"]?.stringValue)
+        let refused = await thrownError { _ = try await broker.finish(flow, answer: ["assertion": .string(phone.assertion(nonce: nonce, issuer: issuerOf(broker), now: broker.clock.now))]) }
+        #expect(refused?.code == .attestationRequired && refused?.reason == "attestation_required", "\(String(describing: refused))")
+        // ...and at the JWT bearer grant; the refused assertion did not use up its jti.
+        let now = broker.clock.now
+        let assertion = phone.assertion(nonce: nil, issuer: issuerOf(broker) + "/oauth2/token", now: now, extra: ["exp": .number(now.timeIntervalSince1970 + 60)])
+        let grant = await thrownError {
+            _ = try await broker.broker.oauth.token(try TokenRequest(form: ["grant_type": OAuthService.jwtBearerGrant, "assertion": assertion, "client_id": "strict"], basic: nil))
+        }
+        #expect(grant?.code == .invalidGrant && grant?.reason == "attestation_required")
+        // At the app it was registered through, it signs in as before, with the same assertion.
+        let tokens = try await broker.broker.oauth.token(try TokenRequest(form: ["grant_type": OAuthService.jwtBearerGrant, "assertion": assertion, "client_id": "notes"], basic: nil))
+        #expect(Self.claims(tokens.accessToken)["device_key"] == .string(phone.keyID))
+        // An app switched to `required` afterwards stops renewing the unattested key's tokens.
+        _ = try await broker.broker.admin.patchPolicy(id: "notes", patch: ["deviceRegistration": ["attestation": "required"]], by: AdminIdentity(name: "ops"))
+        broker.clock.advance(by: AppCache.lifetime + 1)
+        let refresh = try #require(registered.tokens.refreshToken)
+        let renewal = await thrownError {
+            _ = try await broker.broker.oauth.token(try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": refresh, "client_id": "notes"], basic: nil))
+        }
+        #expect(renewal?.code == .invalidGrant && renewal?.reason == "attestation_required")
+    }
+
     // MARK: - DPoP
 
     func dpopProof(_ key: P256.Signing.PrivateKey, method: String, url: String, now: Date, accessToken: String? = nil, nonce: String? = nil, jti: String = UUID().uuidString) -> String {

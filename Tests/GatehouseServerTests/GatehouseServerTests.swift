@@ -104,6 +104,22 @@ struct GatehouseServerTests {
         }
     }
 
+    @Test func anAppThatRegistersNoDevicesCannotManageTheAccountsDevices() async throws {
+        let test = try await Self.broker()
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            let completed = try await Self.register(client, username: "alice", password: "correct horse battery")
+            let token = try #require(completed["tokens"]?.objectValue?["access_token"]?.stringValue)
+            // The token is good (userinfo answers), but `demo` signs in with passwords only.
+            #expect(try await client.execute(uri: "/oauth2/userinfo", method: .get, headers: [.authorization: "Bearer \(token)"]).status == .ok)
+            for (method, uri) in [(HTTPRequest.Method.get, "/v1/account/devices"), (.patch, "/v1/account/devices/d1"), (.delete, "/v1/account/devices/d1")] {
+                let response = try await client.execute(uri: uri, method: method, headers: [.authorization: "Bearer \(token)"], body: Self.json(#"{"alias":"x"}"#))
+                #expect(response.status == .forbidden, "\(method) \(uri)")
+                #expect(try Self.object(response)["error"] == "insufficient_scope", "\(method) \(uri)")
+            }
+        }
+    }
+
     @Test func accessTokenVerifiesWithThePublishedES256Key() async throws {
         let test = try await Self.broker()
         defer { test.temporary.remove() }

@@ -840,6 +840,9 @@ struct GatehouseStoreTests {
             #expect(try await store.recordSignInKeyUse(id: "k2", counter: 3, now: now))
             #expect(try await !store.recordSignInKeyUse(id: "k2", counter: 3, now: now))
             #expect(try await store.signInKey(id: "k2")?.counter == 3)
+            // Each key tells which app it was registered through (its installation's).
+            #expect(try await store.signInKey(id: "k2")?.registeredAppID == "notes")
+            #expect(try await store.devices(accountID: ada.id).flatMap(\.keys).allSatisfy { $0.registeredAppID == "notes" })
             // A reinstall (same vendor id, new installation id) retires the old installation's keys,
             // their identity links and refresh tokens.
             let reinstall = try await store.registerSignInKey(signInKey("k4", installation: "inst-2", vendor: "v1"), accountID: ada.id, appID: "notes", providerID: "device", now: now)

@@ -90,12 +90,16 @@ public struct SignInKey: Sendable, Hashable, Codable {
     public var counter: Int?
     /// What proved the key lives on a genuine device (an attestation format), when anything did.
     public var attestation: String?
+    /// The app the key was registered through (its installation's app), so that each sign-in is held
+    /// to the policy of the app it happens at (an app requiring attestation accepts only keys attested
+    /// when registered through it). Nil when the installation is gone.
+    public var registeredAppID: String?
     public var createdAt: Date
     public var lastUsedAt: Date?
 
     public init(
         id: String, accountID: String, deviceID: String, installationRef: String, providerID: String, publicKey: JSONValue, thumbprint: String,
-        algorithm: String, counter: Int? = nil, attestation: String? = nil, createdAt: Date, lastUsedAt: Date? = nil
+        algorithm: String, counter: Int? = nil, attestation: String? = nil, registeredAppID: String? = nil, createdAt: Date, lastUsedAt: Date? = nil
     ) {
         self.id = id
         self.accountID = accountID
@@ -107,6 +111,7 @@ public struct SignInKey: Sendable, Hashable, Codable {
         self.algorithm = algorithm
         self.counter = counter
         self.attestation = attestation
+        self.registeredAppID = registeredAppID
         self.createdAt = createdAt
         self.lastUsedAt = lastUsedAt
     }

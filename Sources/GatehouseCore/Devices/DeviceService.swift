@@ -6,11 +6,13 @@ import Foundation
 public struct DeviceService: Sendable {
     let store: any BrokerStore
     let oauth: OAuthService
+    let plugins: PluginInstances
     let clock: any BrokerClock
 
-    public init(store: any BrokerStore, oauth: OAuthService, clock: any BrokerClock) {
+    public init(store: any BrokerStore, oauth: OAuthService, plugins: PluginInstances, clock: any BrokerClock) {
         self.store = store
         self.oauth = oauth
+        self.plugins = plugins
         self.clock = clock
     }
 
@@ -80,10 +82,16 @@ public struct DeviceService: Sendable {
         return trimmed
     }
 
-    /// The account and app behind an access token; a stateless sign-in has no devices.
+    /// The account and app behind an access token; a stateless sign-in has no devices. Only the
+    /// token of an app that registers devices (one of its identity providers registers sign-in keys
+    /// from devices) manages them, as Keycloak keeps its account API to its account console: a web
+    /// app's token, or a third party's, cannot list or remove the person's phones.
     private func signedIn(_ accessToken: PresentedToken) async throws -> (accountID: String, appID: String) {
         let claims = try await oauth.authorize(accessToken)
         guard !claims.stateless else { throw BrokerError.stateless(.accountCredentials) }
+        guard let app = try await oauth.clients.apps.app(id: claims.clientID), !app.disabled, plugins.registersDevices(for: app) else {
+            throw BrokerError(.insufficientScope, .forbidden, "Only an app that registers devices (its policy lists a device provider) may manage the account's devices.")
+        }
         guard try await store.account(id: claims.sub.value) != nil else { throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.") }
         return (claims.sub.value, claims.clientID)
     }

@@ -178,8 +178,13 @@ public struct OAuthService: Sendable {
         }
         guard let account = try await store.account(id: record.accountID) else { throw Self.invalidGrant("The account no longer exists.") }
         // A device removed while this token was being issued: its revocation may have missed it.
-        if let keyID = record.signInKeyID, try await store.signInKey(id: keyID) == nil {
-            throw Self.invalidGrant("The device this token was issued to was removed.")
+        if let keyID = record.signInKeyID {
+            guard let key = try await store.signInKey(id: keyID) else { throw Self.invalidGrant("The device this token was issued to was removed.") }
+            // The app's attestation rule holds at every use of the key's sign-in, as at the sign-in
+            // itself: an app switched to `required` stops renewing unattested keys' tokens.
+            if app.policy.deviceRegistration.attestation == .required, key.attestation == nil || key.registeredAppID != app.id {
+                throw Self.invalidGrant("This app requires a device key attested for it; register this device again.").because("attestation_required")
+            }
         }
         // One read of the links serves the recheck and the profile claims.
         let links = try await store.identityLinks(accountID: account.id)

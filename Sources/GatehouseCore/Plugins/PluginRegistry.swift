@@ -83,6 +83,12 @@ public struct PluginInstances: Sendable {
         (app.policy.authenticators + app.policy.identityProviders).lazy.compactMap { all[$0] as? any AddressVerifying }.first
     }
 
+    /// Whether one of the app's identity providers registers devices (`registrationType` "device":
+    /// device keys, activation), which lets the app's tokens manage the account's devices.
+    public func registersDevices(for app: App) -> Bool {
+        app.policy.identityProviders.contains { (identityProviders[$0] as? any RegistrationTyped)?.registrationType == "device" }
+    }
+
     /// The identity providers that can sign in statelessly (`StatelessCapable`), by id.
     public var statelessCapableIdentityProviders: Set<String> {
         Set(identityProviders.filter { $0.value is any StatelessCapable }.keys)

@@ -72,7 +72,7 @@ extension PostgresStore: DeviceStore {
                     "UPDATE installations SET push_token = \(installation!.pushToken), biometric = \(installation!.biometric) WHERE id = \(installation!.id)", logger: logger
                 )
             }
-            let record = DeviceRows.newKey(key, accountID: accountID, deviceID: owner.id, installationRef: installation!.id, providerID: providerID, now: now)
+            let record = DeviceRows.newKey(key, accountID: accountID, deviceID: owner.id, installationRef: installation!.id, appID: appID, providerID: providerID, now: now)
             let inserted = try await Self.rows(
                 """
                 INSERT INTO sign_in_keys (id, account_id, device_id, installation_ref, provider_id, public_key, thumbprint, algorithm, counter, attestation, created_at, last_used_at)
@@ -103,7 +103,7 @@ extension PostgresStore: DeviceStore {
     }
 
     public func signInKey(id: String) async throws -> SignInKey? {
-        try await rows("SELECT * FROM sign_in_keys WHERE id = \(id)").first.map(Self.signInKey)
+        try await rows("SELECT k.*, i.app_id AS registered_app_id FROM sign_in_keys k LEFT JOIN installations i ON i.id = k.installation_ref WHERE k.id = \(id)").first.map(Self.signInKey)
     }
 
     public func recordSignInKeyUse(id: String, counter: Int?, now: Date) async throws -> Bool {
@@ -129,7 +129,9 @@ extension PostgresStore: DeviceStore {
     public func devices(accountID: String) async throws -> [DeviceRecord] {
         let devices = try await rows("SELECT * FROM devices WHERE account_id = \(accountID) ORDER BY created_at, id").map(Self.device)
         let installations = try await rows("SELECT * FROM installations WHERE account_id = \(accountID) ORDER BY created_at, id").map(Self.installation)
-        let keys = try await rows("SELECT * FROM sign_in_keys WHERE account_id = \(accountID) ORDER BY created_at, id").map(Self.signInKey)
+        let keys = try await rows(
+            "SELECT k.*, i.app_id AS registered_app_id FROM sign_in_keys k LEFT JOIN installations i ON i.id = k.installation_ref WHERE k.account_id = \(accountID) ORDER BY k.created_at, k.id"
+        ).map(Self.signInKey)
         return DeviceRows.records(devices: devices, installations: installations, keys: keys)
     }
 
@@ -193,7 +195,8 @@ extension PostgresStore: DeviceStore {
             id: try row["id"].string(), accountID: try row["account_id"].string(), deviceID: try row["device_id"].string(),
             installationRef: try row["installation_ref"].string(), providerID: try row["provider_id"].string(),
             publicKey: try row["public_key"].json(JSONValue.self), thumbprint: try row["thumbprint"].string(), algorithm: try row["algorithm"].string(),
-            counter: try row["counter"].decode(Int?.self), attestation: try row["attestation"].optionalString(), createdAt: try row["created_at"].date(),
+            counter: try row["counter"].decode(Int?.self), attestation: try row["attestation"].optionalString(),
+            registeredAppID: try row["registered_app_id"].optionalString(), createdAt: try row["created_at"].date(),
             lastUsedAt: try row["last_used_at"].optionalDate()
         )
     }
