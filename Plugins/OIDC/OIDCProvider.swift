@@ -37,6 +37,12 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
     struct PendingSignIn: Codable {
         var nonce: String
         var codeVerifier: String
+        /// When the browser was sent upstream: with `prompt=login` the person must authenticate after it.
+        var startedAt: Date?
+        /// The app's `max_age`, passed upstream: the ID token's `auth_time` must be within it.
+        var maxAge: Int?
+        /// The app asked for `prompt=login` (or `max_age=0`).
+        var reauthenticate: Bool?
     }
 
     /// The upstream refresh token of one person (sealed in plugin storage), for rechecks.
@@ -70,7 +76,11 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
 
     func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
         let metadata = try await directory.currentMetadata()
-        let pending = PendingSignIn(nonce: RandomToken.make(), codeVerifier: RandomToken.make(byteCount: 48))
+        let reauthenticate = request.prompt.contains("login") || request.maxAge == 0
+        let pending = PendingSignIn(
+            nonce: RandomToken.make(), codeVerifier: RandomToken.make(byteCount: 48), startedAt: environment.clock.now, maxAge: request.maxAge,
+            reauthenticate: reauthenticate
+        )
         var parameters: [String: String] = config.extraAuthParameters
         parameters["response_type"] = "code"
         parameters["client_id"] = config.clientID
@@ -81,7 +91,13 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
         parameters["code_challenge"] = PKCE.challenge(for: pending.codeVerifier)
         parameters["code_challenge_method"] = "S256"
         if config.responseMode == .formPost { parameters["response_mode"] = "form_post" }
-        if let prompt = config.prompt { parameters["prompt"] = prompt }
+        // OIDC Core 3.1.2.1: what the app asked of the authentication goes on to the upstream, which
+        // is where the person authenticates. `consent` and `none` are the broker's own business.
+        var prompts = (config.prompt ?? "").split(separator: " ").map(String.init)
+        for asked in request.prompt where ["login", "select_account"].contains(asked) && !prompts.contains(asked) { prompts.append(asked) }
+        if prompts.contains("login") || prompts.contains("select_account") { prompts.removeAll { $0 == "none" } }
+        if !prompts.isEmpty { parameters["prompt"] = prompts.joined(separator: " ") }
+        if let maxAge = request.maxAge { parameters["max_age"] = String(maxAge) }
         if !config.acrValues.isEmpty { parameters["acr_values"] = config.acrValues.joined(separator: " ") }
         if let hint = request.loginHint { parameters["login_hint"] = hint }
         let separator = metadata.authorizationEndpoint.contains("?") ? "&" : "?"
@@ -137,11 +153,38 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
             guard userinfo["sub"]?.stringValue == claims["sub"]?.stringValue else { throw OIDCError.invalidIDToken("userinfo_subject_mismatch") }
             for (name, value) in userinfo where !IDTokenVerifier.tokenClaims.contains(name) { claims[name] = value }
         }
-        let identity = try mapper.identity(from: claims, providerID: id)
+        var identity = try mapper.identity(from: claims, providerID: id)
+        identity.authTime = try authenticationTime(claims, pending: pending)
         if let refreshToken = upstream.refreshToken, let upstreamSubject = claims["sub"]?.stringValue {
             try await keep(UpstreamSession(refreshToken: refreshToken, upstreamSubject: upstreamSubject, checkedAt: environment.clock.now), for: identity.subject)
         }
         return .identified(identity)
+    }
+
+    /// When the person really authenticated at the upstream (the ID token's `auth_time`, never later
+    /// than now), checked against what the app asked: within `max_age` (OIDC Core 3.1.3.7 step 13:
+    /// `auth_time` must then be present), and after the browser was sent upstream for `prompt=login`.
+    /// Nil when the upstream does not say and nothing was asked.
+    func authenticationTime(_ claims: [String: JSONValue], pending: PendingSignIn) throws(BrokerError) -> Date? {
+        let now = environment.clock.now
+        let skew = config.clockSkew.timeInterval
+        var authTime: Date?
+        if let value = claims["auth_time"] {
+            guard case .number(let seconds) = value, seconds.isFinite, seconds > 0 else { throw OIDCError.invalidIDToken("invalid_auth_time") }
+            authTime = min(Date(timeIntervalSince1970: seconds), now)
+        }
+        if let maxAge = pending.maxAge {
+            guard let authTime else { throw OIDCError.invalidIDToken("missing_auth_time") }
+            guard now.timeIntervalSince(authTime) <= TimeInterval(maxAge) + skew else {
+                throw BrokerError(.loginRequired, .forbidden, "The sign-in service did not ask you to sign in again, as this app requires; sign in again.")
+                    .because("upstream_auth_time_too_old").endingFlow()
+            }
+        }
+        if pending.reauthenticate == true, let authTime, let started = pending.startedAt, authTime < started.addingTimeInterval(-skew) {
+            throw BrokerError(.loginRequired, .forbidden, "The sign-in service did not ask you to sign in again, as this app requires; sign in again.")
+                .because("upstream_not_reauthenticated").endingFlow()
+        }
+        return authTime
     }
 
     // MARK: - Rechecks on refresh
@@ -161,20 +204,32 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
         }
     }
 
+    func isStillValid(subject: String) async throws -> Bool {
+        if case .valid = try await recheck(subject: subject) { return true }
+        return false
+    }
+
     /// With a kept upstream refresh token: at most once per `recheckInterval`, refreshes at the
     /// upstream; a refused refresh (the person was disabled or their tokens revoked) ends the person's
-    /// refreshes here too. Without one there is nothing to ask, and the identity stays good.
-    func isStillValid(subject: String) async throws -> Bool {
+    /// refreshes here too. The refreshed ID token (and userinfo, with `userinfo: true`) is mapped again
+    /// under the same rules as a sign-in (`allowedDomains`, `requiredClaims`, `allowedGroups`): a
+    /// person who no longer passes them is refused, and one who does gets the fresh claims. Without
+    /// a kept refresh token there is nothing to ask, and the identity stays good.
+    func recheck(subject: String) async throws -> IdentityRecheck {
         let key = Self.sessionKey(subject)
-        guard let stored = try await environment.storage.secret(key: key) else { return true }
-        guard let session = try? JSONDecoder().decode(UpstreamSession.self, from: stored.value), session.refused != true else { return false }
+        guard let stored = try await environment.storage.secret(key: key) else { return .valid(freshClaims: nil) }
+        guard let session = try? JSONDecoder().decode(UpstreamSession.self, from: stored.value), session.refused != true else {
+            return .refused(reason: "upstream_refused_earlier")
+        }
         let now = environment.clock.now
-        if now.timeIntervalSince(session.checkedAt) < config.recheckInterval.timeInterval { return true }
+        if now.timeIntervalSince(session.checkedAt) < config.recheckInterval.timeInterval { return .valid(freshClaims: nil) }
         // Claim the check first: of two nodes refreshing at once only one uses the upstream refresh
         // token (an upstream that detects reuse would revoke the person's tokens); the other goes on.
         var claimed = session
         claimed.checkedAt = now
-        guard try await environment.storage.replaceWithSecret(try JSONEncoder().encode(claimed), key: key, version: stored.version) else { return true }
+        guard try await environment.storage.replaceWithSecret(try JSONEncoder().encode(claimed), key: key, version: stored.version) else {
+            return .valid(freshClaims: nil)
+        }
         let version = stored.version + 1
         let metadata: UpstreamMetadata
         let refreshed: UpstreamTokens
@@ -186,7 +241,7 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
             case .refused:
                 try await markRefused(claimed, key: key, version: version)
                 environment.logger.notice("upstream refused the refresh; the person is signed out here")
-                return false
+                return .refused(reason: "upstream_refresh_refused")
             case .unavailable(let reason):
                 // Not checked after all: the next refresh tries again.
                 _ = try? await environment.storage.replaceWithSecret(try JSONEncoder().encode(session), key: key, version: version)
@@ -198,26 +253,51 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
             throw error
         }
         claimed.refreshToken = refreshed.refreshToken ?? session.refreshToken
-        if let idToken = refreshed.idToken {
-            // OIDC Core 12.2: a refreshed ID token is about the same person; anything else ends it here.
-            // Keys that cannot be fetched now are an outage, not a verdict: keep the rotated token.
-            do {
-                let claims = try await verifier.verify(idToken, nonce: nil, accessToken: refreshed.accessToken)
+        var claims: [String: JSONValue] = [:]
+        do {
+            if let idToken = refreshed.idToken {
+                // OIDC Core 12.2: a refreshed ID token is about the same person; anything else ends it here.
+                claims = try await verifier.verify(idToken, nonce: nil, accessToken: refreshed.accessToken)
                 guard claims["sub"]?.stringValue == session.upstreamSubject else {
                     try await markRefused(claimed, key: key, version: version)
-                    return false
+                    return .refused(reason: "upstream_subject_changed")
                 }
-            } catch let error as BrokerError where error.kind == .unavailable {
-                claimed.checkedAt = session.checkedAt
-                _ = try? await environment.storage.replaceWithSecret(try JSONEncoder().encode(claimed), key: key, version: version)
-                throw error
-            } catch {
+            }
+            if config.userinfo, let endpoint = metadata.userinfoEndpoint {
+                let userinfo = try await tokens.userinfo(endpoint: endpoint, accessToken: refreshed.accessToken)
+                guard userinfo["sub"]?.stringValue == session.upstreamSubject else {
+                    try await markRefused(claimed, key: key, version: version)
+                    return .refused(reason: "userinfo_subject_mismatch")
+                }
+                for (name, value) in userinfo where !IDTokenVerifier.tokenClaims.contains(name) { claims[name] = value }
+            }
+        } catch let error as BrokerError where error.kind == .unavailable {
+            // Keys or userinfo that cannot be fetched now are an outage, not a verdict: keep the rotated token.
+            claimed.checkedAt = session.checkedAt
+            _ = try? await environment.storage.replaceWithSecret(try JSONEncoder().encode(claimed), key: key, version: version)
+            throw error
+        } catch {
+            try await markRefused(claimed, key: key, version: version)
+            return .refused(reason: (error as? BrokerError)?.reason ?? "invalid_refreshed_id_token")
+        }
+        var fresh: IdentityClaims?
+        if !claims.isEmpty {
+            // The same rules as a sign-in: someone moved out of an allowed group or domain is refused now.
+            switch Result(catching: { () throws(BrokerError) in try mapper.identity(from: claims, providerID: id) }) {
+            case .success(let identity) where identity.subject == subject:
+                fresh = identity.claims
+            case .success:
                 try await markRefused(claimed, key: key, version: version)
-                return false
+                return .refused(reason: "upstream_subject_changed")
+            case .failure(let refusal):
+                try await markRefused(claimed, key: key, version: version)
+                let reason = refusal.reason ?? "claims_not_allowed"
+                environment.logger.notice("the upstream's fresh claims no longer pass this provider's rules; the person is signed out here", metadata: ["reason": .string(reason)])
+                return .refused(reason: reason)
             }
         }
         _ = try await environment.storage.replaceWithSecret(try JSONEncoder().encode(claimed), key: key, version: version)
-        return true
+        return .valid(freshClaims: fresh)
     }
 
     /// Keeps the refusal, so that the app's next refresh (and the person's other sessions) are refused too.

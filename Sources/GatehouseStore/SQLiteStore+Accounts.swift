@@ -103,6 +103,13 @@ extension SQLiteStore: AccountStore {
         }
     }
 
+    public func updateIdentityLinkClaims(providerID: String, subject: String, claims: IdentityClaims) async throws {
+        let encoded = try StoreJSON.encode(claims)
+        try await write { db in
+            try db.executeCached(sql: "UPDATE identity_links SET claims = ? WHERE provider_id = ? AND subject = ?", arguments: [encoded, providerID, subject])
+        }
+    }
+
     public func addIdentityLink(_ identity: ExternalIdentity, accountID: String, now: Date) async throws -> Bool {
         try await write { db in
             try db.executeCached(

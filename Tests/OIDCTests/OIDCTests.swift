@@ -16,6 +16,9 @@ final class ScriptedUpstream: OutboundHTTP, @unchecked Sendable {
     let lock = NSLock()
     /// Makes the token endpoint's ID token from the nonce the authorization request carried.
     var idToken: (@Sendable (_ nonce: String) -> String)?
+    /// When set, the code exchange also answers an upstream refresh token, and a refresh grant answers
+    /// the ID token this makes (no nonce: OIDC Core 12.2).
+    var refreshedIDToken: (@Sendable () -> String)?
     var nonce = ""
     var requests: [OutboundRequest] = []
     var jwksFetches = 0
@@ -42,6 +45,14 @@ final class ScriptedUpstream: OutboundHTTP, @unchecked Sendable {
                 ]
             ])
         case Self.issuer + "/token":
+            let form = String(decoding: request.body ?? Data(), as: UTF8.self)
+            if let refreshed = lock.withLock({ refreshedIDToken }) {
+                if form.contains("grant_type=refresh_token") {
+                    return json(["access_token": "upstream-access-2", "token_type": "Bearer", "id_token": .string(refreshed()), "refresh_token": "upstream-refresh-2"])
+                }
+                let token = lock.withLock { idToken?(nonce) } ?? ""
+                return json(["access_token": "upstream-access", "token_type": "Bearer", "id_token": .string(token), "refresh_token": "upstream-refresh"])
+            }
             let token = lock.withLock { idToken?(nonce) } ?? ""
             return json(["access_token": "upstream-access", "token_type": "Bearer", "id_token": .string(token)])
         default:
@@ -126,10 +137,103 @@ struct OIDCTests {
         return .success(tokens)
     }
 
-    static func broker(_ upstream: ScriptedUpstream, clock: TestClock = TestClock()) async throws -> TestBroker {
+    static func broker(_ upstream: ScriptedUpstream, clock: TestClock = TestClock(), yaml: String = yaml) async throws -> TestBroker {
         var registry = PluginRegistry()
         registry.register(OIDCPlugin.self)
         return try await TestBroker.make(yaml: yaml, registry: registry, clock: clock, http: upstream)
+    }
+
+    /// A browser sign-in through `/oauth2/authorize` with the app's `prompt` and `max_age`: the
+    /// upstream URL the browser is sent to, and the callback's outcome (the app's code, or its error).
+    static func browserSignIn(_ test: TestBroker, _ upstream: ScriptedUpstream, prompt: [String], maxAge: Int?) async throws
+        -> (upstreamQuery: [URLQueryItem], redirect: [URLQueryItem], verifier: String)
+    {
+        let app = try #require(try await test.store.app(id: "phone"))
+        let verifier = RandomToken.make()
+        let request = AuthorizationRequest(
+            clientID: "phone", redirectURI: "com.example.phone:/back", scopes: ["openid"], state: "s", nonce: "n", codeChallenge: PKCE.challenge(for: verifier),
+            prompt: prompt, maxAge: maxAge
+        )
+        let cookie = RandomToken.make()
+        let outcome = try await test.engine.startAuthorization(
+            app: app, request: request, binding: BrowserBinding(cookieDigest: SecretDigest.sha256Hex(cookie), csrfToken: "csrf"), clientIP: nil
+        )
+        guard case .challenge(let flowID, let challenge, _) = outcome, let url = challenge.fields["url"]?.stringValue,
+            let query = URLComponents(string: url)?.queryItems
+        else { throw FlowDriverError.unexpectedOutcome("\(outcome)") }
+        upstream.lock.withLock { upstream.nonce = query.first { $0.name == "nonce" }?.value ?? "" }
+        let answer = try await test.engine.callback(state: flowID, answer: ChallengeResponse(["code": "c"]), cookie: cookie, crossSitePost: false)
+        let location: String
+        switch answer {
+        case .browser(.authorized(_, let redirect, _), _, _): location = redirect
+        case .redirect(let redirect): location = redirect
+        default: throw FlowDriverError.unexpectedOutcome("\(answer)")
+        }
+        return (query, URLComponents(string: location)?.queryItems ?? [], verifier)
+    }
+
+    @Test func theAppsPromptAndMaxAgeGoUpstreamAndAuthTimeIsWhenThePersonReallySignedIn() async throws {
+        let upstream = ScriptedUpstream()
+        let test = try await Self.broker(upstream)
+        defer { test.temporary.remove() }
+        let clock = test.clock
+        // The upstream authenticated the person five seconds ago: within max_age, after the redirect.
+        let authenticated = clock.now.timeIntervalSince1970 - 5
+        upstream.idToken = { nonce in upstream.rs256(Self.claims(clock, nonce: nonce, changes: ["auth_time": .number(authenticated)])) }
+        let fresh = try await Self.browserSignIn(test, upstream, prompt: ["login"], maxAge: 60)
+        #expect(fresh.upstreamQuery.first { $0.name == "prompt" }?.value == "login")
+        #expect(fresh.upstreamQuery.first { $0.name == "max_age" }?.value == "60")
+        let code = try #require(fresh.redirect.first { $0.name == "code" }?.value, "\(fresh.redirect)")
+        let tokens = try await test.broker.oauth.token(try TokenRequest(
+            form: ["grant_type": "authorization_code", "code": code, "code_verifier": fresh.verifier, "redirect_uri": "com.example.phone:/back", "client_id": "phone"],
+            basic: nil
+        ))
+        let payload = try #require(try tokens.idToken.flatMap { Base64URL.decode(String($0.split(separator: ".")[1])) })
+        let idClaims = try JSONDecoder().decode([String: JSONValue].self, from: payload)
+        #expect(idClaims["auth_time"] == .number(Double(Int(authenticated))), "auth_time is the upstream's, not the broker's now: \(String(describing: idClaims["auth_time"]))")
+
+        // An upstream that only showed consent (auth_time an hour old) does not satisfy max_age...
+        let stale = clock.now.timeIntervalSince1970 - 3_600
+        upstream.idToken = { nonce in upstream.rs256(Self.claims(clock, nonce: nonce, changes: ["auth_time": .number(stale)])) }
+        let tooOld = try await Self.browserSignIn(test, upstream, prompt: [], maxAge: 60)
+        #expect(tooOld.redirect.first { $0.name == "error" }?.value == "login_required", "\(tooOld.redirect)")
+        #expect(tooOld.redirect.first { $0.name == "code" } == nil)
+        // ...nor prompt=login, and max_age without auth_time cannot be checked (OIDC Core 3.1.3.7).
+        let notAgain = try await Self.browserSignIn(test, upstream, prompt: ["login"], maxAge: nil)
+        #expect(notAgain.redirect.first { $0.name == "error" }?.value == "login_required", "\(notAgain.redirect)")
+        upstream.idToken = { nonce in upstream.rs256(Self.claims(clock, nonce: nonce)) }
+        let unknown = await thrownError { _ = try await Self.browserSignIn(test, upstream, prompt: [], maxAge: 60) }
+        #expect(unknown?.reason == "missing_auth_time")
+        // Without prompt or max_age nothing extra goes upstream.
+        let plain = try await Self.browserSignIn(test, upstream, prompt: [], maxAge: nil)
+        #expect(plain.upstreamQuery.first { $0.name == "prompt" } == nil && plain.upstreamQuery.first { $0.name == "max_age" } == nil)
+        #expect(plain.redirect.first { $0.name == "code" } != nil)
+    }
+
+    @Test func aRefreshMapsTheUpstreamsFreshClaimsUnderTheSameRulesAsASignIn() async throws {
+        let upstream = ScriptedUpstream()
+        let yaml = Self.yaml.replacingOccurrences(of: "groupsPrefix: \"corp:\"", with: "groupsPrefix: \"corp:\"\n      allowedGroups: [eng]\n      recheckInterval: 0s")
+        let test = try await Self.broker(upstream, yaml: yaml)
+        defer { test.temporary.remove() }
+        let clock = test.clock
+        upstream.idToken = { nonce in upstream.rs256(Self.claims(clock, nonce: nonce)) }
+        // The refreshed ID token: a new address, still in eng.
+        upstream.refreshedIDToken = {
+            upstream.rs256(Self.claims(clock, nonce: "", changes: ["email": "ann.new@corp.test", "groups": ["eng"]]).filter { $0.key != "nonce" })
+        }
+        let tokens = try #require(try await Self.signIn(test, upstream).get())
+        func refresh(_ token: String?) async throws -> IssuedTokens {
+            try await test.broker.oauth.token(try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": try #require(token), "client_id": "phone"], basic: nil))
+        }
+        let renewed = try await refresh(tokens.refreshToken)
+        let link = try #require(try await test.store.identityLink(providerID: "corp", subject: "u-42"))
+        #expect(link.claims.email == "ann.new@corp.test" && link.claims.groups == ["corp:eng"], "the link keeps what the upstream says now")
+        // Moved out of eng at the upstream: the next refresh is refused, as a sign-in would be.
+        upstream.refreshedIDToken = {
+            upstream.rs256(Self.claims(clock, nonce: "", changes: ["groups": ["sales"]]).filter { $0.key != "nonce" })
+        }
+        let refused = await thrownError { _ = try await refresh(renewed.refreshToken) }
+        #expect(refused?.code == .invalidGrant && refused?.reason == "group_not_allowed", "\(String(describing: refused))")
     }
 
     @Test func signsInWithAnRS256OrES256IDTokenAndMapsTheClaims() async throws {

@@ -97,6 +97,9 @@ public struct ExternalIdentity: Sendable, Hashable, Codable {
     /// The registered sign-in key that proved this identity: tokens name it (`device_key`), so that
     /// removing its device revokes them.
     public var signInKeyID: String?
+    /// When the person really authenticated, when the provider knows it and it is earlier than now
+    /// (an upstream's `auth_time`): the tokens' `auth_time` and the session's. Nil: just now.
+    public var authTime: Date?
 
     public init(
         providerID: String, subject: String, username: String, claims: IdentityClaims = IdentityClaims(), methods: [String] = [], isTest: Bool = false,
@@ -111,7 +114,7 @@ public struct ExternalIdentity: Sendable, Hashable, Codable {
         self.emailTrustedForLinking = emailTrustedForLinking
     }
 
-    enum CodingKeys: String, CodingKey { case providerID, subject, username, claims, methods, isTest, emailTrustedForLinking, newSignInKey, signInKeyID }
+    enum CodingKeys: String, CodingKey { case providerID, subject, username, claims, methods, isTest, emailTrustedForLinking, newSignInKey, signInKeyID, authTime }
 
     /// Flows stored before `methods` and `isTest` existed (waiting at a second factor across an
     /// upgrade) still read: they carried neither.
@@ -126,5 +129,6 @@ public struct ExternalIdentity: Sendable, Hashable, Codable {
         emailTrustedForLinking = try container.decodeIfPresent(Bool.self, forKey: .emailTrustedForLinking) ?? false
         newSignInKey = try container.decodeIfPresent(NewSignInKey.self, forKey: .newSignInKey)
         signInKeyID = try container.decodeIfPresent(String.self, forKey: .signInKeyID)
+        authTime = try container.decodeIfPresent(Date.self, forKey: .authTime)
     }
 }

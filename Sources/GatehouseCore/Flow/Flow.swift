@@ -30,6 +30,11 @@ public struct FlowRequest: Sendable {
     /// The installation a native app runs this flow from (the random id it made at its first
     /// launch): the tokens are tied to it, for `GET /v1/registration-state`.
     public var installationID: String?
+    /// The app's OIDC `prompt` values (`login`, `select_account`, ...), for a provider that signs the
+    /// person in elsewhere and must ask the same there (OIDC Core 3.1.2.1).
+    public var prompt: [String] = []
+    /// The app's OIDC `max_age` in seconds: the person must have authenticated within it.
+    public var maxAge: Int?
 
     public init(
         appID: String, providerID: String, purpose: FlowPurpose = .authenticate, stateless: Bool = false, scopes: [String]? = nil, clientIP: String? = nil,

@@ -96,16 +96,18 @@ extension FlowEngine {
     static let callbackClaimedField = "callbackClaimed"
 
     /// Where a refused callback sends the browser, if anywhere: a native app always hears the error at
-    /// its return URI; a browser flow's app hears a denial or an unavailable upstream as an OAuth
-    /// error redirect, and anything else (an ID token that fails a check) is shown as a page.
+    /// its return URI; a browser flow's app hears a denial, an authentication older than it asked
+    /// for, or an unavailable upstream as an OAuth error redirect, and anything else (an ID token that fails a check) is shown as a page.
     func errorRedirect(for flow: FlowRecord, error: BrokerError) -> String? {
         if flow.authorization == nil, let returnURI = flow.returnURI {
             return OAuthRedirect.url(returnURI, parameters: [("flow", flow.id), ("error", error.code.rawValue), ("error_description", error.message)])
         }
         guard let authorization = flow.authorization else { return nil }
         let code: ErrorCode
-        if error.code == .accessDenied {
-            code = .accessDenied
+        if error.code == .accessDenied || error.code == .loginRequired {
+            // `login_required`: the upstream did not authenticate the person as the app asked
+            // (prompt=login, max_age); the app may send them again.
+            code = error.code
         } else if error.kind == .unavailable {
             code = .temporarilyUnavailable
         } else {

@@ -29,8 +29,13 @@ extension FlowEngine {
         else { return .signIn }
         // An identity the provider no longer accepts (disabled in the directory, removed) signs no
         // one in through a session either, as it refreshes no token.
-        if let rechecking = plugins.identityProviders[provider] as? any IdentityRechecking, try await !rechecking.isStillValid(subject: link.subject) {
-            return .signIn
+        if let rechecking = plugins.identityProviders[provider] as? any IdentityRechecking {
+            switch try await rechecking.recheck(subject: link.subject) {
+            case .refused: return .signIn
+            case .valid(let fresh?) where fresh != link.claims:
+                try await store.updateIdentityLinkClaims(providerID: provider, subject: link.subject, claims: fresh)
+            case .valid: break
+            }
         }
         var current = session
         current.subject = link.subject
@@ -173,13 +178,15 @@ extension FlowEngine {
             return try await authorizeInSession(flow, authorization: authorization, app: app, account: account, identity: identity)
         }
         // A new sign-in: the browser gets a fresh cookie (no value from before the sign-in survives it).
+        // The session's auth_time is when the person really authenticated (an upstream's auth_time), never later.
+        let authTime = identity.authTime.map { min($0, now) } ?? now
         let cookie = RandomToken.make()
         let digest = SecretDigest.sha256Hex(cookie)
         var sessionID: String?
         if let previousID = authorization.sessionID, let previous = try await store.browserSession(id: previousID), previous.isLive(at: now) {
             if previous.accountID == account.id,
                 try await store.updateBrowserSessionSignIn(
-                    id: previousID, providers: [identity.providerID], factors: factors, methods: flow.methods, authTime: now, cookieDigest: digest, now: now
+                    id: previousID, providers: [identity.providerID], factors: factors, methods: flow.methods, authTime: authTime, cookieDigest: digest, now: now
                 )
             {
                 sessionID = previousID
@@ -191,7 +198,7 @@ extension FlowEngine {
         if sessionID == nil {
             let session = BrowserSession(
                 id: RandomToken.make(byteCount: 16), cookieDigest: digest, accountID: account.id, providers: [identity.providerID], factors: factors,
-                methods: flow.methods, subject: identity.subject, username: account.username, authTime: now, createdAt: now, lastSeenAt: now,
+                methods: flow.methods, subject: identity.subject, username: account.username, authTime: authTime, createdAt: now, lastSeenAt: now,
                 expiresAt: now.addingTimeInterval(app.policy.session.absoluteLifetime.timeInterval), clientIP: flow.clientIP,
                 userAgent: authorization.userAgent.map { String($0.prefix(200)) }
             )
@@ -201,7 +208,7 @@ extension FlowEngine {
         }
         var inSession = authorization
         inSession.sessionID = sessionID
-        let outcome = try await authorizeInSession(flow, authorization: inSession, app: app, account: account, identity: identity, authTime: now)
+        let outcome = try await authorizeInSession(flow, authorization: inSession, app: app, account: account, identity: identity, authTime: authTime)
         guard case .authorized(let flowID, let redirect, _) = outcome else { return outcome }
         return .authorized(flowID: flowID, redirect: redirect, sessionCookie: cookie)
     }

@@ -245,11 +245,14 @@ public struct FlowEngine: Sendable {
     }
 
     func flowRequest(for flow: FlowRecord) -> FlowRequest {
-        FlowRequest(
+        var request = FlowRequest(
             appID: flow.appID, providerID: flow.providerID, purpose: flow.purpose, stateless: flow.stateless, scopes: flow.scopes,
             clientIP: flow.clientIP, loginHint: flow.authorization?.request.loginHint, signedInAccountID: flow.signedInAccountID,
             installationID: flow.installationID
         )
+        request.prompt = flow.authorization?.request.prompt ?? []
+        request.maxAge = flow.authorization?.request.maxAge
+        return request
     }
 
     // MARK: - Steps
@@ -477,7 +480,7 @@ public struct FlowEngine: Sendable {
         let subject = account?.id ?? "\(identity.providerID)|\(identity.subject)"
         let grant = TokenIssuer.Grant(
             app: app, subject: subject, accountID: account?.id, scopes: flow.scopes, methods: flow.methods, identityProvider: identity.providerID,
-            authTime: now,
+            authTime: identity.authTime.map { min($0, now) } ?? now,
             profile: ProfileClaims.make(username: account?.username ?? identity.username, claims: identity.claims.overlaid(with: account?.profile), scopes: flow.scopes),
             stateless: flow.stateless, signInKeyID: flow.signInKeyID, dpopJKT: dpopJKT, installation: installationDigest(of: flow, app: app),
             acr: AuthenticationLevel(methods: flow.methods, identityProvider: identity.providerID, plugins: plugins).rawValue

@@ -187,8 +187,8 @@ public struct OAuthService: Sendable {
             }
         }
         // One read of the links serves the recheck and the profile claims.
-        let links = try await store.identityLinks(accountID: account.id)
-        try await recheck(links: links, identityProvider: record.identityProvider)
+        var links = try await store.identityLinks(accountID: account.id)
+        try await recheck(links: &links, identityProvider: record.identityProvider)
         do {
             let issued = try await tokens.issue(
                 TokenIssuer.Grant(
@@ -223,13 +223,21 @@ public struct OAuthService: Sendable {
         return Self.invalidGrant("The refresh token was already used; its whole family is revoked.")
     }
 
-    /// Asks the provider that identified the account whether the identity is still good.
-    func recheck(links: [IdentityLink], identityProvider: String?) async throws {
+    /// Asks the provider that identified the account whether the identity is still good, under the
+    /// same rules as a sign-in; the claims it read again replace the link's (in the store and in
+    /// `links`, so the tokens issued now carry them).
+    func recheck(links: inout [IdentityLink], identityProvider: String?) async throws {
         guard let providerID = identityProvider, let provider = plugins.identityProviders[providerID] as? any IdentityRechecking,
-            let link = links.first(where: { $0.providerID == providerID })
+            let index = links.firstIndex(where: { $0.providerID == providerID })
         else { return }
-        guard try await provider.isStillValid(subject: link.subject) else {
-            throw Self.invalidGrant("The identity provider no longer accepts this account.")
+        switch try await provider.recheck(subject: links[index].subject) {
+        case .refused(let reason):
+            throw Self.invalidGrant("The identity provider no longer accepts this account.").because(reason)
+        case .valid(let fresh?) where fresh != links[index].claims:
+            try await store.updateIdentityLinkClaims(providerID: providerID, subject: links[index].subject, claims: fresh)
+            links[index].claims = fresh
+        case .valid:
+            return
         }
     }
 

@@ -190,6 +190,24 @@ public struct FlowContext: Sendable {
 /// so that someone removed upstream stops getting tokens.
 public protocol IdentityRechecking: IdentityProvider {
     func isStillValid(subject: String) async throws -> Bool
+    /// The same question with the provider's fresh view of the person: refused (with a reason for the
+    /// audit log), or still good, with the claims the provider vouches for now when it read them (they
+    /// replace the link's, so the next tokens carry them). By default `isStillValid`, reading nothing.
+    func recheck(subject: String) async throws -> IdentityRecheck
+}
+
+extension IdentityRechecking {
+    public func recheck(subject: String) async throws -> IdentityRecheck {
+        try await isStillValid(subject: subject) ? .valid(freshClaims: nil) : .refused(reason: "identity_refused")
+    }
+}
+
+/// A provider's answer to a recheck (`IdentityRechecking.recheck`).
+public enum IdentityRecheck: Sendable, Equatable {
+    /// Still good; `freshClaims` when the provider read the person's claims again.
+    case valid(freshClaims: IdentityClaims?)
+    /// No longer accepted (removed, disabled, or filtered out by the provider's rules); `reason` is audited.
+    case refused(reason: String)
 }
 
 /// Optional capability: whether the addresses this provider vouches for (`email_verified`) may link

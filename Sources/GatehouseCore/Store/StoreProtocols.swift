@@ -44,6 +44,9 @@ public protocol AccountStore: AccountDirectory {
     func linkedAccount(providerID: String, subject: String) async throws -> Account?
     /// Refreshes an existing link's claims and last sign-in; nothing when the link is gone.
     func refreshIdentityLink(_ identity: ExternalIdentity, now: Date) async throws
+    /// Replaces an existing link's claims (what a recheck read), leaving its last sign-in; nothing
+    /// when the link is gone.
+    func updateIdentityLinkClaims(providerID: String, subject: String, claims: IdentityClaims) async throws
     /// Links one more identity to an existing account; false when that identity belongs to another
     /// account (linking it again to the same account is a success).
     func addIdentityLink(_ identity: ExternalIdentity, accountID: String, now: Date) async throws -> Bool

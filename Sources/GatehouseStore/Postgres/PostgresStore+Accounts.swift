@@ -91,6 +91,11 @@ extension PostgresStore: AccountStore {
         )
     }
 
+    public func updateIdentityLinkClaims(providerID: String, subject: String, claims: IdentityClaims) async throws {
+        let encoded = try StoreJSON.encode(claims)
+        try await run("UPDATE identity_links SET claims = \(encoded) WHERE provider_id = \(providerID) AND subject = \(subject)")
+    }
+
     public func addIdentityLink(_ identity: ExternalIdentity, accountID: String, now: Date) async throws -> Bool {
         let claims = try StoreJSON.encode(identity.claims)
         return try await transaction { connection in
