@@ -67,6 +67,11 @@ struct AdminAPI {
             let keys = try await admin.rotateSigningKeys(immediately: immediately, by: try identity(context), via: "api")
             return JSONBody(JSONValue.array(keys.map { .object(["kid": .string($0.kid), "alg": .string($0.algorithm.rawValue)]) })).response(status: .created)
         }
+        group.post("keys/:kid/revoke") { _, context in
+            let replacements = try await admin.revokeSigningKey(kid: try context.parameters.require("kid"), by: try identity(context), via: "api")
+            return JSONBody(JSONValue.object(["revoked": .string(try context.parameters.require("kid")), "replacements": .array(replacements.map { .object(["kid": .string($0.kid), "alg": .string($0.algorithm.rawValue)]) })]))
+                .response(status: .ok)
+        }
         group.get("users/:id") { _, context in JSONBody(try await admin.user(id: try context.parameters.require("id"))).response(status: .ok) }
         group.delete("users/:id") { _, context in
             try await admin.deregisterUser(id: try context.parameters.require("id"), by: try identity(context))

@@ -144,6 +144,13 @@ extension SQLiteStore: SigningKeyStore {
         }
     }
 
+    public func deleteSigningKey(kid: String) async throws -> Bool {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM signing_keys WHERE kid = ?", arguments: [kid])
+            return db.changesCount > 0
+        }
+    }
+
     public func deleteSigningKeys(retiredBefore before: Date) async throws -> Int {
         try await write { db in
             try db.cachedStatement(sql: "DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < ?").execute(arguments: [before.storeValue])

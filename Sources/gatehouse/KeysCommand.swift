@@ -4,7 +4,7 @@ import GatehouseCore
 
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "keys", abstract: "Manage the token-signing keys and the key-encryption key.", subcommands: [Rotate.self, List.self, Rewrap.self, GenerateKEK.self]
+        commandName: "keys", abstract: "Manage the token-signing keys and the key-encryption key.", subcommands: [Rotate.self, Revoke.self, List.self, Rewrap.self, GenerateKEK.self]
     )
 
     struct Rewrap: AsyncParsableCommand {
@@ -62,6 +62,21 @@ struct KeysCommand: AsyncParsableCommand {
                 print("new \(key.algorithm.rawValue) key \(key.kid): published now, signs from \(from)")
             }
             print("running brokers publish the new keys within \(Int(SigningKeyring.reloadInterval)) seconds")
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Take a signing key believed compromised out of service: replaced at once if it signs, no longer published, and every token it signed refused on every broker."
+        )
+        @OptionGroup var options: ConfigOptions
+        @Argument(help: "The key's kid, as `gatehouse keys list` shows it.") var kid: String
+
+        func run() async throws {
+            let broker = try await Bootstrap.openBroker(options)
+            let replacements = try await broker.admin.revokeSigningKey(kid: kid, by: AppsCommand.identity, via: "cli")
+            for key in replacements { print("new \(key.algorithm.rawValue) key \(key.kid): signs now") }
+            print("revoked \(kid): every token it signed is refused on every broker within \(Int(RevocationList.refreshInterval)) second(s); brokers stop publishing it within \(Int(SigningKeyring.reloadInterval)) seconds")
         }
     }
 

@@ -456,6 +456,47 @@ extension GatehouseServerTests {
         #expect(try await test.store.signingKeys().count == 2)
     }
 
+    @Test func aRevokedSigningKeyIsNotPublishedAndNothingItSignedIsAcceptedOnAnyNode() async throws {
+        let test = try await Self.oidcBroker()
+        defer { test.temporary.remove() }
+        var registry = PluginRegistry()
+        registry.register(LocalPasswordPlugin.self)
+        // A second node on the same store, with its own clock: it has loaded the keys before the revocation.
+        let other = try await TestBroker.make(
+            yaml: Self.oidcYAML, registry: registry, environment: ["WEB_SECRET": Self.webSecret, "OTHER_SECRET": Self.otherSecret], temporary: test.temporary
+        )
+        let signedIn = try await test.signIn(
+            FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: ClientCredentials(clientID: "web", secret: Self.webSecret)
+        )
+        let token = signedIn.tokens.accessToken
+        let kid = try #require(SigningKeyring.kid(of: token))
+        _ = try await other.broker.oauth.verifyAccessToken(token)
+        #expect(other.broker.keyring.keySet().keys.contains { $0.kid == kid })
+
+        let replacements = try await test.broker.admin.revokeSigningKey(kid: kid, by: AdminIdentity(name: "ops"), via: "test")
+        #expect(replacements.map(\.algorithm) == [.es256, .rs256], "the key was signing: every algorithm gets a new key at once")
+        // This node: not published, its tokens refused, and it signs with the replacement now.
+        #expect(!test.broker.keyring.keySet().keys.contains { $0.kid == kid })
+        #expect(await thrownError { _ = try await test.broker.oauth.verifyAccessToken(token) }?.code == .invalidToken)
+        let after = try await test.signIn(
+            FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: ClientCredentials(clientID: "web", secret: Self.webSecret)
+        )
+        #expect(SigningKeyring.kid(of: after.tokens.accessToken) == replacements[0].kid)
+        _ = try await test.broker.oauth.verifyAccessToken(after.tokens.accessToken)
+        // The other node: within the revocation list's refresh its tokens are refused, before it
+        // re-reads the keys; once it does, it no longer publishes the key either.
+        other.clock.advance(by: RevocationList.refreshInterval + 0.5)
+        #expect(await thrownError { _ = try await other.broker.oauth.verifyAccessToken(token) }?.code == .invalidToken)
+        other.clock.advance(by: SigningKeyring.reloadInterval)
+        try await other.broker.keyring.reloadIfStale()
+        #expect(!other.broker.keyring.keySet().keys.contains { $0.kid == kid })
+        #expect(try await !test.store.signingKeys().contains { $0.kid == kid })
+        let audit = try await test.store.auditEvents(type: "key.revoked", appID: nil, accountID: nil, since: nil, limit: 5)
+        #expect(audit.first?.details["kid"] == kid)
+        // An unknown kid is a clear 404, and changes nothing.
+        #expect(await thrownError { _ = try await test.broker.admin.revokeSigningKey(kid: "nope", by: AdminIdentity(name: "ops"), via: "test") }?.code == .notFound)
+    }
+
     @Test func aRotationAtOnceAfterAPendingOneSignsWithItsKeyForGood() async throws {
         let test = try await Self.oidcBroker()
         defer { test.temporary.remove() }

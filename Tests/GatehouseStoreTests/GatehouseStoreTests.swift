@@ -273,6 +273,13 @@ struct GatehouseStoreTests {
             let link = try #require(try await store.identityLink(providerID: "up", subject: "pat"))
             #expect(link.claims.email == "new@example.com")
             #expect(link.lastSignInAt == later)
+            // A recheck's fresh claims replace the link's without counting as a sign-in.
+            var rechecked = changed.claims
+            rechecked.groups = ["eng"]
+            try await store.updateIdentityLinkClaims(providerID: "up", subject: "pat", claims: rechecked)
+            let afterRecheck = try #require(try await store.identityLink(providerID: "up", subject: "pat"))
+            #expect(afterRecheck.claims.groups == ["eng"] && afterRecheck.claims.email == "new@example.com")
+            #expect(afterRecheck.lastSignInAt == later)
             // A link removed meanwhile stays removed.
             #expect(try await store.unlinkIdentity(providerID: "up", subject: "pat"))
             try await store.refreshIdentityLink(changed, now: later)
@@ -442,6 +449,10 @@ struct GatehouseStoreTests {
             #expect(later.first { $0.kid == "k3" }?.retiredAt == nil)
             #expect(try await store.deleteSigningKeys(retiredBefore: now.addingTimeInterval(21)) == 1)
             #expect(try await store.signingKeys().map(\.kid) == ["k2", "k3"])
+            // A revoked key goes at once, whatever its state.
+            #expect(try await store.deleteSigningKey(kid: "k3"))
+            #expect(try await !store.deleteSigningKey(kid: "k3"))
+            #expect(try await store.signingKeys().map(\.kid) == ["k2"])
         }
     }
 

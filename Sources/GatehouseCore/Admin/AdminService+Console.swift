@@ -133,6 +133,26 @@ extension AdminService {
         return keys
     }
 
+    /// Revokes a signing key believed compromised: replaced at once if it signs, no longer published,
+    /// and every token it signed refused on every node (the revocation list, within a second; the
+    /// keys themselves within `SigningKeyring.reloadInterval`). Audited as `key.revoked`.
+    public func revokeSigningKey(kid: String, by admin: AdminIdentity, via: String) async throws -> [SigningKeyRecord] {
+        let replacements = try await oauth.keyring.revoke(kid: kid)
+        let now = clock.now
+        // As long as anything it signed could still be presented: the longest access token, and ID
+        // tokens presented as hints.
+        try await oauth.revocations.revoke(
+            RevocationRecord(kind: .signingKey, value: kid, revokedAt: now, expiresAt: now.addingTimeInterval(Policy.longestAccessTokenLifetime + SigningKeyring.retiredKeyGrace))
+        )
+        try await store.appendAudit(
+            AuditEvent(
+                time: now, type: "key.revoked",
+                details: admin.auditDetails.merging(["kid": kid, "via": via, "replacedBy": replacements.map(\.kid).joined(separator: " ")]) { first, _ in first }
+            )
+        )
+        return replacements
+    }
+
     // MARK: - Providers
 
     /// Checks a provider against its upstream step by step (`gatehouse providers test`); audited

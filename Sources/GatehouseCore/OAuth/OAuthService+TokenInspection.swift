@@ -6,6 +6,10 @@ extension OAuthService {
     /// Verifies an access token and checks it is not revoked.
     public func verifyAccessToken(_ token: String, expiredGrace: TimeInterval = 0) async throws -> AccessTokenClaims {
         let claims = try await keyring.verify(token, expiredGrace: expiredGrace)
+        // A revoked signing key: refused on every node within the list's refresh, before the node re-reads its keys.
+        if let kid = SigningKeyring.kid(of: token), try await revocations.isSigningKeyRevoked(kid) {
+            throw BrokerError(.invalidToken, .unauthenticated, "The access token was signed by a revoked key.")
+        }
         if try await revocations.isRevoked(claims) {
             throw BrokerError(.invalidToken, .unauthenticated, "The access token was revoked.")
         }

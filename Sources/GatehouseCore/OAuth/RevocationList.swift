@@ -14,6 +14,7 @@ public final class RevocationList: Sendable {
         var families: [String: RevocationRecord] = [:]
         var clients: [String: RevocationRecord] = [:]
         var signInKeys: [String: RevocationRecord] = [:]
+        var signingKeys: [String: RevocationRecord] = [:]
         /// Revocations made on this node: kept apart so that a store read that started before one
         /// was written cannot drop it; pruned when they expire.
         var local: [RevocationRecord] = []
@@ -33,6 +34,7 @@ public final class RevocationList: Sendable {
             case .family: families[revocation.value] = latest(families[revocation.value])
             case .client: clients[revocation.value] = latest(clients[revocation.value])
             case .signInKey: signInKeys[revocation.value] = latest(signInKeys[revocation.value])
+            case .signingKey: signingKeys[revocation.value] = latest(signingKeys[revocation.value])
             }
         }
     }
@@ -77,6 +79,12 @@ public final class RevocationList: Sendable {
         return state.withLock { state in state.clients[appID].map { issuedAt <= $0.revokedAt } ?? false }
     }
 
+    /// Whether a signing key was revoked: nothing it signed is valid any more, on any node.
+    public func isSigningKeyRevoked(_ kid: String) async throws -> Bool {
+        try await refreshIfStale()
+        return state.withLock { $0.signingKeys[kid] != nil }
+    }
+
     /// Whether the token is revoked, by its `jti`, or because its subject was deregistered, its app
     /// deleted or disabled after it was issued, or the device of its sign-in key removed.
     public func isRevoked(_ claims: AccessTokenClaims) async throws -> Bool {
@@ -114,6 +122,7 @@ public final class RevocationList: Sendable {
                     state.families = [:]
                     state.clients = [:]
                     state.signInKeys = [:]
+                    state.signingKeys = [:]
                     (records + state.local).forEach { state.remember($0) }
                     state.loadedAt = now
                     state.refreshing = false

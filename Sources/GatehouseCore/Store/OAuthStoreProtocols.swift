@@ -72,6 +72,9 @@ public struct RevocationRecord: Sendable, Hashable, Codable {
         case client
         /// Every access token issued through a sign-in key (its device was removed or replaced).
         case signInKey
+        /// Every token signed by a signing key (`kid`), whenever it was signed: the key is believed
+        /// compromised (`gatehouse keys revoke`).
+        case signingKey
     }
 
     public var kind: Kind

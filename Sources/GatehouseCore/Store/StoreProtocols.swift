@@ -185,6 +185,8 @@ public protocol SigningKeyStore: Sendable {
     func retireSigningKeys(keeping kids: [String], now: Date, includingWaiting: Bool) async throws
     /// Deletes keys retired before `before` (they verify no live token any more).
     func deleteSigningKeys(retiredBefore before: Date) async throws -> Int
+    /// Deletes one key at once, whatever its state (a key believed compromised); false when there is none.
+    func deleteSigningKey(kid: String) async throws -> Bool
     /// Replaces a key's stored private key (sealed under another key-encryption key, or in clear) if
     /// it still is `expected`; false when another node changed it first.
     func replaceSigningKeyMaterial(kid: String, expected: String, replacement: String) async throws -> Bool

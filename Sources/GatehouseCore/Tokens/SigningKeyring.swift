@@ -148,6 +148,28 @@ public final class SigningKeyring: Sendable {
         return records
     }
 
+    /// Takes a key believed compromised out of service at once: when it signs (or is waiting to),
+    /// new keys of every algorithm replace it immediately; then it is deleted, so no node publishes
+    /// or accepts it once it re-reads the keys. Answers the replacement keys (none when the key was
+    /// retired already). The caller also puts the kid on the revocation list, which every node reads
+    /// within a second, so its tokens are refused before the keys are re-read.
+    public func revoke(kid: String) async throws -> [SigningKeyRecord] {
+        let records = try await store.signingKeys()
+        guard let record = records.first(where: { $0.kid == kid }) else {
+            throw BrokerError(.notFound, .notFound, "No signing key '\(kid)'; `gatehouse keys list` shows them.")
+        }
+        let replacements = record.retiredAt == nil ? try await rotate(immediately: true) : []
+        _ = try await store.deleteSigningKey(kid: kid)
+        try await reload()
+        return replacements
+    }
+
+    /// The `kid` in a JWS's protected header, without verifying anything.
+    public static func kid(of token: String) -> String? {
+        guard let end = token.firstIndex(of: "."), let data = Base64URL.decode(String(token[..<end])) else { return nil }
+        return (try? JSONDecoder().decode(Header.self, from: data))?.kid
+    }
+
     /// Re-reads the keys when the last reload is `reloadInterval` old (the maintenance loop calls it).
     public func reloadIfStale() async throws {
         let now = clock.now

@@ -155,6 +155,10 @@ extension PostgresStore: SigningKeyStore {
         )
     }
 
+    public func deleteSigningKey(kid: String) async throws -> Bool {
+        try await run("DELETE FROM signing_keys WHERE kid = \(kid) RETURNING 1") > 0
+    }
+
     public func deleteSigningKeys(retiredBefore before: Date) async throws -> Int {
         try await run("DELETE FROM signing_keys WHERE retired_at IS NOT NULL AND retired_at < \(before.storeValue) RETURNING 1")
     }
