@@ -56,7 +56,10 @@ public struct Broker: Sendable, CustomStringConvertible {
         }
         let keyring = SigningKeyring(store: store, clock: clock, algorithm: config.tokens.signingAlgorithm, sealer: sealer)
         try await keyring.prepare()
-        let issuer = TokenIssuer(issuer: config.server.issuer, keyring: keyring, refreshTokens: store, clock: clock)
+        let issuer = TokenIssuer(
+            issuer: config.server.issuer, keyring: keyring, refreshTokens: store, clock: clock,
+            successors: RefreshTokenSuccessors(storage: PluginStorage(namespace: Self.refreshNamespace, store: store, clock: clock, sealer: sealer))
+        )
         let apps = AppCache(store: store, clock: clock)
         let dpop = DPoPVerifier(storage: PluginStorage(namespace: Self.dpopNamespace, store: store, clock: clock, sealer: sealer), clock: clock)
         let oauth = OAuthService(
@@ -142,6 +145,8 @@ public struct Broker: Sendable, CustomStringConvertible {
     /// The core's own slice of plugin storage for DPoP (used proof ids, the nonce key): a name no
     /// plugin instance can have (instance ids have no colons).
     static let dpopNamespace = "gatehouse:dpop"
+    /// The store namespace of the refresh-token successor key (a colon: no plugin instance id has one).
+    static let refreshNamespace = "gatehouse:refresh"
 
     /// Where upstream sign-in pages send the browser back (`PluginEnvironment.callbackURL`).
     public static let callbackPath = "/oauth2/callback"

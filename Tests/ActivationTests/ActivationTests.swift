@@ -481,7 +481,9 @@ struct ActivationTests {
             try await broker.broker.oauth.token(try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": token, "client_id": "mobile"], basic: nil))
         }
         let renewed = try await refreshed(refresh)
-        // The rotated token comes back: the family is revoked, and the access token issued with it.
+        // The rotated token comes back after the app's reuse grace: the family is revoked, and the
+        // access token issued with it.
+        clock.advance(by: 6)
         _ = await thrownError { _ = try await refreshed(refresh) }
         #expect(await thrownError { _ = try await broker.broker.oauth.verifyAccessToken(renewed.accessToken) }?.code == .invalidToken)
         // Three days on, the revocation list has forgotten the family; the store has not.

@@ -293,12 +293,60 @@ extension GatehouseServerTests {
             #expect(second.body["id_token"] != nil)
             // Another app cannot use it.
             #expect(try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": r2], id: "other", secret: Self.otherSecret).body["error"] == "invalid_grant")
-            // Reusing r1 revokes the family: r2 dies too.
+            // Within the app's reuse grace (5 s by default), r1 again is a client whose answer was lost:
+            // it gets the same successor (and a new access token), and nothing is revoked.
+            let retried = try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": r1])
+            #expect(retried.status == .ok && retried.body["refresh_token"]?.stringValue == r2)
+            #expect(retried.body["access_token"] != second.body["access_token"])
+            // After the grace, reusing r1 revokes the family: r2 dies too.
+            test.clock.advance(by: 6)
             #expect(try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": r1]).body["error"] == "invalid_grant")
             #expect(try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": r2]).body["error"] == "invalid_grant")
             let events = try await test.store.auditEvents(type: "token.reuse_detected", appID: "web", accountID: nil, since: nil, limit: 5)
             #expect(events.count == 1)
         }
+    }
+
+    @Test func theReuseGraceAnswersTheSameSuccessorOnAnyNodeButNeverAcrossARevocationOrAUsedSuccessor() async throws {
+        let test = try await Self.oidcBroker()
+        defer { test.temporary.remove() }
+        var registry = PluginRegistry()
+        registry.register(LocalPasswordPlugin.self)
+        // A second node on the same store, sharing the clock.
+        let other = try await TestBroker.make(
+            yaml: Self.oidcYAML, registry: registry, environment: ["WEB_SECRET": Self.webSecret, "OTHER_SECRET": Self.otherSecret], temporary: test.temporary, clock: test.clock
+        )
+        let client = ClientCredentials(clientID: "web", secret: Self.webSecret)
+        func signIn() async throws -> String {
+            try #require(try await test.signIn(FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: client).tokens.refreshToken)
+        }
+        func refresh(_ token: String, at node: TestBroker) async throws -> IssuedTokens {
+            try await node.broker.oauth.token(try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": token], basic: client))
+        }
+        // Rotated on one node; the lost answer's retry reaches another: the same successor.
+        let r1 = try await signIn()
+        let r2 = try #require(try await refresh(r1, at: test).refreshToken)
+        test.clock.advance(by: 4)
+        #expect(try await refresh(r1, at: other).refreshToken == r2)
+        // Once the successor itself was used, the old token is a reuse again, still within the grace:
+        // the family is revoked, the newest token with it.
+        let r3 = try #require(try await refresh(r2, at: other).refreshToken)
+        #expect(await thrownError { _ = try await refresh(r1, at: test) }?.code == .invalidGrant)
+        #expect(await thrownError { _ = try await refresh(r3, at: other) }?.code == .invalidGrant)
+
+        // Never across a revocation: a family revoked (RFC 7009) refuses the retry.
+        let s1 = try await signIn()
+        let s2 = try #require(try await refresh(s1, at: test).refreshToken)
+        try await test.broker.oauth.revoke(token: s2, client: client)
+        #expect(await thrownError { _ = try await refresh(s1, at: other) }?.code == .invalidGrant)
+
+        // A strict app (refreshReuseGrace: 0) revokes at the first reuse.
+        _ = try await test.broker.admin.patchPolicy(id: "web", patch: ["refreshReuseGrace": 0], by: AdminIdentity(name: "ops"))
+        test.clock.advance(by: AppCache.lifetime + 1)
+        let t1 = try await signIn()
+        let t2 = try #require(try await refresh(t1, at: test).refreshToken)
+        #expect(await thrownError { _ = try await refresh(t1, at: test) }?.code == .invalidGrant)
+        #expect(await thrownError { _ = try await refresh(t2, at: test) }?.code == .invalidGrant, "the family is revoked")
     }
 
     @Test func clientAuthenticationAndClientCredentials() async throws {

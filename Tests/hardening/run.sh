@@ -121,6 +121,8 @@ apps:
       selfRegistration: true
       allowedScopes: [openid, profile, email, offline_access]
       lockout: $high
+      # The crash test proves strict rotation: no rotated-away token ever works again.
+      refreshReuseGrace: 0s
 YAML
 broker=("$bin" serve --config "$work/gatehouse.yaml" --log-level debug)
 start_broker() {

@@ -557,14 +557,19 @@ def wrong_verifier(ctx):
     expect_invalid_grant(exchange(ctx, code, generate_token(48)), "exchange with another verifier")
 
 
-@check("13. refresh reuse: R1 -> R2, R1 again -> invalid_grant, then R2 -> invalid_grant (family revoked)")
+@check("13. refresh reuse: R1 -> R2, R1 again within the grace -> R2 again, R2 -> R3, then R1 -> invalid_grant and R3 -> invalid_grant (family revoked)")
 def refresh_reuse(ctx):
     first = tokens_via_form(ctx)["refresh_token"]
     rotated = refresh(ctx, first)
     expect(rotated.status_code == 200, f"the first refresh answered {rotated.status_code} {oauth_error(rotated)}")
     second = rotated.json()["refresh_token"]
-    expect_invalid_grant(refresh(ctx, first), "reused R1")
-    expect_invalid_grant(refresh(ctx, second), "R2 after R1's reuse")
+    retried = refresh(ctx, first)
+    expect(retried.status_code == 200 and retried.json()["refresh_token"] == second,
+           f"a retry of R1 within the reuse grace answered {retried.status_code} {oauth_error(retried)}")
+    third = refresh(ctx, second)
+    expect(third.status_code == 200, f"R2 answered {third.status_code} {oauth_error(third)}")
+    expect_invalid_grant(refresh(ctx, first), "reused R1 after its successor rotated")
+    expect_invalid_grant(refresh(ctx, third.json()["refresh_token"]), "R3 after R1's reuse")
 
 
 @check("14. wrong client secret at the token endpoint -> 401 invalid_client")

@@ -53,6 +53,10 @@ public struct Policy: Sendable, Hashable, Codable {
     /// How long before an access token expires `GET /v1/registration-state` starts answering
     /// `renewal_required` (its `renewAfter`); at most half the token's lifetime counts.
     public var renewalWindow: Seconds
+    /// How long after a refresh token was rotated presenting it again answers with the same successor
+    /// (a client whose answer was lost retries) instead of revoking its family as a reuse; 0: strict.
+    /// Never across a revocation, and never once the successor itself was used.
+    public var refreshReuseGrace: Seconds
     /// Browser single sign-on: how long a session signs the person in to this app without pages.
     public var session: SessionPolicy
     /// Where the browser may go after logout, and where back-channel logout tokens are sent.
@@ -71,7 +75,7 @@ public struct Policy: Sendable, Hashable, Codable {
         idTokenSigningAlg: SigningAlgorithm = .rs256, introspectTokensOf: [String] = [], linkAccountsByVerifiedEmail: Bool = false,
         pinPolicy: PINPolicy = PINPolicy(), dpop: DPoPMode = .allowed, dpopNonce: Bool = false, deviceRegistration: DeviceRegistrationPolicy = DeviceRegistrationPolicy(),
         activation: ActivationPolicy = ActivationPolicy(), confirmProfile: Bool = false, renewalWindow: Seconds = .minutes(2),
-        session: SessionPolicy = SessionPolicy(), logout: LogoutPolicy = LogoutPolicy(), consentRequired: Bool = false
+        refreshReuseGrace: Seconds = Seconds(5), session: SessionPolicy = SessionPolicy(), logout: LogoutPolicy = LogoutPolicy(), consentRequired: Bool = false
     ) {
         self.session = session
         self.logout = logout
@@ -79,6 +83,7 @@ public struct Policy: Sendable, Hashable, Codable {
         self.activation = activation
         self.confirmProfile = confirmProfile
         self.renewalWindow = renewalWindow
+        self.refreshReuseGrace = refreshReuseGrace
         self.pinPolicy = pinPolicy
         self.dpop = dpop
         self.dpopNonce = dpopNonce
@@ -163,7 +168,7 @@ public struct Policy: Sendable, Hashable, Codable {
         case identityProviders, authenticators, secondFactor, statelessAuthentication, selfRegistration
         case accessTokenLifetime, refreshTokenLifetime, flowLifetime, defaultScopes, allowedScopes
         case passwordPolicy, lockout, clientCredentialsGrant, idTokenSigningAlg, introspectTokensOf, linkAccountsByVerifiedEmail
-        case pinPolicy, dpop, dpopNonce, deviceRegistration, activation, confirmProfile, renewalWindow
+        case pinPolicy, dpop, dpopNonce, deviceRegistration, activation, confirmProfile, renewalWindow, refreshReuseGrace
         case session, logout, consentRequired
     }
 
@@ -204,6 +209,7 @@ public struct Policy: Sendable, Hashable, Codable {
         self.activation = try value(.activation, defaults.activation)
         self.confirmProfile = try value(.confirmProfile, defaults.confirmProfile)
         self.renewalWindow = try value(.renewalWindow, defaults.renewalWindow)
+        self.refreshReuseGrace = try value(.refreshReuseGrace, defaults.refreshReuseGrace)
         self.session = try value(.session, defaults.session)
         self.logout = try value(.logout, defaults.logout)
         self.consentRequired = try value(.consentRequired, defaults.consentRequired)
@@ -214,6 +220,7 @@ public struct Policy: Sendable, Hashable, Codable {
             (.refreshTokenLifetime, refreshTokenLifetime, 60...Int(Self.longestRefreshTokenLifetime)),
             (.flowLifetime, flowLifetime, 30...86_400),
             (.renewalWindow, renewalWindow, 0...86_400),
+            (.refreshReuseGrace, refreshReuseGrace, 0...60),
         ] where !range.contains(lifetime.value) {
             throw ConfigIssue(path: path + [key], "must be between \(range.lowerBound) and \(range.upperBound) seconds, got \(lifetime.value)")
         }

@@ -156,7 +156,14 @@ public struct OAuthService: Sendable {
             throw Self.invalidGrant("The refresh token was revoked.")
         }
         guard record.expiresAt > now else { throw Self.invalidGrant("The refresh token has expired.") }
-        guard record.usedAt == nil else { throw try await refreshTokenReused(record, app: app) }
+        let successor = try await tokens.successors?.successor(of: token)
+        // A rotated token presented again: within the app's grace, the client lost the answer and
+        // gets the same successor; otherwise it is a reuse, and the family goes.
+        var reissue = false
+        if record.usedAt != nil {
+            guard try await isRetryWithinGrace(record, successor: successor, app: app, now: now) else { throw try await refreshTokenReused(record, app: app) }
+            reissue = true
+        }
         var dpopJKT = dpopJKT
         if let bound = record.dpopJKT {
             // RFC 9449 section 5: a bound refresh token goes only with a proof of its key, whatever
@@ -189,19 +196,26 @@ public struct OAuthService: Sendable {
         // One read of the links serves the recheck and the profile claims.
         var links = try await store.identityLinks(accountID: account.id)
         try await recheck(links: &links, identityProvider: record.identityProvider)
+        var grant = TokenIssuer.Grant(
+            app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: record.methods, identityProvider: record.identityProvider,
+            authTime: record.authTime, refreshFamilyID: record.familyID, replacingRefreshToken: reissue ? nil : digest,
+            profile: Self.profile(of: account, links: links, identityProvider: record.identityProvider, scopes: scopes),
+            refreshTokenScopes: record.scopes, signInKeyID: record.signInKeyID, dpopJKT: dpopJKT, installation: record.installation,
+            sessionID: record.sessionID,
+            acr: AuthenticationLevel(methods: record.methods, identityProvider: record.identityProvider, plugins: plugins).rawValue
+        )
+        grant.refreshTokenValue = successor
+        grant.reissuesRefreshToken = reissue
         do {
-            let issued = try await tokens.issue(
-                TokenIssuer.Grant(
-                    app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: record.methods, identityProvider: record.identityProvider,
-                    authTime: record.authTime, refreshFamilyID: record.familyID, replacingRefreshToken: digest,
-                    profile: Self.profile(of: account, links: links, identityProvider: record.identityProvider, scopes: scopes),
-                    refreshTokenScopes: record.scopes, signInKeyID: record.signInKeyID, dpopJKT: dpopJKT, installation: record.installation,
-                    sessionID: record.sessionID,
-                    acr: AuthenticationLevel(methods: record.methods, identityProvider: record.identityProvider, plugins: plugins).rawValue
-                )
-            )
-            return issued
+            return try await tokens.issue(grant)
         } catch is TokenIssuer.RefreshTokenAlreadyUsed {
+            // Another request rotated it a moment ago (the same client retrying at once): within
+            // the grace it gets the same successor; otherwise a reuse.
+            if let rotated = try await store.refreshToken(digest: digest), try await isRetryWithinGrace(rotated, successor: successor, app: app, now: clock.now) {
+                grant.replacingRefreshToken = nil
+                grant.reissuesRefreshToken = true
+                return try await tokens.issue(grant)
+            }
             throw try await refreshTokenReused(record, app: app)
         }
     }
@@ -221,6 +235,19 @@ public struct OAuthService: Sendable {
         )
         logger.warning("refresh token reused; family revoked", metadata: ["app": .string(app.id)])
         return Self.invalidGrant("The refresh token was already used; its whole family is revoked.")
+    }
+
+    /// Whether a rotated refresh token presented again is a client retrying within its app's
+    /// `refreshReuseGrace`: rotated that recently, not revoked, and its successor (made the same way
+    /// on every node) stored in the same family, neither used nor revoked. Never across a revocation
+    /// (the family's revocation is checked before), never once the successor itself rotated.
+    func isRetryWithinGrace(_ record: RefreshTokenRecord, successor: String?, app: App, now: Date) async throws -> Bool {
+        let grace = app.policy.refreshReuseGrace.timeInterval
+        guard grace > 0, let usedAt = record.usedAt, record.revokedAt == nil, now >= usedAt, now.timeIntervalSince(usedAt) <= grace, let successor,
+            let next = try await store.refreshToken(digest: SecretDigest.sha256Hex(successor)), next.familyID == record.familyID, next.appID == app.id,
+            next.usedAt == nil, next.revokedAt == nil, next.expiresAt > now
+        else { return false }
+        return try await !revocations.isFamilyRevoked(record.familyID)
     }
 
     /// Asks the provider that identified the account whether the identity is still good, under the

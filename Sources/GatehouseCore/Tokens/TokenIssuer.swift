@@ -8,8 +8,12 @@ public struct TokenIssuer: Sendable {
     public let keyring: SigningKeyring
     public let refreshTokens: any RefreshTokenStore
     public let clock: any BrokerClock
+    /// Makes a rotation's new refresh token from the one it replaces, the same on every node (for
+    /// `refreshReuseGrace`); nil: random ones (and no grace).
+    public let successors: RefreshTokenSuccessors?
 
-    public init(issuer: String, keyring: SigningKeyring, refreshTokens: any RefreshTokenStore, clock: any BrokerClock) {
+    public init(issuer: String, keyring: SigningKeyring, refreshTokens: any RefreshTokenStore, clock: any BrokerClock, successors: RefreshTokenSuccessors? = nil) {
+        self.successors = successors
         self.issuer = issuer
         self.keyring = keyring
         self.refreshTokens = refreshTokens
@@ -54,6 +58,11 @@ public struct TokenIssuer: Sendable {
         public var sessionID: String?
         /// `acr` for the ID token (`AuthenticationLevel`).
         public var acr: String?
+        /// The refresh token to hand out instead of a random one (a rotation's successor).
+        public var refreshTokenValue: String?
+        /// Hand `refreshTokenValue` out again without storing anything: it is stored already (a retry
+        /// within the app's `refreshReuseGrace`).
+        public var reissuesRefreshToken = false
 
         public init(
             app: App, subject: String, accountID: String?, scopes: [String], methods: [String], identityProvider: String?, authTime: Date?,
@@ -101,8 +110,10 @@ public struct TokenIssuer: Sendable {
         let accessToken = try await keyring.sign(claims)
 
         var refreshToken: String?
-        if let accountID = grant.accountID, let authTime = grant.authTime, let family {
-            let token = RandomToken.make()
+        if grant.reissuesRefreshToken, grant.accountID != nil, let value = grant.refreshTokenValue {
+            refreshToken = value
+        } else if let accountID = grant.accountID, let authTime = grant.authTime, let family {
+            let token = grant.refreshTokenValue ?? RandomToken.make()
             let record = RefreshTokenRecord(
                 digest: SecretDigest.sha256Hex(token), familyID: family, accountID: accountID, appID: grant.app.id, scopes: grant.refreshTokenScopes ?? grant.scopes,
                 issuedAt: now, expiresAt: now.addingTimeInterval(grant.app.policy.refreshTokenLifetime.timeInterval), authTime: authTime,

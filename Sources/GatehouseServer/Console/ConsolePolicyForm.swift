@@ -20,7 +20,7 @@ struct ConsolePolicyForm {
         "linkAccountsByVerifiedEmail", "clientCredentialsGrant",
     ]
     static let tokenKeys = [
-        "accessTokenLifetime", "refreshTokenLifetime", "flowLifetime", "renewalWindow", "defaultScopes", "allowedScopes", "idTokenSigningAlg",
+        "accessTokenLifetime", "refreshTokenLifetime", "refreshReuseGrace", "flowLifetime", "renewalWindow", "defaultScopes", "allowedScopes", "idTokenSigningAlg",
         "introspectTokensOf", "dpop", "dpopNonce",
     ]
 
@@ -92,7 +92,7 @@ struct ConsolePolicyForm {
         case (_, .array(let items)):
             return ConsoleField.textarea(name, label: label, lines: items.map { ConsolePages.text($0) }, error: error)
         case (_, .number(let number)):
-            let isDuration = ["Lifetime", "Duration", "Window", "lifetime"].contains { key.contains($0) }
+            let isDuration = ["Lifetime", "Duration", "Window", "lifetime", "Grace"].contains { key.contains($0) }
             return ConsoleField.text(
                 name, label: label, value: Int(exactly: number).map(String.init) ?? String(number),
                 hint: isDuration ? "Seconds, or with a unit: 90s, 15m, 1h, 30d." : nil, error: error
