@@ -120,13 +120,20 @@ struct CheckConfigCommand: AsyncParsableCommand {
             print(unreachable ?? "no database at \(config.storage.sqlitePath) yet: nothing to compare the apps with")
             return
         }
+        // A database not migrated yet has no schema at all: say so, rather than the driver's error
+        // about a missing table.
+        let applied = (try? await existing.appliedMigrations()) ?? []
+        guard !applied.isEmpty else {
+            print("\(existing.summary): not migrated yet (no Gatehouse schema): run `gatehouse migrate` (or start the broker); nothing to compare the apps with")
+            return
+        }
         let stored: [App]
         do {
             stored = try await existing.apps()
         } catch {
-            // A database not migrated yet has no apps table.
-            print("\(existing.summary): cannot read the apps (\(error)); nothing to compare them with")
-            return
+            var standardError = FileHandle.standardError
+            print("error: \(existing.summary): cannot read the apps: \(PostgresStore.explain(error))", to: &standardError)
+            throw ExitCode(1)
         }
         let findings = try ConfigDrift.compare(seeds: config.apps, stored: stored)
         if findings.isEmpty {

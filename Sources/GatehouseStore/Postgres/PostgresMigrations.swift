@@ -334,7 +334,7 @@ extension PostgresStore {
 
     /// A connection failure in words an operator can act on (postgres-nio's errors say little by
     /// themselves).
-    static func explain(_ error: any Error) -> String {
+    public static func explain(_ error: any Error) -> String {
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] { return "\(message) (SQLSTATE \(error.serverInfo?[.sqlState] ?? "?"))" }
             if let underlying = error.underlying { return "\(error.code): \(underlying)" }
