@@ -31,13 +31,18 @@ struct CodeBook: Sendable {
     private var lockouts: LockoutBook { environment.lockouts }
 
     static func addressKey(_ address: EmailAddress) -> String { "address:\(address.value)" }
+    /// The lock a code's wrong guesses count towards: the address's sign-in codes, or apart from them
+    /// its recovery codes, so that a stranger guessing at a password reset never locks the sign-in.
+    static func lockKey(_ address: EmailAddress, binding: String) -> String {
+        CodeBinding.isRecovery(binding) ? "recovery:\(address.value)" : addressKey(address)
+    }
     static func recordKey(_ binding: String) -> String { "code:\(binding)" }
 
     // MARK: - Sending
 
     func send(to address: EmailAddress, binding: String, appID: String, appName: String, clientIP: String?) async throws -> CodeDelivery {
         // A locked address gets no mail: the lock would refuse the code anyway.
-        try await lockouts.refuseIfLocked(Self.addressKey(address), what: "This email address")
+        try await lockouts.refuseIfLocked(Self.lockKey(address, binding: binding), what: "This email address")
         let now = clock.now
         let existing = try await environment.storage.get(Record.self, key: Self.recordKey(binding))
         if let existing, existing.value.issuedAt.addingTimeInterval(config.resend.interval.timeInterval) > now {
@@ -50,8 +55,9 @@ struct CodeBook: Sendable {
                 "sent-ip:\(clientIP)", limit: config.resend.maxPerIP, window: config.resend.window, message: "Too many codes were asked for from this address; try again later."
             )
         }
+        // Recovery mail has its own quota: asking for reset codes must not use up the sign-in's.
         try await lockouts.limitRate(
-            "sent:\(address.value)", limit: config.resend.maxPerAddress, window: config.resend.window, message: "Too many codes were sent to this address; try again later."
+            (CodeBinding.isRecovery(binding) ? "sent-recovery:" : "sent:") + address.value, limit: config.resend.maxPerAddress, window: config.resend.window, message: "Too many codes were sent to this address; try again later."
         )
 
         let code = Self.newCode(length: config.codeLength)
@@ -113,7 +119,7 @@ struct CodeBook: Sendable {
             throw BrokerError(.codeExpired, .badRequest, "The code has expired or was replaced; ask for a new one.")
         }
         let record = stored.value
-        let lockKey = Self.addressKey(record.address)
+        let lockKey = Self.lockKey(record.address, binding: binding)
         let event = lockouts.event(details: ["address": record.address.masked])
         try await lockouts.reserve(lockKey, rule: config.lockout, what: "This email address", event: event)
         let right: Bool

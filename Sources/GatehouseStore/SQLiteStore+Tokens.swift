@@ -87,7 +87,14 @@ extension SQLiteStore: RefreshTokenStore {
                 arguments: [now.storeValue, accountID, appID]
             )
             try db.cachedStatement(sql: "DELETE FROM authorization_codes WHERE account_id = ? AND app_id = ? AND used_at IS NULL").execute(arguments: [accountID, appID])
-            return families
+            // A code redeemed a moment ago whose tokens are not written yet: its family goes too.
+            let redeemed = try String.fetchAll(
+                db.cachedStatement(
+                    sql: "SELECT DISTINCT issued_family_id FROM authorization_codes WHERE account_id = ? AND app_id = ? AND used_at IS NOT NULL AND issued_family_id IS NOT NULL"
+                ),
+                arguments: [accountID, appID]
+            )
+            return Array(Set(families + redeemed)).sorted()
         }
     }
 

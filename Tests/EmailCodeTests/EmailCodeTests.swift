@@ -298,6 +298,27 @@ struct EmailCodeTests {
         #expect(try await test.finish(flowID, answer: ["code": .string(try smtp.latestCode(to: address))]).account != nil)
     }
 
+    @Test func wrongRecoveryCodesLockTheRecoveryAndNeverTheSignIn() async throws {
+        let test = try await broker()
+        defer { test.temporary.remove() }
+        let address = Self.unique("recover")
+        let verifier = try #require(test.broker.plugins.all["email"] as? any AddressVerifying)
+        let app = try #require(try await test.store.app(id: "notes"))
+        let binding = CodeBinding.recovery(flowID: "stranger-flow")
+        _ = try await verifier.sendCode(to: try #require(EmailAddress(address)), binding: binding, app: app, clientIP: nil)
+        let code = try smtp.latestCode(to: address)
+        let wrong = code == "000000" ? "111111" : "000000"
+        // A stranger guesses at the recovery codes up to the lock.
+        for _ in 0..<2 { #expect(await Self.refusal { _ = try await verifier.checkCode(wrong, binding: binding) }?.code == .invalidCode) }
+        #expect(await Self.refusal { _ = try await verifier.checkCode(wrong, binding: binding) }?.code == .lockedOut)
+        #expect(await Self.refusal { _ = try await verifier.checkCode(code, binding: binding) }?.code == .lockedOut)
+        let keys = try await test.broker.admin.lockouts().map(\.key)
+        #expect(keys.contains("email:recovery:\(address)") && !keys.contains("email:address:\(address)"), "\(keys)")
+        // The person's sign-in with an emailed code is untouched.
+        let flowID = try await passwordlessFlow(test, address)
+        #expect(try await test.finish(flowID, answer: ["code": .string(try smtp.latestCode(to: address))]).account != nil)
+    }
+
     // MARK: - Delivery
 
     @Test func leavesNoUsableCodeWhenTheMailServerIsDown() async throws {

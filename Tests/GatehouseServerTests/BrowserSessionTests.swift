@@ -118,6 +118,42 @@ extension GatehouseServerTests {
         }
     }
 
+    @Test func promptNoneRefusedByTheStartLimitAnswersTheErrorRedirectNotAPage() async throws {
+        let yaml = Self.sessionYAML.replacingOccurrences(
+            of: "      session: {idleLifetime: 600, absoluteLifetime: 3600}", with: "      session: {idleLifetime: 600, absoluteLifetime: 3600}\n      lockout: {maxFlowStartsPerIPPerMinute: 1}"
+        )
+        let test = try await Self.oidcBroker(yaml: yaml)
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            let first = try await client.execute(uri: Self.authorizeQuery(extra: ["prompt": "none"]), method: .get)
+            #expect(Self.query(of: try #require(first.headers[.location]))["error"] == "login_required")
+            // Over the limit: still a redirect to the app, never a page.
+            let limited = try await client.execute(uri: Self.authorizeQuery(extra: ["prompt": "none", "state": "s-9"]), method: .get)
+            #expect(limited.status == .seeOther)
+            let answer = Self.query(of: try #require(limited.headers[.location]))
+            #expect(answer["error"] == "temporarily_unavailable" && answer["state"] == "s-9", "\(answer)")
+            // Without prompt=none the limit is a page (429), as before.
+            #expect(try await client.execute(uri: Self.authorizeQuery(), method: .get).status == .tooManyRequests)
+        }
+    }
+
+    @Test func singleSignOnNeverSkipsAPendingProfileConfirmation() async throws {
+        let yaml = Self.sessionYAML.replacingOccurrences(of: "      consentRequired: true\n", with: "      confirmProfile: true\n")
+        let test = try await Self.oidcBroker(yaml: yaml)
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            let (_, cookie) = try await Self.signInWithSession(client)
+            let account = try #require(try await test.store.accounts(matching: "alice", limit: 1, offset: 0).first)
+            #expect(try await test.store.updateAccountProfile(id: account.id, profile: nil, pending: true))
+            // At the app that asks for a confirmed profile, the session leads to the confirmation page, not a code.
+            let sso = try await client.execute(uri: Self.authorizeQuery(client: "other", extra: ["scope": "openid"]), method: .get, headers: [.cookie: cookie])
+            #expect(sso.status == .ok, "\(sso.status) \(sso.headers[.location] ?? "")")
+            #expect(String(buffer: sso.body).contains("profile"))
+            let silent = try await client.execute(uri: Self.authorizeQuery(client: "other", extra: ["scope": "openid", "prompt": "none"]), method: .get, headers: [.cookie: cookie])
+            #expect(Self.query(of: try #require(silent.headers[.location]))["error"] == "interaction_required")
+        }
+    }
+
     @Test func revokingAConsentTakesBackTheTokensTheAppHoldsForThePersonOnly() async throws {
         let test = try await Self.sessionBroker()
         defer { test.temporary.remove() }

@@ -12,7 +12,13 @@ extension FlowEngine {
     public func startAuthorization(
         app: App, request: AuthorizationRequest, binding: BrowserBinding, clientIP: String?, sessionCookie: String? = nil, userAgent: String? = nil
     ) async throws -> FlowOutcome {
-        try await attempts.checkStart(clientIP: clientIP, policy: app.policy.lockout)
+        do {
+            try await attempts.checkStart(clientIP: clientIP, policy: app.policy.lockout)
+        } catch let error as BrokerError where request.prompt.contains("none") {
+            // prompt=none never shows a page (OIDC Core 3.1.2.6): the app hears the refusal at its
+            // redirect URI, as a server that cannot answer now.
+            throw promptNoneRefusal(.temporarilyUnavailable, error.message, request: request)
+        }
         let session = try await store.liveBrowserSession(cookie: sessionCookie, now: clock.now)
         let decision = try await sessionDecision(session, app: app, request: request)
         if let outcome = try await continueSession(decision, app: app, request: request, binding: binding, clientIP: clientIP, userAgent: userAgent) {

@@ -57,7 +57,7 @@ extension FlowEngine {
         guard let recovery = flow.recovery, let provider = plugins.identityProviders[flow.providerID] as? any PasswordResetting,
             let verifier = recoveryVerifier(for: app)
         else { throw BrokerError(.invalidRequest, .badRequest, "Passwords cannot be reset here; ask an administrator.") }
-        let binding = "recovery:" + flow.id
+        let binding = CodeBinding.recovery(flowID: flow.id)
         switch recovery.step {
         case .username:
             let username = try answer.string("username")

@@ -81,8 +81,12 @@ extension FlowEngine {
         case .stepUp(let s, let a, let p, let f): (session, account, provider, factor) = (s, a, p, f)
         }
         let needsConsent = try await consentNeeded(app: app, accountID: account.id, scopes: request.scopes, prompt: request.prompt)
+        // A profile the person has not confirmed yet is asked for at this app as at a sign-in: single
+        // sign-on never skips it.
+        let needsProfile = account.profilePending && app.policy.confirmProfile
         if request.prompt.contains("none") {
             if factor != nil { throw promptNoneRefusal(.interactionRequired, "The app needs a further sign-in step, which needs a page.", request: request) }
+            if needsProfile { throw promptNoneRefusal(.interactionRequired, "The person must confirm their profile first, which needs a page.", request: request) }
             if needsConsent { throw promptNoneRefusal(.consentRequired, "The person has not allowed this app the scopes it asks for.", request: request) }
         }
         let now = clock.now
@@ -98,6 +102,7 @@ extension FlowEngine {
             expiresAt: now.addingTimeInterval(app.policy.flowLifetime.timeInterval), version: -1
         )
         if let factor { return try await beginFactor(flow, factorID: factor, app: app, account: account) }
+        if needsProfile { return try await askProfileConfirmation(flow, app: app, account: account) }
         if needsConsent { return try await askConsent(&flow, app: app) }
         try await audit("signin.sso", flow: flow, outcome: nil, details: ["sid": session.id])
         return try await authorizeInSession(flow, authorization: authorization, app: app, account: account, identity: flow.identity!)

@@ -46,7 +46,14 @@ extension OAuthService {
         // listed and revoking it again finishes the job.
         let now = clock.now
         let families = try await store.revokeRefreshTokens(accountID: accountID, appID: appID, now: now)
-        for family in families { try await revocations.revokeFamily(family) }
+        for family in families {
+            // As long as a refresh token of the family could live: a code redeemed in this instant
+            // may write its refresh token after the store's revocation, and must find the family
+            // revoked whenever it is presented.
+            try await revocations.revoke(
+                RevocationRecord(kind: .family, value: family, revokedAt: now, expiresAt: now.addingTimeInterval(Policy.longestRefreshTokenLifetime))
+            )
+        }
         _ = try await consents.revoke(accountID: accountID, appID: appID)
         try await store.appendAudit(
             AuditEvent(time: now, type: "consent.revoked", appID: appID, accountID: accountID, details: ["revokedFamilies": String(families.count)])

@@ -40,6 +40,18 @@ public protocol AddressVerifying: GatehousePlugin {
     func checkCode(_ code: String, binding: String) async throws -> EmailAddress
 }
 
+/// What a code's binding says about its purpose: a password recovery's codes are bound to
+/// `recovery:<flow>`, so that a verifier keeps their wrong guesses and send limits apart from sign-in
+/// codes (a stranger guessing at someone's recovery must not lock their sign-in).
+public enum CodeBinding {
+    public static let recoveryPrefix = "recovery:"
+
+    /// The binding of a password recovery flow's codes.
+    public static func recovery(flowID: String) -> String { recoveryPrefix + flowID }
+
+    public static func isRecovery(_ binding: String) -> Bool { binding.hasPrefix(recoveryPrefix) }
+}
+
 /// Where a one-time code went and until when it works.
 public struct CodeDelivery: Sendable, Hashable {
     public var sentTo: EmailAddress

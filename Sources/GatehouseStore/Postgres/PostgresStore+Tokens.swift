@@ -104,6 +104,13 @@ extension PostgresStore: RefreshTokenStore {
                 "DELETE FROM authorization_codes WHERE account_id = \(accountID) AND app_id = \(appID) AND used_at IS NULL", logger: self.logger
             )
             var families = Set<String>()
+            // A code redeemed a moment ago whose tokens are not written yet: its family goes too.
+            for row in try await Self.rows(
+                "SELECT DISTINCT issued_family_id FROM authorization_codes WHERE account_id = \(accountID) AND app_id = \(appID) AND used_at IS NOT NULL AND issued_family_id IS NOT NULL",
+                on: connection, logger: self.logger
+            ) {
+                families.insert(try row[0].string())
+            }
             while true {
                 let pass = try await Self.rows(
                     "UPDATE refresh_tokens SET revoked_at = \(now.storeValue) WHERE account_id = \(accountID) AND app_id = \(appID) AND revoked_at IS NULL RETURNING family_id",
