@@ -84,9 +84,12 @@ public struct FSSOProvider: AssertionVerifying, RegistrationTyped {
         guard issuedAt - skew <= now else { throw Self.refused("token_from_future") }
         guard expiresAt - issuedAt <= config.maxLifetime.timeInterval else { throw Self.refused("lifetime_too_long") }
 
-        // Single use: remembered in the store (so across restarts and nodes) until the token expires.
-        let replayKey = "jti:\(iss):\(jti)"
-        guard try await environment.storage.insert(true, key: replayKey, expiresAt: Date(timeIntervalSince1970: expiresAt + skew)) else {
+        // Single use: remembered in the store (so across restarts and nodes) until the token expires,
+        // per issuer and shared by every fsso-jwt instance (two instances trusting the same issuer
+        // must not each accept the token once). Hashed parts: no (iss, jti) pair can collide with another.
+        let replayKey = "jti:\(Base64URL.sha256(iss)):\(Base64URL.sha256(jti))"
+        let replays = environment.storage.shared(byType: FSSOPlugin.typeName)
+        guard try await replays.insert(true, key: replayKey, expiresAt: Date(timeIntervalSince1970: expiresAt + skew)) else {
             throw Self.refused("token_replayed")
         }
 

@@ -5,13 +5,17 @@ import NIOCore
 import NIOHTTP1
 
 /// `OutboundHTTP` on async-http-client: one client for the process, on NIO's shared event loops,
-/// never following redirects.
+/// never following redirects, and failing at once when a connection cannot be made (a refused
+/// connection is an answer: the service is down), as the LDAP pool does.
 public struct AsyncHTTPOutbound: OutboundHTTP {
     /// Lives as long as the process, so it is never shut down.
-    private static let client = HTTPClient(
-        eventLoopGroupProvider: .singleton,
-        configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)), decompression: .disabled)
-    )
+    private static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)), decompression: .disabled)
+        // By default the pool retries a failed connect with backoff until the request's deadline,
+        // so a refused connection looked like a timeout after seconds of waiting.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
 
     public init() {}
 

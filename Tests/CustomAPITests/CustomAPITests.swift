@@ -184,11 +184,17 @@ struct CustomAPITests {
         #expect(try await broker.finish(started.flowID, answer: ["customData": ["subject": "patient"]], client: Self.client).account != nil)
     }
 
-    @Test func anUnreachableAPIIsReportedWithItsOwnCode() async throws {
-        let unreachable = try await self.broker(url: "http://127.0.0.1:9/gatehouse/register")
+    @Test func anUnreachableAPIIsReportedWithItsOwnCodeAtOnce() async throws {
+        // Nothing listens on port 9: the connection is refused, which is an answer, not a reason to
+        // wait out the 20 s timeout.
+        let unreachable = try await self.broker(timeout: "20s", url: "http://127.0.0.1:9/gatehouse/register")
         defer { unreachable.temporary.remove() }
         let flow = try await unreachable.start(Self.request(), client: Self.client)
-        #expect(await refusal(unreachable, flowID: flow.flowID, answer: [:])?.code == ErrorCode("custom_api_unreachable"))
+        let started = ContinuousClock.now
+        let refused = await refusal(unreachable, flowID: flow.flowID, answer: [:])
+        #expect(refused?.code == ErrorCode("custom_api_unreachable"))
+        #expect(refused?.kind == .unavailable, "503")
+        #expect(ContinuousClock.now - started < .seconds(10), "a refused connection fails at once, not at the timeout")
     }
 
     @Test func readinessReportsWhetherTheAppsAPIAnswers() async throws {

@@ -87,6 +87,38 @@ struct FSSOTests {
         }
     }
 
+    @Test func aTokenIsUsedOnceAcrossEveryInstanceThatTrustsItsIssuer() async throws {
+        func indent(_ pem: String) -> String { pem.split(separator: "\n").map { "                " + $0 }.joined(separator: "\n") }
+        let second = """
+              - id: acme-backup
+                type: fsso-jwt
+                config:
+                  issuers:
+                    - issuer: acme
+                      apps: [notes]
+                      keys:
+                        - kid: k1
+                          pem: |
+            \(indent(Self.acmeKey.publicKey.pkcs1PEMRepresentation))
+            apps:
+            """
+        let yaml = Self.yaml().replacingOccurrences(of: "apps:\n  - id: notes", with: second + "\n  - id: notes")
+            .replacingOccurrences(of: "identityProviders: [acme-sso]\n    defaultScopes", with: "identityProviders: [acme-sso, acme-backup]\n    defaultScopes")
+        var registry = PluginRegistry()
+        registry.register(FSSOPlugin.self)
+        let test = try await TestBroker.make(yaml: yaml, registry: registry)
+        defer { test.temporary.remove() }
+        let token = try Self.jwt(claims: Self.claims(test.clock))
+        let app = try #require(try await test.store.app(id: "notes"))
+        let first = try #require(test.broker.plugins.identityProviders["acme-sso"] as? any AssertionVerifying)
+        let backup = try #require(test.broker.plugins.identityProviders["acme-backup"] as? any AssertionVerifying)
+        _ = try await first.verifyAssertion(token, for: app)
+        let replayed = await thrownError { _ = try await backup.verifyAssertion(token, for: app) }
+        #expect(replayed?.reason == "token_replayed", "the same issuer's token at a second instance is a replay")
+        // Another token of the same issuer is fine at the second instance.
+        _ = try await backup.verifyAssertion(try Self.jwt(claims: Self.claims(test.clock)), for: app)
+    }
+
     @Test func signsInThroughTheFlowAPIAndLinksTheSubject() async throws {
         let test = try await Self.broker()
         defer { test.temporary.remove() }

@@ -137,6 +137,21 @@ extension GatehouseServerTests {
         }
     }
 
+    @Test func aSessionEndStoppedHalfWayNeverLeavesItsTokensRenewable() async throws {
+        let test = try await Self.sessionBroker()
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            let (query, _) = try await Self.signInWithSession(client)
+            let tokens = try await Self.exchange(client, code: try #require(query["code"])).body
+            let idToken = try #require(tokens["id_token"]?.stringValue)
+            let sid = try #require(try Self.claims(of: idToken)["sid"]?.stringValue)
+            // The session is marked ended, and the end stops there (its revocations never ran).
+            #expect(try await test.store.endBrowserSession(id: sid, now: test.clock.now))
+            let refresh = try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": try #require(tokens["refresh_token"]?.stringValue)])
+            #expect(refresh.status == .badRequest && refresh.body["error"] == "invalid_grant", "\(refresh.body)")
+        }
+    }
+
     @Test func singleSignOnNeverSkipsAPendingProfileConfirmation() async throws {
         let yaml = Self.sessionYAML.replacingOccurrences(of: "      consentRequired: true\n", with: "      confirmProfile: true\n")
         let test = try await Self.oidcBroker(yaml: yaml)

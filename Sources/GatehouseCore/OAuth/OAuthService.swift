@@ -184,6 +184,13 @@ public struct OAuthService: Sendable {
             scopes = requested
         }
         guard let account = try await store.account(id: record.accountID) else { throw Self.invalidGrant("The account no longer exists.") }
+        // Logout ends what a session issued (but offline access): checked here too, so a session end
+        // that stopped half-way never leaves its tokens renewable.
+        if let sessionID = record.sessionID, !record.scopes.contains("offline_access"), let session = try await store.browserSession(id: sessionID),
+            session.endedAt != nil
+        {
+            throw Self.invalidGrant("The session this token was issued in has ended.")
+        }
         // A device removed while this token was being issued: its revocation may have missed it.
         if let keyID = record.signInKeyID {
             guard let key = try await store.signInKey(id: keyID) else { throw Self.invalidGrant("The device this token was issued to was removed.") }

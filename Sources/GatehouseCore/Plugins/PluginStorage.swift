@@ -18,6 +18,13 @@ public struct PluginStorage: Sendable {
         self.sealer = sealer
     }
 
+    /// The slice every instance of the plugin type `typeName` shares: for records that must hold
+    /// across instances (a replay cache of tokens from an issuer two instances both trust). Its
+    /// namespace has a colon, which no instance id can.
+    public func shared(byType typeName: String) -> PluginStorage {
+        PluginStorage(namespace: "type:" + typeName, store: store, clock: clock, sealer: sealer)
+    }
+
     /// The associated data of a sealed record: its namespace and key.
     static func sealingContext(namespace: String, key: String) -> String { "plugin_data:\(namespace):\(key)" }
 

@@ -56,12 +56,13 @@ public struct BrowserSessionService: Sendable {
     @discardableResult
     public func end(_ session: BrowserSession, reason: String, actor: String? = nil, wait: Bool = false) async throws -> Bool {
         let now = clock.now
+        // The tokens first: an end that fails on the way leaves the session live, so ending it again
+        // (the person's next logout, the admin's retry) does all of it, instead of finding the session
+        // ended and its tokens still good.
+        var revoked = try await revokeTokens(of: session.id, now: now)
         guard try await store.endBrowserSession(id: session.id, now: now) else { return false }
-        var revoked = 0
-        for family in try await store.browserSessionTokenFamilies(sessionID: session.id) where !family.scopes.contains("offline_access") {
-            try await revocations.revokeFamily(family.familyID)
-            revoked += try await store.revokeRefreshTokenFamily(familyID: family.familyID, now: now)
-        }
+        // A code exchanged in between wrote a family after the first pass.
+        revoked += try await revokeTokens(of: session.id, now: now)
         var details = ["sid": session.id, "reason": reason, "refreshTokensRevoked": String(revoked), "apps": session.appIDs.joined(separator: " ")]
         if let actor { details["admin"] = actor }
         try await store.appendAudit(AuditEvent(time: now, type: "session.ended", accountID: session.accountID, details: details))
@@ -78,5 +79,16 @@ public struct BrowserSessionService: Sendable {
             Task { await backchannel.notify(session, apps: apps) }
         }
         return true
+    }
+
+    /// Revokes the session's refresh-token families (all but `offline_access` ones) and their access
+    /// tokens; answers how many refresh tokens were live. Idempotent.
+    private func revokeTokens(of sessionID: String, now: Date) async throws -> Int {
+        var revoked = 0
+        for family in try await store.browserSessionTokenFamilies(sessionID: sessionID) where !family.scopes.contains("offline_access") {
+            try await revocations.revokeFamily(family.familyID)
+            revoked += try await store.revokeRefreshTokenFamily(familyID: family.familyID, now: now)
+        }
+        return revoked
     }
 }
