@@ -45,6 +45,10 @@ extension GatehouseCoreTests {
         )
         #expect(found.contains("providers[0].config.healthy: expected true or false, found 'maybe'"))
         #expect(found.contains("providers[0].config.colour: unknown key"))
+        // A key the plugin knows, left unread because decoding stopped at the mistake before it, is no typo.
+        #expect(!found.contains { $0.hasPrefix("providers[0].config.label") })
+        let stopped = issues("providers:\n  - id: ext\n    type: named-subject\n    config:\n      healthy: maybe\n      label: fine\n")
+        #expect(stopped == ["providers[0].config.healthy: expected true or false, found 'maybe'"], "\(stopped)")
     }
 
     @Test func reportsPluginFactoryRefusalUnderItsConfigPath() {

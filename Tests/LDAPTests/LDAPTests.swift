@@ -58,7 +58,9 @@ struct LDAPTests {
             """
     }
 
-    static func provider(_ slapd: Slapd, extra: String = "", bindPassword: String = "service-secret", timeout: String = "1s") throws -> LDAPProvider {
+    /// Timeouts default to 10 s: room for a slapd waiting for a core on a loaded machine; the tests
+    /// about timeouts set their own.
+    static func provider(_ slapd: Slapd, extra: String = "", bindPassword: String = "service-secret", timeout: String = "10s") throws -> LDAPProvider {
         try provider(url: slapd.url, extra: extra, bindPassword: bindPassword, timeout: timeout)
     }
 
@@ -206,7 +208,9 @@ struct LDAPTests {
             } throws: { error in
                 (error as? BrokerError)?.code == .providerUnavailable && (error as? BrokerError)?.kind == .unavailable
             }
-            #expect(Date().timeIntervalSince(started) < 2, "a stopped directory is reported at once")
+            // Well under the 10 s timeouts: a refused connection is not waited out (the bound leaves
+            // room for a loaded machine).
+            #expect(Date().timeIntervalSince(started) < 5, "a stopped directory is reported at once")
             let health = await provider.health()
             #expect(!health.healthy)
             #expect(health.detail != nil)
@@ -221,7 +225,7 @@ struct LDAPTests {
 
     @Test func timesOutOnAStalledDirectoryAndRecovers() async throws {
         try await Slapd.withOwn { own in
-            let provider = try Self.provider(own)
+            let provider = try Self.provider(own, timeout: "1s")
             _ = try await provider.signIn(username: "bob", password: "bob-password-1")
 
             await own.pause()
@@ -249,8 +253,9 @@ struct LDAPTests {
 
     @Test func signsInFiftyPeopleAtOnceEachAsThemselves() async throws {
         // Generous timeouts: this proves correctness under concurrency (4 connections, 50 callers), not
-        // speed, and the whole suite shares two cores with it.
-        let provider = try Self.provider(slapd, timeout: "10s")
+        // speed, and the whole suite shares two cores with it (and, in the proof that it holds on a
+        // loaded machine, with a CPU hog): slapd may wait seconds for a core.
+        let provider = try Self.provider(slapd, timeout: "60s")
         let results = try await withThrowingTaskGroup(of: (Int, String?, String?).self) { group in
             for index in 1...50 {
                 let number = String(format: "%02d", index)

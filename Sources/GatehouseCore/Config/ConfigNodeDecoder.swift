@@ -14,14 +14,16 @@ public final class ConfigNodeDecoder: Decoder {
     public static func decode<T: Decodable>(_ type: T.Type, from node: ConfigNode, at path: [any CodingKey] = []) throws(ConfigIssues) -> T {
         let decoder = ConfigNodeDecoder(node: node, path: path, ledger: Ledger())
         let value: T
+        // After a failure, keys the types know but never reached (decoding stopped at the mistake)
+        // are not typos: only keys no type recognises are reported as unknown then.
         do {
             value = try T(from: decoder)
         } catch let issue as ConfigIssue {
-            throw ConfigIssues([issue] + decoder.unknownKeys())
+            throw ConfigIssues([issue] + decoder.unknownKeys(afterFailure: true))
         } catch let issues as ConfigIssues {
-            throw ConfigIssues(issues.issues + decoder.unknownKeys())
+            throw ConfigIssues(issues.issues + decoder.unknownKeys(afterFailure: true))
         } catch {
-            throw ConfigIssues([ConfigIssue(path: path, "\(error)")] + decoder.unknownKeys())
+            throw ConfigIssues([ConfigIssue(path: path, "\(error)")] + decoder.unknownKeys(afterFailure: true))
         }
         let unknown = decoder.unknownKeys()
         if !unknown.isEmpty { throw ConfigIssues(unknown) }
@@ -34,8 +36,9 @@ public final class ConfigNodeDecoder: Decoder {
         self.ledger = ledger
     }
 
-    /// Mapping keys no type asked for, below this decoder's node.
-    func unknownKeys() -> [ConfigIssue] {
+    /// Mapping keys no type asked for, below this decoder's node; `afterFailure`: leaving out keys
+    /// the mapping's type recognises (its coding keys) but did not reach.
+    func unknownKeys(afterFailure: Bool = false) -> [ConfigIssue] {
         var issues: [ConfigIssue] = []
         func walk(_ node: ConfigNode, _ path: [any CodingKey]) {
             let rendered = ConfigPath.render(path)
@@ -44,8 +47,9 @@ public final class ConfigNodeDecoder: Decoder {
             case .mapping(let entries):
                 for entry in entries {
                     let childPath = path + [ConfigPath.Key(entry.key)]
-                    if ledger.keyed.contains(rendered), !ledger.read.contains(ConfigPath.render(childPath)) {
-                        issues.append(ConfigIssue(path: childPath, "unknown key"))
+                    let child = ConfigPath.render(childPath)
+                    if ledger.keyed.contains(rendered), !ledger.read.contains(child) {
+                        if !(afterFailure && ledger.recognized.contains(child)) { issues.append(ConfigIssue(path: childPath, "unknown key")) }
                     } else {
                         walk(entry.value, childPath)
                     }
@@ -65,6 +69,8 @@ public final class ConfigNodeDecoder: Decoder {
     final class Ledger: @unchecked Sendable {
         var keyed: Set<String> = []
         var read: Set<String> = []
+        /// Keys present in a mapping that its type's coding keys name (read or not).
+        var recognized: Set<String> = []
         var delegated: Set<String> = []
         func delegate(_ path: [any CodingKey]) { delegated.insert(ConfigPath.render(path)) }
     }
@@ -77,6 +83,9 @@ public final class ConfigNodeDecoder: Decoder {
         switch node {
         case .mapping(let entries):
             ledger.keyed.insert(ConfigPath.render(codingPath))
+            for entry in entries where Key(stringValue: entry.key) != nil {
+                ledger.recognized.insert(ConfigPath.render(codingPath + [ConfigPath.Key(entry.key)]))
+            }
             return KeyedDecodingContainer(KeyedContainer<Key>(decoder: self, entries: entries))
         case .null:
             // An empty section (`policy:` with nothing under it) reads as an empty mapping.
