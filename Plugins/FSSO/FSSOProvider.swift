@@ -89,7 +89,12 @@ public struct FSSOProvider: AssertionVerifying, RegistrationTyped {
         // must not each accept the token once). Hashed parts: no (iss, jti) pair can collide with another.
         let replayKey = "jti:\(Base64URL.sha256(iss)):\(Base64URL.sha256(jti))"
         let replays = environment.storage.shared(byType: FSSOPlugin.typeName)
-        guard try await replays.insert(true, key: replayKey, expiresAt: Date(timeIntervalSince1970: expiresAt + skew)) else {
+        // Records of the per-instance cache of earlier versions still count until they expire (a
+        // token accepted just before an upgrade is not accepted again after it).
+        let legacyKey = "jti:\(iss):\(jti)"
+        guard try await environment.storage.get(Bool.self, key: legacyKey) == nil,
+            try await replays.insert(true, key: replayKey, expiresAt: Date(timeIntervalSince1970: expiresAt + skew))
+        else {
             throw Self.refused("token_replayed")
         }
 

@@ -97,7 +97,9 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
         for asked in request.prompt where ["login", "select_account"].contains(asked) && !prompts.contains(asked) { prompts.append(asked) }
         if prompts.contains("login") || prompts.contains("select_account") { prompts.removeAll { $0 == "none" } }
         if !prompts.isEmpty { parameters["prompt"] = prompts.joined(separator: " ") }
-        if let maxAge = request.maxAge { parameters["max_age"] = String(maxAge) }
+        // prompt=login alone leaves auth_time optional (OIDC Core 2); max_age=0 asks for the same
+        // re-authentication and makes the upstream say when it happened.
+        if let maxAge = request.maxAge { parameters["max_age"] = String(maxAge) } else if reauthenticate { parameters["max_age"] = "0" }
         if !config.acrValues.isEmpty { parameters["acr_values"] = config.acrValues.joined(separator: " ") }
         if let hint = request.loginHint { parameters["login_hint"] = hint }
         let separator = metadata.authorizationEndpoint.contains("?") ? "&" : "?"
@@ -180,9 +182,13 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
                     .because("upstream_auth_time_too_old").endingFlow()
             }
         }
-        if pending.reauthenticate == true, let authTime, let started = pending.startedAt, authTime < started.addingTimeInterval(-skew) {
-            throw BrokerError(.loginRequired, .forbidden, "The sign-in service did not ask you to sign in again, as this app requires; sign in again.")
-                .because("upstream_not_reauthenticated").endingFlow()
+        if pending.reauthenticate == true {
+            // Without auth_time nothing shows the person signed in again.
+            guard let authTime else { throw OIDCError.invalidIDToken("missing_auth_time") }
+            if let started = pending.startedAt, authTime < started.addingTimeInterval(-skew) {
+                throw BrokerError(.loginRequired, .forbidden, "The sign-in service did not ask you to sign in again, as this app requires; sign in again.")
+                    .because("upstream_not_reauthenticated").endingFlow()
+            }
         }
         return authTime
     }

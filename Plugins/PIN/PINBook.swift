@@ -64,7 +64,10 @@ struct PINBook: Sendable {
         guard matches else {
             // One wrong PIN sets at most one lock, so that one unlock lifts what it set: when the
             // account locks, that lock covers this device's guesses at it, and the device's count of
-            // them is forgotten rather than locking the device as well.
+            // them is forgotten rather than locking the device as well. (Kept, the count would lock
+            // a one-account phone at the next guess, a second lock for one person's mistakes. The
+            // device count still catches guesses spread over several accounts below each one's
+            // limit; an account that reaches its limit locks, and grows to permanent, on its own.)
             if let locked = try await environment.lockouts.recordFailure("account:\(accountID)", rule: config.lockout, what: "This account's PIN") {
                 if let deviceID { try await environment.lockouts.recordSuccess("device:\(deviceID)") }
                 throw locked.countingAsWrongAnswer()

@@ -77,7 +77,7 @@ extension SQLiteStore: RefreshTokenStore {
         }
     }
 
-    public func revokeRefreshTokens(accountID: String, appID: String, now: Date) async throws -> [String] {
+    public func revokeRefreshTokens(accountID: String, appID: String, now: Date) async throws -> (families: [String], redeemedCodeFamilies: [String]) {
         try await write { db in
             let families = try String.fetchAll(
                 db.cachedStatement(sql: "SELECT DISTINCT family_id FROM refresh_tokens WHERE account_id = ? AND app_id = ? AND revoked_at IS NULL"),
@@ -94,7 +94,7 @@ extension SQLiteStore: RefreshTokenStore {
                 ),
                 arguments: [accountID, appID]
             )
-            return Array(Set(families + redeemed)).sorted()
+            return (families.sorted(), Set(redeemed).subtracting(families).sorted())
         }
     }
 

@@ -186,15 +186,15 @@ struct CustomAPITests {
 
     @Test func anUnreachableAPIIsReportedWithItsOwnCodeAtOnce() async throws {
         // Nothing listens on port 9: the connection is refused, which is an answer, not a reason to
-        // wait out the 20 s timeout.
-        let unreachable = try await self.broker(timeout: "20s", url: "http://127.0.0.1:9/gatehouse/register")
+        // wait out the 120 s timeout (the bound below leaves a loaded machine plenty of room).
+        let unreachable = try await self.broker(timeout: "120s", url: "http://127.0.0.1:9/gatehouse/register")
         defer { unreachable.temporary.remove() }
         let flow = try await unreachable.start(Self.request(), client: Self.client)
         let started = ContinuousClock.now
         let refused = await refusal(unreachable, flowID: flow.flowID, answer: [:])
         #expect(refused?.code == ErrorCode("custom_api_unreachable"))
         #expect(refused?.kind == .unavailable, "503")
-        #expect(ContinuousClock.now - started < .seconds(10), "a refused connection fails at once, not at the timeout")
+        #expect(ContinuousClock.now - started < .seconds(60), "a refused connection fails at once, not at the timeout")
     }
 
     @Test func readinessReportsWhetherTheAppsAPIAnswers() async throws {

@@ -407,6 +407,31 @@ struct DeviceKeyTests {
         #expect(renewal?.code == .invalidGrant && renewal?.reason == "attestation_required")
     }
 
+    @Test func aRetryWithinTheReuseGraceGetsAKeyBoundSuccessorOnlyWithThatKey() async throws {
+        let broker = try await Self.broker()
+        let oauth = broker.broker.oauth
+        let tokenURL = issuerOf(broker) + "/oauth2/token"
+        let phone = Phone()
+        // A refresh token issued without DPoP (the app allows it), then rotated with a proof: its
+        // successor is bound to the rotating request's key.
+        let registered = try await register(phone, at: broker)
+        let first = try #require(registered.tokens.refreshToken)
+        func refresh(_ token: String, proofKey: P256.Signing.PrivateKey?) async throws -> IssuedTokens {
+            let proof = proofKey.map { dpopProof($0, method: "POST", url: tokenURL, now: broker.clock.now) }
+            return try await oauth.token(try TokenRequest(
+                form: ["grant_type": "refresh_token", "refresh_token": token, "client_id": "notes"], basic: nil,
+                dpop: proof.map { DPoPPresentation(proofs: [$0], method: "POST", url: tokenURL) }
+            ))
+        }
+        let second = try #require(try await refresh(first, proofKey: phone.key).refreshToken)
+        // The same client retrying (its answer was lost) with its key gets the same successor.
+        #expect(try await refresh(first, proofKey: phone.key).refreshToken == second)
+        // Someone else with the old token and another key (or none) is a reuse: the family goes.
+        let refused = await thrownError { _ = try await refresh(first, proofKey: P256.Signing.PrivateKey()) }
+        #expect(refused?.code == .invalidGrant)
+        #expect(await thrownError { _ = try await refresh(second, proofKey: phone.key) }?.code == .invalidGrant, "the family was revoked")
+    }
+
     // MARK: - DPoP
 
     func dpopProof(_ key: P256.Signing.PrivateKey, method: String, url: String, now: Date, accessToken: String? = nil, nonce: String? = nil, jti: String = UUID().uuidString) -> String {

@@ -204,6 +204,13 @@ struct OIDCTests {
         upstream.idToken = { nonce in upstream.rs256(Self.claims(clock, nonce: nonce)) }
         let unknown = await thrownError { _ = try await Self.browserSignIn(test, upstream, prompt: [], maxAge: 60) }
         #expect(unknown?.reason == "missing_auth_time")
+        // prompt=login alone asks the upstream for max_age=0 too, so that it says when: without auth_time, no proof.
+        let unproven = await thrownError { _ = try await Self.browserSignIn(test, upstream, prompt: ["login"], maxAge: nil) }
+        #expect(unproven?.reason == "missing_auth_time")
+        let now = clock.now.timeIntervalSince1970
+        upstream.idToken = { nonce in upstream.rs256(Self.claims(clock, nonce: nonce, changes: ["auth_time": .number(now)])) }
+        let again = try await Self.browserSignIn(test, upstream, prompt: ["login"], maxAge: nil)
+        #expect(again.upstreamQuery.first { $0.name == "max_age" }?.value == "0" && again.redirect.first { $0.name == "code" } != nil)
         // Without prompt or max_age nothing extra goes upstream.
         let plain = try await Self.browserSignIn(test, upstream, prompt: [], maxAge: nil)
         #expect(plain.upstreamQuery.first { $0.name == "prompt" } == nil && plain.upstreamQuery.first { $0.name == "max_age" } == nil)

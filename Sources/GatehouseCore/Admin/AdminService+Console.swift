@@ -137,13 +137,17 @@ extension AdminService {
     /// and every token it signed refused on every node (the revocation list, within a second; the
     /// keys themselves within `SigningKeyring.reloadInterval`). Audited as `key.revoked`.
     public func revokeSigningKey(kid: String, by admin: AdminIdentity, via: String) async throws -> [SigningKeyRecord] {
-        let replacements = try await oauth.keyring.revoke(kid: kid)
+        guard try await store.signingKeys().contains(where: { $0.kid == kid }) else {
+            throw BrokerError(.notFound, .notFound, "No signing key '\(kid)'; `gatehouse keys list` shows them.")
+        }
         let now = clock.now
+        // On the list first: from here every node refuses what it signed, before the key is gone.
         // As long as anything it signed could still be presented: the longest access token, and ID
         // tokens presented as hints.
         try await oauth.revocations.revoke(
             RevocationRecord(kind: .signingKey, value: kid, revokedAt: now, expiresAt: now.addingTimeInterval(Policy.longestAccessTokenLifetime + SigningKeyring.retiredKeyGrace))
         )
+        let replacements = try await oauth.keyring.revoke(kid: kid)
         try await store.appendAudit(
             AuditEvent(
                 time: now, type: "key.revoked",

@@ -31,6 +31,14 @@ public enum RedirectURIRule {
         }
     }
 
+    /// Whether a browser must never be sent to `uri`, whatever was stored: a scheme a browser runs or
+    /// shows itself, or no absolute URI at all. (The full rule applies when URIs are registered; apps
+    /// stored before it keep other legacy URIs working.)
+    public static func isUnsafeToRedirectTo(_ uri: String) -> Bool {
+        guard let scheme = URLComponents(string: uri)?.scheme?.lowercased(), !scheme.isEmpty else { return true }
+        return refusedSchemes.contains(scheme) || uri.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
     /// Every URI's problem, each at its exact path (`<path>[i]`).
     public static func issues(_ uris: [String], path: String) -> [ConfigIssue] {
         uris.enumerated().compactMap { index, uri in problem(uri).map { ConfigIssue(path: "\(path)[\(index)]", "\($0): '\(uri)'") } }

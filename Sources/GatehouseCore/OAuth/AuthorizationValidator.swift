@@ -25,8 +25,10 @@ public struct AuthorizationValidator: Sendable {
             throw AuthorizationRefusal.page(BrokerError(.invalidRequest, .badRequest, "The redirect_uri is not registered for this application."))
         }
         // An app stored before the rule existed may still list a script or data URI: never send a browser there.
-        if let problem = RedirectURIRule.problem(redirectURI) {
-            throw AuthorizationRefusal.page(BrokerError(.invalidRequest, .badRequest, "The registered redirect_uri is not allowed (\(problem)); an administrator must change it."))
+        if RedirectURIRule.isUnsafeToRedirectTo(redirectURI) {
+            throw AuthorizationRefusal.page(
+                BrokerError(.invalidRequest, .badRequest, "The registered redirect_uri is not allowed (\(RedirectURIRule.problem(redirectURI) ?? "unsafe")); an administrator must change it.")
+            )
         }
         let state = parameters["state"]
         func refuse(_ code: ErrorCode, _ message: String) -> AuthorizationRefusal {

@@ -116,7 +116,24 @@ public struct OAuthService: Sendable {
                 acr: AuthenticationLevel(methods: record.methods, identityProvider: record.identityProvider, plugins: plugins).rawValue
             )
         )
+        // A logout that ended the session while these were being written revoked the families it
+        // found; this one may have come after its look. Read again, and take it back if so.
+        if let sessionID = record.sessionID, !record.scopes.contains("offline_access"),
+            try await store.browserSession(id: sessionID).map({ $0.endedAt != nil }) ?? true
+        {
+            try await revokeFamilyForGood(familyID)
+            throw Self.invalidGrant("The session the code was issued in has ended; sign in again.")
+        }
         return issued
+    }
+
+    /// Revokes a family in the store and on the revocation list for as long as a refresh token of
+    /// it could live (not only as long as its access tokens): for families that may gain a token
+    /// after the revocation, or whose reason to be refused may be forgotten (a purged session).
+    func revokeFamilyForGood(_ familyID: String) async throws {
+        let now = clock.now
+        try await revocations.revoke(RevocationRecord(kind: .family, value: familyID, revokedAt: now, expiresAt: now.addingTimeInterval(Self.familyRevocationLifetime)))
+        _ = try await store.revokeRefreshTokenFamily(familyID: familyID, now: now)
     }
 
     /// Longer than any refresh token lives (a policy allows at most a year).
@@ -161,7 +178,7 @@ public struct OAuthService: Sendable {
         // gets the same successor; otherwise it is a reuse, and the family goes.
         var reissue = false
         if record.usedAt != nil {
-            guard try await isRetryWithinGrace(record, successor: successor, app: app, now: now) else { throw try await refreshTokenReused(record, app: app) }
+            guard try await isRetryWithinGrace(record, successor: successor, app: app, now: clock.now) else { throw try await refreshTokenReused(record, app: app) }
             reissue = true
         }
         var dpopJKT = dpopJKT
@@ -176,6 +193,11 @@ public struct OAuthService: Sendable {
             }
             guard used == bound else { throw DPoPVerifier.refused("The DPoP proof is made with another key than the refresh token is bound to.", "key_mismatch") }
         }
+        // A retry answers a successor bound to a key only to the holder of that key: anyone else
+        // presenting the old token is a reuse (the successor went to someone with another key).
+        if reissue, let successor, let bound = try await store.refreshToken(digest: SecretDigest.sha256Hex(successor))?.dpopJKT, bound != dpopJKT {
+            throw try await refreshTokenReused(record, app: app)
+        }
         var scopes = record.scopes
         if let requested = request.scopes, !requested.isEmpty {
             guard requested.allSatisfy(record.scopes.contains) else {
@@ -189,6 +211,8 @@ public struct OAuthService: Sendable {
         if let sessionID = record.sessionID, !record.scopes.contains("offline_access"), let session = try await store.browserSession(id: sessionID),
             session.endedAt != nil
         {
+            // Revoked for good now: the ended session is purged after a day, and with it this reason.
+            try await revokeFamilyForGood(record.familyID)
             throw Self.invalidGrant("The session this token was issued in has ended.")
         }
         // A device removed while this token was being issued: its revocation may have missed it.
@@ -250,7 +274,8 @@ public struct OAuthService: Sendable {
     /// (the family's revocation is checked before), never once the successor itself rotated.
     func isRetryWithinGrace(_ record: RefreshTokenRecord, successor: String?, app: App, now: Date) async throws -> Bool {
         let grace = app.policy.refreshReuseGrace.timeInterval
-        guard grace > 0, let usedAt = record.usedAt, record.revokedAt == nil, now >= usedAt, now.timeIntervalSince(usedAt) <= grace, let successor,
+        // A little earlier than `usedAt` is fine: another node's clock, or a read that waited.
+        guard grace > 0, let usedAt = record.usedAt, record.revokedAt == nil, now.timeIntervalSince(usedAt) >= -2, now.timeIntervalSince(usedAt) <= grace, let successor,
             let next = try await store.refreshToken(digest: SecretDigest.sha256Hex(successor)), next.familyID == record.familyID, next.appID == app.id,
             next.usedAt == nil, next.revokedAt == nil, next.expiresAt > now
         else { return false }

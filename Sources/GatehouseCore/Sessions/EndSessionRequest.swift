@@ -60,8 +60,10 @@ public struct EndSessionRequest: Sendable {
             guard app.policy.logout.postLogoutRedirectURIs.contains(uri) else {
                 throw BrokerError(.invalidRequest, .badRequest, "The post_logout_redirect_uri is not registered for this application.")
             }
-            if let problem = RedirectURIRule.problem(uri) {
-                throw BrokerError(.invalidRequest, .badRequest, "The registered post_logout_redirect_uri is not allowed (\(problem)); an administrator must change it.")
+            if RedirectURIRule.isUnsafeToRedirectTo(uri) {
+                throw BrokerError(
+                    .invalidRequest, .badRequest, "The registered post_logout_redirect_uri is not allowed (\(RedirectURIRule.problem(uri) ?? "unsafe")); an administrator must change it."
+                )
             }
             request.postLogoutRedirectURI = uri
         }

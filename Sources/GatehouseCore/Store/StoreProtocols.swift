@@ -139,9 +139,10 @@ public protocol RefreshTokenStore: Sendable {
     func revokeRefreshTokens(accountID: String, now: Date) async throws -> Int
     /// Revokes every live token the account holds from one app and deletes the unredeemed
     /// authorization codes it was issued (the person revoked the app's consent); answers the families
-    /// the tokens belonged to, and those of codes already redeemed (whose tokens may be written a
-    /// moment later), so that they and their access tokens can be revoked too.
-    func revokeRefreshTokens(accountID: String, appID: String, now: Date) async throws -> [String]
+    /// the tokens belonged to, and apart from them the families of codes already redeemed but not
+    /// among them (their tokens may be written a moment later), so that they and their access tokens
+    /// can be revoked too.
+    func revokeRefreshTokens(accountID: String, appID: String, now: Date) async throws -> (families: [String], redeemedCodeFamilies: [String])
     /// Whether the family still has a token that is neither used, revoked nor expired at `now`: the
     /// sign-in it came from can still be renewed.
     func isRefreshTokenFamilyLive(familyID: String, now: Date) async throws -> Bool

@@ -98,18 +98,19 @@ extension PostgresStore: RefreshTokenStore {
     }
 
     /// Repeated until a pass revokes nothing, as for one family: a rotation committing meanwhile.
-    public func revokeRefreshTokens(accountID: String, appID: String, now: Date) async throws -> [String] {
+    public func revokeRefreshTokens(accountID: String, appID: String, now: Date) async throws -> (families: [String], redeemedCodeFamilies: [String]) {
         try await transaction { connection in
             try await connection.query(
                 "DELETE FROM authorization_codes WHERE account_id = \(accountID) AND app_id = \(appID) AND used_at IS NULL", logger: self.logger
             )
             var families = Set<String>()
             // A code redeemed a moment ago whose tokens are not written yet: its family goes too.
+            var redeemed = Set<String>()
             for row in try await Self.rows(
                 "SELECT DISTINCT issued_family_id FROM authorization_codes WHERE account_id = \(accountID) AND app_id = \(appID) AND used_at IS NOT NULL AND issued_family_id IS NOT NULL",
                 on: connection, logger: self.logger
             ) {
-                families.insert(try row[0].string())
+                redeemed.insert(try row[0].string())
             }
             while true {
                 let pass = try await Self.rows(
@@ -119,7 +120,7 @@ extension PostgresStore: RefreshTokenStore {
                 if pass.isEmpty { break }
                 for row in pass { families.insert(try row["family_id"].string()) }
             }
-            return families.sorted()
+            return (families.sorted(), redeemed.subtracting(families).sorted())
         }
     }
 
