@@ -273,10 +273,19 @@ stateless_start() {
 admin() { curl -sS -H "Authorization: Bearer $GATEHOUSE_ADMIN_TOKEN" -H 'Content-Type: application/json' "$@"; }
 check "an admin call without credentials gets 401" test "$(curl -s -o /dev/null -w '%{http_code}' "$base/admin/v1/apps")" = 401
 check "stateless is refused while the policy says off" test "$(stateless_start)" = stateless_disabled
-check "gatehouse apps set-policy demo --stateless on (CLI, other process)" "$bin" apps set-policy demo --stateless on
-check "the running broker applies it at once (local cannot run stateless: now stateless_unsupported)" test "$(stateless_start)" = stateless_unsupported
-check "the admin API turns it off again" test "$(admin -X PATCH "$base/admin/v1/apps/demo/policy" -d '{"statelessAuthentication": false, "selfRegistration": false}' | jq -r .policy.statelessAuthentication)" = false
-check "and the broker refuses stateless again" test "$(stateless_start)" = stateless_disabled
+register_start() {
+  curl -sS -X POST "$base/v1/flows" -H 'Content-Type: application/json' -d '{"app":"demo","provider":"local","purpose":"register"}' | jq -r '.error // "started"'
+}
+set +e
+"$bin" apps set-policy demo --stateless on >"$work/stateless-on.out" 2>&1; status=$?
+set -e
+check "the CLI refuses stateless on for an app whose providers cannot sign in statelessly, with the reason" bash -c \
+  "[ $status -ne 0 ] && grep -q \"policy.statelessAuthentication: cannot be on: none of this app's identity providers can sign in statelessly\" '$work/stateless-on.out'"
+check "registration is open while the policy allows it" test "$(register_start)" = started
+check "gatehouse apps set-policy demo --self-registration off (CLI, other process)" "$bin" apps set-policy demo --self-registration off
+check "the running broker applies it at once (registration_disabled)" test "$(register_start)" = registration_disabled
+check "the admin API sets the policy too" test "$(admin -X PATCH "$base/admin/v1/apps/demo/policy" -d '{"statelessAuthentication": false, "selfRegistration": false}' | jq -r .policy.selfRegistration)" = false
+check "and the broker still refuses stateless" test "$(stateless_start)" = stateless_disabled
 set +e
 "$bin" apps set-policy demo --access-token-lifetime=-5 >"$work/invalid.out" 2>&1; status=$?
 set -e
