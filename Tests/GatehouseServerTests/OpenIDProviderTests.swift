@@ -63,6 +63,15 @@ extension GatehouseServerTests {
         return test
     }
 
+    /// Another broker node on `test`'s store (the oidc config).
+    static func secondNode(of test: TestBroker, clock: TestClock) async throws -> TestBroker {
+        var registry = PluginRegistry()
+        registry.register(LocalPasswordPlugin.self)
+        return try await TestBroker.make(
+            yaml: oidcYAML, registry: registry, environment: ["WEB_SECRET": webSecret, "OTHER_SECRET": otherSecret], temporary: test.temporary, clock: clock
+        )
+    }
+
     static func basic(_ id: String, _ secret: String) -> HTTPFields {
         [.authorization: "Basic " + Data("\(id):\(secret)".utf8).base64EncodedString(), .contentType: "application/x-www-form-urlencoded"]
     }
@@ -310,12 +319,7 @@ extension GatehouseServerTests {
     @Test func theReuseGraceAnswersTheSameSuccessorOnAnyNodeButNeverAcrossARevocationOrAUsedSuccessor() async throws {
         let test = try await Self.oidcBroker()
         defer { test.temporary.remove() }
-        var registry = PluginRegistry()
-        registry.register(LocalPasswordPlugin.self)
-        // A second node on the same store, sharing the clock.
-        let other = try await TestBroker.make(
-            yaml: Self.oidcYAML, registry: registry, environment: ["WEB_SECRET": Self.webSecret, "OTHER_SECRET": Self.otherSecret], temporary: test.temporary, clock: test.clock
-        )
+        let other = try await Self.secondNode(of: test, clock: test.clock)
         let client = ClientCredentials(clientID: "web", secret: Self.webSecret)
         func signIn() async throws -> String {
             try #require(try await test.signIn(FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: client).tokens.refreshToken)
@@ -507,12 +511,8 @@ extension GatehouseServerTests {
     @Test func aRevokedSigningKeyIsNotPublishedAndNothingItSignedIsAcceptedOnAnyNode() async throws {
         let test = try await Self.oidcBroker()
         defer { test.temporary.remove() }
-        var registry = PluginRegistry()
-        registry.register(LocalPasswordPlugin.self)
-        // A second node on the same store, with its own clock: it has loaded the keys before the revocation.
-        let other = try await TestBroker.make(
-            yaml: Self.oidcYAML, registry: registry, environment: ["WEB_SECRET": Self.webSecret, "OTHER_SECRET": Self.otherSecret], temporary: test.temporary
-        )
+        // With its own clock: it has loaded the keys before the revocation.
+        let other = try await Self.secondNode(of: test, clock: TestClock())
         let signedIn = try await test.signIn(
             FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: ClientCredentials(clientID: "web", secret: Self.webSecret)
         )
