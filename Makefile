@@ -6,7 +6,7 @@ RUN_PACKAGES := libsqlite3-dev libssl-dev libldap2-dev curl jq
 TEST_PACKAGES := $(RUN_PACKAGES) python3 python3-venv openssl slapd ldap-utils postgresql
 ARGS ?=
 
-.PHONY: run test build deps test-deps unit e2e e2e-postgres multinode integration upstream hardening clean test-logs
+.PHONY: run test build deps test-deps unit unit-under-load e2e e2e-postgres multinode integration upstream hardening clean test-logs
 
 deps:
 	@scripts/install-deps.sh $(RUN_PACKAGES)
@@ -30,6 +30,13 @@ unit: test-deps
 	  if [ $$status -ne 0 ]; then echo "--- failures:"; grep -E "✘|recorded an issue|Expectation failed|error:" .build/test-logs/unit-tests.log | head -60; fi; exit $$status
 	@# Fixed secrets of the unit tests, for the log scan at the end of `make test`.
 	@printf '%s\n' web-secret-web-secret-web-secret-0001 other-secret-other-secret-other-0002 "correct horse battery" >.build/test-logs/unit-tests.secrets
+
+# The whole unit suite 5 times in a row beside a CPU hog (not part of `make test`: it proves the
+# suite holds on a loaded machine of any make, and takes about ten minutes).
+unit-under-load: test-deps
+	@scripts/install-deps.sh stress-ng
+	$(SWIFT) build --build-tests
+	scripts/unit-under-load.sh
 
 e2e: test-deps
 	$(SWIFT) build --product gatehouse
