@@ -150,6 +150,33 @@ extension GatehouseServerTests {
         }
     }
 
+    @Test func theNewAppFormRefusesScriptRedirectsAndOverlongNamesNextToTheField() async throws {
+        let test = try await Self.consoleBroker()
+        try await Self.application(test).test(.router) { client in
+            _ = try await Self.consoleSignIn(client, test)
+            try await test.broker.admin.grantAdmin(accountID: try await test.broker.admin.accountID(named: "alice"), by: AdminIdentity(name: "test"))
+            let alice = try await Self.consoleSignIn(client, test)
+            let page = try await client.execute(uri: "/admin/apps/new", method: .get, headers: [.cookie: alice.cookie])
+            let form = try Self.formValues(String(buffer: page.body), action: "/admin/apps/new")
+            for (field, value, id) in [
+                ("redirectURIs", "javascript:alert(1)", "f-redirectURIs"), ("redirectURIs", "data:text/html,hi", "f-redirectURIs"),
+                ("name", String(repeating: "W", count: 1_600), "f-name"),
+            ] {
+                var values = form
+                values["id"] = "evil"
+                values[field] = value
+                let refused = try await client.execute(uri: "/admin/apps/new", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(values)))
+                #expect(refused.status == .badRequest, "\(field)")
+                let html = String(buffer: refused.body)
+                #expect(html.contains(#"id="\#(id)-error""#), "\(field): the error is shown next to the field")
+                #expect(html.contains("refused") || html.contains("at most 100 characters"), "\(field): the reason is shown")
+            }
+            #expect(try await test.store.app(id: "evil") == nil)
+            // Long words wrap on every page rather than breaking the card.
+            #expect(String(buffer: page.body).contains("overflow-wrap:anywhere"))
+        }
+    }
+
     @Test func thePolicyFormSavesASwitchAndShowsErrorsNextToTheField() async throws {
         let test = try await Self.consoleBroker()
         try await Self.application(test).test(.router) { client in
