@@ -193,11 +193,7 @@ public struct OAuthService: Sendable {
             }
             guard used == bound else { throw DPoPVerifier.refused("The DPoP proof is made with another key than the refresh token is bound to.", "key_mismatch") }
         }
-        // A retry answers a successor bound to a key only to the holder of that key: anyone else
-        // presenting the old token is a reuse (the successor went to someone with another key).
-        if reissue, let successor, let bound = try await store.refreshToken(digest: SecretDigest.sha256Hex(successor))?.dpopJKT, bound != dpopJKT {
-            throw try await refreshTokenReused(record, app: app)
-        }
+        if reissue, try await !self.successor(successor, answersKey: dpopJKT) { throw try await refreshTokenReused(record, app: app) }
         var scopes = record.scopes
         if let requested = request.scopes, !requested.isEmpty {
             guard requested.allSatisfy(record.scopes.contains) else {
@@ -242,7 +238,9 @@ public struct OAuthService: Sendable {
         } catch is TokenIssuer.RefreshTokenAlreadyUsed {
             // Another request rotated it a moment ago (the same client retrying at once): within
             // the grace it gets the same successor; otherwise a reuse.
-            if let rotated = try await store.refreshToken(digest: digest), try await isRetryWithinGrace(rotated, successor: successor, app: app, now: clock.now) {
+            if let rotated = try await store.refreshToken(digest: digest), try await isRetryWithinGrace(rotated, successor: successor, app: app, now: clock.now),
+                try await self.successor(successor, answersKey: dpopJKT)
+            {
                 grant.replacingRefreshToken = nil
                 grant.reissuesRefreshToken = true
                 return try await tokens.issue(grant)
@@ -280,6 +278,14 @@ public struct OAuthService: Sendable {
             next.usedAt == nil, next.revokedAt == nil, next.expiresAt > now
         else { return false }
         return try await !revocations.isFamilyRevoked(record.familyID)
+    }
+
+    /// Whether a retry proving `key` (nil: no proof) may be answered the successor: a successor bound
+    /// to a key goes only to the holder of that key; anyone else presenting the old token is a reuse
+    /// (the successor went to someone with another key).
+    func successor(_ successor: String?, answersKey key: String?) async throws -> Bool {
+        guard let successor, let next = try await store.refreshToken(digest: SecretDigest.sha256Hex(successor)) else { return false }
+        return next.dpopJKT == nil || next.dpopJKT == key
     }
 
     /// Asks the provider that identified the account whether the identity is still good, under the
