@@ -27,6 +27,11 @@ final class SMTPReplyDeadline: ChannelDuplexHandler, RemovableChannelHandler {
         if context.channel.isActive { startWaiting(context: context) }
     }
 
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+    }
+
     func channelActive(context: ChannelHandlerContext) {
         startWaiting(context: context)
         context.fireChannelActive()
