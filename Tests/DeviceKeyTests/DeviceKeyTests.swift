@@ -38,7 +38,7 @@ struct DeviceKeyTests {
               dpopNonce: true
         """
 
-    static func broker(clock: TestClock = TestClock()) async throws -> TestBroker {
+    static func broker(clock: TestClock = TestClock(), yaml: String = yaml) async throws -> TestBroker {
         var registry = PluginRegistry()
         registry.register(DeviceKeyPlugin.self)
         registry.register(KnockPlugin.self)
@@ -338,9 +338,7 @@ struct DeviceKeyTests {
     }
 
     @Test func aStatelessFlowCannotRegisterAKeyAndAttestationRequiredRefusesPlainRegistration() async throws {
-        var registry = PluginRegistry()
-        registry.register(DeviceKeyPlugin.self)
-        let broker = try await TestBroker.make(
+        let broker = try await Self.broker(
             yaml: """
                 providers:
                   - id: device
@@ -356,7 +354,7 @@ struct DeviceKeyTests {
                       identityProviders: [device]
                       selfRegistration: true
                       deviceRegistration: {account: signedIn}
-                """, registry: registry
+                """
         )
         let attested = await thrownError { _ = try await broker.start(FlowRequest(appID: "notes", providerID: "device", purpose: .register)) }
         #expect(attested?.code == .attestationRequired)
@@ -365,9 +363,7 @@ struct DeviceKeyTests {
     }
 
     @Test func aKeyRegisteredWithoutAttestationCannotSignInWhereAttestationIsRequired() async throws {
-        var registry = PluginRegistry()
-        registry.register(DeviceKeyPlugin.self)
-        let broker = try await TestBroker.make(
+        let broker = try await Self.broker(
             yaml: """
                 providers:
                   - id: device
@@ -377,7 +373,7 @@ struct DeviceKeyTests {
                     policy: {identityProviders: [device], selfRegistration: true, deviceRegistration: {attestation: off}}
                   - id: strict
                     policy: {identityProviders: [device], selfRegistration: true, deviceRegistration: {attestation: required}}
-                """, registry: registry
+                """
         )
         let phone = Phone()
         let registered = try await register(phone, at: broker, app: "notes")

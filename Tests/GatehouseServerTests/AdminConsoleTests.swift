@@ -66,6 +66,14 @@ extension GatehouseServerTests {
         return ConsoleBrowser(cookie: try #require(cookie?.split(separator: ";").first.map(String.init)), landing: landing)
     }
 
+    /// Alice signs in once (her account is made), is granted the admin role, and signs in again as an
+    /// administrator.
+    static func administratorSignIn(_ client: any TestClientProtocol, _ test: TestBroker) async throws -> ConsoleBrowser {
+        _ = try await consoleSignIn(client, test)
+        try await test.broker.admin.grantAdmin(accountID: try await test.broker.admin.accountID(named: "alice"), by: AdminIdentity(name: "test"))
+        return try await consoleSignIn(client, test)
+    }
+
     /// The values a browser would post from the first form whose action is `action`: text inputs,
     /// checked checkboxes, textareas and selected options.
     static func formValues(_ html: String, action: String) throws -> [String: String] {
@@ -153,9 +161,7 @@ extension GatehouseServerTests {
     @Test func theNewAppFormRefusesScriptRedirectsAndOverlongNamesNextToTheField() async throws {
         let test = try await Self.consoleBroker()
         try await Self.application(test).test(.router) { client in
-            _ = try await Self.consoleSignIn(client, test)
-            try await test.broker.admin.grantAdmin(accountID: try await test.broker.admin.accountID(named: "alice"), by: AdminIdentity(name: "test"))
-            let alice = try await Self.consoleSignIn(client, test)
+            let alice = try await Self.administratorSignIn(client, test)
             let page = try await client.execute(uri: "/admin/apps/new", method: .get, headers: [.cookie: alice.cookie])
             let form = try Self.formValues(String(buffer: page.body), action: "/admin/apps/new")
             for (field, value, id) in [
@@ -172,7 +178,7 @@ extension GatehouseServerTests {
                 #expect(html.contains("refused") || html.contains("at most 100 characters"), "\(field): the reason is shown")
             }
             #expect(try await test.store.app(id: "evil") == nil)
-            // Long words wrap on every page rather than breaking the card.
+            // Long words wrap rather than break the layout (the sign-in pages carry the same rule).
             #expect(String(buffer: page.body).contains("overflow-wrap:anywhere"))
         }
     }
@@ -180,9 +186,7 @@ extension GatehouseServerTests {
     @Test func thePolicyFormSavesASwitchAndShowsErrorsNextToTheField() async throws {
         let test = try await Self.consoleBroker()
         try await Self.application(test).test(.router) { client in
-            _ = try await Self.consoleSignIn(client, test)
-            try await test.broker.admin.grantAdmin(accountID: try await test.broker.admin.accountID(named: "alice"), by: AdminIdentity(name: "test"))
-            let alice = try await Self.consoleSignIn(client, test)
+            let alice = try await Self.administratorSignIn(client, test)
             #expect(alice.landing.status == .seeOther)
             let page = try await client.execute(uri: "/admin/apps/web", method: .get, headers: [.cookie: alice.cookie])
             let html = String(buffer: page.body)
@@ -261,9 +265,7 @@ extension GatehouseServerTests {
     @Test func dangerousActionsAskForAFreshSignInAndSignOutEndsTheBrokerSession() async throws {
         let test = try await Self.consoleBroker()
         try await Self.application(test).test(.router) { client in
-            _ = try await Self.consoleSignIn(client, test)
-            try await test.broker.admin.grantAdmin(accountID: try await test.broker.admin.accountID(named: "alice"), by: AdminIdentity(name: "test"))
-            var alice = try await Self.consoleSignIn(client, test)
+            var alice = try await Self.administratorSignIn(client, test)
             test.clock.advance(by: 6 * 60)
             let confirm = try await client.execute(uri: "/admin/apps/other/delete", method: .get, headers: [.cookie: alice.cookie])
             #expect(String(buffer: confirm.body).contains(#"id="reauthenticate""#) && !String(buffer: confirm.body).contains(#"id="confirm""#))

@@ -63,7 +63,7 @@ public struct RegistrationState: Sendable {
             // Deleting an account revokes its tokens; a token the broker signed for this app whose
             // account is gone says so, rather than looking like any invalid token.
             if let signed = try? await oauth.keyring.verify(accessToken.token, expiredGrace: app.policy.refreshTokenLifetime.timeInterval),
-                !signed.stateless, signed.clientID == app.id, try await !oauth.revocations.isSigningKeyRevoked(SigningKeyring.kid(of: accessToken.token) ?? ""),
+                !signed.stateless, signed.clientID == app.id, try await !oauth.revocations.isSignedByRevokedKey(accessToken.token),
                 try await store.account(id: signed.sub.value) == nil
             {
                 return required("account_deleted")

@@ -25,18 +25,11 @@ extension FlowEngine {
         if let maxAge = request.maxAge, now.timeIntervalSince(session.authTime) > TimeInterval(maxAge) { return .signIn }
         guard let provider = session.providers.first(where: { configuredProviders(of: app).contains($0) }),
             let account = try await store.account(id: session.accountID),
-            let link = try await store.identityLinks(accountID: account.id).first(where: { $0.providerID == provider })
+            var link = try await store.identityLinks(accountID: account.id).first(where: { $0.providerID == provider })
         else { return .signIn }
         // An identity the provider no longer accepts (disabled in the directory, removed) signs no
         // one in through a session either, as it refreshes no token.
-        if let rechecking = plugins.identityProviders[provider] as? any IdentityRechecking {
-            switch try await rechecking.recheck(subject: link.subject) {
-            case .refused: return .signIn
-            case .valid(let fresh?) where fresh != link.claims:
-                try await store.updateIdentityLinkClaims(providerID: provider, subject: link.subject, claims: fresh)
-            case .valid: break
-            }
-        }
+        if try await IdentityRecheckBook(plugins: plugins, store: store).recheck(&link) != nil { return .signIn }
         var current = session
         current.subject = link.subject
         if let factor = requiredFactor(app: app, account: account, request: request, passed: session.factors) {

@@ -7,7 +7,7 @@ extension OAuthService {
     public func verifyAccessToken(_ token: String, expiredGrace: TimeInterval = 0) async throws -> AccessTokenClaims {
         let claims = try await keyring.verify(token, expiredGrace: expiredGrace)
         // A revoked signing key: refused on every node within the list's refresh, before the node re-reads its keys.
-        if let kid = SigningKeyring.kid(of: token), try await revocations.isSigningKeyRevoked(kid) {
+        if try await revocations.isSignedByRevokedKey(token) {
             throw BrokerError(.invalidToken, .unauthenticated, "The access token was signed by a revoked key.")
         }
         if try await revocations.isRevoked(claims) {

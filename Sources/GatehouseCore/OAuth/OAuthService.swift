@@ -292,17 +292,9 @@ public struct OAuthService: Sendable {
     /// same rules as a sign-in; the claims it read again replace the link's (in the store and in
     /// `links`, so the tokens issued now carry them).
     func recheck(links: inout [IdentityLink], identityProvider: String?) async throws {
-        guard let providerID = identityProvider, let provider = plugins.identityProviders[providerID] as? any IdentityRechecking,
-            let index = links.firstIndex(where: { $0.providerID == providerID })
-        else { return }
-        switch try await provider.recheck(subject: links[index].subject) {
-        case .refused(let reason):
+        guard let index = links.firstIndex(where: { $0.providerID == identityProvider }) else { return }
+        if let reason = try await IdentityRecheckBook(plugins: plugins, store: store).recheck(&links[index]) {
             throw Self.invalidGrant("The identity provider no longer accepts this account.").because(reason)
-        case .valid(let fresh?) where fresh != links[index].claims:
-            try await store.updateIdentityLinkClaims(providerID: providerID, subject: links[index].subject, claims: fresh)
-            links[index].claims = fresh
-        case .valid:
-            return
         }
     }
 

@@ -79,10 +79,13 @@ public final class RevocationList: Sendable {
         return state.withLock { state in state.clients[appID].map { issuedAt <= $0.revokedAt } ?? false }
     }
 
-    /// Whether a signing key was revoked: nothing it signed is valid any more, on any node.
-    public func isSigningKeyRevoked(_ kid: String) async throws -> Bool {
+    /// Whether `token` was signed by a revoked signing key: nothing it signed is valid any more, on
+    /// any node. The header is read only when some key is revoked (verification is a hot path).
+    public func isSignedByRevokedKey(_ token: String) async throws -> Bool {
         try await refreshIfStale()
-        return state.withLock { $0.signingKeys[kid] != nil }
+        let revoked = state.withLock { $0.signingKeys }
+        guard !revoked.isEmpty, let kid = SigningKeyring.kid(of: token) else { return false }
+        return revoked[kid] != nil
     }
 
     /// Whether the token is revoked, by its `jti`, or because its subject was deregistered, its app
