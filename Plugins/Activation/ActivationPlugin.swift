@@ -8,6 +8,7 @@ import GatehouseCore
 /// already activated, merge) to the app's device-key provider. See docs/activation.md.
 public enum ActivationPlugin: PluginFactory {
     public static let typeName = "activation"
+    public static let roles: PluginRoles = .identityProvider
 
     /// `providers[].config` of an `activation` instance.
     public struct Config: Decodable, Sendable {

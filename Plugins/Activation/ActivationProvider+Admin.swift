@@ -4,7 +4,7 @@ import GatehouseCore
 /// What administrators manage per app (`gatehouse resources ... --app <app>`, `/admin/v1/apps/{app}/...`):
 /// activations (issue, list, revoke), invitations (invite, list, revoke) and resends (send an
 /// activation's data again by email). Deleting an account or an app forgets what was issued for it.
-extension ActivationProvider: AdminResourceProviding, AccountForgetting, AppForgetting {
+extension ActivationProvider {
     public var adminResources: [AdminResource] {
         [
             AdminResource(
@@ -94,12 +94,17 @@ extension ActivationProvider: AdminResourceProviding, AccountForgetting, AppForg
         }
     }
 
-    public func forget(accountID: String) async throws {
-        try await forget { $0.accountID == accountID || $0.redeemedBy == accountID } invitations: { $0.accountID == accountID }
-    }
-
-    public func forget(appID: String) async throws {
-        try await forget { $0.appID == appID } invitations: { $0.appID == appID }
+    /// A deregistered account's and a deleted app's activations and invitations go.
+    public func forget(_ departure: Departure) async throws -> [AdminChange] {
+        switch departure {
+        case .account(let accountID):
+            try await forget { $0.accountID == accountID || $0.redeemedBy == accountID } invitations: { $0.accountID == accountID }
+        case .app(let appID):
+            try await forget { $0.appID == appID } invitations: { $0.appID == appID }
+        case .identity, .admins:
+            break
+        }
+        return []
     }
 
     private func forget(_ activations: (ActivationRecord) -> Bool, invitations: (InvitationRecord) -> Bool) async throws {

@@ -6,7 +6,7 @@ import GatehouseCore
 /// payload, then the activation PIN under lockouts (per activation and per account or invited
 /// address), claims the activation for the flow, and answers the outcome; the engine does the rest
 /// and calls `finishRedemption` when the flow completes.
-public struct ActivationProvider: IdentityProvider, ActivationRedeeming, RegistrationTyped {
+public struct ActivationProvider: IdentityProvider, ActivationRedeeming {
     public let id: String
     let config: ActivationPlugin.Config
     let environment: PluginEnvironment
@@ -16,7 +16,8 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming, Registr
     let apps: any AppDirectory
     let audit: any AuditStore
 
-    public var registrationType: String { "device" }
+    public var traits: PluginTraits { PluginTraits(registrationType: "device") }
+    public var activationRedeemer: (any ActivationRedeeming)? { self }
 
     init(
         id: String, config: ActivationPlugin.Config, environment: PluginEnvironment, book: ActivationBook, devices: any DeviceStore, accounts: any AccountDirectory,

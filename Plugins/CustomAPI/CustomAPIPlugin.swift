@@ -7,6 +7,7 @@ import GatehouseCore
 /// See docs/plugins/custom-api.md.
 public enum CustomAPIPlugin: PluginFactory {
     public static let typeName = "custom-api"
+    public static let roles: PluginRoles = .identityProvider
 
     /// `providers[].config` of a `custom-api` instance.
     public struct Config: Decodable, Sendable {

@@ -3,8 +3,8 @@ import GatehouseCore
 
 /// Relays a custom registration between the client and the app's own API, one-step or two-step, and
 /// yields the identity the API vouches for. The only provider that may sign people in statelessly.
-public struct CustomAPIProvider: IdentityProvider, StatelessCapable, RegistrationTyped {
-    public var registrationType: String { "custom" }
+public struct CustomAPIProvider: IdentityProvider {
+    public var traits: PluginTraits { PluginTraits(statelessCapable: true, registrationType: "custom") }
     public let id: String
     let config: CustomAPIPlugin.Config
     let api: AppAPIClient
@@ -97,8 +97,8 @@ public struct CustomAPIProvider: IdentityProvider, StatelessCapable, Registratio
 /// `/readyz` (admins: `/admin/v1/readiness`) reports whether the app's API answers: an
 /// unauthenticated `GET` of its URL, where any HTTP answer (even 401 or 405) means it is reachable.
 /// One probe at a time, shared for two seconds, at most `timeout` (capped at 3 s) long.
-extension CustomAPIProvider: HealthReporting {
-    public func health() async -> PluginHealth {
+extension CustomAPIProvider {
+    public func health() async -> PluginHealth? {
         await api.healthCheck.value { [api] in
             let request = OutboundRequest(method: "GET", url: api.config.url, timeout: min(api.config.timeout.timeInterval, 3), maxResponseBytes: 4096)
             do {

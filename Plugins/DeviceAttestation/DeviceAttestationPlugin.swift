@@ -8,6 +8,7 @@ import GatehouseCore
 /// docs/plugins/device-attestation.md.
 public enum DeviceAttestationPlugin: PluginFactory {
     public static let typeName = "device-attestation"
+    public static let roles: PluginRoles = .authenticator
 
     /// `providers[].config` of a `device-attestation` instance.
     public struct Config: Decodable, Sendable {

@@ -4,7 +4,7 @@ import GatehouseCore
 /// Administrators manage three app-scoped resources of a `device-attestation` instance: the app's
 /// signing-certificate fingerprints (`fingerprints`), its secrets (`secrets`, write-only) and its
 /// test registration keys (`test-keys`, the private half shown once).
-extension DeviceAttestationProvider: AdminResourceProviding, AdminDeparture {
+extension DeviceAttestationProvider {
     static let fingerprintsResource = AdminResource(
         name: "fingerprints", scope: .app,
         summary: "SHA-256 fingerprints of the app's Android signing certificates (AB:CD:..., hex or base64), besides those in config; removed with the admin who added them.",
@@ -96,7 +96,7 @@ extension DeviceAttestationProvider: AdminResourceProviding, AdminDeparture {
     }
 
     /// Removes the fingerprints added by admins who are gone (Sudo Platform's rule).
-    public func adminsDeparted(remaining: Set<String>) async throws -> [AdminChange] {
+    func adminsDeparted(remaining: Set<String>) async throws -> [AdminChange] {
         var changes: [AdminChange] = []
         for (app, entry) in try await fingerprints.entries(addedByNoneOf: remaining) {
             guard try await fingerprints.remove(entry.sha256, app: app) != nil else { continue }

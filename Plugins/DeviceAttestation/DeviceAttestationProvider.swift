@@ -7,7 +7,8 @@ import Logging
 /// `device-key` registrations (`DeviceAttesting`) and as a factor of its own (`Authenticator`: the
 /// `attestation` challenge). Its administrators manage each app's signing-certificate fingerprints,
 /// secrets and test registration keys.
-public struct DeviceAttestationProvider: Authenticator, DeviceAttesting, AppForgetting {
+public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
+    public var deviceAttester: (any DeviceAttesting)? { self }
     public let id: String
     let config: DeviceAttestationPlugin.Config
     let environment: PluginEnvironment
@@ -241,12 +242,22 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting, AppForg
         format.hasPrefix("apple") ? .ios : format == "test" ? .web : .android
     }
 
-    // MARK: - AppForgetting
+    // MARK: - Forgetting
 
-    public func forget(appID: String) async throws {
-        try await fingerprints.removeAll(app: appID)
-        try await secrets.removeAll(app: appID)
-        try await testKeys.removeAll(app: appID)
+    /// A deleted app's fingerprints, secrets and test keys go; so do the fingerprints added by admins
+    /// who are gone (Sudo Platform's rule), each an audited change.
+    public func forget(_ departure: Departure) async throws -> [AdminChange] {
+        switch departure {
+        case .app(let appID):
+            try await fingerprints.removeAll(app: appID)
+            try await secrets.removeAll(app: appID)
+            try await testKeys.removeAll(app: appID)
+            return []
+        case .admins(let remaining):
+            return try await adminsDeparted(remaining: remaining)
+        case .identity, .account:
+            return []
+        }
     }
 
     static let attestationChallenge = ChallengeDescription(

@@ -6,6 +6,7 @@ import GatehouseCore
 /// signed by the private key, in a flow or with the JWT bearer grant. See docs/plugins/device-key.md.
 public enum DeviceKeyPlugin: PluginFactory {
     public static let typeName = "device-key"
+    public static let roles: PluginRoles = .identityProvider
 
     /// `providers[].config` of a `device-key` instance.
     public struct Config: Decodable, Sendable {

@@ -6,8 +6,8 @@ import GatehouseCore
 /// issuer, signed by that key) and the device's facts; sign-in answers an `assertion` challenge
 /// with a JWS signed by a registered key. The same assertions, without a server nonce, are accepted
 /// at the JWT bearer grant.
-public struct DeviceKeyProvider: IdentityProvider, AssertionVerifying, RegistrationTyped {
-    public var registrationType: String { "device" }
+public struct DeviceKeyProvider: IdentityProvider {
+    public var traits: PluginTraits { PluginTraits(acceptsAssertions: true, registrationType: "device") }
     public let id: String
     let config: DeviceKeyPlugin.Config
     let environment: PluginEnvironment

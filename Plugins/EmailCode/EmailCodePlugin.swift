@@ -7,6 +7,7 @@ import GatehouseCore
 /// The app's policy chooses the role. See docs/plugins/email-code.md.
 public enum EmailCodePlugin: PluginFactory {
     public static let typeName = "email-code"
+    public static let roles: PluginRoles = [.identityProvider, .authenticator]
 
     /// `providers[].config` of an `email-code` instance.
     public struct Config: Decodable, Sendable {

@@ -5,8 +5,9 @@ import GatehouseCore
 /// address, or takes the app's `login_hint`, and identifies the person as that address once the
 /// emailed code is right. As an authenticator it sends the code to the account's verified address.
 /// Either way the answer `{"resend": true}` sends a new code, and `{"code": "..."}` checks one.
-public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifying, OpenEnrollmentProvider, EmailLinkingTrust, RegistrationTyped {
-    public var registrationType: String { "passwordless" }
+public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifying {
+    public var traits: PluginTraits { PluginTraits(openEnrollment: true, trustsEmailForLinking: true, registrationType: "passwordless") }
+    public var addressVerifier: (any AddressVerifying)? { self }
     /// Its addresses are proven with a code the broker sent: good enough to link accounts by.
     public var trustsEmailForLinking: Bool { true }
 
@@ -126,8 +127,8 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
 }
 
 /// `/readyz` (admins: `/admin/v1/readiness`) reports whether the mail server that carries the codes answers.
-extension EmailCodeProvider: HealthReporting {
-    public func health() async -> PluginHealth {
+extension EmailCodeProvider {
+    public func health() async -> PluginHealth? {
         await codes.environment.mailer.health()
     }
 }

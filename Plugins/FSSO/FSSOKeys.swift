@@ -62,7 +62,7 @@ struct StoredKey: Codable, Sendable {
 /// Administrators manage two resources of an `fsso-jwt` instance: the issuers' public keys (`keys`,
 /// registered at run time next to those in the config) and each app's test registration keys
 /// (`test-keys`, generated here, the private half shown once and never stored).
-extension FSSOProvider: AdminResourceProviding {
+extension FSSOProvider {
     static let keysResource = AdminResource(
         name: "keys", scope: .provider, summary: "Issuer public keys (RSA, PKCS#1 or SPKI PEM, at least 2048 bits): from config, registered, and test keys.",
         createFields: [

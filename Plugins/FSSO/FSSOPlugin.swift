@@ -6,6 +6,7 @@ import _CryptoExtras
 /// of its users (Sudo Platform's custom federated sign-in). RS256 only, keys chosen by (iss, kid).
 public enum FSSOPlugin: PluginFactory {
     public static let typeName = "fsso-jwt"
+    public static let roles: PluginRoles = .identityProvider
 
     /// `providers[].config` of an `fsso-jwt` instance.
     public struct Config: Decodable, Sendable {

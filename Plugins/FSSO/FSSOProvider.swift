@@ -6,8 +6,8 @@ import _CryptoExtras
 /// Verifies app-signed JWTs and turns them into identities. Every refusal answers `invalid_grant`
 /// on the wire; the precise reason (`bad_signature`, `token_replayed`, ...) goes to the log and the
 /// audit log only.
-public struct FSSOProvider: AssertionVerifying, RegistrationTyped {
-    public var registrationType: String { "federated" }
+public struct FSSOProvider: IdentityProvider {
+    public var traits: PluginTraits { PluginTraits(acceptsAssertions: true, registrationType: "federated") }
     public let id: String
     let config: FSSOPlugin.Config
     let environment: PluginEnvironment

@@ -4,8 +4,8 @@ import Logging
 
 /// Signs people in against an LDAP directory with their directory username and password
 /// (search-then-bind), and maps their entry and groups to claims.
-public struct LDAPProvider: IdentityProvider, IdentityRechecking, HealthReporting, ProviderDiagnosing, RegistrationTyped {
-    public var registrationType: String { "password" }
+public struct LDAPProvider: IdentityProvider {
+    public var traits: PluginTraits { PluginTraits(diagnosable: true, registrationType: "password") }
     public let id: String
     let directory: LDAPDirectory
     let pool: LDAPConnectionPool
@@ -99,9 +99,14 @@ public struct LDAPProvider: IdentityProvider, IdentityRechecking, HealthReportin
             .because("directory_\(failure.stage.rawValue.replacingOccurrences(of: " ", with: "_"))")
     }
 
-    // MARK: - IdentityRechecking
+    // MARK: - Rechecks
 
     /// Someone removed or locked in the directory stops refreshing tokens.
+    public func recheck(subject: String) async throws -> IdentityRecheck {
+        try await isStillValid(subject: subject) ? .valid(freshClaims: nil) : .refused(reason: "identity_refused")
+    }
+
+    /// Whether the directory still has the person (and does not filter them out).
     public func isStillValid(subject: String) async throws -> Bool {
         let directory = directory
         do {
@@ -111,13 +116,13 @@ public struct LDAPProvider: IdentityProvider, IdentityRechecking, HealthReportin
         }
     }
 
-    // MARK: - HealthReporting
+    // MARK: - Health
 
     /// A service bind and a read of the user search base, one at a time and shared by all callers for a
     /// second after it finished, so that polling `/readyz` cannot take connections away from sign-ins.
     /// While the directory is known to be unreachable (a sign-in just found it so), unhealthy at once,
     /// whatever the shared result still says.
-    public func health() async -> PluginHealth {
+    public func health() async -> PluginHealth? {
         if let outage = pool.currentOutage { return PluginHealth(healthy: false, detail: outage.description) }
         let directory = directory
         let pool = pool
@@ -131,7 +136,7 @@ public struct LDAPProvider: IdentityProvider, IdentityRechecking, HealthReportin
         }
     }
 
-    // MARK: - ProviderDiagnosing
+    // MARK: - Diagnosis
 
     public func diagnose(username: String?, password: String?) async -> [DiagnosticStep] {
         await LDAPDiagnosis(directory: directory, pool: pool).run(username: username, password: password)

@@ -4,6 +4,7 @@ import GatehouseCore
 /// like Dex's password database. Needs no external service, so the default config can sign people in.
 public enum LocalPasswordPlugin: PluginFactory {
     public static let typeName = "local"
+    public static let roles: PluginRoles = .identityProvider
 
     /// `providers[].config` of a `local` instance.
     public struct Config: Decodable, Sendable {

@@ -4,8 +4,9 @@ import HummingbirdBcrypt
 
 /// Signs people in with a username and a password the broker keeps (bcrypt hashes in the plugin's
 /// storage). Registration checks the app's password policy; the username must be free.
-public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, PasswordResetting, IdentityRechecking, IdentityForgetting, RegistrationTyped {
-    public var registrationType: String { "password" }
+public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping {
+    public var traits: PluginTraits { PluginTraits(registrationType: "password") }
+    public var passwordKeeper: (any PasswordKeeping)? { self }
     public let id: String
     let cost: Int
     let environment: PluginEnvironment
@@ -87,7 +88,7 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, Pas
         return record
     }
 
-    // MARK: - PasswordUserManaging
+    // MARK: - PasswordKeeping: users
 
     public func addUser(username: String, password: String, policy: PasswordPolicy) async throws -> String {
         try await register(username: username, password: password, policy: policy).subject
@@ -109,7 +110,7 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, Pas
         return record.subject
     }
 
-    // MARK: - PasswordResetting
+    // MARK: - PasswordKeeping: resets
 
     public func subject(forUsername username: String) async throws -> String? {
         try await environment.storage.get(UserRecord.self, key: Self.key(Self.normalize(username)))?.value.subject
@@ -129,19 +130,25 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordUserManaging, Pas
         }
     }
 
-    // MARK: - IdentityRechecking, IdentityForgetting
+    // MARK: - Rechecks and forgetting
 
-    /// A user removed by an administrator stops refreshing tokens. Asked at every refresh, so one
-    /// read: the subject's entry, which removal deletes first.
+    /// A user removed by an administrator stops refreshing tokens.
+    public func recheck(subject: String) async throws -> IdentityRecheck {
+        try await isStillValid(subject: subject) ? .valid(freshClaims: nil) : .refused(reason: "identity_refused")
+    }
+
+    /// Whether the user still exists. Asked at every refresh, so one read: the subject's entry, which
+    /// removal deletes first.
     public func isStillValid(subject: String) async throws -> Bool {
         try await environment.storage.get(String.self, key: Self.subjectKey(subject)) != nil
     }
 
     /// Deregistration: the password hash goes with the account.
-    public func forget(subject: String) async throws {
-        if let found = try await record(subject: subject) {
+    public func forget(_ departure: Departure) async throws -> [AdminChange] {
+        if case .identity(let subject) = departure, let found = try await record(subject: subject) {
             _ = try await removeUser(username: found.username)
         }
+        return []
     }
 
     private func record(subject: String) async throws -> UserRecord? {

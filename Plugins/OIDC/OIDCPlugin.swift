@@ -4,6 +4,7 @@ import GatehouseCore
 /// Keycloak, Sign in with Apple, another Gatehouse), brokered into the broker's own tokens and policy.
 public enum OIDCPlugin: PluginFactory {
     public static let typeName = "oidc"
+    public static let roles: PluginRoles = .identityProvider
     public typealias Config = OIDCConfig
 
     public static let challenges = [OIDCProvider.challenge]

@@ -7,8 +7,7 @@ import Logging
 /// flow (PKCE S256, `state` = the flow, `nonce`), checks the ID token, optionally reads userinfo, maps
 /// the claims to an identity, and keeps the upstream refresh token (sealed) to recheck the person when
 /// an app refreshes.
-struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRechecking, IdentityForgetting, ProviderDiagnosing, EmailLinkingTrust, RegistrationTyped {
-    var registrationType: String { "social" }
+struct OIDCProvider: IdentityProvider {
     let id: String
     let config: OIDCConfig
     let environment: PluginEnvironment
@@ -27,7 +26,9 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
         mapper = ClaimMapper(config: config)
     }
 
-    var trustsEmailForLinking: Bool { config.trustEmail && !config.insecureSkipEmailVerified }
+    var traits: PluginTraits {
+        PluginTraits(openEnrollment: true, trustsEmailForLinking: config.trustEmail && !config.insecureSkipEmailVerified, diagnosable: true, registrationType: "social")
+    }
 
     /// Where the upstream sends the browser back: this provider's own callback URL unless configured
     /// (one per upstream, so an answer cannot be mixed up with another upstream's, RFC 9700 4.4.2).
@@ -313,8 +314,10 @@ struct OIDCProvider: IdentityProvider, OpenEnrollmentProvider, IdentityRecheckin
         _ = try await environment.storage.replaceWithSecret(try JSONEncoder().encode(refused), key: key, version: version)
     }
 
-    func forget(subject: String) async throws {
-        try await environment.storage.delete(key: Self.sessionKey(subject))
+    /// Deregistration: the kept upstream refresh token goes.
+    func forget(_ departure: Departure) async throws -> [AdminChange] {
+        if case .identity(let subject) = departure { try await environment.storage.delete(key: Self.sessionKey(subject)) }
+        return []
     }
 
     // MARK: - providers test

@@ -8,6 +8,7 @@ import GatehouseCore
 /// reset after another authenticator passed (`resetWith`, an emailed code). See docs/plugins/pin.md.
 public enum PINPlugin: PluginFactory {
     public static let typeName = "pin"
+    public static let roles: PluginRoles = .authenticator
 
     /// `providers[].config` of a `pin` instance.
     public struct Config: Decodable, Sendable {

@@ -3,7 +3,7 @@ import GatehouseCore
 
 /// One `pin` instance: an authenticator (create, then enter the PIN), with a reset through another
 /// authenticator and a change operation for the signed-in person.
-public struct PINProvider: Authenticator, FactorDelegating, AccountOperationProviding, AccountForgetting {
+public struct PINProvider: Authenticator {
     public let id: String
     let config: PINPlugin.Config
     let book: PINBook
@@ -107,8 +107,10 @@ public struct PINProvider: Authenticator, FactorDelegating, AccountOperationProv
         return ["changed": true]
     }
 
-    public func forget(accountID: String) async throws {
-        try await book.forget(accountID: accountID)
+    /// Deregistration: the PIN hash goes with the account.
+    public func forget(_ departure: Departure) async throws -> [AdminChange] {
+        if case .account(let accountID) = departure { try await book.forget(accountID: accountID) }
+        return []
     }
 
     // MARK: - Challenges

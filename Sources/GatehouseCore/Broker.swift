@@ -186,8 +186,8 @@ public struct Broker: Sendable, CustomStringConvertible {
         }
         // Every plugin at once: the slowest check (each caps its own probe at a few seconds), not
         // their sum, bounds how long a probe waits.
-        await withTaskGroup(of: (String, PluginHealth).self) { group in
-            for case let plugin as any HealthReporting in plugins.all.values {
+        await withTaskGroup(of: (String, PluginHealth?).self) { group in
+            for plugin in plugins.all.values {
                 group.addTask { (plugin.id, await plugin.health()) }
             }
             for await (id, health) in group { checks[id] = health }

@@ -152,7 +152,7 @@ struct AdminAPI {
         }
     }
 
-    /// The resources plugins offer (`AdminResourceProviding`): `GET` lists, `POST` adds (201 with the
+    /// The resources plugins offer (`GatehousePlugin.adminResources`): `GET` lists, `POST` adds (201 with the
     /// new item), `DELETE .../{key...}` removes (204). Fixed routes such as `apps/{id}/policy` win
     /// over these, as Hummingbird matches constant path components first.
     private func addResourceRoutes(

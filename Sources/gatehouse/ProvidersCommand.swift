@@ -44,7 +44,7 @@ struct ProvidersCommand: AsyncParsableCommand {
                 let known = broker.plugins.all.keys.sorted().joined(separator: ", ")
                 throw ValidationError("No provider '\(provider)' in the config (configured: \(known)).")
             }
-            guard plugin is any ProviderDiagnosing else {
+            guard plugin.traits.diagnosable else {
                 throw ValidationError("The provider '\(provider)' (type \(broker.plugins.typeNames[provider] ?? "?")) has no upstream to check.")
             }
             let password = passwordStdin ? try PasswordInput.read(confirm: false) : nil

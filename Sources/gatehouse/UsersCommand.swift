@@ -20,14 +20,14 @@ struct UsersCommand: AsyncParsableCommand {
         @Option(name: .long, help: "Provider instance id (default: the only provider of type local).")
         var provider: String?
 
-        func open() async throws -> (broker: Broker, provider: any PasswordUserManaging) {
+        func open() async throws -> (broker: Broker, provider: any PasswordKeeping) {
             let broker = try await Bootstrap.openBroker(options)
             let candidates = broker.config.providers.filter { provider == nil ? $0.type == "local" : $0.id == provider }
             guard candidates.count == 1, let declaration = candidates.first else {
                 if let provider { throw ValidationError("No provider with id '\(provider)' in the config.") }
                 throw ValidationError("The config has \(candidates.count) providers of type local; name one with --provider.")
             }
-            guard let managing = broker.plugins.all[declaration.id] as? any PasswordUserManaging else {
+            guard let managing = broker.plugins.identityProviders[declaration.id]?.passwordKeeper else {
                 throw ValidationError("The provider '\(declaration.id)' (type \(declaration.type)) does not keep passwords, so it has no users to manage here.")
             }
             return (broker, managing)

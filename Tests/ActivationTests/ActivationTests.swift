@@ -431,7 +431,7 @@ struct ActivationTests {
         let broker = try await Self.broker()
         let stranger = try await broker.store.linkIdentity(ExternalIdentity(providerID: "elsewhere", subject: "sam", username: "sam"), now: broker.clock.now).account
         let app = try #require(try await broker.store.app(id: "mobile"))
-        let provider = try #require(broker.broker.plugins.identityProviders["activation"] as? any ActivationRedeeming)
+        let provider = try #require(broker.broker.plugins.identityProviders["activation"]?.activationRedeemer)
         let unknown = await thrownError { _ = try await provider.issue(ActivationRequest(accountID: stranger.id, pin: "24680"), app: app, issuedBy: "app") }
         #expect(unknown?.code == .notFound)
         let missing = await thrownError { _ = try await provider.issue(ActivationRequest(accountID: "nobody", pin: "24680"), app: app, issuedBy: "app") }

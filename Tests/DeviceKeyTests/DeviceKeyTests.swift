@@ -58,6 +58,7 @@ struct DeviceKeyTests {
     enum KnockPlugin: PluginFactory {
         struct Config: Decodable, Sendable {}
         static let typeName = "knock"
+        static let roles: PluginRoles = .authenticator
         static let challenges = [ChallengeDescription(type: "knock", summary: "A word.", inputs: [ChallengeInput(name: "word", label: "Word")])]
         static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { KnockAuthenticator(id: id) }
     }

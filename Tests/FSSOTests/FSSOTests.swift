@@ -74,7 +74,7 @@ struct FSSOTests {
     }
 
     func reason(_ test: TestBroker, _ token: String, app appID: String = "notes") async -> String? {
-        let provider = test.broker.plugins.identityProviders["acme-sso"] as! any AssertionVerifying
+        let provider = test.broker.plugins.identityProviders["acme-sso"]!
         let app = try! await test.store.app(id: appID)!
         do {
             _ = try await provider.verifyAssertion(token, for: app)
@@ -110,8 +110,8 @@ struct FSSOTests {
         defer { test.temporary.remove() }
         let token = try Self.jwt(claims: Self.claims(test.clock))
         let app = try #require(try await test.store.app(id: "notes"))
-        let first = try #require(test.broker.plugins.identityProviders["acme-sso"] as? any AssertionVerifying)
-        let backup = try #require(test.broker.plugins.identityProviders["acme-backup"] as? any AssertionVerifying)
+        let first = try #require(test.broker.plugins.identityProviders["acme-sso"])
+        let backup = try #require(test.broker.plugins.identityProviders["acme-backup"])
         _ = try await first.verifyAssertion(token, for: app)
         let replayed = await thrownError { _ = try await backup.verifyAssertion(token, for: app) }
         #expect(replayed?.reason == "token_replayed", "the same issuer's token at a second instance is a replay")
@@ -269,6 +269,7 @@ struct EndlessFactor: Authenticator {
     enum Factory: PluginFactory {
         struct Config: Decodable, Sendable {}
         static let typeName = "endless-factor"
+        static let roles: PluginRoles = .authenticator
         static let challenges = [ChallengeDescription(type: "attestation", summary: "Never passes.")]
         static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { EndlessFactor(id: id) }
     }
@@ -350,7 +351,7 @@ extension FSSOTests {
         // Revoked: refused at once.
         _ = try await test.broker.admin.deleteResourceItem("test-keys", of: .app("strict"), key: [generated.key.kid], by: Self.ops)
         let strict = try #require(try await test.store.app(id: "strict"))
-        let provider = test.broker.plugins.identityProviders["acme-sso"] as! any AssertionVerifying
+        let provider = test.broker.plugins.identityProviders["acme-sso"]!
         do {
             _ = try await provider.verifyAssertion(try testToken(sub: "tester-3"), for: strict)
             Issue.record("a revoked test key still worked")

@@ -97,6 +97,43 @@ extension GatehouseCoreTests {
         #expect(found == ["apps[0].policy.identityProviders[1]: no identity provider with id 'missing' is configured"])
     }
 
+    @Test func refusesAProviderListedInARoleItDoesNotPlayWithItsPath() {
+        let yaml = """
+            providers:
+              - {id: ext, type: named-subject}
+              - {id: code, type: fixed-code, config: {code: "123456"}}
+            apps:
+              - id: notes
+                policy: {identityProviders: [ext, code], authenticators: [ext]}
+            """
+        let expected = [
+            "apps[0].policy.identityProviders[1]: 'code' is an authenticator, not an identity provider (list it under authenticators)",
+            "apps[0].policy.authenticators[0]: 'ext' is an identity provider, not an authenticator (list it under identityProviders)",
+        ]
+        // The roles are the factories' declarations, so reading the file finds it, before any plugin is built.
+        #expect(issues(yaml) == expected)
+        #expect(configIssues(yaml, registry: TestRegistry.registry) == expected)
+    }
+
+    /// A factory that declares a role its instances do not play: the plugin author's mistake,
+    /// reported at start under the instance's `type`.
+    enum MisdeclaredFactory: PluginFactory {
+        struct Config: Decodable, Sendable {}
+        static let typeName = "misdeclared"
+        static let roles: PluginRoles = [.identityProvider, .authenticator]
+        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+            NamedSubjectProvider(id: id, healthy: true)
+        }
+    }
+
+    @Test func aFactoryDeclaringARoleItsInstanceDoesNotPlayIsRefusedAtStart() {
+        var registry = TestRegistry.registry
+        registry.register(MisdeclaredFactory.self)
+        #expect(configIssues("providers:\n  - {id: odd, type: misdeclared}\n", registry: registry) == [
+            "providers[0].type: the 'misdeclared' plugin declares the role Authenticator but its instance does not adopt it"
+        ])
+    }
+
     @Test func refusesAStatelessSwitchThatCouldNeverWorkInTheFileAndInCheckConfig() {
         func config(policy: String) -> String {
             """

@@ -5,9 +5,10 @@ import Testing
 
 /// A provider for engine tests: asks for `{"subject": ...}` and identifies whoever is named, unless the
 /// subject is `wrong` (a failed attempt). Can run stateless.
-struct NamedSubjectProvider: StatelessCapable, HealthReporting {
+struct NamedSubjectProvider: IdentityProvider {
     let id: String
     let healthy: Bool
+    var traits: PluginTraits { PluginTraits(statelessCapable: true) }
 
     func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
         .challenge(Challenge(type: Self.challenge.type), state: try FlowState(encoding: ["step": 1]))
@@ -20,7 +21,7 @@ struct NamedSubjectProvider: StatelessCapable, HealthReporting {
         return .identified(ExternalIdentity(providerID: id, subject: subject, username: subject, claims: IdentityClaims(name: subject), methods: ["user"]))
     }
 
-    func health() async -> PluginHealth { PluginHealth(healthy: healthy, detail: healthy ? nil : "down on purpose") }
+    func health() async -> PluginHealth? { PluginHealth(healthy: healthy, detail: healthy ? nil : "down on purpose") }
 
     static let challenge = ChallengeDescription(type: "subject", summary: "Whoever to be.", inputs: [ChallengeInput(name: "subject", label: "Subject", maxLength: 64)])
 
@@ -38,6 +39,7 @@ struct NamedSubjectProvider: StatelessCapable, HealthReporting {
             }
         }
         static let typeName = "named-subject"
+        static let roles: PluginRoles = .identityProvider
         static let challenges = [NamedSubjectProvider.challenge]
         static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
             if config.label == "explode" { throw ConfigIssue(path: "label", "must not be 'explode'") }
@@ -70,6 +72,7 @@ struct FixedCodeAuthenticator: Authenticator {
     enum Factory: PluginFactory {
         struct Config: Decodable, Sendable { var code: String }
         static let typeName = "fixed-code"
+        static let roles: PluginRoles = .authenticator
         static let challenges = [FixedCodeAuthenticator.challenge]
         static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
             FixedCodeAuthenticator(id: id, code: config.code)

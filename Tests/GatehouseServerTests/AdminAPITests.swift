@@ -11,8 +11,9 @@ import Testing
 
 /// A provider that may run stateless, registered by these tests (the custom-API plugin's issue repeats
 /// the stateless checks with the real plugin): asks for `{"subject"}` and identifies whoever is named.
-struct NamedSubjectProvider: StatelessCapable {
+struct NamedSubjectProvider: IdentityProvider {
     let id: String
+    var traits: PluginTraits { PluginTraits(statelessCapable: true) }
     func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
         .challenge(Challenge(type: "subject"), state: FlowState())
     }
@@ -22,6 +23,7 @@ struct NamedSubjectProvider: StatelessCapable {
     enum Factory: PluginFactory {
         struct Config: Decodable, Sendable {}
         static let typeName = "named-subject"
+        static let roles: PluginRoles = .identityProvider
         static let challenges = [ChallengeDescription(type: "subject", summary: "Whoever to be.", inputs: [ChallengeInput(name: "subject", label: "Subject")])]
         static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { NamedSubjectProvider(id: id) }
     }
@@ -212,7 +214,7 @@ extension GatehouseServerTests {
     @Test func bruteForceIsLockedOutAuditedAndCounted() async throws {
         let fixture = try await Self.adminBroker()
         defer { fixture.test.temporary.remove() }
-        let provider = try #require(fixture.test.broker.plugins.all["local"] as? any PasswordUserManaging)
+        let provider = try #require(fixture.test.broker.plugins.identityProviders["local"]?.passwordKeeper)
         _ = try await provider.addUser(username: "alice", password: "correct horse battery", policy: PasswordPolicy())
         try await fixture.app.test(.router) { client in
             var last: TestResponse?

@@ -39,6 +39,7 @@ struct PINTests {
     enum NamePlugin: PluginFactory {
         struct Config: Decodable, Sendable {}
         static let typeName = "name"
+        static let roles: PluginRoles = .identityProvider
         static let challenges = [ChallengeDescription(type: "name", summary: "A name.", inputs: [ChallengeInput(name: "name", label: "Name")])]
         static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { NameProvider(id: id) }
     }
@@ -46,6 +47,7 @@ struct PINTests {
     enum KnockPlugin: PluginFactory {
         struct Config: Decodable, Sendable {}
         static let typeName = "knock"
+        static let roles: PluginRoles = .authenticator
         static let challenges = [ChallengeDescription(type: "knock", summary: "A word.", inputs: [ChallengeInput(name: "word", label: "Word")])]
         static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { KnockAuthenticator(id: id) }
     }

@@ -6,6 +6,7 @@ import GatehouseCore
 /// a link-out), yet the flow API and the generic browser page handle it with no change to the server.
 public enum RiddlePlugin: PluginFactory {
     public static let typeName = "riddle"
+    public static let roles: PluginRoles = .identityProvider
 
     /// `providers[].config` of a `riddle` instance.
     public struct Config: Decodable, Sendable {

@@ -129,10 +129,10 @@ public struct RegistrationState: Sendable {
         return try await store.installations(appID: appID, installationID: installationID).contains { $0.id == key.installationRef }
     }
 
-    /// How the person registered, from the provider that identified them (its `RegistrationTyped`
-    /// kind) or, failing that, the methods they used.
+    /// How the person registered, from the provider that identified them (its
+    /// `traits.registrationType`) or, failing that, the methods they used.
     func registrationType(of claims: AccessTokenClaims) -> String {
-        if let idp = claims.idp, let typed = plugins.identityProviders[idp] as? any RegistrationTyped { return typed.registrationType }
+        if let idp = claims.idp, let type = plugins.identityProviders[idp]?.traits.registrationType { return type }
         let methods = Set(claims.amr ?? [])
         if !methods.isDisjoint(with: ["hwk", "swk"]) { return "device" }
         if methods.contains("pwd") { return "password" }
@@ -189,10 +189,4 @@ public struct RegistrationState: Sendable {
             throw BrokerError(.invalidRequest, .badRequest, "installation must be the app's installation id: 8 to 128 printable ASCII characters.")
         }
     }
-}
-
-/// Optional capability of identity providers: the kind of registration they make, as
-/// `GET /v1/registration-state` reports it (`social`, `password`, `passwordless`, `device`...).
-public protocol RegistrationTyped: IdentityProvider {
-    var registrationType: String { get }
 }

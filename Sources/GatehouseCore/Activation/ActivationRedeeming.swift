@@ -1,11 +1,11 @@
 import Foundation
 
-/// Optional capability of the identity provider that issues and redeems activation data (the
-/// `activation` plugin). Its `resume` checks the payload and the activation PIN and answers
+/// What the identity provider that issues and redeems activation data (the `activation` plugin)
+/// offers through its `activationRedeemer`. Its `resume` checks the payload and the activation PIN and answers
 /// `FlowStep.redeemed`; the engine then runs the outcome's steps and calls `finishRedemption` when the
 /// flow completes. Administrators reach issuing through the plugin's admin resources; an app's back
 /// end and a person asking for a new activation reach it through `issue`.
-public protocol ActivationRedeeming: IdentityProvider {
+public protocol ActivationRedeeming: Sendable {
     /// Marks the activation this flow claimed as used: exactly one flow ever does. Refuses
     /// (`activation_invalid`) when the claim was lost (the activation was revoked meanwhile).
     func finishRedemption(_ redemption: ActivationRedemption, flowID: String, accountID: String) async throws

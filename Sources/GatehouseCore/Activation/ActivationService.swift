@@ -28,7 +28,7 @@ public struct ActivationService: Sendable {
     /// The activation provider an app's policy lists.
     func provider(for app: App) throws -> any ActivationRedeeming {
         for id in app.policy.identityProviders {
-            if let provider = plugins.identityProviders[id] as? any ActivationRedeeming { return provider }
+            if let provider = plugins.identityProviders[id]?.activationRedeemer { return provider }
         }
         throw BrokerError(.providerNotAllowed, .forbidden, "This app's policy lists no activation provider.")
     }
@@ -46,7 +46,7 @@ public struct ActivationService: Sendable {
     /// Asks each activation provider in turn: the one that issued the invitation knows its token.
     private func answering<T: Sendable>(_ token: String, _ body: (any ActivationRedeeming) async throws -> T) async throws -> T {
         guard !token.isEmpty, token.count <= 128 else { throw Self.unknownInvitation }
-        for provider in plugins.identityProviders.values.compactMap({ $0 as? any ActivationRedeeming }).sorted(by: { $0.id < $1.id }) {
+        for provider in plugins.identityProviders.sorted(by: { $0.key < $1.key }).compactMap(\.value.activationRedeemer) {
             do {
                 return try await body(provider)
             } catch let error as BrokerError where error.code == .invalidInvitation && error.kind == .notFound {

@@ -163,10 +163,10 @@ extension AdminService {
     /// with the username tried and whether a password was (never the password).
     public func diagnoseProvider(_ id: String, username: String?, password: String?, by admin: AdminIdentity) async throws -> [DiagnosticStep] {
         guard let plugin = plugins.all[id] else { throw BrokerError(.notFound, .notFound, "No provider '\(id)'.") }
-        guard let diagnosing = plugin as? any ProviderDiagnosing else {
+        guard plugin.traits.diagnosable else {
             throw BrokerError(.invalidRequest, .badRequest, "The provider '\(id)' (type \(plugins.typeNames[id] ?? "?")) has no upstream to check.")
         }
-        let steps = await diagnosing.diagnose(username: username, password: password)
+        let steps = await plugin.diagnose(username: username, password: password)
         var details = admin.auditDetails
         details["username"] = username ?? ""
         details["password"] = password == nil ? "no" : "yes"

@@ -1,4 +1,4 @@
-/// The resources plugins let administrators manage (`AdminResourceProviding`), for the admin API and
+/// The resources plugins let administrators manage (`GatehousePlugin.adminResources`), for the admin API and
 /// the CLI alike: found by name on a provider instance or on an app's providers, changed with an
 /// audit event the plugin names.
 extension AdminService {
@@ -18,7 +18,7 @@ extension AdminService {
     /// Every resource every plugin instance offers, by provider id.
     public func offeredResources() -> [OfferedResource] {
         plugins.all.keys.sorted().flatMap { id -> [OfferedResource] in
-            guard let plugin = plugins.all[id] as? any AdminResourceProviding else { return [] }
+            guard let plugin = plugins.all[id] else { return [] }
             return plugin.adminResources.map { OfferedResource(provider: id, type: plugins.typeNames[id] ?? "", resource: $0) }
         }
     }
@@ -51,17 +51,17 @@ extension AdminService {
 
     /// The plugin that keeps `resource` for `owner`: the named provider, or the first of the app's
     /// providers and authenticators that offers it.
-    private func resolve(_ resource: String, of owner: ResourceOwner) async throws -> (any AdminResourceProviding, AdminResource, App?) {
+    private func resolve(_ resource: String, of owner: ResourceOwner) async throws -> (any GatehousePlugin, AdminResource, App?) {
         switch owner {
         case .provider(let id):
-            guard let plugin = plugins.all[id] as? any AdminResourceProviding,
+            guard let plugin = plugins.all[id],
                 let declaration = plugin.adminResources.first(where: { $0.name == resource && $0.scope == .provider })
             else { throw BrokerError(.notFound, .notFound, "The provider '\(id)' offers no resource '\(resource)'.") }
             return (plugin, declaration, nil)
         case .app(let appID):
             let app = try await existingApp(appID)
             for id in app.policy.identityProviders + app.policy.authenticators {
-                if let plugin = plugins.all[id] as? any AdminResourceProviding,
+                if let plugin = plugins.all[id],
                     let declaration = plugin.adminResources.first(where: { $0.name == resource && $0.scope == .app })
                 {
                     return (plugin, declaration, app)
@@ -83,12 +83,12 @@ extension AdminService {
     }
 
     /// Removes what admins who are no longer configured added, where a plugin keeps such things
-    /// (`AdminDeparture`); each removal is audited under `system`, naming the admin it belonged to.
+    /// (`Departure.admins`); each removal is audited under `system`, naming the admin it belonged to.
     /// `remaining`: the names of the admin credentials configured now.
     public func removeWhatDepartedAdminsAdded(remaining: Set<String>) async throws -> Int {
         var count = 0
-        for plugin in plugins.all.values.compactMap({ $0 as? any AdminDeparture }) {
-            for change in try await plugin.adminsDeparted(remaining: remaining) {
+        for plugin in plugins.all.values {
+            for change in try await plugin.forget(.admins(remaining: remaining)) {
                 try await audit(change, plugin: plugin, appID: change.details["app"], admin: AdminIdentity(name: "system"))
                 count += 1
             }

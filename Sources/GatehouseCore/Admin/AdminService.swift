@@ -186,7 +186,7 @@ public struct AdminService: Sendable {
         guard try await store.deleteApp(id: id) else { throw Self.appNotFound(id) }
         // The store deleted its refresh tokens; its access tokens must stop verifying too.
         try await revokeTokens(of: id)
-        for plugin in plugins.all.values.compactMap({ $0 as? any AppForgetting }) { try await plugin.forget(appID: id) }
+        for plugin in plugins.all.values { _ = try await plugin.forget(.app(id: id)) }
         try await audit("app.deleted", app: id, admin: admin, before: AppView(app), after: nil)
     }
 

@@ -83,20 +83,23 @@ public struct ConfigLoader: Sendable {
                 issues += error.issues
             }
         }
-        // Roles are known only once plugins are built, so here any declared provider id will do.
-        let providerIDs = Set(providers.map(\.id))
+        // Each plugin type declares its roles; an unknown type (reported above) counts in both.
+        func ids(playing role: PluginRoles) -> Set<String> {
+            Set(providers.filter { registry.roles(ofType: $0.type).contains(role) || registry.roles(ofType: $0.type).isEmpty }.map(\.id))
+        }
+        let identityProviderIDs = ids(playing: .identityProvider), authenticatorIDs = ids(playing: .authenticator)
         for (index, app) in apps.enumerated() {
-            issues += app.policy.referenceIssues(identityProviders: providerIDs, authenticators: providerIDs, path: "apps[\(index)].policy")
+            issues += app.policy.referenceIssues(identityProviders: identityProviderIDs, authenticators: authenticatorIDs, path: "apps[\(index)].policy")
         }
         if let console = admin?.console, console.enabled {
             if let index = apps.firstIndex(where: { $0.id == ConsoleConfig.appID }) {
                 issues.append(ConfigIssue(path: "apps[\(index)].id", "'\(ConsoleConfig.appID)' is the admin console's app; choose another id (or set admin.console.enabled: false)"))
             }
-            for (index, id) in (console.identityProviders ?? []).enumerated() where !providerIDs.contains(id) {
-                issues.append(ConfigIssue(path: "admin.console.identityProviders[\(index)]", "no provider '\(id)' is declared in providers"))
+            for (index, id) in (console.identityProviders ?? []).enumerated() where !identityProviderIDs.contains(id) {
+                issues.append(ConfigIssue(path: "admin.console.identityProviders[\(index)]", "no identity provider '\(id)' is declared in providers"))
             }
-            for (index, id) in console.authenticators.enumerated() where !providerIDs.contains(id) {
-                issues.append(ConfigIssue(path: "admin.console.authenticators[\(index)]", "no provider '\(id)' is declared in providers"))
+            for (index, id) in console.authenticators.enumerated() where !authenticatorIDs.contains(id) {
+                issues.append(ConfigIssue(path: "admin.console.authenticators[\(index)]", "no authenticator '\(id)' is declared in providers"))
             }
         }
         if let environment, let server, environment == .production, let url = URL(string: server.issuer), url.scheme == "http",

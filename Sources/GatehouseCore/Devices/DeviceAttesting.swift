@@ -5,7 +5,7 @@ import Foundation
 /// the assertions of keys that can only sign the platform's way (App Attest). The engine hands the
 /// instance the app allows (in `Policy.authenticators` or `identityProviders`) to providers in
 /// `FlowContext.deviceAttestation`; the core never names a format.
-public protocol DeviceAttesting: GatehousePlugin {
+public protocol DeviceAttesting: Sendable {
     /// The formats this instance accepts for `app` (empty: the app is not set up for attestation).
     func attestationFormats(for app: App) -> [String]
     /// Checks evidence that the key being registered lives in a genuine app on a genuine device.

@@ -153,10 +153,16 @@ public struct Policy: Sendable, Hashable, Codable {
             }
         }
         for (position, id) in identityProviders.enumerated() where !known.contains(id) {
-            issues.append(ConfigIssue(path: "\(path).identityProviders[\(position)]", "no identity provider with id '\(id)' is configured"))
+            let message = knownAuthenticators.contains(id)
+                ? "'\(id)' is an authenticator, not an identity provider (list it under authenticators)"
+                : "no identity provider with id '\(id)' is configured"
+            issues.append(ConfigIssue(path: "\(path).identityProviders[\(position)]", message))
         }
         for (position, id) in authenticators.enumerated() where !knownAuthenticators.contains(id) {
-            issues.append(ConfigIssue(path: "\(path).authenticators[\(position)]", "no authenticator with id '\(id)' is configured"))
+            let message = known.contains(id)
+                ? "'\(id)' is an identity provider, not an authenticator (list it under identityProviders)"
+                : "no authenticator with id '\(id)' is configured"
+            issues.append(ConfigIssue(path: "\(path).authenticators[\(position)]", message))
         }
         if let factor = secondFactor, !authenticators.contains(factor) {
             issues.append(ConfigIssue(path: "\(path).secondFactor", "'\(factor)' must also be listed in authenticators"))

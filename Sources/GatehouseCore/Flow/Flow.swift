@@ -149,15 +149,9 @@ public enum FlowStep: Sendable {
     case verified(FactorResult)
     /// An authenticator needs another one (which the app's policy must allow) to pass first, for
     /// instance a PIN reset proven with an emailed code: the engine runs that one, then calls
-    /// `FactorDelegating.resume(_:after:in:)` of this one with `state`.
+    /// `Authenticator.resume(_:after:in:)` of this one with `state`.
     case requireFactor(authenticatorID: String, state: FlowState)
-    /// An activation provider checked activation data and its PIN (`ActivationRedeeming`): the engine
+    /// An activation provider checked activation data and its PIN (its `activationRedeemer`): the engine
     /// goes on with the outcome's steps.
     case redeemed(ActivationRedemption)
-}
-
-/// Optional capability of authenticators that hand the flow to another authenticator for a moment
-/// (`FlowStep.requireFactor`) and go on once it passed.
-public protocol FactorDelegating: Authenticator {
-    func resume(_ state: FlowState, after passed: FactorResult, in context: FlowContext) async throws -> FlowStep
 }

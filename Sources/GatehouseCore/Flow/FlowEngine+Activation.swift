@@ -10,7 +10,7 @@ extension FlowEngine {
     /// the app's choice.
     func redeemed(_ flow: FlowRecord, redemption: ActivationRedemption, app: App, dpopJKT: String?) async throws -> FlowOutcome {
         var flow = flow
-        guard flow.phase == .identify, flow.activation == nil, plugins.identityProviders[flow.providerID] is any ActivationRedeeming else {
+        guard flow.phase == .identify, flow.activation == nil, plugins.identityProviders[flow.providerID]?.activationRedeemer != nil else {
             throw BrokerError.internalFailure("Only an activation provider redeems activations, once per flow.")
         }
         guard !flow.stateless else { throw BrokerError.stateless(.accountCredentials) }
@@ -274,7 +274,7 @@ extension FlowEngine {
     }
 
     func activationProvider(_ activation: ActivationRedemption) throws -> any ActivationRedeeming {
-        guard let provider = plugins.identityProviders[activation.providerID] as? any ActivationRedeeming else {
+        guard let provider = plugins.identityProviders[activation.providerID]?.activationRedeemer else {
             throw BrokerError(.providerNotAllowed, .forbidden, "The activation provider '\(activation.providerID)' is no longer configured.")
         }
         return provider

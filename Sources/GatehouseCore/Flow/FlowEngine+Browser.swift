@@ -61,7 +61,7 @@ extension FlowEngine {
             throw BrokerError(.invalidRequest, .badRequest, "The provider is already chosen.")
         }
         let provider = try identityProvider(providerID, allowedBy: app.policy, stateless: false)
-        guard !(provider is any ActivationRedeeming) else {
+        guard provider.activationRedeemer == nil else {
             throw BrokerError(.invalidRequest, .badRequest, "Activation data are redeemed through the flow API, not in a browser.")
         }
         flow.providerID = provider.id

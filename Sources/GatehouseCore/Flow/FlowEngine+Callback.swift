@@ -178,6 +178,6 @@ extension FlowEngine {
     }
 
     func trustsEmailForLinking(_ providerID: String) -> Bool {
-        (plugins.identityProviders[providerID] as? any EmailLinkingTrust)?.trustsEmailForLinking ?? false
+        plugins.identityProviders[providerID]?.traits.trustsEmailForLinking ?? false
     }
 }

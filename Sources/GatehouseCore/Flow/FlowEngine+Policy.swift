@@ -9,7 +9,7 @@ extension FlowEngine {
     /// The providers a browser flow offers: not those that redeem activation data (a page cannot
     /// hand over what a stopped activation answers).
     func browserProviders(of app: App) -> [String] {
-        configuredProviders(of: app).filter { !(plugins.identityProviders[$0] is any ActivationRedeeming) }
+        configuredProviders(of: app).filter { plugins.identityProviders[$0]?.activationRedeemer == nil }
     }
 
     /// The identity provider `id` if it exists and the policy allows it (for a stateless flow: if
@@ -25,7 +25,7 @@ extension FlowEngine {
             guard policy.statelessAuthentication else {
                 throw BrokerError(.statelessDisabled, .forbidden, "Stateless authentication is not enabled for this app.")
             }
-            guard provider is any StatelessCapable else {
+            guard provider.traits.statelessCapable else {
                 throw BrokerError(.statelessUnsupported, .badRequest, "The provider '\(id)' cannot sign in statelessly.")
             }
             guard policy.secondFactor == nil else {

@@ -13,12 +13,12 @@ extension FlowEngine {
     /// Whether a browser flow's page may offer "Forgot password".
     func offersRecovery(_ flow: FlowRecord, app: App) -> Bool {
         flow.authorization != nil && flow.purpose == .authenticate && flow.phase == .identify
-            && plugins.identityProviders[flow.providerID] is any PasswordResetting && recoveryVerifier(for: app) != nil
+            && plugins.identityProviders[flow.providerID]?.passwordKeeper != nil && recoveryVerifier(for: app) != nil
     }
 
     /// The app's authenticator that proves addresses (the emailed code), if the app allows one.
     func recoveryVerifier(for app: App) -> (any AddressVerifying)? {
-        app.policy.authenticators.lazy.compactMap { self.plugins.all[$0] as? any AddressVerifying }.first
+        app.policy.authenticators.lazy.compactMap { self.plugins.all[$0]?.addressVerifier }.first
     }
 
     /// "Create an account": the flow turns to registration and its provider asks again.
@@ -54,7 +54,7 @@ extension FlowEngine {
     /// One answer of a password reset.
     func answerRecovery(_ flow: FlowRecord, app: App, answer: ChallengeResponse) async throws -> FlowOutcome {
         var flow = flow
-        guard let recovery = flow.recovery, let provider = plugins.identityProviders[flow.providerID] as? any PasswordResetting,
+        guard let recovery = flow.recovery, let provider = plugins.identityProviders[flow.providerID], let passwords = provider.passwordKeeper,
             let verifier = recoveryVerifier(for: app)
         else { throw BrokerError(.invalidRequest, .badRequest, "Passwords cannot be reset here; ask an administrator.") }
         let binding = CodeBinding.recovery(flowID: flow.id)
@@ -62,7 +62,7 @@ extension FlowEngine {
         case .username:
             let username = try answer.string("username")
             var next = PasswordRecovery(step: .code)
-            if let subject = try await provider.subject(forUsername: username),
+            if let subject = try await passwords.subject(forUsername: username),
                 let link = try await store.identityLink(providerID: provider.id, subject: subject),
                 let address = app.policy.verifiedEmails(in: try await store.identityLinks(accountID: link.accountID)).first
             {
@@ -116,7 +116,7 @@ extension FlowEngine {
             guard let subject = recovery.subject, let accountID = recovery.accountID else {
                 throw BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
             }
-            try await provider.resetPassword(subject: subject, to: try answer.string("password"), policy: app.policy.passwordPolicy)
+            try await passwords.resetPassword(subject: subject, to: try answer.string("password"), policy: app.policy.passwordPolicy)
             // Whoever knew the old password is signed out everywhere.
             let now = clock.now
             try await sessions?.endAll(accountID: accountID, reason: "password_reset")
@@ -132,7 +132,7 @@ extension FlowEngine {
             flow.recovery = nil
             flow.failedAttempts = 0
             let request = flowRequest(for: flow)
-            let step = try await (provider as any IdentityProvider).begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
+            let step = try await provider.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
             guard case .challenge(var challenge, let state) = step else { return try await advance(flow, with: step, app: app) }
             challenge.prompt = "Your password was changed, and every session signed out. Sign in with the new password."
             return try await advance(flow, with: .challenge(challenge, state: state), app: app)

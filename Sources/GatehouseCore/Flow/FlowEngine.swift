@@ -322,7 +322,7 @@ public struct FlowEngine: Sendable {
             if flow.purpose == .register, known {
                 throw BrokerError(.alreadyRegistered, .conflict, "This identity is already registered; sign in instead.")
             }
-            if !known, !app.policy.selfRegistration, plugins.identityProviders[flow.providerID] is any OpenEnrollmentProvider {
+            if !known, !app.policy.selfRegistration, plugins.identityProviders[flow.providerID]?.traits.openEnrollment == true {
                 if flow.version >= 0 { _ = try? await store.deleteFlow(id: flow.id, version: flow.version) }
                 try? await audit("signin.failure", flow: flow, outcome: ErrorCode.registrationDisabled.rawValue, details: ["reason": "unknown_identity"])
                 throw BrokerError(.registrationDisabled, .forbidden, "There is no account for this identity, and this app does not allow self-registration.")
@@ -368,9 +368,7 @@ public struct FlowEngine: Sendable {
                 // The factor another one asked for has passed: back to that one.
                 flow.suspendedFactor = nil
                 flow.phase = .factor(authenticatorID: suspended.authenticatorID)
-                guard let delegating = try authenticator(suspended.authenticatorID) as? any FactorDelegating else {
-                    throw BrokerError.internalFailure("An authenticator asked for another factor but cannot go on after it.")
-                }
+                let delegating = try authenticator(suspended.authenticatorID)
                 let next = try await delegating.resume(suspended.state, after: factor, in: try await factorContext(flow, app: app, account: account))
                 return try await advance(flow, with: next, app: app, account: account, dpopJKT: dpopJKT)
             }
@@ -424,7 +422,7 @@ public struct FlowEngine: Sendable {
     /// A step's situation, with the device-attestation checker the app allows.
     func stepContext(flowID: String, app: App, request: FlowRequest, account: Account? = nil) -> FlowContext {
         var context = FlowContext(flowID: flowID, app: app, request: request, account: account)
-        context.deviceAttestation = (app.policy.authenticators + app.policy.identityProviders).lazy.compactMap { self.plugins.all[$0] as? any DeviceAttesting }.first
+        context.deviceAttestation = plugins.deviceAttester(for: app)
         return context
     }
 

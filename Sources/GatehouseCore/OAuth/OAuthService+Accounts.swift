@@ -44,13 +44,9 @@ extension OAuthService {
         // Its browser sessions end first, so that the apps that got tokens in them hear of it.
         try await sessions.endAll(accountID: id, reason: "deregistration", actor: admin?.name)
         for link in try await store.identityLinks(accountID: id) {
-            if let provider = plugins.identityProviders[link.providerID] as? any IdentityForgetting {
-                try await provider.forget(subject: link.subject)
-            }
+            _ = try await plugins.identityProviders[link.providerID]?.forget(.identity(subject: link.subject))
         }
-        for case let plugin as any AccountForgetting in plugins.all.values {
-            try await plugin.forget(accountID: id)
-        }
+        for plugin in plugins.all.values { _ = try await plugin.forget(.account(id: id)) }
         guard try await store.deleteAccount(id: id) else { return false }
         try await ConsentBook(store: store, clock: clock).revokeAll(accountID: id)
         _ = try await AdminRoleBook(store: store, clock: clock).remove(id)

@@ -307,13 +307,13 @@ public struct OAuthService: Sendable {
         guard let assertion = request.assertion, !assertion.isEmpty else {
             throw BrokerError(.invalidRequest, .badRequest, "assertion is required.")
         }
-        let verifiers = app.policy.identityProviders.compactMap { plugins.identityProviders[$0] as? any AssertionVerifying }
+        let verifiers = app.policy.identityProviders.compactMap { plugins.identityProviders[$0] }.filter(\.traits.acceptsAssertions)
         guard !verifiers.isEmpty else {
             throw BrokerError(.unauthorizedClient, .badRequest, "This client may not use the JWT bearer grant.")
         }
         // Refused assertions count against the address and the client id (each costs an RSA check).
         let (identity, provider) = try await clients.guardedAssertion(app: app, clientIP: request.clientIP) {
-            () async throws -> (ExternalIdentity, any AssertionVerifying) in
+            () async throws -> (ExternalIdentity, any IdentityProvider) in
             var lastError = BrokerError(.invalidGrant, .badRequest, "The assertion is not valid.").because("unknown_issuer")
             for verifier in verifiers {
                 do {

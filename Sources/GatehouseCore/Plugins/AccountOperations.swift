@@ -1,15 +1,7 @@
-/// Optional capability: things a signed-in person does to their own credentials at a plugin (change
+/// Things a signed-in person does to their own credentials at a plugin (change
 /// a PIN), outside any sign-in. The account API (`POST /v1/account/operations/{plugin}/{operation}`,
 /// with an access token) reaches them generically: the core checks the token, that the token's app
-/// may use the plugin and that the fields are the declared ones; the core names no operation.
-public protocol AccountOperationProviding: GatehousePlugin {
-    var accountOperations: [AccountOperation] { get }
-    /// Runs an operation for the account. Refusals are `BrokerError`s; wrong secrets count like
-    /// wrong answers in a flow (the plugin's own lockouts).
-    func perform(_ operation: String, with fields: ChallengeResponse, in context: AccountOperationContext) async throws -> JSONValue
-}
-
-/// One operation a plugin offers the signed-in person.
+/// may use the plugin and that the fields are the declared ones; the core names no operation. This is one such operation.
 public struct AccountOperation: Sendable, Hashable {
     /// The path segment, e.g. `change`.
     public var name: String
@@ -57,7 +49,7 @@ public struct AccountOperationService: Sendable {
     public func perform(plugin pluginID: String, operation name: String, fields: [String: JSONValue], accessToken: PresentedToken, clientIP: String?) async throws -> JSONValue {
         let claims = try await oauth.authorize(accessToken)
         guard !claims.stateless else { throw BrokerError.stateless(.accountCredentials) }
-        guard let provider = plugins.all[pluginID] as? any AccountOperationProviding,
+        guard let provider = plugins.all[pluginID],
             let operation = provider.accountOperations.first(where: { $0.name == name })
         else { throw BrokerError(.notFound, .notFound, "'\(pluginID)' offers no operation '\(name)'.") }
         guard let app = try await store.app(id: claims.clientID), !app.disabled,

@@ -1,21 +1,9 @@
-/// Optional capability: collections a plugin lets administrators manage at run time (an issuer's
-/// public keys, an app's test registration keys; devices and certificate fingerprints soon). The
+/// A collection a plugin lets administrators manage at run time (`GatehousePlugin.adminResources`: an
+/// issuer's public keys, an app's test registration keys; devices and certificate fingerprints soon). The
 /// admin API (`/admin/v1/providers/{id}/{resource}`, `/admin/v1/apps/{app}/{resource}`), the CLI
-/// (`gatehouse resources`) and the audit log reach them through `AdminService`, generically: the core
+/// (`gatehouse resources`) and the audit log reach these through `AdminService`, generically: the core
 /// names no plugin's resource, and each change is an audit event the plugin names, prefixed with its
 /// type (`<type>.<event>`).
-public protocol AdminResourceProviding: GatehousePlugin {
-    /// The resources this instance offers, declared once.
-    var adminResources: [AdminResource] { get }
-    /// Every item of a resource; `app` is the app for app-scoped resources.
-    func listItems(of resource: String, app: App?) async throws -> [JSONValue]
-    /// Adds an item from the admin's fields; refusals are `invalid_request` naming the field.
-    func createItem(in resource: String, fields: [String: JSONValue], app: App?, by admin: String) async throws -> AdminChange
-    /// Removes (or revokes) the item `key` names; `not_found` when there is none.
-    func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange
-}
-
-/// A collection a plugin lets administrators manage.
 public struct AdminResource: Sendable, Hashable, Codable {
     /// Whether the resource belongs to a provider instance or to an app (kept by the app's provider).
     public enum Scope: String, Sendable, Hashable, Codable { case provider, app }

@@ -2,10 +2,128 @@ import Foundation
 import Logging
 
 /// Anything the registry builds from a `providers:` entry. Concrete plugins adopt `IdentityProvider`,
-/// `Authenticator`, or both.
+/// `Authenticator`, or both (as their factory's `roles` declare). Every hook below has a default, so
+/// a plugin writes only what it does; the engine never probes for optional protocols.
 public protocol GatehousePlugin: Sendable {
     /// The instance id from config, e.g. `corp-ldap`.
     var id: String { get }
+    /// What the engine may count on from this instance (stateless sign-in, open enrolment...).
+    /// Default: none of them.
+    var traits: PluginTraits { get }
+    /// Whether the plugin's upstream (directory, API, mail server...) is reachable, for `/readyz`;
+    /// nil (the default): the plugin has no upstream to report on.
+    func health() async -> PluginHealth?
+    /// Checks the config against the upstream step by step (`gatehouse providers test`), stopping at
+    /// the first step that fails; with a username (and a password) as far as finding (and signing in)
+    /// that user. Only called when `traits.diagnosable`.
+    func diagnose(username: String?, password: String?) async -> [DiagnosticStep]
+    /// Forgets what the plugin keeps about someone or something that is going away: an identity, an
+    /// account, an app, or what departed administrators added. Answers the changes worth an audit
+    /// event each (what departed admins added); the default keeps nothing and answers none.
+    func forget(_ departure: Departure) async throws -> [AdminChange]
+    /// The collections this instance lets administrators manage (see `AdminResource`); default none.
+    var adminResources: [AdminResource] { get }
+    /// Every item of a resource; `app` is the app for app-scoped resources.
+    func listItems(of resource: String, app: App?) async throws -> [JSONValue]
+    /// Adds an item from the admin's fields; refusals are `invalid_request` naming the field.
+    func createItem(in resource: String, fields: [String: JSONValue], app: App?, by admin: String) async throws -> AdminChange
+    /// Removes (or revokes) the item `key` names; `not_found` when there is none.
+    func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange
+    /// What a signed-in person may do to their own credentials here (change a PIN); default none.
+    var accountOperations: [AccountOperation] { get }
+    /// Runs an account operation. Refusals are `BrokerError`s; wrong secrets count like wrong answers
+    /// in a flow (the plugin's own lockouts).
+    func perform(_ operation: String, with fields: ChallengeResponse, in context: AccountOperationContext) async throws -> JSONValue
+    /// Set by a plugin that proves email addresses with one-time codes (the engine uses it for password
+    /// recovery and provisional identities); nil by default.
+    var addressVerifier: (any AddressVerifying)? { get }
+    /// Set by a plugin that checks device attestations; nil by default.
+    var deviceAttester: (any DeviceAttesting)? { get }
+}
+
+extension GatehousePlugin {
+    public var traits: PluginTraits { PluginTraits() }
+    public func health() async -> PluginHealth? { nil }
+    public func diagnose(username: String?, password: String?) async -> [DiagnosticStep] { [] }
+    public func forget(_ departure: Departure) async throws -> [AdminChange] { [] }
+    public var adminResources: [AdminResource] { [] }
+    public func listItems(of resource: String, app: App?) async throws -> [JSONValue] { throw noResource(resource) }
+    public func createItem(in resource: String, fields: [String: JSONValue], app: App?, by admin: String) async throws -> AdminChange {
+        throw noResource(resource)
+    }
+    public func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange {
+        throw noResource(resource)
+    }
+    public var accountOperations: [AccountOperation] { [] }
+    public func perform(_ operation: String, with fields: ChallengeResponse, in context: AccountOperationContext) async throws -> JSONValue {
+        throw BrokerError(.notFound, .notFound, "'\(id)' offers no operation '\(operation)'.")
+    }
+    public var addressVerifier: (any AddressVerifying)? { nil }
+    public var deviceAttester: (any DeviceAttesting)? { nil }
+
+    private func noResource(_ resource: String) -> BrokerError {
+        BrokerError(.notFound, .notFound, "The provider '\(id)' offers no resource '\(resource)'.")
+    }
+}
+
+/// What the engine may count on from a plugin instance: declared as values, read without casts.
+public struct PluginTraits: Sendable, Hashable {
+    /// The provider can sign people in without the broker keeping anything about them.
+    public var statelessCapable: Bool
+    /// Anyone can pass it (everyone has an email address): a sign-in that brings an identity the broker
+    /// has never seen creates an account only when the app allows self-registration.
+    public var openEnrollment: Bool
+    /// The addresses it vouches for (`email_verified`) may link accounts
+    /// (`Policy.linkAccountsByVerifiedEmail`), on either side. Providers that do not say so never link:
+    /// an address only counts when the provider proved it (an emailed code) or the operator trusts the
+    /// upstream to have.
+    public var trustsEmailForLinking: Bool
+    /// It identifies someone from a signed assertion (a JWT an app's back end issued), so the
+    /// assertion is also accepted at `/oauth2/token` with the JWT bearer grant (RFC 7523):
+    /// `IdentityProvider.verifyAssertion` is then its own.
+    public var acceptsAssertions: Bool
+    /// It can check its config against its upstream (`GatehousePlugin.diagnose`).
+    public var diagnosable: Bool
+    /// The kind of registration the provider makes, as `GET /v1/registration-state` reports it
+    /// (`social`, `password`, `passwordless`, `device`...); nil: told from the methods used.
+    public var registrationType: String?
+
+    public init(
+        statelessCapable: Bool = false, openEnrollment: Bool = false, trustsEmailForLinking: Bool = false, acceptsAssertions: Bool = false,
+        diagnosable: Bool = false, registrationType: String? = nil
+    ) {
+        self.statelessCapable = statelessCapable
+        self.openEnrollment = openEnrollment
+        self.trustsEmailForLinking = trustsEmailForLinking
+        self.acceptsAssertions = acceptsAssertions
+        self.diagnosable = diagnosable
+        self.registrationType = registrationType
+    }
+}
+
+/// Something going away that a plugin may keep data about (`GatehousePlugin.forget`).
+public enum Departure: Sendable, Hashable {
+    /// An identity this provider vouched for, unlinked at deregistration (a password hash goes).
+    case identity(subject: String)
+    /// A deregistered account (a PIN hash goes).
+    case account(id: String)
+    /// A deleted app (certificate fingerprints, secrets, test keys go).
+    case app(id: String)
+    /// Administrators no longer configured: what the others (not in `remaining`) added goes, each
+    /// removal answered as an audited change (Sudo Platform's rule for signing-certificate fingerprints).
+    case admins(remaining: Set<String>)
+}
+
+/// The roles a plugin type's instances play, declared by its factory and checked when config is
+/// read: an app's policy naming a provider in a role it does not play is a config error.
+public struct PluginRoles: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// Establishes who someone is (`IdentityProvider`): listed in `policy.identityProviders`.
+    public static let identityProvider = PluginRoles(rawValue: 1)
+    /// Verifies one more factor (`Authenticator`): listed in `policy.authenticators`.
+    public static let authenticator = PluginRoles(rawValue: 2)
 }
 
 /// Establishes who someone is (LDAP directory, upstream OIDC, a JWT issuer, the local password list...).
@@ -14,6 +132,29 @@ public protocol GatehousePlugin: Sendable {
 public protocol IdentityProvider: GatehousePlugin {
     func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep
     func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep
+    /// Whether an identity the provider once vouched for is still good (the account is not disabled in
+    /// the directory, the user still exists), with the provider's fresh view of the person when it read
+    /// one (those claims replace the link's, so the next tokens carry them). Asked on every refresh and
+    /// single sign-on, so that someone removed upstream stops getting tokens. Default: still good.
+    func recheck(subject: String) async throws -> IdentityRecheck
+    /// The identity a signed assertion proves (when `traits.acceptsAssertions`). Refusals are
+    /// `invalid_grant` with a `reason`; a provider that does not know the assertion's issuer answers
+    /// with reason `unknown_issuer`, so the next provider can be asked (the default answers that).
+    func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity
+    /// Set by a provider that keeps passwords itself (administrators manage its users; a person who
+    /// forgot theirs may set a new one); nil by default.
+    var passwordKeeper: (any PasswordKeeping)? { get }
+    /// Set by a provider that issues and redeems activation data; nil by default.
+    var activationRedeemer: (any ActivationRedeeming)? { get }
+}
+
+extension IdentityProvider {
+    public func recheck(subject: String) async throws -> IdentityRecheck { .valid(freshClaims: nil) }
+    public func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity {
+        throw BrokerError(.invalidGrant, .badRequest, "The assertion is not valid.").because("unknown_issuer")
+    }
+    public var passwordKeeper: (any PasswordKeeping)? { nil }
+    public var activationRedeemer: (any ActivationRedeeming)? { nil }
 }
 
 /// Verifies one more factor for an account the flow already has (an emailed code, a device key...).
@@ -21,17 +162,20 @@ public protocol IdentityProvider: GatehousePlugin {
 public protocol Authenticator: GatehousePlugin {
     func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep
     func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep
+    /// Goes on after the authenticator this one handed the flow to (`FlowStep.requireFactor`) passed;
+    /// `state` is what it handed over. Only called on authenticators that answer `requireFactor`.
+    func resume(_ state: FlowState, after passed: FactorResult, in context: FlowContext) async throws -> FlowStep
 }
 
-/// Optional capability: the provider can sign people in without the broker keeping anything about them.
-public protocol StatelessCapable: IdentityProvider {}
+extension Authenticator {
+    public func resume(_ state: FlowState, after passed: FactorResult, in context: FlowContext) async throws -> FlowStep {
+        throw BrokerError.internalFailure("'\(id)' asked for no other factor.")
+    }
+}
 
-/// Marks providers anyone can pass (everyone has an email address): a sign-in that brings an identity
-/// the broker has never seen creates an account only when the app allows self-registration.
-public protocol OpenEnrollmentProvider: IdentityProvider {}
-
-/// Optional capability: proves that a person controls an email address by sending a one-time code to
-/// it. The core uses it to verify the address of a provisional identity before attaching it.
+/// Proves that a person controls an email address by sending a one-time code to it (a plugin's
+/// `addressVerifier`). The core uses it to verify the address of a provisional identity before
+/// attaching it, and to prove a person in a password recovery.
 public protocol AddressVerifying: GatehousePlugin {
     /// Sends a new code to `address`, bound to `binding`: only a check naming the same binding accepts
     /// it. Lockouts and resend limits apply; a code that could not be sent is never usable.
@@ -66,12 +210,6 @@ public struct CodeDelivery: Sendable, Hashable {
     }
 }
 
-/// Optional capability: the plugin can tell whether its upstream (directory, API...) is reachable;
-/// `/readyz` reports it.
-public protocol HealthReporting: GatehousePlugin {
-    func health() async -> PluginHealth
-}
-
 /// A plugin's answer to a health check.
 public struct PluginHealth: Sendable, Hashable, Codable {
     public var healthy: Bool
@@ -83,20 +221,16 @@ public struct PluginHealth: Sendable, Hashable, Codable {
     }
 }
 
-/// Optional capability of providers that keep passwords themselves: administrators manage their users
-/// (the `gatehouse users` command).
-public protocol PasswordUserManaging: IdentityProvider {
+/// What a provider that keeps passwords itself (`IdentityProvider.passwordKeeper`) lets the broker
+/// do: administrators manage its users (the `gatehouse users` command), and a person who forgot their
+/// password sets a new one once the engine has proven them with a code sent to the account's verified
+/// address ("Forgot password" on the sign-in page).
+public protocol PasswordKeeping: GatehousePlugin {
     /// Adds a user; the password is checked against `policy`. Returns the new identity's subject.
     func addUser(username: String, password: String, policy: PasswordPolicy) async throws -> String
     func listUsers() async throws -> [ManagedUser]
     /// Removes a user's credentials; returns the subject that was removed, or nil if there was none.
     func removeUser(username: String) async throws -> String?
-}
-
-/// Optional capability: a provider that keeps passwords lets a person who forgot theirs set a new
-/// one, once the engine has proven them with a code sent to the account's verified address ("Forgot
-/// password" on the sign-in page).
-public protocol PasswordResetting: IdentityProvider {
     /// The subject of the user signing in as `username`; nil when there is none.
     func subject(forUsername username: String) async throws -> String?
     /// Replaces the user's password; `policy`'s refusals are thrown as they are at registration.
@@ -197,70 +331,10 @@ public struct FlowContext: Sendable {
     public var policy: Policy { app.policy }
 }
 
-/// Optional capability: the provider can say whether an identity it once vouched for is still good
-/// (the account is not disabled in the directory, the user still exists). Checked on every refresh,
-/// so that someone removed upstream stops getting tokens.
-public protocol IdentityRechecking: IdentityProvider {
-    func isStillValid(subject: String) async throws -> Bool
-    /// The same question with the provider's fresh view of the person: refused (with a reason for the
-    /// audit log), or still good, with the claims the provider vouches for now when it read them (they
-    /// replace the link's, so the next tokens carry them). By default `isStillValid`, reading nothing.
-    func recheck(subject: String) async throws -> IdentityRecheck
-}
-
-extension IdentityRechecking {
-    public func recheck(subject: String) async throws -> IdentityRecheck {
-        try await isStillValid(subject: subject) ? .valid(freshClaims: nil) : .refused(reason: "identity_refused")
-    }
-}
-
-/// A provider's answer to a recheck (`IdentityRechecking.recheck`).
+/// A provider's answer to a recheck (`IdentityProvider.recheck`).
 public enum IdentityRecheck: Sendable, Equatable {
     /// Still good; `freshClaims` when the provider read the person's claims again.
     case valid(freshClaims: IdentityClaims?)
     /// No longer accepted (removed, disabled, or filtered out by the provider's rules); `reason` is audited.
     case refused(reason: String)
-}
-
-/// Optional capability: whether the addresses this provider vouches for (`email_verified`) may link
-/// accounts (`Policy.linkAccountsByVerifiedEmail`), on either side: the first sign-in that links, and
-/// the existing account it joins. Providers that do not adopt it never link: an address only counts
-/// when the provider proved it (an emailed code) or the operator trusts the upstream to have.
-public protocol EmailLinkingTrust: IdentityProvider {
-    var trustsEmailForLinking: Bool { get }
-}
-
-/// Optional capability of providers that keep data about a person themselves (a password hash):
-/// deregistration asks them to forget it.
-public protocol IdentityForgetting: IdentityProvider {
-    func forget(subject: String) async throws
-}
-
-/// Optional capability of any plugin that keeps data about an account (a PIN hash): deregistration
-/// asks it to forget the account.
-public protocol AccountForgetting: GatehousePlugin {
-    func forget(accountID: String) async throws
-}
-
-/// Optional capability of any plugin that keeps data about an app (certificate fingerprints, secrets,
-/// test keys): deleting the app asks it to forget them.
-public protocol AppForgetting: GatehousePlugin {
-    func forget(appID: String) async throws
-}
-
-/// Optional capability of a plugin that keeps what each administrator added and removes it with them
-/// (Sudo Platform's rule for signing-certificate fingerprints). At start, the broker names the admin
-/// credentials still configured; what the others added goes, each removal audited.
-public protocol AdminDeparture: GatehousePlugin {
-    func adminsDeparted(remaining: Set<String>) async throws -> [AdminChange]
-}
-
-/// Optional capability of providers that identify someone from a signed assertion (a JWT an app's
-/// back end issued): such an assertion is also accepted at `/oauth2/token` with the JWT bearer grant
-/// (RFC 7523), not only as the answer of a flow.
-public protocol AssertionVerifying: IdentityProvider {
-    /// The identity the assertion proves. Refusals are `invalid_grant` with a `reason`; a provider
-    /// that does not know the assertion's issuer answers with reason `unknown_issuer`, so the next
-    /// provider can be asked.
-    func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity
 }

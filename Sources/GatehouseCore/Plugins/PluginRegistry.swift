@@ -4,6 +4,8 @@ public protocol PluginFactory: SendableMetatype {
     associatedtype Config: Decodable & Sendable
     /// The `type:` value in config, e.g. `ldap`.
     static var typeName: String { get }
+    /// The roles its instances play; an app's policy may list an instance only in those.
+    static var roles: PluginRoles { get }
     /// Makes an instance; may throw a `ConfigIssue` whose path is relative to the instance's `config:`.
     static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin
     /// The challenge types the plugin's instances ask, declared once (fields, and how a page shows them).
@@ -20,6 +22,7 @@ public struct PluginRegistry: Sendable {
     private struct Entry: Sendable {
         let decode: @Sendable (ConfigNode, [any CodingKey]) throws(ConfigIssues) -> any Sendable
         let make: @Sendable (String, any Sendable, PluginEnvironment) throws -> any GatehousePlugin
+        let roles: PluginRoles
     }
 
     private var entries: [String: Entry] = [:]
@@ -36,12 +39,16 @@ public struct PluginRegistry: Sendable {
             },
             make: { id, config, environment in
                 try Factory.make(id: id, config: config as! Factory.Config, environment: environment)
-            }
+            },
+            roles: Factory.roles
         )
     }
 
     /// Registered type names, sorted.
     public var typeNames: [String] { entries.keys.sorted() }
+
+    /// The roles the instances of a plugin type play; empty for an unknown type.
+    public func roles(ofType type: String) -> PluginRoles { entries[type]?.roles ?? [] }
 
     /// Decodes and checks one declaration's plugin config.
     public func decodeConfig(of declaration: ProviderDeclaration) throws(ConfigIssues) -> any Sendable {
@@ -59,8 +66,13 @@ public struct PluginRegistry: Sendable {
         for declaration in declarations {
             do {
                 let config = try decodeConfig(of: declaration)
-                let plugin = try entries[declaration.type]!.make(declaration.id, config, environment(declaration))
-                instances.add(plugin, type: declaration.type, name: declaration.name)
+                let entry = entries[declaration.type]!
+                let plugin = try entry.make(declaration.id, config, environment(declaration))
+                do {
+                    try instances.add(plugin, type: declaration.type, roles: entry.roles, name: declaration.name)
+                } catch {
+                    issues.append(ConfigIssue(path: declaration.path + [ConfigPath.Key("type")], error.message))
+                }
             } catch let error as ConfigIssues {
                 issues += error.issues
             } catch let issue as ConfigIssue {
@@ -78,20 +90,26 @@ public struct PluginRegistry: Sendable {
 /// The plugin instances built from config, by id.
 public struct PluginInstances: Sendable {
     /// The authenticator (or provider) that proves addresses for an app: the first in its policy
-    /// that can (`AddressVerifying`); nil when none can.
+    /// that can (its `addressVerifier`); nil when none can.
     public func addressVerifier(for app: App) -> (any AddressVerifying)? {
-        (app.policy.authenticators + app.policy.identityProviders).lazy.compactMap { all[$0] as? any AddressVerifying }.first
+        (app.policy.authenticators + app.policy.identityProviders).lazy.compactMap { all[$0]?.addressVerifier }.first
+    }
+
+    /// The device-attestation checker an app allows: the first instance with a `deviceAttester` in
+    /// its policy's authenticators, then identity providers.
+    public func deviceAttester(for app: App) -> (any DeviceAttesting)? {
+        (app.policy.authenticators + app.policy.identityProviders).lazy.compactMap { all[$0]?.deviceAttester }.first
     }
 
     /// Whether one of the app's identity providers registers devices (`registrationType` "device":
     /// device keys, activation), which lets the app's tokens manage the account's devices.
     public func registersDevices(for app: App) -> Bool {
-        app.policy.identityProviders.contains { (identityProviders[$0] as? any RegistrationTyped)?.registrationType == "device" }
+        app.policy.identityProviders.contains { identityProviders[$0]?.traits.registrationType == "device" }
     }
 
-    /// The identity providers that can sign in statelessly (`StatelessCapable`), by id.
+    /// The identity providers that can sign in statelessly (`traits.statelessCapable`), by id.
     public var statelessCapableIdentityProviders: Set<String> {
-        Set(identityProviders.filter { $0.value is any StatelessCapable }.keys)
+        Set(identityProviders.filter { $0.value.traits.statelessCapable }.keys)
     }
 
     public private(set) var identityProviders: [String: any IdentityProvider] = [:]
@@ -103,11 +121,24 @@ public struct PluginInstances: Sendable {
 
     public init() {}
 
-    public mutating func add(_ plugin: any GatehousePlugin, type: String, name: String? = nil) {
+    /// Files an instance under the roles its factory declared. The two casts are the registry's
+    /// only: the factory's `make` answers a plain plugin, and this is where its declared roles are
+    /// held to what the instance really is (a mismatch is the plugin author's bug, reported at start).
+    public mutating func add(_ plugin: any GatehousePlugin, type: String, roles: PluginRoles, name: String? = nil) throws(ConfigIssue) {
+        if roles.contains(.identityProvider) {
+            guard let provider = plugin as? any IdentityProvider else { throw Self.roleMismatch(type, "IdentityProvider") }
+            identityProviders[plugin.id] = provider
+        }
+        if roles.contains(.authenticator) {
+            guard let authenticator = plugin as? any Authenticator else { throw Self.roleMismatch(type, "Authenticator") }
+            authenticators[plugin.id] = authenticator
+        }
         all[plugin.id] = plugin
         typeNames[plugin.id] = type
         displayNames[plugin.id] = name ?? plugin.id
-        if let provider = plugin as? any IdentityProvider { identityProviders[plugin.id] = provider }
-        if let authenticator = plugin as? any Authenticator { authenticators[plugin.id] = authenticator }
+    }
+
+    private static func roleMismatch(_ type: String, _ role: String) -> ConfigIssue {
+        ConfigIssue(path: "", "the '\(type)' plugin declares the role \(role) but its instance does not adopt it")
     }
 }
