@@ -607,3 +607,50 @@ extension GatehouseCoreTests {
         #expect(try await test.store.signingKeys().filter { $0.retiredAt == nil }.count == 2)
     }
 }
+
+// MARK: - Revocation
+
+extension GatehouseCoreTests {
+    /// The revoker is the one place a revocation is made: each kind is remembered for as long as what
+    /// it revokes can be presented, and a family's access tokens stop with its refresh tokens.
+    @Test func theRevokerRemembersEachKindAsLongAsWhatItRevokesCanLive() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        let signedIn = try await test.signIn(FlowRequest(appID: "notes", providerID: "ext", purpose: .register), answer: ["subject": "alice"])
+        let accessToken = PresentedToken(scheme: .bearer, token: signedIn.tokens.accessToken)
+        let claims = try await test.broker.oauth.authorize(accessToken)
+        let family = try #require(claims.fid)
+        let revoker = test.broker.oauth.revoker
+        let start = test.clock.now
+
+        #expect(try await revoker.family(family) == 1, "the family's one live refresh token")
+        #expect(await brokerError { _ = try await test.broker.oauth.authorize(accessToken) }?.code == .invalidToken, "its access token stops at once")
+        try await revoker.familyForGood("raced-family")
+        #expect(try await revoker.subject("bob") == 0)
+        try await revoker.signInKeys(["key-1"])
+        try await revoker.accessToken(jti: "jti-1", expiresAt: start.addingTimeInterval(300))
+        try await revoker.client("gone-app")
+
+        func remembered(after seconds: TimeInterval) async throws -> Set<String> {
+            Set(try await test.store.activeRevocations(now: start.addingTimeInterval(seconds)).map { "\($0.kind.rawValue):\($0.value)" })
+        }
+        let all: Set = ["family:\(family)", "family:raced-family", "subject:bob", "signInKey:key-1", "token:jti-1", "client:gone-app"]
+        #expect(try await remembered(after: 0) == all)
+        // An access token lives at most a day (and an ID token is accepted as a hint a day longer).
+        #expect(try await remembered(after: 301) == all.subtracting(["token:jti-1"]))
+        #expect(try await remembered(after: 2 * 86_400 + 1) == ["family:raced-family", "client:gone-app"])
+        // A refresh token lives at most a year: a family revoked for good, and an app's grants, as long.
+        #expect(try await remembered(after: 367 * 86_400) == [])
+    }
+
+    @Test func revokingASigningKeyListsItBeforeTheKeyringDropsIt() async throws {
+        let test = try await TestRegistry.broker()
+        defer { test.temporary.remove() }
+        let signedIn = try await test.signIn(FlowRequest(appID: "notes", providerID: "ext", purpose: .register), answer: ["subject": "alice"])
+        let kid = try #require(SigningKeyring.kid(of: signedIn.tokens.accessToken))
+        let replacements = try await test.broker.oauth.revoker.signingKey(kid, in: test.broker.keyring)
+        #expect(!replacements.isEmpty && !replacements.contains { $0.kid == kid })
+        #expect(try await test.store.activeRevocations(now: test.clock.now).contains { $0.kind == .signingKey && $0.value == kid })
+        #expect(try await test.broker.oauth.revocations.isSignedByRevokedKey(signedIn.tokens.accessToken))
+    }
+}

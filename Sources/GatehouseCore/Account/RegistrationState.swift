@@ -166,15 +166,14 @@ public struct RegistrationState: Sendable {
             // A confidential app's access token (which its resource servers see too) ends itself
             // only; its family ends with the refresh token and the app's credentials.
             if try await store.app(id: claims.clientID)?.isConfidential == false { family = claims.fid }
-            try await oauth.revocations.revoke(RevocationRecord(kind: .token, value: claims.jti.value, revokedAt: now, expiresAt: max(claims.exp.value, now)))
+            try await oauth.revoker.accessToken(jti: claims.jti.value, expiresAt: claims.exp.value)
         } else {
             throw BrokerError(.invalidRequest, .badRequest, "Send the refresh_token (or the access token in the Authorization header) to log out.")
         }
         guard let appID else { return }
         var details: [String: String] = [:]
         if let family {
-            try await oauth.revokeFamilyAccessTokens(family)
-            details["revoked"] = String(try await store.revokeRefreshTokenFamily(familyID: family, now: now))
+            details["revoked"] = String(try await oauth.revoker.family(family))
         }
         if let clientIP { details["clientIP"] = clientIP }
         try await store.appendAudit(AuditEvent(time: now, type: "account.logout", appID: appID, accountID: accountID, details: details))

@@ -140,17 +140,10 @@ extension AdminService {
         guard try await store.signingKeys().contains(where: { $0.kid == kid }) else {
             throw BrokerError(.notFound, .notFound, "No signing key '\(kid)'; `gatehouse keys list` shows them.")
         }
-        let now = clock.now
-        // On the list first: from here every node refuses what it signed, before the key is gone.
-        // As long as anything it signed could still be presented: the longest access token, and ID
-        // tokens presented as hints.
-        try await oauth.revocations.revoke(
-            RevocationRecord(kind: .signingKey, value: kid, revokedAt: now, expiresAt: now.addingTimeInterval(Policy.longestAccessTokenLifetime + SigningKeyring.retiredKeyGrace))
-        )
-        let replacements = try await oauth.keyring.revoke(kid: kid)
+        let replacements = try await oauth.revoker.signingKey(kid, in: oauth.keyring)
         try await store.appendAudit(
             AuditEvent(
-                time: now, type: "key.revoked",
+                time: clock.now, type: "key.revoked",
                 details: admin.auditDetails.merging(["kid": kid, "via": via, "replacedBy": replacements.map(\.kid).joined(separator: " ")]) { first, _ in first }
             )
         )

@@ -134,22 +134,10 @@ public struct AdminService: Sendable {
         return view
     }
 
-    /// Every token an app holds stops working: refresh tokens are revoked, unredeemed codes and open
-    /// flows deleted, and access and refresh tokens issued up to a moment from now are listed as
-    /// revoked until the longest token lifetime has passed. "A moment from now": other nodes may
-    /// still read the app as enabled from their app cache for up to `AppCache.lifetime`, and a token
-    /// they issue meanwhile must be covered too.
+    /// Every token an app holds stops working (`Revoker.client`); this node forgets the app at once.
     func revokeTokens(of appID: String) async throws {
-        let now = clock.now
         oauth.clients.apps.forget(appID)
-        _ = try await store.revokeGrants(appID: appID, now: now)
-        let coveredUntil = now.addingTimeInterval(AppCache.lifetime + 1)
-        try await oauth.revocations.revoke(
-            RevocationRecord(
-                kind: .client, value: appID, revokedAt: coveredUntil,
-                expiresAt: coveredUntil.addingTimeInterval(max(Policy.longestAccessTokenLifetime, Policy.longestRefreshTokenLifetime))
-            )
-        )
+        try await oauth.revoker.client(appID)
     }
 
     /// Applies a JSON merge patch to the app's policy (e.g. `{"statelessAuthentication": true}`).

@@ -57,11 +57,7 @@ public struct DeviceService: Sendable {
     private func remove(_ deviceID: String, accountID: String, details: [String: String], appID: String?) async throws {
         let now = clock.now
         guard let keyIDs = try await store.removeDevice(id: deviceID, accountID: accountID, now: now) else { throw Self.noSuchDevice }
-        for keyID in keyIDs {
-            try await oauth.revocations.revoke(
-                RevocationRecord(kind: .signInKey, value: keyID, revokedAt: now, expiresAt: now.addingTimeInterval(SigningKeyring.retiredKeyGrace))
-            )
-        }
+        try await oauth.revoker.signInKeys(keyIDs)
         var details = details
         details["device"] = deviceID
         details["keys"] = keyIDs.joined(separator: " ")

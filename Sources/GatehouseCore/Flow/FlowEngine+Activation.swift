@@ -186,7 +186,7 @@ extension FlowEngine {
         if activation.choice == .reEnrol, let ref = activation.thisInstallation,
             let keyIDs = try await store.removeInstallation(id: ref, accountID: account.id, now: clock.now)
         {
-            try await revokeSignInKeys(keyIDs)
+            try await revoker.signInKeys(keyIDs)
         }
     }
 
@@ -207,7 +207,7 @@ extension FlowEngine {
             var overridden: [JSONValue] = []
             for (ref, description) in zip(activation.otherInstallations, described) {
                 guard let keyIDs = try await store.removeInstallation(id: ref, accountID: account.id, now: clock.now) else { continue }
-                try await revokeSignInKeys(keyIDs)
+                try await revoker.signInKeys(keyIDs)
                 overridden.append(description)
                 var event = auditEvent("activation.overridden", flow: flow, outcome: nil, details: ["installation": ref, "keys": keyIDs.joined(separator: " ")])
                 event.accountID = account.id

@@ -46,7 +46,7 @@ extension FlowEngine {
     func registerSignInKey(_ key: NewSignInKey, flow: FlowRecord, app: App, account: Account) async throws {
         let registered = try await store.registerSignInKey(key, accountID: account.id, appID: app.id, providerID: flow.providerID, now: clock.now)
         if !registered.retiredKeyIDs.isEmpty {
-            try await revokeSignInKeys(registered.retiredKeyIDs)
+            try await revoker.signInKeys(registered.retiredKeyIDs)
             var event = auditEvent(
                 "device.installation_replaced", flow: flow, outcome: nil,
                 details: ["device": registered.device.id, "installation": registered.installation.id, "retiredKeys": registered.retiredKeyIDs.joined(separator: " ")]
@@ -63,15 +63,6 @@ extension FlowEngine {
         var event = auditEvent("device.registered", flow: flow, outcome: nil, details: details)
         event.accountID = account.id
         try await store.appendAudit(event)
-    }
-
-    /// Every access token issued through these keys stops working, on every node.
-    func revokeSignInKeys(_ keyIDs: [String]) async throws {
-        let now = clock.now
-        for keyID in keyIDs {
-            let revocation = RevocationRecord(kind: .signInKey, value: keyID, revokedAt: now, expiresAt: now.addingTimeInterval(SigningKeyring.retiredKeyGrace))
-            if let revocations { try await revocations.revoke(revocation) } else { try await store.insertRevocation(revocation) }
-        }
     }
 
     /// The digest the tokens of this flow carry for its installation: the one a registered key came

@@ -118,12 +118,8 @@ extension FlowEngine {
             }
             try await passwords.resetPassword(subject: subject, to: try answer.string("password"), policy: app.policy.passwordPolicy)
             // Whoever knew the old password is signed out everywhere.
-            let now = clock.now
-            try await sessions?.endAll(accountID: accountID, reason: "password_reset")
-            let revoked = try await store.revokeRefreshTokens(accountID: accountID, now: now)
-            try await revocations?.revoke(
-                RevocationRecord(kind: .subject, value: accountID, revokedAt: now, expiresAt: now.addingTimeInterval(SigningKeyring.retiredKeyGrace))
-            )
+            try await sessions.endAll(accountID: accountID, reason: "password_reset")
+            let revoked = try await revoker.subject(accountID)
             var event = auditEvent("password.reset", flow: flow, outcome: nil, details: ["refreshTokensRevoked": String(revoked)])
             event.accountID = accountID
             try await store.appendAudit(event)

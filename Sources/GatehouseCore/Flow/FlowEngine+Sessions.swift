@@ -190,7 +190,7 @@ extension FlowEngine {
                 sessionID = previousID
             } else if previous.accountID != account.id {
                 // Someone else signed in in this browser: the other person's session ends.
-                try await sessions?.end(previous, reason: "replaced")
+                try await sessions.end(previous, reason: "replaced")
             }
         }
         if sessionID == nil {

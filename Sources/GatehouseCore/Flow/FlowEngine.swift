@@ -21,19 +21,19 @@ public struct FlowEngine: Sendable {
     let apps: AppCache
     /// Binds the tokens a JSON flow issues to the client's DPoP key; nil: DPoP headers are ignored.
     let dpop: DPoPVerifier?
-    /// The broker's revocation list, so that keys a reinstall retires are refused on this node at once.
-    let revocations: RevocationList?
+    /// Takes back tokens: of keys a reinstall retires, of a person whose password was reset.
+    let revoker: Revoker
     /// Ends a browser session another person's sign-in replaces (with back-channel logout).
-    let sessions: BrowserSessionService?
+    let sessions: BrowserSessionService
 
     public init(
         store: any BrokerStore, plugins: PluginInstances, challenges: ChallengeCatalog, tokens: TokenIssuer, clock: any BrokerClock, logger: Logger,
         metrics: BrokerMetrics = BrokerMetrics(), apps: AppCache? = nil, dpop: DPoPVerifier? = nil,
-        revocations: RevocationList? = nil, sessions: BrowserSessionService? = nil
+        revoker: Revoker, sessions: BrowserSessionService
     ) {
         self.sessions = sessions
         self.dpop = dpop
-        self.revocations = revocations
+        self.revoker = revoker
         self.store = store
         self.challenges = challenges
         self.apps = apps ?? AppCache(store: store, clock: clock)

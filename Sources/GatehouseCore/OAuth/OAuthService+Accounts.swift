@@ -11,7 +11,7 @@ extension OAuthService {
             throw BrokerError(.loginRequired, .forbidden, "Deleting the account needs a recent sign-in (less than 15 minutes ago); sign in again.")
         }
         if claims.stateless {
-            try await revokeSubject(claims.sub.value)
+            try await revoker.subject(claims.sub.value)
             try await store.appendAudit(
                 AuditEvent(time: clock.now, type: "account.deregistered", appID: claims.clientID, accountID: claims.sub.value, details: ["stateless": "true"])
             )
@@ -50,18 +50,10 @@ extension OAuthService {
         guard try await store.deleteAccount(id: id) else { return false }
         try await ConsentBook(store: store, clock: clock).revokeAll(accountID: id)
         _ = try await AdminRoleBook(store: store, clock: clock).remove(id)
-        try await revokeSubject(id)
+        try await revoker.subject(id)
         var details = ["stateless": "false"]
         if let admin { details.merge(admin.auditDetails) { _, admin in admin } }
         try await store.appendAudit(AuditEvent(time: clock.now, type: "account.deregistered", appID: appID, accountID: id, details: details))
         return true
-    }
-
-    /// Every access token of the subject issued up to now is revoked; none lives longer than a day.
-    func revokeSubject(_ subject: String) async throws {
-        let now = clock.now
-        try await revocations.revoke(
-            RevocationRecord(kind: .subject, value: subject, revokedAt: now, expiresAt: now.addingTimeInterval(SigningKeyring.retiredKeyGrace))
-        )
     }
 }

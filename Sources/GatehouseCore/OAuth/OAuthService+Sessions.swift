@@ -44,17 +44,10 @@ extension OAuthService {
         }
         // The tokens first, the consent last: if anything fails on the way, the consent is still
         // listed and revoking it again finishes the job.
-        let now = clock.now
-        let revoked = try await store.revokeRefreshTokens(accountID: accountID, appID: appID, now: now)
-        // The families with tokens are revoked in the store: their access tokens go on the list.
-        for family in revoked.families { try await revocations.revokeFamily(family) }
-        // A code redeemed in this instant may write its refresh token after the store's revocation:
-        // its family must be found revoked whenever it is presented.
-        for family in revoked.redeemedCodeFamilies { try await revokeFamilyForGood(family) }
-        let families = revoked.families + revoked.redeemedCodeFamilies
+        let families = try await revoker.account(accountID, at: appID)
         _ = try await consents.revoke(accountID: accountID, appID: appID)
         try await store.appendAudit(
-            AuditEvent(time: now, type: "consent.revoked", appID: appID, accountID: accountID, details: ["revokedFamilies": String(families.count)])
+            AuditEvent(time: clock.now, type: "consent.revoked", appID: appID, accountID: accountID, details: ["revokedFamilies": String(families.count)])
         )
     }
 }

@@ -109,23 +109,15 @@ extension OAuthService {
         let now = clock.now
         if token.contains(".") {
             guard let claims = try? await keyring.verify(token), claims.clientID == app.id else { return }
-            try await revocations.revoke(RevocationRecord(kind: .token, value: claims.jti.value, revokedAt: now, expiresAt: claims.exp.value))
+            try await revoker.accessToken(jti: claims.jti.value, expiresAt: claims.exp.value)
             try await store.appendAudit(AuditEvent(time: now, type: "token.revoked", appID: app.id, details: ["token_type": "access_token"]))
             return
         }
         guard let record = try await store.refreshToken(digest: SecretDigest.sha256Hex(token)), record.appID == app.id else { return }
-        try await revokeFamilyAccessTokens(record.familyID)
-        let revoked = try await store.revokeRefreshTokenFamily(familyID: record.familyID, now: now)
+        let revoked = try await revoker.family(record.familyID)
         try await store.appendAudit(
             AuditEvent(time: now, type: "token.revoked", appID: app.id, accountID: record.accountID, details: ["token_type": "refresh_token", "revoked": String(revoked)])
         )
-    }
-
-    /// The access tokens issued with a refresh-token family (they carry it as `fid`) stop working on
-    /// every node. Kept as long as any access token can live; the refresh tokens themselves are
-    /// revoked in the store.
-    func revokeFamilyAccessTokens(_ familyID: String) async throws {
-        try await revocations.revokeFamily(familyID)
     }
 
     /// OIDC Core section 5.3: the signed-in person's claims for the scopes of the access token.

@@ -7,6 +7,8 @@ public struct OAuthService: Sendable {
     public let store: any BrokerStore
     public let tokens: TokenIssuer
     public let revocations: RevocationList
+    /// Takes back what the broker issued (the only writer of `revocations`).
+    public let revoker: Revoker
     public let clients: ClientAuthenticator
     public let plugins: PluginInstances
     public let clock: any BrokerClock
@@ -25,8 +27,9 @@ public struct OAuthService: Sendable {
         self.store = store
         self.tokens = tokens
         self.revocations = RevocationList(store: store, clock: clock)
+        self.revoker = Revoker(list: revocations, store: store, clock: clock)
         self.sessions = BrowserSessionService(
-            store: store, revocations: revocations,
+            store: store, revoker: revoker,
             backchannel: BackchannelLogout(
                 http: http, keyring: tokens.keyring, audit: store, clock: clock, logger: logger, issuer: tokens.issuer, retryDelays: backchannelRetryDelays
             ),
@@ -121,36 +124,21 @@ public struct OAuthService: Sendable {
         if let sessionID = record.sessionID, !record.scopes.contains("offline_access"),
             try await store.browserSession(id: sessionID).map({ $0.endedAt != nil }) ?? true
         {
-            try await revokeFamilyForGood(familyID)
+            try await revoker.familyForGood(familyID)
             throw Self.invalidGrant("The session the code was issued in has ended; sign in again.")
         }
         return issued
     }
 
-    /// Revokes a family in the store and on the revocation list for as long as a refresh token of
-    /// it could live (not only as long as its access tokens): for families that may gain a token
-    /// after the revocation, or whose reason to be refused may be forgotten (a purged session).
-    func revokeFamilyForGood(_ familyID: String) async throws {
-        let now = clock.now
-        try await revocations.revoke(RevocationRecord(kind: .family, value: familyID, revokedAt: now, expiresAt: now.addingTimeInterval(Self.familyRevocationLifetime)))
-        _ = try await store.revokeRefreshTokenFamily(familyID: familyID, now: now)
-    }
-
-    /// Longer than any refresh token lives (a policy allows at most a year).
-    static let familyRevocationLifetime: TimeInterval = 366 * 86_400
-
     /// A reused code means it leaked: revoke the refresh-token family and the access token it issued
     /// (RFC 6749 section 4.1.2).
     func revokeIssued(by record: AuthorizationCodeRecord) async throws {
         let now = clock.now
-        if let family = record.issuedFamilyID {
-            // The record first: it also covers the refresh token the racing exchange is about to
-            // insert (a plain insert, which no update of the family can catch).
-            try await revocations.revoke(RevocationRecord(kind: .family, value: family, revokedAt: now, expiresAt: now.addingTimeInterval(Self.familyRevocationLifetime)))
-            _ = try await store.revokeRefreshTokenFamily(familyID: family, now: now)
-        }
+        // For good: it also covers the refresh token the racing exchange is about to insert (a plain
+        // insert, which no update of the family can catch).
+        if let family = record.issuedFamilyID { try await revoker.familyForGood(family) }
         if let jti = record.issuedAccessTokenID, let expiresAt = record.issuedAccessTokenExpiresAt {
-            try await revocations.revoke(RevocationRecord(kind: .token, value: jti, revokedAt: now, expiresAt: expiresAt))
+            try await revoker.accessToken(jti: jti, expiresAt: expiresAt)
         }
         try await store.appendAudit(
             AuditEvent(time: now, type: "code.reused", appID: record.appID, accountID: record.accountID, outcome: ErrorCode.invalidGrant.rawValue)
@@ -208,7 +196,7 @@ public struct OAuthService: Sendable {
             session.endedAt != nil
         {
             // Revoked for good now: the ended session is purged after a day, and with it this reason.
-            try await revokeFamilyForGood(record.familyID)
+            try await revoker.familyForGood(record.familyID)
             throw Self.invalidGrant("The session this token was issued in has ended.")
         }
         // A device removed while this token was being issued: its revocation may have missed it.
@@ -254,8 +242,7 @@ public struct OAuthService: Sendable {
     func refreshTokenReused(_ record: RefreshTokenRecord, app: App) async throws -> BrokerError {
         let now = clock.now
         // The family's access tokens (they carry it as `fid`) stop too.
-        try await revokeFamilyAccessTokens(record.familyID)
-        let revoked = try await store.revokeRefreshTokenFamily(familyID: record.familyID, now: now)
+        let revoked = try await revoker.family(record.familyID)
         try await store.appendAudit(
             AuditEvent(
                 time: now, type: "token.reuse_detected", appID: app.id, accountID: record.accountID, outcome: ErrorCode.invalidGrant.rawValue,

@@ -48,22 +48,13 @@ public final class RevocationList: Sendable {
         self.clock = clock
     }
 
-    public func revoke(_ revocation: RevocationRecord) async throws {
+    /// Remembers a revocation here at once and in the store for every node. Only `Revoker` calls it.
+    func revoke(_ revocation: RevocationRecord) async throws {
         state.withLock {
             $0.local.append(revocation)
             $0.remember(revocation)
         }
         try await store.insertRevocation(revocation)
-    }
-
-    /// The access tokens issued with a refresh-token family (they carry it as `fid`) stop working on
-    /// every node; kept as long as any access token can live. The refresh tokens themselves are
-    /// revoked in the store.
-    public func revokeFamily(_ familyID: String) async throws {
-        let now = clock.now
-        try await revoke(
-            RevocationRecord(kind: .family, value: familyID, revokedAt: now, expiresAt: now.addingTimeInterval(Policy.longestAccessTokenLifetime + SigningKeyring.retiredKeyGrace))
-        )
     }
 
     /// Whether a refresh-token family was revoked (a reused authorization code revokes the family it

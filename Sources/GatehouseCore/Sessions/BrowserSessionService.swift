@@ -8,14 +8,14 @@ import Logging
 /// back-channel logout.
 public struct BrowserSessionService: Sendable {
     let store: any BrokerStore
-    let revocations: RevocationList
+    let revoker: Revoker
     let backchannel: BackchannelLogout
     let clock: any BrokerClock
     let logger: Logger
 
-    public init(store: any BrokerStore, revocations: RevocationList, backchannel: BackchannelLogout, clock: any BrokerClock, logger: Logger) {
+    public init(store: any BrokerStore, revoker: Revoker, backchannel: BackchannelLogout, clock: any BrokerClock, logger: Logger) {
         self.store = store
-        self.revocations = revocations
+        self.revoker = revoker
         self.backchannel = backchannel
         self.clock = clock
         self.logger = logger
@@ -86,8 +86,7 @@ public struct BrowserSessionService: Sendable {
     private func revokeTokens(of sessionID: String, now: Date) async throws -> Int {
         var revoked = 0
         for family in try await store.browserSessionTokenFamilies(sessionID: sessionID) where !family.scopes.contains("offline_access") {
-            try await revocations.revokeFamily(family.familyID)
-            revoked += try await store.revokeRefreshTokenFamily(familyID: family.familyID, now: now)
+            revoked += try await revoker.family(family.familyID)
         }
         return revoked
     }
