@@ -9,6 +9,7 @@ import GatehouseCore
 public enum ActivationPlugin: PluginFactory {
     public static let typeName = "activation"
     public static let roles: PluginRoles = .identityProvider
+    public typealias Settings = ActivationSettings
 
     /// `providers[].config` of an `activation` instance.
     public struct Config: Decodable, Sendable {

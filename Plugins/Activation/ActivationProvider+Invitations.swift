@@ -50,7 +50,7 @@ extension ActivationProvider {
         }
         let invitation = stored.value
         let state = invitation.state == .pending && invitation.expiresAt <= now ? "expired" : invitation.state.rawValue
-        return InvitationView(appID: app.id, appName: app.name, email: invitation.email.masked, state: state, expiresAt: invitation.expiresAt, pinPolicy: app.policy.pinPolicy)
+        return InvitationView(appID: app.id, appName: app.name, email: invitation.email.masked, state: state, expiresAt: invitation.expiresAt, pinPolicy: try settings(for: app).pin)
     }
 
     public func answerInvitation(token: String, accept: Bool, pin: String?) async throws -> InvitationAnswer {
@@ -69,7 +69,7 @@ extension ActivationProvider {
         if accept {
             guard let pin, !pin.isEmpty else { throw BrokerError(.invalidRequest, .badRequest, "Choose an activation PIN to accept the invitation.") }
             // Checked before anything changes, so that a refused PIN leaves the invitation open.
-            try app.policy.pinPolicy.check(pin)
+            try settings(for: app).pin.check(pin)
         }
         invitation.state = accept ? .accepted : .declined
         invitation.answeredAt = now

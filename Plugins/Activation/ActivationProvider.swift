@@ -41,7 +41,7 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming {
         guard request.purpose == .authenticate, request.signedInAccountID == nil else {
             throw BrokerError(.invalidRequest, .badRequest, "Activation data are redeemed with purpose authenticate and no access token.")
         }
-        let rules = context.policy.pinPolicy
+        let rules = try settings(for: context.app).pin
         return .challenge(
             Challenge(
                 type: Self.activationChallenge.type,
@@ -239,6 +239,11 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming {
 
     // MARK: - Issuing
 
+    /// This instance's settings for `app`.
+    func settings(for app: App) throws -> ActivationSettings { try app.settings(ActivationSettings.self, for: id) }
+
+    public func checkPIN(_ pin: String, app: App) throws { try settings(for: app).pin.check(pin) }
+
     public func issue(_ request: ActivationRequest, app: App, issuedBy: String) async throws -> IssuedActivation {
         let (issued, record) = try await issueRecording(request, app: app, issuedBy: issuedBy)
         var details = ["activation": record.id, "by": issuedBy]
@@ -252,6 +257,10 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming {
     func issueRecording(_ request: ActivationRequest, app: App, issuedBy: String) async throws -> (IssuedActivation, ActivationRecord) {
         guard app.policy.identityProviders.contains(id) else {
             throw BrokerError(.providerNotAllowed, .forbidden, "The app '\(app.id)' does not list the activation provider '\(id)'.")
+        }
+        let settings = try settings(for: app)
+        guard issuedBy != "app" || settings.issueByApp else {
+            throw BrokerError(.activationNotAllowed, .forbidden, "This app's settings do not let its back end issue activations (plugins.\(id).issueByApp).")
         }
         var accountID = request.accountID
         var email = request.email
@@ -275,10 +284,10 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming {
         var generated: String?
         let pin: String
         if let chosen = request.pin {
-            try app.policy.pinPolicy.check(chosen)
+            try settings.pin.check(chosen)
             pin = chosen
         } else {
-            pin = ActivationBook.generatePIN(policy: app.policy.pinPolicy)
+            pin = ActivationBook.generatePIN(policy: settings.pin)
             generated = pin
         }
         let alias = try request.alias.map(DeviceService.checkedAlias)
@@ -293,10 +302,10 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming {
         let record = ActivationRecord(
             id: payload.id, appID: app.id, accountID: accountID, email: accountID == nil ? email : nil, secretDigest: SecretDigest.sha256Hex(payload.secret),
             pinHash: try await book.hash(pin, activationID: payload.id), alias: alias, additional: request.additional, emailedTo: sendTo, state: .pending,
-            claim: nil, issuedBy: issuedBy, createdAt: issuedAt, expiresAt: issuedAt.addingTimeInterval(app.policy.activation.lifetime.timeInterval)
+            claim: nil, issuedBy: issuedBy, createdAt: issuedAt, expiresAt: issuedAt.addingTimeInterval(settings.lifetime.timeInterval)
         )
         guard try await book.insert(record) else { throw BrokerError.internalFailure("An activation id was drawn twice.") }
-        let link = deepLink(payload, app: app)
+        let link = try deepLink(payload, app: app)
         if let sendTo {
             do {
                 try await environment.mailer.send(ActivationMail.activation(app: app, link: link, expiresAt: record.expiresAt, to: sendTo))
@@ -319,8 +328,8 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming {
     }
 
     /// The link the app opens: the app's deep link (or the broker's `/activate`) with the payload.
-    func deepLink(_ payload: ActivationPayload, app: App) -> String {
-        let base = app.policy.activation.deepLink ?? environment.issuer + "/activate"
+    func deepLink(_ payload: ActivationPayload, app: App) throws -> String {
+        let base = try settings(for: app).deepLink ?? environment.issuer + "/activate"
         return "\(base)?activation=\(payload.text)"
     }
 
@@ -353,14 +362,14 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming {
             guard record.state == .pending else { return nil }
             var changed = record
             changed.secretDigest = SecretDigest.sha256Hex(payload.secret)
-            changed.expiresAt = now.addingTimeInterval(app.policy.activation.lifetime.timeInterval)
+            changed.expiresAt = now.addingTimeInterval(try settings(for: app).lifetime.timeInterval)
             changed.emailedTo = address
             changed.claim = nil
             return changed
         }
         guard let renewed else { throw BrokerError(.conflict, .conflict, "The activation was redeemed or revoked meanwhile.") }
         do {
-            try await environment.mailer.send(ActivationMail.activation(app: app, link: deepLink(payload, app: app), expiresAt: renewed.expiresAt, to: address))
+            try await environment.mailer.send(ActivationMail.activation(app: app, link: try deepLink(payload, app: app), expiresAt: renewed.expiresAt, to: address))
         } catch {
             environment.logger.warning("activation email not delivered", metadata: ["app": .string(app.id), "error": .string(String(describing: error))])
             throw BrokerError(.deliveryFailed, .unavailable, "The activation email could not be sent; send it again later.")

@@ -7,6 +7,7 @@ import GatehouseCore
 public enum DeviceKeyPlugin: PluginFactory {
     public static let typeName = "device-key"
     public static let roles: PluginRoles = .identityProvider
+    public typealias Settings = DeviceKeySettings
 
     /// `providers[].config` of a `device-key` instance.
     public struct Config: Decodable, Sendable {

@@ -29,7 +29,7 @@ public struct DeviceKeyProvider: IdentityProvider {
     public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
         var fields: [String: JSONValue] = [:]
         if request.purpose == .register {
-            let rule = context.policy.deviceRegistration
+            let rule = try context.app.settings(DeviceKeySettings.self, for: id)
             if rule.attestation != .off {
                 let formats = context.deviceAttestation?.attestationFormats(for: context.app) ?? []
                 if rule.attestation == .required, formats.isEmpty {
@@ -136,7 +136,7 @@ public struct DeviceKeyProvider: IdentityProvider {
     /// The attestation step: checked by the app's device-attestation provider when the answer brings
     /// one and the app's policy asks for attestation; required when the policy says so.
     func attestation(_ answer: ChallengeResponse, nonce: String, key: PublicJWK?, platform: DevicePlatform, context: FlowContext) async throws -> AttestationVerdict? {
-        let rule = context.policy.deviceRegistration.attestation
+        let rule = try context.app.settings(DeviceKeySettings.self, for: id).attestation
         guard rule != .off else { return nil }
         guard let value = answer.values["attestation"], value != .null else {
             if rule == .required {
@@ -173,7 +173,7 @@ public struct DeviceKeyProvider: IdentityProvider {
         guard key.algorithm == algorithm, let publicKey = try? PublicJWK(key.publicKey), assertion.isSigned(by: publicKey, allowed: [key.algorithm]) else {
             throw DeviceKeyRefusal(.invalidAssertion, "The assertion is not signed by the key its iss names.")
         }
-        try Self.checkPolicy(of: key, at: app)
+        try checkPolicy(of: key, at: app)
         let audiences = Self.audiences(assertion.claims)
         let accepted = nonce == nil ? [environment.issuer, environment.issuer + "/oauth2/token"] : [environment.issuer]
         guard audiences.contains(where: accepted.contains) else {
@@ -244,7 +244,7 @@ public struct DeviceKeyProvider: IdentityProvider {
         guard let attesting = context.deviceAttestation else {
             throw BrokerError(.attestationRequired, .forbidden, "No device-attestation provider is set up for this app.")
         }
-        try Self.checkPolicy(of: key, at: context.app)
+        try checkPolicy(of: key, at: context.app)
         let counter = try await attesting.verifyKeyAssertion(try answer.string("appAttestAssertion"), key: key, challenge: nonce, app: context.app)
         guard try await devices.recordSignInKeyUse(id: key.id, counter: counter, now: environment.clock.now) else {
             if try await devices.signInKey(id: key.id) != nil {
@@ -262,13 +262,23 @@ public struct DeviceKeyProvider: IdentityProvider {
     /// that requires attestation accepts only keys that were attested when registered through it (an
     /// attestation vouches for one app's identity: its App ID or package), whatever the other app
     /// allowed. Checked at every use (flow and JWT bearer grant), not only at registration.
-    static func checkPolicy(of key: SignInKey, at app: App) throws(DeviceKeyRefusal) {
-        guard app.policy.deviceRegistration.attestation == .required else { return }
+    func checkPolicy(of key: SignInKey, at app: App) throws {
+        guard try app.settings(DeviceKeySettings.self, for: id).attestation == .required else { return }
         guard key.attestation != nil else {
             throw DeviceKeyRefusal(.attestationRequired, "This app requires an attested device key, and this key was registered without attestation; register this device again in this app.")
         }
         guard key.registeredAppID == app.id else {
             throw DeviceKeyRefusal(.attestationRequired, "This app requires a device key attested for it, and this key was attested for another app; register this device again in this app.")
+        }
+    }
+
+    /// A refresh of what a sign-in with one of this instance's keys got: the app's attestation rule
+    /// as it is now (`checkPolicy`).
+    public func checkKeyUse(_ key: SignInKey, at app: App) async throws {
+        do {
+            try checkPolicy(of: key, at: app)
+        } catch let refusal as DeviceKeyRefusal {
+            throw refusal.grantError
         }
     }
 

@@ -9,6 +9,7 @@ import GatehouseCore
 public enum PINPlugin: PluginFactory {
     public static let typeName = "pin"
     public static let roles: PluginRoles = .authenticator
+    public typealias Settings = PINPolicy
 
     /// `providers[].config` of a `pin` instance.
     public struct Config: Decodable, Sendable {

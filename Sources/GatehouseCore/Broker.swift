@@ -42,7 +42,7 @@ public struct Broker: Sendable, CustomStringConvertible {
         let plugins = try makePlugins(
             config: config, registry: registry, store: store, clock: clock, logger: logger, metrics: metrics, http: http, mailer: mailer, sealer: sealer
         )
-        try await seedApps(config.apps, into: store, clock: clock, logger: logger)
+        try await seedApps(config.apps, into: store, settings: plugins.settings, clock: clock, logger: logger)
         if config.admin.console.enabled {
             let app = config.admin.console.app(issuer: config.server.issuer, identityProviders: plugins.identityProviders.keys.sorted(), now: clock.now)
             let stored = try await store.seedApp(app)
@@ -120,7 +120,7 @@ public struct Broker: Sendable, CustomStringConvertible {
             issues += app.policy.referenceIssues(
                 identityProviders: Set(plugins.identityProviders.keys), authenticators: Set(plugins.authenticators.keys),
                 statelessCapable: plugins.statelessCapableIdentityProviders, path: "apps[\(index)].policy"
-            )
+            ) + plugins.settings.issues(app.policy, path: "apps[\(index)].policy")
         }
         if !issues.isEmpty { throw ConfigIssues(issues) }
         return plugins
@@ -128,16 +128,25 @@ public struct Broker: Sendable, CustomStringConvertible {
 
     /// Writes the config's apps into the store. An app an admin has changed at run time keeps the
     /// admin's version; the file does not overwrite it (see docs/configuration.md).
-    static func seedApps(_ seeds: [AppSeed], into store: any AppStore, clock: any BrokerClock, logger: Logger) async throws {
+    /// Policies are stored in the new form (`policy.plugins`); an admin-managed policy an earlier
+    /// version stored the old way is rewritten in it here (a concurrent change wins: the next start
+    /// tries again, and the old form reads the same meanwhile).
+    static func seedApps(_ seeds: [AppSeed], into store: any AppStore, settings: PolicySettingsBook, clock: any BrokerClock, logger: Logger) async throws {
         let now = clock.now
         for seed in seeds {
             let app = App(
                 id: seed.id, name: seed.name, secretDigest: seed.secret.map(SecretDigest.sha256Hex), redirectURIs: seed.redirectURIs,
-                policy: seed.policy, managedBy: .config, createdAt: now, updatedAt: now
+                policy: settings.normalized(seed.policy), managedBy: .config, createdAt: now, updatedAt: now
             )
             let stored = try await store.seedApp(app)
             if stored.managedBy == .admin {
                 logger.notice("app is managed by an admin; its config entry is not applied", metadata: ["app": .string(seed.id)])
+            }
+        }
+        for var app in try await store.apps() where !app.policy.formerSettings.isEmpty {
+            app.policy = settings.normalized(app.policy)
+            if try await store.updateApp(app) {
+                logger.notice("app policy rewritten with its plugin settings under plugins", metadata: ["app": .string(app.id)])
             }
         }
     }

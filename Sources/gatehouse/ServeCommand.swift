@@ -115,6 +115,15 @@ struct CheckConfigCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         print("\(source): OK (\(config.providers.count) provider(s), \(config.apps.count) app(s))")
+        // Plugin settings written the old way still work; show the form to write instead.
+        let settings = Bootstrap.registry.settingsBook(for: config.providers)
+        for (index, seed) in config.apps.enumerated() where !seed.policy.formerSettings.isEmpty {
+            let old = seed.policy.formerSettings.keys.sorted().joined(separator: ", ")
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let new = (try? encoder.encode(settings.normalized(seed.policy).plugins)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+            print("apps[\(index)].policy: \(old) is the old form of plugin settings; it reads as plugins: \(new)")
+        }
         // Drift between the file's apps and the database, when there is a database to compare with.
         guard let existing else {
             print(unreachable ?? "no database at \(config.storage.sqlitePath) yet: nothing to compare the apps with")
@@ -135,7 +144,7 @@ struct CheckConfigCommand: AsyncParsableCommand {
             print("error: \(existing.summary): cannot read the apps: \(PostgresStore.explain(error))", to: &standardError)
             throw ExitCode(1)
         }
-        let findings = try ConfigDrift.compare(seeds: config.apps, stored: stored)
+        let findings = try ConfigDrift.compare(seeds: config.apps, stored: stored, settings: Bootstrap.registry.settingsBook(for: config.providers))
         if findings.isEmpty {
             print("apps: the file and the database agree")
         } else {

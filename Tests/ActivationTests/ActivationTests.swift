@@ -430,7 +430,11 @@ struct ActivationTests {
     @Test func anAppsBackEndIssuesOnlyForAccountsTheAppKnowsAndEmailedDataAreNotAnswered() async throws {
         let broker = try await Self.broker()
         let stranger = try await broker.store.linkIdentity(ExternalIdentity(providerID: "elsewhere", subject: "sam", username: "sam"), now: broker.clock.now).account
-        let app = try #require(try await broker.store.app(id: "mobile"))
+        var app = try #require(try await broker.store.app(id: "mobile"))
+        // The plugin itself holds the back end to its settings (`issueByApp`): on, to reach the rules below.
+        var settings = app.policy.plugins["activation"]?.objectValue ?? [:]
+        settings["issueByApp"] = .bool(true)
+        app.policy.plugins["activation"] = .object(settings)
         let provider = try #require(broker.broker.plugins.identityProviders["activation"]?.activationRedeemer)
         let unknown = await thrownError { _ = try await provider.issue(ActivationRequest(accountID: stranger.id, pin: "24680"), app: app, issuedBy: "app") }
         #expect(unknown?.code == .notFound)

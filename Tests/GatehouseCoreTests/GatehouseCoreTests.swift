@@ -496,7 +496,7 @@ extension GatehouseCoreTests {
             App(id: "same", name: "Same", policy: Policy(), createdAt: now, updatedAt: now),
             App(id: "extra", name: "Extra", policy: Policy(), managedBy: .admin, createdAt: now, updatedAt: now),
         ]
-        let findings = try ConfigDrift.compare(seeds: seeds, stored: stored)
+        let findings = try ConfigDrift.compare(seeds: seeds, stored: stored, settings: TestRegistry.registry.settingsBook(for: []))
         #expect(findings.map(\.appID) == ["notes", "new", "extra"])
         #expect(findings[0].message.contains("policy.statelessAuthentication: file false, database true"))
         #expect(findings[0].message.contains("managed by an admin"))

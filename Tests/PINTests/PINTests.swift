@@ -119,8 +119,18 @@ struct PINTests {
         let xignsys = PINPolicy(minLength: 5, maxLength: 32)
         #expect(throws: Never.self) { try xignsys.check(String(repeating: "27193", count: 6) + "58") }
         #expect((try? xignsys.check("2719")) == nil)
-        let tooLong = await thrownError(ConfigIssues.self) { _ = try ConfigLoader(registry: PluginRegistry()).load(yaml: "apps: [{id: x, policy: {pinPolicy: {maxLength: 40}}}]", environment: [:]) }
-        #expect(tooLong?.issues.first?.path == "apps[0].policy.pinPolicy.maxLength")
+        // The PIN rules are the pin plugin's settings: the old key and the new one are checked by it.
+        var registry = PluginRegistry()
+        registry.register(PINPlugin.self)
+        let tooLong = await thrownError(ConfigIssues.self) { _ = try ConfigLoader(registry: registry).load(yaml: "apps: [{id: x, policy: {pinPolicy: {maxLength: 40}}}]", environment: [:]) }
+        #expect(tooLong?.issues.map(\.description) == ["apps[0].policy.pinPolicy.maxLength: must be between minLength (6) and 32, got 40"])
+        let yaml = "providers: [{id: pin, type: pin}]\napps: [{id: x, policy: {authenticators: [pin], plugins: {pin: {maxLength: 40, colour: blue}}}}]"
+        let inPlugins = await thrownError(ConfigIssues.self) { _ = try ConfigLoader(registry: registry).load(yaml: yaml, environment: [:]) }
+        #expect(inPlugins?.issues.map(\.description) == [
+            "apps[0].policy.plugins.pin.maxLength: must be between minLength (6) and 32, got 40", "apps[0].policy.plugins.pin.colour: unknown key",
+        ])
+        let unknownKey = await thrownError(ConfigIssues.self) { _ = try ConfigLoader(registry: PluginRegistry()).load(yaml: "apps: [{id: x, policy: {pinPolicy: {}}}]", environment: [:]) }
+        #expect(unknownKey?.issues.map(\.description) == ["apps[0].policy.pinPolicy: unknown key"])
     }
 
     @Test func wrongPINsLockWithGrowingDurationsThenForGoodUntilAnAdministratorUnlocks() async throws {

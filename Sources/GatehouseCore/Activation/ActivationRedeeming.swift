@@ -9,7 +9,10 @@ public protocol ActivationRedeeming: Sendable {
     /// Marks the activation this flow claimed as used: exactly one flow ever does. Refuses
     /// (`activation_invalid`) when the claim was lost (the activation was revoked meanwhile).
     func finishRedemption(_ redemption: ActivationRedemption, flowID: String, accountID: String) async throws
+    /// Checks an activation PIN a person chose against the app's PIN rules, before anything is issued.
+    func checkPIN(_ pin: String, app: App) throws
     /// Issues an activation for the app; the PIN (chosen or generated) follows the app's PIN policy.
+    /// `issuedBy` `app` (the app's back end) is refused unless the app's settings allow it.
     func issue(_ request: ActivationRequest, app: App, issuedBy: String) async throws -> IssuedActivation
     /// What an invitation link shows before the person accepts or declines it.
     func invitation(token: String) async throws -> InvitationView

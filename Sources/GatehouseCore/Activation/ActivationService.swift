@@ -19,9 +19,6 @@ public struct ActivationService: Sendable {
         guard app.isConfidential else {
             throw BrokerError(.unauthorizedClient, .forbidden, "Only a confidential app's back end may issue activations.")
         }
-        guard app.policy.activation.issueByApp else {
-            throw BrokerError(.activationNotAllowed, .forbidden, "This app's policy does not let its back end issue activations (activation.issueByApp).")
-        }
         return try await provider(for: app).issue(try ActivationRequest(fields: fields), app: app, issuedBy: "app")
     }
 

@@ -97,8 +97,9 @@ public struct AdminService: Sendable {
 
     /// Creates an app; a confidential one gets a generated secret, returned here once and never again.
     public func createApp(_ body: JSONValue, by admin: AdminIdentity) async throws -> (app: AppView, secret: String?) {
-        let definition = try decode(AppDefinition.self, body, at: [])
+        var definition = try decode(AppDefinition.self, body, at: [])
         try checkReferences(definition.policy, path: "policy")
+        definition.policy = plugins.settings.normalized(definition.policy)
         let now = clock.now
         let secret = definition.confidential ? Self.newSecret() : nil
         let app = App(
@@ -151,7 +152,7 @@ public struct AdminService: Sendable {
             let merged = JSONMergePatch.apply(patch, to: current)
             let policy = try decode(Policy.self, merged, at: [ConfigPath.Key("policy")])
             try checkReferences(policy, path: "policy")
-            app.policy = policy
+            app.policy = plugins.settings.normalized(policy)
         }
     }
 
@@ -230,7 +231,7 @@ public struct AdminService: Sendable {
         let issues = policy.referenceIssues(
             identityProviders: Set(plugins.identityProviders.keys), authenticators: Set(plugins.authenticators.keys),
             statelessCapable: plugins.statelessCapableIdentityProviders, path: path
-        )
+        ) + plugins.settings.issues(policy, path: path)
         if !issues.isEmpty { throw Self.invalid(issues) }
     }
 

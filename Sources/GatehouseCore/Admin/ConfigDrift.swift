@@ -11,7 +11,9 @@ public enum ConfigDrift {
         public var description: String { "\(appID): \(message)" }
     }
 
-    public static func compare(seeds: [AppSeed], stored: [App]) throws -> [Finding] {
+    /// `settings`: how the plugins' settings read, so that a file written the old way (`pinPolicy`)
+    /// and the database's new form (`plugins.<instance>`) are compared as what they mean.
+    public static func compare(seeds: [AppSeed], stored: [App], settings: PolicySettingsBook) throws -> [Finding] {
         var findings: [Finding] = []
         let byID = Dictionary(uniqueKeysWithValues: stored.map { ($0.id, $0) })
         for (index, seed) in seeds.enumerated() {
@@ -19,7 +21,7 @@ public enum ConfigDrift {
                 findings.append(Finding(appID: seed.id, message: "apps[\(index)] is not in the database yet; the next start creates it"))
                 continue
             }
-            let differences = try differences(seed: seed, app: app)
+            let differences = try differences(seed: seed, app: app, settings: settings)
             guard !differences.isEmpty else { continue }
             let state = app.managedBy == .admin
                 ? "is managed by an admin since \(ISO8601DateFormatter().string(from: app.updatedAt)); the file's entry (apps[\(index)]) is not applied"
@@ -35,14 +37,14 @@ public enum ConfigDrift {
     }
 
     /// What differs between an app's config entry and its stored version, one line per key.
-    public static func differences(seed: AppSeed, app: App) throws -> [String] {
+    public static func differences(seed: AppSeed, app: App, settings: PolicySettingsBook) throws -> [String] {
         var differences: [String] = []
         if app.name != seed.name { differences.append("name: file \(quoted(seed.name)), database \(quoted(app.name))") }
         if app.redirectURIs != seed.redirectURIs { differences.append("redirectURIs: file \(seed.redirectURIs), database \(app.redirectURIs)") }
         if app.secretDigest != seed.secret.map(SecretDigest.sha256Hex) {
             differences.append("client secret: the file's and the database's differ (or one is public)")
         }
-        return differences + (try policyDifferences(file: seed.policy, database: app.policy))
+        return differences + (try policyDifferences(file: settings.normalized(seed.policy), database: settings.normalized(app.policy)))
     }
 
     /// `policy.<key>: file X, database Y` for each top-level policy key that differs.

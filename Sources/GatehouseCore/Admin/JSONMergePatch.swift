@@ -29,4 +29,15 @@ extension ConfigNode {
         case .object(let members): self = .mapping(members.keys.sorted().map { Entry(key: $0, value: ConfigNode(json: members[$0]!)) })
         }
     }
+
+    /// The node as JSON, each scalar as the text it was written as: its type is for whoever decodes it
+    /// (`off` is a string to an enum and false to a flag), so nothing is guessed here.
+    var uninterpretedJSON: JSONValue {
+        switch self {
+        case .null: .null
+        case .scalar(let text): .string(text)
+        case .sequence(let nodes): .array(nodes.map(\.uninterpretedJSON))
+        case .mapping(let entries): .object(Dictionary(entries.map { ($0.key, $0.value.uninterpretedJSON) }) { _, last in last })
+        }
+    }
 }

@@ -88,8 +88,10 @@ public struct ConfigLoader: Sendable {
             Set(providers.filter { registry.roles(ofType: $0.type).contains(role) || registry.roles(ofType: $0.type).isEmpty }.map(\.id))
         }
         let identityProviderIDs = ids(playing: .identityProvider), authenticatorIDs = ids(playing: .authenticator)
+        let settings = registry.settingsBook(for: providers)
         for (index, app) in apps.enumerated() {
             issues += app.policy.referenceIssues(identityProviders: identityProviderIDs, authenticators: authenticatorIDs, path: "apps[\(index)].policy")
+            issues += settings.issues(app.policy, path: "apps[\(index)].policy")
         }
         if let console = admin?.console, console.enabled {
             if let index = apps.firstIndex(where: { $0.id == ConsoleConfig.appID }) {

@@ -36,17 +36,17 @@ public struct Policy: Sendable, Hashable, Codable {
     /// only when exactly one account has it; off by default, since linking by an address a provider
     /// did not verify is a classic account takeover.
     public var linkAccountsByVerifiedEmail: Bool
-    /// What a new PIN must look like (the `pin` authenticator).
-    public var pinPolicy: PINPolicy
     /// Whether tokens may or must be bound to the client's key with DPoP (RFC 9449).
     public var dpop: DPoPMode
     /// Whether DPoP proofs must carry a nonce the broker handed out (`DPoP-Nonce`, RFC 9449 section 8),
     /// which limits how long a proof made in advance is good for.
     public var dpopNonce: Bool
-    /// What a device registering a sign-in key must bring, and which account the key joins.
-    public var deviceRegistration: DeviceRegistrationPolicy
-    /// How activations of this app are issued and how long they last.
-    public var activation: ActivationPolicy
+    /// Each plugin instance's settings for this app (`plugins.<instance>`), as written: the plugin
+    /// decodes them (`App.settings(_:for:)`) and checks them whenever the policy is read or changed.
+    public var plugins: [String: JSONValue]
+    /// Top-level keys of a policy written before `plugins` existed that a plugin's settings claim
+    /// (`FormerPolicyKey`), kept as written until the policy is next saved in the new form.
+    public var formerSettings: [String: JSONValue]
     /// Whether a new account's first sign-in ends with the person confirming (or editing) the profile
     /// the identity provider gave; until then the app gets no tokens.
     public var confirmProfile: Bool
@@ -73,21 +73,20 @@ public struct Policy: Sendable, Hashable, Codable {
         allowedScopes: [String] = ["openid", "profile", "email", "offline_access"],
         passwordPolicy: PasswordPolicy = PasswordPolicy(), lockout: LockoutPolicy = LockoutPolicy(), clientCredentialsGrant: Bool = false,
         idTokenSigningAlg: SigningAlgorithm = .rs256, introspectTokensOf: [String] = [], linkAccountsByVerifiedEmail: Bool = false,
-        pinPolicy: PINPolicy = PINPolicy(), dpop: DPoPMode = .allowed, dpopNonce: Bool = false, deviceRegistration: DeviceRegistrationPolicy = DeviceRegistrationPolicy(),
-        activation: ActivationPolicy = ActivationPolicy(), confirmProfile: Bool = false, renewalWindow: Seconds = .minutes(2),
+        dpop: DPoPMode = .allowed, dpopNonce: Bool = false, plugins: [String: JSONValue] = [:], formerSettings: [String: JSONValue] = [:],
+        confirmProfile: Bool = false, renewalWindow: Seconds = .minutes(2),
         refreshReuseGrace: Seconds = Seconds(5), session: SessionPolicy = SessionPolicy(), logout: LogoutPolicy = LogoutPolicy(), consentRequired: Bool = false
     ) {
         self.session = session
         self.logout = logout
         self.consentRequired = consentRequired
-        self.activation = activation
+        self.plugins = plugins
+        self.formerSettings = formerSettings
         self.confirmProfile = confirmProfile
         self.renewalWindow = renewalWindow
         self.refreshReuseGrace = refreshReuseGrace
-        self.pinPolicy = pinPolicy
         self.dpop = dpop
         self.dpopNonce = dpopNonce
-        self.deviceRegistration = deviceRegistration
         self.identityProviders = identityProviders
         self.authenticators = authenticators
         self.secondFactor = secondFactor
@@ -174,8 +173,40 @@ public struct Policy: Sendable, Hashable, Codable {
         case identityProviders, authenticators, secondFactor, statelessAuthentication, selfRegistration
         case accessTokenLifetime, refreshTokenLifetime, flowLifetime, defaultScopes, allowedScopes
         case passwordPolicy, lockout, clientCredentialsGrant, idTokenSigningAlg, introspectTokensOf, linkAccountsByVerifiedEmail
-        case pinPolicy, dpop, dpopNonce, deviceRegistration, activation, confirmProfile, renewalWindow, refreshReuseGrace
+        case dpop, dpopNonce, plugins, confirmProfile, renewalWindow, refreshReuseGrace
         case session, logout, consentRequired
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(identityProviders, forKey: .identityProviders)
+        try container.encode(authenticators, forKey: .authenticators)
+        try container.encodeIfPresent(secondFactor, forKey: .secondFactor)
+        try container.encode(statelessAuthentication, forKey: .statelessAuthentication)
+        try container.encode(selfRegistration, forKey: .selfRegistration)
+        try container.encode(accessTokenLifetime, forKey: .accessTokenLifetime)
+        try container.encode(refreshTokenLifetime, forKey: .refreshTokenLifetime)
+        try container.encode(flowLifetime, forKey: .flowLifetime)
+        try container.encode(defaultScopes, forKey: .defaultScopes)
+        try container.encode(allowedScopes, forKey: .allowedScopes)
+        try container.encode(passwordPolicy, forKey: .passwordPolicy)
+        try container.encode(lockout, forKey: .lockout)
+        try container.encode(clientCredentialsGrant, forKey: .clientCredentialsGrant)
+        try container.encode(idTokenSigningAlg, forKey: .idTokenSigningAlg)
+        try container.encode(introspectTokensOf, forKey: .introspectTokensOf)
+        try container.encode(linkAccountsByVerifiedEmail, forKey: .linkAccountsByVerifiedEmail)
+        try container.encode(dpop, forKey: .dpop)
+        try container.encode(dpopNonce, forKey: .dpopNonce)
+        try container.encode(plugins, forKey: .plugins)
+        try container.encode(confirmProfile, forKey: .confirmProfile)
+        try container.encode(renewalWindow, forKey: .renewalWindow)
+        try container.encode(refreshReuseGrace, forKey: .refreshReuseGrace)
+        try container.encode(session, forKey: .session)
+        try container.encode(logout, forKey: .logout)
+        try container.encode(consentRequired, forKey: .consentRequired)
+        // A policy not yet saved in the new form keeps its former keys, so that nothing is lost.
+        var former = encoder.container(keyedBy: ConfigPath.Key.self)
+        for (key, value) in formerSettings { try former.encode(value, forKey: ConfigPath.Key(key)) }
     }
 
     public init(from decoder: any Decoder) throws {
@@ -204,15 +235,30 @@ public struct Policy: Sendable, Hashable, Codable {
         self.idTokenSigningAlg = idTokenSigningAlg
         self.introspectTokensOf = try value(.introspectTokensOf, defaults.introspectTokensOf)
         self.linkAccountsByVerifiedEmail = try value(.linkAccountsByVerifiedEmail, defaults.linkAccountsByVerifiedEmail)
-        self.pinPolicy = try value(.pinPolicy, defaults.pinPolicy)
         let dpopName = try value(.dpop, defaults.dpop.rawValue)
         guard let dpop = DPoPMode(rawValue: dpopName) else {
             throw ConfigIssue(path: decoder.codingPath + [CodingKeys.dpop], "must be off, allowed or required, got '\(dpopName)'")
         }
         self.dpop = dpop
         self.dpopNonce = try value(.dpopNonce, defaults.dpopNonce)
-        self.deviceRegistration = try value(.deviceRegistration, defaults.deviceRegistration)
-        self.activation = try value(.activation, defaults.activation)
+        // Plugin settings are the plugins' to read: from a config file, kept as written (`raw`).
+        let everything = try decoder.container(keyedBy: ConfigPath.Key.self)
+        func raw(_ key: ConfigPath.Key) throws -> JSONValue {
+            decoder is ConfigNodeDecoder ? try everything.decode(ConfigNode.self, forKey: key).uninterpretedJSON : try everything.decode(JSONValue.self, forKey: key)
+        }
+        var plugins: [String: JSONValue] = [:]
+        if everything.contains(ConfigPath.Key("plugins")) {
+            guard case .object(let entries) = try raw(ConfigPath.Key("plugins")) else {
+                throw ConfigIssue(path: decoder.codingPath + [CodingKeys.plugins], "expected a mapping of provider ids to their settings")
+            }
+            plugins = entries
+        }
+        self.plugins = plugins
+        // Any other key is kept as written: the plugins' former settings keys are migrated, and the
+        // rest reported as unknown, by checks that know the plugins (`PolicySettingsBook.issues`).
+        var former: [String: JSONValue] = [:]
+        for key in everything.allKeys where CodingKeys(stringValue: key.stringValue) == nil { former[key.stringValue] = try raw(key) }
+        self.formerSettings = former
         self.confirmProfile = try value(.confirmProfile, defaults.confirmProfile)
         self.renewalWindow = try value(.renewalWindow, defaults.renewalWindow)
         self.refreshReuseGrace = try value(.refreshReuseGrace, defaults.refreshReuseGrace)

@@ -68,7 +68,7 @@ extension FlowEngine {
             guard case .account(let accountID) = activation.target else { throw BrokerError.internalFailure("A new activation was offered without an account.") }
             let pin = try answer.string("pin")
             // Checked before the flow ends, so that a refused PIN leaves the person on this choice.
-            try app.policy.pinPolicy.check(pin)
+            try activationProvider(activation).checkPIN(pin, app: app)
             var sendTo: EmailAddress?
             if let text = answer.values["email"]?.stringValue, !text.isEmpty {
                 guard let address = EmailAddress(text) else { throw BrokerError.invalidAnswer("'email' is not an email address.") }

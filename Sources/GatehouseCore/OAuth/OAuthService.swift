@@ -202,10 +202,12 @@ public struct OAuthService: Sendable {
         // A device removed while this token was being issued: its revocation may have missed it.
         if let keyID = record.signInKeyID {
             guard let key = try await store.signInKey(id: keyID) else { throw Self.invalidGrant("The device this token was issued to was removed.") }
-            // The app's attestation rule holds at every use of the key's sign-in, as at the sign-in
-            // itself: an app switched to `required` stops renewing unattested keys' tokens.
-            if app.policy.deviceRegistration.attestation == .required, key.attestation == nil || key.registeredAppID != app.id {
-                throw Self.invalidGrant("This app requires a device key attested for it; register this device again.").because("attestation_required")
+            // The app's rules for the key hold at every use of its sign-in, as at the sign-in itself
+            // (an app switched to requiring attestation stops renewing unattested keys' tokens).
+            do {
+                try await plugins.identityProviders[key.providerID]?.checkKeyUse(key, at: app)
+            } catch let refusal as BrokerError {
+                throw Self.invalidGrant(refusal.message).because(refusal.reason ?? refusal.code.rawValue)
             }
         }
         // One read of the links serves the recheck and the profile claims.

@@ -141,6 +141,10 @@ public protocol IdentityProvider: GatehousePlugin {
     /// `invalid_grant` with a `reason`; a provider that does not know the assertion's issuer answers
     /// with reason `unknown_issuer`, so the next provider can be asked (the default answers that).
     func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity
+    /// Whether a device sign-in key this provider registered may still be used at `app` (a refresh of
+    /// tokens its sign-in got), under the app's settings as they are now; a refusal is a `BrokerError`
+    /// with a `reason`, answered `invalid_grant`. Default: it may.
+    func checkKeyUse(_ key: SignInKey, at app: App) async throws
     /// Set by a provider that keeps passwords itself (administrators manage its users; a person who
     /// forgot theirs may set a new one); nil by default.
     var passwordKeeper: (any PasswordKeeping)? { get }
@@ -153,6 +157,7 @@ extension IdentityProvider {
     public func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity {
         throw BrokerError(.invalidGrant, .badRequest, "The assertion is not valid.").because("unknown_issuer")
     }
+    public func checkKeyUse(_ key: SignInKey, at app: App) async throws {}
     public var passwordKeeper: (any PasswordKeeping)? { nil }
     public var activationRedeemer: (any ActivationRedeeming)? { nil }
 }

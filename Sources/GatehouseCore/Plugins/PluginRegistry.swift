@@ -10,6 +10,8 @@ public protocol PluginFactory: SendableMetatype {
     static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin
     /// The challenge types the plugin's instances ask, declared once (fields, and how a page shows them).
     static var challenges: [ChallengeDescription] { get }
+    /// The per-app settings of its instances (`policy.plugins.<instance>`); `NoSettings` by default.
+    associatedtype Settings: PluginSettings = NoSettings
 }
 
 extension PluginFactory {
@@ -23,6 +25,7 @@ public struct PluginRegistry: Sendable {
         let decode: @Sendable (ConfigNode, [any CodingKey]) throws(ConfigIssues) -> any Sendable
         let make: @Sendable (String, any Sendable, PluginEnvironment) throws -> any GatehousePlugin
         let roles: PluginRoles
+        let settings: SettingsCodec
     }
 
     private var entries: [String: Entry] = [:]
@@ -40,7 +43,8 @@ public struct PluginRegistry: Sendable {
             make: { id, config, environment in
                 try Factory.make(id: id, config: config as! Factory.Config, environment: environment)
             },
-            roles: Factory.roles
+            roles: Factory.roles,
+            settings: SettingsCodec(Factory.Settings.self)
         )
     }
 
@@ -49,6 +53,20 @@ public struct PluginRegistry: Sendable {
 
     /// The roles the instances of a plugin type play; empty for an unknown type.
     public func roles(ofType type: String) -> PluginRoles { entries[type]?.roles ?? [] }
+
+    /// The settings codec of a plugin type; nil for an unknown type.
+    func settings(ofType type: String) -> SettingsCodec? { entries[type]?.settings }
+
+    /// The top-level policy keys registered plugins' settings were once kept under, with the codecs
+    /// that read them (in type-name order).
+    var formerKeyCodecs: [String: [(FormerPolicyKey, SettingsCodec)]] {
+        var claims: [String: [(FormerPolicyKey, SettingsCodec)]] = [:]
+        for type in typeNames {
+            let codec = entries[type]!.settings
+            for former in codec.formerKeys { claims[former.key, default: []].append((former, codec)) }
+        }
+        return claims
+    }
 
     /// Decodes and checks one declaration's plugin config.
     public func decodeConfig(of declaration: ProviderDeclaration) throws(ConfigIssues) -> any Sendable {
@@ -70,6 +88,7 @@ public struct PluginRegistry: Sendable {
                 let plugin = try entry.make(declaration.id, config, environment(declaration))
                 do {
                     try instances.add(plugin, type: declaration.type, roles: entry.roles, name: declaration.name)
+                    instances.settingsCodecs[declaration.id] = entry.settings
                 } catch {
                     issues.append(ConfigIssue(path: declaration.path + [ConfigPath.Key("type")], error.message))
                 }
@@ -83,6 +102,7 @@ public struct PluginRegistry: Sendable {
             }
         }
         if !issues.isEmpty { throw ConfigIssues(issues) }
+        instances.settings = PolicySettingsBook(codecs: instances.settingsCodecs, formerKeyCodecs: formerKeyCodecs)
         return instances
     }
 }
@@ -116,6 +136,10 @@ public struct PluginInstances: Sendable {
     public private(set) var authenticators: [String: any Authenticator] = [:]
     public private(set) var all: [String: any GatehousePlugin] = [:]
     public private(set) var typeNames: [String: String] = [:]
+    /// How each instance's per-app settings are read and checked.
+    var settingsCodecs: [String: SettingsCodec] = [:]
+    /// The instances' settings in apps' policies: checks, the new form, what the console shows.
+    public internal(set) var settings = PolicySettingsBook(codecs: [:], formerKeyCodecs: [:])
     /// The names people see, by id (`providers[].name`); the id when none is set.
     public private(set) var displayNames: [String: String] = [:]
 

@@ -49,7 +49,7 @@ extension ConsolePages {
             let id = try context.parameters.require("id")
             return try await action(request, context, back: "/admin/apps/\(id)") { session, form in
                 let stored = try await admin.app(id: id)
-                let patch = policyForm.patch(from: form, template: ConsolePolicyForm.values(of: stored.policy))
+                let patch = policyForm.patch(from: form, template: policyForm.values(of: stored.policy))
                 do {
                     _ = try await admin.patchPolicy(id: id, patch: .object(patch), by: session.admin)
                     return Self.done("/admin/apps/\(id)", .saved)
@@ -109,7 +109,8 @@ extension ConsolePages {
 
     var policyForm: ConsolePolicyForm {
         ConsolePolicyForm(
-            identityProviders: broker.plugins.identityProviders.keys.sorted(), authenticators: broker.plugins.authenticators.keys.sorted()
+            identityProviders: broker.plugins.identityProviders.keys.sorted(), authenticators: broker.plugins.authenticators.keys.sorted(),
+            settings: broker.plugins.settings
         )
     }
 
@@ -175,12 +176,12 @@ extension ConsolePages {
                 error: settingsErrors["disabled"]
             ),
         ]
-        let values = policy ?? ConsolePolicyForm.values(of: app.policy)
+        let values = policy ?? policyForm.values(of: app.policy)
         let policyNames = Set(Self.fieldNames(values, prefix: "policy"))
         let policyErrors = policyError.map { ConsoleRenderer.fieldErrors($0, names: policyNames) } ?? [:]
         var drift: Any = false
         if app.managedBy == .admin, let seed = broker.config.apps.first(where: { $0.id == id }) {
-            let differences = try ConfigDrift.differences(seed: seed, app: try await storedApp(id))
+            let differences = try ConfigDrift.differences(seed: seed, app: try await storedApp(id), settings: broker.plugins.settings)
             drift = ["differences": differences.isEmpty ? false : differences.joined(separator: "; ")] as [String: Any]
         }
         let error = settingsError ?? policyError ?? attempt.map { Self.prefixed($0.error) }
@@ -205,7 +206,7 @@ extension ConsolePages {
     /// Every field name of the policy form (`policy.<path>`), for pointing errors at fields.
     static func fieldNames(_ values: [String: JSONValue], prefix: String) -> [String] {
         values.flatMap { key, value -> [String] in
-            if case .object(let inner) = value { return inner.keys.map { "\(prefix).\(key).\($0)" } }
+            if case .object(let inner) = value { return fieldNames(inner, prefix: "\(prefix).\(key)") }
             return ["\(prefix).\(key)"]
         }
     }

@@ -2,14 +2,18 @@ import Foundation
 import GatehouseCore
 
 /// The policy form: every key of `Policy`, read from the policy's own JSON (so a key added to
-/// `Policy` appears here without a change), grouped into fieldsets. The form posts one value per
-/// key under its path (`policy.lockout.failureWindow`); `patch(from:)` turns the post back into the
-/// policy's JSON, which the admin service checks with the same decoder as the config file and the
-/// admin API, so errors come back with the same paths, messages and codes.
+/// `Policy` appears here without a change), grouped into fieldsets, and a fieldset for the settings
+/// of each plugin instance the app uses, drawn from the fields the plugin declares. The form posts
+/// one value per key under its path (`policy.lockout.failureWindow`, `policy.plugins.pin.minLength`);
+/// `patch(from:)` turns the post back into the policy's JSON, which the admin service checks with
+/// the same decoder as the config file and the admin API, so errors come back with the same paths,
+/// messages and codes.
 struct ConsolePolicyForm {
     /// The provider instances that can sign people in, and the authenticators.
     let identityProviders: [String]
     let authenticators: [String]
+    /// The plugins' settings: what each instance the app uses declares.
+    let settings: PolicySettingsBook
 
     /// Keys a policy may leave out (nil), shown empty so that they can be set.
     static let optionalKeys = ["secondFactor", "logout.backchannelLogoutURI"]
@@ -24,11 +28,19 @@ struct ConsolePolicyForm {
         "introspectTokensOf", "dpop", "dpopNonce",
     ]
 
-    /// The policy's keys with their current values (optional ones present, empty).
-    static func values(of policy: Policy) -> [String: JSONValue] {
+    /// The policy's keys with their current values (optional ones present, empty); under `plugins`,
+    /// the settings of each instance the app uses, defaults filled and declared fields present.
+    func values(of policy: Policy) -> [String: JSONValue] {
         let encoder = JSONEncoder()
-        guard let data = try? encoder.encode(policy), case .object(var object)? = try? JSONDecoder().decode(JSONValue.self, from: data) else { return [:] }
-        for path in optionalKeys {
+        guard let data = try? encoder.encode(settings.normalized(policy)), case .object(var object)? = try? JSONDecoder().decode(JSONValue.self, from: data) else { return [:] }
+        var plugins: [String: JSONValue] = [:]
+        for (instance, fields, values) in settings.effectiveSettings(of: policy) {
+            var values = values
+            for field in fields where values[field.name] == nil { values[field.name] = .string("") }
+            plugins[instance] = .object(values)
+        }
+        object["plugins"] = .object(plugins)
+        for path in Self.optionalKeys {
             let parts = path.split(separator: ".").map(String.init)
             if parts.count == 1 {
                 if object[parts[0]] == nil { object[parts[0]] = .string("") }
@@ -50,7 +62,9 @@ struct ConsolePolicyForm {
         var other: [[String: Any]] = []
         for key in ordered {
             guard let value = values[key] else { continue }
-            if case .object(let inner) = value {
+            if key == "plugins" {
+                nested += pluginSections(value.objectValue ?? [:], errors: errors)
+            } else if case .object(let inner) = value {
                 let fields = inner.keys.sorted().map { field(path: "\(key).\($0)", key: $0, value: inner[$0]!, errors: errors) }
                 nested.append(["id": ConsoleField.elementID("policy.\(key)"), "legend": ConsoleField.label(forKey: key), "fields": fields])
             } else if Self.signInKeys.contains(key) {
@@ -85,8 +99,6 @@ struct ConsolePolicyForm {
             )
         case ("dpop", _): return choice(name, label, DPoPMode.allCases.map(\.rawValue), value, error)
         case ("idTokenSigningAlg", _): return choice(name, label, SigningAlgorithm.allCases.map(\.rawValue), value, error)
-        case ("deviceRegistration.attestation", _): return choice(name, label, DeviceRegistrationPolicy.Attestation.allCases.map(\.rawValue), value, error)
-        case ("deviceRegistration.account", _): return choice(name, label, DeviceRegistrationPolicy.AccountRule.allCases.map(\.rawValue), value, error)
         case (_, .bool(let flag)):
             return ConsoleField.checkbox(name, label: label, checked: flag, error: error)
         case (_, .array(let items)):
@@ -102,6 +114,30 @@ struct ConsolePolicyForm {
         }
     }
 
+    /// One fieldset per plugin instance, its declared fields first (with their labels, choices and
+    /// hints), then any other key of its settings by its JSON type.
+    private func pluginSections(_ plugins: [String: JSONValue], errors: [String: String]) -> [[String: Any]] {
+        plugins.keys.sorted().map { instance in
+            let values = plugins[instance]?.objectValue ?? [:]
+            let declared = settings.fields(of: instance)
+            let names = declared.map(\.name).filter { values[$0] != nil } + values.keys.sorted().filter { key in !declared.contains { $0.name == key } }
+            let fields = names.map { key -> [String: Any] in
+                let path = "plugins.\(instance).\(key)"
+                let value = values[key]!
+                guard let field = declared.first(where: { $0.name == key }) else { return self.field(path: path, key: key, value: value, errors: errors) }
+                let name = "policy.\(path)"
+                if !field.choices.isEmpty {
+                    let current = value.stringValue ?? ""
+                    let options = field.choices.contains(current) ? field.choices : [current] + field.choices
+                    return ConsoleField.select(name, label: field.label, options: options.map { ($0, $0) }, selected: current, hint: field.hint, error: errors[name])
+                }
+                if case .bool(let flag) = value { return ConsoleField.checkbox(name, label: field.label, checked: flag, error: errors[name]) }
+                return ConsoleField.text(name, label: field.label, value: value.stringValue ?? ConsolePages.text(value), hint: field.hint, error: errors[name])
+            }
+            return ["id": ConsoleField.elementID("policy.plugins.\(instance)"), "legend": "Settings of \(instance)", "fields": fields]
+        }
+    }
+
     private func choice(_ name: String, _ label: String, _ options: [String], _ value: JSONValue, _ error: String?) -> [String: Any] {
         let current = value.stringValue ?? ""
         return ConsoleField.select(name, label: label, options: (options.contains(current) ? options : [current] + options).map { ($0, $0) }, selected: current, error: error)
@@ -114,7 +150,19 @@ struct ConsolePolicyForm {
     func patch(from form: [String: String], template: [String: JSONValue]) -> [String: JSONValue] {
         var result: [String: JSONValue] = [:]
         for (key, value) in template {
-            if case .object(let inner) = value {
+            if key == "plugins" {
+                var plugins: [String: JSONValue] = [:]
+                for (instance, settings) in value.objectValue ?? [:] {
+                    var object: [String: JSONValue] = [:]
+                    for (field, current) in settings.objectValue ?? [:] {
+                        let posted = posted(path: "plugins.\(instance).\(field)", like: current, form: form)
+                        // An emptied text field is unset: the plugin's default.
+                        object[field] = posted == .string("") ? .null : posted
+                    }
+                    plugins[instance] = .object(object)
+                }
+                result[key] = .object(plugins)
+            } else if case .object(let inner) = value {
                 var object: [String: JSONValue] = [:]
                 for (innerKey, innerValue) in inner { object[innerKey] = posted(path: "\(key).\(innerKey)", like: innerValue, form: form) }
                 result[key] = .object(object)

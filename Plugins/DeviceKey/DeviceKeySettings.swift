@@ -1,7 +1,10 @@
-/// What an app asks of a device that registers a sign-in key: whether it must prove itself with a
-/// device attestation, and whether the key may create a new account or is only added to the account
-/// of someone already signed in (a second device).
-public struct DeviceRegistrationPolicy: Sendable, Hashable, Codable {
+import GatehouseCore
+
+/// A `device-key` instance's settings for one app (`policy.plugins.<instance>`; before, the policy's
+/// `deviceRegistration`): whether a device registering a sign-in key must prove itself with a device
+/// attestation, and whether the key may create a new account or is only added to the account of
+/// someone already signed in (a second device).
+public struct DeviceKeySettings: PluginSettings {
     public enum Attestation: String, Sendable, Hashable, Codable, CaseIterable {
         case off, optional, required
     }
@@ -23,6 +26,14 @@ public struct DeviceRegistrationPolicy: Sendable, Hashable, Codable {
         self.attestation = attestation
         self.account = account
     }
+
+    public init() { self.init(attestation: .off) }
+
+    public static let formerPolicyKeys = [FormerPolicyKey("deviceRegistration")]
+    public static let fields = [
+        SettingField("attestation", label: "Device attestation", choices: Attestation.allCases.map(\.rawValue), hint: "required: only keys attested when registered through this app sign in."),
+        SettingField("account", label: "Account of a new key", choices: AccountRule.allCases.map(\.rawValue)),
+    ]
 
     enum CodingKeys: String, CodingKey { case attestation, account }
 

@@ -1,0 +1,9 @@
+import GatehouseCore
+
+/// A `pin` instance's settings for one app (`policy.plugins.<instance>`; before, the policy's
+/// `pinPolicy`): the rules a new PIN must follow, the core's `PINPolicy`.
+extension PINPolicy: PluginSettings {
+    public init() { self.init(minLength: 6) }
+
+    public static let formerPolicyKeys = [FormerPolicyKey("pinPolicy")]
+}

@@ -1,0 +1,97 @@
+import Foundation
+
+/// A plugin's settings for one app: `policy.plugins.<instance>` in config, the admin API and the
+/// console. The plugin's own `Codable` type with defaults (`init()`), decoded with the config decoder
+/// so that a mistake is reported with its exact path (`apps[0].policy.plugins.pin.minLength: ...`);
+/// changed at run time like the rest of the policy. A plugin reads its settings for the app a flow
+/// runs for with `App.settings(_:for:)`.
+public protocol PluginSettings: Codable, Sendable, Hashable {
+    /// The settings of an app that sets none.
+    init()
+    /// How the console shows the fields (choices, hints), in order; a field not declared here is shown
+    /// by its JSON type. Default: none declared.
+    static var fields: [SettingField] { get }
+    /// Where these settings were kept before `policy.plugins` existed (top-level policy keys such as
+    /// `pinPolicy`), so that a config file or a stored policy written the old way keeps working.
+    /// Default: none.
+    static var formerPolicyKeys: [FormerPolicyKey] { get }
+}
+
+extension PluginSettings {
+    public static var fields: [SettingField] { [] }
+    public static var formerPolicyKeys: [FormerPolicyKey] { [] }
+}
+
+/// The settings of a plugin that has none.
+public struct NoSettings: PluginSettings {
+    public init() {}
+}
+
+/// How the console shows one settings field.
+public struct SettingField: Sendable, Hashable {
+    /// The key, as in the settings' JSON.
+    public var name: String
+    /// The label a person sees.
+    public var label: String
+    /// The values it may take, for a choice; empty: any value of its JSON type.
+    public var choices: [String]
+    /// A line under the field.
+    public var hint: String?
+
+    public init(_ name: String, label: String, choices: [String] = [], hint: String? = nil) {
+        self.name = name
+        self.label = label
+        self.choices = choices
+        self.hint = hint
+    }
+}
+
+/// A top-level policy key that held (part of) a plugin's settings before `policy.plugins` existed:
+/// its value is read as the settings (or as the settings' field `field`) of every instance of the
+/// plugin, over what `plugins.<instance>` says.
+public struct FormerPolicyKey: Sendable, Hashable {
+    /// The old top-level key, e.g. `pinPolicy`.
+    public var key: String
+    /// The settings field it becomes; nil: it is the whole settings object.
+    public var field: String?
+
+    public init(_ key: String, field: String? = nil) {
+        self.key = key
+        self.field = field
+    }
+}
+
+extension App {
+    /// The settings of plugin instance `instanceID` for this app: `policy.plugins.<instance>`, or a
+    /// policy written the old way (`FormerPolicyKey`), or the defaults. A policy is checked when it is
+    /// written, so a failure here means a stored policy no plugin version could read.
+    public func settings<Settings: PluginSettings>(_ type: Settings.Type, for instanceID: String) throws -> Settings {
+        guard let json = policy.settingsJSON(for: instanceID, formerKeys: Settings.formerPolicyKeys) else { return Settings() }
+        do {
+            return try ConfigNodeDecoder.decode(Settings.self, from: ConfigNode(json: json), at: [ConfigPath.Key("plugins"), ConfigPath.Key(instanceID)])
+        } catch {
+            throw BrokerError.internalFailure("The stored settings of '\(instanceID)' for app '\(id)' cannot be read: \(error.issues.map(\.description).joined(separator: "; "))")
+        }
+    }
+}
+
+extension Policy {
+    /// The settings JSON of an instance: its `plugins` entry, with what former keys hold laid over it
+    /// (a former key present was written after the new form: a patch in the old form); nil when
+    /// neither says anything.
+    func settingsJSON(for instanceID: String, formerKeys: [FormerPolicyKey]) -> JSONValue? {
+        let written = plugins[instanceID]
+        let claimed = formerKeys.filter { formerSettings[$0.key] != nil }
+        guard !claimed.isEmpty else { return written }
+        var object = written?.objectValue ?? [:]
+        for former in claimed {
+            let value = formerSettings[former.key]!
+            if let field = former.field {
+                object[field] = value
+            } else if case .object(let fields) = value {
+                object.merge(fields) { _, former in former }
+            }
+        }
+        return .object(object)
+    }
+}
