@@ -1,6 +1,6 @@
 import Foundation
 import GatehouseCore
-import GatehouseServer
+@testable import GatehouseServer
 import GatehouseTesting
 import Hummingbird
 import HummingbirdTesting
@@ -25,10 +25,10 @@ extension GatehouseServerTests {
               selfRegistration: true
         """
 
-    static func riddleBroker() async throws -> TestBroker {
+    static func riddleBroker(yaml: String = riddleYAML) async throws -> TestBroker {
         var registry = PluginRegistry()
         registry.register(RiddlePlugin.self)
-        return try await TestBroker.make(yaml: riddleYAML, registry: registry)
+        return try await TestBroker.make(yaml: yaml, registry: registry)
     }
 
     @Test func aChallengeTypeTheServerNeverHeardOfCompletesThroughTheFlowAPI() async throws {
@@ -92,5 +92,67 @@ extension GatehouseServerTests {
             #expect(html.contains(#"<a class="link-out" href="https://riddles.example/rules">Riddle rules</a>"#))
             #expect(html.contains(#"<button type="submit">Answer</button>"#))
         }
+    }
+}
+
+// MARK: - Per-app settings
+
+extension GatehouseServerTests {
+    /// The riddle plugin's settings (`policy.plugins.sphinx`): checked by the plugin with their exact
+    /// path, changed at run time through the admin service (audited), read by the plugin at the next
+    /// step, and drawn in the console's policy form only for the app that uses the plugin.
+    @Test func aPluginsPerAppSettingsAreCheckedChangedAtRunTimeAndShownOnlyWhereUsed() async throws {
+        let yaml = Self.riddleYAML + """
+
+                  plugins: {sphinx: {hints: off}}
+              - id: corinth
+                name: Corinth
+                redirectURIs: [https://corinth.example/callback]
+            """
+        let test = try await Self.riddleBroker(yaml: yaml)
+        defer { test.temporary.remove() }
+        let admin = AdminIdentity(name: "ops")
+        func riddle() async throws -> String { try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx")).flowID }
+        func answer(_ flow: String, _ fields: [String: JSONValue]) async throws -> FlowOutcome {
+            try await test.engine.resume(flowID: flow, answer: ChallengeResponse(fields), client: nil)
+        }
+
+        let noHints = try await riddle()
+        #expect(await thrownError(BrokerError.self) { _ = try await answer(noHints, ["hint": true]) }?.message == "This app gives no hints.")
+
+        let refused = await thrownError(BrokerError.self) { _ = try await test.broker.admin.patchPolicy(id: "thebes", patch: ["plugins": ["sphinx": ["matching": "loose"]]], by: admin) }
+        #expect(refused?.issues.map(\.description) == ["policy.plugins.sphinx.matching: must be exact or any-case, got 'loose'"])
+        let stranger = await thrownError(BrokerError.self) { _ = try await test.broker.admin.patchPolicy(id: "thebes", patch: ["plugins": ["oracle": ["hints": true]]], by: admin) }
+        #expect(stranger?.issues.map(\.description) == ["policy.plugins.oracle: no provider with id 'oracle' is configured"])
+        let typo = await thrownError(BrokerError.self) { _ = try await test.broker.admin.patchPolicy(id: "thebes", patch: ["pinPolicy": ["minLength": 6]], by: admin) }
+        #expect(typo?.issues.map(\.description) == ["policy.pinPolicy: unknown key"], "no plugin here claims the old key")
+
+        let changed = try await test.broker.admin.patchPolicy(id: "thebes", patch: ["plugins": ["sphinx": ["hints": true, "matching": "exact"]]], by: admin)
+        #expect(changed.policy.plugins["sphinx"] == ["hints": true, "matching": "exact"])
+        let audited = try await test.store.auditEvents(type: "policy.updated", appID: "thebes", accountID: nil, since: nil, limit: 5)
+        #expect(audited.count == 1)
+
+        let hinted = try await riddle()
+        guard case .challenge = try await answer(hinted, ["hint": true]) else {
+            Issue.record("the hint is offered once the settings allow it")
+            return
+        }
+        #expect(await thrownError(BrokerError.self) { _ = try await answer(hinted, ["name": "oedipus", "answer": "Man"]) }?.code == .invalidCredentials, "exact matching")
+        guard case .completed = try await answer(hinted, ["name": "oedipus", "answer": "man"]) else {
+            Issue.record("the exact answer signs in")
+            return
+        }
+
+        let form = ConsolePolicyForm(identityProviders: ["sphinx"], authenticators: [], settings: test.broker.plugins.settings)
+        let thebes = try #require(try await test.store.app(id: "thebes"))
+        let values = form.values(of: thebes.policy)
+        #expect(values["plugins"] == ["sphinx": ["hints": true, "matching": "exact"]])
+        let legends = form.sections(values: values, errors: [:]).compactMap { $0["legend"] as? String }
+        #expect(legends.contains("Settings of sphinx"))
+        let corinth = try #require(try await test.store.app(id: "corinth"))
+        #expect(!form.sections(values: form.values(of: corinth.policy), errors: [:]).contains { ($0["legend"] as? String)?.hasPrefix("Settings of") == true })
+        // The form posts back: an unchecked box is false, a choice its value.
+        let posted = form.patch(from: ["policy.plugins.sphinx.matching": "any-case"], template: values)
+        #expect(posted["plugins"] == ["sphinx": ["hints": false, "matching": "any-case"]])
     }
 }

@@ -75,12 +75,16 @@ struct PINTests {
               lockout: {maxFailedAttemptsPerFlow: 20, maxFailedAttemptsPerAccount: 100}
         """
 
-    static func broker(clock: TestClock = TestClock()) async throws -> TestBroker {
+    static var registry: PluginRegistry {
         var registry = PluginRegistry()
         registry.register(NamePlugin.self)
         registry.register(KnockPlugin.self)
         registry.register(PINPlugin.self)
-        return try await TestBroker.make(yaml: yaml, registry: registry, clock: clock)
+        return registry
+    }
+
+    static func broker(clock: TestClock = TestClock()) async throws -> TestBroker {
+        try await TestBroker.make(yaml: yaml, registry: registry, clock: clock)
     }
 
     /// Names `name` and answers the PIN challenge that follows with `pin`.
@@ -247,5 +251,34 @@ extension Broker {
         guard let app = try await store.app(id: appID) else { throw BrokerError(.invalidClient, .unauthenticated, "no app") }
         let grant = TokenIssuer.Grant(app: app, subject: subject, accountID: nil, scopes: ["openid"], methods: ["pwd"], identityProvider: "name", authTime: clock.now, stateless: true)
         return try await engine.tokens.issue(grant).accessToken
+    }
+}
+
+extension PINTests {
+    /// A policy written before `policy.plugins` (`pinPolicy`) keeps working: the file's is stored in the
+    /// new form, and one an earlier version stored the old way is rewritten at the next start, with
+    /// the same rules.
+    @Test func pinRulesWrittenTheOldWayAreStoredUnderPluginsAndKeepTheirMeaning() async throws {
+        let test = try await Self.broker()
+        defer { test.temporary.remove() }
+        let seeded = try #require(try await test.store.app(id: "bank"))
+        #expect(seeded.policy.formerSettings.isEmpty)
+        #expect(seeded.policy.plugins["pin"]?.objectValue?["minLength"] == .number(5))
+        #expect(seeded.policy.plugins["pin"]?.objectValue?["denyList"] == ["24680"])
+        #expect(try seeded.settings(PINPolicy.self, for: "pin") == PINPolicy(minLength: 5, maxLength: 8, denyList: ["24680"]))
+
+        // An admin-managed app as an earlier version stored it: the old key, no plugins entry.
+        var old = seeded
+        old.id = "legacy"
+        old.managedBy = .admin
+        old.policy.plugins = [:]
+        old.policy.formerSettings = ["pinPolicy": ["minLength": 7]]
+        #expect(try await test.store.insertApp(old))
+        #expect(try await test.store.app(id: "legacy")?.settings(PINPolicy.self, for: "pin").minLength == 7, "read the old way before the rewrite")
+        let restarted = try await TestBroker.make(yaml: Self.yaml, registry: Self.registry, temporary: test.temporary, clock: test.clock)
+        let rewritten = try #require(try await restarted.store.app(id: "legacy"))
+        #expect(rewritten.policy.formerSettings.isEmpty)
+        #expect(rewritten.policy.plugins["pin"]?.objectValue?["minLength"] == .number(7))
+        #expect(try rewritten.settings(PINPolicy.self, for: "pin").minLength == 7)
     }
 }

@@ -7,6 +7,7 @@ import GatehouseCore
 public enum RiddlePlugin: PluginFactory {
     public static let typeName = "riddle"
     public static let roles: PluginRoles = .identityProvider
+    public typealias Settings = RiddleSettings
 
     /// `providers[].config` of a `riddle` instance.
     public struct Config: Decodable, Sendable {
@@ -18,6 +19,34 @@ public enum RiddlePlugin: PluginFactory {
 
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
         RiddleProvider(id: id, config: config)
+    }
+}
+
+/// What an app says about its riddle (`policy.plugins.<instance>`): whether the hint button works, and
+/// how strictly answers are compared. Exists to prove that per-app settings need no broker change.
+public struct RiddleSettings: PluginSettings {
+    public enum Matching: String, Codable, Sendable, CaseIterable { case exact, anyCase = "any-case" }
+
+    public var hints: Bool
+    public var matching: Matching
+
+    public init() { (hints, matching) = (true, .anyCase) }
+
+    public static let fields = [
+        SettingField("hints", label: "Offer a hint"),
+        SettingField("matching", label: "Answers match", choices: Matching.allCases.map(\.rawValue), hint: "exact: letter case counts."),
+    ]
+
+    enum CodingKeys: String, CodingKey { case hints, matching }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        hints = try container.decodeIfPresent(Bool.self, forKey: .hints) ?? true
+        let name = try container.decodeIfPresent(String.self, forKey: .matching) ?? Matching.anyCase.rawValue
+        guard let matching = Matching(rawValue: name) else {
+            throw ConfigIssue(path: decoder.codingPath + [CodingKeys.matching], "must be exact or any-case, got '\(name)'")
+        }
+        self.matching = matching
     }
 }
 
@@ -53,9 +82,15 @@ public struct RiddleProvider: IdentityProvider {
 
     public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let round = Int(String(decoding: state.data, as: UTF8.self)) ?? 1
-        if answer.values["hint"] != nil { return ask(round: round + 1, hint: true) }
+        let settings = try context.app.settings(RiddleSettings.self, for: id)
+        if answer.values["hint"] != nil {
+            guard settings.hints else { throw BrokerError.invalidAnswer("This app gives no hints.") }
+            return ask(round: round + 1, hint: true)
+        }
         let name = try answer.string("name")
-        guard SecretDigest.constantTimeEquals(try answer.string("answer").lowercased(), config.answer.lowercased()) else {
+        let given = try answer.string("answer")
+        let (left, right) = settings.matching == .exact ? (given, config.answer) : (given.lowercased(), config.answer.lowercased())
+        guard SecretDigest.constantTimeEquals(left, right) else {
             throw BrokerError(.invalidCredentials, .failedAttempt, "That is not the answer.")
         }
         return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["kba"]))
