@@ -1,11 +1,11 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// Layers (see docs/architecture.md): GatehouseCore <- GatehouseStore, Plugins/* <- GatehouseServer <- gatehouse.
-// GatehouseCore depends on no HTTP framework and no database driver; a plugin depends on GatehouseCore only
-// (plus its own third-party library).
+// Layers (see docs/architecture.md): GatehousePluginKit <- Plugins/*, GatehouseCore (the broker) <- GatehouseStore
+// <- GatehouseServer <- gatehouse. A plugin depends on GatehousePluginKit only (plus its own third-party library);
+// GatehouseCore depends on no HTTP framework, no database driver and no plugin.
 /// A plugin built into the broker: its folder under Plugins/ (the target's name), what it depends on
-/// besides GatehouseCore, and what its test target (Tests/<name>Tests) needs besides GatehouseTesting.
+/// besides GatehousePluginKit, and what its test target (Tests/<name>Tests) needs besides GatehouseTesting.
 struct BuiltInPlugin {
     var name: String
     var dependencies: [Target.Dependency] = []
@@ -60,6 +60,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .executable(name: "gatehouse", targets: ["gatehouse"]),
+        .library(name: "GatehousePluginKit", targets: ["GatehousePluginKit"]),
         .library(name: "GatehouseCore", targets: ["GatehouseCore"]),
         .library(name: "GatehouseTesting", targets: ["GatehouseTesting"]),
         // The client SDK an app adds: it depends on no server code (docs/client-sdk.md).
@@ -87,9 +88,20 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
+        // The plugin API: everything a plugin may see, and nothing of the broker's machinery.
+        .target(
+            name: "GatehousePluginKit",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .target(
             name: "GatehouseCore",
             dependencies: [
+                "GatehousePluginKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -194,7 +206,7 @@ let package = Package(
         .testTarget(name: "GatehouseMailTests", dependencies: ["GatehouseMail", "GatehouseCore", "GatehouseTesting"]),
         // The test-only `riddle` plugin (a challenge type the server has never heard of) and a broker
         // serving it, for the headless-browser check of the plugin boundary.
-        .target(name: "RiddlePlugin", dependencies: ["GatehouseCore"], path: "Tests/RiddlePlugin"),
+        .target(name: "RiddlePlugin", dependencies: ["GatehousePluginKit"], path: "Tests/RiddlePlugin"),
         .executableTarget(
             name: "riddle-broker",
             dependencies: [
@@ -208,7 +220,7 @@ let package = Package(
         .target(name: "GatehousePlugins", dependencies: ["GatehouseCore"] + builtInPlugins.map { .target(name: $0.name) }, path: "Plugins/BuiltIn"),
     ]
         + builtInPlugins.map { plugin in
-            .target(name: plugin.name, dependencies: ["GatehouseCore"] + plugin.dependencies, path: "Plugins/\(plugin.name)")
+            .target(name: plugin.name, dependencies: ["GatehousePluginKit"] + plugin.dependencies, path: "Plugins/\(plugin.name)")
         }
         + builtInPlugins.map { plugin in
             .testTarget(name: "\(plugin.name)Tests", dependencies: [.target(name: plugin.name), "GatehouseCore", "GatehouseTesting"] + plugin.testDependencies)

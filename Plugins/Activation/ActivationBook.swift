@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 import HummingbirdBcrypt
 
 /// Where activations and invitations live (the instance's plugin storage, so on every node and

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// The emails of activations and invitations. They carry links only; an activation PIN never goes
 /// by email (it travels by another channel than the payload, or the person chose it).

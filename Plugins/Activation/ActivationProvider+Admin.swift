@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// What administrators manage per app (`gatehouse resources ... --app <app>`, `/admin/v1/apps/{app}/...`):
 /// activations (issue, list, revoke), invitations (invite, list, revoke) and resends (send an

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// Invitations: an administrator invites an address to an app. An account that holds the address
 /// (verified) gets an email with a link to accept (choosing an activation PIN, which yields activation
@@ -46,7 +46,7 @@ extension ActivationProvider {
 
     public func invitation(token: String) async throws -> InvitationView {
         guard let stored = try await book.invitation(token: token), let app = try await apps.app(id: stored.value.appID), !app.disabled else {
-            throw ActivationService.unknownInvitation
+            throw BrokerError.unknownInvitation
         }
         let invitation = stored.value
         let state = invitation.state == .pending && invitation.expiresAt <= now ? "expired" : invitation.state.rawValue
@@ -55,7 +55,7 @@ extension ActivationProvider {
 
     public func answerInvitation(token: String, accept: Bool, pin: String?) async throws -> InvitationAnswer {
         guard let stored = try await book.invitation(token: token), let app = try await apps.app(id: stored.value.appID), !app.disabled else {
-            throw ActivationService.unknownInvitation
+            throw BrokerError.unknownInvitation
         }
         var invitation = stored.value
         guard invitation.state == .pending, invitation.expiresAt > now, let accountID = invitation.accountID else {

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// One `activation` instance: issues activations (for administrators, an app's back end, a person
 /// asking for another one, an accepted invitation) and redeems them in flows. Redeeming checks the
@@ -290,7 +290,7 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming {
             pin = ActivationBook.generatePIN(policy: settings.pin)
             generated = pin
         }
-        let alias = try request.alias.map(DeviceService.checkedAlias)
+        let alias = try request.alias.map(DeviceFacts.checkedAlias)
         var sendTo: EmailAddress?
         // An app's back end that names an address reaches it only through that address: the data go
         // there, not back to the caller (so it learns neither whose address it is nor a way in).

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// An activation as stored: never the secret or the PIN, only a digest of the secret and a slow hash
 /// of the PIN (keyed with the instance's sealed pepper).

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// An `activation` instance's settings for one app (`policy.plugins.<instance>`; before, the policy's
 /// `activation` and `pinPolicy`), XignSys "personalization": how long activation data stay

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// What the app's registration API may answer (HTTP 2xx, a JSON object with `result`).
 enum AppAPIAnswer: Sendable {

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 import Logging
 
 /// Calls an app's registration API: one JSON POST per step, authenticated with a bearer secret or an

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// The `custom-api` plugin type: an app proves who someone is through its own back end (a national
 /// eID hand-off, a bank's customer check). Gatehouse relays the client's custom data to the app's

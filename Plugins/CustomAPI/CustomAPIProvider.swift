@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// Relays a custom registration between the client and the app's own API, one-step or two-step, and
 /// yields the identity the API vouches for. The only provider that may sign people in statelessly.

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// Android key attestation (https://developer.android.com/privacy-and-security/security-key-attestation):
 /// the attested key's certificate chain to one of Google's pinned hardware-attestation root keys, the

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 import SwiftASN1
 
 /// Apple App Attest (https://developer.apple.com/documentation/devicecheck/validating-apps-that-connect-to-your-server):

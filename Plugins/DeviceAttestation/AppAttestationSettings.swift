@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// What one app accepts as proof of a genuine device (`apps.<app id>` in the instance's config).
 /// Secrets (Play Integrity keys, the DeviceCheck key) are not here: administrators set them through

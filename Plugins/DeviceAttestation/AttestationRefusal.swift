@@ -1,4 +1,4 @@
-import GatehouseCore
+import GatehousePluginKit
 
 /// Why an attestation or an attested key's assertion was refused: one stable code per failed check,
 /// which is all a person (or app) ever sees. The audit log keeps the facts.

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// Each app's attestation secrets (Play Integrity keys, the Play service account, the DeviceCheck
 /// key), kept in the plugin's storage encrypted under the key-encryption key. Only their names and

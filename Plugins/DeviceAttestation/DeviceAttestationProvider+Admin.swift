@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// Administrators manage three app-scoped resources of a `device-attestation` instance: the app's
 /// signing-certificate fingerprints (`fingerprints`), its secrets (`secrets`, write-only) and its

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 import Logging
 
 /// One `device-attestation` instance: checks each format's evidence against the app's settings, for

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 import Logging
 
 /// Apple's DeviceCheck server API, `validate_device_token`

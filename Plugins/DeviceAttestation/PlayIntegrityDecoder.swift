@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// Google's `decodeIntegrityToken` (https://developer.android.com/google/play/integrity/standard#decrypt-and-verify-google-servers):
 /// `POST {base}/v1/{packageName}:decodeIntegrityToken` with `{"integrity_token": ...}`, authorized

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// Google's attestation certificate status list (https://android.googleapis.com/attestation/status):
 /// `{"entries": {"<serial, lowercase hex>": {"status": "REVOKED" | "SUSPENDED", "reason": ...}}}`.

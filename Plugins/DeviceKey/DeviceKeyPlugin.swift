@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// The `device-key` plugin type: an app registers a key pair made on the device (the broker keeps
 /// the public key, with the device and installation it came from), then signs in with assertions

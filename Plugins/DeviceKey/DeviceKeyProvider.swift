@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// One `device-key` instance. Registration (`purpose: register`) answers a `register_key` challenge
 /// with a new public key, a proof of possession (a JWS over the challenge's nonce and the broker's

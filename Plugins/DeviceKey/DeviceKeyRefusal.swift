@@ -1,4 +1,4 @@
-import GatehouseCore
+import GatehousePluginKit
 
 /// Why a device's key, proof or assertion was refused. In a flow each refusal answers with its own
 /// code; at the JWT bearer grant every one is `invalid_grant` (RFC 7523) with the code as reason.

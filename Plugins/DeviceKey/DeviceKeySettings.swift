@@ -1,4 +1,4 @@
-import GatehouseCore
+import GatehousePluginKit
 
 /// A `device-key` instance's settings for one app (`policy.plugins.<instance>`; before, the policy's
 /// `deviceRegistration`): whether a device registering a sign-in key must prove itself with a device

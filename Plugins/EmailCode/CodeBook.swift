@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 import Logging
 import Synchronization
 

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// The `email-code` plugin type: a one-time code sent by email. As an identity provider it signs
 /// people in without a password (the address is the identity); as an authenticator it is a second

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// One `email-code` instance in all its roles. As an identity provider (passwordless) it asks for an
 /// address, or takes the app's `login_hint`, and identifies the person as that address once the

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// The email a code goes out in: a subject, a plain-text part and optionally an HTML part, with the
 /// placeholders `{{code}}`, `{{app}}` (the app's name), `{{minutes}}` (how long the code works) and

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 import _CryptoExtras
 
 /// A public key an `fsso-jwt` instance accepts, as administrators see it.

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 import _CryptoExtras
 
 /// The `fsso-jwt` plugin type: federated sign-in with a JWT that an app's own back end signs for one

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 import _CryptoExtras
 
 /// Verifies app-signed JWTs and turns them into identities. Every refusal answers `invalid_grant`

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// `providers[].config` of an `ldap` instance, shaped like Dex's LDAP connector: where the directory
 /// is, how to reach it safely, the service account, and how to find users and their groups.

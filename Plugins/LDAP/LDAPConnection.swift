@@ -1,6 +1,6 @@
 import CLDAP
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 import Synchronization
 
 /// Keeps a provider's open connections for reuse and runs every directory call on a bounded set of

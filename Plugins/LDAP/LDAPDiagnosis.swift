@@ -1,4 +1,4 @@
-import GatehouseCore
+import GatehousePluginKit
 
 /// `gatehouse providers test` for an `ldap` provider: each step of a sign-in on one fresh connection,
 /// stopping at the first that fails, with what the directory said.

@@ -1,4 +1,4 @@
-import GatehouseCore
+import GatehousePluginKit
 
 /// The directory conversations of one provider, each run on one pooled connection: search-then-bind
 /// sign-in, group lookup, rechecks and health. Blocking code; `LDAPConnectionPool` runs it off the

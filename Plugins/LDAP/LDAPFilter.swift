@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// Search filters (RFC 4515): escaping what a person types, and building the filters the plugin sends.
 enum LDAPFilter {

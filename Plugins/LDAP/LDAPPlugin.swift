@@ -1,4 +1,4 @@
-import GatehouseCore
+import GatehousePluginKit
 #if canImport(Glibc)
 import Glibc
 #endif

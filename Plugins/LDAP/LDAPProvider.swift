@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 import Logging
 
 /// Signs people in against an LDAP directory with their directory username and password

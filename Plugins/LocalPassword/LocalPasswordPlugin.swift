@@ -1,4 +1,4 @@
-import GatehouseCore
+import GatehousePluginKit
 
 /// The `local` plugin type: accounts whose passwords the broker keeps itself, hashed with bcrypt,
 /// like Dex's password database. Needs no external service, so the default config can sign people in.

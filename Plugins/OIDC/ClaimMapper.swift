@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// Turns the upstream's verified claims into an identity by the configured claim mapping, and applies
 /// the sign-in filters (allowed domains, required claims, allowed groups).

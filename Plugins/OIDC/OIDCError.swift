@@ -1,4 +1,4 @@
-import GatehouseCore
+import GatehousePluginKit
 
 /// The refusals of the `oidc` plugin. Each ends the flow (an upstream answer is never tried twice);
 /// the precise reason goes to the audit event and the log, never the upstream's own text to a person.

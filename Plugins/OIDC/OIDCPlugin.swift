@@ -1,4 +1,4 @@
-import GatehouseCore
+import GatehousePluginKit
 
 /// The `oidc` plugin type: browser sign-in at an upstream OpenID provider (Entra ID, Google, Okta,
 /// Keycloak, Sign in with Apple, another Gatehouse), brokered into the broker's own tokens and policy.

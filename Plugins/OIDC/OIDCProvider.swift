@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 import Logging
 
 /// One `oidc` instance: signs people in at an upstream OpenID provider with the authorization code

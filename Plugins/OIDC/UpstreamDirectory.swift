@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 import Logging
 
 /// What the upstream's discovery document (OpenID Connect Discovery 1.0) says, as far as the plugin uses it.

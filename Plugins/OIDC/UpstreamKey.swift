@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// One signing key from the upstream's JWKS (RFC 7517), read with the core's `PublicJWK`: keys of a
 /// type it cannot check, encryption keys, RSA keys under 2048 bits, keys with private members and

@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 import Logging
 
 /// The upstream's answer at its token endpoint (RFC 6749 section 5.1).

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 import HummingbirdBcrypt
 
 /// Where PINs live: per account, a bcrypt hash of an HMAC of the PIN under a key of the instance

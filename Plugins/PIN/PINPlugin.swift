@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// The `pin` plugin type: a PIN as a second factor. The person chooses it (`create_pin`, checked
 /// against the app's `pinPolicy`, one error code per rule), then enters it (`pin`); wrong PINs count

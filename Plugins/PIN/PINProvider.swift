@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// One `pin` instance: an authenticator (create, then enter the PIN), with a reset through another
 /// authenticator and a change operation for the signed-in person.

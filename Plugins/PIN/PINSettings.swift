@@ -1,4 +1,4 @@
-import GatehouseCore
+import GatehousePluginKit
 
 /// A `pin` instance's settings for one app (`policy.plugins.<instance>`; before, the policy's
 /// `pinPolicy`): the rules a new PIN must follow, the core's `PINPolicy`.

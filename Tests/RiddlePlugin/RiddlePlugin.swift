@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+import GatehousePluginKit
 
 /// A plugin that exists only for tests, to prove the plugin boundary: its `riddle` challenge type is
 /// one the server has never heard of (a name and a secret answer, a hidden field, a "hint" button and

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The layering rule of docs/architecture.md, checked on the sources against Package.swift.
 
-- GatehouseCore imports no server, store, driver, NIO or plugin module;
-- a plugin (a target under Plugins/) imports only GatehouseCore and its own libraries: never another
-  plugin, the server, the store or the other drivers;
+- GatehousePluginKit (the plugin API) imports no other Gatehouse module, no server, store, driver or NIO;
+- GatehouseCore (the broker) imports no server, store, driver, NIO or plugin module;
+- a plugin (a target under Plugins/, and the test-only RiddlePlugin) imports only GatehousePluginKit and
+  its own libraries: never the broker (GatehouseCore), another plugin, the server, the store or the
+  other drivers;
 - the client SDK (GatehouseClient) and its demo depend on no other Gatehouse module: the wire contract
   is their only link to the broker;
 - every target declares (in Package.swift) each module it imports.
@@ -29,8 +31,11 @@ SYSTEM = {
 CLIENT = {"GatehouseClient", "gatehouse-client-demo"}
 # What the core must never import: the HTTP framework, databases, NIO and our own drivers.
 DRIVERS = re.compile(r"^(GatehouseServer|GatehouseStore|GatehouseHTTP|GatehouseMail|GatehouseTesting|GatehousePlugins|Hummingbird\w*|GRDB|PostgresNIO|NIO\w*|AsyncHTTPClient|CLDAP)$")
-# What a plugin must never import besides other plugins.
-PLUGIN_FORBIDDEN = re.compile(r"^(GatehouseServer|GatehouseStore|GatehouseHTTP|GatehouseMail|GatehouseTesting|GatehousePlugins|Hummingbird|HummingbirdCore|GRDB|PostgresNIO)$")
+# What a plugin must never import besides other plugins: the broker itself included.
+PLUGIN_FORBIDDEN = re.compile(r"^(GatehouseCore|GatehouseServer|GatehouseStore|GatehouseHTTP|GatehouseMail|GatehouseTesting|GatehousePlugins|Hummingbird|HummingbirdCore|GRDB|PostgresNIO)$")
+# The plugin kit and the test-only plugin that proves it.
+KIT = "GatehousePluginKit"
+TEST_PLUGINS = {"RiddlePlugin"}
 # Imports start a line (an indented `import` is text inside a string literal).
 IMPORT = re.compile(r"^(?:@testable\s+|@_exported\s+)*import\s+(?:(?:struct|class|enum|protocol|func|var|typealias)\s+)?(\w+)", re.M)
 
@@ -66,6 +71,7 @@ def findings(package, root):
     targets = {t["name"]: t for t in package["targets"]}
     # Plugins/BuiltIn (GatehousePlugins) is the list that registers the plugins, not a plugin.
     plugins = {name for name, t in targets.items() if t["type"] == "regular" and target_path(t).startswith("Plugins/") and name != "GatehousePlugins"}
+    plugins |= TEST_PLUGINS & set(targets)
     problems = []
     for name, target in sorted(targets.items()):
         if target["type"] in ("system", "binary", "plugin"):
@@ -75,6 +81,10 @@ def findings(package, root):
         for module, file in sorted(used.items()):
             if module not in SYSTEM and module not in dependencies and module != name:
                 problems.append(f"{file}: {name} imports {module} without declaring it in Package.swift")
+        if name == KIT:
+            for module in sorted(set(used) | dependencies):
+                if module.startswith("Gatehouse") or DRIVERS.match(module) or module in plugins:
+                    problems.append(f"{used.get(module, 'Package.swift')}: {KIT} depends on {module} (the kit stands alone)")
         if name == "GatehouseCore":
             for module in sorted(set(used) | dependencies):
                 if DRIVERS.match(module) or module in plugins:
@@ -88,9 +98,9 @@ def findings(package, root):
                 if module in plugins and module != name:
                     problems.append(f"{used.get(module, 'Package.swift')}: plugin {name} depends on another plugin, {module}")
                 elif PLUGIN_FORBIDDEN.match(module):
-                    problems.append(f"{used.get(module, 'Package.swift')}: plugin {name} depends on {module} (the server, the store or a driver)")
-            if "GatehouseCore" not in dependencies:
-                problems.append(f"Package.swift: plugin {name} does not depend on GatehouseCore")
+                    problems.append(f"{used.get(module, 'Package.swift')}: plugin {name} depends on {module} (the broker, the server, the store or a driver)")
+            if KIT not in dependencies:
+                problems.append(f"Package.swift: plugin {name} does not depend on {KIT}")
     return problems
 
 
@@ -100,8 +110,9 @@ def self_test():
     with tempfile.TemporaryDirectory() as root:
         sources = {
             "Sources/GatehouseCore/A.swift": "import Foundation\nimport NIOCore\nimport Alpha\n",
-            "Plugins/Alpha/A.swift": "import GatehouseCore\nimport Beta\nimport GatehouseStore\n",
+            "Plugins/Alpha/A.swift": "import GatehousePluginKit\nimport Beta\nimport GatehouseStore\n",
             "Plugins/Beta/B.swift": "import GatehouseCore\n@testable import Undeclared\n",
+            "Sources/GatehousePluginKit/K.swift": "import GatehouseCore\n",
             "Sources/GatehouseClient/C.swift": "import Foundation\nimport GatehouseCore\n",
         }
         for path, text in sources.items():
@@ -110,14 +121,16 @@ def self_test():
                 handle.write(text)
         package = {"targets": [
             {"name": "GatehouseCore", "type": "regular", "dependencies": [{"product": ["NIOCore", "swift-nio", None, None]}, {"byName": ["Alpha", None]}]},
-            {"name": "Alpha", "type": "regular", "path": "Plugins/Alpha", "dependencies": [{"byName": ["GatehouseCore", None]}, {"byName": ["Beta", None]}, {"byName": ["GatehouseStore", None]}]},
+            {"name": "Alpha", "type": "regular", "path": "Plugins/Alpha", "dependencies": [{"byName": ["GatehousePluginKit", None]}, {"byName": ["Beta", None]}, {"byName": ["GatehouseStore", None]}]},
             {"name": "Beta", "type": "regular", "path": "Plugins/Beta", "dependencies": [{"byName": ["GatehouseCore", None]}]},
+            {"name": "GatehousePluginKit", "type": "regular", "dependencies": [{"byName": ["GatehouseCore", None]}]},
             {"name": "GatehouseClient", "type": "regular", "dependencies": [{"byName": ["GatehouseCore", None]}]},
         ]}
         found = "\n".join(findings(package, root))
         expected = [
             "GatehouseCore depends on NIOCore", "GatehouseCore depends on Alpha", "plugin Alpha depends on another plugin, Beta",
             "plugin Alpha depends on GatehouseStore", "Beta imports Undeclared without declaring it", "client GatehouseClient depends on GatehouseCore",
+            "plugin Beta depends on GatehouseCore", "plugin Beta does not depend on GatehousePluginKit", "GatehousePluginKit depends on GatehouseCore",
         ]
         missing = [text for text in expected if text not in found]
         if missing:
@@ -135,7 +148,7 @@ def main():
     for problem in problems:
         print("FAIL " + problem)
     if not problems:
-        print("ok   layering: the core imports no driver or plugin, plugins import only the core and their own libraries, the client SDK no server code, every import is declared")
+        print("ok   layering: the plugin kit stands alone, the broker imports no driver or plugin, plugins import only the kit and their own libraries, the client SDK no server code, every import is declared")
     return 1 if problems else 0
 
 

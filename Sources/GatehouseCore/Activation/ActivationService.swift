@@ -42,7 +42,7 @@ public struct ActivationService: Sendable {
 
     /// Asks each activation provider in turn: the one that issued the invitation knows its token.
     private func answering<T: Sendable>(_ token: String, _ body: (any ActivationRedeeming) async throws -> T) async throws -> T {
-        guard !token.isEmpty, token.count <= 128 else { throw Self.unknownInvitation }
+        guard !token.isEmpty, token.count <= 128 else { throw BrokerError.unknownInvitation }
         for provider in plugins.identityProviders.sorted(by: { $0.key < $1.key }).compactMap(\.value.activationRedeemer) {
             do {
                 return try await body(provider)
@@ -50,8 +50,7 @@ public struct ActivationService: Sendable {
                 continue
             }
         }
-        throw Self.unknownInvitation
+        throw BrokerError.unknownInvitation
     }
 
-    public static let unknownInvitation = BrokerError(.invalidInvitation, .notFound, "No such invitation; ask for a new one.")
 }

@@ -17,7 +17,7 @@ public struct DeviceService: Sendable {
     }
 
     /// The longest alias a device may have.
-    public static let maxAliasLength = 64
+    public static let maxAliasLength = DeviceFacts.maxAliasLength
 
     // MARK: - The person
 
@@ -66,17 +66,8 @@ public struct DeviceService: Sendable {
 
     static let noSuchDevice = BrokerError(.notFound, .notFound, "This account has no such device.")
 
-    /// A trimmed alias of 1 to 64 characters without control characters.
-    public static func checkedAlias(_ alias: String) throws(BrokerError) -> String {
-        let trimmed = alias.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...maxAliasLength).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw BrokerError(
-                .invalidRequest, .badRequest, "The alias must have 1 to \(maxAliasLength) characters and no control characters.",
-                issues: [ConfigIssue(path: "alias", "must have 1 to \(maxAliasLength) characters")]
-            )
-        }
-        return trimmed
-    }
+    /// A trimmed alias of 1 to 64 characters without control characters (`DeviceFacts.checkedAlias`).
+    public static func checkedAlias(_ alias: String) throws(BrokerError) -> String { try DeviceFacts.checkedAlias(alias) }
 
     /// The account and app behind an access token; a stateless sign-in has no devices. Only the
     /// token of an app that registers devices (one of its identity providers registers sign-in keys

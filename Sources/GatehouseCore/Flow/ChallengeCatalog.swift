@@ -37,36 +37,6 @@ public struct ChallengeCatalog: Sendable {
     ]
 }
 
-extension ChallengeDescription {
-    /// A username and a password (the `local` and `ldap` providers, and any other that checks one).
-    public static let credentials = ChallengeDescription(
-        type: "credentials", summary: "A username and a password.",
-        inputs: [
-            ChallengeInput(name: "username", label: "Username", autocomplete: "username", maxLength: 256, prefill: "username", elementID: "username"),
-            ChallengeInput(name: "password", label: "Password", kind: .secret, maxLength: 1024, elementID: "password"),
-        ],
-        details: [ChallengeDetail("username", .string, "A username to suggest (the app's `login_hint`).")], submitLabel: "Sign in"
-    )
-
-    /// A step that could not start (a code was not delivered): answering it (`{}`) starts it again.
-    public static let retry = ChallengeDescription(
-        type: Challenge.retryType, summary: "The next step could not start; answer `{}` to try again.",
-        prompt: "The next step could not start ({error}). Try again.",
-        details: [ChallengeDetail("error", .string, "Why the step could not start (`delivery_failed`, `rate_limited`, `locked_out`).")]
-    )
-
-    /// A flow whose answer came back at the broker's callback (the person signed in upstream) waits
-    /// for the app that started it: a native app answers this to go on. A public app proves with the
-    /// PKCE verifier of the `codeChallenge` it started the flow with that it is the app that started
-    /// it (RFC 8252 section 8.1: another app may have received the redirect); a confidential app
-    /// authenticates as on every flow request.
-    public static let callbackReceived = ChallengeDescription(
-        type: Challenge.callbackReceivedType,
-        summary: "The browser came back from the sign-in elsewhere; answer with the `code` the return URI carried and, for a public app, the PKCE `codeVerifier`.",
-        prompt: "Signed in. Return to the app to go on.",
-        inputs: [ChallengeInput(name: "code", label: "Code", maxLength: 64), ChallengeInput(name: "codeVerifier", label: "Code verifier", maxLength: 128)]
-    )
-}
 
 extension ChallengeDescription {
     /// An activation's outcome that needs the app's choice (`re_activation`, `already_activated`,

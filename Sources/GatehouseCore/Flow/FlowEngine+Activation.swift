@@ -74,7 +74,7 @@ extension FlowEngine {
                 guard let address = EmailAddress(text) else { throw BrokerError.invalidAnswer("'email' is not an email address.") }
                 sendTo = address
             }
-            let alias = try answer.values["alias"]?.stringValue.map(DeviceService.checkedAlias)
+            let alias = try answer.values["alias"]?.stringValue.map(DeviceFacts.checkedAlias)
             guard let alias else { throw BrokerError.invalidAnswer("A new activation needs an 'alias': the name of the device it is for.") }
             try await endWithoutTokens(flow, activation: activation)
             let issued = try await activationProvider(activation).issue(

@@ -1,23 +1,3 @@
-/// Builds a plugin type's instances from config. A plugin ships one factory: its type name (what
-/// `providers[].type` says), its own config type, and how to make an instance.
-public protocol PluginFactory: SendableMetatype {
-    associatedtype Config: Decodable & Sendable
-    /// The `type:` value in config, e.g. `ldap`.
-    static var typeName: String { get }
-    /// The roles its instances play; an app's policy may list an instance only in those.
-    static var roles: PluginRoles { get }
-    /// Makes an instance; may throw a `ConfigIssue` whose path is relative to the instance's `config:`.
-    static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin
-    /// The challenge types the plugin's instances ask, declared once (fields, and how a page shows them).
-    static var challenges: [ChallengeDescription] { get }
-    /// The per-app settings of its instances (`policy.plugins.<instance>`); `NoSettings` by default.
-    associatedtype Settings: PluginSettings = NoSettings
-}
-
-extension PluginFactory {
-    public static var challenges: [ChallengeDescription] { [] }
-}
-
 /// Type name → factory. The executable registers the built-in plugins; config names types; the
 /// registry decodes each instance's config (reporting errors with their exact path) and builds it.
 public struct PluginRegistry: Sendable {

@@ -14,22 +14,6 @@ public protocol AppStore: AppDirectory {
     func deleteApp(id: String) async throws -> Bool
 }
 
-/// Reading accounts and their identities: what plugins get (`PluginEnvironment.accounts`), since
-/// accounts change only through the flow engine and the core's services.
-public protocol AccountDirectory: Sendable {
-    func account(id: String) async throws -> Account?
-    func identityLink(providerID: String, subject: String) async throws -> IdentityLink?
-    func identityLinks(accountID: String) async throws -> [IdentityLink]
-    /// The accounts (ids, sorted) with an identity link whose provider vouched for `email`
-    /// (`email_verified`), compared without regard to case.
-    func accountIDs(withVerifiedEmail email: String) async throws -> [String]
-}
-
-/// Reading apps, for plugins (`PluginEnvironment.apps`).
-public protocol AppDirectory: Sendable {
-    func app(id: String) async throws -> App?
-}
-
 /// Accounts and the identities linked to them.
 public protocol AccountStore: AccountDirectory {
     func accounts(limit: Int, offset: Int) async throws -> [Account]
@@ -192,107 +176,6 @@ public protocol SigningKeyStore: Sendable {
     /// Replaces a key's stored private key (sealed under another key-encryption key, or in clear) if
     /// it still is `expected`; false when another node changed it first.
     func replaceSigningKeyMaterial(kid: String, expected: String, replacement: String) async throws -> Bool
-}
-
-/// One audit event: who did what, when, with which outcome. Never holds a secret.
-public struct AuditEvent: Sendable, Hashable, Codable {
-    public var id: String
-    public var time: Date
-    /// e.g. `signin.success`, `signin.failure`, `account.created`.
-    public var type: String
-    public var appID: String?
-    public var accountID: String?
-    public var providerID: String?
-    /// A machine code for failures (`invalid_credentials`, ...).
-    public var outcome: String?
-    public var details: [String: String]
-
-    public init(id: String = UUID().uuidString, time: Date, type: String, appID: String? = nil, accountID: String? = nil, providerID: String? = nil, outcome: String? = nil, details: [String: String] = [:]) {
-        self.id = id
-        self.time = time
-        self.type = type
-        self.appID = appID
-        self.accountID = accountID
-        self.providerID = providerID
-        self.outcome = outcome
-        self.details = details
-    }
-}
-
-/// The append-only audit log.
-public protocol AuditStore: Sendable {
-    func appendAudit(_ event: AuditEvent) async throws
-    /// Newest first.
-    func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent]
-}
-
-extension AuditStore {
-    /// Newest first.
-    public func auditEvents(type: String?, appID: String?, accountID: String?, since: Date?, limit: Int) async throws -> [AuditEvent] {
-        try await auditEvents(AuditQuery(type: type, appID: appID, accountID: accountID, since: since, limit: limit))
-    }
-}
-
-/// Which audit events to read: every filter given must match; newest first, `limit` from `offset`.
-public struct AuditQuery: Sendable, Hashable {
-    public var type: String?
-    public var appID: String?
-    /// The account the event is about.
-    public var accountID: String?
-    /// The administrator who made the change (the event's `admin` detail).
-    public var admin: String?
-    public var since: Date?
-    /// Events before this time only.
-    public var until: Date?
-    public var limit: Int
-    public var offset: Int
-
-    public init(
-        type: String? = nil, appID: String? = nil, accountID: String? = nil, admin: String? = nil, since: Date? = nil, until: Date? = nil,
-        limit: Int = 100, offset: Int = 0
-    ) {
-        self.type = type
-        self.appID = appID
-        self.accountID = accountID
-        self.admin = admin
-        self.since = since
-        self.until = until
-        self.limit = limit
-        self.offset = offset
-    }
-}
-
-/// One value a plugin stored.
-public struct PluginRecord: Sendable, Hashable {
-    public var key: String
-    public var value: Data
-    public var version: Int
-    public var expiresAt: Date?
-
-    public init(key: String, value: Data, version: Int, expiresAt: Date?) {
-        self.key = key
-        self.value = value
-        self.version = version
-        self.expiresAt = expiresAt
-    }
-}
-
-/// Key-value storage for plugins, partitioned by namespace (the plugin instance id).
-public protocol PluginDataStore: Sendable {
-    func pluginRecord(namespace: String, key: String, now: Date) async throws -> PluginRecord?
-    /// Every live record of every namespace whose value starts with `valuePrefix` (the sealed secrets,
-    /// for `keys rewrap`).
-    func pluginRecords(valuePrefix: Data, now: Date) async throws -> [(namespace: String, record: PluginRecord)]
-    /// Inserts unless a live record with that key exists; false when it does.
-    func insertPluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, now: Date) async throws -> Bool
-    /// Replaces the record if its version is still `expectedVersion`; false otherwise.
-    func replacePluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, expectedVersion: Int) async throws -> Bool
-    func deletePluginRecord(namespace: String, key: String) async throws -> Bool
-    /// Deletes the record if its version is still `expectedVersion`; false otherwise.
-    func deletePluginRecord(namespace: String, key: String, expectedVersion: Int) async throws -> Bool
-    /// The live records of a namespace whose keys start with `keyPrefix`, in key order.
-    func pluginRecords(namespace: String, keyPrefix: String, now: Date) async throws -> [PluginRecord]
-    func deleteExpiredPluginRecords(now: Date) async throws -> Int
 }
 
 /// Everything the broker persists. SQLite implements it for one node; PostgreSQL for several.

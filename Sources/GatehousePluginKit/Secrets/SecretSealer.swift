@@ -15,7 +15,7 @@ public struct SecretSealer: Sendable {
         self.previous = previous.filter { $0.id != current.id }
     }
 
-    static let prefix = "gh-kek1:"
+    package static let prefix = "gh-kek1:"
 
     /// Whether a stored value is sealed (anything else was stored in clear by an older version).
     public static func isSealed(_ stored: String) -> Bool { stored.hasPrefix(prefix) }

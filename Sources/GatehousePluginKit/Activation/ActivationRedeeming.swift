@@ -157,3 +157,8 @@ extension ActivationRequest {
         self.init(accountID: account, email: email, pin: try text("pin"), alias: try text("alias"), send: send)
     }
 }
+
+extension BrokerError {
+    /// An invitation token nobody issued (or no longer answerable): the same answer either way.
+    public static let unknownInvitation = BrokerError(.invalidInvitation, .notFound, "No such invitation; ask for a new one.")
+}

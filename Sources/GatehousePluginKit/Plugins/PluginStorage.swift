@@ -26,7 +26,7 @@ public struct PluginStorage: Sendable {
     }
 
     /// The associated data of a sealed record: its namespace and key.
-    static func sealingContext(namespace: String, key: String) -> String { "plugin_data:\(namespace):\(key)" }
+    package static func sealingContext(namespace: String, key: String) -> String { "plugin_data:\(namespace):\(key)" }
 
     /// Stores a secret, sealed, under a key that must not exist yet; false when it does.
     public func insertSecret(_ secret: Data, key: String, expiresAt: Date? = nil) async throws -> Bool {

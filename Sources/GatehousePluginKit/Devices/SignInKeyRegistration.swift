@@ -134,3 +134,20 @@ public struct SignInKeyRegistered: Sendable, Hashable {
         self.newDevice = newDevice
     }
 }
+
+extension DeviceFacts {
+    /// The longest alias a device may have.
+    public static let maxAliasLength = 64
+
+    /// A trimmed alias of 1 to 64 characters without control characters.
+    public static func checkedAlias(_ alias: String) throws(BrokerError) -> String {
+        let trimmed = alias.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...maxAliasLength).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw BrokerError(
+                .invalidRequest, .badRequest, "The alias must have 1 to \(maxAliasLength) characters and no control characters.",
+                issues: [ConfigIssue(path: "alias", "must have 1 to \(maxAliasLength) characters")]
+            )
+        }
+        return trimmed
+    }
+}

@@ -79,7 +79,7 @@ extension Policy {
     /// The settings JSON of an instance: its `plugins` entry, with what former keys hold laid over it
     /// (a former key present was written after the new form: a patch in the old form); nil when
     /// neither says anything.
-    func settingsJSON(for instanceID: String, formerKeys: [FormerPolicyKey]) -> JSONValue? {
+    package func settingsJSON(for instanceID: String, formerKeys: [FormerPolicyKey]) -> JSONValue? {
         let written = plugins[instanceID]
         let claimed = formerKeys.filter { formerSettings[$0.key] != nil }
         guard !claimed.isEmpty else { return written }

@@ -1,47 +1,8 @@
 import Foundation
 import Yams
 
-/// A parsed config document: the YAML tree after `${ENV}` substitution, before any type reads it.
-/// Plugins receive their own `config:` subtree as a node and decode it with `ConfigNodeDecoder`.
-public indirect enum ConfigNode: Sendable, Hashable, Decodable {
-    case null
-    case scalar(String)
-    case sequence([ConfigNode])
-    case mapping([Entry])
-
-    /// One key of a mapping, in file order.
-    public struct Entry: Sendable, Hashable {
-        public var key: String
-        public var value: ConfigNode
-        public init(key: String, value: ConfigNode) {
-            self.key = key
-            self.value = value
-        }
-    }
-
-    /// Only `ConfigNodeDecoder` can produce a raw node; other decoders cannot.
-    public init(from decoder: any Decoder) throws {
-        guard let decoder = decoder as? ConfigNodeDecoder else {
-            throw ConfigIssue(path: decoder.codingPath, "a raw config node can only be read from a config file")
-        }
-        self = decoder.node
-        decoder.ledger.delegate(decoder.codingPath)
-    }
-
-    public subscript(key: String) -> ConfigNode? {
-        guard case .mapping(let entries) = self else { return nil }
-        return entries.first { $0.key == key }?.value
-    }
-
-    var kindName: String {
-        switch self {
-        case .null: "nothing"
-        case .scalar: "a value"
-        case .sequence: "a list"
-        case .mapping: "a mapping"
-        }
-    }
-
+/// Reading config files: YAML into config nodes, with `${NAME}` substitution.
+extension ConfigNode {
     /// Parses YAML and substitutes `${NAME}` (or `${NAME:-default}`) in every scalar from `environment`.
     /// Throws only when the text is not YAML; each variable that is not set is returned as an issue with
     /// its path (and reads as null), so that the rest of the document is still checked.

@@ -1,0 +1,69 @@
+import Foundation
+
+/// One audit event: who did what, when, with which outcome. Never holds a secret.
+public struct AuditEvent: Sendable, Hashable, Codable {
+    public var id: String
+    public var time: Date
+    /// e.g. `signin.success`, `signin.failure`, `account.created`.
+    public var type: String
+    public var appID: String?
+    public var accountID: String?
+    public var providerID: String?
+    /// A machine code for failures (`invalid_credentials`, ...).
+    public var outcome: String?
+    public var details: [String: String]
+
+    public init(id: String = UUID().uuidString, time: Date, type: String, appID: String? = nil, accountID: String? = nil, providerID: String? = nil, outcome: String? = nil, details: [String: String] = [:]) {
+        self.id = id
+        self.time = time
+        self.type = type
+        self.appID = appID
+        self.accountID = accountID
+        self.providerID = providerID
+        self.outcome = outcome
+        self.details = details
+    }
+}
+
+/// The append-only audit log.
+public protocol AuditStore: Sendable {
+    func appendAudit(_ event: AuditEvent) async throws
+    /// Newest first.
+    func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent]
+}
+
+extension AuditStore {
+    /// Newest first.
+    public func auditEvents(type: String?, appID: String?, accountID: String?, since: Date?, limit: Int) async throws -> [AuditEvent] {
+        try await auditEvents(AuditQuery(type: type, appID: appID, accountID: accountID, since: since, limit: limit))
+    }
+}
+
+/// Which audit events to read: every filter given must match; newest first, `limit` from `offset`.
+public struct AuditQuery: Sendable, Hashable {
+    public var type: String?
+    public var appID: String?
+    /// The account the event is about.
+    public var accountID: String?
+    /// The administrator who made the change (the event's `admin` detail).
+    public var admin: String?
+    public var since: Date?
+    /// Events before this time only.
+    public var until: Date?
+    public var limit: Int
+    public var offset: Int
+
+    public init(
+        type: String? = nil, appID: String? = nil, accountID: String? = nil, admin: String? = nil, since: Date? = nil, until: Date? = nil,
+        limit: Int = 100, offset: Int = 0
+    ) {
+        self.type = type
+        self.appID = appID
+        self.accountID = accountID
+        self.admin = admin
+        self.since = since
+        self.until = until
+        self.limit = limit
+        self.offset = offset
+    }
+}

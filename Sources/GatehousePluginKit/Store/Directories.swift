@@ -1,0 +1,17 @@
+import Foundation
+
+/// Reading accounts and their identities: what plugins get (`PluginEnvironment.accounts`), since
+/// accounts change only through the flow engine and the core's services.
+public protocol AccountDirectory: Sendable {
+    func account(id: String) async throws -> Account?
+    func identityLink(providerID: String, subject: String) async throws -> IdentityLink?
+    func identityLinks(accountID: String) async throws -> [IdentityLink]
+    /// The accounts (ids, sorted) with an identity link whose provider vouched for `email`
+    /// (`email_verified`), compared without regard to case.
+    func accountIDs(withVerifiedEmail email: String) async throws -> [String]
+}
+
+/// Reading apps, for plugins (`PluginEnvironment.apps`).
+public protocol AppDirectory: Sendable {
+    func app(id: String) async throws -> App?
+}

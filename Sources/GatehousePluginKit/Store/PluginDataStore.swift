@@ -1,0 +1,34 @@
+import Foundation
+
+/// One value a plugin stored.
+public struct PluginRecord: Sendable, Hashable {
+    public var key: String
+    public var value: Data
+    public var version: Int
+    public var expiresAt: Date?
+
+    public init(key: String, value: Data, version: Int, expiresAt: Date?) {
+        self.key = key
+        self.value = value
+        self.version = version
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Key-value storage for plugins, partitioned by namespace (the plugin instance id).
+public protocol PluginDataStore: Sendable {
+    func pluginRecord(namespace: String, key: String, now: Date) async throws -> PluginRecord?
+    /// Every live record of every namespace whose value starts with `valuePrefix` (the sealed secrets,
+    /// for `keys rewrap`).
+    func pluginRecords(valuePrefix: Data, now: Date) async throws -> [(namespace: String, record: PluginRecord)]
+    /// Inserts unless a live record with that key exists; false when it does.
+    func insertPluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, now: Date) async throws -> Bool
+    /// Replaces the record if its version is still `expectedVersion`; false otherwise.
+    func replacePluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, expectedVersion: Int) async throws -> Bool
+    func deletePluginRecord(namespace: String, key: String) async throws -> Bool
+    /// Deletes the record if its version is still `expectedVersion`; false otherwise.
+    func deletePluginRecord(namespace: String, key: String, expectedVersion: Int) async throws -> Bool
+    /// The live records of a namespace whose keys start with `keyPrefix`, in key order.
+    func pluginRecords(namespace: String, keyPrefix: String, now: Date) async throws -> [PluginRecord]
+    func deleteExpiredPluginRecords(now: Date) async throws -> Int
+}
