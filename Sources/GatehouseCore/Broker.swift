@@ -20,6 +20,10 @@ public struct Broker: Sendable, CustomStringConvertible {
     public let devices: DeviceService
     public let accountOperations: AccountOperationService
     public let adminGate: AdminGate
+    /// The endpoints plugins declare (`/v1/plugins/<instance>/<path>`).
+    public var pluginEndpoints: PluginEndpointService {
+        PluginEndpointService(store: store, oauth: oauth, plugins: plugins, adminGate: adminGate, clock: clock)
+    }
     /// The admin console's sign-in and sessions; nil when `admin.console.enabled` is false.
     public let console: AdminConsoleService?
     public let clock: any BrokerClock
@@ -144,7 +148,9 @@ public struct Broker: Sendable, CustomStringConvertible {
             }
         }
         for var app in try await store.apps() where !app.policy.formerSettings.isEmpty {
-            app.policy = settings.normalized(app.policy)
+            let normalized = settings.normalized(app.policy)
+            guard normalized != app.policy else { continue }
+            app.policy = normalized
             if try await store.updateApp(app) {
                 logger.notice("app policy rewritten with its plugin settings under plugins", metadata: ["app": .string(app.id)])
             }
@@ -199,7 +205,8 @@ public struct Broker: Sendable, CustomStringConvertible {
             for plugin in plugins.all.values {
                 group.addTask { (plugin.id, await plugin.health()) }
             }
-            for await (id, health) in group { checks[id] = health }
+            // A plugin without an upstream reports nothing (and never hides another check).
+            for await (id, health) in group { if let health { checks[id] = health } }
         }
         healthLog.record(checks, at: clock.now, logger: logger)
         return Readiness(checks: checks)

@@ -34,6 +34,7 @@ public enum GatehouseServer {
         FlowAPI(broker: broker).addRoutes(to: router.group("v1").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
         AccountAPI(broker: broker).addRoutes(to: router.group("v1/account").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
         MobileAPI(broker: broker).addRoutes(to: router.group("v1").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
+        PluginEndpointAPI(broker: broker).addRoutes(to: router.group("v1/plugins").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
         InvitationPages(broker: broker).addRoutes(to: router)
         OAuthAPI(broker: broker).addRoutes(to: router)
         let pages = BrowserPages(broker: broker)

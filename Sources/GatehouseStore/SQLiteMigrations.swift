@@ -275,6 +275,12 @@ enum SQLiteMigrations {
                     """
             )
         }
+        // No table changes: it marks databases whose app policies keep plugin settings under
+        // `policy.plugins`, so that an older Gatehouse (which would read them as absent: device
+        // attestation off, default PIN rules) refuses the database instead.
+        migrator.registerMigration("v12-policy-plugin-settings") { db in
+            try db.execute(sql: "SELECT 1")
+        }
         return migrator
     }
 }

@@ -156,3 +156,79 @@ extension GatehouseServerTests {
         #expect(posted["plugins"] == ["sphinx": ["hints": false, "matching": "any-case"]])
     }
 }
+
+// MARK: - Plugin endpoints
+
+extension GatehouseServerTests {
+    /// The riddle plugin's endpoints (`/v1/plugins/sphinx/...`), one of each caller kind: each answers
+    /// only the caller it declares, for apps whose policy lists the instance, with declared fields
+    /// only; the server and the broker know none of them by name.
+    @Test func aPluginsEndpointsAnswerOnlyTheCallerTheyDeclare() async throws {
+        let secret = "delphi-secret-0123456789-abcdefghij"
+        let yaml = Self.riddleYAML + """
+
+              - id: delphi
+                name: Delphi
+                secret: \(secret)
+                redirectURIs: [https://delphi.example/callback]
+                policy: {identityProviders: [sphinx]}
+              - id: corinth
+                name: Corinth
+                secret: \(secret)
+                redirectURIs: [https://corinth.example/callback]
+            admin:
+              tokens:
+                - {name: ops, token: riddle-admin-token-0123456789-abcdef}
+            """
+        let test = try await Self.riddleBroker(yaml: yaml)
+        defer { test.temporary.remove() }
+        @Sendable func basic(_ app: String) -> HTTPFields { [.authorization: "Basic " + Data("\(app):\(secret)".utf8).base64EncodedString(), .contentType: "application/json"] }
+        try await Self.application(test).test(.router) { client in
+            let started = try Self.object(try await client.execute(uri: "/v1/flows", method: .post, body: Self.json(#"{"app":"thebes","provider":"sphinx"}"#)))
+            let flow = try #require(started["flow"]?.stringValue)
+            let done = try Self.object(
+                try await client.execute(uri: "/v1/flows/\(flow)", method: .post, body: Self.json(#"{"answer":{"name":"oedipus","answer":"man"}}"#))
+            )
+            let accessToken = try #require(done["tokens"]?.objectValue?["access_token"]?.stringValue)
+            let person: HTTPFields = [.authorization: "Bearer \(accessToken)"]
+
+            // A person, with an access token.
+            let question = try await client.execute(uri: "/v1/plugins/sphinx/question", method: .get, headers: person)
+            #expect(question.status == .ok)
+            #expect(try Self.object(question) == ["question": "What walks on four legs in the morning?", "hints": true, "for": "oedipus"])
+            #expect(try await client.execute(uri: "/v1/plugins/sphinx/question", method: .get).status == .unauthorized)
+
+            // An app's back end, with its client credentials.
+            let right = try await client.execute(uri: "/v1/plugins/sphinx/check", method: .post, headers: basic("delphi"), body: Self.json(#"{"answer":"MAN"}"#))
+            #expect(right.status == .ok)
+            #expect(try Self.object(right) == ["correct": true])
+            let undeclared = try await client.execute(
+                uri: "/v1/plugins/sphinx/check", method: .post, headers: basic("delphi"), body: Self.json(#"{"answer":"man","riddle":"x"}"#)
+            )
+            #expect(undeclared.status == .badRequest)
+            #expect(try Self.object(undeclared)["error"] == "invalid_request")
+            let notListed = try await client.execute(uri: "/v1/plugins/sphinx/check", method: .post, headers: basic("corinth"), body: Self.json(#"{"answer":"man"}"#))
+            #expect(notListed.status == .forbidden)
+            #expect(try Self.object(notListed)["error"] == "provider_not_allowed")
+            let publicApp = try await client.execute(uri: "/v1/plugins/sphinx/check", method: .post, body: Self.json(#"{"client_id":"thebes","answer":"man"}"#))
+            #expect(try Self.object(publicApp)["error"] == "unauthorized_client")
+            let withToken = try await client.execute(uri: "/v1/plugins/sphinx/check", method: .post, headers: person, body: Self.json(#"{"answer":"man"}"#))
+            #expect(withToken.status == .unauthorized, "a person's token is no app's credentials")
+
+            // An administrator.
+            let length = try await client.execute(
+                uri: "/v1/plugins/sphinx/answer-length", method: .get, headers: [.authorization: "Bearer riddle-admin-token-0123456789-abcdef"]
+            )
+            #expect(try Self.object(length) == ["letters": 3, "askedBy": "ops"])
+            #expect(try await client.execute(uri: "/v1/plugins/sphinx/answer-length", method: .get, headers: person).status == .unauthorized)
+
+            // Nothing else is routed.
+            #expect(try await client.execute(uri: "/v1/plugins/sphinx/riddle", method: .get, headers: person).status == .notFound)
+            #expect(try await client.execute(uri: "/v1/plugins/sphinx/question", method: .delete, headers: person).status == .notFound)
+            #expect(try await client.execute(uri: "/v1/plugins/oracle/question", method: .get, headers: person).status == .notFound)
+        }
+        let audited = try await test.store.auditEvents(type: "plugin.endpoint_called", appID: "delphi", accountID: nil, since: nil, limit: 10)
+        #expect(audited.count == 1, "the one successful call that may change something")
+        #expect(audited.first?.details["path"] == "check")
+    }
+}

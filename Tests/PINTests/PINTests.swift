@@ -133,6 +133,10 @@ struct PINTests {
         #expect(inPlugins?.issues.map(\.description) == [
             "apps[0].policy.plugins.pin.maxLength: must be between minLength (6) and 32, got 40", "apps[0].policy.plugins.pin.colour: unknown key",
         ])
+        // Each form alone is fine; what would be stored (the old key laid over the new) is not.
+        let both = "providers: [{id: pin, type: pin}]\napps: [{id: x, policy: {authenticators: [pin], plugins: {pin: {maxLength: 6}}, pinPolicy: {minLength: 8}}}]"
+        let together = await thrownError(ConfigIssues.self) { _ = try ConfigLoader(registry: registry).load(yaml: both, environment: [:]) }
+        #expect(together?.issues.map(\.description) == ["apps[0].policy.pinPolicy: together with plugins.pin, maxLength: must be between minLength (8) and 32, got 6"])
         let unknownKey = await thrownError(ConfigIssues.self) { _ = try ConfigLoader(registry: PluginRegistry()).load(yaml: "apps: [{id: x, policy: {pinPolicy: {}}}]", environment: [:]) }
         #expect(unknownKey?.issues.map(\.description) == ["apps[0].policy.pinPolicy: unknown key"])
     }
@@ -275,6 +279,16 @@ extension PINTests {
         old.policy.formerSettings = ["pinPolicy": ["minLength": 7]]
         #expect(try await test.store.insertApp(old))
         #expect(try await test.store.app(id: "legacy")?.settings(PINPolicy.self, for: "pin").minLength == 7, "read the old way before the rewrite")
+        // A change in the new form wins over what the old form said (the patch applies to the policy
+        // in the new form).
+        let patched = try await test.broker.admin.patchPolicy(id: "legacy", patch: ["plugins": ["pin": ["minLength": 9]]], by: AdminIdentity(name: "ops"))
+        #expect(patched.policy.formerSettings.isEmpty)
+        #expect(try await test.store.app(id: "legacy")?.settings(PINPolicy.self, for: "pin").minLength == 9)
+        // Back to the old form as an earlier version stored it, for the rewrite at start.
+        var again = try #require(try await test.store.app(id: "legacy"))
+        again.policy.plugins = [:]
+        again.policy.formerSettings = ["pinPolicy": ["minLength": 7]]
+        #expect(try await test.store.updateApp(again))
         let restarted = try await TestBroker.make(yaml: Self.yaml, registry: Self.registry, temporary: test.temporary, clock: test.clock)
         let rewritten = try #require(try await restarted.store.app(id: "legacy"))
         #expect(rewritten.policy.formerSettings.isEmpty)

@@ -68,6 +68,33 @@ public struct RiddleProvider: IdentityProvider {
         submitLabel: "Answer"
     )
 
+    /// Endpoints of each caller kind, to prove that a plugin's routes need no broker or server change.
+    public var endpoints: [PluginEndpoint] {
+        [
+            PluginEndpoint(.get, "question", summary: "The riddle this app asks, for the signed-in person.", caller: .accessToken),
+            PluginEndpoint(
+                .post, "check", summary: "Whether an answer is right, for the app's back end.", caller: .appClient,
+                inputs: [ChallengeInput(name: "answer", label: "Answer", maxLength: 64)]
+            ),
+            PluginEndpoint(.get, "answer-length", summary: "How many letters the answer has, for administrators.", caller: .admin),
+        ]
+    }
+
+    public func handle(_ call: PluginEndpointCall) async throws -> PluginEndpointAnswer {
+        switch call.endpoint.path {
+        case "question":
+            let settings = try call.app!.settings(RiddleSettings.self, for: id)
+            return PluginEndpointAnswer(["question": .string(config.question), "hints": .bool(settings.hints), "for": .string(call.account!.username)])
+        case "check":
+            let settings = try call.app!.settings(RiddleSettings.self, for: id)
+            let given = try call.fields.string("answer")
+            let (left, right) = settings.matching == .exact ? (given, config.answer) : (given.lowercased(), config.answer.lowercased())
+            return PluginEndpointAnswer(["correct": .bool(SecretDigest.constantTimeEquals(left, right))])
+        default:
+            return PluginEndpointAnswer(["letters": .number(Double(config.answer.count)), "askedBy": .string(call.admin ?? "")])
+        }
+    }
+
     func ask(round: Int, hint: Bool) -> FlowStep {
         let challenge = Challenge(
             type: Self.challenge.type, fields: ["question": .string(config.question), "round": .string(String(round)), "help": "https://riddles.example/rules"],

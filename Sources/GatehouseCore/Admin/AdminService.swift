@@ -148,7 +148,9 @@ public struct AdminService: Sendable {
             throw BrokerError(.invalidRequest, .badRequest, "The policy patch must be a JSON object.", issues: [ConfigIssue(path: "policy", "expected an object")])
         }
         return try await change(id, by: admin, event: "policy.updated") { app in
-            let current = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(app.policy))
+            // The stored policy in the new form first: a former key an earlier version stored must not
+            // override what this patch sets under `plugins`.
+            let current = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(plugins.settings.normalized(app.policy)))
             let merged = JSONMergePatch.apply(patch, to: current)
             let policy = try decode(Policy.self, merged, at: [ConfigPath.Key("policy")])
             try checkReferences(policy, path: "policy")

@@ -204,11 +204,10 @@ public struct OAuthService: Sendable {
             guard let key = try await store.signInKey(id: keyID) else { throw Self.invalidGrant("The device this token was issued to was removed.") }
             // The app's rules for the key hold at every use of its sign-in, as at the sign-in itself
             // (an app switched to requiring attestation stops renewing unattested keys' tokens).
-            do {
-                try await plugins.identityProviders[key.providerID]?.checkKeyUse(key, at: app)
-            } catch let refusal as BrokerError {
-                throw Self.invalidGrant(refusal.message).because(refusal.reason ?? refusal.code.rawValue)
+            guard let provider = plugins.identityProviders[key.providerID] else {
+                throw Self.invalidGrant("The provider this device key was registered with is no longer configured.").because("provider_removed")
             }
+            try await provider.checkKeyUse(key, at: app)
         }
         // One read of the links serves the recheck and the profile claims.
         var links = try await store.identityLinks(accountID: account.id)

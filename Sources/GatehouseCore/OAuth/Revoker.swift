@@ -37,8 +37,7 @@ public struct Revoker: Sendable {
     }
 
     /// A family that may still gain a token after this (a code being redeemed at this instant, a
-    /// reused code or refresh token), or whose reason to be refused may be forgotten (a purged
-    /// session): listed for as long as a refresh token of it could live, so that one written after
+    /// reused code), or whose reason to be refused may be forgotten (a purged session): listed for as long as a refresh token of it could live, so that one written after
     /// the store's revocation is refused whenever it is presented.
     @discardableResult
     public func familyForGood(_ familyID: String) async throws -> Int {

@@ -77,20 +77,39 @@ public struct PolicySettingsBook: Sendable {
                 }
             }
         }
+        // What will be stored: each instance's entry with the former keys laid over it, which may
+        // break a rule neither part breaks alone (a stored `maxLength: 6` and a new `pinPolicy.minLength: 8`).
+        if issues.isEmpty, !policy.formerSettings.isEmpty {
+            for (id, codec) in codecs.sorted(by: { $0.key < $1.key }) where codec.hasSettings && policy.plugins[id] != nil {
+                let claimed = codec.formerKeys.map(\.key).filter { policy.formerSettings[$0] != nil }
+                guard !claimed.isEmpty, let json = policy.settingsJSON(for: id, formerKeys: codec.formerKeys) else { continue }
+                do {
+                    _ = try codec.normalize(json, [ConfigPath.Key(path), ConfigPath.Key("plugins"), ConfigPath.Key(id)])
+                } catch {
+                    issues += error.issues.map { issue in
+                        ConfigIssue(path: "\(path).\(claimed[0])", "together with plugins.\(id), \(issue.path.dropFirst("\(path).plugins.\(id)".count).drop { $0 == "." }): \(issue.message)")
+                    }
+                }
+            }
+        }
         return issues.uniqued()
     }
 
     /// The policy in the new form, as stored: what former keys held laid over `plugins.<instance>` of
-    /// every instance whose plugin claims them, the former keys gone, and each instance's settings as
-    /// its plugin reads them (typed values, defaults filled). Settings a plugin refuses are kept as
-    /// written (they were checked before anything is stored; this changes nothing it cannot read).
+    /// every instance the policy lists whose plugin claims them, those former keys gone, and each
+    /// listed instance's settings as its plugin reads them (typed values, defaults filled).
     public func normalized(_ policy: Policy) -> Policy {
         var policy = policy
-        for (id, codec) in codecs where codec.hasSettings {
+        var moved: Set<String> = []
+        let listed = Set(policy.identityProviders + policy.authenticators)
+        for (id, codec) in codecs where codec.hasSettings && listed.contains(id) {
             guard let json = policy.settingsJSON(for: id, formerKeys: codec.formerKeys) else { continue }
+            // Checked before anything is stored (`issues`): a value its plugin refuses stays as written.
             policy.plugins[id] = (try? codec.normalize(json, [ConfigPath.Key("plugins"), ConfigPath.Key(id)])) ?? json
+            moved.formUnion(codec.formerKeys.map(\.key))
         }
-        policy.formerSettings = policy.formerSettings.filter { formerKeyCodecs[$0.key] == nil }
+        // A former key no listed instance took stays, so that nothing an earlier version kept is lost.
+        policy.formerSettings = policy.formerSettings.filter { !moved.contains($0.key) }
         return policy
     }
 

@@ -34,6 +34,12 @@ public protocol GatehousePlugin: Sendable {
     /// Runs an account operation. Refusals are `BrokerError`s; wrong secrets count like wrong answers
     /// in a flow (the plugin's own lockouts).
     func perform(_ operation: String, with fields: ChallengeResponse, in context: AccountOperationContext) async throws -> JSONValue
+    /// The HTTP endpoints this instance offers under `/v1/plugins/<instance>/` (see `PluginEndpoint`);
+    /// default none.
+    var endpoints: [PluginEndpoint] { get }
+    /// Answers a call of one of `endpoints`, once the broker has proven the caller and checked the
+    /// fields. Refusals are `BrokerError`s (4xx on the wire).
+    func handle(_ call: PluginEndpointCall) async throws -> PluginEndpointAnswer
     /// Set by a plugin that proves email addresses with one-time codes (the engine uses it for password
     /// recovery and provisional identities); nil by default.
     var addressVerifier: (any AddressVerifying)? { get }
@@ -57,6 +63,10 @@ extension GatehousePlugin {
     public var accountOperations: [AccountOperation] { [] }
     public func perform(_ operation: String, with fields: ChallengeResponse, in context: AccountOperationContext) async throws -> JSONValue {
         throw BrokerError(.notFound, .notFound, "'\(id)' offers no operation '\(operation)'.")
+    }
+    public var endpoints: [PluginEndpoint] { [] }
+    public func handle(_ call: PluginEndpointCall) async throws -> PluginEndpointAnswer {
+        throw BrokerError(.notFound, .notFound, "'\(id)' offers no endpoint \(call.endpoint.method.rawValue) \(call.endpoint.path).")
     }
     public var addressVerifier: (any AddressVerifying)? { nil }
     public var deviceAttester: (any DeviceAttesting)? { nil }
@@ -142,8 +152,8 @@ public protocol IdentityProvider: GatehousePlugin {
     /// with reason `unknown_issuer`, so the next provider can be asked (the default answers that).
     func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity
     /// Whether a device sign-in key this provider registered may still be used at `app` (a refresh of
-    /// tokens its sign-in got), under the app's settings as they are now; a refusal is a `BrokerError`
-    /// with a `reason`, answered `invalid_grant`. Default: it may.
+    /// tokens its sign-in got), under the app's settings as they are now; a refusal is an
+    /// `invalid_grant` `BrokerError` with a `reason`, answered as it is. Default: it may.
     func checkKeyUse(_ key: SignInKey, at app: App) async throws
     /// Set by a provider that keeps passwords itself (administrators manage its users; a person who
     /// forgot theirs may set a new one); nil by default.

@@ -265,6 +265,10 @@ enum PostgresMigrations {
             CREATE INDEX refresh_tokens_by_session ON refresh_tokens(session_id) WHERE session_id IS NOT NULL
             """
         ),
+        // No table changes: it marks databases whose app policies keep plugin settings under
+        // `policy.plugins`, so that an older Gatehouse (which would read them as absent: device
+        // attestation off, default PIN rules) refuses the database instead.
+        ("v12-policy-plugin-settings", "SELECT 1;"),
     ]
 
     /// Any fixed number, the same on every node: the advisory lock migrations run under.

@@ -1,0 +1,70 @@
+import Foundation
+import GatehouseCore
+import HTTPTypes
+import Hummingbird
+
+/// The endpoints plugins declare, at `/v1/plugins/{instance}/{path}` for `GET`, `POST`, `PATCH` and
+/// `DELETE`: the body's JSON object (or, for `GET` and `DELETE`, the query) and the credentials the
+/// endpoint's caller kind reads go to `PluginEndpointService`, which does the rest. Handlers only
+/// translate.
+struct PluginEndpointAPI {
+    let broker: Broker
+    var issuer: String { broker.config.server.issuer }
+
+    func addRoutes(to group: RouterGroup<GatehouseRequestContext>) {
+        for method in PluginEndpoint.Method.allCases {
+            group.on(":instance/**", method: HTTPRequest.Method(rawValue: method.rawValue)!) { request, context in
+                try await answer(request, context, method: method)
+            }
+        }
+    }
+
+    private func answer(_ request: Request, _ context: GatehouseRequestContext, method: PluginEndpoint.Method) async throws -> Response {
+        let instance = try context.parameters.require("instance")
+        let path = context.parameters.getCatchAll().joined(separator: "/")
+        let endpoint = try broker.pluginEndpoints.endpoint(instance: instance, method: method.rawValue, path: path)
+        var fields: [String: JSONValue]
+        if method == .get || method == .delete {
+            fields = Dictionary(request.uri.queryParameters.map { (String($0.key), JSONValue.string(String($0.value))) }) { first, _ in first }
+        } else {
+            var request = request
+            let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+            if buffer.readableBytes == 0 {
+                fields = [:]
+            } else if case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(buffer: buffer)) {
+                fields = object
+            } else {
+                throw BrokerError(.invalidRequest, .badRequest, "The body must be a JSON object.")
+            }
+        }
+        var credentials = PluginEndpointService.Credentials()
+        switch endpoint.caller {
+        case .appClient:
+            credentials.client = try ClientAuthentication.credentials(
+                from: request, bodyClientID: fields["client_id"]?.stringValue, bodySecret: fields["client_secret"]?.stringValue
+            )
+            fields["client_id"] = nil
+            fields["client_secret"] = nil
+        case .admin:
+            credentials.bearer = request.headers[.authorization].flatMap {
+                $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)).trimmingCharacters(in: .whitespaces) : nil
+            }
+        case .accessToken:
+            let body = fields
+            return try await AccessTokenAuthentication.with(request, issuer: issuer) { token in
+                try await respond(instance, method, path, body, PluginEndpointService.Credentials(accessToken: token), context)
+            }
+        }
+        return try await respond(instance, method, path, fields, credentials, context)
+    }
+
+    private func respond(
+        _ instance: String, _ method: PluginEndpoint.Method, _ path: String, _ fields: [String: JSONValue], _ credentials: PluginEndpointService.Credentials,
+        _ context: GatehouseRequestContext
+    ) async throws -> Response {
+        let answer = try await broker.pluginEndpoints.call(
+            instance: instance, method: method.rawValue, path: path, fields: fields, credentials: credentials, clientIP: context.clientIP
+        )
+        return JSONBody(answer.body).response(status: answer.created ? .created : .ok)
+    }
+}
