@@ -8,6 +8,7 @@ import GatehousePluginKit
 public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifying {
     public var traits: PluginTraits { PluginTraits(openEnrollment: true, trustsEmailForLinking: true, registrationType: "passwordless") }
     public var addressVerifier: (any AddressVerifying)? { self }
+    public var proofMethod: String { "email_code" }
     /// Its addresses are proven with a code the broker sent: good enough to link accounts by.
     public var trustsEmailForLinking: Bool { true }
 

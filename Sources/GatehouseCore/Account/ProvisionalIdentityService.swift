@@ -116,7 +116,7 @@ public struct ProvisionalIdentityService: Sendable {
         }
         try await attempts.recordSuccess(clientIP: clientIP, accountKey: binding)
         guard address == identity.email else { throw BrokerError.internalFailure("A code verified another address.") }
-        return try await attach(identity, to: account, method: "email_code")
+        return try await attach(identity, to: account, method: verifier.proofMethod)
     }
 
     /// The identities attached to the token's account, with their grants and groups.

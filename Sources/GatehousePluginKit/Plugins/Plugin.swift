@@ -197,6 +197,8 @@ public protocol AddressVerifying: GatehousePlugin {
     func sendCode(to address: EmailAddress, binding: String, app: App, clientIP: String?) async throws -> CodeDelivery
     /// Checks a code sent for `binding`. A right code is used up and answers the address it went to.
     func checkCode(_ code: String, binding: String) async throws -> EmailAddress
+    /// How the address was proven, for the audit log (`email_code`).
+    var proofMethod: String { get }
 }
 
 /// What a code's binding says about its purpose: a password recovery's codes are bound to
