@@ -232,3 +232,57 @@ extension GatehouseServerTests {
         #expect(audited.first?.details["path"] == "check")
     }
 }
+
+// MARK: - Flow continuations
+
+extension GatehouseServerTests {
+    /// A provider hands the flow to another one (`FlowStep.continueWith`): the sphinx's right answer
+    /// goes on to the oracle's riddle, and only when the oracle identifies the same name does the
+    /// sphinx identify the person. The other provider must be one the app allows.
+    @Test func aProviderHandsTheFlowToAnotherAndDecidesOnceItIdentified() async throws {
+        let yaml = """
+            providers:
+              - id: sphinx
+                type: riddle
+                config: {question: "What walks on four legs in the morning?", answer: man, handOffTo: oracle}
+              - id: oracle
+                type: riddle
+                config: {question: "What is always ahead of you?", answer: future}
+            apps:
+              - id: thebes
+                redirectURIs: [https://thebes.example/callback]
+                policy: {identityProviders: [sphinx, oracle], selfRegistration: true}
+              - id: corinth
+                redirectURIs: [https://corinth.example/callback]
+                policy: {identityProviders: [sphinx], selfRegistration: true}
+            """
+        let test = try await Self.riddleBroker(yaml: yaml)
+        defer { test.temporary.remove() }
+        func answer(_ flow: String, _ fields: [String: JSONValue]) async throws -> FlowOutcome {
+            try await test.engine.resume(flowID: flow, answer: ChallengeResponse(fields), client: nil)
+        }
+
+        let flow = try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx", purpose: .register)).flowID
+        guard case .challenge(_, let second, _) = try await answer(flow, ["name": "oedipus", "answer": "man"]) else {
+            Issue.record("the sphinx hands the flow to the oracle")
+            return
+        }
+        #expect(second.fields["question"] == "What is always ahead of you?")
+        guard case .completed(_, let tokens, let account, _) = try await answer(flow, ["name": "oedipus", "answer": "future"]) else {
+            Issue.record("the oracle's right answer completes the flow")
+            return
+        }
+        #expect(account?.username == "oedipus")
+        let claims = try await test.broker.keyring.verify(tokens.accessToken)
+        #expect(claims.amr == ["kba", "oracle", "kba", "sphinx"], "both providers' methods, each named")
+        #expect(try await test.store.identityLink(providerID: "sphinx", subject: "oedipus") != nil, "the sphinx's identity is the one linked")
+        #expect(try await test.store.identityLink(providerID: "oracle", subject: "oedipus") == nil)
+
+        let impostor = try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx")).flowID
+        _ = try await answer(impostor, ["name": "oedipus", "answer": "man"])
+        #expect(await thrownError(BrokerError.self) { _ = try await answer(impostor, ["name": "jocasta", "answer": "future"]) }?.code == .accessDenied)
+
+        let notAllowed = try await test.start(FlowRequest(appID: "corinth", providerID: "sphinx")).flowID
+        #expect(await thrownError(BrokerError.self) { _ = try await answer(notAllowed, ["name": "oedipus", "answer": "man"]) }?.code == .providerNotAllowed)
+    }
+}

@@ -13,6 +13,9 @@ public enum RiddlePlugin: PluginFactory {
     public struct Config: Decodable, Sendable {
         public var question: String
         public var answer: String
+        /// Another identity provider (a second riddle) the person must also pass, as the same name:
+        /// a flow continuation (`FlowStep.continueWith`).
+        public var handOffTo: String?
     }
 
     public static let challenges = [RiddleProvider.challenge]
@@ -119,6 +122,16 @@ public struct RiddleProvider: IdentityProvider {
         let (left, right) = settings.matching == .exact ? (given, config.answer) : (given.lowercased(), config.answer.lowercased())
         guard SecretDigest.constantTimeEquals(left, right) else {
             throw BrokerError(.invalidCredentials, .failedAttempt, "That is not the answer.")
+        }
+        if let next = config.handOffTo { return .continueWith(providerID: next, state: FlowState(data: Data(name.utf8))) }
+        return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["kba"]))
+    }
+
+    /// The provider this one handed the flow to identified someone: the same name passes.
+    public func resume(_ state: FlowState, after identity: ExternalIdentity, in context: FlowContext) async throws -> FlowStep {
+        let name = String(decoding: state.data, as: UTF8.self)
+        guard identity.subject == name else {
+            throw BrokerError(.accessDenied, .forbidden, "The second riddle was answered by someone else.").endingFlow()
         }
         return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["kba"]))
     }

@@ -209,7 +209,7 @@ public struct FlowEngine: Sendable {
         }
         flow.failedAttempts -= 1
         switch step {
-        case .identified, .verified, .redeemed: try await attempts.recordSuccess(clientIP: flow.clientIP, accountKey: accountKey)
+        case .identified, .verified, .redeemed, .continueWith: try await attempts.recordSuccess(clientIP: flow.clientIP, accountKey: accountKey)
         case .challenge, .requireFactor: try await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
         }
         return (try await advance(flow, with: step, app: app, account: context.account, dpopJKT: dpopJKT), app)
@@ -292,6 +292,18 @@ public struct FlowEngine: Sendable {
         case .identified(var identity):
             guard flow.phase == .identify else { throw BrokerError.internalFailure("An authenticator answered with an identity.") }
             identity.providerID = flow.providerID
+            if let suspended = flow.suspendedProvider {
+                // The provider another one handed the flow to has identified the person: back to that
+                // one, which decides who signed in.
+                flow.suspendedProvider = nil
+                flow.methods += identity.methods + [flow.providerID]
+                flow.providerID = suspended.providerID
+                flow.pluginState = suspended.state
+                let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
+                let request = flowRequest(for: flow)
+                let next = try await provider.resume(suspended.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
+                return try await advance(flow, with: next, app: app, dpopJKT: dpopJKT)
+            }
             flow.identity = identity
             flow.signInKeyID = identity.signInKeyID ?? identity.newSignInKey?.keyID
             // `amr` names how (RFC 8176 values) and through which provider instance.
@@ -389,6 +401,22 @@ public struct FlowEngine: Sendable {
             }
             flow.suspendedFactor = SuspendedFactor(authenticatorID: current, state: state)
             return try await beginFactor(flow, factorID: otherID, app: app, account: account, dpopJKT: dpopJKT)
+
+        case .continueWith(let otherID, let state):
+            guard flow.phase == .identify, otherID != flow.providerID else {
+                throw BrokerError.internalFailure("Only an identity provider may hand the flow to another one.")
+            }
+            guard flow.suspendedProvider == nil else {
+                throw BrokerError(.invalidRequest, .badRequest, "This step already stands in for another one; finish it first.")
+            }
+            // The other provider must be one the app allows, as if the flow had started with it.
+            let other = try identityProvider(otherID, allowedBy: app.policy, stateless: flow.stateless)
+            flow.suspendedProvider = SuspendedProvider(providerID: flow.providerID, state: state)
+            flow.providerID = otherID
+            flow.pluginState = FlowState()
+            let request = flowRequest(for: flow)
+            let next = try await other.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
+            return try await advance(flow, with: next, app: app, dpopJKT: dpopJKT)
 
         case .redeemed(let redemption):
             return try await redeemed(flow, redemption: redemption, app: app, dpopJKT: dpopJKT)

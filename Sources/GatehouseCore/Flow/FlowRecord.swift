@@ -55,6 +55,9 @@ public struct FlowRecord: Sendable, Hashable, Codable {
     /// An authenticator waiting for another one to pass first (a PIN reset proven by an emailed code):
     /// when that one is verified, the engine goes back to it with its state.
     public var suspendedFactor: SuspendedFactor?
+    /// An identity provider waiting for another one it handed the flow to (`FlowStep.continueWith`):
+    /// when that one identifies the person, the engine goes back to it with its state.
+    public var suspendedProvider: SuspendedProvider?
     /// The activation this flow redeemed, with its outcome and the app's choice.
     public var activation: ActivationRedemption?
     /// The installation a JSON flow runs for (`installation` at its start), so that its tokens are
@@ -120,6 +123,17 @@ public struct SuspendedFactor: Sendable, Hashable, Codable {
 
     public init(authenticatorID: String, state: FlowState) {
         self.authenticatorID = authenticatorID
+        self.state = state
+    }
+}
+
+/// An identity provider that handed the flow to another one for a moment (`FlowStep.continueWith`).
+public struct SuspendedProvider: Sendable, Hashable, Codable {
+    public var providerID: String
+    public var state: FlowState
+
+    public init(providerID: String, state: FlowState) {
+        self.providerID = providerID
         self.state = state
     }
 }

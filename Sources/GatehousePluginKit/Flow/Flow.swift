@@ -151,6 +151,11 @@ public enum FlowStep: Sendable {
     /// instance a PIN reset proven with an emailed code: the engine runs that one, then calls
     /// `Authenticator.resume(_:after:in:)` of this one with `state`.
     case requireFactor(authenticatorID: String, state: FlowState)
+    /// An identity provider hands the flow to another identity provider the app's policy allows (a
+    /// second check, the device key an activation registers): the engine runs that one, and once it
+    /// identifies the person calls `IdentityProvider.resume(_:after:in:)` of this one with `state`
+    /// and that identity, to decide who signed in.
+    case continueWith(providerID: String, state: FlowState)
     /// An activation provider checked activation data and its PIN (its `activationRedeemer`): the engine
     /// goes on with the outcome's steps.
     case redeemed(ActivationRedemption)

@@ -151,6 +151,10 @@ public protocol IdentityProvider: GatehousePlugin {
     /// `invalid_grant` with a `reason`; a provider that does not know the assertion's issuer answers
     /// with reason `unknown_issuer`, so the next provider can be asked (the default answers that).
     func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity
+    /// Goes on after the identity provider this one handed the flow to (`FlowStep.continueWith`)
+    /// identified the person as `identity`; `state` is what it handed over. Only called on providers
+    /// that answer `continueWith`.
+    func resume(_ state: FlowState, after identity: ExternalIdentity, in context: FlowContext) async throws -> FlowStep
     /// Whether a device sign-in key this provider registered may still be used at `app` (a refresh of
     /// tokens its sign-in got), under the app's settings as they are now; a refusal is an
     /// `invalid_grant` `BrokerError` with a `reason`, answered as it is. Default: it may.
@@ -166,6 +170,9 @@ extension IdentityProvider {
     public func recheck(subject: String) async throws -> IdentityRecheck { .valid(freshClaims: nil) }
     public func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity {
         throw BrokerError(.invalidGrant, .badRequest, "The assertion is not valid.").because("unknown_issuer")
+    }
+    public func resume(_ state: FlowState, after identity: ExternalIdentity, in context: FlowContext) async throws -> FlowStep {
+        throw BrokerError.internalFailure("'\(id)' handed the flow to no other provider.")
     }
     public func checkKeyUse(_ key: SignInKey, at app: App) async throws {}
     public var passwordKeeper: (any PasswordKeeping)? { nil }
