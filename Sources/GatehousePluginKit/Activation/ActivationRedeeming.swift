@@ -24,6 +24,7 @@ public protocol ActivationRedeeming: Sendable {
 public struct ActivationRequest: Sendable, Hashable {
     /// The account, or (without one) the address of a temporary registration.
     public var accountID: String?
+    /// The address of a temporary registration, when there is no account.
     public var email: EmailAddress?
     /// The activation PIN; nil: one is generated and answered once.
     public var pin: String?
@@ -38,6 +39,7 @@ public struct ActivationRequest: Sendable, Hashable {
     /// `new_activation`): redeeming it adds an installation instead of offering an override.
     public var additional: Bool
 
+    /// A request; see each property.
     public init(
         accountID: String? = nil, email: EmailAddress? = nil, pin: String? = nil, alias: String? = nil, send: Bool = false, sendTo: EmailAddress? = nil,
         additional: Bool = false
@@ -55,6 +57,7 @@ public struct ActivationRequest: Sendable, Hashable {
 /// Activation data as issued: shown once, never stored (only a digest of the secret and a slow hash
 /// of the PIN are).
 public struct IssuedActivation: Sendable, Hashable {
+    /// The activation's id.
     public var id: String
     /// The opaque payload (activation id and secret, never the PIN).
     public var payload: String
@@ -62,10 +65,12 @@ public struct IssuedActivation: Sendable, Hashable {
     public var deepLink: String
     /// The PIN when the broker generated it (to hand over by another channel than the payload).
     public var generatedPIN: String?
+    /// Until when it can be redeemed.
     public var expiresAt: Date
     /// Where the activation data were emailed, masked.
     public var sentTo: String?
 
+    /// Activation data as issued.
     public init(id: String, payload: String, deepLink: String, generatedPIN: String?, expiresAt: Date, sentTo: String?) {
         self.id = id
         self.payload = payload
@@ -93,16 +98,20 @@ public struct IssuedActivation: Sendable, Hashable {
 
 /// An invitation as its link shows it.
 public struct InvitationView: Sendable, Hashable {
+    /// The app the invitation is for.
     public var appID: String
+    /// The app's name.
     public var appName: String
     /// The invited address, masked.
     public var email: String
     /// `pending`, `accepted`, `declined`, `revoked` or `expired`.
     public var state: String
+    /// Until when it can be answered.
     public var expiresAt: Date
     /// The PIN rules the person's activation PIN must follow.
     public var pinPolicy: PINPolicy
 
+    /// An invitation's view.
     public init(appID: String, appName: String, email: String, state: String, expiresAt: Date, pinPolicy: PINPolicy) {
         self.appID = appID
         self.appName = appName
@@ -115,9 +124,12 @@ public struct InvitationView: Sendable, Hashable {
 
 /// What answering an invitation did: declined, or accepted with the new activation's data.
 public struct InvitationAnswer: Sendable, Hashable {
+    /// Whether the person accepted.
     public var accepted: Bool
+    /// The activation data accepting issued.
     public var activation: IssuedActivation?
 
+    /// An answer.
     public init(accepted: Bool, activation: IssuedActivation?) {
         self.accepted = accepted
         self.activation = activation

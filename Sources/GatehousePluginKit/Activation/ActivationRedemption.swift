@@ -44,6 +44,7 @@ public enum ActivationChoice: String, Sendable, Hashable, Codable, CaseIterable 
 /// Whose activation it is: an existing account's, or a temporary registration for an address that
 /// had no account when the activation was issued (an invitation).
 public enum ActivationTarget: Sendable, Hashable, Codable {
+    /// An existing account (its id).
     case account(String)
     /// `verified`: the activation data went to this address by email, so redeeming them proves it.
     case newAccount(email: EmailAddress, verified: Bool)
@@ -54,13 +55,17 @@ public enum ActivationTarget: Sendable, Hashable, Codable {
 /// outcome's steps (the key registration, a merge sign-in) and, when the flow completes, has the
 /// provider mark the activation used.
 public struct ActivationRedemption: Sendable, Hashable, Codable {
+    /// The activation's id.
     public var activationID: String
     /// The activation provider instance that redeemed it (set by the engine).
     public var providerID: String = ""
     /// The instance that registers this installation's device key (and signs in a merge).
     public var keyProviderID: String
+    /// Whose the activation is: an account, or a temporary registration for an address.
     public var target: ActivationTarget
+    /// What redeeming it means for the installation.
     public var outcome: ActivationOutcome
+    /// How the app chose to go on, when the outcome offered a choice.
     public var choice: ActivationChoice?
     /// The installation the activation is redeemed on, as the answer described it.
     public var device: DeviceFacts
@@ -74,6 +79,7 @@ public struct ActivationRedemption: Sendable, Hashable, Codable {
     /// `merge`: the account the installation is active for.
     public var mergeAccountID: String?
 
+    /// A redemption; the engine sets `providerID`.
     public init(
         activationID: String, keyProviderID: String, target: ActivationTarget, outcome: ActivationOutcome, device: DeviceFacts, alias: String? = nil,
         otherInstallations: [String] = [], thisInstallation: String? = nil, mergeAccountID: String? = nil

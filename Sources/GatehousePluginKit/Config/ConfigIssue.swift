@@ -1,31 +1,40 @@
 /// One mistake in the config, named by its exact path (`providers[1].config.url: not a valid URL`).
 public struct ConfigIssue: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The exact path (`providers[1].config.url`).
     public var path: String
+    /// What is wrong there.
     public var message: String
 
+    /// An issue at a rendered path.
     public init(path: String, _ message: String) {
         self.path = path
         self.message = message
     }
 
+    /// An issue at a coding path.
     public init(path: [any CodingKey], _ message: String) {
         self.init(path: ConfigPath.render(path), message)
     }
 
+    /// `path: message`.
     public var description: String { path.isEmpty ? message : "\(path): \(message)" }
 }
 
 /// Every mistake found in a config, in file order.
 public struct ConfigIssues: Error, Sendable, CustomStringConvertible {
+    /// The issues, in file order.
     public var issues: [ConfigIssue]
 
+    /// Issues found together.
     public init(_ issues: [ConfigIssue]) { self.issues = issues }
 
+    /// One issue per line.
     public var description: String { issues.map(\.description).joined(separator: "\n") }
 }
 
 /// Renders coding paths the way the docs and error messages write them: `apps[0].policy.flowLifetime`.
 public enum ConfigPath {
+    /// A coding path as config paths are written: keys joined by dots, indexes in brackets.
     public static func render(_ path: [any CodingKey]) -> String {
         var text = ""
         for key in path {
@@ -40,17 +49,23 @@ public enum ConfigPath {
 
     /// A coding key for building paths by hand.
     public struct Key: CodingKey, Sendable {
+        /// The key, or the index as text.
         public var stringValue: String
+        /// The index, for a list element.
         public var intValue: Int?
+        /// A mapping key.
         public init(_ string: String) {
             self.stringValue = string
             self.intValue = nil
         }
+        /// A list index.
         public init(index: Int) {
             self.stringValue = "\(index)"
             self.intValue = index
         }
+        /// A mapping key (`CodingKey`).
         public init?(stringValue: String) { self.init(stringValue) }
+        /// A list index (`CodingKey`).
         public init?(intValue: Int) { self.init(index: intValue) }
     }
 }

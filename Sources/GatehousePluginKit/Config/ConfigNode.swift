@@ -3,15 +3,22 @@ import Foundation
 /// A parsed config document: the YAML tree after `${ENV}` substitution, before any type reads it.
 /// Plugins receive their own `config:` subtree as a node and decode it with `ConfigNodeDecoder`.
 public indirect enum ConfigNode: Sendable, Hashable, Decodable {
+    /// Nothing (`~`, an empty value).
     case null
+    /// A value, as its text.
     case scalar(String)
+    /// A list.
     case sequence([ConfigNode])
+    /// A mapping, in file order.
     case mapping([Entry])
 
     /// One key of a mapping, in file order.
     public struct Entry: Sendable, Hashable {
+        /// The key.
         public var key: String
+        /// Its value.
         public var value: ConfigNode
+        /// An entry.
         public init(key: String, value: ConfigNode) {
             self.key = key
             self.value = value
@@ -27,6 +34,7 @@ public indirect enum ConfigNode: Sendable, Hashable, Decodable {
         decoder.ledger.delegate(decoder.codingPath)
     }
 
+    /// A mapping's value under `key`; nil for another kind of node or a missing key.
     public subscript(key: String) -> ConfigNode? {
         guard case .mapping(let entries) = self else { return nil }
         return entries.first { $0.key == key }?.value

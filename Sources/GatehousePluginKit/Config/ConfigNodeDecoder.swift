@@ -6,7 +6,9 @@ import Foundation
 public final class ConfigNodeDecoder: Decoder {
     let node: ConfigNode
     let ledger: Ledger
+    /// Where in the document this decoder reads.
     public let codingPath: [any CodingKey]
+    /// None.
     public var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     /// Decodes `type` from `node`, whose position in the whole document is `path`; throws every
@@ -79,6 +81,7 @@ public final class ConfigNodeDecoder: Decoder {
         ConfigIssue(path: codingPath, "expected \(expected), found \(node.kindName)")
     }
 
+    /// A mapping's keys; the keys read are recorded, so that the others are reported as unknown.
     public func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         switch node {
         case .mapping(let entries):
@@ -95,6 +98,7 @@ public final class ConfigNodeDecoder: Decoder {
         }
     }
 
+    /// A list's elements.
     public func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         switch node {
         case .sequence(let elements): return UnkeyedContainer(decoder: self, elements: elements)
@@ -103,6 +107,7 @@ public final class ConfigNodeDecoder: Decoder {
         }
     }
 
+    /// A scalar.
     public func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleValueContainer(decoder: self) }
 
     func child(_ node: ConfigNode, _ key: any CodingKey) -> ConfigNodeDecoder {

@@ -11,7 +11,9 @@ public enum DPoPMode: String, Sendable, Codable, CaseIterable {
 
 /// What binds a token to its holder's key: the RFC 7638 thumbprint of the DPoP key (`cnf.jkt`).
 public struct Confirmation: Sendable, Hashable, Codable {
+    /// The JWK thumbprint of the key the token is bound to (RFC 9449 section 6).
     public var jkt: String
 
+    /// A confirmation of that key.
     public init(jkt: String) { self.jkt = jkt }
 }

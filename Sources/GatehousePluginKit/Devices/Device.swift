@@ -2,6 +2,7 @@ import Foundation
 
 /// The platform a device reports.
 public enum DevicePlatform: String, Sendable, Hashable, Codable, CaseIterable {
+    /// iOS, Android, or a web app.
     case ios, android, web
 }
 
@@ -10,16 +11,24 @@ public enum DevicePlatform: String, Sendable, Hashable, Codable, CaseIterable {
 /// installation only. Another account on the same hardware has a device of its own: accounts never
 /// see or inherit each other's devices.
 public struct Device: Sendable, Hashable, Codable {
+    /// The device's id, made by the broker.
     public var id: String
+    /// The account it belongs to.
     public var accountID: String
+    /// The vendor's id of the hardware, where the platform has one (`identifierForVendor`).
     public var vendorID: String?
+    /// iOS, Android or the web.
     public var platform: DevicePlatform
+    /// The model the device says it is.
     public var model: String?
     /// The name the person sees and may change.
     public var alias: String
+    /// When it was first registered.
     public var createdAt: Date
+    /// When one of its keys last signed in.
     public var lastUsedAt: Date?
 
+    /// A device as the store keeps it.
     public init(id: String, accountID: String, vendorID: String?, platform: DevicePlatform, model: String?, alias: String, createdAt: Date, lastUsedAt: Date? = nil) {
         self.id = id
         self.accountID = accountID
@@ -35,13 +44,19 @@ public struct Device: Sendable, Hashable, Codable {
 /// One install of one app on a device, known by the random id the app made on its first launch. A
 /// reinstall is a new installation: it inherits nothing from the old one, whose keys stop working.
 public struct Installation: Sendable, Hashable, Codable {
+    /// The installation's id, made by the broker (not the app's installation id, which is kept hashed).
     public var id: String
+    /// The device it runs on.
     public var deviceID: String
+    /// The account it was registered for.
     public var accountID: String
+    /// The app it is an installation of.
     public var appID: String
     /// The id the app made for itself.
     public var installationID: String
+    /// The operating system's version it last reported.
     public var osVersion: String?
+    /// The app's version it last reported.
     public var appVersion: String?
     /// `release` or `debug`.
     public var buildType: String?
@@ -49,9 +64,12 @@ public struct Installation: Sendable, Hashable, Codable {
     public var pushToken: String?
     /// Whether the person enrolled a biometric factor on this installation (the app's word for it).
     public var biometric: Bool?
+    /// When it was registered.
     public var createdAt: Date
+    /// When one of its keys last signed in.
     public var lastUsedAt: Date?
 
+    /// An installation as the store keeps it.
     public init(
         id: String, deviceID: String, accountID: String, appID: String, installationID: String, osVersion: String?, appVersion: String?, buildType: String?,
         pushToken: String? = nil, biometric: Bool? = nil, createdAt: Date, lastUsedAt: Date? = nil
@@ -76,15 +94,19 @@ public struct Installation: Sendable, Hashable, Codable {
 public struct SignInKey: Sendable, Hashable, Codable {
     /// The key id: the `iss` of the assertions it signs.
     public var id: String
+    /// The account the key signs in to.
     public var accountID: String
+    /// The device it was registered from.
     public var deviceID: String
     /// The `Installation.id` it was registered from.
     public var installationRef: String
     /// The identity provider instance that registered it (its identity link is `(providerID, id)`).
     public var providerID: String
+    /// The public key, as a JWK.
     public var publicKey: JSONValue
     /// RFC 7638 thumbprint of the public key.
     public var thumbprint: String
+    /// The JWS algorithm it signs with (`ES256`, `EdDSA`...).
     public var algorithm: String
     /// The highest signature counter seen, for keys whose assertions carry one.
     public var counter: Int?
@@ -94,9 +116,12 @@ public struct SignInKey: Sendable, Hashable, Codable {
     /// to the policy of the app it happens at (an app requiring attestation accepts only keys attested
     /// when registered through it). Nil when the installation is gone.
     public var registeredAppID: String?
+    /// When it was registered.
     public var createdAt: Date
+    /// When it last signed in.
     public var lastUsedAt: Date?
 
+    /// A sign-in key as the store keeps it.
     public init(
         id: String, accountID: String, deviceID: String, installationRef: String, providerID: String, publicKey: JSONValue, thumbprint: String,
         algorithm: String, counter: Int? = nil, attestation: String? = nil, registeredAppID: String? = nil, createdAt: Date, lastUsedAt: Date? = nil
@@ -119,10 +144,14 @@ public struct SignInKey: Sendable, Hashable, Codable {
 
 /// A device with its installations and their keys, as the account and admin APIs list it.
 public struct DeviceRecord: Sendable, Hashable {
+    /// The device.
     public var device: Device
+    /// Its installations.
     public var installations: [Installation]
+    /// The sign-in keys registered from them.
     public var keys: [SignInKey]
 
+    /// A device with everything registered from it.
     public init(device: Device, installations: [Installation], keys: [SignInKey]) {
         self.device = device
         self.installations = installations

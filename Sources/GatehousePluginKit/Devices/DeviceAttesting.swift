@@ -31,6 +31,7 @@ public struct AttestationEvidence: Sendable {
     /// The platform the device says it is.
     public var platform: DevicePlatform
 
+    /// Evidence as a device sent it.
     public init(format: String, fields: [String: JSONValue], challenge: String, key: PublicJWK?, platform: DevicePlatform) {
         self.format = format
         self.fields = fields
@@ -43,6 +44,7 @@ public struct AttestationEvidence: Sendable {
 /// An accepted attestation: which format proved what. The facts go to the audit log and the key's
 /// record, never to the person.
 public struct AttestationVerdict: Sendable, Hashable {
+    /// The format that vouched for the key (`apple-app-attest`, `play-integrity`...).
     public var format: String
     /// The key the attestation vouches for, when the format attests a key (App Attest, Android key
     /// attestation); nil when it vouches for the app and device only (Play Integrity, DeviceCheck),
@@ -59,6 +61,7 @@ public struct AttestationVerdict: Sendable, Hashable {
     /// only test accounts may be registered this way.
     public var isTest: Bool
 
+    /// A verdict: the format, and what it vouched for.
     public init(format: String, attestedKey: PublicJWK? = nil, platformKeyID: String? = nil, counter: Int? = nil, facts: [String: String] = [:], isTest: Bool = false) {
         self.format = format
         self.attestedKey = attestedKey

@@ -9,6 +9,7 @@ public protocol DeviceStore: Sendable {
     /// identity links are deleted and their refresh tokens revoked. A key whose thumbprint is
     /// registered already is refused (`invalid_key`).
     func registerSignInKey(_ key: NewSignInKey, accountID: String, appID: String, providerID: String, now: Date) async throws -> SignInKeyRegistered
+    /// A sign-in key by its id (the JWK thumbprint, or App Attest's key id); nil when none or removed.
     func signInKey(id: String) async throws -> SignInKey?
     /// Records a sign-in with the key (last-used times of key, installation and device). With a
     /// counter, only if it is higher than the stored one; false (nothing written) when it is not.

@@ -2,19 +2,28 @@ import Foundation
 
 /// What a device tells about itself when it registers a sign-in key.
 public struct DeviceFacts: Sendable, Hashable, Codable {
+    /// The random id the app made at its first launch (8 to 128 printable characters).
     public var installationID: String
+    /// The vendor's id of the hardware, where the platform has one.
     public var vendorID: String?
+    /// iOS, Android or the web.
     public var platform: DevicePlatform
+    /// The model the device says it is.
     public var model: String?
+    /// The operating system's version.
     public var osVersion: String?
+    /// The app's version.
     public var appVersion: String?
+    /// `release` or `debug`.
     public var buildType: String?
+    /// The name the person gives the device.
     public var alias: String?
     /// The installation's push token (APNs or FCM), for the app's back end.
     public var pushToken: String?
     /// Whether a biometric factor is enrolled on the installation.
     public var biometric: Bool?
 
+    /// The facts a device states about itself when it registers a key.
     public init(
         installationID: String, vendorID: String? = nil, platform: DevicePlatform, model: String? = nil, osVersion: String? = nil, appVersion: String? = nil,
         buildType: String? = nil, alias: String? = nil, pushToken: String? = nil, biometric: Bool? = nil
@@ -90,16 +99,24 @@ extension DeviceFacts {
 /// A sign-in key a provider has verified (proof of possession, attestation where asked) and that the
 /// engine registers once the flow knows the account: its id, public key and the device's facts.
 public struct NewSignInKey: Sendable, Hashable, Codable {
+    /// The key's id: its JWK thumbprint, or App Attest's key id.
     public var keyID: String
+    /// The public key, as a JWK.
     public var publicKey: JSONValue
+    /// The RFC 7638 thumbprint of the public key.
     public var thumbprint: String
+    /// The JWS algorithm it signs with.
     public var algorithm: String
+    /// App Attest's counter, for keys whose assertions carry one.
     public var counter: Int?
+    /// The attestation format that vouched for the key, if one did.
     public var attestation: String?
+    /// The device and installation it comes from.
     public var device: DeviceFacts
     /// What the attestation established (app id, environment, security level...), for the audit log.
     public var attestationFacts: [String: String]?
 
+    /// A key a provider identified as new, for the engine to store with its device.
     public init(
         keyID: String, publicKey: JSONValue, thumbprint: String, algorithm: String, counter: Int? = nil, attestation: String? = nil, device: DeviceFacts,
         attestationFacts: [String: String]? = nil
@@ -117,8 +134,11 @@ public struct NewSignInKey: Sendable, Hashable, Codable {
 
 /// What the store did with a registration.
 public struct SignInKeyRegistered: Sendable, Hashable {
+    /// The key as stored.
     public var key: SignInKey
+    /// Its device (new or found by vendor id).
     public var device: Device
+    /// Its installation.
     public var installation: Installation
     /// Keys of the installations this one replaced (the same app reinstalled on the same device):
     /// deleted, with their refresh tokens revoked; their access tokens are for the caller to revoke.
@@ -126,6 +146,7 @@ public struct SignInKeyRegistered: Sendable, Hashable {
     /// Whether the device was new to the account.
     public var newDevice: Bool
 
+    /// What storing a new key did.
     public init(key: SignInKey, device: Device, installation: Installation, retiredKeyIDs: [String], newDevice: Bool) {
         self.key = key
         self.device = device

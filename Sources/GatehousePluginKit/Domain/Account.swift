@@ -3,8 +3,11 @@ import Foundation
 /// A person (or device owner) known to the broker. Identities from providers link to it; tokens name it
 /// by `id` in their `sub`.
 public struct Account: Sendable, Hashable, Codable {
+    /// The account's id, made by the broker (the tokens' `sub`).
     public var id: String
+    /// The name the account signs in with, from the identity that created it.
     public var username: String
+    /// When it was created.
     public var createdAt: Date
     /// Created with a test registration key (for integration tests of an app), not by a real person.
     public var isTest: Bool
@@ -15,6 +18,7 @@ public struct Account: Sendable, Hashable, Codable {
     /// confirmed it: such an account gets no tokens (`confirmation_required`).
     public var profilePending: Bool
 
+    /// An account.
     public init(id: String, username: String, createdAt: Date, isTest: Bool = false, profile: AccountProfile? = nil, profilePending: Bool = false) {
         self.id = id
         self.username = username
@@ -27,12 +31,16 @@ public struct Account: Sendable, Hashable, Codable {
 
 /// A person's own view of their profile: what they confirmed or typed, in place of a provider's claims.
 public struct AccountProfile: Sendable, Hashable, Codable {
+    /// The name the person goes by.
     public var name: String?
+    /// Their email address.
     public var email: EmailAddress?
     /// Whether `email` was proven (vouched for by a provider, or by an emailed code).
     public var emailVerified: Bool
+    /// A URL of their picture.
     public var picture: String?
 
+    /// A profile.
     public init(name: String? = nil, email: EmailAddress? = nil, emailVerified: Bool = false, picture: String? = nil) {
         self.name = name
         self.email = email
@@ -56,14 +64,20 @@ public struct AccountProfile: Sendable, Hashable, Codable {
 
 /// The link between an identity at one provider instance and an account: (provider, subject) is unique.
 public struct IdentityLink: Sendable, Hashable, Codable {
+    /// The provider instance that vouched for the identity.
     public var providerID: String
+    /// The subject, stable at that provider.
     public var subject: String
+    /// The account it belongs to.
     public var accountID: String
     /// What the provider vouched for at the last sign-in.
     public var claims: IdentityClaims
+    /// When it was linked.
     public var createdAt: Date
+    /// When it last signed in.
     public var lastSignInAt: Date
 
+    /// A link as the store keeps it.
     public init(providerID: String, subject: String, accountID: String, claims: IdentityClaims, createdAt: Date, lastSignInAt: Date) {
         self.providerID = providerID
         self.subject = subject
@@ -77,10 +91,13 @@ public struct IdentityLink: Sendable, Hashable, Codable {
 /// A verified identity as an identity provider reports it: which provider instance, the subject that
 /// is stable at that provider, what it vouches for (typed), and how the person proved it.
 public struct ExternalIdentity: Sendable, Hashable, Codable {
+    /// The provider instance that vouches for it (the engine sets it to the one that ran).
     public var providerID: String
+    /// The subject, stable at that provider.
     public var subject: String
     /// The name the person signs in with; becomes the account's username when the account is created.
     public var username: String
+    /// What the provider vouches for, typed.
     public var claims: IdentityClaims
     /// The authentication methods the provider used (`amr`, RFC 8176: `pwd`, `otp`, `kba`...).
     public var methods: [String]
@@ -101,6 +118,7 @@ public struct ExternalIdentity: Sendable, Hashable, Codable {
     /// (an upstream's `auth_time`): the tokens' `auth_time` and the session's. Nil: just now.
     public var authTime: Date?
 
+    /// An identity; `providerID` is the instance's id.
     public init(
         providerID: String, subject: String, username: String, claims: IdentityClaims = IdentityClaims(), methods: [String] = [], isTest: Bool = false,
         emailTrustedForLinking: Bool = false

@@ -6,14 +6,21 @@ public struct App: Sendable, Hashable, Codable {
     /// changed at run time is `admin` and the file no longer overwrites it.
     public enum ManagedBy: String, Sendable, Codable { case config, admin }
 
+    /// The client id.
     public var id: String
+    /// The name people see.
     public var name: String
     /// SHA-256 digest of the client secret (hex); nil for a public client (a native or browser app).
     public var secretDigest: String?
+    /// Where authorization answers may go; compared exactly.
     public var redirectURIs: [String]
+    /// What the app may do.
     public var policy: Policy
+    /// Who last wrote it: the config file or an admin.
     public var managedBy: ManagedBy
+    /// When it was created.
     public var createdAt: Date
+    /// When it last changed.
     public var updatedAt: Date
     /// Bumped on every write; an update names the version it read, so two admins cannot overwrite
     /// each other unseen.
@@ -22,6 +29,7 @@ public struct App: Sendable, Hashable, Codable {
     /// was disabled. Enabling it again does not bring them back.
     public var disabled: Bool
 
+    /// An app.
     public init(
         id: String, name: String, secretDigest: String? = nil, redirectURIs: [String] = [], policy: Policy,
         managedBy: ManagedBy = .config, createdAt: Date, updatedAt: Date, version: Int = 0, disabled: Bool = false
@@ -38,5 +46,6 @@ public struct App: Sendable, Hashable, Codable {
         self.disabled = disabled
     }
 
+    /// Whether it has a client secret (a confidential client).
     public var isConfidential: Bool { secretDigest != nil }
 }

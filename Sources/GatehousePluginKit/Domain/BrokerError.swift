@@ -30,13 +30,17 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         case internalFailure
     }
 
+    /// The machine code on the wire.
     public var code: ErrorCode
+    /// What kind of failure it is: its HTTP status.
     public var kind: Kind
     /// A sentence for a person; never contains a secret.
     public var message: String
+    /// Until when a lockout lasts.
     public var lockedUntil: Date?
     /// For lockouts that do not run out: only an administrator can lift them.
     public var permanent: Bool
+    /// Seconds until a rate limit lets the caller try again.
     public var retryAfter: Int?
     /// For invalid input: each field at fault, by its exact path (`policy.accessTokenLifetime`).
     public var issues: [ConfigIssue]
@@ -57,6 +61,7 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `DPoP-Nonce` header.
     public var dpopNonce: String?
 
+    /// An error; `message` is for a person and never holds a secret.
     public init(_ code: ErrorCode, _ kind: Kind, _ message: String, lockedUntil: Date? = nil, retryAfter: Int? = nil, issues: [ConfigIssue] = []) {
         self.code = code
         self.kind = kind
@@ -102,6 +107,7 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         return error
     }
 
+    /// `code: message`.
     public var description: String { "\(code.rawValue): \(message)" }
 
     /// The HTTP status this error is answered with.
@@ -120,6 +126,7 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// `invalid_request` (400) with `message`.
     public static func invalidRequest(_ message: String) -> BrokerError {
         BrokerError(.invalidRequest, .badRequest, message)
     }
@@ -129,21 +136,25 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         BrokerError(.invalidRequest, .contentTooLarge, "The request body is larger than the \(limit / 1024) KiB this endpoint accepts.")
     }
 
+    /// A request body that did not arrive within `seconds`.
     public static func bodyTooSlow(seconds: Int) -> BrokerError {
         BrokerError(.invalidRequest, .requestTimeout, "The request body did not arrive within \(seconds) seconds.")
     }
 
+    /// `invalid_answer`: the answer does not fit the challenge (400, a wrong answer that is not counted).
     public static func invalidAnswer(_ message: String) -> BrokerError {
         BrokerError(.invalidAnswer, .badRequest, message)
     }
 
     /// What a stateless sign-in cannot do, having no account: each refusal has its own code.
     public enum StatelessLimitation: Sendable {
+        /// A refresh token.
         case refresh
         /// A PIN or a device belongs to an account, which a stateless sign-in does not have.
         case accountCredentials
     }
 
+    /// A stateless sign-in asked for something only an account has.
     public static func stateless(_ limitation: StatelessLimitation) -> BrokerError {
         switch limitation {
         case .refresh:
@@ -167,6 +178,7 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         )
     }
 
+    /// An unexpected failure (500); `message` is logged, a generic text is shown.
     public static func internalFailure(_ message: String = "The broker could not complete the request.") -> BrokerError {
         BrokerError(.serverError, .internalFailure, message)
     }

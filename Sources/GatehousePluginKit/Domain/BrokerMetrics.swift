@@ -3,9 +3,11 @@ import Metrics
 /// The broker's own metrics (swift-metrics): sign-ins by provider and outcome, lockouts, open flows.
 /// The factory is injected, so each broker (and each test) reports to its own registry.
 public struct BrokerMetrics: Sendable {
+    /// Where the broker's metrics go (swift-metrics).
     public let factory: any MetricsFactory
     let activeFlows: Gauge
 
+    /// Metrics into `factory` (none by default).
     public init(factory: any MetricsFactory = NOOPMetricsHandler.instance) {
         self.factory = factory
         self.activeFlows = Gauge(label: "gatehouse_active_flows", factory: factory)
@@ -26,6 +28,7 @@ public struct BrokerMetrics: Sendable {
         Counter(label: "gatehouse_refused_total", dimensions: [("reason", reason)], factory: factory).increment()
     }
 
+    /// Sets the gauge of flows in progress.
     public func setActiveFlows(_ count: Int) {
         activeFlows.record(count)
     }

@@ -5,8 +5,10 @@ import Foundation
 /// header as it is. Compared and stored lower-cased: people do not expect `Alice@Example.com` and
 /// `alice@example.com` to be two people.
 public struct EmailAddress: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The address as given, trimmed.
     public let value: String
 
+    /// An address, or nil when `text` is not one.
     public init?(_ text: String) {
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
         let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
@@ -23,17 +25,20 @@ public struct EmailAddress: Sendable, Hashable, Codable, CustomStringConvertible
         !part.hasPrefix(".") && !part.hasSuffix(".") && !part.contains("..")
     }
 
+    /// Reads an address, refusing one that is not.
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let address = EmailAddress(text) else { throw ConfigIssue(path: decoder.codingPath, "not an email address: '\(text)'") }
         self = address
     }
 
+    /// Writes the address.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(value)
     }
 
+    /// The address.
     public var description: String { value }
 
     /// The address with most of the local part hidden (`a•••e@example.com`), for challenges and pages

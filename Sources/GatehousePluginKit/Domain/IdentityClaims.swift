@@ -6,24 +6,34 @@ import Foundation
 /// its JSON form is the flat OpenID Connect claims object (OIDC Core section 5.1), which is also how
 /// providers that speak in claims (an app's API, an upstream OpenID provider) hand them over.
 public struct IdentityClaims: Sendable, Hashable, Codable {
+    /// The person's email address, as the provider knows it.
     public var email: String?
     /// Whether the provider proved (or is the authority for) `email`.
     public var emailVerified: Bool
+    /// The full name.
     public var name: String?
+    /// The given name.
     public var givenName: String?
+    /// The family name.
     public var familyName: String?
+    /// The name the person prefers to be called by (OIDC `preferred_username`).
     public var preferredUsername: String?
     /// The other standard profile claims (OIDC Core section 5.1), passed on with the `profile` scope.
     public var nickname: String?
+    /// A URL of a picture.
     public var picture: String?
+    /// A URL of a web page.
     public var website: String?
+    /// The locale (`en-GB`).
     public var locale: String?
+    /// The time zone (`Europe/Amsterdam`).
     public var zoneinfo: String?
     /// Nil when the provider does not know groups; empty when it knows there are none.
     public var groups: [String]?
     /// The provider's own claims, kept as they came (only those its config allows).
     public var extra: [String: JSONValue]
 
+    /// Claims; every one optional.
     public init(
         email: String? = nil, emailVerified: Bool = false, name: String? = nil, givenName: String? = nil, familyName: String? = nil,
         preferredUsername: String? = nil, groups: [String]? = nil, extra: [String: JSONValue] = [:]
@@ -91,10 +101,12 @@ public struct IdentityClaims: Sendable, Hashable, Codable {
         return result
     }
 
+    /// Reads the flat OpenID Connect claims object.
     public init(from decoder: any Decoder) throws {
         self.init(claims: try [String: JSONValue](from: decoder))
     }
 
+    /// Writes the flat OpenID Connect claims object.
     public func encode(to encoder: any Encoder) throws {
         try claims.encode(to: encoder)
     }

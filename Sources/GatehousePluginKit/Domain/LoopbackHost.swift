@@ -4,6 +4,7 @@ import Foundation
 /// for the rules that let plain-text connections stay on the machine: an `http://` issuer, a plain
 /// `ldap://` directory, an SMTP relay without TLS.
 public enum LoopbackHost {
+    /// Whether `host` is a loopback name or address (`localhost`, `127.0.0.1`, `::1`).
     public static func contains(_ host: String) -> Bool {
         let bare = host.lowercased().trimmingCharacters(in: ["[", "]"])
         let octets = bare.split(separator: ".", omittingEmptySubsequences: false)

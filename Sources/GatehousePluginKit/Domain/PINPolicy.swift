@@ -3,8 +3,11 @@
 /// PIN, no runs of sequential or repeated digits. Each rule refuses with its own code, which a client
 /// shows while the person stays on the same `create_pin` challenge.
 public struct PINPolicy: Sendable, Hashable, Codable {
+    /// The fewest digits (4 to 32).
     public var minLength: Int
+    /// The most digits (`minLength` to 32).
     public var maxLength: Int
+    /// Digits only.
     public var digitsOnly: Bool
     /// Refuse a run of this many (or more) sequential characters such as `123` or `987`; 0 turns it off.
     public var maxSequence: Int
@@ -13,6 +16,7 @@ public struct PINPolicy: Sendable, Hashable, Codable {
     /// Refused on top of the built-in list of the most common PINs.
     public var denyList: [String]
 
+    /// PIN rules; the defaults follow NIST SP 800-63B for activation secrets.
     public init(minLength: Int = 6, maxLength: Int = 32, digitsOnly: Bool = true, maxSequence: Int = 4, maxRepeated: Int = 3, denyList: [String] = []) {
         self.minLength = minLength
         self.maxLength = maxLength
@@ -34,6 +38,7 @@ public struct PINPolicy: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey { case minLength, maxLength, digitsOnly, maxSequence, maxRepeated, denyList }
 
+    /// Reads PIN rules with defaults, refusing impossible values with their path.
     public init(from decoder: any Decoder) throws {
         let defaults = PINPolicy()
         let container = try decoder.container(keyedBy: CodingKeys.self)

@@ -2,9 +2,11 @@
 /// maximum length, no deny-listed values, no runs of sequential or repeated characters, not the
 /// username. PINs are passwords with `numericOnly` set.
 public struct PasswordPolicy: Sendable, Hashable, Codable {
+    /// The fewest characters a password may have.
     public var minLength: Int
     /// Bcrypt reads only 72 bytes; longer secrets would be silently truncated, so they are refused.
     public var maxLength: Int
+    /// A PIN: digits only.
     public var numericOnly: Bool
     /// Refuse a run of this many (or more) sequential characters such as `1234`, `abcd` or `4321`; 0 turns it off.
     public var maxSequence: Int
@@ -13,6 +15,7 @@ public struct PasswordPolicy: Sendable, Hashable, Codable {
     /// Extra refused values on top of the built-in list of common passwords (compared case-insensitively).
     public var denyList: [String]
 
+    /// A policy; every parameter has the NIST-minded default.
     public init(
         minLength: Int = 8, maxLength: Int = 72, numericOnly: Bool = false, maxSequence: Int = 4,
         maxRepeated: Int = 3, denyList: [String] = []
@@ -29,6 +32,7 @@ public struct PasswordPolicy: Sendable, Hashable, Codable {
         case minLength, maxLength, numericOnly, maxSequence, maxRepeated, denyList
     }
 
+    /// Reads a policy with defaults, refusing impossible values with their path.
     public init(from decoder: any Decoder) throws {
         let defaults = PasswordPolicy()
         let container = try decoder.container(keyedBy: CodingKeys.self)

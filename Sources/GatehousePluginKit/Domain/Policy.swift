@@ -8,10 +8,13 @@ public struct Policy: Sendable, Hashable, Codable {
     public var authenticators: [String]
     /// An authenticator instance id every sign-in must also pass, or nil for none.
     public var secondFactor: String?
+    /// Whether flows may sign in statelessly (only providers that can, and never with a second factor).
     public var statelessAuthentication: Bool
     /// Whether people may create new accounts themselves (the `register` purpose).
     public var selfRegistration: Bool
+    /// How long an access token lives.
     public var accessTokenLifetime: Seconds
+    /// How long a refresh token lives.
     public var refreshTokenLifetime: Seconds
     /// How long an unfinished flow stays resumable.
     public var flowLifetime: Seconds
@@ -19,7 +22,9 @@ public struct Policy: Sendable, Hashable, Codable {
     public var defaultScopes: [String]
     /// Scopes a flow may ask for; a flow asking for any other is refused with `invalid_scope`.
     public var allowedScopes: [String]
+    /// The rules for new passwords.
     public var passwordPolicy: PasswordPolicy
+    /// Limits on wrong answers and flow starts.
     public var lockout: LockoutPolicy
     /// Whether a confidential app may get tokens for itself with the `client_credentials` grant.
     public var clientCredentialsGrant: Bool
@@ -65,6 +70,7 @@ public struct Policy: Sendable, Hashable, Codable {
     /// them: for third-party apps; first-party apps leave it off.
     public var consentRequired: Bool
 
+    /// A policy; every parameter has its documented default.
     public init(
         identityProviders: [String] = [], authenticators: [String] = [], secondFactor: String? = nil,
         statelessAuthentication: Bool = false, selfRegistration: Bool = false,
@@ -177,6 +183,7 @@ public struct Policy: Sendable, Hashable, Codable {
         case session, logout, consentRequired
     }
 
+    /// Writes every key, `plugins` included, and any former key not moved yet.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(identityProviders, forKey: .identityProviders)
@@ -209,6 +216,7 @@ public struct Policy: Sendable, Hashable, Codable {
         for (key, value) in formerSettings { try former.encode(value, forKey: ConfigPath.Key(key)) }
     }
 
+    /// Reads a policy with defaults, refusing impossible values with their exact path; keeps `plugins` and unknown top-level keys as written (`PolicySettingsBook` checks them).
     public init(from decoder: any Decoder) throws {
         let defaults = Policy()
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -292,9 +300,11 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
     /// Wrong answers from one client IP (across accounts) within `failureWindow` before the address is
     /// refused for the rest of the window.
     public var maxFailedAttemptsPerIP: Int
+    /// The window failures are counted over.
     public var failureWindow: Seconds
     /// The first lockout of an account; each further lockout doubles it, up to `maxLockoutDuration`.
     public var lockoutDuration: Seconds
+    /// The cap of the doubling lockouts.
     public var maxLockoutDuration: Seconds
     /// Flows one client IP may start per minute (requests without a known address share one bucket).
     public var maxFlowStartsPerIPPerMinute: Int
@@ -317,6 +327,7 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
         return result
     }
 
+    /// A lockout policy; every parameter has its documented default.
     public init(
         maxFailedAttemptsPerFlow: Int = 5, maxFailedAttemptsPerAccount: Int = 10, maxFailedAttemptsPerIP: Int = 100,
         failureWindow: Seconds = .minutes(15), lockoutDuration: Seconds = .minutes(5), maxLockoutDuration: Seconds = .hours(24),
@@ -338,6 +349,7 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
         case maxLockoutDuration, maxFlowStartsPerIPPerMinute, maxFailedAuthenticationsPerIP, maxFailedAuthenticationsPerClient
     }
 
+    /// Reads a lockout policy with defaults, refusing impossible values with their path.
     public init(from decoder: any Decoder) throws {
         let defaults = LockoutPolicy()
         let container = try decoder.container(keyedBy: CodingKeys.self)

@@ -1,15 +1,23 @@
 /// A length of time in whole seconds, written in config either as a number of seconds (`900`) or with a
 /// unit (`15m`, `1h`, `30d`, `45s`). Stored and sent as a plain number of seconds.
 public struct Seconds: Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+    /// The number of seconds.
     public var value: Int
+    /// So many seconds.
     public init(_ value: Int) { self.value = value }
 
+    /// So many minutes.
     public static func minutes(_ value: Int) -> Seconds { Seconds(value * 60) }
+    /// So many hours.
     public static func hours(_ value: Int) -> Seconds { Seconds(value * 3600) }
+    /// So many days.
     public static func days(_ value: Int) -> Seconds { Seconds(value * 86400) }
 
+    /// As a `TimeInterval`.
     public var timeInterval: Double { Double(value) }
+    /// `<n>s`.
     public var description: String { "\(value)s" }
+    /// Shorter first.
     public static func < (lhs: Seconds, rhs: Seconds) -> Bool { lhs.value < rhs.value }
 
     /// Parses `900`, `900s`, `15m`, `1h` or `30d`; nil for anything else.
@@ -25,6 +33,7 @@ public struct Seconds: Sendable, Hashable, Codable, Comparable, CustomStringConv
         }
     }
 
+    /// Reads a number of seconds, or a duration with a unit (`90s`, `15m`, `1h`, `30d`).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let number = try? container.decode(Int.self) {
@@ -38,6 +47,7 @@ public struct Seconds: Sendable, Hashable, Codable, Comparable, CustomStringConv
         self = parsed
     }
 
+    /// Writes the number of seconds.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(value)

@@ -30,6 +30,7 @@ public struct ChallengeDescription: Sendable, Hashable {
     /// to the URL, and the answer (the declared `inputs`) comes back at the broker's callback.
     public var callback: ChallengeCallback?
 
+    /// A declaration; see each property.
     public init(
         type: String, summary: String, title: String = "Sign in", prompt: String? = nil, inputs: [ChallengeInput] = [], actions: [ChallengeAction] = [],
         link: ChallengeLink? = nil, details: [ChallengeDetail] = [], submitLabel: String = "Continue", callback: ChallengeCallback? = nil
@@ -125,8 +126,11 @@ public struct ChallengeInput: Sendable, Hashable {
         }
     }
 
+    /// The answer field's name.
     public var name: String
+    /// The label a person sees.
     public var label: String
+    /// How a page asks for it.
     public var kind: Kind
     /// The HTML `autocomplete` hint (`username`, `current-password`, `one-time-code`, `email`, `off`).
     public var autocomplete: String
@@ -142,6 +146,7 @@ public struct ChallengeInput: Sendable, Hashable {
     /// (a code after a changed address) is not.
     public var required: Bool
 
+    /// An answer field.
     public init(
         name: String, label: String, kind: Kind = .text, autocomplete: String? = nil, inputmode: String? = nil, maxLength: Int = 1024,
         prefill: String? = nil, elementID: String? = nil, required: Bool = true
@@ -160,10 +165,14 @@ public struct ChallengeInput: Sendable, Hashable {
 
 /// An extra button of a challenge page: it submits `name=value` (the flow API sends `true`).
 public struct ChallengeAction: Sendable, Hashable {
+    /// The answer field the button sets.
     public var name: String
+    /// The value it sets.
     public var value: String
+    /// The button's label.
     public var label: String
 
+    /// A button that answers with `name` = `value` instead of the form.
     public init(name: String, value: String = "true", label: String) {
         self.name = name
         self.value = value
@@ -174,9 +183,12 @@ public struct ChallengeAction: Sendable, Hashable {
 /// A link-out of a challenge page: the challenge field holding an `https` (or loopback `http`) URL,
 /// and the link's text.
 public struct ChallengeLink: Sendable, Hashable {
+    /// The challenge's string field holding the URL.
     public var urlField: String
+    /// The link's text.
     public var label: String
 
+    /// A link-out.
     public init(urlField: String, label: String) {
         self.urlField = urlField
         self.label = label
@@ -190,11 +202,13 @@ public struct ChallengeLink: Sendable, Hashable {
 /// answer as the other parameters; the broker keeps only the declared inputs. One callback per
 /// challenge: a second one finds the step done.
 public struct ChallengeCallback: Sendable, Hashable {
+    /// The challenge's string field holding the URL the browser goes to.
     public var urlField: String
     /// A callback counts as an answer only with at least one of these inputs (`code`, `error`);
     /// anything else (a prefetch, a bare `state`) is refused and changes nothing.
     public var answerFields: [String]
 
+    /// A callback declaration.
     public init(urlField: String, answerFields: [String]) {
         self.urlField = urlField
         self.answerFields = answerFields
@@ -206,12 +220,17 @@ public struct ChallengeCallback: Sendable, Hashable {
 
 /// A fact a challenge tells the client (`sentTo`, `codeExpiresAt`...), for docs/openapi.yaml.
 public struct ChallengeDetail: Sendable, Hashable {
+    /// The JSON type of a challenge field.
     public enum ValueType: String, Sendable, Hashable { case string, integer, boolean, object, array, any }
 
+    /// The field's name.
     public var name: String
+    /// Its JSON type.
     public var type: ValueType
+    /// What it holds, for the API reference.
     public var summary: String
 
+    /// A challenge field.
     public init(_ name: String, _ type: ValueType, _ summary: String) {
         self.name = name
         self.type = type

@@ -2,15 +2,21 @@ import Foundation
 
 /// Why a flow runs: to sign an existing person in, or to create new credentials and an account.
 public enum FlowPurpose: String, Sendable, Codable, CaseIterable {
+    /// Sign an existing person in.
     case authenticate
+    /// Create new credentials (and, unless signed in, an account).
     case register
 }
 
 /// What a client asks for when it starts a flow.
 public struct FlowRequest: Sendable {
+    /// The app the flow signs in to.
     public var appID: String
+    /// The identity provider (or, for a factor, the authenticator) the flow runs.
     public var providerID: String
+    /// Sign-in or registration.
     public var purpose: FlowPurpose
+    /// A stateless sign-in: no account, no refresh token.
     public var stateless: Bool
     /// Requested scopes; nil means the app's default scopes.
     public var scopes: [String]?
@@ -36,6 +42,7 @@ public struct FlowRequest: Sendable {
     /// The app's OIDC `max_age` in seconds: the person must have authenticated within it.
     public var maxAge: Int?
 
+    /// A request; the engine fills what the flow knows.
     public init(
         appID: String, providerID: String, purpose: FlowPurpose = .authenticate, stateless: Bool = false, scopes: [String]? = nil, clientIP: String? = nil,
         loginHint: String? = nil, returnURI: String? = nil, codeChallenge: String? = nil, signedInAccountID: String? = nil, installationID: String? = nil
@@ -58,7 +65,9 @@ public struct FlowRequest: Sendable {
 /// declared (`ChallengeDescription`); `fields` carries the type-specific facts that are sent to the
 /// client as they are (the answer fields come from the declaration).
 public struct Challenge: Sendable, Hashable, Codable {
+    /// The challenge type, as declared (`credentials`, `riddle`...).
     public var type: String
+    /// The type's fields (what `ChallengeDetail`s declare).
     public var fields: [String: JSONValue]
     /// What a page says above this one challenge, when it differs from the declared prompt.
     public var prompt: String?
@@ -66,6 +75,7 @@ public struct Challenge: Sendable, Hashable, Codable {
     /// counted against it across flows and nodes, and it is locked out after too many; not sent to clients.
     public var accountField: String?
 
+    /// A challenge of a declared type.
     public init(type: String, fields: [String: JSONValue] = [:], prompt: String? = nil, accountField: String? = nil) {
         self.type = type
         self.fields = fields
@@ -90,8 +100,10 @@ public struct Challenge: Sendable, Hashable, Codable {
 
 /// The client's answer to a challenge: the fields the challenge asked for.
 public struct ChallengeResponse: Sendable, Hashable {
+    /// The answer's fields as the client sent them, checked against the declaration already.
     public var values: [String: JSONValue]
 
+    /// An answer.
     public init(_ values: [String: JSONValue]) { self.values = values }
 
     /// A required string field; a missing or non-string field is an `invalid_answer`.
@@ -105,8 +117,10 @@ public struct ChallengeResponse: Sendable, Hashable {
 
 /// A plugin's own state between two steps of a flow: opaque bytes to the core, persisted with the flow.
 public struct FlowState: Sendable, Hashable, Codable {
+    /// Whatever the plugin keeps between steps; opaque to the engine.
     public var data: Data
 
+    /// A state holding `data`.
     public init(data: Data = Data()) { self.data = data }
 
     /// Encodes a plugin's Codable state.
@@ -126,6 +140,7 @@ public struct FlowState: Sendable, Hashable, Codable {
 
 /// An authenticator's verdict: this factor is satisfied.
 public struct FactorResult: Sendable, Hashable, Codable {
+    /// The authenticator instance that verified the factor.
     public var authenticatorID: String
     /// The `amr` value for this factor (RFC 8176), e.g. `otp`, `hwk`, `pin`.
     public var method: String
@@ -133,6 +148,7 @@ public struct FactorResult: Sendable, Hashable, Codable {
     /// the account as an identity of this authenticator, so it is a verified address from now on.
     public var enrolledEmail: EmailAddress?
 
+    /// A verdict.
     public init(authenticatorID: String, method: String, enrolledEmail: EmailAddress? = nil) {
         self.authenticatorID = authenticatorID
         self.method = method
@@ -142,6 +158,7 @@ public struct FactorResult: Sendable, Hashable, Codable {
 
 /// What one step of a plugin yields: another challenge (with the state to resume from), or a result.
 public enum FlowStep: Sendable {
+    /// Ask for an answer; `state` comes back with it.
     case challenge(Challenge, state: FlowState)
     /// An identity provider's result; the identity says how the person proved it (`methods`).
     case identified(ExternalIdentity)

@@ -4,13 +4,18 @@ import Foundation
 /// lockout lasts twice as long (capped), and, when `permanentAfterLockouts` is set, the lockout with
 /// that number lasts until an administrator lifts it.
 public struct LockoutRule: Sendable, Hashable {
+    /// Failures within `failureWindow` that lock the key.
     public var maxFailures: Int
+    /// The window failures are counted over.
     public var failureWindow: Seconds
+    /// The first lockout; each further one doubles it.
     public var lockoutDuration: Seconds
+    /// The cap of that doubling.
     public var maxLockoutDuration: Seconds
     /// The lockout (counting from 1) that no longer runs out; nil for never.
     public var permanentAfterLockouts: Int?
 
+    /// A rule.
     public init(maxFailures: Int, failureWindow: Seconds, lockoutDuration: Seconds, maxLockoutDuration: Seconds, permanentAfterLockouts: Int?) {
         self.maxFailures = maxFailures
         self.failureWindow = failureWindow
@@ -22,6 +27,7 @@ public struct LockoutRule: Sendable, Hashable {
     /// A permanent lock is stored as one that ends a thousand years from now; anything ending after
     /// `permanentThreshold` reads as permanent.
     static let permanentDuration: TimeInterval = 1000 * 365 * 86_400
+    /// A lock ending after this is permanent.
     public static let permanentThreshold = Date(timeIntervalSince1970: 500 * 365 * 86_400)
 
     /// How long the lockout after `count` earlier ones lasts.
@@ -33,11 +39,16 @@ public struct LockoutRule: Sendable, Hashable {
 
 /// What a lockout is audited as.
 public struct LockoutAudit: Sendable {
+    /// The audit event's type (`<plugin type>.locked`).
     public var type: String
+    /// The app it happened at.
     public var appID: String?
+    /// The provider instance whose lockout it is.
     public var providerID: String?
+    /// What else the audit log keeps (never a secret).
     public var details: [String: String]
 
+    /// An audit description.
     public init(type: String, appID: String? = nil, providerID: String? = nil, details: [String: String] = [:]) {
         self.type = type
         self.appID = appID
@@ -60,6 +71,7 @@ public struct LockoutBook: Sendable {
     private let clock: any BrokerClock
     private let metrics: BrokerMetrics
 
+    /// A book keeping counters under `namespace` (the instance id), in the broker's store.
     public init(namespace: String?, store: any AttemptCounterStore, audit: any AuditStore, clock: any BrokerClock, metrics: BrokerMetrics = BrokerMetrics()) {
         self.namespace = namespace
         self.store = store

@@ -4,8 +4,11 @@ import Foundation
 /// payload, read but not yet verified. Used for what devices and clients sign: device-key proofs
 /// and assertions, DPoP proofs.
 public struct CompactJWS: Sendable {
+    /// The protected header.
     public let header: [String: JSONValue]
+    /// The payload's claims.
     public let claims: [String: JSONValue]
+    /// The signature's bytes.
     public let signature: Data
     /// `BASE64URL(header) || '.' || BASE64URL(payload)`: what the signature covers.
     public let signingInput: Data

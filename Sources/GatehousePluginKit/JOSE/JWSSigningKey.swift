@@ -7,12 +7,16 @@ import _CryptoExtras
 /// Google service account's self-signed JWT. ES256 with a P-256 key, RS256 with an RSA key of at
 /// least 2048 bits. (The broker's own tokens are signed by `SigningKeyring`.)
 public enum JWSSigningKey: Sendable {
+    /// A P-256 key (ES256).
     case p256(P256.Signing.PrivateKey)
+    /// An RSA key (RS256).
     case rsa(_RSA.Signing.PrivateKey)
 
     /// Why a PEM was not a usable key.
     public enum Refusal: Error, Sendable, Equatable {
+        /// The PEM holds no private key this type reads.
         case notAKey
+        /// An RSA key shorter than 2048 bits.
         case rsaTooShort(bits: Int)
     }
 

@@ -8,8 +8,11 @@ import _CryptoExtras
 /// tokens to (`cnf.jkt`) and which names a registered device key.
 public struct PublicJWK: Sendable, Hashable {
     enum Material: Sendable, Hashable {
+        /// A P-256 key (ES256).
         case p256(x: Data, y: Data)
+        /// An Ed25519 key (EdDSA).
         case ed25519(x: Data)
+        /// An RSA key (RS256).
         case rsa(n: Data, e: Data)
     }
 
@@ -21,9 +24,11 @@ public struct PublicJWK: Sendable, Hashable {
 
     /// Why a JWK was refused; the message names the member at fault.
     public struct Refusal: Error, Sendable, Equatable {
+        /// What is wrong with the key, for a person.
         public var message: String
     }
 
+    /// Reads a public JWK, refusing private parts, unknown key types and curves.
     public init(_ value: JSONValue) throws(Refusal) {
         guard case .object(let jwk) = value else { throw Refusal(message: "the key is not a JSON object") }
         for secret in ["d", "p", "q", "dp", "dq", "qi", "k", "oth"] where jwk[secret] != nil {

@@ -16,6 +16,7 @@ public enum PKCE {
         challenge.count == 43 && Base64URL.decode(challenge)?.count == 32
     }
 
+    /// The S256 challenge of `verifier` (RFC 7636 section 4.2).
     public static func challenge(for verifier: String) -> String {
         Base64URL.sha256(verifier)
     }

@@ -5,10 +5,12 @@
 public struct AccountOperation: Sendable, Hashable {
     /// The path segment, e.g. `change`.
     public var name: String
+    /// What it does, for the API reference.
     public var summary: String
     /// The JSON fields it takes, checked like a challenge's answer before the plugin sees them.
     public var inputs: [ChallengeInput]
 
+    /// An operation.
     public init(name: String, summary: String, inputs: [ChallengeInput]) {
         self.name = name
         self.summary = summary
@@ -18,12 +20,16 @@ public struct AccountOperation: Sendable, Hashable {
 
 /// Who asks for an account operation, and through which app.
 public struct AccountOperationContext: Sendable {
+    /// The signed-in account.
     public var account: Account
+    /// The app the access token was issued to.
     public var app: App
     /// The device sign-in key the access token was issued through, if any.
     public var signInKey: SignInKey?
+    /// The caller's address.
     public var clientIP: String?
 
+    /// A context.
     public init(account: Account, app: App, signInKey: SignInKey? = nil, clientIP: String? = nil) {
         self.account = account
         self.app = app

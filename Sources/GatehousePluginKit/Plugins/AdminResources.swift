@@ -10,7 +10,9 @@ public struct AdminResource: Sendable, Hashable, Codable {
 
     /// The path segment and CLI name, e.g. `keys`.
     public var name: String
+    /// Whether it belongs to a provider instance or to an app.
     public var scope: Scope
+    /// What it is, for the admin API reference and the CLI.
     public var summary: String
     /// What `create` takes (empty: the plugin makes the item from nothing, like a generated key).
     public var createFields: [AdminField]
@@ -21,6 +23,7 @@ public struct AdminResource: Sendable, Hashable, Codable {
     /// Whether removing an item deserves a second thought (the console asks again).
     public var dangerous: Bool
 
+    /// A resource.
     public init(name: String, scope: Scope, summary: String, createFields: [AdminField] = [], itemKey: [String] = [], columns: [String] = [], dangerous: Bool = false) {
         self.name = name
         self.scope = scope
@@ -34,11 +37,14 @@ public struct AdminResource: Sendable, Hashable, Codable {
 
 /// One field an admin gives when creating an item.
 public struct AdminField: Sendable, Hashable, Codable {
+    /// The field's name.
     public var name: String
+    /// What to give, for the CLI's help.
     public var summary: String
     /// A multi-line value the CLI reads from a file (`pem=@public.pem`).
     public var fromFile: Bool
 
+    /// A field.
     public init(name: String, summary: String, fromFile: Bool = false) {
         self.name = name
         self.summary = summary
@@ -58,6 +64,7 @@ public struct AdminChange: Sendable {
     /// Audit details; never a secret.
     public var details: [String: String]
 
+    /// A change.
     public init(item: JSONValue, shownOnce: String? = nil, event: String, details: [String: String] = [:]) {
         self.item = item
         self.shownOnce = shownOnce

@@ -5,6 +5,7 @@ import Dispatch
 public enum BlockingWork {
     private static let queue = DispatchQueue(label: "gatehouse.blocking-work", qos: .userInitiated, attributes: .concurrent)
 
+    /// Runs `body` on a thread of its own, so that a blocking call does not hold up the server's.
     public static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try body() }) }

@@ -19,9 +19,11 @@ public final class ConcurrencyLimit: Sendable {
         var nextID: UInt64 = 0
     }
 
+    /// How many may hold it at once.
     public let limit: Int
     private let state: Mutex<State>
 
+    /// A limit of `limit` holders (at least one).
     public init(limit: Int) {
         precondition(limit > 0, "a concurrency limit must allow at least one holder")
         self.limit = limit

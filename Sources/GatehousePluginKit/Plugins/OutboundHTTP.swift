@@ -5,19 +5,26 @@ import Foundation
 /// async-http-client (`GatehouseHTTP`), so plugins depend on no HTTP library. Redirects are never
 /// followed: a signed request must reach the URL that was configured, nowhere else.
 public protocol OutboundHTTP: Sendable {
+    /// Sends a request; never follows redirects.
     func send(_ request: OutboundRequest) async throws(OutboundHTTPError) -> OutboundResponse
 }
 
 /// One outgoing request, with its own time limit and a cap on the answer's size.
 public struct OutboundRequest: Sendable {
+    /// The HTTP method.
     public var method: String
+    /// An absolute `https` (or loopback `http`) URL.
     public var url: String
+    /// Request headers, in order.
     public var headers: [(name: String, value: String)]
+    /// The body, if any.
     public var body: Data?
+    /// How long to wait for the whole answer.
     public var timeout: TimeInterval
     /// A longer answer is cut off with `responseTooLarge`.
     public var maxResponseBytes: Int
 
+    /// A request.
     public init(method: String = "POST", url: String, headers: [(name: String, value: String)] = [], body: Data? = nil, timeout: TimeInterval, maxResponseBytes: Int = 1 << 20) {
         self.method = method
         self.url = url
@@ -30,9 +37,12 @@ public struct OutboundRequest: Sendable {
 
 /// The answer to an `OutboundRequest` (its headers are not kept: no plugin reads them yet).
 public struct OutboundResponse: Sendable {
+    /// The HTTP status.
     public var status: Int
+    /// The body, at most the request's `maxResponseBytes`.
     public var body: Data
 
+    /// An answer.
     public init(status: Int, body: Data) {
         self.status = status
         self.body = body
@@ -47,8 +57,10 @@ public enum OutboundHTTPError: Error, Sendable, Equatable, CustomStringConvertib
     case unreachable(String)
     /// The answer was longer than the request allowed.
     case responseTooLarge
+    /// The URL is not an absolute http(s) URL.
     case invalidURL(String)
 
+    /// What went wrong, for logs.
     public var description: String {
         switch self {
         case .timeout: "no answer in time"
@@ -61,7 +73,9 @@ public enum OutboundHTTPError: Error, Sendable, Equatable, CustomStringConvertib
 
 /// The client of a broker started without one: every call fails, saying so.
 public struct NoOutboundHTTP: OutboundHTTP {
+    /// A client that refuses every call.
     public init() {}
+    /// Fails: there is no client.
     public func send(_ request: OutboundRequest) async throws(OutboundHTTPError) -> OutboundResponse {
         throw .unreachable("this broker was started without an HTTP client")
     }

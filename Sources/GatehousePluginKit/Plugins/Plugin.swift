@@ -48,27 +48,41 @@ public protocol GatehousePlugin: Sendable {
 }
 
 extension GatehousePlugin {
+    /// None.
     public var traits: PluginTraits { PluginTraits() }
+    /// Nothing to report.
     public func health() async -> PluginHealth? { nil }
+    /// No checks.
     public func diagnose(username: String?, password: String?) async -> [DiagnosticStep] { [] }
+    /// Keeps nothing.
     public func forget(_ departure: Departure) async throws -> [AdminChange] { [] }
+    /// None.
     public var adminResources: [AdminResource] { [] }
+    /// Refuses: no such resource.
     public func listItems(of resource: String, app: App?) async throws -> [JSONValue] { throw noResource(resource) }
+    /// Refuses: no such resource.
     public func createItem(in resource: String, fields: [String: JSONValue], app: App?, by admin: String) async throws -> AdminChange {
         throw noResource(resource)
     }
+    /// Refuses: no such resource.
     public func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange {
         throw noResource(resource)
     }
+    /// None.
     public var accountOperations: [AccountOperation] { [] }
+    /// Refuses: no such operation.
     public func perform(_ operation: String, with fields: ChallengeResponse, in context: AccountOperationContext) async throws -> JSONValue {
         throw BrokerError(.notFound, .notFound, "'\(id)' offers no operation '\(operation)'.")
     }
+    /// None.
     public var endpoints: [PluginEndpoint] { [] }
+    /// Refuses: no such endpoint.
     public func handle(_ call: PluginEndpointCall) async throws -> PluginEndpointAnswer {
         throw BrokerError(.notFound, .notFound, "'\(id)' offers no endpoint \(call.endpoint.method.rawValue) \(call.endpoint.path).")
     }
+    /// None.
     public var addressVerifier: (any AddressVerifying)? { nil }
+    /// None.
     public var deviceAttester: (any DeviceAttesting)? { nil }
 
     private func noResource(_ resource: String) -> BrokerError {
@@ -98,6 +112,7 @@ public struct PluginTraits: Sendable, Hashable {
     /// (`social`, `password`, `passwordless`, `device`...); nil: told from the methods used.
     public var registrationType: String?
 
+    /// Traits; each off unless given.
     public init(
         statelessCapable: Bool = false, openEnrollment: Bool = false, trustsEmailForLinking: Bool = false, acceptsAssertions: Bool = false,
         diagnosable: Bool = false, registrationType: String? = nil
@@ -127,7 +142,9 @@ public enum Departure: Sendable, Hashable {
 /// The roles a plugin type's instances play, declared by its factory and checked when config is
 /// read: an app's policy naming a provider in a role it does not play is a config error.
 public struct PluginRoles: OptionSet, Sendable, Hashable {
+    /// The roles as bits.
     public let rawValue: Int
+    /// Roles from bits.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// Establishes who someone is (`IdentityProvider`): listed in `policy.identityProviders`.
@@ -140,7 +157,9 @@ public struct PluginRoles: OptionSet, Sendable, Hashable {
 /// The engine calls `begin` once, then `resume` with each answer, until the provider returns
 /// `.identified`.
 public protocol IdentityProvider: GatehousePlugin {
+    /// Starts the provider's part of a flow: a challenge, or at once an identity.
     func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep
+    /// Takes an answer to the provider's last challenge.
     func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep
     /// Whether an identity the provider once vouched for is still good (the account is not disabled in
     /// the directory, the user still exists), with the provider's fresh view of the person when it read
@@ -167,22 +186,30 @@ public protocol IdentityProvider: GatehousePlugin {
 }
 
 extension IdentityProvider {
+    /// Still good.
     public func recheck(subject: String) async throws -> IdentityRecheck { .valid(freshClaims: nil) }
+    /// Refuses with `unknown_issuer`.
     public func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity {
         throw BrokerError(.invalidGrant, .badRequest, "The assertion is not valid.").because("unknown_issuer")
     }
+    /// Refuses: this provider hands the flow to no other.
     public func resume(_ state: FlowState, after identity: ExternalIdentity, in context: FlowContext) async throws -> FlowStep {
         throw BrokerError.internalFailure("'\(id)' handed the flow to no other provider.")
     }
+    /// May.
     public func checkKeyUse(_ key: SignInKey, at app: App) async throws {}
+    /// None.
     public var passwordKeeper: (any PasswordKeeping)? { nil }
+    /// None.
     public var activationRedeemer: (any ActivationRedeeming)? { nil }
 }
 
 /// Verifies one more factor for an account the flow already has (an emailed code, a device key...).
 /// The context carries the account. Ends with `.verified`.
 public protocol Authenticator: GatehousePlugin {
+    /// Starts the authenticator's part of a flow for the account in `context`: a challenge, or at once a verdict.
     func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep
+    /// Takes an answer to the authenticator's last challenge.
     func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep
     /// Goes on after the authenticator this one handed the flow to (`FlowStep.requireFactor`) passed;
     /// `state` is what it handed over. Only called on authenticators that answer `requireFactor`.
@@ -190,6 +217,7 @@ public protocol Authenticator: GatehousePlugin {
 }
 
 extension Authenticator {
+    /// Refuses: this authenticator asks for no other.
     public func resume(_ state: FlowState, after passed: FactorResult, in context: FlowContext) async throws -> FlowStep {
         throw BrokerError.internalFailure("'\(id)' asked for no other factor.")
     }
@@ -212,21 +240,26 @@ public protocol AddressVerifying: GatehousePlugin {
 /// `recovery:<flow>`, so that a verifier keeps their wrong guesses and send limits apart from sign-in
 /// codes (a stranger guessing at someone's recovery must not lock their sign-in).
 public enum CodeBinding {
+    /// The prefix of every recovery binding.
     public static let recoveryPrefix = "recovery:"
 
     /// The binding of a password recovery flow's codes.
     public static func recovery(flowID: String) -> String { recoveryPrefix + flowID }
 
+    /// Whether a binding is a password recovery's.
     public static func isRecovery(_ binding: String) -> Bool { binding.hasPrefix(recoveryPrefix) }
 }
 
 /// Where a one-time code went and until when it works.
 public struct CodeDelivery: Sendable, Hashable {
+    /// The address the code went to.
     public var sentTo: EmailAddress
+    /// Until when the code works.
     public var expiresAt: Date
     /// When the next code may be asked for.
     public var resendAfter: Date
 
+    /// A delivery.
     public init(sentTo: EmailAddress, expiresAt: Date, resendAfter: Date) {
         self.sentTo = sentTo
         self.expiresAt = expiresAt
@@ -236,9 +269,12 @@ public struct CodeDelivery: Sendable, Hashable {
 
 /// A plugin's answer to a health check.
 public struct PluginHealth: Sendable, Hashable, Codable {
+    /// Whether the upstream answers.
     public var healthy: Bool
+    /// What is wrong, when it is not.
     public var detail: String?
 
+    /// A health report.
     public init(healthy: Bool, detail: String? = nil) {
         self.healthy = healthy
         self.detail = detail
@@ -252,6 +288,7 @@ public struct PluginHealth: Sendable, Hashable, Codable {
 public protocol PasswordKeeping: GatehousePlugin {
     /// Adds a user; the password is checked against `policy`. Returns the new identity's subject.
     func addUser(username: String, password: String, policy: PasswordPolicy) async throws -> String
+    /// Every user it keeps.
     func listUsers() async throws -> [ManagedUser]
     /// Removes a user's credentials; returns the subject that was removed, or nil if there was none.
     func removeUser(username: String) async throws -> String?
@@ -263,10 +300,14 @@ public protocol PasswordKeeping: GatehousePlugin {
 
 /// A user as a password-keeping provider lists it.
 public struct ManagedUser: Sendable, Hashable, Codable {
+    /// The identity's subject.
     public var subject: String
+    /// The username.
     public var username: String
+    /// When it was added.
     public var createdAt: Date
 
+    /// A user.
     public init(subject: String, username: String, createdAt: Date) {
         self.subject = subject
         self.username = username
@@ -276,7 +317,9 @@ public struct ManagedUser: Sendable, Hashable, Codable {
 
 /// What the broker hands every plugin instance: the only way a plugin reaches time, logs and storage.
 public struct PluginEnvironment: Sendable {
+    /// The broker's clock (a test clock in tests): the only time a plugin reads.
     public var clock: any BrokerClock
+    /// A logger with the instance's id in its metadata.
     public var logger: Logger
     /// Key-value storage private to this plugin instance.
     public var storage: PluginStorage
@@ -303,6 +346,7 @@ public struct PluginEnvironment: Sendable {
     /// The audit log, for what a plugin does outside a flow and the admin API.
     public var audit: (any AuditStore)?
 
+    /// An environment; the broker builds one per instance.
     public init(
         clock: any BrokerClock, logger: Logger, storage: PluginStorage, lockouts: LockoutBook, development: Bool = false,
         http: any OutboundHTTP = NoOutboundHTTP(), mailer: any Mailer = NoMailer(), callbackURL: String = "http://127.0.0.1/oauth2/callback",
@@ -327,8 +371,11 @@ public struct PluginEnvironment: Sendable {
 
 /// The situation one flow step runs in.
 public struct FlowContext: Sendable {
+    /// The flow's id (a callback's `state`).
     public var flowID: String
+    /// The app the flow runs for.
     public var app: App
+    /// What the flow was started with.
     public var request: FlowRequest
     /// The account the flow has established, for authenticators; nil while identifying.
     public var account: Account?
@@ -344,6 +391,7 @@ public struct FlowContext: Sendable {
     /// in its policy's authenticators, then identity providers), for providers that register keys.
     public var deviceAttestation: (any DeviceAttesting)?
 
+    /// A context.
     public init(flowID: String, app: App, request: FlowRequest, account: Account? = nil, verifiedEmails: [EmailAddress] = []) {
         self.flowID = flowID
         self.app = app
@@ -352,6 +400,7 @@ public struct FlowContext: Sendable {
         self.verifiedEmails = verifiedEmails
     }
 
+    /// The app's policy.
     public var policy: Policy { app.policy }
 }
 

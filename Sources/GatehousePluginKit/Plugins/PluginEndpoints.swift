@@ -7,6 +7,7 @@ import Foundation
 public struct PluginEndpoint: Sendable, Hashable {
     /// The HTTP methods an endpoint may answer.
     public enum Method: String, Sendable, Hashable, CaseIterable {
+        /// The four methods.
         case get = "GET", post = "POST", patch = "PATCH", delete = "DELETE"
     }
 
@@ -35,6 +36,7 @@ public struct PluginEndpoint: Sendable, Hashable {
     /// answer: a field not declared, too long or of the wrong type is refused with its name.
     public var inputs: [ChallengeInput]
 
+    /// An endpoint.
     public init(_ method: Method, _ path: String, summary: String, caller: Caller, inputs: [ChallengeInput] = []) {
         self.method = method
         self.path = path
@@ -62,6 +64,7 @@ public struct PluginEndpointCall: Sendable {
     /// The caller's address, for rate limits and the audit log.
     public var clientIP: String?
 
+    /// A call.
     public init(
         endpoint: PluginEndpoint, fields: ChallengeResponse, app: App? = nil, account: Account? = nil, signInKey: SignInKey? = nil, admin: String? = nil,
         clientIP: String? = nil
@@ -84,6 +87,7 @@ public struct PluginEndpointAnswer: Sendable {
     /// The HTTP status: 200 or 201.
     public var created: Bool
 
+    /// An answer (201 when `created`).
     public init(_ body: JSONValue, created: Bool = false) {
         self.body = body
         self.created = created

@@ -3,6 +3,7 @@ import Foundation
 /// Builds a plugin type's instances from config. A plugin ships one factory: its type name (what
 /// `providers[].type` says), its own config type, and how to make an instance.
 public protocol PluginFactory: SendableMetatype {
+    /// The instance's `config:`, decoded with exact error paths.
     associatedtype Config: Decodable & Sendable
     /// The `type:` value in config, e.g. `ldap`.
     static var typeName: String { get }
@@ -17,5 +18,6 @@ public protocol PluginFactory: SendableMetatype {
 }
 
 extension PluginFactory {
+    /// None by default.
     public static var challenges: [ChallengeDescription] { [] }
 }

@@ -18,12 +18,15 @@ public protocol PluginSettings: Codable, Sendable, Hashable {
 }
 
 extension PluginSettings {
+    /// None declared.
     public static var fields: [SettingField] { [] }
+    /// None.
     public static var formerPolicyKeys: [FormerPolicyKey] { [] }
 }
 
 /// The settings of a plugin that has none.
 public struct NoSettings: PluginSettings {
+    /// No settings.
     public init() {}
 }
 
@@ -38,6 +41,7 @@ public struct SettingField: Sendable, Hashable {
     /// A line under the field.
     public var hint: String?
 
+    /// A field; `choices` empty for any value of its JSON type.
     public init(_ name: String, label: String, choices: [String] = [], hint: String? = nil) {
         self.name = name
         self.label = label
@@ -55,6 +59,7 @@ public struct FormerPolicyKey: Sendable, Hashable {
     /// The settings field it becomes; nil: it is the whole settings object.
     public var field: String?
 
+    /// A former key; `field` nil when it held the whole settings.
     public init(_ key: String, field: String? = nil) {
         self.key = key
         self.field = field

@@ -6,11 +6,13 @@ import Foundation
 /// for itself, upstream tokens) go through `insertSecret` / `secret`: sealed under the broker's
 /// key-encryption key, so a copy of the database alone does not reveal them.
 public struct PluginStorage: Sendable {
+    /// The namespace: the plugin instance's id.
     public let namespace: String
     private let store: any PluginDataStore
     private let clock: any BrokerClock
     private let sealer: SecretSealer
 
+    /// Storage under `namespace`, secrets sealed with `sealer`.
     public init(namespace: String, store: any PluginDataStore, clock: any BrokerClock, sealer: SecretSealer) {
         self.namespace = namespace
         self.store = store
@@ -61,10 +63,13 @@ public struct PluginStorage: Sendable {
 
     /// A stored value with the version to pass to `replace`.
     public struct Versioned<Value: Sendable>: Sendable {
+        /// The value.
         public var value: Value
+        /// Its version, to pass to `replace`.
         public var version: Int
     }
 
+    /// The value under `key`, with its version; nil when none (or expired).
     public func get<Value: Decodable & Sendable>(_ type: Value.Type, key: String) async throws -> Versioned<Value>? {
         guard let record = try await store.pluginRecord(namespace: namespace, key: key, now: clock.now) else { return nil }
         return Versioned(value: try JSONDecoder().decode(Value.self, from: record.value), version: record.version)
@@ -81,6 +86,7 @@ public struct PluginStorage: Sendable {
     }
 
     @discardableResult
+    /// Deletes the value under `key`; false when there was none.
     public func delete(key: String) async throws -> Bool {
         try await store.deletePluginRecord(namespace: namespace, key: key)
     }

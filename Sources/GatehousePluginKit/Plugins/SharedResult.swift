@@ -19,10 +19,12 @@ public final class SharedResult<Value: Sendable>: Sendable {
     private let lifetime: TimeInterval
     private let state = Mutex<State?>(nil)
 
+    /// Results are shared for `lifetime` seconds after they were made.
     public init(lifetime: TimeInterval) {
         self.lifetime = lifetime
     }
 
+    /// The shared result, or a new one made with `make` (callers meanwhile wait for it).
     public func value(_ make: @escaping @Sendable () async -> Value) async -> Value {
         let next = state.withLock { state -> Next in
             switch state {

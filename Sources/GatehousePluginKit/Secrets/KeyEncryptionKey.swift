@@ -5,6 +5,7 @@ import Foundation
 /// broker stores there. Its id (the first 8 bytes of SHA-256 of the key, hex) is written beside each
 /// ciphertext, so a value names the key that opens it without revealing anything about that key.
 public struct KeyEncryptionKey: Sendable {
+    /// The key's id, written with what it seals (the first 8 hex digits of its SHA-256).
     public let id: String
     let key: SymmetricKey
 
@@ -31,9 +32,12 @@ public struct KeyEncryptionKey: Sendable {
 
 /// Why a key-encryption key was not accepted.
 public enum KeyEncryptionKeyError: Error, Sendable, CustomStringConvertible {
+    /// Not base64.
     case notBase64
+    /// Not 32 bytes (the length it had).
     case wrongLength(Int)
 
+    /// The key's id only: never the key.
     public var description: String {
         switch self {
         case .notBase64: "is not base64 (make one with `openssl rand -base64 32`)"

@@ -7,9 +7,12 @@ import Foundation
 /// row (or another key's row) does not open. Older keys are kept for reading until `keys rewrap`
 /// has re-encrypted everything under the current one.
 public struct SecretSealer: Sendable {
+    /// The key new secrets are sealed with.
     public let current: KeyEncryptionKey
+    /// Older keys, for opening what was sealed before a rotation.
     public let previous: [KeyEncryptionKey]
 
+    /// A sealer.
     public init(current: KeyEncryptionKey, previous: [KeyEncryptionKey] = []) {
         self.current = current
         self.previous = previous.filter { $0.id != current.id }
@@ -19,6 +22,7 @@ public struct SecretSealer: Sendable {
 
     /// Whether a stored value is sealed (anything else was stored in clear by an older version).
     public static func isSealed(_ stored: String) -> Bool { stored.hasPrefix(prefix) }
+    /// Whether a stored value is sealed (not a value kept in clear by an older version).
     public static func isSealed(_ stored: Data) -> Bool { stored.starts(with: Data(prefix.utf8)) }
 
     /// The id of the key a sealed value names; nil for a value in clear.
@@ -30,12 +34,14 @@ public struct SecretSealer: Sendable {
     /// Whether `keys rewrap` has work on this value: in clear, or sealed under another key.
     public func needsRewrap(_ stored: String) -> Bool { Self.keyID(of: stored) != current.id }
 
+    /// Seals bytes for the row `context` names.
     public func seal(_ plaintext: Data, context: String) throws -> String {
         let box = try AES.GCM.seal(plaintext, using: current.key, authenticating: Data(context.utf8))
         guard let combined = box.combined else { throw BrokerError.internalFailure("AES-GCM gave no combined form.") }
         return "\(Self.prefix)\(current.id):\(Base64URL.encode(combined))"
     }
 
+    /// Seals text for the row `context` names.
     public func seal(_ text: String, context: String) throws -> String { try seal(Data(text.utf8), context: context) }
 
     /// Opens a sealed value. A value whose key is not configured (or that does not open: wrong row,
@@ -50,15 +56,20 @@ public struct SecretSealer: Sendable {
         return plaintext
     }
 
+    /// Opens text sealed for `context`.
     public func openText(_ stored: String, context: String) throws -> String { String(decoding: try open(stored, context: context), as: UTF8.self) }
 }
 
 /// Why a stored secret could not be opened.
 public enum SecretSealerError: Error, Sendable, CustomStringConvertible {
+    /// The value is not a sealed secret.
     case notSealed
+    /// Sealed with a key this broker does not have (its id).
     case unknownKey(String)
+    /// The key is known but the value does not open (tampered, or moved to another row).
     case doesNotOpen(String)
 
+    /// Why, for logs.
     public var description: String {
         switch self {
         case .notSealed: "the value is not encrypted"

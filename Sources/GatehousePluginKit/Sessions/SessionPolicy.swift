@@ -10,6 +10,7 @@ public struct SessionPolicy: Sendable, Hashable, Codable {
     /// app ends after it.
     public var absoluteLifetime: Seconds
 
+    /// Session lifetimes.
     public init(idleLifetime: Seconds = .minutes(30), absoluteLifetime: Seconds = .hours(10)) {
         self.idleLifetime = idleLifetime
         self.absoluteLifetime = absoluteLifetime
@@ -17,6 +18,7 @@ public struct SessionPolicy: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey { case idleLifetime, absoluteLifetime }
 
+    /// Reads session lifetimes with defaults, refusing impossible values with their path.
     public init(from decoder: any Decoder) throws {
         let defaults = SessionPolicy()
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -42,6 +44,7 @@ public struct LogoutPolicy: Sendable, Hashable, Codable {
     /// Where the broker POSTs a logout token when a session the app got tokens in ends; nil: none.
     public var backchannelLogoutURI: String?
 
+    /// Logout settings.
     public init(postLogoutRedirectURIs: [String] = [], backchannelLogoutURI: String? = nil) {
         self.postLogoutRedirectURIs = postLogoutRedirectURIs
         self.backchannelLogoutURI = backchannelLogoutURI
@@ -49,6 +52,7 @@ public struct LogoutPolicy: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey { case postLogoutRedirectURIs, backchannelLogoutURI }
 
+    /// Reads logout settings, refusing URIs the redirect rule refuses.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         postLogoutRedirectURIs = try container.decodeIfPresent([String].self, forKey: .postLogoutRedirectURIs) ?? []

@@ -2,13 +2,18 @@ import Foundation
 
 /// A failure counter and lock for one key (an account at a provider, a client IP, a rate bucket).
 public struct AttemptCounter: Sendable, Hashable {
+    /// The counter's key (`<namespace>:<key>`).
     public var key: String
+    /// Failures in the current window.
     public var failures: Int
+    /// When the window started.
     public var windowStart: Date
+    /// Until when the key is locked, if it is.
     public var lockedUntil: Date?
     /// How many times the key was locked; lockouts grow with it.
     public var lockouts: Int
 
+    /// A counter.
     public init(key: String, failures: Int, windowStart: Date, lockedUntil: Date?, lockouts: Int) {
         self.key = key
         self.failures = failures
@@ -50,6 +55,7 @@ extension AttemptCounter {
 
 /// The answer to `reserveAttempt`.
 public enum AttemptReservation: Sendable, Equatable {
+    /// Counted; go ahead.
     case allowed
     /// Locked already, until then.
     case locked(until: Date)
@@ -59,6 +65,7 @@ public enum AttemptReservation: Sendable, Equatable {
 
 /// Failure counters, locks and rate buckets shared by every node.
 public protocol AttemptCounterStore: Sendable {
+    /// The counter under `key`, if any.
     func attemptCounter(key: String) async throws -> AttemptCounter?
     /// In one transaction, before an answer is evaluated: refuses if the key is locked; locks it when
     /// it already has `threshold` failures in the window; otherwise counts this attempt as a failure
@@ -79,5 +86,6 @@ public protocol AttemptCounterStore: Sendable {
     func unlock(key: String) async throws -> Bool
     /// Every key locked at `now`.
     func lockedCounters(now: Date) async throws -> [AttemptCounter]
+    /// Forgets counters untouched since `before`; answers how many.
     func deleteStaleCounters(before: Date) async throws -> Int
 }

@@ -2,17 +2,24 @@ import Foundation
 
 /// One audit event: who did what, when, with which outcome. Never holds a secret.
 public struct AuditEvent: Sendable, Hashable, Codable {
+    /// A unique id.
     public var id: String
+    /// When it happened.
     public var time: Date
     /// e.g. `signin.success`, `signin.failure`, `account.created`.
     public var type: String
+    /// The app it happened at.
     public var appID: String?
+    /// The account it is about.
     public var accountID: String?
+    /// The provider instance involved.
     public var providerID: String?
     /// A machine code for failures (`invalid_credentials`, ...).
     public var outcome: String?
+    /// What else is worth knowing (never a secret).
     public var details: [String: String]
 
+    /// An event.
     public init(id: String = UUID().uuidString, time: Date, type: String, appID: String? = nil, accountID: String? = nil, providerID: String? = nil, outcome: String? = nil, details: [String: String] = [:]) {
         self.id = id
         self.time = time
@@ -27,6 +34,7 @@ public struct AuditEvent: Sendable, Hashable, Codable {
 
 /// The append-only audit log.
 public protocol AuditStore: Sendable {
+    /// Appends an event; events are never changed or removed by the broker.
     func appendAudit(_ event: AuditEvent) async throws
     /// Newest first.
     func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent]
@@ -41,18 +49,24 @@ extension AuditStore {
 
 /// Which audit events to read: every filter given must match; newest first, `limit` from `offset`.
 public struct AuditQuery: Sendable, Hashable {
+    /// Events of this type only.
     public var type: String?
+    /// Events at this app only.
     public var appID: String?
     /// The account the event is about.
     public var accountID: String?
     /// The administrator who made the change (the event's `admin` detail).
     public var admin: String?
+    /// Events at or after this time only.
     public var since: Date?
     /// Events before this time only.
     public var until: Date?
+    /// At most this many.
     public var limit: Int
+    /// Skipping this many newest ones first.
     public var offset: Int
 
+    /// A query; each filter left nil matches everything.
     public init(
         type: String? = nil, appID: String? = nil, accountID: String? = nil, admin: String? = nil, since: Date? = nil, until: Date? = nil,
         limit: Int = 100, offset: Int = 0

@@ -2,11 +2,16 @@ import Foundation
 
 /// One value a plugin stored.
 public struct PluginRecord: Sendable, Hashable {
+    /// The key within its namespace.
     public var key: String
+    /// The value as stored (JSON, or a sealed secret).
     public var value: Data
+    /// Bumped on every write; a replace names the version it read.
     public var version: Int
+    /// When it goes, if ever.
     public var expiresAt: Date?
 
+    /// A record.
     public init(key: String, value: Data, version: Int, expiresAt: Date?) {
         self.key = key
         self.value = value
@@ -17,6 +22,7 @@ public struct PluginRecord: Sendable, Hashable {
 
 /// Key-value storage for plugins, partitioned by namespace (the plugin instance id).
 public protocol PluginDataStore: Sendable {
+    /// The live record under `key`, if any.
     func pluginRecord(namespace: String, key: String, now: Date) async throws -> PluginRecord?
     /// Every live record of every namespace whose value starts with `valuePrefix` (the sealed secrets,
     /// for `keys rewrap`).
@@ -25,10 +31,12 @@ public protocol PluginDataStore: Sendable {
     func insertPluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, now: Date) async throws -> Bool
     /// Replaces the record if its version is still `expectedVersion`; false otherwise.
     func replacePluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, expectedVersion: Int) async throws -> Bool
+    /// Deletes the record; false when there was none.
     func deletePluginRecord(namespace: String, key: String) async throws -> Bool
     /// Deletes the record if its version is still `expectedVersion`; false otherwise.
     func deletePluginRecord(namespace: String, key: String, expectedVersion: Int) async throws -> Bool
     /// The live records of a namespace whose keys start with `keyPrefix`, in key order.
     func pluginRecords(namespace: String, keyPrefix: String, now: Date) async throws -> [PluginRecord]
+    /// Deletes expired records; answers how many.
     func deleteExpiredPluginRecords(now: Date) async throws -> Int
 }

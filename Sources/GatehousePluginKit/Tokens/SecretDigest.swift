@@ -67,8 +67,10 @@ public enum Base64URL {
         return table
     }()
 
+    /// Base64url without padding (RFC 4648 section 5).
     public static func encode(_ data: Data) -> String { encode(bytes: data) }
 
+    /// Base64url without padding (RFC 4648 section 5).
     public static func encode(bytes: some Collection<UInt8>) -> String {
         var output = [UInt8]()
         output.reserveCapacity((bytes.count * 4 + 2) / 3)
