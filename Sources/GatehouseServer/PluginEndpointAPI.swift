@@ -40,8 +40,10 @@ struct PluginEndpointAPI {
         var credentials = PluginEndpointService.Credentials()
         switch endpoint.caller {
         case .appClient:
+            // A secret never comes from a URL (proxies log them): for GET and DELETE, HTTP Basic only.
+            let fromBody = method != .get && method != .delete
             credentials.client = try ClientAuthentication.credentials(
-                from: request, bodyClientID: fields["client_id"]?.stringValue, bodySecret: fields["client_secret"]?.stringValue
+                from: request, bodyClientID: fromBody ? fields["client_id"]?.stringValue : nil, bodySecret: fromBody ? fields["client_secret"]?.stringValue : nil
             )
             fields["client_id"] = nil
             fields["client_secret"] = nil

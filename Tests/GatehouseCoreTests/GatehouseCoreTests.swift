@@ -126,6 +126,27 @@ extension GatehouseCoreTests {
         }
     }
 
+    /// A plugin whose endpoints are declared twice (the author's mistake), reported at start.
+    struct TwiceDeclared: IdentityProvider {
+        let id: String
+        var endpoints: [PluginEndpoint] { [PluginEndpoint(.get, "report", summary: "A report.", caller: .admin), PluginEndpoint(.get, "report", summary: "Again.", caller: .admin)] }
+        func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { throw BrokerError.internalFailure() }
+        func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep { throw BrokerError.internalFailure() }
+        enum Factory: PluginFactory {
+            struct Config: Decodable, Sendable {}
+            static let typeName = "twice"
+            static let roles: PluginRoles = .identityProvider
+            static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { TwiceDeclared(id: id) }
+        }
+    }
+
+    @Test func endpointsDeclaredTwiceOrAReservedProviderIdAreConfigErrors() {
+        var registry = TestRegistry.registry
+        registry.register(TwiceDeclared.Factory.self)
+        #expect(configIssues("providers:\n  - {id: two, type: twice}\n", registry: registry) == ["providers[0].type: the 'twice' plugin declares the endpoint GET report twice"])
+        #expect(issues("providers:\n  - {id: store, type: named-subject}\n") == ["providers[0].id: 'store' is reserved (the readiness check of the database); choose another id"])
+    }
+
     @Test func aFactoryDeclaringARoleItsInstanceDoesNotPlayIsRefusedAtStart() {
         var registry = TestRegistry.registry
         registry.register(MisdeclaredFactory.self)

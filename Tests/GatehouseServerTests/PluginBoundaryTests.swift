@@ -281,6 +281,10 @@ extension GatehouseServerTests {
         let impostor = try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx")).flowID
         _ = try await answer(impostor, ["name": "oedipus", "answer": "man"])
         #expect(await thrownError(BrokerError.self) { _ = try await answer(impostor, ["name": "jocasta", "answer": "future"]) }?.code == .accessDenied)
+        // The refusal ended the flow (the oracle's answer was counted as right): nobody keeps trying.
+        #expect(await thrownError(BrokerError.self) { _ = try await answer(impostor, ["name": "oedipus", "answer": "future"]) }?.code == .flowNotFound)
+        let refusals = try await test.store.auditEvents(type: "signin.failure", appID: "thebes", accountID: nil, since: nil, limit: 5)
+        #expect(refusals.contains { $0.outcome == "access_denied" })
 
         let notAllowed = try await test.start(FlowRequest(appID: "corinth", providerID: "sphinx")).flowID
         #expect(await thrownError(BrokerError.self) { _ = try await answer(notAllowed, ["name": "oedipus", "answer": "man"]) }?.code == .providerNotAllowed)

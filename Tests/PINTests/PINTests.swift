@@ -284,6 +284,19 @@ extension PINTests {
         let patched = try await test.broker.admin.patchPolicy(id: "legacy", patch: ["plugins": ["pin": ["minLength": 9]]], by: AdminIdentity(name: "ops"))
         #expect(patched.policy.formerSettings.isEmpty)
         #expect(try await test.store.app(id: "legacy")?.settings(PINPolicy.self, for: "pin").minLength == 9)
+        // An old key kept because no listed instance took it does not override a later change that
+        // lists the instance and sets its settings in the new form.
+        var unlisted = try #require(try await test.store.app(id: "legacy"))
+        unlisted.policy.authenticators = []
+        unlisted.policy.secondFactor = nil
+        unlisted.policy.plugins = [:]
+        unlisted.policy.formerSettings = ["pinPolicy": ["minLength": 4]]
+        #expect(try await test.store.updateApp(unlisted))
+        let listed = try await test.broker.admin.patchPolicy(
+            id: "legacy", patch: ["authenticators": ["pin", "knock"], "plugins": ["pin": ["minLength": 8]]], by: AdminIdentity(name: "ops")
+        )
+        #expect(listed.policy.formerSettings.isEmpty)
+        #expect(try await test.store.app(id: "legacy")?.settings(PINPolicy.self, for: "pin").minLength == 8)
         // Back to the old form as an earlier version stored it, for the rewrite at start.
         var again = try #require(try await test.store.app(id: "legacy"))
         again.policy.plugins = [:]

@@ -20,7 +20,7 @@ public struct AccountOperationService: Sendable {
         guard let provider = plugins.all[pluginID],
             let operation = provider.accountOperations.first(where: { $0.name == name })
         else { throw BrokerError(.notFound, .notFound, "'\(pluginID)' offers no operation '\(name)'.") }
-        guard let app = try await store.app(id: claims.clientID), !app.disabled,
+        guard let app = try await store.app(id: claims.clientID), !app.disabled, app.id != ConsoleConfig.appID,
             app.policy.authenticators.contains(pluginID) || app.policy.identityProviders.contains(pluginID)
         else { throw BrokerError(.providerNotAllowed, .forbidden, "This app may not use '\(pluginID)'.") }
         guard let account = try await store.account(id: claims.sub.value) else { throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.") }

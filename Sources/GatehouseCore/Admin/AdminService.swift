@@ -150,7 +150,11 @@ public struct AdminService: Sendable {
         return try await change(id, by: admin, event: "policy.updated") { app in
             // The stored policy in the new form first: a former key an earlier version stored must not
             // override what this patch sets under `plugins`.
-            let current = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(plugins.settings.normalized(app.policy)))
+            var base = plugins.settings.normalized(app.policy)
+            if case .object(let changes) = patch, case .object(let named)? = changes["plugins"] {
+                base = plugins.settings.droppingFormerKeys(claimedBy: Set(named.keys), from: base)
+            }
+            let current = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(base))
             let merged = JSONMergePatch.apply(patch, to: current)
             let policy = try decode(Policy.self, merged, at: [ConfigPath.Key("policy")])
             try checkReferences(policy, path: "policy")

@@ -75,6 +75,10 @@ public struct ConfigLoader: Sendable {
         let apps = list("apps", AppSeed.self)
 
         issues += duplicates(providers.map(\.id), section: "providers")
+        // `/readyz` reports the database as `store`, beside each provider by its id.
+        for (index, provider) in providers.enumerated() where provider.id == "store" {
+            issues.append(ConfigIssue(path: "providers[\(index)].id", "'store' is reserved (the readiness check of the database); choose another id"))
+        }
         issues += duplicates(apps.map(\.id), section: "apps")
         for provider in providers {
             do {

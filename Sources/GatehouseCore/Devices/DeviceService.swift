@@ -76,7 +76,7 @@ public struct DeviceService: Sendable {
     private func signedIn(_ accessToken: PresentedToken) async throws -> (accountID: String, appID: String) {
         let claims = try await oauth.authorize(accessToken)
         guard !claims.stateless else { throw BrokerError.stateless(.accountCredentials) }
-        guard let app = try await oauth.clients.apps.app(id: claims.clientID), !app.disabled, plugins.registersDevices(for: app) else {
+        guard let app = try await oauth.clients.apps.app(id: claims.clientID), !app.disabled, app.id != ConsoleConfig.appID, plugins.registersDevices(for: app) else {
             throw BrokerError(.insufficientScope, .forbidden, "Only an app that registers devices (its policy lists a device provider) may manage the account's devices.")
         }
         guard try await store.account(id: claims.sub.value) != nil else { throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.") }

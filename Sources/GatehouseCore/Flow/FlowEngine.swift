@@ -294,14 +294,33 @@ public struct FlowEngine: Sendable {
             identity.providerID = flow.providerID
             if let suspended = flow.suspendedProvider {
                 // The provider another one handed the flow to has identified the person: back to that
-                // one, which decides who signed in.
+                // one, which decides who signed in. A refusal there ends the flow (its answer was
+                // counted as right already).
+                let otherID = flow.providerID
                 flow.suspendedProvider = nil
-                flow.methods += identity.methods + [flow.providerID]
+                flow.methods += identity.methods + [otherID]
                 flow.providerID = suspended.providerID
                 flow.pluginState = suspended.state
-                let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
-                let request = flowRequest(for: flow)
-                let next = try await provider.resume(suspended.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
+                let next = try await endingFlowOnRefusal(flow) { () async throws -> FlowStep in
+                    // Continuations carry no device key yet: a key must stay with the provider that
+                    // registered it (its attestation rules), which a hand-back would lose.
+                    guard identity.signInKeyID == nil, identity.newSignInKey == nil else {
+                        throw BrokerError.internalFailure("A provider handed a flow to answered with a device key; continuations do not carry keys.")
+                    }
+                    let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
+                    let request = flowRequest(for: flow)
+                    let next = try await provider.resume(suspended.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
+                    switch next {
+                    case .continueWith:
+                        throw BrokerError.internalFailure("A flow hands off once.")
+                    case .identified(let decided) where decided.providerID == otherID || decided.signInKeyID != nil || decided.newSignInKey != nil:
+                        // Linked under the deciding provider's id: another provider's subject (or key)
+                        // passed through as is would land in the wrong namespace.
+                        throw BrokerError.internalFailure("A provider answered with the identity it was handed, or with a device key.")
+                    default:
+                        return next
+                    }
+                }
                 return try await advance(flow, with: next, app: app, dpopJKT: dpopJKT)
             }
             flow.identity = identity
@@ -409,17 +428,40 @@ public struct FlowEngine: Sendable {
             guard flow.suspendedProvider == nil else {
                 throw BrokerError(.invalidRequest, .badRequest, "This step already stands in for another one; finish it first.")
             }
-            // The other provider must be one the app allows, as if the flow had started with it.
-            let other = try identityProvider(otherID, allowedBy: app.policy, stateless: flow.stateless)
+            guard flow.activation == nil else { throw BrokerError.internalFailure("An activation's flow hands off through its own steps.") }
             flow.suspendedProvider = SuspendedProvider(providerID: flow.providerID, state: state)
             flow.providerID = otherID
             flow.pluginState = FlowState()
-            let request = flowRequest(for: flow)
-            let next = try await other.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
+            let next = try await endingFlowOnRefusal(flow) { () async throws -> FlowStep in
+                // The other provider must be one the app allows, as if the flow had started with it,
+                // and not one that redeems activations (a flow of its own).
+                let other = try identityProvider(otherID, allowedBy: app.policy, stateless: flow.stateless)
+                guard other.activationRedeemer == nil else {
+                    throw BrokerError(.providerNotAllowed, .forbidden, "A flow cannot be handed to '\(otherID)', which redeems activations.")
+                }
+                let request = flowRequest(for: flow)
+                return try await other.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
+            }
             return try await advance(flow, with: next, app: app, dpopJKT: dpopJKT)
 
         case .redeemed(let redemption):
+            guard flow.suspendedProvider == nil else { throw BrokerError.internalFailure("Activation data were redeemed in a handed-off flow.") }
             return try await redeemed(flow, redemption: redemption, app: app, dpopJKT: dpopJKT)
+        }
+    }
+
+    /// Runs a step of a continuation, whose answer was counted as right already: a refusal there ends
+    /// the flow, audited, so that nobody keeps answering the other provider for a sign-in that can no
+    /// longer succeed.
+    private func endingFlowOnRefusal<T>(_ flow: FlowRecord, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            // A flow saved further meanwhile has another version; the stored one ends either way.
+            if let stored = try? await store.flow(id: flow.id, now: clock.now) { _ = try? await store.deleteFlow(id: stored.id, version: stored.version) }
+            let code = (error as? BrokerError)?.code ?? .serverError
+            try? await audit("signin.failure", flow: flow, outcome: code.rawValue, details: ["reason": (error as? BrokerError)?.reason ?? "continuation_refused"])
+            throw error
         }
     }
 

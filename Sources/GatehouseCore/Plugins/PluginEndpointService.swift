@@ -77,6 +77,7 @@ public struct PluginEndpointService: Sendable {
         if endpoint.method != .get {
             var details = ["method": endpoint.method.rawValue, "path": endpoint.path, "caller": endpoint.caller.rawValue]
             if let admin = call.admin { details["admin"] = admin }
+            if let clientIP { details["clientIP"] = clientIP }
             try await store.appendAudit(
                 AuditEvent(time: clock.now, type: "plugin.endpoint_called", appID: call.app?.id, accountID: call.account?.id, providerID: instance, details: details)
             )
@@ -86,7 +87,9 @@ public struct PluginEndpointService: Sendable {
 
     /// The app, if its policy lets it use the instance.
     static func allowing(_ app: App, _ instance: String) throws -> App {
-        guard app.policy.identityProviders.contains(instance) || app.policy.authenticators.contains(instance) else {
+        // The console's app lists every provider to sign administrators in; its tokens are for the
+        // console, not for plugins' endpoints.
+        guard app.id != ConsoleConfig.appID, app.policy.identityProviders.contains(instance) || app.policy.authenticators.contains(instance) else {
             throw BrokerError(.providerNotAllowed, .forbidden, "This app may not use '\(instance)'.")
         }
         return app

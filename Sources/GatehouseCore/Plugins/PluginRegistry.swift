@@ -57,6 +57,24 @@ public struct PluginRegistry: Sendable {
         return try entry.decode(declaration.config, declaration.path + [ConfigPath.Key("config")])
     }
 
+    /// What is wrong with a plugin's endpoint declarations (the plugin author's mistake), if anything:
+    /// a path that is empty, starts or ends with a slash or has an empty segment; a method and path
+    /// declared twice; an input named like client credentials.
+    static func endpointProblem(_ endpoints: [PluginEndpoint]) -> String? {
+        var seen: Set<String> = []
+        for endpoint in endpoints {
+            let name = "\(endpoint.method.rawValue) \(endpoint.path)"
+            if endpoint.path.isEmpty || endpoint.path.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
+                return "an endpoint with an unusable path ('\(endpoint.path)')"
+            }
+            if !seen.insert(name).inserted { return "the endpoint \(name) twice" }
+            if endpoint.inputs.contains(where: { ["client_id", "client_secret"].contains($0.name) }) {
+                return "the endpoint \(name) with an input named like client credentials"
+            }
+        }
+        return nil
+    }
+
     /// Builds every declared instance. `environment` gives each its clock, logger and storage.
     public func instantiate(_ declarations: [ProviderDeclaration], environment: (ProviderDeclaration) -> PluginEnvironment) throws(ConfigIssues) -> PluginInstances {
         var instances = PluginInstances()
@@ -66,6 +84,9 @@ public struct PluginRegistry: Sendable {
                 let config = try decodeConfig(of: declaration)
                 let entry = entries[declaration.type]!
                 let plugin = try entry.make(declaration.id, config, environment(declaration))
+                if let problem = Self.endpointProblem(plugin.endpoints) {
+                    issues.append(ConfigIssue(path: declaration.path + [ConfigPath.Key("type")], "the '\(declaration.type)' plugin declares \(problem)"))
+                }
                 do {
                     try instances.add(plugin, type: declaration.type, roles: entry.roles, name: declaration.name)
                     instances.settingsCodecs[declaration.id] = entry.settings

@@ -113,6 +113,16 @@ public struct PolicySettingsBook: Sendable {
         return policy
     }
 
+    /// The policy without the former keys that `instances`' plugins claim: what a change that sets
+    /// those instances' settings in the new form starts from, so that an old key an earlier version
+    /// stored does not override it.
+    public func droppingFormerKeys(claimedBy instances: Set<String>, from policy: Policy) -> Policy {
+        var policy = policy
+        let claimed = Set(instances.compactMap { codecs[$0] }.flatMap { $0.formerKeys.map(\.key) })
+        policy.formerSettings = policy.formerSettings.filter { !claimed.contains($0.key) }
+        return policy
+    }
+
     /// The fields an instance's plugin declares for its settings (empty for an unknown instance).
     public func fields(of instance: String) -> [SettingField] { codecs[instance]?.fields ?? [] }
 
