@@ -538,3 +538,23 @@ struct DeviceKeyTests {
         #expect(Self.claims(tokens.accessToken)["cnf"] == ["jkt": .string(phone.keyID)])
     }
 }
+
+extension DeviceKeyTests {
+    /// A key whose provider instance is no longer configured (removed, or renamed) renews nothing:
+    /// its rules (attestation at this app) can no longer be asked.
+    @Test func aRefreshThroughAKeyWhoseProviderIsGoneIsRefused() async throws {
+        let broker = try await Self.broker()
+        let phone = Phone()
+        let registered = try await register(phone, at: broker)
+        let refresh = try #require(registered.tokens.refreshToken)
+        var registry = PluginRegistry()
+        registry.register(DeviceKeyPlugin.self)
+        registry.register(KnockPlugin.self)
+        let renamed = Self.yaml.replacingOccurrences(of: "- id: device\n", with: "- id: handset\n").replacingOccurrences(of: "[device]", with: "[handset]")
+        let restarted = try await TestBroker.make(yaml: renamed, registry: registry, temporary: broker.temporary, clock: broker.clock)
+        let renewal = await thrownError {
+            _ = try await restarted.broker.oauth.token(try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": refresh, "client_id": "notes"], basic: nil))
+        }
+        #expect(renewal?.code == .invalidGrant && renewal?.reason == "provider_removed")
+    }
+}
