@@ -675,3 +675,18 @@ extension GatehouseCoreTests {
         #expect(try await test.broker.oauth.revocations.isSignedByRevokedKey(signedIn.tokens.accessToken))
     }
 }
+
+// MARK: - Plugin endpoints
+
+extension GatehouseCoreTests {
+    /// An endpoint is for apps whose policy lists the instance; never for the admin console's app,
+    /// whose policy lists every provider only to sign administrators in.
+    @Test func pluginEndpointsServeOnlyAppsThatListTheInstanceAndNeverTheConsole() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let listing = App(id: "notes", name: "Notes", policy: Policy(identityProviders: ["ext"]), createdAt: now, updatedAt: now)
+        #expect(try PluginEndpointService.allowing(listing, "ext").id == "notes")
+        #expect(throws: BrokerError.self) { try PluginEndpointService.allowing(listing, "other") }
+        let console = App(id: ConsoleConfig.appID, name: "Console", policy: Policy(identityProviders: ["ext"], authenticators: ["code"]), createdAt: now, updatedAt: now)
+        #expect(throws: BrokerError.self) { try PluginEndpointService.allowing(console, "ext") }
+    }
+}
