@@ -690,3 +690,45 @@ extension GatehouseCoreTests {
         #expect(throws: BrokerError.self) { try PluginEndpointService.allowing(console, "ext") }
     }
 }
+
+// MARK: - Stored flows
+
+extension GatehouseCoreTests {
+    /// Each phase keeps its state in the stored flow; flows the previous version stored (a password
+    /// recovery, a profile edit or a suspended factor beside the phase) read into the same phase.
+    @Test func storedFlowsKeepEachPhasesStateAndReadThePreviousVersionsShape() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        func flow(_ phase: FlowRecord.Phase) -> FlowRecord {
+            FlowRecord(
+                id: "f", appID: "notes", providerID: "local", purpose: .authenticate, stateless: false, scopes: ["openid"], phase: phase, pluginState: FlowState(),
+                challenge: Challenge(type: "credentials"), createdAt: now, expiresAt: now.addingTimeInterval(600)
+            )
+        }
+        func json(_ record: FlowRecord) throws -> [String: JSONValue] {
+            try #require(try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(record)).objectValue)
+        }
+        func read(_ object: [String: JSONValue]) throws -> FlowRecord {
+            try JSONDecoder().decode(FlowRecord.self, from: Data(JSONValue.object(object).serialized()))
+        }
+        let recovery = PasswordRecovery(step: .code, subject: "s1", accountID: "a1")
+        let pending = AccountProfile(name: "Ada", email: EmailAddress("ada@example.com"))
+        let resumes = SuspendedFactor(authenticatorID: "pin", state: FlowState(data: Data("pin-state".utf8)))
+        for (phase, field, legacy) in [
+            (FlowRecord.Phase.recovery(recovery), "recovery", try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(recovery))),
+            (.confirmProfile(pending: pending), "pendingProfile", try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(pending))),
+            (.factor(authenticatorID: "email", resumes: resumes), "suspendedFactor", try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(resumes))),
+        ] {
+            let record = flow(phase)
+            #expect(try read(try json(record)) == record, "the new shape round-trips")
+            var old = try json(record)
+            let name = old["phase"]?.objectValue?.keys.first ?? ""
+            old["phase"] = .object([name: name == "factor" ? ["authenticatorID": "email"] : [:]])
+            old[field] = legacy
+            #expect(try read(old).phase == phase, "the previous version's \(field) reads into the phase")
+        }
+        // Phases without state read as before.
+        var identify = try json(flow(.identify))
+        identify["phase"] = ["identify": [:]]
+        #expect(try read(identify).phase == .identify)
+    }
+}

@@ -309,3 +309,43 @@ extension PINTests {
         #expect(try rewritten.settings(PINPolicy.self, for: "pin").minLength == 7)
     }
 }
+
+extension PINTests {
+    /// A flow the previous version stored, with the suspended PIN step beside the phase (its
+    /// `suspendedFactor`) rather than in it, completes after the upgrade.
+    @Test func aFlowStoredByThePreviousVersionStillCompletesAfterTheUpgrade() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        _ = try await register(broker, "dee", pin: "27193")
+        let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+        _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["name": "dee"]), client: nil)
+        guard case .challenge(_, let knock, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["forgot": true]), client: nil) else {
+            Issue.record("the reset asks for the other authenticator")
+            return
+        }
+        #expect(knock.type == "knock")
+        let stored = try #require(try await broker.store.flow(id: flow, now: broker.clock.now))
+        guard case .factor(let current, let resumes?) = stored.phase else {
+            Issue.record("the PIN step waits in the knock phase")
+            return
+        }
+        // Rewritten as the previous version wrote it, straight into the database.
+        var old = try #require(try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(stored)).objectValue)
+        old["phase"] = ["factor": ["authenticatorID": .string(current)]]
+        old["suspendedFactor"] = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(resumes))
+        let payload = String(decoding: JSONValue.object(old).serialized(), as: UTF8.self)
+        let script = "import sqlite3,sys; db=sqlite3.connect(sys.argv[1]); db.execute('UPDATE flows SET payload = ? WHERE id = ?', (sys.argv[2], sys.argv[3])); db.commit()"
+        #expect(await ChildProcess.run(["python3", "-c", script, broker.temporary.path, payload, flow]).status == 0)
+        let reread = try #require(try await broker.store.flow(id: flow, now: broker.clock.now))
+        #expect(reread.phase == stored.phase, "the old shape reads into the phase")
+
+        guard case .challenge(_, let create, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["word": "open"]), client: nil) else {
+            Issue.record("the knock passes and the PIN step goes on")
+            return
+        }
+        #expect(create.type == "create_pin" && create.fields["reset"] == true)
+        let (tokens, account) = try await broker.finish(flow, answer: ["pin": "49261"])
+        #expect(account?.username == "dee")
+        #expect(Self.amr(tokens.accessToken) == ["pwd", "name", "otp", "knock", "pin", "pin"])
+    }
+}

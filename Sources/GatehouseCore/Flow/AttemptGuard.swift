@@ -26,7 +26,7 @@ public struct AttemptGuard: Sendable {
             guard let field = flow.challenge.accountField, let value = answer.values[field]?.stringValue else { return nil }
             let normalized = value.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
             return normalized.isEmpty ? nil : "account:\(flow.providerID):\(normalized)"
-        case .factor(let authenticatorID):
+        case .factor(let authenticatorID, _):
             return flow.accountID.map { "factor:\(authenticatorID):\($0)" }
         case .chooseProvider, .activationChoice, .confirmProfile, .consent, .recovery:
             return nil

@@ -11,8 +11,7 @@ extension FlowEngine {
     func askProfileConfirmation(_ flow: FlowRecord, app: App, account: Account) async throws -> FlowOutcome {
         var flow = flow
         let shown = account.profile ?? AccountProfile(claims: flow.identity?.claims ?? IdentityClaims())
-        flow.phase = .confirmProfile
-        flow.pendingProfile = nil
+        flow.phase = .confirmProfile(pending: nil)
         flow.pluginState = try FlowState(encoding: shown)
         flow.challenge = Self.profileChallenge(shown)
         try await save(&flow)
@@ -38,7 +37,7 @@ extension FlowEngine {
 
     /// The person's answer: the profile as it stands or with their changes; the code for a changed
     /// address; or a request for another code.
-    func answerProfileConfirmation(_ flow: FlowRecord, app: App, answer: ChallengeResponse, dpopJKT: String?) async throws -> FlowOutcome {
+    func answerProfileConfirmation(_ flow: FlowRecord, pending: AccountProfile?, app: App, answer: ChallengeResponse, dpopJKT: String?) async throws -> FlowOutcome {
         guard let accountID = flow.accountID, var account = try await store.account(id: accountID) else {
             throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
         }
@@ -46,7 +45,7 @@ extension FlowEngine {
         let binding = Self.profileCodeBinding(flow.id)
         // A page sends its empty inputs as empty strings: they mean "not given".
         let code = answer.values["code"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-        if let pending = flow.pendingProfile, let address = pending.email {
+        if let pending, let address = pending.email {
             if answer.values["resend"] != nil {
                 _ = try await addressVerifier(of: app).sendCode(to: address, binding: binding, app: app, clientIP: flow.clientIP)
                 return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
@@ -85,7 +84,7 @@ extension FlowEngine {
                 edited.email = address
                 edited.emailVerified = false
                 let delivery = try await addressVerifier(of: app).sendCode(to: address, binding: binding, app: app, clientIP: flow.clientIP)
-                flow.pendingProfile = edited
+                flow.phase = .confirmProfile(pending: edited)
                 flow.challenge = Self.profileChallenge(edited, codeSentTo: delivery.sentTo)
                 flow.challenge.fields["codeExpiresAt"] = .string(ISO8601DateFormatter().string(from: delivery.expiresAt))
                 try await save(&flow)
@@ -108,7 +107,7 @@ extension FlowEngine {
             _ = try await store.deletePluginRecord(namespace: RegistrationState.namespace, key: RegistrationState.pendingKey(digest))
         }
         var flow = flow
-        flow.pendingProfile = nil
+        flow.phase = .confirmProfile(pending: nil)
         try await audit("account.profile_confirmed", flow: flow, outcome: nil, details: details)
         return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT)
     }

@@ -44,17 +44,16 @@ extension FlowEngine {
         guard offersRecovery(flow, app: app) else {
             throw BrokerError(.invalidRequest, .badRequest, "Passwords cannot be reset here; ask an administrator.")
         }
-        flow.phase = .recovery
-        flow.recovery = PasswordRecovery(step: .username)
+        flow.phase = .recovery(PasswordRecovery(step: .username))
         flow.challenge = Challenge(type: ChallengeDescription.recoverAccount.type)
         try await save(&flow)
         return (.challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt), app)
     }
 
     /// One answer of a password reset.
-    func answerRecovery(_ flow: FlowRecord, app: App, answer: ChallengeResponse) async throws -> FlowOutcome {
+    func answerRecovery(_ flow: FlowRecord, recovery: PasswordRecovery, app: App, answer: ChallengeResponse) async throws -> FlowOutcome {
         var flow = flow
-        guard let recovery = flow.recovery, let provider = plugins.identityProviders[flow.providerID], let passwords = provider.passwordKeeper,
+        guard let provider = plugins.identityProviders[flow.providerID], let passwords = provider.passwordKeeper,
             let verifier = recoveryVerifier(for: app)
         else { throw BrokerError(.invalidRequest, .badRequest, "Passwords cannot be reset here; ask an administrator.") }
         let binding = CodeBinding.recovery(flowID: flow.id)
@@ -79,7 +78,7 @@ extension FlowEngine {
                 }
             }
             try await audit("password.reset_requested", flow: flow, outcome: nil)
-            flow.recovery = next
+            flow.phase = .recovery(next)
             flow.challenge = Challenge(type: ChallengeDescription.recoveryCode.type)
             try await save(&flow)
             return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
@@ -107,7 +106,9 @@ extension FlowEngine {
                 throw BrokerError(.invalidCode, .failedAttempt, "The code is wrong or has expired.")
             }
             flow.failedAttempts = 0
-            flow.recovery?.step = .newPassword
+            var next = recovery
+            next.step = .newPassword
+            flow.phase = .recovery(next)
             flow.challenge = Challenge(type: ChallengeDescription.newPassword.type)
             try await save(&flow)
             return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
@@ -125,7 +126,6 @@ extension FlowEngine {
             try await store.appendAudit(event)
             // Back to the sign-in page, to sign in with the new password.
             flow.phase = .identify
-            flow.recovery = nil
             flow.failedAttempts = 0
             let request = flowRequest(for: flow)
             let step = try await provider.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))

@@ -143,10 +143,13 @@ public struct FlowEngine: Sendable {
         if flow.challenge.type == Challenge.callbackReceivedType { return (try await continueAfterCallback(flow, app: app, answer: answer, dpopJKT: dpopJKT), app) }
         // Choices and a profile are not guesses: they do not count as attempts (the emailed code a
         // changed address needs is counted by the plugin that sent it).
-        if flow.phase == .activationChoice { return (try await answerActivationChoice(flow, app: app, answer: answer, dpopJKT: dpopJKT), app) }
-        if flow.phase == .confirmProfile { return (try await answerProfileConfirmation(flow, app: app, answer: answer, dpopJKT: dpopJKT), app) }
-        if flow.phase == .consent { return (try await answerConsent(flow, app: app, answer: answer), app) }
-        if flow.phase == .recovery { return (try await answerRecovery(flow, app: app, answer: answer), app) }
+        switch flow.phase {
+        case .activationChoice: return (try await answerActivationChoice(flow, app: app, answer: answer, dpopJKT: dpopJKT), app)
+        case .confirmProfile(let pending): return (try await answerProfileConfirmation(flow, pending: pending, app: app, answer: answer, dpopJKT: dpopJKT), app)
+        case .consent: return (try await answerConsent(flow, app: app, answer: answer), app)
+        case .recovery(let recovery): return (try await answerRecovery(flow, recovery: recovery, app: app, answer: answer), app)
+        case .chooseProvider, .identify, .factor: break
+        }
         let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
         let request = flowRequest(for: flow)
         var context = stepContext(flowID: flow.id, app: app, request: request)
@@ -176,10 +179,10 @@ public struct FlowEngine: Sendable {
             switch flow.phase {
             case .identify:
                 step = try await provider.resume(flow.pluginState, with: answer, in: context)
-            case .factor(let authenticatorID) where flow.challenge.type == Challenge.retryType:
+            case .factor(let authenticatorID, _) where flow.challenge.type == Challenge.retryType:
                 // The factor could not start last time (a code was not delivered): start it again.
                 step = try await authenticator(authenticatorID).begin(request, in: try await factorContext(flow, app: app, account: context.account))
-            case .factor(let authenticatorID):
+            case .factor(let authenticatorID, _):
                 step = try await authenticator(authenticatorID).resume(flow.pluginState, with: answer, in: context)
             case .chooseProvider, .activationChoice, .confirmProfile, .consent, .recovery:
                 throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
@@ -219,7 +222,7 @@ public struct FlowEngine: Sendable {
         let pluginID: String
         switch flow.phase {
         case .identify: pluginID = flow.providerID
-        case .factor(let authenticatorID): pluginID = authenticatorID
+        case .factor(let authenticatorID, _): pluginID = authenticatorID
         case .chooseProvider, .activationChoice, .confirmProfile, .consent, .recovery: return app.policy.lockout
         }
         // The other apps' policies may be a second old; the flow's own app is the one just read.
@@ -368,13 +371,13 @@ public struct FlowEngine: Sendable {
             return try await beginFactor(flow, factorID: factorID, app: app, account: account, dpopJKT: dpopJKT)
 
         case .verified(let factor):
-            guard case .factor(let expected) = flow.phase, expected == factor.authenticatorID, let accountID = flow.accountID else {
+            guard case .factor(let expected, let resumes) = flow.phase, expected == factor.authenticatorID, let accountID = flow.accountID else {
                 throw BrokerError.internalFailure("A factor was verified outside its phase.")
             }
             guard let account = try await (knownAccount?.id == accountID ? knownAccount : store.account(id: accountID)) else {
                 throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
             }
-            if factor.enrolledEmail != nil, flow.suspendedFactor != nil {
+            if factor.enrolledEmail != nil, resumes != nil {
                 // A factor run to prove the person for another one (a PIN reset) proves them only with
                 // what the account already has: an address chosen now would let anyone through.
                 _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
@@ -395,9 +398,8 @@ public struct FlowEngine: Sendable {
                 try await audit("account.email_enrolled", flow: flow, outcome: nil, details: ["address": address.masked])
             }
             flow.methods += [factor.method, factor.authenticatorID]
-            if let suspended = flow.suspendedFactor {
+            if let suspended = resumes {
                 // The factor another one asked for has passed: back to that one.
-                flow.suspendedFactor = nil
                 flow.phase = .factor(authenticatorID: suspended.authenticatorID)
                 let delegating = try authenticator(suspended.authenticatorID)
                 let next = try await delegating.resume(suspended.state, after: factor, in: try await factorContext(flow, app: app, account: account))
@@ -406,10 +408,10 @@ public struct FlowEngine: Sendable {
             return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT)
 
         case .requireFactor(let otherID, let state):
-            guard case .factor(let current) = flow.phase, otherID != current, let accountID = flow.accountID else {
+            guard case .factor(let current, let resumes) = flow.phase, otherID != current, let accountID = flow.accountID else {
                 throw BrokerError.internalFailure("Only an authenticator may ask for another factor.")
             }
-            guard flow.suspendedFactor == nil else {
+            guard resumes == nil else {
                 throw BrokerError(.invalidRequest, .badRequest, "This step already stands in for another one; finish it first.")
             }
             guard app.policy.authenticators.contains(otherID), plugins.authenticators[otherID] != nil else {
@@ -418,8 +420,9 @@ public struct FlowEngine: Sendable {
             guard let account = try await (knownAccount?.id == accountID ? knownAccount : store.account(id: accountID)) else {
                 throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
             }
-            flow.suspendedFactor = SuspendedFactor(authenticatorID: current, state: state)
-            return try await beginFactor(flow, factorID: otherID, app: app, account: account, dpopJKT: dpopJKT)
+            return try await beginFactor(
+                flow, factorID: otherID, resuming: SuspendedFactor(authenticatorID: current, state: state), app: app, account: account, dpopJKT: dpopJKT
+            )
 
         case .continueWith(let otherID, let state):
             guard flow.phase == .identify, otherID != flow.providerID else {
@@ -468,9 +471,10 @@ public struct FlowEngine: Sendable {
     /// Begins the second factor. When it cannot start (a code could not be sent, the address is
     /// locked), the flow is kept at this point with a `retry` challenge: answering it (`{}`) tries
     /// again, without asking for the first factor again. A refusal that ends the flow ends it.
-    func beginFactor(_ flow: FlowRecord, factorID: String, app: App, account: Account, dpopJKT: String? = nil) async throws -> FlowOutcome {
+    /// `resuming`: the authenticator that asked for this one, which goes on once it passed.
+    func beginFactor(_ flow: FlowRecord, factorID: String, resuming: SuspendedFactor? = nil, app: App, account: Account, dpopJKT: String? = nil) async throws -> FlowOutcome {
         var flow = flow
-        flow.phase = .factor(authenticatorID: factorID)
+        flow.phase = .factor(authenticatorID: factorID, resumes: resuming)
         flow.pluginState = FlowState()
         let next: FlowStep
         do {

@@ -1,21 +1,31 @@
 import Foundation
 
 /// A flow in progress, as the store keeps it so that any broker node can continue it.
-public struct FlowRecord: Sendable, Hashable, Codable {
-    /// Which plugin the next answer goes to.
-    public enum Phase: Sendable, Hashable, Codable {
+public struct FlowRecord: Sendable, Hashable {
+    /// Where the flow stands, with the state of that step: what the next answer goes to.
+    public enum Phase: Sendable, Hashable {
         /// A browser flow whose app allows several providers: the person picks one first.
         case chooseProvider
+        /// The identity provider (`providerID`) runs.
         case identify
-        case factor(authenticatorID: String)
+        /// An authenticator runs; `resumes`: the one that asked for it first (`FlowStep.requireFactor`,
+        /// a PIN reset proven by an emailed code), which goes on once this one passed.
+        case factor(authenticatorID: String, resumes: SuspendedFactor? = nil)
         /// An activation's outcome waits for the app's choice (`activation_choice`).
         case activationChoice
-        /// A new account's profile waits for the person to confirm or edit it (`confirm_profile`).
-        case confirmProfile
+        /// A new account's profile waits for the person to confirm or edit it (`confirm_profile`);
+        /// `pending`: an edit waiting for the code that proves its new address.
+        case confirmProfile(pending: AccountProfile? = nil)
         /// A browser sign-in waits for the person to allow the app the scopes it asks for (`consent`).
         case consent
         /// A browser flow resets a forgotten password (`recover_account`, `recovery_code`, `new_password`).
-        case recovery
+        case recovery(PasswordRecovery)
+
+        /// The authenticator running, in the factor phase.
+        public var authenticatorID: String? {
+            if case .factor(let id, _) = self { return id }
+            return nil
+        }
     }
 
     public var id: String
@@ -52,9 +62,6 @@ public struct FlowRecord: Sendable, Hashable, Codable {
     public var signedInAccountID: String?
     /// The sign-in key that identified the person (device-key sign-ins and registrations).
     public var signInKeyID: String?
-    /// An authenticator waiting for another one to pass first (a PIN reset proven by an emailed code):
-    /// when that one is verified, the engine goes back to it with its state.
-    public var suspendedFactor: SuspendedFactor?
     /// An identity provider waiting for another one it handed the flow to (`FlowStep.continueWith`):
     /// when that one identifies the person, the engine goes back to it with its state.
     public var suspendedProvider: SuspendedProvider?
@@ -63,10 +70,6 @@ public struct FlowRecord: Sendable, Hashable, Codable {
     /// The installation a JSON flow runs for (`installation` at its start), so that its tokens are
     /// tied to it (`GET /v1/registration-state`).
     public var installationID: String?
-    /// A profile edit waiting for the emailed code that proves its new address.
-    public var pendingProfile: AccountProfile?
-    /// A forgotten password being reset.
-    public var recovery: PasswordRecovery?
     public var createdAt: Date
     public var expiresAt: Date
     /// Bumped on every write; a write that expects an older version loses (no lost updates).

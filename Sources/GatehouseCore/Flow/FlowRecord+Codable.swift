@@ -1,0 +1,139 @@
+import Foundation
+
+/// How flows are stored: each field under its name, and each phase with its own state. A flow stored
+/// by a version before the phases carried their state (its `recovery`, `pendingProfile` and
+/// `suspendedFactor` beside the phase) reads into the phase it belongs to, so that it completes after
+/// an upgrade.
+extension FlowRecord: Codable {
+    enum CodingKeys: String, CodingKey {
+        case id, appID, providerID, purpose, stateless, scopes, phase, pluginState, challenge, identity, accountID, accountCreated, methods, failedAttempts, clientIP, authorization, returnURI, codeChallenge, returnCodeDigest, signedInAccountID, signInKeyID, suspendedProvider, activation, installationID, createdAt, expiresAt, version
+        /// Written before the phases carried their state.
+        case legacyRecovery = "recovery", legacyPendingProfile = "pendingProfile", legacySuspendedFactor = "suspendedFactor"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        appID = try container.decode(String.self, forKey: .appID)
+        providerID = try container.decode(String.self, forKey: .providerID)
+        purpose = try container.decode(FlowPurpose.self, forKey: .purpose)
+        stateless = try container.decode(Bool.self, forKey: .stateless)
+        scopes = try container.decode([String].self, forKey: .scopes)
+        phase = try container.decode(Phase.self, forKey: .phase)
+        pluginState = try container.decode(FlowState.self, forKey: .pluginState)
+        challenge = try container.decode(Challenge.self, forKey: .challenge)
+        identity = try container.decodeIfPresent(ExternalIdentity.self, forKey: .identity)
+        accountID = try container.decodeIfPresent(String.self, forKey: .accountID)
+        accountCreated = try container.decodeIfPresent(Bool.self, forKey: .accountCreated)
+        methods = try container.decode([String].self, forKey: .methods)
+        failedAttempts = try container.decode(Int.self, forKey: .failedAttempts)
+        clientIP = try container.decodeIfPresent(String.self, forKey: .clientIP)
+        authorization = try container.decodeIfPresent(BrowserAuthorization.self, forKey: .authorization)
+        returnURI = try container.decodeIfPresent(String.self, forKey: .returnURI)
+        codeChallenge = try container.decodeIfPresent(String.self, forKey: .codeChallenge)
+        returnCodeDigest = try container.decodeIfPresent(String.self, forKey: .returnCodeDigest)
+        signedInAccountID = try container.decodeIfPresent(String.self, forKey: .signedInAccountID)
+        signInKeyID = try container.decodeIfPresent(String.self, forKey: .signInKeyID)
+        suspendedProvider = try container.decodeIfPresent(SuspendedProvider.self, forKey: .suspendedProvider)
+        activation = try container.decodeIfPresent(ActivationRedemption.self, forKey: .activation)
+        installationID = try container.decodeIfPresent(String.self, forKey: .installationID)
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
+        expiresAt = try container.decode(Date.self, forKey: .expiresAt)
+        version = try container.decode(Int.self, forKey: .version)
+        switch phase {
+        case .recovery where !container.contains(.legacyRecovery):
+            break
+        case .recovery:
+            phase = .recovery(try container.decode(PasswordRecovery.self, forKey: .legacyRecovery))
+        case .confirmProfile(nil):
+            if let pending = try container.decodeIfPresent(AccountProfile.self, forKey: .legacyPendingProfile) { phase = .confirmProfile(pending: pending) }
+        case .factor(let id, nil):
+            if let resumes = try container.decodeIfPresent(SuspendedFactor.self, forKey: .legacySuspendedFactor) { phase = .factor(authenticatorID: id, resumes: resumes) }
+        default:
+            break
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(appID, forKey: .appID)
+        try container.encode(providerID, forKey: .providerID)
+        try container.encode(purpose, forKey: .purpose)
+        try container.encode(stateless, forKey: .stateless)
+        try container.encode(scopes, forKey: .scopes)
+        try container.encode(phase, forKey: .phase)
+        try container.encode(pluginState, forKey: .pluginState)
+        try container.encode(challenge, forKey: .challenge)
+        try container.encodeIfPresent(identity, forKey: .identity)
+        try container.encodeIfPresent(accountID, forKey: .accountID)
+        try container.encodeIfPresent(accountCreated, forKey: .accountCreated)
+        try container.encode(methods, forKey: .methods)
+        try container.encode(failedAttempts, forKey: .failedAttempts)
+        try container.encodeIfPresent(clientIP, forKey: .clientIP)
+        try container.encodeIfPresent(authorization, forKey: .authorization)
+        try container.encodeIfPresent(returnURI, forKey: .returnURI)
+        try container.encodeIfPresent(codeChallenge, forKey: .codeChallenge)
+        try container.encodeIfPresent(returnCodeDigest, forKey: .returnCodeDigest)
+        try container.encodeIfPresent(signedInAccountID, forKey: .signedInAccountID)
+        try container.encodeIfPresent(signInKeyID, forKey: .signInKeyID)
+        try container.encodeIfPresent(suspendedProvider, forKey: .suspendedProvider)
+        try container.encodeIfPresent(activation, forKey: .activation)
+        try container.encodeIfPresent(installationID, forKey: .installationID)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(expiresAt, forKey: .expiresAt)
+        try container.encode(version, forKey: .version)
+    }
+}
+
+/// A phase as stored: under its case's name, its state beside (the shape earlier versions wrote, so
+/// that their flows read).
+extension FlowRecord.Phase: Codable {
+    enum CodingKeys: String, CodingKey { case chooseProvider, identify, factor, activationChoice, confirmProfile, consent, recovery }
+    enum StateKeys: String, CodingKey { case authenticatorID, resumes, pending, recovery }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        guard let key = container.allKeys.first, container.allKeys.count == 1 else {
+            throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "a flow phase names one case"))
+        }
+        let state = try? container.nestedContainer(keyedBy: StateKeys.self, forKey: key)
+        switch key {
+        case .chooseProvider: self = .chooseProvider
+        case .identify: self = .identify
+        case .activationChoice: self = .activationChoice
+        case .consent: self = .consent
+        case .factor:
+            guard let state else { throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "a factor phase names its authenticator")) }
+            self = .factor(
+                authenticatorID: try state.decode(String.self, forKey: .authenticatorID), resumes: try state.decodeIfPresent(SuspendedFactor.self, forKey: .resumes)
+            )
+        case .confirmProfile:
+            self = .confirmProfile(pending: try state?.decodeIfPresent(AccountProfile.self, forKey: .pending))
+        case .recovery:
+            // Before the phases carried their state, the recovery was stored beside the phase; the
+            // flow's decoder puts it here. A recovery without one starts from the username.
+            self = .recovery(try state?.decodeIfPresent(PasswordRecovery.self, forKey: .recovery) ?? PasswordRecovery(step: .username))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .chooseProvider: _ = container.nestedContainer(keyedBy: StateKeys.self, forKey: .chooseProvider)
+        case .identify: _ = container.nestedContainer(keyedBy: StateKeys.self, forKey: .identify)
+        case .activationChoice: _ = container.nestedContainer(keyedBy: StateKeys.self, forKey: .activationChoice)
+        case .consent: _ = container.nestedContainer(keyedBy: StateKeys.self, forKey: .consent)
+        case .factor(let id, let resumes):
+            var state = container.nestedContainer(keyedBy: StateKeys.self, forKey: .factor)
+            try state.encode(id, forKey: .authenticatorID)
+            try state.encodeIfPresent(resumes, forKey: .resumes)
+        case .confirmProfile(let pending):
+            var state = container.nestedContainer(keyedBy: StateKeys.self, forKey: .confirmProfile)
+            try state.encodeIfPresent(pending, forKey: .pending)
+        case .recovery(let recovery):
+            var state = container.nestedContainer(keyedBy: StateKeys.self, forKey: .recovery)
+            try state.encode(recovery, forKey: .recovery)
+        }
+    }
+}
