@@ -1,0 +1,219 @@
+import Foundation
+
+/// What the engine does with each kind of step a plugin answers (`FlowEngine.advance` dispatches):
+/// a challenge to store, an identity to link, a factor passed, another factor or provider asked for.
+extension FlowEngine {
+    /// A plugin asks: the flow stores the challenge (with the browser-only links) and the plugin's state.
+    func present(_ flow: FlowRecord, challenge: Challenge, state: FlowState, app: App) async throws -> FlowOutcome {
+        var flow = flow
+        let declaration = try challenges.declaration(of: challenge)
+        if declaration.callback != nil, flow.authorization == nil {
+            // A native app's sign-in goes through the system browser: it must say where the browser
+            // returns to, and a public app must be able to prove it is the one that started the flow.
+            guard flow.returnURI != nil else {
+                throw BrokerError(.invalidRequest, .badRequest, "This provider signs in through a browser: name a returnURI, one of the app's registered redirect URIs.")
+            }
+            guard app.isConfidential || flow.codeChallenge != nil else {
+                throw BrokerError(
+                    .invalidRequest, .badRequest,
+                    "This provider signs in through a browser: a public app must send a codeChallenge (PKCE S256, RFC 8252 section 8.1) and answer with its codeVerifier."
+                )
+            }
+        }
+        var challenge = challenge
+        if let activation = flow.activation, challenge.fields["activation"] == nil { challenge.fields["activation"] = activation.summary }
+        if flow.phase == .identify, flow.authorization != nil {
+            // Browser pages only: the links the sign-in page shows under the form.
+            if offersRegistration(flow, app: app) { challenge.fields[Challenge.offersRegistrationField] = .bool(true) }
+            if offersRecovery(flow, app: app) { challenge.fields[Challenge.offersRecoveryField] = .bool(true) }
+        }
+        flow.challenge = challenge
+        flow.pluginState = state
+        try await save(&flow)
+        return .challenge(flowID: flow.id, challenge: challenge, expiresAt: flow.expiresAt)
+    }
+
+    /// The identity provider identified someone: back to a provider that handed the flow over, or
+    /// the account linked (or made), then a second factor or the end.
+    func identified(_ flow: FlowRecord, identity: ExternalIdentity, app: App, dpopJKT: String?) async throws -> FlowOutcome {
+        var flow = flow
+        var identity = identity
+        guard flow.phase == .identify else { throw BrokerError.internalFailure("An authenticator answered with an identity.") }
+        identity.providerID = flow.providerID
+        if let suspended = flow.suspendedProvider {
+            // The provider another one handed the flow to has identified the person: back to that
+            // one, which decides who signed in. A refusal there ends the flow (its answer was
+            // counted as right already).
+            let otherID = flow.providerID
+            flow.suspendedProvider = nil
+            flow.methods += identity.methods + [otherID]
+            flow.providerID = suspended.providerID
+            flow.pluginState = suspended.state
+            let next = try await endingFlowOnRefusal(flow) { () async throws -> FlowStep in
+                // Continuations carry no device key yet: a key must stay with the provider that
+                // registered it (its attestation rules), which a hand-back would lose.
+                guard identity.signInKeyID == nil, identity.newSignInKey == nil else {
+                    throw BrokerError.internalFailure("A provider handed a flow to answered with a device key; continuations do not carry keys.")
+                }
+                let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
+                let request = flowRequest(for: flow)
+                let next = try await provider.resume(suspended.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
+                switch next {
+                case .continueWith:
+                    throw BrokerError.internalFailure("A flow hands off once.")
+                case .identified(let decided) where decided.providerID == otherID || decided.signInKeyID != nil || decided.newSignInKey != nil:
+                    // Linked under the deciding provider's id: another provider's subject (or key)
+                    // passed through as is would land in the wrong namespace.
+                    throw BrokerError.internalFailure("A provider answered with the identity it was handed, or with a device key.")
+                default:
+                    return next
+                }
+            }
+            return try await advance(flow, with: next, app: app, dpopJKT: dpopJKT)
+        }
+        flow.identity = identity
+        flow.signInKeyID = identity.signInKeyID ?? identity.newSignInKey?.keyID
+        // `amr` names how (RFC 8176 values) and through which provider instance.
+        flow.methods += identity.methods + [flow.providerID]
+        if flow.stateless {
+            if identity.newSignInKey != nil { throw BrokerError.stateless(.accountCredentials) }
+            return try await complete(flow, app: app, account: nil, dpopJKT: dpopJKT)
+        }
+        if flow.authorization != nil, flow.signInKeyID != nil {
+            // An authorization code does not carry the key, so its tokens would outlive the device.
+            throw BrokerError(.invalidRequest, .badRequest, "Device keys sign in through the flow API, not the browser.")
+        }
+        if let activation = flow.activation {
+            return try await identifiedAfterActivation(flow, identity: identity, activation: activation, app: app, dpopJKT: dpopJKT)
+        }
+        if let accountID = flow.signedInAccountID {
+            return try await addToSignedInAccount(flow, identity: identity, accountID: accountID, app: app, dpopJKT: dpopJKT)
+        }
+        var known = try await store.identityLink(providerID: identity.providerID, subject: identity.subject) != nil
+        if !known, flow.purpose == .authenticate, let accountID = try await accountToLink(identity, app: app) {
+            known = try await store.addIdentityLink(identity, accountID: accountID, now: clock.now)
+            if known {
+                var event = auditEvent("account.linked", flow: flow, outcome: nil, details: ["by": "verified_email", "subject": identity.subject])
+                event.accountID = accountID
+                try await store.appendAudit(event)
+            }
+        }
+        if flow.purpose == .register, known {
+            throw BrokerError(.alreadyRegistered, .conflict, "This identity is already registered; sign in instead.")
+        }
+        if !known, !app.policy.selfRegistration, plugins.identityProviders[flow.providerID]?.traits.openEnrollment == true {
+            if flow.version >= 0 { _ = try? await store.deleteFlow(id: flow.id, version: flow.version) }
+            try? await audit("signin.failure", flow: flow, outcome: ErrorCode.registrationDisabled.rawValue, details: ["reason": "unknown_identity"])
+            throw BrokerError(.registrationDisabled, .forbidden, "There is no account for this identity, and this app does not allow self-registration.")
+        }
+        var (account, created) = try await IdentityLinker(store: store, clock: clock).link(identity, audit: auditEvent("account.created", flow: flow, outcome: nil))
+        if created { account = try await awaitingProfileConfirmation(account, app: app) }
+        flow.accountID = account.id
+        flow.accountCreated = created
+        guard let factorID = requiredFactor(app: app, account: account, request: flow.authorization?.request, passed: []) else {
+            return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT)
+        }
+        return try await beginFactor(flow, factorID: factorID, app: app, account: account, dpopJKT: dpopJKT)
+    }
+
+    /// An authenticator verified its factor: back to the one that asked for it, or the end.
+    func factorPassed(_ flow: FlowRecord, factor: FactorResult, app: App, knownAccount: Account?, dpopJKT: String?) async throws -> FlowOutcome {
+        var flow = flow
+        guard case .factor(let expected, let resumes) = flow.phase, expected == factor.authenticatorID, let accountID = flow.accountID else {
+            throw BrokerError.internalFailure("A factor was verified outside its phase.")
+        }
+        guard let account = try await (knownAccount?.id == accountID ? knownAccount : store.account(id: accountID)) else {
+            throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
+        }
+        if factor.enrolledEmail != nil, resumes != nil {
+            // A factor run to prove the person for another one (a PIN reset) proves them only with
+            // what the account already has: an address chosen now would let anyone through.
+            _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
+            throw BrokerError(.noVerifiedEmail, .forbidden, "This account has no verified address to prove it with; ask an administrator.")
+                .because("enrolment_during_reset")
+        }
+        if let address = factor.enrolledEmail {
+            // Linked under a provider id no provider has, so the address proves itself for this
+            // authenticator's codes but never signs anyone in on its own.
+            let identity = ExternalIdentity(
+                providerID: IdentityLink.enrolledAddressProvider(factor.authenticatorID), subject: address.value, username: address.value,
+                claims: IdentityClaims(email: address.value, emailVerified: true)
+            )
+            guard try await store.addIdentityLink(identity, accountID: account.id, now: clock.now) else {
+                _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
+                throw BrokerError(.emailInUse, .conflict, "This email address belongs to another account.")
+            }
+            try await audit("account.email_enrolled", flow: flow, outcome: nil, details: ["address": address.masked])
+        }
+        flow.methods += [factor.method, factor.authenticatorID]
+        if let suspended = resumes {
+            // The factor another one asked for has passed: back to that one.
+            flow.phase = .factor(authenticatorID: suspended.authenticatorID)
+            let delegating = try authenticator(suspended.authenticatorID)
+            let next = try await delegating.resume(suspended.state, after: factor, in: try await factorContext(flow, app: app, account: account))
+            return try await advance(flow, with: next, app: app, account: account, dpopJKT: dpopJKT)
+        }
+        return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT)
+    }
+
+    /// An authenticator asks for another to pass first (a PIN reset proven by an emailed code).
+    func requireOtherFactor(_ flow: FlowRecord, otherID: String, state: FlowState, app: App, knownAccount: Account?, dpopJKT: String?) async throws -> FlowOutcome {
+        let flow = flow
+        guard case .factor(let current, let resumes) = flow.phase, otherID != current, let accountID = flow.accountID else {
+            throw BrokerError.internalFailure("Only an authenticator may ask for another factor.")
+        }
+        guard resumes == nil else {
+            throw BrokerError(.invalidRequest, .badRequest, "This step already stands in for another one; finish it first.")
+        }
+        guard app.policy.authenticators.contains(otherID), plugins.authenticators[otherID] != nil else {
+            throw BrokerError(.providerNotAllowed, .forbidden, "This app does not allow '\(otherID)', which this step needs.")
+        }
+        guard let account = try await (knownAccount?.id == accountID ? knownAccount : store.account(id: accountID)) else {
+            throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
+        }
+        return try await beginFactor(
+            flow, factorID: otherID, resuming: SuspendedFactor(authenticatorID: current, state: state), app: app, account: account, dpopJKT: dpopJKT
+        )
+    }
+
+    /// An identity provider hands the flow to another (`FlowStep.continueWith`).
+    func handOff(_ flow: FlowRecord, to otherID: String, state: FlowState, app: App, dpopJKT: String?) async throws -> FlowOutcome {
+        var flow = flow
+        guard flow.phase == .identify, otherID != flow.providerID else {
+            throw BrokerError.internalFailure("Only an identity provider may hand the flow to another one.")
+        }
+        guard flow.suspendedProvider == nil else {
+            throw BrokerError(.invalidRequest, .badRequest, "This step already stands in for another one; finish it first.")
+        }
+        guard flow.activation == nil else { throw BrokerError.internalFailure("An activation's flow hands off through its own steps.") }
+        flow.suspendedProvider = SuspendedProvider(providerID: flow.providerID, state: state)
+        flow.providerID = otherID
+        flow.pluginState = FlowState()
+        let next = try await endingFlowOnRefusal(flow) { () async throws -> FlowStep in
+            // The other provider must be one the app allows, as if the flow had started with it,
+            // and not one that redeems activations (a flow of its own).
+            let other = try identityProvider(otherID, allowedBy: app.policy, stateless: flow.stateless)
+            guard other.activationRedeemer == nil else {
+                throw BrokerError(.providerNotAllowed, .forbidden, "A flow cannot be handed to '\(otherID)', which redeems activations.")
+            }
+            let request = flowRequest(for: flow)
+            return try await other.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
+        }
+        return try await advance(flow, with: next, app: app, dpopJKT: dpopJKT)
+    }
+
+    /// Runs a step of a continuation, whose answer was counted as right already: a refusal there ends
+    /// the flow, audited, so that nobody keeps answering the other provider for a sign-in that can no
+    /// longer succeed.
+    private func endingFlowOnRefusal<T>(_ flow: FlowRecord, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            // A flow saved further meanwhile has another version; the stored one ends either way.
+            if let stored = try? await store.flow(id: flow.id, now: clock.now) { _ = try? await store.deleteFlow(id: stored.id, version: stored.version) }
+            let code = (error as? BrokerError)?.code ?? .serverError
+            try? await audit("signin.failure", flow: flow, outcome: code.rawValue, details: ["reason": (error as? BrokerError)?.reason ?? "continuation_refused"])
+            throw error
+        }
+    }
+}
