@@ -158,7 +158,6 @@ extension FlowEngine {
 
     /// An authenticator asks for another to pass first (a PIN reset proven by an emailed code).
     func requireOtherFactor(_ flow: FlowRecord, otherID: String, state: FlowState, app: App, knownAccount: Account?, dpopJKT: String?) async throws -> FlowOutcome {
-        let flow = flow
         guard case .factor(let current, let resumes) = flow.phase, otherID != current, let accountID = flow.accountID else {
             throw BrokerError.internalFailure("Only an authenticator may ask for another factor.")
         }

@@ -41,10 +41,9 @@ extension FlowRecord: Codable {
         expiresAt = try container.decode(Date.self, forKey: .expiresAt)
         version = try container.decode(Int.self, forKey: .version)
         switch phase {
-        case .recovery where !container.contains(.legacyRecovery):
-            break
         case .recovery:
-            phase = .recovery(try container.decode(PasswordRecovery.self, forKey: .legacyRecovery))
+            // The previous version kept the recovery beside the phase (and always wrote it with it).
+            if let recovery = try container.decodeIfPresent(PasswordRecovery.self, forKey: .legacyRecovery) { phase = .recovery(recovery) }
         case .confirmProfile(nil):
             if let pending = try container.decodeIfPresent(AccountProfile.self, forKey: .legacyPendingProfile) { phase = .confirmProfile(pending: pending) }
         case .factor(let id, nil):
@@ -97,23 +96,24 @@ extension FlowRecord.Phase: Codable {
         guard let key = container.allKeys.first, container.allKeys.count == 1 else {
             throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "a flow phase names one case"))
         }
-        let state = try? container.nestedContainer(keyedBy: StateKeys.self, forKey: key)
+        // A phase's state is a mapping under its name (empty for phases without state).
+        let state = try container.nestedContainer(keyedBy: StateKeys.self, forKey: key)
         switch key {
         case .chooseProvider: self = .chooseProvider
         case .identify: self = .identify
         case .activationChoice: self = .activationChoice
         case .consent: self = .consent
         case .factor:
-            guard let state else { throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "a factor phase names its authenticator")) }
             self = .factor(
                 authenticatorID: try state.decode(String.self, forKey: .authenticatorID), resumes: try state.decodeIfPresent(SuspendedFactor.self, forKey: .resumes)
             )
         case .confirmProfile:
-            self = .confirmProfile(pending: try state?.decodeIfPresent(AccountProfile.self, forKey: .pending))
+            self = .confirmProfile(pending: try state.decodeIfPresent(AccountProfile.self, forKey: .pending))
         case .recovery:
             // Before the phases carried their state, the recovery was stored beside the phase; the
-            // flow's decoder puts it here. A recovery without one starts from the username.
-            self = .recovery(try state?.decodeIfPresent(PasswordRecovery.self, forKey: .recovery) ?? PasswordRecovery(step: .username))
+            // flow's decoder puts it here. (Without either, which no version wrote, it would start
+            // again from the username: a code or a new password needs the subject it does not have.)
+            self = .recovery(try state.decodeIfPresent(PasswordRecovery.self, forKey: .recovery) ?? PasswordRecovery(step: .username))
         }
     }
 

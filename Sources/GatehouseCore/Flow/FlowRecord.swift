@@ -21,11 +21,6 @@ public struct FlowRecord: Sendable, Hashable {
         /// A browser flow resets a forgotten password (`recover_account`, `recovery_code`, `new_password`).
         case recovery(PasswordRecovery)
 
-        /// The authenticator running, in the factor phase.
-        public var authenticatorID: String? {
-            if case .factor(let id, _) = self { return id }
-            return nil
-        }
     }
 
     public var id: String
