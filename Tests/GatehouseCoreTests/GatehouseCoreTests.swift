@@ -684,10 +684,10 @@ extension GatehouseCoreTests {
     @Test func pluginEndpointsServeOnlyAppsThatListTheInstanceAndNeverTheConsole() throws {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let listing = App(id: "notes", name: "Notes", policy: Policy(identityProviders: ["ext"]), createdAt: now, updatedAt: now)
-        #expect(try PluginEndpointService.allowing(listing, "ext").id == "notes")
-        #expect(throws: BrokerError.self) { try PluginEndpointService.allowing(listing, "other") }
+        #expect(try SignedInCaller.allowing(listing, "ext").id == "notes")
+        #expect(throws: BrokerError.self) { try SignedInCaller.allowing(listing, "other") }
         let console = App(id: ConsoleConfig.appID, name: "Console", policy: Policy(identityProviders: ["ext"], authenticators: ["code"]), createdAt: now, updatedAt: now)
-        #expect(throws: BrokerError.self) { try PluginEndpointService.allowing(console, "ext") }
+        #expect(throws: BrokerError.self) { try SignedInCaller.allowing(console, "ext") }
     }
 }
 

@@ -59,18 +59,11 @@ public struct PluginEndpointService: Sendable {
             guard app.isConfidential else {
                 throw BrokerError(.unauthorizedClient, .forbidden, "Only a confidential app's back end may call this endpoint.")
             }
-            call.app = try Self.allowing(app, instance)
+            call.app = try SignedInCaller.allowing(app, instance)
         case .accessToken:
             guard let token = credentials.accessToken else { throw BrokerError(.invalidToken, .unauthenticated, "An access token is required.") }
-            let claims = try await oauth.authorize(token)
-            guard !claims.stateless else { throw BrokerError.stateless(.accountCredentials) }
-            guard let app = try await store.app(id: claims.clientID), !app.disabled else {
-                throw BrokerError(.invalidToken, .unauthenticated, "The app this token was issued to no longer exists.")
-            }
-            call.app = try Self.allowing(app, instance)
-            guard let account = try await store.account(id: claims.sub.value) else { throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.") }
-            call.account = account
-            if let keyID = claims.deviceKey { call.signInKey = try await store.signInKey(id: keyID) }
+            let caller = try await SignedInCaller.proven(by: token, for: instance, oauth: oauth, store: store)
+            (call.app, call.account, call.signInKey) = (caller.app, caller.account, caller.signInKey)
         }
         try ChallengeDescription(type: "\(instance).\(endpoint.path)", summary: endpoint.summary, inputs: endpoint.inputs).validate(call.fields)
         let answer = try await plugin.handle(call)
@@ -83,15 +76,5 @@ public struct PluginEndpointService: Sendable {
             )
         }
         return answer
-    }
-
-    /// The app, if its policy lets it use the instance.
-    static func allowing(_ app: App, _ instance: String) throws -> App {
-        // The console's app lists every provider to sign administrators in; its tokens are for the
-        // console, not for plugins' endpoints.
-        guard app.id != ConsoleConfig.appID, app.policy.identityProviders.contains(instance) || app.policy.authenticators.contains(instance) else {
-            throw BrokerError(.providerNotAllowed, .forbidden, "This app may not use '\(instance)'.")
-        }
-        return app
     }
 }
