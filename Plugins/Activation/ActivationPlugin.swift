@@ -48,7 +48,7 @@ public enum ActivationPlugin: PluginFactory {
         }
     }
 
-    public static let challenges = [ActivationProvider.activationChallenge]
+    public static let challenges = [ActivationProvider.activationChallenge, ActivationProvider.choiceChallenge]
 
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
         guard let devices = environment.devices, let accounts = environment.accounts, let apps = environment.apps, let audit = environment.audit else {

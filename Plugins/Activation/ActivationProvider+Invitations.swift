@@ -44,7 +44,9 @@ extension ActivationProvider {
         )
     }
 
+    /// What an invitation link shows before the person accepts or declines it.
     public func invitation(token: String) async throws -> InvitationView {
+        guard !token.isEmpty, token.count <= 128 else { throw BrokerError.unknownInvitation }
         guard let stored = try await book.invitation(token: token), let app = try await apps.app(id: stored.value.appID), !app.disabled else {
             throw BrokerError.unknownInvitation
         }
@@ -53,7 +55,9 @@ extension ActivationProvider {
         return InvitationView(appID: app.id, appName: app.name, email: invitation.email.masked, state: state, expiresAt: invitation.expiresAt, pinPolicy: try settings(for: app).pin)
     }
 
+    /// Accepts (with the activation PIN the person chooses) or declines an invitation.
     public func answerInvitation(token: String, accept: Bool, pin: String?) async throws -> InvitationAnswer {
+        guard !token.isEmpty, token.count <= 128 else { throw BrokerError.unknownInvitation }
         guard let stored = try await book.invitation(token: token), let app = try await apps.app(id: stored.value.appID), !app.disabled else {
             throw BrokerError.unknownInvitation
         }

@@ -4,9 +4,9 @@ import GatehousePluginKit
 /// One `activation` instance: issues activations (for administrators, an app's back end, a person
 /// asking for another one, an accepted invitation) and redeems them in flows. Redeeming checks the
 /// payload, then the activation PIN under lockouts (per activation and per account or invited
-/// address), claims the activation for the flow, and answers the outcome; the engine does the rest
-/// and calls `finishRedemption` when the flow completes.
-public struct ActivationProvider: IdentityProvider, ActivationRedeeming {
+/// address), claims the activation for the flow, and goes on by the outcome
+/// (`ActivationProvider+Redemption`).
+public struct ActivationProvider: IdentityProvider {
     public let id: String
     let config: ActivationPlugin.Config
     let environment: PluginEnvironment
@@ -16,8 +16,9 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming {
     let apps: any AppDirectory
     let audit: any AuditStore
 
-    public var traits: PluginTraits { PluginTraits(registrationType: "device") }
-    public var activationRedeemer: (any ActivationRedeeming)? { self }
+    /// What a redemption answers (a choice, a stopped flow with new activation data) is for an app
+    /// to act on: no browser page runs it.
+    public var traits: PluginTraits { PluginTraits(registrationType: "device", flowAPIOnly: true) }
 
     init(
         id: String, config: ActivationPlugin.Config, environment: PluginEnvironment, book: ActivationBook, devices: any DeviceStore, accounts: any AccountDirectory,
@@ -52,6 +53,8 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming {
     }
 
     public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        // After the payload was redeemed, the state holds the redemption waiting for the app's choice.
+        if !state.data.isEmpty { return try await answerChoice(try state.decode(ActivationRedemption.self), answer: answer, in: context) }
         guard let payload = ActivationPayload(try answer.string("activation")) else {
             throw BrokerError.invalidAnswer("'activation' must be the activation data (the payload or the deep link that carries it).")
         }
@@ -110,7 +113,7 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming {
         guard let claimed else {
             throw BrokerError(.activationInUse, .conflict, "These activation data are being redeemed on another installation right now.").endingFlow()
         }
-        return .redeemed(try await outcome(of: claimed, facts: facts, app: context.app))
+        return try await redeemed(try await outcome(of: claimed, facts: facts, app: context.app), in: context)
     }
 
     /// Refusals that need no PIN: the activation was used, revoked, locked or has expired, or
@@ -220,7 +223,9 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming {
         return try await book.activations().contains { $0.appID == app.id && $0.redeemedBy == accountID }
     }
 
-    public func finishRedemption(_ redemption: ActivationRedemption, flowID: String, accountID: String) async throws {
+    /// Marks the activation this flow claimed as used: exactly one flow ever does. Refuses
+    /// (`activation_invalid`) when the claim was lost (the activation was revoked meanwhile).
+    func finishRedemption(_ redemption: ActivationRedemption, flowID: String, accountID: String) async throws {
         let done = try await book.update(redemption.activationID) { current in
             guard current.state == .pending, current.claim?.flowID == flowID else { return nil }
             var changed = current
@@ -242,8 +247,11 @@ public struct ActivationProvider: IdentityProvider, ActivationRedeeming {
     /// This instance's settings for `app`.
     func settings(for app: App) throws -> ActivationSettings { try app.settings(ActivationSettings.self, for: id) }
 
+    /// Checks an activation PIN a person chose against the app's PIN rules, before anything is issued.
     public func checkPIN(_ pin: String, app: App) throws { try settings(for: app).pin.check(pin) }
 
+    /// Issues an activation for the app; the PIN (chosen or generated) follows the app's PIN policy.
+    /// `issuedBy` `app` (the app's back end) is refused unless the app's settings allow it.
     public func issue(_ request: ActivationRequest, app: App, issuedBy: String) async throws -> IssuedActivation {
         let (issued, record) = try await issueRecording(request, app: app, issuedBy: issuedBy)
         var details = ["activation": record.id, "by": issuedBy]

@@ -30,8 +30,6 @@ public struct Broker: Sendable, CustomStringConvertible {
     public let logger: Logger
     /// `GET /v1/registration-state` and `POST /v1/logout`.
     public var registrationState: RegistrationState { RegistrationState(oauth: oauth, plugins: plugins, clock: clock) }
-    /// Activations issued by apps' back ends, and invitation links.
-    public var activations: ActivationService { ActivationService(oauth: oauth, plugins: plugins) }
     /// What readiness last reported, so that a change is logged once.
     let healthLog = HealthLog()
 

@@ -94,9 +94,32 @@ struct FlowResponse: Encodable {
     var challenge: ChallengeBody?
     var tokens: IssuedTokens?
     var account: AccountBody?
-    /// What else the app is told: an activation's outcome (and what it overrode), or why a flow
-    /// stopped without tokens.
-    var activation: JSONValue?
+    /// What else the app is told, as top-level fields beside these: what the provider that handed
+    /// the flow over adds (`FlowCompletion`), or why a flow stopped without tokens (`FlowStep.stop`).
+    var notice: [String: JSONValue] = [:]
+
+    enum CodingKeys: String, CodingKey { case flow, status, expiresAt, challenge, tokens, account }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(flow, forKey: .flow)
+        try container.encode(status, forKey: .status)
+        try container.encodeIfPresent(expiresAt, forKey: .expiresAt)
+        try container.encodeIfPresent(challenge, forKey: .challenge)
+        try container.encodeIfPresent(tokens, forKey: .tokens)
+        try container.encodeIfPresent(account, forKey: .account)
+        // A plugin's field never replaces one of the flow's own.
+        var extra = encoder.container(keyedBy: NoticeKey.self)
+        for (name, value) in notice where CodingKeys(stringValue: name) == nil { try extra.encode(value, forKey: NoticeKey(name)) }
+    }
+
+    struct NoticeKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
 
     struct AccountBody: Encodable {
         var id: String
@@ -129,11 +152,11 @@ struct FlowResponse: Encodable {
             self.status = "completed"
             self.tokens = tokens
             self.account = account.map { AccountBody(id: $0.id, username: $0.username) }
-            self.activation = notice["activation"]
+            self.notice = notice
         case .stopped(let flowID, let status, let details):
             self.flow = flowID
             self.status = status
-            self.activation = details["activation"]
+            self.notice = details
         case .chooseProvider, .authorized:
             // Only flows started at /oauth2/authorize end this way, and those answer to browser forms only.
             throw BrokerError.internalFailure("A browser flow reached the JSON flow API.")

@@ -35,7 +35,7 @@ public enum GatehouseServer {
         AccountAPI(broker: broker).addRoutes(to: router.group("v1/account").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
         MobileAPI(broker: broker).addRoutes(to: router.group("v1").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
         PluginEndpointAPI(broker: broker).addRoutes(to: router.group("v1/plugins").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
-        InvitationPages(broker: broker).addRoutes(to: router)
+        PluginRootRoutes(broker: broker).addRoutes(to: router)
         OAuthAPI(broker: broker).addRoutes(to: router)
         let pages = BrowserPages(broker: broker)
         pages.addRoutes(to: router)

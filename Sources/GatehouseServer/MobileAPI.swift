@@ -3,9 +3,8 @@ import GatehouseCore
 import HTTPTypes
 import Hummingbird
 
-/// What a mobile app asks outside a flow: `GET /v1/registration-state`, `POST /v1/logout`,
-/// `POST /v1/activations` (its back end, with client credentials) and the JSON side of invitation
-/// links (`GET /v1/invitations/{token}`, `POST .../accept`, `POST .../decline`). Handlers only translate.
+/// What a mobile app asks outside a flow: `GET /v1/registration-state` and `POST /v1/logout`.
+/// Handlers only translate.
 struct MobileAPI {
     let broker: Broker
     var issuer: String { broker.config.server.issuer }
@@ -43,25 +42,6 @@ struct MobileAPI {
                 return Response(status: .noContent)
             }
         }
-        group.post("activations") { request, context in
-            let body = try await request.decode(as: [String: JSONValue].self, context: context)
-            let client = try ClientAuthentication.credentials(from: request, bodyClientID: body["client_id"]?.stringValue, bodySecret: body["client_secret"]?.stringValue)
-            let fields = body.filter { $0.key != "client_secret" && $0.key != "client_id" }
-            let issued = try await broker.activations.issue(fields: fields, client: client, clientIP: context.clientIP)
-            return JSONBody(issued.json).response(status: .created)
-        }
-        group.get("invitations/:token") { _, context in
-            JSONBody(Self.json(try await broker.activations.invitation(token: try context.parameters.require("token")))).response(status: .ok)
-        }
-        group.post("invitations/:token/accept") { request, context in
-            let body = try await request.decode(as: AcceptBody.self, context: context)
-            let answer = try await broker.activations.answerInvitation(token: try context.parameters.require("token"), accept: true, pin: body.pin)
-            return JSONBody(Self.json(answer)).response(status: .ok)
-        }
-        group.post("invitations/:token/decline") { _, context in
-            let answer = try await broker.activations.answerInvitation(token: try context.parameters.require("token"), accept: false, pin: nil)
-            return JSONBody(Self.json(answer)).response(status: .ok)
-        }
     }
 
     struct LogoutBody: Decodable {
@@ -75,19 +55,4 @@ struct MobileAPI {
         }
     }
 
-    struct AcceptBody: Decodable { var pin: String }
-
-    static func json(_ view: InvitationView) -> JSONValue {
-        [
-            "app": .string(view.appID), "appName": .string(view.appName), "email": .string(view.email), "state": .string(view.state),
-            "expiresAt": .string(ISO8601DateFormatter().string(from: view.expiresAt)),
-            "pin": ["minLength": .number(Double(view.pinPolicy.minLength)), "maxLength": .number(Double(view.pinPolicy.maxLength)), "digitsOnly": .bool(view.pinPolicy.digitsOnly)],
-        ]
-    }
-
-    static func json(_ answer: InvitationAnswer) -> JSONValue {
-        var fields: [String: JSONValue] = ["state": .string(answer.accepted ? "accepted" : "declined")]
-        if let activation = answer.activation { fields["activation"] = activation.json }
-        return .object(fields)
-    }
 }

@@ -14,16 +14,22 @@ struct PageRenderer: Sendable {
     /// What the chooser calls each provider (`providers[].name`).
     let providerNames: [String: String]
 
-    init(issuer: String, challenges: ChallengeCatalog, providerNames: [String: String] = [:]) {
+    /// `pluginTemplates`: the plugins' page templates, by `<instance>/<name>` (a plugin's own names
+    /// cannot clash with the broker's, which have no slash).
+    init(issuer: String, challenges: ChallengeCatalog, providerNames: [String: String] = [:], pluginTemplates: [String: String] = [:]) {
         self.providerNames = providerNames
         var library = MustacheLibrary()
         for (name, text) in [
             ("layout", PageTemplates.layout), ("challenge", PageTemplates.challenge),
-            ("chooser", PageTemplates.chooser), ("error", PageTemplates.error), ("invitation", PageTemplates.invitation), ("activate", PageTemplates.activate),
+            ("chooser", PageTemplates.chooser), ("error", PageTemplates.error),
             ("logoutConfirm", PageTemplates.logoutConfirm), ("signedOut", PageTemplates.signedOut), ("signInLinks", PageTemplates.signInLinks),
         ] {
             // The templates are constants of this file's module; a parse error is a programming error.
             try! library.register(text, named: name)
+        }
+        for (name, text) in pluginTemplates {
+            // A plugin template that does not parse renders as a refusal (`PluginPageRendering`).
+            try? library.register(text, named: name)
         }
         self.library = library
         self.issuer = issuer

@@ -86,34 +86,6 @@ enum PageTemplates {
         <p>Go back to the application you came from and start the sign-in again.</p>
         """
 
-    /// An invitation link: accept (choosing an activation PIN) or decline; after an answer, what it
-    /// did and, when accepted, the activation data to open on the device.
-    static let invitation = """
-        <p>You are invited to <strong>{{appName}}</strong> ({{email}}).</p>
-        {{#error}}<p class="error" role="alert" id="form-error">{{error}}</p>{{/error}}
-        {{#pending}}
-        <form method="post" action="{{action}}">
-        <label for="field-pin">Choose an activation PIN ({{minLength}} to {{maxLength}} digits)</label>
-        <input id="field-pin" name="pin" type="password" autocomplete="new-password" inputmode="numeric" maxlength="64"{{#error}} aria-describedby="form-error"{{/error}} autofocus>
-        <button type="submit" name="answer" value="accept">Accept</button>
-        <button type="submit" name="answer" value="decline" class="secondary" formnovalidate>Decline</button>
-        </form>
-        {{/pending}}
-        {{#closed}}<p>This invitation is {{state}}.</p>{{/closed}}
-        {{#activation}}
-        <p>Open this link on the device you want to use, or scan it as a QR code there, and enter the PIN you chose:</p>
-        <p><a class="link-out" href="{{deepLink}}">Activate on this device</a></p>
-        <p><code>{{deepLink}}</code></p>
-        <p>It works until {{expiresAt}}.</p>
-        {{/activation}}
-        """
-
-    /// The broker's own activation link, opened in a browser instead of the app.
-    static let activate = """
-        <p>Open this link in the app on your device to activate it. If the app asks for activation data, enter these:</p>
-        <p><code>{{payload}}</code></p>
-        """
-
     /// RP-initiated logout without a hint naming this session: the person confirms first.
     static let logoutConfirm = """
         <p>You are signed in as <strong>{{username}}</strong>.{{#appName}} <strong>{{appName}}</strong> asks to sign you out.{{/appName}}</p>

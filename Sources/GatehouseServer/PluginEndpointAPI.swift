@@ -23,6 +23,21 @@ struct PluginEndpointAPI {
         let instance = try context.parameters.require("instance")
         let path = context.parameters.getCatchAll().joined(separator: "/")
         let endpoint = try broker.pluginEndpoints.endpoint(instance: instance, method: method.rawValue, path: path)
+        return try await Self.proving(endpoint, request, context, issuer: issuer) { fields, credentials in
+            let answer = try await broker.pluginEndpoints.call(
+                instance: instance, method: method.rawValue, path: path, fields: fields, credentials: credentials, clientIP: context.clientIP
+            )
+            return JSONBody(answer.body).response(status: answer.created ? .created : .ok)
+        }
+    }
+
+    /// Reads a JSON endpoint's fields (the body's object, or for `GET` and `DELETE` the query) and
+    /// the credentials its caller kind reads, and answers what `respond` makes of them.
+    static func proving(
+        _ endpoint: PluginEndpoint, _ request: Request, _ context: GatehouseRequestContext, issuer: String,
+        respond: @Sendable ([String: JSONValue], PluginEndpointService.Credentials) async throws -> Response
+    ) async throws -> Response {
+        let method = endpoint.method
         var fields: [String: JSONValue]
         if method == .get || method == .delete {
             fields = Dictionary(request.uri.queryParameters.map { (String($0.key), JSONValue.string(String($0.value))) }) { first, _ in first }
@@ -51,22 +66,14 @@ struct PluginEndpointAPI {
             credentials.bearer = request.headers[.authorization].flatMap {
                 $0.lowercased().hasPrefix("bearer ") ? String($0.dropFirst(7)).trimmingCharacters(in: .whitespaces) : nil
             }
+        case .anyone:
+            break
         case .accessToken:
             let body = fields
             return try await AccessTokenAuthentication.with(request, issuer: issuer) { token in
-                try await respond(instance, method, path, body, PluginEndpointService.Credentials(accessToken: token), context)
+                try await respond(body, PluginEndpointService.Credentials(accessToken: token))
             }
         }
-        return try await respond(instance, method, path, fields, credentials, context)
-    }
-
-    private func respond(
-        _ instance: String, _ method: PluginEndpoint.Method, _ path: String, _ fields: [String: JSONValue], _ credentials: PluginEndpointService.Credentials,
-        _ context: GatehouseRequestContext
-    ) async throws -> Response {
-        let answer = try await broker.pluginEndpoints.call(
-            instance: instance, method: method.rawValue, path: path, fields: fields, credentials: credentials, clientIP: context.clientIP
-        )
-        return JSONBody(answer.body).response(status: answer.created ? .created : .ok)
+        return try await respond(fields, credentials)
     }
 }

@@ -435,7 +435,7 @@ struct ActivationTests {
         var settings = app.policy.plugins["activation"]?.objectValue ?? [:]
         settings["issueByApp"] = .bool(true)
         app.policy.plugins["activation"] = .object(settings)
-        let provider = try #require(broker.broker.plugins.identityProviders["activation"]?.activationRedeemer)
+        let provider = try #require(broker.broker.plugins.identityProviders["activation"] as? ActivationProvider)
         let unknown = await thrownError { _ = try await provider.issue(ActivationRequest(accountID: stranger.id, pin: "24680"), app: app, issuedBy: "app") }
         #expect(unknown?.code == .notFound)
         let missing = await thrownError { _ = try await provider.issue(ActivationRequest(accountID: "nobody", pin: "24680"), app: app, issuedBy: "app") }

@@ -735,9 +735,20 @@ extension GatehouseCoreTests {
         full.identity = ExternalIdentity(providerID: "local", subject: "s1", username: "ada")
         (full.accountID, full.accountCreated, full.clientIP, full.returnURI, full.codeChallenge) = ("a1", true, "192.0.2.1", "notes://cb", "challenge")
         (full.returnCodeDigest, full.signedInAccountID, full.signInKeyID, full.installationID) = ("digest", "a0", "key-1", "install-1")
-        full.suspendedProvider = SuspendedProvider(providerID: "sphinx", state: FlowState(data: Data("s".utf8)))
+        full.handOff = HandOff(providerID: "sphinx", state: FlowState(data: Data("s".utf8)), mode: .adopts, annotations: ["why": "riddle"], approved: true)
         full.methods = ["pwd", "local"]
         #expect(try read(try json(full)) == full)
+        // A hand-off the previous version stored (`suspendedProvider`: a provider and its state) is a
+        // `continueWith`, still waiting.
+        var handedOff = try json(flow(.identify))
+        handedOff["suspendedProvider"] = ["providerID": "sphinx", "state": ["data": .string(Data("s".utf8).base64EncodedString())]]
+        #expect(try read(handedOff).handOff == HandOff(providerID: "sphinx", state: FlowState(data: Data("s".utf8))))
+        // A flow in a sub-flow the engine once ran for a plugin is not guessed at: the app starts a new one.
+        for (field, value) in [("activation", JSONValue.object(["activationID": "a1"])), ("phase", ["activationChoice": [:]])] {
+            var old = try json(flow(.identify))
+            old[field] = value
+            #expect(throws: BrokerError.self) { try read(old) }
+        }
         // Phases without state read as before.
         var identify = try json(flow(.identify))
         identify["phase"] = ["identify": [:]]

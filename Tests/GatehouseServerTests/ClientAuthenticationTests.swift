@@ -75,7 +75,7 @@ extension GatehouseServerTests {
     }
 
     @Test func aPublicAppAskingToIssueActivationsIsToldItMayNotWhicheverWayItNamesItself() async throws {
-        let test = try await Self.broker()
+        let test = try await Self.brokerWithActivation()
         defer { test.temporary.remove() }
         try await Self.application(test).test(.router) { client in
             for (headers, body): (HTTPFields, String) in [

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehouseCore
+import GatehousePlugins
 @testable import GatehouseServer
 import GatehouseStore
 import GatehouseTesting
@@ -43,6 +44,24 @@ struct GatehouseServerTests {
         var registry = PluginRegistry()
         registry.register(LocalPasswordPlugin.self)
         return try await TestBroker.make(yaml: yaml(algorithm: algorithm), registry: registry, environment: ["BACKEND_SECRET": secret], temporary: temporary)
+    }
+
+    /// A broker whose apps may also use activation data (and the device keys they register): the
+    /// activation plugin's root routes (`/v1/activations`, invitations) exist only then.
+    static func brokerWithActivation() async throws -> TestBroker {
+        let yaml = yaml().replacingOccurrences(of: """
+            providers:
+            """, with: """
+            providers:
+              - id: device
+                type: device-key
+              - id: activation
+                type: activation
+                config:
+                  deviceKeys: device
+                  hashCost: 4
+            """).replacingOccurrences(of: "identityProviders: [local]", with: "identityProviders: [local, activation, device]")
+        return try await TestBroker.make(yaml: yaml, registry: BuiltInPlugins.registry, environment: ["BACKEND_SECRET": secret])
     }
 
     static func application(_ test: TestBroker) -> some ApplicationProtocol {

@@ -10,7 +10,7 @@ extension GatehouseServerTests {
     /// docs/openapi.yaml lists exactly the routes the server has (answers are checked against its
     /// schemas by the end-to-end tests).
     @Test func openAPIDocumentListsExactlyTheServersRoutes() async throws {
-        let test = try await Self.broker()
+        let test = try await Self.brokerWithActivation()
         defer { test.temporary.remove() }
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let text = try String(contentsOf: repository.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)

@@ -28,7 +28,7 @@ public struct AttemptGuard: Sendable {
             return normalized.isEmpty ? nil : "account:\(flow.providerID):\(normalized)"
         case .factor(let authenticatorID, _):
             return flow.accountID.map { "factor:\(authenticatorID):\($0)" }
-        case .chooseProvider, .activationChoice, .confirmProfile, .consent, .recovery:
+        case .chooseProvider, .confirmProfile, .consent, .recovery:
             return nil
         }
     }

@@ -33,32 +33,12 @@ public struct ChallengeCatalog: Sendable {
 
     /// The challenges of the core itself.
     static let core: [ChallengeDescription] = [
-        .credentials, .retry, .callbackReceived, .activationChoice, .confirmProfile, .consent, .recoverAccount, .recoveryCode, .newPassword,
+        .credentials, .retry, .callbackReceived, .confirmProfile, .consent, .recoverAccount, .recoveryCode, .newPassword,
     ]
 }
 
 
 extension ChallengeDescription {
-    /// An activation's outcome that needs the app's choice (`re_activation`, `already_activated`,
-    /// `merge`); `new` goes straight on to the device key.
-    public static let activationChoice = ChallengeDescription(
-        type: "activation_choice",
-        summary: "The activation was redeemed; choose how to go on: `override` or `new_activation` (re_activation), `re_enrol` or `stop` (already_activated), `merge` or `replace` (merge). `new_activation` takes a new activation `pin`, an `alias` and optionally a backup `email`.",
-        title: "Activate this device", prompt: "This account is set up elsewhere already ({outcome}). Choose how to go on.",
-        inputs: [
-            ChallengeInput(name: "choice", label: "Choice", maxLength: 32),
-            ChallengeInput(name: "pin", label: "New activation PIN", kind: .secret, autocomplete: "new-password", inputmode: "numeric", maxLength: 64, required: false),
-            ChallengeInput(name: "alias", label: "Name of the new device", maxLength: 64, required: false),
-            ChallengeInput(name: "email", label: "Backup email address for the new activation", kind: .email, maxLength: 254, required: false),
-        ],
-        details: [
-            ChallengeDetail("activation", .object, "`outcome` (`re_activation`, `already_activated`, `merge`)."),
-            ChallengeDetail("outcome", .string, "The outcome again, as a plain field."),
-            ChallengeDetail("choices", .array, "The choices this outcome allows."),
-            ChallengeDetail("installations", .array, "re_activation: the installations an override would retire (`device`, `alias`, `platform`, `lastUsedAt`)."),
-        ]
-    )
-
     /// A new account's profile, as the identity provider gave it, for the person to confirm or edit
     /// (`Policy.confirmProfile`); a changed address is proven with an emailed `code` before it is kept.
     public static let confirmProfile = ChallengeDescription(

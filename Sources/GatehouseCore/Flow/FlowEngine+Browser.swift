@@ -31,8 +31,6 @@ extension FlowEngine {
         authorization.sessionID = session?.id
         authorization.userAgent = userAgent.map { String($0.prefix(200)) }
         let now = clock.now
-        // Activation data are redeemed through the flow API only (a page cannot hand over what a
-        // stopped activation answers).
         let providers = browserProviders(of: app)
         guard !providers.isEmpty else {
             throw BrokerError(.invalidRequest, .badRequest, "This app signs in through the flow API only.")
@@ -61,8 +59,8 @@ extension FlowEngine {
             throw BrokerError(.invalidRequest, .badRequest, "The provider is already chosen.")
         }
         let provider = try identityProvider(providerID, allowedBy: app.policy, stateless: false)
-        guard provider.activationRedeemer == nil else {
-            throw BrokerError(.invalidRequest, .badRequest, "Activation data are redeemed through the flow API, not in a browser.")
+        guard !provider.traits.flowAPIOnly else {
+            throw BrokerError(.invalidRequest, .badRequest, "'\(provider.id)' signs in through the flow API only, not in a browser.")
         }
         flow.providerID = provider.id
         flow.phase = .identify

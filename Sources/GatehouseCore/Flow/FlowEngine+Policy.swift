@@ -6,10 +6,10 @@ extension FlowEngine {
         app.policy.identityProviders.filter { plugins.identityProviders[$0] != nil }
     }
 
-    /// The providers a browser flow offers: not those that redeem activation data (a page cannot
-    /// hand over what a stopped activation answers).
+    /// The providers a browser flow offers: not those that run in the flow API only
+    /// (`PluginTraits.flowAPIOnly`).
     func browserProviders(of app: App) -> [String] {
-        configuredProviders(of: app).filter { plugins.identityProviders[$0]?.activationRedeemer == nil }
+        configuredProviders(of: app).filter { plugins.identityProviders[$0]?.traits.flowAPIOnly == false }
     }
 
     /// The identity provider `id` if it exists and the policy allows it (for a stateless flow: if

@@ -24,7 +24,7 @@ extension FlowEngine {
     /// "Create an account": the flow turns to registration and its provider asks again.
     public func switchToRegistration(flowID: String, browser: BrowserProof) async throws -> (outcome: FlowOutcome, app: App) {
         var (flow, app) = try await load(flowID, browser: browser)
-        guard offersRegistration(flow, app: app), flow.phase == .identify || flow.phase == .chooseProvider, flow.suspendedProvider == nil else {
+        guard offersRegistration(flow, app: app), flow.phase == .identify || flow.phase == .chooseProvider, flow.handOff == nil else {
             throw BrokerError(.registrationDisabled, .forbidden, "This app does not allow creating an account here.")
         }
         flow.purpose = .register

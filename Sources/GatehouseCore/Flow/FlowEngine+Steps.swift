@@ -21,7 +21,7 @@ extension FlowEngine {
             }
         }
         var challenge = challenge
-        if let activation = flow.activation, challenge.fields["activation"] == nil { challenge.fields["activation"] = activation.summary }
+        for (name, value) in flow.handOff?.annotations ?? [:] where challenge.fields[name] == nil { challenge.fields[name] = value }
         if flow.phase == .identify, flow.authorization != nil {
             // Browser pages only: the links the sign-in page shows under the form.
             if offersRegistration(flow, app: app) { challenge.fields[Challenge.offersRegistrationField] = .bool(true) }
@@ -40,12 +40,28 @@ extension FlowEngine {
         var identity = identity
         guard flow.phase == .identify else { throw BrokerError.internalFailure("An authenticator answered with an identity.") }
         identity.providerID = flow.providerID
-        if let suspended = flow.suspendedProvider {
+        if let handOff = flow.handOff, handOff.mode == .adopts, !handOff.approved {
+            // The provider the flow was handed over to identified someone: the one that handed it
+            // over approves that identity, which then is the flow's. A refusal leaves the flow at
+            // the other provider's challenge (another key may be answered).
+            let provider = try identityProvider(handOff.providerID, allowedBy: app.policy, stateless: flow.stateless)
+            let request = flowRequest(for: flow)
+            let next = try await provider.resume(handOff.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
+            guard case .identified(var approved) = next, approved.subject == identity.subject, approved.signInKeyID == identity.signInKeyID,
+                approved.newSignInKey == identity.newSignInKey
+            else {
+                throw BrokerError.internalFailure("A provider that handed a flow over answered other than with the identity it was handed.")
+            }
+            approved.providerID = identity.providerID
+            approved.methods = identity.methods
+            identity = approved
+            flow.handOff?.approved = true
+        } else if let suspended = flow.handOff, suspended.mode == .decides {
             // The provider another one handed the flow to has identified the person: back to that
             // one, which decides who signed in. A refusal there ends the flow (its answer was
             // counted as right already).
             let otherID = flow.providerID
-            flow.suspendedProvider = nil
+            flow.handOff = nil
             flow.methods += identity.methods + [otherID]
             flow.providerID = suspended.providerID
             flow.pluginState = suspended.state
@@ -83,9 +99,6 @@ extension FlowEngine {
             // An authorization code does not carry the key, so its tokens would outlive the device.
             throw BrokerError(.invalidRequest, .badRequest, "Device keys sign in through the flow API, not the browser.")
         }
-        if let activation = flow.activation {
-            return try await identifiedAfterActivation(flow, identity: identity, activation: activation, app: app, dpopJKT: dpopJKT)
-        }
         if let accountID = flow.signedInAccountID {
             return try await addToSignedInAccount(flow, identity: identity, accountID: accountID, app: app, dpopJKT: dpopJKT)
         }
@@ -101,12 +114,15 @@ extension FlowEngine {
         if flow.purpose == .register, known {
             throw BrokerError(.alreadyRegistered, .conflict, "This identity is already registered; sign in instead.")
         }
-        if !known, !app.policy.selfRegistration, plugins.identityProviders[flow.providerID]?.traits.openEnrollment == true {
+        // A flow handed over is vouched for by the provider that handed it (activation data an
+        // administrator issued), not self-registration.
+        if !known, !app.policy.selfRegistration, flow.handOff == nil, plugins.identityProviders[flow.providerID]?.traits.openEnrollment == true {
             if flow.version >= 0 { _ = try? await store.deleteFlow(id: flow.id, version: flow.version) }
             try? await audit("signin.failure", flow: flow, outcome: ErrorCode.registrationDisabled.rawValue, details: ["reason": "unknown_identity"])
             throw BrokerError(.registrationDisabled, .forbidden, "There is no account for this identity, and this app does not allow self-registration.")
         }
-        var (account, created) = try await IdentityLinker(store: store, clock: clock).link(identity, audit: auditEvent("account.created", flow: flow, outcome: nil))
+        let by = flow.handOff.map { ["by": $0.providerID] } ?? [:]
+        var (account, created) = try await IdentityLinker(store: store, clock: clock).link(identity, audit: auditEvent("account.created", flow: flow, outcome: nil, details: by))
         if created { account = try await awaitingProfileConfirmation(account, app: app) }
         flow.accountID = account.id
         flow.accountCreated = created
@@ -181,24 +197,65 @@ extension FlowEngine {
         guard flow.phase == .identify, otherID != flow.providerID else {
             throw BrokerError.internalFailure("Only an identity provider may hand the flow to another one.")
         }
-        guard flow.suspendedProvider == nil else {
+        guard flow.handOff == nil else {
             throw BrokerError(.invalidRequest, .badRequest, "This step already stands in for another one; finish it first.")
         }
-        guard flow.activation == nil else { throw BrokerError.internalFailure("An activation's flow hands off through its own steps.") }
-        flow.suspendedProvider = SuspendedProvider(providerID: flow.providerID, state: state)
+        flow.handOff = HandOff(providerID: flow.providerID, state: state)
         flow.providerID = otherID
         flow.pluginState = FlowState()
         let next = try await endingFlowOnRefusal(flow) { () async throws -> FlowStep in
-            // The other provider must be one the app allows, as if the flow had started with it,
-            // and not one that redeems activations (a flow of its own).
+            // The other provider must be one the app allows, as if the flow had started with it.
             let other = try identityProvider(otherID, allowedBy: app.policy, stateless: flow.stateless)
-            guard other.activationRedeemer == nil else {
-                throw BrokerError(.providerNotAllowed, .forbidden, "A flow cannot be handed to '\(otherID)', which redeems activations.")
-            }
             let request = flowRequest(for: flow)
             return try await other.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
         }
         return try await advance(flow, with: next, app: app, dpopJKT: dpopJKT)
+    }
+
+    /// An identity provider hands the flow over to another for good (`FlowStep.handOver`): that one
+    /// begins for the hand-over's purpose (and account), and its identity becomes the flow's once the
+    /// first one approved it.
+    func handOver(_ flow: FlowRecord, _ handOver: HandOver, app: App, dpopJKT: String?) async throws -> FlowOutcome {
+        var flow = flow
+        guard flow.phase == .identify, handOver.providerID != flow.providerID else {
+            throw BrokerError.internalFailure("Only an identity provider may hand the flow over to another one.")
+        }
+        guard flow.handOff == nil else {
+            throw BrokerError(.invalidRequest, .badRequest, "This step already stands in for another one; finish it first.")
+        }
+        // What the other provider establishes is linked to an account: nothing for a stateless flow.
+        guard !flow.stateless else { throw BrokerError.stateless(.accountCredentials) }
+        guard handOver.purpose == .register || handOver.account == nil else {
+            throw BrokerError.internalFailure("A hand-over names an account only to register a credential for it.")
+        }
+        let other = try identityProvider(handOver.providerID, allowedBy: app.policy, stateless: false)
+        flow.methods += handOver.methods + [flow.providerID]
+        flow.handOff = HandOff(providerID: flow.providerID, state: handOver.state, mode: .adopts, annotations: handOver.annotations)
+        flow.providerID = handOver.providerID
+        flow.purpose = handOver.purpose
+        flow.signedInAccountID = handOver.account
+        flow.pluginState = FlowState()
+        let request = flowRequest(for: flow)
+        let next = try await other.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
+        return try await advance(flow, with: next, app: app, dpopJKT: dpopJKT)
+    }
+
+    /// A provider ends the flow without tokens (`FlowStep.stop`).
+    func stop(_ flow: FlowRecord, status: String, details: [String: JSONValue]) async throws -> FlowOutcome {
+        guard flow.phase == .identify, flow.handOff == nil else { throw BrokerError.internalFailure("Only the flow's own identity provider may stop it.") }
+        if flow.version >= 0, try await !store.deleteFlow(id: flow.id, version: flow.version) {
+            throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
+        }
+        return .stopped(flowID: flow.id, status: status, details: details)
+    }
+
+    /// An account made by a flow of an app that asks for profile confirmation waits for it.
+    func awaitingProfileConfirmation(_ account: Account, app: App) async throws -> Account {
+        guard app.policy.confirmProfile else { return account }
+        var account = account
+        account.profilePending = true
+        _ = try await store.updateAccountProfile(id: account.id, profile: account.profile, pending: true)
+        return account
     }
 
     /// Runs a step of a continuation, whose answer was counted as right already: a refusal there ends

@@ -144,7 +144,6 @@ public struct FlowEngine: Sendable {
         // Choices and a profile are not guesses: they do not count as attempts (the emailed code a
         // changed address needs is counted by the plugin that sent it).
         switch flow.phase {
-        case .activationChoice: return (try await answerActivationChoice(flow, app: app, answer: answer, dpopJKT: dpopJKT), app)
         case .confirmProfile(let pending): return (try await answerProfileConfirmation(flow, pending: pending, app: app, answer: answer, dpopJKT: dpopJKT), app)
         case .consent: return (try await answerConsent(flow, app: app, answer: answer), app)
         case .recovery(let recovery): return (try await answerRecovery(flow, recovery: recovery, app: app, answer: answer), app)
@@ -184,7 +183,7 @@ public struct FlowEngine: Sendable {
                 step = try await authenticator(authenticatorID).begin(request, in: try await factorContext(flow, app: app, account: context.account))
             case .factor(let authenticatorID, _):
                 step = try await authenticator(authenticatorID).resume(flow.pluginState, with: answer, in: context)
-            case .chooseProvider, .activationChoice, .confirmProfile, .consent, .recovery:
+            case .chooseProvider, .confirmProfile, .consent, .recovery:
                 throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
             }
         } catch let error as BrokerError where error.isWrongAnswer {
@@ -212,8 +211,8 @@ public struct FlowEngine: Sendable {
         }
         flow.failedAttempts -= 1
         switch step {
-        case .identified, .verified, .redeemed, .continueWith: try await attempts.recordSuccess(clientIP: flow.clientIP, accountKey: accountKey)
-        case .challenge, .requireFactor: try await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
+        case .identified, .verified, .continueWith, .handOver: try await attempts.recordSuccess(clientIP: flow.clientIP, accountKey: accountKey)
+        case .challenge, .requireFactor, .stop: try await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
         }
         return (try await advance(flow, with: step, app: app, account: context.account, dpopJKT: dpopJKT), app)
     }
@@ -223,7 +222,7 @@ public struct FlowEngine: Sendable {
         switch flow.phase {
         case .identify: pluginID = flow.providerID
         case .factor(let authenticatorID, _): pluginID = authenticatorID
-        case .chooseProvider, .activationChoice, .confirmProfile, .consent, .recovery: return app.policy.lockout
+        case .chooseProvider, .confirmProfile, .consent, .recovery: return app.policy.lockout
         }
         // The other apps' policies may be a second old; the flow's own app is the one just read.
         // The admin console's app (default lockout, every provider) does not tighten the apps'
@@ -275,9 +274,10 @@ public struct FlowEngine: Sendable {
             return try await requireOtherFactor(flow, otherID: otherID, state: state, app: app, knownAccount: knownAccount, dpopJKT: dpopJKT)
         case .continueWith(let otherID, let state):
             return try await handOff(flow, to: otherID, state: state, app: app, dpopJKT: dpopJKT)
-        case .redeemed(let redemption):
-            guard flow.suspendedProvider == nil else { throw BrokerError.internalFailure("Activation data were redeemed in a handed-off flow.") }
-            return try await redeemed(flow, redemption: redemption, app: app, dpopJKT: dpopJKT)
+        case .handOver(let handOver):
+            return try await self.handOver(flow, handOver, app: app, dpopJKT: dpopJKT)
+        case .stop(let status, let details):
+            return try await stop(flow, status: status, details: details)
         }
     }
 
@@ -347,11 +347,17 @@ public struct FlowEngine: Sendable {
             throw BrokerError(.invalidClient, .unauthenticated, "The app '\(app.id)' is disabled.")
         }
         var notice: [String: JSONValue] = [:]
-        if let activation = flow.activation, let account { try await prepareActivation(activation, flow: flow, account: account) }
-        if let account { try await storeNewCredentials(of: flow, identity: identity, app: app, account: account) }
-        if let activation = flow.activation, let account {
-            notice["activation"] = try await finishActivation(activation, flow: flow, app: app, account: account)
+        // A provider that handed the flow over checks and finishes its part around the credentials.
+        let handedOver = try flow.handOff.flatMap { $0.mode == .adopts ? $0 : nil }.map { ($0, try identityProvider($0.providerID, allowedBy: app.policy, stateless: false)) }
+        let completion = account.map {
+            FlowCompletion(
+                flowID: flow.id, app: app, account: $0, identity: identity, signInKeyID: flow.signInKeyID, newSignInKey: identity.newSignInKey,
+                changes: CompletionWriter(engine: self, flow: flow, accountID: $0.id)
+            )
         }
+        if let (handOff, provider) = handedOver, let completion { try await provider.completing(handOff.state, completion) }
+        if let account { try await storeNewCredentials(of: flow, identity: identity, app: app, account: account) }
+        if let (handOff, provider) = handedOver, let completion { notice = try await provider.completed(handOff.state, completion) }
         let now = clock.now
         metrics.signIn(provider: flow.providerID, outcome: "success")
         let success = ["stateless": String(flow.stateless), "purpose": flow.purpose.rawValue]

@@ -3,12 +3,18 @@ import Foundation
 /// How flows are stored: each field under its name, and each phase with its own state. A flow stored
 /// by a version before the phases carried their state (its `recovery`, `pendingProfile` and
 /// `suspendedFactor` beside the phase) reads into the phase it belongs to, so that it completes after
-/// an upgrade.
+/// an upgrade, as does one with a `suspendedProvider` (now its `handOff`). A flow stored while a
+/// plugin's sub-flow had fields and a phase of its own in the engine (`legacySubFlow`) no longer
+/// reads: it answers `flow_not_found`, and the app starts a new one.
 extension FlowRecord: Codable {
     enum CodingKeys: String, CodingKey {
-        case id, appID, providerID, purpose, stateless, scopes, phase, pluginState, challenge, identity, accountID, accountCreated, methods, failedAttempts, clientIP, authorization, returnURI, codeChallenge, returnCodeDigest, signedInAccountID, signInKeyID, suspendedProvider, activation, installationID, createdAt, expiresAt, version
+        case id, appID, providerID, purpose, stateless, scopes, phase, pluginState, challenge, identity, accountID, accountCreated, methods, failedAttempts, clientIP, authorization, returnURI, codeChallenge, returnCodeDigest, signedInAccountID, signInKeyID, handOff, installationID, createdAt, expiresAt, version
         /// Written before the phases carried their state.
         case legacyRecovery = "recovery", legacyPendingProfile = "pendingProfile", legacySuspendedFactor = "suspendedFactor"
+        /// Written before hand-offs carried their mode.
+        case legacySuspendedProvider = "suspendedProvider"
+        /// Written while the engine ran a plugin's sub-flow itself (version 11 and before).
+        case legacySubFlow = "activation"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -19,6 +25,9 @@ extension FlowRecord: Codable {
         purpose = try container.decode(FlowPurpose.self, forKey: .purpose)
         stateless = try container.decode(Bool.self, forKey: .stateless)
         scopes = try container.decode([String].self, forKey: .scopes)
+        if container.contains(.legacySubFlow) {
+            throw BrokerError(.flowNotFound, .notFound, "This flow was started by an earlier version of the broker; start a new one.")
+        }
         phase = try container.decode(Phase.self, forKey: .phase)
         pluginState = try container.decode(FlowState.self, forKey: .pluginState)
         challenge = try container.decode(Challenge.self, forKey: .challenge)
@@ -34,8 +43,7 @@ extension FlowRecord: Codable {
         returnCodeDigest = try container.decodeIfPresent(String.self, forKey: .returnCodeDigest)
         signedInAccountID = try container.decodeIfPresent(String.self, forKey: .signedInAccountID)
         signInKeyID = try container.decodeIfPresent(String.self, forKey: .signInKeyID)
-        suspendedProvider = try container.decodeIfPresent(SuspendedProvider.self, forKey: .suspendedProvider)
-        activation = try container.decodeIfPresent(ActivationRedemption.self, forKey: .activation)
+        handOff = try container.decodeIfPresent(HandOff.self, forKey: .handOff) ?? container.decodeIfPresent(HandOff.self, forKey: .legacySuspendedProvider)
         installationID = try container.decodeIfPresent(String.self, forKey: .installationID)
         createdAt = try container.decode(Date.self, forKey: .createdAt)
         expiresAt = try container.decode(Date.self, forKey: .expiresAt)
@@ -76,8 +84,7 @@ extension FlowRecord: Codable {
         try container.encodeIfPresent(returnCodeDigest, forKey: .returnCodeDigest)
         try container.encodeIfPresent(signedInAccountID, forKey: .signedInAccountID)
         try container.encodeIfPresent(signInKeyID, forKey: .signInKeyID)
-        try container.encodeIfPresent(suspendedProvider, forKey: .suspendedProvider)
-        try container.encodeIfPresent(activation, forKey: .activation)
+        try container.encodeIfPresent(handOff, forKey: .handOff)
         try container.encodeIfPresent(installationID, forKey: .installationID)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(expiresAt, forKey: .expiresAt)
@@ -88,7 +95,11 @@ extension FlowRecord: Codable {
 /// A phase as stored: under its case's name, its state beside (the shape earlier versions wrote, so
 /// that their flows read).
 extension FlowRecord.Phase: Codable {
-    enum CodingKeys: String, CodingKey { case chooseProvider, identify, factor, activationChoice, confirmProfile, consent, recovery }
+    enum CodingKeys: String, CodingKey {
+        case chooseProvider, identify, factor, confirmProfile, consent, recovery
+        /// A phase of a plugin's sub-flow the engine once ran itself (version 11 and before).
+        case legacyChoice = "activationChoice"
+    }
     enum StateKeys: String, CodingKey { case authenticatorID, resumes, pending, recovery }
 
     public init(from decoder: any Decoder) throws {
@@ -101,7 +112,8 @@ extension FlowRecord.Phase: Codable {
         switch key {
         case .chooseProvider: self = .chooseProvider
         case .identify: self = .identify
-        case .activationChoice: self = .activationChoice
+        case .legacyChoice:
+            throw BrokerError(.flowNotFound, .notFound, "This flow was started by an earlier version of the broker; start a new one.")
         case .consent: self = .consent
         case .factor:
             self = .factor(
@@ -122,7 +134,6 @@ extension FlowRecord.Phase: Codable {
         switch self {
         case .chooseProvider: _ = container.nestedContainer(keyedBy: StateKeys.self, forKey: .chooseProvider)
         case .identify: _ = container.nestedContainer(keyedBy: StateKeys.self, forKey: .identify)
-        case .activationChoice: _ = container.nestedContainer(keyedBy: StateKeys.self, forKey: .activationChoice)
         case .consent: _ = container.nestedContainer(keyedBy: StateKeys.self, forKey: .consent)
         case .factor(let id, let resumes):
             var state = container.nestedContainer(keyedBy: StateKeys.self, forKey: .factor)

@@ -11,8 +11,6 @@ public struct FlowRecord: Sendable, Hashable {
         /// An authenticator runs; `resumes`: the one that asked for it first (`FlowStep.requireFactor`,
         /// a PIN reset proven by an emailed code), which goes on once this one passed.
         case factor(authenticatorID: String, resumes: SuspendedFactor? = nil)
-        /// An activation's outcome waits for the app's choice (`activation_choice`).
-        case activationChoice
         /// A new account's profile waits for the person to confirm or edit it (`confirm_profile`);
         /// `pending`: an edit waiting for the code that proves its new address.
         case confirmProfile(pending: AccountProfile? = nil)
@@ -57,11 +55,9 @@ public struct FlowRecord: Sendable, Hashable {
     public var signedInAccountID: String?
     /// The sign-in key that identified the person (device-key sign-ins and registrations).
     public var signInKeyID: String?
-    /// An identity provider waiting for another one it handed the flow to (`FlowStep.continueWith`):
-    /// when that one identifies the person, the engine goes back to it with its state.
-    public var suspendedProvider: SuspendedProvider?
-    /// The activation this flow redeemed, with its outcome and the app's choice.
-    public var activation: ActivationRedemption?
+    /// An identity provider that handed the flow to another one (`FlowStep.continueWith`,
+    /// `handOver`): when that one identifies the person, the engine goes back to it with its state.
+    public var handOff: HandOff?
     /// The installation a JSON flow runs for (`installation` at its start), so that its tokens are
     /// tied to it (`GET /v1/registration-state`).
     public var installationID: String?
@@ -125,14 +121,42 @@ public struct SuspendedFactor: Sendable, Hashable, Codable {
     }
 }
 
-/// An identity provider that handed the flow to another one for a moment (`FlowStep.continueWith`).
-public struct SuspendedProvider: Sendable, Hashable, Codable {
+/// An identity provider that handed the flow to another one: for a moment (`FlowStep.continueWith`:
+/// it decides who signed in once the other identified someone), or for the rest of the flow
+/// (`FlowStep.handOver`: it approves the other's identity and is told when the flow completes).
+public struct HandOff: Sendable, Hashable, Codable {
+    public enum Mode: String, Sendable, Hashable, Codable {
+        /// `continueWith`.
+        case decides
+        /// `handOver`.
+        case adopts
+    }
     public var providerID: String
     public var state: FlowState
+    public var mode: Mode
+    /// Fields every challenge gets from now on (`HandOver.annotations`).
+    public var annotations: [String: JSONValue]
+    /// `adopts`: the provider approved the other one's identity and waits for the flow to complete.
+    public var approved: Bool
 
-    public init(providerID: String, state: FlowState) {
+    public init(providerID: String, state: FlowState, mode: Mode = .decides, annotations: [String: JSONValue] = [:], approved: Bool = false) {
         self.providerID = providerID
         self.state = state
+        self.mode = mode
+        self.annotations = annotations
+        self.approved = approved
+    }
+
+    enum CodingKeys: String, CodingKey { case providerID, state, mode, annotations, approved }
+
+    /// Reads the shape earlier versions stored (`providerID` and `state` only: a `continueWith`).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        providerID = try container.decode(String.self, forKey: .providerID)
+        state = try container.decode(FlowState.self, forKey: .state)
+        mode = try container.decodeIfPresent(Mode.self, forKey: .mode) ?? .decides
+        annotations = try container.decodeIfPresent([String: JSONValue].self, forKey: .annotations) ?? [:]
+        approved = try container.decodeIfPresent(Bool.self, forKey: .approved) ?? false
     }
 }
 

@@ -1,9 +1,10 @@
 import Foundation
 
-/// Runs the endpoints plugins declare (`/v1/plugins/<instance>/<path>`): finds the declaration,
-/// proves the caller it names (an app's client credentials, a person's access token, an admin
-/// token), holds the app to its policy, checks the fields, and hands the call to the plugin. Calls
-/// that change something (any method but `GET`) are audited as `plugin.endpoint_called`.
+/// Runs the endpoints plugins declare (`/v1/plugins/<instance>/<path>`, or a root path an instance
+/// claims): finds the declaration, proves the caller it names (an app's client credentials, a
+/// person's access token, an admin token, or anyone for a path that carries its own credential),
+/// holds the app to its policy, checks the fields, and hands the call to the plugin. Calls that
+/// change something (any method but `GET`) are audited as `plugin.endpoint_called`.
 public struct PluginEndpointService: Sendable {
     let store: any BrokerStore
     let oauth: OAuthService
@@ -39,9 +40,16 @@ public struct PluginEndpointService: Sendable {
     /// The endpoint `method path` of `instance`; `not_found` when the instance offers none.
     public func endpoint(instance: String, method: String, path: String) throws -> PluginEndpoint {
         guard let plugin = plugins.all[instance],
-            let endpoint = plugin.endpoints.first(where: { $0.method.rawValue == method && $0.path == path })
+            let endpoint = plugin.endpoints.first(where: { !$0.root && $0.method.rawValue == method && $0.path == path })
         else { throw BrokerError(.notFound, .notFound, "No endpoint \(method) /v1/plugins/\(instance)/\(path).") }
         return endpoint
+    }
+
+    /// Every root endpoint the instances claim, once per method and path (the server routes each),
+    /// with the caller and format they share.
+    public var rootEndpoints: [PluginEndpoint] {
+        var seen: Set<String> = []
+        return plugins.all.keys.sorted().flatMap { plugins.all[$0]!.endpoints.filter(\.root) }.filter { seen.insert("\($0.method.rawValue) \($0.path)").inserted }
     }
 
     /// Proves the caller, checks the fields and answers the plugin's answer.
@@ -49,16 +57,67 @@ public struct PluginEndpointService: Sendable {
         instance: String, method: String, path: String, fields: [String: JSONValue], credentials: Credentials, clientIP: String?
     ) async throws -> PluginEndpointAnswer {
         let endpoint = try endpoint(instance: instance, method: method, path: path)
-        let plugin = plugins.all[instance]!
+        return try await call(endpoint, of: plugins.all[instance]!, fields: fields, parameters: [:], credentials: credentials, clientIP: clientIP)
+    }
+
+    /// Calls the root endpoint `method path` (as declared, `:name` segments and all): each instance
+    /// that claims it in turn (in id order; for an app's back end, only those its policy lists, in
+    /// the policy's order), until one answers something else than `not_found`. Answers the answer and
+    /// the instance that gave it; when every instance answered `not_found`, the last one's refusal.
+    public func callRoot(
+        method: String, path: String, fields: [String: JSONValue], parameters: [String: String], credentials: Credentials, clientIP: String?
+    ) async throws -> (PluginEndpointAnswer, instance: String) {
+        var claiming = plugins.all.keys.sorted().compactMap { id -> (any GatehousePlugin, PluginEndpoint)? in
+            guard let plugin = plugins.all[id], let endpoint = plugin.endpoints.first(where: { $0.root && $0.method.rawValue == method && $0.path == path }) else {
+                return nil
+            }
+            return (plugin, endpoint)
+        }
+        var refusal = BrokerError(.notFound, .notFound, "No endpoint \(method) /\(path).")
+        guard let first = claiming.first else { throw refusal }
+        var app: App?
+        if first.1.caller == .appClient {
+            // The app is proven once, and only the instances its policy lists answer it.
+            let proven = try await confidentialApp(credentials, clientIP: clientIP)
+            claiming = (proven.policy.identityProviders + proven.policy.authenticators).compactMap { id in claiming.first { $0.0.id == id } }
+            guard !claiming.isEmpty else { throw BrokerError(.providerNotAllowed, .forbidden, "This app's policy lists no provider that offers \(method) /\(path).") }
+            app = proven
+        }
+        for (plugin, endpoint) in claiming {
+            do {
+                return (try await call(endpoint, of: plugin, fields: fields, parameters: parameters, credentials: credentials, clientIP: clientIP, app: app), plugin.id)
+            } catch let error as BrokerError where error.kind == .notFound {
+                // The next instance may know the path's resource (an invitation another one issued).
+                refusal = error
+            }
+        }
+        throw refusal
+    }
+
+    /// The confidential app whose back end presents `credentials`.
+    private func confidentialApp(_ credentials: Credentials, clientIP: String?) async throws -> App {
+        let app = try await oauth.clients.authenticate(credentials.client, clientIP: clientIP)
+        guard app.isConfidential else {
+            throw BrokerError(.unauthorizedClient, .forbidden, "Only a confidential app's back end may call this endpoint.")
+        }
+        return app
+    }
+
+    private func call(
+        _ endpoint: PluginEndpoint, of plugin: any GatehousePlugin, fields: [String: JSONValue], parameters: [String: String], credentials: Credentials,
+        clientIP: String?, app provenApp: App? = nil
+    ) async throws -> PluginEndpointAnswer {
+        let instance = plugin.id
         var call = PluginEndpointCall(endpoint: endpoint, fields: ChallengeResponse(fields), clientIP: clientIP)
+        call.parameters = parameters
         switch endpoint.caller {
+        case .anyone:
+            break
         case .admin:
             call.admin = try await adminGate.authenticate(bearer: credentials.bearer, clientIP: clientIP).name
         case .appClient:
-            let app = try await oauth.clients.authenticate(credentials.client, clientIP: clientIP)
-            guard app.isConfidential else {
-                throw BrokerError(.unauthorizedClient, .forbidden, "Only a confidential app's back end may call this endpoint.")
-            }
+            let app: App
+            if let provenApp { app = provenApp } else { app = try await confidentialApp(credentials, clientIP: clientIP) }
             call.app = try SignedInCaller.allowing(app, instance)
         case .accessToken:
             guard let token = credentials.accessToken else { throw BrokerError(.invalidToken, .unauthenticated, "An access token is required.") }

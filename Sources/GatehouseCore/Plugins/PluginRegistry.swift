@@ -58,18 +58,49 @@ public struct PluginRegistry: Sendable {
     }
 
     /// What is wrong with a plugin's endpoint declarations (the plugin author's mistake), if anything:
-    /// a path that is empty, starts or ends with a slash or has an empty segment; a method and path
-    /// declared twice; an input named like client credentials.
+    /// a path that is empty, starts or ends with a slash or has an empty segment; a `:name` segment
+    /// outside a root path; a root path the server serves itself; a method and path declared twice;
+    /// an input named like client credentials; an `anyone` caller outside a root path, or a page for
+    /// any other caller.
     static func endpointProblem(_ endpoints: [PluginEndpoint]) -> String? {
         var seen: Set<String> = []
         for endpoint in endpoints {
             let name = "\(endpoint.method.rawValue) \(endpoint.path)"
-            if endpoint.path.isEmpty || endpoint.path.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
+            let segments = endpoint.path.split(separator: "/", omittingEmptySubsequences: false)
+            if endpoint.path.isEmpty || segments.contains(where: { $0.isEmpty || $0 == ":" || $0.dropFirst().contains(":") }) {
                 return "an endpoint with an unusable path ('\(endpoint.path)')"
             }
-            if !seen.insert(name).inserted { return "the endpoint \(name) twice" }
+            if !endpoint.root, segments.contains(where: { $0.hasPrefix(":") }) { return "the endpoint \(name) with a parameter outside a root path" }
+            if endpoint.root, let owned = serverPaths.first(where: { endpoint.path == $0 || endpoint.path.hasPrefix($0 + "/") }) {
+                return "the root endpoint \(name) under '\(owned)', which the server serves itself"
+            }
+            if !seen.insert("\(endpoint.root) \(name)").inserted { return "the endpoint \(name) twice" }
             if endpoint.inputs.contains(where: { ["client_id", "client_secret"].contains($0.name) }) {
                 return "the endpoint \(name) with an input named like client credentials"
+            }
+            if endpoint.caller == .anyone, !endpoint.root { return "the endpoint \(name) for anyone outside a root path" }
+            if endpoint.format == .page, endpoint.caller != .anyone { return "the page \(name) for a caller a browser cannot prove" }
+        }
+        return nil
+    }
+
+    /// The paths the server routes itself (and everything under them): no plugin claims them.
+    static let serverPaths = [
+        ".well-known", "admin", "oauth2", "logout", "healthz", "readyz", "readiness", "metrics", "static", "v1/flows", "v1/account", "v1/plugins",
+        "v1/registration-state", "v1/logout", "v1/provisional-identities",
+    ]
+
+    /// Two instances claiming one root path must agree on who calls it and what it reads (the server
+    /// routes it once); answers what is wrong, if anything.
+    static func rootEndpointClash(_ instances: PluginInstances) -> String? {
+        var claimed: [String: (String, PluginEndpoint)] = [:]
+        for id in instances.all.keys.sorted() {
+            for endpoint in instances.all[id]!.endpoints where endpoint.root {
+                let name = "\(endpoint.method.rawValue) /\(endpoint.path)"
+                if let (other, earlier) = claimed[name], earlier.caller != endpoint.caller || earlier.format != endpoint.format {
+                    return "'\(other)' and '\(id)' claim \(name) for different callers or formats"
+                }
+                claimed[name] = claimed[name] ?? (id, endpoint)
             }
         }
         return nil
@@ -102,6 +133,7 @@ public struct PluginRegistry: Sendable {
                 issues.append(ConfigIssue(path: declaration.path, "could not start the '\(declaration.type)' plugin: \(error)"))
             }
         }
+        if let clash = Self.rootEndpointClash(instances) { issues.append(ConfigIssue(path: "providers", clash)) }
         if !issues.isEmpty { throw ConfigIssues(issues) }
         instances.settings = PolicySettingsBook(codecs: instances.settingsCodecs, formerKeyCodecs: formerKeyCodecs)
         return instances

@@ -169,11 +169,96 @@ public enum FlowStep: Sendable {
     /// `Authenticator.resume(_:after:in:)` of this one with `state`.
     case requireFactor(authenticatorID: String, state: FlowState)
     /// An identity provider hands the flow to another identity provider the app's policy allows (a
-    /// second check, the device key an activation registers): the engine runs that one, and once it
-    /// identifies the person calls `IdentityProvider.resume(_:after:in:)` of this one with `state`
-    /// and that identity, to decide who signed in.
+    /// second check): the engine runs that one, and once it identifies the person calls
+    /// `IdentityProvider.resume(_:after:in:)` of this one with `state` and that identity, to decide
+    /// who signed in (under this provider's id).
     case continueWith(providerID: String, state: FlowState)
-    /// An activation provider checked activation data and its PIN (its `activationRedeemer`): the engine
-    /// goes on with the outcome's steps.
-    case redeemed(ActivationRedemption)
+    /// An identity provider hands the flow to another one whose identity becomes the flow's (the device
+    /// key an activation registers): see `HandOver`. This provider stays with the flow: it approves that
+    /// identity (`resume(_:after:in:)`) and is told when the flow completes (`completing`, `completed`).
+    case handOver(HandOver)
+    /// The flow ends here without tokens, as the person or app chose (an activation left as it was):
+    /// the app is told `status` and, beside it, `details`' fields.
+    case stop(status: String, details: [String: JSONValue])
+}
+
+/// How an identity provider hands its flow to another (`FlowStep.handOver`): the other provider runs
+/// for `purpose` (and, to add a credential, for `account`); its identity is linked under its own id,
+/// keys included, once this provider answered `.identified` with it from `resume(_:after:in:)` (only
+/// its `username` and `claims` may change there). A flow is handed over once, and never a stateless one.
+public struct HandOver: Sendable, Hashable {
+    /// The identity provider that goes on (the app's policy must allow it).
+    public var providerID: String
+    /// What this provider gets back with the other one's identity, and when the flow completes.
+    public var state: FlowState
+    /// What the other provider runs for: a sign-in, or a registration.
+    public var purpose: FlowPurpose
+    /// For a registration: the account the new credential joins; nil makes a new account.
+    public var account: String?
+    /// How this provider proved the person so far (RFC 8176 `amr` values, e.g. `pin`), added to the
+    /// flow's methods with this provider's id.
+    public var methods: [String]
+    /// Fields added to every challenge the flow shows from now on (what the app is told about why).
+    public var annotations: [String: JSONValue]
+
+    /// A hand-over; see each property.
+    public init(
+        providerID: String, state: FlowState, purpose: FlowPurpose = .authenticate, account: String? = nil, methods: [String] = [],
+        annotations: [String: JSONValue] = [:]
+    ) {
+        self.providerID = providerID
+        self.state = state
+        self.purpose = purpose
+        self.account = account
+        self.methods = methods
+        self.annotations = annotations
+    }
+}
+
+/// A flow a provider handed over (`FlowStep.handOver`) is completing, for that provider's
+/// `completing` and `completed` hooks: after every factor, once the flow is claimed (no other answer
+/// can finish it).
+public struct FlowCompletion: Sendable {
+    /// The flow's id.
+    public var flowID: String
+    /// The app.
+    public var app: App
+    /// The account the flow signs in (or made).
+    public var account: Account
+    /// The identity the other provider established.
+    public var identity: ExternalIdentity
+    /// The device sign-in key the flow signed in with, or registers.
+    public var signInKeyID: String?
+    /// The key the flow registers, if it does.
+    public var newSignInKey: NewSignInKey?
+    /// The changes the provider may make to the account while the flow completes.
+    public var changes: any CompletionChanges
+
+    /// A completion; the engine builds it.
+    public init(
+        flowID: String, app: App, account: Account, identity: ExternalIdentity, signInKeyID: String?, newSignInKey: NewSignInKey?,
+        changes: any CompletionChanges
+    ) {
+        self.flowID = flowID
+        self.app = app
+        self.account = account
+        self.identity = identity
+        self.signInKeyID = signInKeyID
+        self.newSignInKey = newSignInKey
+        self.changes = changes
+    }
+}
+
+/// What a provider that handed a flow over may change about the flow's account as the flow completes
+/// (`FlowCompletion.changes`). The engine makes the changes its own way: tokens revoked through the
+/// broker's revocation, audit events with the flow's app, account, provider and client address.
+public protocol CompletionChanges: Sendable {
+    /// Removes an installation of the account (`Installation.id`) with its keys, and revokes every
+    /// token those keys got; answers the removed keys' ids, nil when the account has no such installation.
+    func retireInstallation(_ installationRef: String) async throws -> [String]?
+    /// Links an identity to the account (an address the flow proved); false when another account
+    /// holds it already.
+    func link(_ identity: ExternalIdentity) async throws -> Bool
+    /// Appends an audit event about the flow.
+    func audit(_ type: String, details: [String: String]) async throws
 }

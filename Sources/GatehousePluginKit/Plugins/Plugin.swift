@@ -34,9 +34,12 @@ public protocol GatehousePlugin: Sendable {
     /// Runs an account operation. Refusals are `BrokerError`s; wrong secrets count like wrong answers
     /// in a flow (the plugin's own lockouts).
     func perform(_ operation: String, with fields: ChallengeResponse, in context: AccountOperationContext) async throws -> JSONValue
-    /// The HTTP endpoints this instance offers under `/v1/plugins/<instance>/` (see `PluginEndpoint`);
-    /// default none.
+    /// The HTTP endpoints this instance offers under `/v1/plugins/<instance>/`, or at paths of the
+    /// server's own it claims (see `PluginEndpoint`); default none.
     var endpoints: [PluginEndpoint] { get }
+    /// The Mustache templates of the pages its endpoints answer (`PluginPage`), by name; each renders
+    /// inside the broker's page layout, escaped, under its strict Content-Security-Policy. Default none.
+    var pageTemplates: [String: String] { get }
     /// Answers a call of one of `endpoints`, once the broker has proven the caller and checked the
     /// fields. Refusals are `BrokerError`s (4xx on the wire).
     func handle(_ call: PluginEndpointCall) async throws -> PluginEndpointAnswer
@@ -76,6 +79,8 @@ extension GatehousePlugin {
     }
     /// None.
     public var endpoints: [PluginEndpoint] { [] }
+    /// None.
+    public var pageTemplates: [String: String] { [:] }
     /// Refuses: no such endpoint.
     public func handle(_ call: PluginEndpointCall) async throws -> PluginEndpointAnswer {
         throw BrokerError(.notFound, .notFound, "'\(id)' offers no endpoint \(call.endpoint.method.rawValue) \(call.endpoint.path).")
@@ -111,12 +116,16 @@ public struct PluginTraits: Sendable, Hashable {
     /// The kind of registration the provider makes, as `GET /v1/registration-state` reports it
     /// (`social`, `password`, `passwordless`, `device`...); nil: told from the methods used.
     public var registrationType: String?
+    /// It runs in JSON flows only (the flow API), never on the browser pages: the sign-in page does
+    /// not offer it and `/oauth2/authorize` refuses it (what it answers is for an app to act on).
+    public var flowAPIOnly: Bool
 
     /// Traits; each off unless given.
     public init(
         statelessCapable: Bool = false, openEnrollment: Bool = false, trustsEmailForLinking: Bool = false, acceptsAssertions: Bool = false,
-        diagnosable: Bool = false, registrationType: String? = nil
+        diagnosable: Bool = false, registrationType: String? = nil, flowAPIOnly: Bool = false
     ) {
+        self.flowAPIOnly = flowAPIOnly
         self.statelessCapable = statelessCapable
         self.openEnrollment = openEnrollment
         self.trustsEmailForLinking = trustsEmailForLinking
@@ -170,10 +179,18 @@ public protocol IdentityProvider: GatehousePlugin {
     /// `invalid_grant` with a `reason`; a provider that does not know the assertion's issuer answers
     /// with reason `unknown_issuer`, so the next provider can be asked (the default answers that).
     func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity
-    /// Goes on after the identity provider this one handed the flow to (`FlowStep.continueWith`)
-    /// identified the person as `identity`; `state` is what it handed over. Only called on providers
-    /// that answer `continueWith`.
+    /// Goes on after the identity provider this one handed the flow to (`FlowStep.continueWith` or
+    /// `handOver`) identified the person as `identity`; `state` is what it handed over. After
+    /// `continueWith` it decides who signed in; after `handOver` it lets that identity through by
+    /// answering `.identified` with it, or refuses. Only called on providers that hand flows on.
     func resume(_ state: FlowState, after identity: ExternalIdentity, in context: FlowContext) async throws -> FlowStep
+    /// A flow this provider handed over (`FlowStep.handOver`) completes: called once the flow is
+    /// claimed, after every factor and before its new credentials (a device key) are stored. A refusal
+    /// ends the flow without tokens. Default: nothing to check.
+    func completing(_ state: FlowState, _ completion: FlowCompletion) async throws
+    /// The flow this provider handed over completed and its credentials are stored: what is left to do
+    /// (through `completion.changes`); answers fields the app is told beside the tokens. Default: none.
+    func completed(_ state: FlowState, _ completion: FlowCompletion) async throws -> [String: JSONValue]
     /// Whether a device sign-in key this provider registered may still be used at `app` (a refresh of
     /// tokens its sign-in got), under the app's settings as they are now; a refusal is an
     /// `invalid_grant` `BrokerError` with a `reason`, answered as it is. Default: it may.
@@ -181,8 +198,6 @@ public protocol IdentityProvider: GatehousePlugin {
     /// Set by a provider that keeps passwords itself (administrators manage its users; a person who
     /// forgot theirs may set a new one); nil by default.
     var passwordKeeper: (any PasswordKeeping)? { get }
-    /// Set by a provider that issues and redeems activation data; nil by default.
-    var activationRedeemer: (any ActivationRedeeming)? { get }
 }
 
 extension IdentityProvider {
@@ -198,10 +213,12 @@ extension IdentityProvider {
     }
     /// May.
     public func checkKeyUse(_ key: SignInKey, at app: App) async throws {}
+    /// Nothing to check.
+    public func completing(_ state: FlowState, _ completion: FlowCompletion) async throws {}
+    /// Nothing more.
+    public func completed(_ state: FlowState, _ completion: FlowCompletion) async throws -> [String: JSONValue] { [:] }
     /// None.
     public var passwordKeeper: (any PasswordKeeping)? { nil }
-    /// None.
-    public var activationRedeemer: (any ActivationRedeeming)? { nil }
 }
 
 /// Verifies one more factor for an account the flow already has (an emailed code, a device key...).

@@ -1,6 +1,7 @@
 import Foundation
 
-/// An HTTP endpoint a plugin instance offers under its own prefix, `/v1/plugins/<instance>/<path>`
+/// An HTTP endpoint a plugin instance offers under its own prefix, `/v1/plugins/<instance>/<path>`, or
+/// at a path of the server's own it claims (`root`: the routes an invitation email links to)
 /// (`GatehousePlugin.endpoints`). Declared, so that the server routes it and the broker checks the
 /// caller and the body generically before the plugin sees anything: the broker names no plugin's
 /// route.
@@ -21,13 +22,34 @@ public struct PluginEndpoint: Sendable, Hashable {
         case accessToken
         /// An administrator, with an admin token (`Authorization: Bearer`).
         case admin
+        /// Anyone: the path carries the credential (an invitation link's token), which the plugin
+        /// checks. Root endpoints only.
+        case anyone
+    }
+
+    /// What the endpoint reads and answers.
+    public enum Format: String, Sendable, Hashable {
+        /// A JSON object (for `GET` and `DELETE`, the query), answered with JSON; refusals are the
+        /// broker's JSON errors.
+        case json
+        /// An HTML form (for `GET`, the query), answered with a page (`PluginPage`); refusals render
+        /// the broker's error page. For `anyone` callers only (a browser brings no other credential).
+        case page
     }
 
     /// The method it answers.
     public var method: Method
-    /// The path under the instance's prefix: one or more segments without a leading slash (`question`,
-    /// `keys/rotate`), matched exactly.
+    /// The path under the instance's prefix (or, for `root`, the server's): one or more segments
+    /// without a leading slash (`question`, `keys/rotate`), matched exactly; a segment `:name`
+    /// matches any one segment, handed over in `PluginEndpointCall.parameters`.
     public var path: String
+    /// A path of the server's own (`v1/activations`) instead of one under the instance's prefix. Paths
+    /// the broker serves itself are refused at start. Several instances of one type may claim the same
+    /// path: the broker asks them in turn (for an app's caller, those its policy lists), and goes on
+    /// to the next while one answers `not_found`.
+    public var root: Bool
+    /// What it reads and answers: JSON (the default) or a page.
+    public var format: Format
     /// What it does, for the API reference and `gatehouse providers`.
     public var summary: String
     /// Who may call it.
@@ -37,7 +59,9 @@ public struct PluginEndpoint: Sendable, Hashable {
     public var inputs: [ChallengeInput]
 
     /// An endpoint.
-    public init(_ method: Method, _ path: String, summary: String, caller: Caller, inputs: [ChallengeInput] = []) {
+    public init(_ method: Method, _ path: String, summary: String, caller: Caller, inputs: [ChallengeInput] = [], root: Bool = false, format: Format = .json) {
+        self.root = root
+        self.format = format
         self.method = method
         self.path = path
         self.summary = summary
@@ -52,6 +76,8 @@ public struct PluginEndpointCall: Sendable {
     public var endpoint: PluginEndpoint
     /// The body's (or query's) fields, checked against the declaration.
     public var fields: ChallengeResponse
+    /// The values of the path's `:name` segments, by name.
+    public var parameters: [String: String] = [:]
     /// The app: the calling back end's (`appClient`) or the one the access token was issued to
     /// (`accessToken`); nil for an administrator.
     public var app: App?
@@ -80,16 +106,46 @@ public struct PluginEndpointCall: Sendable {
 }
 
 /// What a plugin endpoint answers: a JSON body, with its status (200 by default; 201 for something
-/// created).
+/// created), or for a `page` endpoint a page.
 public struct PluginEndpointAnswer: Sendable {
     /// The JSON body.
     public var body: JSONValue
     /// The HTTP status: 200 or 201.
     public var created: Bool
+    /// The page a `page` endpoint answers.
+    public var page: PluginPage?
 
     /// An answer (201 when `created`).
     public init(_ body: JSONValue, created: Bool = false) {
         self.body = body
         self.created = created
+    }
+
+    /// A page.
+    public init(page: PluginPage) {
+        self.body = .null
+        self.created = false
+        self.page = page
+    }
+}
+
+/// A page a plugin endpoint answers: one of the plugin's `pageTemplates`, rendered with `values`
+/// inside the broker's layout (every value escaped; no script runs under the page's CSP).
+public struct PluginPage: Sendable {
+    /// The page's title.
+    public var title: String
+    /// The name of one of the plugin's `pageTemplates`.
+    public var template: String
+    /// What the template shows: an object whose fields Mustache reads (`false` or `null` hide a section).
+    public var values: [String: JSONValue]
+    /// The HTTP status: 200, or a 4xx when the page shows a refusal (a form to correct).
+    public var status: Int
+
+    /// A page.
+    public init(title: String, template: String, values: [String: JSONValue], status: Int = 200) {
+        self.title = title
+        self.template = template
+        self.values = values
+        self.status = status
     }
 }

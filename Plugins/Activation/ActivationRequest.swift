@@ -1,24 +1,5 @@
 import Foundation
-
-/// What the identity provider that issues and redeems activation data (the `activation` plugin)
-/// offers through its `activationRedeemer`. Its `resume` checks the payload and the activation PIN and answers
-/// `FlowStep.redeemed`; the engine then runs the outcome's steps and calls `finishRedemption` when the
-/// flow completes. Administrators reach issuing through the plugin's admin resources; an app's back
-/// end and a person asking for a new activation reach it through `issue`.
-public protocol ActivationRedeeming: Sendable {
-    /// Marks the activation this flow claimed as used: exactly one flow ever does. Refuses
-    /// (`activation_invalid`) when the claim was lost (the activation was revoked meanwhile).
-    func finishRedemption(_ redemption: ActivationRedemption, flowID: String, accountID: String) async throws
-    /// Checks an activation PIN a person chose against the app's PIN rules, before anything is issued.
-    func checkPIN(_ pin: String, app: App) throws
-    /// Issues an activation for the app; the PIN (chosen or generated) follows the app's PIN policy.
-    /// `issuedBy` `app` (the app's back end) is refused unless the app's settings allow it.
-    func issue(_ request: ActivationRequest, app: App, issuedBy: String) async throws -> IssuedActivation
-    /// What an invitation link shows before the person accepts or declines it.
-    func invitation(token: String) async throws -> InvitationView
-    /// Accepts (with the activation PIN the person chooses) or declines an invitation.
-    func answerInvitation(token: String, accept: Bool, pin: String?) async throws -> InvitationAnswer
-}
+import GatehousePluginKit
 
 /// What an activation is issued for.
 public struct ActivationRequest: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import Foundation
+import GatehousePluginKit
 
 /// What redeeming activation data found (XignSys's personalization outcomes): which of the four
 /// situations the installation is in, each with its own next steps.
@@ -50,14 +51,14 @@ public enum ActivationTarget: Sendable, Hashable, Codable {
     case newAccount(email: EmailAddress, verified: Bool)
 }
 
-/// A redeemed activation, as the flow carries it until it completes: the activation provider checked
-/// the payload and the activation PIN and claimed the activation for this flow; the engine runs the
-/// outcome's steps (the key registration, a merge sign-in) and, when the flow completes, has the
-/// provider mark the activation used.
+/// A redeemed activation, as the flow carries it (the provider's state) until it completes: the
+/// provider checked the payload and the activation PIN and claimed the activation for this flow,
+/// asks for the app's choice where the outcome offers one, hands the flow over to the device-key
+/// provider, and when the flow completes marks the activation used and does what the choice asked.
 public struct ActivationRedemption: Sendable, Hashable, Codable {
     /// The activation's id.
     public var activationID: String
-    /// The activation provider instance that redeemed it (set by the engine).
+    /// The activation provider instance that redeemed it.
     public var providerID: String = ""
     /// The instance that registers this installation's device key (and signs in a merge).
     public var keyProviderID: String
@@ -79,7 +80,7 @@ public struct ActivationRedemption: Sendable, Hashable, Codable {
     /// `merge`: the account the installation is active for.
     public var mergeAccountID: String?
 
-    /// A redemption; the engine sets `providerID`.
+    /// A redemption; the provider sets `providerID`.
     public init(
         activationID: String, keyProviderID: String, target: ActivationTarget, outcome: ActivationOutcome, device: DeviceFacts, alias: String? = nil,
         otherInstallations: [String] = [], thisInstallation: String? = nil, mergeAccountID: String? = nil

@@ -1,0 +1,151 @@
+import Foundation
+import GatehousePluginKit
+
+/// The routes of the activation plugin, declared as root endpoints so that their paths stay what apps
+/// and invitation emails use: an app's back end issues activations (`POST /v1/activations`, where the
+/// app's settings allow `issueByApp`); the JSON side of invitation links (`GET /v1/invitations/{token}`,
+/// `POST .../accept`, `POST .../decline`); the invitation page (`/invitations/{token}`: accept with a
+/// chosen activation PIN, or decline) and the broker's default activation link (`/activate`). The
+/// token in the path is the credential, so those need no other; answering is a POST only (mail
+/// scanners follow links).
+extension ActivationProvider {
+    public var endpoints: [PluginEndpoint] {
+        [
+            PluginEndpoint(
+                .post, "v1/activations", summary: "Issues an activation (the app's back end; plugins.<instance>.issueByApp must allow it).", caller: .appClient,
+                inputs: [
+                    ChallengeInput(name: "account", label: "Account", maxLength: 256, required: false),
+                    ChallengeInput(name: "email", label: "Email address", maxLength: 256, required: false),
+                    ChallengeInput(name: "pin", label: "Activation PIN", kind: .secret, maxLength: 256, required: false),
+                    ChallengeInput(name: "alias", label: "Device name", maxLength: 256, required: false),
+                    ChallengeInput(name: "send", label: "Email the activation data (true or false)", kind: .json, maxLength: 8, required: false),
+                ],
+                root: true
+            ),
+            PluginEndpoint(.get, "v1/invitations/:token", summary: "What an invitation link shows.", caller: .anyone, root: true),
+            PluginEndpoint(
+                .post, "v1/invitations/:token/accept", summary: "Accepts an invitation with the activation PIN the person chooses.", caller: .anyone,
+                inputs: [ChallengeInput(name: "pin", label: "Activation PIN", kind: .secret, maxLength: 64)], root: true
+            ),
+            PluginEndpoint(.post, "v1/invitations/:token/decline", summary: "Declines an invitation.", caller: .anyone, root: true),
+            PluginEndpoint(.get, "invitations/:token", summary: "The invitation page.", caller: .anyone, root: true, format: .page),
+            PluginEndpoint(
+                .post, "invitations/:token", summary: "Accepts or declines an invitation from its page.", caller: .anyone,
+                inputs: [
+                    ChallengeInput(name: "answer", label: "Answer", maxLength: 16, required: false),
+                    ChallengeInput(name: "pin", label: "Activation PIN", kind: .secret, maxLength: 64, required: false),
+                ],
+                root: true, format: .page
+            ),
+            PluginEndpoint(
+                .get, "activate", summary: "The broker's default activation link, opened in a browser instead of the app.", caller: .anyone,
+                inputs: [ChallengeInput(name: "activation", label: "Activation data", maxLength: 512, required: false)], root: true, format: .page
+            ),
+        ]
+    }
+
+    public var pageTemplates: [String: String] { ActivationPages.templates }
+
+    public func handle(_ call: PluginEndpointCall) async throws -> PluginEndpointAnswer {
+        let token = call.parameters["token"] ?? ""
+        switch (call.endpoint.method, call.endpoint.path) {
+        case (.post, "v1/activations"):
+            guard let app = call.app else { throw BrokerError.internalFailure("An app's call came without its app.") }
+            return PluginEndpointAnswer(try await issue(try ActivationRequest(fields: call.fields.values), app: app, issuedBy: "app").json, created: true)
+        case (.get, "v1/invitations/:token"):
+            return PluginEndpointAnswer(Self.json(try await invitation(token: token)))
+        case (.post, "v1/invitations/:token/accept"):
+            guard let pin = call.fields.values["pin"]?.stringValue else {
+                throw BrokerError(.invalidRequest, .badRequest, "Choose an activation PIN ('pin') to accept the invitation.")
+            }
+            return PluginEndpointAnswer(Self.json(try await answerInvitation(token: token, accept: true, pin: pin)))
+        case (.post, "v1/invitations/:token/decline"):
+            return PluginEndpointAnswer(Self.json(try await answerInvitation(token: token, accept: false, pin: nil)))
+        case (.get, "invitations/:token"):
+            return PluginEndpointAnswer(page: invitationPage(try await invitation(token: token), token: token))
+        case (.post, "invitations/:token"):
+            return PluginEndpointAnswer(page: try await answerFromPage(token: token, fields: call.fields))
+        case (.get, "activate"):
+            let payload = call.fields.values["activation"]?.stringValue ?? ""
+            return PluginEndpointAnswer(page: PluginPage(title: "Activate your device", template: "activate", values: ["payload": .string(payload)]))
+        default:
+            throw BrokerError(.notFound, .notFound, "'\(id)' offers no endpoint \(call.endpoint.method.rawValue) \(call.endpoint.path).")
+        }
+    }
+
+    /// The invitation page's form: accept (with a PIN) or decline; a refusal the person can correct
+    /// shows the form again with it.
+    func answerFromPage(token: String, fields: ChallengeResponse) async throws -> PluginPage {
+        let view = try await invitation(token: token)
+        guard let choice = fields.values["answer"]?.stringValue, ["accept", "decline"].contains(choice) else {
+            return invitationPage(view, token: token, error: "Choose Accept or Decline.", status: 400)
+        }
+        do {
+            let answer = try await answerInvitation(token: token, accept: choice == "accept", pin: fields.values["pin"]?.stringValue)
+            return invitationPage(try await invitation(token: token), token: token, activation: answer.activation)
+        } catch let error as BrokerError where error.kind == .badRequest {
+            return invitationPage(view, token: token, error: error.message, status: 400)
+        }
+    }
+
+    func invitationPage(_ view: InvitationView, token: String, activation: IssuedActivation? = nil, error: String? = nil, status: Int = 200) -> PluginPage {
+        var values: [String: JSONValue] = [
+            "appName": .string(view.appName), "email": .string(view.email), "state": .string(view.state),
+            "action": .string(environment.issuer + "/invitations/" + token),
+            "minLength": .number(Double(view.pinPolicy.minLength)), "maxLength": .number(Double(view.pinPolicy.maxLength)),
+            "pending": .bool(view.state == "pending"), "closed": .bool(view.state != "pending" && activation == nil), "error": error.map(JSONValue.string) ?? .bool(false),
+        ]
+        if let activation {
+            values["activation"] = ["deepLink": .string(activation.deepLink), "expiresAt": .string(ISO8601DateFormatter().string(from: activation.expiresAt))]
+        }
+        return PluginPage(title: "Invitation", template: "invitation", values: values, status: status)
+    }
+
+    static func json(_ view: InvitationView) -> JSONValue {
+        [
+            "app": .string(view.appID), "appName": .string(view.appName), "email": .string(view.email), "state": .string(view.state),
+            "expiresAt": .string(ISO8601DateFormatter().string(from: view.expiresAt)),
+            "pin": ["minLength": .number(Double(view.pinPolicy.minLength)), "maxLength": .number(Double(view.pinPolicy.maxLength)), "digitsOnly": .bool(view.pinPolicy.digitsOnly)],
+        ]
+    }
+
+    static func json(_ answer: InvitationAnswer) -> JSONValue {
+        var fields: [String: JSONValue] = ["state": .string(answer.accepted ? "accepted" : "declined")]
+        if let activation = answer.activation { fields["activation"] = activation.json }
+        return .object(fields)
+    }
+}
+
+/// The pages of the activation plugin, as Mustache templates (`{{x}}` escapes HTML). Plain HTML
+/// forms: they work without JavaScript and with screen readers.
+enum ActivationPages {
+    static let templates = ["invitation": invitation, "activate": activate]
+
+    /// An invitation link: accept (choosing an activation PIN) or decline; after an answer, what it
+    /// did and, when accepted, the activation data to open on the device.
+    static let invitation = """
+        <p>You are invited to <strong>{{appName}}</strong> ({{email}}).</p>
+        {{#error}}<p class="error" role="alert" id="form-error">{{error}}</p>{{/error}}
+        {{#pending}}
+        <form method="post" action="{{action}}">
+        <label for="field-pin">Choose an activation PIN ({{minLength}} to {{maxLength}} digits)</label>
+        <input id="field-pin" name="pin" type="password" autocomplete="new-password" inputmode="numeric" maxlength="64"{{#error}} aria-describedby="form-error"{{/error}} autofocus>
+        <button type="submit" name="answer" value="accept">Accept</button>
+        <button type="submit" name="answer" value="decline" class="secondary" formnovalidate>Decline</button>
+        </form>
+        {{/pending}}
+        {{#closed}}<p>This invitation is {{state}}.</p>{{/closed}}
+        {{#activation}}
+        <p>Open this link on the device you want to use, or scan it as a QR code there, and enter the PIN you chose:</p>
+        <p><a class="link-out" href="{{deepLink}}">Activate on this device</a></p>
+        <p><code>{{deepLink}}</code></p>
+        <p>It works until {{expiresAt}}.</p>
+        {{/activation}}
+        """
+
+    /// The broker's own activation link, opened in a browser instead of the app.
+    static let activate = """
+        <p>Open this link in the app on your device to activate it. If the app asks for activation data, enter these:</p>
+        <p><code>{{payload}}</code></p>
+        """
+}
