@@ -1,5 +1,5 @@
 import Foundation
-import GatehouseCore
+@testable import GatehouseCore
 @testable import GatehouseServer
 import GatehouseTesting
 import Hummingbird
@@ -288,5 +288,125 @@ extension GatehouseServerTests {
 
         let notAllowed = try await test.start(FlowRequest(appID: "corinth", providerID: "sphinx")).flowID
         #expect(await thrownError(BrokerError.self) { _ = try await answer(notAllowed, ["name": "oedipus", "answer": "man"]) }?.code == .providerNotAllowed)
+    }
+}
+
+// MARK: - Hand-overs, stops and root pages
+
+extension GatehouseServerTests {
+    /// A provider hands the flow over for good (`FlowStep.handOver`): the oracle's identity is the
+    /// flow's (linked under the oracle), once the sphinx approved it (renaming it); the sphinx is
+    /// told when the flow completes (its audit event through the engine, its field beside the
+    /// tokens), and may refuse then. Every challenge meanwhile carries the sphinx's annotation.
+    @Test func aProviderHandsTheFlowOverAndHearsWhenItCompletes() async throws {
+        let yaml = """
+            providers:
+              - id: sphinx
+                type: riddle
+                config: {question: "What walks on four legs in the morning?", answer: man, handOverTo: oracle}
+              - id: oracle
+                type: riddle
+                config: {question: "What is always ahead of you?", answer: future}
+            apps:
+              - id: thebes
+                redirectURIs: [https://thebes.example/callback]
+                policy: {identityProviders: [sphinx, oracle], selfRegistration: false}
+            """
+        let test = try await Self.riddleBroker(yaml: yaml)
+        defer { test.temporary.remove() }
+        func answer(_ flow: String, _ fields: [String: JSONValue]) async throws -> FlowOutcome {
+            try await test.engine.resume(flowID: flow, answer: ChallengeResponse(fields), client: nil)
+        }
+        let flow = try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx")).flowID
+        guard case .challenge(_, let second, _) = try await answer(flow, ["name": "oedipus", "answer": "man"]) else {
+            Issue.record("the sphinx hands the flow over to the oracle")
+            return
+        }
+        #expect(second.fields["question"] == "What is always ahead of you?" && second.fields["askedBy"] == "sphinx")
+        // Someone else answering the oracle is refused by the sphinx, and the flow ends.
+        #expect(await thrownError(BrokerError.self) { _ = try await answer(flow, ["name": "jocasta", "answer": "future"]) }?.code == .accessDenied)
+
+        let passing = try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx")).flowID
+        _ = try await answer(passing, ["name": "oedipus", "answer": "man"])
+        guard case .completed(_, let tokens, let account, let notice) = try await answer(passing, ["name": "oedipus", "answer": "future"]) else {
+            Issue.record("the oracle's right answer completes the flow")
+            return
+        }
+        #expect(account?.username == "OEDIPUS", "the sphinx renamed the identity it approved")
+        #expect(try await test.store.identityLink(providerID: "oracle", subject: "oedipus") != nil, "the oracle's identity is the one linked")
+        #expect(try await test.store.identityLink(providerID: "sphinx", subject: "oedipus") == nil)
+        #expect(notice["riddle"] == ["askedBy": "sphinx", "account": .string(account?.id ?? "")])
+        #expect(try await test.broker.keyring.verify(tokens.accessToken).amr == ["kba", "sphinx", "kba", "oracle"])
+        let passed = try await test.store.auditEvents(type: "riddle.passed", appID: "thebes", accountID: account?.id, since: nil, limit: 5)
+        #expect(passed.first?.details["name"] == "oedipus" && passed.first?.providerID == "oracle")
+
+        // The sphinx refuses `nobody` at completion: no tokens, and the flow is gone.
+        let nobody = try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx")).flowID
+        _ = try await answer(nobody, ["name": "nobody", "answer": "man"])
+        #expect(await thrownError(BrokerError.self) { _ = try await answer(nobody, ["name": "nobody", "answer": "future"]) }?.code == .accessDenied)
+        #expect(await thrownError(BrokerError.self) { _ = try await answer(nobody, ["name": "nobody", "answer": "future"]) }?.code == .flowNotFound)
+    }
+
+    /// A provider ends the flow without tokens (`FlowStep.stop`): the app is told the status and the
+    /// details as top-level fields of the flow answer; the flow is gone.
+    @Test func aProviderStopsTheFlowAndTheAppIsToldWhy() async throws {
+        let test = try await Self.riddleBroker()
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            let started = try Self.object(try await client.execute(uri: "/v1/flows", method: .post, body: Self.json(#"{"app":"thebes","provider":"sphinx"}"#)))
+            let flow = try #require(started["flow"]?.stringValue)
+            let stopped = try await client.execute(uri: "/v1/flows/\(flow)", method: .post, body: Self.json(#"{"answer":{"give_up":true}}"#))
+            #expect(stopped.status == .ok)
+            let body = try Self.object(stopped)
+            #expect(body["status"] == "gave_up" && body["riddle"]?.objectValue?["answer"] != nil && body["tokens"] == nil)
+            let again = try await client.execute(uri: "/v1/flows/\(flow)", method: .post, body: Self.json(#"{"answer":{"give_up":true}}"#))
+            #expect(again.status == .notFound)
+        }
+    }
+
+    /// A root page every riddle instance claims (`riddles/{instance}`): the instance the path names
+    /// answers with its template inside the broker's layout (escaped, under the strict CSP); a name no
+    /// instance knows is the last one's `not_found`, as the error page.
+    @Test func aRootPageIsAnsweredByTheInstanceThatKnowsItsPath() async throws {
+        let yaml = """
+            providers:
+              - id: sphinx
+                type: riddle
+                config: {question: "<b>Four legs</b> in the morning?", answer: man}
+              - id: oracle
+                type: riddle
+                config: {question: "What is always ahead of you?", answer: future}
+            apps:
+              - id: thebes
+                redirectURIs: [https://thebes.example/callback]
+                policy: {identityProviders: [sphinx, oracle]}
+            """
+        let test = try await Self.riddleBroker(yaml: yaml)
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            for (name, question) in [("sphinx", "&lt;b&gt;Four legs&lt;/b&gt; in the morning?"), ("oracle", "What is always ahead of you?")] {
+                let page = try await client.execute(uri: "/riddles/\(name)", method: .get)
+                let html = String(buffer: page.body)
+                #expect(page.status == .ok && html.contains("\(name) asks: <q>\(question)</q>") && html.contains("letters."), "\(html)")
+                #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true)
+            }
+            let unknown = try await client.execute(uri: "/riddles/minotaur", method: .get)
+            #expect(unknown.status == .notFound && String(buffer: unknown.body).contains("No riddle"))
+            // A root page reads no field it did not declare.
+            #expect(try await client.execute(uri: "/riddles/sphinx?x=1", method: .get).status == .badRequest)
+        }
+    }
+
+    /// Root endpoints the server serves itself, parameters outside a root path, pages for a caller a
+    /// browser cannot prove, and `anyone` outside a root path are refused when the config is read.
+    @Test func rootEndpointDeclarationsThatCannotWorkAreRefused() {
+        func problem(_ endpoint: PluginEndpoint) -> String? { PluginRegistry.endpointProblem([endpoint]) }
+        #expect(problem(PluginEndpoint(.get, "oauth2/token", summary: "", caller: .anyone, root: true))?.contains("serves itself") == true)
+        #expect(problem(PluginEndpoint(.get, "v1/flows/x", summary: "", caller: .anyone, root: true))?.contains("serves itself") == true)
+        #expect(problem(PluginEndpoint(.get, "items/:id", summary: "", caller: .admin))?.contains("parameter") == true)
+        #expect(problem(PluginEndpoint(.get, "items", summary: "", caller: .anyone))?.contains("anyone") == true)
+        #expect(problem(PluginEndpoint(.get, "items", summary: "", caller: .appClient, root: true, format: .page))?.contains("page") == true)
+        #expect(problem(PluginEndpoint(.get, "items/:", summary: "", caller: .anyone, root: true))?.contains("unusable") == true)
+        #expect(problem(PluginEndpoint(.get, "items/:id", summary: "", caller: .anyone, root: true)) == nil)
     }
 }

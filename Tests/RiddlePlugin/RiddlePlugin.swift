@@ -16,6 +16,10 @@ public enum RiddlePlugin: PluginFactory {
         /// Another identity provider (a second riddle) the person must also pass, as the same name:
         /// a flow continuation (`FlowStep.continueWith`).
         public var handOffTo: String?
+        /// Another identity provider the flow is handed over to for good (`FlowStep.handOver`): whoever
+        /// it identifies under the name given here is the flow's identity, and this riddle is told
+        /// when the flow completes.
+        public var handOverTo: String?
     }
 
     public static let challenges = [RiddleProvider.challenge]
@@ -65,7 +69,7 @@ public struct RiddleProvider: IdentityProvider {
             ChallengeInput(name: "answer", label: "The answer", kind: .secret, autocomplete: "off", maxLength: 64),
             ChallengeInput(name: "round", label: "Round", kind: .hidden, maxLength: 8, prefill: "round"),
         ],
-        actions: [ChallengeAction(name: "hint", label: "Give me a hint")],
+        actions: [ChallengeAction(name: "hint", label: "Give me a hint"), ChallengeAction(name: "give_up", label: "Give up")],
         link: ChallengeLink(urlField: "help", label: "Riddle rules"),
         details: [ChallengeDetail("question", .string, "The riddle."), ChallengeDetail("round", .string, "Which asking this is.")],
         submitLabel: "Answer"
@@ -80,11 +84,21 @@ public struct RiddleProvider: IdentityProvider {
                 inputs: [ChallengeInput(name: "answer", label: "Answer", maxLength: 64)]
             ),
             PluginEndpoint(.get, "answer-length", summary: "How many letters the answer has, for administrators.", caller: .admin),
+            // Every riddle instance claims this path; the one named in it answers (the others answer
+            // `not_found`, so the broker asks the next).
+            PluginEndpoint(.get, "riddles/:instance", summary: "A page showing the riddle.", caller: .anyone, root: true, format: .page),
         ]
     }
 
+    public var pageTemplates: [String: String] { ["riddle": "<p>{{name}} asks: <q>{{question}}</q></p>{{#letters}}<p>{{letters}} letters.</p>{{/letters}}"] }
+
     public func handle(_ call: PluginEndpointCall) async throws -> PluginEndpointAnswer {
         switch call.endpoint.path {
+        case "riddles/:instance":
+            guard call.parameters["instance"] == id else { throw BrokerError(.notFound, .notFound, "No riddle '\(call.parameters["instance"] ?? "")'.") }
+            return PluginEndpointAnswer(
+                page: PluginPage(title: "A riddle", template: "riddle", values: ["name": .string(id), "question": .string(config.question), "letters": .number(Double(config.answer.count))])
+            )
         case "question":
             let settings = try call.app!.settings(RiddleSettings.self, for: id)
             return PluginEndpointAnswer(["question": .string(config.question), "hints": .bool(settings.hints), "for": .string(call.account!.username)])
@@ -113,6 +127,7 @@ public struct RiddleProvider: IdentityProvider {
     public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let round = Int(String(decoding: state.data, as: UTF8.self)) ?? 1
         let settings = try context.app.settings(RiddleSettings.self, for: id)
+        if answer.values["give_up"] != nil { return .stop(status: "gave_up", details: ["riddle": ["answer": .string(config.answer)]]) }
         if answer.values["hint"] != nil {
             guard settings.hints else { throw BrokerError.invalidAnswer("This app gives no hints.") }
             return ask(round: round + 1, hint: true)
@@ -124,15 +139,36 @@ public struct RiddleProvider: IdentityProvider {
             throw BrokerError(.invalidCredentials, .failedAttempt, "That is not the answer.")
         }
         if let next = config.handOffTo { return .continueWith(providerID: next, state: FlowState(data: Data(name.utf8))) }
+        if let next = config.handOverTo {
+            return .handOver(HandOver(providerID: next, state: FlowState(data: Data(name.utf8)), methods: ["kba"], annotations: ["askedBy": .string(id)]))
+        }
         return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["kba"]))
     }
 
-    /// The provider this one handed the flow to identified someone: the same name passes.
+    /// The provider this one handed the flow to identified someone: the same name passes. After a
+    /// hand-over that identity (renamed in capitals) is the flow's; after a continuation this
+    /// riddle's own.
     public func resume(_ state: FlowState, after identity: ExternalIdentity, in context: FlowContext) async throws -> FlowStep {
         let name = String(decoding: state.data, as: UTF8.self)
         guard identity.subject == name else {
             throw BrokerError(.accessDenied, .forbidden, "The second riddle was answered by someone else.").endingFlow()
         }
+        if config.handOverTo != nil {
+            var approved = identity
+            approved.username = name.uppercased()
+            return .identified(approved)
+        }
         return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["kba"]))
+    }
+
+    /// A flow handed over completes: a name this riddle refuses (`nobody`) ends it without tokens.
+    public func completing(_ state: FlowState, _ completion: FlowCompletion) async throws {
+        if String(decoding: state.data, as: UTF8.self) == "nobody" { throw BrokerError(.accessDenied, .forbidden, "Nobody may pass.") }
+    }
+
+    /// The flow handed over completed: audited through the engine, and the app is told who asked.
+    public func completed(_ state: FlowState, _ completion: FlowCompletion) async throws -> [String: JSONValue] {
+        try await completion.changes.audit("riddle.passed", details: ["name": String(decoding: state.data, as: UTF8.self)])
+        return ["riddle": ["askedBy": .string(id), "account": .string(completion.account.id)]]
     }
 }

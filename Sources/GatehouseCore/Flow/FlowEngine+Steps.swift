@@ -246,6 +246,9 @@ extension FlowEngine {
         if flow.version >= 0, try await !store.deleteFlow(id: flow.id, version: flow.version) {
             throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
         }
+        try await audit("signin.stopped", flow: flow, outcome: status)
+        // A browser has no app beside it to read the details: the sign-in simply did not happen.
+        guard flow.authorization == nil else { throw BrokerError(.accessDenied, .forbidden, "The sign-in was ended without signing in (\(status)).") }
         return .stopped(flowID: flow.id, status: status, details: details)
     }
 
