@@ -13,6 +13,10 @@ extension ActivationProvider {
     func redeemed(_ claimed: ActivationRedemption, in context: FlowContext) async throws -> FlowStep {
         var redemption = claimed
         redemption.providerID = id
+        // Before anything is used up or offered: the key step must be possible at all.
+        guard context.app.policy.identityProviders.contains(redemption.keyProviderID) else {
+            throw BrokerError(.providerNotAllowed, .forbidden, "This app does not allow '\(redemption.keyProviderID)', which registers the device keys of activations.")
+        }
         try await auditFlow("activation.redeemed", redemption, context, details: ["outcome": redemption.outcome.rawValue])
         if redemption.outcome == .new { return try keyStep(redemption) }
 
@@ -45,7 +49,7 @@ extension ActivationProvider {
             return try keyStep(redemption)
         case .stop:
             try await endWithoutTokens(redemption, in: context)
-            return .stop(status: "stopped", details: ["activation": redemption.summary])
+            return .stop(details: ["activation": redemption.summary])
         case .newActivation:
             guard case .account(let accountID) = redemption.target else { throw BrokerError.internalFailure("A new activation was offered without an account.") }
             let pin = try answer.string("pin")
@@ -67,7 +71,7 @@ extension ActivationProvider {
             var data = issued.json.objectValue ?? [:]
             if sendTo != nil { data = data.filter { ["id", "expiresAt", "sentTo"].contains($0.key) } }
             summary["newActivation"] = .object(data)
-            return .stop(status: "stopped", details: ["activation": .object(summary)])
+            return .stop(details: ["activation": .object(summary)])
         }
     }
 
@@ -136,6 +140,9 @@ extension ActivationProvider {
             throw BrokerError(.invalidActivation, .conflict, "This address has an account by now; ask for new activation data for it.")
                 .publicly(because: "address_registered")
         }
+        if redemption.choice == .merge, completion.account.id != redemption.mergeAccountID {
+            throw BrokerError(.accessDenied, .forbidden, "To merge, sign in with the key this installation holds for its account.").because("merge_key_mismatch")
+        }
         try await finishRedemption(redemption, flowID: completion.flowID, accountID: completion.account.id)
         if redemption.choice == .reEnrol, let ref = redemption.thisInstallation { _ = try await completion.changes.retireInstallation(ref) }
     }
@@ -147,7 +154,7 @@ extension ActivationProvider {
         let account = completion.account
         var summary = redemption.summary.objectValue ?? [:]
         if case .newAccount(let email, let verified) = redemption.target {
-            guard try await completion.changes.link(addressIdentity(email, verified: verified)) else {
+            guard try await completion.changes.linkAddress(email, verified: verified) else {
                 throw BrokerError(.emailInUse, .conflict, "This email address belongs to another account.")
             }
             if redemption.choice == .merge {
@@ -175,16 +182,6 @@ extension ActivationProvider {
         guard let existing = try await devices.signInKey(id: key.keyID) else { return }
         if redemption.choice == .reEnrol, existing.installationRef == redemption.thisInstallation { return }
         throw BrokerError(.invalidKey, .conflict, "This public key is registered already; make a new key pair.").because("key_registered")
-    }
-
-    /// The address of a temporary registration as an identity of the account: linked under this
-    /// provider's enrolled-address id, so it counts as the account's address (verified when the
-    /// activation data went to it) but never signs anyone in by itself.
-    func addressIdentity(_ email: EmailAddress, verified: Bool) -> ExternalIdentity {
-        ExternalIdentity(
-            providerID: IdentityLink.enrolledAddressProvider(id), subject: email.value, username: email.value,
-            claims: IdentityClaims(email: email.value, emailVerified: verified)
-        )
     }
 
     /// What the app is shown about installations an override would retire (never their ids' secrets).

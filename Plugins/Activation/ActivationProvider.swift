@@ -17,8 +17,8 @@ public struct ActivationProvider: IdentityProvider {
     let audit: any AuditStore
 
     /// What a redemption answers (a choice, a stopped flow with new activation data) is for an app
-    /// to act on: no browser page runs it.
-    public var traits: PluginTraits { PluginTraits(registrationType: "device", flowAPIOnly: true) }
+    /// to act on: no browser page runs it. It hands its flows over to the device-key provider.
+    public var traits: PluginTraits { PluginTraits(registrationType: "device", flowAPIOnly: true, handsOver: true) }
 
     init(
         id: String, config: ActivationPlugin.Config, environment: PluginEnvironment, book: ActivationBook, devices: any DeviceStore, accounts: any AccountDirectory,

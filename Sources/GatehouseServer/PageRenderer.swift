@@ -13,6 +13,8 @@ struct PageRenderer: Sendable {
     let challenges: ChallengeCatalog
     /// What the chooser calls each provider (`providers[].name`).
     let providerNames: [String: String]
+    /// The plugin templates that did not parse.
+    let brokenTemplates: [String]
 
     /// `pluginTemplates`: the plugins' page templates, by `<instance>/<name>` (a plugin's own names
     /// cannot clash with the broker's, which have no slash).
@@ -27,10 +29,13 @@ struct PageRenderer: Sendable {
             // The templates are constants of this file's module; a parse error is a programming error.
             try! library.register(text, named: name)
         }
-        for (name, text) in pluginTemplates {
-            // A plugin template that does not parse renders as a refusal (`PluginPageRendering`).
-            try? library.register(text, named: name)
+        var broken: [String] = []
+        for (name, text) in pluginTemplates.sorted(by: { $0.key < $1.key }) {
+            // A plugin template that does not parse is left out: its page answers an internal
+            // failure (tests hold every built-in plugin's templates to parse).
+            do { try library.register(text, named: name) } catch { broken.append(name) }
         }
+        self.brokenTemplates = broken
         self.library = library
         self.issuer = issuer
         self.challenges = challenges

@@ -39,7 +39,10 @@ struct PluginEndpointAPI {
     ) async throws -> Response {
         let method = endpoint.method
         var fields: [String: JSONValue]
-        if method == .get || method == .delete {
+        if endpoint.caller == .anyone, endpoint.inputs.isEmpty {
+            // A link anyone may call that declares no field reads no body (one sent is not refused).
+            fields = [:]
+        } else if method == .get || method == .delete {
             fields = Dictionary(request.uri.queryParameters.map { (String($0.key), JSONValue.string(String($0.value))) }) { first, _ in first }
         } else {
             var request = request

@@ -281,6 +281,13 @@ enum SQLiteMigrations {
         migrator.registerMigration("v12-policy-plugin-settings") { db in
             try db.execute(sql: "SELECT 1")
         }
+        // No table changes: it marks databases whose flows keep a hand-off (`handOff`) where the
+        // previous version kept a plugin's sub-flow in fields of its own, so that a node of that
+        // version, which would continue such a flow without the provider's checks, refuses the
+        // database instead.
+        migrator.registerMigration("v13-flow-hand-offs") { db in
+            try db.execute(sql: "SELECT 1")
+        }
         return migrator
     }
 }

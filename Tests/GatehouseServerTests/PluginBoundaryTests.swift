@@ -323,8 +323,10 @@ extension GatehouseServerTests {
             return
         }
         #expect(second.fields["question"] == "What is always ahead of you?" && second.fields["askedBy"] == "sphinx")
-        // Someone else answering the oracle is refused by the sphinx, and the flow ends.
+        // Someone else answering the oracle is refused by the sphinx, and the flow ends (audited).
         #expect(await thrownError(BrokerError.self) { _ = try await answer(flow, ["name": "jocasta", "answer": "future"]) }?.code == .accessDenied)
+        #expect(await thrownError(BrokerError.self) { _ = try await answer(flow, ["name": "oedipus", "answer": "future"]) }?.code == .flowNotFound)
+        #expect(try await test.store.auditEvents(type: "signin.failure", appID: "thebes", accountID: nil, since: nil, limit: 5).contains { $0.outcome == "access_denied" })
 
         let passing = try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx")).flowID
         _ = try await answer(passing, ["name": "oedipus", "answer": "man"])
@@ -358,7 +360,7 @@ extension GatehouseServerTests {
             let stopped = try await client.execute(uri: "/v1/flows/\(flow)", method: .post, body: Self.json(#"{"answer":{"give_up":true}}"#))
             #expect(stopped.status == .ok)
             let body = try Self.object(stopped)
-            #expect(body["status"] == "gave_up" && body["riddle"]?.objectValue?["answer"] != nil && body["tokens"] == nil)
+            #expect(body["status"] == "stopped" && body["riddle"]?.objectValue?["gaveUp"] == true && body["tokens"] == nil)
             let again = try await client.execute(uri: "/v1/flows/\(flow)", method: .post, body: Self.json(#"{"answer":{"give_up":true}}"#))
             #expect(again.status == .notFound)
         }
@@ -392,8 +394,10 @@ extension GatehouseServerTests {
             }
             let unknown = try await client.execute(uri: "/riddles/minotaur", method: .get)
             #expect(unknown.status == .notFound && String(buffer: unknown.body).contains("No riddle"))
-            // A root page reads no field it did not declare.
-            #expect(try await client.execute(uri: "/riddles/sphinx?x=1", method: .get).status == .badRequest)
+            // A link anyone opens is answered without the fields it does not declare (mail systems
+            // and trackers decorate links).
+            let decorated = try await client.execute(uri: "/riddles/sphinx?utm_source=mail", method: .get)
+            #expect(decorated.status == .ok && String(buffer: decorated.body).contains("sphinx asks"))
         }
     }
 
@@ -407,6 +411,71 @@ extension GatehouseServerTests {
         #expect(problem(PluginEndpoint(.get, "items", summary: "", caller: .anyone))?.contains("anyone") == true)
         #expect(problem(PluginEndpoint(.get, "items", summary: "", caller: .appClient, root: true, format: .page))?.contains("page") == true)
         #expect(problem(PluginEndpoint(.get, "items/:", summary: "", caller: .anyone, root: true))?.contains("unusable") == true)
+        #expect(problem(PluginEndpoint(.get, "items/**", summary: "", caller: .anyone, root: true))?.contains("unusable") == true)
+        #expect(problem(PluginEndpoint(.get, ":any/items", summary: "", caller: .anyone, root: true))?.contains("unusable") == true)
+        #expect(problem(PluginEndpoint(.get, "items", summary: "", caller: .accessToken, root: true))?.contains("access token") == true)
         #expect(problem(PluginEndpoint(.get, "items/:id", summary: "", caller: .anyone, root: true)) == nil)
+    }
+}
+
+extension GatehouseServerTests {
+    /// A flow is handed on once: a provider that hands flows over is never handed one (by a
+    /// continuation or a hand-over), and a hand-over is refused in a browser flow.
+    @Test func aProviderThatHandsOverIsNeverHandedAFlow() async throws {
+        let yaml = """
+            providers:
+              - id: sphinx
+                type: riddle
+                config: {question: "What walks on four legs in the morning?", answer: man, handOffTo: oracle}
+              - id: oracle
+                type: riddle
+                config: {question: "What is always ahead of you?", answer: future, handOverTo: pythia}
+              - id: pythia
+                type: riddle
+                config: {question: "Know what?", answer: thyself}
+            apps:
+              - id: thebes
+                redirectURIs: [https://thebes.example/callback]
+                policy: {identityProviders: [sphinx, oracle, pythia], selfRegistration: true}
+              - id: delphi
+                redirectURIs: [https://delphi.example/callback]
+                policy: {identityProviders: [oracle], selfRegistration: true}
+            """
+        let test = try await Self.riddleBroker(yaml: yaml)
+        defer { test.temporary.remove() }
+        let flow = try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx")).flowID
+        let refused = await thrownError(BrokerError.self) {
+            _ = try await test.engine.resume(flowID: flow, answer: ChallengeResponse(["name": "oedipus", "answer": "man"]), client: nil)
+        }
+        #expect(refused?.code == .providerNotAllowed)
+        // In a browser, the oracle may not hand over (what it is told at the end is for an app), and
+        // a provider that stops the flow sends the browser back to the app with access_denied.
+        try await Self.application(test).test(.router) { client in
+            let authorize = Self.authorizeQuery(client: "delphi", redirect: "https://delphi.example/callback")
+            let page = try await Self.openSignInPage(client, authorizeURI: authorize)
+            let handingOver = try await client.execute(
+                uri: "/oauth2/authorize/answer", method: .post, headers: page.headers,
+                body: ByteBuffer(string: Self.encode(["flow": page.flow, "csrf": page.csrf, "name": "oedipus", "answer": "future", "round": "1"]))
+            )
+            #expect(handingOver.status == .badRequest && String(buffer: handingOver.body).contains("flow API"))
+            let again = try await Self.openSignInPage(client, authorizeURI: authorize)
+            let givingUp = try await client.execute(
+                uri: "/oauth2/authorize/answer", method: .post, headers: again.headers,
+                body: ByteBuffer(string: Self.encode(["flow": again.flow, "csrf": again.csrf, "give_up": "true", "round": "1"]))
+            )
+            #expect(givingUp.status == .seeOther)
+            let back = Self.query(of: try #require(givingUp.headers[.location]))
+            #expect(back["error"] == "access_denied" && back["state"] == "s-123" && back["code"] == nil)
+        }
+    }
+
+    /// Every page template of the built-in plugins and the riddle plugin parses.
+    @Test func everyPluginPageTemplateParses() async throws {
+        for test in [try await Self.brokerWithActivation(), try await Self.riddleBroker()] {
+            defer { test.temporary.remove() }
+            let routes = PluginRootRoutes(broker: test.broker)
+            #expect(routes.renderer.brokenTemplates.isEmpty, "\(routes.renderer.brokenTemplates)")
+            #expect(test.broker.plugins.all.values.contains { !$0.pageTemplates.isEmpty })
+        }
     }
 }

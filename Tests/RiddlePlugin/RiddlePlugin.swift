@@ -62,6 +62,8 @@ public struct RiddleProvider: IdentityProvider {
     public let id: String
     let config: RiddlePlugin.Config
 
+    public var traits: PluginTraits { PluginTraits(handsOver: config.handOverTo != nil) }
+
     static let challenge = ChallengeDescription(
         type: "riddle", summary: "A riddle to answer.", title: "Answer the riddle", prompt: "Riddle: {question}",
         inputs: [
@@ -127,7 +129,7 @@ public struct RiddleProvider: IdentityProvider {
     public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let round = Int(String(decoding: state.data, as: UTF8.self)) ?? 1
         let settings = try context.app.settings(RiddleSettings.self, for: id)
-        if answer.values["give_up"] != nil { return .stop(status: "gave_up", details: ["riddle": ["answer": .string(config.answer)]]) }
+        if answer.values["give_up"] != nil { return .stop(details: ["riddle": ["gaveUp": true, "answer": .string(config.answer)]]) }
         if answer.values["hint"] != nil {
             guard settings.hints else { throw BrokerError.invalidAnswer("This app gives no hints.") }
             return ask(round: round + 1, hint: true)

@@ -43,18 +43,25 @@ extension FlowEngine {
         if let handOff = flow.handOff, handOff.mode == .adopts, !handOff.approved {
             // The provider the flow was handed over to identified someone: the one that handed it
             // over approves that identity, which then is the flow's. A refusal leaves the flow at
-            // the other provider's challenge (another key may be answered).
-            let provider = try identityProvider(handOff.providerID, allowedBy: app.policy, stateless: flow.stateless)
-            let request = flowRequest(for: flow)
-            let next = try await provider.resume(handOff.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
-            guard case .identified(var approved) = next, approved.subject == identity.subject, approved.signInKeyID == identity.signInKeyID,
+            // the other provider's challenge (another key may be answered), unless it ends the flow.
+            let next: FlowStep
+            do {
+                let provider = try identityProvider(handOff.providerID, allowedBy: app.policy, stateless: flow.stateless)
+                let request = flowRequest(for: flow)
+                next = try await provider.resume(handOff.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
+            } catch let refusal as BrokerError where refusal.endsFlow {
+                _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
+                try? await audit("signin.failure", flow: flow, outcome: refusal.code.rawValue, details: ["reason": refusal.reason ?? "hand_over_refused"])
+                throw refusal
+            }
+            guard case .identified(let approved) = next, approved.subject == identity.subject, approved.signInKeyID == identity.signInKeyID,
                 approved.newSignInKey == identity.newSignInKey
             else {
                 throw BrokerError.internalFailure("A provider that handed a flow over answered other than with the identity it was handed.")
             }
-            approved.providerID = identity.providerID
-            approved.methods = identity.methods
-            identity = approved
+            // Only the name may change: a test marker, trust for linking or claims the other
+            // provider did not vouch for would be stored under its id.
+            identity.username = approved.username
             flow.handOff?.approved = true
         } else if let suspended = flow.handOff, suspended.mode == .decides {
             // The provider another one handed the flow to has identified the person: back to that
@@ -114,9 +121,7 @@ extension FlowEngine {
         if flow.purpose == .register, known {
             throw BrokerError(.alreadyRegistered, .conflict, "This identity is already registered; sign in instead.")
         }
-        // A flow handed over is vouched for by the provider that handed it (activation data an
-        // administrator issued), not self-registration.
-        if !known, !app.policy.selfRegistration, flow.handOff == nil, plugins.identityProviders[flow.providerID]?.traits.openEnrollment == true {
+        if !known, !app.policy.selfRegistration, plugins.identityProviders[flow.providerID]?.traits.openEnrollment == true {
             if flow.version >= 0 { _ = try? await store.deleteFlow(id: flow.id, version: flow.version) }
             try? await audit("signin.failure", flow: flow, outcome: ErrorCode.registrationDisabled.rawValue, details: ["reason": "unknown_identity"])
             throw BrokerError(.registrationDisabled, .forbidden, "There is no account for this identity, and this app does not allow self-registration.")
@@ -206,6 +211,7 @@ extension FlowEngine {
         let next = try await endingFlowOnRefusal(flow) { () async throws -> FlowStep in
             // The other provider must be one the app allows, as if the flow had started with it.
             let other = try identityProvider(otherID, allowedBy: app.policy, stateless: flow.stateless)
+            try refuseAsTarget(other, of: flow)
             let request = flowRequest(for: flow)
             return try await other.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
         }
@@ -225,31 +231,53 @@ extension FlowEngine {
         }
         // What the other provider establishes is linked to an account: nothing for a stateless flow.
         guard !flow.stateless else { throw BrokerError.stateless(.accountCredentials) }
+        // What the provider handing over answers when the flow completes is for an app to read.
+        guard flow.authorization == nil else { throw BrokerError(.invalidRequest, .badRequest, "This provider hands its flows over, which only the flow API can follow.") }
         guard handOver.purpose == .register || handOver.account == nil else {
             throw BrokerError.internalFailure("A hand-over names an account only to register a credential for it.")
         }
+        // A person who signed in to register a credential keeps it for their own account.
+        if let signedIn = flow.signedInAccountID, handOver.purpose != .register || (handOver.account ?? signedIn) != signedIn {
+            throw BrokerError(.invalidRequest, .badRequest, "A signed-in registration registers for the signed-in account only.")
+        }
         let other = try identityProvider(handOver.providerID, allowedBy: app.policy, stateless: false)
+        try refuseAsTarget(other, of: flow)
         flow.methods += handOver.methods + [flow.providerID]
         flow.handOff = HandOff(providerID: flow.providerID, state: handOver.state, mode: .adopts, annotations: handOver.annotations)
         flow.providerID = handOver.providerID
         flow.purpose = handOver.purpose
-        flow.signedInAccountID = handOver.account
+        flow.signedInAccountID = flow.signedInAccountID ?? handOver.account
         flow.pluginState = FlowState()
         let request = flowRequest(for: flow)
         let next = try await other.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
         return try await advance(flow, with: next, app: app, dpopJKT: dpopJKT)
     }
 
-    /// A provider ends the flow without tokens (`FlowStep.stop`).
-    func stop(_ flow: FlowRecord, status: String, details: [String: JSONValue]) async throws -> FlowOutcome {
-        guard flow.phase == .identify, flow.handOff == nil else { throw BrokerError.internalFailure("Only the flow's own identity provider may stop it.") }
+    /// Refuses to hand a flow to a provider that hands flows over itself (a flow is handed on once),
+    /// or, in a browser, to one that runs in the flow API only.
+    func refuseAsTarget(_ other: any IdentityProvider, of flow: FlowRecord) throws {
+        if other.traits.handsOver {
+            throw BrokerError(.providerNotAllowed, .forbidden, "A flow cannot be handed to '\(other.id)', which hands flows over itself.")
+        }
+        if flow.authorization != nil, other.traits.flowAPIOnly {
+            throw BrokerError(.providerNotAllowed, .forbidden, "'\(other.id)' signs in through the flow API only, not in a browser.")
+        }
+    }
+
+    /// A provider ends the flow without tokens (`FlowStep.stop`): the flow API answers `stopped` with
+    /// the details; a browser goes back to the app with `access_denied`, as when the person cancels.
+    func stop(_ flow: FlowRecord, details: [String: JSONValue], app: App) async throws -> FlowOutcome {
+        guard flow.phase == .identify else { throw BrokerError.internalFailure("Only an identity provider may stop its flow.") }
         if flow.version >= 0, try await !store.deleteFlow(id: flow.id, version: flow.version) {
             throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
         }
-        try await audit("signin.stopped", flow: flow, outcome: status)
-        // A browser has no app beside it to read the details: the sign-in simply did not happen.
-        guard flow.authorization == nil else { throw BrokerError(.accessDenied, .forbidden, "The sign-in was ended without signing in (\(status)).") }
-        return .stopped(flowID: flow.id, status: status, details: details)
+        try await audit("signin.stopped", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
+        guard let authorization = flow.authorization else { return .stopped(flowID: flow.id, status: "stopped", details: details) }
+        let redirect = OAuthRedirect.url(
+            authorization.request.redirectURI,
+            parameters: [("error", "access_denied"), ("error_description", "The sign-in was ended."), ("state", authorization.request.state), ("iss", tokens.issuer)]
+        )
+        return .authorized(flowID: flow.id, redirect: redirect)
     }
 
     /// An account made by a flow of an app that asks for profile confirmation waits for it.

@@ -276,8 +276,8 @@ public struct FlowEngine: Sendable {
             return try await handOff(flow, to: otherID, state: state, app: app, dpopJKT: dpopJKT)
         case .handOver(let handOver):
             return try await self.handOver(flow, handOver, app: app, dpopJKT: dpopJKT)
-        case .stop(let status, let details):
-            return try await stop(flow, status: status, details: details)
+        case .stop(let details):
+            return try await stop(flow, details: details, app: app)
         }
     }
 
@@ -352,7 +352,7 @@ public struct FlowEngine: Sendable {
         let completion = account.map {
             FlowCompletion(
                 flowID: flow.id, app: app, account: $0, identity: identity, signInKeyID: flow.signInKeyID, newSignInKey: identity.newSignInKey,
-                changes: CompletionWriter(engine: self, flow: flow, accountID: $0.id)
+                changes: CompletionWriter(engine: self, flow: flow, accountID: $0.id, providerID: handedOver?.0.providerID ?? flow.providerID)
             )
         }
         if let (handOff, provider) = handedOver, let completion { try await provider.completing(handOff.state, completion) }

@@ -83,9 +83,14 @@ public struct PluginEndpointService: Sendable {
             guard !claiming.isEmpty else { throw BrokerError(.providerNotAllowed, .forbidden, "This app's policy lists no provider that offers \(method) /\(path).") }
             app = proven
         }
+        if let app, let (plugin, endpoint) = claiming.first {
+            // An app's back end is answered by the first instance its policy lists, as a call under
+            // that instance's prefix would be.
+            return (try await call(endpoint, of: plugin, fields: fields, parameters: parameters, credentials: credentials, clientIP: clientIP, app: app), plugin.id)
+        }
         for (plugin, endpoint) in claiming {
             do {
-                return (try await call(endpoint, of: plugin, fields: fields, parameters: parameters, credentials: credentials, clientIP: clientIP, app: app), plugin.id)
+                return (try await call(endpoint, of: plugin, fields: fields, parameters: parameters, credentials: credentials, clientIP: clientIP), plugin.id)
             } catch let error as BrokerError where error.kind == .notFound {
                 // The next instance may know the path's resource (an invitation another one issued).
                 refusal = error
@@ -108,6 +113,10 @@ public struct PluginEndpointService: Sendable {
         clientIP: String?, app provenApp: App? = nil
     ) async throws -> PluginEndpointAnswer {
         let instance = plugin.id
+        // A null field is an absent one; a link anyone may open (decorated by mail systems and
+        // trackers) is answered without the fields it does not declare.
+        var fields = fields.filter { $0.value != .null }
+        if endpoint.caller == .anyone { fields = fields.filter { name, _ in endpoint.inputs.contains { $0.name == name } } }
         var call = PluginEndpointCall(endpoint: endpoint, fields: ChallengeResponse(fields), clientIP: clientIP)
         call.parameters = parameters
         switch endpoint.caller {

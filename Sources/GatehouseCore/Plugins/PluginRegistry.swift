@@ -58,19 +58,26 @@ public struct PluginRegistry: Sendable {
     }
 
     /// What is wrong with a plugin's endpoint declarations (the plugin author's mistake), if anything:
-    /// a path that is empty, starts or ends with a slash or has an empty segment; a `:name` segment
-    /// outside a root path; a root path the server serves itself; a method and path declared twice;
-    /// an input named like client credentials; an `anyone` caller outside a root path, or a page for
-    /// any other caller.
+    /// a path that is empty or has a segment other than letters, digits, `.`, `_` and `-` (or, in a
+    /// root path after its first segment, `:name`); a root path the server serves itself; a method
+    /// and path declared twice; an input named like client credentials; a root endpoint for an
+    /// access token or an admin, an `anyone` caller outside a root path, or a page for any other caller.
     static func endpointProblem(_ endpoints: [PluginEndpoint]) -> String? {
         var seen: Set<String> = []
+        func literal(_ segment: Substring) -> Bool {
+            !segment.isEmpty && segment.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
+        }
         for endpoint in endpoints {
             let name = "\(endpoint.method.rawValue) \(endpoint.path)"
             let segments = endpoint.path.split(separator: "/", omittingEmptySubsequences: false)
-            if endpoint.path.isEmpty || segments.contains(where: { $0.isEmpty || $0 == ":" || $0.dropFirst().contains(":") }) {
+            let parameter = { (segment: Substring) in segment.hasPrefix(":") && literal(segment.dropFirst()) && !segment.contains(".") && !segment.contains("-") }
+            if !segments.allSatisfy({ literal($0) || parameter($0) }) || !literal(segments[0]) {
                 return "an endpoint with an unusable path ('\(endpoint.path)')"
             }
             if !endpoint.root, segments.contains(where: { $0.hasPrefix(":") }) { return "the endpoint \(name) with a parameter outside a root path" }
+            if endpoint.root, endpoint.caller == .accessToken || endpoint.caller == .admin {
+                return "the root endpoint \(name) for an access token or an admin (those endpoints go under the instance's prefix)"
+            }
             if endpoint.root, let owned = serverPaths.first(where: { endpoint.path == $0 || endpoint.path.hasPrefix($0 + "/") }) {
                 return "the root endpoint \(name) under '\(owned)', which the server serves itself"
             }

@@ -178,14 +178,16 @@ public enum FlowStep: Sendable {
     /// identity (`resume(_:after:in:)`) and is told when the flow completes (`completing`, `completed`).
     case handOver(HandOver)
     /// The flow ends here without tokens, as the person or app chose (an activation left as it was):
-    /// the app is told `status` and, beside it, `details`' fields.
-    case stop(status: String, details: [String: JSONValue])
+    /// the flow API answers `"status": "stopped"` with `details`' fields beside it; a browser goes
+    /// back to the app with `access_denied`.
+    case stop(details: [String: JSONValue])
 }
 
 /// How an identity provider hands its flow to another (`FlowStep.handOver`): the other provider runs
 /// for `purpose` (and, to add a credential, for `account`); its identity is linked under its own id,
 /// keys included, once this provider answered `.identified` with it from `resume(_:after:in:)` (only
-/// its `username` and `claims` may change there). A flow is handed over once, and never a stateless one.
+/// its `username` may change there). A flow is handed over once, never a stateless or browser one, and
+/// the provider declares that it hands over (`PluginTraits.handsOver`), so no flow is handed to it.
 public struct HandOver: Sendable, Hashable {
     /// The identity provider that goes on (the app's policy must allow it).
     public var providerID: String
@@ -193,7 +195,8 @@ public struct HandOver: Sendable, Hashable {
     public var state: FlowState
     /// What the other provider runs for: a sign-in, or a registration.
     public var purpose: FlowPurpose
-    /// For a registration: the account the new credential joins; nil makes a new account.
+    /// For a registration: the account the new credential joins; nil makes a new account. A flow
+    /// started by a signed-in person keeps their account: another one is refused.
     public var account: String?
     /// How this provider proved the person so far (RFC 8176 `amr` values, e.g. `pin`), added to the
     /// flow's methods with this provider's id.
@@ -256,9 +259,10 @@ public protocol CompletionChanges: Sendable {
     /// Removes an installation of the account (`Installation.id`) with its keys, and revokes every
     /// token those keys got; answers the removed keys' ids, nil when the account has no such installation.
     func retireInstallation(_ installationRef: String) async throws -> [String]?
-    /// Links an identity to the account (an address the flow proved); false when another account
-    /// holds it already.
-    func link(_ identity: ExternalIdentity) async throws -> Bool
+    /// Links an address the flow proved to the account, under the provider's enrolled-address id
+    /// (`IdentityLink.enrolledAddressProvider`): it counts as the account's address (verified when
+    /// `verified`) but never signs anyone in by itself. False when another account holds it already.
+    func linkAddress(_ address: EmailAddress, verified: Bool) async throws -> Bool
     /// Appends an audit event about the flow.
     func audit(_ type: String, details: [String: String]) async throws
 }

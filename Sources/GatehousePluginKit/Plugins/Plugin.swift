@@ -119,13 +119,17 @@ public struct PluginTraits: Sendable, Hashable {
     /// It runs in JSON flows only (the flow API), never on the browser pages: the sign-in page does
     /// not offer it and `/oauth2/authorize` refuses it (what it answers is for an app to act on).
     public var flowAPIOnly: Bool
+    /// It hands its flows over to another provider (`FlowStep.handOver`). A flow is handed on once,
+    /// so no flow is handed to it (`continueWith`, `handOver`).
+    public var handsOver: Bool
 
     /// Traits; each off unless given.
     public init(
         statelessCapable: Bool = false, openEnrollment: Bool = false, trustsEmailForLinking: Bool = false, acceptsAssertions: Bool = false,
-        diagnosable: Bool = false, registrationType: String? = nil, flowAPIOnly: Bool = false
+        diagnosable: Bool = false, registrationType: String? = nil, flowAPIOnly: Bool = false, handsOver: Bool = false
     ) {
         self.flowAPIOnly = flowAPIOnly
+        self.handsOver = handsOver
         self.statelessCapable = statelessCapable
         self.openEnrollment = openEnrollment
         self.trustsEmailForLinking = trustsEmailForLinking

@@ -269,6 +269,11 @@ enum PostgresMigrations {
         // `policy.plugins`, so that an older Gatehouse (which would read them as absent: device
         // attestation off, default PIN rules) refuses the database instead.
         ("v12-policy-plugin-settings", "SELECT 1;"),
+        // No table changes: it marks databases whose flows keep a hand-off (`handOff`) where the
+        // previous version kept a plugin's sub-flow in fields of its own, so that a node of that
+        // version, which would continue such a flow without the provider's checks, refuses the
+        // database instead.
+        ("v13-flow-hand-offs", "SELECT 1;"),
     ]
 
     /// Any fixed number, the same on every node: the advisory lock migrations run under.
