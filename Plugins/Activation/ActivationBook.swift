@@ -75,7 +75,7 @@ struct ActivationBook: Sendable {
 
     /// A PIN the app's policy accepts, from the system's CSPRNG: digits, as long as the policy's
     /// minimum (at least 6).
-    static func generatePIN(policy: PINPolicy) -> String {
+    static func generatePIN(policy: PINRules) -> String {
         let length = max(policy.minLength, min(6, policy.maxLength))
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<1000 {

@@ -90,10 +90,10 @@ public struct InvitationView: Sendable, Hashable {
     /// Until when it can be answered.
     public var expiresAt: Date
     /// The PIN rules the person's activation PIN must follow.
-    public var pinPolicy: PINPolicy
+    public var pinPolicy: PINRules
 
     /// An invitation's view.
-    public init(appID: String, appName: String, email: String, state: String, expiresAt: Date, pinPolicy: PINPolicy) {
+    public init(appID: String, appName: String, email: String, state: String, expiresAt: Date, pinPolicy: PINRules) {
         self.appID = appID
         self.appName = appName
         self.email = email

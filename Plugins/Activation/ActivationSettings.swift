@@ -5,7 +5,7 @@ import GatehousePluginKit
 /// `activation` and `pinPolicy`), XignSys "personalization": how long activation data stay
 /// redeemable, whether the app's own back end may issue them with its client credentials, the deep
 /// link the activation data are wrapped in for the app to open, and the rules of an activation PIN
-/// (the `PINPolicy` keys, beside the others).
+/// (the `PINRules` keys, beside the others).
 public struct ActivationSettings: PluginSettings {
     /// How long activation data stay redeemable after they were issued (or sent again).
     public var lifetime: Seconds
@@ -17,9 +17,9 @@ public struct ActivationSettings: PluginSettings {
     public var deepLink: String?
 
     /// What an activation PIN must look like.
-    public var pin: PINPolicy
+    public var pin: PINRules
 
-    public init(lifetime: Seconds = .days(7), issueByApp: Bool = false, deepLink: String? = nil, pin: PINPolicy = PINPolicy()) {
+    public init(lifetime: Seconds = .days(7), issueByApp: Bool = false, deepLink: String? = nil, pin: PINRules = PINRules()) {
         self.lifetime = lifetime
         self.issueByApp = issueByApp
         self.deepLink = deepLink
@@ -52,7 +52,7 @@ public struct ActivationSettings: PluginSettings {
         issueByApp = try container.decodeIfPresent(Bool.self, forKey: .issueByApp) ?? defaults.issueByApp
         // Empty (the console's empty field) is none.
         deepLink = try container.decodeIfPresent(String.self, forKey: .deepLink).flatMap { $0.isEmpty ? nil : $0 }
-        pin = try PINPolicy(from: decoder)
+        pin = try PINRules(from: decoder)
         let path = decoder.codingPath
         guard (300...(90 * 86_400)).contains(lifetime.value) else {
             throw ConfigIssue(path: path + [CodingKeys.lifetime], "must be between 300 seconds and 90 days, got \(lifetime.value) seconds")

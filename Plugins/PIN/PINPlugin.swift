@@ -9,7 +9,7 @@ import GatehousePluginKit
 public enum PINPlugin: PluginFactory {
     public static let typeName = "pin"
     public static let roles: PluginRoles = .authenticator
-    public typealias Settings = PINPolicy
+    public typealias Settings = PINRules
 
     /// `providers[].config` of a `pin` instance.
     public struct Config: Decodable, Sendable {

@@ -34,7 +34,7 @@ public struct PINProvider: Authenticator {
         switch current.mode {
         case .create, .reset:
             let pin = try answer.string("pin")
-            try context.app.settings(PINPolicy.self, for: id).check(pin)
+            try context.app.settings(PINRules.self, for: id).check(pin)
             // Creating never replaces a PIN another flow set meanwhile; a reset does, by design.
             try await book.store(pin, for: account.id, replacing: current.mode == .reset)
             if current.mode == .reset { try await book.clearFailures(accountID: account.id, deviceID: context.signInKey?.deviceID) }
@@ -63,7 +63,7 @@ public struct PINProvider: Authenticator {
     }
 
     func createStep(_ context: FlowContext, mode: State.Mode) throws -> FlowStep {
-        let policy = try context.app.settings(PINPolicy.self, for: id)
+        let policy = try context.app.settings(PINRules.self, for: id)
         let fields: [String: JSONValue] = [
             "minLength": .number(Double(policy.minLength)), "maxLength": .number(Double(policy.maxLength)), "digitsOnly": .bool(policy.digitsOnly),
             "reset": .bool(mode == .reset),
@@ -102,7 +102,7 @@ public struct PINProvider: Authenticator {
         guard operation == "change" else { throw BrokerError(.notFound, .notFound, "No such operation.") }
         let newPin = try fields.string("newPin")
         try await book.check(try fields.string("currentPin"), accountID: context.account.id, deviceID: context.signInKey?.deviceID)
-        try context.app.settings(PINPolicy.self, for: id).check(newPin)
+        try context.app.settings(PINRules.self, for: id).check(newPin)
         try await book.store(newPin, for: context.account.id, replacing: true)
         return ["changed": true]
     }

@@ -1,8 +1,8 @@
 import GatehousePluginKit
 
 /// A `pin` instance's settings for one app (`policy.plugins.<instance>`; before, the policy's
-/// `pinPolicy`): the rules a new PIN must follow, the core's `PINPolicy`.
-extension PINPolicy: PluginSettings {
+/// `pinPolicy`): the rules a new PIN must follow, the core's `PINRules`.
+extension PINRules: PluginSettings {
     public init() { self.init(minLength: 6) }
 
     public static let formerPolicyKeys = [FormerPolicyKey("pinPolicy")]

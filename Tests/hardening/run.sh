@@ -97,6 +97,12 @@ providers:
     type: email-code
     config:
       resend: {maxPerIP: 100000, maxPerAddress: 1000}
+  # The activation plugin's routes (/v1/activations, invitations, /activate) exist only with it.
+  - id: device
+    type: device-key
+  - id: activation
+    type: activation
+    config: {deviceKeys: device, hashCost: 4}
   - id: bank
     type: custom-api
     config:

@@ -2,7 +2,7 @@
 /// 800-63B for at least 6 on activation secrets, the default), digits only or not, no deny-listed
 /// PIN, no runs of sequential or repeated digits. Each rule refuses with its own code, which a client
 /// shows while the person stays on the same `create_pin` challenge.
-public struct PINPolicy: Sendable, Hashable, Codable {
+public struct PINRules: Sendable, Hashable, Codable {
     /// The fewest digits (4 to 32).
     public var minLength: Int
     /// The most digits (`minLength` to 32).
@@ -40,7 +40,7 @@ public struct PINPolicy: Sendable, Hashable, Codable {
 
     /// Reads PIN rules with defaults, refusing impossible values with their path.
     public init(from decoder: any Decoder) throws {
-        let defaults = PINPolicy()
+        let defaults = PINRules()
         let container = try decoder.container(keyedBy: CodingKeys.self)
         minLength = try container.decodeIfPresent(Int.self, forKey: .minLength) ?? defaults.minLength
         maxLength = try container.decodeIfPresent(Int.self, forKey: .maxLength) ?? defaults.maxLength
