@@ -48,12 +48,11 @@ extension ActivationProvider {
         case .override, .reEnrol, .replace, .merge:
             return try keyStep(redemption)
         case .stop:
-            try await endWithoutTokens(redemption, in: context)
-            return .stop(details: ["activation": redemption.summary])
+            return .stop(state: try FlowState(encoding: Stopping(redemption: redemption)), details: ["activation": redemption.summary])
         case .newActivation:
-            guard case .account(let accountID) = redemption.target else { throw BrokerError.internalFailure("A new activation was offered without an account.") }
+            guard case .account = redemption.target else { throw BrokerError.internalFailure("A new activation was offered without an account.") }
             let pin = try answer.string("pin")
-            // Checked before the flow ends, so that a refused PIN leaves the person on this choice.
+            // Checked before the flow ends, so that a refused answer leaves the person on this choice.
             try checkPIN(pin, app: context.app)
             var sendTo: EmailAddress?
             if let text = answer.values["email"]?.stringValue, !text.isEmpty {
@@ -62,17 +61,40 @@ extension ActivationProvider {
             }
             let alias = try answer.values["alias"]?.stringValue.map(DeviceFacts.checkedAlias)
             guard let alias else { throw BrokerError.invalidAnswer("A new activation needs an 'alias': the name of the device it is for.") }
-            try await endWithoutTokens(redemption, in: context)
-            let issued = try await issue(
-                ActivationRequest(accountID: accountID, pin: pin, alias: alias, sendTo: sendTo, additional: true), app: context.app, issuedBy: "account"
-            )
-            var summary = redemption.summary.objectValue ?? [:]
-            // Emailed data go to the address only; otherwise the app shows them (the person chose the PIN).
-            var data = issued.json.objectValue ?? [:]
-            if sendTo != nil { data = data.filter { ["id", "expiresAt", "sentTo"].contains($0.key) } }
-            summary["newActivation"] = .object(data)
-            return .stop(details: ["activation": .object(summary)])
+            let stopping = Stopping(redemption: redemption, newActivation: Stopping.NewActivation(pin: pin, alias: alias, sendTo: sendTo))
+            return .stop(state: try FlowState(encoding: stopping), details: [:])
         }
+    }
+
+    /// What a choice that ends the flow without tokens (`stop`, `new_activation`) does once the engine
+    /// has claimed the flow; never stored (the new activation's PIN is in it).
+    struct Stopping: Codable {
+        struct NewActivation: Codable {
+            var pin: String
+            var alias: String
+            var sendTo: EmailAddress?
+        }
+        var redemption: ActivationRedemption
+        var newActivation: NewActivation?
+    }
+
+    /// The flow ended without tokens: the activation is used up all the same (it cannot be redeemed
+    /// again), and for `new_activation` a new, additional one is issued. Answers the `activation` the
+    /// app is told.
+    public func stopping(_ state: FlowState, in context: FlowContext) async throws -> [String: JSONValue] {
+        let stopping = try state.decode(Stopping.self)
+        let redemption = stopping.redemption
+        try await endWithoutTokens(redemption, in: context)
+        guard let new = stopping.newActivation, case .account(let accountID) = redemption.target else { return ["activation": redemption.summary] }
+        let issued = try await issue(
+            ActivationRequest(accountID: accountID, pin: new.pin, alias: new.alias, sendTo: new.sendTo, additional: true), app: context.app, issuedBy: "account"
+        )
+        var summary = redemption.summary.objectValue ?? [:]
+        // Emailed data go to the address only; otherwise the app shows them (the person chose the PIN).
+        var data = issued.json.objectValue ?? [:]
+        if new.sendTo != nil { data = data.filter { ["id", "expiresAt", "sentTo"].contains($0.key) } }
+        summary["newActivation"] = .object(data)
+        return ["activation": .object(summary)]
     }
 
     /// Hands the flow over to the device-key provider: to register this installation's key (for the
@@ -233,6 +255,7 @@ extension ActivationProvider {
             ChallengeDetail("outcome", .string, "The outcome again, as a plain field."),
             ChallengeDetail("choices", .array, "The choices this outcome allows."),
             ChallengeDetail("installations", .array, "re_activation: the installations an override would retire (`device`, `alias`, `platform`, `lastUsedAt`)."),
-        ]
+        ],
+        choice: true
     )
 }

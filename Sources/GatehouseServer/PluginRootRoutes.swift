@@ -19,6 +19,9 @@ struct PluginRootRoutes {
             for (name, text) in plugin.pageTemplates { templates["\(id)/\(name)"] = text }
         }
         self.renderer = PageRenderer(issuer: broker.config.server.issuer, challenges: broker.engine.challenges, pluginTemplates: templates)
+        for name in renderer.brokenTemplates {
+            broker.logger.error("a plugin's page template does not parse; its pages answer an internal failure", metadata: ["template": .string(name)])
+        }
     }
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {

@@ -313,6 +313,41 @@ struct ActivationTests {
         #expect(try await broker.store.devices(accountID: ada.id).flatMap(\.keys).map(\.id) == [renewed.keyID])
     }
 
+    /// The app's choice is not a guess (`ChallengeDescription.choice`): an address locked out by wrong
+    /// answers meanwhile may still answer it, although it may start no flow.
+    @Test func theAppsChoiceIsNotHeldBackByTheAddressLockout() async throws {
+        let broker = try await Self.broker()
+        let ada = try await Self.account(broker, "ada")
+        let phone = Phone()
+        _ = try await Self.activate(broker, ada, phone: phone)
+        let again = try await Self.issue(broker, ["account": .string(ada.id), "pin": "24680"])
+        let ip = "192.0.2.77"
+        let (flow, challenge) = try await broker.start(FlowRequest(appID: "mobile", providerID: "activation", clientIP: ip))
+        #expect(challenge.type == "activation")
+        let answer = phone.facts.merging(["activation": .string(again.payload), "pin": "24680"]) { $1 }
+        let (_, choice) = try Self.challenge(try await Self.answer(broker, flow, answer))
+        #expect(choice.type == "activation_choice")
+        let other = try await broker.start(FlowRequest(appID: "mobile", providerID: "activation", clientIP: ip)).flowID
+        // Wrong answers from the address (reserved, never released) until it is blocked.
+        var blocked = false
+        for _ in 0...LockoutPolicy().maxFailedAttemptsPerIP where !blocked {
+            do {
+                try await broker.broker.engine.attempts.reserve(clientIP: ip, accountKey: nil, policy: LockoutPolicy(), appID: "mobile", providerID: "activation")
+            } catch let error as BrokerError {
+                blocked = error.code == .rateLimited
+            }
+        }
+        #expect(blocked)
+        // A guess from the address is held back now.
+        let guess = phone.facts.merging(["activation": .string(again.payload), "pin": "13579"]) { $1 }
+        #expect(await thrownError { _ = try await Self.answer(broker, other, guess) }?.code == .rateLimited)
+        guard case .stopped(_, "stopped", let details) = try await Self.answer(broker, flow, ["choice": "stop"]) else {
+            Issue.record("the choice is answered")
+            return
+        }
+        #expect(details["activation"]?.objectValue?["choice"] == "stop")
+    }
+
     // MARK: - Temporary registrations: new, merge, replace
 
     @Test func aTemporaryRegistrationBecomesAnAccountWithItsAddress() async throws {

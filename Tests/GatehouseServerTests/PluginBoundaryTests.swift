@@ -361,6 +361,7 @@ extension GatehouseServerTests {
             #expect(stopped.status == .ok)
             let body = try Self.object(stopped)
             #expect(body["status"] == "stopped" && body["riddle"]?.objectValue?["gaveUp"] == true && body["tokens"] == nil)
+            #expect(body["solution"] == ["answer": "man", "round": "1"], "what the provider's stopping adds once the flow is claimed")
             let again = try await client.execute(uri: "/v1/flows/\(flow)", method: .post, body: Self.json(#"{"answer":{"give_up":true}}"#))
             #expect(again.status == .notFound)
         }

@@ -129,7 +129,7 @@ public struct RiddleProvider: IdentityProvider {
     public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let round = Int(String(decoding: state.data, as: UTF8.self)) ?? 1
         let settings = try context.app.settings(RiddleSettings.self, for: id)
-        if answer.values["give_up"] != nil { return .stop(details: ["riddle": ["gaveUp": true, "answer": .string(config.answer)]]) }
+        if answer.values["give_up"] != nil { return .stop(state: FlowState(data: Data(String(round).utf8)), details: ["riddle": ["gaveUp": true]]) }
         if answer.values["hint"] != nil {
             guard settings.hints else { throw BrokerError.invalidAnswer("This app gives no hints.") }
             return ask(round: round + 1, hint: true)
@@ -161,6 +161,11 @@ public struct RiddleProvider: IdentityProvider {
             return .identified(approved)
         }
         return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["kba"]))
+    }
+
+    /// The person gave up and the flow is claimed: only now is the answer told (with the round).
+    public func stopping(_ state: FlowState, in context: FlowContext) async throws -> [String: JSONValue] {
+        ["solution": ["answer": .string(config.answer), "round": .string(String(decoding: state.data, as: UTF8.self))]]
     }
 
     /// A flow handed over completes: a name this riddle refuses (`nobody`) ends it without tokens.

@@ -82,7 +82,7 @@ extension FlowEngine {
                 let request = flowRequest(for: flow)
                 let next = try await provider.resume(suspended.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
                 switch next {
-                case .continueWith:
+                case .continueWith, .handOver:
                     throw BrokerError.internalFailure("A flow hands off once.")
                 case .identified(let decided) where decided.providerID == otherID || decided.signInKeyID != nil || decided.newSignInKey != nil:
                     // Linked under the deciding provider's id: another provider's subject (or key)
@@ -223,33 +223,41 @@ extension FlowEngine {
     /// first one approved it.
     func handOver(_ flow: FlowRecord, _ handOver: HandOver, app: App, dpopJKT: String?) async throws -> FlowOutcome {
         var flow = flow
-        guard flow.phase == .identify, handOver.providerID != flow.providerID else {
-            throw BrokerError.internalFailure("Only an identity provider may hand the flow over to another one.")
+        guard flow.phase == .identify, handOver.providerID != flow.providerID, plugins.identityProviders[flow.providerID]?.traits.handsOver == true else {
+            throw BrokerError.internalFailure("Only an identity provider that declares it hands flows over may hand one over.")
         }
-        guard flow.handOff == nil else {
-            throw BrokerError(.invalidRequest, .badRequest, "This step already stands in for another one; finish it first.")
+        // The handing provider's answer was counted as right (it may have claimed something for the
+        // flow): a refusal from here on ends the flow, audited.
+        let (next, handed) = try await endingFlowOnRefusal(flow) { () async throws -> (FlowStep, FlowRecord) in
+            guard flow.handOff == nil else {
+                throw BrokerError(.invalidRequest, .badRequest, "This step already stands in for another one; finish it first.")
+            }
+            // What the other provider establishes is linked to an account: nothing for a stateless flow.
+            guard !flow.stateless else { throw BrokerError.stateless(.accountCredentials) }
+            // What the provider handing over answers when the flow completes is for an app to read.
+            guard flow.authorization == nil else {
+                throw BrokerError(.invalidRequest, .badRequest, "This provider hands its flows over, which only the flow API can follow.")
+            }
+            guard handOver.purpose == .register || handOver.account == nil else {
+                throw BrokerError.internalFailure("A hand-over names an account only to register a credential for it.")
+            }
+            // A person who signed in to register a credential keeps it for their own account.
+            if let signedIn = flow.signedInAccountID, handOver.purpose != .register || (handOver.account ?? signedIn) != signedIn {
+                throw BrokerError(.invalidRequest, .badRequest, "A signed-in registration registers for the signed-in account only.")
+            }
+            let other = try identityProvider(handOver.providerID, allowedBy: app.policy, stateless: false)
+            try refuseAsTarget(other, of: flow)
+            var handed = flow
+            handed.methods += handOver.methods + [flow.providerID]
+            handed.handOff = HandOff(providerID: flow.providerID, state: handOver.state, mode: .adopts, annotations: handOver.annotations)
+            handed.providerID = handOver.providerID
+            handed.purpose = handOver.purpose
+            handed.signedInAccountID = flow.signedInAccountID ?? handOver.account
+            handed.pluginState = FlowState()
+            let request = flowRequest(for: handed)
+            return (try await other.begin(request, in: stepContext(flowID: flow.id, app: app, request: request)), handed)
         }
-        // What the other provider establishes is linked to an account: nothing for a stateless flow.
-        guard !flow.stateless else { throw BrokerError.stateless(.accountCredentials) }
-        // What the provider handing over answers when the flow completes is for an app to read.
-        guard flow.authorization == nil else { throw BrokerError(.invalidRequest, .badRequest, "This provider hands its flows over, which only the flow API can follow.") }
-        guard handOver.purpose == .register || handOver.account == nil else {
-            throw BrokerError.internalFailure("A hand-over names an account only to register a credential for it.")
-        }
-        // A person who signed in to register a credential keeps it for their own account.
-        if let signedIn = flow.signedInAccountID, handOver.purpose != .register || (handOver.account ?? signedIn) != signedIn {
-            throw BrokerError(.invalidRequest, .badRequest, "A signed-in registration registers for the signed-in account only.")
-        }
-        let other = try identityProvider(handOver.providerID, allowedBy: app.policy, stateless: false)
-        try refuseAsTarget(other, of: flow)
-        flow.methods += handOver.methods + [flow.providerID]
-        flow.handOff = HandOff(providerID: flow.providerID, state: handOver.state, mode: .adopts, annotations: handOver.annotations)
-        flow.providerID = handOver.providerID
-        flow.purpose = handOver.purpose
-        flow.signedInAccountID = flow.signedInAccountID ?? handOver.account
-        flow.pluginState = FlowState()
-        let request = flowRequest(for: flow)
-        let next = try await other.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
+        flow = handed
         return try await advance(flow, with: next, app: app, dpopJKT: dpopJKT)
     }
 
@@ -264,14 +272,19 @@ extension FlowEngine {
         }
     }
 
-    /// A provider ends the flow without tokens (`FlowStep.stop`): the flow API answers `stopped` with
-    /// the details; a browser goes back to the app with `access_denied`, as when the person cancels.
-    func stop(_ flow: FlowRecord, details: [String: JSONValue], app: App) async throws -> FlowOutcome {
+    /// A provider ends the flow without tokens (`FlowStep.stop`): once the flow is claimed, the
+    /// provider's `stopping` does what stopping does; the flow API answers `stopped` with the details,
+    /// a browser goes back to the app with `access_denied`, as when the person cancels.
+    func stop(_ flow: FlowRecord, state: FlowState, details: [String: JSONValue], app: App) async throws -> FlowOutcome {
         guard flow.phase == .identify else { throw BrokerError.internalFailure("Only an identity provider may stop its flow.") }
         if flow.version >= 0, try await !store.deleteFlow(id: flow.id, version: flow.version) {
             throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
         }
         try await audit("signin.stopped", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
+        let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
+        let request = flowRequest(for: flow)
+        let added = try await provider.stopping(state, in: stepContext(flowID: flow.id, app: app, request: request))
+        let details = details.merging(added) { _, new in new }
         guard let authorization = flow.authorization else { return .stopped(flowID: flow.id, status: "stopped", details: details) }
         let redirect = OAuthRedirect.url(
             authorization.request.redirectURI,

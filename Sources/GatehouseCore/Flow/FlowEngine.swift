@@ -163,14 +163,16 @@ public struct FlowEngine: Sendable {
         // The lockout settings of an account are the strictest of all apps that may reach it.
         let lockout = try await strictestLockout(for: flow, app: app)
         let accountKey = AttemptGuard.accountKey(flow: flow, answer: answer)
-        try await attempts.reserve(clientIP: flow.clientIP, accountKey: accountKey, policy: lockout, appID: app.id, providerID: flow.providerID)
+        // A choice is not a guess: it is neither counted nor held back by lockouts.
+        let counted = !declaration.choice
+        if counted { try await attempts.reserve(clientIP: flow.clientIP, accountKey: accountKey, policy: lockout, appID: app.id, providerID: flow.providerID) }
         // Claim the flow before evaluating: of parallel answers to one flow only one is evaluated, and
         // it counts against the flow's limit until it proves right.
         flow.failedAttempts += 1
         do {
             try await save(&flow)
         } catch {
-            try? await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
+            if counted { try? await attempts.release(clientIP: flow.clientIP, accountKey: accountKey) }
             throw error
         }
         let step: FlowStep
@@ -186,7 +188,7 @@ public struct FlowEngine: Sendable {
             case .chooseProvider, .confirmProfile, .consent, .recovery:
                 throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
             }
-        } catch let error as BrokerError where error.isWrongAnswer {
+        } catch let error as BrokerError where error.isWrongAnswer && counted {
             metrics.signIn(provider: flow.providerID, outcome: error.code.rawValue)
             let locked = try await attempts.recordFailure(
                 clientIP: flow.clientIP, accountKey: accountKey, policy: lockout, appID: app.id, providerID: flow.providerID
@@ -206,11 +208,12 @@ public struct FlowEngine: Sendable {
             } else {
                 try? await save(&flow)
             }
-            try? await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
+            if counted { try? await attempts.release(clientIP: flow.clientIP, accountKey: accountKey) }
             throw error
         }
         flow.failedAttempts -= 1
         switch step {
+        case _ where !counted: break
         case .identified, .verified, .continueWith, .handOver: try await attempts.recordSuccess(clientIP: flow.clientIP, accountKey: accountKey)
         case .challenge, .requireFactor, .stop: try await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
         }
@@ -276,8 +279,8 @@ public struct FlowEngine: Sendable {
             return try await handOff(flow, to: otherID, state: state, app: app, dpopJKT: dpopJKT)
         case .handOver(let handOver):
             return try await self.handOver(flow, handOver, app: app, dpopJKT: dpopJKT)
-        case .stop(let details):
-            return try await stop(flow, details: details, app: app)
+        case .stop(let state, let details):
+            return try await stop(flow, state: state, details: details, app: app)
         }
     }
 

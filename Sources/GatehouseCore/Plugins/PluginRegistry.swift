@@ -65,7 +65,7 @@ public struct PluginRegistry: Sendable {
     static func endpointProblem(_ endpoints: [PluginEndpoint]) -> String? {
         var seen: Set<String> = []
         func literal(_ segment: Substring) -> Bool {
-            !segment.isEmpty && segment.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
+            !segment.allSatisfy { $0 == "." } && segment.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
         }
         for endpoint in endpoints {
             let name = "\(endpoint.method.rawValue) \(endpoint.path)"
@@ -97,17 +97,20 @@ public struct PluginRegistry: Sendable {
         "v1/registration-state", "v1/logout", "v1/provisional-identities",
     ]
 
-    /// Two instances claiming one root path must agree on who calls it and what it reads (the server
-    /// routes it once); answers what is wrong, if anything.
+    /// Two instances claiming one root path (parameters named alike or not: the server routes it
+    /// once) must declare it alike: the same path, caller, format and fields. Answers what is wrong,
+    /// if anything.
     static func rootEndpointClash(_ instances: PluginInstances) -> String? {
         var claimed: [String: (String, PluginEndpoint)] = [:]
         for id in instances.all.keys.sorted() {
             for endpoint in instances.all[id]!.endpoints where endpoint.root {
-                let name = "\(endpoint.method.rawValue) /\(endpoint.path)"
-                if let (other, earlier) = claimed[name], earlier.caller != endpoint.caller || earlier.format != endpoint.format {
-                    return "'\(other)' and '\(id)' claim \(name) for different callers or formats"
+                let route = endpoint.method.rawValue + " /" + endpoint.path.split(separator: "/").map { $0.hasPrefix(":") ? ":" : String($0) }.joined(separator: "/")
+                if let (other, earlier) = claimed[route],
+                    earlier.path != endpoint.path || earlier.caller != endpoint.caller || earlier.format != endpoint.format || earlier.inputs != endpoint.inputs
+                {
+                    return "'\(other)' and '\(id)' claim \(endpoint.method.rawValue) /\(endpoint.path) declared differently (path, caller, format or fields)"
                 }
-                claimed[name] = claimed[name] ?? (id, endpoint)
+                claimed[route] = claimed[route] ?? (id, endpoint)
             }
         }
         return nil

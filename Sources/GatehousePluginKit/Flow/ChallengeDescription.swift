@@ -29,12 +29,17 @@ public struct ChallengeDescription: Sendable, Hashable {
     /// Set for challenges the person answers elsewhere (an upstream sign-in page): the browser is sent
     /// to the URL, and the answer (the declared `inputs`) comes back at the broker's callback.
     public var callback: ChallengeCallback?
+    /// Its answers are choices, not guesses (how to go on with an activation): they are neither
+    /// counted as attempts nor held back by the address and account lockouts.
+    public var choice: Bool
 
     /// A declaration; see each property.
     public init(
         type: String, summary: String, title: String = "Sign in", prompt: String? = nil, inputs: [ChallengeInput] = [], actions: [ChallengeAction] = [],
-        link: ChallengeLink? = nil, details: [ChallengeDetail] = [], submitLabel: String = "Continue", callback: ChallengeCallback? = nil
+        link: ChallengeLink? = nil, details: [ChallengeDetail] = [], submitLabel: String = "Continue", callback: ChallengeCallback? = nil,
+        choice: Bool = false
     ) {
+        self.choice = choice
         self.type = type
         self.summary = summary
         self.title = title

@@ -178,9 +178,10 @@ public enum FlowStep: Sendable {
     /// identity (`resume(_:after:in:)`) and is told when the flow completes (`completing`, `completed`).
     case handOver(HandOver)
     /// The flow ends here without tokens, as the person or app chose (an activation left as it was):
-    /// the flow API answers `"status": "stopped"` with `details`' fields beside it; a browser goes
-    /// back to the app with `access_denied`.
-    case stop(details: [String: JSONValue])
+    /// once the engine has claimed the flow (no other answer can finish it), it calls the provider's
+    /// `stopping` with `state`, whose fields join `details`; the flow API answers `"status":
+    /// "stopped"` with those fields beside it, and a browser goes back to the app with `access_denied`.
+    case stop(state: FlowState = FlowState(), details: [String: JSONValue])
 }
 
 /// How an identity provider hands its flow to another (`FlowStep.handOver`): the other provider runs
@@ -188,6 +189,9 @@ public enum FlowStep: Sendable {
 /// keys included, once this provider answered `.identified` with it from `resume(_:after:in:)` (only
 /// its `username` may change there). A flow is handed over once, never a stateless or browser one, and
 /// the provider declares that it hands over (`PluginTraits.handsOver`), so no flow is handed to it.
+/// A registration it asks for is its own to allow (activation data an administrator issued): the
+/// app's `selfRegistration` is not asked, except that an open-enrolment provider (anyone passes it)
+/// never makes an account the app would not. A refusal while handing over ends the flow.
 public struct HandOver: Sendable, Hashable {
     /// The identity provider that goes on (the app's policy must allow it).
     public var providerID: String

@@ -195,6 +195,10 @@ public protocol IdentityProvider: GatehousePlugin {
     /// The flow this provider handed over completed and its credentials are stored: what is left to do
     /// (through `completion.changes`); answers fields the app is told beside the tokens. Default: none.
     func completed(_ state: FlowState, _ completion: FlowCompletion) async throws -> [String: JSONValue]
+    /// This provider stopped its flow (`FlowStep.stop`) and the engine has claimed it: what stopping
+    /// does (uses something up, issues something), done only now so that of two racing answers only
+    /// one does it; answers fields the app is told beside the stop's details. Default: none.
+    func stopping(_ state: FlowState, in context: FlowContext) async throws -> [String: JSONValue]
     /// Whether a device sign-in key this provider registered may still be used at `app` (a refresh of
     /// tokens its sign-in got), under the app's settings as they are now; a refusal is an
     /// `invalid_grant` `BrokerError` with a `reason`, answered as it is. Default: it may.
@@ -221,6 +225,8 @@ extension IdentityProvider {
     public func completing(_ state: FlowState, _ completion: FlowCompletion) async throws {}
     /// Nothing more.
     public func completed(_ state: FlowState, _ completion: FlowCompletion) async throws -> [String: JSONValue] { [:] }
+    /// Nothing to do.
+    public func stopping(_ state: FlowState, in context: FlowContext) async throws -> [String: JSONValue] { [:] }
     /// None.
     public var passwordKeeper: (any PasswordKeeping)? { nil }
 }

@@ -43,10 +43,10 @@ public struct PluginEndpoint: Sendable, Hashable {
     /// without a leading slash (`question`, `keys/rotate`), matched exactly; a segment `:name`
     /// matches any one segment, handed over in `PluginEndpointCall.parameters`.
     public var path: String
-    /// A path of the server's own (`v1/activations`) instead of one under the instance's prefix. Paths
-    /// the broker serves itself are refused at start. Several instances of one type may claim the same
-    /// path: the broker asks them in turn (for an app's caller, those its policy lists), and goes on
-    /// to the next while one answers `not_found`.
+    /// A path of the server's own (`v1/activations`) instead of one under the instance's prefix, for an
+    /// app's back end or anyone. Paths the broker serves itself are refused at start. Several instances
+    /// of one type may claim the same path: an app's back end is answered by the first one its policy
+    /// lists; for anyone, the broker asks them in turn and goes on while one answers `not_found`.
     public var root: Bool
     /// What it reads and answers: JSON (the default) or a page.
     public var format: Format
@@ -55,7 +55,8 @@ public struct PluginEndpoint: Sendable, Hashable {
     /// Who may call it.
     public var caller: Caller
     /// The JSON body's fields (or, for `GET` and `DELETE`, the query's), checked like a challenge's
-    /// answer: a field not declared, too long or of the wrong type is refused with its name.
+    /// answer: a field not declared, too long or of the wrong type is refused with its name (for
+    /// `anyone`, whose links mail systems decorate, a field not declared is dropped instead).
     public var inputs: [ChallengeInput]
 
     /// An endpoint.
