@@ -348,6 +348,62 @@ struct ActivationTests {
         #expect(details["activation"]?.objectValue?["choice"] == "stop")
     }
 
+    /// Activation flows the previous version stored (the redemption in the flow's `activation`, the
+    /// choice in a phase of the engine's own) complete after the upgrade: waiting for the choice, and
+    /// waiting for the device key.
+    @Test func activationFlowsStoredByThePreviousVersionCompleteAfterTheUpgrade() async throws {
+        let broker = try await Self.broker()
+        let ada = try await Self.account(broker, "ada")
+        let old = Phone()
+        _ = try await Self.activate(broker, ada, phone: old)
+        /// Writes `object` as the flow's stored payload, straight into the database.
+        func store(_ flow: String, _ object: [String: JSONValue]) async throws {
+            let payload = String(decoding: JSONValue.object(object).serialized(), as: UTF8.self)
+            let script = "import sqlite3,sys; db=sqlite3.connect(sys.argv[1]); db.execute('UPDATE flows SET payload = ? WHERE id = ?', (sys.argv[2], sys.argv[3])); db.commit()"
+            #expect(await ChildProcess.run(["python3", "-c", script, broker.temporary.path, payload, flow]).status == 0)
+        }
+        func stored(_ flow: String) async throws -> [String: JSONValue] {
+            let record = try #require(try await broker.store.flow(id: flow, now: broker.clock.now))
+            return try #require(try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(record)).objectValue)
+        }
+
+        // Waiting for the app's choice: the previous version kept the redemption beside its own phase.
+        let first = try await Self.issue(broker, ["account": .string(ada.id), "pin": "24680"])
+        let phone = Phone()
+        let (flow, choice) = try Self.challenge(try await Self.redeem(broker, payload: first.payload, pin: "24680", on: phone))
+        #expect(choice.type == "activation_choice")
+        var waiting = try await stored(flow)
+        let redemption = try JSONDecoder().decode(JSONValue.self, from: try #require(try await broker.store.flow(id: flow, now: broker.clock.now)).pluginState.data)
+        waiting["phase"] = ["activationChoice": [:]]
+        waiting["activation"] = redemption
+        waiting["pluginState"] = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(FlowState()))
+        try await store(flow, waiting)
+        let overridden = try await Self.registerKey(broker, try await Self.answer(broker, flow, ["choice": "override"]), phone: phone)
+        #expect(overridden.account?.id == ada.id && overridden.notice["activation"]?.objectValue?["choice"] == "override")
+        #expect(overridden.notice["activation"]?.objectValue?["overridden"]?.arrayValue?.count == 1)
+        #expect(await thrownError { _ = try await Self.signIn(broker, phone: old) } != nil, "the override retired the other installation")
+
+        // Waiting for the device key: the redemption in `activation`, no hand-off.
+        let bea = try await Self.account(broker, "bea")
+        let second = try await Self.issue(broker, ["account": .string(bea.id), "pin": "24680"])
+        let tablet = Phone()
+        let keyStep = try await Self.redeem(broker, payload: second.payload, pin: "24680", on: tablet)
+        let (keyFlow, register) = try Self.challenge(keyStep)
+        #expect(register.type == "register_key")
+        var key = try await stored(keyFlow)
+        let handOff = try #require(key["handOff"]?.objectValue)
+        let state = try JSONDecoder().decode(FlowState.self, from: Data(JSONValue.object(try #require(handOff["state"]?.objectValue)).serialized()))
+        key["handOff"] = nil
+        key["activation"] = try JSONDecoder().decode(JSONValue.self, from: state.data)
+        try await store(keyFlow, key)
+        let activated = try await Self.registerKey(broker, keyStep, phone: tablet)
+        #expect(activated.account?.id == bea.id && activated.notice["activation"]?.objectValue?["outcome"] == "new")
+        _ = try await Self.signIn(broker, phone: tablet)
+        // The activation was used up by that flow.
+        let again = await thrownError { _ = try await Self.redeem(broker, payload: second.payload, pin: "24680", on: Phone()) }
+        #expect(again?.code == .invalidActivation)
+    }
+
     // MARK: - Temporary registrations: new, merge, replace
 
     @Test func aTemporaryRegistrationBecomesAnAccountWithItsAddress() async throws {

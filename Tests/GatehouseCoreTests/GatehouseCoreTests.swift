@@ -743,12 +743,27 @@ extension GatehouseCoreTests {
         var handedOff = try json(flow(.identify))
         handedOff["suspendedProvider"] = ["providerID": "sphinx", "state": ["data": .string(Data("s".utf8).base64EncodedString())]]
         #expect(try read(handedOff).handOff == HandOff(providerID: "sphinx", state: FlowState(data: Data("s".utf8))))
-        // A flow in a sub-flow the engine once ran for a plugin is not guessed at: the app starts a new one.
-        for (field, value) in [("activation", JSONValue.object(["activationID": "a1"])), ("phase", ["activationChoice": [:]])] {
-            var old = try json(flow(.identify))
-            old[field] = value
-            #expect(throws: BrokerError.self) { try read(old) }
+        // A flow in a sub-flow the engine once ran for a plugin: its state goes back to the plugin, as
+        // its challenge's state (the choice phase) or as a hand-over's (the key step, or past it).
+        let subFlow: JSONValue = ["activationID": "a1", "providerID": "activation", "outcome": "re_activation", "choice": "override"]
+        var choosing = try json(flow(.identify))
+        (choosing["phase"], choosing["activation"]) = (["activationChoice": [:]], subFlow)
+        let chose = try read(choosing)
+        #expect(chose.phase == .identify && chose.handOff == nil && chose.pluginState.data == Data(subFlow.serialized()))
+        for (phase, approved) in [(FlowRecord.Phase.identify, false), (.factor(authenticatorID: "pin"), true)] {
+            var keyed = try json(flow(phase))
+            keyed["activation"] = subFlow
+            let handed = try #require(try read(keyed).handOff)
+            #expect(handed.providerID == "activation" && handed.mode == .adopts && handed.approved == approved)
+            #expect(handed.annotations == ["activation": ["outcome": "re_activation", "choice": "override"]])
         }
+        // Without what it needs (its provider), or a choice phase without a sub-flow, it is not guessed at.
+        var broken = try json(flow(.identify))
+        broken["activation"] = ["activationID": "a1"]
+        #expect(throws: BrokerError.self) { try read(broken) }
+        var orphan = try json(flow(.identify))
+        orphan["phase"] = ["activationChoice": [:]]
+        #expect(throws: BrokerError.self) { try read(orphan) }
         // Phases without state read as before.
         var identify = try json(flow(.identify))
         identify["phase"] = ["identify": [:]]

@@ -3,9 +3,10 @@ import Foundation
 /// How flows are stored: each field under its name, and each phase with its own state. A flow stored
 /// by a version before the phases carried their state (its `recovery`, `pendingProfile` and
 /// `suspendedFactor` beside the phase) reads into the phase it belongs to, so that it completes after
-/// an upgrade, as does one with a `suspendedProvider` (now its `handOff`). A flow stored while a
-/// plugin's sub-flow had fields and a phase of its own in the engine (`legacySubFlow`) no longer
-/// reads: it answers `flow_not_found`, and the app starts a new one.
+/// an upgrade, as does one with a `suspendedProvider` (now its `handOff`). A flow stored while the
+/// engine ran a plugin's sub-flow itself (`legacySubFlow`: the plugin's state, its provider, outcome
+/// and choice, and a choice phase of its own) reads into the generic form: waiting for the choice,
+/// the plugin's challenge with its state; past it, a hand-over whose state is the same value.
 extension FlowRecord: Codable {
     enum CodingKeys: String, CodingKey {
         case id, appID, providerID, purpose, stateless, scopes, phase, pluginState, challenge, identity, accountID, accountCreated, methods, failedAttempts, clientIP, authorization, returnURI, codeChallenge, returnCodeDigest, signedInAccountID, signInKeyID, handOff, installationID, createdAt, expiresAt, version
@@ -25,10 +26,8 @@ extension FlowRecord: Codable {
         purpose = try container.decode(FlowPurpose.self, forKey: .purpose)
         stateless = try container.decode(Bool.self, forKey: .stateless)
         scopes = try container.decode([String].self, forKey: .scopes)
-        if container.contains(.legacySubFlow) {
-            throw BrokerError(.flowNotFound, .notFound, "This flow was started by an earlier version of the broker; start a new one.")
-        }
-        phase = try container.decode(Phase.self, forKey: .phase)
+        let legacyChoice = try container.nestedContainer(keyedBy: Phase.CodingKeys.self, forKey: .phase).contains(.legacyChoice)
+        phase = legacyChoice ? .identify : try container.decode(Phase.self, forKey: .phase)
         pluginState = try container.decode(FlowState.self, forKey: .pluginState)
         challenge = try container.decode(Challenge.self, forKey: .challenge)
         identity = try container.decodeIfPresent(ExternalIdentity.self, forKey: .identity)
@@ -44,6 +43,25 @@ extension FlowRecord: Codable {
         signedInAccountID = try container.decodeIfPresent(String.self, forKey: .signedInAccountID)
         signInKeyID = try container.decodeIfPresent(String.self, forKey: .signInKeyID)
         handOff = try container.decodeIfPresent(HandOff.self, forKey: .handOff) ?? container.decodeIfPresent(HandOff.self, forKey: .legacySuspendedProvider)
+        if let subFlow = try container.decodeIfPresent(JSONValue.self, forKey: .legacySubFlow) {
+            // The plugin's state was its own Codable value, stored as it is: it goes back to it.
+            guard let fields = subFlow.objectValue, let owner = fields["providerID"]?.stringValue, let outcome = fields["outcome"] else {
+                throw BrokerError(.flowNotFound, .notFound, "This flow was started by an earlier version of the broker; start a new one.")
+            }
+            let state = FlowState(data: Data(subFlow.serialized()))
+            if legacyChoice {
+                pluginState = state
+            } else {
+                var summary: [String: JSONValue] = ["outcome": outcome]
+                if let choice = fields["choice"], choice != .null { summary["choice"] = choice }
+                handOff = HandOff(
+                    providerID: owner, state: state, mode: .adopts, annotations: [CodingKeys.legacySubFlow.stringValue: .object(summary)],
+                    approved: phase != .identify
+                )
+            }
+        } else if legacyChoice {
+            throw BrokerError(.flowNotFound, .notFound, "This flow was started by an earlier version of the broker; start a new one.")
+        }
         installationID = try container.decodeIfPresent(String.self, forKey: .installationID)
         createdAt = try container.decode(Date.self, forKey: .createdAt)
         expiresAt = try container.decode(Date.self, forKey: .expiresAt)
