@@ -79,16 +79,25 @@ extension ActivationProvider {
     }
 
     /// The flow ended without tokens: the activation is used up all the same (it cannot be redeemed
-    /// again), and for `new_activation` a new, additional one is issued. Answers the `activation` the
-    /// app is told.
+    /// again), and for `new_activation` a new, additional one is issued first (so that one that could
+    /// not be sent leaves the presented one usable). Answers the `activation` the app is told.
     public func stopping(_ state: FlowState, in context: FlowContext) async throws -> [String: JSONValue] {
         let stopping = try state.decode(Stopping.self)
         let redemption = stopping.redemption
-        try await endWithoutTokens(redemption, in: context)
-        guard let new = stopping.newActivation, case .account(let accountID) = redemption.target else { return ["activation": redemption.summary] }
+        guard let new = stopping.newActivation, case .account(let accountID) = redemption.target else {
+            try await endWithoutTokens(redemption, in: context)
+            return ["activation": redemption.summary]
+        }
         let issued = try await issue(
             ActivationRequest(accountID: accountID, pin: new.pin, alias: new.alias, sendTo: new.sendTo, additional: true), app: context.app, issuedBy: "account"
         )
+        do {
+            try await endWithoutTokens(redemption, in: context)
+        } catch {
+            // The presented activation was revoked meanwhile: the new one must not outlive that.
+            _ = try? await revoke(issued.id, appID: context.app.id)
+            throw error
+        }
         var summary = redemption.summary.objectValue ?? [:]
         // Emailed data go to the address only; otherwise the app shows them (the person chose the PIN).
         var data = issued.json.objectValue ?? [:]

@@ -346,6 +346,9 @@ struct ActivationTests {
             return
         }
         #expect(details["activation"]?.objectValue?["choice"] == "stop")
+        // What stopping does ran once the flow was claimed: the activation is used up.
+        let reused = await thrownError { _ = try await Self.redeem(broker, payload: again.payload, pin: "24680", on: Phone()) }
+        #expect(reused?.code == .invalidActivation && reused?.reason == "activation_used")
     }
 
     /// Activation flows the previous version stored (the redemption in the flow's `activation`, the

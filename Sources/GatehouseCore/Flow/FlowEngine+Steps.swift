@@ -46,7 +46,7 @@ extension FlowEngine {
             // the other provider's challenge (another key may be answered), unless it ends the flow.
             let next: FlowStep
             do {
-                let provider = try identityProvider(handOff.providerID, allowedBy: app.policy, stateless: flow.stateless)
+                let provider = try handingProvider(handOff, app: app)
                 let request = flowRequest(for: flow)
                 next = try await provider.resume(handOff.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
             } catch let refusal as BrokerError where refusal.endsFlow {
@@ -261,6 +261,14 @@ extension FlowEngine {
         return try await advance(flow, with: next, app: app, dpopJKT: dpopJKT)
     }
 
+    /// The provider that handed the flow over, which the app still allows and which still declares
+    /// that it hands flows over (a stored flow names it).
+    func handingProvider(_ handOff: HandOff, app: App) throws -> any IdentityProvider {
+        let provider = try identityProvider(handOff.providerID, allowedBy: app.policy, stateless: false)
+        guard provider.traits.handsOver else { throw BrokerError.internalFailure("'\(provider.id)' holds a flow handed over but does not hand flows over.") }
+        return provider
+    }
+
     /// Refuses to hand a flow to a provider that hands flows over itself (a flow is handed on once),
     /// or, in a browser, to one that runs in the flow API only.
     func refuseAsTarget(_ other: any IdentityProvider, of flow: FlowRecord) throws {
@@ -280,10 +288,18 @@ extension FlowEngine {
         if flow.version >= 0, try await !store.deleteFlow(id: flow.id, version: flow.version) {
             throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
         }
+        let added: [String: JSONValue]
+        do {
+            let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
+            let request = flowRequest(for: flow)
+            added = try await provider.stopping(state, in: stepContext(flowID: flow.id, app: app, request: request))
+        } catch {
+            // The flow is gone either way; what stopping could not do is audited as the flow's end.
+            let code = (error as? BrokerError)?.code ?? .serverError
+            try? await audit("signin.failure", flow: flow, outcome: code.rawValue, details: ["reason": (error as? BrokerError)?.reason ?? "stopping_failed"])
+            throw error
+        }
         try await audit("signin.stopped", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
-        let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
-        let request = flowRequest(for: flow)
-        let added = try await provider.stopping(state, in: stepContext(flowID: flow.id, app: app, request: request))
         let details = details.merging(added) { _, new in new }
         guard let authorization = flow.authorization else { return .stopped(flowID: flow.id, status: "stopped", details: details) }
         let redirect = OAuthRedirect.url(

@@ -188,11 +188,13 @@ public struct FlowEngine: Sendable {
             case .chooseProvider, .confirmProfile, .consent, .recovery:
                 throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
             }
-        } catch let error as BrokerError where error.isWrongAnswer && counted {
+        } catch let error as BrokerError where error.isWrongAnswer {
             metrics.signIn(provider: flow.providerID, outcome: error.code.rawValue)
-            let locked = try await attempts.recordFailure(
-                clientIP: flow.clientIP, accountKey: accountKey, policy: lockout, appID: app.id, providerID: flow.providerID
-            )
+            // A wrong answer to a choice (which should check no secret) still counts against the
+            // flow and is audited; only the address and account lockouts are not asked.
+            let locked = counted
+                ? try await attempts.recordFailure(clientIP: flow.clientIP, accountKey: accountKey, policy: lockout, appID: app.id, providerID: flow.providerID)
+                : nil
             try await recordFailedAttempt(flow, app: app, error: error)
             if error.endsFlow { _ = try await store.deleteFlow(id: flow.id, version: flow.version) }
             if let reason = error.reason {
@@ -351,7 +353,7 @@ public struct FlowEngine: Sendable {
         }
         var notice: [String: JSONValue] = [:]
         // A provider that handed the flow over checks and finishes its part around the credentials.
-        let handedOver = try flow.handOff.flatMap { $0.mode == .adopts ? $0 : nil }.map { ($0, try identityProvider($0.providerID, allowedBy: app.policy, stateless: false)) }
+        let handedOver = try flow.handOff.flatMap { $0.mode == .adopts ? $0 : nil }.map { ($0, try handingProvider($0, app: app)) }
         let completion = account.map {
             FlowCompletion(
                 flowID: flow.id, app: app, account: $0, identity: identity, signInKeyID: flow.signInKeyID, newSignInKey: identity.newSignInKey,

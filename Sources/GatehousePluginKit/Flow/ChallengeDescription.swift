@@ -29,8 +29,9 @@ public struct ChallengeDescription: Sendable, Hashable {
     /// Set for challenges the person answers elsewhere (an upstream sign-in page): the browser is sent
     /// to the URL, and the answer (the declared `inputs`) comes back at the broker's callback.
     public var callback: ChallengeCallback?
-    /// Its answers are choices, not guesses (how to go on with an activation): they are neither
-    /// counted as attempts nor held back by the address and account lockouts.
+    /// Its answers are choices, not guesses (how to go on with an activation): they are not held back
+    /// by the address and account lockouts. Such a challenge checks no secret; a wrong answer it
+    /// reports anyway still counts against the flow and is audited.
     public var choice: Bool
 
     /// A declaration; see each property.
