@@ -3,7 +3,7 @@ SWIFT ?= swift
 SHELL := /bin/bash
 # System libraries the build links (libldap2-dev: the LDAP plugin), plus what the walk-through uses.
 RUN_PACKAGES := libsqlite3-dev libssl-dev libldap2-dev curl jq
-TEST_PACKAGES := $(RUN_PACKAGES) python3 python3-venv openssl slapd ldap-utils postgresql
+TEST_PACKAGES := $(RUN_PACKAGES) python3 python3-venv openssl slapd ldap-utils postgresql oathtool
 ARGS ?=
 
 .PHONY: run test build deps test-deps unit unit-under-load e2e e2e-postgres multinode integration upstream hardening clean test-logs

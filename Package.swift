@@ -37,6 +37,7 @@ let builtInPlugins: [BuiltInPlugin] = [
         testDependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")]
     ),
     BuiltInPlugin(name: "DeviceKey", testDependencies: ["GatehouseStore", .product(name: "Crypto", package: "swift-crypto")]),
+    BuiltInPlugin(name: "TOTP", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
     BuiltInPlugin(
         name: "PIN", dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")],
         testDependencies: ["GatehouseStore"]
