@@ -31,6 +31,11 @@ struct PluginEndpointAPI {
         }
     }
 
+    /// The query's fields as strings (the first of a repeated name).
+    static func queryFields(_ request: Request) -> [String: JSONValue] {
+        Dictionary(request.uri.queryParameters.map { (String($0.key), JSONValue.string(String($0.value))) }) { first, _ in first }
+    }
+
     /// Reads a JSON endpoint's fields (the body's object, or for `GET` and `DELETE` the query) and
     /// the credentials its caller kind reads, and answers what `respond` makes of them.
     static func proving(
@@ -43,7 +48,7 @@ struct PluginEndpointAPI {
             // A link anyone may call that declares no field reads no body (one sent is not refused).
             fields = [:]
         } else if method == .get || method == .delete {
-            fields = Dictionary(request.uri.queryParameters.map { (String($0.key), JSONValue.string(String($0.value))) }) { first, _ in first }
+            fields = queryFields(request)
         } else {
             var request = request
             let buffer = try await request.collectBody(upTo: context.maxUploadSize)

@@ -60,7 +60,7 @@ struct PluginRootRoutes {
         do {
             var fields: [String: JSONValue] = [:]
             if endpoint.method == .get || endpoint.method == .delete {
-                fields = Dictionary(request.uri.queryParameters.map { (String($0.key), JSONValue.string(String($0.value))) }) { first, _ in first }
+                fields = PluginEndpointAPI.queryFields(request)
             } else {
                 fields = try await FormBody.parse(request, context: context).mapValues(JSONValue.string)
             }

@@ -25,6 +25,26 @@ extension GatehouseServerTests {
               selfRegistration: true
         """
 
+    /// The sphinx's and the oracle's riddles, each with `extra` config keys (`handOffTo: oracle`), for
+    /// the tests of continuations, hand-overs and root pages; `apps` follows.
+    static func sphinxAndOracle(sphinx extra: String = "", oracle oracleExtra: String = "", question: String = "What walks on four legs in the morning?") -> String {
+        """
+        providers:
+          - id: sphinx
+            type: riddle
+            config: {question: "\(question)", answer: man\(extra)}
+          - id: oracle
+            type: riddle
+            config: {question: "What is always ahead of you?", answer: future\(oracleExtra)}
+
+        """
+    }
+
+    /// Answers a JSON flow's challenge.
+    static func answer(_ test: TestBroker, _ flow: String, _ fields: [String: JSONValue]) async throws -> FlowOutcome {
+        try await test.engine.resume(flowID: flow, answer: ChallengeResponse(fields), client: nil)
+    }
+
     static func riddleBroker(yaml: String = riddleYAML) async throws -> TestBroker {
         var registry = PluginRegistry()
         registry.register(RiddlePlugin.self)
@@ -113,9 +133,7 @@ extension GatehouseServerTests {
         defer { test.temporary.remove() }
         let admin = AdminIdentity(name: "ops")
         func riddle() async throws -> String { try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx")).flowID }
-        func answer(_ flow: String, _ fields: [String: JSONValue]) async throws -> FlowOutcome {
-            try await test.engine.resume(flowID: flow, answer: ChallengeResponse(fields), client: nil)
-        }
+        func answer(_ flow: String, _ fields: [String: JSONValue]) async throws -> FlowOutcome { try await Self.answer(test, flow, fields) }
 
         let noHints = try await riddle()
         #expect(await thrownError(BrokerError.self) { _ = try await answer(noHints, ["hint": true]) }?.message == "This app gives no hints.")
@@ -240,14 +258,7 @@ extension GatehouseServerTests {
     /// goes on to the oracle's riddle, and only when the oracle identifies the same name does the
     /// sphinx identify the person. The other provider must be one the app allows.
     @Test func aProviderHandsTheFlowToAnotherAndDecidesOnceItIdentified() async throws {
-        let yaml = """
-            providers:
-              - id: sphinx
-                type: riddle
-                config: {question: "What walks on four legs in the morning?", answer: man, handOffTo: oracle}
-              - id: oracle
-                type: riddle
-                config: {question: "What is always ahead of you?", answer: future}
+        let yaml = Self.sphinxAndOracle(sphinx: ", handOffTo: oracle") + """
             apps:
               - id: thebes
                 redirectURIs: [https://thebes.example/callback]
@@ -258,9 +269,7 @@ extension GatehouseServerTests {
             """
         let test = try await Self.riddleBroker(yaml: yaml)
         defer { test.temporary.remove() }
-        func answer(_ flow: String, _ fields: [String: JSONValue]) async throws -> FlowOutcome {
-            try await test.engine.resume(flowID: flow, answer: ChallengeResponse(fields), client: nil)
-        }
+        func answer(_ flow: String, _ fields: [String: JSONValue]) async throws -> FlowOutcome { try await Self.answer(test, flow, fields) }
 
         let flow = try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx", purpose: .register)).flowID
         guard case .challenge(_, let second, _) = try await answer(flow, ["name": "oedipus", "answer": "man"]) else {
@@ -299,14 +308,7 @@ extension GatehouseServerTests {
     /// told when the flow completes (its audit event through the engine, its field beside the
     /// tokens), and may refuse then. Every challenge meanwhile carries the sphinx's annotation.
     @Test func aProviderHandsTheFlowOverAndHearsWhenItCompletes() async throws {
-        let yaml = """
-            providers:
-              - id: sphinx
-                type: riddle
-                config: {question: "What walks on four legs in the morning?", answer: man, handOverTo: oracle}
-              - id: oracle
-                type: riddle
-                config: {question: "What is always ahead of you?", answer: future}
+        let yaml = Self.sphinxAndOracle(sphinx: ", handOverTo: oracle") + """
             apps:
               - id: thebes
                 redirectURIs: [https://thebes.example/callback]
@@ -314,9 +316,7 @@ extension GatehouseServerTests {
             """
         let test = try await Self.riddleBroker(yaml: yaml)
         defer { test.temporary.remove() }
-        func answer(_ flow: String, _ fields: [String: JSONValue]) async throws -> FlowOutcome {
-            try await test.engine.resume(flowID: flow, answer: ChallengeResponse(fields), client: nil)
-        }
+        func answer(_ flow: String, _ fields: [String: JSONValue]) async throws -> FlowOutcome { try await Self.answer(test, flow, fields) }
         let flow = try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx")).flowID
         guard case .challenge(_, let second, _) = try await answer(flow, ["name": "oedipus", "answer": "man"]) else {
             Issue.record("the sphinx hands the flow over to the oracle")
@@ -371,14 +371,7 @@ extension GatehouseServerTests {
     /// answers with its template inside the broker's layout (escaped, under the strict CSP); a name no
     /// instance knows is the last one's `not_found`, as the error page.
     @Test func aRootPageIsAnsweredByTheInstanceThatKnowsItsPath() async throws {
-        let yaml = """
-            providers:
-              - id: sphinx
-                type: riddle
-                config: {question: "<b>Four legs</b> in the morning?", answer: man}
-              - id: oracle
-                type: riddle
-                config: {question: "What is always ahead of you?", answer: future}
+        let yaml = Self.sphinxAndOracle(question: "<b>Four legs</b> in the morning?") + """
             apps:
               - id: thebes
                 redirectURIs: [https://thebes.example/callback]
@@ -423,14 +416,7 @@ extension GatehouseServerTests {
     /// A flow is handed on once: a provider that hands flows over is never handed one (by a
     /// continuation or a hand-over), and a hand-over is refused in a browser flow.
     @Test func aProviderThatHandsOverIsNeverHandedAFlow() async throws {
-        let yaml = """
-            providers:
-              - id: sphinx
-                type: riddle
-                config: {question: "What walks on four legs in the morning?", answer: man, handOffTo: oracle}
-              - id: oracle
-                type: riddle
-                config: {question: "What is always ahead of you?", answer: future, handOverTo: pythia}
+        let yaml = Self.sphinxAndOracle(sphinx: ", handOffTo: oracle", oracle: ", handOverTo: pythia") + """
               - id: pythia
                 type: riddle
                 config: {question: "Know what?", answer: thyself}

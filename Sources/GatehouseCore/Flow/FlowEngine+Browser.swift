@@ -93,9 +93,6 @@ extension FlowEngine {
             throw BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
         }
         try await audit("signin.cancelled", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
-        return OAuthRedirect.url(
-            authorization.request.redirectURI,
-            parameters: [("error", "access_denied"), ("error_description", "The sign-in was cancelled."), ("state", authorization.request.state), ("iss", tokens.issuer)]
-        )
+        return appErrorRedirect(authorization.request, .accessDenied, "The sign-in was cancelled.")
     }
 }

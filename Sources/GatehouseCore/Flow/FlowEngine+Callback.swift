@@ -113,10 +113,7 @@ extension FlowEngine {
         } else {
             return nil
         }
-        return OAuthRedirect.url(
-            authorization.request.redirectURI,
-            parameters: [("error", code.rawValue), ("error_description", error.message), ("state", authorization.request.state), ("iss", tokens.issuer)]
-        )
+        return appErrorRedirect(authorization.request, code, error.message)
     }
 
     /// Goes on with a flow whose identity came back at the callback. A browser flow has proved its

@@ -56,10 +56,13 @@ extension FlowEngine {
 
     /// A refusal of `prompt=none` goes back to the app (OIDC Core section 3.1.2.6).
     func promptNoneRefusal(_ code: ErrorCode, _ message: String, request: AuthorizationRequest) -> AuthorizationRefusal {
-        .redirect(
-            BrokerError(code, .badRequest, message),
-            to: OAuthRedirect.url(request.redirectURI, parameters: [("error", code.rawValue), ("error_description", message), ("state", request.state), ("iss", tokens.issuer)])
-        )
+        .redirect(BrokerError(code, .badRequest, message), to: appErrorRedirect(request, code, message))
+    }
+
+    /// Where a browser goes back to the app with an OAuth error (RFC 6749 section 4.1.2.1, with the
+    /// issuer of RFC 9207).
+    func appErrorRedirect(_ request: AuthorizationRequest, _ code: ErrorCode, _ description: String) -> String {
+        OAuthRedirect.url(request.redirectURI, parameters: [("error", code.rawValue), ("error_description", description), ("state", request.state), ("iss", tokens.issuer)])
     }
 
     /// Goes on from the browser's session: at once to a code, or through consent or the missing

@@ -302,11 +302,7 @@ extension FlowEngine {
         try await audit("signin.stopped", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
         let details = details.merging(added) { _, new in new }
         guard let authorization = flow.authorization else { return .stopped(flowID: flow.id, status: "stopped", details: details) }
-        let redirect = OAuthRedirect.url(
-            authorization.request.redirectURI,
-            parameters: [("error", "access_denied"), ("error_description", "The sign-in was ended."), ("state", authorization.request.state), ("iss", tokens.issuer)]
-        )
-        return .authorized(flowID: flow.id, redirect: redirect)
+        return .authorized(flowID: flow.id, redirect: appErrorRedirect(authorization.request, .accessDenied, "The sign-in was ended."))
     }
 
     /// An account made by a flow of an app that asks for profile confirmation waits for it.
