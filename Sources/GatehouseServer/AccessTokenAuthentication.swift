@@ -38,10 +38,12 @@ enum AccessTokenAuthentication {
     static func with(_ request: Request, issuer: String, _ body: (PresentedToken) async throws -> Response) async throws -> Response {
         do {
             return try await body(try presented(request, issuer: issuer))
-        } catch let error as BrokerError where [.invalidToken, .insufficientScope, .invalidDPoPProof, .useDPoPNonce].contains(error.code) {
+        } catch let error as BrokerError where [.invalidToken, .insufficientScope, .insufficientUserAuthentication, .invalidDPoPProof, .useDPoPNonce].contains(error.code) {
             var response = ErrorBody(error).response(status: error.code == .insufficientScope ? .forbidden : .unauthorized)
-            let dpopChallenge = #"DPoP error="\#(error.code.rawValue)", algs="\#(DPoPVerifier.algorithms.joined(separator: " "))""#
-            let bearerChallenge = #"Bearer realm="gatehouse", error="\#(error.code.rawValue)""#
+            // A step-up refusal says how recent the sign-in must be (RFC 9470 section 3).
+            let maxAge = error.maxAge.map { #", max_age="\#($0)""# } ?? ""
+            let dpopChallenge = #"DPoP error="\#(error.code.rawValue)"\#(maxAge), algs="\#(DPoPVerifier.algorithms.joined(separator: " "))""#
+            let bearerChallenge = #"Bearer realm="gatehouse", error="\#(error.code.rawValue)"\#(maxAge)"#
             if error.reason == OAuthService.boundTokenAsBearer {
                 // A DPoP-bound token sent as Bearer: the DPoP challenge says how to present it, and the
                 // Bearer one answers the scheme the client used (RFC 9449 section 7.2).

@@ -5,7 +5,7 @@ import Hummingbird
 import Mustache
 
 /// Renders the browser pages and gives them the headers every page carries: no caching, a strict
-/// Content-Security-Policy (no scripts at all), no framing.
+/// Content-Security-Policy (no scripts at all; images only from `data:` URLs), no framing.
 struct PageRenderer: Sendable {
     let library: MustacheLibrary
     let issuer: String
@@ -47,7 +47,7 @@ struct PageRenderer: Sendable {
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
         headers[.cacheControl] = "no-store"
-        headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"
+        headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'"
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
     }
 
@@ -98,6 +98,10 @@ struct PageRenderer: Sendable {
             if let link = description.link, let url = challenge.fields[link.urlField]?.stringValue, Self.isSafeLink(url) {
                 values["link"] = ["url": url, "text": link.label]
             }
+            if let image = description.image, let url = challenge.fields[image.field]?.stringValue, ChallengeImage.isUsable(url) {
+                values["image"] = ["src": url, "alt": image.alt]
+            }
+            values["facts"] = Self.facts(of: description, for: challenge)
             return page("challenge", title: description.title, values: values, status: status)
         case .completed, .stopped:
             return self.error(BrokerError.internalFailure("This flow cannot finish in a browser."), requestID: requestID)
@@ -124,6 +128,17 @@ struct PageRenderer: Sendable {
                 "plain": input.kind == .text || input.kind == .email || input.kind == .code, "autofocus": autofocus, "describedBy": describedBy,
                 "required": input.required,
             ]
+        }
+    }
+
+    /// The template values of the values a challenge shows as they are: a string, or a list of strings.
+    static func facts(of description: ChallengeDescription, for challenge: Challenge) -> [[String: Any]] {
+        description.facts.compactMap { fact in
+            switch challenge.fields[fact.field] {
+            case .string(let value): ["label": fact.label, "value": value, "list": false]
+            case .array(let items): ["label": fact.label, "value": false, "list": ["items": items.compactMap(\.stringValue)]]
+            default: nil
+            }
         }
     }
 

@@ -23,6 +23,10 @@ enum PageTemplates {
         .error{color:#a4000f;background:#fdecee;padding:.6rem;border-radius:.3rem}
         .providers button{display:block;width:100%}
         fieldset{border:0;padding:0;margin:0}
+        img.challenge-image{display:block;width:14rem;height:14rem;margin:0 auto}
+        code.fact{font-size:1.05rem;letter-spacing:.05rem;overflow-wrap:anywhere}
+        ul.facts{columns:2;padding-left:1.2rem}
+        .fact-label{font-weight:600;margin-bottom:.2rem}
         legend{font-weight:600}
         </style>
         </head>
@@ -42,6 +46,10 @@ enum PageTemplates {
         {{#error}}<p class="error" role="alert" id="form-error">{{error}}</p>{{/error}}
         {{#prompt}}<p>{{prompt}}</p>{{/prompt}}
         {{#link}}<p><a class="link-out" href="{{url}}">{{text}}</a></p>{{/link}}
+        {{#image}}<p><img class="challenge-image" src="{{src}}" alt="{{alt}}"></p>{{/image}}
+        {{#facts}}<p class="fact-label">{{label}}</p>
+        {{#value}}<p><code class="fact">{{value}}</code></p>{{/value}}
+        {{#list}}<ul class="facts">{{#items}}<li><code class="fact">{{.}}</code></li>{{/items}}</ul>{{/list}}{{/facts}}
         <form method="post" action="{{action}}">
         <input type="hidden" name="flow" value="{{flow}}">
         <input type="hidden" name="csrf" value="{{csrf}}">

@@ -111,6 +111,69 @@ extension GatehouseServerTests {
             #expect(html.contains(#"<button type="submit" name="hint" value="true" class="secondary" formnovalidate>Give me a hint</button>"#))
             #expect(html.contains(#"<a class="link-out" href="https://riddles.example/rules">Riddle rules</a>"#))
             #expect(html.contains(#"<button type="submit">Answer</button>"#))
+            // The plugin's picture as an image (never inline SVG), and its facts as they are.
+            #expect(html.contains(#"<img class="challenge-image" src="data:image/svg+xml;base64,"#))
+            #expect(html.contains(#"alt="A sphinx">"#))
+            #expect(html.contains(#"<p class="fact-label">Round</p>"#) && html.contains(#"<code class="fact">1</code>"#))
+            #expect(html.contains(#"<li><code class="fact">One answer per round</code></li>"#))
+            #expect(!html.contains("<svg"))
+            #expect(page.headers[.contentSecurityPolicy]?.contains("img-src data:;") == true)
+            #expect(page.headers[.contentSecurityPolicy]?.contains("script-src") == false)
+        }
+    }
+
+    /// Only `data:` pictures of the allowed types, in base64, reach a page: a plugin cannot make a
+    /// page load or run anything through its picture.
+    @Test func aChallengePictureMustBeABase64DataURLOfAnAllowedType() {
+        #expect(ChallengeImage.isUsable(ChallengeImage.svgDataURL("<svg/>")))
+        #expect(ChallengeImage.isUsable("data:image/png;base64,iVBORw0KGgo="))
+        #expect(!ChallengeImage.isUsable("https://evil.example/qr.svg"))
+        #expect(!ChallengeImage.isUsable("javascript:alert(1)"))
+        #expect(!ChallengeImage.isUsable("data:text/html;base64,PHNjcmlwdD4="))
+        #expect(!ChallengeImage.isUsable("data:image/svg+xml,<svg onload=alert(1)>"))
+        #expect(!ChallengeImage.isUsable(#"data:image/png;base64,AA" onerror="x"#))
+        #expect(!ChallengeImage.isUsable("data:image/png;base64,"))
+        #expect(!ChallengeImage.isUsable("data:image/png;base64," + String(repeating: "A", count: ChallengeImage.maxLength)))
+    }
+
+    /// An account operation that needs a fresh sign-in (the riddle's `forget_me`) runs with a token
+    /// from a recent sign-in, and refuses one whose sign-in is older, also after a refresh, with RFC
+    /// 9470's step-up challenge: 401 `insufficient_user_authentication` and `max_age`.
+    @Test func anAccountOperationCanRequireAFreshSignIn() async throws {
+        let test = try await Self.riddleBroker()
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            let started = try Self.object(try await client.execute(uri: "/v1/flows", method: .post, body: Self.json(#"{"app":"thebes","provider":"sphinx"}"#)))
+            let flow = try #require(started["flow"]?.stringValue)
+            let done = try Self.object(
+                try await client.execute(uri: "/v1/flows/\(flow)", method: .post, body: Self.json(#"{"answer":{"name":"oedipus","answer":"man"}}"#))
+            )
+            let tokens = try #require(done["tokens"]?.objectValue)
+            let signedInAt = test.clock.now
+            @Sendable func call(_ operation: String, _ token: String) async throws -> TestResponse {
+                try await client.execute(uri: "/v1/account/operations/sphinx/\(operation)", method: .post, headers: [.authorization: "Bearer \(token)", .contentType: "application/json"], body: Self.json("{}"))
+            }
+            let access = try #require(tokens["access_token"]?.stringValue)
+            let whoami = try Self.object(try await call("whoami", access))
+            #expect(whoami["signedInAt"] == .number(signedInAt.timeIntervalSince1970.rounded(.down)))
+            #expect(whoami["methods"]?.arrayValue?.contains("kba") == true)
+            let fresh = try await call("forget_me", access)
+            #expect(fresh.status == .ok)
+            #expect(try Self.object(fresh) == ["forgotten": "oedipus"])
+
+            test.clock.advance(by: 301)
+            let refreshed = try Self.object(
+                try await client.execute(
+                    uri: "/oauth2/token", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+                    body: ByteBuffer(string: "grant_type=refresh_token&client_id=thebes&refresh_token=\(try #require(tokens["refresh_token"]?.stringValue))")
+                )
+            )
+            let newAccess = try #require(refreshed["access_token"]?.stringValue)
+            let stale = try await call("forget_me", newAccess)
+            #expect(stale.status == .unauthorized)
+            #expect(try Self.object(stale)["error"] == "insufficient_user_authentication")
+            #expect(stale.headers[.wwwAuthenticate] == #"Bearer realm="gatehouse", error="insufficient_user_authentication", max_age="300""#)
+            #expect(try await call("whoami", newAccess).status == .ok, "operations that do not ask for a fresh sign-in still run")
         }
     }
 }

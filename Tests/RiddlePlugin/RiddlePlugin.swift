@@ -25,7 +25,7 @@ public enum RiddlePlugin: PluginFactory {
     public static let challenges = [RiddleProvider.challenge]
 
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
-        RiddleProvider(id: id, config: config)
+        RiddleProvider(id: id, config: config, clock: environment.clock)
     }
 }
 
@@ -61,6 +61,7 @@ public struct RiddleSettings: PluginSettings {
 public struct RiddleProvider: IdentityProvider {
     public let id: String
     let config: RiddlePlugin.Config
+    let clock: any BrokerClock
 
     public var traits: PluginTraits { PluginTraits(handsOver: config.handOverTo != nil) }
 
@@ -73,9 +74,38 @@ public struct RiddleProvider: IdentityProvider {
         ],
         actions: [ChallengeAction(name: "hint", label: "Give me a hint"), ChallengeAction(name: "give_up", label: "Give up")],
         link: ChallengeLink(urlField: "help", label: "Riddle rules"),
-        details: [ChallengeDetail("question", .string, "The riddle."), ChallengeDetail("round", .string, "Which asking this is.")],
-        submitLabel: "Answer"
+        details: [
+            ChallengeDetail("question", .string, "The riddle."), ChallengeDetail("round", .string, "Which asking this is."),
+            ChallengeDetail("picture", .string, "A picture of a sphinx (an SVG `data:` URL)."), ChallengeDetail("rules", .array, "The rules, one per line."),
+        ],
+        submitLabel: "Answer",
+        image: ChallengeImage(field: "picture", alt: "A sphinx"),
+        facts: [ChallengeFact(field: "round", label: "Round"), ChallengeFact(field: "rules", label: "Rules")]
     )
+
+    /// A small SVG drawn by the plugin, to prove that a challenge page shows a plugin's picture.
+    static let picture = ChallengeImage.svgDataURL(
+        #"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><circle cx="5" cy="5" r="4" fill="orange"/></svg>"#
+    )
+
+    /// What a signed-in person may do at a riddle: see how they signed in, and (only with a sign-in of
+    /// the last five minutes) have the riddle forget them.
+    public var accountOperations: [AccountOperation] {
+        [
+            AccountOperation(name: "whoami", summary: "When and how the person signed in.", inputs: []),
+            AccountOperation(name: "forget_me", summary: "Needs a sign-in within the last five minutes.", inputs: []),
+        ]
+    }
+
+    public func perform(_ operation: String, with fields: ChallengeResponse, in context: AccountOperationContext) async throws -> JSONValue {
+        switch operation {
+        case "whoami":
+            return ["signedInAt": context.authenticatedAt.map { .number($0.timeIntervalSince1970) } ?? .null, "methods": .array(context.methods.map { .string($0) })]
+        default:
+            try context.requireSignIn(within: .minutes(5), now: clock.now)
+            return ["forgotten": .string(context.account.username)]
+        }
+    }
 
     /// Endpoints of each caller kind, to prove that a plugin's routes need no broker or server change.
     public var endpoints: [PluginEndpoint] {
@@ -116,7 +146,11 @@ public struct RiddleProvider: IdentityProvider {
 
     func ask(round: Int, hint: Bool) -> FlowStep {
         let challenge = Challenge(
-            type: Self.challenge.type, fields: ["question": .string(config.question), "round": .string(String(round)), "help": "https://riddles.example/rules"],
+            type: Self.challenge.type,
+            fields: [
+                "question": .string(config.question), "round": .string(String(round)), "help": "https://riddles.example/rules", "picture": .string(Self.picture),
+                "rules": ["One answer per round", "Letter case counts only when the app says so"],
+            ],
             prompt: hint ? "Hint: the answer has \(config.answer.count) letters. Riddle: \(config.question)" : nil
         )
         return .challenge(challenge, state: FlowState(data: Data(String(round).utf8)))

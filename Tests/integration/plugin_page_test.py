@@ -57,6 +57,11 @@ def main():
         check("P4. the secret answer is a password input", chrome.find_element(By.ID, "field-answer").get_attribute("type") == "password")
         link = chrome.find_element(By.CSS_SELECTOR, "a.link-out")
         check("P5. the link-out is shown", link.get_attribute("href") == "https://riddles.example/rules" and link.text == "Riddle rules", link.get_attribute("href"))
+        picture = chrome.find_element(By.CSS_SELECTOR, "img.challenge-image")
+        loaded = chrome.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", picture)
+        check("P5a. the plugin's picture is shown under the page's CSP", loaded and picture.get_attribute("alt") == "A sphinx", picture.get_attribute("src")[:40])
+        rules = [item.text for item in chrome.find_elements(By.CSS_SELECTOR, "ul.facts li")]
+        check("P5b. the plugin's facts are shown as they are", rules == ["One answer per round", "Letter case counts only when the app says so"], rules)
         chrome.find_element(By.CSS_SELECTOR, 'button[name="hint"]').click()
         wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "Hint: the answer has 3 letters"))
         check("P6. the declared extra button reaches the plugin (a hint)", True)

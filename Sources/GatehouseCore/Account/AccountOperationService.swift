@@ -22,7 +22,10 @@ public struct AccountOperationService: Sendable {
         let (app, account) = (caller.app, caller.account)
         let answer = ChallengeResponse(fields)
         try ChallengeDescription(type: "\(pluginID).\(name)", summary: operation.summary, inputs: operation.inputs).validate(answer)
-        let result = try await provider.perform(name, with: answer, in: AccountOperationContext(account: account, app: app, signInKey: caller.signInKey, clientIP: clientIP))
+        let result = try await provider.perform(name, with: answer, in: AccountOperationContext(
+                account: account, app: app, signInKey: caller.signInKey, clientIP: clientIP, authenticatedAt: caller.authenticatedAt, methods: caller.methods
+            )
+        )
         try await store.appendAudit(
             AuditEvent(
                 time: clock.now, type: "account.operation", appID: app.id, accountID: account.id, providerID: pluginID, details: ["operation": name]

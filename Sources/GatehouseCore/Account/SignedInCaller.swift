@@ -9,6 +9,9 @@ struct SignedInCaller: Sendable {
     let account: Account
     /// The device sign-in key the token was issued through, if any.
     let signInKey: SignInKey?
+    /// When the person really signed in (the token's `auth_time`), and how (`amr`).
+    var authenticatedAt: Date? = nil
+    var methods: [String] = []
 
     static func proven(by token: PresentedToken, for instance: String, oauth: OAuthService, store: any BrokerStore) async throws -> SignedInCaller {
         let claims = try await oauth.authorize(token)
@@ -19,7 +22,10 @@ struct SignedInCaller: Sendable {
         guard let account = try await store.account(id: claims.sub.value) else { throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.") }
         var signInKey: SignInKey?
         if let keyID = claims.deviceKey { signInKey = try await store.signInKey(id: keyID) }
-        return SignedInCaller(app: try allowing(app, instance), account: account, signInKey: signInKey)
+        return SignedInCaller(
+            app: try allowing(app, instance), account: account, signInKey: signInKey,
+            authenticatedAt: claims.authTime.map { Date(timeIntervalSince1970: TimeInterval($0)) }, methods: claims.amr ?? []
+        )
     }
 
     /// The app, if its policy lets it use the instance.

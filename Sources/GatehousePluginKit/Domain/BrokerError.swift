@@ -60,6 +60,9 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A fresh DPoP nonce the client must put in its next proof (RFC 9449 section 8), sent as the
     /// `DPoP-Nonce` header.
     public var dpopNonce: String?
+    /// For `insufficient_user_authentication`: how recent, in seconds, the sign-in must be (RFC 9470's
+    /// `max_age` in the `WWW-Authenticate` challenge).
+    public var maxAge: Int?
 
     /// An error; `message` is for a person and never holds a secret.
     public init(_ code: ErrorCode, _ kind: Kind, _ message: String, lockedUntil: Date? = nil, retryAfter: Int? = nil, issues: [ConfigIssue] = []) {
@@ -74,6 +77,7 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         self.endsFlow = false
         self.countsAsWrongAnswer = false
         self.dpopNonce = nil
+        self.maxAge = nil
     }
 
     /// Whether the engine counts this error against the flow, the client address and the account.

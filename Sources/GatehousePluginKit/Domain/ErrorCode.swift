@@ -45,6 +45,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let invalidToken = ErrorCode("invalid_token")
     /// The access token does not allow this request (RFC 6750).
     public static let insufficientScope = ErrorCode("insufficient_scope")
+    /// The access token's sign-in is too old for this action (RFC 9470): sign in again, within `max_age`.
+    public static let insufficientUserAuthentication = ErrorCode("insufficient_user_authentication")
     // RFC 9449 (DPoP).
     /// The DPoP proof is missing or does not check out (RFC 9449).
     public static let invalidDPoPProof = ErrorCode("invalid_dpop_proof")

@@ -33,14 +33,20 @@ public struct ChallengeDescription: Sendable, Hashable {
     /// by the address and account lockouts. Such a challenge checks no secret; a wrong answer it
     /// reports anyway still counts against the flow and is audited.
     public var choice: Bool
+    /// A picture the page shows above the form (a QR code); the flow API carries its field as is.
+    public var image: ChallengeImage?
+    /// Values the page shows as they are, to copy or keep (a key, recovery codes).
+    public var facts: [ChallengeFact]
 
     /// A declaration; see each property.
     public init(
         type: String, summary: String, title: String = "Sign in", prompt: String? = nil, inputs: [ChallengeInput] = [], actions: [ChallengeAction] = [],
         link: ChallengeLink? = nil, details: [ChallengeDetail] = [], submitLabel: String = "Continue", callback: ChallengeCallback? = nil,
-        choice: Bool = false
+        choice: Bool = false, image: ChallengeImage? = nil, facts: [ChallengeFact] = []
     ) {
         self.choice = choice
+        self.image = image
+        self.facts = facts
         self.type = type
         self.summary = summary
         self.title = title

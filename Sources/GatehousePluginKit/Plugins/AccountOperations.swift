@@ -1,3 +1,5 @@
+import Foundation
+
 /// Things a signed-in person does to their own credentials at a plugin (change
 /// a PIN), outside any sign-in. The account API (`POST /v1/account/operations/{plugin}/{operation}`,
 /// with an access token) reaches them generically: the core checks the token, that the token's app
@@ -28,12 +30,34 @@ public struct AccountOperationContext: Sendable {
     public var signInKey: SignInKey?
     /// The caller's address.
     public var clientIP: String?
+    /// When the person last really signed in (the token's `auth_time`, kept through refreshes); nil
+    /// when the token does not say.
+    public var authenticatedAt: Date?
+    /// How they signed in (the token's `amr`).
+    public var methods: [String]
 
     /// A context.
-    public init(account: Account, app: App, signInKey: SignInKey? = nil, clientIP: String? = nil) {
+    public init(account: Account, app: App, signInKey: SignInKey? = nil, clientIP: String? = nil, authenticatedAt: Date? = nil, methods: [String] = []) {
         self.account = account
         self.app = app
         self.signInKey = signInKey
         self.clientIP = clientIP
+        self.authenticatedAt = authenticatedAt
+        self.methods = methods
+    }
+
+    /// Refuses unless the person signed in at most `maxAge` before `now`: removing a second factor or
+    /// showing new recovery codes needs a fresh sign-in, not a token refreshed for days. The refusal
+    /// is RFC 9470's step-up challenge: 401 `insufficient_user_authentication` with `max_age`, so the
+    /// app signs the person in again (`max_age` or `prompt=login`) and retries with the new token.
+    public func requireSignIn(within maxAge: Seconds, now: Date) throws(BrokerError) {
+        guard let authenticatedAt, now.timeIntervalSince(authenticatedAt) <= maxAge.timeInterval else {
+            var error = BrokerError(
+                .insufficientUserAuthentication, .unauthenticated,
+                "This needs a sign-in within the last \(maxAge.value) seconds; sign in again and retry with the new access token."
+            )
+            error.maxAge = maxAge.value
+            throw error
+        }
     }
 }
