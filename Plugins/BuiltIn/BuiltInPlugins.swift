@@ -9,6 +9,7 @@ import LDAP
 import LocalPassword
 import OIDC
 import PIN
+import TOTP
 
 /// The plugin types built into the broker. Adding a plugin adds its import and one `register` line
 /// here, and its entry in Package.swift's `builtInPlugins` (docs/writing-a-plugin.md).
@@ -25,6 +26,7 @@ public enum BuiltInPlugins {
         registry.register(PINPlugin.self)
         registry.register(DeviceAttestationPlugin.self)
         registry.register(ActivationPlugin.self)
+        registry.register(TOTPPlugin.self)
         return registry
     }
 }

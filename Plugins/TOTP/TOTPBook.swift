@@ -1,0 +1,148 @@
+import Crypto
+import Foundation
+import GatehousePluginKit
+
+/// Where enrolments live (one per account, sealed, under `account:<id>`) and how codes are checked
+/// against them: the lockout first (each guess counted before it is evaluated), then the code within
+/// the window, then the step's single use, claimed by a compare-and-swap so that two nodes given the
+/// same code accept it once.
+struct TOTPBook: Sendable {
+    let config: TOTPPlugin.Config
+    let environment: PluginEnvironment
+
+    static func key(_ accountID: String) -> String { "account:\(accountID)" }
+    static let lockoutWhat = "This account's authenticator codes"
+
+    func enrolment(for accountID: String) async throws -> PluginStorage.Versioned<TOTPEnrolment>? {
+        try await environment.storage.get(TOTPEnrolment.self, key: Self.key(accountID))
+    }
+
+    /// Stores a confirmed enrolment; false when the account got one meanwhile (another flow).
+    func insert(_ enrolment: TOTPEnrolment, for accountID: String) async throws -> Bool {
+        try await environment.storage.insert(enrolment, key: Self.key(accountID))
+    }
+
+    /// Replaces the enrolment read at `version`; false when another node changed it since.
+    func replace(_ enrolment: TOTPEnrolment, for accountID: String, version: Int) async throws -> Bool {
+        try await environment.storage.replace(enrolment, key: Self.key(accountID), version: version)
+    }
+
+    /// A secret sealed for one account: AES-256-GCM under the instance's `secrets` key (which the
+    /// store keeps sealed under the key-encryption key), the account id authenticated with it, so a
+    /// sealed secret moved to another account's record does not open.
+    func seal(_ secret: [UInt8], accountID: String) async throws -> String {
+        let box = try AES.GCM.seal(secret, using: try await secretsKey(), authenticating: Data(accountID.utf8))
+        guard let combined = box.combined else { throw BrokerError.internalFailure("AES-GCM gave no combined form.") }
+        return combined.base64EncodedString()
+    }
+
+    /// The enrolment's code generator, its secret opened.
+    func generator(for enrolment: TOTPEnrolment, accountID: String) async throws -> OneTimePassword {
+        guard let combined = Data(base64Encoded: enrolment.sealedSecret), let box = try? AES.GCM.SealedBox(combined: combined),
+            let secret = try? AES.GCM.open(box, using: try await secretsKey(), authenticating: Data(accountID.utf8))
+        else { throw BrokerError.internalFailure("The authenticator app's secret of this account does not open.") }
+        return OneTimePassword(secret: Array(secret), algorithm: enrolment.algorithm, digits: enrolment.digits, period: enrolment.period)
+    }
+
+    @discardableResult
+    func remove(for accountID: String) async throws -> Bool {
+        try await environment.storage.delete(key: Self.key(accountID))
+    }
+
+    /// Every enrolment, by account id (for administrators).
+    func all() async throws -> [(accountID: String, enrolment: TOTPEnrolment)] {
+        try await environment.storage.all(TOTPEnrolment.self, keyPrefix: "account:").map { (String($0.key.dropFirst("account:".count)), $0.value) }
+    }
+
+    /// Checks a code from the app: right, within the window, and for a step after the last one used.
+    /// A replayed code counts as a wrong one (whoever replays it is not the person).
+    func check(code typed: String, accountID: String) async throws {
+        try await guarded(accountID: accountID) {
+            let code = typed.filter { $0 != " " }
+            for _ in 0..<4 {
+                guard let stored = try await enrolment(for: accountID) else { throw notEnrolled }
+                var enrolment = stored.value
+                let now = environment.clock.now
+                guard code.utf8.count == enrolment.digits, code.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                    let step = try await generator(for: enrolment, accountID: accountID).matchingStep(of: code, at: now, window: config.window)
+                else { return .wrong(BrokerError(.invalidCode, .failedAttempt, "That code is not right.")) }
+                if let last = enrolment.lastUsedStep, step <= last {
+                    return .wrong(BrokerError(.invalidCode, .failedAttempt, "That code was used already; wait for the next one.").because("replayed_step"))
+                }
+                enrolment.lastUsedStep = step
+                enrolment.lastUsedAt = now
+                if try await replace(enrolment, for: accountID, version: stored.version) { return .right }
+                // Another node changed the enrolment (maybe accepting this very step): read it again.
+            }
+            throw BrokerError(.conflict, .conflict, "The code was checked at the same time elsewhere; try the next one.")
+        }
+    }
+
+    /// Uses one recovery code: right and not used yet. Returns how many are left.
+    func useRecoveryCode(_ typed: String, accountID: String) async throws -> Int {
+        var left = 0
+        try await guarded(accountID: accountID) {
+            let wrong = GuessOutcome.wrong(BrokerError(.invalidCode, .failedAttempt, "That recovery code is not right, or was used already."))
+            guard let normalized = RecoveryCodes.normalized(typed) else { return wrong }
+            let digest = RecoveryCodes.digest(normalized, key: try await recoveryKey())
+            for _ in 0..<4 {
+                guard let stored = try await enrolment(for: accountID) else { throw notEnrolled }
+                var enrolment = stored.value
+                guard let index = RecoveryCodes.index(of: digest, in: enrolment.recoveryCodes) else { return wrong }
+                enrolment.recoveryCodes.remove(at: index)
+                enrolment.recoveryCodesUsed += 1
+                enrolment.lastUsedAt = environment.clock.now
+                if try await replace(enrolment, for: accountID, version: stored.version) {
+                    left = enrolment.recoveryCodes.count
+                    return .right
+                }
+            }
+            throw BrokerError(.conflict, .conflict, "The recovery code was used at the same time elsewhere.")
+        }
+        return left
+    }
+
+    /// New recovery codes for an enrolment (the old ones stop working): the codes, and their digests.
+    func newRecoveryCodes() async throws -> (codes: [String], digests: [String]) {
+        let key = try await recoveryKey()
+        let codes = RecoveryCodes.make(config.recoveryCodes)
+        return (codes, codes.map { RecoveryCodes.digest(RecoveryCodes.normalized($0)!, key: key) })
+    }
+
+    func refuseIfLocked(accountID: String) async throws {
+        try await environment.lockouts.refuseIfLocked("account:\(accountID)", what: Self.lockoutWhat)
+    }
+
+    /// An administrator's reset also forgets the wrong guesses (not the lockout history).
+    func clearFailures(accountID: String) async throws {
+        try await environment.lockouts.recordSuccess("account:\(accountID)")
+    }
+
+    enum GuessOutcome { case right, wrong(BrokerError) }
+
+    /// Runs one guess under the account's lockout: counted before `evaluate` runs, forgotten when it
+    /// is right, and a lock (answered as `locked_out`, still a wrong answer) when it reaches the limit.
+    private func guarded(accountID: String, _ evaluate: () async throws -> GuessOutcome) async throws {
+        let key = "account:\(accountID)"
+        try await environment.lockouts.reserve(key, rule: config.lockout, what: Self.lockoutWhat)
+        let outcome: GuessOutcome
+        do {
+            outcome = try await evaluate()
+        } catch {
+            try? await environment.lockouts.release(key)
+            throw error
+        }
+        switch outcome {
+        case .right:
+            try await environment.lockouts.recordSuccess(key)
+        case .wrong(let refusal):
+            if let locked = try await environment.lockouts.recordFailure(key, rule: config.lockout, what: Self.lockoutWhat) { throw locked.countingAsWrongAnswer() }
+            throw refusal
+        }
+    }
+
+    private var notEnrolled: BrokerError { BrokerError(.invalidRequest, .badRequest, "This account has no authenticator app.").endingFlow() }
+
+    private func recoveryKey() async throws -> SymmetricKey { try await environment.storage.instanceKey("recovery-codes") }
+    private func secretsKey() async throws -> SymmetricKey { try await environment.storage.instanceKey("secrets") }
+}

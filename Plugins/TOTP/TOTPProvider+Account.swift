@@ -1,0 +1,50 @@
+import Foundation
+import GatehousePluginKit
+
+/// What the signed-in person does with their authenticator app: see it, get new recovery codes, and
+/// remove it (the next sign-in that needs it enrols an app again). The last two need a fresh
+/// sign-in (`freshSignIn`): a token refreshed for days does not remove a second factor.
+extension TOTPProvider {
+    public var accountOperations: [AccountOperation] {
+        [
+            AccountOperation(name: "status", summary: "Whether an authenticator app is set up, since when, when last used, and how many recovery codes are left.", inputs: []),
+            AccountOperation(name: "regenerate_recovery_codes", summary: "New recovery codes, shown once; the old ones stop working. Needs a fresh sign-in.", inputs: []),
+            AccountOperation(name: "remove", summary: "Removes the authenticator app; the next sign-in that needs one sets one up. Needs a fresh sign-in.", inputs: []),
+        ]
+    }
+
+    public func perform(_ operation: String, with fields: ChallengeResponse, in context: AccountOperationContext) async throws -> JSONValue {
+        let accountID = context.account.id
+        switch operation {
+        case "status":
+            guard let enrolment = try await book.enrolment(for: accountID) else { return ["enrolled": false] }
+            guard case .object(var summary) = enrolment.value.summary(accountID: accountID) else { return ["enrolled": true] }
+            summary["enrolled"] = true
+            return .object(summary)
+        case "regenerate_recovery_codes":
+            try context.requireSignIn(within: config.freshSignIn, now: environment.clock.now)
+            for _ in 0..<4 {
+                guard let stored = try await book.enrolment(for: accountID) else { throw notEnrolled }
+                let recovery = try await book.newRecoveryCodes()
+                var enrolment = stored.value
+                enrolment.recoveryCodes = recovery.digests
+                enrolment.recoveryCodesIssuedAt = environment.clock.now
+                enrolment.recoveryCodesUsed = 0
+                if try await book.replace(enrolment, for: accountID, version: stored.version) {
+                    try await audit("totp.recovery_codes_regenerated", app: context.app.id, account: accountID)
+                    return ["recoveryCodes": .array(recovery.codes.map { .string($0) })]
+                }
+            }
+            throw BrokerError(.conflict, .conflict, "The authenticator app changed at the same time elsewhere; try again.")
+        case "remove":
+            try context.requireSignIn(within: config.freshSignIn, now: environment.clock.now)
+            guard try await book.remove(for: accountID) else { throw notEnrolled }
+            try await audit("totp.removed", app: context.app.id, account: accountID, details: ["by": "account"])
+            return ["removed": true]
+        default:
+            throw BrokerError(.notFound, .notFound, "No such operation.")
+        }
+    }
+
+    var notEnrolled: BrokerError { BrokerError(.notFound, .notFound, "This account has no authenticator app.") }
+}

@@ -1,0 +1,35 @@
+import GatehousePluginKit
+
+/// Administrators see every account's authenticator app (never its secret) and reset one: the
+/// enrolment and its recovery codes go, the account's wrong guesses are forgotten, and the next
+/// sign-in that needs the app sets one up.
+extension TOTPProvider {
+    public var adminResources: [AdminResource] {
+        [
+            AdminResource(
+                name: "enrollments", scope: .provider,
+                summary: "Accounts' authenticator apps (no secrets). Removing one resets it: the next sign-in sets up an app again.",
+                itemKey: ["account"], columns: ["account", "username", "createdAt", "lastUsedAt", "recoveryCodesLeft"], dangerous: true
+            )
+        ]
+    }
+
+    public func listItems(of resource: String, app: App?) async throws -> [JSONValue] {
+        guard resource == "enrollments" else { throw BrokerError(.notFound, .notFound, "No resource '\(resource)'.") }
+        return try await book.all().map { $0.enrolment.summary(accountID: $0.accountID) }
+    }
+
+    public func createItem(in resource: String, fields: [String: JSONValue], app: App?, by admin: String) async throws -> AdminChange {
+        throw BrokerError(.invalidRequest, .badRequest, "An authenticator app is set up by its person at sign-in; an administrator can only reset one.")
+    }
+
+    public func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange {
+        guard resource == "enrollments", key.count == 1 else { throw BrokerError(.notFound, .notFound, "No resource '\(resource)'.") }
+        let accountID = key[0]
+        guard let enrolment = try await book.enrolment(for: accountID), try await book.remove(for: accountID) else {
+            throw BrokerError(.notFound, .notFound, "Account '\(accountID)' has no authenticator app.")
+        }
+        try await book.clearFailures(accountID: accountID)
+        return AdminChange(item: enrolment.value.summary(accountID: accountID), event: "reset", details: ["account": accountID])
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import GatehousePluginKit
+
+/// One `totp` instance: an authenticator that enrols an authenticator app the first time it runs for
+/// an account, then asks for its current code (or a recovery code).
+public struct TOTPProvider: Authenticator {
+    public let id: String
+    let config: TOTPPlugin.Config
+    /// The `issuer` of new enrolments' URIs.
+    let issuer: String
+    let book: TOTPBook
+    let environment: PluginEnvironment
+
+    init(id: String, config: TOTPPlugin.Config, issuer: String, environment: PluginEnvironment) {
+        self.id = id
+        self.config = config
+        self.issuer = issuer
+        self.book = TOTPBook(config: config, environment: environment)
+        self.environment = environment
+    }
+
+    /// What the flow keeps between steps.
+    struct State: Codable, Sendable {
+        enum Mode: String, Codable { case setup, recoveryCodesShown, code, recoveryCode }
+        var mode: Mode
+        /// The secret being enrolled (Base32), until the first code confirms it.
+        var secret: String?
+    }
+
+    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+        let account = try self.account(of: context)
+        guard try await book.enrolment(for: account.id) != nil else { return try setupStep(for: account) }
+        try await book.refuseIfLocked(accountID: account.id)
+        return try codeStep()
+    }
+
+    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let account = try self.account(of: context)
+        let current = try state.decode(State.self)
+        switch current.mode {
+        case .setup:
+            return try await confirmSetup(current, answer: answer, account: account, appID: context.app.id)
+        case .recoveryCodesShown:
+            return .verified(FactorResult(authenticatorID: id, method: "otp"))
+        case .code:
+            if answer.values["use_recovery_code"] != nil {
+                return .challenge(Challenge(type: Self.recoveryChallenge.type), state: try FlowState(encoding: State(mode: .recoveryCode)))
+            }
+            try await book.check(code: try answer.string("code"), accountID: account.id)
+            return .verified(FactorResult(authenticatorID: id, method: "otp"))
+        case .recoveryCode:
+            if answer.values["use_app"] != nil { return try codeStep() }
+            let left = try await book.useRecoveryCode(try answer.string("recoveryCode"), accountID: account.id)
+            try await audit("totp.recovery_code_used", app: context.app.id, account: account.id, details: ["recoveryCodesLeft": String(left)])
+            return .verified(FactorResult(authenticatorID: id, method: "otp"))
+        }
+    }
+
+    /// A new secret to enrol: its URI, QR code and Base32 text, for the first code to confirm.
+    func setupStep(for account: Account) throws -> FlowStep {
+        let algorithm = config.newAlgorithm
+        // A key as long as the HMAC's output (RFC 4226 section 4 asks for at least 128 bits; RFC
+        // 6238's reference keys are 20, 32 and 64 bytes).
+        let length = switch algorithm { case .sha1: 20; case .sha256: 32; case .sha512: 64 }
+        var generator = SystemRandomNumberGenerator()
+        let secret = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let otp = OneTimePassword(secret: secret, algorithm: algorithm, digits: config.digits, period: config.period)
+        let uri = otp.uri(issuer: issuer, account: account.username)
+        guard let qr = QRCode(uri) else { throw BrokerError.internalFailure("The enrolment URI does not fit in a QR code.") }
+        let base32 = Base32.encode(secret)
+        let grouped = stride(from: 0, to: base32.count, by: 4).map { offset in
+            String(base32.dropFirst(offset).prefix(4))
+        }.joined(separator: " ")
+        let fields: [String: JSONValue] = [
+            "otpauthURI": .string(uri), "qrCode": .string(ChallengeImage.svgDataURL(qr.svg())), "secret": .string(grouped),
+            "issuer": .string(issuer), "account": .string(account.username), "algorithm": .string(algorithm.rawValue),
+            "digits": .number(Double(config.digits)), "period": .number(Double(config.period)),
+        ]
+        return .challenge(Challenge(type: Self.setupChallenge.type, fields: fields), state: try FlowState(encoding: State(mode: .setup, secret: base32)))
+    }
+
+    /// The first code proves the app holds the secret: the enrolment is stored (with that step used)
+    /// and the recovery codes are shown, once.
+    func confirmSetup(_ state: State, answer: ChallengeResponse, account: Account, appID: String) async throws -> FlowStep {
+        guard let base32 = state.secret, let secret = Base32.decode(base32) else { throw BrokerError.internalFailure("The enrolment lost its secret.") }
+        let otp = OneTimePassword(secret: secret, algorithm: config.newAlgorithm, digits: config.digits, period: config.period)
+        let code = try answer.string("code").filter { $0 != " " }
+        let now = environment.clock.now
+        guard code.utf8.count == otp.digits, let step = otp.matchingStep(of: code, at: now, window: config.window) else {
+            throw BrokerError(.invalidCode, .failedAttempt, "That code is not right; check the app's clock and try the current code.")
+        }
+        let recovery = try await book.newRecoveryCodes()
+        let enrolment = TOTPEnrolment(
+            sealedSecret: try await book.seal(secret, accountID: account.id), algorithm: otp.algorithm, digits: otp.digits, period: otp.period,
+            username: account.username, createdAt: now, lastUsedStep: step, lastUsedAt: now,
+            recoveryCodes: recovery.digests, recoveryCodesIssuedAt: now, recoveryCodesUsed: 0
+        )
+        guard try await book.insert(enrolment, for: account.id) else {
+            throw BrokerError(.conflict, .conflict, "An authenticator app was set up for this account meanwhile; sign in again with it.").endingFlow()
+        }
+        try await audit("totp.enrolled", app: appID, account: account.id, details: ["algorithm": otp.algorithm.rawValue, "digits": String(otp.digits)])
+        let challenge = Challenge(type: Self.recoveryCodesChallenge.type, fields: ["recoveryCodes": .array(recovery.codes.map { .string($0) })])
+        return .challenge(challenge, state: try FlowState(encoding: State(mode: .recoveryCodesShown)))
+    }
+
+    func codeStep() throws -> FlowStep {
+        .challenge(Challenge(type: Self.codeChallenge.type, fields: ["digits": .number(Double(config.digits))]), state: try FlowState(encoding: State(mode: .code)))
+    }
+
+    func account(of context: FlowContext) throws -> Account {
+        guard let account = context.account else { throw BrokerError.internalFailure("The totp authenticator runs only for an account.") }
+        return account
+    }
+
+    func audit(_ type: String, app: String?, account: String, details: [String: String] = [:]) async throws {
+        try await environment.audit?.appendAudit(AuditEvent(time: environment.clock.now, type: type, appID: app, accountID: account, providerID: id, details: details))
+    }
+
+    /// Deregistration: the enrolment goes with the account.
+    public func forget(_ departure: Departure) async throws -> [AdminChange] {
+        if case .account(let accountID) = departure { try await book.remove(for: accountID) }
+        return []
+    }
+}

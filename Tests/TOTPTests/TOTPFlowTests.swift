@@ -1,0 +1,331 @@
+import Foundation
+import GatehouseCore
+import GatehouseTesting
+import Testing
+
+@testable import TOTP
+
+/// Identifies whoever names themselves (the first factor is not what these tests are about).
+struct NameProvider: IdentityProvider {
+    let id: String
+    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { .challenge(Challenge(type: "name"), state: FlowState()) }
+    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let name = try answer.string("name")
+        return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["pwd"]))
+    }
+}
+
+enum NamePlugin: PluginFactory {
+    struct Config: Decodable, Sendable {}
+    static let typeName = "name"
+    static let roles: PluginRoles = .identityProvider
+    static let challenges = [ChallengeDescription(type: "name", summary: "A name.", inputs: [ChallengeInput(name: "name", label: "Name")])]
+    static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { NameProvider(id: id) }
+}
+
+/// A `totp` second factor through the real flow engine: enrolment, codes, replay, recovery codes,
+/// lockouts, the person's operations and an administrator's reset.
+extension TOTPTests {
+    static let yaml = """
+        providers:
+          - id: name
+            type: name
+          - id: app-code
+            type: totp
+            config:
+              issuer: Gatehouse Bank
+              lockout: {maxFailures: 5, failureWindow: 15m, lockoutDuration: 60s, maxLockoutDuration: 1h}
+        apps:
+          - id: bank
+            policy:
+              identityProviders: [name]
+              authenticators: [app-code]
+              secondFactor: app-code
+              selfRegistration: true
+              lockout: {maxFailedAttemptsPerFlow: 50, maxFailedAttemptsPerAccount: 500}
+        """
+
+    static var registry: PluginRegistry {
+        var registry = PluginRegistry()
+        registry.register(NamePlugin.self)
+        registry.register(TOTPPlugin.self)
+        return registry
+    }
+
+    static func broker(clock: TestClock = TestClock(), temporary: TemporaryStore? = nil) async throws -> TestBroker {
+        try await TestBroker.make(yaml: yaml, registry: registry, temporary: temporary, clock: clock)
+    }
+
+    /// An enrolled person: their account, the secret their app holds, the recovery codes they saved.
+    struct Enrolled {
+        var account: Account
+        var app: OneTimePassword
+        var recoveryCodes: [String]
+    }
+
+    /// Names `name`, sets up an app from the `totp_setup` challenge and confirms it with its code.
+    static func enrol(_ broker: TestBroker, _ name: String) async throws -> Enrolled {
+        let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name", purpose: .register))
+        guard case .challenge(_, let setup, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["name": .string(name)]), client: nil) else {
+            throw FlowDriverError.unexpectedOutcome("no totp_setup")
+        }
+        #expect(setup.type == "totp_setup")
+        let text = try #require(setup.fields["otpauthURI"]?.stringValue)
+        let uri = try #require(URLComponents(string: text))
+        let base32 = try #require(uri.queryItems?.first { $0.name == "secret" }?.value)
+        let secret = try #require(Base32.decode(base32))
+        let app = OneTimePassword(secret: secret)
+        guard case .challenge(_, let codes, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["code": .string(app.code(at: broker.clock.now))]), client: nil) else {
+            throw FlowDriverError.unexpectedOutcome("no recovery codes")
+        }
+        #expect(codes.type == "totp_recovery_codes")
+        let recovery = try #require(codes.fields["recoveryCodes"]?.arrayValue).compactMap(\.stringValue)
+        let (_, account) = try await broker.finish(flow, answer: [:])
+        return Enrolled(account: try #require(account), app: app, recoveryCodes: recovery)
+    }
+
+    /// Names `name` and answers the `totp` challenge with `answer`.
+    static func signIn(_ broker: TestBroker, _ name: String, _ answer: [String: JSONValue]) async throws -> FlowOutcome {
+        let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+        guard case .challenge(_, let challenge, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["name": .string(name)]), client: nil) else {
+            throw FlowDriverError.unexpectedOutcome("no totp challenge")
+        }
+        #expect(challenge.type == "totp")
+        return try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(answer), client: nil)
+    }
+
+    static func code(_ broker: TestBroker, _ name: String, _ code: String) async throws -> FlowOutcome { try await signIn(broker, name, ["code": .string(code)]) }
+
+    static func completes(_ outcome: FlowOutcome) -> Bool { if case .completed = outcome { true } else { false } }
+
+    @Test func enrolmentShowsTheKeyAsURIQRCodeAndTextThenTheFirstCodeConfirmsIt() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name", purpose: .register))
+        guard case .challenge(_, let setup, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["name": "ada"]), client: nil) else {
+            Issue.record("no setup")
+            return
+        }
+        let uri = try #require(setup.fields["otpauthURI"]?.stringValue)
+        #expect(uri.hasPrefix("otpauth://totp/Gatehouse%20Bank:ada?secret="))
+        #expect(uri.hasSuffix("&issuer=Gatehouse%20Bank&algorithm=SHA1&digits=6&period=30"))
+        let secret = try #require(URLComponents(string: uri)?.queryItems?.first { $0.name == "secret" }?.value)
+        #expect(Base32.decode(secret)?.count == 20, "a 160-bit key for SHA-1")
+        #expect(setup.fields["secret"]?.stringValue?.replacingOccurrences(of: " ", with: "") == secret)
+        #expect(setup.fields["qrCode"]?.stringValue.map(ChallengeImage.isUsable) == true)
+        let app = OneTimePassword(secret: try #require(Base32.decode(secret)))
+
+        // A wrong first code keeps the setup; a right one stores the enrolment and shows the codes.
+        let wrong = await thrownError { _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["code": "000000"]), client: nil) }
+        #expect(wrong?.code == .invalidCode)
+        guard case .challenge(_, let codes, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["code": .string(app.code(at: broker.clock.now))]), client: nil) else {
+            Issue.record("no recovery codes")
+            return
+        }
+        let recovery = try #require(codes.fields["recoveryCodes"]?.arrayValue).compactMap(\.stringValue)
+        #expect(recovery.count == 10 && Set(recovery).count == 10)
+        #expect(recovery.allSatisfy { $0.count == 11 && RecoveryCodes.normalized($0) != nil })
+        let (_, account) = try await broker.finish(flow, answer: [:])
+        let accountID = try #require(account?.id)
+
+        // The store holds neither the secret nor a recovery code, in any form a reader could use.
+        let stored = try await broker.store.pluginRecord(namespace: "app-code", key: "account:\(accountID)", now: broker.clock.now)
+        let text = String(decoding: try #require(stored).value, as: UTF8.self)
+        let rawSecret = Data(try #require(Base32.decode(secret))).base64EncodedString()
+        #expect(!text.contains(secret) && !text.contains(rawSecret))
+        #expect(recovery.allSatisfy { !text.contains($0) && !text.contains(RecoveryCodes.normalized($0)!) })
+        let events = try await broker.store.auditEvents(type: "totp.enrolled", appID: nil, accountID: accountID, since: nil, limit: 5)
+        #expect(events.count == 1)
+    }
+
+    /// RFC 6238 section 5.2: one step of drift either side is accepted, two are not; the step of the
+    /// confirmation code, and any step up to the last one used, is never accepted again.
+    @Test func eachStepIsAcceptedOnceWithinOneStepOfDrift() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let ada = try await Self.enrol(broker, "ada")
+        let now = { broker.clock.now }
+        let confirmation = await thrownError { _ = try await Self.code(broker, "ada", ada.app.code(at: now())) }
+        #expect(confirmation?.code == .invalidCode, "the confirmation code was used")
+        #expect(confirmation?.reason == "replayed_step")
+
+        broker.clock.advance(by: 30 * 10)
+        #expect(await thrownError { _ = try await Self.code(broker, "ada", ada.app.code(at: now().addingTimeInterval(-60))) }?.code == .invalidCode, "two steps behind")
+        #expect(await thrownError { _ = try await Self.code(broker, "ada", ada.app.code(at: now().addingTimeInterval(60))) }?.code == .invalidCode, "two steps ahead")
+        #expect(Self.completes(try await Self.code(broker, "ada", ada.app.code(at: now().addingTimeInterval(-30)))), "one step behind")
+        #expect(Self.completes(try await Self.code(broker, "ada", ada.app.code(at: now()))), "the current step")
+        let replayed = await thrownError { _ = try await Self.code(broker, "ada", ada.app.code(at: now())) }
+        #expect(replayed?.code == .invalidCode)
+        #expect(replayed?.reason == "replayed_step")
+        #expect(Self.completes(try await Self.code(broker, "ada", ada.app.code(at: now().addingTimeInterval(30)))), "one step ahead")
+        // Now the current step is behind the last one used: refused until the clock passes it.
+        #expect(await thrownError { _ = try await Self.code(broker, "ada", ada.app.code(at: now())) }?.reason == "replayed_step")
+        broker.clock.advance(by: 60)
+        #expect(Self.completes(try await Self.code(broker, "ada", ada.app.code(at: now()))))
+    }
+
+    /// Two brokers on one store, as two nodes: the same code given to both at once passes once.
+    @Test func aCodeGivenToTwoNodesAtOncePassesOnce() async throws {
+        let first = try await Self.broker()
+        defer { first.temporary.remove() }
+        let second = try await Self.broker(clock: first.clock, temporary: first.temporary)
+        let ada = try await Self.enrol(first, "ada")
+        for round in 1...5 {
+            first.clock.advance(by: 30)
+            let code = ada.app.code(at: first.clock.now)
+            async let one = Self.completes((try? await Self.code(first, "ada", code)) ?? .stopped(flowID: "", status: "", details: [:]))
+            async let two = Self.completes((try? await Self.code(second, "ada", code)) ?? .stopped(flowID: "", status: "", details: [:]))
+            let passed = [await one, await two].filter { $0 }.count
+            #expect(passed == 1, "round \(round)")
+        }
+    }
+
+    @Test func aRecoveryCodeSignsInOnceAndItsUseIsAuditedAndCounted() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let ada = try await Self.enrol(broker, "ada")
+        let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+        _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["name": "ada"]), client: nil)
+        guard case .challenge(_, let asked, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["use_recovery_code": true]), client: nil) else {
+            Issue.record("no recovery challenge")
+            return
+        }
+        #expect(asked.type == "totp_recovery")
+        // Typed loosely: lower case, with spaces instead of the dash.
+        let typed = ada.recoveryCodes[3].lowercased().replacingOccurrences(of: "-", with: " ")
+        let (tokens, _) = try await broker.finish(flow, answer: ["recoveryCode": .string(typed)])
+        #expect(!tokens.accessToken.isEmpty)
+        let events = try await broker.store.auditEvents(type: "totp.recovery_code_used", appID: "bank", accountID: ada.account.id, since: nil, limit: 5)
+        #expect(events.map { $0.details["recoveryCodesLeft"] } == ["9"])
+
+        let (again, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+        _ = try await broker.engine.resume(flowID: again, answer: ChallengeResponse(["name": "ada"]), client: nil)
+        _ = try await broker.engine.resume(flowID: again, answer: ChallengeResponse(["use_recovery_code": true]), client: nil)
+        let reused = await thrownError { _ = try await broker.engine.resume(flowID: again, answer: ChallengeResponse(["recoveryCode": .string(ada.recoveryCodes[3])]), client: nil) }
+        #expect(reused?.code == .invalidCode)
+        // `use_app` goes back to the app's code.
+        guard case .challenge(_, let back, _) = try await broker.engine.resume(flowID: again, answer: ChallengeResponse(["use_app": true]), client: nil) else {
+            Issue.record("no way back")
+            return
+        }
+        #expect(back.type == "totp")
+        let status = try await broker.broker.admin.resourceItems("enrollments", of: .provider("app-code")).items
+        #expect(status.first?["recoveryCodesLeft"] == 9)
+        #expect(status.first?["recoveryCodesUsed"] == 1)
+    }
+
+    /// Wrong codes and wrong recovery codes count together; the fifth locks the account's codes, even
+    /// the right one, until the lock runs out.
+    @Test func wrongCodesLockTheAccountsCodesUntilTheLockRunsOut() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let ada = try await Self.enrol(broker, "ada")
+        broker.clock.advance(by: 30)
+        for attempt in 1...4 {
+            let refused = await thrownError { _ = try await Self.code(broker, "ada", "123456") }
+            #expect(refused?.code == .invalidCode, "attempt \(attempt)")
+        }
+        let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+        _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["name": "ada"]), client: nil)
+        _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["use_recovery_code": true]), client: nil)
+        let locked = await thrownError { _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["recoveryCode": "22222-22222"]), client: nil) }
+        #expect(locked?.code == .lockedOut)
+        let right = ada.app.code(at: broker.clock.now)
+        let stillLocked = await thrownError { _ = try await Self.code(broker, "ada", right) }
+        #expect(stillLocked?.code == .lockedOut)
+        #expect(try await broker.broker.admin.lockouts().map(\.key).contains("app-code:account:\(ada.account.id)"))
+        broker.clock.advance(by: 61)
+        #expect(Self.completes(try await Self.code(broker, "ada", ada.app.code(at: broker.clock.now))))
+    }
+
+    /// The person sees their app, gets new recovery codes and removes it, the last two only with a
+    /// sign-in of the last five minutes; the next sign-in sets an app up again.
+    @Test func thePersonManagesTheirAppWithAFreshSignIn() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let ada = try await Self.enrol(broker, "ada")
+        broker.clock.advance(by: 30)
+        guard case .completed(_, let tokens, _, _) = try await Self.code(broker, "ada", ada.app.code(at: broker.clock.now)) else {
+            Issue.record("no sign-in")
+            return
+        }
+        func perform(_ operation: String) async throws -> JSONValue {
+            try await broker.broker.accountOperations.perform(
+                plugin: "app-code", operation: operation, fields: [:], accessToken: PresentedToken(scheme: .bearer, token: tokens.accessToken), clientIP: nil
+            )
+        }
+        let status = try await perform("status")
+        #expect(status["enrolled"] == true)
+        #expect(status["recoveryCodesLeft"] == 10)
+        #expect(status["secret"] == nil && status["sealedSecret"] == nil && status["recoveryCodes"] == nil)
+        let fresh = try #require(try await perform("regenerate_recovery_codes")["recoveryCodes"]?.arrayValue).compactMap(\.stringValue)
+        #expect(fresh.count == 10 && Set(fresh).isDisjoint(with: ada.recoveryCodes))
+
+        broker.clock.advance(by: 301)
+        for operation in ["remove", "regenerate_recovery_codes"] {
+            let stale = await thrownError { _ = try await perform(operation) }
+            #expect(stale?.code == .insufficientUserAuthentication, "\(operation)")
+            #expect(stale?.maxAge == 300)
+        }
+        #expect(try await perform("status")["enrolled"] == true)
+
+        guard case .completed(_, let again, _, _) = try await Self.code(broker, "ada", ada.app.code(at: broker.clock.now)) else {
+            Issue.record("no sign-in")
+            return
+        }
+        let removed = try await broker.broker.accountOperations.perform(
+            plugin: "app-code", operation: "remove", fields: [:], accessToken: PresentedToken(scheme: .bearer, token: again.accessToken), clientIP: nil
+        )
+        #expect(removed == ["removed": true])
+        let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+        guard case .challenge(_, let next, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["name": "ada"]), client: nil) else {
+            Issue.record("no challenge")
+            return
+        }
+        #expect(next.type == "totp_setup")
+        let audited = try await broker.store.auditEvents(type: "totp.removed", appID: "bank", accountID: ada.account.id, since: nil, limit: 5)
+        #expect(audited.count == 1)
+    }
+
+    /// An administrator lists the apps (never a secret) and resets one: the next sign-in sets one up.
+    @Test func anAdministratorResetsAnAccountsApp() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let ada = try await Self.enrol(broker, "ada")
+        _ = try await Self.enrol(broker, "bob")
+        let listed = try await broker.broker.admin.resourceItems("enrollments", of: .provider("app-code")).items
+        #expect(listed.compactMap { $0["username"]?.stringValue }.sorted() == ["ada", "bob"])
+        #expect(listed.allSatisfy { $0["sealedSecret"] == nil && $0["recoveryCodes"] == nil })
+        let created = await thrownError { _ = try await broker.broker.admin.createResourceItem("enrollments", of: .provider("app-code"), fields: [:], by: AdminIdentity(name: "ops")) }
+        #expect(created?.code == .invalidRequest)
+        _ = try await broker.broker.admin.deleteResourceItem("enrollments", of: .provider("app-code"), key: [ada.account.id], by: AdminIdentity(name: "ops"))
+        #expect(try await broker.broker.admin.resourceItems("enrollments", of: .provider("app-code")).items.count == 1)
+        let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+        guard case .challenge(_, let next, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["name": "ada"]), client: nil) else {
+            Issue.record("no challenge")
+            return
+        }
+        #expect(next.type == "totp_setup")
+        let audited = try await broker.store.auditEvents(type: "totp.reset", appID: nil, accountID: nil, since: nil, limit: 5)
+        #expect(audited.count == 1)
+    }
+
+    @Test func configurationMistakesAreReportedWithTheirPath() async throws {
+        let yaml = """
+            providers:
+              - {id: a, type: totp, config: {algorithm: MD5}}
+              - {id: b, type: totp, config: {digits: 5, period: 5}}
+              - {id: c, type: totp, config: {window: 3}}
+              - {id: d, type: totp, config: {recoveryCodes: 2}}
+              - {id: e, type: totp, config: {issuer: "a:b"}}
+            """
+        let issues = await thrownError(ConfigIssues.self) { _ = try ConfigLoader(registry: Self.registry).load(yaml: yaml, environment: [:]) }
+        #expect(issues?.issues.map(\.description) == [
+            "providers[0].config.algorithm: must be SHA1, SHA256 or SHA512, got 'MD5'",
+            "providers[1].config.digits: must be 6, 7 or 8, got 5",
+            "providers[2].config.window: must be 0, 1 or 2 steps, got 3",
+            "providers[3].config.recoveryCodes: must be between 5 and 20, got 2",
+            "providers[4].config.issuer: must be a non-empty name without ':' (authenticator apps split the label at it)",
+        ])
+    }
+}
