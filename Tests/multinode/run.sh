@@ -5,5 +5,5 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 venv="$repo/.build/multinode-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
-"$venv/bin/python" -c 'import requests, jwt, cryptography' 2>/dev/null || "$venv/bin/python" -m pip install -q requests pyjwt cryptography
+"$venv/bin/python" -c 'import requests, jwt, cryptography, pyotp' 2>/dev/null || "$venv/bin/python" -m pip install -q requests pyjwt cryptography pyotp
 exec "$venv/bin/python" "$repo/Tests/multinode/multinode.py"
