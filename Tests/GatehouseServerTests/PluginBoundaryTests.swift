@@ -3,6 +3,7 @@ import Foundation
 @testable import GatehouseServer
 import GatehouseTesting
 import Hummingbird
+import LocalPassword
 import HummingbirdTesting
 import NIOCore
 import RiddlePlugin
@@ -526,6 +527,75 @@ extension GatehouseServerTests {
             let routes = PluginRootRoutes(broker: test.broker)
             #expect(routes.renderer.brokenTemplates.isEmpty, "\(routes.renderer.brokenTemplates)")
             #expect(test.broker.plugins.all.values.contains { !$0.pageTemplates.isEmpty })
+        }
+    }
+}
+
+// MARK: - People's credentials in the console
+
+extension GatehouseServerTests {
+    /// A resource of people's data (the riddle's `sightings`: `accountField`, `creatable: false`) is
+    /// listed on each person's page of the console with a remove button that comes back there; the
+    /// provider's page offers no form to add one, and the broker refuses an add from anywhere.
+    @Test func theConsoleShowsAPersonsCredentialsOnTheirPageAndRemovesThem() async throws {
+        let yaml = """
+            providers:
+              - id: local
+                type: local
+                config: {bcryptCost: 4}
+              - id: sphinx
+                type: riddle
+                config: {question: "What walks on four legs in the morning?", answer: man}
+            apps:
+              - id: web
+                name: Web
+                secret: ${WEB_SECRET}
+                redirectURIs: [https://web.example/callback]
+                policy: {identityProviders: [local]}
+              - id: thebes
+                name: Thebes
+                redirectURIs: [https://thebes.example/callback]
+                policy: {identityProviders: [sphinx], selfRegistration: true}
+            admin:
+              tokens:
+                - {name: bootstrap, token: \(Self.consoleToken)}
+              console:
+                identityProviders: [local]
+            """
+        var registry = PluginRegistry()
+        registry.register(LocalPasswordPlugin.self)
+        registry.register(RiddlePlugin.self)
+        let test = try await TestBroker.make(yaml: yaml, registry: registry, environment: ["WEB_SECRET": Self.webSecret])
+        defer { test.temporary.remove() }
+        let keeper = try #require(test.broker.plugins.identityProviders["local"]?.passwordKeeper)
+        _ = try await keeper.addUser(username: "alice", password: "correct horse battery", policy: PasswordPolicy())
+        let (tokens, oedipus) = try await test.signIn(FlowRequest(appID: "thebes", providerID: "sphinx"), answer: ["name": "oedipus", "answer": "man"])
+        let accountID = try #require(oedipus?.id)
+        _ = try await test.broker.accountOperations.perform(
+            plugin: "sphinx", operation: "whoami", fields: [:], accessToken: PresentedToken(scheme: .bearer, token: tokens.accessToken), clientIP: nil
+        )
+        let added = await thrownError {
+            _ = try await test.broker.admin.createResourceItem("sightings", of: .provider("sphinx"), fields: [:], by: AdminIdentity(name: "ops"))
+        }
+        #expect(added?.code == .invalidRequest)
+
+        try await Self.application(test).test(.router) { client in
+            let alice = try await Self.administratorSignIn(client, test)
+            let provider = String(buffer: try await client.execute(uri: "/admin/providers/sphinx", method: .get, headers: [.cookie: alice.cookie]).body)
+            #expect(provider.contains("People who asked the riddle who they are") && !provider.contains("/admin/resources/providers/sphinx/sightings/add"))
+            let page = String(buffer: try await client.execute(uri: "/admin/users/\(accountID)", method: .get, headers: [.cookie: alice.cookie]).body)
+            #expect(page.contains("<h2>People who asked the riddle who they are (sphinx)</h2>"))
+            #expect(page.contains("<td>oedipus</td>"))
+            let form = try Self.formValues(page, action: "/admin/resources/providers/sphinx/sightings/remove")
+            #expect(form["key.account"] == accountID && form["return"] == "/admin/users/\(accountID)")
+            let removed = try await client.execute(
+                uri: "/admin/resources/providers/sphinx/sightings/remove", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(form))
+            )
+            #expect(removed.status == .seeOther)
+            #expect(removed.headers[.location]?.hasPrefix("/admin/users/\(accountID)") == true)
+            #expect(try await test.broker.admin.accountResourceItems(accountID: accountID).first?.items.isEmpty == true)
+            let after = String(buffer: try await client.execute(uri: "/admin/users/\(accountID)", method: .get, headers: [.cookie: alice.cookie]).body)
+            #expect(!after.contains("<td>oedipus</td>"))
         }
     }
 }

@@ -25,7 +25,7 @@ public enum RiddlePlugin: PluginFactory {
     public static let challenges = [RiddleProvider.challenge]
 
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
-        RiddleProvider(id: id, config: config, clock: environment.clock)
+        RiddleProvider(id: id, config: config, clock: environment.clock, storage: environment.storage)
     }
 }
 
@@ -62,6 +62,7 @@ public struct RiddleProvider: IdentityProvider {
     public let id: String
     let config: RiddlePlugin.Config
     let clock: any BrokerClock
+    let storage: PluginStorage
 
     public var traits: PluginTraits { PluginTraits(handsOver: config.handOverTo != nil) }
 
@@ -83,6 +84,32 @@ public struct RiddleProvider: IdentityProvider {
         facts: [ChallengeFact(field: "round", label: "Round"), ChallengeFact(field: "rules", label: "Rules")]
     )
 
+    /// Who asked `whoami`, and when: a resource of people's data that administrators see on each
+    /// account's page of the console and remove, but never add (`creatable: false`, `accountField`).
+    struct Sighting: Codable, Sendable {
+        var account: String
+        var username: String
+        var at: Double
+    }
+
+    public var adminResources: [AdminResource] {
+        [
+            AdminResource(
+                name: "sightings", scope: .provider, summary: "People who asked the riddle who they are", itemKey: ["account"],
+                columns: ["account", "username", "at"], creatable: false, accountField: "account"
+            )
+        ]
+    }
+
+    public func listItems(of resource: String, app: App?) async throws -> [JSONValue] {
+        try await storage.all(Sighting.self, keyPrefix: "sighting:").map { ["account": .string($0.value.account), "username": .string($0.value.username), "at": .number($0.value.at)] }
+    }
+
+    public func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange {
+        guard try await storage.delete(key: "sighting:\(key[0])") else { throw BrokerError(.notFound, .notFound, "No sighting of '\(key[0])'.") }
+        return AdminChange(item: ["account": .string(key[0])], event: "sighting_removed")
+    }
+
     /// A small SVG drawn by the plugin, to prove that a challenge page shows a plugin's picture.
     static let picture = ChallengeImage.svgDataURL(
         #"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><circle cx="5" cy="5" r="4" fill="orange"/></svg>"#
@@ -100,6 +127,10 @@ public struct RiddleProvider: IdentityProvider {
     public func perform(_ operation: String, with fields: ChallengeResponse, in context: AccountOperationContext) async throws -> JSONValue {
         switch operation {
         case "whoami":
+            let sighting = Sighting(account: context.account.id, username: context.account.username, at: clock.now.timeIntervalSince1970)
+            if try await !storage.insert(sighting, key: "sighting:\(sighting.account)"), let seen = try await storage.get(Sighting.self, key: "sighting:\(sighting.account)") {
+                _ = try await storage.replace(sighting, key: "sighting:\(sighting.account)", version: seen.version)
+            }
             return ["signedInAt": context.authenticatedAt.map { .number($0.timeIntervalSince1970) } ?? .null, "methods": .array(context.methods.map { .string($0) })]
         default:
             try context.requireSignIn(within: .minutes(5), now: clock.now)

@@ -29,8 +29,23 @@ extension AdminService {
         return (declaration, try await plugin.listItems(of: resource, app: app))
     }
 
+    /// The items of every provider resource of people's credentials (`accountField`) that belong to
+    /// one account, by provider: what the console's user page lists.
+    public func accountResourceItems(accountID: String) async throws -> [(offered: OfferedResource, items: [JSONValue])] {
+        var found: [(OfferedResource, [JSONValue])] = []
+        for offered in offeredResources() where offered.resource.scope == .provider {
+            guard let field = offered.resource.accountField, let plugin = plugins.all[offered.provider] else { continue }
+            let items = try await plugin.listItems(of: offered.resource.name, app: nil).filter { $0[field] == .string(accountID) }
+            found.append((offered, items))
+        }
+        return found
+    }
+
     public func createResourceItem(_ resource: String, of owner: ResourceOwner, fields: [String: JSONValue], by admin: AdminIdentity) async throws -> AdminChange {
-        let (plugin, _, app) = try await resolve(resource, of: owner)
+        let (plugin, declaration, app) = try await resolve(resource, of: owner)
+        guard declaration.creatable else {
+            throw BrokerError(.invalidRequest, .badRequest, "Items of '\(resource)' are not added by administrators: \(declaration.summary)")
+        }
         let change = try await plugin.createItem(in: resource, fields: fields, app: app, by: admin.name)
         try await audit(change, plugin: plugin, appID: app?.id, admin: admin)
         return change

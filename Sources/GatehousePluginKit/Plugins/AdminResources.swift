@@ -22,9 +22,19 @@ public struct AdminResource: Sendable, Hashable, Codable {
     public var columns: [String]
     /// Whether removing an item deserves a second thought (the console asks again).
     public var dangerous: Bool
+    /// Whether administrators add items (false: items come from elsewhere, such as the credentials
+    /// people set up at sign-in; the broker refuses `create` and the console offers no form).
+    public var creatable: Bool
+    /// For a provider's resource of people's credentials (an authenticator app, passkeys): the item
+    /// field holding the id of the account an item belongs to. The console's user page lists that
+    /// account's items with their remove buttons.
+    public var accountField: String?
 
     /// A resource.
-    public init(name: String, scope: Scope, summary: String, createFields: [AdminField] = [], itemKey: [String] = [], columns: [String] = [], dangerous: Bool = false) {
+    public init(
+        name: String, scope: Scope, summary: String, createFields: [AdminField] = [], itemKey: [String] = [], columns: [String] = [], dangerous: Bool = false,
+        creatable: Bool = true, accountField: String? = nil
+    ) {
         self.name = name
         self.scope = scope
         self.summary = summary
@@ -32,6 +42,8 @@ public struct AdminResource: Sendable, Hashable, Codable {
         self.itemKey = itemKey
         self.columns = columns
         self.dangerous = dangerous
+        self.creatable = creatable
+        self.accountField = accountField
     }
 }
 

@@ -192,9 +192,31 @@ extension ConsolePages {
                 },
                 "lockouts": try await lockoutRows(session, matching: user, returnTo: "/admin/users/\(id)"), "returnTo": "/admin/users/\(id)",
                 "provisional": user.provisionalIdentities.map { ["email": $0.email, "app": $0.app, "state": $0.status] },
+                "credentials": try await credentialSections(session, accountID: id),
             ],
             session: session, current: "/admin/users", notice: notice
         )
+    }
+
+    /// The credentials plugins keep for the account (resources with an `accountField`): one table per
+    /// resource, each item with its remove button, which comes back to this page.
+    func credentialSections(_ session: ConsoleSession, accountID: String) async throws -> [[String: Any]] {
+        try await admin.accountResourceItems(accountID: accountID).map { offered, items in
+            let declaration = offered.resource
+            let columns = declaration.columns.filter { $0 != declaration.accountField }
+            return [
+                "summary": "\(declaration.summary) (\(offered.provider))", "columns": columns, "span": columns.count + 1,
+                "items": items.map { item -> [String: Any] in
+                    let object = item.objectValue ?? [:]
+                    let key = declaration.itemKey.map { ["name": $0, "value": Self.text(object[$0])] }
+                    return [
+                        "cells": columns.map { Self.text(object[$0]) }, "key": key, "csrf": session.csrfToken, "returnTo": "/admin/users/\(accountID)",
+                        "deleteAction": "/admin/resources/providers/\(offered.provider)/\(declaration.name)/remove",
+                        "label": key.map { $0["value"] ?? "" }.joined(separator: " "), "removable": !declaration.itemKey.isEmpty,
+                    ]
+                },
+            ]
+        }
     }
 
     /// Lockouts, all or those about one user (their username or account id in the key).

@@ -53,7 +53,8 @@ extension ConsolePages {
                 if declaration.dangerous { try console.requireRecentSignIn(session) }
                 let key = declaration.itemKey.map { form["key.\($0)"] ?? "" }
                 _ = try await admin.deleteResourceItem(resource, of: owner, key: key, by: session.admin)
-                return Self.done(back, .removed)
+                // A credential removed from a user's page goes back there.
+                return Self.done(form["return"].map { AdminConsoleService.safeReturn($0) } ?? back, .removed)
             }
         }
     }
@@ -90,7 +91,7 @@ extension ConsolePages {
             let errors = failed.map { ConsoleRenderer.fieldErrors(Self.prefixed($0.error), names: names) } ?? [:]
             sections.append([
                 "summary": "\(declaration.summary) (\(offered.provider))", "columns": declaration.columns, "span": declaration.columns.count + 1,
-                "createAction": base + "/add", "open": failed != nil,
+                "createAction": base + "/add", "open": failed != nil, "creatable": declaration.creatable,
                 "items": items.map { item -> [String: Any] in
                     let object = item.objectValue ?? [:]
                     let key = declaration.itemKey.map { ["name": $0, "value": Self.text(object[$0])] }

@@ -181,10 +181,10 @@ enum ConsoleTemplates {
         <table><thead><tr>{{#columns}}<th scope="col">{{.}}</th>{{/columns}}<th scope="col"><span class="hint">Action</span></th></tr></thead>
         <tbody>{{#items}}<tr>{{#cells}}<td>{{.}}</td>{{/cells}}<td><form method="post" action="{{deleteAction}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">{{#key}}<input type="hidden" name="key.{{name}}" value="{{value}}">{{/key}}<button type="submit" class="secondary" aria-label="Remove {{label}}">Remove</button></form></td></tr>{{/items}}
         {{^items}}<tr><td colspan="{{span}}">None yet.</td></tr>{{/items}}</tbody></table>
-        <details{{#open}} open{{/open}}><summary>Add</summary>
+        {{#creatable}}<details{{#open}} open{{/open}}><summary>Add</summary>
         <form method="post" action="{{createAction}}" novalidate><input type="hidden" name="csrf" value="{{csrf}}">
         {{#fields}}{{> field}}{{/fields}}
-        <button type="submit">Add</button></form></details>
+        <button type="submit">Add</button></form></details>{{/creatable}}
         """
 
     static let confirm = """
@@ -256,6 +256,10 @@ enum ConsoleTemplates {
         <h2>Provisional identities</h2>
         <table><thead><tr><th scope="col">Email</th><th scope="col">App</th><th scope="col">State</th></tr></thead>
         <tbody>{{#provisional}}<tr><td>{{email}}</td><td>{{app}}</td><td>{{state}}</td></tr>{{/provisional}}{{^provisional}}<tr><td colspan="3">None.</td></tr>{{/provisional}}</tbody></table>
+        {{#credentials}}<h2>{{summary}}</h2>
+        <table class="credentials"><thead><tr>{{#columns}}<th scope="col">{{.}}</th>{{/columns}}<th scope="col"><span class="hint">Action</span></th></tr></thead>
+        <tbody>{{#items}}<tr>{{#cells}}<td>{{.}}</td>{{/cells}}<td>{{#removable}}<form method="post" action="{{deleteAction}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">{{#key}}<input type="hidden" name="key.{{name}}" value="{{value}}">{{/key}}<input type="hidden" name="return" value="{{returnTo}}"><button type="submit" class="secondary" aria-label="Remove {{label}}">Remove</button></form>{{/removable}}</td></tr>{{/items}}
+        {{^items}}<tr><td colspan="{{span}}">None.</td></tr>{{/items}}</tbody></table>{{/credentials}}
         <h2>Dangerous actions</h2>
         <p><a class="button danger" href="/admin/users/{{user.id}}/delete" id="delete-user">Delete this user</a></p>
         """
