@@ -8,8 +8,9 @@ extension TOTPProvider {
         [
             AdminResource(
                 name: "enrollments", scope: .provider,
-                summary: "Accounts' authenticator apps (no secrets). Removing one resets it: the next sign-in sets up an app again.",
-                itemKey: ["account"], columns: ["account", "username", "createdAt", "lastUsedAt", "recoveryCodesLeft"], dangerous: true
+                summary: "Authenticator apps (set up by their people at sign-in; removing one resets it: the next sign-in sets one up again)",
+                itemKey: ["account"], columns: ["account", "username", "createdAt", "lastUsedAt", "recoveryCodesLeft"], dangerous: true,
+                creatable: false, accountField: "account"
             )
         ]
     }
@@ -17,10 +18,6 @@ extension TOTPProvider {
     public func listItems(of resource: String, app: App?) async throws -> [JSONValue] {
         guard resource == "enrollments" else { throw BrokerError(.notFound, .notFound, "No resource '\(resource)'.") }
         return try await book.all().map { $0.enrolment.summary(accountID: $0.accountID) }
-    }
-
-    public func createItem(in resource: String, fields: [String: JSONValue], app: App?, by admin: String) async throws -> AdminChange {
-        throw BrokerError(.invalidRequest, .badRequest, "An authenticator app is set up by its person at sign-in; an administrator can only reset one.")
     }
 
     public func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange {
