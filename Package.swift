@@ -45,10 +45,12 @@ let builtInPlugins: [BuiltInPlugin] = [
     BuiltInPlugin(
         name: "DeviceAttestation",
         dependencies: [
-            .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1"),
+            "GatehouseAttestation", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1"),
             .product(name: "Logging", package: "swift-log"),
         ],
-        testDependencies: ["DeviceKey", "GatehouseStore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")]
+        testDependencies: [
+            "DeviceKey", "GatehouseStore", "GatehouseAttestation", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+        ]
     ),
     BuiltInPlugin(
         name: "Activation", dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")],
@@ -216,6 +218,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/RiddleBroker"
+        ),
+        // What device-attestation and webauthn share: CBOR, X.509 attestation certificates and their
+        // paths, Android's key description, the platforms' pinned roots.
+        .target(
+            name: "GatehouseAttestation",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
         ),
         // Registers the built-in plugins (Plugins/BuiltIn/BuiltInPlugins.swift): the one place that names them.
         .target(name: "GatehousePlugins", dependencies: ["GatehouseCore"] + builtInPlugins.map { .target(name: $0.name) }, path: "Plugins/BuiltIn"),

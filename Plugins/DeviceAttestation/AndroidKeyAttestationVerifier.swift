@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAttestation
 import GatehousePluginKit
 
 /// Android key attestation (https://developer.android.com/privacy-and-security/security-key-attestation):
@@ -32,7 +33,7 @@ struct AndroidKeyAttestationVerifier: Sendable {
 
     func verify(chain: [AttestationCertificate], rules: Rules, revoked: RevocationStatusList, at now: Date) throws(AttestationRefusal) -> Verdict {
         guard chain.count >= 2, let leaf = chain.first else { throw AttestationRefusal(.untrustedChain, "The chain needs the attested key's certificate and its issuers.") }
-        try CertificatePath(chain).checkLinks(trustedKeys: trustedKeys, leafIssuerMayBeEndEntity: true)
+        try AttestationRefusal.checking { () throws(CertificatePathProblem) in try CertificatePath(chain).checkLinks(trustedKeys: trustedKeys, leafIssuerMayBeEndEntity: true) }
         // The extension belongs to the attested key's certificate only: a certificate the attested key
         // signed (with an extension of its own making) must not pass for it.
         guard chain.dropFirst().allSatisfy({ $0.extensions[KeyDescription.oid] == nil }) else {

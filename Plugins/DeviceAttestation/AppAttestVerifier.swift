@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseAttestation
 import GatehousePluginKit
 import SwiftASN1
 
@@ -59,7 +60,7 @@ struct AppAttestVerifier: Sendable {
         guard let root = rootCertificates.first(where: { root in path.last.map { $0.isIssued(byNameOf: root) } ?? false }) else {
             throw AttestationRefusal(.untrustedChain, "The chain does not lead to the Apple App Attestation Root CA.")
         }
-        try CertificatePath(path + [root]).checkLinks(trustedKeys: rootKeys)
+        try AttestationRefusal.checking { () throws(CertificatePathProblem) in try CertificatePath(path + [root]).checkLinks(trustedKeys: rootKeys) }
         for (index, certificate) in (path + [root]).enumerated() where !certificate.isValid(at: now) {
             throw AttestationRefusal(.certificateExpired, "Certificate \(index) of the chain is not valid at \(now).")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAttestation
 import GatehousePluginKit
 
 /// What one app accepts as proof of a genuine device (`apps.<app id>` in the instance's config).

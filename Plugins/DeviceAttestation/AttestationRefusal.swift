@@ -1,3 +1,4 @@
+import GatehouseAttestation
 import GatehousePluginKit
 
 /// Why an attestation or an attested key's assertion was refused: one stable code per failed check,
@@ -68,5 +69,10 @@ struct AttestationRefusal: Error, Sendable, Equatable {
         default:
             BrokerError(.invalidAttestation, .failedAttempt, message).publicly(because: reason.rawValue)
         }
+    }
+
+    /// Runs a certificate path check; a path that does not lead to a trusted key is `untrusted_chain`.
+    static func checking(_ check: () throws(CertificatePathProblem) -> Void) throws(AttestationRefusal) {
+        do { try check() } catch { throw AttestationRefusal(.untrustedChain, error.message) }
     }
 }

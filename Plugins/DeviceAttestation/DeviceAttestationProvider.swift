@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseAttestation
 import GatehousePluginKit
 import Logging
 

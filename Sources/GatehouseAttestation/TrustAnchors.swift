@@ -1,9 +1,9 @@
 /// Trust anchors shipped with the plugin, never read from the system store. The PEM texts are the
 /// certificates Apple and Google publish (see docs/plugins/device-attestation.md for where each comes from).
-enum TrustAnchors {
+public enum TrustAnchors {
     /// "Apple App Attestation Root CA" (EC P-384, valid 2020-03-18 to 2045-03-15), SHA-256 fingerprint
     /// 1C:B9:82:3B:A2:8B:A6:AD:2D:33:A0:06:94:1D:E2:AE:4F:51:3E:F1:D4:E8:31:B9:F7:E0:FA:7B:62:42:C9:32.
-    static let appleAppAttestationRoot = """
+    public static let appleAppAttestationRoot = """
         -----BEGIN CERTIFICATE-----
         MIICITCCAaegAwIBAgIQC/O+DvHN0uD7jG5yH2IXmDAKBggqhkjOPQQDAzBSMSYw
         JAYDVQQDDB1BcHBsZSBBcHAgQXR0ZXN0YXRpb24gUm9vdCBDQTETMBEGA1UECgwK
@@ -23,7 +23,7 @@ enum TrustAnchors {
 
     /// Google Hardware Attestation Root 4 (RSA 4096; Roots 1-4 share this key, and the key is what is pinned),
     /// SHA-256 fingerprint CE:DB:1C:B6:DC:89:6A:E5:EC:79:73:48:BC:E9:28:67:53:C2:B3:8E:E7:1C:E0:FB:E3:4A:9A:12:48:80:0D:FC.
-    static let googleHardwareAttestationRoot = """
+    public static let googleHardwareAttestationRoot = """
         -----BEGIN CERTIFICATE-----
         MIIFHDCCAwSgAwIBAgIJAPHBcqaZ6vUdMA0GCSqGSIb3DQEBCwUAMBsxGTAXBgNV
         BAUTEGY5MjAwOWU4NTNiNmIwNDUwHhcNMjIwMzIwMTgwNzQ4WhcNNDIwMzE1MTgw
@@ -58,7 +58,7 @@ enum TrustAnchors {
 
     /// Google "Key Attestation CA1" (EC P-384, 2025-07-17 to 2035-07-15), the root of newer RKP chains,
     /// SHA-256 fingerprint 6D:9D:B4:CE:6C:5C:0B:29:31:66:D0:89:86:E0:57:74:A8:77:6C:EB:52:5D:9E:43:29:52:0D:E1:2B:A4:BC:C0.
-    static let googleKeyAttestationCA1 = """
+    public static let googleKeyAttestationCA1 = """
         -----BEGIN CERTIFICATE-----
         MIICIjCCAaigAwIBAgIRAISp0Cl7DrWK5/8OgN52BgUwCgYIKoZIzj0EAwMwUjEc
         MBoGA1UEAwwTS2V5IEF0dGVzdGF0aW9uIENBMTEQMA4GA1UECwwHQW5kcm9pZDET

@@ -6,26 +6,26 @@ import _CryptoExtras
 /// An X.509 certificate read as far as attestation needs it: the signed bytes, the signature, names,
 /// validity, the public key (kept as DER, whatever its algorithm: an attested ML-DSA key must not
 /// stop the chain from being checked) and the extensions. Signatures are checked with swift-crypto.
-struct AttestationCertificate: Sendable {
-    let der: [UInt8]
-    let tbs: [UInt8]
-    let signatureAlgorithm: ASN1ObjectIdentifier
-    let signature: [UInt8]
-    let serialNumber: [UInt8]
-    let issuer: [UInt8]
-    let subject: [UInt8]
-    let notBefore: Date
-    let notAfter: Date
+public struct AttestationCertificate: Sendable {
+    public let der: [UInt8]
+    public let tbs: [UInt8]
+    public let signatureAlgorithm: ASN1ObjectIdentifier
+    public let signature: [UInt8]
+    public let serialNumber: [UInt8]
+    public let issuer: [UInt8]
+    public let subject: [UInt8]
+    public let notBefore: Date
+    public let notAfter: Date
     /// The SubjectPublicKeyInfo, DER.
-    let publicKeyInfo: [UInt8]
-    let publicKeyAlgorithm: ASN1ObjectIdentifier
+    public let publicKeyInfo: [UInt8]
+    public let publicKeyAlgorithm: ASN1ObjectIdentifier
     /// The BIT STRING's bytes: for EC keys the uncompressed point.
-    let publicKeyBits: [UInt8]
-    let extensions: [ASN1ObjectIdentifier: (critical: Bool, value: [UInt8])]
+    public let publicKeyBits: [UInt8]
+    public let extensions: [ASN1ObjectIdentifier: (critical: Bool, value: [UInt8])]
 
-    struct Malformed: Error {}
+    public struct Malformed: Error { public init() {} }
 
-    init(der: [UInt8]) throws {
+    public init(der: [UInt8]) throws {
         self.der = der
         let root = try DER.parse(der)
         guard case .constructed(let parts) = root.content else { throw Malformed() }
@@ -70,7 +70,7 @@ struct AttestationCertificate: Sendable {
     }
 
     /// Certificates from PEM text, in the order they appear.
-    static func certificates(pem: String) throws -> [AttestationCertificate] {
+    public static func certificates(pem: String) throws -> [AttestationCertificate] {
         try pem.components(separatedBy: "-----BEGIN CERTIFICATE-----").dropFirst().map { block in
             guard let end = block.range(of: "-----END CERTIFICATE-----") else { throw Malformed() }
             let body = block[..<end.lowerBound].filter { !$0.isWhitespace }
@@ -80,27 +80,27 @@ struct AttestationCertificate: Sendable {
     }
 
     /// Whether `issuerKey` (a SubjectPublicKeyInfo, DER) made this certificate's signature.
-    func isSigned(byKey issuerKey: [UInt8]) -> Bool {
+    public func isSigned(byKey issuerKey: [UInt8]) -> Bool {
         Self.verify(signature: signature, over: tbs, algorithm: signatureAlgorithm, publicKeyInfo: issuerKey)
     }
 
-    func isValid(at date: Date) -> Bool { notBefore <= date && date <= notAfter }
+    public func isValid(at date: Date) -> Bool { notBefore <= date && date <= notAfter }
 
     /// BasicConstraints `cA`, when the extension is there.
-    var isCertificateAuthority: Bool? {
+    public var isCertificateAuthority: Bool? {
         guard let value = extensions[Self.basicConstraints]?.value, let node = try? DER.parse(value), case .constructed(let items) = node.content else { return nil }
         guard let first = Array(items).first, first.identifier == .boolean else { return false }
         return (try? Bool(derEncoded: first)) ?? false
     }
 
     /// The subject's attributes of one type (e.g. `serialNumber`), decoded as text.
-    func subjectAttributes(_ type: ASN1ObjectIdentifier) -> [String] {
+    public func subjectAttributes(_ type: ASN1ObjectIdentifier) -> [String] {
         Self.attributes(of: subject).filter { $0.type == type }.map(\.value)
     }
 
     /// Whether this certificate's issuer names `other`'s subject: byte for byte, or attribute for
     /// attribute when one side encodes a string type differently.
-    func isIssued(byNameOf other: AttestationCertificate) -> Bool {
+    public func isIssued(byNameOf other: AttestationCertificate) -> Bool {
         if issuer == other.subject { return true }
         let mine = Self.attributes(of: issuer), theirs = Self.attributes(of: other.subject)
         return !mine.isEmpty && mine.count == theirs.count && zip(mine, theirs).allSatisfy { $0.type == $1.type && $0.value == $1.value }
@@ -108,16 +108,16 @@ struct AttestationCertificate: Sendable {
 
     // MARK: - Pieces
 
-    static let basicConstraints = try! ASN1ObjectIdentifier(dotRepresentation: "2.5.29.19")
-    static let serialNumberAttribute = try! ASN1ObjectIdentifier(dotRepresentation: "2.5.4.5")
-    static let ecPublicKey = try! ASN1ObjectIdentifier(dotRepresentation: "1.2.840.10045.2.1")
+    public static let basicConstraints = try! ASN1ObjectIdentifier(dotRepresentation: "2.5.29.19")
+    public static let serialNumberAttribute = try! ASN1ObjectIdentifier(dotRepresentation: "2.5.4.5")
+    public static let ecPublicKey = try! ASN1ObjectIdentifier(dotRepresentation: "1.2.840.10045.2.1")
 
-    static func algorithm(_ node: ASN1Node) throws -> ASN1ObjectIdentifier {
+    public static func algorithm(_ node: ASN1Node) throws -> ASN1ObjectIdentifier {
         guard case .constructed(let parts) = node.content, let first = Array(parts).first else { throw Malformed() }
         return try ASN1ObjectIdentifier(derEncoded: first)
     }
 
-    static func time(_ node: ASN1Node) throws -> Date {
+    public static func time(_ node: ASN1Node) throws -> Date {
         guard case .primitive(let bytes) = node.content, bytes.last == UInt8(ascii: "Z"), bytes.dropLast().allSatisfy({ (0x30...0x39).contains($0) }) else { throw Malformed() }
         let text = String(decoding: bytes, as: UTF8.self)
         var digits = String(text.dropLast())
@@ -142,7 +142,7 @@ struct AttestationCertificate: Sendable {
         return date
     }
 
-    static func attributes(of name: [UInt8]) -> [(type: ASN1ObjectIdentifier, value: String)] {
+    public static func attributes(of name: [UInt8]) -> [(type: ASN1ObjectIdentifier, value: String)] {
         guard let node = try? DER.parse(name), case .constructed(let sets) = node.content else { return [] }
         var result: [(ASN1ObjectIdentifier, String)] = []
         for set in sets {

@@ -5,13 +5,13 @@ import SwiftASN1
 /// certificate, read as far as the checks need it
 /// (https://source.android.com/docs/security/features/keystore/attestation#schema). Parsed as BER,
 /// since some devices' KeyMaster writes encodings that are not strictly DER.
-struct KeyDescription: Sendable, Hashable {
-    enum SecurityLevel: Int, Sendable, Comparable, CaseIterable {
+public struct KeyDescription: Sendable, Hashable {
+    public enum SecurityLevel: Int, Sendable, Comparable, CaseIterable {
         case software = 0, trustedEnvironment = 1, strongBox = 2
 
-        static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+        public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 
-        var name: String {
+        public var name: String {
             switch self {
             case .software: "software"
             case .trustedEnvironment: "tee"
@@ -20,33 +20,33 @@ struct KeyDescription: Sendable, Hashable {
         }
     }
 
-    enum BootState: Int, Sendable { case verified = 0, selfSigned = 1, unverified = 2, failed = 3 }
+    public enum BootState: Int, Sendable { case verified = 0, selfSigned = 1, unverified = 2, failed = 3 }
 
-    struct RootOfTrust: Sendable, Hashable {
-        var deviceLocked: Bool
-        var bootState: BootState
+    public struct RootOfTrust: Sendable, Hashable {
+        public var deviceLocked: Bool
+        public var bootState: BootState
     }
 
-    struct Package: Sendable, Hashable {
-        var name: String
-        var version: Int
+    public struct Package: Sendable, Hashable {
+        public var name: String
+        public var version: Int
     }
 
-    static let oid = try! ASN1ObjectIdentifier(dotRepresentation: "1.3.6.1.4.1.11129.2.1.17")
+    public static let oid = try! ASN1ObjectIdentifier(dotRepresentation: "1.3.6.1.4.1.11129.2.1.17")
 
-    var attestationVersion: Int
-    var attestationSecurityLevel: SecurityLevel
-    var keymasterVersion: Int
-    var keymasterSecurityLevel: SecurityLevel
-    var challenge: [UInt8]
-    var rootOfTrust: RootOfTrust?
-    var packages: [Package]
+    public var attestationVersion: Int
+    public var attestationSecurityLevel: SecurityLevel
+    public var keymasterVersion: Int
+    public var keymasterSecurityLevel: SecurityLevel
+    public var challenge: [UInt8]
+    public var rootOfTrust: RootOfTrust?
+    public var packages: [Package]
     /// SHA-256 digests of the app's signing certificates.
-    var signatureDigests: [[UInt8]]
+    public var signatureDigests: [[UInt8]]
 
-    struct Malformed: Error {}
+    public struct Malformed: Error { public init() {} }
 
-    init(extensionValue: [UInt8]) throws {
+    public init(extensionValue: [UInt8]) throws {
         let root = try BER.parse(extensionValue)
         guard case .constructed(let items) = root.content else { throw Malformed() }
         let fields = Array(items)
@@ -83,7 +83,7 @@ struct KeyDescription: Sendable, Hashable {
     }
 
     /// An AuthorizationList's explicitly tagged fields, by tag number.
-    static func authorizations(_ node: ASN1Node) throws -> [UInt: ASN1Node] {
+    public static func authorizations(_ node: ASN1Node) throws -> [UInt: ASN1Node] {
         guard case .constructed(let items) = node.content else { throw Malformed() }
         var fields: [UInt: ASN1Node] = [:]
         for item in items where item.identifier.tagClass == .contextSpecific {
@@ -93,7 +93,7 @@ struct KeyDescription: Sendable, Hashable {
         return fields
     }
 
-    static func rootOfTrust(_ node: ASN1Node) throws -> RootOfTrust {
+    public static func rootOfTrust(_ node: ASN1Node) throws -> RootOfTrust {
         guard case .constructed(let items) = node.content else { throw Malformed() }
         let fields = Array(items)
         guard fields.count >= 3, fields[1].identifier == .boolean, case .primitive(let locked) = fields[1].content, locked.count == 1,
@@ -102,7 +102,7 @@ struct KeyDescription: Sendable, Hashable {
         return RootOfTrust(deviceLocked: locked.first != 0, bootState: state)
     }
 
-    static func integer(_ node: ASN1Node) throws -> Int {
+    public static func integer(_ node: ASN1Node) throws -> Int {
         guard node.identifier == .integer || node.identifier == .enumerated, case .primitive(let bytes) = node.content, !bytes.isEmpty, bytes.count <= 8 else {
             throw Malformed()
         }
@@ -111,7 +111,7 @@ struct KeyDescription: Sendable, Hashable {
         return value
     }
 
-    static func level(_ node: ASN1Node) throws -> SecurityLevel {
+    public static func level(_ node: ASN1Node) throws -> SecurityLevel {
         guard let level = SecurityLevel(rawValue: try integer(node)) else { throw Malformed() }
         return level
     }

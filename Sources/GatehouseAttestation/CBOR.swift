@@ -4,7 +4,7 @@ import Foundation
 /// CBOR library resolves here, so this is a small decoder of the definite-length subset WebAuthn
 /// requires (RFC 8949 section 4.2 "core deterministic" encoders never emit indefinite lengths);
 /// anything else is refused rather than guessed at.
-indirect enum CBOR: Sendable, Hashable {
+public indirect enum CBOR: Sendable, Hashable {
     case unsigned(UInt64)
     case negative(UInt64)  // the value is -1 - n
     case bytes([UInt8])
@@ -17,12 +17,12 @@ indirect enum CBOR: Sendable, Hashable {
     case undefined
     case float(Double)
 
-    struct Malformed: Error, CustomStringConvertible {
-        var description: String
+    public struct Malformed: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// Decodes exactly one item; trailing bytes are an error. Nesting deeper than `maxDepth` is refused.
-    static func decode(_ data: [UInt8], maxDepth: Int = 16) throws -> CBOR {
+    public static func decode(_ data: [UInt8], maxDepth: Int = 16) throws -> CBOR {
         var reader = Reader(bytes: data[...], maxDepth: maxDepth)
         let item = try reader.item(depth: 0)
         guard reader.bytes.isEmpty else { throw Malformed(description: "\(reader.bytes.count) bytes after the CBOR item") }
@@ -31,26 +31,26 @@ indirect enum CBOR: Sendable, Hashable {
 
     /// Decodes one item at the start of `data` and says how many bytes it took (authenticator data
     /// carries a COSE key followed by more bytes).
-    static func decodePrefix(_ data: ArraySlice<UInt8>, maxDepth: Int = 16) throws -> (item: CBOR, length: Int) {
+    public static func decodePrefix(_ data: ArraySlice<UInt8>, maxDepth: Int = 16) throws -> (item: CBOR, length: Int) {
         var reader = Reader(bytes: data, maxDepth: maxDepth)
         let item = try reader.item(depth: 0)
         return (item, data.count - reader.bytes.count)
     }
 
-    subscript(key: String) -> CBOR? {
+    public subscript(key: String) -> CBOR? {
         guard case .map(let entries) = self else { return nil }
         return entries[.text(key)]
     }
 
-    subscript(key: Int) -> CBOR? {
+    public subscript(key: Int) -> CBOR? {
         guard case .map(let entries) = self else { return nil }
         return entries[key >= 0 ? .unsigned(UInt64(key)) : .negative(UInt64(-1 - key))]
     }
 
-    var bytesValue: [UInt8]? { if case .bytes(let value) = self { value } else { nil } }
-    var textValue: String? { if case .text(let value) = self { value } else { nil } }
-    var arrayValue: [CBOR]? { if case .array(let value) = self { value } else { nil } }
-    var intValue: Int? {
+    public var bytesValue: [UInt8]? { if case .bytes(let value) = self { value } else { nil } }
+    public var textValue: String? { if case .text(let value) = self { value } else { nil } }
+    public var arrayValue: [CBOR]? { if case .array(let value) = self { value } else { nil } }
+    public var intValue: Int? {
         switch self {
         case .unsigned(let value) where value <= UInt64(Int.max): Int(value)
         case .negative(let value) where value < UInt64(Int.max): -1 - Int(value)
@@ -59,23 +59,23 @@ indirect enum CBOR: Sendable, Hashable {
     }
 
     private struct Reader {
-        var bytes: ArraySlice<UInt8>
-        let maxDepth: Int
+        public var bytes: ArraySlice<UInt8>
+        public let maxDepth: Int
 
-        mutating func byte() throws -> UInt8 {
+        public mutating func byte() throws -> UInt8 {
             guard let first = bytes.first else { throw Malformed(description: "the CBOR ends early") }
             bytes = bytes.dropFirst()
             return first
         }
 
-        mutating func take(_ count: UInt64) throws -> ArraySlice<UInt8> {
+        public mutating func take(_ count: UInt64) throws -> ArraySlice<UInt8> {
             guard count <= UInt64(bytes.count) else { throw Malformed(description: "a CBOR length runs past the end") }
             let taken = bytes.prefix(Int(count))
             bytes = bytes.dropFirst(Int(count))
             return taken
         }
 
-        mutating func argument(_ info: UInt8) throws -> UInt64 {
+        public mutating func argument(_ info: UInt8) throws -> UInt64 {
             switch info {
             case 0..<24: return UInt64(info)
             case 24...27:
@@ -85,7 +85,7 @@ indirect enum CBOR: Sendable, Hashable {
             }
         }
 
-        mutating func item(depth: Int) throws -> CBOR {
+        public mutating func item(depth: Int) throws -> CBOR {
             guard depth <= maxDepth else { throw Malformed(description: "CBOR nested too deeply") }
             let initial = try byte()
             let major = initial >> 5, info = initial & 0x1f
@@ -128,8 +128,8 @@ indirect enum CBOR: Sendable, Hashable {
 }
 
 /// IEEE 754 half precision, which Foundation on Linux has no portable type for.
-enum Float16Bits {
-    static func decode(_ bits: UInt16) -> Float {
+public enum Float16Bits {
+    public static func decode(_ bits: UInt16) -> Float {
         let sign: Float = bits & 0x8000 == 0 ? 1 : -1
         let exponent = Int((bits >> 10) & 0x1f), fraction = Float(bits & 0x3ff)
         switch exponent {
