@@ -15,14 +15,15 @@ extension SQLiteStore: PluginDataStore {
     public func insertPluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, now: Date) async throws -> Bool {
         try await write { db in
             // An expired record no longer counts: it is replaced, its version going on (so a writer still
-            // holding the old record's version cannot replace the new one).
+            // holding the old record's version cannot replace the new one). A new record starts at a
+            // random version (`PluginRecord.firstVersion`), for the same reason after a delete.
             try db.executeCached(
                 sql: """
-                    INSERT INTO plugin_data (namespace, key, value, version, expires_at) VALUES (?, ?, ?, 0, ?)
+                    INSERT INTO plugin_data (namespace, key, value, version, expires_at) VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, version = plugin_data.version + 1, expires_at = excluded.expires_at
                     WHERE plugin_data.expires_at IS NOT NULL AND plugin_data.expires_at <= ?
                     """,
-                arguments: [namespace, key, value, expiresAt?.storeValue, now.storeValue]
+                arguments: [namespace, key, value, PluginRecord.firstVersion(), expiresAt?.storeValue, now.storeValue]
             )
             return db.changesCount == 1
         }

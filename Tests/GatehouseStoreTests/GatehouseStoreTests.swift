@@ -556,6 +556,15 @@ struct GatehouseStoreTests {
             #expect(try await store.deletePluginRecord(namespace: "a", key: "k", expectedVersion: record.version + 1))
             #expect(try await store.deletePluginRecord(namespace: "b", key: "k"))
             #expect(try await !store.deletePluginRecord(namespace: "b", key: "k"))
+
+            // A writer holding the version of a record deleted since cannot replace the record
+            // inserted after it under the same key: versions do not start over.
+            #expect(try await store.insertPluginRecord(namespace: "c", key: "k", value: Data([7]), expiresAt: nil, now: now))
+            let old = try #require(try await store.pluginRecord(namespace: "c", key: "k", now: now))
+            #expect(try await store.deletePluginRecord(namespace: "c", key: "k"))
+            #expect(try await store.insertPluginRecord(namespace: "c", key: "k", value: Data([8]), expiresAt: nil, now: now))
+            #expect(try await !store.replacePluginRecord(namespace: "c", key: "k", value: Data([9]), expiresAt: nil, expectedVersion: old.version))
+            #expect(try await store.pluginRecord(namespace: "c", key: "k", now: now)?.value == Data([8]))
         }
     }
 

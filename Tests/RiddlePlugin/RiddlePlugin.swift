@@ -120,7 +120,7 @@ public struct RiddleProvider: IdentityProvider {
     public var accountOperations: [AccountOperation] {
         [
             AccountOperation(name: "whoami", summary: "When and how the person signed in.", inputs: []),
-            AccountOperation(name: "forget_me", summary: "Needs a sign-in within the last five minutes.", inputs: []),
+            AccountOperation(name: "forget_me", summary: "Needs a sign-in through this riddle within the last five minutes.", inputs: []),
         ]
     }
 
@@ -133,7 +133,7 @@ public struct RiddleProvider: IdentityProvider {
             }
             return ["signedInAt": context.authenticatedAt.map { .number($0.timeIntervalSince1970) } ?? .null, "methods": .array(context.methods.map { .string($0) })]
         default:
-            try context.requireSignIn(within: .minutes(5), now: clock.now)
+            try context.requireSignIn(within: .minutes(5), now: clock.now, passing: id)
             return ["forgotten": .string(context.account.username)]
         }
     }

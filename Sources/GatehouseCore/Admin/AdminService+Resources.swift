@@ -91,7 +91,7 @@ extension AdminService {
         let type = plugins.typeNames[plugin.id] ?? plugin.id
         try await store.appendAudit(
             AuditEvent(
-                time: clock.now, type: "\(type).\(change.event)", appID: appID, providerID: plugin.id,
+                time: clock.now, type: "\(type).\(change.event)", appID: appID, accountID: change.accountID, providerID: plugin.id,
                 details: change.details.merging(admin.auditDetails) { _, admin in admin }
             )
         )

@@ -131,6 +131,13 @@ public struct LockoutBook: Sendable {
         try await store.clearFailures(key: key(local))
     }
 
+    /// Lifts the key's lock, and forgets its history, when an administrator resets what it guarded
+    /// (a second factor set up anew); false when it was not locked. The caller audits the reset.
+    @discardableResult
+    public func unlock(_ local: String) async throws -> Bool {
+        try await store.unlock(key: key(local))
+    }
+
     /// Gives back a reserved guess that was not evaluated.
     public func release(_ local: String) async throws {
         try await store.releaseAttempt(key: key(local))

@@ -46,15 +46,21 @@ public struct AccountOperationContext: Sendable {
         self.methods = methods
     }
 
-    /// Refuses unless the person signed in at most `maxAge` before `now`: removing a second factor or
-    /// showing new recovery codes needs a fresh sign-in, not a token refreshed for days. The refusal
-    /// is RFC 9470's step-up challenge: 401 `insufficient_user_authentication` with `max_age`, so the
-    /// app signs the person in again (`max_age` or `prompt=login`) and retries with the new token.
-    public func requireSignIn(within maxAge: Seconds, now: Date) throws(BrokerError) {
-        guard let authenticatedAt, now.timeIntervalSince(authenticatedAt) <= maxAge.timeInterval else {
+    /// Refuses unless the person signed in at most `maxAge` before `now` and, with `passing`, that
+    /// sign-in passed that plugin instance (its id is in the token's `amr`): removing a second factor
+    /// or showing new recovery codes needs a fresh sign-in with that very factor, not a token
+    /// refreshed for days nor a password-only sign-in at an app that does not ask the factor. The
+    /// refusal is RFC 9470's step-up challenge: 401 `insufficient_user_authentication` with
+    /// `max_age`, so the app signs the person in again (`prompt=login`, and `acr_values` for a
+    /// factor its policy does not always ask) and retries with the new token.
+    public func requireSignIn(within maxAge: Seconds, now: Date, passing instance: String? = nil) throws(BrokerError) {
+        let recent = authenticatedAt.map { now.timeIntervalSince($0) <= maxAge.timeInterval } ?? false
+        let passed = instance.map { methods.contains($0) } ?? true
+        guard recent, passed else {
+            let what = instance.map { " that passed '\($0)'" } ?? ""
             var error = BrokerError(
                 .insufficientUserAuthentication, .unauthenticated,
-                "This needs a sign-in within the last \(maxAge.value) seconds; sign in again and retry with the new access token."
+                "This needs a sign-in\(what) within the last \(maxAge.value) seconds; sign in again and retry with the new access token."
             )
             error.maxAge = maxAge.value
             throw error

@@ -75,12 +75,16 @@ public struct AdminChange: Sendable {
     public var event: String
     /// Audit details; never a secret.
     public var details: [String: String]
+    /// The account the change concerns (a person's credential reset), so that the audit log finds
+    /// it under that person.
+    public var accountID: String?
 
     /// A change.
-    public init(item: JSONValue, shownOnce: String? = nil, event: String, details: [String: String] = [:]) {
+    public init(item: JSONValue, shownOnce: String? = nil, event: String, details: [String: String] = [:], accountID: String? = nil) {
         self.item = item
         self.shownOnce = shownOnce
         self.event = event
         self.details = details
+        self.accountID = accountID
     }
 }

@@ -18,6 +18,11 @@ public struct PluginRecord: Sendable, Hashable {
         self.version = version
         self.expiresAt = expiresAt
     }
+
+    /// The version a new record starts at: random (1 to 2^40), never 0, so that a writer still holding
+    /// the version of a record deleted since cannot replace the record inserted after it under the
+    /// same key (a record's versions only count up from where it started).
+    public static func firstVersion() -> Int { Int.random(in: 1...(1 << 40)) }
 }
 
 /// Key-value storage for plugins, partitioned by namespace (the plugin instance id).

@@ -11,13 +11,14 @@ extension PostgresStore: PluginDataStore {
         }.first.map(Self.pluginRecord)
     }
 
-    /// One statement: an expired record with the key is replaced, a live one wins. Two nodes inserting
+    /// One statement: an expired record with the key is replaced, a live one wins. A new record starts
+    /// at a random version (`PluginRecord.firstVersion`). Two nodes inserting
     /// the same key at once (a jti seen twice) get one success: the second waits for the first's
     /// unique-index entry and finds the record live.
     public func insertPluginRecord(namespace: String, key: String, value: Data, expiresAt: Date?, now: Date) async throws -> Bool {
         try await run(
             """
-            INSERT INTO plugin_data (namespace, key, value, version, expires_at) VALUES (\(namespace), \(key), \(value), 0, \(expiresAt?.storeValue))
+            INSERT INTO plugin_data (namespace, key, value, version, expires_at) VALUES (\(namespace), \(key), \(value), \(PluginRecord.firstVersion()), \(expiresAt?.storeValue))
             ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, version = plugin_data.version + 1, expires_at = excluded.expires_at
             WHERE plugin_data.expires_at IS NOT NULL AND plugin_data.expires_at <= \(now.storeValue)
             RETURNING 1
