@@ -69,8 +69,8 @@ struct OneTimePassword: Sendable, Hashable {
     /// The `otpauth://totp/` URI authenticator apps scan (Google Authenticator's Key URI Format):
     /// the label `issuer:account`, the Base32 secret without padding, and the parameters.
     func uri(issuer: String, account: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
+        // RFC 3986's unreserved characters, ASCII only: any other letter is percent-encoded as UTF-8.
+        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
         func encode(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: allowed) ?? "" }
         let label = encode(issuer) + ":" + encode(account)
         return "otpauth://totp/\(label)?secret=\(Base32.encode(secret))&issuer=\(encode(issuer))&algorithm=\(algorithm.rawValue)&digits=\(digits)&period=\(period)"

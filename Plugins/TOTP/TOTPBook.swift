@@ -113,9 +113,10 @@ struct TOTPBook: Sendable {
         try await environment.lockouts.refuseIfLocked("account:\(accountID)", what: Self.lockoutWhat)
     }
 
-    /// An administrator's reset also forgets the wrong guesses (not the lockout history).
-    func clearFailures(accountID: String) async throws {
-        try await environment.lockouts.recordSuccess("account:\(accountID)")
+    /// An administrator's reset lifts the account's lock and forgets its history: the person sets a
+    /// new app up.
+    func unlock(accountID: String) async throws {
+        try await environment.lockouts.unlock("account:\(accountID)")
     }
 
     enum GuessOutcome { case right, wrong(BrokerError) }

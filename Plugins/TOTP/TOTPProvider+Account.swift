@@ -3,7 +3,8 @@ import GatehousePluginKit
 
 /// What the signed-in person does with their authenticator app: see it, get new recovery codes, and
 /// remove it (the next sign-in that needs it enrols an app again). The last two need a fresh
-/// sign-in (`freshSignIn`): a token refreshed for days does not remove a second factor.
+/// sign-in that passed this factor (`freshSignIn`): neither a token refreshed for days nor a
+/// password-only sign-in at an app that does not ask the factor removes it.
 extension TOTPProvider {
     public var accountOperations: [AccountOperation] {
         [
@@ -22,7 +23,7 @@ extension TOTPProvider {
             summary["enrolled"] = true
             return .object(summary)
         case "regenerate_recovery_codes":
-            try context.requireSignIn(within: config.freshSignIn, now: environment.clock.now)
+            try context.requireSignIn(within: config.freshSignIn, now: environment.clock.now, passing: id)
             for _ in 0..<4 {
                 guard let stored = try await book.enrolment(for: accountID) else { throw notEnrolled }
                 let recovery = try await book.newRecoveryCodes()
@@ -31,15 +32,15 @@ extension TOTPProvider {
                 enrolment.recoveryCodesIssuedAt = environment.clock.now
                 enrolment.recoveryCodesUsed = 0
                 if try await book.replace(enrolment, for: accountID, version: stored.version) {
-                    try await audit("totp.recovery_codes_regenerated", app: context.app.id, account: accountID)
+                    await audit("totp.recovery_codes_regenerated", app: context.app.id, account: accountID)
                     return ["recoveryCodes": .array(recovery.codes.map { .string($0) })]
                 }
             }
             throw BrokerError(.conflict, .conflict, "The authenticator app changed at the same time elsewhere; try again.")
         case "remove":
-            try context.requireSignIn(within: config.freshSignIn, now: environment.clock.now)
+            try context.requireSignIn(within: config.freshSignIn, now: environment.clock.now, passing: id)
             guard try await book.remove(for: accountID) else { throw notEnrolled }
-            try await audit("totp.removed", app: context.app.id, account: accountID, details: ["by": "account"])
+            await audit("totp.removed", app: context.app.id, account: accountID, details: ["by": "account"])
             return ["removed": true]
         default:
             throw BrokerError(.notFound, .notFound, "No such operation.")

@@ -1,7 +1,7 @@
 import GatehousePluginKit
 
 /// Administrators see every account's authenticator app (never its secret) and reset one: the
-/// enrolment and its recovery codes go, the account's wrong guesses are forgotten, and the next
+/// enrolment and its recovery codes go, the account's lock and wrong guesses are lifted, and the next
 /// sign-in that needs the app sets one up.
 extension TOTPProvider {
     public var adminResources: [AdminResource] {
@@ -26,7 +26,8 @@ extension TOTPProvider {
         guard let enrolment = try await book.enrolment(for: accountID), try await book.remove(for: accountID) else {
             throw BrokerError(.notFound, .notFound, "Account '\(accountID)' has no authenticator app.")
         }
-        try await book.clearFailures(accountID: accountID)
-        return AdminChange(item: enrolment.value.summary(accountID: accountID), event: "reset", details: ["account": accountID])
+        // The person sets an app up anew: a lock earned with the old one no longer applies.
+        try await book.unlock(accountID: accountID)
+        return AdminChange(item: enrolment.value.summary(accountID: accountID), event: "reset", details: ["account": accountID], accountID: accountID)
     }
 }

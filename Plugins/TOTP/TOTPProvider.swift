@@ -51,7 +51,7 @@ public struct TOTPProvider: Authenticator {
         case .recoveryCode:
             if answer.values["use_app"] != nil { return try codeStep() }
             let left = try await book.useRecoveryCode(try answer.string("recoveryCode"), accountID: account.id)
-            try await audit("totp.recovery_code_used", app: context.app.id, account: account.id, details: ["recoveryCodesLeft": String(left)])
+            await audit("totp.recovery_code_used", app: context.app.id, account: account.id, details: ["recoveryCodesLeft": String(left)])
             return .verified(FactorResult(authenticatorID: id, method: "otp"))
         }
     }
@@ -65,7 +65,8 @@ public struct TOTPProvider: Authenticator {
         var generator = SystemRandomNumberGenerator()
         let secret = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let otp = OneTimePassword(secret: secret, algorithm: algorithm, digits: config.digits, period: config.period)
-        let uri = otp.uri(issuer: issuer, account: account.username)
+        // A label of at most 64 characters keeps the URI well inside a QR code whatever the username.
+        let uri = otp.uri(issuer: issuer, account: String(account.username.prefix(64)))
         guard let qr = QRCode(uri) else { throw BrokerError.internalFailure("The enrolment URI does not fit in a QR code.") }
         let base32 = Base32.encode(secret)
         let grouped = stride(from: 0, to: base32.count, by: 4).map { offset in
@@ -98,7 +99,7 @@ public struct TOTPProvider: Authenticator {
         guard try await book.insert(enrolment, for: account.id) else {
             throw BrokerError(.conflict, .conflict, "An authenticator app was set up for this account meanwhile; sign in again with it.").endingFlow()
         }
-        try await audit("totp.enrolled", app: appID, account: account.id, details: ["algorithm": otp.algorithm.rawValue, "digits": String(otp.digits)])
+        await audit("totp.enrolled", app: appID, account: account.id, details: ["algorithm": otp.algorithm.rawValue, "digits": String(otp.digits)])
         let challenge = Challenge(type: Self.recoveryCodesChallenge.type, fields: ["recoveryCodes": .array(recovery.codes.map { .string($0) })])
         return .challenge(challenge, state: try FlowState(encoding: State(mode: .recoveryCodesShown)))
     }
@@ -112,8 +113,14 @@ public struct TOTPProvider: Authenticator {
         return account
     }
 
-    func audit(_ type: String, app: String?, account: String, details: [String: String] = [:]) async throws {
-        try await environment.audit?.appendAudit(AuditEvent(time: environment.clock.now, type: type, appID: app, accountID: account, providerID: id, details: details))
+    /// Audits what already happened: the change is stored, so a failing audit write is logged rather
+    /// than undoing the answer (a recovery code used up without the sign-in, new codes never shown).
+    func audit(_ type: String, app: String?, account: String, details: [String: String] = [:]) async {
+        do {
+            try await environment.audit?.appendAudit(AuditEvent(time: environment.clock.now, type: type, appID: app, accountID: account, providerID: id, details: details))
+        } catch {
+            environment.logger.error("The audit event could not be written", metadata: ["event": "\(type)", "account": "\(account)", "error": "\(error)"])
+        }
     }
 
     /// Deregistration: the enrolment goes with the account.

@@ -43,6 +43,10 @@ extension TOTPTests {
               secondFactor: app-code
               selfRegistration: true
               lockout: {maxFailedAttemptsPerFlow: 50, maxFailedAttemptsPerAccount: 500}
+          - id: notes
+            policy:
+              identityProviders: [name]
+              authenticators: [app-code]
         """
 
     static var registry: PluginRegistry {
@@ -287,6 +291,37 @@ extension TOTPTests {
         #expect(audited.count == 1)
     }
 
+    /// A fresh sign-in that did not pass the factor (a password-only sign-in at an app that lists the
+    /// factor without asking it) neither removes the app nor gets new recovery codes.
+    @Test func aSignInWithoutTheFactorCannotRemoveItOrTakeNewRecoveryCodes() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let ada = try await Self.enrol(broker, "ada")
+        let (tokens, _) = try await broker.signIn(FlowRequest(appID: "notes", providerID: "name"), answer: ["name": "ada"])
+        for operation in ["remove", "regenerate_recovery_codes"] {
+            let refused = await thrownError {
+                _ = try await broker.broker.accountOperations.perform(
+                    plugin: "app-code", operation: operation, fields: [:], accessToken: PresentedToken(scheme: .bearer, token: tokens.accessToken), clientIP: nil
+                )
+            }
+            #expect(refused?.code == .insufficientUserAuthentication, "\(operation)")
+        }
+        let status = try await broker.broker.accountOperations.perform(
+            plugin: "app-code", operation: "status", fields: [:], accessToken: PresentedToken(scheme: .bearer, token: tokens.accessToken), clientIP: nil
+        )
+        #expect(status["recoveryCodesLeft"] == 10)
+        #expect(try await broker.store.pluginRecord(namespace: "app-code", key: "account:\(ada.account.id)", now: broker.clock.now) != nil)
+    }
+
+    /// A username in any script, however long, makes a URI that fits a QR code: the label keeps RFC
+    /// 3986's unreserved ASCII and percent-encodes the rest as UTF-8.
+    @Test func theKeyURIEncodesAnyUsernameAndFitsAQRCode() throws {
+        let otp = OneTimePassword(secret: Array(repeating: 7, count: 64), algorithm: .sha512)
+        #expect(otp.uri(issuer: "Bank", account: "José").hasPrefix("otpauth://totp/Bank:Jos%C3%A9?"))
+        let long = String(repeating: "\u{1F600}", count: 64)
+        #expect(QRCode(otp.uri(issuer: "Bank", account: long)) != nil)
+    }
+
     /// An administrator lists the apps (never a secret) and resets one: the next sign-in sets one up.
     @Test func anAdministratorResetsAnAccountsApp() async throws {
         let broker = try await Self.broker()
@@ -296,6 +331,10 @@ extension TOTPTests {
         let listed = try await broker.broker.admin.resourceItems("enrollments", of: .provider("app-code")).items
         #expect(listed.compactMap { $0["username"]?.stringValue }.sorted() == ["ada", "bob"])
         #expect(listed.allSatisfy { $0["sealedSecret"] == nil && $0["recoveryCodes"] == nil })
+        // Ada locked herself out with her old app: the reset lifts that too.
+        broker.clock.advance(by: 30)
+        for _ in 1...5 { _ = await thrownError { _ = try await Self.code(broker, "ada", "123456") } }
+        #expect(await thrownError { _ = try await Self.code(broker, "ada", ada.app.code(at: broker.clock.now)) }?.code == .lockedOut)
         let created = await thrownError { _ = try await broker.broker.admin.createResourceItem("enrollments", of: .provider("app-code"), fields: [:], by: AdminIdentity(name: "ops")) }
         #expect(created?.code == .invalidRequest)
         _ = try await broker.broker.admin.deleteResourceItem("enrollments", of: .provider("app-code"), key: [ada.account.id], by: AdminIdentity(name: "ops"))
@@ -306,7 +345,14 @@ extension TOTPTests {
             return
         }
         #expect(next.type == "totp_setup")
-        let audited = try await broker.store.auditEvents(type: "totp.reset", appID: nil, accountID: nil, since: nil, limit: 5)
+        let uri = try #require(next.fields["otpauthURI"]?.stringValue)
+        let secret = try #require(URLComponents(string: uri)?.queryItems?.first { $0.name == "secret" }?.value)
+        let bytes = try #require(Base32.decode(secret))
+        let newApp = OneTimePassword(secret: bytes)
+        _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["code": .string(newApp.code(at: broker.clock.now))]), client: nil)
+        _ = try await broker.finish(flow, answer: [:])
+        #expect(Self.completes(try await Self.code(broker, "ada", newApp.code(at: broker.clock.now.addingTimeInterval(30)))), "no lock left")
+        let audited = try await broker.store.auditEvents(type: "totp.reset", appID: nil, accountID: ada.account.id, since: nil, limit: 5)
         #expect(audited.count == 1)
     }
 
