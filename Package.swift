@@ -39,6 +39,14 @@ let builtInPlugins: [BuiltInPlugin] = [
     BuiltInPlugin(name: "DeviceKey", testDependencies: ["GatehouseStore", .product(name: "Crypto", package: "swift-crypto")]),
     BuiltInPlugin(name: "TOTP", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
     BuiltInPlugin(
+        name: "WebAuthn",
+        dependencies: [
+            "GatehouseAttestation", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+        ],
+        testDependencies: ["GatehouseAttestation", "GatehouseStore", .product(name: "Crypto", package: "swift-crypto")]
+    ),
+    BuiltInPlugin(
         name: "PIN", dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")],
         testDependencies: ["GatehouseStore"]
     ),

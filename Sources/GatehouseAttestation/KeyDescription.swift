@@ -43,6 +43,13 @@ public struct KeyDescription: Sendable, Hashable {
     public var packages: [Package]
     /// SHA-256 digests of the app's signing certificates.
     public var signatureDigests: [[UInt8]]
+    /// `allApplications` (tag 600) in either list: the key may be used by every app of the device.
+    public var allApplications: Bool
+    /// The key's `origin` (tag 702) from the hardware list, else the software list: 0 is
+    /// KM_ORIGIN_GENERATED (made inside the keystore, never imported).
+    public var origin: Int?
+    /// The key's purposes (tag 1) from the hardware list, else the software list: 2 is KM_PURPOSE_SIGN.
+    public var purposes: [Int]
 
     public struct Malformed: Error { public init() {} }
 
@@ -61,6 +68,14 @@ public struct KeyDescription: Sendable, Hashable {
         // Only the secure hardware vouches for the boot state: a root of trust in the software list
         // is the operating system's word.
         rootOfTrust = try hardware[704].map(Self.rootOfTrust)
+        allApplications = software[600] != nil || hardware[600] != nil
+        origin = try (hardware[702] ?? software[702]).map(Self.integer)
+        if let purpose = hardware[1] ?? software[1] {
+            guard case .constructed(let values) = purpose.content else { throw Malformed() }
+            purposes = try values.map(Self.integer)
+        } else {
+            purposes = []
+        }
         packages = []
         signatureDigests = []
         if let applicationID = software[709] ?? hardware[709] {

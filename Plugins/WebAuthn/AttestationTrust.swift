@@ -1,0 +1,54 @@
+import Foundation
+import GatehouseAttestation
+import GatehousePluginKit
+
+/// Whether an attestation's trust path ends at a root the relying party trusts (§7.1 steps 23 and
+/// 24): the roots the config lists, the roots the FIDO Metadata Service BLOB lists for the
+/// authenticator's AAGUID (an authenticator whose latest status is a compromise is refused), and the
+/// platforms' own roots for their formats (Apple's WebAuthn root for `apple`, Google's hardware
+/// attestation roots for `android-key`). Every certificate of the path must be valid at the
+/// broker's time.
+struct AttestationTrust: Sendable {
+    let anchors: [AttestationCertificate]
+    let metadata: MetadataBLOB?
+
+    static let platformRoots: [String: [AttestationCertificate]] = {
+        func read(_ pem: String) -> [AttestationCertificate] { (try? AttestationCertificate.certificates(pem: pem)) ?? [] }
+        return [
+            "apple": read(TrustAnchors.appleWebAuthnRoot),
+            "android-key": read(TrustAnchors.googleHardwareAttestationRoot) + read(TrustAnchors.googleKeyAttestationCA1),
+        ]
+    }()
+
+    /// Refuses an attestation that is not anchored; answers the metadata description when there is one.
+    @discardableResult
+    func check(_ result: AttestationResult, aaguid: [UInt8], at now: Date) throws(WebAuthnRefusal) -> String? {
+        guard !result.trustPath.isEmpty else {
+            throw WebAuthnRefusal(.untrustedAttestation, "The authenticator gave \(result.kind == .none ? "no attestation" : "self attestation"); this app needs an attested authenticator.")
+        }
+        let key = SecretDigest.hex(aaguid)
+        let entry = metadata?.entries[key]
+        if let status = entry?.status, MetadataBLOB.compromised.contains(status) {
+            throw WebAuthnRefusal(.untrustedAttestation, "The FIDO metadata reports this authenticator model as \(status).")
+        }
+        guard result.trustPath.allSatisfy({ $0.isValid(at: now) }) else {
+            throw WebAuthnRefusal(.untrustedAttestation, "A certificate of the attestation is not valid at \(now).")
+        }
+        let roots = anchors + (entry?.roots ?? []) + (Self.platformRoots[result.format] ?? [])
+        for root in roots where root.isValid(at: now) {
+            if anchored(result.trustPath, in: root, format: result.format) { return entry?.description }
+        }
+        throw WebAuthnRefusal(.untrustedAttestation, "The attestation does not lead to a trusted root.")
+    }
+
+    /// The path ends at the root itself, or its last certificate is issued by the root.
+    private func anchored(_ path: [AttestationCertificate], in root: AttestationCertificate, format: String) -> Bool {
+        // Android batch keys on some devices are certified with cA false (as in device-attestation).
+        let lenient = format == "android-key"
+        if path.last?.publicKeyInfo == root.publicKeyInfo {
+            if path.count == 1 { return path[0].der == root.der }
+            return (try? CertificatePath(path).checkLinks(trustedKeys: [root.publicKeyInfo], leafIssuerMayBeEndEntity: lenient)) != nil
+        }
+        return (try? CertificatePath(path + [root]).checkLinks(trustedKeys: [root.publicKeyInfo], leafIssuerMayBeEndEntity: lenient)) != nil
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import GatehousePluginKit
+
+/// Where credentials live, in the instance's storage: one record per credential (keyed by its id, so
+/// that an id is registered once, on every node), one per user handle listing its credentials, and
+/// one per account that has second-factor credentials. Counter updates are compare-and-swap, so two
+/// nodes given assertions at once cannot both move the counter from the same value.
+struct CredentialBook: Sendable {
+    let storage: PluginStorage
+    let accounts: (any AccountDirectory)?
+    let providerID: String
+
+    static func credentialKey(_ id: String) -> String { "credential:\(id)" }
+    static func handleKey(_ handle: String) -> String { "handle:\(handle)" }
+    static func accountKey(_ accountID: String) -> String { "account:\(accountID)" }
+
+    func credential(_ id: String) async throws -> PluginStorage.Versioned<StoredCredential>? {
+        try await storage.get(StoredCredential.self, key: Self.credentialKey(id))
+    }
+
+    func owner(_ handle: String) async throws -> PluginStorage.Versioned<CredentialOwner>? {
+        try await storage.get(CredentialOwner.self, key: Self.handleKey(handle))
+    }
+
+    /// Stores a new credential under its handle; refuses an id registered already.
+    func add(_ credential: StoredCredential, accountID: String?, username: String) async throws {
+        guard try await storage.insert(credential, key: Self.credentialKey(credential.id)) else {
+            throw WebAuthnRefusal(.credentialInUse, "This credential is registered already.").brokerError
+        }
+        for _ in 0..<4 {
+            if let existing = try await owner(credential.userHandle) {
+                var owner = existing.value
+                owner.credentialIDs.append(credential.id)
+                if owner.accountID == nil { owner.accountID = accountID }
+                if try await storage.replace(owner, key: Self.handleKey(credential.userHandle), version: existing.version) { return }
+            } else if try await storage.insert(CredentialOwner(credentialIDs: [credential.id], accountID: accountID, username: username), key: Self.handleKey(credential.userHandle)) {
+                return
+            }
+        }
+        try await storage.delete(key: Self.credentialKey(credential.id))
+        throw BrokerError(.conflict, .conflict, "The credentials changed at the same time elsewhere; try again.")
+    }
+
+    /// Removes a credential and its entry under the handle.
+    func remove(_ id: String) async throws -> StoredCredential? {
+        guard let stored = try await credential(id), try await storage.delete(key: Self.credentialKey(id), version: stored.version) else { return nil }
+        for _ in 0..<4 {
+            guard let existing = try await owner(stored.value.userHandle) else { break }
+            var owner = existing.value
+            owner.credentialIDs.removeAll { $0 == id }
+            if try await storage.replace(owner, key: Self.handleKey(stored.value.userHandle), version: existing.version) { break }
+        }
+        return stored.value
+    }
+
+    /// Saves a credential read at `version` (a counter moved, a name changed); false when another node changed it since.
+    func save(_ credential: StoredCredential, version: Int) async throws -> Bool {
+        try await storage.replace(credential, key: Self.credentialKey(credential.id), version: version)
+    }
+
+    /// The user handles of an account: its passkeys' (the identity links of this provider) and its
+    /// second factor's.
+    func handles(of accountID: String) async throws -> [String] {
+        var handles: [String] = []
+        if let links = try await accounts?.identityLinks(accountID: accountID) {
+            handles += links.filter { $0.providerID == providerID }.map(\.subject)
+        }
+        if let own = try await storage.get(AccountHandle.self, key: Self.accountKey(accountID)) { handles.append(own.value.userHandle) }
+        return handles.uniqued()
+    }
+
+    /// Every credential of an account.
+    func credentials(of accountID: String) async throws -> [PluginStorage.Versioned<StoredCredential>] {
+        var found: [PluginStorage.Versioned<StoredCredential>] = []
+        for handle in try await handles(of: accountID) {
+            for id in try await owner(handle)?.value.credentialIDs ?? [] {
+                if let credential = try await credential(id) { found.append(credential) }
+            }
+        }
+        return found
+    }
+
+    /// The account a handle belongs to: the second factor's record, else the passkey's identity link.
+    func accountID(ofHandle handle: String) async throws -> String? {
+        if let account = try await owner(handle)?.value.accountID { return account }
+        return try await accounts?.identityLink(providerID: providerID, subject: handle)?.accountID
+    }
+
+    /// The second-factor handle of an account, made (and kept) the first time.
+    func secondFactorHandle(of accountID: String) async throws -> String {
+        if let own = try await storage.get(AccountHandle.self, key: Self.accountKey(accountID)) { return own.value.userHandle }
+        let handle = RandomToken.make(byteCount: 32)
+        if try await storage.insert(AccountHandle(userHandle: handle), key: Self.accountKey(accountID)) { return handle }
+        guard let own = try await storage.get(AccountHandle.self, key: Self.accountKey(accountID)) else { throw BrokerError.internalFailure("The account's handle vanished.") }
+        return own.value.userHandle
+    }
+
+    /// Every credential (for administrators).
+    func all() async throws -> [StoredCredential] {
+        try await storage.all(StoredCredential.self, keyPrefix: "credential:").map(\.value)
+    }
+
+    /// Deregistration: an account's handles and credentials go.
+    func forget(accountID: String) async throws {
+        for credential in try await credentials(of: accountID) { _ = try await remove(credential.value.id) }
+        try await storage.delete(key: Self.accountKey(accountID))
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import GatehousePluginKit
+
+/// A registered credential as the store keeps it (`credential:<id>`, the id base64url): the public
+/// key and what the ceremonies keep track of. Nothing secret: a public key, counters and flags.
+struct StoredCredential: Codable, Sendable {
+    /// The credential id, base64url.
+    var id: String
+    /// The user handle (base64url) the credential was made for: the identity's subject.
+    var userHandle: String
+    /// The COSE_Key, base64url.
+    var publicKey: String
+    var algorithm: String
+    var signCount: UInt32
+    /// The authenticator model's AAGUID, hex.
+    var aaguid: String
+    var backupEligible: Bool
+    var backupState: Bool
+    var attestationFormat: String
+    var attestation: String
+    var authenticatorDescription: String?
+    /// The name the person gave it (or the model's), shown in lists.
+    var name: String
+    /// Whether it was registered as a discoverable passkey (identity provider) or as a second factor.
+    var discoverable: Bool
+    var createdAt: Date
+    var lastUsedAt: Date?
+    /// Assertions whose counter did not grow (recorded; refused unless `counterRegression: record`).
+    var counterRegressions: Int
+    /// Transports the authenticator reported (`usb`, `nfc`, `ble`, `internal`, `hybrid`), to hint clients.
+    var transports: [String]
+    /// Whether the authenticator verified the person (PIN, biometrics) at the last ceremony.
+    var userVerifiedAtLastUse: Bool
+
+    var publicKeyBytes: [UInt8] { Array(Base64URL.decode(publicKey) ?? Data()) }
+    var handleBytes: [UInt8] { Array(Base64URL.decode(userHandle) ?? Data()) }
+
+    /// What the person and administrators see (`account`: the owner, when known).
+    func summary(account: String?) -> JSONValue {
+        func time(_ date: Date?) -> JSONValue { date.map { .string(ISO8601DateFormatter().string(from: $0)) } ?? .null }
+        return [
+            "credential": .string(id), "account": account.map(JSONValue.string) ?? .null, "name": .string(name), "createdAt": time(createdAt),
+            "lastUsedAt": time(lastUsedAt), "backupEligible": .bool(backupEligible), "backupState": .bool(backupState), "algorithm": .string(algorithm),
+            "aaguid": .string(aaguid), "authenticator": authenticatorDescription.map(JSONValue.string) ?? .null, "attestation": .string(attestationFormat),
+            "discoverable": .bool(discoverable), "transports": .array(transports.map(JSONValue.string)), "counterRegressions": .number(Double(counterRegressions)),
+        ]
+    }
+}
+
+/// The credentials of one user handle (`handle:<handle>`): their ids, and the account when the
+/// credentials were made as a second factor (a passkey's account is its identity link's).
+struct CredentialOwner: Codable, Sendable {
+    var credentialIDs: [String]
+    var accountID: String?
+    var username: String
+}
+
+/// The handle a second factor's credentials were made under for an account (`account:<id>`).
+struct AccountHandle: Codable, Sendable {
+    var userHandle: String
+}

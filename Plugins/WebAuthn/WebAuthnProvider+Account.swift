@@ -1,0 +1,50 @@
+import Foundation
+import GatehousePluginKit
+
+/// What the signed-in person does with their passkeys and security keys: list them (name, created,
+/// last used, backup state), rename one, remove one. Removing needs a fresh sign-in through this
+/// instance; adding one is a registration flow with the person's access token.
+extension WebAuthnProvider {
+    public var accountOperations: [AccountOperation] {
+        [
+            AccountOperation(name: "list", summary: "The account's passkeys and security keys: id, name, created, last used, backup eligibility and state.", inputs: []),
+            AccountOperation(
+                name: "rename", summary: "Renames one of the account's credentials.",
+                inputs: [ChallengeInput(name: "credential", label: "Credential id", maxLength: 1400), ChallengeInput(name: "name", label: "Name", maxLength: 64)]
+            ),
+            AccountOperation(
+                name: "remove", summary: "Removes one of the account's credentials. Needs a sign-in through this instance within `freshSignIn`.",
+                inputs: [ChallengeInput(name: "credential", label: "Credential id", maxLength: 1400)]
+            ),
+        ]
+    }
+
+    public func perform(_ operation: String, with fields: ChallengeResponse, in context: AccountOperationContext) async throws -> JSONValue {
+        let accountID = context.account.id
+        switch operation {
+        case "list":
+            return ["credentials": .array(try await book.credentials(of: accountID).map { $0.value.summary(account: accountID) })]
+        case "rename":
+            let name = try fields.string("name").trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty, name.count <= 64 else { throw BrokerError(.invalidRequest, .badRequest, "A name has 1 to 64 characters.") }
+            let target = try fields.string("credential")
+            for _ in 0..<4 {
+                guard let stored = try await book.credentials(of: accountID).first(where: { $0.value.id == target }) else { throw notOurs }
+                var credential = stored.value
+                credential.name = name
+                if try await book.save(credential, version: stored.version) { return credential.summary(account: accountID) }
+            }
+            throw BrokerError(.conflict, .conflict, "The credential changed at the same time elsewhere; try again.")
+        case "remove":
+            try context.requireSignIn(within: config.freshSignIn, now: environment.clock.now, passing: id)
+            let target = try fields.string("credential")
+            guard try await book.credentials(of: accountID).contains(where: { $0.value.id == target }), let removed = try await book.remove(target) else { throw notOurs }
+            await audit("webauthn.removed", app: context.app.id, account: accountID, details: ["credential": removed.id, "by": "account"])
+            return ["removed": .string(removed.id)]
+        default:
+            throw BrokerError(.notFound, .notFound, "No such operation.")
+        }
+    }
+
+    var notOurs: BrokerError { BrokerError(.notFound, .notFound, "The account has no such credential.") }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import GatehousePluginKit
+
+/// One `webauthn` instance: passkey sign-in and registration as an identity provider, and a
+/// security key or passkey as a second factor.
+public struct WebAuthnProvider: IdentityProvider, Authenticator {
+    public let id: String
+    let config: WebAuthnPlugin.Config
+    let relyingParty: RelyingParty
+    /// Set when the instance accepts only attested authenticators.
+    let trust: AttestationTrust?
+    let environment: PluginEnvironment
+    let book: CredentialBook
+
+    init(id: String, config: WebAuthnPlugin.Config, relyingParty: RelyingParty, trust: AttestationTrust?, environment: PluginEnvironment) {
+        self.id = id
+        self.config = config
+        self.relyingParty = relyingParty
+        self.trust = trust
+        self.environment = environment
+        self.book = CredentialBook(storage: environment.storage, accounts: environment.accounts, providerID: id)
+    }
+
+    // Anyone can make a passkey: a new one makes an account only where the app allows self-registration.
+    public var traits: PluginTraits { PluginTraits(openEnrollment: true, registrationType: "passkey") }
+
+    /// What the flow keeps between steps: the ceremony's challenge (bound to this flow, used for its
+    /// one answer), and for registrations the handle and name the credential is made for.
+    struct State: Codable, Sendable {
+        enum Mode: String, Codable { case username, register, signIn, factorRegister, factorSignIn }
+        var mode: Mode
+        var challenge: String?
+        var userHandle: String?
+        var username: String?
+        var accountID: String?
+        /// For a second factor: the credentials the account may answer with.
+        var allowed: [String]?
+    }
+
+    var algorithms: [COSEKey.Algorithm] { config.algorithms.compactMap(COSEKey.Algorithm.init(name:)) }
+    var userVerification: UserVerification { UserVerification(rawValue: config.userVerification) ?? .preferred }
+
+    // MARK: - Identity provider: passkeys
+
+    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+        if context.account != nil { return try await beginFactor(in: context) }
+        if let accountID = request.signedInAccountID {
+            // A signed-in person adds a passkey: under the handle of the passkeys they have, if any.
+            guard let account = try await environment.accounts?.account(id: accountID) else { throw BrokerError(.invalidToken, .unauthenticated, "The signed-in account no longer exists.") }
+            var handle = RandomToken.make(byteCount: 32)
+            for existing in try await book.handles(of: accountID) where try await book.owner(existing)?.value.accountID == nil {
+                handle = existing
+                break
+            }
+            return try await createStep(handle: handle, username: account.username, accountID: accountID, discoverable: true)
+        }
+        if request.purpose == .register { return try usernameStep() }
+        return try getStep(allowed: nil, mode: .signIn)
+    }
+
+    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let current = try state.decode(State.self)
+        switch current.mode {
+        case .username:
+            let username = try answer.string("username").trimmingCharacters(in: .whitespaces)
+            guard !username.isEmpty, username.count <= 64 else { throw BrokerError(.invalidUsername, .badRequest, "Choose a name of 1 to 64 characters.") }
+            return try await createStep(handle: RandomToken.make(byteCount: 32), username: username, accountID: nil, discoverable: true)
+        case .register:
+            let credential = try await register(answer, state: current, discoverable: true, accountID: current.accountID, app: context.app.id)
+            return .identified(identity(handle: credential.userHandle, username: current.username ?? "", credential: credential))
+        case .signIn:
+            return try await signIn(answer, state: current, app: context.app.id)
+        case .factorRegister:
+            _ = try await register(answer, state: current, discoverable: false, accountID: current.accountID, app: context.app.id)
+            return .verified(FactorResult(authenticatorID: id, method: "hwk"))
+        case .factorSignIn:
+            guard let account = context.account else { throw BrokerError.internalFailure("The webauthn factor runs only for an account.") }
+            _ = try await assert(answer, state: current, accountID: account.id, app: context.app.id)
+            return .verified(FactorResult(authenticatorID: id, method: "hwk"))
+        }
+    }
+
+    /// A passkey identifies whoever holds it: the credential must be a passkey made here (not a
+    /// second factor's key), and its assertion must verify.
+    func signIn(_ answer: ChallengeResponse, state: State, app: String) async throws -> FlowStep {
+        let (stored, _) = try await assert(answer, state: state, accountID: nil, app: app)
+        guard let owner = try await book.owner(stored.userHandle)?.value else { throw WebAuthnRefusal(.unknownCredential, "This passkey is not registered.").brokerError }
+        return .identified(identity(handle: stored.userHandle, username: owner.username, credential: stored))
+    }
+
+    func identity(handle: String, username: String, credential: StoredCredential) -> ExternalIdentity {
+        // RFC 8176: a hardware-protected key proven with a user presence test; user verification
+        // (a PIN or biometrics on the authenticator) makes it multi-factor.
+        var methods = ["hwk", "user"]
+        if credential.userVerifiedAtLastUse { methods.append("mfa") }
+        return ExternalIdentity(providerID: id, subject: handle, username: username, methods: methods)
+    }
+
+    // MARK: - Authenticator: a second factor
+
+    func beginFactor(in context: FlowContext) async throws -> FlowStep {
+        guard let account = context.account else { throw BrokerError.internalFailure("The webauthn factor runs only for an account.") }
+        let credentials = try await book.credentials(of: account.id)
+        if credentials.isEmpty {
+            let handle = try await book.secondFactorHandle(of: account.id)
+            return try await createStep(handle: handle, username: account.username, accountID: account.id, discoverable: false)
+        }
+        return try getStep(allowed: credentials.map(\.value), mode: .factorSignIn)
+    }
+
+    // MARK: - Ceremonies
+
+    func register(_ answer: ChallengeResponse, state: State, discoverable: Bool, accountID: String?, app: String) async throws -> StoredCredential {
+        guard let challenge = state.challenge.flatMap(Base64URL.decode), let handle = state.userHandle else { throw BrokerError.internalFailure("The registration lost its challenge.") }
+        let credentialJSON = answer.values["credential"] ?? .null
+        let (response, registered) = try Self.refusing { () throws(WebAuthnRefusal) -> (PublicKeyCredentialJSON, RegisteredCredential) in
+            let response = try PublicKeyCredentialJSON(credentialJSON)
+            guard let attestationObject = response.attestationObject else { throw WebAuthnRefusal(.malformed, "A registration answers with an attestationObject.") }
+            let ceremony = RegistrationCeremony(
+                relyingParty: relyingParty, challenge: Array(challenge), userVerification: userVerification, algorithms: algorithms,
+                formats: trust == nil ? ["none"] + config.attestationFormats : config.attestationFormats, trust: trust
+            )
+            let registered = try ceremony.verify(clientDataJSON: response.clientDataJSON, attestationObject: attestationObject, at: environment.clock.now)
+            guard registered.id == response.rawID else { throw WebAuthnRefusal(.malformed, "The credential id is not the one the authenticator data names.") }
+            return (response, registered)
+        }
+        let now = environment.clock.now
+        let credential = StoredCredential(
+            id: response.id, userHandle: handle, publicKey: Base64URL.encode(bytes: registered.publicKey), algorithm: registered.algorithm.name,
+            signCount: registered.signCount, aaguid: SecretDigest.hex(registered.aaguid), backupEligible: registered.backupEligible, backupState: registered.backupState,
+            attestationFormat: registered.attestationFormat, attestation: registered.attestation.rawValue, authenticatorDescription: registered.authenticatorDescription,
+            name: registered.authenticatorDescription ?? (discoverable ? "Passkey" : "Security key"), discoverable: discoverable, createdAt: now, lastUsedAt: nil,
+            counterRegressions: 0, transports: response.transports, userVerifiedAtLastUse: registered.userVerified
+        )
+        try await book.add(credential, accountID: discoverable ? nil : accountID, username: state.username ?? "")
+        await audit("webauthn.registered", app: app, account: accountID, details: ["credential": credential.id, "format": credential.attestationFormat, "backupEligible": String(credential.backupEligible)])
+        return credential
+    }
+
+    /// Verifies an assertion and moves the credential's counter (compare-and-swap). `accountID`: the
+    /// account whose credentials may answer (a second factor); nil: any passkey.
+    func assert(_ answer: ChallengeResponse, state: State, accountID: String?, app: String) async throws -> (StoredCredential, VerifiedAssertion) {
+        guard let challenge = state.challenge.flatMap(Base64URL.decode) else { throw BrokerError.internalFailure("The sign-in lost its challenge.") }
+        let credentialJSON = answer.values["credential"] ?? .null
+        let response = try Self.refusing { () throws(WebAuthnRefusal) in try PublicKeyCredentialJSON(credentialJSON) }
+        if let allowed = state.allowed, !allowed.contains(response.id) {
+            throw WebAuthnRefusal(.unknownCredential, "This credential is not one of the account's.").brokerError
+        }
+        for _ in 0..<4 {
+            guard let record = try await book.credential(response.id) else { throw WebAuthnRefusal(.unknownCredential, "This credential is not registered.").brokerError }
+            var credential = record.value
+            if accountID == nil {
+                // A passkey sign-in: only credentials registered as passkeys identify anyone.
+                guard credential.discoverable, try await book.owner(credential.userHandle)?.value.accountID == nil else {
+                    throw WebAuthnRefusal(.unknownCredential, "This credential is a second factor, not a passkey.").brokerError
+                }
+            }
+            let ceremony = AuthenticationCeremony(relyingParty: relyingParty, challenge: Array(challenge), userVerification: userVerification)
+            let stored = AuthenticationCeremony.Stored(
+                publicKey: credential.publicKeyBytes, signCount: credential.signCount, userHandle: credential.handleBytes, backupEligible: credential.backupEligible
+            )
+            let verified = try Self.refusing { () throws(WebAuthnRefusal) -> VerifiedAssertion in
+                guard let authenticatorData = response.authenticatorData, let signature = response.signature else {
+                    throw WebAuthnRefusal(.malformed, "An assertion answers with authenticatorData and signature.")
+                }
+                return try ceremony.verify(
+                    clientDataJSON: response.clientDataJSON, authenticatorData: authenticatorData, signature: signature, userHandle: response.userHandle, stored: stored
+                )
+            }
+            credential.signCount = verified.signCount
+            credential.backupState = verified.backupState
+            credential.lastUsedAt = environment.clock.now
+            credential.userVerifiedAtLastUse = verified.userVerified
+            if verified.counterRegressed { credential.counterRegressions += 1 }
+            guard try await book.save(credential, version: record.version) else { continue }
+            if verified.counterRegressed {
+                await audit("webauthn.counter_regressed", app: app, account: accountID, details: ["credential": credential.id, "policy": config.counterRegression])
+                if config.counterRegression == "refuse" {
+                    throw WebAuthnRefusal(.counterRegressed, "The authenticator's signature counter went back: it may be cloned.").brokerError
+                }
+            }
+            return (credential, verified)
+        }
+        throw BrokerError(.conflict, .conflict, "The credential was used at the same time elsewhere; try again.")
+    }
+
+    /// Runs ceremony checks; a refusal becomes the broker's error (a wrong answer, with its reason).
+    static func refusing<T>(_ body: () throws(WebAuthnRefusal) -> T) throws(BrokerError) -> T {
+        do { return try body() } catch { throw error.brokerError }
+    }
+
+    func audit(_ type: String, app: String?, account: String?, details: [String: String]) async {
+        do {
+            try await environment.audit?.appendAudit(AuditEvent(time: environment.clock.now, type: type, appID: app, accountID: account, providerID: id, details: details))
+        } catch {
+            environment.logger.error("The audit event could not be written", metadata: ["event": "\(type)", "error": "\(error)"])
+        }
+    }
+
+    /// Deregistration: an account's credentials go with it.
+    public func forget(_ departure: Departure) async throws -> [AdminChange] {
+        switch departure {
+        case .account(let accountID): try await book.forget(accountID: accountID)
+        case .identity(let subject):
+            for id in try await book.owner(subject)?.value.credentialIDs ?? [] { _ = try await book.remove(id) }
+        default: break
+        }
+        return []
+    }
+}
