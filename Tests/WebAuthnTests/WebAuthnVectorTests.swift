@@ -1,6 +1,6 @@
 import Foundation
 import GatehouseAttestation
-import GatehousePluginKit
+import GatehouseCore
 import Testing
 
 @testable import WebAuthn
