@@ -10,6 +10,7 @@ import LocalPassword
 import OIDC
 import PIN
 import TOTP
+import WebAuthn
 
 /// The plugin types built into the broker. Adding a plugin adds its import and one `register` line
 /// here, and its entry in Package.swift's `builtInPlugins` (docs/writing-a-plugin.md).
@@ -27,6 +28,7 @@ public enum BuiltInPlugins {
         registry.register(DeviceAttestationPlugin.self)
         registry.register(ActivationPlugin.self)
         registry.register(TOTPPlugin.self)
+        registry.register(WebAuthnPlugin.self)
         return registry
     }
 }

@@ -1,0 +1,231 @@
+import Foundation
+import GatehouseCore
+import GatehouseTesting
+import Testing
+
+@testable import WebAuthn
+
+/// Identifies whoever names themselves (the first factor before a security key).
+struct NameProvider: IdentityProvider {
+    let id: String
+    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { .challenge(Challenge(type: "name"), state: FlowState()) }
+    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let name = try answer.string("name")
+        return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["pwd"]))
+    }
+}
+
+enum NamePlugin: PluginFactory {
+    struct Config: Decodable, Sendable {}
+    static let typeName = "name"
+    static let roles: PluginRoles = .identityProvider
+    static let challenges = [ChallengeDescription(type: "name", summary: "A name.", inputs: [ChallengeInput(name: "name", label: "Name")])]
+    static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { NameProvider(id: id) }
+}
+
+/// Passkeys and security keys through the real flow engine: registration of a new account, sign-in
+/// without a username, a second factor, every refusal a relying party owes, the person's and the
+/// administrator's management.
+extension WebAuthnTests {
+    static let origin = "https://login.example.test"
+
+    static func yaml(_ extra: String = "") -> String {
+        """
+        providers:
+          - id: name
+            type: name
+          - id: passkeys
+            type: webauthn
+            config:
+              rpID: login.example.test
+              rpName: Example Login
+              origins: [\(origin)]
+        \(extra)
+        apps:
+          - id: web
+            policy:
+              identityProviders: [passkeys]
+              selfRegistration: true
+          - id: bank
+            policy:
+              identityProviders: [name]
+              authenticators: [passkeys]
+              secondFactor: passkeys
+              selfRegistration: true
+        """
+    }
+
+    static func broker(_ yaml: String = yaml()) async throws -> TestBroker {
+        var registry = PluginRegistry()
+        registry.register(NamePlugin.self)
+        registry.register(WebAuthnPlugin.self)
+        return try await TestBroker.make(yaml: yaml, registry: registry)
+    }
+
+    static func options(_ challenge: Challenge) throws -> JSONValue { try #require(challenge.fields["publicKey"]) }
+
+    /// Registers `name` with a new passkey on `authenticator`; answers the account.
+    static func registerPasskey(_ broker: TestBroker, _ authenticator: SoftAuthenticator, name: String) async throws -> Account {
+        let (flow, asked) = try await broker.start(FlowRequest(appID: "web", providerID: "passkeys", purpose: .register))
+        #expect(asked.type == "webauthn_username")
+        guard case .challenge(_, let create, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["username": .string(name)]), client: nil) else {
+            throw FlowDriverError.unexpectedOutcome("no webauthn_create")
+        }
+        let (_, account) = try await broker.finish(flow, answer: ["credential": authenticator.create(try options(create), origin: origin)])
+        return try #require(account)
+    }
+
+    static func passkeySignIn(_ broker: TestBroker, _ authenticator: SoftAuthenticator, origin: String = origin) async throws -> FlowOutcome {
+        let (flow, get) = try await broker.start(FlowRequest(appID: "web", providerID: "passkeys"))
+        let credential = try #require(authenticator.get(try options(get), origin: origin))
+        return try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["credential": credential]), client: nil)
+    }
+
+    static func reason(_ body: () async throws -> Void) async -> String? {
+        do { try await body() } catch let error as BrokerError { return error.reason ?? error.code.rawValue } catch { return "\(error)" }
+        return nil
+    }
+
+    @Test func aPasskeyMakesAnAccountAndSignsItInWithoutAUsername() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let phone = SoftAuthenticator()
+        let (flow, _) = try await broker.start(FlowRequest(appID: "web", providerID: "passkeys", purpose: .register))
+        guard case .challenge(_, let create, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["username": "ada"]), client: nil) else {
+            Issue.record("no create")
+            return
+        }
+        let options = try Self.options(create)
+        #expect(options["rp"] == ["id": "login.example.test", "name": "Example Login"])
+        #expect(options["user"]?["name"] == "ada")
+        #expect(Base64URL.decode(options["user"]?["id"]?.stringValue ?? "")?.count == 32)
+        #expect(Base64URL.decode(options["challenge"]?.stringValue ?? "")?.count == 32)
+        #expect(options["pubKeyCredParams"]?.arrayValue?.compactMap { $0["alg"]?.numberValue } == [-7, -8, -257])
+        #expect(options["authenticatorSelection"]?["residentKey"] == "required")
+        #expect(options["attestation"] == "none")
+        let (_, account) = try await broker.finish(flow, answer: ["credential": phone.create(options, origin: Self.origin)])
+        let ada = try #require(account)
+        #expect(ada.username == "ada")
+
+        let (signIn, get) = try await broker.start(FlowRequest(appID: "web", providerID: "passkeys"))
+        #expect(get.type == "webauthn_get")
+        #expect(get.fields["mediation"] == "conditional")
+        #expect(try Self.options(get)["allowCredentials"] == [])
+        let (tokens, again) = try await broker.finish(signIn, answer: ["credential": try #require(phone.get(try Self.options(get), origin: Self.origin))])
+        #expect(again?.id == ada.id)
+        #expect(!tokens.accessToken.isEmpty)
+        let events = try await broker.store.auditEvents(type: "webauthn.registered", appID: "web", accountID: nil, since: nil, limit: 5)
+        #expect(events.count == 1)
+    }
+
+    /// §7.2 in the flow: an assertion from another origin, one replayed into a new flow (another
+    /// challenge), one of a credential never registered, and a registration for a credential id
+    /// registered already are each refused with their reason.
+    @Test func assertionsAreRefusedForOriginChallengeAndUnknownCredentials() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let phone = SoftAuthenticator()
+        _ = try await Self.registerPasskey(broker, phone, name: "ada")
+        #expect(await Self.reason { _ = try await Self.passkeySignIn(broker, phone, origin: "https://evil.example") } == "origin_not_allowed")
+
+        let (first, get) = try await broker.start(FlowRequest(appID: "web", providerID: "passkeys"))
+        let assertion = try #require(phone.get(try Self.options(get), origin: Self.origin))
+        _ = try await broker.finish(first, answer: ["credential": assertion])
+        let (second, _) = try await broker.start(FlowRequest(appID: "web", providerID: "passkeys"))
+        #expect(await Self.reason { _ = try await broker.engine.resume(flowID: second, answer: ChallengeResponse(["credential": assertion]), client: nil) } == "challenge_mismatch")
+
+        let stranger = SoftAuthenticator()
+        _ = stranger.create(["rp": ["id": "login.example.test"], "user": ["id": "eA"], "challenge": "eA"], origin: Self.origin)
+        #expect(await Self.reason { _ = try await Self.passkeySignIn(broker, stranger) } == "unknown_credential")
+
+        // The same credential id presented in a second registration.
+        let (again, _) = try await broker.start(FlowRequest(appID: "web", providerID: "passkeys", purpose: .register))
+        guard case .challenge(_, let create, _) = try await broker.engine.resume(flowID: again, answer: ChallengeResponse(["username": "eve"]), client: nil) else { return }
+        let copy = SoftAuthenticator()
+        copy.fixedID = phone.credentials[0].id
+        #expect(await Self.reason { _ = try await broker.engine.resume(flowID: again, answer: ChallengeResponse(["credential": copy.create(try Self.options(create), origin: Self.origin)]), client: nil) } == "credential_in_use")
+    }
+
+    /// A counter that goes back is recorded (and audited) and, by default, refused; with
+    /// `counterRegression: record` the sign-in goes on, recorded.
+    @Test func aCounterThatGoesBackIsRecordedAndRefusedByPolicy() async throws {
+        for policy in ["refuse", "record"] {
+            let broker = try await Self.broker(Self.yaml().replacingOccurrences(of: "origins: [\(Self.origin)]", with: "origins: [\(Self.origin)]\n      counterRegression: \(policy)"))
+            defer { broker.temporary.remove() }
+            let key = SoftAuthenticator()
+            let ada = try await Self.registerPasskey(broker, key, name: "ada")
+            guard case .completed = try await Self.passkeySignIn(broker, key) else { Issue.record("no sign-in"); return }
+            guard case .completed = try await Self.passkeySignIn(broker, key) else { Issue.record("no sign-in"); return }
+            key.counterOverride = 1
+            let outcome = await Self.reason { _ = try await Self.passkeySignIn(broker, key) }
+            #expect(outcome == (policy == "refuse" ? "counter_regressed" : nil), "\(policy)")
+            let listed = try await broker.broker.admin.resourceItems("credentials", of: .provider("passkeys")).items
+            #expect(listed.first?["counterRegressions"] == 1)
+            #expect(listed.first?["account"] == .string(ada.id))
+            #expect(try await broker.store.auditEvents(type: "webauthn.counter_regressed", appID: "web", accountID: nil, since: nil, limit: 5).count == 1)
+        }
+    }
+
+    @Test func userVerificationAndAttestationAreRequiredWhereThePolicySaysSo() async throws {
+        let strict = try await Self.broker(Self.yaml().replacingOccurrences(of: "origins: [\(Self.origin)]", with: "origins: [\(Self.origin)]\n      userVerification: required\n      attestation: direct"))
+        defer { strict.temporary.remove() }
+        let plain = SoftAuthenticator()
+        plain.userVerifying = false
+        #expect(await Self.reason { _ = try await Self.registerPasskey(strict, plain, name: "ada") } == "user_not_verified")
+        let selfAttesting = SoftAuthenticator()
+        selfAttesting.selfAttestation = true
+        #expect(await Self.reason { _ = try await Self.registerPasskey(strict, selfAttesting, name: "bob") } == "untrusted_attestation")
+        let unattested = SoftAuthenticator()
+        #expect(await Self.reason { _ = try await Self.registerPasskey(strict, unattested, name: "cy") } == "attestation_format_not_allowed")
+    }
+
+    /// As a second factor: the first sign-in sets a key up (not discoverable), the next asks for it
+    /// by id; that key is no passkey at the passkey sign-in.
+    @Test func aSecurityKeyIsASecondFactorButNoPasskey() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let key = SoftAuthenticator()
+        let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+        guard case .challenge(_, let create, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["name": "ada"]), client: nil) else { return }
+        #expect(create.type == "webauthn_create")
+        #expect(try Self.options(create)["authenticatorSelection"]?["residentKey"] == "discouraged")
+        _ = try await broker.finish(flow, answer: ["credential": key.create(try Self.options(create), origin: Self.origin)])
+
+        let (next, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+        guard case .challenge(_, let get, _) = try await broker.engine.resume(flowID: next, answer: ChallengeResponse(["name": "ada"]), client: nil) else { return }
+        #expect(get.type == "webauthn_get")
+        #expect(try Self.options(get)["allowCredentials"]?.arrayValue?.count == 1)
+        let (tokens, _) = try await broker.finish(next, answer: ["credential": try #require(key.get(try Self.options(get), origin: Self.origin))])
+        #expect(!tokens.accessToken.isEmpty)
+        #expect(await Self.reason { _ = try await Self.passkeySignIn(broker, key) } == "unknown_credential")
+    }
+
+    /// The person lists, renames and removes their passkeys (removal only with a recent passkey
+    /// sign-in); an administrator lists them with their account and removes one.
+    @Test func peopleAndAdministratorsManageCredentials() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let phone = SoftAuthenticator()
+        let ada = try await Self.registerPasskey(broker, phone, name: "ada")
+        guard case .completed(_, let tokens, _, _) = try await Self.passkeySignIn(broker, phone) else { Issue.record("no sign-in"); return }
+        func perform(_ operation: String, _ fields: [String: JSONValue] = [:]) async throws -> JSONValue {
+            try await broker.broker.accountOperations.perform(
+                plugin: "passkeys", operation: operation, fields: fields, accessToken: PresentedToken(scheme: .bearer, token: tokens.accessToken), clientIP: nil
+            )
+        }
+        let listed = try #require(try await perform("list")["credentials"]?.arrayValue)
+        #expect(listed.count == 1)
+        let credential = try #require(listed.first?["credential"]?.stringValue)
+        #expect(listed.first?["backupEligible"] == true && listed.first?["backupState"] == true && listed.first?["lastUsedAt"] != .null)
+        #expect(try await perform("rename", ["credential": .string(credential), "name": "Ada's phone"])["name"] == "Ada's phone")
+        #expect(await Self.reason { _ = try await perform("rename", ["credential": "nope", "name": "x"]) } == "not_found")
+        broker.clock.advance(by: 301)
+        #expect(await Self.reason { _ = try await perform("remove", ["credential": .string(credential)]) } == "insufficient_user_authentication")
+        let items = try await broker.broker.admin.resourceItems("credentials", of: .provider("passkeys")).items
+        #expect(items.map { $0["account"] } == [.string(ada.id)])
+        #expect(items.first?["publicKey"] == nil)
+        _ = try await broker.broker.admin.deleteResourceItem("credentials", of: .provider("passkeys"), key: [credential], by: AdminIdentity(name: "ops"))
+        #expect(await Self.reason { _ = try await Self.passkeySignIn(broker, phone) } == "unknown_credential")
+        #expect(try await broker.store.auditEvents(type: "webauthn.credential_removed", appID: nil, accountID: ada.id, since: nil, limit: 5).count == 1)
+    }
+}
