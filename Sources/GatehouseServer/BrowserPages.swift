@@ -27,6 +27,17 @@ struct BrowserPages {
     }
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
+        // A challenge's declared script, the one file its page may run.
+        router.get("assets/challenges/:file") { _, context in
+            let file = try context.parameters.require("file")
+            guard file.hasSuffix(".js"), let script = broker.engine.challenges.description(of: String(file.dropLast(3)))?.script else {
+                throw BrokerError(.notFound, .notFound, "No such script.")
+            }
+            var headers = HTTPFields()
+            headers[.contentType] = "text/javascript; charset=utf-8"
+            headers[.cacheControl] = "no-cache"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: script.source)))
+        }
         router.get("oauth2/authorize") { request, context in
             let parameters: [String: String]
             do {

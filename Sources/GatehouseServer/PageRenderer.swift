@@ -5,7 +5,8 @@ import Hummingbird
 import Mustache
 
 /// Renders the browser pages and gives them the headers every page carries: no caching, a strict
-/// Content-Security-Policy (no scripts at all; images only from `data:` URLs), no framing.
+/// Content-Security-Policy (no script but a challenge's declared script file; images only from
+/// `data:` URLs), no framing.
 struct PageRenderer: Sendable {
     let library: MustacheLibrary
     let issuer: String
@@ -41,15 +42,20 @@ struct PageRenderer: Sendable {
         self.challenges = challenges
     }
 
-    func page(_ template: String, title: String, values: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
+    /// `script`: the URL of the one script file the page may run (a challenge's declared script).
+    func page(_ template: String, title: String, values: [String: Any], status: HTTPResponse.Status = .ok, script: String? = nil) -> Response {
         let content = library.render(values, withTemplate: template) ?? ""
         let html = library.render(["title": title, "content": content], withTemplate: "layout") ?? ""
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
         headers[.cacheControl] = "no-store"
-        headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'"
+        let scripts = script.map { "; script-src \($0)" } ?? ""
+        headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:\(scripts); frame-ancestors 'none'; base-uri 'none'"
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
     }
+
+    /// Where a challenge type's declared script is served.
+    func scriptURL(of type: String) -> String { issuer + "/assets/challenges/\(type).js" }
 
     func error(_ error: BrokerError, requestID: String?) -> Response {
         page(
@@ -102,7 +108,11 @@ struct PageRenderer: Sendable {
                 values["image"] = ["src": url, "alt": image.alt]
             }
             values["facts"] = Self.facts(of: description, for: challenge)
-            return page("challenge", title: description.title, values: values, status: status)
+            guard let script = description.script else { return page("challenge", title: description.title, values: values, status: status) }
+            // The script reads these fields as JSON from an attribute (escaped like every value).
+            let data = JSONValue.object(challenge.fields.filter { script.data.contains($0.key) })
+            values["script"] = ["src": scriptURL(of: challenge.type), "data": String(decoding: data.serialized(), as: UTF8.self)]
+            return page("challenge", title: description.title, values: values, status: status, script: scriptURL(of: challenge.type))
         case .completed, .stopped:
             return self.error(BrokerError.internalFailure("This flow cannot finish in a browser."), requestID: requestID)
         }

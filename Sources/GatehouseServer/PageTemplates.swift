@@ -64,6 +64,8 @@ enum PageTemplates {
         {{#actions}}<button type="submit" name="{{name}}" value="{{value}}" class="secondary" formnovalidate>{{label}}</button>{{/actions}}
         <button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
         </form>
+        {{#script}}<div id="challenge-data" hidden data-challenge="{{data}}"></div>
+        <script src="{{src}}" defer></script>{{/script}}
         {{> signInLinks}}
         """
 

@@ -118,8 +118,16 @@ extension GatehouseServerTests {
             #expect(html.contains(#"<p class="fact-label">Round</p>"#) && html.contains(#"<code class="fact">1</code>"#))
             #expect(html.contains(#"<li><code class="fact">One answer per round</code></li>"#))
             #expect(!html.contains("<svg"))
-            #expect(page.headers[.contentSecurityPolicy]?.contains("img-src data:;") == true)
-            #expect(page.headers[.contentSecurityPolicy]?.contains("script-src") == false)
+            // The plugin's declared script, as a file named in the policy, with its data in an attribute.
+            let issuer = test.broker.config.server.issuer
+            #expect(page.headers[.contentSecurityPolicy]?.contains("img-src data:; script-src \(issuer)/assets/challenges/riddle.js;") == true)
+            #expect(html.contains(#"<script src="\#(issuer)/assets/challenges/riddle.js" defer></script>"#))
+            #expect(html.contains(#"data-challenge="{&quot;question&quot;:&quot;What walks on four legs in the morning?&quot;,&quot;round&quot;:&quot;1&quot;}""#))
+            let script = try await client.execute(uri: "/assets/challenges/riddle.js", method: .get)
+            #expect(script.status == .ok && script.headers[.contentType] == "text/javascript; charset=utf-8")
+            #expect(String(buffer: script.body).contains("riddle-script"))
+            #expect(try await client.execute(uri: "/assets/challenges/credentials.js", method: .get).status == .notFound)
+            #expect(try await client.execute(uri: "/assets/challenges/riddle.css", method: .get).status == .notFound)
         }
     }
 

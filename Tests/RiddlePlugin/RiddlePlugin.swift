@@ -81,8 +81,21 @@ public struct RiddleProvider: IdentityProvider {
         ],
         submitLabel: "Answer",
         image: ChallengeImage(field: "picture", alt: "A sphinx"),
-        facts: [ChallengeFact(field: "round", label: "Round"), ChallengeFact(field: "rules", label: "Rules")]
+        facts: [ChallengeFact(field: "round", label: "Round"), ChallengeFact(field: "rules", label: "Rules")],
+        script: ChallengeScript(source: riddleScript, data: ["round", "question"])
     )
+
+    /// The riddle page's script: it reads the round from the challenge data and says so under the
+    /// heading, to prove that a plugin's page script runs under the page's policy.
+    static let riddleScript = """
+        (() => {
+          const data = JSON.parse(document.getElementById("challenge-data").dataset.challenge);
+          const note = document.createElement("p");
+          note.id = "riddle-script";
+          note.textContent = "Round " + data.round + " of: " + data.question;
+          document.querySelector("h1").after(note);
+        })();
+        """
 
     /// Who asked `whoami`, and when: a resource of people's data that administrators see on each
     /// account's page of the console and remove, but never add (`creatable: false`, `accountField`).

@@ -62,6 +62,9 @@ def main():
         check("P5a. the plugin's picture is shown under the page's CSP", loaded and picture.get_attribute("alt") == "A sphinx", picture.get_attribute("src")[:40])
         rules = [item.text for item in chrome.find_elements(By.CSS_SELECTOR, "ul.facts li")]
         check("P5b. the plugin's facts are shown as they are", rules == ["One answer per round", "Letter case counts only when the app says so"], rules)
+        ran = chrome.find_elements(By.ID, "riddle-script")
+        check("P5c. the plugin's page script runs (and reads the challenge data)", ran and ran[0].text == "Round 1 of: What walks on four legs in the morning?",
+              ran[0].text if ran else "no #riddle-script")
         chrome.find_element(By.CSS_SELECTOR, 'button[name="hint"]').click()
         wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "Hint: the answer has 3 letters"))
         check("P6. the declared extra button reaches the plugin (a hint)", True)

@@ -37,14 +37,17 @@ public struct ChallengeDescription: Sendable, Hashable {
     public var image: ChallengeImage?
     /// Values the page shows as they are, to copy or keep (a key, recovery codes).
     public var facts: [ChallengeFact]
+    /// The script the page runs (a WebAuthn ceremony), served as a static file; nil: none.
+    public var script: ChallengeScript?
 
     /// A declaration; see each property.
     public init(
         type: String, summary: String, title: String = "Sign in", prompt: String? = nil, inputs: [ChallengeInput] = [], actions: [ChallengeAction] = [],
         link: ChallengeLink? = nil, details: [ChallengeDetail] = [], submitLabel: String = "Continue", callback: ChallengeCallback? = nil,
-        choice: Bool = false, image: ChallengeImage? = nil, facts: [ChallengeFact] = []
+        choice: Bool = false, image: ChallengeImage? = nil, facts: [ChallengeFact] = [], script: ChallengeScript? = nil
     ) {
         self.choice = choice
+        self.script = script
         self.image = image
         self.facts = facts
         self.type = type
