@@ -66,7 +66,7 @@ extension WebAuthnProvider {
         title: "Create a passkey", prompt: "Your browser or phone asks you to create a passkey.",
         inputs: [ChallengeInput(name: "credential", label: "Credential", kind: .json, maxLength: 65_536)],
         details: [ChallengeDetail("publicKey", .object, "PublicKeyCredentialCreationOptionsJSON (W3C Web Authentication Level 3 §5.4): rp, user, challenge, pubKeyCredParams, timeout, excludeCredentials, authenticatorSelection, attestation, extensions.")],
-        submitLabel: "Create a passkey"
+        submitLabel: "Create a passkey", script: CeremonyScript.script
     )
 
     static let getChallenge = ChallengeDescription(
@@ -78,6 +78,6 @@ extension WebAuthnProvider {
             ChallengeDetail("publicKey", .object, "PublicKeyCredentialRequestOptionsJSON (§5.5): challenge, rpId, timeout, allowCredentials (empty for a passkey sign-in), userVerification."),
             ChallengeDetail("mediation", .string, "`conditional` for a passkey sign-in (the browser may offer passkeys in the username field's autofill), `required` for a second factor."),
         ],
-        submitLabel: "Use a passkey"
+        submitLabel: "Sign in with a passkey", script: CeremonyScript.script
     )
 }

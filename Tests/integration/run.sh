@@ -38,7 +38,7 @@ cleanup() {
   cp "$work/server.log" "$repo/.build/test-logs/integration-server.log" 2>/dev/null || true
   cp "$work/riddle/server.log" "$repo/.build/test-logs/integration-riddle.log" 2>/dev/null || true
   printf '%s\n' "${WEBAPP_SECRET:-}" "${OTHER_SECRET:-}" "${alice_password:-}" "${bob_password:-}" mail-password service-secret \
-    "${GATEHOUSE_ADMIN_TOKEN:-}" "${CUSTOM_SECRET:-}" "${BANK_APP_SECRET:-}" "violet harbor lantern" "copper meadow whistle" alice-password-1 bob-password-1 "a brand new passphrase 7" "a long enough passphrase 42" >"$repo/.build/test-logs/integration.secrets"
+    "${GATEHOUSE_ADMIN_TOKEN:-}" "${WEBAUTHN_ADMIN_TOKEN:-}" "${CUSTOM_SECRET:-}" "${BANK_APP_SECRET:-}" "violet harbor lantern" "copper meadow whistle" alice-password-1 bob-password-1 "a brand new passphrase 7" "a long enough passphrase 42" >"$repo/.build/test-logs/integration.secrets"
   if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir kept: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -362,6 +362,55 @@ TMPDIR="$work/tmp" TOTP_BASE_URL="http://127.0.0.1:$totp_port" TOTP_CALLBACK="ht
 kill -TERM "$totp_pid" 2>/dev/null || true
 wait "$totp_pid" 2>/dev/null || true
 cp "$work/totp/server.log" "$repo/.build/test-logs/integration-totp.log" 2>/dev/null || true
+
+# Passkeys (the `webauthn` plugin) in Chromium with its virtual authenticator, on a broker of their
+# own whose issuer is http://localhost (WebAuthn needs a domain, not an IP address, as relying party).
+webauthn_port=$(free_port)
+mkdir -p "$work/webauthn"
+cat >"$work/webauthn/gatehouse.yaml" <<YAML
+environment: development
+server:
+  listen: 127.0.0.1:$webauthn_port
+  issuer: http://localhost:$webauthn_port
+storage:
+  sqlite:
+    path: $work/webauthn/webauthn.sqlite
+admin:
+  tokens:
+    - {name: ops, token: \${WEBAUTHN_ADMIN_TOKEN}}
+providers:
+  - id: local
+    type: local
+    config: {bcryptCost: 4}
+  - id: passkeys
+    type: webauthn
+    config: {rpName: Gatehouse Integration}
+apps:
+  - id: passkeyapp
+    name: Passkey App
+    redirectURIs: [http://127.0.0.1:$callback_port/callback]
+    policy:
+      identityProviders: [passkeys]
+      selfRegistration: true
+  - id: keyapp
+    name: Key App
+    redirectURIs: [http://127.0.0.1:$callback_port/callback]
+    policy:
+      identityProviders: [local]
+      authenticators: [passkeys]
+      secondFactor: passkeys
+YAML
+export WEBAUTHN_ADMIN_TOKEN
+WEBAUTHN_ADMIN_TOKEN=$(secret)
+printf '%s\n' "$bob_password" | "$bin" users add bob --config "$work/webauthn/gatehouse.yaml" >>"$work/cli.log" 2>&1
+"$bin" serve --config "$work/webauthn/gatehouse.yaml" >"$work/webauthn/server.log" 2>&1 &
+webauthn_pid=$!
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$webauthn_port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+TMPDIR="$work/tmp" WEBAUTHN_BASE_URL="http://localhost:$webauthn_port" WEBAUTHN_CALLBACK="http://127.0.0.1:$callback_port/callback" WEBAUTHN_PASSWORD="$bob_password" \
+  "$venv/bin/python" "$repo/Tests/integration/webauthn_page_test.py" || { status=1; tail -n 20 "$work/webauthn/server.log"; }
+kill -TERM "$webauthn_pid" 2>/dev/null || true
+wait "$webauthn_pid" 2>/dev/null || true
+cp "$work/webauthn/server.log" "$repo/.build/test-logs/integration-webauthn.log" 2>/dev/null || true
 
 if [ "$status" -ne 0 ]; then log_tail; fi
 echo "integration test finished in $(($(date +%s) - started_at))s"

@@ -1,0 +1,148 @@
+"""Passkeys in a real headless Chromium with its virtual authenticator (the DevTools WebAuthn domain
+through Selenium: CTAP2, internal transport, resident keys, user verification): a person creates a
+passkey and an account on the sign-in pages, signs in again without typing a username, and another
+person sets a security key up as a second factor after a password and then signs in with it. The
+ceremony runs in the plugin's static script under the pages' Content-Security-Policy. Run by
+Tests/integration/run.sh against a broker of its own (SQLite, issuer http://localhost).
+"""
+import base64
+import hashlib
+import json
+import os
+import secrets
+import sys
+import urllib.parse
+
+import requests
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.virtual_authenticator import Protocol, Transport, VirtualAuthenticatorOptions
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+BASE = os.environ["WEBAUTHN_BASE_URL"].rstrip("/")
+CALLBACK = os.environ["WEBAUTHN_CALLBACK"]
+PASSWORD = os.environ["WEBAUTHN_PASSWORD"]
+ADMIN_TOKEN = os.environ["WEBAUTHN_ADMIN_TOKEN"]
+failures = 0
+
+
+def check(description, condition, detail=""):
+    global failures
+    print(("ok   " if condition else "FAIL ") + description + ("" if condition else f" ({detail})"))
+    if not condition:
+        failures += 1
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1000,1000"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=options)
+
+
+def authorize(chrome, app):
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    state = secrets.token_urlsafe(16)
+    query = urllib.parse.urlencode({
+        "client_id": app, "redirect_uri": CALLBACK, "response_type": "code", "scope": "openid", "state": state,
+        "code_challenge": challenge, "code_challenge_method": "S256", "prompt": "login",
+    })
+    chrome.get(f"{BASE}/oauth2/authorize?{query}")
+    return verifier, state
+
+
+def tokens(chrome, wait, app, verifier, state):
+    wait.until(lambda driver: driver.current_url.startswith(CALLBACK))
+    params = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(chrome.current_url).query))
+    if params.get("state") != state:
+        return {}
+    response = requests.post(f"{BASE}/oauth2/token", data={
+        "grant_type": "authorization_code", "code": params.get("code", ""), "redirect_uri": CALLBACK, "client_id": app, "code_verifier": verifier,
+    }, timeout=10)
+    return response.json() if response.status_code == 200 else {}
+
+
+def claims(id_token):
+    payload = id_token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+def heading(chrome):
+    return chrome.find_element(By.TAG_NAME, "h1").text
+
+
+def main():
+    chrome = browser()
+    wait = WebDriverWait(chrome, 20)
+    try:
+        authenticator = chrome.add_virtual_authenticator(VirtualAuthenticatorOptions(
+            protocol=Protocol.CTAP2, transport=Transport.INTERNAL, has_resident_key=True, has_user_verification=True,
+            is_user_consenting=True, is_user_verified=True))
+        del authenticator
+        # A new person: "Create an account" on the passkey sign-in page, a name, then the passkey.
+        verifier, state = authorize(chrome, "passkeyapp")
+        wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Sign in with a passkey"))
+        csp = chrome.execute_script("return performance.getEntriesByType('navigation').length")
+        scripts = [s.get_attribute("src") for s in chrome.find_elements(By.TAG_NAME, "script")]
+        check("W1. the passkey page runs the plugin's script file, no inline script", scripts == [f"{BASE}/assets/challenges/webauthn_get.js"], scripts)
+        conditional = chrome.find_elements(By.ID, "webauthn-username")
+        check("W2. the page offers passkeys in a username field's autofill (conditional mediation)",
+              conditional and conditional[0].get_attribute("autocomplete") == "username webauthn", [e.get_attribute("outerHTML") for e in conditional])
+        chrome.find_element(By.XPATH, '//button[text()="Create an account"]').click()
+        wait.until(EC.presence_of_element_located((By.ID, "field-username"))).send_keys("ada")
+        chrome.find_element(By.XPATH, '//button[text()="Continue"]').click()
+        wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Create a passkey"))
+        check("W3. the credential field is not shown: the script fills it", not chrome.find_element(By.ID, "field-credential").is_displayed())
+        chrome.find_element(By.XPATH, '//button[text()="Create a passkey"]').click()
+        first = tokens(chrome, wait, "passkeyapp", verifier, state)
+        check("W4. creating the passkey signs the new account in (code exchanged for tokens)", "id_token" in first, chrome.current_url)
+        stored = chrome.get_credentials()
+        check("W5. the virtual authenticator holds one resident credential for localhost",
+              len(stored) == 1 and stored[0].is_resident_credential and stored[0].rp_id == "localhost", [c.to_dict() for c in stored])
+
+        # The same person later: no username, the passkey alone. Chromium's virtual authenticator
+        # consents at once, so the page's conditional request (autofill) already signs in.
+        chrome.delete_all_cookies()
+        verifier, state = authorize(chrome, "passkeyapp")
+        second = tokens(chrome, wait, "passkeyapp", verifier, state)
+        check("W5a. the conditional request signed in without a click", "id_token" in second, chrome.current_url)
+        same = "id_token" in second and "id_token" in first and claims(second["id_token"])["sub"] == claims(first["id_token"])["sub"]
+        check("W6. a sign-in without a username: the passkey alone signs the same account in", same, second)
+        check("W7. the tokens say how: amr has hwk", "hwk" in claims(second.get("id_token", "e30.e30.")).get("amr", []) if same else False)
+
+        # A security key as the second factor after a password.
+        chrome.delete_all_cookies()
+        verifier, state = authorize(chrome, "keyapp")
+        wait.until(EC.presence_of_element_located((By.ID, "username"))).send_keys("bob")
+        chrome.find_element(By.ID, "password").send_keys(PASSWORD)
+        chrome.find_element(By.XPATH, '//button[text()="Sign in"]').click()
+        wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Create a passkey"))
+        chrome.find_element(By.XPATH, '//button[text()="Create a passkey"]').click()
+        check("W8. after the password, the first sign-in sets the key up as the second factor", "access_token" in tokens(chrome, wait, "keyapp", verifier, state))
+        chrome.delete_all_cookies()
+        verifier, state = authorize(chrome, "keyapp")
+        wait.until(EC.presence_of_element_located((By.ID, "username"))).send_keys("bob")
+        chrome.find_element(By.ID, "password").send_keys(PASSWORD)
+        chrome.find_element(By.XPATH, '//button[text()="Sign in"]').click()
+        wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Sign in with a passkey"))
+        check("W9. the next sign-in asks for the key, with no username field", not chrome.find_elements(By.ID, "webauthn-username"))
+        chrome.find_element(By.XPATH, '//button[text()="Sign in with a passkey"]').click()
+        check("W10. the key passes as the second factor", "access_token" in tokens(chrome, wait, "keyapp", verifier, state))
+        listed = requests.get(f"{BASE}/admin/v1/providers/passkeys/credentials", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10).json()
+        items = listed.get("items", listed) if isinstance(listed, dict) else listed
+        check("W11. administrators see both credentials, each with its account", len(items) == 2 and all(i.get("account") for i in items), listed)
+    finally:
+        logs = [entry["message"] for entry in chrome.get_log("browser")] if failures else []
+        for line in logs[-10:]:
+            print("     browser:", line)
+        chrome.quit()
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
