@@ -38,6 +38,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import jwt
 import pyotp
 import requests
+from soft_webauthn import SoftWebauthnDevice
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -203,6 +204,11 @@ providers:
     config:
       issuer: Multinode Vault
       period: 15
+  - id: passkeys
+    type: webauthn
+    config:
+      rpID: login.example.test
+      origins: [{ISSUER}]
   - id: acme-sso
     type: fsso-jwt
     config:
@@ -234,6 +240,12 @@ apps:
     name: Partner
     policy:
       identityProviders: [acme-sso]
+  - id: passkeyapp
+    name: Passkeys
+    secret: ${{WEB_SECRET}}
+    policy:
+      identityProviders: [passkeys]
+      selfRegistration: true
   - id: vault
     name: Vault
     secret: ${{WEB_SECRET}}
@@ -340,6 +352,67 @@ def check_totp_across_nodes(a, b, c):
           error_of(locked) == "locked_out" and locked.json().get("lockedUntil"), locked.text[:300])
 
 
+def b64d(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def b64e(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def soft_options(public_key):
+    """The broker's options JSON (base64url members) as soft-webauthn takes them (bytes)."""
+    options = dict(public_key, challenge=b64d(public_key["challenge"]))
+    if "user" in options:
+        options["user"] = dict(options["user"], id=b64d(options["user"]["id"]))
+        options["pubKeyCredParams"] = [{"type": p["type"], "alg": int(p["alg"])} for p in options["pubKeyCredParams"]]
+    return {"publicKey": options}
+
+
+def credential_json(credential):
+    """soft-webauthn's answer as the RegistrationResponseJSON / AuthenticationResponseJSON a browser sends."""
+    return {"id": b64e(credential["rawId"]), "rawId": b64e(credential["rawId"]), "type": "public-key",
+            "response": {name: b64e(value) for name, value in credential["response"].items() if value is not None}}
+
+
+def check_passkeys_across_nodes(a, b, c):
+    """A passkey over the flow API with an independent software authenticator (soft-webauthn, from
+    PyPI): made on A, B and C in turn, used on another node; an assertion replayed into another
+    node's flow and a counter that went back are refused there."""
+    app = ("passkeyapp", WEB_SECRET)
+    device = SoftWebauthnDevice()
+
+    def answer(node, flow_id, fields):
+        return node.post(f"/v1/flows/{flow_id}", json={"answer": fields}, auth=app)
+
+    started = a.post("/v1/flows", json={"app": "passkeyapp", "provider": "passkeys", "purpose": "register"}, auth=app).json()
+    create = answer(b, started["flow"], {"username": "pia"}).json().get("challenge", {})
+    options = create.get("publicKey", {})
+    check("a passkey registration asks a name, then answers webauthn_create with the options JSON",
+          started.get("challenge", {}).get("type") == "webauthn_username" and create.get("type") == "webauthn_create"
+          and options.get("rp", {}).get("id") == "login.example.test" and options.get("authenticatorSelection", {}).get("residentKey") == "required", json.dumps(create)[:300])
+    made = answer(c, started["flow"], {"credential": credential_json(device.create(soft_options(options), ISSUER))}).json()
+    check("soft-webauthn's new credential, answered on C, makes the account", made.get("status") == "completed" and made.get("account"), json.dumps(made)[:300])
+
+    def sign_in(start, finish, origin=ISSUER):
+        flow = start.post("/v1/flows", json={"app": "passkeyapp", "provider": "passkeys"}, auth=app).json()
+        assertion = device.get(soft_options(flow["challenge"]["publicKey"]), origin)
+        return flow, assertion, answer(finish, flow["flow"], {"credential": credential_json(assertion)})
+
+    flow, assertion, signed = sign_in(b, a)
+    check("a sign-in started on B and answered on A identifies the same account with no username",
+          signed.json().get("status") == "completed" and signed.json().get("account") == made.get("account"), signed.text[:200])
+    other = c.post("/v1/flows", json={"app": "passkeyapp", "provider": "passkeys"}, auth=app).json()
+    replayed = answer(c, other["flow"], {"credential": credential_json(assertion)})
+    check("that assertion replayed into a flow of C is refused (challenge_mismatch)",
+          error_of(replayed) == "invalid_credentials" and replayed.json().get("reason") == "challenge_mismatch", replayed.text[:200])
+    _, _, foreign = sign_in(a, b, origin="https://evil.example")
+    check("an assertion made for another origin is refused (origin_not_allowed)", foreign.json().get("reason") == "origin_not_allowed", foreign.text[:200])
+    device.sign_count = 0
+    _, _, cloned = sign_in(a, c)
+    check("a counter that went back (a cloned authenticator) is refused on C (counter_regressed)", cloned.json().get("reason") == "counter_regressed", cloned.text[:200])
+
+
 def main():
     global KEK
     work = tempfile.mkdtemp(prefix="gatehouse-multinode-")
@@ -424,6 +497,9 @@ def main():
 
         print("- authenticator app codes: each time step once, on every node")
         check_totp_across_nodes(a, b, c)
+
+        print("- passkeys: registered on one node, used on another (soft-webauthn as the authenticator)")
+        check_passkeys_across_nodes(a, b, c)
 
         print("- policy changes reach every node within the bound")
         bank = ("bankapp", WEB_SECRET)
