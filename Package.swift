@@ -166,7 +166,7 @@ let package = Package(
         ),
         .target(
             name: "GatehouseTesting",
-            dependencies: ["GatehouseCore", "GatehouseStore", "GatehouseHTTP", "GatehouseMail", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["GatehouseCore", "GatehouseStore", "GatehouseHTTP", "GatehouseMail", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto")]
         ),
         .executableTarget(
             name: "gatehouse",
@@ -193,7 +193,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatehouseClientTests",
-            dependencies: ["GatehouseClient", "GatehouseTesting", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")]
+            dependencies: ["GatehouseClient", "GatehouseTesting", "GatehouseCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")]
         ),
         .testTarget(
             name: "GatehouseCoreTests",

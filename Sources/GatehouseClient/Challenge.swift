@@ -40,6 +40,23 @@ public enum Challenge: Sendable, Equatable {
     case retry(error: String?, raw: JSON)
     /// A signed JWT from the app's back end (`fsso-jwt`).
     case signedJWT(audience: String?, raw: JSON)
+    /// The name a new passkey and its account are made with (`webauthn`): answer `FlowAnswer.passkeyName`.
+    case passkeyName(raw: JSON)
+    /// Create a passkey (or a security key, as a second factor): hand `options` to the platform's
+    /// passkey API and answer `FlowAnswer.passkey` with what it made.
+    case createPasskey(options: PasskeyOptions, raw: JSON)
+    /// Sign in with a passkey: `options.credentialIDs` is empty for a sign-in without a username
+    /// (any passkey of the relying party), else the account's credentials (a second factor).
+    case usePasskey(options: PasskeyOptions, raw: JSON)
+    /// Set up an authenticator app (`totp`): show `uri` (or its QR code, `raw["qrCode"]`, or the
+    /// Base32 `secret`), then answer `FlowAnswer.authenticatorCode` with the app's first code.
+    case authenticatorAppSetup(uri: URL?, secret: String, raw: JSON)
+    /// The authenticator app is set up: show these recovery codes once, then answer `FlowAnswer.recoveryCodesSaved`.
+    case recoveryCodes([String], raw: JSON)
+    /// The authenticator app's current code (`FlowAnswer.authenticatorCode`), or `FlowAnswer.useRecoveryCode`.
+    case authenticatorCode(digits: Int?, raw: JSON)
+    /// One of the recovery codes (`FlowAnswer.recoveryCode`), or `FlowAnswer.useAuthenticatorApp`.
+    case recoveryCode(raw: JSON)
     /// A challenge type this SDK does not know; answer it with `FlowAnswer.fields`.
     case other(type: String, raw: JSON)
 
@@ -52,7 +69,8 @@ public enum Challenge: Sendable, Equatable {
         case .browser(_, _, let raw), .credentials(_, _, _, let raw), .customData(_, _, _, _, let raw), .createPIN(_, _, let raw),
             .pin(_, let raw), .emailAddress(_, let raw), .emailCode(_, _, _, _, let raw), .registerDeviceKey(_, _, _, _, _, let raw),
             .deviceKeyAssertion(_, _, let raw), .attestation(_, _, _, let raw), .activation(let raw), .activationChoice(_, _, let raw),
-            .confirmProfile(_, let raw), .retry(_, let raw), .signedJWT(_, let raw), .other(_, let raw):
+            .confirmProfile(_, let raw), .retry(_, let raw), .signedJWT(_, let raw), .passkeyName(let raw), .createPasskey(_, let raw), .usePasskey(_, let raw),
+            .authenticatorAppSetup(_, _, let raw), .recoveryCodes(_, let raw), .authenticatorCode(_, let raw), .recoveryCode(let raw), .other(_, let raw):
             raw
         }
     }
@@ -106,6 +124,20 @@ public enum Challenge: Sendable, Equatable {
             self = .retry(error: raw["error"]?.string, raw: raw)
         case "jwt":
             self = .signedJWT(audience: raw["audience"]?.string, raw: raw)
+        case "webauthn_username":
+            self = .passkeyName(raw: raw)
+        case "webauthn_create":
+            self = .createPasskey(options: PasskeyOptions(raw["publicKey"] ?? [:]), raw: raw)
+        case "webauthn_get":
+            self = .usePasskey(options: PasskeyOptions(raw["publicKey"] ?? [:]), raw: raw)
+        case "totp_setup":
+            self = .authenticatorAppSetup(uri: raw["otpauthURI"]?.string.flatMap(URL.init(string:)), secret: raw["secret"]?.string ?? "", raw: raw)
+        case "totp_recovery_codes":
+            self = .recoveryCodes(raw["recoveryCodes"]?.array?.compactMap(\.string) ?? [], raw: raw)
+        case "totp":
+            self = .authenticatorCode(digits: raw["digits"]?.int, raw: raw)
+        case "totp_recovery":
+            self = .recoveryCode(raw: raw)
         default:
             self = .other(type: type, raw: raw)
         }

@@ -74,6 +74,13 @@ public actor Flow {
         case .retry: return [:]
         case .signedJWT(let jwt): return ["assertion": .string(jwt)]
         case .fields(let fields): return fields
+        case .passkeyName(let name): return ["username": .string(name)]
+        case .passkey(let credential): return ["credential": credential.json]
+        case .authenticatorCode(let code): return ["code": .string(code)]
+        case .useRecoveryCode: return ["use_recovery_code": true]
+        case .useAuthenticatorApp: return ["use_app": true]
+        case .recoveryCode(let code): return ["recoveryCode": .string(code)]
+        case .recoveryCodesSaved: return [:]
         case .confirmProfile(let changes): return changes
         case .attestation(let evidence): return evidence.answerFields
         case .attest:

@@ -35,6 +35,20 @@ public enum FlowAnswer: Sendable {
     case signedJWT(String)
     /// The URL the browser came back to (the app's return URI with `flow` and `code`, or `error`).
     case browserReturn(URL)
+    /// The name a new passkey and its account are made with.
+    case passkeyName(String)
+    /// The credential the platform's passkey API made or used.
+    case passkey(PasskeyCredential)
+    /// The authenticator app's code.
+    case authenticatorCode(String)
+    /// Asks for a recovery code instead of the app's code.
+    case useRecoveryCode
+    /// Goes back from the recovery code to the app's code.
+    case useAuthenticatorApp
+    /// One of the recovery codes.
+    case recoveryCode(String)
+    /// The recovery codes were shown and kept.
+    case recoveryCodesSaved
     /// Any answer fields, for a challenge this SDK does not model.
     case fields([String: JSON])
 }

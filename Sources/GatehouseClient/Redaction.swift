@@ -35,6 +35,13 @@ extension FlowAnswer: CustomStringConvertible, CustomDebugStringConvertible, Cus
         case .signedJWT: "signedJWT(•••)"
         case .browserReturn: "browserReturn(•••)"
         case .fields(let fields): "fields(\(fields.keys.sorted()))"
+        case .passkeyName(let name): "passkeyName(\(name))"
+        case .passkey: "passkey(•••)"
+        case .authenticatorCode: "authenticatorCode(•••)"
+        case .useRecoveryCode: "useRecoveryCode"
+        case .useAuthenticatorApp: "useAuthenticatorApp"
+        case .recoveryCode: "recoveryCode(•••)"
+        case .recoveryCodesSaved: "recoveryCodesSaved"
         }
     }
     public var debugDescription: String { description }

@@ -16,6 +16,8 @@ final class SDKWorld: SharedTestPeer {
     static let upstreamSecret = "upstream-secret-0123456789-abcdefghijkl"
     static let ursulaPassword = "purple otter lantern"
     static let nativeReturn = "com.example.native:/oauth2redirect"
+    /// The origin an Android app's passkeys carry (`android:apk-key-hash:` and its signing certificate's SHA-256).
+    static let androidOrigin = "android:apk-key-hash:RzfQ3hFRzAnaKBAwpbVYlOF1VwPkgoQiXOlWMlRx6Fc"
 
     let smtp: SMTPTestServer
     let slapd: Slapd
@@ -99,6 +101,8 @@ final class SDKWorld: SharedTestPeer {
                   bindPassword: service-secret
                   userSearch: {baseDN: "ou=people,dc=example,dc=org", filter: (objectClass=inetOrgPerson), username: uid, idAttr: entryUUID, emailAttr: mail, nameAttr: displayName}
               - {id: attest, type: device-attestation, config: {apps: {sensor: {testKeys: true}}}}
+              - {id: passkeys, type: webauthn, config: {rpID: sdk.example.test, origins: ["\(SDKWorld.androidOrigin)"]}}
+              - {id: app-code, type: totp}
               - id: upstream
                 type: oidc
                 config: {issuer: "http://127.0.0.1:\(upPort)", clientID: broker, clientSecret: "\(upstreamSecret)", clientAuthentication: client_secret_post, signingAlgorithms: [ES256], scopes: [openid, profile]}
@@ -131,6 +135,10 @@ final class SDKWorld: SharedTestPeer {
                 policy: {identityProviders: [device], authenticators: [attest], selfRegistration: true, deviceRegistration: {attestation: required}}
               - id: family
                 policy: {identityProviders: [local, device, quickmail], selfRegistration: true, deviceRegistration: {account: either}}
+              - id: passkeyphone
+                policy: {identityProviders: [passkeys], selfRegistration: true}
+              - id: authapp
+                policy: {identityProviders: [local], authenticators: [app-code], secondFactor: app-code, selfRegistration: true}
               - id: native
                 redirectURIs: [\(nativeReturn)]
                 policy: {identityProviders: [upstream], selfRegistration: true, defaultScopes: [openid, profile]}

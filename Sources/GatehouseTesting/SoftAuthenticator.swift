@@ -2,26 +2,33 @@ import Crypto
 import Foundation
 import GatehouseCore
 
-/// A software authenticator for the engine tests: P-256 credentials, `none` attestation (or packed
-/// self attestation), assertions with a counter, discoverable credentials by relying party. The
-/// independent authenticators are the Python ones (soft-webauthn) and Chromium's virtual one.
-final class SoftAuthenticator: @unchecked Sendable {
-    struct Credential {
-        let id: [UInt8]
+/// A software WebAuthn authenticator for the tests (the engine's and the client SDK's): P-256
+/// credentials, `none` attestation (or packed self attestation), assertions with a counter,
+/// discoverable credentials by relying party. The independent authenticators are the Python ones
+/// (soft-webauthn) and Chromium's virtual one.
+public final class SoftAuthenticator: @unchecked Sendable {
+    /// A credential it made.
+    public struct Credential {
+        public let id: [UInt8]
         let key: P256.Signing.PrivateKey
-        let rpID: String
-        let userHandle: String
-        var signCount: UInt32
+        public let rpID: String
+        public let userHandle: String
+        public var signCount: UInt32
     }
 
-    var credentials: [Credential] = []
-    var userVerifying = true
-    var backupEligible = true
-    var selfAttestation = false
+    public var credentials: [Credential] = []
+    /// Whether it verifies the person (the UV flag).
+    public var userVerifying = true
+    /// Whether its credentials are synced passkeys (the BE and BS flags).
+    public var backupEligible = true
+    /// Packed self attestation instead of `none`.
+    public var selfAttestation = false
     /// What the next assertion's counter is set to instead of counting up (a cloned authenticator).
-    var counterOverride: UInt32?
+    public var counterOverride: UInt32?
     /// The id the next credential gets instead of a random one (a credential id registered twice).
-    var fixedID: [UInt8]?
+    public var fixedID: [UInt8]?
+
+    public init() {}
 
     static func b64(_ bytes: some Collection<UInt8>) -> String { Base64URL.encode(bytes: Array(bytes)) }
 
@@ -34,7 +41,7 @@ final class SoftAuthenticator: @unchecked Sendable {
     }
 
     /// `navigator.credentials.create` for the options JSON, from `origin`; answers RegistrationResponseJSON.
-    func create(_ options: JSONValue, origin: String) -> JSONValue {
+    public func create(_ options: JSONValue, origin: String) -> JSONValue {
         let rpID = options["rp"]?["id"]?.stringValue ?? ""
         let handle = options["user"]?["id"]?.stringValue ?? ""
         let id = fixedID ?? (0..<32).map { _ in UInt8.random(in: 0...255) }
@@ -59,7 +66,7 @@ final class SoftAuthenticator: @unchecked Sendable {
     }
 
     /// `navigator.credentials.get`: the first credential for the relying party that the options allow.
-    func get(_ options: JSONValue, origin: String, challenge override: String? = nil) -> JSONValue? {
+    public func get(_ options: JSONValue, origin: String, challenge override: String? = nil) -> JSONValue? {
         let rpID = options["rpId"]?.stringValue ?? ""
         let allowed = options["allowCredentials"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
         guard let index = credentials.firstIndex(where: { $0.rpID == rpID && (allowed.isEmpty || allowed.contains(Self.b64($0.id))) }) else { return nil }
@@ -80,8 +87,9 @@ final class SoftAuthenticator: @unchecked Sendable {
 }
 
 /// Just enough CBOR encoding for the tests' authenticator: maps, ints, text and bytes.
-enum CBORWriter {
-    indirect enum Item {
+public enum CBORWriter {
+    /// A data item to write.
+    public indirect enum Item {
         case int(Int)
         case text(String)
         case bytes([UInt8])
@@ -106,7 +114,7 @@ enum CBORWriter {
         }
     }
 
-    static func map(_ pairs: [(Item, Item)]) -> [UInt8] {
+    public static func map(_ pairs: [(Item, Item)]) -> [UInt8] {
         head(5, UInt64(pairs.count)) + pairs.flatMap { encode($0.0) + encode($0.1) }
     }
 }
