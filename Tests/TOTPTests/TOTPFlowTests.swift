@@ -168,6 +168,38 @@ extension TOTPTests {
         #expect(Self.completes(try await Self.code(broker, "ada", ada.app.code(at: now()))))
     }
 
+    /// Codes computed by `oathtool` (OATH Toolkit) and `pyotp` at fixed times on the broker's clock,
+    /// from the secret the setup showed: the step before, the current one and the step after pass
+    /// (each once), two steps either side do not; a time at a step's last second still counts as it.
+    @Test func independentlyComputedCodesPassWithinTheWindowEdgesOnly() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let ada = try await Self.enrol(broker, "ada")
+        let secret = Base32.encode(ada.app.secret)
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let python = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PYTHON"] ?? repository.appendingPathComponent(".build/test-venv/bin/python").path
+        func oathtool(_ date: Date) async -> String {
+            await ChildProcess.run(["oathtool", "--totp", "--base32", "--now=@\(Int(date.timeIntervalSince1970))", secret]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        func pyotp(_ date: Date) async -> String {
+            await ChildProcess.run([python, "-c", "import pyotp, sys; sys.stdout.write(pyotp.TOTP(sys.argv[1]).at(int(sys.argv[2])))", secret, String(Int(date.timeIntervalSince1970))]).output
+        }
+        broker.clock.advance(by: 30 * 20 + 29)  // the last second of a step
+        let now = broker.clock.now
+        let (fromOathtool, fromPyotp) = (await oathtool(now), await pyotp(now))
+        #expect(fromOathtool == ada.app.code(at: now) && fromPyotp == ada.app.code(at: now), "three implementations agree")
+        for (offset, passes) in [(-60.0, false), (60.0, false), (-30.0, true), (0.0, true), (30.0, true)] {
+            for source in ["oathtool", "pyotp"] {
+                let code = source == "oathtool" ? await oathtool(now.addingTimeInterval(offset)) : await pyotp(now.addingTimeInterval(offset))
+                var refused: ErrorCode?
+                do { _ = try await Self.code(broker, "ada", code) } catch let error as BrokerError { refused = error.code }
+                // A step once accepted is used: the second source's same code is a replay.
+                let expected: ErrorCode? = passes && source == "oathtool" ? nil : .invalidCode
+                #expect(refused == expected, "\(source) at \(offset)")
+            }
+        }
+    }
+
     /// Two brokers on one store, as two nodes: the same code given to both at once passes once.
     @Test func aCodeGivenToTwoNodesAtOncePassesOnce() async throws {
         let first = try await Self.broker()
