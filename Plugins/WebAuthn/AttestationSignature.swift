@@ -7,6 +7,11 @@ import _CryptoExtras
 /// PKCS#1 v1.5 with SHA-256/384/512 (-257, -258, -259) and, for TPMs that know nothing else, with
 /// SHA-1 (-65535), and RSA-PSS with SHA-256 (-37).
 enum AttestationSignature {
+    /// RSASSA-PKCS1-v1_5 with SHA-1: only TPM statements may use it.
+    static let rs1 = -65535
+    /// The SubjectPublicKeyInfo header of an Ed25519 key (RFC 8410).
+    static let ed25519Prefix: [UInt8] = [0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00]
+
     static func verifies(_ signature: [UInt8], over data: [UInt8], algorithm: Int, publicKeyInfo: [UInt8]) -> Bool {
         switch algorithm {
         case -7: return ecdsa(signature, SHA256.hash(data: data), publicKeyInfo)
@@ -14,7 +19,9 @@ enum AttestationSignature {
         case -36: return ecdsa(signature, SHA512.hash(data: data), publicKeyInfo)
         case -8:
             // SubjectPublicKeyInfo of Ed25519 (RFC 8410): a 12-byte header, then the 32-byte key.
-            guard publicKeyInfo.count == 44, let key = try? Curve25519.Signing.PublicKey(rawRepresentation: publicKeyInfo.suffix(32)) else { return false }
+            guard publicKeyInfo.count == 44, publicKeyInfo.starts(with: ed25519Prefix),
+                let key = try? Curve25519.Signing.PublicKey(rawRepresentation: publicKeyInfo.suffix(32))
+            else { return false }
             return key.isValidSignature(signature, for: data)
         case -257: return rsa(signature, SHA256.hash(data: data), publicKeyInfo, .insecurePKCS1v1_5)
         case -258: return rsa(signature, SHA384.hash(data: data), publicKeyInfo, .insecurePKCS1v1_5)

@@ -55,6 +55,7 @@ enum AttestationStatementVerifier {
             guard attested.publicKey.verifies(signature, over: signed) else { throw WebAuthnRefusal(.invalidSignature, "The self attestation signature does not verify.") }
             return AttestationResult(format: "packed", kind: .self, trustPath: [])
         }
+        guard alg != AttestationSignature.rs1 else { throw WebAuthnRefusal(.invalidAttestation, "SHA-1 signatures are accepted from TPMs only.") }
         let chain = try certificates(x5c)
         let leaf = chain[0]
         guard AttestationSignature.verifies(signature, over: signed, algorithm: alg, publicKeyInfo: leaf.publicKeyInfo) else {
@@ -93,8 +94,14 @@ enum AttestationStatementVerifier {
         guard let alg = statement["alg"]?.intValue, let signature = statement["sig"]?.bytesValue, let x5c = statement["x5c"] else {
             throw WebAuthnRefusal(.invalidAttestation, "An android-key statement needs alg, sig and x5c.")
         }
+        guard alg != AttestationSignature.rs1 else { throw WebAuthnRefusal(.invalidAttestation, "SHA-1 signatures are accepted from TPMs only.") }
         let chain = try certificates(x5c)
         let leaf = chain[0]
+        // Only the attested key's certificate describes a key: an issuer with a key description is a
+        // keystore key used to certify a key of the attacker's making.
+        guard chain.dropFirst().allSatisfy({ $0.extensions[KeyDescription.oid] == nil }) else {
+            throw WebAuthnRefusal(.invalidAttestation, "An issuer in the chain carries a key description: the attested key is not the leaf.")
+        }
         guard AttestationSignature.verifies(signature, over: signed, algorithm: alg, publicKeyInfo: leaf.publicKeyInfo) else {
             throw WebAuthnRefusal(.invalidSignature, "The android-key attestation signature does not verify.")
         }

@@ -23,7 +23,7 @@ struct CredentialBook: Sendable {
     }
 
     /// Stores a new credential under its handle; refuses an id registered already.
-    func add(_ credential: StoredCredential, accountID: String?, username: String) async throws {
+    func add(_ credential: StoredCredential, accountID: String?, registeringFor: String? = nil, username: String) async throws {
         guard try await storage.insert(credential, key: Self.credentialKey(credential.id)) else {
             throw WebAuthnRefusal(.credentialInUse, "This credential is registered already.").brokerError
         }
@@ -33,7 +33,9 @@ struct CredentialBook: Sendable {
                 owner.credentialIDs.append(credential.id)
                 if owner.accountID == nil { owner.accountID = accountID }
                 if try await storage.replace(owner, key: Self.handleKey(credential.userHandle), version: existing.version) { return }
-            } else if try await storage.insert(CredentialOwner(credentialIDs: [credential.id], accountID: accountID, username: username), key: Self.handleKey(credential.userHandle)) {
+            } else if try await storage.insert(
+                CredentialOwner(credentialIDs: [credential.id], accountID: accountID, registeringFor: registeringFor, username: username), key: Self.handleKey(credential.userHandle)
+            ) {
                 return
             }
         }

@@ -66,7 +66,11 @@ struct MetadataBLOB: Sendable {
             for root in statement?["attestationRootCertificates"]?.arrayValue ?? [] {
                 if let text = root.stringValue, let der = Data(base64Encoded: text), let certificate = try? AttestationCertificate(der: Array(der)) { roots.append(certificate) }
             }
-            let status = item["statusReports"]?.arrayValue?.last?["status"]?.stringValue
+            // The latest report by its effective date (ISO 8601 dates sort as text); the list's order
+            // is not promised.
+            let reports = item["statusReports"]?.arrayValue ?? []
+            let latest = reports.enumerated().max { ($0.element["effectiveDate"]?.stringValue ?? "", $0.offset) < ($1.element["effectiveDate"]?.stringValue ?? "", $1.offset) }
+            let status = latest?.element["status"]?.stringValue
             entries[aaguid.replacingOccurrences(of: "-", with: "").lowercased()] = Entry(description: statement?["description"]?.stringValue ?? "", roots: roots, status: status)
         }
         self.entries = entries

@@ -51,7 +51,11 @@ struct StoredCredential: Codable, Sendable {
 /// credentials were made as a second factor (a passkey's account is its identity link's).
 struct CredentialOwner: Codable, Sendable {
     var credentialIDs: [String]
+    /// Set for a second factor's handle: the account it belongs to.
     var accountID: String?
+    /// Set for passkeys a signed-in person added: the account the flow links the handle to when it
+    /// completes (until then, they sign nobody in).
+    var registeringFor: String?
     var username: String
 }
 

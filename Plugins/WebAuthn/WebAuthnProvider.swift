@@ -45,14 +45,10 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
     public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
         if context.account != nil { return try await beginFactor(in: context) }
         if let accountID = request.signedInAccountID {
-            // A signed-in person adds a passkey: under the handle of the passkeys they have, if any.
+            // A signed-in person adds a passkey, under a new handle: it signs nobody in before the
+            // engine links it to their account, once the flow (and any factor it asks) completes.
             guard let account = try await environment.accounts?.account(id: accountID) else { throw BrokerError(.invalidToken, .unauthenticated, "The signed-in account no longer exists.") }
-            var handle = RandomToken.make(byteCount: 32)
-            for existing in try await book.handles(of: accountID) where try await book.owner(existing)?.value.accountID == nil {
-                handle = existing
-                break
-            }
-            return try await createStep(handle: handle, username: account.username, accountID: accountID, discoverable: true)
+            return try await createStep(handle: RandomToken.make(byteCount: 32), username: account.username, accountID: accountID, discoverable: true)
         }
         if request.purpose == .register { return try usernameStep() }
         return try getStep(allowed: nil, mode: .signIn)
@@ -85,6 +81,10 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
     func signIn(_ answer: ChallengeResponse, state: State, app: String) async throws -> FlowStep {
         let (stored, _) = try await assert(answer, state: state, accountID: nil, app: app)
         guard let owner = try await book.owner(stored.userHandle)?.value else { throw WebAuthnRefusal(.unknownCredential, "This passkey is not registered.").brokerError }
+        // A passkey a signed-in person began to add counts only once that flow linked it.
+        if owner.registeringFor != nil, try await environment.accounts?.identityLink(providerID: id, subject: stored.userHandle) == nil {
+            throw WebAuthnRefusal(.unknownCredential, "The registration of this passkey did not complete.").brokerError
+        }
         return .identified(identity(handle: stored.userHandle, username: owner.username, credential: stored))
     }
 
@@ -132,7 +132,7 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
             name: registered.authenticatorDescription ?? (discoverable ? "Passkey" : "Security key"), discoverable: discoverable, createdAt: now, lastUsedAt: nil,
             counterRegressions: 0, transports: response.transports, userVerifiedAtLastUse: registered.userVerified
         )
-        try await book.add(credential, accountID: discoverable ? nil : accountID, username: state.username ?? "")
+        try await book.add(credential, accountID: discoverable ? nil : accountID, registeringFor: discoverable ? accountID : nil, username: state.username ?? "")
         await audit("webauthn.registered", app: app, account: accountID, details: ["credential": credential.id, "format": credential.attestationFormat, "backupEligible": String(credential.backupEligible)])
         return credential
     }
@@ -167,6 +167,13 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
                     clientDataJSON: response.clientDataJSON, authenticatorData: authenticatorData, signature: signature, userHandle: response.userHandle, stored: stored
                 )
             }
+            if verified.counterRegressed, config.counterRegression == "refuse" {
+                // Only the regression is recorded: nothing the suspected clone reported is kept.
+                credential.counterRegressions += 1
+                guard try await book.save(credential, version: record.version) else { continue }
+                await audit("webauthn.counter_regressed", app: app, account: accountID, details: ["credential": credential.id, "policy": config.counterRegression])
+                throw WebAuthnRefusal(.counterRegressed, "The authenticator's signature counter went back: it may be cloned.").brokerError
+            }
             credential.signCount = verified.signCount
             credential.backupState = verified.backupState
             credential.lastUsedAt = environment.clock.now
@@ -175,9 +182,6 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
             guard try await book.save(credential, version: record.version) else { continue }
             if verified.counterRegressed {
                 await audit("webauthn.counter_regressed", app: app, account: accountID, details: ["credential": credential.id, "policy": config.counterRegression])
-                if config.counterRegression == "refuse" {
-                    throw WebAuthnRefusal(.counterRegressed, "The authenticator's signature counter went back: it may be cloned.").brokerError
-                }
             }
             return (credential, verified)
         }

@@ -93,6 +93,7 @@ public enum CBORWriter {
         case int(Int)
         case text(String)
         case bytes([UInt8])
+        case array([Item])
         case raw([UInt8])
     }
 
@@ -110,6 +111,7 @@ public enum CBORWriter {
         case .int(let value): value >= 0 ? head(0, UInt64(value)) : head(1, UInt64(-1 - value))
         case .text(let text): head(3, UInt64(text.utf8.count)) + Array(text.utf8)
         case .bytes(let bytes): head(2, UInt64(bytes.count)) + bytes
+        case .array(let items): head(4, UInt64(items.count)) + items.flatMap(encode)
         case .raw(let bytes): bytes
         }
     }

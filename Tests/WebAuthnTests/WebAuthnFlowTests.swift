@@ -15,6 +15,24 @@ struct NameProvider: IdentityProvider {
     }
 }
 
+/// A second factor that passes whoever answers `open`.
+struct KnockAuthenticator: Authenticator {
+    let id: String
+    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { .challenge(Challenge(type: "knock"), state: FlowState()) }
+    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        guard try answer.string("word") == "open" else { throw BrokerError(.invalidCode, .failedAttempt, "No.") }
+        return .verified(FactorResult(authenticatorID: id, method: "otp"))
+    }
+}
+
+enum KnockPlugin: PluginFactory {
+    struct Config: Decodable, Sendable {}
+    static let typeName = "knock"
+    static let roles: PluginRoles = .authenticator
+    static let challenges = [ChallengeDescription(type: "knock", summary: "A word.", inputs: [ChallengeInput(name: "word", label: "Word")])]
+    static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { KnockAuthenticator(id: id) }
+}
+
 enum NamePlugin: PluginFactory {
     struct Config: Decodable, Sendable {}
     static let typeName = "name"
@@ -34,6 +52,8 @@ extension WebAuthnTests {
         providers:
           - id: name
             type: name
+          - id: knock
+            type: knock
           - id: passkeys
             type: webauthn
             config:
@@ -52,12 +72,19 @@ extension WebAuthnTests {
               authenticators: [passkeys]
               secondFactor: passkeys
               selfRegistration: true
+          - id: vault
+            policy:
+              identityProviders: [passkeys]
+              authenticators: [knock]
+              secondFactor: knock
+              selfRegistration: true
         """
     }
 
     static func broker(_ yaml: String = yaml()) async throws -> TestBroker {
         var registry = PluginRegistry()
         registry.register(NamePlugin.self)
+        registry.register(KnockPlugin.self)
         registry.register(WebAuthnPlugin.self)
         return try await TestBroker.make(yaml: yaml, registry: registry)
     }
@@ -157,13 +184,61 @@ extension WebAuthnTests {
             guard case .completed = try await Self.passkeySignIn(broker, key) else { Issue.record("no sign-in"); return }
             guard case .completed = try await Self.passkeySignIn(broker, key) else { Issue.record("no sign-in"); return }
             key.counterOverride = 1
+            let before = try await broker.broker.admin.resourceItems("credentials", of: .provider("passkeys")).items.first?["lastUsedAt"]
+            broker.clock.advance(by: 60)
             let outcome = await Self.reason { _ = try await Self.passkeySignIn(broker, key) }
+            let after = try await broker.broker.admin.resourceItems("credentials", of: .provider("passkeys")).items.first?["lastUsedAt"]
+            #expect((before == after) == (policy == "refuse"), "a refused clone's use is not recorded as a use")
             #expect(outcome == (policy == "refuse" ? "counter_regressed" : nil), "\(policy)")
             let listed = try await broker.broker.admin.resourceItems("credentials", of: .provider("passkeys")).items
             #expect(listed.first?["counterRegressions"] == 1)
             #expect(listed.first?["account"] == .string(ada.id))
             #expect(try await broker.store.auditEvents(type: "webauthn.counter_regressed", appID: "web", accountID: nil, since: nil, limit: 5).count == 1)
         }
+    }
+
+    /// A signed-in person adds a second passkey: it signs nobody in until that registration flow
+    /// completes (an abandoned one leaves a passkey that is refused), and then it signs the same
+    /// account in.
+    @Test func aPasskeyASignedInPersonAddsCountsOnlyOnceTheirFlowCompletes() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let phone = SoftAuthenticator()
+        let ada = try await Self.registerPasskey(broker, phone, name: "ada")
+        let laptop = SoftAuthenticator()
+        let (abandoned, create) = try await broker.start(FlowRequest(appID: "web", providerID: "passkeys", purpose: .register, signedInAccountID: ada.id))
+        #expect(create.type == "webauthn_create")
+        #expect(try Self.options(create)["excludeCredentials"]?.arrayValue?.count == 1, "the phone's passkey is excluded")
+        let tablet = SoftAuthenticator()
+        _ = tablet.create(try Self.options(create), origin: Self.origin)
+        // The tablet made its credential, but the answer never reached the broker: nothing is stored.
+        _ = abandoned
+        #expect(await Self.reason { _ = try await Self.passkeySignIn(broker, tablet) } == "unknown_credential")
+
+        let (flow, asked) = try await broker.start(FlowRequest(appID: "web", providerID: "passkeys", purpose: .register, signedInAccountID: ada.id))
+        let credential = laptop.create(try Self.options(asked), origin: Self.origin)
+        let (_, joined) = try await broker.finish(flow, answer: ["credential": credential])
+        #expect(joined?.id == ada.id)
+        guard case .completed(_, _, let account, _) = try await Self.passkeySignIn(broker, laptop) else { Issue.record("no sign-in"); return }
+        #expect(account?.id == ada.id)
+    }
+
+    /// A passkey whose signed-in registration stored it but stopped at the app's second factor (and
+    /// was abandoned there) signs nobody in: it was never linked to anyone. Answering the factor
+    /// links it.
+    @Test func aPasskeyWhoseRegistrationNeverCompletedSignsNobodyIn() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let ada = try await Self.registerPasskey(broker, SoftAuthenticator(), name: "ada")
+        let laptop = SoftAuthenticator()
+        let (flow, asked) = try await broker.start(FlowRequest(appID: "vault", providerID: "passkeys", purpose: .register, signedInAccountID: ada.id))
+        let next = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["credential": laptop.create(try Self.options(asked), origin: Self.origin)]), client: nil)
+        guard case .challenge(_, let factor, _) = next else { Issue.record("no second factor: \(next)"); return }
+        #expect(factor.type == "knock")
+        #expect(await Self.reason { _ = try await Self.passkeySignIn(broker, laptop) } == "unknown_credential")
+        _ = try await broker.finish(flow, answer: ["word": "open"])
+        guard case .completed(_, _, let account, _) = try await Self.passkeySignIn(broker, laptop) else { Issue.record("no sign-in"); return }
+        #expect(account?.id == ada.id)
     }
 
     @Test func userVerificationAndAttestationAreRequiredWhereThePolicySaysSo() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseAttestation
 import GatehouseCore
+import GatehouseTesting
 import Testing
 
 @testable import WebAuthn
@@ -131,6 +132,26 @@ struct WebAuthnTests {
                 #expect(Self.refusal { _ = try Self.register(vector, Self.registration(vector, trust: wrong)) } == .untrustedAttestation, "\(vector.source) wrong root")
             }
         }
+    }
+
+    /// An android-key chain whose issuer also carries a key description (a keystore key certifying a
+    /// key of someone's making) is refused, even though every link and the root check out.
+    @Test func anAndroidKeyChainWithAKeyDescriptionPastTheLeafIsRefused() throws {
+        let vector = try #require(Self.vectors.first { $0.source.hasSuffix("android_key_hardware_authority") })
+        let object = try CBOR.decode(vector.bytes("attestationObject"))
+        let statement = try #require(object["attStmt"])
+        let listed = try #require(statement["x5c"]?.arrayValue)
+        let chain = listed.compactMap { $0.bytesValue }
+        let alg = try #require(statement["alg"]?.intValue)
+        let signature = try #require(statement["sig"]?.bytesValue)
+        let authData = try #require(object["authData"]?.bytesValue)
+        let certificates: [CBORWriter.Item] = ([chain[0]] + chain).map { .bytes($0) }
+        let forgedStatement = CBORWriter.map([(.text("alg"), .int(alg)), (.text("sig"), .bytes(signature)), (.text("x5c"), .array(certificates))])
+        let forged = CBORWriter.map([(.text("fmt"), .text("android-key")), (.text("attStmt"), .raw(forgedStatement)), (.text("authData"), .bytes(authData))])
+        let refused = Self.refusal {
+            _ = try Self.registration(vector).verify(clientDataJSON: vector.bytes("clientDataJSON"), attestationObject: forged, at: Self.time(of: vector))
+        }
+        #expect(refused == .invalidAttestation)
     }
 
     /// §7.1's checks each refuse a good registration changed in that one respect.
