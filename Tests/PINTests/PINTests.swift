@@ -9,18 +9,6 @@ import Testing
 /// change with the current PIN, reset through another authenticator, and the stateless limit.
 @Suite("PIN")
 struct PINTests {
-    /// Identifies whoever names themselves (the first factor is not what these tests are about).
-    struct NameProvider: IdentityProvider {
-        let id: String
-        func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
-            .challenge(Challenge(type: "name"), state: FlowState())
-        }
-        func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-            let name = try answer.string("name")
-            return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["pwd"]))
-        }
-    }
-
     /// A second authenticator for resets: passes when the answer is `open`.
     struct KnockAuthenticator: Authenticator {
         let id: String
@@ -34,14 +22,6 @@ struct PINTests {
             guard word == "open" else { throw BrokerError(.invalidCode, .failedAttempt, "No.") }
             return .verified(FactorResult(authenticatorID: id, method: "otp"))
         }
-    }
-
-    enum NamePlugin: PluginFactory {
-        struct Config: Decodable, Sendable {}
-        static let typeName = "name"
-        static let roles: PluginRoles = .identityProvider
-        static let challenges = [ChallengeDescription(type: "name", summary: "A name.", inputs: [ChallengeInput(name: "name", label: "Name")])]
-        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { NameProvider(id: id) }
     }
 
     enum KnockPlugin: PluginFactory {

@@ -5,24 +5,6 @@ import Testing
 
 @testable import TOTP
 
-/// Identifies whoever names themselves (the first factor is not what these tests are about).
-struct NameProvider: IdentityProvider {
-    let id: String
-    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { .challenge(Challenge(type: "name"), state: FlowState()) }
-    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-        let name = try answer.string("name")
-        return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["pwd"]))
-    }
-}
-
-enum NamePlugin: PluginFactory {
-    struct Config: Decodable, Sendable {}
-    static let typeName = "name"
-    static let roles: PluginRoles = .identityProvider
-    static let challenges = [ChallengeDescription(type: "name", summary: "A name.", inputs: [ChallengeInput(name: "name", label: "Name")])]
-    static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { NameProvider(id: id) }
-}
-
 /// A `totp` second factor through the real flow engine: enrolment, codes, replay, recovery codes,
 /// lockouts, the person's operations and an administrator's reset.
 extension TOTPTests {

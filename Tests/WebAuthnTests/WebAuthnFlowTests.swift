@@ -5,16 +5,6 @@ import Testing
 
 @testable import WebAuthn
 
-/// Identifies whoever names themselves (the first factor before a security key).
-struct NameProvider: IdentityProvider {
-    let id: String
-    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { .challenge(Challenge(type: "name"), state: FlowState()) }
-    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-        let name = try answer.string("name")
-        return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["pwd"]))
-    }
-}
-
 /// A second factor that passes whoever answers `open`.
 struct KnockAuthenticator: Authenticator {
     let id: String
@@ -31,14 +21,6 @@ enum KnockPlugin: PluginFactory {
     static let roles: PluginRoles = .authenticator
     static let challenges = [ChallengeDescription(type: "knock", summary: "A word.", inputs: [ChallengeInput(name: "word", label: "Word")])]
     static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { KnockAuthenticator(id: id) }
-}
-
-enum NamePlugin: PluginFactory {
-    struct Config: Decodable, Sendable {}
-    static let typeName = "name"
-    static let roles: PluginRoles = .identityProvider
-    static let challenges = [ChallengeDescription(type: "name", summary: "A name.", inputs: [ChallengeInput(name: "name", label: "Name")])]
-    static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { NameProvider(id: id) }
 }
 
 /// Passkeys and security keys through the real flow engine: registration of a new account, sign-in

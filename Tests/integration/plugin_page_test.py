@@ -12,30 +12,18 @@ import sys
 import urllib.parse
 
 import requests
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
+
+import page_support
+from page_support import check
+
 BASE = os.environ["RIDDLE_BASE_URL"].rstrip("/")
 CALLBACK = os.environ["RIDDLE_CALLBACK"]
-failures = 0
 
 
-def check(description, condition, detail=""):
-    global failures
-    print(("ok   " if condition else "FAIL ") + description + ("" if condition else f" ({detail})"))
-    if not condition:
-        failures += 1
-
-
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1000,900"):
-        options.add_argument(argument)
-    return webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=options)
 
 
 def main():
@@ -46,7 +34,7 @@ def main():
         "client_id": "thebes", "redirect_uri": CALLBACK, "response_type": "code", "scope": "openid", "state": state,
         "code_challenge": challenge, "code_challenge_method": "S256",
     })
-    chrome = browser()
+    chrome = page_support.browser()
     wait = WebDriverWait(chrome, 20)
     try:
         chrome.get(f"{BASE}/oauth2/authorize?{query}")
@@ -93,7 +81,7 @@ def main():
     check("P11. the flow API shows the riddle with its declared fields", started.get("challenge", {}).get("fields") == ["name", "answer"], started)
     done = requests.post(f"{BASE}/v1/flows/{started.get('flow')}", json={"answer": {"name": "oedipus", "answer": "man"}}, timeout=10).json()
     check("P12. the flow API completes with tokens", done.get("status") == "completed" and done.get("tokens", {}).get("access_token"), done)
-    return 1 if failures else 0
+    return 1 if page_support.failures else 0
 
 
 if __name__ == "__main__":

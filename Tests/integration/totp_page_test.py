@@ -17,31 +17,19 @@ import pyotp
 import requests
 import zxingcpp
 from PIL import Image
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
+
+import page_support
+from page_support import check
+
 BASE = os.environ["TOTP_BASE_URL"].rstrip("/")
 CALLBACK = os.environ["TOTP_CALLBACK"]
 PASSWORD = os.environ["TOTP_PASSWORD"]
-failures = 0
 
 
-def check(description, condition, detail=""):
-    global failures
-    print(("ok   " if condition else "FAIL ") + description + ("" if condition else f" ({detail})"))
-    if not condition:
-        failures += 1
-
-
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1000,1400"):
-        options.add_argument(argument)
-    return webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=options)
 
 
 def authorize(chrome):
@@ -85,7 +73,7 @@ def amr(tokens):
 
 
 def main():
-    chrome = browser()
+    chrome = page_support.browser(window="1000,1400")
     wait = WebDriverWait(chrome, 20)
     try:
         verifier, state = authorize(chrome)
@@ -146,7 +134,7 @@ def main():
         check("T10. the same recovery code is refused the second time", "not right" in alert.text or "used" in alert.text, alert.text)
     finally:
         chrome.quit()
-    return 1 if failures else 0
+    return 1 if page_support.failures else 0
 
 
 if __name__ == "__main__":

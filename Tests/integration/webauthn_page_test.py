@@ -14,34 +14,21 @@ import sys
 import urllib.parse
 
 import requests
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.virtual_authenticator import Protocol, Transport, VirtualAuthenticatorOptions
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
+
+import page_support
+from page_support import check
+
 BASE = os.environ["WEBAUTHN_BASE_URL"].rstrip("/")
 CALLBACK = os.environ["WEBAUTHN_CALLBACK"]
 PASSWORD = os.environ["WEBAUTHN_PASSWORD"]
 ADMIN_TOKEN = os.environ["WEBAUTHN_ADMIN_TOKEN"]
-failures = 0
 
 
-def check(description, condition, detail=""):
-    global failures
-    print(("ok   " if condition else "FAIL ") + description + ("" if condition else f" ({detail})"))
-    if not condition:
-        failures += 1
-
-
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1000,1000"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=options)
 
 
 def authorize(chrome, app):
@@ -72,12 +59,8 @@ def claims(id_token):
     return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
 
 
-def heading(chrome):
-    return chrome.find_element(By.TAG_NAME, "h1").text
-
-
 def main():
-    chrome = browser()
+    chrome = page_support.browser(window="1000,1000", browser_log=True)
     wait = WebDriverWait(chrome, 20)
     try:
         authenticator = chrome.add_virtual_authenticator(VirtualAuthenticatorOptions(
@@ -137,11 +120,11 @@ def main():
         items = listed.get("items", listed) if isinstance(listed, dict) else listed
         check("W11. administrators see both credentials, each with its account", len(items) == 2 and all(i.get("account") for i in items), listed)
     finally:
-        logs = [entry["message"] for entry in chrome.get_log("browser")] if failures else []
+        logs = [entry["message"] for entry in chrome.get_log("browser")] if page_support.failures else []
         for line in logs[-10:]:
             print("     browser:", line)
         chrome.quit()
-    return 1 if failures else 0
+    return 1 if page_support.failures else 0
 
 
 if __name__ == "__main__":

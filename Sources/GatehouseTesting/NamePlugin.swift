@@ -1,0 +1,24 @@
+import Foundation
+import GatehouseCore
+
+/// A test identity provider that identifies whoever names themselves (answer `{"name": "..."}`), for
+/// tests whose subject is what comes after the first factor (a second factor, a hand-over).
+public struct NameProvider: IdentityProvider {
+    public let id: String
+
+    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { .challenge(Challenge(type: "name"), state: FlowState()) }
+
+    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let name = try answer.string("name")
+        return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["pwd"]))
+    }
+}
+
+/// The `name` plugin type of the tests (`NameProvider`).
+public enum NamePlugin: PluginFactory {
+    public struct Config: Decodable, Sendable {}
+    public static let typeName = "name"
+    public static let roles: PluginRoles = .identityProvider
+    public static let challenges = [ChallengeDescription(type: "name", summary: "A name.", inputs: [ChallengeInput(name: "name", label: "Name")])]
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { NameProvider(id: id) }
+}
