@@ -34,7 +34,7 @@ struct WebAuthnTests {
     static func decode(_ text: String) -> [UInt8] { Array(Base64URL.decode(text.replacingOccurrences(of: "=", with: "")) ?? Data()) }
 
     static let vectors: [Vector] = {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Vectors/py_webauthn-3.0.1.json")
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("vectors/webauthn/py_webauthn-3.0.1.json")
         guard let data = try? Data(contentsOf: url), let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
             let list = root["vectors"] as? [[String: Any]]
         else { return [] }

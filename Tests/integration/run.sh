@@ -377,7 +377,8 @@ storage:
     path: $work/webauthn/webauthn.sqlite
 admin:
   tokens:
-    - {name: ops, token: \${WEBAUTHN_ADMIN_TOKEN}}
+    - name: ops
+      token: \${WEBAUTHN_ADMIN_TOKEN}
 providers:
   - id: local
     type: local

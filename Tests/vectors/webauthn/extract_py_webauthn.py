@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Usage: pip download --no-binary :all: --no-deps webauthn==3.0.1; tar xzf webauthn-3.0.1.tar.gz
-#        Tests/WebAuthnTests/Vectors/extract_py_webauthn.py webauthn-3.0.1/tests > Tests/WebAuthnTests/Vectors/py_webauthn-3.0.1.json
+#        Tests/vectors/webauthn/extract_py_webauthn.py webauthn-3.0.1/tests > Tests/vectors/webauthn/py_webauthn-3.0.1.json
 """Extracts the registration and authentication vectors of py_webauthn's test suite (the sdist on
 PyPI) into one JSON file: each call to verify_registration_response / verify_authentication_response
 with its literal arguments, the time the test sets, and whether the test expects it to pass."""
@@ -64,4 +64,4 @@ for name in sorted(os.listdir(root)):
                     "credentialPublicKey": args.get("credential_public_key"), "signCount": args.get("credential_current_sign_count"),
                     "time": time, "expectedFormat": fmt, "expectedToPass": not raises,
                 })
-json.dump({"about": "Vectors extracted from the tests of py_webauthn 3.0.1 (https://pypi.org/project/webauthn/, BSD-3-Clause, Copyright (c) Duo Security) by Tests/WebAuthnTests/Vectors/extract_py_webauthn.py; each is the credential a test verifies with the arguments it verifies it with, and whether that test expects it to pass.", "vectors": vectors}, sys.stdout, indent=1)
+json.dump({"about": "Vectors extracted from the tests of py_webauthn 3.0.1 (https://pypi.org/project/webauthn/, BSD-3-Clause, Copyright (c) Duo Security) by Tests/vectors/webauthn/extract_py_webauthn.py; each is the credential a test verifies with the arguments it verifies it with, and whether that test expects it to pass.", "vectors": vectors}, sys.stdout, indent=1)
