@@ -31,6 +31,9 @@ struct StoredCredential: Codable, Sendable {
     var transports: [String]
     /// Whether the authenticator verified the person (PIN, biometrics) at the last ceremony.
     var userVerifiedAtLastUse: Bool
+    /// Whether its attestation was anchored in a trusted root when it was registered (only an
+    /// instance with `attestation: direct` anchors); nil: not.
+    var anchored: Bool?
 
     var publicKeyBytes: [UInt8] { Array(Base64URL.decode(publicKey) ?? Data()) }
     var handleBytes: [UInt8] { Array(Base64URL.decode(userHandle) ?? Data()) }

@@ -130,7 +130,7 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
             signCount: registered.signCount, aaguid: SecretDigest.hex(registered.aaguid), backupEligible: registered.backupEligible, backupState: registered.backupState,
             attestationFormat: registered.attestationFormat, attestation: registered.attestation.rawValue, authenticatorDescription: registered.authenticatorDescription,
             name: registered.authenticatorDescription ?? (discoverable ? "Passkey" : "Security key"), discoverable: discoverable, createdAt: now, lastUsedAt: nil,
-            counterRegressions: 0, transports: response.transports, userVerifiedAtLastUse: registered.userVerified
+            counterRegressions: 0, transports: response.transports, userVerifiedAtLastUse: registered.userVerified, anchored: trust != nil
         )
         try await book.add(credential, accountID: discoverable ? nil : accountID, registeringFor: discoverable ? accountID : nil, username: state.username ?? "")
         await audit("webauthn.registered", app: app, account: accountID, details: ["credential": credential.id, "format": credential.attestationFormat, "backupEligible": String(credential.backupEligible)])
@@ -149,6 +149,7 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
         for _ in 0..<4 {
             guard let record = try await book.credential(response.id) else { throw WebAuthnRefusal(.unknownCredential, "This credential is not registered.").brokerError }
             var credential = record.value
+            try checkPolicy(credential)
             if accountID == nil {
                 // A passkey sign-in: only credentials registered as passkeys identify anyone.
                 guard credential.discoverable, try await book.owner(credential.userHandle)?.value.accountID == nil else {
@@ -186,6 +187,22 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
             return (credential, verified)
         }
         throw BrokerError(.conflict, .conflict, "The credential was used at the same time elsewhere; try again.")
+    }
+
+    /// The instance's policy holds at every use, not only at registration: a credential whose
+    /// algorithm is no longer accepted, one registered before the instance required attested
+    /// authenticators, and one of a model the metadata now reports compromised are refused.
+    func checkPolicy(_ credential: StoredCredential) throws(BrokerError) {
+        guard let algorithm = COSEKey.Algorithm(name: credential.algorithm), algorithms.contains(algorithm) else {
+            throw WebAuthnRefusal(.algorithmNotAllowed, "This credential uses \(credential.algorithm), which this app no longer accepts.").brokerError
+        }
+        guard let trust else { return }
+        guard credential.anchored == true else {
+            throw WebAuthnRefusal(.untrustedAttestation, "This credential was registered without an attestation this app now requires; register it again.").brokerError
+        }
+        if let status = trust.metadata?.entries[credential.aaguid]?.status, MetadataBLOB.compromised.contains(status) {
+            throw WebAuthnRefusal(.untrustedAttestation, "The FIDO metadata now reports this authenticator model as \(status).").brokerError
+        }
     }
 
     /// Runs ceremony checks; a refusal becomes the broker's error (a wrong answer, with its reason).

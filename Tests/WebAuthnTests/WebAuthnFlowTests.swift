@@ -63,12 +63,28 @@ extension WebAuthnTests {
         """
     }
 
-    static func broker(_ yaml: String = yaml()) async throws -> TestBroker {
+    static func broker(_ yaml: String = yaml(), temporary: TemporaryStore? = nil) async throws -> TestBroker {
         var registry = PluginRegistry()
         registry.register(NamePlugin.self)
         registry.register(KnockPlugin.self)
         registry.register(WebAuthnPlugin.self)
-        return try await TestBroker.make(yaml: yaml, registry: registry)
+        return try await TestBroker.make(yaml: yaml, registry: registry, temporary: temporary)
+    }
+
+    /// The instance's policy holds at every use: after the operator stops accepting ES256, or starts
+    /// requiring attested authenticators, a passkey registered before is refused at sign-in.
+    @Test func aPolicyChangedAfterRegistrationHoldsAtTheNextUse() async throws {
+        let before = try await Self.broker()
+        defer { before.temporary.remove() }
+        let phone = SoftAuthenticator()
+        _ = try await Self.registerPasskey(before, phone, name: "ada")
+        guard case .completed = try await Self.passkeySignIn(before, phone) else { Issue.record("no sign-in"); return }
+        for (setting, reason) in [("algorithms: [EdDSA, RS256]", "algorithm_not_allowed"), ("attestation: direct", "untrusted_attestation")] {
+            let after = try await Self.broker(
+                Self.yaml().replacingOccurrences(of: "origins: [\(Self.origin)]", with: "origins: [\(Self.origin)]\n      \(setting)"), temporary: before.temporary
+            )
+            #expect(await Self.reason { _ = try await Self.passkeySignIn(after, phone) } == reason, "\(setting)")
+        }
     }
 
     static func options(_ challenge: Challenge) throws -> JSONValue { try #require(challenge.fields["publicKey"]) }
