@@ -66,11 +66,13 @@ struct MetadataBLOB: Sendable {
             for root in statement?["attestationRootCertificates"]?.arrayValue ?? [] {
                 if let text = root.stringValue, let der = Data(base64Encoded: text), let certificate = try? AttestationCertificate(der: Array(der)) { roots.append(certificate) }
             }
-            // The latest report by its effective date (ISO 8601 dates sort as text); the list's order
-            // is not promised.
-            let reports = item["statusReports"]?.arrayValue ?? []
-            let latest = reports.enumerated().max { ($0.element["effectiveDate"]?.stringValue ?? "", $0.offset) < ($1.element["effectiveDate"]?.stringValue ?? "", $1.offset) }
-            let status = latest?.element["status"]?.stringValue
+            // The latest report by its effective date (ISO 8601 dates sort as text; the list's order
+            // is not promised). A compromise report wins when it is undated (`effectiveDate` is
+            // optional) or not older than the latest other report: doubt refuses.
+            let reports = (item["statusReports"]?.arrayValue ?? []).map { (status: $0["status"]?.stringValue ?? "", date: $0["effectiveDate"]?.stringValue) }
+            let newestOther = reports.filter { !Self.compromised.contains($0.status) }.compactMap(\.date).max() ?? ""
+            let compromise = reports.last { Self.compromised.contains($0.status) && ($0.date.map { $0 >= newestOther } ?? true) }
+            let status = compromise?.status ?? reports.enumerated().max { ($0.element.date ?? "", $0.offset) < ($1.element.date ?? "", $1.offset) }?.element.status
             entries[aaguid.replacingOccurrences(of: "-", with: "").lowercased()] = Entry(description: statement?["description"]?.stringValue ?? "", roots: roots, status: status)
         }
         self.entries = entries

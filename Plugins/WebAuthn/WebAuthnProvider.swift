@@ -81,10 +81,6 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
     func signIn(_ answer: ChallengeResponse, state: State, app: String) async throws -> FlowStep {
         let (stored, _) = try await assert(answer, state: state, accountID: nil, app: app)
         guard let owner = try await book.owner(stored.userHandle)?.value else { throw WebAuthnRefusal(.unknownCredential, "This passkey is not registered.").brokerError }
-        // A passkey a signed-in person began to add counts only once that flow linked it.
-        if owner.registeringFor != nil, try await environment.accounts?.identityLink(providerID: id, subject: stored.userHandle) == nil {
-            throw WebAuthnRefusal(.unknownCredential, "The registration of this passkey did not complete.").brokerError
-        }
         return .identified(identity(handle: stored.userHandle, username: owner.username, credential: stored))
     }
 
@@ -105,7 +101,17 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
             let handle = try await book.secondFactorHandle(of: account.id)
             return try await createStep(handle: handle, username: account.username, accountID: account.id, discoverable: false)
         }
-        return try getStep(allowed: credentials.map(\.value), mode: .factorSignIn)
+        let usable = credentials.map(\.value).filter { (try? checkPolicy($0)) != nil }
+        guard !usable.isEmpty else {
+            // Setting a new key up on the first factor alone would let whoever has the password add
+            // theirs; the person's old keys are removed by an administrator (or by the person after
+            // a sign-in through another app) instead. Not a wrong answer: nothing was guessed.
+            throw BrokerError(
+                .accessDenied, .forbidden,
+                "None of this account's security keys meets this app's policy any more; ask an administrator to remove them, then set a new one up."
+            ).because("no_usable_credential").endingFlow()
+        }
+        return try getStep(allowed: usable, mode: .factorSignIn)
     }
 
     // MARK: - Ceremonies
@@ -149,11 +155,15 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
         for _ in 0..<4 {
             guard let record = try await book.credential(response.id) else { throw WebAuthnRefusal(.unknownCredential, "This credential is not registered.").brokerError }
             var credential = record.value
-            try checkPolicy(credential)
             if accountID == nil {
-                // A passkey sign-in: only credentials registered as passkeys identify anyone.
-                guard credential.discoverable, try await book.owner(credential.userHandle)?.value.accountID == nil else {
+                // A passkey sign-in: only credentials registered as passkeys identify anyone, and a
+                // passkey a signed-in person began to add counts only once that flow linked it.
+                let owner = try await book.owner(credential.userHandle)?.value
+                guard credential.discoverable, let owner, owner.accountID == nil else {
                     throw WebAuthnRefusal(.unknownCredential, "This credential is a second factor, not a passkey.").brokerError
+                }
+                if owner.registeringFor != nil, try await environment.accounts?.identityLink(providerID: id, subject: credential.userHandle) == nil {
+                    throw WebAuthnRefusal(.unknownCredential, "The registration of this passkey did not complete.").brokerError
                 }
             }
             let ceremony = AuthenticationCeremony(relyingParty: relyingParty, challenge: Array(challenge), userVerification: userVerification)
@@ -168,6 +178,8 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
                     clientDataJSON: response.clientDataJSON, authenticatorData: authenticatorData, signature: signature, userHandle: response.userHandle, stored: stored
                 )
             }
+            // The policy is told only to whoever holds the key: after the signature, before any save.
+            try checkPolicy(credential)
             if verified.counterRegressed, config.counterRegression == "refuse" {
                 // Only the regression is recorded: nothing the suspected clone reported is kept.
                 credential.counterRegressions += 1

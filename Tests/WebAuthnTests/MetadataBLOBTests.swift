@@ -52,12 +52,12 @@ extension WebAuthnTests {
         let hex = SecretDigest.hex(aaguid)
         let dashed = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)].map(String.init).joined(separator: "-")
         let tpmRoot = try #require(object["attStmt"]?["x5c"]?.arrayValue?.last?.bytesValue)
-        func payload(status: String) -> JSONValue {
+        func payload(status: String, reports: JSONValue? = nil) -> JSONValue {
             [
                 "legalHeader": "test", "no": 42, "nextUpdate": "2036-01-01",
                 "entries": [
                     [
-                        "aaguid": .string(dashed), "statusReports": [["status": .string(status), "effectiveDate": "2024-01-01"]],
+                        "aaguid": .string(dashed), "statusReports": reports ?? [["status": .string(status), "effectiveDate": "2024-01-01"]],
                         "metadataStatement": ["description": "Test TPM", "attestationRootCertificates": [.string(Data(tpmRoot).base64EncodedString())]],
                     ],
                     ["aaid": "4e4e#4005", "metadataStatement": ["description": "A UAF authenticator, skipped"]],
@@ -82,6 +82,14 @@ extension WebAuthnTests {
         #expect(throws: (any Error).self) { _ = try MetadataBLOB(jws: text, root: root, now: now.addingTimeInterval(86_400 * 4000)) }
         let revoked = try MetadataBLOB(jws: try Self.blob(payload: payload(status: "REVOKED"), signer: pki.signer, key: pki.signerKey), root: root, now: now)
         #expect(Self.refusal { _ = try Self.register(vector, Self.registration(vector, trust: AttestationTrust(anchors: [], metadata: revoked))) } == .untrustedAttestation)
+        // A revocation without a date (the field is optional) after a dated certification still counts;
+        // a certification dated after an old revocation clears it.
+        let undated: JSONValue = [["status": "FIDO_CERTIFIED_L1", "effectiveDate": "2024-01-01"], ["status": "REVOKED"]]
+        let undatedRevoked = try MetadataBLOB(jws: try Self.blob(payload: payload(status: "", reports: undated), signer: pki.signer, key: pki.signerKey), root: root, now: now)
+        #expect(undatedRevoked.entries[hex]?.status == "REVOKED")
+        let cleared: JSONValue = [["status": "FIDO_CERTIFIED_L1", "effectiveDate": "2025-06-01"], ["status": "REVOKED", "effectiveDate": "2024-01-01"]]
+        let recertified = try MetadataBLOB(jws: try Self.blob(payload: payload(status: "", reports: cleared), signer: pki.signer, key: pki.signerKey), root: root, now: now)
+        #expect(recertified.entries[hex]?.status == "FIDO_CERTIFIED_L1")
     }
 }
 

@@ -87,6 +87,23 @@ extension WebAuthnTests {
         }
     }
 
+    /// As a second factor, keys the policy now refuses are not offered, and an account with none left
+    /// is told to ask an administrator (not counted as a wrong answer) instead of setting a new key up
+    /// on the password alone.
+    @Test func aSecondFactorWhoseKeysThePolicyNowRefusesSendsThePersonToAnAdministrator() async throws {
+        let before = try await Self.broker()
+        defer { before.temporary.remove() }
+        let key = SoftAuthenticator()
+        let (flow, _) = try await before.start(FlowRequest(appID: "bank", providerID: "name"))
+        guard case .challenge(_, let create, _) = try await before.engine.resume(flowID: flow, answer: ChallengeResponse(["name": "ada"]), client: nil) else { return }
+        _ = try await before.finish(flow, answer: ["credential": key.create(try Self.options(create), origin: Self.origin)])
+        let after = try await Self.broker(
+            Self.yaml().replacingOccurrences(of: "origins: [\(Self.origin)]", with: "origins: [\(Self.origin)]\n      algorithms: [EdDSA]"), temporary: before.temporary
+        )
+        let (next, _) = try await after.start(FlowRequest(appID: "bank", providerID: "name"))
+        #expect(await Self.reason { _ = try await after.engine.resume(flowID: next, answer: ChallengeResponse(["name": "ada"]), client: nil) } == "no_usable_credential")
+    }
+
     static func options(_ challenge: Challenge) throws -> JSONValue { try #require(challenge.fields["publicKey"]) }
 
     /// Registers `name` with a new passkey on `authenticator`; answers the account.
