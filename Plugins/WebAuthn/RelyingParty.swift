@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// The relying party a ceremony is for: its id (a registrable domain: the credentials are scoped to
@@ -9,9 +8,6 @@ struct RelyingParty: Sendable, Hashable {
     let id: String
     let name: String
     let origins: [String]
-
-    /// SHA-256 of the id, as authenticator data carries it.
-    var idHash: [UInt8] { Array(SHA256.hash(data: Data(id.utf8))) }
 }
 
 /// A WebAuthn `UserVerificationRequirement` (§5.8.6).

@@ -45,24 +45,6 @@ struct DeviceKeyTests {
         return try await TestBroker.make(yaml: yaml, registry: registry, clock: clock)
     }
 
-    /// A second factor for the tests that need one: passes when the answer is `open`.
-    struct KnockAuthenticator: Authenticator {
-        let id: String
-        func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { .challenge(Challenge(type: "knock"), state: FlowState()) }
-        func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-            guard try answer.string("word") == "open" else { throw BrokerError(.invalidCode, .failedAttempt, "No.") }
-            return .verified(FactorResult(authenticatorID: id, method: "otp"))
-        }
-    }
-
-    enum KnockPlugin: PluginFactory {
-        struct Config: Decodable, Sendable {}
-        static let typeName = "knock"
-        static let roles: PluginRoles = .authenticator
-        static let challenges = [ChallengeDescription(type: "knock", summary: "A word.", inputs: [ChallengeInput(name: "word", label: "Word")])]
-        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { KnockAuthenticator(id: id) }
-    }
-
     /// The public JWK of a P-256 key.
     static func jwk(of key: P256.Signing.PrivateKey) -> JSONValue {
         let point = key.publicKey.x963Representation

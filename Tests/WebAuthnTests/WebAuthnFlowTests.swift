@@ -5,24 +5,6 @@ import Testing
 
 @testable import WebAuthn
 
-/// A second factor that passes whoever answers `open`.
-struct KnockAuthenticator: Authenticator {
-    let id: String
-    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { .challenge(Challenge(type: "knock"), state: FlowState()) }
-    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-        guard try answer.string("word") == "open" else { throw BrokerError(.invalidCode, .failedAttempt, "No.") }
-        return .verified(FactorResult(authenticatorID: id, method: "otp"))
-    }
-}
-
-enum KnockPlugin: PluginFactory {
-    struct Config: Decodable, Sendable {}
-    static let typeName = "knock"
-    static let roles: PluginRoles = .authenticator
-    static let challenges = [ChallengeDescription(type: "knock", summary: "A word.", inputs: [ChallengeInput(name: "word", label: "Word")])]
-    static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { KnockAuthenticator(id: id) }
-}
-
 /// Passkeys and security keys through the real flow engine: registration of a new account, sign-in
 /// without a username, a second factor, every refusal a relying party owes, the person's and the
 /// administrator's management.

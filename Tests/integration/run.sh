@@ -326,6 +326,22 @@ TMPDIR="$work/tmp" RIDDLE_BASE_URL="http://127.0.0.1:$riddle_port" RIDDLE_CALLBA
 kill -TERM "$riddle_pid" 2>/dev/null || true
 wait "$riddle_pid" 2>/dev/null || true
 
+# A plugin's browser test on a broker of its own: own_broker NAME PORT USER PASSWORD SCRIPT [VAR=value...]
+# adds USER to "$work/NAME/gatehouse.yaml" (written before), serves it on PORT, runs
+# Tests/integration/SCRIPT with the variables, stops the broker and keeps its log.
+own_broker() {
+  local name=$1 port=$2 user=$3 password=$4 script=$5 pid
+  shift 5
+  printf '%s\n' "$password" | "$bin" users add "$user" --config "$work/$name/gatehouse.yaml" >>"$work/cli.log" 2>&1
+  "$bin" serve --config "$work/$name/gatehouse.yaml" >"$work/$name/server.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+  env TMPDIR="$work/tmp" "$@" "$venv/bin/python" "$repo/Tests/integration/$script" || { status=1; tail -n 20 "$work/$name/server.log"; }
+  kill -TERM "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  cp "$work/$name/server.log" "$repo/.build/test-logs/integration-$name.log" 2>/dev/null || true
+}
+
 # Authenticator apps (the `totp` plugin) in Chromium, on a broker of their own: the QR code on the
 # setup page, photographed and read by zxing-cpp, sets up pyotp as the person's app.
 totp_port=$(free_port)
@@ -353,15 +369,8 @@ apps:
       authenticators: [app-code]
       secondFactor: app-code
 YAML
-printf '%s\n' "$alice_password" | "$bin" users add tess --config "$work/totp/gatehouse.yaml" >>"$work/cli.log" 2>&1
-"$bin" serve --config "$work/totp/gatehouse.yaml" >"$work/totp/server.log" 2>&1 &
-totp_pid=$!
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$totp_port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-TMPDIR="$work/tmp" TOTP_BASE_URL="http://127.0.0.1:$totp_port" TOTP_CALLBACK="http://127.0.0.1:$callback_port/callback" TOTP_PASSWORD="$alice_password" \
-  "$venv/bin/python" "$repo/Tests/integration/totp_page_test.py" || { status=1; tail -n 20 "$work/totp/server.log"; }
-kill -TERM "$totp_pid" 2>/dev/null || true
-wait "$totp_pid" 2>/dev/null || true
-cp "$work/totp/server.log" "$repo/.build/test-logs/integration-totp.log" 2>/dev/null || true
+own_broker totp "$totp_port" tess "$alice_password" totp_page_test.py \
+  TOTP_BASE_URL="http://127.0.0.1:$totp_port" TOTP_CALLBACK="http://127.0.0.1:$callback_port/callback" TOTP_PASSWORD="$alice_password"
 
 # Passkeys (the `webauthn` plugin) in Chromium with its virtual authenticator, on a broker of their
 # own whose issuer is http://localhost (WebAuthn needs a domain, not an IP address, as relying party).
@@ -403,15 +412,8 @@ apps:
 YAML
 export WEBAUTHN_ADMIN_TOKEN
 WEBAUTHN_ADMIN_TOKEN=$(secret)
-printf '%s\n' "$bob_password" | "$bin" users add bob --config "$work/webauthn/gatehouse.yaml" >>"$work/cli.log" 2>&1
-"$bin" serve --config "$work/webauthn/gatehouse.yaml" >"$work/webauthn/server.log" 2>&1 &
-webauthn_pid=$!
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$webauthn_port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-TMPDIR="$work/tmp" WEBAUTHN_BASE_URL="http://localhost:$webauthn_port" WEBAUTHN_CALLBACK="http://127.0.0.1:$callback_port/callback" WEBAUTHN_PASSWORD="$bob_password" \
-  "$venv/bin/python" "$repo/Tests/integration/webauthn_page_test.py" || { status=1; tail -n 20 "$work/webauthn/server.log"; }
-kill -TERM "$webauthn_pid" 2>/dev/null || true
-wait "$webauthn_pid" 2>/dev/null || true
-cp "$work/webauthn/server.log" "$repo/.build/test-logs/integration-webauthn.log" 2>/dev/null || true
+own_broker webauthn "$webauthn_port" bob "$bob_password" webauthn_page_test.py \
+  WEBAUTHN_BASE_URL="http://localhost:$webauthn_port" WEBAUTHN_CALLBACK="http://127.0.0.1:$callback_port/callback" WEBAUTHN_PASSWORD="$bob_password"
 
 if [ "$status" -ne 0 ]; then log_tail; fi
 echo "integration test finished in $(($(date +%s) - started_at))s"
