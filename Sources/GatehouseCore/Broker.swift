@@ -70,7 +70,7 @@ public struct Broker: Sendable, CustomStringConvertible {
         )
         let engine = FlowEngine(
             store: store, plugins: plugins, challenges: registry.challenges, tokens: issuer, clock: clock, logger: logger, metrics: metrics, apps: apps, dpop: dpop,
-            revoker: oauth.revoker, sessions: oauth.sessions
+            revoker: oauth.revoker, sessions: oauth.sessions, defaultLockout: config.lockout
         )
         let adminGate = AdminGate(
             credentials: AdminCredentials(tokens: config.admin.tokens.map { ($0.name, $0.token) }),
@@ -176,6 +176,7 @@ public struct Broker: Sendable, CustomStringConvertible {
         var removed = try await store.deleteExpiredFlows(now: now)
         removed += try await store.deleteExpiredPluginRecords(now: now)
         removed += try await store.deleteExpiredAuthorizationCodes(before: now.addingTimeInterval(-3600))
+        removed += try await store.deleteExpiredDeviceAuthorizations(before: now.addingTimeInterval(-3600))
         removed += try await store.deleteExpiredRefreshTokens(now: now)
         removed += try await store.deleteExpiredRevocations(now: now)
         // Ended and expired sessions are kept a day, for the person's and the admins' lists.

@@ -128,14 +128,17 @@ struct BrowserPages {
         } catch let error as BrokerError {
             response = renderer.error(error, requestID: context.id)
         }
-        response.setCookie(
-            Cookie(
-                // The callback (/oauth2/callback) needs it too, to know the browser coming back from upstream.
-                name: Self.cookieName, value: cookie, maxAge: Int(app.policy.flowLifetime.value), path: "/oauth2/",
-                secure: broker.config.server.issuer.hasPrefix("https:"), httpOnly: true, sameSite: .lax
-            )
-        )
+        response.setCookie(bindingCookie(cookie, lifetime: Int(app.policy.flowLifetime.value)))
         return response
+    }
+
+    /// The cookie that binds a browser's flows to it, for `lifetime` seconds.
+    func bindingCookie(_ value: String, lifetime: Int) -> Cookie {
+        Cookie(
+            // The callback (/oauth2/callback) needs it too, to know the browser coming back from upstream.
+            name: Self.cookieName, value: value, maxAge: lifetime, path: "/oauth2/",
+            secure: broker.config.server.issuer.hasPrefix("https:"), httpOnly: true, sameSite: .lax
+        )
     }
 
     @Sendable func choose(_ request: Request, context: GatehouseRequestContext) async throws -> Response {

@@ -40,6 +40,7 @@ public enum GatehouseServer {
         let pages = BrowserPages(broker: broker)
         pages.addRoutes(to: router)
         LogoutPages(broker: broker, renderer: pages.renderer).addRoutes(to: router)
+        DevicePages(broker: broker, pages: pages).addRoutes(to: router)
         AdminAPI(broker: broker).addRoutes(to: router)
         if let console = broker.console { ConsolePages(broker: broker, console: console).addRoutes(to: router) }
         ProvisionalIdentityAPI(service: broker.provisionalIdentities, issuer: broker.config.server.issuer).addRoutes(to: router)

@@ -26,6 +26,7 @@ struct PageRenderer: Sendable {
             ("layout", PageTemplates.layout), ("challenge", PageTemplates.challenge),
             ("chooser", PageTemplates.chooser), ("error", PageTemplates.error),
             ("logoutConfirm", PageTemplates.logoutConfirm), ("signedOut", PageTemplates.signedOut), ("signInLinks", PageTemplates.signInLinks),
+            ("deviceCode", PageTemplates.deviceCode), ("deviceResult", PageTemplates.deviceResult),
         ] {
             // The templates are constants of this file's module; a parse error is a programming error.
             try! library.register(text, named: name)

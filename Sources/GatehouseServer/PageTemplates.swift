@@ -112,4 +112,23 @@ enum PageTemplates {
         {{^stayed}}<p role="status">You are signed out. You can close this window.</p>{{/stayed}}
         {{#stayed}}<p role="status">You are still signed in.</p>{{/stayed}}
         """
+
+    /// The device grant's verification page (RFC 8628 section 3.3): the person types the code their
+    /// device shows. A plain GET form, so `verification_uri_complete` is the same request filled in.
+    static let deviceCode = """
+        <p>Enter the code shown on your device.</p>
+        {{#error}}<p class="error" role="alert" id="user_code-error">{{error}}</p>{{/error}}
+        <form method="get" action="{{action}}">
+        <label for="user_code">Code</label>
+        <input id="user_code" name="user_code" type="text" value="{{value}}" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="32" required autofocus{{#error}} aria-invalid="true" aria-describedby="user_code-error"{{/error}}>
+        <button type="submit">Continue</button>
+        </form>
+        """
+
+    /// Where the verification page's flow ends.
+    static let deviceResult = """
+        {{#approved}}<p role="status">Your device is signed in. You can go back to it and close this window.</p>{{/approved}}
+        {{#denied}}<p role="status">The device was not signed in.</p>{{/denied}}
+        {{#failed}}<p role="alert" class="error">The device could not be signed in. Start again on the device.</p>{{/failed}}
+        """
 }

@@ -288,6 +288,21 @@ enum SQLiteMigrations {
         migrator.registerMigration("v13-flow-hand-offs") { db in
             try db.execute(sql: "SELECT 1")
         }
+        migrator.registerMigration("v14-device-authorizations") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE device_authorizations (
+                        device_code_digest TEXT PRIMARY KEY,
+                        user_code_digest TEXT NOT NULL UNIQUE,
+                        app_id TEXT NOT NULL,
+                        payload TEXT NOT NULL,
+                        expires_at REAL NOT NULL,
+                        version INTEGER NOT NULL
+                    );
+                    CREATE INDEX device_authorizations_by_expiry ON device_authorizations(expires_at);
+                    """
+            )
+        }
         return migrator
     }
 }

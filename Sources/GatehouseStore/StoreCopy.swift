@@ -66,12 +66,16 @@ enum StoreSchema {
             ("client_ip", .text), ("user_agent", .text),
         ],
         .browserSessionApps: [("session_id", .text), ("app_id", .text)],
+        .deviceAuthorizations: [
+            ("device_code_digest", .text), ("user_code_digest", .text), ("app_id", .text), ("payload", .text), ("expires_at", .real), ("version", .integer),
+        ],
     ]
 
     /// Every table, parents before children.
     static let order: [StoreTable] = [
         .apps, .accounts, .identityLinks, .flows, .refreshTokens, .signingKeys, .auditEvents, .pluginData, .authorizationCodes, .revocations,
         .attemptCounters, .provisionalIdentities, .devices, .installations, .signInKeys, .browserSessions, .browserSessionApps,
+        .deviceAuthorizations,
     ]
 }
 

@@ -13,6 +13,7 @@ struct GatehouseStoreTests {
     static let allMigrations = [
         "v1-foundation", "v2-openid-provider", "v3-lockouts-admin", "v4-test-accounts", "v5-provisional-identities", "v6-disabled-apps", "v7-key-activation",
         "v8-verified-email-index", "v9-devices", "v10-activation-profiles", "v11-browser-sessions", "v12-policy-plugin-settings", "v13-flow-hand-offs",
+        "v14-device-authorizations",
     ]
 
     func flow(_ id: String = "flow-1", app: String = "notes", expiresIn seconds: TimeInterval = 600) -> FlowRecord {
@@ -408,6 +409,35 @@ struct GatehouseStoreTests {
         }
     }
 
+    @Test(arguments: StoreKind.allCases) func aDeviceAuthorizationChangesByCompareAndSwapAndItsUserCodeIsUnique(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let other = try await database.open()
+            defer { try? other.close() }
+            let record = DeviceAuthorizationRecord(
+                deviceCodeDigest: "dc-1", userCodeDigest: "uc-1", appID: "tv", scopes: ["openid"], createdAt: now, expiresAt: now.addingTimeInterval(600), interval: 5
+            )
+            #expect(try await database.store.insertDeviceAuthorization(record))
+            // The same user code cannot be handed out twice while the first is stored.
+            var twin = record
+            twin.deviceCodeDigest = "dc-2"
+            #expect(try await !other.insertDeviceAuthorization(twin))
+            let stored = try #require(try await other.deviceAuthorization(userCodeDigest: "uc-1"))
+            #expect(stored.deviceCodeDigest == "dc-1" && stored.version == 0 && stored.status == .pending && stored.interval == 5)
+            // Eight approvals at once on two nodes: one wins.
+            let wins = try await concurrently(8, on: [database.store, other]) { store, index in
+                var approving = stored
+                approving.status = .approved
+                approving.accountID = "account-\(index)"
+                return try await store.updateDeviceAuthorization(approving)
+            }
+            #expect(wins.filter { $0 }.count == 1)
+            let approved = try #require(try await database.store.deviceAuthorization(deviceCodeDigest: "dc-1"))
+            #expect(approved.status == .approved && approved.accountID?.hasPrefix("account-") == true && approved.version == 1)
+            #expect(try await database.store.deleteExpiredDeviceAuthorizations(before: now.addingTimeInterval(601)) == 1)
+            #expect(try await other.deviceAuthorization(deviceCodeDigest: "dc-1") == nil)
+        }
+    }
+
     @Test(arguments: StoreKind.allCases) func revokingAnAppsGrantsKeepsOtherApps(_ kind: StoreKind) async throws {
         try await TestDatabase.with(kind) { database in
             let store = database.store
@@ -749,6 +779,11 @@ struct GatehouseStoreTests {
             _ = try await store.createProvisionalIdentity(ProvisionalIdentity(id: "pi", appID: "notes", email: try #require(EmailAddress("p@x.example")), createdAt: now, createdBy: "admin:root"))
             _ = try await store.registerSignInKey(signInKey("sk", installation: "inst-1", vendor: "v1"), accountID: owner.id, appID: "notes", providerID: "device", now: now)
             try await store.insertBrowserSession(browserSession("sid-1", account: owner.id, apps: ["notes"]))
+            #expect(
+                try await store.insertDeviceAuthorization(
+                    DeviceAuthorizationRecord(deviceCodeDigest: "dc", userCodeDigest: "uc", appID: "notes", scopes: ["openid"], createdAt: now, expiresAt: now.addingTimeInterval(600), interval: 5)
+                )
+            )
             let counts = try await store.rowCounts()
             #expect(counts.values.allSatisfy { $0 > 0 })
 
@@ -785,6 +820,7 @@ struct GatehouseStoreTests {
                         #expect(try await copy.flow(id: "flow-1", now: now)?.appID == "notes")
                         #expect(try await copy.activeRevocations(now: now).count == 1)
                         #expect(try await copy.browserSession(id: "sid-1") == session)
+                        #expect(try await copy.deviceAuthorization(userCodeDigest: "uc")?.deviceCodeDigest == "dc")
                     }
                 }
             }

@@ -415,6 +415,33 @@ WEBAUTHN_ADMIN_TOKEN=$(secret)
 own_broker webauthn "$webauthn_port" bob "$bob_password" webauthn_page_test.py \
   WEBAUTHN_BASE_URL="http://localhost:$webauthn_port" WEBAUTHN_CALLBACK="http://127.0.0.1:$callback_port/callback" WEBAUTHN_PASSWORD="$bob_password"
 
+# The device authorization grant (RFC 8628): a TV polling by the RFC's sequence, Chromium on the
+# verification page, on a broker of its own.
+device_port=$(free_port)
+mkdir -p "$work/device"
+cat >"$work/device/gatehouse.yaml" <<YAML
+environment: development
+server:
+  listen: 127.0.0.1:$device_port
+storage:
+  sqlite:
+    path: $work/device/device.sqlite
+providers:
+  - id: local
+    type: local
+    config: {bcryptCost: 4}
+apps:
+  - id: tv
+    name: Living-room TV
+    policy:
+      identityProviders: [local]
+      deviceAuthorizationGrant: true
+      devicePollingInterval: 1
+      allowedScopes: [openid, profile, offline_access]
+YAML
+own_broker device "$device_port" tara "$alice_password" device_grant_test.py \
+  DEVICE_BASE_URL="http://127.0.0.1:$device_port" DEVICE_PASSWORD="$alice_password"
+
 if [ "$status" -ne 0 ]; then log_tail; fi
 echo "integration test finished in $(($(date +%s) - started_at))s"
 exit "$status"

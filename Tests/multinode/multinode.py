@@ -246,6 +246,12 @@ apps:
     policy:
       identityProviders: [passkeys]
       selfRegistration: true
+  - id: tv
+    name: Living-room TV
+    policy:
+      identityProviders: [local]
+      deviceAuthorizationGrant: true
+      devicePollingInterval: 1
   - id: vault
     name: Vault
     secret: ${{WEB_SECRET}}
@@ -413,6 +419,42 @@ def check_passkeys_across_nodes(a, b, c):
     check("a counter that went back (a cloned authenticator) is refused on C (counter_regressed)", cloned.json().get("reason") == "counter_regressed", cloned.text[:200])
 
 
+def page_form(text):
+    """The action and hidden fields of the page's first POST form."""
+    action = unescape(re.search(r'<form method="post" action="([^"]+)"', text).group(1))
+    hidden = {name: unescape(value) for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', text)}
+    return urlsplit(action).path, hidden
+
+
+def check_device_grant_across_nodes(a, b, c):
+    """RFC 8628 on three nodes: codes from A, polls on B and C, the verification page split over all three."""
+    grant = "urn:ietf:params:oauth:grant-type:device_code"
+    codes = a.post("/oauth2/device_authorization", data={"client_id": "tv", "scope": "openid"}).json()
+    check("A hands out a device code and a user code", "device_code" in codes and "user_code" in codes, codes)
+
+    def poll(node):
+        response = node.post("/oauth2/token", data={"grant_type": grant, "device_code": codes["device_code"], "client_id": "tv"})
+        return response.json().get("error") or ("tokens" if "access_token" in response.json() else response.text[:200])
+
+    check("a poll on B hears authorization_pending", poll(b) == "authorization_pending")
+    check("a poll on C at once after it hears slow_down (the last poll is shared)", poll(c) == "slow_down")
+    session = requests.Session()
+    page = session.get(f"{b.base}/device", params={"user_code": codes["user_code"]}, timeout=TIMEOUT)
+    cookies = {cookie.name: cookie.value for cookie in session.cookies}
+    path, hidden = page_form(page.text)
+    confirm = requests.post(c.base + path, data={**hidden, "username": "alice", "password": PASSWORD}, cookies=cookies, timeout=TIMEOUT, allow_redirects=False)
+    check("the sign-in page from B, posted to C, leads to the confirmation", confirm.status_code == 200 and codes["user_code"] in confirm.text, confirm.text[:200])
+    path, hidden = page_form(confirm.text)
+    allowed = requests.post(a.base + path, data=hidden, cookies=cookies, timeout=TIMEOUT, allow_redirects=False)
+    check("... which A approves", allowed.status_code == 303 and allowed.headers.get("Location", "").endswith("/device?result=approved"), allowed.status_code)
+    again = requests.get(f"{c.base}/device", params={"user_code": codes["user_code"]}, timeout=TIMEOUT)
+    check("the user code is spent on every node", again.status_code == 400, again.status_code)
+    time.sleep(11)
+    check("C hands the tokens to the polling device", poll(c) == "tokens")
+    time.sleep(2)
+    check("the device code is spent on every node", poll(b) == "invalid_grant")
+
+
 def main():
     global KEK
     work = tempfile.mkdtemp(prefix="gatehouse-multinode-")
@@ -460,6 +502,9 @@ def main():
         code, verifier = browser_code(a, b)
         redeemed = exchange(c, code, verifier)
         check("a sign-in page from A, posted to B, gives a code that C redeems", redeemed.status_code == 200 and "access_token" in redeemed.json(), redeemed.text[:200])
+
+        print("- the device authorization grant spans nodes")
+        check_device_grant_across_nodes(a, b, c)
 
         print("- replay, lockouts and refresh families are shared")
         now = int(time.time())

@@ -33,7 +33,7 @@ public struct ChallengeCatalog: Sendable {
 
     /// The challenges of the core itself.
     static let core: [ChallengeDescription] = [
-        .credentials, .retry, .callbackReceived, .confirmProfile, .consent, .recoverAccount, .recoveryCode, .newPassword,
+        .credentials, .retry, .callbackReceived, .confirmProfile, .consent, .deviceConsent, .recoverAccount, .recoveryCode, .newPassword,
     ]
 }
 
@@ -72,6 +72,25 @@ extension ChallengeDescription {
             ChallengeDetail("appName", .string, "The app's name."),
             ChallengeDetail("scopes", .array, "The scopes the app asks for."),
             ChallengeDetail("purposes", .string, "What the scopes let the app do, in words, for the page."),
+        ],
+        submitLabel: "Allow"
+    )
+}
+
+extension ChallengeDescription {
+    /// The last page of a device's verification (RFC 8628 section 5.4): the person checks that the
+    /// device shows the same code and allows the app on it (answer `{}`) or refuses it (`deny`, the
+    /// device hears `access_denied`). Always asked, even for apps that need no consent.
+    public static let deviceConsent = ChallengeDescription(
+        type: "device_consent",
+        summary: "A device asks to sign in: check its `userCode`, answer `{}` to allow it or `{\"deny\": \"true\"}` to refuse.",
+        title: "Sign in on your device", prompt: "Check that your device shows the code {userCode}. Only allow it if you started this sign-in yourself. {appName} on that device asks to: {purposes}",
+        actions: [ChallengeAction(name: "deny", label: "Deny")],
+        details: [
+            ChallengeDetail("appName", .string, "The app's name."),
+            ChallengeDetail("scopes", .array, "The scopes the app asks for."),
+            ChallengeDetail("purposes", .string, "What the scopes let the app do, in words, for the page."),
+            ChallengeDetail("userCode", .string, "The code the device shows, as the person typed it."),
         ],
         submitLabel: "Allow"
     )

@@ -93,6 +93,7 @@ extension FlowEngine {
             throw BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
         }
         try await audit("signin.cancelled", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
+        if let device = authorization.request.device { return try await denyDevice(device, flow: flow) }
         return appErrorRedirect(authorization.request, .accessDenied, "The sign-in was cancelled.")
     }
 }

@@ -61,8 +61,12 @@ extension FlowEngine {
 
     /// Where a browser goes back to the app with an OAuth error (RFC 6749 section 4.1.2.1, with the
     /// issuer of RFC 9207).
+    /// A verification page's flow has no app to go back to: it ends on the verification page.
     func appErrorRedirect(_ request: AuthorizationRequest, _ code: ErrorCode, _ description: String) -> String {
-        OAuthRedirect.url(request.redirectURI, parameters: [("error", code.rawValue), ("error_description", description), ("state", request.state), ("iss", tokens.issuer)])
+        if request.device != nil {
+            return tokens.issuer + OAuthService.verificationPath + "?result=" + (code == .accessDenied ? "denied" : "failed")
+        }
+        return OAuthRedirect.url(request.redirectURI, parameters: [("error", code.rawValue), ("error_description", description), ("state", request.state), ("iss", tokens.issuer)])
     }
 
     /// Goes on from the browser's session: at once to a code, or through consent or the missing
@@ -76,7 +80,7 @@ extension FlowEngine {
         case .signedIn(let s, let a, let p): (session, account, provider, factor) = (s, a, p, nil)
         case .stepUp(let s, let a, let p, let f): (session, account, provider, factor) = (s, a, p, f)
         }
-        let needsConsent = try await consentNeeded(app: app, accountID: account.id, scopes: request.scopes, prompt: request.prompt)
+        let needsConsent = try await consentNeeded(app: app, accountID: account.id, request: request)
         // A profile the person has not confirmed yet is asked for at this app as at a sign-in: single
         // sign-on never skips it.
         let needsProfile = account.profilePending && app.policy.confirmProfile
@@ -104,11 +108,13 @@ extension FlowEngine {
         return try await authorizeInSession(flow, authorization: authorization, app: app, account: account, identity: flow.identity!)
     }
 
-    /// Whether the app must ask the person before it gets `scopes` (`prompt=consent` asks again).
-    func consentNeeded(app: App, accountID: String, scopes: [String], prompt: [String]) async throws -> Bool {
+    /// Whether the app must ask the person before it gets the scopes `request` asks for (`prompt=consent`
+    /// asks again). A device's approval is always asked: the person confirms the code and the app.
+    func consentNeeded(app: App, accountID: String, request: AuthorizationRequest) async throws -> Bool {
+        if request.device != nil { return true }
         guard app.policy.consentRequired else { return false }
-        if prompt.contains("consent") { return true }
-        return try await !ConsentBook(store: store, clock: clock).covers(accountID: accountID, appID: app.id, scopes: scopes)
+        if request.prompt.contains("consent") { return true }
+        return try await !ConsentBook(store: store, clock: clock).covers(accountID: accountID, appID: app.id, scopes: request.scopes)
     }
 
     /// Shows the consent page: the flow waits in the `consent` phase.
@@ -116,12 +122,13 @@ extension FlowEngine {
         flow.phase = .consent
         flow.pluginState = FlowState()
         flow.challenge = Challenge(
-            type: ChallengeDescription.consent.type,
+            type: flow.authorization?.request.device == nil ? ChallengeDescription.consent.type : ChallengeDescription.deviceConsent.type,
             fields: [
                 "appName": .string(app.name), "scopes": .array(flow.scopes.map(JSONValue.string)),
                 "purposes": .string(flow.scopes.map(Self.purpose(of:)).joined(separator: "; ")),
             ]
         )
+        if let device = flow.authorization?.request.device { flow.challenge.fields["userCode"] = .string(device.userCode) }
         try await save(&flow)
         return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
     }
@@ -148,6 +155,7 @@ extension FlowEngine {
                 throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
             }
             try await audit("consent.denied", flow: flow, outcome: ErrorCode.accessDenied.rawValue, details: ["scopes": flow.scopes.joined(separator: " ")])
+            if let device = authorization.request.device { return .authorized(flowID: flow.id, redirect: try await denyDevice(device, flow: flow)) }
             return .authorized(
                 flowID: flow.id,
                 redirect: OAuthRedirect.url(
@@ -222,6 +230,11 @@ extension FlowEngine {
         let now = clock.now
         guard let sessionID = authorization.sessionID, let session = try await store.browserSession(id: sessionID), session.isLive(at: now) else {
             throw BrokerError(.loginRequired, .forbidden, "The session ended; sign in again.")
+        }
+        if let device = authorization.request.device {
+            let outcome = try await approveDevice(device, flow: flow, account: account, identity: identity, authTime: authTime ?? session.authTime)
+            guard case .authorized(let flowID, let redirect, _) = outcome else { return outcome }
+            return .authorized(flowID: flowID, redirect: redirect)
         }
         try await store.recordBrowserSessionUse(id: sessionID, appID: app.id, now: now)
         let code = RandomToken.make()

@@ -25,12 +25,15 @@ public struct FlowEngine: Sendable {
     let revoker: Revoker
     /// Ends a browser session another person's sign-in replaces (with back-channel logout).
     let sessions: BrowserSessionService
+    /// The limits of requests that name no app yet (a user code typed at `/device`).
+    let defaultLockout: LockoutPolicy
 
     public init(
         store: any BrokerStore, plugins: PluginInstances, challenges: ChallengeCatalog, tokens: TokenIssuer, clock: any BrokerClock, logger: Logger,
         metrics: BrokerMetrics = BrokerMetrics(), apps: AppCache? = nil, dpop: DPoPVerifier? = nil,
-        revoker: Revoker, sessions: BrowserSessionService
+        revoker: Revoker, sessions: BrowserSessionService, defaultLockout: LockoutPolicy = LockoutPolicy()
     ) {
+        self.defaultLockout = defaultLockout
         self.sessions = sessions
         self.dpop = dpop
         self.revoker = revoker
@@ -338,7 +341,7 @@ public struct FlowEngine: Sendable {
             return try await askProfileConfirmation(flow, app: app, account: account)
         }
         if let account, flow.authorization != nil, flow.phase != .consent,
-            try await consentNeeded(app: app, accountID: account.id, scopes: flow.scopes, prompt: flow.authorization?.request.prompt ?? [])
+            let request = flow.authorization?.request, try await consentNeeded(app: app, accountID: account.id, request: request)
         {
             var waiting = flow
             return try await askConsent(&waiting, app: app)

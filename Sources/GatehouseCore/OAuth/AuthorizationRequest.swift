@@ -15,6 +15,9 @@ public struct AuthorizationRequest: Sendable, Hashable, Codable {
     public var maxAge: Int?
     /// `acr_values`, space-separated in the request (`AuthenticationLevel`).
     public var acrValues: [String]
+    /// For the verification page of the device grant (RFC 8628): the device authorization this
+    /// sign-in approves (by its device code's digest). It ends in an approval instead of a code.
+    public var device: DeviceVerification?
 
     public init(
         clientID: String, redirectURI: String, scopes: [String], state: String?, nonce: String?, codeChallenge: String, prompt: [String] = [], loginHint: String? = nil,
@@ -34,7 +37,7 @@ public struct AuthorizationRequest: Sendable, Hashable, Codable {
 }
 
 extension AuthorizationRequest {
-    enum CodingKeys: String, CodingKey { case clientID, redirectURI, scopes, state, nonce, codeChallenge, prompt, loginHint, maxAge, acrValues }
+    enum CodingKeys: String, CodingKey { case clientID, redirectURI, scopes, state, nonce, codeChallenge, prompt, loginHint, maxAge, acrValues, device }
 
     /// Browser flows stored before `maxAge` and `acrValues` existed still read.
     public init(from decoder: any Decoder) throws {
@@ -46,6 +49,7 @@ extension AuthorizationRequest {
             prompt: try container.decodeIfPresent([String].self, forKey: .prompt) ?? [], loginHint: try container.decodeIfPresent(String.self, forKey: .loginHint),
             maxAge: try container.decodeIfPresent(Int.self, forKey: .maxAge), acrValues: try container.decodeIfPresent([String].self, forKey: .acrValues) ?? []
         )
+        self.device = try container.decodeIfPresent(DeviceVerification.self, forKey: .device)
     }
 }
 

@@ -9,13 +9,15 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
     public var introspectionEndpoint: String
     /// RP-Initiated Logout 1.0 section 2.1.
     public var endSessionEndpoint: String
+    /// RFC 8628 section 4: where devices ask for a device code and a user code.
+    public var deviceAuthorizationEndpoint: String
     /// Back-Channel Logout 1.0 section 2.1: logout tokens are sent, and they carry `sid`.
     public var backchannelLogoutSupported = true
     public var backchannelLogoutSessionSupported = true
     public var acrValuesSupported = AuthenticationLevel.allCases.map(\.rawValue)
     public var responseTypesSupported = ["code"]
     public var responseModesSupported = ["query"]
-    public var grantTypesSupported = ["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"]
+    public var grantTypesSupported = ["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer", OAuthService.deviceCodeGrant]
     public var subjectTypesSupported = ["public"]
     public var idTokenSigningAlgValuesSupported: [String]
     public var tokenEndpointAuthMethodsSupported = ["client_secret_basic", "client_secret_post", "none"]
@@ -45,6 +47,7 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
         self.revocationEndpoint = issuer + "/oauth2/revoke"
         self.introspectionEndpoint = issuer + "/oauth2/introspect"
         self.endSessionEndpoint = issuer + "/oauth2/logout"
+        self.deviceAuthorizationEndpoint = issuer + "/oauth2/device_authorization"
         self.idTokenSigningAlgValuesSupported = signingAlgorithms
     }
 
@@ -57,6 +60,7 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
         case revocationEndpoint = "revocation_endpoint"
         case introspectionEndpoint = "introspection_endpoint"
         case endSessionEndpoint = "end_session_endpoint"
+        case deviceAuthorizationEndpoint = "device_authorization_endpoint"
         case backchannelLogoutSupported = "backchannel_logout_supported"
         case backchannelLogoutSessionSupported = "backchannel_logout_session_supported"
         case acrValuesSupported = "acr_values_supported"

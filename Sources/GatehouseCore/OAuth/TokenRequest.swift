@@ -9,6 +9,8 @@ public struct TokenRequest: Sendable {
     public var scopes: [String]?
     /// The JWT of the JWT bearer grant (RFC 7523).
     public var assertion: String?
+    /// The device code of the device authorization grant (RFC 8628).
+    public var deviceCode: String?
     public var client: ClientCredentials?
     /// The client's address, for the failed-authentication limits.
     public var clientIP: String?
@@ -26,6 +28,7 @@ public struct TokenRequest: Sendable {
         self.refreshToken = form["refresh_token"]
         self.scopes = form["scope"].map { $0.split(separator: " ").map(String.init) }
         self.assertion = form["assertion"]
+        self.deviceCode = form["device_code"]
         self.client = try ClientCredentials.presented(basic: basic, bodyClientID: form["client_id"], bodySecret: form["client_secret"])
     }
 }

@@ -180,7 +180,8 @@ public protocol SigningKeyStore: Sendable {
 
 /// Everything the broker persists. SQLite implements it for one node; PostgreSQL for several.
 public protocol BrokerStore: AppStore, AccountStore, FlowStore, RefreshTokenStore, SigningKeyStore, AuditStore, PluginDataStore,
-    AuthorizationCodeStore, RevocationStore, AttemptCounterStore, ProvisionalIdentityStore, DeviceStore, BrowserSessionStore
+    AuthorizationCodeStore, RevocationStore, AttemptCounterStore, ProvisionalIdentityStore, DeviceStore, BrowserSessionStore,
+    DeviceAuthorizationStore
 {
     /// Cheap round trip for `/readyz`.
     func ping() async throws

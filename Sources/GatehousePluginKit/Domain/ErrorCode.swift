@@ -52,6 +52,21 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let invalidDPoPProof = ErrorCode("invalid_dpop_proof")
     /// The DPoP proof must carry the nonce the broker hands out (RFC 9449 section 8).
     public static let useDPoPNonce = ErrorCode("use_dpop_nonce")
+    // RFC 8628 (device authorization grant).
+    /// The person has not finished at the verification page yet: poll again after `interval`.
+    public static let authorizationPending = ErrorCode("authorization_pending")
+    /// The device polls faster than `interval`: wait 5 seconds more from now on.
+    public static let slowDown = ErrorCode("slow_down")
+    /// The device code expired before the person approved it: start again.
+    public static let expiredToken = ErrorCode("expired_token")
+    // RFC 8693 (token exchange).
+    /// The audience or resource asked for is unknown, or this client may not get tokens for it.
+    public static let invalidTarget = ErrorCode("invalid_target")
+    // RFC 9101 and RFC 9126 (request objects, pushed authorization requests).
+    /// The request object is malformed, not signed by the client's key, or its claims do not check out.
+    public static let invalidRequestObject = ErrorCode("invalid_request_object")
+    /// The `request_uri` is unknown, expired, used, or another client's.
+    public static let invalidRequestURI = ErrorCode("invalid_request_uri")
 
     // Flows and policy.
     /// No app with this id.

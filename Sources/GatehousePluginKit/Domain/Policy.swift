@@ -69,6 +69,14 @@ public struct Policy: Sendable, Hashable, Codable {
     /// Whether a person must agree (once, remembered) to the scopes this app asks for before it gets
     /// them: for third-party apps; first-party apps leave it off.
     public var consentRequired: Bool
+    /// Whether the app may use the device authorization grant (RFC 8628): a device without a browser
+    /// (a TV, a CLI) shows a code the person confirms at `/device` on another device.
+    public var deviceAuthorizationGrant: Bool
+    /// How long a device code and its user code stay good (RFC 8628 `expires_in`).
+    public var deviceCodeLifetime: Seconds
+    /// The least number of seconds between two polls of a device code (RFC 8628 `interval`); a device
+    /// polling faster gets `slow_down`, and 5 seconds more from then on.
+    public var devicePollingInterval: Seconds
 
     /// A policy; every parameter has its documented default.
     public init(
@@ -81,8 +89,12 @@ public struct Policy: Sendable, Hashable, Codable {
         idTokenSigningAlg: SigningAlgorithm = .rs256, introspectTokensOf: [String] = [], linkAccountsByVerifiedEmail: Bool = false,
         dpop: DPoPMode = .allowed, dpopNonce: Bool = false, plugins: [String: JSONValue] = [:], formerSettings: [String: JSONValue] = [:],
         confirmProfile: Bool = false, renewalWindow: Seconds = .minutes(2),
-        refreshReuseGrace: Seconds = Seconds(5), session: SessionPolicy = SessionPolicy(), logout: LogoutPolicy = LogoutPolicy(), consentRequired: Bool = false
+        refreshReuseGrace: Seconds = Seconds(5), session: SessionPolicy = SessionPolicy(), logout: LogoutPolicy = LogoutPolicy(), consentRequired: Bool = false,
+        deviceAuthorizationGrant: Bool = false, deviceCodeLifetime: Seconds = .minutes(10), devicePollingInterval: Seconds = Seconds(5)
     ) {
+        self.deviceAuthorizationGrant = deviceAuthorizationGrant
+        self.deviceCodeLifetime = deviceCodeLifetime
+        self.devicePollingInterval = devicePollingInterval
         self.session = session
         self.logout = logout
         self.consentRequired = consentRequired
@@ -181,6 +193,7 @@ public struct Policy: Sendable, Hashable, Codable {
         case passwordPolicy, lockout, clientCredentialsGrant, idTokenSigningAlg, introspectTokensOf, linkAccountsByVerifiedEmail
         case dpop, dpopNonce, plugins, confirmProfile, renewalWindow, refreshReuseGrace
         case session, logout, consentRequired
+        case deviceAuthorizationGrant, deviceCodeLifetime, devicePollingInterval
     }
 
     /// Writes every key, `plugins` included, and any former key not moved yet.
@@ -211,6 +224,9 @@ public struct Policy: Sendable, Hashable, Codable {
         try container.encode(session, forKey: .session)
         try container.encode(logout, forKey: .logout)
         try container.encode(consentRequired, forKey: .consentRequired)
+        try container.encode(deviceAuthorizationGrant, forKey: .deviceAuthorizationGrant)
+        try container.encode(deviceCodeLifetime, forKey: .deviceCodeLifetime)
+        try container.encode(devicePollingInterval, forKey: .devicePollingInterval)
         // A policy not yet saved in the new form keeps its former keys, so that nothing is lost.
         var former = encoder.container(keyedBy: ConfigPath.Key.self)
         for (key, value) in formerSettings { try former.encode(value, forKey: ConfigPath.Key(key)) }
@@ -273,6 +289,9 @@ public struct Policy: Sendable, Hashable, Codable {
         self.session = try value(.session, defaults.session)
         self.logout = try value(.logout, defaults.logout)
         self.consentRequired = try value(.consentRequired, defaults.consentRequired)
+        self.deviceAuthorizationGrant = try value(.deviceAuthorizationGrant, defaults.deviceAuthorizationGrant)
+        self.deviceCodeLifetime = try value(.deviceCodeLifetime, defaults.deviceCodeLifetime)
+        self.devicePollingInterval = try value(.devicePollingInterval, defaults.devicePollingInterval)
 
         let path = decoder.codingPath
         for (key, lifetime, range) in [
@@ -281,6 +300,8 @@ public struct Policy: Sendable, Hashable, Codable {
             (.flowLifetime, flowLifetime, 30...86_400),
             (.renewalWindow, renewalWindow, 0...86_400),
             (.refreshReuseGrace, refreshReuseGrace, 0...60),
+            (.deviceCodeLifetime, deviceCodeLifetime, 60...3600),
+            (.devicePollingInterval, devicePollingInterval, 1...60),
         ] where !range.contains(lifetime.value) {
             throw ConfigIssue(path: path + [key], "must be between \(range.lowerBound) and \(range.upperBound) seconds, got \(lifetime.value)")
         }

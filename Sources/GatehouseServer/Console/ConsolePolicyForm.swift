@@ -21,11 +21,11 @@ struct ConsolePolicyForm {
     /// The order of the top-level keys: what admins change most first. Keys not named here follow.
     static let signInKeys = [
         "identityProviders", "authenticators", "secondFactor", "statelessAuthentication", "selfRegistration", "confirmProfile", "consentRequired",
-        "linkAccountsByVerifiedEmail", "clientCredentialsGrant",
+        "linkAccountsByVerifiedEmail", "clientCredentialsGrant", "deviceAuthorizationGrant",
     ]
     static let tokenKeys = [
         "accessTokenLifetime", "refreshTokenLifetime", "refreshReuseGrace", "flowLifetime", "renewalWindow", "defaultScopes", "allowedScopes", "idTokenSigningAlg",
-        "introspectTokensOf", "dpop", "dpopNonce",
+        "introspectTokensOf", "dpop", "dpopNonce", "deviceCodeLifetime", "devicePollingInterval",
     ]
 
     /// The policy's keys with their current values (optional ones present, empty); under `plugins`,

@@ -274,6 +274,20 @@ enum PostgresMigrations {
         // version, which would continue such a flow without the provider's checks, refuses the
         // database instead.
         ("v13-flow-hand-offs", "SELECT 1;"),
+        (
+            "v14-device-authorizations",
+            """
+            CREATE TABLE device_authorizations (
+                device_code_digest TEXT PRIMARY KEY,
+                user_code_digest TEXT NOT NULL UNIQUE,
+                app_id TEXT NOT NULL,
+                payload TEXT NOT NULL,
+                expires_at DOUBLE PRECISION NOT NULL,
+                version BIGINT NOT NULL
+            );
+            CREATE INDEX device_authorizations_by_expiry ON device_authorizations(expires_at)
+            """
+        ),
     ]
 
     /// Any fixed number, the same on every node: the advisory lock migrations run under.

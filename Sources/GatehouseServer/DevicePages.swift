@@ -1,0 +1,65 @@
+import Foundation
+import GatehouseCore
+import Hummingbird
+
+/// The device authorization grant's two doors (RFC 8628): the JSON endpoint a device asks for its
+/// codes at, and the verification page (`/device`) where the person types the user code and goes on
+/// through the app's normal sign-in pages.
+struct DevicePages {
+    let broker: Broker
+    let pages: BrowserPages
+    var renderer: PageRenderer { pages.renderer }
+
+    func addRoutes(to router: Router<GatehouseRequestContext>) {
+        router.post("oauth2/device_authorization", use: deviceAuthorization)
+        router.get("device", use: verification)
+    }
+
+    @Sendable func deviceAuthorization(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let form = try await FormBody.parse(request, context: context)
+        let client = try ClientCredentials.presented(
+            basic: try ClientAuthentication.basicCredentials(request.headers[.authorization]), bodyClientID: form["client_id"], bodySecret: form["client_secret"]
+        )
+        let answer = try await broker.oauth.deviceAuthorization(
+            client: client, scopes: form["scope"].map { $0.split(separator: " ").map(String.init) }, clientIP: context.clientIP
+        )
+        var response = JSONBody(answer.json).response(status: .ok)
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+
+    /// Without a code: the form. With one (typed, or from `verification_uri_complete`): the sign-in
+    /// that approves the device. After it: the result.
+    @Sendable func verification(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        guard let query = try? FormBody.query(request) else {
+            return renderer.error(.invalidRequest("The query is not readable."), requestID: context.id)
+        }
+        if let result = query["result"], ["approved", "denied", "failed"].contains(result) {
+            return renderer.page("deviceResult", title: "Device sign-in", values: [result: true])
+        }
+        guard let userCode = query["user_code"], !userCode.isEmpty else { return form(value: "", error: nil) }
+        let cookie = request.cookies[BrowserPages.cookieName]?.value.nilIfInvalidToken ?? RandomToken.make()
+        let binding = BrowserBinding(cookie: cookie)
+        var response: Response
+        do {
+            let (outcome, app) = try await broker.engine.startDeviceVerification(
+                userCode: userCode, binding: binding, clientIP: context.clientIP, sessionCookie: pages.sessionCookie.value(in: request),
+                userAgent: request.headers[.userAgent]
+            )
+            response = pages.respond(outcome, app: app, csrf: binding.csrfToken, requestID: context.id)
+            response.setCookie(pages.bindingCookie(cookie, lifetime: Int(app.policy.flowLifetime.value)))
+        } catch let error as BrokerError where error.code == .invalidGrant {
+            return form(value: String(userCode.prefix(32)), error: error.message)
+        } catch let error as BrokerError {
+            response = renderer.error(error, requestID: context.id)
+        }
+        return response
+    }
+
+    func form(value: String, error: String?) -> Response {
+        renderer.page(
+            "deviceCode", title: "Sign in on a device", values: ["action": broker.config.server.issuer + OAuthService.verificationPath, "value": value, "error": error ?? false],
+            status: error == nil ? .ok : .badRequest
+        )
+    }
+}

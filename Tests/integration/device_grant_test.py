@@ -1,0 +1,160 @@
+"""The device authorization grant (RFC 8628) with an independent client and a real browser.
+
+A "TV" follows the RFC's sequence by hand with `requests` (section 3.1 device authorization request,
+section 3.4 polling with `interval`, section 3.5 `slow_down`), and Authlib's OAuth2Session makes the
+final token request; headless Chromium plays the person: it opens `verification_uri`, types the user
+code (loosely, in lower case), signs in with a password, checks the code on the confirmation page
+and allows (or denies) the device. The ID token the TV gets is verified against the JWKS with
+Authlib's JOSE. Run by Tests/integration/run.sh against a broker of its own (SQLite).
+"""
+import os
+import sys
+import threading
+import time
+import warnings
+
+import authlib.deprecate
+import requests
+from authlib.integrations.requests_client import OAuth2Session
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+warnings.filterwarnings("ignore", category=authlib.deprecate.AuthlibDeprecationWarning)
+from authlib.jose import JsonWebKey, jwt  # noqa: E402
+
+import page_support  # noqa: E402
+from page_support import check  # noqa: E402
+
+BASE = os.environ["DEVICE_BASE_URL"].rstrip("/")
+PASSWORD = os.environ["DEVICE_PASSWORD"]
+GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+
+
+def discovery():
+    return requests.get(f"{BASE}/.well-known/openid-configuration", timeout=5).json()
+
+
+def device_codes(metadata, scope="openid profile offline_access"):
+    response = requests.post(metadata["device_authorization_endpoint"], data={"client_id": "tv", "scope": scope}, timeout=5)
+    return response.status_code, response.json()
+
+
+def poll(metadata, device_code):
+    response = requests.post(metadata["token_endpoint"], data={"grant_type": GRANT, "device_code": device_code, "client_id": "tv"}, timeout=5)
+    return response.status_code, response.json()
+
+
+class Device(threading.Thread):
+    """Polls as RFC 8628 section 3.5 says: every `interval` seconds, 5 more after each slow_down."""
+
+    def __init__(self, metadata, codes):
+        super().__init__(daemon=True)
+        self.metadata, self.codes = metadata, codes
+        self.interval = codes["interval"]
+        self.errors = []
+        self.outcome = None
+
+    def run(self):
+        deadline = time.time() + self.codes["expires_in"]
+        while time.time() < deadline:
+            time.sleep(self.interval)
+            status, body = poll(self.metadata, self.codes["device_code"])
+            if status == 200:
+                self.outcome = body
+                return
+            error = body.get("error")
+            self.errors.append(error)
+            if error == "slow_down":
+                self.interval += 5
+            elif error != "authorization_pending":
+                self.outcome = body
+                return
+
+
+def person_approves(chrome, metadata, codes, allow=True):
+    """Types the user code at verification_uri, signs in, and answers the confirmation page."""
+    wait = WebDriverWait(chrome, 15)
+    chrome.get(codes["verification_uri"])
+    typed = codes["user_code"].lower().replace("-", " ")
+    wait.until(EC.presence_of_element_located((By.ID, "user_code"))).send_keys(typed)
+    chrome.find_element(By.XPATH, '//button[text()="Continue"]').click()
+    if chrome.find_elements(By.ID, "password") or wait.until(lambda d: d.find_elements(By.ID, "username") or "Sign in on your device" in d.page_source):
+        if chrome.find_elements(By.ID, "username"):
+            chrome.find_element(By.ID, "username").send_keys("tara")
+            chrome.find_element(By.ID, "password").send_keys(PASSWORD)
+            chrome.find_element(By.XPATH, '//button[text()="Sign in"]').click()
+    wait.until(lambda d: "Sign in on your device" in d.page_source)
+    check("the confirmation page shows the device's code and app", codes["user_code"] in chrome.page_source and "Living-room TV" in chrome.page_source)
+    chrome.find_element(By.XPATH, f'//button[text()="{"Allow" if allow else "Deny"}"]').click()
+    wait.until(lambda d: "/device?result=" in d.current_url)
+    return chrome.current_url.split("result=")[-1], chrome.find_element(By.TAG_NAME, "body").text
+
+
+def main():
+    metadata = discovery()
+    check("discovery names the device authorization endpoint", metadata.get("device_authorization_endpoint") == f"{BASE}/oauth2/device_authorization")
+    check("discovery lists the device_code grant", GRANT in metadata.get("grant_types_supported", []))
+
+    status, codes = device_codes(metadata)
+    check("the device gets a device code and a user code", status == 200 and {"device_code", "user_code", "verification_uri", "verification_uri_complete", "expires_in", "interval"} <= set(codes), codes)
+    check("the user code is eight letters of the unambiguous alphabet", len(codes["user_code"]) == 9 and all(c in "BCDFGHJKLMNPQRSTVWXZ-" for c in codes["user_code"]), codes["user_code"])
+
+    # RFC 8628 section 3.5: polling again at once is too fast.
+    first = poll(metadata, codes["device_code"])
+    second = poll(metadata, codes["device_code"])
+    check("before the person acts the device hears authorization_pending", first[1].get("error") == "authorization_pending", first)
+    check("a poll faster than interval hears slow_down", second[0] == 400 and second[1].get("error") == "slow_down", second)
+    codes["interval"] += 5
+
+    device = Device(metadata, codes)
+    device.start()
+    chrome = page_support.browser()
+    try:
+        result, text = person_approves(chrome, metadata, codes)
+        check("the verification page says the device is signed in", result == "approved" and "Your device is signed in" in text, text)
+        device.join(timeout=60)
+        tokens = device.outcome or {}
+        check("the polling device gets tokens once approved", "access_token" in tokens and "refresh_token" in tokens, tokens)
+        check("the device polled politely (no slow_down while keeping the interval)", "slow_down" not in device.errors, device.errors)
+        keys = JsonWebKey.import_key_set(requests.get(metadata["jwks_uri"], timeout=5).json())
+        claims = jwt.decode(tokens.get("id_token", ""), keys)
+        claims.validate()
+        check("the ID token verifies against the JWKS and names tara's account for the tv", claims["aud"] == "tv" and claims["iss"] == BASE, dict(claims))
+        userinfo = requests.get(metadata["userinfo_endpoint"], headers={"Authorization": f"Bearer {tokens.get('access_token')}"}, timeout=5).json()
+        check("userinfo answers for tara", userinfo.get("preferred_username") == "tara", userinfo)
+        again = poll(metadata, codes["device_code"])
+        check("the device code works once", again[1].get("error") == "invalid_grant", again)
+
+        # Authlib's client makes the final token request of a second device, the person already
+        # signed in (single sign-on: the confirmation page comes at once).
+        _, codes2 = device_codes(metadata, scope="openid")
+        chrome.get(codes2["verification_uri_complete"])
+        WebDriverWait(chrome, 15).until(lambda d: "Sign in on your device" in d.page_source)
+        check("a signed-in browser goes straight to the confirmation", codes2["user_code"] in chrome.page_source and not chrome.find_elements(By.ID, "password"))
+        chrome.find_element(By.XPATH, '//button[text()="Allow"]').click()
+        WebDriverWait(chrome, 15).until(lambda d: "result=approved" in d.current_url)
+        client = OAuth2Session(client_id="tv", token_endpoint_auth_method="none")
+        token = client.fetch_token(metadata["token_endpoint"], grant_type=GRANT, device_code=codes2["device_code"])
+        check("Authlib's client gets the tokens with the device code", "access_token" in token and token.get("scope") == "openid", token)
+
+        # A person who did not start the sign-in refuses it.
+        _, codes3 = device_codes(metadata, scope="openid")
+        chrome.get(codes3["verification_uri_complete"])
+        WebDriverWait(chrome, 15).until(lambda d: "Sign in on your device" in d.page_source)
+        chrome.find_element(By.XPATH, '//button[text()="Deny"]').click()
+        WebDriverWait(chrome, 15).until(lambda d: "result=denied" in d.current_url)
+        time.sleep(codes3["interval"])
+        denied = poll(metadata, codes3["device_code"])
+        check("a refused device hears access_denied", denied[0] == 400 and denied[1].get("error") == "access_denied", denied)
+
+        # A wrong code is refused on the page.
+        chrome.get(f"{BASE}/device?user_code=BBBB-BBBB")
+        check("a wrong user code is refused on the page", "not valid" in chrome.page_source)
+    finally:
+        chrome.quit()
+    return 1 if page_support.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
