@@ -13,7 +13,12 @@ struct DevicePages {
     func addRoutes(to router: Router<GatehouseRequestContext>) {
         router.post("oauth2/device_authorization", use: deviceAuthorization)
         router.get("device", use: verification)
+        router.get("oauth2/device", use: start)
     }
+
+    /// Where the sign-in that approves a device starts: under `/oauth2/`, where the browser's
+    /// binding cookie is sent, so that the flows the browser has open elsewhere keep theirs.
+    static let startPath = "/oauth2/device"
 
     @Sendable func deviceAuthorization(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let form = try await FormBody.parse(request, context: context)
@@ -28,8 +33,8 @@ struct DevicePages {
         return response
     }
 
-    /// Without a code: the form. With one (typed, or from `verification_uri_complete`): the sign-in
-    /// that approves the device. After it: the result.
+    /// Without a code: the form. With one (`verification_uri_complete`): on to the sign-in that
+    /// approves the device. After it: the result.
     @Sendable func verification(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         guard let query = try? FormBody.query(request) else {
             return renderer.error(.invalidRequest("The query is not readable."), requestID: context.id)
@@ -38,27 +43,35 @@ struct DevicePages {
             return renderer.page("deviceResult", title: "Device sign-in", values: [result: true])
         }
         guard let userCode = query["user_code"], !userCode.isEmpty else { return form(value: "", error: nil) }
+        return PageRenderer.redirect(to: OAuthRedirect.url(broker.config.server.issuer + Self.startPath, parameters: [("user_code", userCode)]))
+    }
+
+    /// The code typed (or from the link): the sign-in that approves the device, or the form again.
+    @Sendable func start(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        guard let query = try? FormBody.query(request) else {
+            return renderer.error(.invalidRequest("The query is not readable."), requestID: context.id)
+        }
+        guard let userCode = query["user_code"], !userCode.isEmpty else { return form(value: "", error: nil) }
         let cookie = request.cookies[BrowserPages.cookieName]?.value.nilIfInvalidToken ?? RandomToken.make()
         let binding = BrowserBinding(cookie: cookie)
-        var response: Response
         do {
             let (outcome, app) = try await broker.engine.startDeviceVerification(
                 userCode: userCode, binding: binding, clientIP: context.clientIP, sessionCookie: pages.sessionCookie.value(in: request),
                 userAgent: request.headers[.userAgent]
             )
-            response = pages.respond(outcome, app: app, csrf: binding.csrfToken, requestID: context.id)
+            var response = pages.respond(outcome, app: app, csrf: binding.csrfToken, requestID: context.id)
             response.setCookie(pages.bindingCookie(cookie, lifetime: Int(app.policy.flowLifetime.value)))
+            return response
         } catch let error as BrokerError where error.code == .invalidGrant {
             return form(value: String(userCode.prefix(32)), error: error.message)
         } catch let error as BrokerError {
-            response = renderer.error(error, requestID: context.id)
+            return renderer.error(error, requestID: context.id)
         }
-        return response
     }
 
     func form(value: String, error: String?) -> Response {
         renderer.page(
-            "deviceCode", title: "Sign in on a device", values: ["action": broker.config.server.issuer + OAuthService.verificationPath, "value": value, "error": error ?? false],
+            "deviceCode", title: "Sign in on a device", values: ["action": broker.config.server.issuer + Self.startPath, "value": value, "error": error ?? false],
             status: error == nil ? .ok : .badRequest
         )
     }

@@ -47,7 +47,12 @@ extension GatehouseServerTests {
     static func verifyDevice(_ client: any TestClientProtocol, uri: String, cookie: String? = nil) async throws -> (html: String, headers: HTTPFields) {
         var headers = form
         if let cookie { headers[.cookie] = cookie }
-        let page = try await client.execute(uri: uri, method: .get, headers: headers)
+        var page = try await client.execute(uri: uri, method: .get, headers: headers)
+        // `/device?user_code=` goes on under /oauth2/, where the browser's binding cookie lives.
+        if page.status == .seeOther, let location = page.headers[.location] {
+            #expect(location.contains("/oauth2/device?user_code="))
+            page = try await client.execute(uri: "/oauth2/device?" + (URLComponents(string: location)?.percentEncodedQuery ?? ""), method: .get, headers: headers)
+        }
         #expect(page.status == .ok)
         var html = String(buffer: page.body)
         let binding = try #require(page.headers[.setCookie]?.split(separator: ";").first.map(String.init))
@@ -127,7 +132,7 @@ extension GatehouseServerTests {
             // One use: the device code, and the user code.
             test.clock.advance(by: 30)
             #expect(try await Self.poll(client, deviceCode: deviceCode).body["error"]?.stringValue == "invalid_grant")
-            let again = try await client.execute(uri: "/device?" + Self.encode(["user_code": userCode]), method: .get)
+            let again = try await client.execute(uri: "/oauth2/device?" + Self.encode(["user_code": userCode]), method: .get)
             #expect(again.status == .badRequest && String(buffer: again.body).contains("not valid"))
             let approved = try await test.store.auditEvents(type: "device.approved", appID: "tv", accountID: nil, since: nil, limit: 5)
             #expect(approved.count == 1)
@@ -140,6 +145,18 @@ extension GatehouseServerTests {
         try await Self.application(test).test(.router) { client in
             let codes = try Self.object(try await Self.deviceCodes(client, scope: "openid"))
             let deviceCode = try #require(codes["device_code"]?.stringValue)
+            // Cancelling the sign-in before it (anyone who saw the code could) leaves the device waiting.
+            let signIn = try await client.execute(uri: "/oauth2/device?" + Self.encode(["user_code": try #require(codes["user_code"]?.stringValue)]), method: .get)
+            let signInHTML = String(buffer: signIn.body)
+            var signInHeaders = Self.form
+            signInHeaders[.cookie] = try #require(signIn.headers[.setCookie]?.split(separator: ";").first.map(String.init))
+            let cancelled = try await client.execute(
+                uri: "/oauth2/authorize/answer", method: .post, headers: signInHeaders,
+                body: ByteBuffer(string: Self.encode(["flow": try #require(Self.hidden("flow", in: signInHTML)), "csrf": try #require(Self.hidden("csrf", in: signInHTML)), "cancel": "1"]))
+            )
+            #expect(cancelled.status == .seeOther)
+            #expect(try await Self.poll(client, deviceCode: deviceCode).body["error"]?.stringValue == "authorization_pending")
+            test.clock.advance(by: 10)
             let page = try await Self.verifyDevice(client, uri: try #require(codes["verification_uri_complete"]?.stringValue).replacingOccurrences(of: test.broker.config.server.issuer, with: ""))
             #expect(try await Self.confirmDevice(client, page: page, deny: true).hasSuffix("/device?result=denied"))
             let denied = try await Self.poll(client, deviceCode: deviceCode)
@@ -164,7 +181,7 @@ extension GatehouseServerTests {
             test.clock.advance(by: 601)
             let expired = try await Self.poll(client, deviceCode: try #require(late["device_code"]?.stringValue))
             #expect(expired.status == .badRequest && expired.body["error"]?.stringValue == "expired_token")
-            let page2 = try await client.execute(uri: "/device?" + Self.encode(["user_code": try #require(late["user_code"]?.stringValue)]), method: .get)
+            let page2 = try await client.execute(uri: "/oauth2/device?" + Self.encode(["user_code": try #require(late["user_code"]?.stringValue)]), method: .get)
             #expect(page2.status == .badRequest)
         }
     }
@@ -193,10 +210,10 @@ extension GatehouseServerTests {
 
             // Guessing user codes: wrong ones are counted per address, then the page answers 429.
             for _ in 0..<4 {
-                let wrong = try await client.execute(uri: "/device?user_code=BBBB-BBBB", method: .get)
+                let wrong = try await client.execute(uri: "/oauth2/device?user_code=BBBB-BBBB", method: .get)
                 #expect(wrong.status == .badRequest)
             }
-            let blocked = try await client.execute(uri: "/device?" + Self.encode(["user_code": try #require(codes["user_code"]?.stringValue)]), method: .get)
+            let blocked = try await client.execute(uri: "/oauth2/device?" + Self.encode(["user_code": try #require(codes["user_code"]?.stringValue)]), method: .get)
             #expect(blocked.status == .tooManyRequests)
         }
     }

@@ -439,7 +439,7 @@ def check_device_grant_across_nodes(a, b, c):
     check("a poll on B hears authorization_pending", poll(b) == "authorization_pending")
     check("a poll on C at once after it hears slow_down (the last poll is shared)", poll(c) == "slow_down")
     session = requests.Session()
-    page = session.get(f"{b.base}/device", params={"user_code": codes["user_code"]}, timeout=TIMEOUT)
+    page = session.get(f"{b.base}/oauth2/device", params={"user_code": codes["user_code"]}, timeout=TIMEOUT)
     cookies = {cookie.name: cookie.value for cookie in session.cookies}
     path, hidden = page_form(page.text)
     confirm = requests.post(c.base + path, data={**hidden, "username": "alice", "password": PASSWORD}, cookies=cookies, timeout=TIMEOUT, allow_redirects=False)
@@ -447,7 +447,7 @@ def check_device_grant_across_nodes(a, b, c):
     path, hidden = page_form(confirm.text)
     allowed = requests.post(a.base + path, data=hidden, cookies=cookies, timeout=TIMEOUT, allow_redirects=False)
     check("... which A approves", allowed.status_code == 303 and allowed.headers.get("Location", "").endswith("/device?result=approved"), allowed.status_code)
-    again = requests.get(f"{c.base}/device", params={"user_code": codes["user_code"]}, timeout=TIMEOUT)
+    again = requests.get(f"{c.base}/oauth2/device", params={"user_code": codes["user_code"]}, timeout=TIMEOUT)
     check("the user code is spent on every node", again.status_code == 400, again.status_code)
     time.sleep(11)
     check("C hands the tokens to the polling device", poll(c) == "tokens")

@@ -93,7 +93,9 @@ extension FlowEngine {
             throw BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
         }
         try await audit("signin.cancelled", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
-        if let device = authorization.request.device { return try await denyDevice(device, flow: flow) }
+        // Only the signed-in person refuses a device (at its confirmation); a sign-in cancelled
+        // before leaves the device waiting (anyone who saw the code could cancel one).
+        if let device = authorization.request.device, flow.phase == .consent { return try await denyDevice(device, flow: flow) }
         return appErrorRedirect(authorization.request, .accessDenied, "The sign-in was cancelled.")
     }
 }

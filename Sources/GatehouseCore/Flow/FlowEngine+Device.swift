@@ -7,59 +7,83 @@ import Foundation
 /// sent by someone else must not approve their device unnoticed). The approval is one
 /// compare-and-swap on the device authorization, so a user code approves once, on any node.
 extension FlowEngine {
-    /// Starts the browser flow that approves the device authorization of `typedCode`. Wrong codes
-    /// count against the address like failed client authentications (`user_code` door).
+    /// Starts the browser flow that approves the device authorization of `typedCode`. Each code tried
+    /// reserves an attempt of the address first (so a burst of parallel guesses cannot pass the
+    /// limit); a right code gives it back, a wrong one keeps it as a failure. An address with the
+    /// top-level `lockout.maxFailedAuthenticationsPerIP` failures in `failureWindow` is refused (429)
+    /// until the window ends.
     public func startDeviceVerification(
         userCode typedCode: String, binding: BrowserBinding, clientIP: String?, sessionCookie: String?, userAgent: String?
     ) async throws -> (outcome: FlowOutcome, app: App) {
         let now = clock.now
-        let (record, userCode) = try await clientFailures.guarded(.userCode, clientIP: clientIP, clientID: nil, policy: defaultLockout) {
-            guard let normalized = UserCode.normalized(typedCode), let record = try await store.deviceAuthorization(userCodeDigest: UserCode.digest(normalized)),
-                record.status == .pending, record.expiresAt > now
-            else {
-                throw BrokerError(.invalidGrant, .badRequest, "That code is not valid, or it expired or was used. Check the code your device shows.")
-            }
-            return (record, UserCode.display(normalized))
+        let window = defaultLockout.failureWindow.timeInterval
+        let addressKey = "user_code:ip:" + (clientIP.map(FailedAuthenticationLimit.addressBucket) ?? FailedAuthenticationLimit.unknownAddress)
+        switch try await store.reserveAttempt(
+            key: addressKey, now: now, window: window, threshold: defaultLockout.maxFailedAuthenticationsPerIP, lockDuration: { _ in window }
+        ) {
+        case .allowed: break
+        case .locked(let until), .lockedNow(let until):
+            metrics.refused(reason: "user_code_rate")
+            throw AttemptGuard.addressBlocked(until: until, now: now)
         }
+        guard let normalized = UserCode.normalized(typedCode), let record = try await store.deviceAuthorization(userCodeDigest: UserCode.digest(normalized)),
+            record.status == .pending, record.expiresAt > now
+        else {
+            throw BrokerError(.invalidGrant, .badRequest, "That code is not valid, or it expired or was used. Check the code your device shows.")
+        }
+        try await store.releaseAttempt(key: addressKey)
         guard let app = try await store.app(id: record.appID), !app.disabled, app.policy.deviceAuthorizationGrant else {
             throw BrokerError(.unauthorizedClient, .forbidden, "The app that asked for this code may no longer use device sign-in.")
         }
         var request = AuthorizationRequest(clientID: app.id, redirectURI: "", scopes: record.scopes, state: nil, nonce: nil, codeChallenge: "")
-        request.device = DeviceVerification(deviceCodeDigest: record.deviceCodeDigest, userCode: userCode)
+        request.device = DeviceVerification(deviceCodeDigest: record.deviceCodeDigest, userCode: UserCode.display(normalized))
         return (try await startAuthorization(app: app, request: request, binding: binding, clientIP: clientIP, sessionCookie: sessionCookie, userAgent: userAgent), app)
+    }
+
+    /// The device authorization a verification flow approves, if it still waits for the person; nil
+    /// when it expired, was used or was refused meanwhile.
+    func pendingDevice(_ verification: DeviceVerification, appID: String) async throws -> DeviceAuthorizationRecord? {
+        guard let record = try await store.deviceAuthorization(deviceCodeDigest: verification.deviceCodeDigest), record.appID == appID,
+            record.status == .pending, record.expiresAt > clock.now
+        else { return nil }
+        return record
+    }
+
+    /// Changes a pending device authorization with `change`. The device's polls write the record too
+    /// (its last poll, its interval), so a lost compare-and-swap is read again and tried again while
+    /// the authorization still waits; false once it does not.
+    func settleDevice(_ verification: DeviceVerification, appID: String, _ change: (inout DeviceAuthorizationRecord) -> Void) async throws -> Bool {
+        for _ in 0..<10 {
+            guard var record = try await pendingDevice(verification, appID: appID) else { return false }
+            change(&record)
+            if try await store.updateDeviceAuthorization(record) { return true }
+        }
+        return false
     }
 
     /// The end of a verification page's flow, once the person confirmed: the device authorization is
     /// approved for the account (if it still waits), and the browser goes to the result page.
     func approveDevice(_ verification: DeviceVerification, flow: FlowRecord, account: Account, identity: ExternalIdentity, authTime: Date) async throws -> FlowOutcome {
         let now = clock.now
-        guard var record = try await store.deviceAuthorization(deviceCodeDigest: verification.deviceCodeDigest), record.appID == flow.appID,
-            record.status == .pending, record.expiresAt > now
-        else {
-            throw BrokerError(.invalidGrant, .badRequest, "The device code expired or was used meanwhile; start again on the device.")
+        var scopes: [String] = []
+        let approved = try await settleDevice(verification, appID: flow.appID) { record in
+            record.status = .approved
+            record.accountID = account.id
+            record.methods = flow.methods
+            record.identityProvider = identity.providerID
+            record.authTime = authTime
+            record.approvedAt = now
+            scopes = record.scopes
         }
-        record.status = .approved
-        record.accountID = account.id
-        record.methods = flow.methods
-        record.identityProvider = identity.providerID
-        record.authTime = authTime
-        record.approvedAt = now
-        guard try await store.updateDeviceAuthorization(record) else {
-            throw BrokerError(.invalidGrant, .badRequest, "The device code was used meanwhile; start again on the device.")
-        }
-        try await audit("device.approved", flow: flow, outcome: nil, details: ["scopes": record.scopes.joined(separator: " ")])
+        guard approved else { throw BrokerError(.invalidGrant, .badRequest, "The device code expired or was used meanwhile; start again on the device.") }
+        try await audit("device.approved", flow: flow, outcome: nil, details: ["scopes": scopes.joined(separator: " ")])
         return .authorized(flowID: flow.id, redirect: tokens.issuer + OAuthService.verificationPath + "?result=approved")
     }
 
-    /// The person refused the device (or cancelled its sign-in): the device hears `access_denied`.
+    /// The person refused the device on the confirmation page: the device hears `access_denied`.
     func denyDevice(_ verification: DeviceVerification, flow: FlowRecord) async throws -> String {
-        if var record = try await store.deviceAuthorization(deviceCodeDigest: verification.deviceCodeDigest), record.appID == flow.appID,
-            record.status == .pending
-        {
-            record.status = .denied
-            if try await store.updateDeviceAuthorization(record) {
-                try await audit("device.denied", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
-            }
+        if try await settleDevice(verification, appID: flow.appID, { $0.status = .denied }) {
+            try await audit("device.denied", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
         }
         return tokens.issuer + OAuthService.verificationPath + "?result=denied"
     }

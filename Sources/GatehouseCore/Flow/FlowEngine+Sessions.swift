@@ -175,6 +175,10 @@ extension FlowEngine {
     /// stepped up, and the app gets an authorization code for it.
     func authorizeBrowser(_ flow: FlowRecord, authorization: BrowserAuthorization, app: App, account: Account, identity: ExternalIdentity) async throws -> FlowOutcome {
         let now = clock.now
+        // A device code that expired or was used while the person signed in changes no session.
+        if let device = authorization.request.device, try await pendingDevice(device, appID: app.id) == nil {
+            throw BrokerError(.invalidGrant, .badRequest, "The device code expired or was used meanwhile; start again on the device.")
+        }
         let factors = passedFactors(flow.methods, identityProvider: identity.providerID)
         if authorization.continuesSession == true {
             guard let sessionID = authorization.sessionID,

@@ -19,8 +19,6 @@ public struct FailedAuthenticationLimit: Sendable {
     /// Which door: keys of different doors never share a count.
     public enum Door: String, Sendable {
         case client, admin
-        /// User codes typed at the device grant's verification page.
-        case userCode = "user_code"
     }
 
     let store: any AttemptCounterStore

@@ -56,12 +56,16 @@ extension OAuthService {
         if token.contains(".") {
             // Whose token it claims to be is read before any verification, so that how long the
             // answer takes tells a caller nothing about another app's token.
-            guard let claimed = Self.unverifiedClientID(token), app.policy.mayIntrospect(tokensOf: claimed, asApp: app.id),
-                let claims = try? await verifyAccessToken(token), app.policy.mayIntrospect(tokensOf: claims.clientID, asApp: app.id)
+            // A resource server also learns about the tokens made for it (a token exchange's `aud`).
+            guard let claimed = Self.unverifiedClientID(token),
+                app.policy.mayIntrospect(tokensOf: claimed.clientID, asApp: app.id) || claimed.audiences.contains(app.id),
+                let claims = try? await verifyAccessToken(token),
+                app.policy.mayIntrospect(tokensOf: claims.clientID, asApp: app.id) || claims.aud.value.contains(app.id)
             else { return inactive }
+            let audience: JSONValue = claims.aud.value.count == 1 ? .string(claims.aud.value[0]) : .array(claims.aud.value.map(JSONValue.string))
             var answer: [String: JSONValue] = [
                 "active": true, "token_type": "Bearer", "scope": .string(claims.scope), "client_id": .string(claims.clientID),
-                "sub": .string(claims.sub.value), "aud": .string(claims.clientID), "iss": .string(claims.iss.value),
+                "sub": .string(claims.sub.value), "aud": audience, "iss": .string(claims.iss.value),
                 "exp": .number(claims.exp.value.timeIntervalSince1970), "iat": .number(claims.iat.value.timeIntervalSince1970),
                 "jti": .string(claims.jti.value), "stateless": .bool(claims.stateless),
             ]
@@ -72,6 +76,7 @@ extension OAuthService {
                 answer["token_type"] = "DPoP"
             }
             if let key = claims.deviceKey { answer["device_key"] = .string(key) }
+            if let act = claims.act { answer["act"] = act }
             return answer
         }
         let now = clock.now
@@ -86,18 +91,34 @@ extension OAuthService {
         ]
     }
 
-    /// The `client_id` a JWT's payload names, unverified (nil when it is not a JWT with one).
-    static func unverifiedClientID(_ token: String) -> String? {
+    /// The `client_id` and `aud` a JWT's payload names, unverified (nil when it is not a JWT with a
+    /// `client_id`).
+    static func unverifiedClientID(_ token: String) -> (clientID: String, audiences: [String])? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = Base64URL.decode(String(parts[1])) else { return nil }
-        // Only the one member is decoded: decoding the whole payload into `JSONValue` was a fifth of
+        // Only these members are decoded: decoding the whole payload into `JSONValue` was a fifth of
         // what an introspection cost.
-        return (try? clientIDDecoder.decode(ClientIDClaim.self, from: payload))?.clientID
+        guard let claim = try? clientIDDecoder.decode(ClientIDClaim.self, from: payload), let clientID = claim.clientID else { return nil }
+        return (clientID, claim.audiences)
     }
 
     private struct ClientIDClaim: Decodable {
         var clientID: String?
-        enum CodingKeys: String, CodingKey { case clientID = "client_id" }
+        var audiences: [String] = []
+        enum CodingKeys: String, CodingKey {
+            case clientID = "client_id"
+            case aud
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            clientID = try container.decodeIfPresent(String.self, forKey: .clientID)
+            if let one = try? container.decodeIfPresent(String.self, forKey: .aud) {
+                audiences = [one]
+            } else {
+                audiences = (try? container.decodeIfPresent([String].self, forKey: .aud)) ?? []
+            }
+        }
     }
 
     private static let clientIDDecoder = JSONDecoder()

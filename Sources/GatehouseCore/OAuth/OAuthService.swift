@@ -53,7 +53,7 @@ public struct OAuthService: Sendable {
     public func token(_ request: TokenRequest) async throws -> IssuedTokens {
         let app = try await clients.authenticate(request.client, clientIP: request.clientIP)
         guard let grantType = request.grantType else { throw BrokerError(.invalidRequest, .badRequest, "grant_type is missing.") }
-        guard [Self.authorizationCodeGrant, Self.refreshTokenGrant, Self.clientCredentialsGrant, Self.jwtBearerGrant, Self.deviceCodeGrant].contains(grantType) else {
+        guard [Self.authorizationCodeGrant, Self.refreshTokenGrant, Self.clientCredentialsGrant, Self.jwtBearerGrant, Self.deviceCodeGrant, Self.tokenExchangeGrant].contains(grantType) else {
             throw BrokerError(.unsupportedGrantType, .badRequest, "The grant type '\(grantType)' is not supported.")
         }
         // The proof is checked before the grant, so that a refused proof uses up no code or token.
@@ -64,6 +64,7 @@ public struct OAuthService: Sendable {
         case Self.refreshTokenGrant: issued = try await refresh(request, app: app, dpopJKT: dpopJKT)
         case Self.clientCredentialsGrant: issued = try await clientCredentials(request, app: app, dpopJKT: dpopJKT)
         case Self.deviceCodeGrant: issued = try await deviceCode(request, app: app, dpopJKT: dpopJKT)
+        case Self.tokenExchangeGrant: issued = try await tokenExchange(request, app: app, dpopJKT: dpopJKT)
         default: issued = try await jwtBearer(request, app: app, dpopJKT: dpopJKT)
         }
         if issued.tokenType == "DPoP", let dpop { issued.dpopNonce = try await dpop.nonceToHandOut(for: app) }

@@ -70,6 +70,12 @@ public final class RevocationList: Sendable {
         return state.withLock { state in state.clients[appID].map { issuedAt <= $0.revokedAt } ?? false }
     }
 
+    /// Whether every token of `subject` issued up to `issuedAt` is revoked (the account was deregistered).
+    public func isSubjectRevoked(_ subject: String, issuedAt: Date) async throws -> Bool {
+        try await refreshIfStale()
+        return state.withLock { state in state.subjects[subject].map { issuedAt <= $0.revokedAt } ?? false }
+    }
+
     /// Whether `token` was signed by a revoked signing key: nothing it signed is valid any more, on
     /// any node. The header is read only when some key is revoked (verification is a hot path).
     public func isSignedByRevokedKey(_ token: String) async throws -> Bool {

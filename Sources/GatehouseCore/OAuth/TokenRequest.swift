@@ -11,6 +11,8 @@ public struct TokenRequest: Sendable {
     public var assertion: String?
     /// The device code of the device authorization grant (RFC 8628).
     public var deviceCode: String?
+    /// The parameters of token exchange (RFC 8693 section 2.1).
+    public var exchange: TokenExchangeParameters
     public var client: ClientCredentials?
     /// The client's address, for the failed-authentication limits.
     public var clientIP: String?
@@ -29,6 +31,30 @@ public struct TokenRequest: Sendable {
         self.scopes = form["scope"].map { $0.split(separator: " ").map(String.init) }
         self.assertion = form["assertion"]
         self.deviceCode = form["device_code"]
+        self.exchange = TokenExchangeParameters(form: form)
         self.client = try ClientCredentials.presented(basic: basic, bodyClientID: form["client_id"], bodySecret: form["client_secret"])
+    }
+}
+
+/// The parameters of a token-exchange request (RFC 8693 section 2.1), as the form carried them.
+public struct TokenExchangeParameters: Sendable {
+    public var subjectToken: String?
+    public var subjectTokenType: String?
+    public var actorToken: String?
+    public var actorTokenType: String?
+    public var requestedTokenType: String?
+    /// `audience`: logical names of the targets (app ids).
+    public var audiences: [String]
+    /// `resource`: absolute URIs of the targets (RFC 8707).
+    public var resources: [String]
+
+    public init(form: [String: String]) {
+        subjectToken = form["subject_token"]
+        subjectTokenType = form["subject_token_type"]
+        actorToken = form["actor_token"]
+        actorTokenType = form["actor_token_type"]
+        requestedTokenType = form["requested_token_type"]
+        audiences = form["audience"].map { [$0] } ?? []
+        resources = form["resource"].map { [$0] } ?? []
     }
 }

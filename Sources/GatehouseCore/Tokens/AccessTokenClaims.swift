@@ -30,9 +30,12 @@ public struct AccessTokenClaims: JWTPayload, Sendable, Equatable {
     /// The digest of the installation the sign-in named (`RegistrationState.installationDigest`), so
     /// that a reinstalled app cannot pass the old installation's tokens off as its own.
     public var ins: String?
+    /// The party acting for the subject, for a token made by a token exchange with an actor token
+    /// (RFC 8693 section 4.1): `sub` and `client_id` of the actor, and the earlier actors nested.
+    public var act: JSONValue?
 
     enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, exp, iat, jti, scope, stateless, amr, idp, cnf, fid, ins
+        case iss, sub, aud, exp, iat, jti, scope, stateless, amr, idp, cnf, fid, ins, act
         case deviceKey = "device_key"
         case clientID = "client_id"
         case authTime = "auth_time"

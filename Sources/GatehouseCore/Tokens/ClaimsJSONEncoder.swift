@@ -22,7 +22,9 @@ extension AccessTokenClaims {
             "exp": .number(exp.value.timeIntervalSince1970.rounded(.down)), "iat": .number(iat.value.timeIntervalSince1970.rounded(.down)),
             "jti": .string(jti.value), "scope": .string(scope), "stateless": .bool(stateless),
         ]
-        if aud.value.count != 1 || aud.value.first != clientID { members["aud"] = .array(aud.value.map(JSONValue.string)) }
+        if aud.value.count != 1 || aud.value.first != clientID {
+            members["aud"] = aud.value.count == 1 ? .string(aud.value[0]) : .array(aud.value.map(JSONValue.string))
+        }
         if let authTime { members["auth_time"] = .number(Double(authTime)) }
         if let amr { members["amr"] = .array(amr.map(JSONValue.string)) }
         if let idp { members["idp"] = .string(idp) }
@@ -30,6 +32,7 @@ extension AccessTokenClaims {
         if let deviceKey { members["device_key"] = .string(deviceKey) }
         if let fid { members["fid"] = .string(fid) }
         if let ins { members["ins"] = .string(ins) }
+        if let act { members["act"] = act }
         return .object(members)
     }
 }

@@ -9,6 +9,8 @@ public struct IssuedTokens: Sendable, Hashable, Codable {
     public var scope: String
     /// A DPoP nonce for the client's next proof (sent as the `DPoP-Nonce` header, not in the body).
     public var dpopNonce: String?
+    /// What a token exchange issued (RFC 8693 section 2.2.1 `issued_token_type`); nil for other grants.
+    public var issuedTokenType: String?
 
     public init(accessToken: String, tokenType: String = "Bearer", expiresIn: Int, refreshToken: String? = nil, idToken: String? = nil, scope: String) {
         self.accessToken = accessToken
@@ -35,6 +37,7 @@ public struct IssuedTokens: Sendable, Hashable, Codable {
         ]
         if let refreshToken { members["refresh_token"] = .string(refreshToken) }
         if let idToken { members["id_token"] = .string(idToken) }
+        if let issuedTokenType { members["issued_token_type"] = .string(issuedTokenType) }
         return members
     }
 }

@@ -304,6 +304,12 @@ public final class SigningKeyring: Sendable {
         return input + "." + Base64URL.encode(signature)
     }
 
+    /// The `typ` of a JWT's header, unverified (nil when it is not a JWT with one).
+    public static func type(of token: String) -> String? {
+        guard let head = token.split(separator: ".", omittingEmptySubsequences: false).first, let data = Base64URL.decode(String(head)) else { return nil }
+        return (try? JSONDecoder().decode(Header.self, from: data))?.typ
+    }
+
     /// The header fields verification looks at.
     private struct Header: Decodable {
         var kid: String?

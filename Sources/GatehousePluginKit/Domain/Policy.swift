@@ -77,6 +77,8 @@ public struct Policy: Sendable, Hashable, Codable {
     /// The least number of seconds between two polls of a device code (RFC 8628 `interval`); a device
     /// polling faster gets `slow_down`, and 5 seconds more from then on.
     public var devicePollingInterval: Seconds
+    /// Token exchange (RFC 8693): the audiences the app may get tokens for with the tokens it holds.
+    public var tokenExchange: TokenExchangePolicy
 
     /// A policy; every parameter has its documented default.
     public init(
@@ -90,8 +92,10 @@ public struct Policy: Sendable, Hashable, Codable {
         dpop: DPoPMode = .allowed, dpopNonce: Bool = false, plugins: [String: JSONValue] = [:], formerSettings: [String: JSONValue] = [:],
         confirmProfile: Bool = false, renewalWindow: Seconds = .minutes(2),
         refreshReuseGrace: Seconds = Seconds(5), session: SessionPolicy = SessionPolicy(), logout: LogoutPolicy = LogoutPolicy(), consentRequired: Bool = false,
-        deviceAuthorizationGrant: Bool = false, deviceCodeLifetime: Seconds = .minutes(10), devicePollingInterval: Seconds = Seconds(5)
+        deviceAuthorizationGrant: Bool = false, deviceCodeLifetime: Seconds = .minutes(10), devicePollingInterval: Seconds = Seconds(5),
+        tokenExchange: TokenExchangePolicy = TokenExchangePolicy()
     ) {
+        self.tokenExchange = tokenExchange
         self.deviceAuthorizationGrant = deviceAuthorizationGrant
         self.deviceCodeLifetime = deviceCodeLifetime
         self.devicePollingInterval = devicePollingInterval
@@ -193,7 +197,7 @@ public struct Policy: Sendable, Hashable, Codable {
         case passwordPolicy, lockout, clientCredentialsGrant, idTokenSigningAlg, introspectTokensOf, linkAccountsByVerifiedEmail
         case dpop, dpopNonce, plugins, confirmProfile, renewalWindow, refreshReuseGrace
         case session, logout, consentRequired
-        case deviceAuthorizationGrant, deviceCodeLifetime, devicePollingInterval
+        case deviceAuthorizationGrant, deviceCodeLifetime, devicePollingInterval, tokenExchange
     }
 
     /// Writes every key, `plugins` included, and any former key not moved yet.
@@ -227,6 +231,7 @@ public struct Policy: Sendable, Hashable, Codable {
         try container.encode(deviceAuthorizationGrant, forKey: .deviceAuthorizationGrant)
         try container.encode(deviceCodeLifetime, forKey: .deviceCodeLifetime)
         try container.encode(devicePollingInterval, forKey: .devicePollingInterval)
+        try container.encode(tokenExchange, forKey: .tokenExchange)
         // A policy not yet saved in the new form keeps its former keys, so that nothing is lost.
         var former = encoder.container(keyedBy: ConfigPath.Key.self)
         for (key, value) in formerSettings { try former.encode(value, forKey: ConfigPath.Key(key)) }
@@ -292,6 +297,7 @@ public struct Policy: Sendable, Hashable, Codable {
         self.deviceAuthorizationGrant = try value(.deviceAuthorizationGrant, defaults.deviceAuthorizationGrant)
         self.deviceCodeLifetime = try value(.deviceCodeLifetime, defaults.deviceCodeLifetime)
         self.devicePollingInterval = try value(.devicePollingInterval, defaults.devicePollingInterval)
+        self.tokenExchange = try value(.tokenExchange, defaults.tokenExchange)
 
         let path = decoder.codingPath
         for (key, lifetime, range) in [
