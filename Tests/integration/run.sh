@@ -416,7 +416,7 @@ own_broker webauthn "$webauthn_port" bob "$bob_password" webauthn_page_test.py \
   WEBAUTHN_BASE_URL="http://localhost:$webauthn_port" WEBAUTHN_CALLBACK="http://127.0.0.1:$callback_port/callback" WEBAUTHN_PASSWORD="$bob_password"
 
 # The device authorization grant (RFC 8628): a TV polling by the RFC's sequence, Chromium on the
-# verification page, on a broker of its own.
+# verification page; then token exchange (RFC 8693) by the TV's back end with Authlib; on a broker of its own.
 device_port=$(free_port)
 mkdir -p "$work/device"
 cat >"$work/device/gatehouse.yaml" <<YAML
@@ -438,8 +438,25 @@ apps:
       deviceAuthorizationGrant: true
       devicePollingInterval: 1
       allowedScopes: [openid, profile, offline_access]
+  - id: api
+    name: TV back end
+    secret: \${DEVICE_API_SECRET}
+    policy:
+      identityProviders: [local]
+      clientCredentialsGrant: true
+      allowedScopes: [openid, jobs]
+      tokenExchange:
+        audiences: [billing]
+        subjectTokensOf: [tv]
+  - id: billing
+    name: Billing
+    secret: \${DEVICE_API_SECRET}
+    policy:
+      identityProviders: [local]
 YAML
-own_broker device "$device_port" tara "$alice_password" device_grant_test.py \
+export DEVICE_API_SECRET
+DEVICE_API_SECRET=$(secret)
+own_broker device "$device_port" tara "$alice_password" grants_test.py \
   DEVICE_BASE_URL="http://127.0.0.1:$device_port" DEVICE_PASSWORD="$alice_password"
 
 if [ "$status" -ne 0 ]; then log_tail; fi

@@ -1,11 +1,15 @@
-"""The device authorization grant (RFC 8628) with an independent client and a real browser.
+"""The device authorization grant (RFC 8628) and token exchange (RFC 8693) with independent clients
+and a real browser.
 
 A "TV" follows the RFC's sequence by hand with `requests` (section 3.1 device authorization request,
 section 3.4 polling with `interval`, section 3.5 `slow_down`), and Authlib's OAuth2Session makes the
 final token request; headless Chromium plays the person: it opens `verification_uri`, types the user
 code (loosely, in lower case), signs in with a password, checks the code on the confirmation page
 and allows (or denies) the device. The ID token the TV gets is verified against the JWKS with
-Authlib's JOSE. Run by Tests/integration/run.sh against a broker of its own (SQLite).
+Authlib's JOSE. Then the TV's access token goes to its back end (`api`), which exchanges it with
+Authlib's client for a token of `billing`, as the person, with the `act` claim of delegation, and
+meets each refusal RFC 8693 section 2.2.2 names. Run by Tests/integration/run.sh against a broker of
+its own (SQLite).
 """
 import os
 import sys
@@ -28,7 +32,10 @@ from page_support import check  # noqa: E402
 
 BASE = os.environ["DEVICE_BASE_URL"].rstrip("/")
 PASSWORD = os.environ["DEVICE_PASSWORD"]
+API_SECRET = os.environ["DEVICE_API_SECRET"]
 GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ACCESS_TOKEN = "urn:ietf:params:oauth:token-type:access_token"
 
 
 def discovery():
@@ -107,6 +114,7 @@ def main():
     check("a poll faster than interval hears slow_down", second[0] == 400 and second[1].get("error") == "slow_down", second)
     codes["interval"] += 5
 
+    keys = JsonWebKey.import_key_set(requests.get(metadata["jwks_uri"], timeout=5).json())
     device = Device(metadata, codes)
     device.start()
     chrome = page_support.browser()
@@ -117,7 +125,6 @@ def main():
         tokens = device.outcome or {}
         check("the polling device gets tokens once approved", "access_token" in tokens and "refresh_token" in tokens, tokens)
         check("the device polled politely (no slow_down while keeping the interval)", "slow_down" not in device.errors, device.errors)
-        keys = JsonWebKey.import_key_set(requests.get(metadata["jwks_uri"], timeout=5).json())
         claims = jwt.decode(tokens.get("id_token", ""), keys)
         claims.validate()
         check("the ID token verifies against the JWKS and names tara's account for the tv", claims["aud"] == "tv" and claims["iss"] == BASE, dict(claims))
@@ -153,7 +160,39 @@ def main():
         check("a wrong user code is refused on the page", "not valid" in chrome.page_source)
     finally:
         chrome.quit()
+    exchange_tokens(metadata, (device.outcome or {}).get("access_token", ""), keys)
     return 1 if page_support.failures else 0
+
+
+def exchange_tokens(metadata, person_token, keys):
+    """RFC 8693 with Authlib's client: the TV's back end calls billing as the person."""
+    api = OAuth2Session(client_id="api", client_secret=API_SECRET, token_endpoint_auth_method="client_secret_basic")
+    check("discovery lists the token-exchange grant", EXCHANGE in metadata.get("grant_types_supported", []))
+    own = api.fetch_token(metadata["token_endpoint"], grant_type="client_credentials", scope="jobs")
+    exchanged = api.fetch_token(
+        metadata["token_endpoint"], grant_type=EXCHANGE, subject_token=person_token, subject_token_type=ACCESS_TOKEN,
+        actor_token=own["access_token"], actor_token_type=ACCESS_TOKEN, audience="billing", scope="openid",
+    )
+    check("the back end gets an access token for billing", exchanged.get("issued_token_type") == ACCESS_TOKEN and "refresh_token" not in exchanged, exchanged)
+    claims = jwt.decode(exchanged.get("access_token", ""), keys)
+    claims.validate()
+    person = jwt.decode(person_token, keys)
+    check("it is the person's token for billing, narrowed, acted on by api",
+          claims["sub"] == person["sub"] and claims["aud"] == "billing" and claims["scope"] == "openid"
+          and claims.get("act") == {"sub": "api", "client_id": "api"} and claims["exp"] <= person["exp"], dict(claims))
+
+    def refused(**form):
+        response = requests.post(metadata["token_endpoint"], auth=("api", API_SECRET),
+                                 data={"grant_type": EXCHANGE, "subject_token": person_token, "subject_token_type": ACCESS_TOKEN, **form}, timeout=5)
+        return response.status_code, response.json().get("error")
+
+    check("a target the policy does not name is invalid_target", refused(audience="tv") == (400, "invalid_target"))
+    check("a wider scope is invalid_scope", refused(audience="billing", scope="openid email") == (400, "invalid_scope"))
+    check("a forged subject token is invalid_grant", refused(audience="billing", subject_token=person_token[:-4] + "AAAA") == (400, "invalid_grant"))
+    check("an unknown token type is invalid_request", refused(audience="billing", subject_token_type="urn:ietf:params:oauth:token-type:saml2") == (400, "invalid_request"))
+    public = requests.post(metadata["token_endpoint"], data={"grant_type": EXCHANGE, "client_id": "tv", "subject_token": person_token,
+                                                             "subject_token_type": ACCESS_TOKEN, "audience": "billing"}, timeout=5)
+    check("a public client may not exchange", (public.status_code, public.json().get("error")) == (400, "unauthorized_client"), public.text)
 
 
 if __name__ == "__main__":
