@@ -78,7 +78,9 @@ public struct Broker: Sendable, CustomStringConvertible {
         )
         return Broker(
             config: config, store: store, plugins: plugins, keyring: keyring, engine: engine, oauth: oauth,
-            authorizations: AuthorizationValidator(apps: store, issuer: config.server.issuer),
+            authorizations: AuthorizationValidator(
+                apps: store, issuer: config.server.issuer, pushed: PushedAuthorizations(store: store, clock: clock), clients: oauth.clients, clock: clock
+            ),
             admin: AdminService(store: store, plugins: plugins, oauth: oauth, clock: clock),
             provisionalIdentities: ProvisionalIdentityService(store: store, oauth: oauth, plugins: plugins, attempts: engine.attempts, clock: clock),
             devices: DeviceService(store: store, oauth: oauth, plugins: plugins, clock: clock),

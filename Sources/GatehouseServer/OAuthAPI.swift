@@ -17,6 +17,7 @@ struct OAuthAPI {
         router.post("oauth2/userinfo", use: userinfo)
         router.post("oauth2/revoke", use: revoke)
         router.post("oauth2/introspect", use: introspect)
+        router.post("oauth2/par", use: pushAuthorization)
         router.delete("v1/account", use: deregister)
     }
 
@@ -38,6 +39,15 @@ struct OAuthAPI {
         if let nonce = tokens.dpopNonce { response.headers[AccessTokenAuthentication.dpopNonceHeader] = nonce }
         response.headers[.cacheControl] = "no-store"
         response.headers[.pragma] = "no-cache"
+        return response
+    }
+
+    /// RFC 9126 section 2: a pushed authorization request; 201 with its `request_uri`.
+    @Sendable func pushAuthorization(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
+        let form = try await FormBody.parse(request, context: context)
+        let pushed = try await broker.authorizations.push(form, client: try presented(form, request), clientIP: context.clientIP)
+        var response = JSONBody(["request_uri": JSONValue.string(pushed.requestURI), "expires_in": .number(Double(pushed.expiresIn))]).response(status: .created)
+        response.headers[.cacheControl] = "no-store"
         return response
     }
 

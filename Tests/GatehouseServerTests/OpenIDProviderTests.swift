@@ -195,7 +195,7 @@ extension GatehouseServerTests {
             for (extra, error) in [
                 (["code_challenge": ""], "invalid_request"), (["code_challenge_method": "plain"], "invalid_request"),
                 (["code_challenge_method": ""], "invalid_request"), (["response_type": "token"], "unsupported_response_type"),
-                (["scope": "openid admin"], "invalid_scope"), (["prompt": "none"], "login_required"), (["request": "eyJ"], "request_not_supported"),
+                (["scope": "openid admin"], "invalid_scope"), (["prompt": "none"], "login_required"), (["request": "eyJ"], "invalid_request_object"),
             ] {
                 let response = try await client.execute(uri: Self.authorizeQuery(extra: extra), method: .get)
                 #expect(response.status == .seeOther)

@@ -11,7 +11,13 @@ Authlib's client for a token of `billing`, as the person, with the `act` claim o
 meets each refusal RFC 8693 section 2.2.2 names. Run by Tests/integration/run.sh against a broker of
 its own (SQLite).
 """
+import base64
+import hashlib
+import html
+import json
 import os
+import re
+import secrets
 import sys
 import threading
 import time
@@ -26,6 +32,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 warnings.filterwarnings("ignore", category=authlib.deprecate.AuthlibDeprecationWarning)
 from authlib.jose import JsonWebKey, jwt  # noqa: E402
+from urllib.parse import parse_qsl, urlencode, urlsplit  # noqa: E402
 
 import page_support  # noqa: E402
 from page_support import check  # noqa: E402
@@ -33,6 +40,8 @@ from page_support import check  # noqa: E402
 BASE = os.environ["DEVICE_BASE_URL"].rstrip("/")
 PASSWORD = os.environ["DEVICE_PASSWORD"]
 API_SECRET = os.environ["DEVICE_API_SECRET"]
+BANK_KEY = os.environ["DEVICE_BANK_KEY"]
+BANK_CALLBACK = "https://bank.example/callback"
 GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ACCESS_TOKEN = "urn:ietf:params:oauth:token-type:access_token"
@@ -161,7 +170,56 @@ def main():
     finally:
         chrome.quit()
     exchange_tokens(metadata, (device.outcome or {}).get("access_token", ""), keys)
+    pushed_requests(metadata)
     return 1 if page_support.failures else 0
+
+
+def sign_in_with_reference(metadata, reference):
+    """The browser's part, by hand: /oauth2/authorize with client_id and request_uri only, then the password page."""
+    browser = requests.Session()
+    page = browser.get(metadata["authorization_endpoint"], params={"client_id": "bank", "request_uri": reference}, timeout=5)
+    if page.status_code != 200 or "password" not in page.text:
+        return page.status_code, None
+    action = html.unescape(re.search(r'<form method="post" action="([^"]+)"', page.text).group(1))
+    hidden = {name: html.unescape(value) for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', page.text)}
+    answer = browser.post(action, data={**hidden, "username": "tara", "password": PASSWORD}, allow_redirects=False, timeout=5)
+    return answer.status_code, dict(parse_qsl(urlsplit(answer.headers.get("Location", "")).query))
+
+
+def pushed_requests(metadata):
+    """RFC 9126 and RFC 9101: parameters pushed, a signed request object pushed, and what is refused."""
+    check("discovery names the pushed authorization request endpoint", metadata.get("pushed_authorization_request_endpoint") == f"{BASE}/oauth2/par")
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    params = {"response_type": "code", "redirect_uri": BANK_CALLBACK, "scope": "openid", "state": "st-1", "code_challenge": challenge, "code_challenge_method": "S256"}
+    pushed = requests.post(metadata["pushed_authorization_request_endpoint"], auth=("bank", API_SECRET), data=params, timeout=5)
+    check("pushed parameters answer 201 with a request_uri", pushed.status_code == 201 and pushed.json().get("request_uri", "").startswith("urn:ietf:params:oauth:request_uri:"), pushed.text)
+    status, query = sign_in_with_reference(metadata, pushed.json().get("request_uri"))
+    check("the browser carrying only the reference signs in and comes back with a code", status == 303 and query and query.get("state") == "st-1" and "code" in query, (status, query))
+    tokens = requests.post(metadata["token_endpoint"], auth=("bank", API_SECRET), data={
+        "grant_type": "authorization_code", "code": (query or {}).get("code"), "redirect_uri": BANK_CALLBACK, "code_verifier": verifier}, timeout=5)
+    check("... which the bank exchanges", tokens.status_code == 200 and "id_token" in tokens.json(), tokens.text)
+    again, _ = sign_in_with_reference(metadata, pushed.json().get("request_uri"))
+    check("a request_uri works once", again == 400, again)
+    plain = requests.get(metadata["authorization_endpoint"], params={"client_id": "bank", **params}, allow_redirects=False, timeout=5)
+    check("the bank requires pushed requests: a plain one goes back with invalid_request",
+          plain.status_code == 303 and dict(parse_qsl(urlsplit(plain.headers["Location"]).query)).get("error") == "invalid_request", plain.status_code)
+
+    key = JsonWebKey.import_key(json.loads(BANK_KEY))
+    now = int(time.time())
+    claims = {**params, "state": "st-2", "iss": "bank", "client_id": "bank", "aud": BASE, "iat": now, "exp": now + 120}
+    request_object = jwt.encode({"alg": "ES256"}, claims, key).decode()
+    pushed = requests.post(metadata["pushed_authorization_request_endpoint"], auth=("bank", API_SECRET), data={"request": request_object}, timeout=5)
+    check("a request object signed with Authlib's JOSE is taken", pushed.status_code == 201, pushed.text)
+    status, query = sign_in_with_reference(metadata, pushed.json().get("request_uri"))
+    check("... and its parameters are the request", status == 303 and query and query.get("state") == "st-2", (status, query))
+    other = JsonWebKey.generate_key("EC", "P-256", is_private=True)
+    forged = jwt.encode({"alg": "ES256", "kid": key.as_dict()["kid"]}, claims, other).decode()
+    refused = requests.post(metadata["pushed_authorization_request_endpoint"], auth=("bank", API_SECRET), data={"request": forged}, timeout=5)
+    check("a request object signed with another key is invalid_request_object", refused.status_code == 400 and refused.json().get("error") == "invalid_request_object", refused.text)
+    unsigned = base64.urlsafe_b64encode(b'{"alg":"none"}').rstrip(b"=").decode() + "." + base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode() + "."
+    refused = requests.post(metadata["pushed_authorization_request_endpoint"], auth=("bank", API_SECRET), data={"request": unsigned}, timeout=5)
+    check("an unsigned request object is invalid_request_object", refused.status_code == 400 and refused.json().get("error") == "invalid_request_object", refused.text)
 
 
 def exchange_tokens(metadata, person_token, keys):
@@ -188,7 +246,7 @@ def exchange_tokens(metadata, person_token, keys):
 
     check("a target the policy does not name is invalid_target", refused(audience="tv") == (400, "invalid_target"))
     check("a wider scope is invalid_scope", refused(audience="billing", scope="openid email") == (400, "invalid_scope"))
-    check("a forged subject token is invalid_grant", refused(audience="billing", subject_token=person_token[:-4] + "AAAA") == (400, "invalid_grant"))
+    check("a forged subject token is invalid_request (RFC 8693 section 2.2.2)", refused(audience="billing", subject_token=person_token[:-4] + "AAAA") == (400, "invalid_request"))
     check("an unknown token type is invalid_request", refused(audience="billing", subject_token_type="urn:ietf:params:oauth:token-type:saml2") == (400, "invalid_request"))
     public = requests.post(metadata["token_endpoint"], data={"grant_type": EXCHANGE, "client_id": "tv", "subject_token": person_token,
                                                              "subject_token_type": ACCESS_TOKEN, "audience": "billing"}, timeout=5)

@@ -419,6 +419,14 @@ own_broker webauthn "$webauthn_port" bob "$bob_password" webauthn_page_test.py \
 # verification page; then token exchange (RFC 8693) by the TV's back end with Authlib; on a broker of its own.
 device_port=$(free_port)
 mkdir -p "$work/device"
+# The bank's request-object key, made by Authlib (the public half goes into the config).
+"$venv/bin/python" -c '
+import json, sys
+from authlib.jose import JsonWebKey
+key = JsonWebKey.generate_key("EC", "P-256", is_private=True)
+open(sys.argv[1], "w").write(json.dumps(key.as_dict(is_private=True)))
+open(sys.argv[2], "w").write(json.dumps(key.as_dict(is_private=False)))
+' "$work/device/bank-private.json" "$work/device/bank-public.json"
 cat >"$work/device/gatehouse.yaml" <<YAML
 environment: development
 server:
@@ -453,11 +461,20 @@ apps:
     secret: \${DEVICE_API_SECRET}
     policy:
       identityProviders: [local]
+  - id: bank
+    name: Bank
+    secret: \${DEVICE_API_SECRET}
+    redirectURIs: [https://bank.example/callback]
+    policy:
+      identityProviders: [local]
+      requirePushedAuthorizationRequests: true
+      requestObjectKeys:
+        - $(cat "$work/device/bank-public.json")
 YAML
 export DEVICE_API_SECRET
 DEVICE_API_SECRET=$(secret)
 own_broker device "$device_port" tara "$alice_password" grants_test.py \
-  DEVICE_BASE_URL="http://127.0.0.1:$device_port" DEVICE_PASSWORD="$alice_password"
+  DEVICE_BASE_URL="http://127.0.0.1:$device_port" DEVICE_PASSWORD="$alice_password" DEVICE_BANK_KEY="$(cat "$work/device/bank-private.json")"
 
 if [ "$status" -ne 0 ]; then log_tail; fi
 echo "integration test finished in $(($(date +%s) - started_at))s"

@@ -455,6 +455,27 @@ def check_device_grant_across_nodes(a, b, c):
     check("the device code is spent on every node", poll(b) == "invalid_grant")
 
 
+def check_pushed_requests_across_nodes(a, b, c):
+    """RFC 9126 on three nodes: pushed to A, carried to B, signed in on C, used once everywhere."""
+    verifier, challenge = pkce()
+    pushed = a.post("/oauth2/par", data={
+        "response_type": "code", "redirect_uri": CALLBACK, "scope": "openid", "state": "pushed", "code_challenge": challenge, "code_challenge_method": "S256",
+    }, auth=("web", WEB_SECRET))
+    reference = pushed.json().get("request_uri", "")
+    check("A takes a pushed request", pushed.status_code == 201 and reference.startswith("urn:ietf:params:oauth:request_uri:"), pushed.text[:200])
+    session = requests.Session()
+    page = session.get(f"{b.base}/oauth2/authorize", params={"client_id": "web", "request_uri": reference}, timeout=TIMEOUT)
+    check("B opens its sign-in page", page.status_code == 200, page.status_code)
+    path, hidden = page_form(page.text)
+    cookies = {cookie.name: cookie.value for cookie in session.cookies}
+    answer = requests.post(c.base + path, data={**hidden, "username": "alice", "password": PASSWORD}, cookies=cookies, allow_redirects=False, timeout=TIMEOUT)
+    params = dict(parse_qsl(urlsplit(answer.headers.get("Location", "")).query))
+    check("C signs in and sends the pushed state back with a code", answer.status_code == 303 and params.get("state") == "pushed" and "code" in params, answer.status_code)
+    check("... which A redeems", exchange(a, params.get("code", ""), verifier).status_code == 200)
+    again = requests.get(f"{c.base}/oauth2/authorize", params={"client_id": "web", "request_uri": reference}, timeout=TIMEOUT)
+    check("the request_uri is spent on every node", again.status_code == 400 and "invalid_request_uri" in again.text, again.status_code)
+
+
 def main():
     global KEK
     work = tempfile.mkdtemp(prefix="gatehouse-multinode-")
@@ -505,6 +526,8 @@ def main():
 
         print("- the device authorization grant spans nodes")
         check_device_grant_across_nodes(a, b, c)
+        print("- pushed authorization requests span nodes")
+        check_pushed_requests_across_nodes(a, b, c)
 
         print("- replay, lockouts and refresh families are shared")
         now = int(time.time())

@@ -4,19 +4,89 @@
 public struct AuthorizationValidator: Sendable {
     public let apps: any AppStore
     public let issuer: String
+    /// Where pushed requests wait for their browser (RFC 9126).
+    public let pushed: PushedAuthorizations
+    /// Authenticates clients at the pushed-request endpoint as at the token endpoint.
+    let clients: ClientAuthenticator?
+    let clock: any BrokerClock
 
-    public init(apps: any AppStore, issuer: String) {
+    public init(apps: any AppStore, issuer: String, pushed: PushedAuthorizations, clients: ClientAuthenticator? = nil, clock: any BrokerClock) {
         self.apps = apps
         self.issuer = issuer
+        self.pushed = pushed
+        self.clients = clients
+        self.clock = clock
     }
 
-    public func validate(_ parameters: [String: String]) async throws -> (app: App, request: AuthorizationRequest) {
-        guard let clientID = parameters["client_id"], !clientID.isEmpty else {
+    /// A request at `/oauth2/authorize`: its own parameters, a request object (`request`, RFC 9101),
+    /// or a pushed request (`request_uri`, RFC 9126), checked. An app that requires pushed requests
+    /// takes only the last.
+    public func validate(_ presented: [String: String]) async throws -> (app: App, request: AuthorizationRequest) {
+        guard let clientID = presented["client_id"], !clientID.isEmpty else {
             throw AuthorizationRefusal.page(BrokerError(.invalidRequest, .badRequest, "The request has no client_id."))
         }
         guard let app = try await apps.app(id: clientID), !app.disabled else {
             throw AuthorizationRefusal.page(BrokerError(.invalidClient, .badRequest, "The application '\(clientID)' is not known."))
         }
+        var parameters = presented
+        var wasPushed = false
+        if let reference = presented["request_uri"] {
+            // RFC 9126 section 4: the pushed parameters are the request; nothing outside them counts.
+            do {
+                parameters = try await pushed.take(reference, clientID: clientID)
+            } catch let error as BrokerError {
+                throw AuthorizationRefusal.page(error)
+            }
+            wasPushed = true
+        } else if let object = presented["request"] {
+            // RFC 9101 section 6.3: the request object's parameters, and only those.
+            do {
+                parameters = try RequestObject.parameters(of: object, app: app, issuer: issuer, now: clock.now)
+            } catch {
+                // RFC 9101 section 7: the error goes back to the app when the request names a redirect
+                // URI registered for it (the object's own cannot be trusted); else on a page.
+                guard let redirectURI = presented["redirect_uri"], app.redirectURIs.contains(redirectURI), !RedirectURIRule.isUnsafeToRedirectTo(redirectURI) else {
+                    throw AuthorizationRefusal.page(error)
+                }
+                throw AuthorizationRefusal.redirect(
+                    error,
+                    to: OAuthRedirect.url(
+                        redirectURI, parameters: [("error", error.code.rawValue), ("error_description", error.message), ("state", presented["state"]), ("iss", issuer)]
+                    )
+                )
+            }
+        }
+        return (app, try check(parameters, app: app, pushed: wasPushed))
+    }
+
+    /// RFC 9126 section 2: a client pushes its request (its own parameters, or a request object) and
+    /// gets a `request_uri` for the browser. The client authenticates as at the token endpoint; the
+    /// request is checked now as at `/oauth2/authorize`, and its refusals answer here, as JSON.
+    public func push(_ form: [String: String], client: ClientCredentials?, clientIP: String?) async throws -> (requestURI: String, expiresIn: Int) {
+        guard let clients else { throw BrokerError.internalFailure("Pushed requests are not set up.") }
+        let app = try await clients.authenticate(client, clientIP: clientIP)
+        guard form["request_uri"] == nil else { throw BrokerError(.invalidRequest, .badRequest, "request_uri may not be pushed.") }
+        var parameters = form.filter { !["client_secret", "client_assertion", "client_assertion_type"].contains($0.key) }
+        if let object = form["request"] {
+            parameters = try RequestObject.parameters(of: object, app: app, issuer: issuer, now: clock.now)
+        }
+        if let named = parameters["client_id"], named != app.id {
+            throw BrokerError(.invalidRequest, .badRequest, "client_id does not name the authenticated client.")
+        }
+        parameters["client_id"] = app.id
+        do {
+            _ = try check(parameters, app: app, pushed: true)
+        } catch AuthorizationRefusal.page(let error) {
+            throw error
+        } catch AuthorizationRefusal.redirect(let error, _) {
+            throw error
+        }
+        return (try await pushed.keep(parameters, clientID: app.id), PushedAuthorizations.lifetime)
+    }
+
+    /// The checks of an authorization request's parameters, for `app`, in the RFC's order.
+    func check(_ parameters: [String: String], app: App, pushed: Bool) throws(AuthorizationRefusal) -> AuthorizationRequest {
+        let clientID = app.id
         guard let redirectURI = parameters["redirect_uri"], !redirectURI.isEmpty else {
             throw AuthorizationRefusal.page(BrokerError(.invalidRequest, .badRequest, "The request has no redirect_uri."))
         }
@@ -38,7 +108,10 @@ public struct AuthorizationValidator: Sendable {
             )
         }
         if parameters["request"] != nil || parameters["request_uri"] != nil {
-            throw refuse(.requestNotSupported, "Request objects are not supported.")
+            throw refuse(.invalidRequest, "A request object may not hold request or request_uri.")
+        }
+        if app.policy.requirePushedAuthorizationRequests, !pushed {
+            throw refuse(.invalidRequest, "This application must push its authorization requests (/oauth2/par) and send the request_uri.")
         }
         guard parameters["response_type"] == "code" else {
             throw refuse(.unsupportedResponseType, "Only response_type=code is supported.")
@@ -61,8 +134,10 @@ public struct AuthorizationValidator: Sendable {
         let scopes: [String]
         do {
             scopes = try app.policy.grantScopes(requested.isEmpty ? nil : requested)
-        } catch {
+        } catch let error as BrokerError {
             throw refuse(error.code, error.message)
+        } catch {
+            throw refuse(.invalidScope, "The scope is not allowed.")
         }
         let prompt = (parameters["prompt"] ?? "").split(separator: " ").map(String.init)
         let known: Set = ["none", "login", "consent", "select_account"]
@@ -89,6 +164,6 @@ public struct AuthorizationValidator: Sendable {
             prompt: prompt, loginHint: parameters["login_hint"].flatMap { $0.isEmpty ? nil : String($0.prefix(256)) }, maxAge: maxAge,
             acrValues: Array(acrValues.prefix(8))
         )
-        return (app, request)
+        return request
     }
 }

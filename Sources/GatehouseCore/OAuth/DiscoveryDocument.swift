@@ -11,6 +11,12 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
     public var endSessionEndpoint: String
     /// RFC 8628 section 4: where devices ask for a device code and a user code.
     public var deviceAuthorizationEndpoint: String
+    /// RFC 9126 section 5: where clients push authorization requests; whether every client must
+    /// (never broker-wide: per app, `requirePushedAuthorizationRequests`).
+    public var pushedAuthorizationRequestEndpoint: String
+    public var requirePushedAuthorizationRequests = false
+    /// RFC 9101: request objects by value (`request`), signed with these algorithms.
+    public var requestObjectSigningAlgValuesSupported = RequestObject.algorithms
     /// Back-Channel Logout 1.0 section 2.1: logout tokens are sent, and they carry `sid`.
     public var backchannelLogoutSupported = true
     public var backchannelLogoutSessionSupported = true
@@ -31,7 +37,7 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
     ]
     public var promptValuesSupported = ["login", "consent", "select_account", "none"]
     public var claimsParameterSupported = false
-    public var requestParameterSupported = false
+    public var requestParameterSupported = true
     public var requestURIParameterSupported = false
     public var authorizationResponseIssParameterSupported = true
     /// RFC 9449 section 5.1: the algorithms DPoP proofs may use.
@@ -48,6 +54,7 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
         self.introspectionEndpoint = issuer + "/oauth2/introspect"
         self.endSessionEndpoint = issuer + "/oauth2/logout"
         self.deviceAuthorizationEndpoint = issuer + "/oauth2/device_authorization"
+        self.pushedAuthorizationRequestEndpoint = issuer + "/oauth2/par"
         self.idTokenSigningAlgValuesSupported = signingAlgorithms
     }
 
@@ -61,6 +68,9 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
         case introspectionEndpoint = "introspection_endpoint"
         case endSessionEndpoint = "end_session_endpoint"
         case deviceAuthorizationEndpoint = "device_authorization_endpoint"
+        case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
+        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
+        case requestObjectSigningAlgValuesSupported = "request_object_signing_alg_values_supported"
         case backchannelLogoutSupported = "backchannel_logout_supported"
         case backchannelLogoutSessionSupported = "backchannel_logout_session_supported"
         case acrValuesSupported = "acr_values_supported"

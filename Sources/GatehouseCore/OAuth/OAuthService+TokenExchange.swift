@@ -37,8 +37,9 @@ extension OAuthService {
         guard let subjectToken = exchange.subjectToken, !subjectToken.isEmpty, let subjectType = exchange.subjectTokenType, !subjectType.isEmpty else {
             throw BrokerError(.invalidRequest, .badRequest, "subject_token and subject_token_type are required.")
         }
-        if exchange.actorToken != nil, exchange.actorTokenType == nil {
-            throw BrokerError(.invalidRequest, .badRequest, "actor_token_type is required with actor_token.")
+        // RFC 8693 section 2.1: actor_token_type is required with actor_token, and must not come alone.
+        if (exchange.actorToken != nil) != (exchange.actorTokenType != nil) {
+            throw BrokerError(.invalidRequest, .badRequest, "actor_token and actor_token_type go together.")
         }
         if let requested = exchange.requestedTokenType, requested != Self.accessTokenType {
             throw BrokerError(.invalidRequest, .badRequest, "Only access tokens are issued (requested_token_type \(Self.accessTokenType)).")
@@ -53,6 +54,8 @@ extension OAuthService {
             throw BrokerError(.invalidTarget, .badRequest, "This client may not get tokens for '\(refused)'.")
         }
         let subject = try await exchangedToken(subjectToken, type: subjectType, app: app, role: "subject_token")
+        // The subject is a person: a client's own token (client credentials) stands for nobody.
+        guard subject.authTime != nil, subject.subject != subject.clientID else { throw Self.unacceptable("subject_token") }
         var act = subject.act
         if let actorToken = exchange.actorToken, let actorType = exchange.actorTokenType {
             let actor = try await exchangedToken(actorToken, type: actorType, app: app, role: "actor_token")
@@ -61,12 +64,13 @@ extension OAuthService {
             if let earlier = subject.act { members["act"] = earlier }
             act = .object(members)
         }
-        var scopes = subject.scopes
+        // At most the subject token's scopes, and only those the exchanging app may have at all.
+        var scopes = subject.scopes.filter(app.policy.allowedScopes.contains)
         if let requested = request.scopes, !requested.isEmpty {
             if let widened = requested.first(where: { !subject.scopes.contains($0) }) {
                 throw BrokerError(.invalidScope, .badRequest, "The scope '\(widened)' is more than the subject token allows; an exchange may only narrow.")
             }
-            scopes = requested.uniqued()
+            scopes = try app.policy.grantScopes(requested)
         }
         return try await issueExchanged(subject: subject, scopes: scopes, targets: targets, act: act, app: app, dpopJKT: dpopJKT)
     }
@@ -96,41 +100,61 @@ extension OAuthService {
         return issued
     }
 
-    /// Verifies a token presented in an exchange: one the broker issued, valid now, not revoked, of an
-    /// app whose tokens this client may present. Refusals are `invalid_grant` (RFC 8693 section 2.2.2:
-    /// the subject or actor token is invalid), a type the broker does not take `invalid_request`.
+    /// RFC 8693 section 2.2.2: a subject or actor token invalid for any reason, or unacceptable by
+    /// policy, is `invalid_request`; one message for every reason, so that the answer tells an
+    /// exchanging app nothing about tokens it may not present.
+    static func unacceptable(_ role: String) -> BrokerError {
+        BrokerError(.invalidRequest, .badRequest, "The \(role) is not valid, or not acceptable for this client.").because("\(role)_refused")
+    }
+
+    /// Verifies a token presented in an exchange: one the broker issued to an app whose tokens this
+    /// client may present (checked first on the unverified claims, as introspection does, so that
+    /// how long a refusal takes says nothing about another app's token), valid now, not revoked, and
+    /// for an ID token, of a session that is still live.
     func exchangedToken(_ token: String, type: String, app: App, role: String) async throws -> ExchangedToken {
-        let invalid = Self.invalidGrant("The \(role) is not valid.")
-        let exchanged: ExchangedToken
+        let refused = Self.unacceptable(role)
         // A `jwt` is whichever of the two its header says (`at+jwt` for access tokens).
         let kind = type == Self.jwtTokenType ? (SigningKeyring.type(of: token) == "at+jwt" ? Self.accessTokenType : Self.idTokenType) : type
-        switch kind {
-        case Self.accessTokenType:
-            guard let claims = try? await verifyAccessToken(token) else { throw invalid }
+        guard kind == Self.accessTokenType || kind == Self.idTokenType else {
+            throw BrokerError(.invalidRequest, .badRequest, "\(role)_type '\(type)' is not supported (use \(Self.accessTokenType) or \(Self.idTokenType)).")
+        }
+        let policy = app.policy.tokenExchange
+        func acceptable(_ clientID: String) -> Bool {
+            clientID != ConsoleConfig.appID && policy.accepts(tokensOf: clientID, asApp: app.id)
+        }
+        // An access token made by an exchange (its `aud` another than its client) is presented by
+        // its audience only: the service it was made for, calling on (a chain of delegation).
+        func acceptable(clientID: String, audiences: [String]) -> Bool {
+            audiences == [clientID] ? acceptable(clientID) : audiences.contains(app.id)
+        }
+        if kind == Self.accessTokenType {
+            guard let claimed = Self.unverifiedClientID(token), acceptable(clientID: claimed.clientID, audiences: claimed.audiences) else { throw refused }
+        } else {
+            guard let claimed = Self.unverifiedMember("azp", of: token), acceptable(claimed) else { throw refused }
+        }
+        let exchanged: ExchangedToken
+        if kind == Self.accessTokenType {
+            guard let claims = try? await verifyAccessToken(token), acceptable(clientID: claims.clientID, audiences: claims.aud.value) else { throw refused }
             exchanged = ExchangedToken(
                 subject: claims.sub.value, clientID: claims.clientID, scopes: claims.scope.split(separator: " ").map(String.init), expiresAt: claims.exp.value,
                 authTime: claims.authTime, amr: claims.amr, identityProvider: claims.idp, stateless: claims.stateless, family: claims.fid,
                 deviceKey: claims.deviceKey, act: claims.act
             )
-        case Self.idTokenType:
+        } else {
             let now = clock.now
             guard let claims = await keyring.verifyIDTokenHint(token, issuer: tokens.issuer), Date(timeIntervalSince1970: TimeInterval(claims.exp)) > now,
                 try await !revocations.isSignedByRevokedKey(token),
                 try await !revocations.isSubjectRevoked(claims.sub, issuedAt: Date(timeIntervalSince1970: TimeInterval(claims.iat))),
-                try await !revocations.isClientRevoked(claims.azp, issuedAt: Date(timeIntervalSince1970: TimeInterval(claims.iat)))
-            else { throw invalid }
-            // An ID token of a session that ended stands for nobody signed in any more.
-            if let sid = claims.sid, let session = try await store.browserSession(id: sid), session.endedAt != nil { throw invalid }
+                try await !revocations.isClientRevoked(claims.azp, issuedAt: Date(timeIntervalSince1970: TimeInterval(claims.iat))),
+                // Only an ID token of a browser session that is still live: logout ends what it may be exchanged for.
+                let sid = claims.sid, let session = try await store.browserSession(id: sid), session.isLive(at: now)
+            else { throw refused }
             exchanged = ExchangedToken(
                 subject: claims.sub, clientID: claims.azp, scopes: ["openid"], expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.exp)),
                 authTime: claims.authTime, amr: claims.amr, identityProvider: claims.idp, stateless: false, family: nil, deviceKey: nil, act: nil
             )
-        default:
-            throw BrokerError(.invalidRequest, .badRequest, "\(role)_type '\(type)' is not supported (use \(Self.accessTokenType) or \(Self.idTokenType)).")
         }
-        guard app.policy.tokenExchange.accepts(tokensOf: exchanged.clientID, asApp: app.id) else {
-            throw Self.invalidGrant("This client may not present tokens issued to '\(exchanged.clientID)'.")
-        }
+        if kind == Self.idTokenType, !acceptable(exchanged.clientID) { throw refused }
         return exchanged
     }
 }

@@ -27,6 +27,11 @@ extension OAuthService {
 
     public func authorize(_ presented: PresentedToken, expiredGrace: TimeInterval = 0) async throws -> AccessTokenClaims {
         let claims = try await verifyAccessToken(presented.token, expiredGrace: expiredGrace)
+        // A token made for another service (a token exchange's audience) is not for the broker's own
+        // resources (RFC 9068 section 4: a resource server takes only tokens whose aud names it).
+        guard claims.aud.value == [claims.clientID] else {
+            throw BrokerError(.invalidToken, .unauthenticated, "This access token is for another audience.")
+        }
         guard let bound = claims.cnf?.jkt else {
             if presented.scheme == .dpop {
                 throw BrokerError(.invalidToken, .unauthenticated, "This access token is not bound to a DPoP key; present it with the Bearer scheme.")
@@ -100,6 +105,15 @@ extension OAuthService {
         // what an introspection cost.
         guard let claim = try? clientIDDecoder.decode(ClientIDClaim.self, from: payload), let clientID = claim.clientID else { return nil }
         return (clientID, claim.audiences)
+    }
+
+    /// One string member of a JWT's payload, unverified.
+    static func unverifiedMember(_ name: String, of token: String) -> String? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(String(parts[1])),
+            case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: payload)
+        else { return nil }
+        return members[name]?.stringValue
     }
 
     private struct ClientIDClaim: Decodable {

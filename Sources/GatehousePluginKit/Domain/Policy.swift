@@ -79,6 +79,12 @@ public struct Policy: Sendable, Hashable, Codable {
     public var devicePollingInterval: Seconds
     /// Token exchange (RFC 8693): the audiences the app may get tokens for with the tokens it holds.
     public var tokenExchange: TokenExchangePolicy
+    /// Whether authorization requests must be pushed first (RFC 9126 `require_pushed_authorization_requests`):
+    /// `/oauth2/authorize` then takes only a `request_uri` from `/oauth2/par`.
+    public var requirePushedAuthorizationRequests: Bool
+    /// The app's public keys for request objects (RFC 9101), as JWKs (EC P-256, RSA of 2048 bits or
+    /// more, Ed25519): a `request` is accepted only when one of them signed it. Empty: the app sends none.
+    public var requestObjectKeys: [JSONValue]
 
     /// A policy; every parameter has its documented default.
     public init(
@@ -93,8 +99,10 @@ public struct Policy: Sendable, Hashable, Codable {
         confirmProfile: Bool = false, renewalWindow: Seconds = .minutes(2),
         refreshReuseGrace: Seconds = Seconds(5), session: SessionPolicy = SessionPolicy(), logout: LogoutPolicy = LogoutPolicy(), consentRequired: Bool = false,
         deviceAuthorizationGrant: Bool = false, deviceCodeLifetime: Seconds = .minutes(10), devicePollingInterval: Seconds = Seconds(5),
-        tokenExchange: TokenExchangePolicy = TokenExchangePolicy()
+        tokenExchange: TokenExchangePolicy = TokenExchangePolicy(), requirePushedAuthorizationRequests: Bool = false, requestObjectKeys: [JSONValue] = []
     ) {
+        self.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
+        self.requestObjectKeys = requestObjectKeys
         self.tokenExchange = tokenExchange
         self.deviceAuthorizationGrant = deviceAuthorizationGrant
         self.deviceCodeLifetime = deviceCodeLifetime
@@ -198,6 +206,7 @@ public struct Policy: Sendable, Hashable, Codable {
         case dpop, dpopNonce, plugins, confirmProfile, renewalWindow, refreshReuseGrace
         case session, logout, consentRequired
         case deviceAuthorizationGrant, deviceCodeLifetime, devicePollingInterval, tokenExchange
+        case requirePushedAuthorizationRequests, requestObjectKeys
     }
 
     /// Writes every key, `plugins` included, and any former key not moved yet.
@@ -232,6 +241,8 @@ public struct Policy: Sendable, Hashable, Codable {
         try container.encode(deviceCodeLifetime, forKey: .deviceCodeLifetime)
         try container.encode(devicePollingInterval, forKey: .devicePollingInterval)
         try container.encode(tokenExchange, forKey: .tokenExchange)
+        try container.encode(requirePushedAuthorizationRequests, forKey: .requirePushedAuthorizationRequests)
+        try container.encode(requestObjectKeys, forKey: .requestObjectKeys)
         // A policy not yet saved in the new form keeps its former keys, so that nothing is lost.
         var former = encoder.container(keyedBy: ConfigPath.Key.self)
         for (key, value) in formerSettings { try former.encode(value, forKey: ConfigPath.Key(key)) }
@@ -298,6 +309,27 @@ public struct Policy: Sendable, Hashable, Codable {
         self.deviceCodeLifetime = try value(.deviceCodeLifetime, defaults.deviceCodeLifetime)
         self.devicePollingInterval = try value(.devicePollingInterval, defaults.devicePollingInterval)
         self.tokenExchange = try value(.tokenExchange, defaults.tokenExchange)
+        self.requirePushedAuthorizationRequests = try value(.requirePushedAuthorizationRequests, defaults.requirePushedAuthorizationRequests)
+        var keys: [JSONValue] = []
+        if container.contains(.requestObjectKeys) {
+            let raw = decoder is ConfigNodeDecoder
+                ? try everything.decode(ConfigNode.self, forKey: ConfigPath.Key("requestObjectKeys")).uninterpretedJSON
+                : try everything.decode(JSONValue.self, forKey: ConfigPath.Key("requestObjectKeys"))
+            guard case .array(let items) = raw else {
+                throw ConfigIssue(path: decoder.codingPath + [CodingKeys.requestObjectKeys], "expected a list of public JWKs")
+            }
+            for (index, item) in items.enumerated() {
+                do {
+                    // The public members only, and the `kid` a request object's header names it by.
+                    var members = try PublicJWK(item).members
+                    if case .object(let given) = item, let kid = given["kid"]?.stringValue { members["kid"] = .string(kid) }
+                    keys.append(.object(members))
+                } catch {
+                    throw ConfigIssue(path: decoder.codingPath + [CodingKeys.requestObjectKeys, ConfigPath.Key(index: index)], error.message)
+                }
+            }
+        }
+        self.requestObjectKeys = keys
 
         let path = decoder.codingPath
         for (key, lifetime, range) in [

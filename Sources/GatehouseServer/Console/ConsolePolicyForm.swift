@@ -99,6 +99,10 @@ struct ConsolePolicyForm {
             )
         case ("dpop", _): return choice(name, label, DPoPMode.allCases.map(\.rawValue), value, error)
         case ("idTokenSigningAlg", _): return choice(name, label, SigningAlgorithm.allCases.map(\.rawValue), value, error)
+        case ("requestObjectKeys", _):
+            // JWKs are objects: one JSON object per line, not split at commas.
+            let lines = (value.arrayValue ?? []).map { String(decoding: $0.serialized(), as: UTF8.self) }
+            return ConsoleField.textarea(name, label: label, lines: lines, hint: "One public JWK (JSON) per line.", error: error)
         case (_, .bool(let flag)):
             return ConsoleField.checkbox(name, label: label, checked: flag, error: error)
         case (_, .array(let items)):
@@ -180,6 +184,12 @@ struct ConsolePolicyForm {
             return .array(known.uniqued().filter { form["\(name).\($0)"] == "on" }.map(JSONValue.string))
         }
         let text = (form[name] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        if path == "requestObjectKeys" {
+            // A line that is not JSON goes on as text, for the policy's own check to name.
+            return .array(text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map { line in
+                (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))) ?? .string(line)
+            })
+        }
         switch value {
         case .bool: return .bool(form[name] == "on")
         case .array:
