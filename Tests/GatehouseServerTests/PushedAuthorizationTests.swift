@@ -24,8 +24,10 @@ extension GatehouseServerTests {
             return #"{"kty": "EC", "crv": "P-256", "kid": "\#(kid)", "x": "\#(Base64URL.encode(Data(point.prefix(32))))", "y": "\#(Base64URL.encode(Data(point.suffix(32))))"}"#
         }
 
-        func sign(_ claims: [String: JSONValue], alg: String = "ES256") throws -> String {
-            let header: JSONValue = ["alg": .string(alg), "kid": .string(kid), "typ": "oauth-authz-req+jwt"]
+        func sign(_ claims: [String: JSONValue], alg: String = "ES256", header extra: [String: JSONValue] = [:]) throws -> String {
+            var members: [String: JSONValue] = ["alg": .string(alg), "kid": .string(kid), "typ": "oauth-authz-req+jwt"]
+            members.merge(extra) { _, new in new }
+            let header = JSONValue.object(members)
             let input = Base64URL.encode(bytes: header.serialized()) + "." + Base64URL.encode(bytes: JSONValue.object(claims).serialized())
             guard alg == "ES256" else { return input + "." }
             return input + "." + Base64URL.encode(try key.signature(for: Data(input.utf8)).rawRepresentation)
@@ -162,11 +164,23 @@ extension GatehouseServerTests {
                 (try signer.sign(claims { $0["exp"] = .number(now - 1) }), "expired"),
                 (try signer.sign(claims { $0["exp"] = .number(now + 7200) }), "valid too long"),
                 (try signer.sign(claims { $0["request_uri"] = "urn:x" }), "nested request"),
+                (try signer.sign(claims {
+                    $0["iat"] = .number(now + 7200)
+                    $0["exp"] = .number(now + 7200 + 3000)
+                }), "issued in the future"),
+                (try signer.sign(claims(), header: ["crit": ["exp"]]), "a critical extension"),
+                (try signer.sign(claims(), header: ["typ": "logout+jwt"]), "another kind of JWT"),
                 ("not-a-jwt", "malformed"),
             ] {
                 let refused = try await Self.push(client, ["request": object])
                 #expect(refused.status == .badRequest && refused.body["error"]?.stringValue == "invalid_request_object", "\(why): \(refused.body)")
             }
+            // request and request_uri together.
+            let both = try await client.execute(
+                uri: "/oauth2/authorize?" + Self.encode(["client_id": "shop", "request": try signer.sign(claims()), "request_uri": "urn:ietf:params:oauth:request_uri:x"]),
+                method: .get
+            )
+            #expect(both.status == .badRequest)
             // By value at the authorization endpoint (an app that does not require pushing): the
             // object's parameters count; a bad one goes back to the registered redirect URI.
             let shopClaims = claims {

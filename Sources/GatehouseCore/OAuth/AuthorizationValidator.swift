@@ -30,6 +30,10 @@ public struct AuthorizationValidator: Sendable {
         }
         var parameters = presented
         var wasPushed = false
+        if presented["request_uri"] != nil, presented["request"] != nil {
+            // OIDC Core section 6: when one is used, the other must not be.
+            throw AuthorizationRefusal.page(BrokerError(.invalidRequest, .badRequest, "request and request_uri cannot be used together."))
+        }
         if let reference = presented["request_uri"] {
             // RFC 9126 section 4: the pushed parameters are the request; nothing outside them counts.
             do {
@@ -66,9 +70,24 @@ public struct AuthorizationValidator: Sendable {
         guard let clients else { throw BrokerError.internalFailure("Pushed requests are not set up.") }
         let app = try await clients.authenticate(client, clientIP: clientIP)
         guard form["request_uri"] == nil else { throw BrokerError(.invalidRequest, .badRequest, "request_uri may not be pushed.") }
-        var parameters = form.filter { !["client_secret", "client_assertion", "client_assertion_type"].contains($0.key) }
+        // Each push stores a row for a while: an address (a public client authenticates by naming
+        // itself) pushes at most as many per minute as it may start flows.
+        let now = clock.now
+        let bucket = clientIP.map(FailedAuthenticationLimit.addressBucket) ?? FailedAuthenticationLimit.unknownAddress
+        let (count, windowEnds) = try await clients.failures.store.countEvent(key: "par:\(bucket)", now: now, window: 60)
+        if count > app.policy.lockout.maxFlowStartsPerIPPerMinute {
+            throw BrokerError(
+                .rateLimited, .tooManyRequests, "Too many pushed requests from this address; wait a moment.",
+                retryAfter: max(1, Int(windowEnds.timeIntervalSince(now).rounded(.up)))
+            )
+        }
+        // Only the parameters an authorization request has are kept, each of bounded length.
+        var parameters = form.filter { Self.authorizationParameters.contains($0.key) }
         if let object = form["request"] {
-            parameters = try RequestObject.parameters(of: object, app: app, issuer: issuer, now: clock.now)
+            parameters = try RequestObject.parameters(of: object, app: app, issuer: issuer, now: now).filter { Self.authorizationParameters.contains($0.key) }
+        }
+        if let long = parameters.first(where: { $0.value.utf8.count > 4096 }) {
+            throw BrokerError(.invalidRequest, .badRequest, "\(long.key) is too long.")
         }
         if let named = parameters["client_id"], named != app.id {
             throw BrokerError(.invalidRequest, .badRequest, "client_id does not name the authenticated client.")
@@ -83,6 +102,12 @@ public struct AuthorizationValidator: Sendable {
         }
         return (try await pushed.keep(parameters, clientID: app.id), PushedAuthorizations.lifetime)
     }
+
+    /// The parameters of an authorization request this broker reads: a pushed request keeps these only.
+    static let authorizationParameters: Set = [
+        "client_id", "response_type", "redirect_uri", "scope", "state", "nonce", "code_challenge", "code_challenge_method", "response_mode", "prompt",
+        "max_age", "login_hint", "acr_values", "ui_locales", "claims_locales", "id_token_hint",
+    ]
 
     /// The checks of an authorization request's parameters, for `app`, in the RFC's order.
     func check(_ parameters: [String: String], app: App, pushed: Bool) throws(AuthorizationRefusal) -> AuthorizationRequest {

@@ -20,10 +20,18 @@ public enum RequestObject {
         guard let algorithm = object.algorithm, algorithms.contains(algorithm) else {
             throw refused("The request object must be signed with one of \(algorithms.joined(separator: ", ")).")
         }
+        // RFC 7515 section 4.1.11: no extension is understood here. RFC 9101 section 10.8: a JWT of
+        // another kind is not a request object.
+        guard object.header["crit"] == nil else { throw refused("The request object's header names critical extensions this broker does not know.") }
+        if let type = object.header["typ"]?.stringValue, !["oauth-authz-req+jwt", "JWT", "jwt"].contains(type) {
+            throw refused("The request object's typ must be oauth-authz-req+jwt.")
+        }
+        // A key registered for encryption, or for another algorithm, signs nothing here.
         let keys = app.policy.requestObjectKeys.compactMap { value -> (kid: String?, key: PublicJWK)? in
-            guard let key = try? PublicJWK(value) else { return nil }
-            if case .object(let members) = value { return (members["kid"]?.stringValue, key) }
-            return (nil, key)
+            guard let key = try? PublicJWK(value), case .object(let members) = value else { return nil }
+            if let use = members["use"]?.stringValue, use != "sig" { return nil }
+            if let alg = members["alg"]?.stringValue, alg != algorithm { return nil }
+            return (members["kid"]?.stringValue, key)
         }
         guard !keys.isEmpty else { throw refused("This client has no registered key for request objects (policy.requestObjectKeys).") }
         let kid = object.header["kid"]?.stringValue
@@ -40,7 +48,11 @@ public enum RequestObject {
         guard let expires = object.time("exp"), expires > now else { throw refused("The request object has no exp, or it has expired.") }
         let from = object.time("nbf") ?? object.time("iat") ?? now
         if let notBefore = object.time("nbf"), notBefore > now.addingTimeInterval(60) { throw refused("The request object is not valid yet (nbf).") }
-        guard expires.timeIntervalSince(from) <= longestLifetime else { throw refused("The request object may be valid for an hour at most.") }
+        if let issued = object.time("iat"), issued > now.addingTimeInterval(60) { throw refused("The request object was issued in the future (iat).") }
+        // At most an hour from its start, and from now: a start put in the future stretches nothing.
+        guard expires.timeIntervalSince(from) <= longestLifetime, expires.timeIntervalSince(now) <= longestLifetime + 60 else {
+            throw refused("The request object may be valid for an hour at most.")
+        }
         if claims["request"] != nil || claims["request_uri"] != nil { throw refused("A request object may not hold another request.") }
         var parameters: [String: String] = [:]
         let registered: Set = ["iss", "aud", "exp", "nbf", "iat", "jti", "sub"]

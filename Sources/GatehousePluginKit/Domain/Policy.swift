@@ -320,9 +320,12 @@ public struct Policy: Sendable, Hashable, Codable {
             }
             for (index, item) in items.enumerated() {
                 do {
-                    // The public members only, and the `kid` a request object's header names it by.
+                    // The public members only, the `kid` a request object's header names it by, and
+                    // the `alg` and `use` it is registered for.
                     var members = try PublicJWK(item).members
-                    if case .object(let given) = item, let kid = given["kid"]?.stringValue { members["kid"] = .string(kid) }
+                    if case .object(let given) = item {
+                        for name in ["kid", "alg", "use"] { if let value = given[name]?.stringValue { members[name] = .string(value) } }
+                    }
                     keys.append(.object(members))
                 } catch {
                     throw ConfigIssue(path: decoder.codingPath + [CodingKeys.requestObjectKeys, ConfigPath.Key(index: index)], error.message)
