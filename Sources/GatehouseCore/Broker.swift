@@ -66,7 +66,7 @@ public struct Broker: Sendable, CustomStringConvertible {
         let dpop = DPoPVerifier(storage: PluginStorage(namespace: Self.dpopNamespace, store: store, clock: clock, sealer: sealer), clock: clock)
         let oauth = OAuthService(
             store: store, tokens: issuer, plugins: plugins, clock: clock, logger: logger, apps: apps, defaultLockout: config.lockout, metrics: metrics, dpop: dpop,
-            http: http
+            http: http, sealer: sealer, events: config.events
         )
         let engine = FlowEngine(
             store: store, plugins: plugins, challenges: registry.challenges, tokens: issuer, clock: clock, logger: logger, metrics: metrics, apps: apps, dpop: dpop,
@@ -179,6 +179,7 @@ public struct Broker: Sendable, CustomStringConvertible {
         removed += try await store.deleteExpiredPluginRecords(now: now)
         removed += try await store.deleteExpiredAuthorizationCodes(before: now.addingTimeInterval(-3600))
         removed += try await store.deleteExpiredDeviceAuthorizations(before: now.addingTimeInterval(-3600))
+        removed += try await store.deleteDeliveredOutboxItems(before: now.addingTimeInterval(-config.events.keepDelivered.timeInterval))
         removed += try await store.deleteExpiredRefreshTokens(now: now)
         removed += try await store.deleteExpiredRevocations(now: now)
         // Ended and expired sessions are kept a day, for the person's and the admins' lists.

@@ -34,6 +34,22 @@ struct AdminAPI {
             let secret = try await admin.rotateSecret(id: try context.parameters.require("id"), by: try identity(context))
             return JSONBody(["client_secret": secret]).response(status: .ok)
         }
+        group.post("apps/:id/webhook/secret") { _, context in
+            let secret = try await admin.rotateWebhookSecret(id: try context.parameters.require("id"), by: try identity(context))
+            return JSONBody(["secret": secret]).response(status: .ok)
+        }
+        group.get("apps/:id/webhook/dead-letters") { request, context in
+            let limit = request.uri.queryParameters.get("limit", as: Int.self) ?? 100
+            return JSONBody(try await admin.deadLetters(id: try context.parameters.require("id"), limit: limit)).response(status: .ok)
+        }
+        group.post("apps/:id/webhook/dead-letters/:delivery/replay") { _, context in
+            guard let delivery = Int64(try context.parameters.require("delivery")) else { throw BrokerError(.notFound, .notFound, "No such delivery.") }
+            try await admin.replay(id: try context.parameters.require("id"), delivery: delivery, by: try identity(context))
+            return Response(status: .noContent)
+        }
+        group.post("apps/:id/webhook/dead-letters/replay") { _, context in
+            JSONBody(["replayed": try await admin.replayAll(id: try context.parameters.require("id"), by: try identity(context))]).response(status: .ok)
+        }
         group.post("apps/:id/return-to-config") { _, context in
             JSONBody(try await admin.returnToConfig(id: try context.parameters.require("id"), by: try identity(context))).response(status: .ok)
         }

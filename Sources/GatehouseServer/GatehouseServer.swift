@@ -55,7 +55,7 @@ public enum GatehouseServer {
             // within `BodyLimit.readTimeout`.
             server: .http1(configuration: .init(idleTimeout: .seconds(Int64(broker.config.server.idleTimeout.value)))),
             configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port), serverName: "Gatehouse"),
-            services: [MaintenanceService(broker: broker)],
+            services: [MaintenanceService(broker: broker), EventDeliveryService(broker: broker)],
             logger: logger
         )
     }
@@ -96,6 +96,23 @@ struct MaintenanceService: Service, CustomStringConvertible {
             if removed > 0 { broker.logger.debug("expired data removed", metadata: ["rows": "\(removed)"]) }
         } catch {
             broker.logger.warning("could not remove expired data", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+/// Every second sends what is due in the outbox (webhook events, back-channel logout tokens). Every
+/// node runs it; leases in the store keep two nodes from sending one delivery at once.
+struct EventDeliveryService: Service, CustomStringConvertible {
+    let broker: Broker
+
+    var description: String { "EventDeliveryService" }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await broker.oauth.events.runOnce()
+                try? await Task.sleep(for: .seconds(1))
+            }
         }
     }
 }

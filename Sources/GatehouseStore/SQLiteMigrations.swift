@@ -303,6 +303,28 @@ enum SQLiteMigrations {
                     """
             )
         }
+        migrator.registerMigration("v15-event-outbox") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE event_outbox (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        app_id TEXT NOT NULL,
+                        subject TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        payload TEXT NOT NULL,
+                        created_at REAL NOT NULL,
+                        next_attempt_at REAL NOT NULL,
+                        attempts INTEGER NOT NULL,
+                        status TEXT NOT NULL,
+                        last_error TEXT,
+                        lease_until REAL,
+                        delivered_at REAL
+                    );
+                    CREATE INDEX event_outbox_due ON event_outbox(status, next_attempt_at);
+                    CREATE INDEX event_outbox_by_subject ON event_outbox(app_id, subject, status, id);
+                    """
+            )
+        }
         return migrator
     }
 }

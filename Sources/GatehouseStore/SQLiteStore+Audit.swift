@@ -3,7 +3,9 @@ import GRDB
 import GatehouseCore
 
 extension SQLiteStore: AuditStore {
+    /// Appends the event and, in the same write, queues it for the app's webhook (`EventOutboxStore`).
     public func appendAudit(_ event: AuditEvent) async throws {
+        let payload = event.appID == nil ? nil : try StoreJSON.encode(event)
         try await write { db in
             try db.executeCached(
                 sql: "INSERT INTO audit_events (id, time, type, app_id, account_id, provider_id, outcome, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -12,6 +14,12 @@ extension SQLiteStore: AuditStore {
                     try StoreJSON.encode(event.details),
                 ]
             )
+            if let appID = event.appID, let payload {
+                try db.executeCached(
+                    sql: Self.enqueueAuditEvent,
+                    arguments: [event.accountID ?? "", payload, event.time.storeValue, event.time.storeValue, appID, event.type]
+                )
+            }
         }
     }
 

@@ -294,47 +294,71 @@ extension GatehouseServerTests {
         }
     }
 
-    @Test func backChannelLogoutTokensAreRetriedAndCarrySidWithoutNonce() async throws {
-        let test = try await Self.sessionBroker()
-        defer { test.temporary.remove() }
-        let http = RecordingHTTP(failures: 2)
-        let waits = Mutex<[TimeInterval]>([])
-        let backchannel = BackchannelLogout(
-            http: http, keyring: test.broker.keyring, audit: test.store, clock: test.clock, logger: Logger(label: "test"), issuer: "https://id.example",
-            retryDelays: [1, 2, 3], pause: { seconds in waits.withLock { $0.append(seconds) } }
-        )
-        var app = try #require(try await test.store.app(id: "web"))
-        app.policy.logout.backchannelLogoutURI = "https://web.example/backchannel"
+    /// A broker whose `web` app has a back-channel logout URI, sending through `http`, with short
+    /// retry delays; and a session of alice's at `web`, stored.
+    static func backchannelBroker(http: any OutboundHTTP) async throws -> (TestBroker, BrowserSession) {
+        var registry = PluginRegistry()
+        registry.register(LocalPasswordPlugin.self)
+        let yaml = sessionYAML.replacingOccurrences(
+            of: "      logout: {postLogoutRedirectURIs: [https://web.example/bye]}",
+            with: "      logout: {postLogoutRedirectURIs: [https://web.example/bye], backchannelLogoutURI: https://web.example/backchannel}"
+        ) + "\nevents:\n  logoutRetryDelays: [1, 2, 3]\n"
+        let test = try await TestBroker.make(yaml: yaml, registry: registry, environment: ["WEB_SECRET": webSecret, "OTHER_SECRET": otherSecret], http: http)
         let now = test.clock.now
+        let account = try await test.store.linkIdentity(ExternalIdentity(providerID: "local", subject: "alice", username: "alice"), now: now).account
         let session = BrowserSession(
-            id: "sid-1", cookieDigest: "d", accountID: "acct-1", providers: ["local"], factors: [], methods: ["pwd"], subject: "s", username: "alice",
-            authTime: now, createdAt: now, lastSeenAt: now, expiresAt: now.addingTimeInterval(60), appIDs: ["web"]
+            id: "sid-1", cookieDigest: "d", accountID: account.id, providers: ["local"], factors: [], methods: ["pwd"], subject: "s", username: "alice",
+            authTime: now, createdAt: now, lastSeenAt: now, expiresAt: now.addingTimeInterval(600)
         )
-        await backchannel.notify(session, apps: [app])
+        try await test.store.insertBrowserSession(session)
+        try await test.store.recordBrowserSessionUse(id: session.id, appID: "web", now: now)
+        return (test, try #require(try await test.store.browserSession(id: session.id)))
+    }
+
+    @Test func backChannelLogoutTokensAreRetriedFromTheOutboxAndCarrySidWithoutNonce() async throws {
+        let http = RecordingHTTP(failures: 2)
+        let (test, session) = try await Self.backchannelBroker(http: http)
+        defer { test.temporary.remove() }
+        #expect(try await test.broker.oauth.sessions.end(session, reason: "logout", wait: true))
+        // The first attempt failed (503): the token waits in the store, and goes after 1 s, then 2 s.
+        #expect(http.requests.withLock { $0.count } == 1)
+        #expect(try await test.store.dueOutboxItems(now: test.clock.now, limit: 10).isEmpty)
+        test.clock.advance(by: 1)
+        #expect(await test.broker.oauth.events.runOnce() == 1)
+        test.clock.advance(by: 1)
+        #expect(await test.broker.oauth.events.runOnce() == 0)
+        test.clock.advance(by: 1)
+        #expect(await test.broker.oauth.events.runOnce() == 1)
         let sent = http.requests.withLock { $0 }
-        #expect(sent.count == 3 && waits.withLock { $0 } == [1, 2])
+        #expect(sent.count == 3)
         let body = String(decoding: try #require(sent.last?.body), as: UTF8.self)
         #expect(sent.last?.url == "https://web.example/backchannel" && body.hasPrefix("logout_token="))
         let token = try #require(URLComponents(string: "?" + body)?.queryItems?.first?.value)
         let header = try JSONDecoder().decode([String: JSONValue].self, from: try #require(Base64URL.decode(String(token.split(separator: ".")[0]))))
         #expect(header["typ"] == "logout+jwt" && header["alg"] == "RS256")
         let claims = try Self.claims(of: token)
-        #expect(claims["sid"] == "sid-1" && claims["sub"] == "acct-1" && claims["aud"] == "web" && claims["iss"] == "https://id.example")
+        #expect(claims["sid"] == "sid-1" && claims["sub"] == .string(session.accountID) && claims["aud"] == "web" && claims["iss"] == .string(test.broker.config.server.issuer))
         #expect(claims["nonce"] == nil && claims["jti"] != nil)
         #expect(claims["events"] == .object(["http://schemas.openid.net/event/backchannel-logout": .object([:])]))
         let delivered = try await test.store.auditEvents(type: "logout.backchannel_delivered", appID: "web", accountID: nil, since: nil, limit: 1)
-        #expect(delivered.first?.details["attempts"] == "3")
+        #expect(delivered.first?.details["attempts"] == "3" && delivered.first?.details["sid"] == "sid-1")
+        // Delivered: never sent again.
+        test.clock.advance(by: 60)
+        #expect(await test.broker.oauth.events.runOnce() == 0)
+    }
 
-        // An app that refuses the token (4xx) is not asked again; the failure is audited.
+    @Test func aBackChannelLogoutTokenTheAppRefusesIsNotSentAgainAndIsADeadLetter() async throws {
         let refusing = RefusingHTTP()
-        let once = BackchannelLogout(
-            http: refusing, keyring: test.broker.keyring, audit: test.store, clock: test.clock, logger: Logger(label: "test"), issuer: "https://id.example",
-            retryDelays: [1, 2, 3], pause: { _ in }
-        )
-        await once.notify(session, apps: [app])
+        let (test, session) = try await Self.backchannelBroker(http: refusing)
+        defer { test.temporary.remove() }
+        #expect(try await test.broker.oauth.sessions.end(session, reason: "logout", wait: true))
+        test.clock.advance(by: 10)
+        #expect(await test.broker.oauth.events.runOnce() == 0)
         #expect(refusing.count.withLock { $0 } == 1)
         let failed = try await test.store.auditEvents(type: "logout.backchannel_failed", appID: "web", accountID: nil, since: nil, limit: 1)
         #expect(failed.first?.details["error"] == "HTTP 400")
+        let dead = try await test.broker.admin.deadLetters(id: "web")
+        #expect(dead.count == 1 && dead.first?.kind == "backchannel_logout")
     }
 
     final class RefusingHTTP: OutboundHTTP, @unchecked Sendable {

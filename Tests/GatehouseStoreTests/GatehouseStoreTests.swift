@@ -13,7 +13,7 @@ struct GatehouseStoreTests {
     static let allMigrations = [
         "v1-foundation", "v2-openid-provider", "v3-lockouts-admin", "v4-test-accounts", "v5-provisional-identities", "v6-disabled-apps", "v7-key-activation",
         "v8-verified-email-index", "v9-devices", "v10-activation-profiles", "v11-browser-sessions", "v12-policy-plugin-settings", "v13-flow-hand-offs",
-        "v14-device-authorizations",
+        "v14-device-authorizations", "v15-event-outbox",
     ]
 
     func flow(_ id: String = "flow-1", app: String = "notes", expiresIn seconds: TimeInterval = 600) -> FlowRecord {
@@ -435,6 +435,51 @@ struct GatehouseStoreTests {
             #expect(approved.status == .approved && approved.accountID?.hasPrefix("account-") == true && approved.version == 1)
             #expect(try await database.store.deleteExpiredDeviceAuthorizations(before: now.addingTimeInterval(601)) == 1)
             #expect(try await other.deviceAuthorization(deviceCodeDigest: "dc-1") == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases) func auditEventsOfAnAppWithAWebhookQueueInOrderPerSubjectUnderLeases(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let other = try await database.open()
+            defer { try? other.close() }
+            let store = database.store
+            #expect(try await store.insertApp(App(id: "hooked", name: "H", policy: Policy(identityProviders: ["local"], webhook: WebhookPolicy(url: "https://h.example/hook")), createdAt: now, updatedAt: now)))
+            #expect(try await store.insertApp(App(id: "quiet", name: "Q", policy: Policy(identityProviders: ["local"]), createdAt: now, updatedAt: now)))
+            // Only events of an app with a webhook, and never the webhook's own.
+            for (index, subject) in ["a", "a", "b"].enumerated() {
+                try await store.appendAudit(AuditEvent(time: now, type: "signin.success", appID: "hooked", accountID: subject, details: ["n": String(index)]))
+            }
+            try await store.appendAudit(AuditEvent(time: now, type: "signin.success", appID: "quiet", accountID: "a"))
+            try await store.appendAudit(AuditEvent(time: now, type: "webhook.dead_letter", appID: "hooked"))
+            try await store.appendAudit(AuditEvent(time: now, type: "admin.thing"))
+            let due = try await other.dueOutboxItems(now: now, limit: 10)
+            // a's second waits behind its first; b's goes at once.
+            #expect(due.map(\.subject) == ["a", "b"] && due.allSatisfy { $0.appID == "hooked" && $0.kind == .event })
+            let first = try #require(due.first)
+            #expect(try JSONDecoder().decode(AuditEvent.self, from: Data(first.payload.utf8)).details["n"] == "0")
+            // One node takes it; the other cannot while the lease runs.
+            let leases = try await concurrently(6, on: [store, other]) { node, _ in try await node.leaseOutboxItem(id: first.id, until: self.now.addingTimeInterval(30), now: self.now) }
+            #expect(leases.filter { $0 }.count == 1)
+            #expect(try await store.dueOutboxItems(now: now, limit: 10).map(\.subject) == ["b"])
+            // A failed attempt waits for its retry, and a's second still waits behind it.
+            try await other.finishOutboxAttempt(id: first.id, delivered: false, nextAttemptAt: now.addingTimeInterval(5), dead: false, error: "HTTP 503", now: now)
+            #expect(try await store.dueOutboxItems(now: now, limit: 10).map(\.subject) == ["b"])
+            #expect(try await store.dueOutboxItems(now: now.addingTimeInterval(5), limit: 10).map(\.id).contains(first.id))
+            // Given up: a's second is next; the dead one is listed, and replayed goes first again.
+            try await store.finishOutboxAttempt(id: first.id, delivered: false, nextAttemptAt: nil, dead: true, error: "HTTP 503", now: now)
+            let next = try await store.dueOutboxItems(now: now, limit: 10)
+            #expect(next.count == 2 && next.first?.subject == "a" && next.first?.id != first.id)
+            let dead = try await other.outboxItems(appID: "hooked", status: .dead, limit: 10)
+            #expect(dead.map(\.id) == [first.id] && dead.first?.attempts == 2 && dead.first?.lastError == "HTTP 503")
+            #expect(try await store.replayOutboxItem(id: first.id, appID: "hooked", now: now))
+            #expect(try await !store.replayOutboxItem(id: first.id, appID: "quiet", now: now))
+            #expect(try await store.dueOutboxItems(now: now, limit: 10).first?.id == first.id)
+            // Delivered: out of the queue, and purged later.
+            try await store.finishOutboxAttempt(id: first.id, delivered: true, nextAttemptAt: nil, dead: false, error: nil, now: now)
+            #expect(try await store.outboxItems(appID: "hooked", status: .delivered, limit: 10).map(\.id) == [first.id])
+            #expect(try await store.deleteDeliveredOutboxItems(before: now.addingTimeInterval(1)) == 1)
+            try await store.enqueueOutbox(appID: "quiet", subject: "session:s", kind: .backchannelLogout, payload: "{}", now: now)
+            #expect(try await other.dueOutboxItems(now: now, limit: 10).contains { $0.kind == .backchannelLogout && $0.appID == "quiet" })
         }
     }
 

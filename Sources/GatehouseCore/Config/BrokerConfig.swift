@@ -19,12 +19,15 @@ public struct BrokerConfig: Sendable, CustomStringConvertible {
     /// `lockout:` — the limits of requests that name no known app (unknown client ids, the admin
     /// API): the keys of `apps[].policy.lockout`, with the same defaults.
     public var lockout: LockoutPolicy
+    /// `events:` — how the outbox (webhook events, back-channel logout tokens) is delivered.
+    public var events: EventSettings
 
     public init(
         environment: DeploymentEnvironment = .production, server: ServerConfig, storage: StorageConfig, tokens: TokenConfig = TokenConfig(),
         providers: [ProviderDeclaration], apps: [AppSeed], admin: AdminConfig = AdminConfig(), mail: MailConfig = MailConfig(),
-        keys: KeysConfig = KeysConfig(), lockout: LockoutPolicy = LockoutPolicy()
+        keys: KeysConfig = KeysConfig(), lockout: LockoutPolicy = LockoutPolicy(), events: EventSettings = EventSettings()
     ) {
+        self.events = events
         self.mail = mail
         self.keys = keys
         self.lockout = lockout

@@ -23,7 +23,7 @@ public struct ConfigLoader: Sendable {
         guard case .mapping(let entries) = root else {
             throw ConfigIssues([ConfigIssue(path: "", "the config must be a mapping with server, storage, providers and apps")])
         }
-        let known = ["environment", "server", "storage", "tokens", "providers", "apps", "admin", "mail", "keys", "lockout"]
+        let known = ["environment", "server", "storage", "tokens", "providers", "apps", "admin", "mail", "keys", "lockout", "events"]
         for entry in entries where !known.contains(entry.key) {
             issues.append(ConfigIssue(path: entry.key, "unknown key (expected one of: \(known.joined(separator: ", ")))"))
         }
@@ -61,6 +61,7 @@ public struct ConfigLoader: Sendable {
         let admin = section("admin", AdminConfig.self)
         let mail = section("mail", MailConfig.self)
         let lockout = section("lockout", LockoutPolicy.self)
+        let events = section("events", EventSettings.self)
         var keys = section("keys", KeysConfig.self)
         if var configured = keys, !configured.isConfigured, let environmentKEK {
             do {
@@ -128,10 +129,11 @@ public struct ConfigLoader: Sendable {
                 adminTokens.append(AdminConfig.Token(name: "env-admin", token: token))
             }
         }
-        guard issues.isEmpty, let environment, let server, let storage, let tokens, let mail, let keys, let lockout else { throw ConfigIssues(issues) }
+        guard issues.isEmpty, let environment, let server, let storage, let tokens, let mail, let keys, let lockout, let events else { throw ConfigIssues(issues) }
         return BrokerConfig(
             environment: environment, server: server, storage: storage, tokens: tokens, providers: providers, apps: apps,
-            admin: AdminConfig(tokens: adminTokens, consoleGroups: admin?.consoleGroups ?? [], console: admin?.console ?? ConsoleConfig()), mail: mail, keys: keys, lockout: lockout
+            admin: AdminConfig(tokens: adminTokens, consoleGroups: admin?.consoleGroups ?? [], console: admin?.console ?? ConsoleConfig()), mail: mail, keys: keys, lockout: lockout,
+            events: events
         )
     }
 

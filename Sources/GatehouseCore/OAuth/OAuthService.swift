@@ -17,24 +17,22 @@ public struct OAuthService: Sendable {
     public let dpop: DPoPVerifier?
     /// Browser single sign-on sessions and their end (logout on every node, back-channel logout).
     public let sessions: BrowserSessionService
+    /// Delivers the outbox: webhook events and back-channel logout tokens.
+    public let events: EventDelivery
 
     public init(
         store: any BrokerStore, tokens: TokenIssuer, plugins: PluginInstances, clock: any BrokerClock, logger: Logger, apps: AppCache? = nil,
         defaultLockout: LockoutPolicy = LockoutPolicy(), metrics: BrokerMetrics = BrokerMetrics(), dpop: DPoPVerifier? = nil,
-        http: any OutboundHTTP = NoOutboundHTTP(), backchannelRetryDelays: [TimeInterval] = BackchannelLogout.defaultRetryDelays
+        http: any OutboundHTTP = NoOutboundHTTP(), sealer: SecretSealer, events settings: EventSettings = EventSettings()
     ) {
         self.dpop = dpop
         self.store = store
         self.tokens = tokens
         self.revocations = RevocationList(store: store, clock: clock)
         self.revoker = Revoker(list: revocations, store: store, clock: clock)
-        self.sessions = BrowserSessionService(
-            store: store, revoker: revoker,
-            backchannel: BackchannelLogout(
-                http: http, keyring: tokens.keyring, audit: store, clock: clock, logger: logger, issuer: tokens.issuer, retryDelays: backchannelRetryDelays
-            ),
-            clock: clock, logger: logger
-        )
+        let events = EventDelivery(store: store, http: http, keyring: tokens.keyring, sealer: sealer, clock: clock, logger: logger, issuer: tokens.issuer, settings: settings)
+        self.events = events
+        self.sessions = BrowserSessionService(store: store, revoker: revoker, clock: clock, logger: logger, deliverNow: { await events.runOnce() })
         self.clients = ClientAuthenticator(
             apps: apps ?? AppCache(store: store, clock: clock), failures: FailedAuthenticationLimit(store: store, clock: clock, metrics: metrics),
             defaultLockout: defaultLockout

@@ -5,20 +5,21 @@ import Logging
 /// (logout, a person or an admin ending one, deregistration, a password reset). Ending a session is
 /// one store write every node reads, then the session's refresh tokens (except `offline_access`
 /// ones) and their access tokens are revoked, and the apps that got tokens in it hear of it by
-/// back-channel logout.
+/// back-channel logout, from the outbox (so a node that stops mid-retry loses no logout token).
 public struct BrowserSessionService: Sendable {
     let store: any BrokerStore
     let revoker: Revoker
-    let backchannel: BackchannelLogout
     let clock: any BrokerClock
     let logger: Logger
+    /// Sends what is due in the outbox now (rather than at the next delivery round).
+    let deliverNow: @Sendable () async -> Void
 
-    public init(store: any BrokerStore, revoker: Revoker, backchannel: BackchannelLogout, clock: any BrokerClock, logger: Logger) {
+    public init(store: any BrokerStore, revoker: Revoker, clock: any BrokerClock, logger: Logger, deliverNow: @escaping @Sendable () async -> Void = {}) {
         self.store = store
         self.revoker = revoker
-        self.backchannel = backchannel
         self.clock = clock
         self.logger = logger
+        self.deliverNow = deliverNow
     }
 
     /// The live session the cookie value names; nil for none, an unknown value, or an ended or expired
@@ -51,8 +52,9 @@ public struct BrowserSessionService: Sendable {
     }
 
     /// Ends `session`. Only the caller whose write ended it revokes and notifies (two nodes ending
-    /// it at once send one logout token per app). `wait`: return only after the back-channel
-    /// deliveries finished (deregistration, tests); otherwise they run on in a task of their own.
+    /// it at once send one logout token per app). The logout tokens go into the outbox; `wait`:
+    /// return only after a first delivery round (deregistration, tests); otherwise that round runs
+    /// in a task of its own. Retries follow from the outbox, on any node.
     @discardableResult
     public func end(_ session: BrowserSession, reason: String, actor: String? = nil, wait: Bool = false) async throws -> Bool {
         let now = clock.now
@@ -67,16 +69,19 @@ public struct BrowserSessionService: Sendable {
         if let actor { details["admin"] = actor }
         try await store.appendAudit(AuditEvent(time: now, type: "session.ended", accountID: session.accountID, details: details))
         logger.info("session ended", metadata: ["reason": .string(reason), "apps": .stringConvertible(session.appIDs.count)])
-        var apps: [App] = []
+        var notified = 0
+        let payload = String(decoding: JSONValue.object(["sid": .string(session.id), "sub": .string(session.accountID)]).serialized(), as: UTF8.self)
         for appID in session.appIDs {
-            if let app = try await store.app(id: appID), app.policy.logout.backchannelLogoutURI != nil { apps.append(app) }
+            guard let app = try await store.app(id: appID), app.policy.logout.backchannelLogoutURI != nil else { continue }
+            try await store.enqueueOutbox(appID: app.id, subject: "session:" + session.id, kind: .backchannelLogout, payload: payload, now: now)
+            notified += 1
         }
-        guard !apps.isEmpty else { return true }
+        guard notified > 0 else { return true }
         if wait {
-            await backchannel.notify(session, apps: apps)
+            await deliverNow()
         } else {
-            let backchannel = backchannel
-            Task { await backchannel.notify(session, apps: apps) }
+            let deliverNow = deliverNow
+            Task { await deliverNow() }
         }
         return true
     }

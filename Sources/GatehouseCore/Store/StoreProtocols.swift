@@ -181,7 +181,7 @@ public protocol SigningKeyStore: Sendable {
 /// Everything the broker persists. SQLite implements it for one node; PostgreSQL for several.
 public protocol BrokerStore: AppStore, AccountStore, FlowStore, RefreshTokenStore, SigningKeyStore, AuditStore, PluginDataStore,
     AuthorizationCodeStore, RevocationStore, AttemptCounterStore, ProvisionalIdentityStore, DeviceStore, BrowserSessionStore,
-    DeviceAuthorizationStore
+    DeviceAuthorizationStore, EventOutboxStore
 {
     /// Cheap round trip for `/readyz`.
     func ping() async throws

@@ -85,6 +85,8 @@ public struct Policy: Sendable, Hashable, Codable {
     /// The app's public keys for request objects (RFC 9101), as JWKs (EC P-256, RSA of 2048 bits or
     /// more, Ed25519): a `request` is accepted only when one of them signed it. Empty: the app sends none.
     public var requestObjectKeys: [JSONValue]
+    /// The app's webhook: where its audit events are delivered, signed, at least once (docs/events.md).
+    public var webhook: WebhookPolicy
 
     /// A policy; every parameter has its documented default.
     public init(
@@ -99,8 +101,10 @@ public struct Policy: Sendable, Hashable, Codable {
         confirmProfile: Bool = false, renewalWindow: Seconds = .minutes(2),
         refreshReuseGrace: Seconds = Seconds(5), session: SessionPolicy = SessionPolicy(), logout: LogoutPolicy = LogoutPolicy(), consentRequired: Bool = false,
         deviceAuthorizationGrant: Bool = false, deviceCodeLifetime: Seconds = .minutes(10), devicePollingInterval: Seconds = Seconds(5),
-        tokenExchange: TokenExchangePolicy = TokenExchangePolicy(), requirePushedAuthorizationRequests: Bool = false, requestObjectKeys: [JSONValue] = []
+        tokenExchange: TokenExchangePolicy = TokenExchangePolicy(), requirePushedAuthorizationRequests: Bool = false, requestObjectKeys: [JSONValue] = [],
+        webhook: WebhookPolicy = WebhookPolicy()
     ) {
+        self.webhook = webhook
         self.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
         self.requestObjectKeys = requestObjectKeys
         self.tokenExchange = tokenExchange
@@ -206,7 +210,7 @@ public struct Policy: Sendable, Hashable, Codable {
         case dpop, dpopNonce, plugins, confirmProfile, renewalWindow, refreshReuseGrace
         case session, logout, consentRequired
         case deviceAuthorizationGrant, deviceCodeLifetime, devicePollingInterval, tokenExchange
-        case requirePushedAuthorizationRequests, requestObjectKeys
+        case requirePushedAuthorizationRequests, requestObjectKeys, webhook
     }
 
     /// Writes every key, `plugins` included, and any former key not moved yet.
@@ -243,6 +247,7 @@ public struct Policy: Sendable, Hashable, Codable {
         try container.encode(tokenExchange, forKey: .tokenExchange)
         try container.encode(requirePushedAuthorizationRequests, forKey: .requirePushedAuthorizationRequests)
         try container.encode(requestObjectKeys, forKey: .requestObjectKeys)
+        try container.encode(webhook, forKey: .webhook)
         // A policy not yet saved in the new form keeps its former keys, so that nothing is lost.
         var former = encoder.container(keyedBy: ConfigPath.Key.self)
         for (key, value) in formerSettings { try former.encode(value, forKey: ConfigPath.Key(key)) }
@@ -333,6 +338,7 @@ public struct Policy: Sendable, Hashable, Codable {
             }
         }
         self.requestObjectKeys = keys
+        self.webhook = try value(.webhook, defaults.webhook)
 
         let path = decoder.codingPath
         for (key, lifetime, range) in [

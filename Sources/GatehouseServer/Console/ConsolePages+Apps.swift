@@ -86,6 +86,42 @@ extension ConsolePages {
                 )
             }
         }
+        router.get("admin/apps/:id/webhook-secret") { request, context in
+            let id = try context.parameters.require("id")
+            return try await page(request, context) { session in
+                let app = try await admin.app(id: id)
+                return confirmation(
+                    session, title: "Rotate the webhook secret of \(app.name)",
+                    description: "A new signing secret is made and shown once; events are signed with it from now on, so the app's receiver refuses them until it is given the new one.",
+                    action: "/admin/apps/\(id)/webhook-secret", confirmLabel: "Rotate the webhook secret", cancel: "/admin/apps/\(id)", returnTo: "/admin/apps/\(id)/webhook-secret"
+                )
+            }
+        }
+        router.post("admin/apps/:id/webhook-secret") { request, context in
+            let id = try context.parameters.require("id")
+            return try await action(request, context, dangerous: true, back: "/admin/apps/\(id)/webhook-secret") { session, _ in
+                let secret = try await admin.rotateWebhookSecret(id: id, by: session.admin)
+                return renderer.page(
+                    "secretShown", title: "Webhook secret rotated",
+                    values: ["intro": "The new webhook signing secret of '\(id)':", "secret": secret, "next": "/admin/apps/\(id)#webhook"], session: session
+                )
+            }
+        }
+        router.post("admin/apps/:id/dead-letters/replay") { request, context in
+            let id = try context.parameters.require("id")
+            return try await action(request, context, back: "/admin/apps/\(id)") { session, _ in
+                _ = try await admin.replayAll(id: id, by: session.admin)
+                return Self.done("/admin/apps/\(id)", .replayed)
+            }
+        }
+        router.post("admin/apps/:id/dead-letters/:delivery/replay") { request, context in
+            let id = try context.parameters.require("id")
+            return try await action(request, context, back: "/admin/apps/\(id)") { session, _ in
+                guard let delivery = Int64(try context.parameters.require("delivery")) else { throw BrokerError(.notFound, .notFound, "No such delivery.") }
+                try await admin.replay(id: id, delivery: delivery, by: session.admin)
+                return Self.done("/admin/apps/\(id)", .replayed)
+            }
+        }
         router.get("admin/apps/:id/delete") { request, context in
             let id = try context.parameters.require("id")
             return try await page(request, context) { session in
@@ -185,6 +221,7 @@ extension ConsolePages {
             drift = ["differences": differences.isEmpty ? false : differences.joined(separator: "; ")] as [String: Any]
         }
         let error = settingsError ?? policyError ?? attempt.map { Self.prefixed($0.error) }
+        let deadLetters = try await admin.deadLetters(id: id, limit: 50)
         return renderer.page(
             "app", title: app.name,
             values: [
@@ -192,6 +229,14 @@ extension ConsolePages {
                 "updated": ConsoleRenderer.time(app.updatedAt), "stateless": app.policy.statelessAuthentication ? "on" : "off", "confidential": app.confidential,
                 "drift": drift, "settingsFields": settingsFields, "policySections": policyForm.sections(values: values, errors: policyErrors),
                 "resources": try await resourceSections(session, owner: .app(id), scope: .app, ids: app.policy.identityProviders + app.policy.authenticators, attempt: attempt),
+                "webhook": ["url": app.policy.webhook.url ?? false] as [String: Any],
+                "hasDeadLetters": deadLetters.isEmpty == false,
+                "deadLetters": deadLetters.map { letter -> [String: Any] in
+                    [
+                        "id": String(letter.id), "type": letter.type, "subject": letter.subject.isEmpty ? "—" : letter.subject, "created": ConsoleRenderer.time(letter.createdAt),
+                        "attempts": String(letter.attempts), "lastError": letter.lastError ?? "", "appID": id,
+                    ]
+                },
             ],
             session: session, current: "/admin/apps", notice: notice, error: error, fieldNames: settingsError != nil ? settingsNames : policyNames,
             status: error.map { HTTPResponse.Status(code: $0.httpStatus) } ?? .ok

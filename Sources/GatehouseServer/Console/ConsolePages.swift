@@ -117,7 +117,7 @@ struct ConsolePages {
     }
 
     enum Notice: String {
-        case saved, created, deleted, rotated, unlocked, ended, removed, granted, revoked, returned, added
+        case saved, created, deleted, rotated, unlocked, ended, removed, granted, revoked, returned, added, replayed
 
         var text: String {
             switch self {
@@ -132,6 +132,7 @@ struct ConsolePages {
             case .revoked: "The admin role was taken away."
             case .returned: "Returned to the config file: the next start applies its entry."
             case .added: "Added."
+            case .replayed: "Replayed: the delivery is sent again within a second."
             }
         }
     }

@@ -156,6 +156,13 @@ enum ConsoleTemplates {
         <h2 id="policy">Policy</h2>
         {{> policyForm}}
         {{#resources}}<h2>{{summary}}</h2>{{> resource}}{{/resources}}
+        <h2 id="webhook">Webhook</h2>
+        <p>{{#webhook.url}}Events go to <code>{{webhook.url}}</code>, signed with the app's webhook secret.{{/webhook.url}}{{^webhook.url}}No webhook: set <code>webhook.url</code> in the policy above to have this app's events delivered.{{/webhook.url}} <a class="button secondary" href="/admin/apps/{{app.id}}/webhook-secret" id="rotate-webhook-secret">Rotate the webhook secret</a></p>
+        <h3>Dead letters</h3>
+        <table><thead><tr><th scope="col">Delivery</th><th scope="col">Type</th><th scope="col">Subject</th><th scope="col">Created</th><th scope="col">Attempts</th><th scope="col">Last error</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
+        <tbody>{{#deadLetters}}<tr><td>{{id}}</td><td>{{type}}</td><td>{{subject}}</td><td>{{created}}</td><td>{{attempts}}</td><td>{{lastError}}</td><td><form method="post" action="/admin/apps/{{appID}}/dead-letters/{{id}}/replay" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" aria-label="Replay delivery {{id}}">Replay</button></form></td></tr>{{/deadLetters}}
+        {{^deadLetters}}<tr><td colspan="7">None.</td></tr>{{/deadLetters}}</tbody></table>
+        {{#hasDeadLetters}}<form method="post" action="/admin/apps/{{app.id}}/dead-letters/replay"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="replay-all">Replay all</button></form>{{/hasDeadLetters}}
         <h2>Dangerous actions</h2>
         <p>{{#confidential}}<a class="button secondary" href="/admin/apps/{{app.id}}/secret" id="rotate-secret">Rotate the client secret</a> {{/confidential}}<a class="button danger" href="/admin/apps/{{app.id}}/delete" id="delete-app">Delete this app</a></p>
         """

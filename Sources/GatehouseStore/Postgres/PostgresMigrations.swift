@@ -288,6 +288,27 @@ enum PostgresMigrations {
             CREATE INDEX device_authorizations_by_expiry ON device_authorizations(expires_at)
             """
         ),
+        (
+            "v15-event-outbox",
+            """
+            CREATE TABLE event_outbox (
+                id BIGSERIAL PRIMARY KEY,
+                app_id TEXT NOT NULL,
+                subject TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                payload TEXT NOT NULL,
+                created_at DOUBLE PRECISION NOT NULL,
+                next_attempt_at DOUBLE PRECISION NOT NULL,
+                attempts BIGINT NOT NULL,
+                status TEXT NOT NULL,
+                last_error TEXT,
+                lease_until DOUBLE PRECISION,
+                delivered_at DOUBLE PRECISION
+            );
+            CREATE INDEX event_outbox_due ON event_outbox(status, next_attempt_at);
+            CREATE INDEX event_outbox_by_subject ON event_outbox(app_id, subject, status, id)
+            """
+        ),
     ]
 
     /// Any fixed number, the same on every node: the advisory lock migrations run under.

@@ -3,12 +3,31 @@ import GatehouseCore
 import PostgresNIO
 
 extension PostgresStore: AuditStore {
+    /// Appends the event and, in the same statement, queues it for the app's webhook when the app's
+    /// policy has a webhook URL (and the event is not about webhook deliveries themselves).
     public func appendAudit(_ event: AuditEvent) async throws {
+        guard let appID = event.appID else {
+            try await run(
+                """
+                INSERT INTO audit_events (id, time, type, app_id, account_id, provider_id, outcome, details)
+                VALUES (\(event.id), \(event.time.storeValue), \(event.type), \(event.appID), \(event.accountID), \(event.providerID), \(event.outcome),
+                        \(try StoreJSON.encode(event.details)))
+                """
+            )
+            return
+        }
         try await run(
             """
-            INSERT INTO audit_events (id, time, type, app_id, account_id, provider_id, outcome, details)
-            VALUES (\(event.id), \(event.time.storeValue), \(event.type), \(event.appID), \(event.accountID), \(event.providerID), \(event.outcome),
-                    \(try StoreJSON.encode(event.details)))
+            WITH audit AS (
+                INSERT INTO audit_events (id, time, type, app_id, account_id, provider_id, outcome, details)
+                VALUES (\(event.id), \(event.time.storeValue), \(event.type), \(event.appID), \(event.accountID), \(event.providerID), \(event.outcome),
+                        \(try StoreJSON.encode(event.details)))
+                RETURNING 1
+            )
+            INSERT INTO event_outbox (app_id, subject, kind, payload, created_at, next_attempt_at, attempts, status)
+            SELECT id, \(event.accountID ?? ""), 'event', \(try StoreJSON.encode(event)), \(event.time.storeValue), \(event.time.storeValue), 0, 'pending'
+            FROM apps, audit
+            WHERE id = \(appID) AND COALESCE(policy::jsonb #>> '{webhook,url}', '') <> '' AND \(event.type) NOT LIKE 'webhook.%'
             """
         )
     }

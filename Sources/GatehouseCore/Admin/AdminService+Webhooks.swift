@@ -1,0 +1,76 @@
+import Foundation
+
+/// An app's webhook as administrators manage it: its signing secret (made here, shown once, kept
+/// sealed), the deliveries that were given up (dead letters), and replaying them.
+extension AdminService {
+    /// A dead (or any) delivery as the admin API and the console show it.
+    public struct DeliveryView: Sendable, Codable, Hashable {
+        public var id: Int64
+        public var kind: String
+        /// The event's type (`signin.success`), or `backchannel_logout`.
+        public var type: String
+        public var eventID: String?
+        public var subject: String
+        public var createdAt: Date
+        public var attempts: Int
+        public var lastError: String?
+    }
+
+    /// A new webhook signing secret for the app, returned once (`whsec_` and 32 random bytes); the
+    /// previous one stops signing at once.
+    public func rotateWebhookSecret(id: String, by admin: AdminIdentity) async throws -> String {
+        let app = try await existingApp(id)
+        let secret = "whsec_" + RandomToken.make()
+        let storage = oauth.events.secrets
+        let bytes = Data(secret.utf8)
+        if let current = try await storage.secret(key: app.id) {
+            guard try await storage.replaceWithSecret(bytes, key: app.id, version: current.version) else {
+                throw BrokerError(.conflict, .conflict, "The webhook secret was changed at the same moment; try again.")
+            }
+        } else if try await !storage.insertSecret(bytes, key: app.id) {
+            throw BrokerError(.conflict, .conflict, "The webhook secret was changed at the same moment; try again.")
+        }
+        var details = admin.auditDetails
+        details["url"] = app.policy.webhook.url ?? ""
+        try await store.appendAudit(AuditEvent(time: clock.now, type: "webhook.secret_rotated", appID: app.id, details: details))
+        return secret
+    }
+
+    /// The app's deliveries that were given up, newest first.
+    public func deadLetters(id: String, limit: Int = 100) async throws -> [DeliveryView] {
+        let app = try await existingApp(id)
+        return try await store.outboxItems(appID: app.id, status: .dead, limit: max(1, min(limit, 1000))).map(Self.view)
+    }
+
+    /// Sends a dead delivery again (it goes before the later deliveries of its subject, as it came
+    /// before them); answers 404 when the app has no such dead delivery.
+    public func replay(id: String, delivery: Int64, by admin: AdminIdentity) async throws {
+        let app = try await existingApp(id)
+        guard try await store.replayOutboxItem(id: delivery, appID: app.id, now: clock.now) else {
+            throw BrokerError(.notFound, .notFound, "The app has no dead delivery \(delivery).")
+        }
+        var details = admin.auditDetails
+        details["delivery"] = String(delivery)
+        try await store.appendAudit(AuditEvent(time: clock.now, type: "webhook.replayed", appID: app.id, details: details))
+    }
+
+    /// Replays every dead delivery of the app; answers how many.
+    public func replayAll(id: String, by admin: AdminIdentity) async throws -> Int {
+        var replayed = 0
+        for letter in try await deadLetters(id: id, limit: 1000).reversed() {
+            try await replay(id: id, delivery: letter.id, by: admin)
+            replayed += 1
+        }
+        return replayed
+    }
+
+    static func view(_ item: OutboxItem) -> DeliveryView {
+        var type = item.kind.rawValue
+        var eventID: String?
+        if item.kind == .event, let event = try? JSONDecoder().decode(AuditEvent.self, from: Data(item.payload.utf8)) {
+            type = event.type
+            eventID = event.id
+        }
+        return DeliveryView(id: item.id, kind: item.kind.rawValue, type: type, eventID: eventID, subject: item.subject, createdAt: item.createdAt, attempts: item.attempts, lastError: item.lastError)
+    }
+}
