@@ -21,6 +21,7 @@ over HTTP that nothing a second node needs lives in one node's memory:
 """
 import base64
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -33,6 +34,7 @@ import threading
 import time
 import uuid
 from html import unescape
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import jwt
@@ -177,7 +179,7 @@ def kid_of(token):
     return json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))["kid"]
 
 
-def write_config(work, url, fsso_public_pem, api_port):
+def write_config(work, url, fsso_public_pem, api_port, hook_port):
     indented = "\n".join("                " + line for line in fsso_public_pem.strip().splitlines())
     config = f"""environment: development
 server:
@@ -188,6 +190,9 @@ storage:
     url: {url}
     poolSize: 8
     connectTimeout: 2s
+events:
+  retryDelays: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
+  lease: 3s
 providers:
   - id: local
     type: local
@@ -246,6 +251,14 @@ apps:
     policy:
       identityProviders: [passkeys]
       selfRegistration: true
+  - id: hooked
+    name: Hooked
+    secret: ${{WEB_SECRET}}
+    policy:
+      identityProviders: [local]
+      webhook:
+        url: http://127.0.0.1:{hook_port}/hook
+        events: [signin.success]
   - id: tv
     name: Living-room TV
     policy:
@@ -476,6 +489,138 @@ def check_pushed_requests_across_nodes(a, b, c):
     check("the request_uri is spent on every node", again.status_code == 400 and "invalid_request_uri" in again.text, again.status_code)
 
 
+class WebhookReceiver:
+    """A back end's webhook endpoint: verifies each delivery's signature (HMAC-SHA256 over "t.body",
+    as Stripe's receivers do), answers 503 to the first `fail_first` deliveries, can hold its
+    answers (so that a node is killed mid-delivery), and can be stopped and started again."""
+
+    def __init__(self, port):
+        self.port, self.secret, self.fail_first = port, None, 0
+        self.lock = threading.Lock()
+        self.received, self.acked, self.bad_signatures, self.held = [], [], [], set()
+        self.hold = threading.Event()
+        self.hold.set()  # set: answer at once
+        self.server = None
+
+    def start(self):
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                signature = dict(part.split("=", 1) for part in self.headers.get("Gatehouse-Signature", "").split(",") if "=" in part)
+                expected = hmac.new((receiver.secret or "").encode(), f"{signature.get('t', '')}.".encode() + body, hashlib.sha256).hexdigest()
+                event = json.loads(body or b"{}")
+                with receiver.lock:
+                    receiver.received.append(event.get("id"))
+                    fail = receiver.fail_first > 0
+                    if fail:
+                        receiver.fail_first -= 1
+                if not hmac.compare_digest(expected, signature.get("v1", "")) or abs(time.time() - int(signature.get("t", "0"))) > 300:
+                    with receiver.lock:
+                        receiver.bad_signatures.append(event.get("id"))
+                    self.send_response(400)
+                    self.end_headers()
+                    return
+                if fail:
+                    self.send_response(503)
+                    self.end_headers()
+                    return
+                if not receiver.hold.is_set():
+                    with receiver.lock:
+                        receiver.held.add(event.get("id"))
+                    receiver.hold.wait(30)
+                try:
+                    self.send_response(200)
+                    self.end_headers()
+                    self.wfile.flush()
+                except OSError:
+                    return
+                with receiver.lock:
+                    receiver.acked.append((event.get("id"), event.get("subject")))
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.server.allow_reuse_address = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+
+    def terminate(self):
+        self.hold.set()
+        self.stop()
+
+
+def check_webhooks_across_nodes(nodes, receiver):
+    """The outbox on three nodes against a real receiver: failures, the receiver stopped and started,
+    and every node killed with kill -9 mid-delivery; every event arrives, in order per subject."""
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    a, b, c = nodes
+    rotated = a.post("/admin/v1/apps/hooked/webhook/secret", headers=admin)
+    check("the admin API makes the app's webhook secret, shown once", rotated.status_code == 200 and rotated.json().get("secret", "").startswith("whsec_"), rotated.text[:200])
+    receiver.secret = rotated.json().get("secret")
+    receiver.fail_first = 3
+    users = ["hook1", "hook2", "hook3"]
+    for user in users:
+        registered = a.flow({"app": "web", "provider": "local", "purpose": "register"})
+        a.answer(registered.json()["flow"], {"username": user, "password": PASSWORD})
+
+    def hooked_sign_in(node, user):
+        started = node.post("/v1/flows", json={"app": "hooked", "provider": "local"}, auth=("hooked", WEB_SECRET))
+        done = node.post(f"/v1/flows/{started.json()['flow']}", json={"answer": {"username": user, "password": PASSWORD}}, auth=("hooked", WEB_SECRET))
+        assert done.status_code == 200, done.text
+
+    for round_ in range(4):
+        for index, user in enumerate(users):
+            hooked_sign_in(nodes[(round_ + index) % 3], user)
+        if round_ == 1:
+            # The receiver goes away mid-stream and comes back.
+            receiver.stop()
+            time.sleep(2.5)
+            receiver.start()
+    # Every node is killed while a delivery waits for the receiver's answer.
+    receiver.hold.clear()
+    for user in users:
+        hooked_sign_in(a, user)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and not receiver.held:
+        time.sleep(0.1)
+    in_flight = set(receiver.held)
+    for node in nodes:
+        node.process.kill()
+        node.process.wait()
+    check("deliveries were in flight when the nodes were killed", bool(in_flight), receiver.received[-5:])
+    receiver.hold.set()
+    for node in nodes:
+        node.start()
+    expected = a.get("/admin/v1/audit", params={"app": "hooked", "type": "signin.success", "limit": 100}, headers=admin).json()
+    expected_ids = [event["id"] for event in reversed(expected)]  # oldest first
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not set(expected_ids) <= {event for event, _ in receiver.acked}:
+        time.sleep(0.25)
+    acked = [event for event, _ in receiver.acked]
+    check(f"every one of the {len(expected_ids)} events reached the receiver", set(expected_ids) <= set(acked), set(expected_ids) - set(acked))
+    twice = {event for event in acked if acked.count(event) > 1} - in_flight
+    check("no event acknowledged before was delivered again (only those in flight at the kill may be)", not twice, twice)
+    check("every signature verified", not receiver.bad_signatures, receiver.bad_signatures)
+    by_subject = {}
+    for event in expected:
+        by_subject.setdefault(event.get("accountID"), []).insert(0, event["id"])
+    first_ack = {}
+    for position, event in enumerate(acked):
+        first_ack.setdefault(event, position)
+    in_order = all([first_ack.get(event, -1) for event in ids] == sorted(first_ack.get(event, -1) for event in ids) for ids in by_subject.values())
+    check("each person's events arrived in the order they happened", in_order, {subject: [first_ack.get(event) for event in ids] for subject, ids in by_subject.items()})
+    dead = a.get("/admin/v1/apps/hooked/webhook/dead-letters", headers=admin).json()
+    check("no delivery was given up", dead == [], dead)
+
+
 def main():
     global KEK
     work = tempfile.mkdtemp(prefix="gatehouse-multinode-")
@@ -495,7 +640,10 @@ def main():
             if os.path.exists(port_file) and open(port_file).read().strip():
                 break
             time.sleep(0.05)
-        config = write_config(work, url, public_pem, int(open(port_file).read()))
+        receiver = WebhookReceiver(free_port())
+        receiver.start()
+        helpers.append(receiver)
+        config = write_config(work, url, public_pem, int(open(port_file).read()), receiver.port)
         # Three nodes starting at the same moment migrate the new database once.
         nodes = [Node(name, work, config) for name in "ABC"]
         for node in nodes:
@@ -528,6 +676,9 @@ def main():
         check_device_grant_across_nodes(a, b, c)
         print("- pushed authorization requests span nodes")
         check_pushed_requests_across_nodes(a, b, c)
+
+        print("- webhooks: signed, in order per person, through failures, a restarted receiver and kill -9 of every node")
+        check_webhooks_across_nodes([a, b, c], receiver)
 
         print("- replay, lockouts and refresh families are shared")
         now = int(time.time())
