@@ -179,7 +179,9 @@ public struct Broker: Sendable, CustomStringConvertible {
         removed += try await store.deleteExpiredPluginRecords(now: now)
         removed += try await store.deleteExpiredAuthorizationCodes(before: now.addingTimeInterval(-3600))
         removed += try await store.deleteExpiredDeviceAuthorizations(before: now.addingTimeInterval(-3600))
-        removed += try await store.deleteDeliveredOutboxItems(before: now.addingTimeInterval(-config.events.keepDelivered.timeInterval))
+        removed += try await store.deleteFinishedOutboxItems(
+            deliveredBefore: now.addingTimeInterval(-config.events.keepDelivered.timeInterval), deadBefore: now.addingTimeInterval(-config.events.keepDead.timeInterval)
+        )
         removed += try await store.deleteExpiredRefreshTokens(now: now)
         removed += try await store.deleteExpiredRevocations(now: now)
         // Ended and expired sessions are kept a day, for the person's and the admins' lists.

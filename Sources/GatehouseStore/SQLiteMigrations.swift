@@ -318,10 +318,11 @@ enum SQLiteMigrations {
                         status TEXT NOT NULL,
                         last_error TEXT,
                         lease_until REAL,
+                        lease_token TEXT,
                         delivered_at REAL
                     );
                     CREATE INDEX event_outbox_due ON event_outbox(status, next_attempt_at);
-                    CREATE INDEX event_outbox_by_subject ON event_outbox(app_id, subject, status, id);
+                    CREATE INDEX event_outbox_by_subject ON event_outbox(status, app_id, subject, id);
                     """
             )
         }

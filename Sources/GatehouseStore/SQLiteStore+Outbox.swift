@@ -23,14 +23,15 @@ extension SQLiteStore: EventOutboxStore {
         }
     }
 
+    /// The head of each subject's queue (its lowest pending id), if it is due and not leased.
     public func dueOutboxItems(now: Date, limit: Int) async throws -> [OutboxItem] {
         try await readLater { db in
             try Row.fetchAll(
                 try db.cachedStatement(
                     sql: """
-                        SELECT * FROM event_outbox o
-                        WHERE o.status = 'pending' AND o.next_attempt_at <= ? AND (o.lease_until IS NULL OR o.lease_until <= ?)
-                          AND NOT EXISTS (SELECT 1 FROM event_outbox p WHERE p.app_id = o.app_id AND p.subject = o.subject AND p.status = 'pending' AND p.id < o.id)
+                        SELECT o.* FROM event_outbox o
+                        JOIN (SELECT MIN(id) AS head FROM event_outbox WHERE status = 'pending' GROUP BY app_id, subject) h ON o.id = h.head
+                        WHERE o.next_attempt_at <= ? AND (o.lease_until IS NULL OR o.lease_until <= ?)
                         ORDER BY o.id LIMIT ?
                         """
                 ),
@@ -48,26 +49,33 @@ extension SQLiteStore: EventOutboxStore {
         )
     }
 
-    public func leaseOutboxItem(id: Int64, until: Date, now: Date) async throws -> Bool {
+    public func leaseOutboxItem(id: Int64, until: Date, now: Date, token: String) async throws -> Bool {
         try await write { db in
             try db.executeCached(
-                sql: "UPDATE event_outbox SET lease_until = ? WHERE id = ? AND status = 'pending' AND (lease_until IS NULL OR lease_until <= ?)",
-                arguments: [until.storeValue, id, now.storeValue]
+                sql: """
+                    UPDATE event_outbox SET lease_until = ?, lease_token = ?
+                    WHERE id = ? AND status = 'pending' AND (lease_until IS NULL OR lease_until <= ?)
+                      AND NOT EXISTS (
+                        SELECT 1 FROM event_outbox p
+                        WHERE p.status = 'pending' AND p.app_id = event_outbox.app_id AND p.subject = event_outbox.subject AND p.id < event_outbox.id
+                      )
+                    """,
+                arguments: [until.storeValue, token, id, now.storeValue]
             )
             return db.changesCount == 1
         }
     }
 
-    public func finishOutboxAttempt(id: Int64, delivered: Bool, nextAttemptAt: Date?, dead: Bool, error: String?, now: Date) async throws {
+    public func finishOutboxAttempt(id: Int64, token: String, delivered: Bool, nextAttemptAt: Date?, dead: Bool, error: String?, now: Date) async throws {
         try await write { db in
             let status = delivered ? "delivered" : dead ? "dead" : "pending"
             try db.executeCached(
                 sql: """
                     UPDATE event_outbox SET status = ?, attempts = attempts + 1, next_attempt_at = COALESCE(?, next_attempt_at), last_error = ?,
-                        delivered_at = ?, lease_until = NULL
-                    WHERE id = ? AND status = 'pending'
+                        delivered_at = ?, lease_until = NULL, lease_token = NULL
+                    WHERE id = ? AND status = 'pending' AND lease_token = ?
                     """,
-                arguments: [status, nextAttemptAt?.storeValue, error, delivered ? now.storeValue : nil, id]
+                arguments: [status, nextAttemptAt?.storeValue, error, delivered ? now.storeValue : nil, id, token]
             )
         }
     }
@@ -85,7 +93,7 @@ extension SQLiteStore: EventOutboxStore {
         try await write { db in
             try db.executeCached(
                 sql: """
-                    UPDATE event_outbox SET status = 'pending', attempts = 0, next_attempt_at = ?, last_error = NULL, lease_until = NULL
+                    UPDATE event_outbox SET status = 'pending', attempts = 0, next_attempt_at = ?, last_error = NULL, lease_until = NULL, lease_token = NULL
                     WHERE id = ? AND app_id = ? AND status = 'dead'
                     """,
                 arguments: [now.storeValue, id, appID]
@@ -94,9 +102,18 @@ extension SQLiteStore: EventOutboxStore {
         }
     }
 
-    public func deleteDeliveredOutboxItems(before: Date) async throws -> Int {
+    public func deleteFinishedOutboxItems(deliveredBefore: Date, deadBefore: Date) async throws -> Int {
         try await write { db in
-            try db.cachedStatement(sql: "DELETE FROM event_outbox WHERE status = 'delivered' AND delivered_at < ?").execute(arguments: [before.storeValue])
+            try db.cachedStatement(
+                sql: "DELETE FROM event_outbox WHERE (status = 'delivered' AND delivered_at < ?) OR (status = 'dead' AND created_at < ?)"
+            ).execute(arguments: [deliveredBefore.storeValue, deadBefore.storeValue])
+            return db.changesCount
+        }
+    }
+
+    public func deleteOutboxItems(appID: String) async throws -> Int {
+        try await write { db in
+            try db.cachedStatement(sql: "DELETE FROM event_outbox WHERE app_id = ?").execute(arguments: [appID])
             return db.changesCount
         }
     }

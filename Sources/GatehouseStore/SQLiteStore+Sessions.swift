@@ -76,10 +76,20 @@ extension SQLiteStore: BrowserSessionStore {
         }
     }
 
-    public func endBrowserSession(id: String, now: Date) async throws -> Bool {
+    public func endBrowserSession(id: String, now: Date, logoutApps: [String], payload: String) async throws -> Bool {
         try await write { db in
             try db.cachedStatement(sql: "UPDATE browser_sessions SET ended_at = ? WHERE id = ? AND ended_at IS NULL").execute(arguments: [now.storeValue, id])
-            return db.changesCount == 1
+            guard db.changesCount == 1 else { return false }
+            for appID in logoutApps {
+                try db.executeCached(
+                    sql: """
+                        INSERT INTO event_outbox (app_id, subject, kind, payload, created_at, next_attempt_at, attempts, status)
+                        VALUES (?, ?, 'backchannel_logout', ?, ?, ?, 0, 'pending')
+                        """,
+                    arguments: [appID, "session:" + id, payload, now.storeValue, now.storeValue]
+                )
+            }
+            return true
         }
     }
 

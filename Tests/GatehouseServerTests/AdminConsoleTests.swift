@@ -305,6 +305,40 @@ extension GatehouseServerTests {
         }
     }
 
+    @Test func theAppPageShowsTheWebhookRotatesItsSecretOnceAndReplaysDeadLetters() async throws {
+        let test = try await Self.consoleBroker()
+        try await Self.application(test).test(.router) { client in
+            let alice = try await Self.administratorSignIn(client, test)
+            _ = try await test.broker.admin.patchPolicy(id: "web", patch: ["webhook": ["url": "https://hooks.example/web"]], by: AdminIdentity(name: "test"))
+            // A delivery that was given up.
+            let now = test.clock.now
+            try await test.store.enqueueOutbox(appID: "web", subject: "session:s1", kind: .backchannelLogout, payload: #"{"sid":"s1","sub":"a1"}"#, now: now)
+            let item = try #require(try await test.store.dueOutboxItems(now: now, limit: 5).first { $0.kind == .backchannelLogout })
+            #expect(try await test.store.leaseOutboxItem(id: item.id, until: now.addingTimeInterval(30), now: now, token: "t"))
+            try await test.store.finishOutboxAttempt(id: item.id, token: "t", delivered: false, nextAttemptAt: nil, dead: true, error: "HTTP 503", now: now)
+
+            let page = try await client.execute(uri: "/admin/apps/web", method: .get, headers: [.cookie: alice.cookie])
+            let html = String(buffer: page.body)
+            #expect(html.contains("https://hooks.example/web") && html.contains("HTTP 503") && html.contains("/admin/apps/web/dead-letters/\(item.id)/replay"))
+            let csrf = try #require(Self.hidden("csrf", in: html))
+            let replayed = try await client.execute(
+                uri: "/admin/apps/web/dead-letters/\(item.id)/replay", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(["csrf": csrf]))
+            )
+            #expect(replayed.status == .seeOther && replayed.headers[.location]?.contains("notice=replayed") == true)
+            #expect(try await test.store.dueOutboxItems(now: now, limit: 5).map(\.id).contains(item.id))
+            // A replay without the form's token does nothing.
+            let forged = try await client.execute(uri: "/admin/apps/web/dead-letters/replay", method: .post, headers: alice.headers, body: ByteBuffer(string: "csrf=wrong"))
+            #expect(forged.status != .seeOther || forged.headers[.location]?.contains("notice=replayed") != true)
+
+            // The webhook secret: made and shown once, audited.
+            let rotated = try await client.execute(
+                uri: "/admin/apps/web/webhook-secret", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(["csrf": csrf]))
+            )
+            #expect(rotated.status == .ok && String(buffer: rotated.body).contains("whsec_"))
+            #expect(try await test.store.auditEvents(type: "webhook.secret_rotated", appID: "web", accountID: nil, since: nil, limit: 1).count == 1)
+        }
+    }
+
     @Test func aPendingSignInIsASealedCookieThatStoresNothingAndOpensOnlyUnaltered() async throws {
         let test = try await Self.consoleBroker()
         defer { test.temporary.remove() }

@@ -457,16 +457,25 @@ struct GatehouseStoreTests {
             #expect(due.map(\.subject) == ["a", "b"] && due.allSatisfy { $0.appID == "hooked" && $0.kind == .event })
             let first = try #require(due.first)
             #expect(try JSONDecoder().decode(AuditEvent.self, from: Data(first.payload.utf8)).details["n"] == "0")
-            // One node takes it; the other cannot while the lease runs.
-            let leases = try await concurrently(6, on: [store, other]) { node, _ in try await node.leaseOutboxItem(id: first.id, until: self.now.addingTimeInterval(30), now: self.now) }
+            // One node takes it; the other cannot while the lease runs; a's second cannot be taken at all.
+            let leases = try await concurrently(6, on: [store, other]) { node, index in
+                try await node.leaseOutboxItem(id: first.id, until: self.now.addingTimeInterval(30), now: self.now, token: "lease-\(index)")
+            }
             #expect(leases.filter { $0 }.count == 1)
+            let holder = "lease-\(try #require(leases.firstIndex(of: true)))"
+            let second = try #require(try await store.outboxItems(appID: "hooked", status: .pending, limit: 10).first { $0.subject == "a" && $0.id != first.id })
+            #expect(try await !store.leaseOutboxItem(id: second.id, until: now.addingTimeInterval(30), now: now, token: "x"))
             #expect(try await store.dueOutboxItems(now: now, limit: 10).map(\.subject) == ["b"])
+            // A late finish by a node whose lease is not the current one changes nothing.
+            try await store.finishOutboxAttempt(id: first.id, token: "someone-else", delivered: true, nextAttemptAt: nil, dead: false, error: nil, now: now)
+            #expect(try await store.outboxItems(appID: "hooked", status: .delivered, limit: 10).isEmpty)
             // A failed attempt waits for its retry, and a's second still waits behind it.
-            try await other.finishOutboxAttempt(id: first.id, delivered: false, nextAttemptAt: now.addingTimeInterval(5), dead: false, error: "HTTP 503", now: now)
+            try await other.finishOutboxAttempt(id: first.id, token: holder, delivered: false, nextAttemptAt: now.addingTimeInterval(5), dead: false, error: "HTTP 503", now: now)
             #expect(try await store.dueOutboxItems(now: now, limit: 10).map(\.subject) == ["b"])
             #expect(try await store.dueOutboxItems(now: now.addingTimeInterval(5), limit: 10).map(\.id).contains(first.id))
             // Given up: a's second is next; the dead one is listed, and replayed goes first again.
-            try await store.finishOutboxAttempt(id: first.id, delivered: false, nextAttemptAt: nil, dead: true, error: "HTTP 503", now: now)
+            #expect(try await store.leaseOutboxItem(id: first.id, until: now.addingTimeInterval(35), now: now.addingTimeInterval(5), token: "again"))
+            try await store.finishOutboxAttempt(id: first.id, token: "again", delivered: false, nextAttemptAt: nil, dead: true, error: "HTTP 503", now: now)
             let next = try await store.dueOutboxItems(now: now, limit: 10)
             #expect(next.count == 2 && next.first?.subject == "a" && next.first?.id != first.id)
             let dead = try await other.outboxItems(appID: "hooked", status: .dead, limit: 10)
@@ -475,9 +484,12 @@ struct GatehouseStoreTests {
             #expect(try await !store.replayOutboxItem(id: first.id, appID: "quiet", now: now))
             #expect(try await store.dueOutboxItems(now: now, limit: 10).first?.id == first.id)
             // Delivered: out of the queue, and purged later.
-            try await store.finishOutboxAttempt(id: first.id, delivered: true, nextAttemptAt: nil, dead: false, error: nil, now: now)
+            #expect(try await store.leaseOutboxItem(id: first.id, until: now.addingTimeInterval(30), now: now, token: "third"))
+            try await store.finishOutboxAttempt(id: first.id, token: "third", delivered: true, nextAttemptAt: nil, dead: false, error: nil, now: now)
             #expect(try await store.outboxItems(appID: "hooked", status: .delivered, limit: 10).map(\.id) == [first.id])
-            #expect(try await store.deleteDeliveredOutboxItems(before: now.addingTimeInterval(1)) == 1)
+            #expect(try await store.deleteFinishedOutboxItems(deliveredBefore: now.addingTimeInterval(1), deadBefore: now) == 1)
+            // A deleted app's deliveries go with it.
+            #expect(try await store.deleteOutboxItems(appID: "hooked") == 2)
             try await store.enqueueOutbox(appID: "quiet", subject: "session:s", kind: .backchannelLogout, payload: "{}", now: now)
             #expect(try await other.dueOutboxItems(now: now, limit: 10).contains { $0.kind == .backchannelLogout && $0.appID == "quiet" })
         }

@@ -192,7 +192,7 @@ storage:
     connectTimeout: 2s
 events:
   retryDelays: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
-  lease: 3s
+  lease: 15s
 providers:
   - id: local
     type: local

@@ -31,7 +31,8 @@ extension AdminService {
             throw BrokerError(.conflict, .conflict, "The webhook secret was changed at the same moment; try again.")
         }
         var details = admin.auditDetails
-        details["url"] = app.policy.webhook.url ?? ""
+        // Where events go, without a path or query that might hold a token.
+        details["host"] = app.policy.webhook.url.flatMap { URLComponents(string: $0)?.host } ?? ""
         try await store.appendAudit(AuditEvent(time: clock.now, type: "webhook.secret_rotated", appID: app.id, details: details))
         return secret
     }
@@ -57,11 +58,21 @@ extension AdminService {
     /// Replays every dead delivery of the app; answers how many.
     public func replayAll(id: String, by admin: AdminIdentity) async throws -> Int {
         var replayed = 0
-        for letter in try await deadLetters(id: id, limit: 1000).reversed() {
-            try await replay(id: id, delivery: letter.id, by: admin)
-            replayed += 1
+        // In pages, oldest first; one replayed by someone else meanwhile is skipped.
+        while true {
+            let letters = try await deadLetters(id: id, limit: 1000)
+            var progressed = false
+            for letter in letters.reversed() {
+                do {
+                    try await replay(id: id, delivery: letter.id, by: admin)
+                    replayed += 1
+                    progressed = true
+                } catch let error as BrokerError where error.kind == .notFound {
+                    continue
+                }
+            }
+            if letters.count < 1000 || !progressed { return replayed }
         }
-        return replayed
     }
 
     static func view(_ item: OutboxItem) -> DeliveryView {

@@ -182,6 +182,9 @@ public struct AdminService: Sendable {
         // The store deleted its refresh tokens; its access tokens must stop verifying too.
         try await revokeTokens(of: id)
         for plugin in plugins.all.values { _ = try await plugin.forget(.app(id: id)) }
+        // Its deliveries and its webhook secret go too: an app made later with this id starts clean.
+        _ = try await store.deleteOutboxItems(appID: id)
+        _ = try await oauth.events.secrets.delete(key: id)
         try await audit("app.deleted", app: id, admin: admin, before: AppView(app), after: nil)
     }
 

@@ -11,18 +11,22 @@ public struct EventSettings: Sendable, Hashable, Codable {
     public var lease: Seconds
     /// How long delivered items are kept (for the administrators' view) before they are deleted.
     public var keepDelivered: Seconds
+    /// How long dead letters are kept for replay before they are deleted.
+    public var keepDead: Seconds
 
     public init(
         retryDelays: [Seconds] = [10, 60, 300, 1800, 7200, 21_600, 43_200, 43_200, 43_200, 43_200].map(Seconds.init),
-        logoutRetryDelays: [Seconds] = [2, 10, 60, 300].map(Seconds.init), lease: Seconds = Seconds(30), keepDelivered: Seconds = .days(1)
+        logoutRetryDelays: [Seconds] = [2, 10, 60, 300].map(Seconds.init), lease: Seconds = Seconds(30), keepDelivered: Seconds = .days(1),
+        keepDead: Seconds = .days(30)
     ) {
+        self.keepDead = keepDead
         self.retryDelays = retryDelays
         self.logoutRetryDelays = logoutRetryDelays
         self.lease = lease
         self.keepDelivered = keepDelivered
     }
 
-    enum CodingKeys: String, CodingKey { case retryDelays, logoutRetryDelays, lease, keepDelivered }
+    enum CodingKeys: String, CodingKey { case retryDelays, logoutRetryDelays, lease, keepDelivered, keepDead }
 
     /// Reads the settings with defaults, refusing impossible values with their path.
     public init(from decoder: any Decoder) throws {
@@ -32,12 +36,15 @@ public struct EventSettings: Sendable, Hashable, Codable {
         logoutRetryDelays = try container.decodeIfPresent([Seconds].self, forKey: .logoutRetryDelays) ?? defaults.logoutRetryDelays
         lease = try container.decodeIfPresent(Seconds.self, forKey: .lease) ?? defaults.lease
         keepDelivered = try container.decodeIfPresent(Seconds.self, forKey: .keepDelivered) ?? defaults.keepDelivered
+        keepDead = try container.decodeIfPresent(Seconds.self, forKey: .keepDead) ?? defaults.keepDead
         let path = decoder.codingPath
         for (key, delays) in [(CodingKeys.retryDelays, retryDelays), (.logoutRetryDelays, logoutRetryDelays)] {
             if delays.count > 50 || delays.contains(where: { !(1...86_400).contains($0.value) }) {
                 throw ConfigIssue(path: path + [key], "must be at most 50 waits of 1 second to 1 day each")
             }
         }
-        guard (2...600).contains(lease.value) else { throw ConfigIssue(path: path + [CodingKeys.lease], "must be between 2 and 600 seconds") }
+        // Longer than a delivery may take (10 s to answer), so that no other node sends it meanwhile.
+        guard (15...600).contains(lease.value) else { throw ConfigIssue(path: path + [CodingKeys.lease], "must be between 15 and 600 seconds") }
+        guard keepDead.value >= 3600 else { throw ConfigIssue(path: path + [CodingKeys.keepDead], "must be at least an hour") }
     }
 }

@@ -20,6 +20,11 @@ public struct EventDelivery: Sendable {
     let issuer: String
     let settings: EventSettings
 
+    /// How long a receiver has to answer; leases are longer (`EventSettings`).
+    static let timeout: TimeInterval = 10
+    /// Receivers' answers are read (and dropped) up to this size; a longer one counts as a failure.
+    static let maxResponseBytes = 1 << 20
+
     /// The store namespace of the webhook signing secrets (a colon: no plugin instance id has one).
     static let secretsNamespace = "gatehouse:webhooks"
 
@@ -61,35 +66,39 @@ public struct EventDelivery: Sendable {
             logger.warning("could not read the event outbox", metadata: ["error": "\(error)"])
             return 0
         }
-        var leased: [OutboxItem] = []
+        var leased: [(OutboxItem, String)] = []
         for item in due {
-            if (try? await store.leaseOutboxItem(id: item.id, until: now.addingTimeInterval(settings.lease.timeInterval), now: now)) == true {
-                leased.append(item)
+            let token = RandomToken.make(byteCount: 16)
+            if (try? await store.leaseOutboxItem(id: item.id, until: now.addingTimeInterval(settings.lease.timeInterval), now: now, token: token)) == true {
+                leased.append((item, token))
             }
         }
         await withTaskGroup(of: Void.self) { group in
-            for item in leased { group.addTask { await attempt(item) } }
+            for (item, token) in leased { group.addTask { await attempt(item, lease: token) } }
         }
         return leased.count
     }
 
     /// One attempt of one leased delivery, and its record.
-    func attempt(_ item: OutboxItem) async {
+    func attempt(_ item: OutboxItem, lease: String) async {
         let attempt = item.attempts + 1
         let outcome: Outcome
         do {
             guard let app = try await store.app(id: item.appID) else {
                 outcome = .giveUp("the app was deleted")
-                return await record(item, attempt: attempt, outcome)
+                return await record(item, lease: lease, attempt: attempt, outcome)
             }
             outcome = switch item.kind {
             case .event: try await sendEvent(item, app: app, attempt: attempt)
             case .backchannelLogout: try await sendLogoutToken(item, app: app)
             }
+        } catch let error as OutboundHTTPError {
+            // Never the URL (it may carry a token in its query).
+            if case .invalidURL = error { outcome = .retry("the webhook URL is not usable") } else { outcome = .retry(error.description) }
         } catch {
-            outcome = .retry("\(error)")
+            outcome = .retry(String(describing: type(of: error)))
         }
-        await record(item, attempt: attempt, outcome)
+        await record(item, lease: lease, attempt: attempt, outcome)
     }
 
     enum Outcome {
@@ -100,24 +109,24 @@ public struct EventDelivery: Sendable {
         case giveUp(String)
     }
 
-    func record(_ item: OutboxItem, attempt: Int, _ outcome: Outcome) async {
+    func record(_ item: OutboxItem, lease: String, attempt: Int, _ outcome: Outcome) async {
         let now = clock.now
         let delays = item.kind == .backchannelLogout ? settings.logoutRetryDelays : settings.retryDelays
         do {
             switch outcome {
             case .delivered, .skipped:
-                try await store.finishOutboxAttempt(id: item.id, delivered: true, nextAttemptAt: nil, dead: false, error: nil, now: now)
+                try await store.finishOutboxAttempt(id: item.id, token: lease, delivered: true, nextAttemptAt: nil, dead: false, error: nil, now: now)
                 if case .delivered = outcome, item.kind == .backchannelLogout {
                     await audit("logout.backchannel_delivered", item: item, outcome: nil, details: ["attempts": String(attempt)])
                 }
             case .retry(let error) where attempt <= delays.count:
                 logger.notice("delivery attempt failed", metadata: ["app": .string(item.appID), "kind": .string(item.kind.rawValue), "attempt": .stringConvertible(attempt), "error": .string(String(error.prefix(200)))])
                 try await store.finishOutboxAttempt(
-                    id: item.id, delivered: false, nextAttemptAt: now.addingTimeInterval(delays[attempt - 1].timeInterval), dead: false, error: String(error.prefix(500)), now: now
+                    id: item.id, token: lease, delivered: false, nextAttemptAt: now.addingTimeInterval(delays[attempt - 1].timeInterval), dead: false, error: String(error.prefix(500)), now: now
                 )
             case .retry(let error), .giveUp(let error):
                 logger.warning("delivery given up", metadata: ["app": .string(item.appID), "kind": .string(item.kind.rawValue), "attempts": .stringConvertible(attempt)])
-                try await store.finishOutboxAttempt(id: item.id, delivered: false, nextAttemptAt: nil, dead: true, error: String(error.prefix(500)), now: now)
+                try await store.finishOutboxAttempt(id: item.id, token: lease, delivered: false, nextAttemptAt: nil, dead: true, error: String(error.prefix(500)), now: now)
                 let type = item.kind == .backchannelLogout ? "logout.backchannel_failed" : "webhook.dead_letter"
                 await audit(type, item: item, outcome: "delivery_failed", details: ["attempts": String(attempt), "error": String(error.prefix(200))])
             }
@@ -177,7 +186,7 @@ public struct EventDelivery: Sendable {
                 ("Content-Type", "application/cloudevents+json"), ("Gatehouse-Signature", Self.signature(of: body, at: time, secret: secret)),
                 ("Gatehouse-Event-Id", event.id), ("Gatehouse-Delivery-Attempt", String(attempt)),
             ],
-            body: body, timeout: 10, maxResponseBytes: 16 * 1024
+            body: body, timeout: Self.timeout, maxResponseBytes: Self.maxResponseBytes
         )
         let response = try await http.send(request)
         return (200..<300).contains(response.status) ? .delivered : .retry("HTTP \(response.status)")
@@ -198,7 +207,8 @@ public struct EventDelivery: Sendable {
         body.queryItems = [URLQueryItem(name: "logout_token", value: token)]
         let request = OutboundRequest(
             method: "POST", url: uri, headers: [("Content-Type", "application/x-www-form-urlencoded")],
-            body: Data((body.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B").utf8), timeout: 10, maxResponseBytes: 16 * 1024
+            body: Data((body.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B").utf8), timeout: Self.timeout,
+            maxResponseBytes: Self.maxResponseBytes
         )
         let response = try await http.send(request)
         if (200..<300).contains(response.status) { return .delivered }

@@ -32,7 +32,7 @@ public struct OAuthService: Sendable {
         self.revoker = Revoker(list: revocations, store: store, clock: clock)
         let events = EventDelivery(store: store, http: http, keyring: tokens.keyring, sealer: sealer, clock: clock, logger: logger, issuer: tokens.issuer, settings: settings)
         self.events = events
-        self.sessions = BrowserSessionService(store: store, revoker: revoker, clock: clock, logger: logger, deliverNow: { await events.runOnce() })
+        self.sessions = BrowserSessionService(store: store, revoker: revoker, clock: clock, logger: logger, deliverNow: { await events.runOnce(rounds: 1) })
         self.clients = ClientAuthenticator(
             apps: apps ?? AppCache(store: store, clock: clock), failures: FailedAuthenticationLimit(store: store, clock: clock, metrics: metrics),
             defaultLockout: defaultLockout

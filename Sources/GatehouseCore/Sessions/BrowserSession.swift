@@ -107,9 +107,18 @@ public protocol BrowserSessionStore: Sendable {
     /// Notes that the session signed the person in to `appID` now (idle lifetime, back-channel list).
     func recordBrowserSessionUse(id: String, appID: String, now: Date) async throws
     /// Ends the session; false when it had ended already (so that only one caller logs the apps out).
-    func endBrowserSession(id: String, now: Date) async throws -> Bool
+    /// In the same write, queues a back-channel logout delivery (`payload`) for each of `logoutApps`
+    /// in the outbox, so that a node stopping in between loses none.
+    func endBrowserSession(id: String, now: Date, logoutApps: [String], payload: String) async throws -> Bool
     /// Refresh-token families issued in the session.
     func browserSessionTokenFamilies(sessionID: String) async throws -> [SessionTokenFamily]
     /// Removes sessions that ended or expired before `before`.
     func deleteExpiredBrowserSessions(before: Date) async throws -> Int
+}
+
+extension BrowserSessionStore {
+    /// Ends the session without notifying any app.
+    public func endBrowserSession(id: String, now: Date) async throws -> Bool {
+        try await endBrowserSession(id: id, now: now, logoutApps: [], payload: "")
+    }
 }

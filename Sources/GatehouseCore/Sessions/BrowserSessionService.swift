@@ -62,21 +62,20 @@ public struct BrowserSessionService: Sendable {
         // (the person's next logout, the admin's retry) does all of it, instead of finding the session
         // ended and its tokens still good.
         var revoked = try await revokeTokens(of: session.id, now: now)
-        guard try await store.endBrowserSession(id: session.id, now: now) else { return false }
+        var logoutApps: [String] = []
+        for appID in session.appIDs {
+            if let app = try await store.app(id: appID), app.policy.logout.backchannelLogoutURI != nil { logoutApps.append(app.id) }
+        }
+        let payload = String(decoding: JSONValue.object(["sid": .string(session.id), "sub": .string(session.accountID)]).serialized(), as: UTF8.self)
+        guard try await store.endBrowserSession(id: session.id, now: now, logoutApps: logoutApps, payload: payload) else { return false }
         // A code exchanged in between wrote a family after the first pass.
         revoked += try await revokeTokens(of: session.id, now: now)
         var details = ["sid": session.id, "reason": reason, "refreshTokensRevoked": String(revoked), "apps": session.appIDs.joined(separator: " ")]
         if let actor { details["admin"] = actor }
         try await store.appendAudit(AuditEvent(time: now, type: "session.ended", accountID: session.accountID, details: details))
         logger.info("session ended", metadata: ["reason": .string(reason), "apps": .stringConvertible(session.appIDs.count)])
-        var notified = 0
-        let payload = String(decoding: JSONValue.object(["sid": .string(session.id), "sub": .string(session.accountID)]).serialized(), as: UTF8.self)
-        for appID in session.appIDs {
-            guard let app = try await store.app(id: appID), app.policy.logout.backchannelLogoutURI != nil else { continue }
-            try await store.enqueueOutbox(appID: app.id, subject: "session:" + session.id, kind: .backchannelLogout, payload: payload, now: now)
-            notified += 1
-        }
-        guard notified > 0 else { return true }
+        guard !logoutApps.isEmpty else { return true }
+        // The tokens are in the outbox: any node sends them. This round only makes them go at once.
         if wait {
             await deliverNow()
         } else {

@@ -58,15 +58,19 @@ public protocol EventOutboxStore: Sendable {
     /// Pending deliveries that are due, not leased, and first of their (app, subject) among the
     /// pending ones (so each subject's deliveries go in order), oldest first.
     func dueOutboxItems(now: Date, limit: Int) async throws -> [OutboxItem]
-    /// Takes a due delivery for this node until `until`, if no other node holds it; false otherwise.
-    func leaseOutboxItem(id: Int64, until: Date, now: Date) async throws -> Bool
-    /// Records an attempt: delivered (`nextAttemptAt` nil and `dead` false), to be tried again at
-    /// `nextAttemptAt`, or given up (`dead`). Frees the lease.
-    func finishOutboxAttempt(id: Int64, delivered: Bool, nextAttemptAt: Date?, dead: Bool, error: String?, now: Date) async throws
+    /// Takes a due delivery for this node until `until` under `token`, if no other node holds it and
+    /// it still is the first pending one of its subject; false otherwise.
+    func leaseOutboxItem(id: Int64, until: Date, now: Date, token: String) async throws -> Bool
+    /// Records an attempt of the holder of lease `token`: delivered, to be tried again at
+    /// `nextAttemptAt`, or given up (`dead`); frees the lease. Nothing changes when the lease is
+    /// another's by now (it ran out and another node took the delivery).
+    func finishOutboxAttempt(id: Int64, token: String, delivered: Bool, nextAttemptAt: Date?, dead: Bool, error: String?, now: Date) async throws
     /// An app's deliveries in one status, newest first.
     func outboxItems(appID: String, status: OutboxItem.Status, limit: Int) async throws -> [OutboxItem]
     /// Makes a dead delivery of `appID` pending again, due now; false when there is none.
     func replayOutboxItem(id: Int64, appID: String, now: Date) async throws -> Bool
-    /// Deletes deliveries that were delivered before `before`.
-    func deleteDeliveredOutboxItems(before: Date) async throws -> Int
+    /// Deletes delivered items delivered before `deliveredBefore` and dead ones made before `deadBefore`.
+    func deleteFinishedOutboxItems(deliveredBefore: Date, deadBefore: Date) async throws -> Int
+    /// Deletes every item of an app (the app was deleted); answers how many.
+    func deleteOutboxItems(appID: String) async throws -> Int
 }

@@ -16,7 +16,7 @@ struct ConsolePolicyForm {
     let settings: PolicySettingsBook
 
     /// Keys a policy may leave out (nil), shown empty so that they can be set.
-    static let optionalKeys = ["secondFactor", "logout.backchannelLogoutURI"]
+    static let optionalKeys = ["secondFactor", "logout.backchannelLogoutURI", "webhook.url"]
 
     /// The order of the top-level keys: what admins change most first. Keys not named here follow.
     static let signInKeys = [

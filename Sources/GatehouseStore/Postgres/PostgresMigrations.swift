@@ -303,10 +303,11 @@ enum PostgresMigrations {
                 status TEXT NOT NULL,
                 last_error TEXT,
                 lease_until DOUBLE PRECISION,
+                lease_token TEXT,
                 delivered_at DOUBLE PRECISION
             );
             CREATE INDEX event_outbox_due ON event_outbox(status, next_attempt_at);
-            CREATE INDEX event_outbox_by_subject ON event_outbox(app_id, subject, status, id)
+            CREATE INDEX event_outbox_by_subject ON event_outbox(status, app_id, subject, id)
             """
         ),
     ]

@@ -91,8 +91,20 @@ extension PostgresStore: BrowserSessionStore {
         }
     }
 
-    public func endBrowserSession(id: String, now: Date) async throws -> Bool {
-        try await run("UPDATE browser_sessions SET ended_at = \(now.storeValue) WHERE id = \(id) AND ended_at IS NULL RETURNING 1") == 1
+    /// One statement: the session's end and its logout deliveries commit together, or not at all.
+    public func endBrowserSession(id: String, now: Date, logoutApps: [String], payload: String) async throws -> Bool {
+        guard !logoutApps.isEmpty else {
+            return try await run("UPDATE browser_sessions SET ended_at = \(now.storeValue) WHERE id = \(id) AND ended_at IS NULL RETURNING 1") == 1
+        }
+        return try await run(
+            """
+            WITH ended AS (UPDATE browser_sessions SET ended_at = \(now.storeValue) WHERE id = \(id) AND ended_at IS NULL RETURNING id)
+            INSERT INTO event_outbox (app_id, subject, kind, payload, created_at, next_attempt_at, attempts, status)
+            SELECT app, 'session:' || ended.id, 'backchannel_logout', \(payload), \(now.storeValue), \(now.storeValue), 0, 'pending'
+            FROM ended, unnest(\(logoutApps)::text[]) AS app
+            RETURNING 1
+            """
+        ) > 0
     }
 
     public func browserSessionTokenFamilies(sessionID: String) async throws -> [SessionTokenFamily] {
