@@ -458,11 +458,12 @@ struct GatehouseStoreTests {
             let first = try #require(due.first)
             #expect(try JSONDecoder().decode(AuditEvent.self, from: Data(first.payload.utf8)).details["n"] == "0")
             // One node takes it; the other cannot while the lease runs; a's second cannot be taken at all.
+            // (The results come back in the order the tasks finish: each names its own token.)
             let leases = try await concurrently(6, on: [store, other]) { node, index in
-                try await node.leaseOutboxItem(id: first.id, until: self.now.addingTimeInterval(30), now: self.now, token: "lease-\(index)")
+                (token: "lease-\(index)", won: try await node.leaseOutboxItem(id: first.id, until: self.now.addingTimeInterval(30), now: self.now, token: "lease-\(index)"))
             }
-            #expect(leases.filter { $0 }.count == 1)
-            let holder = "lease-\(try #require(leases.firstIndex(of: true)))"
+            #expect(leases.filter(\.won).count == 1)
+            let holder = try #require(leases.first(where: \.won)?.token)
             let second = try #require(try await store.outboxItems(appID: "hooked", status: .pending, limit: 10).first { $0.subject == "a" && $0.id != first.id })
             #expect(try await !store.leaseOutboxItem(id: second.id, until: now.addingTimeInterval(30), now: now, token: "x"))
             #expect(try await store.dueOutboxItems(now: now, limit: 10).map(\.subject) == ["b"])
