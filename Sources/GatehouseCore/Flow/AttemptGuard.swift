@@ -38,14 +38,11 @@ public struct AttemptGuard: Sendable {
     /// are limited together, never skipped.
     public func checkStart(clientIP: String?, policy: LockoutPolicy) async throws {
         if let ip = clientIP { try await refuseIfBlocked(ip: ip) }
-        let bucket = clientIP.map(FailedAuthenticationLimit.addressBucket) ?? FailedAuthenticationLimit.unknownAddress
-        let (count, windowEnds) = try await store.countEvent(key: "starts:\(bucket)", now: clock.now, window: 60)
-        if count > policy.maxFlowStartsPerIPPerMinute {
+        if let refusal = try await store.perMinuteRefusal(
+            "starts", clientIP: clientIP, limit: policy.maxFlowStartsPerIPPerMinute, now: clock.now, message: "Too many sign-ins started from this address; wait a moment."
+        ) {
             metrics.refused(reason: "flow_start_rate")
-            throw BrokerError(
-                .rateLimited, .tooManyRequests, "Too many sign-ins started from this address; wait a moment.",
-                retryAfter: max(1, Int(windowEnds.timeIntervalSince(clock.now).rounded(.up)))
-            )
+            throw refusal
         }
     }
 

@@ -85,13 +85,8 @@ extension ChallengeDescription {
         type: "device_consent",
         summary: "A device asks to sign in: check its `userCode`, answer `{}` to allow it or `{\"deny\": \"true\"}` to refuse.",
         title: "Sign in on your device", prompt: "Check that your device shows the code {userCode}. Only allow it if you started this sign-in yourself. {appName} on that device asks to: {purposes}",
-        actions: [ChallengeAction(name: "deny", label: "Deny")],
-        details: [
-            ChallengeDetail("appName", .string, "The app's name."),
-            ChallengeDetail("scopes", .array, "The scopes the app asks for."),
-            ChallengeDetail("purposes", .string, "What the scopes let the app do, in words, for the page."),
-            ChallengeDetail("userCode", .string, "The code the device shows, as the person typed it."),
-        ],
+        actions: consent.actions,
+        details: consent.details + [ChallengeDetail("userCode", .string, "The code the device shows, as the person typed it.")],
         submitLabel: "Allow"
     )
 }

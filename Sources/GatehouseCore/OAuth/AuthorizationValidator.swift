@@ -73,14 +73,10 @@ public struct AuthorizationValidator: Sendable {
         // Each push stores a row for a while: an address (a public client authenticates by naming
         // itself) pushes at most as many per minute as it may start flows.
         let now = clock.now
-        let bucket = clientIP.map(FailedAuthenticationLimit.addressBucket) ?? FailedAuthenticationLimit.unknownAddress
-        let (count, windowEnds) = try await clients.failures.store.countEvent(key: "par:\(bucket)", now: now, window: 60)
-        if count > app.policy.lockout.maxFlowStartsPerIPPerMinute {
-            throw BrokerError(
-                .rateLimited, .tooManyRequests, "Too many pushed requests from this address; wait a moment.",
-                retryAfter: max(1, Int(windowEnds.timeIntervalSince(now).rounded(.up)))
-            )
-        }
+        if let refusal = try await clients.failures.store.perMinuteRefusal(
+            "par", clientIP: clientIP, limit: app.policy.lockout.maxFlowStartsPerIPPerMinute, now: now,
+            message: "Too many pushed requests from this address; wait a moment."
+        ) { throw refusal }
         // Only the parameters an authorization request has are kept, each of bounded length.
         var parameters = form.filter { Self.authorizationParameters.contains($0.key) }
         if let object = form["request"] {

@@ -18,14 +18,10 @@ extension OAuthService {
         }
         let scopes = try app.policy.grantScopes(requested)
         let now = clock.now
-        let bucket = clientIP.map(FailedAuthenticationLimit.addressBucket) ?? FailedAuthenticationLimit.unknownAddress
-        let (count, windowEnds) = try await store.countEvent(key: "device:\(bucket)", now: now, window: 60)
-        if count > app.policy.lockout.maxFlowStartsPerIPPerMinute {
-            throw BrokerError(
-                .rateLimited, .tooManyRequests, "Too many device codes asked for from this address; wait a moment.",
-                retryAfter: max(1, Int(windowEnds.timeIntervalSince(now).rounded(.up)))
-            )
-        }
+        if let refusal = try await store.perMinuteRefusal(
+            "device", clientIP: clientIP, limit: app.policy.lockout.maxFlowStartsPerIPPerMinute, now: now,
+            message: "Too many device codes asked for from this address; wait a moment."
+        ) { throw refusal }
         let deviceCode = RandomToken.make()
         let lifetime = app.policy.deviceCodeLifetime.value
         // A user code another live authorization holds (one chance in billions) is drawn again.

@@ -65,48 +65,16 @@ extension ConsolePages {
                 return Self.done("/admin/apps/\(id)", .returned)
             }
         }
-        router.get("admin/apps/:id/secret") { request, context in
-            let id = try context.parameters.require("id")
-            return try await page(request, context) { session in
-                let app = try await admin.app(id: id)
-                return confirmation(
-                    session, title: "Rotate the client secret of \(app.name)",
-                    description: "A new secret is made and shown once; the old one stops working at once, so the app fails until it is given the new one.",
-                    action: "/admin/apps/\(id)/secret", confirmLabel: "Rotate the secret", cancel: "/admin/apps/\(id)", returnTo: "/admin/apps/\(id)/secret"
-                )
-            }
-        }
-        router.post("admin/apps/:id/secret") { request, context in
-            let id = try context.parameters.require("id")
-            return try await action(request, context, dangerous: true, back: "/admin/apps/\(id)/secret") { session, _ in
-                let secret = try await admin.rotateSecret(id: id, by: session.admin)
-                return renderer.page(
-                    "secretShown", title: "Client secret rotated",
-                    values: ["intro": "The new client secret of '\(id)':", "secret": secret, "next": "/admin/apps/\(id)"], session: session
-                )
-            }
-        }
-        router.get("admin/apps/:id/webhook-secret") { request, context in
-            let id = try context.parameters.require("id")
-            return try await page(request, context) { session in
-                let app = try await admin.app(id: id)
-                return confirmation(
-                    session, title: "Rotate the webhook secret of \(app.name)",
-                    description: "A new signing secret is made and shown once; events are signed with it from now on, so the app's receiver refuses them until it is given the new one.",
-                    action: "/admin/apps/\(id)/webhook-secret", confirmLabel: "Rotate the webhook secret", cancel: "/admin/apps/\(id)", returnTo: "/admin/apps/\(id)/webhook-secret"
-                )
-            }
-        }
-        router.post("admin/apps/:id/webhook-secret") { request, context in
-            let id = try context.parameters.require("id")
-            return try await action(request, context, dangerous: true, back: "/admin/apps/\(id)/webhook-secret") { session, _ in
-                let secret = try await admin.rotateWebhookSecret(id: id, by: session.admin)
-                return renderer.page(
-                    "secretShown", title: "Webhook secret rotated",
-                    values: ["intro": "The new webhook signing secret of '\(id)':", "secret": secret, "next": "/admin/apps/\(id)#webhook"], session: session
-                )
-            }
-        }
+        addRotationRoutes(
+            "secret", to: router, what: "the client secret",
+            description: "A new secret is made and shown once; the old one stops working at once, so the app fails until it is given the new one.",
+            shown: "client secret", done: "Client secret rotated", next: ""
+        ) { id, admin in try await self.admin.rotateSecret(id: id, by: admin) }
+        addRotationRoutes(
+            "webhook-secret", to: router, what: "the webhook secret",
+            description: "A new signing secret is made and shown once; events are signed with it from now on, so the app's receiver refuses them until it is given the new one.",
+            shown: "webhook signing secret", done: "Webhook secret rotated", next: "#webhook"
+        ) { id, admin in try await self.admin.rotateWebhookSecret(id: id, by: admin) }
         router.post("admin/apps/:id/dead-letters/replay") { request, context in
             let id = try context.parameters.require("id")
             return try await action(request, context, back: "/admin/apps/\(id)") { session, _ in
@@ -141,6 +109,34 @@ extension ConsolePages {
             }
         }
         addResourceRoutes(to: router)
+    }
+
+    /// A secret's rotation: `GET admin/apps/:id/<path>` asks to confirm, `POST` (a dangerous action:
+    /// a recent sign-in) makes the new secret with `rotate` and shows it once.
+    func addRotationRoutes(
+        _ path: String, to router: Router<GatehouseRequestContext>, what: String, description: String, shown: String, done: String, next anchor: String,
+        rotate: @escaping @Sendable (String, AdminIdentity) async throws -> String
+    ) {
+        router.get(RouterPath("admin/apps/:id/\(path)")) { request, context in
+            let id = try context.parameters.require("id")
+            return try await page(request, context) { session in
+                let app = try await admin.app(id: id)
+                return confirmation(
+                    session, title: "Rotate \(what) of \(app.name)", description: description, action: "/admin/apps/\(id)/\(path)",
+                    confirmLabel: "Rotate \(what)", cancel: "/admin/apps/\(id)", returnTo: "/admin/apps/\(id)/\(path)"
+                )
+            }
+        }
+        router.post(RouterPath("admin/apps/:id/\(path)")) { request, context in
+            let id = try context.parameters.require("id")
+            return try await action(request, context, dangerous: true, back: "/admin/apps/\(id)/\(path)") { session, _ in
+                let secret = try await rotate(id, session.admin)
+                return renderer.page(
+                    "secretShown", title: done,
+                    values: ["intro": "The new \(shown) of '\(id)':", "secret": secret, "next": "/admin/apps/\(id)\(anchor)"], session: session
+                )
+            }
+        }
     }
 
     var policyForm: ConsolePolicyForm {
