@@ -199,7 +199,7 @@ let package = Package(
             name: "GatehouseCoreTests",
             dependencies: ["GatehouseCore", "GatehouseTesting", .product(name: "Prometheus", package: "swift-prometheus")]
         ),
-        .testTarget(name: "GatehouseStoreTests", dependencies: ["GatehouseStore", "GatehouseCore", "GatehouseTesting"]),
+        .testTarget(name: "GatehouseStoreTests", dependencies: ["GatehouseStore", "GatehouseCore", "GatehouseTesting", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "GatehouseServerTests",
             dependencies: [

@@ -47,7 +47,10 @@ public enum GatehouseServer {
         return router
     }
 
-    public static func makeApplication(broker: Broker, listen: ListenAddress, logger: Logger, metrics: PrometheusCollectorRegistry? = nil) -> some ApplicationProtocol {
+    /// `onServerRunning` runs once the listening socket is open (`serve` tells systemd it is ready there).
+    public static func makeApplication(
+        broker: Broker, listen: ListenAddress, logger: Logger, metrics: PrometheusCollectorRegistry? = nil, onServerRunning: @escaping @Sendable () async -> Void = {}
+    ) -> some ApplicationProtocol {
         Application(
             router: makeRouter(broker: broker, metrics: metrics),
             // A connection that sends no (complete) request head for this long is closed, so clients
@@ -56,6 +59,7 @@ public enum GatehouseServer {
             server: .http1(configuration: .init(idleTimeout: .seconds(Int64(broker.config.server.idleTimeout.value)))),
             configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port), serverName: "Gatehouse"),
             services: [MaintenanceService(broker: broker), EventDeliveryService(broker: broker)],
+            onServerRunning: { _ in await onServerRunning() },
             logger: logger
         )
     }

@@ -41,7 +41,13 @@ public enum StoreOpener {
             return try await PostgresStore(settings: postgres, logger: logger, migrate: migrate)
         }
         do {
-            return try SQLiteStore(path: storage.sqlitePath, durability: storage.durability, migrate: migrate)
+            let store = try SQLiteStore(path: storage.sqlitePath, durability: storage.durability, migrate: migrate)
+            if let report = store.openingMigration, !report.applied.isEmpty {
+                var metadata: Logger.Metadata = ["applied": .string(report.applied.joined(separator: ", "))]
+                if let backup = report.backup { metadata["backup"] = .string(backup) }
+                logger.notice(report.backup == nil ? "created the database schema" : "upgraded the database schema; the copy taken before is the way back", metadata: metadata)
+            }
+            return store
         } catch let error as StoreOpenError {
             throw error
         } catch {

@@ -10,6 +10,9 @@ public final class SQLiteStore: BrokerStore, Sendable {
     /// Every write of the store goes through it (see `write`).
     let commits: GroupCommit
     public let path: String
+    /// What migrating at open did (nil when opened with `migrate` false): the migrations applied and
+    /// the copy of the database taken before them.
+    public let openingMigration: SQLiteMigrationReport?
 
     /// Opens (creating when missing, with its folder) and migrates the database at `path`.
     /// `durability` `.full` syncs every commit to disk (survives power loss); `.normal` syncs at WAL
@@ -40,15 +43,30 @@ public final class SQLiteStore: BrokerStore, Sendable {
                     + "Run the Gatehouse version that upgraded it, or a newer one; do not downgrade a migrated database."
             )
         }
-        if migrate { try self.migrate() }
+        openingMigration = migrate ? try Self.migrate(pool, path: path) : nil
     }
 
     /// Applies the migrations the database lacks; returns their names.
     @discardableResult
     public func migrate() throws -> [String] {
-        let before = try appliedMigrations()
+        try migrateReporting().applied
+    }
+
+    /// Applies the migrations the database lacks, first copying a database that has a schema
+    /// already (an upgrade) beside it; says what it applied and where the copy is.
+    public func migrateReporting() throws -> SQLiteMigrationReport {
+        try Self.migrate(pool, path: path)
+    }
+
+    static func migrate(_ pool: DatabasePool, path: String) throws -> SQLiteMigrationReport {
+        let before = try pool.read { db in try SQLiteMigrations.migrator.appliedMigrations(db) }
+        let pending = SQLiteMigrations.names.filter { !before.contains($0) }
+        guard let next = pending.first else { return SQLiteMigrationReport(applied: [], backup: nil) }
+        // A new database has nothing to keep; an upgraded one can be rolled back from the copy.
+        let backup = before.isEmpty ? nil : try SQLiteUpgradeBackup.take(of: pool, at: path, before: next)
         try SQLiteMigrations.migrator.migrate(pool)
-        return try appliedMigrations().filter { !before.contains($0) }
+        let after = try pool.read { db in try SQLiteMigrations.migrator.appliedMigrations(db) }
+        return SQLiteMigrationReport(applied: after.filter { !before.contains($0) }, backup: backup)
     }
 
     public var summary: String { "SQLite \(path)" }

@@ -11,7 +11,7 @@ struct GatehouseCommand: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, CheckConfigCommand.self, MigrateCommand.self, UsersCommand.self, AppsCommand.self, AuditCommand.self, LockoutsCommand.self, ResourcesCommand.self,
             ProvidersCommand.self, DevicesCommand.self, SessionsCommand.self, AdminsCommand.self,
-            KeysCommand.self, StorageCommand.self, VersionCommand.self,
+            KeysCommand.self, StorageCommand.self, VersionCommand.self, HealthcheckCommand.self,
             DefaultConfigCommand.self, BenchmarkPasswordHashCommand.self,
         ]
     )
@@ -19,7 +19,7 @@ struct GatehouseCommand: AsyncParsableCommand {
 
 /// The release this binary was built from.
 enum GatehouseVersion {
-    static let current = "0.1.0"
+    static let current = "0.2.0"
 }
 
 struct VersionCommand: ParsableCommand {

@@ -57,8 +57,17 @@ struct ServeCommand: AsyncParsableCommand {
                 "issuer": .string(config.server.issuer), "database": .string(store.summary),
             ]
         )
-        let app = GatehouseServer.makeApplication(broker: broker, listen: config.server.listen, logger: logger, metrics: registry)
-        let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let listening = config.server.listen.description
+        let app = GatehouseServer.makeApplication(broker: broker, listen: config.server.listen, logger: logger, metrics: registry) {
+            // Ready means migrated, keys loaded, plugins started and the socket open (Type=notify).
+            SystemdNotification.send("READY=1\nSTATUS=serving on \(listening)")
+        }
+        // Last in the group, so the first to hear of a shutdown: systemd learns of it before the
+        // server stops accepting connections.
+        let stoppingNotice = ServiceGroupConfiguration.ServiceConfiguration(service: SystemdStoppingNotice(), successTerminationBehavior: .ignore)
+        let services = ServiceGroup(
+            configuration: .init(services: [.init(service: app), stoppingNotice], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        )
         try await services.run()
     }
 }
@@ -167,12 +176,19 @@ struct MigrateCommand: AsyncParsableCommand {
         let store = try await Bootstrap.openStore(config, logger: try Bootstrap.logger(level: "warning"), migrate: false)
         defer { try? store.close() }
         let applied: [String]
+        var backup: String?
         do {
-            applied = try await store.migrate()
+            if let sqlite = store as? SQLiteStore {
+                let report = try sqlite.migrateReporting()
+                (applied, backup) = (report.applied, report.backup)
+            } else {
+                applied = try await store.migrate()
+            }
         } catch let error as StoreOpenError {
             throw ValidationError(error.message)
         }
         print("\(store.summary): " + (applied.isEmpty ? "nothing to do" : "applied \(applied.joined(separator: ", "))"))
+        if let backup { print("copy of the database before the upgrade: \(backup)") }
         print("schema: \(try await store.appliedMigrations().joined(separator: ", "))")
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import GatehouseCore
-import GatehouseStore
+@testable import GatehouseStore
 import GatehouseTesting
+import GRDB
 import Testing
 
 /// The one store suite: every store protocol, run against SQLite and against a real PostgreSQL
@@ -78,6 +79,48 @@ struct GatehouseStoreTests {
             // Nothing was lost on the way.
             #expect(try await database.store.pluginRecord(namespace: "x", key: "k", now: now) != nil)
         }
+    }
+
+    @Test func anUpgradedSQLiteDatabaseIsCopiedFirstAndTheCopyOpensAtTheOlderSchema() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-upgrade-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("gatehouse.sqlite").path
+        // The database as a release with migrations up to v13 left it, with a row in it.
+        let older = Array(Self.allMigrations.prefix(13))
+        do {
+            let pool = try DatabasePool(path: path)
+            try SQLiteMigrations.migrator.migrate(pool, upTo: older.last!)
+            try await pool.write { db in
+                try db.execute(sql: "INSERT INTO plugin_data (namespace, key, value, version, expires_at) VALUES ('x', 'k', X'01', 1, NULL)")
+            }
+            try pool.close()
+        }
+        let upgraded = try SQLiteStore(path: path)
+        let report = try #require(upgraded.openingMigration)
+        #expect(report.applied == Array(Self.allMigrations.dropFirst(13)))
+        let copy = try #require(report.backup)
+        #expect(copy.hasPrefix(path + ".before-v14-device-authorizations."))
+        let mode = try #require(FileManager.default.attributesOfItem(atPath: copy)[.posixPermissions] as? Int)
+        #expect(mode & 0o077 == 0)
+        #expect(try upgraded.appliedMigrations() == Self.allMigrations)
+        #expect(try await upgraded.pluginRecord(namespace: "x", key: "k", now: now) != nil)
+        try upgraded.close()
+        // The copy is the database before the upgrade: the older schema, the same row.
+        let restored = try DatabaseQueue(path: copy)
+        #expect(try await restored.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid") } == older)
+        #expect(try await restored.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM plugin_data WHERE namespace = 'x'") } == 1)
+        try restored.close()
+        // A current database is opened without another copy; a new one needs none.
+        let again = try SQLiteStore(path: path)
+        #expect(again.openingMigration == SQLiteMigrationReport(applied: [], backup: nil))
+        try again.close()
+        let fresh = try SQLiteStore(path: folder.appendingPathComponent("new.sqlite").path)
+        #expect(fresh.openingMigration?.backup == nil)
+        #expect(fresh.openingMigration?.applied == Self.allMigrations)
+        try fresh.close()
+        let copies = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".before-") }
+        #expect(copies.count == 1)
     }
 
     @Test func sqliteUsesTheWriteAheadLog() throws {
