@@ -134,6 +134,7 @@ let package = Package(
             ]
         ),
         .systemLibrary(name: "CLDAP", path: "Plugins/CLDAP", providers: [.apt(["libldap2-dev"])]),
+        .target(name: "CConcurrencyHook"),
         .target(
             name: "GatehouseServer",
             dependencies: [
@@ -171,6 +172,7 @@ let package = Package(
         .executableTarget(
             name: "gatehouse",
             dependencies: [
+                "CConcurrencyHook",
                 "GatehouseCore",
                 "GatehouseStore",
                 "GatehouseServer",

@@ -43,16 +43,20 @@ def shared_libraries(binary):
         match = re.match(r"\s*(\S+) => (\S+)", line)
         if not match:
             continue
-        path = os.path.realpath(match.group(2))
-        owner = subprocess.run(["dpkg", "-S", path], capture_output=True, text=True)
-        package = owner.stdout.split(":", 1)[0] if owner.returncode == 0 else "?"
+        package = "?"
+        # dpkg knows a file by the path its package ships, which merged /usr may hide behind another.
+        for path in dict.fromkeys([match.group(2), os.path.realpath(match.group(2)), re.sub(r"^/usr/lib/", "/lib/", os.path.realpath(match.group(2)))]):
+            owner = subprocess.run(["dpkg", "-S", path], capture_output=True, text=True)
+            if owner.returncode == 0:
+                package = owner.stdout.split(":", 1)[0]
+                break
         libraries.append({"library": match.group(1), "package": package})
     return libraries
 
 
 def collect(args):
     os.makedirs(args.out, exist_ok=True)
-    versions = resolved_versions(os.getcwd())
+    versions = resolved_versions(args.package_root)
     packages = []
     for name in sorted(os.listdir(args.checkouts)):
         checkout = os.path.join(args.checkouts, name)
@@ -129,6 +133,7 @@ def debian_copyright(manifest_path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--checkouts")
+    parser.add_argument("--package-root", default=".")
     parser.add_argument("--swift-licence")
     parser.add_argument("--binary")
     parser.add_argument("--out")

@@ -23,11 +23,7 @@ struct ServeCommand: AsyncParsableCommand {
         // (and their wake-ups) per request. Blocking work already goes to `BlockingWork`'s threads.
         // Linux only: NIO allows the take-over only from the main thread on Apple platforms, and an
         // async command's `run` is not on it there.
-        #if os(Linux)
-        let onEventLoops = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-        #else
-        let onEventLoops = false
-        #endif
+        let onEventLoops = ConcurrencyOnEventLoops.install()
         let logger = try Bootstrap.logger(level: options.logLevel)
         if !onEventLoops { logger.info("Swift concurrency keeps its own thread pool (the event-loop executor is Linux only)") }
         var (config, source) = try Bootstrap.loadConfig(options)
