@@ -4,9 +4,13 @@ SHELL := /bin/bash
 # System libraries the build links (libldap2-dev: the LDAP plugin), plus what the walk-through uses.
 RUN_PACKAGES := libsqlite3-dev libssl-dev libldap2-dev curl jq
 TEST_PACKAGES := $(RUN_PACKAGES) python3 python3-venv openssl slapd ldap-utils postgresql oathtool
+# Debian's tools that build the package and the image, and what the package tests boot them with.
+DEB_PACKAGES := dpkg-dev debhelper fakeroot binutils
+CONTAINER_PACKAGES := podman runc debootstrap
+PACKAGE_TEST_PACKAGES := $(DEB_PACKAGES) $(CONTAINER_PACKAGES) lintian systemd-container
 ARGS ?=
 
-.PHONY: run test build deps test-deps unit unit-under-load e2e e2e-postgres multinode integration upstream hardening clean test-logs
+.PHONY: run test build deps test-deps unit unit-under-load e2e e2e-postgres multinode integration upstream hardening package-test release deb container clean test-logs
 
 deps:
 	@scripts/install-deps.sh $(RUN_PACKAGES)
@@ -70,11 +74,31 @@ hardening: test-deps
 	$(SWIFT) build --product gatehouse
 	Tests/hardening/run.sh
 
+# The release binary (Swift runtime linked in) and its tarball in .build/release-artifacts.
+release: deps
+	scripts/release.sh
+
+# The Debian package of the release (docs/operations.md, "Install").
+deb: release
+	@scripts/install-deps.sh $(DEB_PACKAGES)
+	scripts/deb.sh
+
+# The container image localhost/gatehouse:VERSION, built with podman (base from debootstrap).
+container: release
+	@scripts/install-deps.sh $(CONTAINER_PACKAGES)
+	scripts/container.sh
+
+# The package in a debootstrap bookworm root booted with systemd-nspawn (install, upgrade from the
+# previous release, downgrade, rollback, purge), and the container image run with podman.
+package-test: test-deps
+	@scripts/install-deps.sh $(PACKAGE_TEST_PACKAGES)
+	Tests/package/run.sh
+
 # Each `make test` starts with no logs from an earlier run.
 test-logs:
 	@rm -rf .build/test-logs
 
-test: test-logs unit e2e e2e-postgres multinode integration upstream hardening
+test: test-logs unit e2e e2e-postgres multinode integration upstream hardening package-test
 
 clean:
-	rm -rf .build data
+	rm -rf .build .build-release .build-previous data

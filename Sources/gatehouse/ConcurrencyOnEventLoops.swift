@@ -12,9 +12,16 @@ enum ConcurrencyOnEventLoops {
     /// The runtime's hook: `(job, original) -> Void`, a thin function pointer.
     typealias EnqueueGlobalHook = @convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void
 
-    /// Installs the take-over once, before any other task runs; false when it could not (another
-    /// hook is set, or not on Linux).
-    static func install() -> Bool {
+    /// Whether tasks run on the event loops: set by `installOnce`, before the first task.
+    nonisolated(unsafe) private(set) static var installed = false
+
+    /// Installs the take-over, from `main` before any task runs (it is not thread-safe).
+    static func installOnce() {
+        installed = install()
+    }
+
+    /// Installs the take-over; false when it could not (another hook is set, or not on Linux).
+    private static func install() -> Bool {
         #if os(Linux)
         if NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() { return true }
         let slot = gatehouse_concurrency_enqueue_global_hook()

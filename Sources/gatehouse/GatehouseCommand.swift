@@ -15,6 +15,26 @@ struct GatehouseCommand: AsyncParsableCommand {
             DefaultConfigCommand.self, BenchmarkPasswordHashCommand.self,
         ]
     )
+
+    /// ArgumentParser's own `main`, after one thing only `serve` needs done before any task runs:
+    /// moving Swift concurrency onto the event loops. Done later, the runtime would already have
+    /// started its own worker threads (which, as a user without the right to raise their priority,
+    /// log "Failed to set thread priority" once each).
+    static func main() async {
+        if CommandLine.arguments.dropFirst().first == ServeCommand.configuration.commandName {
+            ConcurrencyOnEventLoops.installOnce()
+        }
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// The release this binary was built from.

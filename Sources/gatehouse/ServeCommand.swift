@@ -18,12 +18,11 @@ struct ServeCommand: AsyncParsableCommand {
     var listen: String?
 
     func run() async throws {
-        // Swift concurrency's tasks run on the server's event loops instead of a pool of their own:
-        // a request's handler then runs on the thread that read it, without two thread hand-overs
-        // (and their wake-ups) per request. Blocking work already goes to `BlockingWork`'s threads.
-        // Linux only: NIO allows the take-over only from the main thread on Apple platforms, and an
-        // async command's `run` is not on it there.
-        let onEventLoops = ConcurrencyOnEventLoops.install()
+        // Swift concurrency's tasks run on the server's event loops instead of a pool of their own
+        // (`GatehouseCommand.main` moved them before the first task): a request's handler then runs
+        // on the thread that read it, without two thread hand-overs (and their wake-ups) per
+        // request. Blocking work already goes to `BlockingWork`'s threads. Linux only.
+        let onEventLoops = ConcurrencyOnEventLoops.installed
         let logger = try Bootstrap.logger(level: options.logLevel)
         if !onEventLoops { logger.info("Swift concurrency keeps its own thread pool (the event-loop executor is Linux only)") }
         var (config, source) = try Bootstrap.loadConfig(options)

@@ -19,6 +19,8 @@ artifacts=$repo/.build/release-artifacts
 previous_artifacts=$work/previous
 mkdir -p "$work" "$logs"
 podman=${PODMAN:-podman --storage-driver vfs --runtime runc --cgroup-manager cgroupfs}
+# PACKAGE_TEST_SECTIONS picks sections while working on one (default: all).
+sections=" ${PACKAGE_TEST_SECTIONS:-deb container kubernetes} "
 failures=0
 checks=0
 nspawn_pid=""
@@ -80,6 +82,20 @@ if [ ! -e "$previous_artifacts/gatehouse_0.1.0_$arch.deb" ]; then
 fi
 previous_deb=$previous_artifacts/gatehouse_0.1.0_$arch.deb
 
+# Signing alice in through the flow API, as an app's back end would.
+password='correct horse battery staple 42'
+
+sign_in() { # sign_in USER -> the access token
+  local started
+  started=$(curl -sS -X POST "$base/v1/flows" -H 'Content-Type: application/json' -d '{"app":"web","provider":"local"}')
+  curl -sS -X POST "$base/v1/flows/$(jq -r .flow <<<"$started")" -H 'Content-Type: application/json' \
+    -d "{\"answer\":{\"username\":\"$1\",\"password\":\"$password\"}}" | jq -r '.tokens.access_token // empty'
+}
+signs_in() { [ -n "$(sign_in "$1")" ]; }
+ready() { [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/readyz")" = 200 ]; }
+wait_ready() { for _ in $(seq 1 100); do ready && return 0; sleep 0.2; done; return 1; }
+
+if [[ $sections == *" deb "* ]]; then
 echo "== 2. the Debian package in a booted bookworm root"
 if [ ! -d "$work/base" ]; then
   debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus,ca-certificates,curl,sqlite3 bookworm "$work/base.new" http://deb.debian.org/debian \
@@ -107,17 +123,6 @@ done
 inside() { nsenter -t "$inside_pid" -a env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 "$@"; }
 apt_install() { inside apt-get install -y -q -o Dpkg::Options::=--force-confold "$@" >>"$logs/apt.log" 2>&1; }
 base=http://127.0.0.1:8080
-password='correct horse battery staple 42'
-
-sign_in() { # sign_in USER -> the access token
-  local started
-  started=$(curl -sS -X POST "$base/v1/flows" -H 'Content-Type: application/json' -d '{"app":"web","provider":"local"}')
-  curl -sS -X POST "$base/v1/flows/$(jq -r .flow <<<"$started")" -H 'Content-Type: application/json' \
-    -d "{\"answer\":{\"username\":\"$1\",\"password\":\"$password\"}}" | jq -r '.tokens.access_token // empty'
-}
-signs_in() { [ -n "$(sign_in "$1")" ]; }
-ready() { [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/readyz")" = 200 ]; }
-wait_ready() { for _ in $(seq 1 100); do ready && return 0; sleep 0.2; done; return 1; }
 sqlite_count() { inside sqlite3 /var/lib/gatehouse/gatehouse.sqlite "$1"; }
 
 apt_install /root/gatehouse_0.1.0_"$arch".deb
@@ -156,12 +161,17 @@ check "with no capabilities, not even in its bounding set" bash -c "nsenter -t $
 check "with no_new_privs and a seccomp filter" bash -c "nsenter -t $inside_pid -a cat /proc/$main_pid/status | grep -qE '^NoNewPrivs:\s+1$' && nsenter -t $inside_pid -a cat /proc/$main_pid/status | grep -qE '^Seccomp:\s+2$'"
 check "the KEK reaches it as a credential, not in its environment" bash -c "nsenter -t $inside_pid -a test -f /run/credentials/gatehouse.service/kek && ! nsenter -t $inside_pid -a cat /proc/$main_pid/environ | tr '\0' '\n' | grep -q KEK"
 check "in its view of the files only the state directory is writable (ProtectSystem=strict)" bash -c "! nsenter -t $host_pid -m -- sh -c 'touch /etc/gatehouse/probe' 2>/dev/null && ! nsenter -t $host_pid -m -- sh -c 'touch /usr/probe' 2>/dev/null && nsenter -t $host_pid -m -- sh -c 'touch /var/lib/gatehouse/probe && rm /var/lib/gatehouse/probe'"
-check "the journal shows no refused system call" bash -c "! nsenter -t $inside_pid -a journalctl -u gatehouse --no-pager | grep -E 'errno=1|Operation not permitted|SIGSYS'"
+invocation=$(inside systemctl show gatehouse -p InvocationID --value)
+# The seccomp filter answers EPERM (SystemCallErrorNumber): errno=1 in libdispatch's "Failed to set
+# thread priority" lines. Its errno=13 lines (EACCES: an unprivileged process may not renice) are the
+# runtime's usual noise outside any sandbox too.
+check "this run's journal shows no system call refused by the filter" bash -c "nsenter -t $inside_pid -a journalctl _SYSTEMD_INVOCATION_ID=$invocation --no-pager | grep -q 'gatehouse starting' && ! nsenter -t $inside_pid -a journalctl _SYSTEMD_INVOCATION_ID=$invocation --no-pager | grep -E 'errno=1\b|Operation not permitted|SIGSYS|Bad system call'"
 check "the unit's man page is in the package" inside test -f /usr/share/man/man1/gatehouse.1.gz
 check "systemd-analyze verify accepts the unit" bash -c "nsenter -t $inside_pid -a systemd-analyze verify --man=no /lib/systemd/system/gatehouse.service 2>&1 | tee -a '$logs/verify.log' | grep gatehouse.service; test \${PIPESTATUS[0]} -eq 0"
 inside systemd-analyze security gatehouse --no-pager >"$logs/security.log" 2>&1 || true
 echo "   systemd-analyze security: $(grep -o 'Overall exposure level for gatehouse.service: .*' "$logs/security.log" || echo '?')"
-check "systemd rates the unit's exposure below 2.5 (of 10)" bash -c "awk '/Overall exposure level/ {split(\$NF, a, \" \"); print \$(NF-1)}' '$logs/security.log' | awk '{exit !(\$1 < 2.5)}'"
+exposure=$(grep -o 'Overall exposure level for gatehouse.service: [0-9.]*' "$logs/security.log" | grep -o '[0-9.]*$' || echo 10)
+check "systemd rates the unit's exposure below 2.0 (of 10)" awk "BEGIN {exit !($exposure < 2.0)}"
 check "a stop says STOPPING and ends within the stop timeout" bash -c "nsenter -t $inside_pid -a timeout 40 systemctl stop gatehouse && ! nsenter -t $inside_pid -a systemctl is-active -q gatehouse"
 inside systemctl start gatehouse
 check "a start returns once the broker is ready" ready
@@ -202,7 +212,9 @@ check "purge when asked (gatehouse/purge-data) removes the database and the key"
 inside systemctl poweroff >/dev/null 2>&1 || true
 for _ in $(seq 1 100); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.2; done
 nspawn_pid=""
+fi
 
+if [[ $sections == *" container "* ]]; then
 echo "== 3. the container image"
 scripts/container.sh >"$logs/container.log" 2>&1 || { tail -30 "$logs/container.log"; exit 1; }
 image=localhost/gatehouse:$version
@@ -230,19 +242,23 @@ curl -sS -X POST "$base/admin/v1/apps" -H "Authorization: Bearer $admin_token" -
   -d '{"id":"web","confidential":false,"redirectURIs":["http://127.0.0.1:9/callback"],"policy":{"identityProviders":["local"]}}' >>"$logs/admin.log"
 printf '%s\n' "$password" | $podman exec -i "$container" gatehouse users add alice >>"$logs/admin.log" 2>&1
 check "an app made over the admin API and a person added in the container: alice signs in" signs_in alice
-pid=$($podman inspect --format '{{.State.Pid}}' "$container")
-idle_rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
-for _ in $(seq 1 40); do sign_in alice >/dev/null & done
-wait
-peak_rss=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
-echo "   memory: idle RSS $((idle_rss / 1024)) MiB, peak $((peak_rss / 1024)) MiB after 40 concurrent sign-ins (bcrypt cost 12), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-echo "idle_rss_kib=$idle_rss peak_rss_kib=$peak_rss" >"$logs/container-memory.txt"
 $podman rm -f "$container" >/dev/null
 run_container
 check "restarted on the same volume, alice still signs in" bash -c "$(declare -f wait_ready ready sign_in signs_in); base=$base; password='$password'; wait_ready && signs_in alice"
+# Memory, for the Kubernetes example's requests and limits: idle, then the peak over 20 sign-ins at
+# once (the per-address flow-start limit is 30 a minute; bench/ measures sustained load).
+pid=$($podman inspect --format '{{.State.Pid}}' "$container")
+idle_rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
+for _ in $(seq 1 20); do sign_in alice >/dev/null & done
+wait
+peak_rss=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
+echo "   memory: idle RSS $((idle_rss / 1024)) MiB, peak $((peak_rss / 1024)) MiB over 20 sign-ins at once (bcrypt cost 12), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo "idle_rss_kib=$idle_rss peak_rss_kib=$peak_rss" >"$logs/container-memory.txt"
 $podman rm -f "$container" >/dev/null
 container=""
+fi
 
+if [[ $sections == *" kubernetes "* ]]; then
 echo "== 4. the Kubernetes example"
 check "the example parses, probes /readyz and /healthz, takes secrets from a Secret and has a PodDisruptionBudget" \
   .build/e2e-venv/bin/python - <<'PY'
@@ -259,6 +275,7 @@ assert {"GATEHOUSE_KEK", "GATEHOUSE_ADMIN_TOKEN", "GATEHOUSE_DATABASE_URL"} <= s
 assert c["resources"]["requests"]["memory"].endswith("Mi") and c["resources"]["limits"]["memory"].endswith("Mi")
 assert "postgres" in yaml.safe_load(kinds["ConfigMap"]["data"]["gatehouse.yaml"])["storage"]
 PY
+fi
 
 echo "package tests: $((checks - failures)) of $checks checks passed"
 [ "$failures" -eq 0 ]

@@ -18,9 +18,14 @@ free_port() { python3 "$repo/Tests/lib/free_port.py"; }
 
 prepare() { # prepare PACKAGES...: installs what is missing, brings the release build up to date, makes a work folder and port
   "$repo/scripts/install-deps.sh" wrk curl jq "$@"
-  bin="$repo/.build/release/gatehouse"
-  echo "building the release binary if needed (about 10 minutes the first time on 2 cores)..."
-  (cd "$repo" && swift build -c release --product gatehouse >/dev/null)
+  if [ -n "${GATEHOUSE_BIN:-}" ]; then
+    # A binary built elsewhere, e.g. the packaged one: make release's bin/gatehouse.
+    bin=$(readlink -f "$GATEHOUSE_BIN")
+  else
+    bin="$repo/.build/release/gatehouse"
+    echo "building the release binary if needed (about 10 minutes the first time on 2 cores)..."
+    (cd "$repo" && swift build -c release --product gatehouse >/dev/null)
+  fi
   work=$(mktemp -d /tmp/gatehouse-bench.XXXXXX)
   pid=""
   trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
