@@ -5,9 +5,10 @@ SHELL := /bin/bash
 RUN_PACKAGES := libsqlite3-dev libssl-dev libldap2-dev curl jq
 TEST_PACKAGES := $(RUN_PACKAGES) python3 python3-venv openssl slapd ldap-utils postgresql oathtool
 # Debian's tools that build the package and the image, and what the package tests boot them with.
-DEB_PACKAGES := dpkg-dev debhelper fakeroot binutils
+RELEASE_PACKAGES := binutils libicu72 zlib1g libyaml-0-2
+DEB_PACKAGES := dpkg-dev debhelper fakeroot
 CONTAINER_PACKAGES := podman runc debootstrap
-PACKAGE_TEST_PACKAGES := $(DEB_PACKAGES) $(CONTAINER_PACKAGES) lintian systemd-container
+PACKAGE_TEST_PACKAGES := $(RELEASE_PACKAGES) $(DEB_PACKAGES) $(CONTAINER_PACKAGES) lintian systemd-container
 ARGS ?=
 
 .PHONY: run test build deps test-deps unit unit-under-load e2e e2e-postgres multinode integration upstream hardening package-test release deb container clean test-logs
@@ -76,6 +77,7 @@ hardening: test-deps
 
 # The release binary (Swift runtime linked in) and its tarball in .build/release-artifacts.
 release: deps
+	@scripts/install-deps.sh $(RELEASE_PACKAGES)
 	scripts/release.sh
 
 # The Debian package of the release (docs/operations.md, "Install").

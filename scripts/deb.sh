@@ -5,7 +5,7 @@
 # Options (the package tests use them to package an older build as "the previous release"):
 #   --tarball FILE         the release tarball (default: the newest one for this machine)
 #   --version VERSION      the package version (default: the tarball's)
-#   --service-type TYPE    notify (default) or exec, for a binary older than sd_notify support
+#   --service-type TYPE    notify (default) or exec, for a binary from before 0.2.0 (no sd_notify)
 #   --out DIR              where the .deb goes (default .build/release-artifacts)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,8 +39,9 @@ cp -r packaging/debian "$work/src/debian"
 cp packaging/gatehouse-admin "$work/src/gatehouse-admin"
 cp -r packaging/man "$work/src/man"
 if [ "$type" = exec ]; then
-  # A binary that does not say READY=1: systemd counts it started once it runs.
-  sed -i 's/^Type=notify$/Type=exec/; /^NotifyAccess=/d' "$work/src/debian/gatehouse.service"
+  # A binary from before 0.2.0: it does not say READY=1 (systemd counts it started once it runs),
+  # and it refuses a newer schema with status 64.
+  sed -i 's/^Type=notify$/Type=exec/; /^NotifyAccess=/d; s/^RestartPreventExitStatus=2 3$/RestartPreventExitStatus=2 3 64/' "$work/src/debian/gatehouse.service"
 fi
 top=$(sed -n '1s/^gatehouse (\([^)]*\)).*/\1/p' packaging/debian/changelog)
 if [ "$version" != "$top" ]; then

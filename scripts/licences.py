@@ -14,6 +14,8 @@ import shutil
 import subprocess
 import sys
 
+EMBEDDED = [("icu", "the Swift runtime's Foundation", "libicu72"), ("zlib", "the Swift runtime's Foundation", "zlib1g"), ("libyaml", "Yams", "libyaml-0-2")]
+EMBEDDED_LICENCES = {"icu": "ICU", "zlib": "Zlib", "libyaml": "Expat"}
 LICENCE_FILE = re.compile(r"^(licen[cs]e|notice|copying)(\.(txt|md))?$", re.IGNORECASE)
 
 
@@ -81,6 +83,15 @@ def collect(args):
     shutil.copyfile(args.swift_licence, os.path.join(args.out, "swift-runtime", "LICENSE.txt"))
     swift = subprocess.run(["swift", "--version"], capture_output=True, text=True).stdout.strip().splitlines()
     packages.append({"name": "swift-runtime", "version": swift[0] if swift else "?", "licence": "Apache-2.0", "files": ["LICENSE.txt"]})
+    # C libraries compiled in by the Swift runtime (Foundation: ICU, zlib) and by Yams (libyaml):
+    # their notices, from Debian's packages of the same libraries on the build machine.
+    for name, package, debian_doc in EMBEDDED:
+        source = f"/usr/share/doc/{debian_doc}/copyright"
+        if not os.path.exists(source):
+            sys.exit(f"licences: {source} is missing: apt-get install {debian_doc} (make release installs it)")
+        os.makedirs(os.path.join(args.out, name), exist_ok=True)
+        shutil.copyfile(source, os.path.join(args.out, name, "copyright"))
+        packages.append({"name": name, "version": f"compiled into {package}", "licence": EMBEDDED_LICENCES[name], "files": ["copyright"]})
     libraries = shared_libraries(args.binary)
     json.dump({"packages": packages, "libraries": libraries}, open(os.path.join(args.out, "manifest.json"), "w"), indent=1)
     with open(os.path.join(args.out, "README.md"), "w") as readme:
@@ -112,6 +123,9 @@ def debian_copyright(manifest_path):
         print(f"Files: embedded/{package['name']}/*")
         print(f"Copyright: The {package['name']} authors (see /usr/share/doc/gatehouse/licences/{package['name']})")
         print(f"License: {package['licence']}")
+        if package["files"] == ["copyright"]:
+            texts.setdefault(package["licence"], f"The notice of {package['name']} ({package['version']}) is in\n/usr/share/doc/gatehouse/licences/{package['name']}/copyright.")
+            continue
         if package["licence"] not in ("Apache-2.0",) and package["licence"] not in texts:
             main = sorted(package["files"], key=lambda f: (f.count("/"), not f.lower().startswith("licen")))[0]
             texts[package["licence"]] = open(os.path.join(folder, package["name"], main), errors="replace").read()

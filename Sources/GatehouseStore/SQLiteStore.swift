@@ -40,7 +40,8 @@ public final class SQLiteStore: BrokerStore, Sendable {
             try? pool.close()
             throw StoreOpenError(
                 "the database \(path) has a newer schema than this Gatehouse (migrations it does not know: \(unknown.sorted().joined(separator: ", "))). "
-                    + "Run the Gatehouse version that upgraded it, or a newer one; do not downgrade a migrated database."
+                    + "Run the Gatehouse version that upgraded it, or a newer one; do not downgrade a migrated database.",
+                newerSchema: true
             )
         }
         openingMigration = migrate ? try Self.migrate(pool, path: path) : nil
@@ -64,7 +65,13 @@ public final class SQLiteStore: BrokerStore, Sendable {
         guard let next = pending.first else { return SQLiteMigrationReport(applied: [], backup: nil) }
         // A new database has nothing to keep; an upgraded one can be rolled back from the copy.
         let backup = before.isEmpty ? nil : try SQLiteUpgradeBackup.take(of: pool, at: path, before: next)
-        try SQLiteMigrations.migrator.migrate(pool)
+        do {
+            try SQLiteMigrations.migrator.migrate(pool)
+        } catch {
+            // Each migration is its own transaction: the database may be part-way. Say where the way back is.
+            let copy = backup.map { "; the database as it was before is in '\($0)'" } ?? ""
+            throw StoreOpenError("migrating the database \(path) failed: \(error)\(copy)")
+        }
         let after = try pool.read { db in try SQLiteMigrations.migrator.appliedMigrations(db) }
         return SQLiteMigrationReport(applied: after.filter { !before.contains($0) }, backup: backup)
     }

@@ -7,6 +7,15 @@ import GatehousePlugins
 import GatehouseStore
 import Logging
 
+/// Exit statuses an operator (or systemd's `RestartPreventExitStatus=`) can tell apart: restarting
+/// does not help with either, the message says what to change.
+enum ExitStatus {
+    /// A mistake in the config (every mistake is printed with its path).
+    static let configMistake: Int32 = 2
+    /// The database was migrated by a newer Gatehouse.
+    static let newerSchema: Int32 = 3
+}
+
 /// Wires the broker together for every command: the built-in plugins, the config, the store.
 enum Bootstrap {
     /// The built-in plugin types (GatehousePlugins lists them).
@@ -43,7 +52,7 @@ enum Bootstrap {
             var standardError = FileHandle.standardError
             print("\(source): \(error.issues.count) mistake(s):", to: &standardError)
             for issue in error.issues { print("  \(issue)", to: &standardError) }
-            throw ExitCode(2)
+            throw ExitCode(ExitStatus.configMistake)
         }
     }
 
@@ -62,6 +71,10 @@ enum Bootstrap {
                 logger.error("the database cannot be reached; trying again", metadata: ["error": .string(error.message), "retryInSeconds": .stringConvertible(delay)])
                 try await Task.sleep(for: .seconds(delay))
                 delay = min(delay * 2, 10)
+            } catch let error as StoreOpenError where error.newerSchema {
+                var standardError = FileHandle.standardError
+                print("Error: \(error.message)", to: &standardError)
+                throw ExitCode(ExitStatus.newerSchema)
             } catch let error as StoreOpenError {
                 throw ValidationError(error.message)
             }
@@ -91,7 +104,10 @@ enum Bootstrap {
                 config: config, registry: registry, store: store, logger: logger, metrics: metrics, http: AsyncHTTPOutbound(), mailer: try mailer(config)
             )
         } catch let error as ConfigIssues {
-            throw ValidationError(error.description)
+            // Mistakes only a started broker sees (a plugin's production rules): the config's status.
+            var standardError = FileHandle.standardError
+            print("Error: \(error.description)", to: &standardError)
+            throw ExitCode(ExitStatus.configMistake)
         }
     }
 }

@@ -22,16 +22,15 @@ enum ConcurrencyOnEventLoops {
 
     /// Installs the take-over; false when it could not (another hook is set, or not on Linux).
     private static func install() -> Bool {
-        #if os(Linux)
+        #if os(Linux) && compiler(<6.6)
+        // Below 6.6 NIO trusts the hook's signature; from 6.6 on it refuses the take-over, and so
+        // does this (the #if), as the runtime's hook may differ there.
         if NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() { return true }
-        let slot = gatehouse_concurrency_enqueue_global_hook()
-        guard slot.pointee == nil else { return false }
         let hook: EnqueueGlobalHook = { job, _ in
             // `any()` is the calling thread's own loop when it is one of the group's: no hand-over.
             MultiThreadedEventLoopGroup.singleton.any().executor.enqueue(ExecutorJob(job))
         }
-        slot.pointee = unsafeBitCast(hook, to: UnsafeMutableRawPointer.self)
-        return true
+        return gatehouse_concurrency_install_enqueue_global_hook(unsafeBitCast(hook, to: UnsafeMutableRawPointer.self))
         #else
         return false
         #endif

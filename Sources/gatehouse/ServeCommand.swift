@@ -33,6 +33,7 @@ struct ServeCommand: AsyncParsableCommand {
         if config.environment == .development {
             logger.warning("running in development mode (environment: development); do not expose this broker")
         }
+        SystemdNotification.send("STATUS=opening the database (an upgrade copies and migrates it first)")
         let store = try await Bootstrap.openStore(config, logger: logger, retrying: true)
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -64,6 +65,8 @@ struct ServeCommand: AsyncParsableCommand {
             configuration: .init(services: [.init(service: app), stoppingNotice], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         )
         try await services.run()
+        // Checkpoints SQLite's WAL into the database file, so a stopped broker leaves one file.
+        try? store.close()
     }
 }
 

@@ -96,7 +96,11 @@ struct GatehouseStoreTests {
             }
             try pool.close()
         }
+        // A copy an earlier start began and never finished (killed mid-copy) is removed.
+        let abandoned = path + ".before-v14-device-authorizations.20260101T000000Z.partial"
+        #expect(FileManager.default.createFile(atPath: abandoned, contents: Data("half".utf8)))
         let upgraded = try SQLiteStore(path: path)
+        #expect(!FileManager.default.fileExists(atPath: abandoned))
         let report = try #require(upgraded.openingMigration)
         #expect(report.applied == Array(Self.allMigrations.dropFirst(13)))
         let copy = try #require(report.backup)

@@ -372,7 +372,8 @@ extension PostgresStore {
         guard unknown.isEmpty else {
             throw StoreOpenError(
                 "the database at \(database) has a newer schema than this Gatehouse (migrations it does not know: \(unknown.sorted().joined(separator: ", "))). "
-                    + "Run the Gatehouse version that upgraded it, or a newer one; do not downgrade a migrated database."
+                    + "Run the Gatehouse version that upgraded it, or a newer one; do not downgrade a migrated database.",
+                newerSchema: true
             )
         }
     }

@@ -269,9 +269,13 @@ public struct StoreOpenError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The database may answer later (it did not answer at all); other failures need an operator.
     public var retryable: Bool
-    public init(_ message: String, retryable: Bool = false) {
+    /// A newer Gatehouse migrated the database: only a newer version (or the copy taken before that
+    /// upgrade) helps, so `serve` exits with its own status and the service is not restarted.
+    public var newerSchema: Bool
+    public init(_ message: String, retryable: Bool = false, newerSchema: Bool = false) {
         self.message = message
         self.retryable = retryable
+        self.newerSchema = newerSchema
     }
     public var description: String { message }
 }
