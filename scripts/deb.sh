@@ -41,7 +41,7 @@ cp -r packaging/man "$work/src/man"
 if [ "$type" = exec ]; then
   # A binary from before 0.2.0: it does not say READY=1 (systemd counts it started once it runs),
   # and it refuses a newer schema with status 64.
-  sed -i 's/^Type=notify$/Type=exec/; /^NotifyAccess=/d; s/^RestartPreventExitStatus=2 3$/RestartPreventExitStatus=2 3 64/' "$work/src/debian/gatehouse.service"
+  sed -i 's/^Type=notify$/Type=exec/; /^NotifyAccess=/d; s/^RestartPreventExitStatus=2 3 4$/RestartPreventExitStatus=2 3 4 64/' "$work/src/debian/gatehouse.service"
 fi
 top=$(sed -n '1s/^gatehouse (\([^)]*\)).*/\1/p' packaging/debian/changelog)
 if [ "$version" != "$top" ]; then

@@ -124,7 +124,9 @@ def debian_copyright(manifest_path):
         print(f"Copyright: The {package['name']} authors (see /usr/share/doc/gatehouse/licences/{package['name']})")
         print(f"License: {package['licence']}")
         if package["files"] == ["copyright"]:
-            texts.setdefault(package["licence"], f"The notice of {package['name']} ({package['version']}) is in\n/usr/share/doc/gatehouse/licences/{package['name']}/copyright.")
+            # Debian's copyright file of the same library, verbatim (Policy 12.5): its notices and licence.
+            notice = open(os.path.join(folder, package["name"], "copyright"), errors="replace").read()
+            texts.setdefault(package["licence"], f"As {package['name']} is {package['version']}, from Debian's copyright file of the library:\n\n{notice}")
             continue
         if package["licence"] not in ("Apache-2.0",) and package["licence"] not in texts:
             main = sorted(package["files"], key=lambda f: (f.count("/"), not f.lower().startswith("licen")))[0]

@@ -70,7 +70,7 @@ public final class SQLiteStore: BrokerStore, Sendable {
         } catch {
             // Each migration is its own transaction: the database may be part-way. Say where the way back is.
             let copy = backup.map { "; the database as it was before is in '\($0)'" } ?? ""
-            throw StoreOpenError("migrating the database \(path) failed: \(error)\(copy)")
+            throw StoreOpenError("migrating the database \(path) failed: \(error)\(copy)", migrationFailed: true)
         }
         let after = try pool.read { db in try SQLiteMigrations.migrator.appliedMigrations(db) }
         return SQLiteMigrationReport(applied: after.filter { !before.contains($0) }, backup: backup)

@@ -32,12 +32,12 @@ enum SQLiteUpgradeBackup {
         let partial = copy + ".partial"
         removeAbandonedPartials(of: path)
         guard !FileManager.default.fileExists(atPath: copy) else {
-            throw StoreOpenError("cannot back up the database before migrating it: '\(copy)' exists already; move it away and start again")
+            throw StoreOpenError("cannot back up the database before migrating it: '\(copy)' exists already; move it away and start again", migrationFailed: true)
         }
         // Created here, exclusively and private, so the copy is never readable by others whatever the umask.
         let descriptor = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw StoreOpenError("cannot back up the database before migrating it: cannot create '\(partial)': \(String(cString: strerror(errno))); the database was not changed")
+            throw StoreOpenError("cannot back up the database before migrating it: cannot create '\(partial)': \(String(cString: strerror(errno))); the database was not changed", migrationFailed: true)
         }
         close(descriptor)
         do {
@@ -49,7 +49,7 @@ enum SQLiteUpgradeBackup {
             try sync(URL(fileURLWithPath: copy).deletingLastPathComponent().path)
         } catch {
             try? FileManager.default.removeItem(atPath: partial)
-            throw StoreOpenError("cannot back up the database before migrating it to '\(copy)': \(error); the database was not changed")
+            throw StoreOpenError("cannot back up the database before migrating it to '\(copy)': \(error); the database was not changed", migrationFailed: true)
         }
         return copy
     }

@@ -14,6 +14,18 @@ enum ExitStatus {
     static let configMistake: Int32 = 2
     /// The database was migrated by a newer Gatehouse.
     static let newerSchema: Int32 = 3
+    /// Copying the database before an upgrade, or migrating it, failed.
+    static let migrationFailed: Int32 = 4
+
+    /// The error a command ends with for a store that cannot be opened or migrated: the statuses
+    /// above for the failures a restart cannot mend, else argument-parser's usage status (64).
+    static func ending(_ error: StoreOpenError) -> any Error {
+        let status: Int32? = error.newerSchema ? newerSchema : error.migrationFailed ? migrationFailed : nil
+        guard let status else { return ValidationError(error.message) }
+        var standardError = FileHandle.standardError
+        print("Error: \(error.message)", to: &standardError)
+        return ExitCode(status)
+    }
 }
 
 /// Wires the broker together for every command: the built-in plugins, the config, the store.
@@ -38,7 +50,9 @@ enum Bootstrap {
         let source: String
         if let path {
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw ValidationError("Cannot read the config file '\(path)': it does not exist or is not readable.")
+                var standardError = FileHandle.standardError
+                print("Error: Cannot read the config file '\(path)': it does not exist or is not readable.", to: &standardError)
+                throw ExitCode(ExitStatus.configMistake)
             }
             text = String(decoding: data, as: UTF8.self)
             source = path
@@ -71,12 +85,8 @@ enum Bootstrap {
                 logger.error("the database cannot be reached; trying again", metadata: ["error": .string(error.message), "retryInSeconds": .stringConvertible(delay)])
                 try await Task.sleep(for: .seconds(delay))
                 delay = min(delay * 2, 10)
-            } catch let error as StoreOpenError where error.newerSchema {
-                var standardError = FileHandle.standardError
-                print("Error: \(error.message)", to: &standardError)
-                throw ExitCode(ExitStatus.newerSchema)
             } catch let error as StoreOpenError {
-                throw ValidationError(error.message)
+                throw ExitStatus.ending(error)
             }
         }
     }

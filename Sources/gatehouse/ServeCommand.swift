@@ -183,7 +183,7 @@ struct MigrateCommand: AsyncParsableCommand {
                 applied = try await store.migrate()
             }
         } catch let error as StoreOpenError {
-            throw ValidationError(error.message)
+            throw ExitStatus.ending(error)
         }
         print("\(store.summary): " + (applied.isEmpty ? "nothing to do" : "applied \(applied.joined(separator: ", "))"))
         if let backup { print("copy of the database before the upgrade: \(backup)") }

@@ -131,6 +131,7 @@ check "the previous release installs and its service starts" wait_ready
 check "the gatehouse system user exists, without a login shell" bash -c "inside() { nsenter -t $inside_pid -a \"\$@\"; }; inside getent passwd gatehouse | grep -E '^gatehouse:x:[0-9]{3}:.*:/var/lib/gatehouse:/usr/sbin/nologin$'"
 check "/var/lib/gatehouse is the service's, mode 0700" test "$(inside stat -c '%U %a' /var/lib/gatehouse)" = "gatehouse 700"
 check "the key-encryption key was generated at install, root's only (0600)" test "$(inside stat -c '%U %a %s' /etc/gatehouse/kek)" = "root 600 45"
+check "the config is readable by root and the service's group only" test "$(inside stat -c '%U:%G %a' /etc/gatehouse/gatehouse.yaml)" = "root:gatehouse 640"
 inside gatehouse-admin apps create web --public --redirect-uri http://127.0.0.1:9/callback --provider local >>"$logs/admin.log" 2>&1
 printf '%s\n' "$password" | nsenter -t "$inside_pid" -a env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin gatehouse-admin users add alice >>"$logs/admin.log" 2>&1
 # A database gatehouse-admin creates (a config of its own naming a new file) is the service user's.
@@ -138,7 +139,8 @@ inside sh -c "sed 's|/var/lib/gatehouse/gatehouse.sqlite|/var/lib/gatehouse/prob
 inside env GATEHOUSE_CONFIG=/etc/gatehouse/probe.yaml gatehouse-admin migrate >>"$logs/admin.log" 2>&1
 check "gatehouse-admin runs commands as the service's user (the files it creates are the service's)" test "$(inside stat -c '%U %a' /var/lib/gatehouse/probe.sqlite 2>&1)" = "gatehouse 600"
 inside sh -c 'rm -f /etc/gatehouse/probe.yaml /var/lib/gatehouse/probe.sqlite*'
-check "gatehouse-admin passes the command's failure on" bash -c "! nsenter -t $inside_pid -a gatehouse-admin apps show no-such-app >/dev/null 2>&1"
+check "gatehouse-admin passes the command's failure and its message on" bash -c "out=\$(nsenter -t $inside_pid -a gatehouse-admin apps show no-such-app 2>&1); [ \$? -eq 1 ] && grep -q \"No app 'no-such-app'\" <<<\"\$out\""
+check "and keeps a \$ in an argument as typed (systemd would expand \${HOME})" bash -c "nsenter -t $inside_pid -a gatehouse-admin apps show 'x\${HOME}' 2>&1 | grep -qF \"No app 'x\\\${HOME}'\""
 check "and leaves no copy of the key behind (no transient unit's credentials, nothing in /tmp)" test "$(inside sh -c 'ls /run/credentials | grep "^run-"; ls /tmp | grep gatehouse-admin' | xargs)" = ""
 check "alice signs in on the previous release" signs_in alice
 kid_before=$(curl -sS "$base/oauth2/jwks" | jq -r '.keys[0].kid')
@@ -193,7 +195,7 @@ rm -f "$root/etc/systemd/system/gatehouse.service.d/test-seccomp-kills.conf"
 inside systemctl daemon-reload
 inside systemctl restart gatehouse
 started=$(date +%s%N)
-check "a stop finishes cleanly (SIGTERM, no kill) in under 10 s" bash -c "nsenter -t $inside_pid -a timeout 25 systemctl stop gatehouse && [ \$(( (\$(date +%s%N) - $started) / 1000000000 )) -lt 10 ] && [ \"\$(nsenter -t $inside_pid -a systemctl show gatehouse -p Result --value)\" = success ]"
+check "a stop is graceful: the broker exits 0 on SIGTERM, in under 10 s" bash -c "nsenter -t $inside_pid -a timeout 25 systemctl stop gatehouse && [ \$(( (\$(date +%s%N) - $started) / 1000000000 )) -lt 10 ] && [ \"\$(nsenter -t $inside_pid -a systemctl show gatehouse -p Result -p ExecMainCode -p ExecMainStatus --value | xargs)\" = 'success 1 0' ]"
 inside systemctl start gatehouse
 check "a start returns once the broker is ready" ready
 
@@ -240,6 +242,7 @@ check "with the same signing key" test "$(curl -sS "$base/oauth2/jwks" | jq -r '
 echo "gatehouse gatehouse/purge-data boolean true" | nsenter -t "$inside_pid" -a debconf-set-selections
 inside apt-get purge -y -q gatehouse >>"$logs/apt.log" 2>&1
 check "purge when asked (gatehouse/purge-data) removes the database and the key" inside test ! -e /var/lib/gatehouse -a ! -e /etc/gatehouse
+check "and the config's permission override" bash -c "! nsenter -t $inside_pid -a dpkg-statoverride --list /etc/gatehouse/gatehouse.yaml"
 inside systemctl poweroff >/dev/null 2>&1 || true
 for _ in $(seq 1 100); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.2; done
 nspawn_pid=""
@@ -308,11 +311,9 @@ c = pod["containers"][0]
 assert c["readinessProbe"]["httpGet"]["path"] == "/readyz" and c["livenessProbe"]["httpGet"]["path"] == "/healthz"
 assert c["securityContext"]["readOnlyRootFilesystem"] and pod["securityContext"]["runAsNonRoot"]
 secrets = {e["name"] for e in c["env"] if "valueFrom" in e}
-assert {"GATEHOUSE_ADMIN_TOKEN", "GATEHOUSE_DATABASE_URL"} <= secrets, secrets
+assert {"GATEHOUSE_KEK", "GATEHOUSE_ADMIN_TOKEN", "GATEHOUSE_DATABASE_URL"} <= secrets, secrets
 config = yaml.safe_load(kinds["ConfigMap"]["data"]["gatehouse.yaml"])
-kek = [v for v in pod["volumes"] if v["name"] == "kek"][0]["secret"]
-mount = [m for m in c["volumeMounts"] if m["name"] == "kek"][0]["mountPath"]
-assert config["keys"]["encryptionKeyFile"] == mount + "/" + kek["items"][0]["path"] and kek["defaultMode"] == 0o400
+assert "keys" not in config, "a key file would shadow GATEHOUSE_KEK"
 assert c["resources"]["requests"]["memory"].endswith("Mi") and c["resources"]["limits"]["memory"].endswith("Mi")
 assert "postgres" in config["storage"]
 PY

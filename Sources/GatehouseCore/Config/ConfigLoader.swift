@@ -10,7 +10,7 @@ public struct ConfigLoader: Sendable {
     public func load(yaml text: String, environment: [String: String]) throws(ConfigIssues) -> BrokerConfig {
         let (root, substitutionIssues) = try ConfigNode.parse(yaml: text, environment: environment)
         return try load(
-            root, knownIssues: substitutionIssues, environmentToken: environment["GATEHOUSE_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 },
+            root, knownIssues: substitutionIssues, environmentToken: environment["GATEHOUSE_ADMIN_TOKEN"].map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 },
             environmentKEK: environment["GATEHOUSE_KEK"].flatMap { $0.isEmpty ? nil : $0 }
         )
     }

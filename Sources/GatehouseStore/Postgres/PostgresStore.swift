@@ -272,10 +272,14 @@ public struct StoreOpenError: Error, Sendable, CustomStringConvertible {
     /// A newer Gatehouse migrated the database: only a newer version (or the copy taken before that
     /// upgrade) helps, so `serve` exits with its own status and the service is not restarted.
     public var newerSchema: Bool
-    public init(_ message: String, retryable: Bool = false, newerSchema: Bool = false) {
+    /// Copying the database before an upgrade, or a migration, failed: starting again would copy
+    /// a part-migrated database, so an operator looks first.
+    public var migrationFailed: Bool
+    public init(_ message: String, retryable: Bool = false, newerSchema: Bool = false, migrationFailed: Bool = false) {
         self.message = message
         self.retryable = retryable
         self.newerSchema = newerSchema
+        self.migrationFailed = migrationFailed
     }
     public var description: String { message }
 }
