@@ -24,7 +24,7 @@ struct ServeCommand: AsyncParsableCommand {
         // request. Blocking work already goes to `BlockingWork`'s threads. Linux only.
         let onEventLoops = ConcurrencyOnEventLoops.installed
         let logger = try Bootstrap.logger(level: options.logLevel)
-        if !onEventLoops { logger.info("Swift concurrency keeps its own thread pool (the event-loop executor is Linux only)") }
+        if !onEventLoops { logger.info("Swift concurrency keeps its own thread pool (moving it onto the event loops needs Linux, a Swift compiler below 6.6 and no other global-executor hook)") }
         var (config, source) = try Bootstrap.loadConfig(options)
         if let listen {
             guard let address = ListenAddress(parsing: listen) else { throw ValidationError("--listen must be HOST:PORT, e.g. 127.0.0.1:8080") }

@@ -329,6 +329,9 @@ def open_sign_in_page(browser, url):
 
 
 def submit_credentials(browser, username, password):
+    # A document still loading may replace the nodes the driver holds ("Node with given id does not
+    # belong to the document", seen in S10 under load): fill the form once it has finished.
+    wait(browser).until(lambda b: b.execute_script("return document.readyState") == "complete")
     for field_id, value in (("username", username), ("password", password)):
         box = browser.find_element(By.ID, field_id)
         box.clear()
