@@ -5,9 +5,7 @@ import GatehousePluginKit
 /// Android key attestation (https://developer.android.com/privacy-and-security/security-key-attestation):
 /// the attested key's certificate chain to one of Google's pinned hardware-attestation root keys, the
 /// revocation status of every certificate, and the leaf's KeyDescription against the app's rules.
-/// Dates follow Google's validator: the leaf's are the device's own and mean nothing; factory chains
-/// (whose top intermediate names a `serialNumber`) outlive their certificates; remotely provisioned
-/// (RKP) chains must be inside their validity windows.
+/// Dates follow Google's validator (`AndroidChainDates`, shared with the `webauthn` plugin).
 struct AndroidKeyAttestationVerifier: Sendable {
     let trustedKeys: [[UInt8]]
 
@@ -39,13 +37,8 @@ struct AndroidKeyAttestationVerifier: Sendable {
         guard chain.dropFirst().allSatisfy({ $0.extensions[KeyDescription.oid] == nil }) else {
             throw AttestationRefusal(.untrustedChain, "An issuer in the chain carries a key description: the attested key is not the leaf.")
         }
-        let topIntermediate = chain[chain.count - 2]
-        let factory = chain.count > 2 && !topIntermediate.subjectAttributes(AttestationCertificate.serialNumberAttribute).isEmpty
-        if !factory {
-            for (index, certificate) in chain.enumerated().dropFirst().dropLast() where !certificate.isValid(at: now) {
-                throw AttestationRefusal(.certificateExpired, "Certificate \(index) of the chain is not valid at \(now).")
-            }
-        }
+        let factory = AndroidChainDates.isFactoryProvisioned(chain)
+        do { try AndroidChainDates.check(chain, at: now) } catch { throw AttestationRefusal(.certificateExpired, error.message) }
         if let serial = chain.lazy.compactMap({ revoked.status(of: $0.serialNumber) }).first {
             throw AttestationRefusal(.certificateRevoked, "A certificate of the chain is \(serial.lowercased()) on Google's attestation status list.")
         }

@@ -7,7 +7,7 @@ import GatehousePluginKit
 /// authenticator's AAGUID (an authenticator whose latest status is a compromise is refused), and the
 /// platforms' own roots for their formats (Apple's WebAuthn root for `apple`, Google's hardware
 /// attestation roots for `android-key`). Every certificate of the path must be valid at the
-/// broker's time.
+/// broker's time, except in Android key chains, whose dates follow Google's rule (`AndroidChainDates`).
 struct AttestationTrust: Sendable {
     let anchors: [AttestationCertificate]
     let metadata: MetadataBLOB?
@@ -31,24 +31,34 @@ struct AttestationTrust: Sendable {
         if let status = entry?.status, MetadataBLOB.compromised.contains(status) {
             throw WebAuthnRefusal(.untrustedAttestation, "The FIDO metadata reports this authenticator model as \(status).")
         }
-        guard result.trustPath.allSatisfy({ $0.isValid(at: now) }) else {
+        // Android key chains follow Google's rule for dates (`AndroidChainDates`): the root is its
+        // pinned key, and a factory chain outlives its certificates. Every other format's path must
+        // be in date, up to a root in date.
+        let android = result.format == "android-key"
+        if !android, !result.trustPath.allSatisfy({ $0.isValid(at: now) }) {
             throw WebAuthnRefusal(.untrustedAttestation, "A certificate of the attestation is not valid at \(now).")
         }
         let roots = anchors + (entry?.roots ?? []) + (Self.platformRoots[result.format] ?? [])
-        for root in roots where root.isValid(at: now) {
-            if anchored(result.trustPath, in: root, format: result.format) { return entry?.description }
+        for root in roots where android || root.isValid(at: now) {
+            guard let chain = anchoredChain(result.trustPath, in: root, format: result.format) else { continue }
+            if android {
+                do { try AndroidChainDates.check(chain, at: now) } catch { throw WebAuthnRefusal(.untrustedAttestation, error.message) }
+            }
+            return entry?.description
         }
         throw WebAuthnRefusal(.untrustedAttestation, "The attestation does not lead to a trusted root.")
     }
 
-    /// The path ends at the root itself, or its last certificate is issued by the root.
-    private func anchored(_ path: [AttestationCertificate], in root: AttestationCertificate, format: String) -> Bool {
+    /// The whole chain up to `root` (the path itself when it ends at the root's key, else the path
+    /// and the root), when every link holds; nil when the path does not lead to `root`.
+    private func anchoredChain(_ path: [AttestationCertificate], in root: AttestationCertificate, format: String) -> [AttestationCertificate]? {
         // Android batch keys on some devices are certified with cA false (as in device-attestation).
         let lenient = format == "android-key"
         if path.last?.publicKeyInfo == root.publicKeyInfo {
-            if path.count == 1 { return path[0].der == root.der }
-            return (try? CertificatePath(path).checkLinks(trustedKeys: [root.publicKeyInfo], leafIssuerMayBeEndEntity: lenient)) != nil
+            if path.count == 1 { return path[0].der == root.der ? path : nil }
+            return (try? CertificatePath(path).checkLinks(trustedKeys: [root.publicKeyInfo], leafIssuerMayBeEndEntity: lenient)) != nil ? path : nil
         }
-        return (try? CertificatePath(path + [root]).checkLinks(trustedKeys: [root.publicKeyInfo], leafIssuerMayBeEndEntity: lenient)) != nil
+        let chain = path + [root]
+        return (try? CertificatePath(chain).checkLinks(trustedKeys: [root.publicKeyInfo], leafIssuerMayBeEndEntity: lenient)) != nil ? chain : nil
     }
 }

@@ -70,7 +70,7 @@ public struct Broker: Sendable, CustomStringConvertible {
         )
         let engine = FlowEngine(
             store: store, plugins: plugins, challenges: registry.challenges, tokens: issuer, clock: clock, logger: logger, metrics: metrics, apps: apps, dpop: dpop,
-            revoker: oauth.revoker, sessions: oauth.sessions, defaultLockout: config.lockout
+            revoker: oauth.revoker, sessions: oauth.sessions, defaultLockout: config.lockout, sealer: sealer
         )
         let adminGate = AdminGate(
             credentials: AdminCredentials(tokens: config.admin.tokens.map { ($0.name, $0.token) }),

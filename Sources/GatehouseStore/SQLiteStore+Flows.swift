@@ -3,33 +3,28 @@ import GRDB
 import GatehouseCore
 
 extension SQLiteStore: FlowStore {
-    public func insertFlow(_ flow: FlowRecord) async throws {
+    public func insertFlow(_ flow: SealedFlow) async throws {
         try await write { db in
             try db.executeCached(
                 sql: "INSERT INTO flows (id, app_id, payload, expires_at, version) VALUES (?, ?, ?, ?, ?)",
-                arguments: [flow.id, flow.appID, try StoreJSON.encode(flow), flow.expiresAt.storeValue, flow.version]
+                arguments: [flow.id, flow.appID, flow.payload, flow.expiresAt.storeValue, flow.version]
             )
         }
     }
 
-    public func flow(id: String, now: Date) async throws -> FlowRecord? {
+    public func sealedFlow(id: String, now: Date) async throws -> SealedFlow? {
         try readOneStatement { db in
-            guard let row = try Row.fetchOne(try db.cachedStatement(sql: "SELECT payload, version FROM flows WHERE id = ? AND expires_at > ?"), arguments: [id, now.storeValue]) else {
-                return nil
-            }
-            var flow = try StoreJSON.decode(FlowRecord.self, row["payload"])
-            flow.version = row["version"]
-            return flow
+            let statement = try db.cachedStatement(sql: "SELECT app_id, payload, expires_at, version FROM flows WHERE id = ? AND expires_at > ?")
+            guard let row = try Row.fetchOne(statement, arguments: [id, now.storeValue]) else { return nil }
+            return SealedFlow(id: id, appID: row["app_id"], payload: row["payload"], expiresAt: Date(storeValue: row["expires_at"]), version: row["version"])
         }
     }
 
-    public func updateFlow(_ flow: FlowRecord) async throws -> Bool {
+    public func updateFlow(_ flow: SealedFlow, expectedVersion: Int) async throws -> Bool {
         try await write { db in
-            var stored = flow
-            stored.version = flow.version + 1
             try db.executeCached(
                 sql: "UPDATE flows SET payload = ?, expires_at = ?, version = ? WHERE id = ? AND version = ?",
-                arguments: [try StoreJSON.encode(stored), flow.expiresAt.storeValue, stored.version, flow.id, flow.version]
+                arguments: [flow.payload, flow.expiresAt.storeValue, flow.version, flow.id, expectedVersion]
             )
             return db.changesCount == 1
         }

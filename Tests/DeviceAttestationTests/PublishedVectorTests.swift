@@ -224,6 +224,24 @@ struct PublishedVectorTests {
         }
     }
 
+    @Test("Android key attestation: a factory chain ending in its copy of Root 1 holds on both sides of that root's expiry; an RKP chain does not outlive its intermediates")
+    func androidChainDatesAroundRootOnesExpiry() throws {
+        func chain(_ path: String) throws -> [AttestationCertificate] {
+            try AttestationCertificate.certificates(pem: String(decoding: try Self.file("android-key-attestation", path), as: UTF8.self))
+        }
+        let factory = try chain("google-android-key-attestation-legacy/algorithm_EC_SecurityLevel_TEE.chain.pem")
+        #expect(factory.last?.notAfter == Self.date("2026-05-24T16:28:52Z"))
+        for day in ["2026-05-23T00:00:00Z", "2026-05-25T00:00:00Z", "2031-01-01T00:00:00Z"] {
+            #expect(throws: Never.self, "\(day)") { try AndroidChainDates.check(factory, at: Self.date(day)) }
+            #expect(throws: Never.self, "\(day)") {
+                try CertificatePath(factory).checkLinks(trustedKeys: DeviceAttestationTrust.googleRootKeys, leafIssuerMayBeEndEntity: true)
+            }
+        }
+        let remote = try chain("google-android-keyattestation/testdata/caiman/sdk36/SB_EC_RKP.pem")
+        #expect(throws: Never.self) { try AndroidChainDates.check(remote, at: Self.date("2025-09-26T15:30:46Z")) }
+        #expect(throws: CertificatePathProblem.self) { try AndroidChainDates.check(remote, at: Self.date("2030-01-01T00:00:00Z")) }
+    }
+
     @Test("Android key attestation: the app's rules (StrongBox minimum, verified boot, package and signing certificate, revocation list)")
     func androidRules() throws {
         let base = "google-android-keyattestation/testdata/"

@@ -381,6 +381,39 @@ struct GatehouseStoreTests {
         }
     }
 
+    /// What a plugin keeps in flow state and the challenge it sent may be secrets (an authenticator
+    /// app's secret being enrolled): the store gets them sealed, so no copy of the files shows them,
+    /// not while the flow runs, nor in the old versions and deleted rows the files keep afterwards.
+    @Test(arguments: StoreKind.allCases) func aFlowsStateAndChallengeAreSealedInEveryCopyOfTheFiles(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let secrets = (0..<3).map { _ in "SECRET" + UUID().uuidString.replacingOccurrences(of: "-", with: "") }
+            var record = flow()
+            record.pluginState = try FlowState(encoding: ["secret": secrets[0]])
+            record.challenge = Challenge(type: "totp_setup", fields: ["otpauthURI": .string("otpauth://totp/x?secret=\(secrets[1])")])
+            try await store.insertFlow(record)
+            let sealed = try #require(try await store.sealedFlow(id: record.id, now: now))
+            #expect(sealed.payload.hasPrefix("gh-kek1:") && !sealed.payload.contains("SECRET"))
+            var stored = try #require(try await store.flow(id: record.id, now: now))
+            #expect(stored.challenge == record.challenge && stored.pluginState == record.pluginState, "it opens as it was")
+            stored.challenge = Challenge(type: "totp_recovery_codes", fields: ["recoveryCodes": .array([.string(secrets[2])])])
+            #expect(try await store.updateFlow(stored))
+            #expect(try await store.flow(id: record.id, now: now)?.challenge == stored.challenge)
+            // Sealed for its own row: moved to another flow, it does not open.
+            var moved = sealed
+            moved.id = "flow-2"
+            try await store.insertFlow(moved)
+            let refusal = await thrownError(BrokerError.self) { _ = try await store.flow(id: "flow-2", now: now) }
+            #expect(refusal?.code == .flowNotFound)
+            #expect(try await store.deleteFlow(id: record.id, version: 1))
+            let bytes = try await database.bytesAtRest()
+            #expect(bytes.count > 10_000, "the files were read")
+            for secret in secrets {
+                #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(kind): a secret of a flow is in the files in clear")
+            }
+        }
+    }
+
     @Test(arguments: StoreKind.allCases) func expiredFlowIsInvisibleAndPurged(_ kind: StoreKind) async throws {
         try await TestDatabase.with(kind) { database in
             let store = database.store

@@ -124,6 +124,30 @@ extension TOTPTests {
         #expect(events.count == 1)
     }
 
+    /// The setup flow's state and challenge carry the secret and then the recovery codes: after
+    /// seven enrolments (and their flows deleted), a copy of the database files, WAL and `-shm`
+    /// included, holds none of them in any form a reader could use.
+    @Test func noCopyOfTheDatabaseFilesHoldsAnEnrolmentsSecretOrRecoveryCodes() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        var secrets: [String] = []
+        for index in 0..<7 {
+            let enrolled = try await Self.enrol(broker, "person\(index)")
+            let base32 = Base32.encode(enrolled.app.secret)
+            secrets += [base32, Data(enrolled.app.secret).base64EncodedString()]
+            secrets.append(stride(from: 0, to: base32.count, by: 4).map { String(base32.dropFirst($0).prefix(4)) }.joined(separator: " "))
+            secrets += enrolled.recoveryCodes + enrolled.recoveryCodes.compactMap(RecoveryCodes.normalized)
+        }
+        var bytes = Data()
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: broker.temporary.path + suffix) {
+            bytes.append(try Data(contentsOf: URL(fileURLWithPath: broker.temporary.path + suffix)))
+        }
+        #expect(bytes.count > 10_000)
+        for secret in secrets {
+            #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(secret) is in the database files")
+        }
+    }
+
     /// RFC 6238 section 5.2: one step of drift either side is accepted, two are not; the step of the
     /// confirmation code, and any step up to the last one used, is never accepted again.
     @Test func eachStepIsAcceptedOnceWithinOneStepOfDrift() async throws {

@@ -108,6 +108,36 @@ struct WebAuthnTests {
         }
     }
 
+    /// An `android-key` trust path follows Google's rule for dates, the one `device-attestation`
+    /// follows (`AndroidChainDates`): a factory chain ending in its own copy of Hardware Attestation
+    /// Root 1 (expired 2026-05-24, re-issued with the same key) is trusted before and after that
+    /// day, and after its intermediates expired; a remotely provisioned chain only while its
+    /// intermediates are in date. Other formats keep every certificate's dates.
+    @Test func androidFactoryChainsOutliveTheirRootCertificateAndRemotelyProvisionedOnesDoNot() throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/attestation/android-key-attestation")
+        func chain(_ path: String) throws -> [AttestationCertificate] {
+            try AttestationCertificate.certificates(pem: String(decoding: try Data(contentsOf: fixtures.appendingPathComponent(path)), as: UTF8.self))
+        }
+        func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
+        let trust = AttestationTrust(anchors: [], metadata: nil)
+        let factory = try chain("google-android-key-attestation-legacy/algorithm_EC_SecurityLevel_TEE.chain.pem")
+        #expect(factory.last?.notAfter == date("2026-05-24T16:28:52Z"), "the chain ends in its copy of Root 1")
+        #expect(AndroidChainDates.isFactoryProvisioned(factory))
+        for day in ["2026-05-23T00:00:00Z", "2026-05-25T00:00:00Z", "2026-12-06T00:00:00Z", "2031-01-01T00:00:00Z"] {
+            #expect(throws: Never.self, "\(day)") { try trust.check(AttestationResult(format: "android-key", kind: .basic, trustPath: factory), aaguid: [], at: date(day)) }
+            #expect(throws: Never.self, "\(day), Root 1 left out") {
+                try trust.check(AttestationResult(format: "android-key", kind: .basic, trustPath: Array(factory.dropLast())), aaguid: [], at: date(day))
+            }
+        }
+        // The same path under another format name keeps every date: Root 1 ended it.
+        #expect(throws: WebAuthnRefusal.self) { try trust.check(AttestationResult(format: "packed", kind: .basic, trustPath: factory), aaguid: [], at: date("2026-05-25T00:00:00Z")) }
+        let remote = try chain("google-android-keyattestation/testdata/caiman/sdk36/SB_EC_RKP.pem")
+        #expect(!AndroidChainDates.isFactoryProvisioned(remote))
+        #expect(throws: Never.self) { try trust.check(AttestationResult(format: "android-key", kind: .basic, trustPath: remote), aaguid: [], at: date("2025-09-26T15:30:46Z")) }
+        #expect(throws: WebAuthnRefusal.self) { try trust.check(AttestationResult(format: "android-key", kind: .basic, trustPath: remote), aaguid: [], at: date("2030-01-01T00:00:00Z")) }
+    }
+
     /// Attested registrations anchored where their makers' roots are: Apple's and Google's built in,
     /// a TPM's and a security key's only when the app pins them; a root the path does not lead to
     /// anchors nothing, and a path checked after its certificates expired is not trusted.

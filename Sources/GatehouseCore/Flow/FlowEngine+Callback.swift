@@ -22,7 +22,7 @@ extension FlowEngine {
     /// `providerID` is the provider the callback URL names (`/oauth2/callback/<provider>`), if any.
     public func callback(state flowID: String, answer: ChallengeResponse, cookie: String?, crossSitePost: Bool, providerID: String? = nil) async throws -> CallbackOutcome {
         let notFound = BrokerError(.flowNotFound, .notFound, "This sign-in is unknown, expired or already finished; start again from the app.")
-        guard let stored = try await store.flow(id: flowID, now: clock.now), let app = try await store.app(id: stored.appID), !app.disabled else {
+        guard let stored = try await store.flow(id: flowID, now: clock.now, sealer: sealer), let app = try await store.app(id: stored.appID), !app.disabled else {
             throw notFound
         }
         var flow = stored

@@ -322,7 +322,7 @@ extension FlowEngine {
             return try await body()
         } catch {
             // A flow saved further meanwhile has another version; the stored one ends either way.
-            if let stored = try? await store.flow(id: flow.id, now: clock.now) { _ = try? await store.deleteFlow(id: stored.id, version: stored.version) }
+            if let stored = try? await store.sealedFlow(id: flow.id, now: clock.now) { _ = try? await store.deleteFlow(id: stored.id, version: stored.version) }
             let code = (error as? BrokerError)?.code ?? .serverError
             try? await audit("signin.failure", flow: flow, outcome: code.rawValue, details: ["reason": (error as? BrokerError)?.reason ?? "continuation_refused"])
             throw error

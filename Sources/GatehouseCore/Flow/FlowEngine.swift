@@ -27,12 +27,15 @@ public struct FlowEngine: Sendable {
     let sessions: BrowserSessionService
     /// The limits of requests that name no app yet (a user code typed at `/device`).
     let defaultLockout: LockoutPolicy
+    /// Seals flows at rest (`SealedFlow`).
+    let sealer: SecretSealer
 
     public init(
         store: any BrokerStore, plugins: PluginInstances, challenges: ChallengeCatalog, tokens: TokenIssuer, clock: any BrokerClock, logger: Logger,
         metrics: BrokerMetrics = BrokerMetrics(), apps: AppCache? = nil, dpop: DPoPVerifier? = nil,
-        revoker: Revoker, sessions: BrowserSessionService, defaultLockout: LockoutPolicy = LockoutPolicy()
+        revoker: Revoker, sessions: BrowserSessionService, defaultLockout: LockoutPolicy = LockoutPolicy(), sealer: SecretSealer
     ) {
+        self.sealer = sealer
         self.defaultLockout = defaultLockout
         self.sessions = sessions
         self.dpop = dpop
@@ -242,7 +245,7 @@ public struct FlowEngine: Sendable {
 
     func load(_ flowID: String, browser: BrowserProof?) async throws -> (FlowRecord, App) {
         let notFound = BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
-        guard let flow = try await store.flow(id: flowID, now: clock.now), let app = try await store.app(id: flow.appID), !app.disabled else {
+        guard let flow = try await store.flow(id: flowID, now: clock.now, sealer: sealer), let app = try await store.app(id: flow.appID), !app.disabled else {
             throw notFound
         }
         // A browser flow answers only to its own browser; a JSON flow never to a browser form.
@@ -397,9 +400,9 @@ public struct FlowEngine: Sendable {
     func save(_ flow: inout FlowRecord) async throws {
         if flow.version < 0 {
             flow.version = 0
-            try await store.insertFlow(flow)
+            try await store.insertFlow(flow, sealer: sealer)
         } else {
-            guard try await store.updateFlow(flow) else {
+            guard try await store.updateFlow(flow, sealer: sealer) else {
                 throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; answer the latest challenge.")
             }
             flow.version += 1

@@ -43,14 +43,16 @@ public protocol AccountStore: AccountDirectory {
     func updateAccountProfile(id: String, profile: AccountProfile?, pending: Bool) async throws -> Bool
 }
 
-/// Flows in progress, written with optimistic concurrency: a write names the version it read.
+/// Flows in progress, written with optimistic concurrency: a write names the version it read. The
+/// store sees each flow sealed (`SealedFlow`): the engine seals and opens them.
 public protocol FlowStore: Sendable {
-    func insertFlow(_ flow: FlowRecord) async throws
+    func insertFlow(_ flow: SealedFlow) async throws
     /// The flow if it exists and has not expired at `now`.
-    func flow(id: String, now: Date) async throws -> FlowRecord?
-    /// Replaces the flow if its stored version is still `flow.version`; the stored version becomes
-    /// `flow.version + 1`. False when another writer got there first or the flow is gone.
-    func updateFlow(_ flow: FlowRecord) async throws -> Bool
+    func sealedFlow(id: String, now: Date) async throws -> SealedFlow?
+    /// Replaces the flow if its stored version is still `expectedVersion`; the stored row becomes
+    /// `flow` (whose version is the next one). False when another writer got there first or the flow
+    /// is gone.
+    func updateFlow(_ flow: SealedFlow, expectedVersion: Int) async throws -> Bool
     /// Deletes the flow if its stored version is still `version`; false otherwise.
     func deleteFlow(id: String, version: Int) async throws -> Bool
     func deleteExpiredFlows(now: Date) async throws -> Int

@@ -116,6 +116,9 @@ public struct ChallengeResponse: Sendable, Hashable {
 }
 
 /// A plugin's own state between two steps of a flow: opaque bytes to the core, persisted with the flow.
+/// The broker seals the whole stored flow (this state and the challenge last sent) under its
+/// key-encryption key, so a secret kept here, or shown in a challenge, is never written in clear:
+/// a plugin needs no sealing of its own for what lives only as long as the flow.
 public struct FlowState: Sendable, Hashable, Codable {
     /// Whatever the plugin keeps between steps; opaque to the engine.
     public var data: Data

@@ -3,29 +3,29 @@ import GatehouseCore
 import PostgresNIO
 
 extension PostgresStore: FlowStore {
-    public func insertFlow(_ flow: FlowRecord) async throws {
+    public func insertFlow(_ flow: SealedFlow) async throws {
         try await run(
             """
             INSERT INTO flows (id, app_id, payload, expires_at, version)
-            VALUES (\(flow.id), \(flow.appID), \(try StoreJSON.encode(flow)), \(flow.expiresAt.storeValue), \(flow.version))
+            VALUES (\(flow.id), \(flow.appID), \(flow.payload), \(flow.expiresAt.storeValue), \(flow.version))
             """
         )
     }
 
-    public func flow(id: String, now: Date) async throws -> FlowRecord? {
-        guard let row = try await rows("SELECT payload, version FROM flows WHERE id = \(id) AND expires_at > \(now.storeValue)").first else { return nil }
-        var flow = try row["payload"].json(FlowRecord.self)
-        flow.version = try row["version"].int()
-        return flow
+    public func sealedFlow(id: String, now: Date) async throws -> SealedFlow? {
+        guard let row = try await rows("SELECT app_id, payload, expires_at, version FROM flows WHERE id = \(id) AND expires_at > \(now.storeValue)").first else {
+            return nil
+        }
+        return SealedFlow(
+            id: id, appID: try row["app_id"].string(), payload: try row["payload"].string(), expiresAt: try row["expires_at"].date(), version: try row["version"].int()
+        )
     }
 
-    public func updateFlow(_ flow: FlowRecord) async throws -> Bool {
-        var stored = flow
-        stored.version = flow.version + 1
-        return try await run(
+    public func updateFlow(_ flow: SealedFlow, expectedVersion: Int) async throws -> Bool {
+        try await run(
             """
-            UPDATE flows SET payload = \(try StoreJSON.encode(stored)), expires_at = \(flow.expiresAt.storeValue), version = \(stored.version)
-            WHERE id = \(flow.id) AND version = \(flow.version) RETURNING 1
+            UPDATE flows SET payload = \(flow.payload), expires_at = \(flow.expiresAt.storeValue), version = \(flow.version)
+            WHERE id = \(flow.id) AND version = \(expectedVersion) RETURNING 1
             """
         ) == 1
     }
