@@ -29,9 +29,14 @@ struct AuthenticationCeremony: Sendable {
     }
 
     func verify(
-        clientDataJSON: [UInt8], authenticatorData raw: [UInt8], signature: [UInt8], userHandle: [UInt8]?, stored: Stored
+        clientDataJSON: [UInt8], authenticatorData raw: [UInt8], signature: [UInt8], userHandle: [UInt8]?, stored: Stored, userHandleRequired: Bool = false
     ) throws(WebAuthnRefusal) -> VerifiedAssertion {
-        // Step 6: a user handle the authenticator returns must be the credential's owner's.
+        // Step 6: when the person was not identified before the ceremony (a passkey sign-in), the
+        // user handle must be present; a user handle the authenticator returns must be the
+        // credential's owner's.
+        if userHandleRequired, userHandle?.isEmpty != false {
+            throw WebAuthnRefusal(.userHandleMissing, "A sign-in without a username needs the authenticator's user handle.")
+        }
         if let userHandle, !userHandle.isEmpty, !SecretDigest.constantTimeEquals(userHandle, stored.userHandle) {
             throw WebAuthnRefusal(.unknownCredential, "The user handle is not the credential's.")
         }

@@ -11,8 +11,12 @@ struct RegisteredCredential: Sendable {
     let backupEligible: Bool
     let backupState: Bool
     let userVerified: Bool
+    /// The format whose statement was verified; `none` when none was (no attestation, or one that
+    /// was accepted without being judged).
     let attestationFormat: String
     let attestation: AttestationResult.Kind
+    /// Whether an attestation statement was verified by its format's procedure (§7.1 step 22).
+    var attestationVerified: Bool { attestationFormat != "none" }
     /// The authenticator model's name from the FIDO metadata, when known.
     let authenticatorDescription: String?
 }
@@ -22,6 +26,9 @@ struct RegisteredCredential: Sendable {
 /// offered algorithm), the attestation statement of an accepted format, and, where the app asks
 /// for attested authenticators, its trust.
 struct RegistrationCeremony: Sendable {
+    /// The IANA registry of WebAuthn attestation statement format identifiers (RFC 8809, and
+    /// `compound` from Level 3): the formats a relying party may meet. Six of them are verified here.
+    static let registeredFormats: Set<String> = ["packed", "tpm", "android-key", "android-safetynet", "fido-u2f", "none", "apple", "compound"]
     let relyingParty: RelyingParty
     let challenge: [UInt8]
     let userVerification: UserVerification
@@ -49,15 +56,19 @@ struct RegistrationCeremony: Sendable {
         guard algorithms.contains(attested.publicKey.algorithm) else {
             throw WebAuthnRefusal(.algorithmNotAllowed, "The credential uses \(attested.publicKey.algorithm.name), which this app does not accept.")
         }
-        // Steps 21 to 22: the statement of an accepted format verifies.
+        // Step 21: the format is one of the registered identifiers (an unknown one is refused, whatever
+        // the policy); step 22: the statement of an accepted format verifies.
+        guard Self.registeredFormats.contains(format) else {
+            throw WebAuthnRefusal(.formatNotAllowed, "'\(format)' is not a registered attestation statement format.")
+        }
         guard formats.contains(format) || (format != "none" && trust == nil && formats.contains("none")) else {
             throw WebAuthnRefusal(.formatNotAllowed, "The attestation format '\(format)' is not accepted.")
         }
         let result: AttestationResult
         if trust == nil, !formats.contains(format) {
-            // Only `none` is accepted and the authenticator attested anyway: the statement is not
-            // needed, so it is not judged (§7.1 step 21 lets the relying party ignore it).
-            result = AttestationResult(format: format, kind: .none, trustPath: [])
+            // Only `none` is required and the authenticator attested in a format this app does not
+            // verify: the statement is not judged, so nothing may claim it was: recorded as `none`.
+            result = AttestationResult(format: "none", kind: .none, trustPath: [])
         } else {
             result = try AttestationStatementVerifier.verify(format: format, statement: statement, authenticatorData: authenticatorData, clientDataHash: clientData.hash)
         }

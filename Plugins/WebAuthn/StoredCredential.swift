@@ -16,8 +16,12 @@ struct StoredCredential: Codable, Sendable {
     var aaguid: String
     var backupEligible: Bool
     var backupState: Bool
+    /// The format whose statement was verified at registration (`none`: no statement was).
     var attestationFormat: String
     var attestation: String
+    /// Whether the attestation statement was verified at registration; nil for credentials stored
+    /// before this was recorded (read from `attestationFormat`).
+    var attestationVerified: Bool?
     var authenticatorDescription: String?
     /// The name the person gave it (or the model's), shown in lists.
     var name: String
@@ -45,6 +49,7 @@ struct StoredCredential: Codable, Sendable {
             "credential": .string(id), "account": account.map(JSONValue.string) ?? .null, "name": .string(name), "createdAt": time(createdAt),
             "lastUsedAt": time(lastUsedAt), "backupEligible": .bool(backupEligible), "backupState": .bool(backupState), "algorithm": .string(algorithm),
             "aaguid": .string(aaguid), "authenticator": authenticatorDescription.map(JSONValue.string) ?? .null, "attestation": .string(attestationFormat),
+            "attestationVerified": .bool(attestationVerified ?? (attestationFormat != "none")),
             "discoverable": .bool(discoverable), "transports": .array(transports.map(JSONValue.string)), "counterRegressions": .number(Double(counterRegressions)),
         ]
     }

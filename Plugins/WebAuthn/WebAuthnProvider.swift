@@ -109,7 +109,7 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
             throw BrokerError(
                 .accessDenied, .forbidden,
                 "None of this account's security keys meets this app's policy any more; ask an administrator to remove them, then set a new one up."
-            ).because("no_usable_credential").endingFlow()
+            ).publicly(because: "no_usable_credential").endingFlow()
         }
         return try getStep(allowed: usable, mode: .factorSignIn)
     }
@@ -134,13 +134,26 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
         let credential = StoredCredential(
             id: response.id, userHandle: handle, publicKey: Base64URL.encode(bytes: registered.publicKey), algorithm: registered.algorithm.name,
             signCount: registered.signCount, aaguid: SecretDigest.hex(registered.aaguid), backupEligible: registered.backupEligible, backupState: registered.backupState,
-            attestationFormat: registered.attestationFormat, attestation: registered.attestation.rawValue, authenticatorDescription: registered.authenticatorDescription,
-            name: registered.authenticatorDescription ?? (discoverable ? "Passkey" : "Security key"), discoverable: discoverable, createdAt: now, lastUsedAt: nil,
+            attestationFormat: registered.attestationFormat, attestation: registered.attestation.rawValue, attestationVerified: registered.attestationVerified,
+            authenticatorDescription: registered.authenticatorDescription,
+            name: Self.name(typed: state.username, accountID: accountID, discoverable: discoverable, model: registered.authenticatorDescription),
+            discoverable: discoverable, createdAt: now, lastUsedAt: nil,
             counterRegressions: 0, transports: response.transports, userVerifiedAtLastUse: registered.userVerified, anchored: trust != nil
         )
         try await book.add(credential, accountID: discoverable ? nil : accountID, registeringFor: discoverable ? accountID : nil, username: state.username ?? "")
-        await audit("webauthn.registered", app: app, account: accountID, details: ["credential": credential.id, "format": credential.attestationFormat, "backupEligible": String(credential.backupEligible)])
+        await audit("webauthn.registered", app: app, account: accountID, details: [
+            "credential": credential.id, "format": credential.attestationFormat, "attestationVerified": String(registered.attestationVerified),
+            "backupEligible": String(credential.backupEligible), "subject": handle,
+        ])
         return credential
+    }
+
+    /// What a new credential is listed as: the name a new account's person chose for it
+    /// (`webauthn_username`, "the name your passkey is saved under"), else the authenticator model's,
+    /// else what it is.
+    static func name(typed: String?, accountID: String?, discoverable: Bool, model: String?) -> String {
+        if discoverable, accountID == nil, let typed, !typed.isEmpty { return typed }
+        return model ?? (discoverable ? "Passkey" : "Security key")
     }
 
     /// Verifies an assertion and moves the credential's counter (compare-and-swap). `accountID`: the
@@ -174,8 +187,10 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
                 guard let authenticatorData = response.authenticatorData, let signature = response.signature else {
                     throw WebAuthnRefusal(.malformed, "An assertion answers with authenticatorData and signature.")
                 }
+                // §7.2 step 6: a sign-in that did not identify the person first needs the user handle.
                 return try ceremony.verify(
-                    clientDataJSON: response.clientDataJSON, authenticatorData: authenticatorData, signature: signature, userHandle: response.userHandle, stored: stored
+                    clientDataJSON: response.clientDataJSON, authenticatorData: authenticatorData, signature: signature, userHandle: response.userHandle, stored: stored,
+                    userHandleRequired: accountID == nil
                 )
             }
             // The policy is told only to whoever holds the key: after the signature, before any save.
@@ -184,7 +199,7 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
                 // Only the regression is recorded: nothing the suspected clone reported is kept.
                 credential.counterRegressions += 1
                 guard try await book.save(credential, version: record.version) else { continue }
-                await audit("webauthn.counter_regressed", app: app, account: accountID, details: ["credential": credential.id, "policy": config.counterRegression])
+                await audit("webauthn.counter_regressed", app: app, account: try? await owningAccount(accountID, credential), details: ["credential": credential.id, "policy": config.counterRegression])
                 throw WebAuthnRefusal(.counterRegressed, "The authenticator's signature counter went back: it may be cloned.").brokerError
             }
             credential.signCount = verified.signCount
@@ -194,11 +209,18 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
             if verified.counterRegressed { credential.counterRegressions += 1 }
             guard try await book.save(credential, version: record.version) else { continue }
             if verified.counterRegressed {
-                await audit("webauthn.counter_regressed", app: app, account: accountID, details: ["credential": credential.id, "policy": config.counterRegression])
+                await audit("webauthn.counter_regressed", app: app, account: try? await owningAccount(accountID, credential), details: ["credential": credential.id, "policy": config.counterRegression])
             }
             return (credential, verified)
         }
         throw BrokerError(.conflict, .conflict, "The credential was used at the same time elsewhere; try again.")
+    }
+
+    /// The account a credential answered for: the factor's, else the passkey's (through its link), so
+    /// that a suspected clone is found by searching the audit for the account.
+    func owningAccount(_ accountID: String?, _ credential: StoredCredential) async throws -> String? {
+        if let accountID { return accountID }
+        return try await book.accountID(ofHandle: credential.userHandle)
     }
 
     /// The instance's policy holds at every use, not only at registration: a credential whose

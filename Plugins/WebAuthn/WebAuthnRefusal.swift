@@ -33,6 +33,8 @@ struct WebAuthnRefusal: Error, Sendable, Equatable, CustomStringConvertible {
         case untrustedAttestation = "untrusted_attestation"
         /// The credential is unknown, or not allowed for this person.
         case unknownCredential = "unknown_credential"
+        /// A sign-in that did not identify the person first got no user handle (§7.2 step 6).
+        case userHandleMissing = "user_handle_missing"
         /// The credential id is registered already.
         case credentialInUse = "credential_in_use"
         /// The signature counter did not grow (a cloned authenticator, per §6.1.1), where refused.
@@ -50,10 +52,11 @@ struct WebAuthnRefusal: Error, Sendable, Equatable, CustomStringConvertible {
     var description: String { "\(reason.rawValue): \(message)" }
 
     /// As an answer in a flow: a refused ceremony counts as a wrong answer (`invalid_credentials`
-    /// with the reason), a malformed one is a bad request.
+    /// with the reason); a missing or malformed one is `invalid_answer`, as a missing answer field of
+    /// any challenge.
     var brokerError: BrokerError {
         switch reason {
-        case .malformed: BrokerError(.invalidRequest, .badRequest, message).publicly(because: reason.rawValue)
+        case .malformed: BrokerError.invalidAnswer(message).publicly(because: reason.rawValue)
         case .credentialInUse: BrokerError(.conflict, .conflict, message).publicly(because: reason.rawValue)
         default: BrokerError(.invalidCredentials, .failedAttempt, message).publicly(because: reason.rawValue)
         }

@@ -27,6 +27,11 @@ public final class SoftAuthenticator: @unchecked Sendable {
     public var counterOverride: UInt32?
     /// The id the next credential gets instead of a random one (a credential id registered twice).
     public var fixedID: [UInt8]?
+    /// An attestation format it claims, with a statement nobody can verify (`{"sig": 0}`).
+    public var claimedFormat: String?
+    /// Whether assertions carry the user handle (authenticators of non-discoverable credentials may
+    /// leave it out).
+    public var returnsUserHandle = true
 
     public init() {}
 
@@ -53,7 +58,10 @@ public final class SoftAuthenticator: @unchecked Sendable {
         let authData = Array(SHA256.hash(data: Data(rpID.utf8))) + [flags(attested: true), 0, 0, 0, 0] + [UInt8](repeating: 0, count: 16) + [0, 32] + id + cose
         var statement = CBORWriter.map([])
         var format = "none"
-        if selfAttestation {
+        if let claimedFormat {
+            format = claimedFormat
+            statement = CBORWriter.map([(.text("sig"), .bytes([0]))])
+        } else if selfAttestation {
             format = "packed"
             let signature = Array(try! key.signature(for: authData + Array(SHA256.hash(data: clientData))).derRepresentation)
             statement = CBORWriter.map([(.text("alg"), .int(-7)), (.text("sig"), .bytes(signature))])
@@ -76,13 +84,11 @@ public final class SoftAuthenticator: @unchecked Sendable {
         let count = credential.signCount
         let authData = Array(SHA256.hash(data: Data(rpID.utf8))) + [flags(attested: false), UInt8(count >> 24), UInt8(count >> 16 & 0xff), UInt8(count >> 8 & 0xff), UInt8(count & 0xff)]
         let signature = Array(try! credential.key.signature(for: authData + Array(SHA256.hash(data: clientData))).derRepresentation)
-        return [
-            "id": .string(Self.b64(credential.id)), "rawId": .string(Self.b64(credential.id)), "type": "public-key",
-            "response": [
-                "clientDataJSON": .string(Self.b64(clientData)), "authenticatorData": .string(Self.b64(authData)), "signature": .string(Self.b64(signature)),
-                "userHandle": .string(credential.userHandle),
-            ],
+        var response: [String: JSONValue] = [
+            "clientDataJSON": .string(Self.b64(clientData)), "authenticatorData": .string(Self.b64(authData)), "signature": .string(Self.b64(signature)),
         ]
+        if returnsUserHandle { response["userHandle"] = .string(credential.userHandle) }
+        return ["id": .string(Self.b64(credential.id)), "rawId": .string(Self.b64(credential.id)), "type": "public-key", "response": .object(response)]
     }
 }
 

@@ -83,7 +83,8 @@ extension WebAuthnTests {
             Self.yaml().replacingOccurrences(of: "origins: [\(Self.origin)]", with: "origins: [\(Self.origin)]\n      algorithms: [EdDSA]"), temporary: before.temporary
         )
         let (next, _) = try await after.start(FlowRequest(appID: "bank", providerID: "name"))
-        #expect(await Self.reason { _ = try await after.engine.resume(flowID: next, answer: ChallengeResponse(["name": "ada"]), client: nil) } == "no_usable_credential")
+        let refusal = await thrownError(BrokerError.self) { _ = try await after.engine.resume(flowID: next, answer: ChallengeResponse(["name": "ada"]), client: nil) }
+        #expect(refusal?.reason == "no_usable_credential" && refusal?.reasonIsPublic == true, "the reason webauthn.md promises reaches the app")
     }
 
     static func options(_ challenge: Challenge) throws -> JSONValue { try #require(challenge.fields["publicKey"]) }
@@ -190,7 +191,8 @@ extension WebAuthnTests {
             let listed = try await broker.broker.admin.resourceItems("credentials", of: .provider("passkeys")).items
             #expect(listed.first?["counterRegressions"] == 1)
             #expect(listed.first?["account"] == .string(ada.id))
-            #expect(try await broker.store.auditEvents(type: "webauthn.counter_regressed", appID: "web", accountID: nil, since: nil, limit: 5).count == 1)
+            #expect(try await broker.store.auditEvents(type: "webauthn.counter_regressed", appID: "web", accountID: ada.id, since: nil, limit: 5).count == 1,
+                    "an administrator searching the account's audit finds the suspected clone")
         }
     }
 
@@ -236,6 +238,59 @@ extension WebAuthnTests {
         _ = try await broker.finish(flow, answer: ["word": "open"])
         guard case .completed(_, _, let account, _) = try await Self.passkeySignIn(broker, laptop) else { Issue.record("no sign-in"); return }
         #expect(account?.id == ada.id)
+    }
+
+    /// §7.1 steps 21 and 22 under `attestation: none`: a format identifier nobody registered is
+    /// refused; a registered format this app does not verify is accepted without its statement
+    /// being judged, and the record, the list and the audit say `none`, not verified, never the
+    /// claimed format. A passkey made for a new account is listed under the name typed for it.
+    @Test func unknownAttestationFormatsAreRefusedAndUnverifiedOnesAreRecordedAsNone() async throws {
+        let broker = try await Self.broker(Self.yaml().replacingOccurrences(of: "origins: [\(Self.origin)]", with: "origins: [\(Self.origin)]\n      attestationFormats: [packed]"))
+        defer { broker.temporary.remove() }
+        let bogus = SoftAuthenticator()
+        bogus.claimedFormat = "bogus"
+        #expect(await Self.reason { _ = try await Self.registerPasskey(broker, bogus, name: "eve") } == "attestation_format_not_allowed")
+        #expect(try await broker.broker.admin.resourceItems("credentials", of: .provider("passkeys")).items.isEmpty)
+
+        let unverified = SoftAuthenticator()
+        unverified.claimedFormat = "android-key"
+        let ada = try await Self.registerPasskey(broker, unverified, name: "ada")
+        let listed = try #require(try await broker.broker.admin.resourceItems("credentials", of: .provider("passkeys")).items.first)
+        #expect(listed["attestation"] == "none" && listed["attestationVerified"] == false)
+        #expect(listed["name"] == "ada", "the name typed in webauthn_username")
+        let event = try #require(try await broker.store.auditEvents(type: "webauthn.registered", appID: "web", accountID: nil, since: nil, limit: 5).first)
+        #expect(event.details["format"] == "none" && event.details["attestationVerified"] == "false")
+        // The account did not exist at the ceremony: the event names the user handle, and so does
+        // the account's own `account.created`.
+        let created = try #require(try await broker.store.auditEvents(type: "account.created", appID: "web", accountID: ada.id, since: nil, limit: 5).first)
+        #expect(event.details["subject"] != nil && created.details["subject"] == event.details["subject"])
+
+        let attested = SoftAuthenticator()
+        attested.selfAttestation = true
+        _ = try await Self.registerPasskey(broker, attested, name: "bob")
+        let verified = try await broker.store.auditEvents(type: "webauthn.registered", appID: "web", accountID: nil, since: nil, limit: 5)
+        #expect(verified.contains { $0.details["format"] == "packed" && $0.details["attestationVerified"] == "true" })
+    }
+
+    /// §7.2 step 6: a passkey sign-in (nobody identified before the ceremony) needs the user handle;
+    /// a second factor, whose account is known, does not.
+    @Test func aSignInWithoutAUsernameRefusesAnAssertionWithoutAUserHandle() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let phone = SoftAuthenticator()
+        _ = try await Self.registerPasskey(broker, phone, name: "ada")
+        phone.returnsUserHandle = false
+        #expect(await Self.reason { _ = try await Self.passkeySignIn(broker, phone) } == "user_handle_missing")
+
+        let key = SoftAuthenticator()
+        key.returnsUserHandle = false
+        let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+        guard case .challenge(_, let create, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["name": "bo"]), client: nil) else { return }
+        _ = try await broker.finish(flow, answer: ["credential": key.create(try Self.options(create), origin: Self.origin)])
+        let (next, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+        guard case .challenge(_, let get, _) = try await broker.engine.resume(flowID: next, answer: ChallengeResponse(["name": "bo"]), client: nil) else { return }
+        let (tokens, _) = try await broker.finish(next, answer: ["credential": try #require(key.get(try Self.options(get), origin: Self.origin))])
+        #expect(!tokens.accessToken.isEmpty)
     }
 
     @Test func userVerificationAndAttestationAreRequiredWhereThePolicySaysSo() async throws {

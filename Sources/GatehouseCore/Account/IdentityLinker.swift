@@ -15,6 +15,9 @@ struct IdentityLinker: Sendable {
             var event = audit
             event.type = "account.created"
             event.accountID = account.id
+            // The subject ties the account to what its provider recorded before the account existed
+            // (a new passkey's registration names its user handle).
+            event.details["subject"] = identity.subject
             event.time = clock.now
             try await store.appendAudit(event)
         }
