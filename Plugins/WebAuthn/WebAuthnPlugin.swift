@@ -77,15 +77,16 @@ public enum WebAuthnPlugin: PluginFactory {
                 throw ConfigIssue(path: decoder.codingPath + [CodingKeys.algorithms, IndexKey(index)], "'\(name)' is not one of ES256, EdDSA, RS256")
             }
             if algorithms.isEmpty { throw issue(.algorithms, "must name at least one algorithm") }
-            for (index, origin) in (origins ?? []).enumerated() {
-                let web = origin.hasPrefix("https://") || LoopbackHost.allowsWebURL(origin)
-                if !(web || origin.hasPrefix("android:apk-key-hash:")) || origin.hasSuffix("/") {
-                    throw ConfigIssue(path: decoder.codingPath + [CodingKeys.origins, IndexKey(index)], "must be an https:// origin (no path), or android:apk-key-hash:<hash>")
-                }
+            for (index, origin) in (origins ?? []).enumerated() where !RelyingParty.isOrigin(origin) {
+                throw ConfigIssue(
+                    path: decoder.codingPath + [CodingKeys.origins, IndexKey(index)],
+                    "must be an https:// origin (scheme, host and port only: no path, query or fragment), or android:apk-key-hash:<base64url SHA-256>, got '\(origin)'"
+                )
             }
             guard ["refuse", "record"].contains(counterRegression) else { throw issue(.counterRegression, "must be refuse or record, got '\(counterRegression)'") }
             if (metadataBLOB == nil) != (metadataRoot == nil) { throw issue(metadataBLOB == nil ? .metadataBLOB : .metadataRoot, "metadataBLOB and metadataRoot go together") }
             if timeout.value < 30 || timeout > .minutes(10) { throw issue(.timeout, "must be between 30s and 10m, got \(timeout)") }
+            if freshSignIn.value < 30 || freshSignIn > .hours(1) { throw issue(.freshSignIn, "must be between 30s and 1h, got \(freshSignIn)") }
         }
     }
 
@@ -109,9 +110,14 @@ public enum WebAuthnPlugin: PluginFactory {
         }
         let origins = config.origins ?? origin.map { [$0] } ?? []
         var anchors: [AttestationCertificate] = []
-        for (index, pem) in config.trustAnchors.enumerated() {
+        // Each entry is PEM text, or the path of a PEM file (as metadataBLOB and metadataRoot are).
+        for (index, entry) in config.trustAnchors.enumerated() {
+            let isText = entry.contains("-----BEGIN")
+            guard let pem = isText ? entry : try? String(contentsOfFile: entry, encoding: .utf8) else {
+                throw ConfigIssue(path: "trustAnchors[\(index)]", "is neither PEM text nor a readable file: \(entry)")
+            }
             guard let certificates = try? AttestationCertificate.certificates(pem: pem), !certificates.isEmpty else {
-                throw ConfigIssue(path: "trustAnchors[\(index)]", "is not a PEM certificate")
+                throw ConfigIssue(path: "trustAnchors[\(index)]", isText ? "is not a PEM certificate" : "\(entry) holds no PEM certificate")
             }
             anchors += certificates
         }

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAttestation
 import GatehouseCore
 import GatehouseTesting
 import Testing
@@ -291,6 +292,37 @@ extension WebAuthnTests {
         guard case .challenge(_, let get, _) = try await broker.engine.resume(flowID: next, answer: ChallengeResponse(["name": "bo"]), client: nil) else { return }
         let (tokens, _) = try await broker.finish(next, answer: ["credential": try #require(key.get(try Self.options(get), origin: Self.origin))])
         #expect(!tokens.accessToken.isEmpty)
+    }
+
+    /// Origins are what `clientDataJSON.origin` carries, compared byte for byte: an origin with a path
+    /// (or a query, a fragment, a default port, capitals) could never match, so check-config refuses
+    /// it with its path, as it does a trust anchor that is neither PEM nor a file and a `freshSignIn`
+    /// out of range; a trust anchor may be a PEM file's path.
+    @Test func originsAndOtherSettingsAreCheckedWithTheirConfigPath() throws {
+        var registry = PluginRegistry()
+        registry.register(NamePlugin.self)
+        registry.register(KnockPlugin.self)
+        registry.register(WebAuthnPlugin.self)
+        func issues(_ setting: String) -> [String] {
+            configIssues(Self.yaml().replacingOccurrences(of: "      origins: [\(Self.origin)]", with: setting), registry: registry)
+        }
+        for bad in [
+            "https://login.example.com/path", "https://login.example.com/", "https://login.example.com?x=1", "https://login.example.com#f",
+            "https://Login.example.com", "https://login.example.com:443", "http://login.example.com", "login.example.com", "https://user@login.example.com",
+            "android:apk-key-hash:short", "android:apk-key-hash:RzfQ3hFRzAnaKBAwpbVYlOF1VwPkgoQiXOlWMlRx6F+",
+        ] {
+            let found = issues("      origins: [\(Self.origin), \"\(bad)\"]")
+            #expect(found.count == 1 && found.first?.hasPrefix("providers[2].config.origins[1]: must be an https:// origin") == true, "\(bad): \(found)")
+        }
+        for good in ["https://login.example.com:8443", "http://localhost:8080", "http://127.0.0.1", "android:apk-key-hash:RzfQ3hFRzAnaKBAwpbVYlOF1VwPkgoQiXOlWMlRx6Fc"] {
+            #expect(issues("      origins: [\"\(good)\"]").isEmpty, "\(good)")
+        }
+        #expect(issues("      origins: [\(Self.origin)]\n      freshSignIn: 2h").first?.hasPrefix("providers[2].config.freshSignIn: must be between 30s and 1h") == true)
+        let anchor = FileManager.default.temporaryDirectory.appendingPathComponent("anchor-\(UUID().uuidString).pem")
+        try TrustAnchors.appleWebAuthnRoot.write(to: anchor, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: anchor) }
+        #expect(issues("      origins: [\(Self.origin)]\n      trustAnchors: [\(anchor.path)]").isEmpty, "a PEM file's path")
+        #expect(issues("      origins: [\(Self.origin)]\n      trustAnchors: [/nonexistent/root.pem]").first?.contains("trustAnchors[0]: is neither PEM text nor a readable file") == true)
     }
 
     @Test func userVerificationAndAttestationAreRequiredWhereThePolicySaysSo() async throws {
