@@ -212,3 +212,27 @@ extension FSSOProvider {
         return try await environment.storage.replace(revoked, key: key, version: stored.version)
     }
 }
+
+extension FSSOProvider {
+    /// A deleted app's test keys go with it (an app made later with the same id must not accept
+    /// them), and registered keys stop naming it.
+    public func forget(_ departure: Departure) async throws -> [AdminChange] {
+        guard case .app(let appID) = departure else { return [] }
+        var changes: [AdminChange] = []
+        for (key, record) in try await environment.storage.all(StoredKey.self, keyPrefix: "key:") {
+            if record.appID == appID {
+                guard try await environment.storage.delete(key: key) else { continue }
+                changes.append(AdminChange(item: try Self.json(record.view(configured: config.issuers)), event: "test_key_removed", details: ["issuer": record.issuer, "kid": record.kid]))
+            } else if let apps = record.apps, apps.contains(appID), let stored = try await environment.storage.get(StoredKey.self, key: key) {
+                var narrowed = stored.value
+                narrowed.apps = apps.filter { $0 != appID }
+                guard try await environment.storage.replace(narrowed, key: key, version: stored.version) else { continue }
+                changes.append(AdminChange(
+                    item: try Self.json(narrowed.view(configured: config.issuers)), event: "key_apps_changed",
+                    details: ["issuer": record.issuer, "kid": record.kid, "apps": (narrowed.apps ?? []).joined(separator: ",")]
+                ))
+            }
+        }
+        return changes
+    }
+}

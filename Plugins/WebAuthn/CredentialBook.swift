@@ -22,9 +22,14 @@ struct CredentialBook: Sendable {
         try await storage.get(CredentialOwner.self, key: Self.handleKey(handle))
     }
 
-    /// Stores a new credential under its handle; refuses an id registered already.
+    /// How long an unfinished passkey registration is kept: longer than any flow lives (a flow lasts
+    /// at most a day), so only an abandoned one is ever purged.
+    static let pendingLifetime: TimeInterval = 2 * 86_400
+
+    /// Stores a new credential under its handle; refuses an id registered already. A passkey
+    /// (`credential.pendingUntil` set) is stored to expire, its handle with it, until its flow completes.
     func add(_ credential: StoredCredential, accountID: String?, registeringFor: String? = nil, username: String) async throws {
-        guard try await storage.insert(credential, key: Self.credentialKey(credential.id)) else {
+        guard try await storage.insert(credential, key: Self.credentialKey(credential.id), expiresAt: credential.pendingUntil) else {
             throw WebAuthnRefusal(.credentialInUse, "This credential is registered already.").brokerError
         }
         for _ in 0..<4 {
@@ -32,9 +37,10 @@ struct CredentialBook: Sendable {
                 var owner = existing.value
                 owner.credentialIDs.append(credential.id)
                 if owner.accountID == nil { owner.accountID = accountID }
-                if try await storage.replace(owner, key: Self.handleKey(credential.userHandle), version: existing.version) { return }
+                if try await storage.replace(owner, key: Self.handleKey(credential.userHandle), version: existing.version, expiresAt: owner.pendingUntil) { return }
             } else if try await storage.insert(
-                CredentialOwner(credentialIDs: [credential.id], accountID: accountID, registeringFor: registeringFor, username: username), key: Self.handleKey(credential.userHandle)
+                CredentialOwner(credentialIDs: [credential.id], accountID: accountID, registeringFor: registeringFor, username: username, pendingUntil: credential.pendingUntil),
+                key: Self.handleKey(credential.userHandle), expiresAt: credential.pendingUntil
             ) {
                 return
             }
@@ -43,21 +49,43 @@ struct CredentialBook: Sendable {
         throw BrokerError(.conflict, .conflict, "The credentials changed at the same time elsewhere; try again.")
     }
 
-    /// Removes a credential and its entry under the handle.
+    /// Removes a credential and its entry under the handle; a handle left with no credential goes too.
     func remove(_ id: String) async throws -> StoredCredential? {
         guard let stored = try await credential(id), try await storage.delete(key: Self.credentialKey(id), version: stored.version) else { return nil }
         for _ in 0..<4 {
             guard let existing = try await owner(stored.value.userHandle) else { break }
             var owner = existing.value
             owner.credentialIDs.removeAll { $0 == id }
-            if try await storage.replace(owner, key: Self.handleKey(stored.value.userHandle), version: existing.version) { break }
+            let key = Self.handleKey(stored.value.userHandle)
+            if owner.credentialIDs.isEmpty, owner.accountID == nil {
+                if try await storage.delete(key: key, version: existing.version) { break }
+            } else if try await storage.replace(owner, key: key, version: existing.version, expiresAt: owner.pendingUntil) {
+                break
+            }
         }
         return stored.value
     }
 
+    /// The registration of a handle's passkeys completed (its identity is linked now): they and the
+    /// handle stop expiring. Answers the credentials made permanent (none when nothing was pending).
+    func keep(handle: String) async throws -> [StoredCredential] {
+        guard let existing = try await owner(handle), existing.value.pendingUntil != nil else { return [] }
+        var owner = existing.value
+        owner.pendingUntil = nil
+        var kept: [StoredCredential] = []
+        for id in owner.credentialIDs {
+            guard let stored = try await credential(id), stored.value.pendingUntil != nil else { continue }
+            var credential = stored.value
+            credential.pendingUntil = nil
+            if try await storage.replace(credential, key: Self.credentialKey(id), version: stored.version) { kept.append(credential) }
+        }
+        _ = try await storage.replace(owner, key: Self.handleKey(handle), version: existing.version)
+        return kept
+    }
+
     /// Saves a credential read at `version` (a counter moved, a name changed); false when another node changed it since.
     func save(_ credential: StoredCredential, version: Int) async throws -> Bool {
-        try await storage.replace(credential, key: Self.credentialKey(credential.id), version: version)
+        try await storage.replace(credential, key: Self.credentialKey(credential.id), version: version, expiresAt: credential.pendingUntil)
     }
 
     /// The user handles of an account: its passkeys' (the identity links of this provider) and its
@@ -102,9 +130,20 @@ struct CredentialBook: Sendable {
         try await storage.all(StoredCredential.self, keyPrefix: "credential:").map(\.value)
     }
 
-    /// Deregistration: an account's handles and credentials go.
+    /// Deregistration: an account's handles and credentials go, its unfinished passkey registrations
+    /// (whose handles no link names yet) included.
     func forget(accountID: String) async throws {
         for credential in try await credentials(of: accountID) { _ = try await remove(credential.value.id) }
+        for (key, owner) in try await storage.all(CredentialOwner.self, keyPrefix: "handle:") where owner.registeringFor == accountID || owner.accountID == accountID {
+            for id in owner.credentialIDs { _ = try await remove(id) }
+            try await storage.delete(key: key)
+        }
         try await storage.delete(key: Self.accountKey(accountID))
+    }
+
+    /// An unlinked identity: its handle and credentials go.
+    func forget(handle: String) async throws {
+        for id in try await owner(handle)?.value.credentialIDs ?? [] { _ = try await remove(id) }
+        try await storage.delete(key: Self.handleKey(handle))
     }
 }

@@ -38,6 +38,9 @@ struct StoredCredential: Codable, Sendable {
     /// Whether its attestation was anchored in a trusted root when it was registered (only an
     /// instance with `attestation: direct` anchors); nil: not.
     var anchored: Bool?
+    /// Set while the registration that made it has not completed (a passkey is linked to its account
+    /// only then): the record expires at this time, so an abandoned one is purged; nil once it counts.
+    var pendingUntil: Date?
 
     var publicKeyBytes: [UInt8] { Array(Base64URL.decode(publicKey) ?? Data()) }
     var handleBytes: [UInt8] { Array(Base64URL.decode(userHandle) ?? Data()) }
@@ -65,6 +68,8 @@ struct CredentialOwner: Codable, Sendable {
     /// completes (until then, they sign nobody in).
     var registeringFor: String?
     var username: String
+    /// As `StoredCredential.pendingUntil`: the handle of an unfinished passkey registration expires.
+    var pendingUntil: Date?
 }
 
 /// The handle a second factor's credentials were made under for an account (`account:<id>`).

@@ -138,14 +138,30 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
             authenticatorDescription: registered.authenticatorDescription,
             name: Self.name(typed: state.username, accountID: accountID, discoverable: discoverable, model: registered.authenticatorDescription),
             discoverable: discoverable, createdAt: now, lastUsedAt: nil,
-            counterRegressions: 0, transports: response.transports, userVerifiedAtLastUse: registered.userVerified, anchored: trust != nil
+            counterRegressions: 0, transports: response.transports, userVerifiedAtLastUse: registered.userVerified, anchored: trust != nil,
+            // A passkey counts once its flow links it to an account; until then it may be abandoned.
+            pendingUntil: discoverable ? now.addingTimeInterval(CredentialBook.pendingLifetime) : nil
         )
         try await book.add(credential, accountID: discoverable ? nil : accountID, registeringFor: discoverable ? accountID : nil, username: state.username ?? "")
-        await audit("webauthn.registered", app: app, account: accountID, details: [
-            "credential": credential.id, "format": credential.attestationFormat, "attestationVerified": String(registered.attestationVerified),
-            "backupEligible": String(credential.backupEligible), "subject": handle,
-        ])
+        // A passkey is audited once its flow completed (`identifiedFlowCompleted`), under its account.
+        if credential.pendingUntil == nil { await auditRegistered(credential, app: app, account: accountID) }
         return credential
+    }
+
+    func auditRegistered(_ credential: StoredCredential, app: String, account: String?) async {
+        await audit("webauthn.registered", app: app, account: account, details: [
+            "credential": credential.id, "format": credential.attestationFormat,
+            "attestationVerified": String(credential.attestationVerified ?? (credential.attestationFormat != "none")),
+            "backupEligible": String(credential.backupEligible), "subject": credential.userHandle,
+        ])
+    }
+
+    /// A passkey registration's flow completed and linked its handle: its credential stops expiring
+    /// and its registration is audited under the account.
+    public func identifiedFlowCompleted(_ completion: FlowCompletion) async throws {
+        for credential in try await book.keep(handle: completion.identity.subject) {
+            await auditRegistered(credential, app: completion.app.id, account: completion.account.id)
+        }
     }
 
     /// What a new credential is listed as: the name a new account's person chose for it
@@ -175,7 +191,8 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
                 guard credential.discoverable, let owner, owner.accountID == nil else {
                     throw WebAuthnRefusal(.unknownCredential, "This credential is a second factor, not a passkey.").brokerError
                 }
-                if owner.registeringFor != nil, try await environment.accounts?.identityLink(providerID: id, subject: credential.userHandle) == nil {
+                let unlinked = owner.registeringFor != nil ? try await environment.accounts?.identityLink(providerID: id, subject: credential.userHandle) == nil : false
+                if credential.pendingUntil != nil || unlinked {
                     throw WebAuthnRefusal(.unknownCredential, "The registration of this passkey did not complete.").brokerError
                 }
             }
@@ -256,8 +273,7 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
     public func forget(_ departure: Departure) async throws -> [AdminChange] {
         switch departure {
         case .account(let accountID): try await book.forget(accountID: accountID)
-        case .identity(let subject):
-            for id in try await book.owner(subject)?.value.credentialIDs ?? [] { _ = try await book.remove(id) }
+        case .identity(let subject): try await book.forget(handle: subject)
         default: break
         }
         return []

@@ -144,7 +144,10 @@ extension SQLiteStore: AccountStore {
     public func deleteAccount(id: String) async throws -> Bool {
         try await write { db in
             try db.cachedStatement(sql: "DELETE FROM accounts WHERE id = ?").execute(arguments: [id])
-            return db.changesCount > 0
+            let deleted = db.changesCount > 0
+            // Its second factors' attempt counters (`factor:<authenticator>:<account>`) go with it.
+            try db.cachedStatement(sql: "DELETE FROM attempt_counters WHERE key LIKE 'factor:%:' || ?").execute(arguments: [id])
+            return deleted
         }
     }
 

@@ -83,6 +83,11 @@ extension SQLiteStore: AppStore {
             try db.cachedStatement(sql: "DELETE FROM refresh_tokens WHERE app_id = ?").execute(arguments: [id])
             try db.cachedStatement(sql: "DELETE FROM authorization_codes WHERE app_id = ?").execute(arguments: [id])
             try db.cachedStatement(sql: "DELETE FROM flows WHERE app_id = ?").execute(arguments: [id])
+            // And what an app made later with this id must not inherit: its installations (with their
+            // sign-in keys), provisional identities, device codes and place in browser sessions.
+            for table in ["installations", "provisional_identities", "device_authorizations", "browser_session_apps"] {
+                try db.execute(sql: "DELETE FROM \(table) WHERE app_id = ?", arguments: [id])
+            }
             return true
         }
     }

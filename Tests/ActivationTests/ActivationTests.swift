@@ -129,6 +129,30 @@ struct ActivationTests {
         return try await broker.finish(flow, answer: phone.assertion(nonce: nonce, issuer: broker.broker.config.server.issuer, now: broker.clock.now)).tokens
     }
 
+    // MARK: - An app's departure
+
+    /// `Departure.app`'s contract: a deleted app's activations go with it, and so do its
+    /// installations and their sign-in keys, so an app made again with the same id trusts no phone
+    /// the old one activated.
+    @Test func aDeletedAppsActivationsInstallationsAndKeysGoWithIt() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let ada = try await Self.account(broker, "ada")
+        let phone = Phone()
+        _ = try await Self.activate(broker, ada, phone: phone)
+        _ = try await Self.issue(broker, ["account": .string(ada.id)])
+        #expect(try await broker.store.count(table: .signInKeys) == 1)
+        let before = try #require(try await broker.store.app(id: "mobile"))
+        try await broker.broker.admin.deleteApp(id: "mobile", by: Self.admin)
+        #expect(try await broker.store.pluginRecords(namespace: "activation", keyPrefix: "activation/", now: broker.clock.now).isEmpty)
+        #expect(try await broker.store.count(table: .installations) == 0)
+        #expect(try await broker.store.count(table: .signInKeys) == 0)
+
+        _ = try await broker.broker.admin.createApp(["id": "mobile", "name": "Mobile again", "policy": try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(before.policy))], by: Self.admin)
+        let refusal = await thrownError(BrokerError.self) { _ = try await Self.signIn(broker, phone: phone) }
+        #expect(refusal != nil, "the old phone's key signs nobody into the new app")
+    }
+
     // MARK: - Issuing and the outcome `new`
 
     @Test func aNewActivationRegistersTheInstallationsKeyForItsAccountAndIsUsedUpOnce() async throws {

@@ -361,6 +361,33 @@ extension FSSOTests {
         #expect(try await test.store.auditEvents(type: "fsso-jwt.test_key_revoked", appID: "strict", accountID: nil, since: nil, limit: 5).first?.details["admin"] == "ops")
     }
 
+    /// `Departure.app`'s contract: a deleted app's test keys go with it, so an app made later with the
+    /// same id does not accept them; registered keys stop naming it. Both are audited.
+    @Test func aDeletedAppsTestKeysGoWithItAndAnAppMadeAgainWithItsIDRefusesThem() async throws {
+        let test = try await Self.keysBroker()
+        defer { test.temporary.remove() }
+        let generated = try await Self.generateTestKey(test, app: "strict")
+        let privateKey = try _RSA.Signing.PrivateKey(pemRepresentation: generated.privateKeyPEM)
+        let token = try Self.jwt(
+            header: ["alg": "RS256", "kid": .string(generated.key.kid)], claims: Self.claims(test.clock, sub: "qa-1", changes: ["iss": .string(generated.key.issuer)]),
+            key: privateKey
+        )
+        _ = try await test.broker.admin.createResourceItem(
+            "keys", of: .provider("acme-sso"), fields: ["issuer": "beta", "kid": "both", "pem": .string(try _RSA.Signing.PrivateKey(keySize: .bits2048).publicKey.pkcs1PEMRepresentation), "apps": "notes,strict"], by: Self.ops
+        )
+        try await test.broker.admin.deleteApp(id: "strict", by: Self.ops)
+        let left = try await test.store.pluginRecords(namespace: "acme-sso", keyPrefix: "", now: test.clock.now)
+        #expect(!left.contains { $0.key.contains("gatehouse-test:strict") }, "the test key is gone")
+        #expect(try await test.broker.admin.resourceItems("keys", of: .provider("acme-sso")).items.first { $0["kid"] == "both" }?["apps"] == ["notes"])
+        #expect(try await test.store.auditEvents(type: "fsso-jwt.test_key_removed", appID: "strict", accountID: nil, since: nil, limit: 5).first?.details["admin"] == "ops")
+
+        _ = try await test.broker.admin.createApp(["id": "strict", "name": "Strict again", "policy": ["identityProviders": ["acme-sso"]]], by: Self.ops)
+        let again = try #require(try await test.store.app(id: "strict"))
+        let provider = try #require(test.broker.plugins.identityProviders["acme-sso"])
+        let refusal = await thrownError(BrokerError.self) { _ = try await provider.verifyAssertion(token, for: again) }
+        #expect(refusal?.code == .invalidGrant, "the old test key signs nobody into the new app")
+    }
+
     /// A test key for `app` through the generic admin resources, as the admin API and CLI make one.
     static func generateTestKey(_ test: TestBroker, app: String) async throws -> (key: FSSOKey, privateKeyPEM: String) {
         let change = try await test.broker.admin.createResourceItem("test-keys", of: .app(app), fields: [:], by: ops)

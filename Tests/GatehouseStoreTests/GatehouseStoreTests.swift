@@ -214,12 +214,23 @@ struct GatehouseStoreTests {
             try await store.insertRefreshToken(refreshToken("rt", account: owner.id))
             try await store.insertAuthorizationCode(code("c", account: owner.id))
             try await store.insertFlow(flow())
+            _ = try await store.createProvisionalIdentity(ProvisionalIdentity(id: "pi", appID: "notes", email: try #require(EmailAddress("p@x.example")), createdAt: now, createdBy: "admin:root"))
+            _ = try await store.registerSignInKey(signInKey("sk", installation: "inst-1", vendor: "v1"), accountID: owner.id, appID: "notes", providerID: "device", now: now)
+            try await store.insertBrowserSession(browserSession("sid-1", account: owner.id, apps: ["notes"]))
+            #expect(
+                try await store.insertDeviceAuthorization(
+                    DeviceAuthorizationRecord(deviceCodeDigest: "dc", userCodeDigest: "uc", appID: "notes", scopes: ["openid"], createdAt: now, expiresAt: now.addingTimeInterval(600), interval: 5)
+                )
+            )
             #expect(try await store.deleteApp(id: "notes"))
             #expect(try await !store.deleteApp(id: "notes"))
-            // What the app held went with it.
+            // What the app held went with it, and nothing an app made again with its id would inherit.
             #expect(try await store.refreshToken(digest: "rt") == nil)
             #expect(try await store.authorizationCode(digest: "c") == nil)
             #expect(try await store.flow(id: "flow-1", now: now) == nil)
+            for table in [StoreTable.installations, .signInKeys, .provisionalIdentities, .deviceAuthorizations, .browserSessionApps] {
+                #expect(try await store.count(table: table) == 0, "\(kind): \(table)")
+            }
         }
     }
 

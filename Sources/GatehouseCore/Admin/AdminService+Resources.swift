@@ -87,7 +87,7 @@ extension AdminService {
     }
 
     /// Audits a plugin's change as `<plugin type>.<event>`, naming the admin who made it.
-    private func audit(_ change: AdminChange, plugin: any GatehousePlugin, appID: String?, admin: AdminIdentity) async throws {
+    func audit(_ change: AdminChange, plugin: any GatehousePlugin, appID: String?, admin: AdminIdentity) async throws {
         let type = plugins.typeNames[plugin.id] ?? plugin.id
         try await store.appendAudit(
             AuditEvent(

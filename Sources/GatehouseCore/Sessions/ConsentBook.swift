@@ -66,6 +66,13 @@ public struct ConsentBook: Sendable {
         try await store.deletePluginRecord(namespace: Self.namespace, key: Self.key(accountID: accountID, appID: appID))
     }
 
+    /// Forgets every consent given to the app (it was deleted: an app made later with its id asks again).
+    public func revokeAll(appID: String) async throws {
+        for record in try await store.pluginRecords(namespace: Self.namespace, keyPrefix: "", now: clock.now) where record.key.hasSuffix("/\(appID)") {
+            _ = try await store.deletePluginRecord(namespace: Self.namespace, key: record.key)
+        }
+    }
+
     /// Forgets every consent of the account (it was deleted).
     public func revokeAll(accountID: String) async throws {
         for grant in try await grants(accountID: accountID) { try await revoke(accountID: accountID, appID: grant.appID) }

@@ -199,6 +199,12 @@ public protocol IdentityProvider: GatehousePlugin {
     /// does (uses something up, issues something), done only now so that of two racing answers only
     /// one does it; answers fields the app is told beside the stop's details. Default: none.
     func stopping(_ state: FlowState, in context: FlowContext) async throws -> [String: JSONValue]
+    /// A flow in which this provider identified the person completed: every factor passed and its
+    /// identity is linked to `completion.account`. What the provider kept for the flow before the
+    /// account existed (a passkey made during a registration, stored with an expiry so that an
+    /// abandoned one is purged) becomes permanent here. Called before the tokens are issued; a
+    /// refusal ends the flow without them. Default: nothing to do.
+    func identifiedFlowCompleted(_ completion: FlowCompletion) async throws
     /// Whether a device sign-in key this provider registered may still be used at `app` (a refresh of
     /// tokens its sign-in got), under the app's settings as they are now; a refusal is an
     /// `invalid_grant` `BrokerError` with a `reason`, answered as it is. Default: it may.
@@ -227,6 +233,8 @@ extension IdentityProvider {
     public func completed(_ state: FlowState, _ completion: FlowCompletion) async throws -> [String: JSONValue] { [:] }
     /// Nothing to do.
     public func stopping(_ state: FlowState, in context: FlowContext) async throws -> [String: JSONValue] { [:] }
+    /// Nothing to do.
+    public func identifiedFlowCompleted(_ completion: FlowCompletion) async throws {}
     /// None.
     public var passwordKeeper: (any PasswordKeeping)? { nil }
 }

@@ -139,7 +139,12 @@ extension PostgresStore: AccountStore {
     }
 
     public func deleteAccount(id: String) async throws -> Bool {
-        try await run("DELETE FROM accounts WHERE id = \(id) RETURNING 1") == 1
+        try await transaction { connection in
+            let deleted = try await !Self.rows("DELETE FROM accounts WHERE id = \(id) RETURNING 1", on: connection, logger: self.logger).isEmpty
+            // Its second factors' attempt counters (`factor:<authenticator>:<account>`) go with it.
+            try await connection.query("DELETE FROM attempt_counters WHERE key LIKE 'factor:%:' || \(id)", logger: self.logger)
+            return deleted
+        }
     }
 
     static func account(_ row: PostgresRandomAccessRow) throws -> Account {

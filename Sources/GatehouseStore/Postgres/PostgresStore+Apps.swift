@@ -76,6 +76,12 @@ extension PostgresStore: AppStore {
             try await connection.query("DELETE FROM refresh_tokens WHERE app_id = \(id)", logger: self.logger)
             try await connection.query("DELETE FROM authorization_codes WHERE app_id = \(id)", logger: self.logger)
             try await connection.query("DELETE FROM flows WHERE app_id = \(id)", logger: self.logger)
+            // And what an app made later with this id must not inherit: its installations (with their
+            // sign-in keys), provisional identities, device codes and place in browser sessions.
+            try await connection.query("DELETE FROM installations WHERE app_id = \(id)", logger: self.logger)
+            try await connection.query("DELETE FROM provisional_identities WHERE app_id = \(id)", logger: self.logger)
+            try await connection.query("DELETE FROM device_authorizations WHERE app_id = \(id)", logger: self.logger)
+            try await connection.query("DELETE FROM browser_session_apps WHERE app_id = \(id)", logger: self.logger)
             return true
         }
     }
