@@ -28,10 +28,10 @@ struct OAuthAPI {
     }
 
     @Sendable func token(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
-        let form = try await FormBody.parse(request, context: context)
+        let (form, repeated) = try await FormBody.parse(request, context: context, repeatable: TokenExchangeParameters.repeatable)
         let tokens = try await oauth.token(
             try TokenRequest(
-                form: form, basic: try ClientAuthentication.basicCredentials(request.headers[.authorization]), clientIP: context.clientIP,
+                form: form, repeated: repeated, basic: try ClientAuthentication.basicCredentials(request.headers[.authorization]), clientIP: context.clientIP,
                 dpop: AccessTokenAuthentication.dpop(request, issuer: broker.config.server.issuer)
             )
         )

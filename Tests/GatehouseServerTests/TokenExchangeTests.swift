@@ -97,6 +97,38 @@ extension GatehouseServerTests {
         }
     }
 
+    /// RFC 8693 section 2.1 and RFC 8707 section 2: `audience` and `resource` may repeat. One token is
+    /// issued for all of the targets when each is allowed (`aud` an array, introspected by each of
+    /// them), a target named twice counts once, and one target the policy does not allow refuses
+    /// the whole request with `invalid_target`. Other parameters still may not repeat.
+    @Test func severalAudiencesAndResourcesGetOneTokenWhenEachIsAllowed() async throws {
+        let test = try await Self.oidcBroker(yaml: Self.exchangeYAML)
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            let access = try #require(try await Self.signedInTokens(client)["access_token"]?.stringValue)
+            func exchange(_ pairs: [(String, String)]) async throws -> (status: HTTPResponse.Status, body: [String: JSONValue]) {
+                var allowed = CharacterSet.alphanumerics
+                allowed.insert(charactersIn: "-._~")
+                let base = [("grant_type", Self.exchangeGrant), ("subject_token", access), ("subject_token_type", Self.accessTokenType)]
+                let body = (base + pairs).map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed)!)" }.joined(separator: "&")
+                let response = try await client.execute(uri: "/oauth2/token", method: .post, headers: Self.basic("api", Self.apiSecret), body: ByteBuffer(string: body))
+                return (response.status, try Self.object(response))
+            }
+            let both = try await exchange([("audience", "billing"), ("resource", "https://billing.example/api"), ("audience", "billing")])
+            #expect(both.status == .ok, "\(both.body)")
+            let token = try #require(both.body["access_token"]?.stringValue)
+            #expect(try Self.claims(of: token)["aud"] == .array([.string("billing"), .string("https://billing.example/api")]))
+            let seen = try await Self.introspect(client, token, id: "billing", secret: Self.billingSecret)
+            #expect(seen["active"] == .bool(true) && seen["aud"] == .array([.string("billing"), .string("https://billing.example/api")]))
+            #expect(try await Self.introspect(client, token, id: "other", secret: Self.otherSecret)["active"] == .bool(false))
+
+            let mixed = try await exchange([("audience", "billing"), ("audience", "ledger")])
+            #expect(mixed.status == .badRequest && mixed.body["error"] == .string("invalid_target"), "\(mixed.body)")
+            let twice = try await exchange([("audience", "billing"), ("subject_token", access)])
+            #expect(twice.status == .badRequest && twice.body["error"] == .string("invalid_request"))
+        }
+    }
+
     @Test func anActorTokenMakesADelegationAndChainsNestEarlierActors() async throws {
         let test = try await Self.oidcBroker(yaml: Self.exchangeYAML)
         defer { test.temporary.remove() }

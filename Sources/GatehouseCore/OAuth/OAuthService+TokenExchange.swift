@@ -45,7 +45,9 @@ extension OAuthService {
             throw BrokerError(.invalidRequest, .badRequest, "Only access tokens are issued (requested_token_type \(Self.accessTokenType)).")
         }
         // The audience first: a client asking for a target it may not have learns nothing about the token.
-        let targets = exchange.audiences + exchange.resources
+        // Several targets make one token for all of them (`aud` an array), each one allowed; a target
+        // named twice counts once.
+        let targets = (exchange.audiences + exchange.resources).uniqued()
         guard !targets.isEmpty else { throw BrokerError(.invalidRequest, .badRequest, "Name the target: audience or resource.") }
         for resource in exchange.resources where !(TokenExchangePolicy.isAudience(resource) && resource.contains(":")) {
             throw BrokerError(.invalidTarget, .badRequest, "resource must be an absolute URI without a fragment.")
@@ -123,7 +125,7 @@ extension OAuthService {
             clientID != ConsoleConfig.appID && policy.accepts(tokensOf: clientID, asApp: app.id)
         }
         // An access token made by an exchange (its `aud` another than its client) is presented by
-        // its audience only: the service it was made for, calling on (a chain of delegation).
+        // one of its audiences only: a service it was made for, calling on (a chain of delegation).
         func acceptable(clientID: String, audiences: [String]) -> Bool {
             audiences == [clientID] ? acceptable(clientID) : audiences.contains(app.id)
         }

@@ -20,7 +20,10 @@ public struct TokenRequest: Sendable {
     public var dpop: DPoPPresentation?
 
     /// Reads the form; the client's credentials follow `ClientCredentials.presented`'s one-method rule.
-    public init(form: [String: String], basic: ClientCredentials?, clientIP: String? = nil, dpop: DPoPPresentation? = nil) throws(BrokerError) {
+    /// `repeated`: every value of the parameters that may repeat (`TokenExchangeParameters.repeatable`).
+    public init(
+        form: [String: String], repeated: [String: [String]] = [:], basic: ClientCredentials?, clientIP: String? = nil, dpop: DPoPPresentation? = nil
+    ) throws(BrokerError) {
         self.clientIP = clientIP
         self.dpop = dpop
         self.grantType = form["grant_type"]
@@ -31,7 +34,7 @@ public struct TokenRequest: Sendable {
         self.scopes = form["scope"].map { $0.split(separator: " ").map(String.init) }
         self.assertion = form["assertion"]
         self.deviceCode = form["device_code"]
-        self.exchange = TokenExchangeParameters(form: form)
+        self.exchange = TokenExchangeParameters(form: form, repeated: repeated)
         self.client = try ClientCredentials.presented(basic: basic, bodyClientID: form["client_id"], bodySecret: form["client_secret"])
     }
 }
@@ -48,13 +51,17 @@ public struct TokenExchangeParameters: Sendable {
     /// `resource`: absolute URIs of the targets (RFC 8707).
     public var resources: [String]
 
-    public init(form: [String: String]) {
+    /// The parameters that may be given more than once (RFC 8693 section 2.1, RFC 8707 section 2):
+    /// one token is issued for all of the targets.
+    public static let repeatable: Set<String> = ["audience", "resource"]
+
+    public init(form: [String: String], repeated: [String: [String]] = [:]) {
         subjectToken = form["subject_token"]
         subjectTokenType = form["subject_token_type"]
         actorToken = form["actor_token"]
         actorTokenType = form["actor_token_type"]
         requestedTokenType = form["requested_token_type"]
-        audiences = form["audience"].map { [$0] } ?? []
-        resources = form["resource"].map { [$0] } ?? []
+        audiences = repeated["audience"] ?? form["audience"].map { [$0] } ?? []
+        resources = repeated["resource"] ?? form["resource"].map { [$0] } ?? []
     }
 }
