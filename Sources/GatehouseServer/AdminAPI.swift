@@ -34,8 +34,19 @@ struct AdminAPI {
             let secret = try await admin.rotateSecret(id: try context.parameters.require("id"), by: try identity(context))
             return JSONBody(["client_secret": secret]).response(status: .ok)
         }
-        group.post("apps/:id/webhook/secret") { _, context in
-            let secret = try await admin.rotateWebhookSecret(id: try context.parameters.require("id"), by: try identity(context))
+        group.post("apps/:id/webhook/secret") { request, context in
+            // An optional body: {"overlap": "0s"} stops the previous secret at once (it leaked).
+            let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+            let overlap: Seconds?
+            if buffer.readableBytes == 0 {
+                overlap = nil
+            } else {
+                struct Rotation: Decodable { var overlap: Seconds? }
+                do { overlap = try JSONDecoder().decode(Rotation.self, from: Data(buffer: buffer)).overlap } catch {
+                    throw BrokerError(.invalidRequest, .badRequest, "The body is {\"overlap\": <seconds or a duration such as \"0s\" or \"24h\">}, or empty.")
+                }
+            }
+            let secret = try await admin.rotateWebhookSecret(id: try context.parameters.require("id"), overlap: overlap, by: try identity(context))
             return JSONBody(["secret": secret]).response(status: .ok)
         }
         group.get("apps/:id/webhook/dead-letters") { request, context in

@@ -34,6 +34,54 @@ extension GatehouseServerTests {
         with: "      selfRegistration: true\n      webhook: {url: \"https://hooks.example/gatehouse\", events: [\"signin.*\", \"test.*\"]}\n"
     ) + "\nevents:\n  retryDelays: [1, 2]\n"
 
+    /// Rotating the signing secret without an outage (as Stripe does): for the overlap every delivery
+    /// carries a `v1` signature with the new secret and one with the old, the new one first; after it
+    /// (or at once with an overlap of 0) only the new one signs. A second rotation drops the oldest.
+    @Test func aRotatedWebhookSecretKeepsSigningBesideTheNewOneForTheOverlap() async throws {
+        var registry = PluginRegistry()
+        registry.register(LocalPasswordPlugin.self)
+        let receiver = WebhookReceiver()
+        receiver.failing.withLock { $0 = false }
+        let yaml = Self.webhookYAML + "  webhookSecretOverlap: 2h\n"
+        let test = try await TestBroker.make(yaml: yaml, registry: registry, environment: ["WEB_SECRET": Self.webSecret, "OTHER_SECRET": Self.otherSecret], http: receiver)
+        defer { test.temporary.remove() }
+        let admin = AdminIdentity(name: "test")
+        /// The secrets whose signatures the next delivery carries, in order.
+        func signers(_ candidates: [String]) async throws -> [String] {
+            try await test.store.appendAudit(AuditEvent(time: test.clock.now, type: "test.rotation", appID: "web", accountID: "alice"))
+            #expect(await test.broker.oauth.events.runOnce() == 1)
+            let request = try #require(receiver.requests.withLock { $0.last })
+            let header = try #require(request.headers.first { $0.name == "Gatehouse-Signature" }?.value)
+            let parts = header.split(separator: ",").map(String.init)
+            let t = try #require(parts.first?.dropFirst(2))
+            return parts.dropFirst().map { part in
+                candidates.first { secret in
+                    let mac = HMAC<SHA256>.authenticationCode(for: Data("\(t).".utf8) + (request.body ?? Data()), using: SymmetricKey(data: Data(secret.utf8)))
+                    return part == "v1=" + mac.map { String(format: "%02x", $0) }.joined()
+                } ?? "unknown"
+            }
+        }
+        let first = try await test.broker.admin.rotateWebhookSecret(id: "web", by: admin)
+        #expect(try await signers([first]) == [first], "a first secret signs alone")
+        let second = try await test.broker.admin.rotateWebhookSecret(id: "web", by: admin)
+        #expect(try await signers([first, second]) == [second, first], "the new one first, the old one beside it")
+        let rotated = try await test.store.auditEvents(type: "webhook.secret_rotated", appID: "web", accountID: nil, since: nil, limit: 5)
+        #expect(rotated.contains { $0.details["previousSignsUntil"] == ISO8601DateFormatter().string(from: test.clock.now.addingTimeInterval(7200)) })
+        test.clock.advance(by: 7199)
+        #expect(try await signers([first, second]) == [second, first])
+        test.clock.advance(by: 2)
+        #expect(try await signers([first, second]) == [second], "the overlap is over")
+        let third = try await test.broker.admin.rotateWebhookSecret(id: "web", by: admin)
+        let fourth = try await test.broker.admin.rotateWebhookSecret(id: "web", by: admin)
+        #expect(try await signers([first, second, third, fourth]) == [fourth, third], "a second rotation drops the oldest")
+        let fifth = try await test.broker.admin.rotateWebhookSecret(id: "web", overlap: Seconds(0), by: admin)
+        #expect(try await signers([third, fourth, fifth]) == [fifth], "an overlap of 0 stops the old secret at once")
+        let refusal = await thrownError(BrokerError.self) { _ = try await test.broker.admin.rotateWebhookSecret(id: "web", overlap: .days(8), by: admin) }
+        #expect(refusal?.code == .invalidRequest)
+        #expect(configIssues(Self.webhookYAML + "  webhookSecretOverlap: 8d\n", registry: registry, environment: ["WEB_SECRET": Self.webSecret, "OTHER_SECRET": Self.otherSecret])
+            .first?.hasPrefix("events.webhookSecretOverlap: must be between 0s and 7d") == true)
+    }
+
     @Test func webhookEventsAreSignedCloudEventsInOrderPerSubjectRetriedGivenUpAndReplayed() async throws {
         var registry = PluginRegistry()
         registry.register(LocalPasswordPlugin.self)

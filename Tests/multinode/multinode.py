@@ -511,8 +511,11 @@ class WebhookReceiver:
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                signature = dict(part.split("=", 1) for part in self.headers.get("Gatehouse-Signature", "").split(",") if "=" in part)
-                expected = hmac.new((receiver.secret or "").encode(), f"{signature.get('t', '')}.".encode() + body, hashlib.sha256).hexdigest()
+                items = [part.split("=", 1) for part in self.headers.get("Gatehouse-Signature", "").split(",") if "=" in part]
+                signature = {"t": next((value for name, value in items if name == "t"), "0")}
+                expected = hmac.new((receiver.secret or "").encode(), f"{signature['t']}.".encode() + body, hashlib.sha256).hexdigest()
+                # Any v1 may be ours (docs/events.md): a rotation's overlap carries one per secret.
+                signature["v1"] = next((value for name, value in items if name == "v1" and hmac.compare_digest(expected, value)), "")
                 event = json.loads(body or b"{}")
                 with receiver.lock:
                     receiver.received.append(event.get("id"))

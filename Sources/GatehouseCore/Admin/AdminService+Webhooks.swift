@@ -16,24 +16,41 @@ extension AdminService {
         public var lastError: String?
     }
 
-    /// A new webhook signing secret for the app, returned once (`whsec_` and 32 random bytes); the
-    /// previous one stops signing at once.
-    public func rotateWebhookSecret(id: String, by admin: AdminIdentity) async throws -> String {
+    /// A new webhook signing secret for the app, returned once (`whsec_` and 32 random bytes). The
+    /// one it replaces keeps signing beside it for `overlap` (default `events.webhookSecretOverlap`),
+    /// so receivers move to the new one without an outage; an overlap of 0 stops it at once (a
+    /// leaked secret), as does the next rotation for the one before it.
+    public func rotateWebhookSecret(id: String, overlap: Seconds? = nil, by admin: AdminIdentity) async throws -> String {
         let app = try await existingApp(id)
+        let overlap = overlap ?? oauth.events.settings.webhookSecretOverlap
+        guard (0...7 * 86_400).contains(overlap.value) else {
+            throw BrokerError(.invalidRequest, .badRequest, "overlap must be between 0s and 7d.", issues: [ConfigIssue(path: "overlap", "must be between 0s and 7d")])
+        }
         let secret = "whsec_" + RandomToken.make()
         let storage = oauth.events.secrets
         let bytes = Data(secret.utf8)
+        let conflict = BrokerError(.conflict, .conflict, "The webhook secret was changed at the same moment; try again.")
+        let now = clock.now
+        let previousKey = EventDelivery.previousSecretKey(app.id)
         if let current = try await storage.secret(key: app.id) {
-            guard try await storage.replaceWithSecret(bytes, key: app.id, version: current.version) else {
-                throw BrokerError(.conflict, .conflict, "The webhook secret was changed at the same moment; try again.")
+            // The one being replaced keeps signing until the overlap ends (then it expires and is purged).
+            let until = now.addingTimeInterval(overlap.timeInterval)
+            if let previous = try await storage.secret(key: previousKey) {
+                guard overlap.value > 0 ? try await storage.replaceWithSecret(current.value, key: previousKey, version: previous.version, expiresAt: until)
+                    : try await storage.delete(key: previousKey, version: previous.version)
+                else { throw conflict }
+            } else if overlap.value > 0, try await !storage.insertSecret(current.value, key: previousKey, expiresAt: until) {
+                throw conflict
             }
+            guard try await storage.replaceWithSecret(bytes, key: app.id, version: current.version) else { throw conflict }
         } else if try await !storage.insertSecret(bytes, key: app.id) {
-            throw BrokerError(.conflict, .conflict, "The webhook secret was changed at the same moment; try again.")
+            throw conflict
         }
         var details = admin.auditDetails
         // Where events go, without a path or query that might hold a token.
         details["host"] = app.policy.webhook.url.flatMap { URLComponents(string: $0)?.host } ?? ""
-        try await store.appendAudit(AuditEvent(time: clock.now, type: "webhook.secret_rotated", appID: app.id, details: details))
+        details["previousSignsUntil"] = overlap.value > 0 ? ISO8601DateFormatter().string(from: now.addingTimeInterval(overlap.timeInterval)) : "now"
+        try await store.appendAudit(AuditEvent(time: now, type: "webhook.secret_rotated", appID: app.id, details: details))
         return secret
     }
 

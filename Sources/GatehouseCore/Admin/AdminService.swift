@@ -188,6 +188,7 @@ public struct AdminService: Sendable {
         // Its deliveries and its webhook secret go too: an app made later with this id starts clean.
         _ = try await store.deleteOutboxItems(appID: id)
         _ = try await oauth.events.secrets.delete(key: id)
+        _ = try await oauth.events.secrets.delete(key: EventDelivery.previousSecretKey(id))
         try await audit("app.deleted", app: id, admin: admin, before: AppView(app), after: nil)
     }
 

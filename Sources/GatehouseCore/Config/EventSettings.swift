@@ -13,20 +13,24 @@ public struct EventSettings: Sendable, Hashable, Codable {
     public var keepDelivered: Seconds
     /// How long dead letters are kept for replay before they are deleted.
     public var keepDead: Seconds
+    /// How long a rotated webhook signing secret still signs beside the new one, so that receivers
+    /// can be moved to the new secret without an outage (0: it stops at once).
+    public var webhookSecretOverlap: Seconds
 
     public init(
         retryDelays: [Seconds] = [10, 60, 300, 1800, 7200, 21_600, 43_200, 43_200, 43_200, 43_200].map(Seconds.init),
         logoutRetryDelays: [Seconds] = [2, 10, 60, 300].map(Seconds.init), lease: Seconds = Seconds(30), keepDelivered: Seconds = .days(1),
-        keepDead: Seconds = .days(30)
+        keepDead: Seconds = .days(30), webhookSecretOverlap: Seconds = .days(1)
     ) {
         self.keepDead = keepDead
+        self.webhookSecretOverlap = webhookSecretOverlap
         self.retryDelays = retryDelays
         self.logoutRetryDelays = logoutRetryDelays
         self.lease = lease
         self.keepDelivered = keepDelivered
     }
 
-    enum CodingKeys: String, CodingKey { case retryDelays, logoutRetryDelays, lease, keepDelivered, keepDead }
+    enum CodingKeys: String, CodingKey { case retryDelays, logoutRetryDelays, lease, keepDelivered, keepDead, webhookSecretOverlap }
 
     /// Reads the settings with defaults, refusing impossible values with their path.
     public init(from decoder: any Decoder) throws {
@@ -37,6 +41,7 @@ public struct EventSettings: Sendable, Hashable, Codable {
         lease = try container.decodeIfPresent(Seconds.self, forKey: .lease) ?? defaults.lease
         keepDelivered = try container.decodeIfPresent(Seconds.self, forKey: .keepDelivered) ?? defaults.keepDelivered
         keepDead = try container.decodeIfPresent(Seconds.self, forKey: .keepDead) ?? defaults.keepDead
+        webhookSecretOverlap = try container.decodeIfPresent(Seconds.self, forKey: .webhookSecretOverlap) ?? defaults.webhookSecretOverlap
         let path = decoder.codingPath
         for (key, delays) in [(CodingKeys.retryDelays, retryDelays), (.logoutRetryDelays, logoutRetryDelays)] {
             if delays.count > 50 || delays.contains(where: { !(1...86_400).contains($0.value) }) {
@@ -46,5 +51,8 @@ public struct EventSettings: Sendable, Hashable, Codable {
         // Longer than a delivery may take (10 s to answer), so that no other node sends it meanwhile.
         guard (15...600).contains(lease.value) else { throw ConfigIssue(path: path + [CodingKeys.lease], "must be between 15 and 600 seconds") }
         guard keepDead.value >= 3600 else { throw ConfigIssue(path: path + [CodingKeys.keepDead], "must be at least an hour") }
+        guard (0...7 * 86_400).contains(webhookSecretOverlap.value) else {
+            throw ConfigIssue(path: path + [CodingKeys.webhookSecretOverlap], "must be between 0s and 7d")
+        }
     }
 }

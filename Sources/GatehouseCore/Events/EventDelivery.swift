@@ -166,11 +166,17 @@ public struct EventDelivery: Sendable {
         return .object(members)
     }
 
-    /// The `Gatehouse-Signature` header's value for `body` sent at `time`.
-    public static func signature(of body: Data, at time: Int, secret: Data) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(time).".utf8) + body, using: SymmetricKey(data: secret))
-        return "t=\(time),v1=" + mac.map { String(format: "%02x", $0) }.joined()
+    /// The `Gatehouse-Signature` header's value for `body` sent at `time`: one `v1` signature per
+    /// secret, the current one first (then, during a rotation's overlap, the previous one).
+    public static func signature(of body: Data, at time: Int, secrets: [Data]) -> String {
+        let signatures = secrets.map { secret in
+            "v1=" + HMAC<SHA256>.authenticationCode(for: Data("\(time).".utf8) + body, using: SymmetricKey(data: secret)).map { String(format: "%02x", $0) }.joined()
+        }
+        return (["t=\(time)"] + signatures).joined(separator: ",")
     }
+
+    /// Where the secret a rotation replaced is kept while it still signs (app ids hold no colon).
+    public static func previousSecretKey(_ appID: String) -> String { "\(appID):previous" }
 
     func sendEvent(_ item: OutboxItem, app: App, attempt: Int) async throws -> Outcome {
         let event = try JSONDecoder().decode(AuditEvent.self, from: Data(item.payload.utf8))
@@ -178,12 +184,15 @@ public struct EventDelivery: Sendable {
         guard let secret = try await secrets.secret(key: app.id)?.value else {
             return .retry("the app has no webhook signing secret yet (POST /admin/v1/apps/\(app.id)/webhook/secret)")
         }
+        // During a rotation's overlap the previous secret signs too (expired records read as none).
+        let previous = try await secrets.secret(key: Self.previousSecretKey(app.id))?.value
+        let signing = [secret] + (previous.map { $0 == secret ? [] : [$0] } ?? [])
         let body = Data(Self.cloudEvent(of: event, issuer: issuer).serialized())
         let time = Int(clock.now.timeIntervalSince1970)
         let request = OutboundRequest(
             method: "POST", url: url,
             headers: [
-                ("Content-Type", "application/cloudevents+json"), ("Gatehouse-Signature", Self.signature(of: body, at: time, secret: secret)),
+                ("Content-Type", "application/cloudevents+json"), ("Gatehouse-Signature", Self.signature(of: body, at: time, secrets: signing)),
                 ("Gatehouse-Event-Id", event.id), ("Gatehouse-Delivery-Attempt", String(attempt)),
             ],
             body: body, timeout: Self.timeout, maxResponseBytes: Self.maxResponseBytes

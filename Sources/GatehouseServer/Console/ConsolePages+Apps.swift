@@ -72,7 +72,7 @@ extension ConsolePages {
         ) { id, admin in try await self.admin.rotateSecret(id: id, by: admin) }
         addRotationRoutes(
             "webhook-secret", to: router, what: "the webhook secret",
-            description: "A new signing secret is made and shown once; events are signed with it from now on, so the app's receiver refuses them until it is given the new one.",
+            description: "A new signing secret is made and shown once. For the overlap that events.webhookSecretOverlap sets (24 hours unless configured), every event carries a signature with the new secret and one with the old, so the receiver keeps working until it is given the new one; then the old one stops. To stop a leaked secret at once, rotate through the admin API with {\"overlap\": \"0s\"}.",
             shown: "webhook signing secret", done: "Webhook secret rotated", next: "#webhook"
         ) { id, admin in try await self.admin.rotateWebhookSecret(id: id, by: admin) }
         router.post("admin/apps/:id/dead-letters/replay") { request, context in
