@@ -314,3 +314,29 @@ extension GatehouseServerTests {
         #expect(try await oauth.verifyAccessToken(later.tokens.accessToken).stateless)
     }
 }
+
+extension GatehouseServerTests {
+    /// The webhook secret's rotation over HTTP: an empty body takes the configured overlap, a body's
+    /// `overlap` another one (`"0s"`: the old secret stops at once), a bad body is a 400 that names it.
+    @Test func webhookSecretRotationTakesAnOverlapInItsBody() async throws {
+        let fixture = try await Self.adminBroker()
+        defer { fixture.test.temporary.remove() }
+        try await fixture.app.test(.router) { client in
+            let uri = "/admin/v1/apps/notes/webhook/secret"
+            #expect(try await client.execute(uri: uri, method: .post, headers: Self.admin).status == .ok)
+            #expect(try await client.execute(uri: uri, method: .post, headers: Self.admin).status == .ok)
+            func previous() async throws -> PluginRecord? {
+                try await fixture.test.store.pluginRecord(namespace: "gatehouse:webhooks", key: EventDelivery.previousSecretKey("notes"), now: fixture.test.clock.now)
+            }
+            #expect(try await previous() != nil, "the configured overlap (1 day) keeps the replaced secret")
+            let stopped = try await client.execute(uri: uri, method: .post, headers: Self.admin, body: Self.json(#"{"overlap": "0s"}"#))
+            #expect(stopped.status == .ok)
+            #expect(try await previous() == nil)
+            for bad in [#"{"overlap": "soon"}"#, #"{"overlap": 700000}"#, "not json"] {
+                let refused = try await client.execute(uri: uri, method: .post, headers: Self.admin, body: Self.json(bad))
+                let error = try Self.object(refused)["error"]
+                #expect(refused.status == .badRequest && error == "invalid_request", "\(bad)")
+            }
+        }
+    }
+}
