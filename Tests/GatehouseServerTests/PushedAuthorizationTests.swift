@@ -124,8 +124,14 @@ extension GatehouseServerTests {
             let reference = try #require(pushed.body["request_uri"]?.stringValue)
             let stolen = try await client.execute(uri: "/oauth2/authorize?" + Self.encode(["client_id": "web", "request_uri": reference]), method: .get)
             #expect(stolen.status == .badRequest && String(buffer: stolen.body).contains("invalid_request_uri"))
+            // Another client's attempt does not spend it: the client that pushed it still can.
+            let own = try await client.execute(uri: "/oauth2/authorize?" + Self.encode(["client_id": "bank", "request_uri": reference]), method: .get)
+            #expect(own.status == .ok || own.status == .found, "\(own.status)")
+            let spent = try await client.execute(uri: "/oauth2/authorize?" + Self.encode(["client_id": "bank", "request_uri": reference]), method: .get)
+            #expect(spent.status == .badRequest && String(buffer: spent.body).contains("invalid_request_uri"), "once")
+            let other = try #require(try await Self.push(client, Self.authorizationParameters()).body["request_uri"]?.stringValue)
             test.clock.advance(by: 91)
-            let late = try await client.execute(uri: "/oauth2/authorize?" + Self.encode(["client_id": "bank", "request_uri": reference]), method: .get)
+            let late = try await client.execute(uri: "/oauth2/authorize?" + Self.encode(["client_id": "bank", "request_uri": other]), method: .get)
             #expect(late.status == .badRequest && String(buffer: late.body).contains("invalid_request_uri"))
         }
     }
