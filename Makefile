@@ -100,7 +100,9 @@ package-test: test-deps
 test-logs:
 	@rm -rf .build/test-logs
 
-test: test-logs unit e2e e2e-postgres multinode integration upstream hardening package-test
+# Every stage in turn, each timed; the times are printed at the end (scripts/test-stages.sh).
+test: test-logs
+	@scripts/test-stages.sh unit e2e e2e-postgres multinode integration upstream hardening package-test
 
 clean:
 	rm -rf .build .build-release .build-previous data
