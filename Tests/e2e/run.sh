@@ -771,6 +771,32 @@ if [ "$database" = postgres ]; then
 fi
 check "migrate reports the schema" bash -c "'$bin' migrate | grep -q 'v1-foundation, v2-openid-provider, v3-lockouts-admin, v4-test-accounts, v5-provisional-identities, v6-disabled-apps, v7-key-activation, v8-verified-email-index, v9-devices, v10-activation-profiles'"
 check "no password appears in the server log" bash -c "! grep -q 'correct horse\|fine long password' '$work/serve.log'"
+# A copy of the database files (SQLite's WAL, -shm and free pages; PostgreSQL's relation files with
+# their dead tuples, and its WAL) holds no secret this run used: passwords, app and admin secrets,
+# the SMTP password, the key-encryption keys.
+printf '%s\n' "correct horse battery staple" "a fine long password" "${introspector_secret:-}" "${loner_secret:-}" "${VAULT_SECRET:-}" \
+  "${CUSTOM_SECRET:-}" "${BANK_APP_SECRET:-}" mail-password-e2e e2e-admin-token-e2e-admin-token-e2e-0001 e2e-admin-token-e2e-admin-token-e2e-0002 \
+  e2e-admin-token-e2e-admin-token-e2e-0003 >"$work/secrets.txt"
+cat "$work/mail/kek" "$work/mail/kek2" >>"$work/secrets.txt" 2>/dev/null || true
+if [ "$database" = postgres ]; then
+  "$postgres" psql "$pg" -c CHECKPOINT >/dev/null
+  scanned=("$(realpath -m "$pg")/data/base" "$(realpath -m "$pg")/data/pg_wal")
+else
+  mapfile -t scanned < <(find "$work" -name '*.sqlite' -o -name '*.sqlite-wal' -o -name '*.sqlite-shm')
+fi
+check "no secret of this run is in any database file, live or dead rows alike (${#scanned[@]} places)" "$py" -c "
+import os, sys
+secrets = [line.strip().encode() for line in open(sys.argv[1]) if len(line.strip()) >= 8]
+found, read = [], 0
+for place in sys.argv[2:]:
+    paths = [os.path.join(d, f) for d, _, files in os.walk(place) for f in files] if os.path.isdir(place) else [place]
+    for path in paths:
+        data = open(path, 'rb').read()
+        read += len(data)
+        found += [(path, s[:6]) for s in secrets if s in data]
+print(found, read, file=sys.stderr)
+sys.exit(1 if found or read < 100000 else 0)
+" "$work/secrets.txt" "${scanned[@]}"
 
 echo
 if [ "$failures" -gt 0 ]; then echo "e2e: $failures failure(s)"; tail -30 "$work/serve.log"; exit 1; fi
