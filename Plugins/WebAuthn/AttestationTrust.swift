@@ -34,18 +34,22 @@ struct AttestationTrust: Sendable {
         // Android key chains follow Google's rule for dates (`AndroidChainDates`): the root is its
         // pinned key, and a factory chain outlives its certificates. Every other format's path must
         // be in date, up to a root in date.
-        let android = result.format == "android-key"
-        if !android, !result.trustPath.allSatisfy({ $0.isValid(at: now) }) {
-            throw WebAuthnRefusal(.untrustedAttestation, "A certificate of the attestation is not valid at \(now).")
-        }
+        // Google's rule holds only for chains to Google's own pinned keys: a path to any other root (a
+        // configured anchor, a metadata root) keeps every date, whatever format it claims.
+        let googleKeys = result.format == "android-key" ? Set((Self.platformRoots["android-key"] ?? []).map(\.publicKeyInfo)) : []
+        let inDate = result.trustPath.allSatisfy { $0.isValid(at: now) }
         let roots = anchors + (entry?.roots ?? []) + (Self.platformRoots[result.format] ?? [])
-        for root in roots where android || root.isValid(at: now) {
+        var outOfDate = false
+        for root in roots {
             guard let chain = anchoredChain(result.trustPath, in: root, format: result.format) else { continue }
-            if android {
+            if googleKeys.contains(root.publicKeyInfo) {
                 do { try AndroidChainDates.check(chain, at: now) } catch { throw WebAuthnRefusal(.untrustedAttestation, error.message) }
+                return entry?.description
             }
-            return entry?.description
+            if inDate, root.isValid(at: now) { return entry?.description }
+            outOfDate = true
         }
+        if outOfDate { throw WebAuthnRefusal(.untrustedAttestation, "A certificate of the attestation is not valid at \(now).") }
         throw WebAuthnRefusal(.untrustedAttestation, "The attestation does not lead to a trusted root.")
     }
 

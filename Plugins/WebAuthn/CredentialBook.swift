@@ -68,19 +68,30 @@ struct CredentialBook: Sendable {
 
     /// The registration of a handle's passkeys completed (its identity is linked now): they and the
     /// handle stop expiring. Answers the credentials made permanent (none when nothing was pending).
+    /// A compare-and-swap lost to another node (a counter moved) is read again; a record that stays
+    /// pending is an error, so that the flow does not complete with a passkey that will be purged.
     func keep(handle: String) async throws -> [StoredCredential] {
-        guard let existing = try await owner(handle), existing.value.pendingUntil != nil else { return [] }
-        var owner = existing.value
-        owner.pendingUntil = nil
         var kept: [StoredCredential] = []
-        for id in owner.credentialIDs {
-            guard let stored = try await credential(id), stored.value.pendingUntil != nil else { continue }
-            var credential = stored.value
-            credential.pendingUntil = nil
-            if try await storage.replace(credential, key: Self.credentialKey(id), version: stored.version) { kept.append(credential) }
+        // The handle is settled last: once it is, its credentials are (a passkey sign-in reads one record).
+        guard let owner = try await owner(handle), owner.value.pendingUntil != nil else { return [] }
+        for id in owner.value.credentialIDs {
+            if let credential = try await settle(Self.credentialKey(id), StoredCredential.self, { $0.pendingUntil }, { $0.pendingUntil = nil }) { kept.append(credential) }
         }
-        _ = try await storage.replace(owner, key: Self.handleKey(handle), version: existing.version)
+        _ = try await settle(Self.handleKey(handle), CredentialOwner.self, { $0.pendingUntil }, { $0.pendingUntil = nil })
         return kept
+    }
+
+    /// Clears a record's expiry; answers the record when it was pending, nil when it was not.
+    private func settle<Value: Codable & Sendable>(
+        _ key: String, _ type: Value.Type, _ pending: (Value) -> Date?, _ clear: (inout Value) -> Void
+    ) async throws -> Value? {
+        for _ in 0..<5 {
+            guard let stored = try await storage.get(type, key: key), pending(stored.value) != nil else { return nil }
+            var value = stored.value
+            clear(&value)
+            if try await storage.replace(value, key: key, version: stored.version) { return value }
+        }
+        throw BrokerError(.conflict, .conflict, "The passkey changed at the same time elsewhere; try again.")
     }
 
     /// Saves a credential read at `version` (a counter moved, a name changed); false when another node changed it since.

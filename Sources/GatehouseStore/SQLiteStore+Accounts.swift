@@ -144,10 +144,12 @@ extension SQLiteStore: AccountStore {
     public func deleteAccount(id: String) async throws -> Bool {
         try await write { db in
             try db.cachedStatement(sql: "DELETE FROM accounts WHERE id = ?").execute(arguments: [id])
-            let deleted = db.changesCount > 0
-            // Its second factors' attempt counters (`factor:<authenticator>:<account>`) go with it.
-            try db.cachedStatement(sql: "DELETE FROM attempt_counters WHERE key LIKE 'factor:%:' || ?").execute(arguments: [id])
-            return deleted
+            guard db.changesCount > 0 else { return false }
+            // Its second factors' attempt counters (`factor:<authenticator>:<account>`) go with it:
+            // matched by their exact ending, so no id can name another account's counters.
+            try db.cachedStatement(sql: "DELETE FROM attempt_counters WHERE substr(key, 1, 7) = 'factor:' AND substr(key, -(length(?) + 1)) = ':' || ?")
+                .execute(arguments: [id, id])
+            return true
         }
     }
 

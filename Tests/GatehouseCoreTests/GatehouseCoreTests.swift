@@ -244,6 +244,9 @@ extension GatehouseCoreTests {
         #expect(Seconds(parsing: "2h") == Seconds(7200))
         #expect(Seconds(parsing: "30") == Seconds(30))
         #expect(Seconds(parsing: "soon") == nil)
+        // Too large to be a duration: refused, never a trap on overflow.
+        #expect(Seconds(parsing: "106751991167301d") == nil)
+        #expect(Seconds(parsing: "\(Int.max)h") == nil)
     }
 }
 

@@ -325,13 +325,18 @@ extension GatehouseServerTests {
             let uri = "/admin/v1/apps/notes/webhook/secret"
             #expect(try await client.execute(uri: uri, method: .post, headers: Self.admin).status == .ok)
             #expect(try await client.execute(uri: uri, method: .post, headers: Self.admin).status == .ok)
-            func previous() async throws -> PluginRecord? {
-                try await fixture.test.store.pluginRecord(namespace: "gatehouse:webhooks", key: EventDelivery.previousSecretKey("notes"), now: fixture.test.clock.now)
+            /// The secrets that sign now, as the deliveries read them.
+            func signing() async throws -> Int {
+                let record = try #require(try await fixture.test.store.pluginRecord(namespace: "gatehouse:webhooks", key: "notes", now: fixture.test.clock.now))
+                let sealed = String(decoding: record.value, as: UTF8.self)
+                let opened = try SecretSealer.forTests.open(sealed, context: "plugin_data:gatehouse:webhooks:notes")
+                let secrets = try JSONDecoder().decode([String: JSONValue].self, from: opened)
+                return secrets["previous"] == nil ? 1 : 2
             }
-            #expect(try await previous() != nil, "the configured overlap (1 day) keeps the replaced secret")
+            #expect(try await signing() == 2, "the configured overlap (1 day) keeps the replaced secret")
             let stopped = try await client.execute(uri: uri, method: .post, headers: Self.admin, body: Self.json(#"{"overlap": "0s"}"#))
             #expect(stopped.status == .ok)
-            #expect(try await previous() == nil)
+            #expect(try await signing() == 1)
             for bad in [#"{"overlap": "soon"}"#, #"{"overlap": 700000}"#, "not json"] {
                 let refused = try await client.execute(uri: uri, method: .post, headers: Self.admin, body: Self.json(bad))
                 let error = try Self.object(refused)["error"]

@@ -410,18 +410,48 @@ struct GatehouseStoreTests {
             stored.challenge = Challenge(type: "totp_recovery_codes", fields: ["recoveryCodes": .array([.string(secrets[2])])])
             #expect(try await store.updateFlow(stored))
             #expect(try await store.flow(id: record.id, now: now)?.challenge == stored.challenge)
+            // Sealed for its version too: the first payload put back over the second does not open.
+            var replayed = sealed
+            replayed.version = 2
+            #expect(try await store.updateFlow(replayed, expectedVersion: 1))
+            #expect(await thrownError(BrokerError.self) { _ = try await store.flow(id: record.id, now: now) }?.code == .flowNotFound)
+            var next = stored
+            next.version = 3
+            #expect(try await store.updateFlow(try SealedFlow(next, sealer: .forTests), expectedVersion: 2))
+            #expect(try await store.flow(id: record.id, now: now)?.challenge == stored.challenge, "sealed for version 3, it opens at 3")
             // Sealed for its own row: moved to another flow, it does not open.
             var moved = sealed
             moved.id = "flow-2"
             try await store.insertFlow(moved)
             let refusal = await thrownError(BrokerError.self) { _ = try await store.flow(id: "flow-2", now: now) }
             #expect(refusal?.code == .flowNotFound)
-            #expect(try await store.deleteFlow(id: record.id, version: 1))
+            #expect(try await store.deleteFlow(id: record.id, version: 3))
             let bytes = try await database.bytesAtRest()
             #expect(bytes.count > 10_000, "the files were read")
             for secret in secrets {
                 #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(kind): a secret of a flow is in the files in clear")
             }
+        }
+    }
+
+    /// Deleting an account takes its second factors' attempt counters, matched exactly: an id with
+    /// LIKE's wildcards names nobody, and another account's counters stay.
+    @Test(arguments: StoreKind.allCases) func deletingAnAccountTakesItsFactorCountersAndNoOthers(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let ada = try await account(store, "ada"), bob = try await account(store, "bob")
+            for key in ["factor:pin:\(ada.id)", "factor:totp:\(ada.id)", "factor:pin:\(bob.id)", "account:local:ada"] {
+                _ = try await store.reserveAttempt(key: key, now: now, window: 60, threshold: 5, lockDuration: { _ in 60 })
+            }
+            for wildcard in [String(repeating: "_", count: ada.id.count), "%"] { #expect(try await !store.deleteAccount(id: wildcard)) }
+            func exists(_ key: String) async throws -> Bool { try await store.attemptCounter(key: key) != nil }
+            #expect(try await exists("factor:pin:\(bob.id)"))
+            #expect(try await exists("factor:pin:\(ada.id)"))
+            #expect(try await store.deleteAccount(id: ada.id))
+            #expect(try await !exists("factor:pin:\(ada.id)"))
+            #expect(try await !exists("factor:totp:\(ada.id)"))
+            #expect(try await exists("factor:pin:\(bob.id)"))
+            #expect(try await exists("account:local:ada"))
         }
     }
 

@@ -136,6 +136,15 @@ struct WebAuthnTests {
         #expect(!AndroidChainDates.isFactoryProvisioned(remote))
         #expect(throws: Never.self) { try trust.check(AttestationResult(format: "android-key", kind: .basic, trustPath: remote), aaguid: [], at: date("2025-09-26T15:30:46Z")) }
         #expect(throws: WebAuthnRefusal.self) { try trust.check(AttestationResult(format: "android-key", kind: .basic, trustPath: remote), aaguid: [], at: date("2030-01-01T00:00:00Z")) }
+        // Google's rule is for Google's keys: a path to a root the app configured keeps every date,
+        // whatever format it claims (an old vendor CA key cannot pass as a factory chain).
+        let tpm = try #require(Self.vectors.first { $0.expectedFormat == "tpm" && $0.expectedToPass })
+        let object = try CBOR.decode(tpm.bytes("attestationObject"))
+        let path = try (object["attStmt"]?["x5c"]?.arrayValue ?? []).map { try AttestationCertificate(der: $0.bytesValue ?? []) }
+        let pinned = AttestationTrust(anchors: [try #require(path.last)], metadata: nil)
+        let late = Date(timeIntervalSince1970: 4_000_000_000)
+        #expect(throws: WebAuthnRefusal.self) { try pinned.check(AttestationResult(format: "android-key", kind: .basic, trustPath: path), aaguid: [], at: late) }
+        #expect(throws: Never.self) { try pinned.check(AttestationResult(format: "android-key", kind: .basic, trustPath: path), aaguid: [], at: Self.time(of: tpm)) }
     }
 
     /// Attested registrations anchored where their makers' roots are: Apple's and Google's built in,

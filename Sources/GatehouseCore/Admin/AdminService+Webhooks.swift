@@ -28,22 +28,15 @@ extension AdminService {
         }
         let secret = "whsec_" + RandomToken.make()
         let storage = oauth.events.secrets
-        let bytes = Data(secret.utf8)
         let conflict = BrokerError(.conflict, .conflict, "The webhook secret was changed at the same moment; try again.")
         let now = clock.now
-        let previousKey = EventDelivery.previousSecretKey(app.id)
-        if let current = try await storage.secret(key: app.id) {
-            // The one being replaced keeps signing until the overlap ends (then it expires and is purged).
-            let until = now.addingTimeInterval(overlap.timeInterval)
-            if let previous = try await storage.secret(key: previousKey) {
-                guard overlap.value > 0 ? try await storage.replaceWithSecret(current.value, key: previousKey, version: previous.version, expiresAt: until)
-                    : try await storage.delete(key: previousKey, version: previous.version)
-                else { throw conflict }
-            } else if overlap.value > 0, try await !storage.insertSecret(current.value, key: previousKey, expiresAt: until) {
-                throw conflict
-            }
-            guard try await storage.replaceWithSecret(bytes, key: app.id, version: current.version) else { throw conflict }
-        } else if try await !storage.insertSecret(bytes, key: app.id) {
+        // One record, one compare-and-swap: the new secret, and the one it replaces for the overlap.
+        if let stored = try await storage.secret(key: app.id) {
+            let replaced = WebhookSecrets(stored: stored.value).current
+            let next = overlap.value > 0
+                ? WebhookSecrets(current: secret, previous: replaced, previousUntil: now.addingTimeInterval(overlap.timeInterval)) : WebhookSecrets(current: secret)
+            guard try await storage.replaceWithSecret(next.stored, key: app.id, version: stored.version) else { throw conflict }
+        } else if try await !storage.insertSecret(WebhookSecrets(current: secret).stored, key: app.id) {
             throw conflict
         }
         var details = admin.auditDetails

@@ -181,14 +181,14 @@ public struct AdminService: Sendable {
         guard try await store.deleteApp(id: id) else { throw Self.appNotFound(id) }
         // The store deleted its refresh tokens; its access tokens must stop verifying too.
         try await revokeTokens(of: id)
+        // Its consents, deliveries and webhook secrets go too (before the plugins, whose failure must
+        // not leave them for an app made later with this id), and then what each plugin keeps.
+        try await ConsentBook(store: store, clock: clock).revokeAll(appID: id)
+        _ = try await store.deleteOutboxItems(appID: id)
+        _ = try await oauth.events.secrets.delete(key: id)
         for plugin in plugins.all.values {
             for change in try await plugin.forget(.app(id: id)) { try await audit(change, plugin: plugin, appID: id, admin: admin) }
         }
-        try await ConsentBook(store: store, clock: clock).revokeAll(appID: id)
-        // Its deliveries and its webhook secret go too: an app made later with this id starts clean.
-        _ = try await store.deleteOutboxItems(appID: id)
-        _ = try await oauth.events.secrets.delete(key: id)
-        _ = try await oauth.events.secrets.delete(key: EventDelivery.previousSecretKey(id))
         try await audit("app.deleted", app: id, admin: admin, before: AppView(app), after: nil)
     }
 

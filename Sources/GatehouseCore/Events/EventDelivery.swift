@@ -175,18 +175,15 @@ public struct EventDelivery: Sendable {
         return (["t=\(time)"] + signatures).joined(separator: ",")
     }
 
-    /// Where the secret a rotation replaced is kept while it still signs (app ids hold no colon).
-    public static func previousSecretKey(_ appID: String) -> String { "\(appID):previous" }
 
     func sendEvent(_ item: OutboxItem, app: App, attempt: Int) async throws -> Outcome {
         let event = try JSONDecoder().decode(AuditEvent.self, from: Data(item.payload.utf8))
         guard let url = app.policy.webhook.url, app.policy.webhook.wants(event.type) else { return .skipped }
-        guard let secret = try await secrets.secret(key: app.id)?.value else {
+        guard let stored = try await secrets.secret(key: app.id)?.value else {
             return .retry("the app has no webhook signing secret yet (POST /admin/v1/apps/\(app.id)/webhook/secret)")
         }
-        // During a rotation's overlap the previous secret signs too (expired records read as none).
-        let previous = try await secrets.secret(key: Self.previousSecretKey(app.id))?.value
-        let signing = [secret] + (previous.map { $0 == secret ? [] : [$0] } ?? [])
+        // During a rotation's overlap the previous secret signs too.
+        let signing = WebhookSecrets(stored: stored).signing(at: clock.now)
         let body = Data(Self.cloudEvent(of: event, issuer: issuer).serialized())
         let time = Int(clock.now.timeIntervalSince1970)
         let request = OutboundRequest(

@@ -22,8 +22,9 @@ public struct SealedFlow: Sendable, Hashable {
         self.version = version
     }
 
-    /// The row a flow's payload is sealed for: a payload moved to another flow's row does not open.
-    static func context(_ id: String) -> String { "flow:\(id)" }
+    /// The row and version a flow's payload is sealed for: a payload moved to another flow's row, or
+    /// an older payload of the same flow put back, does not open.
+    static func context(_ id: String, version: Int) -> String { "flow:\(id):\(version)" }
 
     /// Seals `record`.
     public init(_ record: FlowRecord, sealer: SecretSealer) throws {
@@ -31,14 +32,14 @@ public struct SealedFlow: Sendable, Hashable {
         encoder.outputFormatting = .sortedKeys
         let json = try encoder.encode(record)
         self.init(
-            id: record.id, appID: record.appID, payload: try sealer.seal(json, context: Self.context(record.id)),
+            id: record.id, appID: record.appID, payload: try sealer.seal(json, context: Self.context(record.id, version: record.version)),
             expiresAt: record.expiresAt, version: record.version
         )
     }
 
     /// The record, opened; its version is the row's.
     public func open(with sealer: SecretSealer) throws -> FlowRecord {
-        let json = SecretSealer.isSealed(payload) ? try sealer.open(payload, context: Self.context(id)) : Data(payload.utf8)
+        let json = SecretSealer.isSealed(payload) ? try sealer.open(payload, context: Self.context(id, version: version)) : Data(payload.utf8)
         var record = try JSONDecoder().decode(FlowRecord.self, from: json)
         record.version = version
         return record
@@ -52,14 +53,16 @@ extension FlowStore {
     }
 
     /// The flow if it exists and has not expired at `now`, opened. A payload that does not open (its
-    /// key-encryption key was removed while it was open, or the row was altered) is a flow that is not
-    /// there: the person starts again.
+    /// key-encryption key was removed while it was open, or the row was altered) or does not read is
+    /// a flow that is not there: the person starts again (and learns nothing about the keys).
     public func flow(id: String, now: Date, sealer: SecretSealer) async throws -> FlowRecord? {
         guard let sealed = try await sealedFlow(id: id, now: now) else { return nil }
         do {
             return try sealed.open(with: sealer)
-        } catch let error as SecretSealerError {
-            throw BrokerError(.flowNotFound, .notFound, "This flow can no longer be read (\(error)); start a new one.")
+        } catch let error as BrokerError {
+            throw error
+        } catch {
+            throw BrokerError(.flowNotFound, .notFound, "This flow can no longer be read; start a new one.").because("flow_unreadable: \(error)")
         }
     }
 

@@ -27,7 +27,10 @@ public struct Seconds: Sendable, Hashable, Codable, Comparable, CustomStringConv
         if let number = Int(trimmed) {
             self.value = number
         } else if let unit = trimmed.last, let factor = units[unit], let number = Int(trimmed.dropLast()) {
-            self.value = number * factor
+            // A number too large to be a duration is not one (rather than a trap on overflow).
+            let (product, overflow) = number.multipliedReportingOverflow(by: factor)
+            guard !overflow else { return nil }
+            self.value = product
         } else {
             return nil
         }

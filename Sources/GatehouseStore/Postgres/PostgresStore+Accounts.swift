@@ -140,10 +140,12 @@ extension PostgresStore: AccountStore {
 
     public func deleteAccount(id: String) async throws -> Bool {
         try await transaction { connection in
-            let deleted = try await !Self.rows("DELETE FROM accounts WHERE id = \(id) RETURNING 1", on: connection, logger: self.logger).isEmpty
-            // Its second factors' attempt counters (`factor:<authenticator>:<account>`) go with it.
-            try await connection.query("DELETE FROM attempt_counters WHERE key LIKE 'factor:%:' || \(id)", logger: self.logger)
-            return deleted
+            guard try await !Self.rows("DELETE FROM accounts WHERE id = \(id) RETURNING 1", on: connection, logger: self.logger).isEmpty else { return false }
+            // Its second factors' attempt counters (`factor:<authenticator>:<account>`) go with it:
+            // matched by their exact ending, so no id can name another account's counters.
+            let suffix = ":" + id
+            try await connection.query("DELETE FROM attempt_counters WHERE left(key, 7) = 'factor:' AND right(key, length(\(suffix))) = \(suffix)", logger: self.logger)
+            return true
         }
     }
 
