@@ -52,6 +52,29 @@ extension GatehouseServerTests {
         return try await TestBroker.make(yaml: yaml, registry: registry)
     }
 
+    /// `identifiedFlowCompleted`: the provider that identified the person hears of the flow's
+    /// completion only once every factor passed and the identity is linked, with the account (new or
+    /// not); a flow abandoned at the factor tells it nothing.
+    @Test func theIdentifyingProviderHearsOfTheCompletionOnlyAfterEveryFactorWithTheAccount() async throws {
+        var registry = PluginRegistry()
+        registry.register(RiddlePlugin.self)
+        registry.register(KnockPlugin.self)
+        let yaml = Self.riddleYAML.replacingOccurrences(of: "apps:\n", with: "  - id: knock\n    type: knock\napps:\n")
+            .replacingOccurrences(of: "      identityProviders: [sphinx]\n", with: "      identityProviders: [sphinx]\n      authenticators: [knock]\n      secondFactor: knock\n")
+        let test = try await TestBroker.make(yaml: yaml, registry: registry)
+        defer { test.temporary.remove() }
+        func solved() async throws -> [AuditEvent] { try await test.store.auditEvents(type: "riddle.solved", appID: "thebes", accountID: nil, since: nil, limit: 5) }
+        let (abandoned, _) = try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx", purpose: .register))
+        guard case .challenge(_, let knock, _) = try await Self.answer(test, abandoned, ["name": "oedipus", "answer": "man"]) else { Issue.record("no factor"); return }
+        #expect(knock.type == "knock")
+        #expect(try await solved().isEmpty, "not before the factor")
+        let (flow, _) = try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx"))
+        _ = try await Self.answer(test, flow, ["name": "oedipus", "answer": "man"])
+        let (_, account) = try await test.finish(flow, answer: ["word": "open"])
+        let events = try await solved()
+        #expect(events.count == 1 && events.first?.accountID == account?.id && events.first?.details["name"] == "oedipus")
+    }
+
     @Test func aChallengeTypeTheServerNeverHeardOfCompletesThroughTheFlowAPI() async throws {
         let test = try await Self.riddleBroker()
         defer { test.temporary.remove() }

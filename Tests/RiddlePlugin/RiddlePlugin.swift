@@ -251,6 +251,13 @@ public struct RiddleProvider: IdentityProvider {
         if String(decoding: state.data, as: UTF8.self) == "nobody" { throw BrokerError(.accessDenied, .forbidden, "Nobody may pass.") }
     }
 
+    /// A flow this riddle identified someone in completed (every factor passed, the name linked to its
+    /// account): the solver is audited under the account, which did not exist when the answer came
+    /// for a new name. The test plugin's use of `identifiedFlowCompleted`, beside `webauthn`'s.
+    public func identifiedFlowCompleted(_ completion: FlowCompletion) async throws {
+        try await completion.changes.audit("riddle.solved", details: ["name": completion.identity.subject])
+    }
+
     /// The flow handed over completed: audited through the engine, and the app is told who asked.
     public func completed(_ state: FlowState, _ completion: FlowCompletion) async throws -> [String: JSONValue] {
         try await completion.changes.audit("riddle.passed", details: ["name": String(decoding: state.data, as: UTF8.self)])
