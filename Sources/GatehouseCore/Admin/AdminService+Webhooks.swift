@@ -31,7 +31,8 @@ extension AdminService {
         let conflict = BrokerError(.conflict, .conflict, "The webhook secret was changed at the same moment; try again.")
         let now = clock.now
         // One record, one compare-and-swap: the new secret, and the one it replaces for the overlap.
-        if let stored = try await storage.secret(key: app.id) {
+        let existing = try await storage.secret(key: app.id)
+        if let stored = existing {
             let replaced = WebhookSecrets(stored: stored.value).current
             let next = overlap.value > 0
                 ? WebhookSecrets(current: secret, previous: replaced, previousUntil: now.addingTimeInterval(overlap.timeInterval)) : WebhookSecrets(current: secret)
@@ -42,7 +43,7 @@ extension AdminService {
         var details = admin.auditDetails
         // Where events go, without a path or query that might hold a token.
         details["host"] = app.policy.webhook.url.flatMap { URLComponents(string: $0)?.host } ?? ""
-        details["previousSignsUntil"] = overlap.value > 0 ? ISO8601DateFormatter().string(from: now.addingTimeInterval(overlap.timeInterval)) : "now"
+        details["previousSignsUntil"] = existing == nil ? "none" : overlap.value > 0 ? ISO8601DateFormatter().string(from: now.addingTimeInterval(overlap.timeInterval)) : "now"
         try await store.appendAudit(AuditEvent(time: now, type: "webhook.secret_rotated", appID: app.id, details: details))
         return secret
     }
