@@ -28,6 +28,19 @@ struct GatehouseStoreTests {
         try await store.linkIdentity(ExternalIdentity(providerID: "local", subject: subject, username: subject), now: now).account
     }
 
+    /// A provisional identity, an installation with its sign-in key, a browser session and a device
+    /// code, all of the app `notes`: rows that name the app outside its own table.
+    func insertWhatAnAppsDevicesAndSessionsHold(_ store: any BrokerStore, owner: Account) async throws {
+        _ = try await store.createProvisionalIdentity(ProvisionalIdentity(id: "pi", appID: "notes", email: try #require(EmailAddress("p@x.example")), createdAt: now, createdBy: "admin:root"))
+        _ = try await store.registerSignInKey(signInKey("sk", installation: "inst-1", vendor: "v1"), accountID: owner.id, appID: "notes", providerID: "device", now: now)
+        try await store.insertBrowserSession(browserSession("sid-1", account: owner.id, apps: ["notes"]))
+        #expect(
+            try await store.insertDeviceAuthorization(
+                DeviceAuthorizationRecord(deviceCodeDigest: "dc", userCodeDigest: "uc", appID: "notes", scopes: ["openid"], createdAt: now, expiresAt: now.addingTimeInterval(600), interval: 5)
+            )
+        )
+    }
+
     func refreshToken(_ digest: String, family: String = "f", account: String, app: String = "notes") -> RefreshTokenRecord {
         RefreshTokenRecord(
             digest: digest, familyID: family, accountID: account, appID: app, scopes: ["openid"], issuedAt: now, expiresAt: now.addingTimeInterval(60),
@@ -214,14 +227,7 @@ struct GatehouseStoreTests {
             try await store.insertRefreshToken(refreshToken("rt", account: owner.id))
             try await store.insertAuthorizationCode(code("c", account: owner.id))
             try await store.insertFlow(flow())
-            _ = try await store.createProvisionalIdentity(ProvisionalIdentity(id: "pi", appID: "notes", email: try #require(EmailAddress("p@x.example")), createdAt: now, createdBy: "admin:root"))
-            _ = try await store.registerSignInKey(signInKey("sk", installation: "inst-1", vendor: "v1"), accountID: owner.id, appID: "notes", providerID: "device", now: now)
-            try await store.insertBrowserSession(browserSession("sid-1", account: owner.id, apps: ["notes"]))
-            #expect(
-                try await store.insertDeviceAuthorization(
-                    DeviceAuthorizationRecord(deviceCodeDigest: "dc", userCodeDigest: "uc", appID: "notes", scopes: ["openid"], createdAt: now, expiresAt: now.addingTimeInterval(600), interval: 5)
-                )
-            )
+            try await insertWhatAnAppsDevicesAndSessionsHold(store, owner: owner)
             #expect(try await store.deleteApp(id: "notes"))
             #expect(try await !store.deleteApp(id: "notes"))
             // What the app held went with it, and nothing an app made again with its id would inherit.
@@ -955,14 +961,7 @@ struct GatehouseStoreTests {
             try await store.insertAuthorizationCode(code("c", account: owner.id))
             try await store.insertRevocation(RevocationRecord(kind: .family, value: "f", revokedAt: now, expiresAt: now.addingTimeInterval(60)))
             _ = try await store.reserveAttempt(key: "acct", now: now, window: 60, threshold: 5, lockDuration: { _ in 60 })
-            _ = try await store.createProvisionalIdentity(ProvisionalIdentity(id: "pi", appID: "notes", email: try #require(EmailAddress("p@x.example")), createdAt: now, createdBy: "admin:root"))
-            _ = try await store.registerSignInKey(signInKey("sk", installation: "inst-1", vendor: "v1"), accountID: owner.id, appID: "notes", providerID: "device", now: now)
-            try await store.insertBrowserSession(browserSession("sid-1", account: owner.id, apps: ["notes"]))
-            #expect(
-                try await store.insertDeviceAuthorization(
-                    DeviceAuthorizationRecord(deviceCodeDigest: "dc", userCodeDigest: "uc", appID: "notes", scopes: ["openid"], createdAt: now, expiresAt: now.addingTimeInterval(600), interval: 5)
-                )
-            )
+            try await insertWhatAnAppsDevicesAndSessionsHold(store, owner: owner)
             let counts = try await store.rowCounts()
             #expect(counts.values.allSatisfy { $0 > 0 })
 
