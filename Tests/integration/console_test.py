@@ -18,7 +18,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
 import oidc_test as base
-from oidc_test import BASE_URL, CALLBACK_PORT, TIMEOUT, CallbackServer, Context, expect, wait
+from oidc_test import BASE_URL, CALLBACK_PORT, TIMEOUT, CallbackServer, Context, expect, replaced, wait
 
 ADMIN_TOKEN = os.environ["GATEHOUSE_ADMIN_TOKEN"]
 BANK = ("bankapp", os.environ["BANK_APP_SECRET"])
@@ -127,7 +127,7 @@ def grant_second_admin(ctx):
     grant = wait(browser).until(EC.presence_of_element_located((By.ID, "grant-admin")))
     grant.click()
     # The user page is shown again after the post: read the new one, not the old.
-    wait(browser).until(EC.staleness_of(grant))
+    wait(browser).until(replaced(grant))
     wait(browser).until(lambda b: "The admin role was given" in b.page_source)
     role = browser.find_element(By.ID, "admin-role").text
     expect(role == "yes", f"dave's admin role reads {role!r}")
@@ -192,7 +192,7 @@ def audit_and_off(ctx):
     browser.find_element(By.ID, "f-app").send_keys("bankapp")
     unfiltered = browser.find_element(By.ID, "audit-events")
     browser.find_element(By.ID, "filter").click()
-    wait(browser).until(EC.staleness_of(unfiltered))
+    wait(browser).until(replaced(unfiltered))
     wait(browser).until(EC.presence_of_element_located((By.ID, "audit-events")))
     admins = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, "#audit-events td.audit-admin")]
     expect(admins and admins[0] == "alice", f"the audit log's latest policy change is not alice's: {admins}")

@@ -45,6 +45,7 @@ from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 BASE_URL = os.environ["GATEHOUSE_BASE_URL"].rstrip("/")
@@ -317,6 +318,24 @@ def tokens_via_form(ctx, username="alice", password=ALICE_PASSWORD):
 
 def wait(browser):
     return WebDriverWait(browser, TIMEOUT)
+
+
+def replaced(element):
+    """A wait condition: `element` left the document (the page it was on was replaced). Selenium's
+    `staleness_of` asks the element whether it is enabled and expects StaleElementReferenceException,
+    but Chromium may answer a node of a replaced document with "Node with given id does not belong to
+    the document" instead: that answer means the same."""
+    def gone(_driver):
+        try:
+            element.is_enabled()
+            return False
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as error:
+            if "does not belong to the document" in str(error):
+                return True
+            raise
+    return gone
 
 
 def open_sign_in_page(browser, url):

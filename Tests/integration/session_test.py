@@ -28,7 +28,7 @@ from selenium.webdriver.support import expected_conditions as EC
 
 import oidc_test as base
 from oidc_test import (ALICE_PASSWORD, BASE_URL, CALLBACK_PORT, TIMEOUT, WEBAPP_SECRET, CallbackServer, Context, authorization, client, emailed_code,
-                       exchange, expect, finish, location_params, open_sign_in_page, submit_credentials, type_into, validate_id_token, wait)
+                       exchange, expect, finish, location_params, open_sign_in_page, replaced, submit_credentials, type_into, validate_id_token, wait)
 
 NODE2 = os.environ["GATEHOUSE_NODE2_URL"].rstrip("/")
 BACKCHANNEL_PORT = int(os.environ["GATEHOUSE_BACKCHANNEL_PORT"])
@@ -295,7 +295,7 @@ def create_account(ctx):
     button = browser.find_element(By.ID, "create-account")
     button.click()
     # The sign-in page has a password field too: wait until it is gone, not for any password field.
-    wait(browser).until(EC.staleness_of(button))
+    wait(browser).until(replaced(button))
     wait(browser).until(EC.presence_of_element_located((By.ID, "password")))
     expect(not browser.find_elements(By.ID, "create-account"), "the registration page offers registration again")
     # Each submission replaces the document: wait for the old form to go before touching the new
@@ -303,7 +303,7 @@ def create_account(ctx):
     # document", seen in CI under load).
     old_form = browser.find_element(By.ID, "password")
     submit_credentials(browser, "frank", "short")
-    wait(browser).until(EC.staleness_of(old_form))
+    wait(browser).until(replaced(old_form))
     alert = wait(browser).until(EC.presence_of_element_located((By.CSS_SELECTOR, base.ALERT)))
     expect("character" in alert.text or "password" in alert.text.lower(), f"the alert says {alert.text!r}")
     wait(browser).until(EC.presence_of_element_located((By.ID, "password")))
