@@ -27,14 +27,13 @@ struct ActivationBook: Sendable {
     /// Changes an activation by compare-and-swap, trying again when another node changed it first;
     /// `change` answers nil to leave it as it is (and `update` answers nil).
     func update(_ id: String, _ change: (ActivationRecord) throws -> ActivationRecord?) async throws -> ActivationRecord? {
-        for _ in 0..<5 {
-            guard let current = try await activation(id) else { return nil }
-            guard let changed = try change(current.value) else { return nil }
-            if try await storage.replace(changed, key: ActivationRecord.key(id), version: current.version, expiresAt: changed.expiresAt.addingTimeInterval(Self.retention)) {
-                return changed
-            }
+        var changed: ActivationRecord?
+        try await storage.update(ActivationRecord.self, key: ActivationRecord.key(id)) { current in
+            changed = try current.flatMap(change)
+            guard let changed else { return .keep }
+            return .store(changed, expiresAt: changed.expiresAt.addingTimeInterval(Self.retention))
         }
-        throw BrokerError(.conflict, .conflict, "The activation was changed at the same time elsewhere; try again.")
+        return changed
     }
 
     func activations() async throws -> [ActivationRecord] {

@@ -4,7 +4,7 @@ import GatehousePluginKit
 /// The emails of activations and invitations. They carry links only; an activation PIN never goes
 /// by email (it travels by another channel than the payload, or the person chose it).
 enum ActivationMail {
-    static func activation(app: App, link: String, expiresAt: Date, to address: EmailAddress) -> EmailMessage {
+    static func activation(app: AppView, link: String, expiresAt: Date, to address: EmailAddress) -> EmailMessage {
         let until = ISO8601DateFormatter().string(from: expiresAt)
         return EmailMessage(
             to: address.value, subject: "Activate \(app.name)",
@@ -19,7 +19,7 @@ enum ActivationMail {
         )
     }
 
-    static func invitation(app: App, link: String, expiresAt: Date, to address: EmailAddress) -> EmailMessage {
+    static func invitation(app: AppView, link: String, expiresAt: Date, to address: EmailAddress) -> EmailMessage {
         let until = ISO8601DateFormatter().string(from: expiresAt)
         return EmailMessage(
             to: address.value, subject: "You are invited to \(app.name)",

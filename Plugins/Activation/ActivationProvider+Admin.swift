@@ -34,7 +34,7 @@ extension ActivationProvider {
         ]
     }
 
-    public func listItems(of resource: String, app: App?) async throws -> [JSONValue] {
+    public func listItems(of resource: String, app: AppView?) async throws -> [JSONValue] {
         guard let app else { return [] }
         switch resource {
         case "activations":
@@ -46,7 +46,7 @@ extension ActivationProvider {
         }
     }
 
-    public func createItem(in resource: String, fields: [String: JSONValue], app: App?, by admin: String) async throws -> AdminChange {
+    public func createItem(in resource: String, fields: [String: JSONValue], app: AppView?, by admin: String) async throws -> AdminChange {
         guard let app else { throw BrokerError(.invalidRequest, .badRequest, "Activations belong to an app: name it with --app.") }
         switch resource {
         case "activations":
@@ -75,7 +75,7 @@ extension ActivationProvider {
         }
     }
 
-    public func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange {
+    public func deleteItem(from resource: String, key: [String], app: AppView?, by admin: String) async throws -> AdminChange {
         guard let app, let itemID = key.first else { throw BrokerError(.notFound, .notFound, "Name the item to remove.") }
         switch resource {
         case "activations":

@@ -6,7 +6,7 @@ import GatehousePluginKit
 /// data for the app) or decline; an address without an account gets a temporary registration, whose
 /// activation data are emailed at once.
 extension ActivationProvider {
-    func invite(_ fields: [String: JSONValue], app: App, by admin: String) async throws -> AdminChange {
+    func invite(_ fields: [String: JSONValue], app: AppView, by admin: String) async throws -> AdminChange {
         for name in fields.keys where !["email", "pin", "alias"].contains(name) {
             throw BrokerError(.invalidRequest, .badRequest, "'\(name)' is not a field of an invitation (email, pin, alias).", issues: [ConfigIssue(path: name, "unknown field")])
         }
@@ -47,7 +47,7 @@ extension ActivationProvider {
     /// What an invitation link shows before the person accepts or declines it.
     public func invitation(token: String) async throws -> InvitationView {
         guard !token.isEmpty, token.count <= 128 else { throw BrokerError.unknownInvitation }
-        guard let stored = try await book.invitation(token: token), let app = try await apps.app(id: stored.value.appID), !app.disabled else {
+        guard let stored = try await book.invitation(token: token), let app = try await apps.app(id: stored.value.appID) else {
             throw BrokerError.unknownInvitation
         }
         let invitation = stored.value
@@ -58,7 +58,7 @@ extension ActivationProvider {
     /// Accepts (with the activation PIN the person chooses) or declines an invitation.
     public func answerInvitation(token: String, accept: Bool, pin: String?) async throws -> InvitationAnswer {
         guard !token.isEmpty, token.count <= 128 else { throw BrokerError.unknownInvitation }
-        guard let stored = try await book.invitation(token: token), let app = try await apps.app(id: stored.value.appID), !app.disabled else {
+        guard let stored = try await book.invitation(token: token), let app = try await apps.app(id: stored.value.appID) else {
             throw BrokerError.unknownInvitation
         }
         var invitation = stored.value
@@ -105,17 +105,14 @@ extension ActivationProvider {
     }
 
     /// Revokes a pending invitation (and the temporary registration's activation it issued).
-    func revokeInvitation(_ invitationID: String, app: App) async throws -> InvitationRecord? {
-        for _ in 0..<3 {
-            let all = try await book.storage.all(InvitationRecord.self, keyPrefix: InvitationRecord.keyPrefix)
-            guard let (key, found) = all.first(where: { $0.value.id == invitationID && $0.value.appID == app.id }) else { return nil }
-            guard let current = try await book.storage.get(InvitationRecord.self, key: key) else { return nil }
-            if let activationID = found.activationID { _ = try await revoke(activationID, appID: app.id) }
-            var changed = current.value
-            guard changed.state == .pending || changed.activationID != nil else { return changed }
-            if changed.state == .pending { changed.state = .revoked }
-            if try await book.replace(changed, version: current.version) { return changed }
+    func revokeInvitation(_ invitationID: String, app: AppView) async throws -> InvitationRecord? {
+        let all = try await book.storage.all(InvitationRecord.self, keyPrefix: InvitationRecord.keyPrefix)
+        guard let (key, found) = all.first(where: { $0.value.id == invitationID && $0.value.appID == app.id }) else { return nil }
+        if let activationID = found.activationID { _ = try await revoke(activationID, appID: app.id) }
+        return try await book.storage.update(InvitationRecord.self, key: key) { current in
+            guard var changed = current, changed.state == .pending else { return .keep }
+            changed.state = .revoked
+            return .store(changed, expiresAt: changed.expiresAt.addingTimeInterval(ActivationBook.retention))
         }
-        throw BrokerError(.conflict, .conflict, "The invitation was answered at the same time; look again.")
     }
 }

@@ -14,7 +14,7 @@ extension ActivationProvider {
         var redemption = claimed
         redemption.providerID = id
         // Before anything is used up or offered: the key step must be possible at all.
-        guard context.app.policy.identityProviders.contains(redemption.keyProviderID) else {
+        guard context.app.identityProviders.contains(redemption.keyProviderID) else {
             throw BrokerError(.providerNotAllowed, .forbidden, "This app does not allow '\(redemption.keyProviderID)', which registers the device keys of activations.")
         }
         try await auditFlow("activation.redeemed", redemption, context, details: ["outcome": redemption.outcome.rawValue])

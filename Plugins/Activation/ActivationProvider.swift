@@ -12,8 +12,8 @@ public struct ActivationProvider: IdentityProvider {
     let environment: PluginEnvironment
     let book: ActivationBook
     let devices: any DeviceStore
-    let accounts: any AccountDirectory
-    let apps: any AppDirectory
+    let accounts: AccountDirectory
+    let apps: AppDirectory
     let audit: any AuditStore
 
     /// What a redemption answers (a choice, a stopped flow with new activation data) is for an app
@@ -21,8 +21,8 @@ public struct ActivationProvider: IdentityProvider {
     public var traits: PluginTraits { PluginTraits(registrationType: "device", flowAPIOnly: true, handsOver: true) }
 
     init(
-        id: String, config: ActivationPlugin.Config, environment: PluginEnvironment, book: ActivationBook, devices: any DeviceStore, accounts: any AccountDirectory,
-        apps: any AppDirectory, audit: any AuditStore
+        id: String, config: ActivationPlugin.Config, environment: PluginEnvironment, book: ActivationBook, devices: any DeviceStore, accounts: AccountDirectory,
+        apps: AppDirectory, audit: any AuditStore
     ) {
         self.id = id
         self.config = config
@@ -100,7 +100,7 @@ public struct ActivationProvider: IdentityProvider {
         for key in lockKeys { try await environment.lockouts.recordSuccess(key) }
 
         // Of two installations redeeming at the same instant, one claims it; the other is refused.
-        let until = now.addingTimeInterval(context.policy.flowLifetime.timeInterval)
+        let until = now.addingTimeInterval(context.app.flowLifetime.timeInterval)
         let claimed = try await book.update(record.id) { current in
             // The same secret as checked: a resend meanwhile retired the payload this answer brought.
             guard current.state == .pending, current.expiresAt > now, current.secretDigest == record.secretDigest,
@@ -154,7 +154,7 @@ public struct ActivationProvider: IdentityProvider {
     }
 
     /// Which of the four situations the installation is in.
-    func outcome(of record: ActivationRecord, facts: DeviceFacts, app: App) async throws -> ActivationRedemption {
+    func outcome(of record: ActivationRecord, facts: DeviceFacts, app: AppView) async throws -> ActivationRedemption {
         let here = try await devices.installations(appID: app.id, installationID: facts.installationID)
         let target = try await target(of: record, app: app)
         var redemption = ActivationRedemption(activationID: record.id, keyProviderID: config.deviceKeys, target: target, outcome: .new, device: facts, alias: record.alias)
@@ -184,7 +184,7 @@ public struct ActivationProvider: IdentityProvider {
     /// The activation's account, or for a temporary registration a new one to make. Which account it
     /// is was decided when it was issued, never again: an address someone linked to their account
     /// since must not draw the activation into that account.
-    func target(of record: ActivationRecord, app: App) async throws -> ActivationTarget {
+    func target(of record: ActivationRecord, app: AppView) async throws -> ActivationTarget {
         if let accountID = record.accountID {
             guard try await accounts.account(id: accountID) != nil else {
                 throw BrokerError(.invalidActivation, .badRequest, "The account of these activation data no longer exists.").publicly(because: "account_deleted").endingFlow()
@@ -206,11 +206,11 @@ public struct ActivationProvider: IdentityProvider {
     /// code, emailed activation data: `<instance>#address` links) with an instance this app uses;
     /// nil when none or several do. A provider's `email_verified` alone never decides whose an
     /// activation is: an upstream or a directory may vouch for an address it never checked.
-    func holder(of address: EmailAddress, app: App) async throws -> String? {
+    func holder(of address: EmailAddress, app: AppView) async throws -> String? {
         var holders: [String] = []
         for candidate in try await accounts.accountIDs(withVerifiedEmail: address.value) {
             let proven = try await accounts.identityLinks(accountID: candidate).filter { $0.providerID.hasSuffix("#address") }
-            if app.policy.verifiedEmails(in: proven).contains(address) { holders.append(candidate) }
+            if app.verifiedEmails(in: proven).contains(address) { holders.append(candidate) }
         }
         return holders.count == 1 ? holders[0] : nil
     }
@@ -218,7 +218,7 @@ public struct ActivationProvider: IdentityProvider {
     /// Whether the account has to do with this very app: an installation of it, or an activation of
     /// it the account redeemed. An app's back end issues only for such accounts (a provider several
     /// apps share says nothing about this one).
-    func knows(_ accountID: String, app: App) async throws -> Bool {
+    func knows(_ accountID: String, app: AppView) async throws -> Bool {
         if try await devices.devices(accountID: accountID).contains(where: { $0.installations.contains { $0.appID == app.id } }) { return true }
         return try await book.activations().contains { $0.appID == app.id && $0.redeemedBy == accountID }
     }
@@ -245,14 +245,14 @@ public struct ActivationProvider: IdentityProvider {
     // MARK: - Issuing
 
     /// This instance's settings for `app`.
-    func settings(for app: App) throws -> ActivationSettings { try app.settings(ActivationSettings.self, for: id) }
+    func settings(for app: AppView) throws -> ActivationSettings { try app.settings(ActivationSettings.self, for: id) }
 
     /// Checks an activation PIN a person chose against the app's PIN rules, before anything is issued.
-    public func checkPIN(_ pin: String, app: App) throws { try settings(for: app).pin.check(pin) }
+    public func checkPIN(_ pin: String, app: AppView) throws { try settings(for: app).pin.check(pin) }
 
     /// Issues an activation for the app; the PIN (chosen or generated) follows the app's PIN policy.
     /// `issuedBy` `app` (the app's back end) is refused unless the app's settings allow it.
-    public func issue(_ request: ActivationRequest, app: App, issuedBy: String) async throws -> IssuedActivation {
+    public func issue(_ request: ActivationRequest, app: AppView, issuedBy: String) async throws -> IssuedActivation {
         let (issued, record) = try await issueRecording(request, app: app, issuedBy: issuedBy)
         var details = ["activation": record.id, "by": issuedBy]
         if let sentTo = issued.sentTo { details["sentTo"] = sentTo }
@@ -262,8 +262,8 @@ public struct ActivationProvider: IdentityProvider {
     }
 
     /// Issues without auditing (the admin API audits what its callers do).
-    func issueRecording(_ request: ActivationRequest, app: App, issuedBy: String) async throws -> (IssuedActivation, ActivationRecord) {
-        guard app.policy.identityProviders.contains(id) else {
+    func issueRecording(_ request: ActivationRequest, app: AppView, issuedBy: String) async throws -> (IssuedActivation, ActivationRecord) {
+        guard app.identityProviders.contains(id) else {
             throw BrokerError(.providerNotAllowed, .forbidden, "The app '\(app.id)' does not list the activation provider '\(id)'.")
         }
         let settings = try settings(for: app)
@@ -328,15 +328,15 @@ public struct ActivationProvider: IdentityProvider {
 
     /// Where the activation data go: the named backup address, the invited address, or the account's
     /// verified address as this app trusts it.
-    func address(for request: ActivationRequest, accountID: String?, email: EmailAddress?, app: App) async throws -> EmailAddress {
+    func address(for request: ActivationRequest, accountID: String?, email: EmailAddress?, app: AppView) async throws -> EmailAddress {
         if let sendTo = request.sendTo { return sendTo }
         if let email { return email }
-        if let accountID, let address = app.policy.verifiedEmails(in: try await accounts.identityLinks(accountID: accountID)).first { return address }
+        if let accountID, let address = app.verifiedEmails(in: try await accounts.identityLinks(accountID: accountID)).first { return address }
         throw BrokerError(.noVerifiedEmail, .badRequest, "The account has no verified email address to send the activation data to.")
     }
 
     /// The link the app opens: the app's deep link (or the broker's `/activate`) with the payload.
-    func deepLink(_ payload: ActivationPayload, app: App) throws -> String {
+    func deepLink(_ payload: ActivationPayload, app: AppView) throws -> String {
         let base = try settings(for: app).deepLink ?? environment.issuer + "/activate"
         return "\(base)?activation=\(payload.text)"
     }
@@ -355,7 +355,7 @@ public struct ActivationProvider: IdentityProvider {
 
     /// Sends an activation's data again: a new secret (the old payload stops working, since only its
     /// digest was kept), a new expiry, the same PIN.
-    func resend(_ activationID: String, to requested: EmailAddress?, app: App) async throws -> ActivationRecord {
+    func resend(_ activationID: String, to requested: EmailAddress?, app: AppView) async throws -> ActivationRecord {
         guard let current = try await book.activation(activationID), current.value.appID == app.id else {
             throw BrokerError(.notFound, .notFound, "No activation '\(activationID)' for this app.")
         }

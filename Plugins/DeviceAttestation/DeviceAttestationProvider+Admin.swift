@@ -30,7 +30,7 @@ extension DeviceAttestationProvider {
 
     public var adminResources: [AdminResource] { [Self.fingerprintsResource, Self.secretsResource, Self.testKeysResource] }
 
-    public func listItems(of resource: String, app: App?) async throws -> [JSONValue] {
+    public func listItems(of resource: String, app: AppView?) async throws -> [JSONValue] {
         guard let app else { throw Self.noResource(resource) }
         switch resource {
         case "fingerprints": return try await fingerprints.entries(app: app.id).map(Self.json)
@@ -41,7 +41,7 @@ extension DeviceAttestationProvider {
         }
     }
 
-    public func createItem(in resource: String, fields: [String: JSONValue], app: App?, by admin: String) async throws -> AdminChange {
+    public func createItem(in resource: String, fields: [String: JSONValue], app: AppView?, by admin: String) async throws -> AdminChange {
         guard let app else { throw Self.noResource(resource) }
         switch resource {
         case "fingerprints":
@@ -73,7 +73,7 @@ extension DeviceAttestationProvider {
         }
     }
 
-    public func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange {
+    public func deleteItem(from resource: String, key: [String], app: AppView?, by admin: String) async throws -> AdminChange {
         guard let app, key.count == 1 else { throw Self.noResource(resource) }
         switch resource {
         case "fingerprints":

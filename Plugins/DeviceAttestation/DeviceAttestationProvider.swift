@@ -36,11 +36,11 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
 
     // MARK: - DeviceAttesting
 
-    public func attestationFormats(for app: App) -> [String] {
+    public func attestationFormats(for app: AppView) -> [String] {
         config.apps[app.id]?.formats.map(\.rawValue) ?? []
     }
 
-    public func verifyRegistration(_ evidence: AttestationEvidence, app: App) async throws -> AttestationVerdict {
+    public func verifyRegistration(_ evidence: AttestationEvidence, app: AppView) async throws -> AttestationVerdict {
         do {
             return try await verify(evidence, app: app)
         } catch let refusal as AttestationRefusal {
@@ -49,7 +49,7 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
         }
     }
 
-    public func verifyKeyAssertion(_ assertion: String, key: SignInKey, challenge: String, app: App) async throws -> Int {
+    public func verifyKeyAssertion(_ assertion: String, key: SignInKey, challenge: String, app: AppView) async throws -> Int {
         do {
             guard key.attestation == AttestationFormat.appleAppAttest.rawValue, let settings = config.apps[app.id]?.apple else {
                 throw AttestationRefusal(.formatNotAccepted, "This key signs assertions as a JWS, not with App Attest.")
@@ -70,7 +70,7 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
     }
 
     /// The format's check, with the app's settings.
-    func verify(_ evidence: AttestationEvidence, app: App) async throws -> AttestationVerdict {
+    func verify(_ evidence: AttestationEvidence, app: AppView) async throws -> AttestationVerdict {
         guard let settings = config.apps[app.id], let format = AttestationFormat(rawValue: evidence.format), settings.formats.contains(format) else {
             let accepted = config.apps[app.id]?.formats.map(\.rawValue).joined(separator: ", ") ?? ""
             throw AttestationRefusal(.formatNotAccepted, "This app does not accept '\(evidence.format)' attestations\(accepted.isEmpty ? "" : " (it accepts \(accepted))").")
@@ -109,7 +109,7 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
         )
     }
 
-    func androidKeyAttestation(_ evidence: AttestationEvidence, app: App, settings: AppAttestationSettings.Android, now: Date) async throws -> AttestationVerdict {
+    func androidKeyAttestation(_ evidence: AttestationEvidence, app: AppView, settings: AppAttestationSettings.Android, now: Date) async throws -> AttestationVerdict {
         guard let encoded = evidence.fields["certificateChain"]?.arrayValue, (2...10).contains(encoded.count) else {
             throw AttestationRefusal(.malformed, "An Android key attestation needs 'certificateChain': 2 to 10 base64 DER certificates, the attested key's first.")
         }
@@ -140,7 +140,7 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
         return AttestationVerdict(format: AttestationFormat.androidKeyAttestation.rawValue, attestedKey: jwk, facts: facts)
     }
 
-    func playIntegrity(_ evidence: AttestationEvidence, app: App, settings: AppAttestationSettings.Android, now: Date) async throws -> AttestationVerdict {
+    func playIntegrity(_ evidence: AttestationEvidence, app: AppView, settings: AppAttestationSettings.Android, now: Date) async throws -> AttestationVerdict {
         guard let play = settings.playIntegrity else { throw AttestationRefusal(.formatNotAccepted, "Play Integrity is not set up for this app.") }
         guard let token = evidence.fields["integrityToken"]?.stringValue, !token.isEmpty else {
             throw AttestationRefusal(.malformed, "A Play Integrity attestation needs 'integrityToken'.")
@@ -164,7 +164,7 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
         return AttestationVerdict(format: AttestationFormat.playIntegrity.rawValue, facts: facts)
     }
 
-    func deviceCheck(_ evidence: AttestationEvidence, app: App, settings: AppAttestationSettings.Apple.DeviceCheck, now: Date) async throws -> AttestationVerdict {
+    func deviceCheck(_ evidence: AttestationEvidence, app: AppView, settings: AppAttestationSettings.Apple.DeviceCheck, now: Date) async throws -> AttestationVerdict {
         guard let token = evidence.fields["deviceToken"]?.stringValue, !token.isEmpty, token.utf8.count <= 8192 else {
             throw AttestationRefusal(.malformed, "A DeviceCheck attestation needs 'deviceToken' (base64, as DCDevice.generateToken makes it).")
         }
@@ -275,7 +275,7 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
             ChallengeInput(name: "token", label: "Test registration token", maxLength: 4096),
         ],
         details: [
-            ChallengeDetail("challenge", .string, "What the evidence binds: App Attest's clientData, Android's attestation challenge, the test token's nonce."),
+            ChallengeDetail("challenge", .string, "What the evidence binds: AppView Attest's clientData, Android's attestation challenge, the test token's nonce."),
             ChallengeDetail("challengeExpiresAt", .string, "When the challenge stops working (RFC 3339)."),
             ChallengeDetail("formats", .array, "The formats this app accepts."),
             ChallengeDetail("requestHash", .string, "The Play Integrity requestHash (or classic nonce) to ask for."),

@@ -51,7 +51,7 @@ struct TestRegistrationKeys: Sendable {
     /// A `test` attestation: a compact JWS (ES256, `kid` of one of the app's live test keys) with
     /// `aud` = the broker's issuer, `nonce` = the challenge, `jkt` = the registered key's thumbprint
     /// (when a key is registered), and an `iat` within the last five minutes.
-    func verify(_ evidence: AttestationEvidence, app: App, audience: String, now: Date) async throws -> AttestationVerdict {
+    func verify(_ evidence: AttestationEvidence, app: AppView, audience: String, now: Date) async throws -> AttestationVerdict {
         guard let text = evidence.fields["token"]?.stringValue, let token = CompactJWS(text) else {
             throw AttestationRefusal(.malformed, "A test attestation needs 'token': a compact JWS signed with one of the app's test registration keys.")
         }

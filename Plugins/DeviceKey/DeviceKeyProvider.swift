@@ -77,7 +77,7 @@ public struct DeviceKeyProvider: IdentityProvider {
         }
     }
 
-    public func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity {
+    public func verifyAssertion(_ assertion: String, for app: AppView) async throws -> ExternalIdentity {
         do {
             return try await verify(assertion, nonce: nil, app: app)
         } catch let refusal as DeviceKeyRefusal {
@@ -162,7 +162,7 @@ public struct DeviceKeyProvider: IdentityProvider {
     /// Checks an assertion in the order that never uses a key on a token it should not: shape and
     /// `alg`, the key its `iss` names, the signature, audience, nonce, times, subject, the counter and
     /// last the replay cache (so that a refused assertion does not use up its `jti`).
-    func verify(_ text: String, nonce: String?, app: App) async throws -> ExternalIdentity {
+    func verify(_ text: String, nonce: String?, app: AppView) async throws -> ExternalIdentity {
         guard let assertion = CompactJWS(text) else { throw DeviceKeyRefusal(.invalidAssertion, "The assertion is not a compact JWS.") }
         guard let algorithm = assertion.algorithm, config.algorithms.contains(algorithm) else {
             throw DeviceKeyRefusal(.algorithmNotAllowed, "The assertion's alg must be one of \(config.algorithms.joined(separator: ", ")).")
@@ -262,7 +262,7 @@ public struct DeviceKeyProvider: IdentityProvider {
     /// that requires attestation accepts only keys that were attested when registered through it (an
     /// attestation vouches for one app's identity: its App ID or package), whatever the other app
     /// allowed. Checked at every use (flow and JWT bearer grant), not only at registration.
-    func checkPolicy(of key: SignInKey, at app: App) throws {
+    func checkPolicy(of key: SignInKey, at app: AppView) throws {
         guard try app.settings(DeviceKeySettings.self, for: id).attestation == .required else { return }
         guard key.attestation != nil else {
             throw DeviceKeyRefusal(.attestationRequired, "This app requires an attested device key, and this key was registered without attestation; register this device again in this app.")
@@ -274,7 +274,7 @@ public struct DeviceKeyProvider: IdentityProvider {
 
     /// A refresh of what a sign-in with one of this instance's keys got: the app's attestation rule
     /// as it is now (`checkPolicy`).
-    public func checkKeyUse(_ key: SignInKey, at app: App) async throws {
+    public func checkKeyUse(_ key: SignInKey, at app: AppView) async throws {
         do {
             try checkPolicy(of: key, at: app)
         } catch let refusal as DeviceKeyRefusal {

@@ -73,27 +73,18 @@ struct CodeBook: Sendable {
         }
 
         let record = Record(digest: try await digest(code, binding: binding), address: address, issuedAt: now, expiresAt: now.addingTimeInterval(config.codeLifetime.timeInterval))
-        try await keep(record, binding: binding, replacing: existing?.version)
+        try await keep(record, binding: binding)
         environment.logger.info("code sent", metadata: ["to": .string(address.masked)])
         return CodeDelivery(sentTo: address, expiresAt: record.expiresAt, resendAfter: now.addingTimeInterval(config.resend.interval.timeInterval))
     }
 
     /// Stores the newest code of a binding; the one it replaces stops working. The record outlives the
     /// code a little, so that a late answer hears `code_expired` rather than that there was none.
-    private func keep(_ record: Record, binding: String, replacing version: Int?) async throws {
+    private func keep(_ record: Record, binding: String) async throws {
         let storage = environment.storage
         let key = Self.recordKey(binding)
         let keptUntil = record.expiresAt.addingTimeInterval(config.codeLifetime.timeInterval)
-        var version = version
-        for _ in 0..<3 {
-            if let current = version {
-                if try await storage.replace(record, key: key, version: current, expiresAt: keptUntil) { return }
-            } else if try await storage.insert(record, key: key, expiresAt: keptUntil) {
-                return
-            }
-            version = try await storage.get(Record.self, key: key)?.version
-        }
-        throw BrokerError.internalFailure("The code could not be stored; ask for a new one.")
+        try await storage.update(Record.self, key: key) { _ in .store(record, expiresAt: keptUntil) }
     }
 
     /// `length` decimal digits, uniformly from the system CSPRNG.

@@ -118,7 +118,7 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
 
     // MARK: - AddressVerifying
 
-    public func sendCode(to address: EmailAddress, binding: String, app: App, clientIP: String?) async throws -> CodeDelivery {
+    public func sendCode(to address: EmailAddress, binding: String, app: AppView, clientIP: String?) async throws -> CodeDelivery {
         try await codes.send(to: address, binding: binding, appID: app.id, appName: app.name, clientIP: clientIP)
     }
 

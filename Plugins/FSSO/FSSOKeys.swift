@@ -81,7 +81,7 @@ extension FSSOProvider {
 
     public var adminResources: [AdminResource] { [Self.keysResource, Self.testKeysResource] }
 
-    public func listItems(of resource: String, app: App?) async throws -> [JSONValue] {
+    public func listItems(of resource: String, app: AppView?) async throws -> [JSONValue] {
         switch (resource, app) {
         case ("keys", _): try await keys().map { try Self.json($0) }
         case ("test-keys", let app?): try await keys().filter { $0.source == .test && $0.appID == app.id }.map { try Self.json($0) }
@@ -89,7 +89,7 @@ extension FSSOProvider {
         }
     }
 
-    public func createItem(in resource: String, fields: [String: JSONValue], app: App?, by admin: String) async throws -> AdminChange {
+    public func createItem(in resource: String, fields: [String: JSONValue], app: AppView?, by admin: String) async throws -> AdminChange {
         switch (resource, app) {
         case ("keys", _):
             var missing: [ConfigIssue] = []
@@ -113,7 +113,7 @@ extension FSSOProvider {
         }
     }
 
-    public func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange {
+    public func deleteItem(from resource: String, key: [String], app: AppView?, by admin: String) async throws -> AdminChange {
         switch (resource, app) {
         case ("keys", _):
             guard key.count == 2, !FSSOKey.isReserved(key[0]), let stored = try await stored(issuer: key[0], kid: key[1]), stored.appID == nil,

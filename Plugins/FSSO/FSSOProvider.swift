@@ -40,14 +40,14 @@ public struct FSSOProvider: IdentityProvider {
         }
     }
 
-    public func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity {
+    public func verifyAssertion(_ assertion: String, for app: AppView) async throws -> ExternalIdentity {
         try await verify(assertion, app: app)
     }
 
     /// The checks, in the order that never uses a key on a token it should not: size, shape, `alg`,
     /// `kid`, issuer and key, signature, then the claims, and the replay cache last (so that a refused
     /// token does not use up its `jti`).
-    func verify(_ token: String, app: App) async throws -> ExternalIdentity {
+    func verify(_ token: String, app: AppView) async throws -> ExternalIdentity {
         guard token.utf8.count <= config.maxTokenBytes else { throw Self.refused("token_too_large") }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let payloadData = Base64URL.decode(parts[1]),
@@ -109,7 +109,7 @@ public struct FSSOProvider: IdentityProvider {
     /// that app may use). Returns it with the claims the issuer may set and whether it is a test key.
     /// A key answers only for the apps its issuer (or its registration) names: `issuer_not_allowed`
     /// before any signature work for another app.
-    private func key(issuer iss: String, kid: String, app: App) async throws -> (_RSA.Signing.PublicKey, [String], Bool) {
+    private func key(issuer iss: String, kid: String, app: AppView) async throws -> (_RSA.Signing.PublicKey, [String], Bool) {
         if FSSOKey.isReserved(iss) {
             guard iss.hasPrefix(FSSOKey.testIssuerPrefix) else { throw Self.refused("unknown_issuer") }
             guard iss == FSSOKey.testIssuer(appID: app.id) else { throw Self.refused("issuer_not_allowed") }

@@ -38,7 +38,7 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping {
         var extra: [String: JSONValue] = ["provider": .string(id)]
         if let hint = request.loginHint { extra["username"] = .string(hint) }
         if request.purpose == .register {
-            let policy = context.policy.passwordPolicy
+            let policy = context.app.passwordPolicy
             extra["passwordPolicy"] = ["minLength": .number(Double(policy.minLength)), "maxLength": .number(Double(policy.maxLength))]
         }
         return .challenge(.credentials(extra: extra), state: FlowState())
@@ -50,7 +50,7 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping {
         let record: UserRecord
         switch context.request.purpose {
         case .register:
-            record = try await register(username: username, password: password, policy: context.policy.passwordPolicy)
+            record = try await register(username: username, password: password, policy: context.app.passwordPolicy)
         case .authenticate:
             record = try await authenticate(username: username, password: password)
         }

@@ -202,13 +202,7 @@ struct OIDCProvider: IdentityProvider {
     func keep(_ session: UpstreamSession, for subject: String) async throws {
         let key = Self.sessionKey(subject)
         let data = try JSONEncoder().encode(session)
-        for _ in 0..<3 {
-            if let existing = try? await environment.storage.secret(key: key) {
-                if try await environment.storage.replaceWithSecret(data, key: key, version: existing.version) { return }
-            } else if try await environment.storage.insertSecret(data, key: key) {
-                return
-            }
-        }
+        try await environment.storage.updateSecret(key: key) { _ in .store(data) }
     }
 
     func isStillValid(subject: String) async throws -> Bool {

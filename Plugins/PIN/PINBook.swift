@@ -27,16 +27,11 @@ struct PINBook: Sendable {
         let keyed = try await self.keyed(pin, accountID: accountID)
         let hash = try await BlockingWork.run { [config] in Bcrypt.hash(keyed, cost: UInt8(config.hashCost)) }
         let now = environment.clock.now
-        for _ in 0..<3 {
-            if let existing = try await record(for: accountID) {
-                guard replacing else { throw BrokerError(.conflict, .conflict, "A PIN was set for this account meanwhile; sign in with it.").endingFlow() }
-                let record = Record(hash: hash, createdAt: existing.value.createdAt, changedAt: now)
-                if try await environment.storage.replace(record, key: Self.key(accountID), version: existing.version) { return }
-            } else if try await environment.storage.insert(Record(hash: hash, createdAt: now, changedAt: now), key: Self.key(accountID)) {
-                return
-            }
+        try await environment.storage.update(Record.self, key: Self.key(accountID)) { existing in
+            guard let existing else { return .store(Record(hash: hash, createdAt: now, changedAt: now)) }
+            guard replacing else { throw BrokerError(.conflict, .conflict, "A PIN was set for this account meanwhile; sign in with it.").endingFlow() }
+            return .store(Record(hash: hash, createdAt: existing.createdAt, changedAt: now))
         }
-        throw BrokerError(.conflict, .conflict, "The PIN was changed at the same time elsewhere; try again.")
     }
 
     /// Checks a PIN with the lockouts: the account and the device are refused while locked, each

@@ -71,9 +71,9 @@ public struct PINProvider: Authenticator {
         return .challenge(Challenge(type: Self.createChallenge.type, fields: fields), state: try FlowState(encoding: State(mode: mode)))
     }
 
-    func resetAvailable(in app: App) -> Bool {
+    func resetAvailable(in app: AppView) -> Bool {
         guard let other = config.resetWith else { return false }
-        return app.policy.authenticators.contains(other)
+        return app.authenticators.contains(other)
     }
 
     func refuseIfPermanentlyLocked(accountID: String, deviceID: String?) async throws {

@@ -22,9 +22,13 @@ struct TOTPBook: Sendable {
         try await environment.storage.insert(enrolment, key: Self.key(accountID))
     }
 
-    /// Replaces the enrolment read at `version`; false when another node changed it since.
-    func replace(_ enrolment: TOTPEnrolment, for accountID: String, version: Int) async throws -> Bool {
-        try await environment.storage.replace(enrolment, key: Self.key(accountID), version: version)
+    /// Changes the account's enrolment by compare-and-swap (`PluginStorage.update`); `change` gets
+    /// the enrolment as it is now and throws `notEnrolled` for an account that has none.
+    func update(for accountID: String, _ change: (inout TOTPEnrolment) async throws -> Bool) async throws {
+        try await environment.storage.update(TOTPEnrolment.self, key: Self.key(accountID)) { stored in
+            guard var enrolment = stored else { throw notEnrolled }
+            return try await change(&enrolment) ? .store(enrolment) : .keep
+        }
     }
 
     /// A secret sealed for one account: AES-256-GCM under the instance's `secrets` key (which the
@@ -59,22 +63,27 @@ struct TOTPBook: Sendable {
     func check(code typed: String, accountID: String) async throws {
         try await guarded(accountID: accountID) {
             let code = typed.filter { $0 != " " }
-            for _ in 0..<4 {
-                guard let stored = try await enrolment(for: accountID) else { throw notEnrolled }
-                var enrolment = stored.value
+            var outcome = GuessOutcome.right
+            // Another node may change the enrolment meanwhile (maybe accepting this very step): the
+            // update reads it again and checks the code against what it holds then.
+            try await update(for: accountID) { enrolment in
                 let now = environment.clock.now
                 guard code.utf8.count == enrolment.digits, code.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
                     let step = try await generator(for: enrolment, accountID: accountID).matchingStep(of: code, at: now, window: config.window)
-                else { return .wrong(BrokerError(.invalidCode, .failedAttempt, "That code is not right.")) }
+                else {
+                    outcome = .wrong(BrokerError(.invalidCode, .failedAttempt, "That code is not right."))
+                    return false
+                }
                 if let last = enrolment.lastUsedStep, step <= last {
-                    return .wrong(BrokerError(.invalidCode, .failedAttempt, "That code was used already; wait for the next one.").because("replayed_step"))
+                    outcome = .wrong(BrokerError(.invalidCode, .failedAttempt, "That code was used already; wait for the next one.").because("replayed_step"))
+                    return false
                 }
                 enrolment.lastUsedStep = step
                 enrolment.lastUsedAt = now
-                if try await replace(enrolment, for: accountID, version: stored.version) { return .right }
-                // Another node changed the enrolment (maybe accepting this very step): read it again.
+                outcome = .right
+                return true
             }
-            throw BrokerError(.conflict, .conflict, "The code was checked at the same time elsewhere; try the next one.")
+            return outcome
         }
     }
 
@@ -85,19 +94,20 @@ struct TOTPBook: Sendable {
             let wrong = GuessOutcome.wrong(BrokerError(.invalidCode, .failedAttempt, "That recovery code is not right, or was used already."))
             guard let normalized = RecoveryCodes.normalized(typed) else { return wrong }
             let digest = RecoveryCodes.digest(normalized, key: try await recoveryKey())
-            for _ in 0..<4 {
-                guard let stored = try await enrolment(for: accountID) else { throw notEnrolled }
-                var enrolment = stored.value
-                guard let index = RecoveryCodes.index(of: digest, in: enrolment.recoveryCodes) else { return wrong }
+            var outcome = wrong
+            try await update(for: accountID) { enrolment in
+                guard let index = RecoveryCodes.index(of: digest, in: enrolment.recoveryCodes) else {
+                    outcome = wrong
+                    return false
+                }
                 enrolment.recoveryCodes.remove(at: index)
                 enrolment.recoveryCodesUsed += 1
                 enrolment.lastUsedAt = environment.clock.now
-                if try await replace(enrolment, for: accountID, version: stored.version) {
-                    left = enrolment.recoveryCodes.count
-                    return .right
-                }
+                left = enrolment.recoveryCodes.count
+                outcome = .right
+                return true
             }
-            throw BrokerError(.conflict, .conflict, "The recovery code was used at the same time elsewhere.")
+            return outcome
         }
         return left
     }

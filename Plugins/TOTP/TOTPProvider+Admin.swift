@@ -15,12 +15,12 @@ extension TOTPProvider {
         ]
     }
 
-    public func listItems(of resource: String, app: App?) async throws -> [JSONValue] {
+    public func listItems(of resource: String, app: AppView?) async throws -> [JSONValue] {
         guard resource == "enrollments" else { throw BrokerError(.notFound, .notFound, "No resource '\(resource)'.") }
         return try await book.all().map { $0.enrolment.summary(accountID: $0.accountID) }
     }
 
-    public func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange {
+    public func deleteItem(from resource: String, key: [String], app: AppView?, by admin: String) async throws -> AdminChange {
         guard resource == "enrollments", key.count == 1 else { throw BrokerError(.notFound, .notFound, "No resource '\(resource)'.") }
         let accountID = key[0]
         guard let enrolment = try await book.enrolment(for: accountID), try await book.remove(for: accountID) else {

@@ -7,7 +7,7 @@ import GatehousePluginKit
 /// nodes given assertions at once cannot both move the counter from the same value.
 struct CredentialBook: Sendable {
     let storage: PluginStorage
-    let accounts: (any AccountDirectory)?
+    let accounts: (AccountDirectory)?
     let providerID: String
 
     static func credentialKey(_ id: String) -> String { "credential:\(id)" }
@@ -32,36 +32,31 @@ struct CredentialBook: Sendable {
         guard try await storage.insert(credential, key: Self.credentialKey(credential.id), expiresAt: credential.pendingUntil) else {
             throw WebAuthnRefusal(.credentialInUse, "This credential is registered already.").brokerError
         }
-        for _ in 0..<4 {
-            if let existing = try await owner(credential.userHandle) {
-                var owner = existing.value
+        do {
+            try await storage.update(CredentialOwner.self, key: Self.handleKey(credential.userHandle)) { existing in
+                guard var owner = existing else {
+                    let owner = CredentialOwner(
+                        credentialIDs: [credential.id], accountID: accountID, registeringFor: registeringFor, username: username, pendingUntil: credential.pendingUntil
+                    )
+                    return .store(owner, expiresAt: credential.pendingUntil)
+                }
                 owner.credentialIDs.append(credential.id)
                 if owner.accountID == nil { owner.accountID = accountID }
-                if try await storage.replace(owner, key: Self.handleKey(credential.userHandle), version: existing.version, expiresAt: owner.pendingUntil) { return }
-            } else if try await storage.insert(
-                CredentialOwner(credentialIDs: [credential.id], accountID: accountID, registeringFor: registeringFor, username: username, pendingUntil: credential.pendingUntil),
-                key: Self.handleKey(credential.userHandle), expiresAt: credential.pendingUntil
-            ) {
-                return
+                return .store(owner, expiresAt: owner.pendingUntil)
             }
+        } catch {
+            try await storage.delete(key: Self.credentialKey(credential.id))
+            throw error
         }
-        try await storage.delete(key: Self.credentialKey(credential.id))
-        throw BrokerError(.conflict, .conflict, "The credentials changed at the same time elsewhere; try again.")
     }
 
     /// Removes a credential and its entry under the handle; a handle left with no credential goes too.
     func remove(_ id: String) async throws -> StoredCredential? {
         guard let stored = try await credential(id), try await storage.delete(key: Self.credentialKey(id), version: stored.version) else { return nil }
-        for _ in 0..<4 {
-            guard let existing = try await owner(stored.value.userHandle) else { break }
-            var owner = existing.value
+        try await storage.update(CredentialOwner.self, key: Self.handleKey(stored.value.userHandle)) { existing in
+            guard var owner = existing else { return .keep }
             owner.credentialIDs.removeAll { $0 == id }
-            let key = Self.handleKey(stored.value.userHandle)
-            if owner.credentialIDs.isEmpty, owner.accountID == nil {
-                if try await storage.delete(key: key, version: existing.version) { break }
-            } else if try await storage.replace(owner, key: key, version: existing.version, expiresAt: owner.pendingUntil) {
-                break
-            }
+            return owner.credentialIDs.isEmpty && owner.accountID == nil ? .delete : .store(owner, expiresAt: owner.pendingUntil)
         }
         return stored.value
     }
@@ -85,18 +80,26 @@ struct CredentialBook: Sendable {
     private func settle<Value: Codable & Sendable>(
         _ key: String, _ type: Value.Type, _ pending: (Value) -> Date?, _ clear: (inout Value) -> Void
     ) async throws -> Value? {
-        for _ in 0..<5 {
-            guard let stored = try await storage.get(type, key: key), pending(stored.value) != nil else { return nil }
-            var value = stored.value
+        var settled: Value?
+        try await storage.update(type, key: key) { stored in
+            settled = nil
+            guard var value = stored, pending(value) != nil else { return .keep }
             clear(&value)
-            if try await storage.replace(value, key: key, version: stored.version) { return value }
+            settled = value
+            return .store(value)
         }
-        throw BrokerError(.conflict, .conflict, "The passkey changed at the same time elsewhere; try again.")
+        return settled
     }
 
-    /// Saves a credential read at `version` (a counter moved, a name changed); false when another node changed it since.
-    func save(_ credential: StoredCredential, version: Int) async throws -> Bool {
-        try await storage.replace(credential, key: Self.credentialKey(credential.id), version: version, expiresAt: credential.pendingUntil)
+    /// Changes a stored credential (a counter moved, a name changed) by compare-and-swap; `change`
+    /// throws for a credential that is gone (and may run again when another node changed it first).
+    /// Answers the credential as stored.
+    @discardableResult
+    func update(_ id: String, _ change: (StoredCredential?) async throws -> StoredCredential) async throws -> StoredCredential? {
+        try await storage.update(StoredCredential.self, key: Self.credentialKey(id)) { stored in
+            let changed = try await change(stored)
+            return .store(changed, expiresAt: changed.pendingUntil)
+        }
     }
 
     /// The user handles of an account: its passkeys' (the identity links of this provider) and its

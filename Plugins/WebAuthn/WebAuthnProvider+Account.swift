@@ -28,13 +28,14 @@ extension WebAuthnProvider {
             let name = try fields.string("name").trimmingCharacters(in: .whitespaces)
             guard !name.isEmpty, name.count <= 64 else { throw BrokerError(.invalidRequest, .badRequest, "A name has 1 to 64 characters.") }
             let target = try fields.string("credential")
-            for _ in 0..<4 {
-                guard let stored = try await book.credentials(of: accountID).first(where: { $0.value.id == target }) else { throw notOurs }
-                var credential = stored.value
+            guard try await book.credentials(of: accountID).contains(where: { $0.value.id == target }) else { throw notOurs }
+            let renamed = try await book.update(target) { stored in
+                guard var credential = stored else { throw notOurs }
                 credential.name = name
-                if try await book.save(credential, version: stored.version) { return credential.summary(account: accountID) }
+                return credential
             }
-            throw BrokerError(.conflict, .conflict, "The credential changed at the same time elsewhere; try again.")
+            guard let renamed else { throw notOurs }
+            return renamed.summary(account: accountID)
         case "remove":
             try context.requireSignIn(within: config.freshSignIn, now: environment.clock.now, passing: id)
             let target = try fields.string("credential")

@@ -13,7 +13,7 @@ extension WebAuthnProvider {
         ]
     }
 
-    public func listItems(of resource: String, app: App?) async throws -> [JSONValue] {
+    public func listItems(of resource: String, app: AppView?) async throws -> [JSONValue] {
         guard resource == "credentials" else { throw BrokerError(.notFound, .notFound, "No resource '\(resource)'.") }
         var items: [JSONValue] = []
         for credential in try await book.all() {
@@ -22,7 +22,7 @@ extension WebAuthnProvider {
         return items
     }
 
-    public func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange {
+    public func deleteItem(from resource: String, key: [String], app: AppView?, by admin: String) async throws -> AdminChange {
         guard resource == "credentials", key.count == 1 else { throw BrokerError(.notFound, .notFound, "No resource '\(resource)'.") }
         guard let stored = try await book.credential(key[0]) else { throw BrokerError(.notFound, .notFound, "No credential '\(key[0])'.") }
         let account = try await book.accountID(ofHandle: stored.value.userHandle)

@@ -181,9 +181,12 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
         if let allowed = state.allowed, !allowed.contains(response.id) {
             throw WebAuthnRefusal(.unknownCredential, "This credential is not one of the account's.").brokerError
         }
-        for _ in 0..<4 {
-            guard let record = try await book.credential(response.id) else { throw WebAuthnRefusal(.unknownCredential, "This credential is not registered.").brokerError }
-            var credential = record.value
+        var refusedAsClone = false
+        var verifiedAssertion: VerifiedAssertion?
+        // Another node may move the counter meanwhile: the update reads the credential again and
+        // verifies against what it holds then.
+        let saved = try await book.update(response.id) { record in
+            guard var credential = record else { throw WebAuthnRefusal(.unknownCredential, "This credential is not registered.").brokerError }
             if accountID == nil {
                 // A passkey sign-in: only credentials registered as passkeys identify anyone, and a
                 // passkey a signed-in person began to add counts only once that flow linked it.
@@ -212,25 +215,26 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
             }
             // The policy is told only to whoever holds the key: after the signature, before any save.
             try checkPolicy(credential)
-            if verified.counterRegressed, config.counterRegression == "refuse" {
+            verifiedAssertion = verified
+            refusedAsClone = verified.counterRegressed && config.counterRegression == "refuse"
+            if refusedAsClone {
                 // Only the regression is recorded: nothing the suspected clone reported is kept.
                 credential.counterRegressions += 1
-                guard try await book.save(credential, version: record.version) else { continue }
-                await audit("webauthn.counter_regressed", app: app, account: try? await owningAccount(accountID, credential), details: ["credential": credential.id, "policy": config.counterRegression])
-                throw WebAuthnRefusal(.counterRegressed, "The authenticator's signature counter went back: it may be cloned.").brokerError
+                return credential
             }
             credential.signCount = verified.signCount
             credential.backupState = verified.backupState
             credential.lastUsedAt = environment.clock.now
             credential.userVerifiedAtLastUse = verified.userVerified
             if verified.counterRegressed { credential.counterRegressions += 1 }
-            guard try await book.save(credential, version: record.version) else { continue }
-            if verified.counterRegressed {
-                await audit("webauthn.counter_regressed", app: app, account: try? await owningAccount(accountID, credential), details: ["credential": credential.id, "policy": config.counterRegression])
-            }
-            return (credential, verified)
+            return credential
         }
-        throw BrokerError(.conflict, .conflict, "The credential was used at the same time elsewhere; try again.")
+        guard let credential = saved, let verified = verifiedAssertion else { throw BrokerError.internalFailure("The credential was not saved.") }
+        if verified.counterRegressed {
+            await audit("webauthn.counter_regressed", app: app, account: try? await owningAccount(accountID, credential), details: ["credential": credential.id, "policy": config.counterRegression])
+        }
+        if refusedAsClone { throw WebAuthnRefusal(.counterRegressed, "The authenticator's signature counter went back: it may be cloned.").brokerError }
+        return (credential, verified)
     }
 
     /// The account a credential answered for: the factor's, else the passkey's (through its link), so

@@ -115,7 +115,7 @@ public struct Broker: Sendable, CustomStringConvertible {
                 clock: clock, logger: pluginLogger, storage: PluginStorage(namespace: declaration.id, store: store, clock: clock, sealer: sealer),
                 lockouts: LockoutBook(namespace: declaration.id, store: store, audit: store, clock: clock, metrics: metrics),
                 development: config.environment == .development, http: http, mailer: mailer, callbackURL: config.server.issuer + Self.callbackPath,
-                issuer: config.server.issuer, devices: store, accounts: store, apps: store, audit: store
+                issuer: config.server.issuer, devices: store, accounts: AccountDirectory(store), apps: AppDirectory(store), audit: store
             )
         }
         // The rules that need the plugins' roles (the loader knows only their ids).

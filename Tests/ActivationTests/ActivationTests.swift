@@ -554,21 +554,21 @@ struct ActivationTests {
         settings["issueByApp"] = .bool(true)
         app.policy.plugins["activation"] = .object(settings)
         let provider = try #require(broker.broker.plugins.identityProviders["activation"] as? ActivationProvider)
-        let unknown = await thrownError { _ = try await provider.issue(ActivationRequest(accountID: stranger.id, pin: "24680"), app: app, issuedBy: "app") }
+        let unknown = await thrownError { _ = try await provider.issue(ActivationRequest(accountID: stranger.id, pin: "24680"), app: app.view, issuedBy: "app") }
         #expect(unknown?.code == .notFound)
-        let missing = await thrownError { _ = try await provider.issue(ActivationRequest(accountID: "nobody", pin: "24680"), app: app, issuedBy: "app") }
+        let missing = await thrownError { _ = try await provider.issue(ActivationRequest(accountID: "nobody", pin: "24680"), app: app.view, issuedBy: "app") }
         #expect(missing?.code == unknown?.code && missing?.httpStatus == unknown?.httpStatus)
         // An administrator may name any account.
-        let issued = try await provider.issue(ActivationRequest(accountID: stranger.id, pin: "24680"), app: app, issuedBy: "admin:ops")
+        let issued = try await provider.issue(ActivationRequest(accountID: stranger.id, pin: "24680"), app: app.view, issuedBy: "admin:ops")
         #expect(issued.json.objectValue?["payload"] != nil)
         // An account with an installation of the app is one the app knows.
         let ada = try await Self.account(broker, "ada")
-        #expect(await thrownError { _ = try await provider.issue(ActivationRequest(accountID: ada.id, pin: "24680"), app: app, issuedBy: "app") }?.code == .notFound)
+        #expect(await thrownError { _ = try await provider.issue(ActivationRequest(accountID: ada.id, pin: "24680"), app: app.view, issuedBy: "app") }?.code == .notFound)
         _ = try await Self.activate(broker, ada, phone: Phone())
-        #expect(try await provider.issue(ActivationRequest(accountID: ada.id, pin: "24680"), app: app, issuedBy: "app").json.objectValue?["payload"] != nil)
+        #expect(try await provider.issue(ActivationRequest(accountID: ada.id, pin: "24680"), app: app.view, issuedBy: "app").json.objectValue?["payload"] != nil)
         // Naming an address, the app's back end reaches it only by email (this broker has no mail
         // transport: the issue fails instead of answering the payload).
-        let byAddress = await thrownError { _ = try await provider.issue(ActivationRequest(email: EmailAddress("someone@example.com"), pin: "24680"), app: app, issuedBy: "app") }
+        let byAddress = await thrownError { _ = try await provider.issue(ActivationRequest(email: EmailAddress("someone@example.com"), pin: "24680"), app: app.view, issuedBy: "app") }
         #expect(byAddress?.code == .deliveryFailed)
     }
 

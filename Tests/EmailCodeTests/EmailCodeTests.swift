@@ -305,7 +305,7 @@ struct EmailCodeTests {
         let verifier = try #require(test.broker.plugins.all["email"]?.addressVerifier)
         let app = try #require(try await test.store.app(id: "notes"))
         let binding = CodeBinding.recovery(flowID: "stranger-flow")
-        _ = try await verifier.sendCode(to: try #require(EmailAddress(address)), binding: binding, app: app, clientIP: nil)
+        _ = try await verifier.sendCode(to: try #require(EmailAddress(address)), binding: binding, app: app.view, clientIP: nil)
         let code = try smtp.latestCode(to: address)
         let wrong = code == "000000" ? "111111" : "000000"
         // A stranger guesses at the recovery codes up to the lock.

@@ -77,7 +77,7 @@ struct FSSOTests {
         let provider = test.broker.plugins.identityProviders["acme-sso"]!
         let app = try! await test.store.app(id: appID)!
         do {
-            _ = try await provider.verifyAssertion(token, for: app)
+            _ = try await provider.verifyAssertion(token, for: app.view)
             return nil
         } catch let error as BrokerError {
             #expect(error.code == .invalidGrant)
@@ -112,11 +112,11 @@ struct FSSOTests {
         let app = try #require(try await test.store.app(id: "notes"))
         let first = try #require(test.broker.plugins.identityProviders["acme-sso"])
         let backup = try #require(test.broker.plugins.identityProviders["acme-backup"])
-        _ = try await first.verifyAssertion(token, for: app)
-        let replayed = await thrownError { _ = try await backup.verifyAssertion(token, for: app) }
+        _ = try await first.verifyAssertion(token, for: app.view)
+        let replayed = await thrownError { _ = try await backup.verifyAssertion(token, for: app.view) }
         #expect(replayed?.reason == "token_replayed", "the same issuer's token at a second instance is a replay")
         // Another token of the same issuer is fine at the second instance.
-        _ = try await backup.verifyAssertion(try Self.jwt(claims: Self.claims(test.clock)), for: app)
+        _ = try await backup.verifyAssertion(try Self.jwt(claims: Self.claims(test.clock)), for: app.view)
     }
 
     @Test func signsInThroughTheFlowAPIAndLinksTheSubject() async throws {
@@ -353,7 +353,7 @@ extension FSSOTests {
         let strict = try #require(try await test.store.app(id: "strict"))
         let provider = test.broker.plugins.identityProviders["acme-sso"]!
         do {
-            _ = try await provider.verifyAssertion(try testToken(sub: "tester-3"), for: strict)
+            _ = try await provider.verifyAssertion(try testToken(sub: "tester-3"), for: strict.view)
             Issue.record("a revoked test key still worked")
         } catch let error as BrokerError {
             #expect(error.reason == "key_revoked")
@@ -384,7 +384,7 @@ extension FSSOTests {
         _ = try await test.broker.admin.createApp(["id": "strict", "name": "Strict again", "policy": ["identityProviders": ["acme-sso"]]], by: Self.ops)
         let again = try #require(try await test.store.app(id: "strict"))
         let provider = try #require(test.broker.plugins.identityProviders["acme-sso"])
-        let refusal = await thrownError(BrokerError.self) { _ = try await provider.verifyAssertion(token, for: again) }
+        let refusal = await thrownError(BrokerError.self) { _ = try await provider.verifyAssertion(token, for: again.view) }
         #expect(refusal?.code == .invalidGrant, "the old test key signs nobody into the new app")
     }
 

@@ -249,7 +249,7 @@ extension PINTests {
         #expect(seeded.policy.formerSettings.isEmpty)
         #expect(seeded.policy.plugins["pin"]?.objectValue?["minLength"] == .number(5))
         #expect(seeded.policy.plugins["pin"]?.objectValue?["denyList"] == ["24680"])
-        #expect(try seeded.settings(PINRules.self, for: "pin") == PINRules(minLength: 5, maxLength: 8, denyList: ["24680"]))
+        #expect(try seeded.view.settings(PINRules.self, for: "pin") == PINRules(minLength: 5, maxLength: 8, denyList: ["24680"]))
 
         // An admin-managed app as an earlier version stored it: the old key, no plugins entry.
         var old = seeded
@@ -258,12 +258,12 @@ extension PINTests {
         old.policy.plugins = [:]
         old.policy.formerSettings = ["pinPolicy": ["minLength": 7]]
         #expect(try await test.store.insertApp(old))
-        #expect(try await test.store.app(id: "legacy")?.settings(PINRules.self, for: "pin").minLength == 7, "read the old way before the rewrite")
+        #expect(try await test.store.app(id: "legacy")?.view.settings(PINRules.self, for: "pin").minLength == 7, "read the old way before the rewrite")
         // A change in the new form wins over what the old form said (the patch applies to the policy
         // in the new form).
         let patched = try await test.broker.admin.patchPolicy(id: "legacy", patch: ["plugins": ["pin": ["minLength": 9]]], by: AdminIdentity(name: "ops"))
         #expect(patched.policy.formerSettings.isEmpty)
-        #expect(try await test.store.app(id: "legacy")?.settings(PINRules.self, for: "pin").minLength == 9)
+        #expect(try await test.store.app(id: "legacy")?.view.settings(PINRules.self, for: "pin").minLength == 9)
         // An old key kept because no listed instance took it does not override a later change that
         // lists the instance and sets its settings in the new form.
         var unlisted = try #require(try await test.store.app(id: "legacy"))
@@ -276,7 +276,7 @@ extension PINTests {
             id: "legacy", patch: ["authenticators": ["pin", "knock"], "plugins": ["pin": ["minLength": 8]]], by: AdminIdentity(name: "ops")
         )
         #expect(listed.policy.formerSettings.isEmpty)
-        #expect(try await test.store.app(id: "legacy")?.settings(PINRules.self, for: "pin").minLength == 8)
+        #expect(try await test.store.app(id: "legacy")?.view.settings(PINRules.self, for: "pin").minLength == 8)
         // Back to the old form as an earlier version stored it, for the rewrite at start.
         var again = try #require(try await test.store.app(id: "legacy"))
         again.policy.plugins = [:]
@@ -286,7 +286,7 @@ extension PINTests {
         let rewritten = try #require(try await restarted.store.app(id: "legacy"))
         #expect(rewritten.policy.formerSettings.isEmpty)
         #expect(rewritten.policy.plugins["pin"]?.objectValue?["minLength"] == .number(7))
-        #expect(try rewritten.settings(PINRules.self, for: "pin").minLength == 7)
+        #expect(try rewritten.view.settings(PINRules.self, for: "pin").minLength == 7)
     }
 }
 

@@ -114,11 +114,11 @@ public struct RiddleProvider: IdentityProvider {
         ]
     }
 
-    public func listItems(of resource: String, app: App?) async throws -> [JSONValue] {
+    public func listItems(of resource: String, app: AppView?) async throws -> [JSONValue] {
         try await storage.all(Sighting.self, keyPrefix: "sighting:").map { ["account": .string($0.value.account), "username": .string($0.value.username), "at": .number($0.value.at)] }
     }
 
-    public func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange {
+    public func deleteItem(from resource: String, key: [String], app: AppView?, by admin: String) async throws -> AdminChange {
         guard try await storage.delete(key: "sighting:\(key[0])") else { throw BrokerError(.notFound, .notFound, "No sighting of '\(key[0])'.") }
         return AdminChange(item: ["account": .string(key[0])], event: "sighting_removed")
     }

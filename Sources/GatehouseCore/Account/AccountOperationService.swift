@@ -23,7 +23,7 @@ public struct AccountOperationService: Sendable {
         let answer = ChallengeResponse(fields)
         try ChallengeDescription(type: "\(pluginID).\(name)", summary: operation.summary, inputs: operation.inputs).validate(answer)
         let result = try await provider.perform(name, with: answer, in: AccountOperationContext(
-                account: account, app: app, signInKey: caller.signInKey, clientIP: clientIP, authenticatedAt: caller.authenticatedAt, methods: caller.methods
+                account: account, app: app.view, signInKey: caller.signInKey, clientIP: clientIP, authenticatedAt: caller.authenticatedAt, methods: caller.methods
             )
         )
         try await store.appendAudit(

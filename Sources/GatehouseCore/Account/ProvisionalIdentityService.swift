@@ -91,7 +91,7 @@ public struct ProvisionalIdentityService: Sendable {
             return .ready(try await attach(identity, to: account, method: "verified_email"))
         }
         let verifier = try addressVerifier(of: app)
-        let delivery = try await verifier.sendCode(to: identity.email, binding: Self.binding(identity, account), app: app, clientIP: clientIP)
+        let delivery = try await verifier.sendCode(to: identity.email, binding: Self.binding(identity, account), app: app.view, clientIP: clientIP)
         return .verificationNeeded(email: identity.email, delivery: delivery)
     }
 

@@ -26,7 +26,7 @@ extension AdminService {
     /// The items of a resource, with its declaration (whose `columns` a table shows).
     public func resourceItems(_ resource: String, of owner: ResourceOwner) async throws -> (declaration: AdminResource, items: [JSONValue]) {
         let (plugin, declaration, app) = try await resolve(resource, of: owner)
-        return (declaration, try await plugin.listItems(of: resource, app: app))
+        return (declaration, try await plugin.listItems(of: resource, app: app?.view))
     }
 
     /// The items of every provider resource of people's credentials (`accountField`) that belong to
@@ -46,7 +46,7 @@ extension AdminService {
         guard declaration.creatable else {
             throw BrokerError(.invalidRequest, .badRequest, "Items of '\(resource)' are not added by administrators: \(declaration.summary)")
         }
-        let change = try await plugin.createItem(in: resource, fields: fields, app: app, by: admin.name)
+        let change = try await plugin.createItem(in: resource, fields: fields, app: app?.view, by: admin.name)
         try await audit(change, plugin: plugin, appID: app?.id, admin: admin)
         return change
     }
@@ -59,7 +59,7 @@ extension AdminService {
         guard key.count == declaration.itemKey.count else {
             throw BrokerError(.invalidRequest, .badRequest, "An item of '\(resource)' is named by \(declaration.itemKey.joined(separator: " and ")).")
         }
-        let change = try await plugin.deleteItem(from: resource, key: key, app: app, by: admin.name)
+        let change = try await plugin.deleteItem(from: resource, key: key, app: app?.view, by: admin.name)
         try await audit(change, plugin: plugin, appID: app?.id, admin: admin)
         return change
     }

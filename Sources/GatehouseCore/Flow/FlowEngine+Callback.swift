@@ -61,7 +61,7 @@ extension FlowEngine {
         try await save(&flow)
         let identity: ExternalIdentity
         do {
-            guard case .identified(let proven) = try await provider.resume(flow.pluginState, with: kept, in: FlowContext(flowID: flow.id, app: app, request: request)) else {
+            guard case .identified(let proven) = try await provider.resume(flow.pluginState, with: kept, in: FlowContext(flowID: flow.id, app: app.view, request: request)) else {
                 throw BrokerError.internalFailure("A provider answered its callback with something other than an identity.")
             }
             identity = proven

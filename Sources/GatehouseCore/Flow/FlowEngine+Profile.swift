@@ -47,7 +47,7 @@ extension FlowEngine {
         let code = answer.values["code"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         if let pending, let address = pending.email {
             if answer.values["resend"] != nil {
-                _ = try await addressVerifier(of: app).sendCode(to: address, binding: binding, app: app, clientIP: flow.clientIP)
+                _ = try await addressVerifier(of: app).sendCode(to: address, binding: binding, app: app.view, clientIP: flow.clientIP)
                 return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
             }
             if let code {
@@ -83,7 +83,7 @@ extension FlowEngine {
                 // A new address is proven before it is kept.
                 edited.email = address
                 edited.emailVerified = false
-                let delivery = try await addressVerifier(of: app).sendCode(to: address, binding: binding, app: app, clientIP: flow.clientIP)
+                let delivery = try await addressVerifier(of: app).sendCode(to: address, binding: binding, app: app.view, clientIP: flow.clientIP)
                 flow.phase = .confirmProfile(pending: edited)
                 flow.challenge = Self.profileChallenge(edited, codeSentTo: delivery.sentTo)
                 flow.challenge.fields["codeExpiresAt"] = .string(ISO8601DateFormatter().string(from: delivery.expiresAt))

@@ -72,7 +72,7 @@ extension FlowEngine {
                 let clientIP = flow.clientIP
                 let logger = logger
                 Task {
-                    do { _ = try await verifier.sendCode(to: address, binding: binding, app: app, clientIP: clientIP) } catch {
+                    do { _ = try await verifier.sendCode(to: address, binding: binding, app: app.view, clientIP: clientIP) } catch {
                         logger.notice("password reset code not sent", metadata: ["error": .string("\(error)")])
                     }
                 }

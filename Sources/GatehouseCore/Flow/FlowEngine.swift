@@ -319,7 +319,7 @@ public struct FlowEngine: Sendable {
 
     /// A step's situation, with the device-attestation checker the app allows.
     func stepContext(flowID: String, app: App, request: FlowRequest, account: Account? = nil) -> FlowContext {
-        var context = FlowContext(flowID: flowID, app: app, request: request, account: account)
+        var context = FlowContext(flowID: flowID, app: app.view, request: request, account: account)
         context.deviceAttestation = plugins.deviceAttester(for: app)
         return context
     }
@@ -362,7 +362,7 @@ public struct FlowEngine: Sendable {
         let handedOver = try flow.handOff.flatMap { $0.mode == .adopts ? $0 : nil }.map { ($0, try handingProvider($0, app: app)) }
         let completion = account.map {
             FlowCompletion(
-                flowID: flow.id, app: app, account: $0, identity: identity, signInKeyID: flow.signInKeyID, newSignInKey: identity.newSignInKey,
+                flowID: flow.id, app: app.view, account: $0, identity: identity, signInKeyID: flow.signInKeyID, newSignInKey: identity.newSignInKey,
                 changes: CompletionWriter(engine: self, flow: flow, accountID: $0.id, providerID: handedOver?.0.providerID ?? flow.providerID)
             )
         }

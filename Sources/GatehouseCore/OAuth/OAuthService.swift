@@ -207,7 +207,7 @@ public struct OAuthService: Sendable {
             guard let provider = plugins.identityProviders[key.providerID] else {
                 throw Self.invalidGrant("The provider this device key was registered with is no longer configured.").because("provider_removed")
             }
-            try await provider.checkKeyUse(key, at: app)
+            try await provider.checkKeyUse(key, at: app.view)
         }
         // One read of the links serves the recheck and the profile claims.
         var links = try await store.identityLinks(accountID: account.id)
@@ -305,7 +305,7 @@ public struct OAuthService: Sendable {
             var lastError = BrokerError(.invalidGrant, .badRequest, "The assertion is not valid.").because("unknown_issuer")
             for verifier in verifiers {
                 do {
-                    return (try await verifier.verifyAssertion(assertion, for: app), verifier)
+                    return (try await verifier.verifyAssertion(assertion, for: app.view), verifier)
                 } catch let error as BrokerError where error.code == .invalidGrant {
                     // The most telling refusal wins: a known issuer's over "unknown_issuer".
                     if lastError.reason == "unknown_issuer" || error.reason != "unknown_issuer" { lastError = error }

@@ -127,11 +127,11 @@ public struct PluginEndpointService: Sendable {
         case .appClient:
             let app: App
             if let provenApp { app = provenApp } else { app = try await confidentialApp(credentials, clientIP: clientIP) }
-            call.app = try SignedInCaller.allowing(app, instance)
+            call.app = try SignedInCaller.allowing(app, instance).view
         case .accessToken:
             guard let token = credentials.accessToken else { throw BrokerError(.invalidToken, .unauthenticated, "An access token is required.") }
             let caller = try await SignedInCaller.proven(by: token, for: instance, oauth: oauth, store: store)
-            (call.app, call.account, call.signInKey) = (caller.app, caller.account, caller.signInKey)
+            (call.app, call.account, call.signInKey) = (caller.app.view, caller.account, caller.signInKey)
         }
         try ChallengeDescription(type: "\(instance).\(endpoint.path)", summary: endpoint.summary, inputs: endpoint.inputs).validate(call.fields)
         let answer = try await plugin.handle(call)

@@ -1,7 +1,9 @@
 import Foundation
 
 /// Apps and their policies.
-public protocol AppStore: AppDirectory {
+public protocol AppStore: Sendable {
+    /// The app, if it exists.
+    func app(id: String) async throws -> App?
     func apps() async throws -> [App]
     /// Creates the app, or replaces it when it exists and is still managed by the config file.
     /// Returns what the store holds afterwards (an admin-managed app is left as it is).
@@ -15,7 +17,16 @@ public protocol AppStore: AppDirectory {
 }
 
 /// Accounts and the identities linked to them.
-public protocol AccountStore: AccountDirectory {
+public protocol AccountStore: Sendable {
+    /// The account, if it exists.
+    func account(id: String) async throws -> Account?
+    /// The link of a provider's subject, if any.
+    func identityLink(providerID: String, subject: String) async throws -> IdentityLink?
+    /// Every identity linked to the account.
+    func identityLinks(accountID: String) async throws -> [IdentityLink]
+    /// The accounts (ids, sorted) with an identity link whose provider vouched for `email`
+    /// (`email_verified`), compared without regard to case.
+    func accountIDs(withVerifiedEmail email: String) async throws -> [String]
     func accounts(limit: Int, offset: Int) async throws -> [Account]
     /// Accounts whose username contains `search` (ignoring case), or whose id is `search`, oldest first.
     func accounts(matching search: String, limit: Int, offset: Int) async throws -> [Account]

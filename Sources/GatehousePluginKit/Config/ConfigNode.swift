@@ -69,7 +69,7 @@ extension ConfigNode {
 
     /// The node as JSON, each scalar as the text it was written as: its type is for whoever decodes it
     /// (`off` is a string to an enum and false to a flag), so nothing is guessed here.
-    var uninterpretedJSON: JSONValue {
+    package var uninterpretedJSON: JSONValue {
         switch self {
         case .null: .null
         case .scalar(let text): .string(text)

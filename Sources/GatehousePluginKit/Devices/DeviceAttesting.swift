@@ -7,15 +7,15 @@ import Foundation
 /// `FlowContext.deviceAttestation`; the core never names a format.
 public protocol DeviceAttesting: Sendable {
     /// The formats this instance accepts for `app` (empty: the app is not set up for attestation).
-    func attestationFormats(for app: App) -> [String]
+    func attestationFormats(for app: AppView) -> [String]
     /// Checks evidence that the key being registered lives in a genuine app on a genuine device.
     /// Refusals are `invalid_attestation` with a stable `reason`; an unreachable platform service is
     /// `provider_unavailable`.
-    func verifyRegistration(_ evidence: AttestationEvidence, app: App) async throws -> AttestationVerdict
+    func verifyRegistration(_ evidence: AttestationEvidence, app: AppView) async throws -> AttestationVerdict
     /// Checks a platform assertion (`assertion`) made by a key that `verifyRegistration` attested, over
     /// `challenge`, and answers its counter (above the key's stored one); the caller records it
     /// atomically, so that only one of two nodes given the same assertion accepts it.
-    func verifyKeyAssertion(_ assertion: String, key: SignInKey, challenge: String, app: App) async throws -> Int
+    func verifyKeyAssertion(_ assertion: String, key: SignInKey, challenge: String, app: AppView) async throws -> Int
 }
 
 /// What a device sends to prove itself, with what the broker asked it to bind.

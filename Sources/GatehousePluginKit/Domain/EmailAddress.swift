@@ -59,18 +59,3 @@ extension IdentityLink {
     /// `#` is not allowed in provider ids, so no provider can sign in with such a link.
     public static func enrolledAddressProvider(_ authenticatorID: String) -> String { "\(authenticatorID)#address" }
 }
-
-extension Policy {
-    /// The verified addresses of an account that this app trusts: those vouched for by the app's own
-    /// identity providers, and those enrolled with its authenticators. An address some other app's
-    /// provider vouches for does not count here.
-    public func verifiedEmails(in links: [IdentityLink]) -> [EmailAddress] {
-        // Identity providers may enrol addresses too: an activation emailed to an address proves it.
-        let trusted = Set(identityProviders + (authenticators + identityProviders).map(IdentityLink.enrolledAddressProvider))
-        var addresses: [EmailAddress] = []
-        for link in links where trusted.contains(link.providerID) {
-            if let address = link.verifiedEmail, !addresses.contains(address) { addresses.append(address) }
-        }
-        return addresses
-    }
-}

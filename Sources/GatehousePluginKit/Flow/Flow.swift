@@ -232,7 +232,7 @@ public struct FlowCompletion: Sendable {
     /// The flow's id.
     public var flowID: String
     /// The app.
-    public var app: App
+    public var app: AppView
     /// The account the flow signs in (or made).
     public var account: Account
     /// The identity the other provider established.
@@ -246,7 +246,7 @@ public struct FlowCompletion: Sendable {
 
     /// A completion; the engine builds it.
     public init(
-        flowID: String, app: App, account: Account, identity: ExternalIdentity, signInKeyID: String?, newSignInKey: NewSignInKey?,
+        flowID: String, app: AppView, account: Account, identity: ExternalIdentity, signInKeyID: String?, newSignInKey: NewSignInKey?,
         changes: any CompletionChanges
     ) {
         self.flowID = flowID

@@ -25,7 +25,7 @@ public struct AccountOperationContext: Sendable {
     /// The signed-in account.
     public var account: Account
     /// The app the access token was issued to.
-    public var app: App
+    public var app: AppView
     /// The device sign-in key the access token was issued through, if any.
     public var signInKey: SignInKey?
     /// The caller's address.
@@ -37,7 +37,7 @@ public struct AccountOperationContext: Sendable {
     public var methods: [String]
 
     /// A context.
-    public init(account: Account, app: App, signInKey: SignInKey? = nil, clientIP: String? = nil, authenticatedAt: Date? = nil, methods: [String] = []) {
+    public init(account: Account, app: AppView, signInKey: SignInKey? = nil, clientIP: String? = nil, authenticatedAt: Date? = nil, methods: [String] = []) {
         self.account = account
         self.app = app
         self.signInKey = signInKey

@@ -24,11 +24,11 @@ public protocol GatehousePlugin: Sendable {
     /// The collections this instance lets administrators manage (see `AdminResource`); default none.
     var adminResources: [AdminResource] { get }
     /// Every item of a resource; `app` is the app for app-scoped resources.
-    func listItems(of resource: String, app: App?) async throws -> [JSONValue]
+    func listItems(of resource: String, app: AppView?) async throws -> [JSONValue]
     /// Adds an item from the admin's fields; refusals are `invalid_request` naming the field.
-    func createItem(in resource: String, fields: [String: JSONValue], app: App?, by admin: String) async throws -> AdminChange
+    func createItem(in resource: String, fields: [String: JSONValue], app: AppView?, by admin: String) async throws -> AdminChange
     /// Removes (or revokes) the item `key` names; `not_found` when there is none.
-    func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange
+    func deleteItem(from resource: String, key: [String], app: AppView?, by admin: String) async throws -> AdminChange
     /// What a signed-in person may do to their own credentials here (change a PIN); default none.
     var accountOperations: [AccountOperation] { get }
     /// Runs an account operation. Refusals are `BrokerError`s; wrong secrets count like wrong answers
@@ -62,13 +62,13 @@ extension GatehousePlugin {
     /// None.
     public var adminResources: [AdminResource] { [] }
     /// Refuses: no such resource.
-    public func listItems(of resource: String, app: App?) async throws -> [JSONValue] { throw noResource(resource) }
+    public func listItems(of resource: String, app: AppView?) async throws -> [JSONValue] { throw noResource(resource) }
     /// Refuses: no such resource.
-    public func createItem(in resource: String, fields: [String: JSONValue], app: App?, by admin: String) async throws -> AdminChange {
+    public func createItem(in resource: String, fields: [String: JSONValue], app: AppView?, by admin: String) async throws -> AdminChange {
         throw noResource(resource)
     }
     /// Refuses: no such resource.
-    public func deleteItem(from resource: String, key: [String], app: App?, by admin: String) async throws -> AdminChange {
+    public func deleteItem(from resource: String, key: [String], app: AppView?, by admin: String) async throws -> AdminChange {
         throw noResource(resource)
     }
     /// None.
@@ -182,7 +182,7 @@ public protocol IdentityProvider: GatehousePlugin {
     /// The identity a signed assertion proves (when `traits.acceptsAssertions`). Refusals are
     /// `invalid_grant` with a `reason`; a provider that does not know the assertion's issuer answers
     /// with reason `unknown_issuer`, so the next provider can be asked (the default answers that).
-    func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity
+    func verifyAssertion(_ assertion: String, for app: AppView) async throws -> ExternalIdentity
     /// Goes on after the identity provider this one handed the flow to (`FlowStep.continueWith` or
     /// `handOver`) identified the person as `identity`; `state` is what it handed over. After
     /// `continueWith` it decides who signed in; after `handOver` it lets that identity through by
@@ -208,7 +208,7 @@ public protocol IdentityProvider: GatehousePlugin {
     /// Whether a device sign-in key this provider registered may still be used at `app` (a refresh of
     /// tokens its sign-in got), under the app's settings as they are now; a refusal is an
     /// `invalid_grant` `BrokerError` with a `reason`, answered as it is. Default: it may.
-    func checkKeyUse(_ key: SignInKey, at app: App) async throws
+    func checkKeyUse(_ key: SignInKey, at app: AppView) async throws
     /// Set by a provider that keeps passwords itself (administrators manage its users; a person who
     /// forgot theirs may set a new one); nil by default.
     var passwordKeeper: (any PasswordKeeping)? { get }
@@ -218,7 +218,7 @@ extension IdentityProvider {
     /// Still good.
     public func recheck(subject: String) async throws -> IdentityRecheck { .valid(freshClaims: nil) }
     /// Refuses with `unknown_issuer`.
-    public func verifyAssertion(_ assertion: String, for app: App) async throws -> ExternalIdentity {
+    public func verifyAssertion(_ assertion: String, for app: AppView) async throws -> ExternalIdentity {
         throw BrokerError(.invalidGrant, .badRequest, "The assertion is not valid.").because("unknown_issuer")
     }
     /// Refuses: this provider hands the flow to no other.
@@ -226,7 +226,7 @@ extension IdentityProvider {
         throw BrokerError.internalFailure("'\(id)' handed the flow to no other provider.")
     }
     /// May.
-    public func checkKeyUse(_ key: SignInKey, at app: App) async throws {}
+    public func checkKeyUse(_ key: SignInKey, at app: AppView) async throws {}
     /// Nothing to check.
     public func completing(_ state: FlowState, _ completion: FlowCompletion) async throws {}
     /// Nothing more.
@@ -264,7 +264,7 @@ extension Authenticator {
 public protocol AddressVerifying: GatehousePlugin {
     /// Sends a new code to `address`, bound to `binding`: only a check naming the same binding accepts
     /// it. Lockouts and resend limits apply; a code that could not be sent is never usable.
-    func sendCode(to address: EmailAddress, binding: String, app: App, clientIP: String?) async throws -> CodeDelivery
+    func sendCode(to address: EmailAddress, binding: String, app: AppView, clientIP: String?) async throws -> CodeDelivery
     /// Checks a code sent for `binding`. A right code is used up and answers the address it went to.
     func checkCode(_ code: String, binding: String) async throws -> EmailAddress
     /// How the address was proven, for the audit log (`email_code`).
@@ -375,9 +375,9 @@ public struct PluginEnvironment: Sendable {
     public var devices: (any DeviceStore)?
     /// The accounts and their identities, for plugins that act for an account outside a flow
     /// (issuing an activation); they change accounts only through the flow engine.
-    public var accounts: (any AccountDirectory)?
+    public var accounts: AccountDirectory?
     /// The apps, for plugins that answer outside a flow (an invitation link names its app).
-    public var apps: (any AppDirectory)?
+    public var apps: AppDirectory?
     /// The audit log, for what a plugin does outside a flow and the admin API.
     public var audit: (any AuditStore)?
 
@@ -385,7 +385,7 @@ public struct PluginEnvironment: Sendable {
     public init(
         clock: any BrokerClock, logger: Logger, storage: PluginStorage, lockouts: LockoutBook, development: Bool = false,
         http: any OutboundHTTP = NoOutboundHTTP(), mailer: any Mailer = NoMailer(), callbackURL: String = "http://127.0.0.1/oauth2/callback",
-        issuer: String = "http://127.0.0.1", devices: (any DeviceStore)? = nil, accounts: (any AccountDirectory)? = nil, apps: (any AppDirectory)? = nil,
+        issuer: String = "http://127.0.0.1", devices: (any DeviceStore)? = nil, accounts: AccountDirectory? = nil, apps: AppDirectory? = nil,
         audit: (any AuditStore)? = nil
     ) {
         self.accounts = accounts
@@ -409,7 +409,7 @@ public struct FlowContext: Sendable {
     /// The flow's id (a callback's `state`).
     public var flowID: String
     /// The app the flow runs for.
-    public var app: App
+    public var app: AppView
     /// What the flow was started with.
     public var request: FlowRequest
     /// The account the flow has established, for authenticators; nil while identifying.
@@ -427,16 +427,13 @@ public struct FlowContext: Sendable {
     public var deviceAttestation: (any DeviceAttesting)?
 
     /// A context.
-    public init(flowID: String, app: App, request: FlowRequest, account: Account? = nil, verifiedEmails: [EmailAddress] = []) {
+    public init(flowID: String, app: AppView, request: FlowRequest, account: Account? = nil, verifiedEmails: [EmailAddress] = []) {
         self.flowID = flowID
         self.app = app
         self.request = request
         self.account = account
         self.verifiedEmails = verifiedEmails
     }
-
-    /// The app's policy.
-    public var policy: Policy { app.policy }
 }
 
 /// A provider's answer to a recheck (`IdentityProvider.recheck`).

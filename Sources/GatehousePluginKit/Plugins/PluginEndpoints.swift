@@ -81,7 +81,7 @@ public struct PluginEndpointCall: Sendable {
     public var parameters: [String: String] = [:]
     /// The app: the calling back end's (`appClient`) or the one the access token was issued to
     /// (`accessToken`); nil for an administrator.
-    public var app: App?
+    public var app: AppView?
     /// The signed-in person (`accessToken`).
     public var account: Account?
     /// The device sign-in key the access token was issued through, if any.
@@ -93,7 +93,7 @@ public struct PluginEndpointCall: Sendable {
 
     /// A call.
     public init(
-        endpoint: PluginEndpoint, fields: ChallengeResponse, app: App? = nil, account: Account? = nil, signInKey: SignInKey? = nil, admin: String? = nil,
+        endpoint: PluginEndpoint, fields: ChallengeResponse, app: AppView? = nil, account: Account? = nil, signInKey: SignInKey? = nil, admin: String? = nil,
         clientIP: String? = nil
     ) {
         self.endpoint = endpoint

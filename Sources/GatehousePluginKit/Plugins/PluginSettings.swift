@@ -4,7 +4,7 @@ import Foundation
 /// console. The plugin's own `Codable` type with defaults (`init()`), decoded with the config decoder
 /// so that a mistake is reported with its exact path (`apps[0].policy.plugins.pin.minLength: ...`);
 /// changed at run time like the rest of the policy. A plugin reads its settings for the app a flow
-/// runs for with `App.settings(_:for:)`.
+/// runs for with `AppView.settings(_:for:)`.
 public protocol PluginSettings: Codable, Sendable, Hashable {
     /// The settings of an app that sets none.
     init()
@@ -66,25 +66,27 @@ public struct FormerPolicyKey: Sendable, Hashable {
     }
 }
 
-extension App {
+extension AppView {
     /// The settings of plugin instance `instanceID` for this app: `policy.plugins.<instance>`, or a
     /// policy written the old way (`FormerPolicyKey`), or the defaults. A policy is checked when it is
     /// written, so a failure here means a stored policy no plugin version could read.
     public func settings<Settings: PluginSettings>(_ type: Settings.Type, for instanceID: String) throws -> Settings {
-        guard let json = policy.settingsJSON(for: instanceID, formerKeys: Settings.formerPolicyKeys) else { return Settings() }
+        guard let json = Self.settingsJSON(for: instanceID, formerKeys: Settings.formerPolicyKeys, plugins: pluginSettings, formerSettings: formerSettings) else {
+            return Settings()
+        }
         do {
             return try ConfigNodeDecoder.decode(Settings.self, from: ConfigNode(json: json), at: [ConfigPath.Key("plugins"), ConfigPath.Key(instanceID)])
         } catch {
             throw BrokerError.internalFailure("The stored settings of '\(instanceID)' for app '\(id)' cannot be read: \(error.issues.map(\.description).joined(separator: "; "))")
         }
     }
-}
 
-extension Policy {
     /// The settings JSON of an instance: its `plugins` entry, with what former keys hold laid over it
     /// (a former key present was written after the new form: a patch in the old form); nil when
     /// neither says anything.
-    package func settingsJSON(for instanceID: String, formerKeys: [FormerPolicyKey]) -> JSONValue? {
+    package static func settingsJSON(
+        for instanceID: String, formerKeys: [FormerPolicyKey], plugins: [String: JSONValue], formerSettings: [String: JSONValue]
+    ) -> JSONValue? {
         let written = plugins[instanceID]
         let claimed = formerKeys.filter { formerSettings[$0.key] != nil }
         guard !claimed.isEmpty else { return written }

@@ -67,6 +67,14 @@ public struct PluginStorage: Sendable {
         public var value: Value
         /// Its version, to pass to `replace`.
         public var version: Int
+        /// False for a record `updateSecret` found but could not read as a secret.
+        var present = true
+
+        init(value: Value, version: Int, present: Bool = true) {
+            self.value = value
+            self.version = version
+            self.present = present
+        }
     }
 
     /// The value under `key`, with its version; nil when none (or expired).

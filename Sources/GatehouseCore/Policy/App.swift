@@ -49,3 +49,27 @@ public struct App: Sendable, Hashable, Codable {
     /// Whether it has a client secret (a confidential client).
     public var isConfidential: Bool { secretDigest != nil }
 }
+
+extension App {
+    /// What plugins see of the app: no secret digest, no broker policy beyond the facts they act on.
+    public var view: AppView {
+        AppView(
+            id: id, name: name, isConfidential: isConfidential, identityProviders: policy.identityProviders, authenticators: policy.authenticators,
+            passwordPolicy: policy.passwordPolicy, flowLifetime: policy.flowLifetime, pluginSettings: policy.plugins, formerSettings: policy.formerSettings
+        )
+    }
+}
+
+extension Policy {
+    /// The settings JSON of an instance: its `plugins` entry with what former keys hold laid over it.
+    func settingsJSON(for instanceID: String, formerKeys: [FormerPolicyKey]) -> JSONValue? {
+        AppView.settingsJSON(for: instanceID, formerKeys: formerKeys, plugins: plugins, formerSettings: formerSettings)
+    }
+}
+
+extension Policy {
+    /// The verified addresses of an account that an app with this policy trusts (`AppView.verifiedEmails(in:)`).
+    public func verifiedEmails(in links: [IdentityLink]) -> [EmailAddress] {
+        AppView(id: "", name: "", identityProviders: identityProviders, authenticators: authenticators).verifiedEmails(in: links)
+    }
+}

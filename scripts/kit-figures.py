@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Prints the plugin kit's figures (issue "Plugin kit 1.0") and, with --check, fails on a kit type
+that no plugin uses.
+
+Figures, each measured from the sources (nothing is hard-coded):
+- public types the kit declares (structs, enums, protocols, classes, actors, typealiases, nested ones too);
+- kit types no plugin names (a plugin: a folder under Plugins/ other than BuiltIn, and the test
+  plugin Tests/RiddlePlugin) by name;
+- kit types the password provider (Plugins/LocalPassword) and the TOTP plugin name;
+- the stored properties of the engine's flow record;
+- the longest function in the flow engine (Sources/GatehouseCore/Flow);
+- compare-and-swap retry loops written in plugins (a `for _ in 0..<N` around an `expectedVersion`);
+- dynamic casts to a kit type outside the one registration file (PluginRegistry.swift);
+- kit files that name the broker's policy (adding a broker-only policy key touches them).
+"""
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+KIT = ROOT / "Sources/GatehousePluginKit"
+DECLARATION = re.compile(r"^\s*public\s+(?:final\s+)?(?:indirect\s+)?(struct|enum|protocol|class|actor|typealias)\s+([A-Z][A-Za-z0-9_]*)", re.M)
+
+
+def swift_files(*folders):
+    for folder in folders:
+        yield from sorted(pathlib.Path(folder).rglob("*.swift"))
+
+
+def without_comments(text):
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def kit_types():
+    types = {}
+    for path in swift_files(KIT):
+        for match in DECLARATION.finditer(path.read_text()):
+            types.setdefault(match.group(2), path)
+    return types
+
+
+def names_used(paths, candidates):
+    text = "\n".join(without_comments(p.read_text()) for p in paths)
+    return {name for name in candidates if re.search(r"\b" + re.escape(name) + r"\b", text)}
+
+
+def plugin_folders():
+    folders = [p for p in sorted((ROOT / "Plugins").iterdir()) if p.is_dir() and p.name not in ("BuiltIn", "CLDAP")]
+    return folders + [ROOT / "Tests/RiddlePlugin"]
+
+
+def stored_properties(struct_name, folder):
+    for path in swift_files(folder):
+        text = without_comments(path.read_text())
+        match = re.search(r"struct\s+" + struct_name + r"\b[^{]*\{", text)
+        if not match:
+            continue
+        body, depth, index = [], 1, match.end()
+        line = ""
+        while depth and index < len(text):
+            char = text[index]
+            if char == "{":
+                depth += 1
+            elif char == "}":
+                depth -= 1
+            elif char == "\n":
+                body.append((depth, line))
+                line = ""
+            if depth == 1 and char not in "{}":
+                line += char
+            index += 1
+        count = 0
+        for depth, line in body:
+            stripped = line.strip()
+            if depth != 1 or re.search(r"\bstatic\b", stripped):
+                continue
+            if re.match(r"(?:(?:public|internal|private|fileprivate|package)(?:\(set\))?\s+)*(?:var|let)\s", stripped):
+                count += 1
+        return count, path
+    return None, None
+
+
+def longest_function(folder):
+    best = (0, "", None)
+    for path in swift_files(folder):
+        lines = without_comments(path.read_text()).split("\n")
+        for start, line in enumerate(lines):
+            match = re.search(r"\bfunc\s+([A-Za-z_][A-Za-z0-9_]*)", line)
+            if not match:
+                continue
+            depth, opened = 0, False
+            for end in range(start, len(lines)):
+                depth += lines[end].count("{") - lines[end].count("}")
+                opened = opened or "{" in lines[end]
+                if opened and depth <= 0:
+                    break
+            length = end - start + 1
+            if length > best[0]:
+                best = (length, match.group(1), path)
+    return best
+
+
+def cas_loops(folders):
+    loops = []
+    for path in swift_files(*folders):
+        lines = path.read_text().split("\n")
+        for number, line in enumerate(lines):
+            if re.search(r"for\s+_\s+in\s+0\.\.<\s*\d+\s*\{", line):
+                window = "\n".join(lines[number : number + 25])
+                if re.search(r"\b(?:replace|replaceWithSecret|delete)\([^\n]*version:", window):
+                    loops.append(f"{path.relative_to(ROOT)}:{number + 1}")
+    return loops
+
+
+def dynamic_casts(types):
+    protocols = set()
+    for path in swift_files(KIT):
+        protocols |= set(re.findall(r"public\s+protocol\s+([A-Z][A-Za-z0-9_]*)", path.read_text()))
+    casts = []
+    pattern = re.compile(r"\b(?:as[?!]|is)\s+\(?(?:any\s+)?(" + "|".join(sorted(protocols)) + r")\b")
+    for path in swift_files(ROOT / "Sources", ROOT / "Plugins", ROOT / "Tests/RiddlePlugin"):
+        if path.name == "PluginRegistry.swift":
+            continue
+        for number, line in enumerate(without_comments(path.read_text()).split("\n")):
+            if pattern.search(line):
+                casts.append(f"{path.relative_to(ROOT)}:{number + 1}")
+    return casts
+
+
+def main():
+    types = kit_types()
+    plugins = plugin_folders()
+    plugin_sources = [p for folder in plugins for p in swift_files(folder)]
+    named = names_used(plugin_sources, types)
+    unused = sorted(set(types) - named)
+    password = names_used(list(swift_files(ROOT / "Plugins/LocalPassword")), types)
+    totp = names_used(list(swift_files(ROOT / "Plugins/TOTP")), types)
+    record, record_path = stored_properties("FlowRecord", ROOT / "Sources/GatehouseCore")
+    length, function, function_path = longest_function(ROOT / "Sources/GatehouseCore/Flow")
+    loops = cas_loops(plugins)
+    casts = dynamic_casts(types)
+    policy_files = [p for p in swift_files(KIT) if re.search(r"\bPolicy\b", without_comments(p.read_text()))]
+
+    rows = [
+        ("public types in the kit", len(types), "<= 70"),
+        ("kit types used by no plugin", len(unused), "0"),
+        ("kit types a real password provider (local-password) references", len(password), "<= 12"),
+        ("kit types the TOTP plugin references", len(totp), "<= 20"),
+        ("FlowRecord stored properties", record, "<= 12"),
+        (f"longest function in the flow engine ({function})", f"{length} lines", "<= 50"),
+        ("hand-written CAS retry loops in plugins", len(loops), "0"),
+        ("dynamic casts to kit types outside PluginRegistry.swift", len(casts), "0"),
+        ("kit files naming the broker's Policy", len(policy_files), "0"),
+    ]
+    width = max(len(r[0]) for r in rows)
+    print(f"{'figure':<{width}}  {'now':>10}  goal")
+    for name, value, goal in rows:
+        print(f"{name:<{width}}  {str(value):>10}  {goal}")
+    if "-v" in sys.argv:
+        print("\nunused kit types:", ", ".join(unused) or "none")
+        print("local-password names:", ", ".join(sorted(password)))
+        print("totp names:", ", ".join(sorted(totp)))
+        print("CAS loops:", *loops, sep="\n  ")
+        print("casts:", *casts, sep="\n  ")
+        print("kit files naming Policy:", *[str(p.relative_to(ROOT)) for p in policy_files], sep="\n  ")
+    if "--check" in sys.argv and unused:
+        print("\nkit types no plugin uses (move them into the broker, or give them a plugin user):", ", ".join(unused), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
