@@ -5,7 +5,7 @@ that no plugin uses.
 Figures, each measured from the sources (nothing is hard-coded):
 - public types the kit declares (structs, enums, protocols, classes, actors, typealiases, nested ones too);
 - kit types no plugin names (a plugin: a folder under Plugins/ other than BuiltIn, and the test
-  plugin Tests/RiddlePlugin) by name;
+  plugin Tests/RiddlePlugin) by name, nor shows through a public member of a type they use;
 - kit types the password provider (Plugins/LocalPassword) and the TOTP plugin name;
 - the stored properties of the engine's flow record;
 - the longest function in the flow engine (Sources/GatehouseCore/Flow);
@@ -32,10 +32,12 @@ def without_comments(text):
     return re.sub(r"//[^\n]*", "", text)
 
 
-def kit_types():
+def kit_types(top_level_only=False):
     types = {}
     for path in swift_files(KIT):
         for match in DECLARATION.finditer(path.read_text()):
+            if top_level_only and match.group(0).lstrip("\n")[0] in " \t":
+                continue
             types.setdefault(match.group(2), path)
     return types
 
@@ -48,6 +50,34 @@ def names_used(paths, candidates):
 def plugin_folders():
     folders = [p for p in sorted((ROOT / "Plugins").iterdir()) if p.is_dir() and p.name not in ("BuiltIn", "CLDAP")]
     return folders + [ROOT / "Tests/RiddlePlugin"]
+
+
+def public_members(name):
+    """The public member lines of a kit type: its declaration's body and its extensions' bodies."""
+    lines = []
+    for path in swift_files(KIT):
+        text = without_comments(path.read_text())
+        for match in re.finditer(r"(?:struct|enum|protocol|class|actor|extension)\s+" + re.escape(name) + r"\b[^{]*\{", text):
+            depth, index = 1, match.end()
+            while depth and index < len(text):
+                depth += {"{": 1, "}": -1}.get(text[index], 0)
+                index += 1
+            body = text[match.start() : index]
+            lines += [line for line in body.split("\n") if re.match(r"\s*(public|case|associatedtype)\b", line)]
+    return lines
+
+
+def reachable(named, types):
+    """Kit types plugins use: those they name, and those the public members of a used type show them
+    (`PluginEnvironment.mailer` is an `any Mailer`; a plugin calling it uses `Mailer`)."""
+    used, frontier = set(named), list(named)
+    while frontier:
+        for line in public_members(frontier.pop()):
+            for other in types:
+                if other not in used and re.search(r"\b" + re.escape(other) + r"\b", line):
+                    used.add(other)
+                    frontier.append(other)
+    return used
 
 
 def stored_properties(struct_name, folder):
@@ -133,7 +163,8 @@ def main():
     plugins = plugin_folders()
     plugin_sources = [p for folder in plugins for p in swift_files(folder)]
     named = names_used(plugin_sources, types)
-    unused = sorted(set(types) - named)
+    # A nested type (`PluginEndpoint.Method`) is used with its parent: plugins write `.post`.
+    unused = sorted(set(kit_types(top_level_only=True)) - reachable(named, types))
     password = names_used(list(swift_files(ROOT / "Plugins/LocalPassword")), types)
     totp = names_used(list(swift_files(ROOT / "Plugins/TOTP")), types)
     record, record_path = stored_properties("FlowRecord", ROOT / "Sources/GatehouseCore")

@@ -95,7 +95,7 @@ extension ActivationProvider {
             invitation.activationID = record.id
             _ = try? await book.replace(invitation, version: stored.version + 1)
         }
-        try await audit.appendAudit(
+        try await audit.append(
             AuditEvent(
                 time: now, type: accept ? "activation.invitation_accepted" : "activation.invitation_declined", appID: app.id, accountID: accountID, providerID: id,
                 details: ["invitation": invitation.id] .merging(invitation.activationID.map { ["activation": $0] } ?? [:]) { a, _ in a }

@@ -242,7 +242,7 @@ extension ActivationProvider {
     func auditFlow(_ type: String, _ redemption: ActivationRedemption, _ context: FlowContext, details: [String: String]) async throws {
         var all = Self.details(of: redemption).merging(details) { _, new in new }
         if let ip = context.request.clientIP { all["clientIP"] = ip }
-        try await audit.appendAudit(
+        try await audit.append(
             AuditEvent(time: now, type: type, appID: context.app.id, accountID: redemption.accountID, providerID: id, details: all)
         )
     }

@@ -11,18 +11,18 @@ public struct ActivationProvider: IdentityProvider {
     let config: ActivationPlugin.Config
     let environment: PluginEnvironment
     let book: ActivationBook
-    let devices: any DeviceStore
+    let devices: DeviceDirectory
     let accounts: AccountDirectory
     let apps: AppDirectory
-    let audit: any AuditStore
+    let audit: AuditLog
 
     /// What a redemption answers (a choice, a stopped flow with new activation data) is for an app
     /// to act on: no browser page runs it. It hands its flows over to the device-key provider.
     public var traits: PluginTraits { PluginTraits(registrationType: "device", flowAPIOnly: true, handsOver: true) }
 
     init(
-        id: String, config: ActivationPlugin.Config, environment: PluginEnvironment, book: ActivationBook, devices: any DeviceStore, accounts: AccountDirectory,
-        apps: AppDirectory, audit: any AuditStore
+        id: String, config: ActivationPlugin.Config, environment: PluginEnvironment, book: ActivationBook, devices: DeviceDirectory, accounts: AccountDirectory,
+        apps: AppDirectory, audit: AuditLog
     ) {
         self.id = id
         self.config = config
@@ -148,7 +148,7 @@ public struct ActivationProvider: IdentityProvider {
             changed.state = .locked
             return changed
         }
-        try await audit.appendAudit(
+        try await audit.append(
             AuditEvent(time: now, type: "activation.locked", appID: record.appID, accountID: record.accountID, providerID: id, details: ["activation": record.id])
         )
     }
@@ -257,7 +257,7 @@ public struct ActivationProvider: IdentityProvider {
         var details = ["activation": record.id, "by": issuedBy]
         if let sentTo = issued.sentTo { details["sentTo"] = sentTo }
         if request.additional { details["additional"] = "true" }
-        try await audit.appendAudit(AuditEvent(time: now, type: "activation.issued", appID: app.id, accountID: record.accountID, providerID: id, details: details))
+        try await audit.append(AuditEvent(time: now, type: "activation.issued", appID: app.id, accountID: record.accountID, providerID: id, details: details))
         return issued
     }
 

@@ -13,7 +13,7 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
     public let id: String
     let config: DeviceAttestationPlugin.Config
     let environment: PluginEnvironment
-    let devices: any DeviceStore
+    let devices: DeviceDirectory
     let appAttest: AppAttestVerifier
     let android: AndroidKeyAttestationVerifier
     let revocations: RevocationListSource
@@ -21,7 +21,7 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
     let fingerprints: SigningCertificateList
     let testKeys: TestRegistrationKeys
 
-    init(id: String, config: DeviceAttestationPlugin.Config, environment: PluginEnvironment, devices: any DeviceStore) throws {
+    init(id: String, config: DeviceAttestationPlugin.Config, environment: PluginEnvironment, devices: DeviceDirectory) throws {
         self.id = id
         self.config = config
         self.environment = environment

@@ -11,9 +11,9 @@ public struct DeviceKeyProvider: IdentityProvider {
     public let id: String
     let config: DeviceKeyPlugin.Config
     let environment: PluginEnvironment
-    let devices: any DeviceStore
+    let devices: DeviceDirectory
 
-    init(id: String, config: DeviceKeyPlugin.Config, environment: PluginEnvironment, devices: any DeviceStore) {
+    init(id: String, config: DeviceKeyPlugin.Config, environment: PluginEnvironment, devices: DeviceDirectory) {
         self.id = id
         self.config = config
         self.environment = environment

@@ -108,7 +108,7 @@ public enum EmailCodePlugin: PluginFactory {
     public static let challenges = [EmailCodeProvider.addressChallenge, EmailCodeProvider.codeChallenge]
 
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
-        if environment.mailer is NoMailer {
+        if !environment.mailer.isConfigured {
             throw ConfigIssue(path: "", "email-code sends mail: configure the top-level `mail:` section (transport smtp, or log in development)")
         }
         return EmailCodeProvider(id: id, config: config, environment: environment)

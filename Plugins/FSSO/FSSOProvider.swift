@@ -88,7 +88,7 @@ public struct FSSOProvider: IdentityProvider {
         // per issuer and shared by every fsso-jwt instance (two instances trusting the same issuer
         // must not each accept the token once). Hashed parts: no (iss, jti) pair can collide with another.
         let replayKey = "jti:\(Base64URL.sha256(iss)):\(Base64URL.sha256(jti))"
-        let replays = environment.storage.shared(byType: FSSOPlugin.typeName)
+        let replays = environment.storage.shared
         // Records of the per-instance cache of earlier versions still count until they expire (a
         // token accepted just before an upgrade is not accepted again after it).
         let legacyKey = "jti:\(iss):\(jti)"

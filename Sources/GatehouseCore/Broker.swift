@@ -112,10 +112,10 @@ public struct Broker: Sendable, CustomStringConvertible {
             var pluginLogger = logger
             pluginLogger[metadataKey: "provider"] = .string(declaration.id)
             return PluginEnvironment(
-                clock: clock, logger: pluginLogger, storage: PluginStorage(namespace: declaration.id, store: store, clock: clock, sealer: sealer),
+                clock: clock, logger: pluginLogger, storage: PluginStorage(namespace: declaration.id, typeName: declaration.type, store: store, clock: clock, sealer: sealer),
                 lockouts: LockoutBook(namespace: declaration.id, store: store, audit: store, clock: clock, metrics: metrics),
                 development: config.environment == .development, http: http, mailer: mailer, callbackURL: config.server.issuer + Self.callbackPath,
-                issuer: config.server.issuer, devices: store, accounts: AccountDirectory(store), apps: AppDirectory(store), audit: store
+                issuer: config.server.issuer, devices: DeviceDirectory(store), accounts: AccountDirectory(store), apps: AppDirectory(store), audit: AuditLog(store)
             )
         }
         // The rules that need the plugins' roles (the loader knows only their ids).

@@ -76,10 +76,7 @@ struct LDAPTests {
     static let scratch = try! TemporaryStore()
 
     static func environment(_ logger: Logger) throws -> PluginEnvironment {
-        PluginEnvironment(
-            clock: TestClock(), logger: logger, storage: PluginStorage(namespace: "ldap", store: scratch.store, clock: TestClock(), sealer: .forTests),
-            lockouts: LockoutBook(namespace: "ldap", store: scratch.store, audit: scratch.store, clock: TestClock())
-        )
+        .forTests(instance: "ldap", store: scratch.store, logger: logger)
     }
 
     var slapd: Slapd { Slapd.shared }

@@ -53,10 +53,23 @@ public struct App: Sendable, Hashable, Codable {
 extension App {
     /// What plugins see of the app: no secret digest, no broker policy beyond the facts they act on.
     public var view: AppView {
-        AppView(
+        var view = AppView(
             id: id, name: name, isConfidential: isConfidential, identityProviders: policy.identityProviders, authenticators: policy.authenticators,
             passwordPolicy: policy.passwordPolicy, flowLifetime: policy.flowLifetime, pluginSettings: policy.plugins, formerSettings: policy.formerSettings
         )
+        view.settingsDecoder = ConfigSettingsDecoder()
+        return view
+    }
+}
+
+/// Plugin settings decoded as config is: durations with units, the exact path in every error.
+struct ConfigSettingsDecoder: PluginSettingsDecoder {
+    func decode<Settings: PluginSettings>(_ type: Settings.Type, from json: JSONValue, instanceID: String) throws -> Settings {
+        do {
+            return try ConfigNodeDecoder.decode(Settings.self, from: ConfigNode(json: json), at: [ConfigPath.Key("plugins"), ConfigPath.Key(instanceID)])
+        } catch {
+            throw BrokerError.internalFailure(error.issues.map(\.description).joined(separator: "; "))
+        }
     }
 }
 

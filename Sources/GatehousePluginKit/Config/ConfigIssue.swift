@@ -20,17 +20,6 @@ public struct ConfigIssue: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { path.isEmpty ? message : "\(path): \(message)" }
 }
 
-/// Every mistake found in a config, in file order.
-public struct ConfigIssues: Error, Sendable, CustomStringConvertible {
-    /// The issues, in file order.
-    public var issues: [ConfigIssue]
-
-    /// Issues found together.
-    public init(_ issues: [ConfigIssue]) { self.issues = issues }
-
-    /// One issue per line.
-    public var description: String { issues.map(\.description).joined(separator: "\n") }
-}
 
 /// Renders coding paths the way the docs and error messages write them: `apps[0].policy.flowLifetime`.
 public enum ConfigPath {

@@ -3,7 +3,7 @@ import Foundation
 /// What a plugin sees of an application that delegates sign-in to the broker: who it is, the
 /// plugins' settings for it, and the few policy facts plugins act on. The broker's own policy (tokens,
 /// grants, lockouts, secrets) stays the broker's: a new broker policy key never changes this type.
-public struct AppView: Sendable, Hashable {
+public struct AppView: Sendable {
     /// The client id.
     public var id: String
     /// The name people see.
@@ -23,6 +23,8 @@ public struct AppView: Sendable, Hashable {
     var pluginSettings: [String: JSONValue]
     /// Settings still written under a top-level policy key of old (`PluginSettings.formerPolicyKeys`).
     var formerSettings: [String: JSONValue]
+    /// The broker's settings decoder; without one (a view a test built), plain JSON decoding.
+    package var settingsDecoder: (any PluginSettingsDecoder)?
 
     /// A view; the broker builds one from the app's policy.
     public init(

@@ -6,11 +6,3 @@ public protocol BrokerClock: Sendable {
     /// The current time.
     var now: Date { get }
 }
-
-/// The wall clock.
-public struct SystemClock: BrokerClock {
-    /// The system's clock.
-    public init() {}
-    /// The system's time.
-    public var now: Date { Date() }
-}

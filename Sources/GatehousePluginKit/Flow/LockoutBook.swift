@@ -57,27 +57,21 @@ public struct LockoutAudit: Sendable {
     }
 }
 
-/// The core's lockout and rate-limit bookkeeping on store counters, so they hold on every node and
-/// across restarts: guesses counted before they are evaluated, locks that grow (and may become
-/// permanent), every lock audited and counted in the metrics. The flow engine keeps accounts' locks
-/// with it (`AttemptGuard`); a plugin gets one under its instance id (`PluginEnvironment.lockouts`,
-/// keys like `email:address:alice@example.com`). Administrators see and lift both kinds with
-/// `gatehouse lockouts` or `/admin/v1/lockouts`.
+/// Lockouts and rate limits on counters the broker keeps, so they hold on every node and across
+/// restarts: guesses counted before they are evaluated, locks that grow (and may become permanent),
+/// every lock audited and counted in the metrics. A plugin gets one under its instance id
+/// (`PluginEnvironment.lockouts`, keys like `email:address:alice@example.com`). Administrators see
+/// and lift the locks with `gatehouse lockouts` or `/admin/v1/lockouts`. Most plugins need one call:
+/// `guess`, which does a factor's whole bookkeeping around checking an answer.
 public struct LockoutBook: Sendable {
     /// The prefix of every key; nil for the engine's own keys.
     public let namespace: String?
-    private let store: any AttemptCounterStore
-    private let audit: any AuditStore
-    private let clock: any BrokerClock
-    private let metrics: BrokerMetrics
+    private let backend: any LockoutBackend
 
-    /// A book keeping counters under `namespace` (the instance id), in the broker's store.
-    public init(namespace: String?, store: any AttemptCounterStore, audit: any AuditStore, clock: any BrokerClock, metrics: BrokerMetrics = BrokerMetrics()) {
+    /// A book keeping counters under `namespace` (the instance id) with the broker's `backend`.
+    package init(namespace: String?, backend: any LockoutBackend) {
         self.namespace = namespace
-        self.store = store
-        self.audit = audit
-        self.clock = clock
-        self.metrics = metrics
+        self.backend = backend
     }
 
     /// The full counter key of a local key, as administrators see it.
@@ -90,81 +84,55 @@ public struct LockoutBook: Sendable {
 
     /// Refuses with `locked_out` (`lockedUntil`, or `permanent`) when the key is locked.
     public func refuseIfLocked(_ local: String, what: String) async throws {
-        let now = clock.now
-        guard let until = try await store.attemptCounter(key: key(local))?.lockedUntil, until > now else { return }
-        metrics.refused(reason: ErrorCode.lockedOut.rawValue)
-        throw BrokerError.lockedOut(what, until: until, now: now)
+        try await backend.refuseIfLocked(key(local), what: what)
     }
 
     /// Before a guess is evaluated: refuses a locked key, and counts the guess as a failure in advance
-    /// (so parallel guesses cannot slip past the limit). Follow with `recordFailure` or `recordSuccess`.
-    /// A lock made now is audited as `event` (by default `lockout.applied` of this namespace).
+    /// (so parallel guesses cannot slip past the limit). Follow with `recordFailure` or `recordSuccess`
+    /// (or use `guess`, which does all of it). A lock made now is audited as `event` (by default
+    /// `lockout.applied` of this namespace).
     public func reserve(_ local: String, rule: LockoutRule, what: String, event: LockoutAudit? = nil) async throws {
-        let now = clock.now
-        switch try await store.reserveAttempt(
-            key: key(local), now: now, window: rule.failureWindow.timeInterval, threshold: rule.maxFailures, lockDuration: rule.lockDuration(afterLockouts:)
-        ) {
-        case .allowed:
-            return
-        case .locked(let until):
-            metrics.refused(reason: ErrorCode.lockedOut.rawValue)
-            throw BrokerError.lockedOut(what, until: until, now: now)
-        case .lockedNow(let until):
-            try await locked(local, until: until, event: event)
-            throw BrokerError.lockedOut(what, until: until, now: now)
-        }
+        try await backend.reserve(key(local), rule: rule, what: what, event: event ?? self.event())
     }
 
     /// After a wrong guess (already counted by `reserve`): locks the key when it reached the limit and
     /// returns the `locked_out` error to answer with instead of the plain refusal.
     public func recordFailure(_ local: String, rule: LockoutRule, what: String, event: LockoutAudit? = nil) async throws -> BrokerError? {
-        let now = clock.now
-        guard let until = try await store.lockIfDue(key: key(local), now: now, threshold: rule.maxFailures, lockDuration: rule.lockDuration(afterLockouts:)) else {
-            return nil
-        }
-        try await locked(local, until: until, event: event)
-        return BrokerError.lockedOut(what, until: until, now: now)
+        try await backend.recordFailure(key(local), rule: rule, what: what, event: event ?? self.event())
     }
 
     /// A right answer: the key's failures are forgotten (its lockout history stays).
     public func recordSuccess(_ local: String) async throws {
-        try await store.clearFailures(key: key(local))
+        try await backend.recordSuccess(key(local))
     }
 
     /// Lifts the key's lock, and forgets its history, when an administrator resets what it guarded
     /// (a second factor set up anew); false when it was not locked. The caller audits the reset.
     @discardableResult
     public func unlock(_ local: String) async throws -> Bool {
-        try await store.unlock(key: key(local))
+        try await backend.unlock(key(local))
     }
 
     /// Gives back a reserved guess that was not evaluated.
     public func release(_ local: String) async throws {
-        try await store.releaseAttempt(key: key(local))
+        try await backend.release(key(local))
     }
 
     /// Counts one event (a code sent) in a fixed window; refuses with `rate_limited` and `retryAfter`
     /// once more than `limit` happened in it.
     public func limitRate(_ local: String, limit: Int, window: Seconds, message: String) async throws {
-        let now = clock.now
-        let (count, windowEnds) = try await store.countEvent(key: key(local), now: now, window: window.timeInterval)
-        guard count > limit else { return }
-        metrics.refused(reason: ErrorCode.rateLimited.rawValue)
-        throw BrokerError(.rateLimited, .tooManyRequests, message, retryAfter: max(1, Int(windowEnds.timeIntervalSince(now).rounded(.up))))
+        try await backend.limitRate(key(local), limit: limit, window: window, message: message)
     }
+}
 
-    private func locked(_ local: String, until: Date, event: LockoutAudit?) async throws {
-        metrics.lockout(scope: namespace ?? "account")
-        var event = event ?? self.event()
-        event.details["key"] = key(local)
-        if until >= LockoutRule.permanentThreshold {
-            event.details["permanent"] = "true"
-        } else {
-            event.details["until"] = ISO8601DateFormatter().string(from: until)
-        }
-        if let lockouts = try await store.attemptCounter(key: key(local))?.lockouts { event.details["lockouts"] = String(lockouts) }
-        try await audit.appendAudit(
-            AuditEvent(time: clock.now, type: event.type, appID: event.appID, providerID: event.providerID, outcome: ErrorCode.lockedOut.rawValue, details: event.details)
-        )
-    }
+/// The broker's side of a `LockoutBook`: counters in its store, audit and metrics. Package access:
+/// the broker implements it; keys arrive in full (namespace included).
+package protocol LockoutBackend: Sendable {
+    func refuseIfLocked(_ key: String, what: String) async throws
+    func reserve(_ key: String, rule: LockoutRule, what: String, event: LockoutAudit) async throws
+    func recordFailure(_ key: String, rule: LockoutRule, what: String, event: LockoutAudit) async throws -> BrokerError?
+    func recordSuccess(_ key: String) async throws
+    func unlock(_ key: String) async throws -> Bool
+    func release(_ key: String) async throws
+    func limitRate(_ key: String, limit: Int, window: Seconds, message: String) async throws
 }

@@ -372,21 +372,21 @@ public struct PluginEnvironment: Sendable {
     /// The broker's issuer URL: the audience of what devices sign for it.
     public var issuer: String
     /// The devices and sign-in keys of every account (the core's, shared by all plugins).
-    public var devices: (any DeviceStore)?
+    public var devices: DeviceDirectory?
     /// The accounts and their identities, for plugins that act for an account outside a flow
     /// (issuing an activation); they change accounts only through the flow engine.
     public var accounts: AccountDirectory?
     /// The apps, for plugins that answer outside a flow (an invitation link names its app).
     public var apps: AppDirectory?
     /// The audit log, for what a plugin does outside a flow and the admin API.
-    public var audit: (any AuditStore)?
+    public var audit: AuditLog?
 
-    /// An environment; the broker builds one per instance.
-    public init(
+    /// An environment; the broker builds one per instance (tests: `GatehouseTesting`).
+    package init(
         clock: any BrokerClock, logger: Logger, storage: PluginStorage, lockouts: LockoutBook, development: Bool = false,
-        http: any OutboundHTTP = NoOutboundHTTP(), mailer: any Mailer = NoMailer(), callbackURL: String = "http://127.0.0.1/oauth2/callback",
-        issuer: String = "http://127.0.0.1", devices: (any DeviceStore)? = nil, accounts: AccountDirectory? = nil, apps: AppDirectory? = nil,
-        audit: (any AuditStore)? = nil
+        http: any OutboundHTTP, mailer: any Mailer, callbackURL: String = "http://127.0.0.1/oauth2/callback",
+        issuer: String = "http://127.0.0.1", devices: DeviceDirectory? = nil, accounts: AccountDirectory? = nil, apps: AppDirectory? = nil,
+        audit: AuditLog? = nil
     ) {
         self.accounts = accounts
         self.apps = apps

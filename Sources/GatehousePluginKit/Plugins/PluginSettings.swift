@@ -75,9 +75,10 @@ extension AppView {
             return Settings()
         }
         do {
-            return try ConfigNodeDecoder.decode(Settings.self, from: ConfigNode(json: json), at: [ConfigPath.Key("plugins"), ConfigPath.Key(instanceID)])
+            if let settingsDecoder { return try settingsDecoder.decode(Settings.self, from: json, instanceID: instanceID) }
+            return try JSONDecoder().decode(Settings.self, from: Data(json.serialized()))
         } catch {
-            throw BrokerError.internalFailure("The stored settings of '\(instanceID)' for app '\(id)' cannot be read: \(error.issues.map(\.description).joined(separator: "; "))")
+            throw BrokerError.internalFailure("The stored settings of '\(instanceID)' for app '\(id)' cannot be read: \(error)")
         }
     }
 
@@ -101,4 +102,10 @@ extension AppView {
         }
         return .object(object)
     }
+}
+
+/// Decodes a plugin's settings the way the broker decodes its config (durations like `30d`, errors
+/// naming the exact path). Package access: the broker hands one to every `AppView` it builds.
+package protocol PluginSettingsDecoder: Sendable {
+    func decode<Settings: PluginSettings>(_ type: Settings.Type, from json: JSONValue, instanceID: String) throws -> Settings
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GatehousePluginKit
 
 /// Decodes a `ConfigNode` into any `Decodable` type, strictly: every error carries the exact path,
 /// and `unknownKeys()` afterwards lists each mapping key that the types did not read (a typo such as

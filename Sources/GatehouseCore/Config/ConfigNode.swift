@@ -1,4 +1,5 @@
 import Foundation
+import GatehousePluginKit
 
 /// A parsed config document: the YAML tree after `${ENV}` substitution, before any type reads it.
 /// Plugins receive their own `config:` subtree as a node and decode it with `ConfigNodeDecoder`.
@@ -69,7 +70,7 @@ extension ConfigNode {
 
     /// The node as JSON, each scalar as the text it was written as: its type is for whoever decodes it
     /// (`off` is a string to an enum and false to a flag), so nothing is guessed here.
-    package var uninterpretedJSON: JSONValue {
+    public var uninterpretedJSON: JSONValue {
         switch self {
         case .null: .null
         case .scalar(let text): .string(text)

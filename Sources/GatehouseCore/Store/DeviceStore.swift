@@ -30,3 +30,13 @@ public protocol DeviceStore: Sendable {
     /// keys removed, nil when the account has no such installation.
     func removeInstallation(id: String, accountID: String, now: Date) async throws -> [String]?
 }
+
+extension DeviceDirectory {
+    /// The device reads (and the one write, a key's use) plugins make, forwarded to `store`.
+    public init(_ store: any DeviceStore) {
+        self.init(
+            signInKey: { try await store.signInKey(id: $0) }, recordSignInKeyUse: { try await store.recordSignInKeyUse(id: $0, counter: $1, now: $2) },
+            devices: { try await store.devices(accountID: $0) }, installations: { try await store.installations(appID: $0, installationID: $1) }
+        )
+    }
+}
