@@ -68,36 +68,15 @@ public struct ActivationProvider: IdentityProvider {
         let record = stored.value
         try refuseIfNotRedeemable(record, flowID: context.flowID)
 
-        let lockKeys = Self.lockKeys(record)
-        var reserved: [String] = []
         do {
-            for key in lockKeys {
-                try await environment.lockouts.reserve(key, rule: config.lockout, what: "This activation")
-                reserved.append(key)
+            try await environment.lockouts.guess(Self.lockKeys(record).map { ($0, "This activation") }, rule: config.lockout) { () async throws -> LockoutBook.Guess<Void> in
+                try await book.verify(pin, activationID: record.id, hash: record.pinHash)
+                    ? .right(()) : .wrong(BrokerError(.invalidPIN, .failedAttempt, "That activation PIN is not right."))
             }
-        } catch {
-            for key in reserved { try? await environment.lockouts.release(key) }
-            throw error
+        } catch let locked as BrokerError where locked.code == .lockedOut && locked.permanent && locked.countsAsWrongAnswer {
+            try await lockForGood(record)
+            throw locked
         }
-        let right: Bool
-        do {
-            right = try await book.verify(pin, activationID: record.id, hash: record.pinHash)
-        } catch {
-            for key in reserved { try? await environment.lockouts.release(key) }
-            throw error
-        }
-        guard right else {
-            var locked: BrokerError?
-            for key in lockKeys {
-                if let error = try await environment.lockouts.recordFailure(key, rule: config.lockout, what: "This activation") { locked = locked ?? error }
-            }
-            if let locked {
-                if locked.permanent { try await lockForGood(record) }
-                throw locked.countingAsWrongAnswer()
-            }
-            throw BrokerError(.invalidPIN, .failedAttempt, "That activation PIN is not right.")
-        }
-        for key in lockKeys { try await environment.lockouts.recordSuccess(key) }
 
         // Of two installations redeeming at the same instant, one claims it; the other is refused.
         let until = now.addingTimeInterval(context.app.flowLifetime.timeInterval)

@@ -112,29 +112,17 @@ struct CodeBook: Sendable {
         let record = stored.value
         let lockKey = Self.lockKey(record.address, binding: binding)
         let event = lockouts.event(details: ["address": record.address.masked])
-        try await lockouts.reserve(lockKey, rule: config.lockout, what: "This email address", event: event)
-        let right: Bool
-        do {
-            right = SecretDigest.constantTimeEquals(try await digest(code, binding: binding), record.digest)
-        } catch {
-            try? await lockouts.release(lockKey)
-            throw error
-        }
-        guard right else {
-            // The guess that locks the address answers `locked_out`, and still counts as a wrong answer.
-            if let locked = try await lockouts.recordFailure(lockKey, rule: config.lockout, what: "This email address", event: event) {
-                throw locked.countingAsWrongAnswer()
+        return try await lockouts.guess(lockKey, what: "This email address", rule: config.lockout, event: event) {
+            guard SecretDigest.constantTimeEquals(try await digest(code, binding: binding), record.digest) else {
+                return .wrong(BrokerError(.invalidCode, .failedAttempt, "The code is not right.").because("wrong_code"))
             }
-            throw BrokerError(.invalidCode, .failedAttempt, "The code is not right.").because("wrong_code")
+            // Single use: of two racing right answers only the one that deletes the record wins; and a
+            // code a resend replaced meanwhile (a newer version) is not the one deleted.
+            guard try await storage.delete(key: key, version: stored.version) else {
+                return .void(BrokerError(.codeExpired, .badRequest, "The code was already used; ask for a new one."))
+            }
+            return .right(record.address)
         }
-        // Single use: of two racing right answers only the one that deletes the record wins; and a
-        // code a resend replaced meanwhile (a newer version) is not the one deleted.
-        guard try await storage.delete(key: key, version: stored.version) else {
-            try? await lockouts.release(lockKey)
-            throw BrokerError(.codeExpired, .badRequest, "The code was already used; ask for a new one.")
-        }
-        try await lockouts.recordSuccess(lockKey)
-        return record.address
     }
 
     private func digest(_ code: String, binding: String) async throws -> String {

@@ -39,40 +39,19 @@ struct PINBook: Sendable {
     /// `locked_out` when it reached the limit: the account's lock, else the device's), a right one
     /// clears the failures.
     func check(_ pin: String, accountID: String, deviceID: String?) async throws {
-        let keys = ["account:\(accountID)"] + (deviceID.map { ["device:\($0)"] } ?? [])
-        var reserved: [String] = []
-        do {
-            for key in keys {
-                try await environment.lockouts.reserve(key, rule: config.lockout, what: key.hasPrefix("device:") ? "This device's PIN" : "This account's PIN")
-                reserved.append(key)
-            }
-        } catch {
-            for key in reserved { try? await environment.lockouts.release(key) }
-            throw error
+        let keys = [(local: "account:\(accountID)", what: "This account's PIN")] + (deviceID.map { [(local: "device:\($0)", what: "This device's PIN")] } ?? [])
+        // One wrong PIN sets at most one lock, so that one unlock lifts what it set: when the account
+        // locks, that lock covers this device's guesses at it, and the device's count of them is
+        // forgotten rather than locking the device as well. (Kept, the count would lock a one-account
+        // phone at the next guess, a second lock for one person's mistakes. The device count still
+        // catches guesses spread over several accounts below each one's limit; an account that
+        // reaches its limit locks, and grows to permanent, on its own.)
+        try await environment.lockouts.guess(keys, rule: config.lockout, oneLockPerGuess: true) { () async throws -> LockoutBook.Guess<Void> in
+            guard let stored = try await record(for: accountID) else { return .void(BrokerError(.invalidPIN, .badRequest, "This account has no PIN yet.")) }
+            let keyed = try await self.keyed(pin, accountID: accountID)
+            let matches = try await BlockingWork.run { Bcrypt.verify(keyed, hash: stored.value.hash) }
+            return matches ? .right(()) : .wrong(BrokerError(.invalidPIN, .failedAttempt, "That PIN is not right."))
         }
-        guard let stored = try await record(for: accountID) else {
-            for key in reserved { try? await environment.lockouts.release(key) }
-            throw BrokerError(.invalidPIN, .badRequest, "This account has no PIN yet.")
-        }
-        let keyed = try await self.keyed(pin, accountID: accountID)
-        let matches = try await BlockingWork.run { Bcrypt.verify(keyed, hash: stored.value.hash) }
-        guard matches else {
-            // One wrong PIN sets at most one lock, so that one unlock lifts what it set: when the
-            // account locks, that lock covers this device's guesses at it, and the device's count of
-            // them is forgotten rather than locking the device as well. (Kept, the count would lock
-            // a one-account phone at the next guess, a second lock for one person's mistakes. The
-            // device count still catches guesses spread over several accounts below each one's
-            // limit; an account that reaches its limit locks, and grows to permanent, on its own.)
-            if let locked = try await environment.lockouts.recordFailure("account:\(accountID)", rule: config.lockout, what: "This account's PIN") {
-                if let deviceID { try await environment.lockouts.recordSuccess("device:\(deviceID)") }
-                throw locked.countingAsWrongAnswer()
-            }
-            if let deviceID, let locked = try await environment.lockouts.recordFailure("device:\(deviceID)", rule: config.lockout, what: "This device's PIN") {
-                throw locked.countingAsWrongAnswer()
-            }
-            throw BrokerError(.invalidPIN, .failedAttempt, "That PIN is not right.")
-        }
-        for key in keys { try await environment.lockouts.recordSuccess(key) }
     }
 
     /// Refuses while the account or the device is locked (before the PIN is even asked for).

@@ -63,7 +63,7 @@ struct TOTPBook: Sendable {
     func check(code typed: String, accountID: String) async throws {
         try await guarded(accountID: accountID) {
             let code = typed.filter { $0 != " " }
-            var outcome = GuessOutcome.right
+            var outcome = GuessOutcome.right(())
             // Another node may change the enrolment meanwhile (maybe accepting this very step): the
             // update reads it again and checks the code against what it holds then.
             try await update(for: accountID) { enrolment in
@@ -80,7 +80,7 @@ struct TOTPBook: Sendable {
                 }
                 enrolment.lastUsedStep = step
                 enrolment.lastUsedAt = now
-                outcome = .right
+                outcome = .right(())
                 return true
             }
             return outcome
@@ -104,7 +104,7 @@ struct TOTPBook: Sendable {
                 enrolment.recoveryCodesUsed += 1
                 enrolment.lastUsedAt = environment.clock.now
                 left = enrolment.recoveryCodes.count
-                outcome = .right
+                outcome = .right(())
                 return true
             }
             return outcome
@@ -129,27 +129,11 @@ struct TOTPBook: Sendable {
         try await environment.lockouts.unlock("account:\(accountID)")
     }
 
-    enum GuessOutcome { case right, wrong(BrokerError) }
+    typealias GuessOutcome = LockoutBook.Guess<Void>
 
-    /// Runs one guess under the account's lockout: counted before `evaluate` runs, forgotten when it
-    /// is right, and a lock (answered as `locked_out`, still a wrong answer) when it reaches the limit.
+    /// Runs one guess under the account's lockout (`LockoutBook.guess`).
     private func guarded(accountID: String, _ evaluate: () async throws -> GuessOutcome) async throws {
-        let key = "account:\(accountID)"
-        try await environment.lockouts.reserve(key, rule: config.lockout, what: Self.lockoutWhat)
-        let outcome: GuessOutcome
-        do {
-            outcome = try await evaluate()
-        } catch {
-            try? await environment.lockouts.release(key)
-            throw error
-        }
-        switch outcome {
-        case .right:
-            try await environment.lockouts.recordSuccess(key)
-        case .wrong(let refusal):
-            if let locked = try await environment.lockouts.recordFailure(key, rule: config.lockout, what: Self.lockoutWhat) { throw locked.countingAsWrongAnswer() }
-            throw refusal
-        }
+        try await environment.lockouts.guess("account:\(accountID)", what: Self.lockoutWhat, rule: config.lockout, evaluate)
     }
 
     private var notEnrolled: BrokerError { BrokerError(.invalidRequest, .badRequest, "This account has no authenticator app.").endingFlow() }
