@@ -72,6 +72,8 @@ let package = Package(
     products: [
         .executable(name: "gatehouse", targets: ["gatehouse"]),
         .library(name: "GatehousePluginKit", targets: ["GatehousePluginKit"]),
+        // Helpers plugins may use beside the kit (JOSE, digests and random tokens, PKCE, concurrency).
+        .library(name: "GatehouseSupport", targets: ["GatehouseSupport"]),
         .library(name: "GatehouseCore", targets: ["GatehouseCore"]),
         .library(name: "GatehouseTesting", targets: ["GatehouseTesting"]),
         // The client SDK an app adds: it depends on no server code (docs/client-sdk.md).
@@ -109,10 +111,17 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // What plugins and the broker share beside the contract: JOSE, digests and random tokens,
+        // PKCE, loopback hosts, blocking work and concurrency limits. Not part of the kit's version.
+        .target(
+            name: "GatehouseSupport",
+            dependencies: ["GatehousePluginKit", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")]
+        ),
         .target(
             name: "GatehouseCore",
             dependencies: [
                 "GatehousePluginKit",
+                "GatehouseSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -219,7 +228,7 @@ let package = Package(
         .testTarget(name: "GatehouseMailTests", dependencies: ["GatehouseMail", "GatehouseCore", "GatehouseTesting"]),
         // The test-only `riddle` plugin (a challenge type the server has never heard of) and a broker
         // serving it, for the headless-browser check of the plugin boundary.
-        .target(name: "RiddlePlugin", dependencies: ["GatehousePluginKit"], path: "Tests/RiddlePlugin"),
+        .target(name: "RiddlePlugin", dependencies: ["GatehousePluginKit", "GatehouseSupport"], path: "Tests/RiddlePlugin"),
         .executableTarget(
             name: "riddle-broker",
             dependencies: [
@@ -242,7 +251,7 @@ let package = Package(
         .target(name: "GatehousePlugins", dependencies: ["GatehouseCore"] + builtInPlugins.map { .target(name: $0.name) }, path: "Plugins/BuiltIn"),
     ]
         + builtInPlugins.map { plugin in
-            .target(name: plugin.name, dependencies: ["GatehousePluginKit"] + plugin.dependencies, path: "Plugins/\(plugin.name)")
+            .target(name: plugin.name, dependencies: ["GatehousePluginKit", "GatehouseSupport"] + plugin.dependencies, path: "Plugins/\(plugin.name)")
         }
         + builtInPlugins.map { plugin in
             .testTarget(name: "\(plugin.name)Tests", dependencies: [.target(name: plugin.name), "GatehouseCore", "GatehouseTesting"] + plugin.testDependencies)

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 import HummingbirdBcrypt
 
 /// Where activations and invitations live (the instance's plugin storage, so on every node and

@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// The `activation` plugin type (XignSys "personalization"): administrators, an app's back end or an
 /// invitation issue activation data (an opaque payload, as a deep link and a QR-ready string) and an

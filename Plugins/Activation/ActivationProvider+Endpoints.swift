@@ -11,8 +11,8 @@ import GatehousePluginKit
 extension ActivationProvider {
     public var endpoints: [PluginEndpoint] {
         [
-            PluginEndpoint(
-                .post, "v1/activations", summary: "Issues an activation (the app's back end; plugins.<instance>.issueByApp must allow it).", caller: .appClient,
+            .forApps(
+                .post, "v1/activations", summary: "Issues an activation (the app's back end; plugins.<instance>.issueByApp must allow it).",
                 inputs: [
                     ChallengeInput(name: "account", label: "Account", maxLength: 256, required: false),
                     ChallengeInput(name: "email", label: "Email address", maxLength: 256, required: false),
@@ -21,57 +21,51 @@ extension ActivationProvider {
                     ChallengeInput(name: "send", label: "Email the activation data (true or false)", kind: .json, maxLength: 8, required: false),
                 ],
                 root: true
-            ),
-            PluginEndpoint(.get, "v1/invitations/:token", summary: "What an invitation link shows.", caller: .anyone, root: true),
-            PluginEndpoint(
-                .post, "v1/invitations/:token/accept", summary: "Accepts an invitation with the activation PIN the person chooses.", caller: .anyone,
-                inputs: [ChallengeInput(name: "pin", label: "Activation PIN", kind: .secret, maxLength: 64)], root: true
-            ),
-            PluginEndpoint(.post, "v1/invitations/:token/decline", summary: "Declines an invitation.", caller: .anyone, root: true),
-            PluginEndpoint(.get, "invitations/:token", summary: "The invitation page.", caller: .anyone, root: true, format: .page),
-            PluginEndpoint(
-                .post, "invitations/:token", summary: "Accepts or declines an invitation from its page.", caller: .anyone,
+            ) { call, app in
+                PluginEndpointAnswer(try await issue(try ActivationRequest(fields: call.fields.values), app: app, issuedBy: "app").json, created: true)
+            },
+            .forAnyone(.get, "v1/invitations/:token", summary: "What an invitation link shows.") { call in
+                PluginEndpointAnswer(Self.json(try await invitation(token: Self.token(call))))
+            },
+            .forAnyone(
+                .post, "v1/invitations/:token/accept", summary: "Accepts an invitation with the activation PIN the person chooses.",
+                inputs: [ChallengeInput(name: "pin", label: "Activation PIN", kind: .secret, maxLength: 64)]
+            ) { call in
+                guard let pin = call.fields.values["pin"]?.stringValue else {
+                    throw BrokerError(.invalidRequest, .badRequest, "Choose an activation PIN ('pin') to accept the invitation.")
+                }
+                return PluginEndpointAnswer(Self.json(try await answerInvitation(token: Self.token(call), accept: true, pin: pin)))
+            },
+            .forAnyone(.post, "v1/invitations/:token/decline", summary: "Declines an invitation.") { call in
+                PluginEndpointAnswer(Self.json(try await answerInvitation(token: Self.token(call), accept: false, pin: nil)))
+            },
+            .forAnyone(.get, "invitations/:token", summary: "The invitation page.", format: .page) { call in
+                PluginEndpointAnswer(page: invitationPage(try await invitation(token: Self.token(call)), token: Self.token(call)))
+            },
+            .forAnyone(
+                .post, "invitations/:token", summary: "Accepts or declines an invitation from its page.",
                 inputs: [
                     ChallengeInput(name: "answer", label: "Answer", maxLength: 16, required: false),
                     ChallengeInput(name: "pin", label: "Activation PIN", kind: .secret, maxLength: 64, required: false),
                 ],
-                root: true, format: .page
-            ),
-            PluginEndpoint(
-                .get, "activate", summary: "The broker's default activation link, opened in a browser instead of the app.", caller: .anyone,
-                inputs: [ChallengeInput(name: "activation", label: "Activation data", maxLength: 512, required: false)], root: true, format: .page
-            ),
+                format: .page
+            ) { call in
+                PluginEndpointAnswer(page: try await answerFromPage(token: Self.token(call), fields: call.fields))
+            },
+            .forAnyone(
+                .get, "activate", summary: "The broker's default activation link, opened in a browser instead of the app.",
+                inputs: [ChallengeInput(name: "activation", label: "Activation data", maxLength: 512, required: false)], format: .page
+            ) { call in
+                let payload = call.fields.values["activation"]?.stringValue ?? ""
+                return PluginEndpointAnswer(page: PluginPage(title: "Activate your device", template: "activate", values: ["payload": .string(payload)]))
+            },
         ]
     }
 
     public var pageTemplates: [String: String] { ActivationPages.templates }
 
-    public func handle(_ call: PluginEndpointCall) async throws -> PluginEndpointAnswer {
-        let token = call.parameters["token"] ?? ""
-        switch (call.endpoint.method, call.endpoint.path) {
-        case (.post, "v1/activations"):
-            guard let app = call.app else { throw BrokerError.internalFailure("An app's call came without its app.") }
-            return PluginEndpointAnswer(try await issue(try ActivationRequest(fields: call.fields.values), app: app, issuedBy: "app").json, created: true)
-        case (.get, "v1/invitations/:token"):
-            return PluginEndpointAnswer(Self.json(try await invitation(token: token)))
-        case (.post, "v1/invitations/:token/accept"):
-            guard let pin = call.fields.values["pin"]?.stringValue else {
-                throw BrokerError(.invalidRequest, .badRequest, "Choose an activation PIN ('pin') to accept the invitation.")
-            }
-            return PluginEndpointAnswer(Self.json(try await answerInvitation(token: token, accept: true, pin: pin)))
-        case (.post, "v1/invitations/:token/decline"):
-            return PluginEndpointAnswer(Self.json(try await answerInvitation(token: token, accept: false, pin: nil)))
-        case (.get, "invitations/:token"):
-            return PluginEndpointAnswer(page: invitationPage(try await invitation(token: token), token: token))
-        case (.post, "invitations/:token"):
-            return PluginEndpointAnswer(page: try await answerFromPage(token: token, fields: call.fields))
-        case (.get, "activate"):
-            let payload = call.fields.values["activation"]?.stringValue ?? ""
-            return PluginEndpointAnswer(page: PluginPage(title: "Activate your device", template: "activate", values: ["payload": .string(payload)]))
-        default:
-            throw BrokerError(.notFound, .notFound, "'\(id)' offers no endpoint \(call.endpoint.method.rawValue) \(call.endpoint.path).")
-        }
-    }
+    /// The invitation token in the call's path.
+    static func token(_ call: PluginEndpointCall) -> String { call.parameters["token"] ?? "" }
 
     /// The invitation page's form: accept (with a PIN) or decline; a refusal the person can correct
     /// shows the form again with it.

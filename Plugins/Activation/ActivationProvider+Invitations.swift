@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// Invitations: an administrator invites an address to an app. An account that holds the address
 /// (verified) gets an email with a link to accept (choosing an activation PIN, which yields activation

@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// One `activation` instance: issues activations (for administrators, an app's back end, a person
 /// asking for another one, an accepted invitation) and redeems them in flows. Redeeming checks the
@@ -18,7 +19,7 @@ public struct ActivationProvider: IdentityProvider {
 
     /// What a redemption answers (a choice, a stopped flow with new activation data) is for an app
     /// to act on: no browser page runs it. It hands its flows over to the device-key provider.
-    public var traits: PluginTraits { PluginTraits(registrationType: "device", flowAPIOnly: true, handsOver: true) }
+    public var traits: PluginTraits { PluginTraits(registration: .device, flowAPIOnly: true) }
 
     init(
         id: String, config: ActivationPlugin.Config, environment: PluginEnvironment, book: ActivationBook, devices: DeviceDirectory, accounts: AccountDirectory,
@@ -381,3 +382,10 @@ public struct ActivationProvider: IdentityProvider {
         submitLabel: "Activate"
     )
 }
+
+// The optional capabilities it implements (each found once, when the registry builds it).
+extension ActivationProvider: FlowStopping {}
+extension ActivationProvider: HandingOver {}
+extension ActivationProvider: AdminResourceOffering {}
+extension ActivationProvider: Forgetting {}
+extension ActivationProvider: EndpointOffering {}

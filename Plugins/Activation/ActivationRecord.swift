@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// An activation as stored: never the secret or the PIN, only a digest of the secret and a slow hash
 /// of the PIN (keyed with the instance's sealed pepper).

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 import Logging
 
 /// Calls an app's registration API: one JSON POST per step, authenticated with a bearer secret or an

@@ -4,7 +4,7 @@ import GatehousePluginKit
 /// Relays a custom registration between the client and the app's own API, one-step or two-step, and
 /// yields the identity the API vouches for. The only provider that may sign people in statelessly.
 public struct CustomAPIProvider: IdentityProvider {
-    public var traits: PluginTraits { PluginTraits(statelessCapable: true, registrationType: "custom") }
+    public var traits: PluginTraits { PluginTraits(statelessCapable: true, registration: .custom) }
     public let id: String
     let config: CustomAPIPlugin.Config
     let api: AppAPIClient
@@ -98,7 +98,7 @@ public struct CustomAPIProvider: IdentityProvider {
 /// unauthenticated `GET` of its URL, where any HTTP answer (even 401 or 405) means it is reachable.
 /// One probe at a time, shared for two seconds, at most `timeout` (capped at 3 s) long.
 extension CustomAPIProvider {
-    public func health() async -> PluginHealth? {
+    public func health() async -> PluginHealth {
         await api.healthCheck.value { [api] in
             let request = OutboundRequest(method: "GET", url: api.config.url, timeout: min(api.config.timeout.timeInterval, 3), maxResponseBytes: 4096)
             do {
@@ -112,3 +112,6 @@ extension CustomAPIProvider {
         }
     }
 }
+
+// The optional capabilities it implements (each found once, when the registry builds it).
+extension CustomAPIProvider: HealthReporting {}

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseAttestation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// Android key attestation (https://developer.android.com/privacy-and-security/security-key-attestation):
 /// the attested key's certificate chain to one of Google's pinned hardware-attestation root keys, the

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GatehouseAttestation
 import GatehousePluginKit
+import GatehouseSupport
 import SwiftASN1
 
 /// Apple App Attest (https://developer.apple.com/documentation/devicecheck/validating-apps-that-connect-to-your-server):

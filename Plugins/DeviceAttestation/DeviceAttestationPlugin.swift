@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// The `device-attestation` plugin type: proves that a sign-in key (or, as an extra factor, a
 /// request) comes from a genuine app on a genuine device, with Apple App Attest, Apple DeviceCheck,

@@ -5,94 +5,98 @@ import GatehousePluginKit
 /// signing-certificate fingerprints (`fingerprints`), its secrets (`secrets`, write-only) and its
 /// test registration keys (`test-keys`, the private half shown once).
 extension DeviceAttestationProvider {
-    static let fingerprintsResource = AdminResource(
-        name: "fingerprints", scope: .app,
-        summary: "SHA-256 fingerprints of the app's Android signing certificates (AB:CD:..., hex or base64), besides those in config; removed with the admin who added them.",
-        createFields: [AdminField(name: "sha256", summary: "The certificate's SHA-256 fingerprint, as the Play Console or keytool shows it.")],
-        itemKey: ["sha256"], columns: ["sha256", "addedAt", "addedBy"], dangerous: true
-    )
-
-    static let secretsResource = AdminResource(
-        name: "secrets", scope: .app,
-        summary: "The app's attestation secrets, stored encrypted and never shown: \(AttestationSecrets.Name.allCases.map(\.rawValue).joined(separator: ", ")).",
-        createFields: [
-            AdminField(name: "name", summary: "Which secret: \(AttestationSecrets.Name.allCases.map(\.rawValue).joined(separator: ", "))."),
-            AdminField(name: "value", summary: "The secret: the base64 key, the PEM, or the service account's JSON.", fromFile: true),
-        ],
-        itemKey: ["name"], columns: ["name", "setAt", "setBy"], dangerous: true
-    )
-
-    static let testKeysResource = AdminResource(
-        name: "test-keys", scope: .app,
-        summary: "Test registration keys (ES256): sign `test` attestations in integration tests; they register test accounts only.",
-        itemKey: ["kid"], columns: ["kid", "createdAt", "createdBy", "revokedAt"], dangerous: true
-    )
-
-    public var adminResources: [AdminResource] { [Self.fingerprintsResource, Self.secretsResource, Self.testKeysResource] }
-
-    public func listItems(of resource: String, app: AppView?) async throws -> [JSONValue] {
-        guard let app else { throw Self.noResource(resource) }
-        switch resource {
-        case "fingerprints": return try await fingerprints.entries(app: app.id).map(Self.json)
-        case "secrets":
-            return try await secrets.list(app: app.id).map { .object(["name": .string($0.name), "setAt": .string(Self.time($0.setAt)), "setBy": .string($0.setBy)]) }
-        case "test-keys": return try await testKeys.entries(app: app.id).map(Self.json)
-        default: throw Self.noResource(resource)
-        }
+    public var adminResources: [AdminResource] {
+        [
+            AdminResource(
+                name: "fingerprints", scope: .app,
+                summary: "SHA-256 fingerprints of the app's Android signing certificates (AB:CD:..., hex or base64), besides those in config; removed with the admin who added them.",
+                createFields: [AdminField(name: "sha256", summary: "The certificate's SHA-256 fingerprint, as the Play Console or keytool shows it.")],
+                itemKey: ["sha256"], columns: ["sha256", "addedAt", "addedBy"], dangerous: true,
+                list: { app in try await fingerprints.entries(app: try Self.owner(app)).map(Self.json) },
+                create: { fields, app, admin in try await addFingerprint(fields, app: try Self.owner(app), by: admin) },
+                delete: { key, app, _ in try await removeFingerprint(key[0], app: try Self.owner(app)) }
+            ),
+            AdminResource(
+                name: "secrets", scope: .app,
+                summary: "The app's attestation secrets, stored encrypted and never shown: \(AttestationSecrets.Name.allCases.map(\.rawValue).joined(separator: ", ")).",
+                createFields: [
+                    AdminField(name: "name", summary: "Which secret: \(AttestationSecrets.Name.allCases.map(\.rawValue).joined(separator: ", "))."),
+                    AdminField(name: "value", summary: "The secret: the base64 key, the PEM, or the service account's JSON.", fromFile: true),
+                ],
+                itemKey: ["name"], columns: ["name", "setAt", "setBy"], dangerous: true,
+                list: { app in
+                    try await secrets.list(app: try Self.owner(app)).map { .object(["name": .string($0.name), "setAt": .string(Self.time($0.setAt)), "setBy": .string($0.setBy)]) }
+                },
+                create: { fields, app, admin in try await setSecret(fields, app: try Self.owner(app), by: admin) },
+                delete: { key, app, _ in try await removeSecret(key[0], app: try Self.owner(app)) }
+            ),
+            AdminResource(
+                name: "test-keys", scope: .app,
+                summary: "Test registration keys (ES256): sign `test` attestations in integration tests; they register test accounts only.",
+                itemKey: ["kid"], columns: ["kid", "createdAt", "createdBy", "revokedAt"], dangerous: true,
+                list: { app in try await testKeys.entries(app: try Self.owner(app)).map(Self.json) },
+                create: { _, app, admin in try await generateTestKey(app: try Self.owner(app), by: admin) },
+                delete: { key, app, _ in try await revokeTestKey(key[0], app: try Self.owner(app)) }
+            ),
+        ]
     }
 
-    public func createItem(in resource: String, fields: [String: JSONValue], app: AppView?, by admin: String) async throws -> AdminChange {
-        guard let app else { throw Self.noResource(resource) }
-        switch resource {
-        case "fingerprints":
-            guard let text = fields["sha256"]?.stringValue, !text.isEmpty else {
-                throw BrokerError(.invalidRequest, .badRequest, "The body needs sha256.", issues: [ConfigIssue(path: "sha256", "is required")])
-            }
-            guard let entry = try await fingerprints.add(text, app: app.id, by: admin) else {
-                throw BrokerError(.conflict, .conflict, "The app's allow-list has this fingerprint already.")
-            }
-            return AdminChange(item: Self.json(entry), event: "fingerprint_added", details: ["sha256": entry.sha256])
-        case "secrets":
-            guard let nameText = fields["name"]?.stringValue, let name = AttestationSecrets.Name(rawValue: nameText) else {
-                let names = AttestationSecrets.Name.allCases.map(\.rawValue).joined(separator: ", ")
-                throw BrokerError(.invalidRequest, .badRequest, "'name' must be one of \(names).", issues: [ConfigIssue(path: "name", "must be one of \(names)")])
-            }
-            guard let value = fields["value"]?.stringValue, !value.isEmpty, value.utf8.count <= 16_384 else {
-                throw BrokerError(.invalidRequest, .badRequest, "The body needs the secret's value (at most 16 KiB).", issues: [ConfigIssue(path: "value", "is required")])
-            }
-            try Self.check(value, as: name)
-            try await secrets.set(name, value: Data(value.utf8), app: app.id, by: admin)
-            return AdminChange(item: .object(["name": .string(name.rawValue), "setBy": .string(admin)]), event: "secret_set", details: ["name": name.rawValue])
-        case "test-keys":
-            let (entry, privateKeyPEM) = try await testKeys.generate(app: app.id, by: admin)
-            return AdminChange(
-                item: .object(["key": Self.json(entry), "private_key_pem": .string(privateKeyPEM)]), shownOnce: privateKeyPEM, event: "test_key_generated",
-                details: ["kid": entry.kid]
-            )
-        default: throw Self.noResource(resource)
-        }
+    /// The id of the app an app-scoped resource's call is for (the broker always names it).
+    static func owner(_ app: AppView?) throws -> String {
+        guard let app else { throw BrokerError.internalFailure("device-attestation's resources belong to an app.") }
+        return app.id
     }
 
-    public func deleteItem(from resource: String, key: [String], app: AppView?, by admin: String) async throws -> AdminChange {
-        guard let app, key.count == 1 else { throw Self.noResource(resource) }
-        switch resource {
-        case "fingerprints":
-            guard let entry = try await fingerprints.remove(key[0], app: app.id) else {
-                throw BrokerError(.notFound, .notFound, "The app '\(app.id)' has no fingerprint '\(key[0])' added by an admin.")
-            }
-            return AdminChange(item: Self.json(entry), event: "fingerprint_removed", details: ["sha256": entry.sha256])
-        case "secrets":
-            guard let name = AttestationSecrets.Name(rawValue: key[0]), try await secrets.remove(name, app: app.id) else {
-                throw BrokerError(.notFound, .notFound, "The app '\(app.id)' has no secret '\(key[0])'.")
-            }
-            return AdminChange(item: .object(["name": .string(name.rawValue)]), event: "secret_removed", details: ["name": name.rawValue])
-        case "test-keys":
-            guard let entry = try await testKeys.revoke(app: app.id, kid: key[0]) else {
-                throw BrokerError(.notFound, .notFound, "The app '\(app.id)' has no test key '\(key[0])'.")
-            }
-            return AdminChange(item: Self.json(entry), event: "test_key_revoked", details: ["kid": entry.kid])
-        default: throw Self.noResource(resource)
+    func addFingerprint(_ fields: [String: JSONValue], app: String, by admin: String) async throws -> AdminChange {
+        guard let text = fields["sha256"]?.stringValue, !text.isEmpty else {
+            throw BrokerError(.invalidRequest, .badRequest, "The body needs sha256.", issues: [ConfigIssue(path: "sha256", "is required")])
         }
+        guard let entry = try await fingerprints.add(text, app: app, by: admin) else {
+            throw BrokerError(.conflict, .conflict, "The app's allow-list has this fingerprint already.")
+        }
+        return AdminChange(item: Self.json(entry), event: "fingerprint_added", details: ["sha256": entry.sha256])
+    }
+
+    func removeFingerprint(_ sha256: String, app: String) async throws -> AdminChange {
+        guard let entry = try await fingerprints.remove(sha256, app: app) else {
+            throw BrokerError(.notFound, .notFound, "The app '\(app)' has no fingerprint '\(sha256)' added by an admin.")
+        }
+        return AdminChange(item: Self.json(entry), event: "fingerprint_removed", details: ["sha256": entry.sha256])
+    }
+
+    func setSecret(_ fields: [String: JSONValue], app: String, by admin: String) async throws -> AdminChange {
+        guard let nameText = fields["name"]?.stringValue, let name = AttestationSecrets.Name(rawValue: nameText) else {
+            let names = AttestationSecrets.Name.allCases.map(\.rawValue).joined(separator: ", ")
+            throw BrokerError(.invalidRequest, .badRequest, "'name' must be one of \(names).", issues: [ConfigIssue(path: "name", "must be one of \(names)")])
+        }
+        guard let value = fields["value"]?.stringValue, !value.isEmpty, value.utf8.count <= 16_384 else {
+            throw BrokerError(.invalidRequest, .badRequest, "The body needs the secret's value (at most 16 KiB).", issues: [ConfigIssue(path: "value", "is required")])
+        }
+        try Self.check(value, as: name)
+        try await secrets.set(name, value: Data(value.utf8), app: app, by: admin)
+        return AdminChange(item: .object(["name": .string(name.rawValue), "setBy": .string(admin)]), event: "secret_set", details: ["name": name.rawValue])
+    }
+
+    func removeSecret(_ nameText: String, app: String) async throws -> AdminChange {
+        guard let name = AttestationSecrets.Name(rawValue: nameText), try await secrets.remove(name, app: app) else {
+            throw BrokerError(.notFound, .notFound, "The app '\(app)' has no secret '\(nameText)'.")
+        }
+        return AdminChange(item: .object(["name": .string(name.rawValue)]), event: "secret_removed", details: ["name": name.rawValue])
+    }
+
+    func generateTestKey(app: String, by admin: String) async throws -> AdminChange {
+        let (entry, privateKeyPEM) = try await testKeys.generate(app: app, by: admin)
+        return AdminChange(
+            item: .object(["key": Self.json(entry), "private_key_pem": .string(privateKeyPEM)]), shownOnce: privateKeyPEM, event: "test_key_generated",
+            details: ["kid": entry.kid]
+        )
+    }
+
+    func revokeTestKey(_ kid: String, app: String) async throws -> AdminChange {
+        guard let entry = try await testKeys.revoke(app: app, kid: kid) else {
+            throw BrokerError(.notFound, .notFound, "The app '\(app)' has no test key '\(kid)'.")
+        }
+        return AdminChange(item: Self.json(entry), event: "test_key_revoked", details: ["kid": entry.kid])
     }
 
     /// Removes the fingerprints added by admins who are gone (Sudo Platform's rule).
@@ -122,8 +126,6 @@ extension DeviceAttestationProvider {
             guard value.contains("PRIVATE KEY") else { throw refusal("The DeviceCheck key must be the .p8 file Apple issued (a PEM private key).") }
         }
     }
-
-    static func noResource(_ name: String) -> BrokerError { BrokerError(.notFound, .notFound, "device-attestation has no app resource '\(name)'.") }
 
     static func time(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
 

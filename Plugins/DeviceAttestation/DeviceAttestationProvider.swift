@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GatehouseAttestation
 import GatehousePluginKit
+import GatehouseSupport
 import Logging
 
 /// One `device-attestation` instance: checks each format's evidence against the app's settings, for
@@ -9,7 +10,6 @@ import Logging
 /// `attestation` challenge). Its administrators manage each app's signing-certificate fingerprints,
 /// secrets and test registration keys.
 public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
-    public var deviceAttester: (any DeviceAttesting)? { self }
     public let id: String
     let config: DeviceAttestationPlugin.Config
     let environment: PluginEnvironment
@@ -310,3 +310,7 @@ enum PlayIntegrityKeys {
         return key
     }
 }
+
+// The optional capabilities it implements (each found once, when the registry builds it).
+extension DeviceAttestationProvider: AdminResourceOffering {}
+extension DeviceAttestationProvider: Forgetting {}

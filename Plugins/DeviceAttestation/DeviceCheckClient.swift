@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 import Logging
 
 /// Apple's DeviceCheck server API, `validate_device_token`

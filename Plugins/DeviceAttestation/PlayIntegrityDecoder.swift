@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// Google's `decodeIntegrityToken` (https://developer.android.com/google/play/integrity/standard#decrypt-and-verify-google-servers):
 /// `POST {base}/v1/{packageName}:decodeIntegrityToken` with `{"integrity_token": ...}`, authorized

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// Google Play Integrity (https://developer.android.com/google/play/integrity/verdicts): an integrity
 /// token is a JWE (`A256KW` + `A256GCM`) around a JWS (`ES256`) whose payload is the verdict. This

@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// Google's attestation certificate status list (https://android.googleapis.com/attestation/status):
 /// `{"entries": {"<serial, lowercase hex>": {"status": "REVOKED" | "SUSPENDED", "reason": ...}}}`.

@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// The signing-certificate fingerprints administrators add to an app's allow-list at run time (next
 /// to those in config), each with the admin who added it: Sudo Platform's rule removes an admin's

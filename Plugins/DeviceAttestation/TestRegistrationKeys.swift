@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// An app's test registration keys (the mechanism of the FSSO plugin's test keys): an administrator
 /// generates one, downloads its private key once, and the app's integration tests sign `test`

@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// One `device-key` instance. Registration (`purpose: register`) answers a `register_key` challenge
 /// with a new public key, a proof of possession (a JWS over the challenge's nonce and the broker's
@@ -7,7 +8,7 @@ import GatehousePluginKit
 /// with a JWS signed by a registered key. The same assertions, without a server nonce, are accepted
 /// at the JWT bearer grant.
 public struct DeviceKeyProvider: IdentityProvider {
-    public var traits: PluginTraits { PluginTraits(acceptsAssertions: true, registrationType: "device") }
+    public var traits: PluginTraits { PluginTraits(registration: .device) }
     public let id: String
     let config: DeviceKeyPlugin.Config
     let environment: PluginEnvironment
@@ -329,3 +330,7 @@ public struct DeviceKeyProvider: IdentityProvider {
         submitLabel: "Sign in"
     )
 }
+
+// The optional capabilities it implements (each found once, when the registry builds it).
+extension DeviceKeyProvider: AssertionVerifying {}
+extension DeviceKeyProvider: KeyUseChecking {}

@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// The `email-code` plugin type: a one-time code sent by email. As an identity provider it signs
 /// people in without a password (the address is the identity); as an authenticator it is a second

@@ -6,8 +6,7 @@ import GatehousePluginKit
 /// emailed code is right. As an authenticator it sends the code to the account's verified address.
 /// Either way the answer `{"resend": true}` sends a new code, and `{"code": "..."}` checks one.
 public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifying {
-    public var traits: PluginTraits { PluginTraits(openEnrollment: true, trustsEmailForLinking: true, registrationType: "passwordless") }
-    public var addressVerifier: (any AddressVerifying)? { self }
+    public var traits: PluginTraits { PluginTraits(openEnrollment: true, trustsEmailForLinking: true, registration: .passwordless) }
     public var proofMethod: String { "email_code" }
     /// Its addresses are proven with a code the broker sent: good enough to link accounts by.
     public var trustsEmailForLinking: Bool { true }
@@ -129,7 +128,10 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
 
 /// `/readyz` (admins: `/admin/v1/readiness`) reports whether the mail server that carries the codes answers.
 extension EmailCodeProvider {
-    public func health() async -> PluginHealth? {
+    public func health() async -> PluginHealth {
         await codes.environment.mailer.health()
     }
 }
+
+// The optional capabilities it implements (each found once, when the registry builds it).
+extension EmailCodeProvider: HealthReporting {}

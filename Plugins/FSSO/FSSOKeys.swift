@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 import _CryptoExtras
 
 /// A public key an `fsso-jwt` instance accepts, as administrators see it.
@@ -63,73 +64,72 @@ struct StoredKey: Codable, Sendable {
 /// registered at run time next to those in the config) and each app's test registration keys
 /// (`test-keys`, generated here, the private half shown once and never stored).
 extension FSSOProvider {
-    static let keysResource = AdminResource(
-        name: "keys", scope: .provider, summary: "Issuer public keys (RSA, PKCS#1 or SPKI PEM, at least 2048 bits): from config, registered, and test keys.",
-        createFields: [
-            AdminField(name: "issuer", summary: "The tokens' iss."), AdminField(name: "kid", summary: "The tokens' kid."),
-            AdminField(name: "pem", summary: "The public key PEM.", fromFile: true),
-            AdminField(name: "apps", summary: "The apps the key may sign people into: a JSON array or a comma-separated list of app ids."),
-        ],
-        itemKey: ["issuer", "kid"], columns: ["issuer", "kid", "source", "apps", "createdAt", "createdBy", "revokedAt"], dangerous: true
-    )
-
-    static let testKeysResource = AdminResource(
-        name: "test-keys", scope: .app,
-        summary: "Test registration keys: sign JWTs for integration tests; their accounts are test accounts and skip the second factor.",
-        itemKey: ["kid"], columns: ["issuer", "kid", "source", "createdAt", "createdBy", "revokedAt"], dangerous: true
-    )
-
-    public var adminResources: [AdminResource] { [Self.keysResource, Self.testKeysResource] }
-
-    public func listItems(of resource: String, app: AppView?) async throws -> [JSONValue] {
-        switch (resource, app) {
-        case ("keys", _): try await keys().map { try Self.json($0) }
-        case ("test-keys", let app?): try await keys().filter { $0.source == .test && $0.appID == app.id }.map { try Self.json($0) }
-        default: throw Self.noResource(resource)
-        }
+    public var adminResources: [AdminResource] {
+        [
+            AdminResource(
+                name: "keys", scope: .provider,
+                summary: "Issuer public keys (RSA, PKCS#1 or SPKI PEM, at least 2048 bits): from config, registered, and test keys.",
+                createFields: [
+                    AdminField(name: "issuer", summary: "The tokens' iss."), AdminField(name: "kid", summary: "The tokens' kid."),
+                    AdminField(name: "pem", summary: "The public key PEM.", fromFile: true),
+                    AdminField(name: "apps", summary: "The apps the key may sign people into: a JSON array or a comma-separated list of app ids."),
+                ],
+                itemKey: ["issuer", "kid"], columns: ["issuer", "kid", "source", "apps", "createdAt", "createdBy", "revokedAt"], dangerous: true,
+                list: { _ in try await keys().map { try Self.json($0) } }, create: { fields, _, admin in try await addKey(fields, by: admin) },
+                delete: { key, _, _ in try await removeKey(key) }
+            ),
+            AdminResource(
+                name: "test-keys", scope: .app,
+                summary: "Test registration keys: sign JWTs for integration tests; their accounts are test accounts and skip the second factor.",
+                itemKey: ["kid"], columns: ["issuer", "kid", "source", "createdAt", "createdBy", "revokedAt"], dangerous: true,
+                list: { app in try await keys().filter { $0.source == .test && $0.appID == app?.id }.map { try Self.json($0) } },
+                create: { _, app, admin in try await generateTestKey(for: try Self.required(app), by: admin) },
+                delete: { key, app, _ in try await revokeTestKey(key[0], of: try Self.required(app)) }
+            ),
+        ]
     }
 
-    public func createItem(in resource: String, fields: [String: JSONValue], app: AppView?, by admin: String) async throws -> AdminChange {
-        switch (resource, app) {
-        case ("keys", _):
-            var missing: [ConfigIssue] = []
-            for name in ["issuer", "kid", "pem"] where fields[name]?.stringValue?.isEmpty != false {
-                missing.append(ConfigIssue(path: name, "is required"))
-            }
-            let apps = Self.appList(fields["apps"])
-            if apps?.isEmpty != false { missing.append(ConfigIssue(path: "apps", "is required: a JSON array of app ids or a comma-separated list")) }
-            if !missing.isEmpty { throw BrokerError(.invalidRequest, .badRequest, "The body needs issuer, kid, pem and apps.", issues: missing) }
-            let issuer = fields["issuer"]!.stringValue!, kid = fields["kid"]!.stringValue!
-            let key = try await addKey(issuer: issuer, kid: kid, pem: fields["pem"]!.stringValue!, apps: apps!, by: admin)
-            return AdminChange(item: try Self.json(key), event: "key_added", details: ["issuer": issuer, "kid": kid, "apps": apps!.joined(separator: ",")])
-        case ("test-keys", let app?):
-            let (key, privateKeyPEM) = try await generateTestKey(appID: app.id, by: admin)
-            return AdminChange(
-                item: ["key": try Self.json(key), "private_key_pem": .string(privateKeyPEM)], shownOnce: privateKeyPEM, event: "test_key_generated",
-                details: ["kid": key.kid]
-            )
-        default:
-            throw Self.noResource(resource)
-        }
+    /// The app of an app-scoped resource's call (the broker always names it).
+    static func required(_ app: AppView?) throws -> AppView {
+        guard let app else { throw BrokerError.internalFailure("Test keys belong to an app.") }
+        return app
     }
 
-    public func deleteItem(from resource: String, key: [String], app: AppView?, by admin: String) async throws -> AdminChange {
-        switch (resource, app) {
-        case ("keys", _):
-            guard key.count == 2, !FSSOKey.isReserved(key[0]), let stored = try await stored(issuer: key[0], kid: key[1]), stored.appID == nil,
-                try await environment.storage.delete(key: StoredKey.storageKey(key[0], key[1]))
-            else {
-                throw BrokerError(.notFound, .notFound, "No registered key '\(key.last ?? "")' of '\(key.first ?? "")'.")
-            }
-            return AdminChange(item: ["issuer": .string(key[0]), "kid": .string(key[1])], event: "key_removed", details: ["issuer": key[0], "kid": key[1]])
-        case ("test-keys", let app?):
-            guard key.count == 1, try await revokeTestKey(appID: app.id, kid: key[0]) else {
-                throw BrokerError(.notFound, .notFound, "No live test key '\(key.first ?? "")' for '\(app.id)'.")
-            }
-            return AdminChange(item: ["kid": .string(key[0])], event: "test_key_revoked", details: ["kid": key[0]])
-        default:
-            throw Self.noResource(resource)
+    func addKey(_ fields: [String: JSONValue], by admin: String) async throws -> AdminChange {
+        var missing: [ConfigIssue] = []
+        for name in ["issuer", "kid", "pem"] where fields[name]?.stringValue?.isEmpty != false {
+            missing.append(ConfigIssue(path: name, "is required"))
         }
+        let apps = Self.appList(fields["apps"])
+        if apps?.isEmpty != false { missing.append(ConfigIssue(path: "apps", "is required: a JSON array of app ids or a comma-separated list")) }
+        if !missing.isEmpty { throw BrokerError(.invalidRequest, .badRequest, "The body needs issuer, kid, pem and apps.", issues: missing) }
+        let issuer = fields["issuer"]!.stringValue!, kid = fields["kid"]!.stringValue!
+        let key = try await addKey(issuer: issuer, kid: kid, pem: fields["pem"]!.stringValue!, apps: apps!, by: admin)
+        return AdminChange(item: try Self.json(key), event: "key_added", details: ["issuer": issuer, "kid": kid, "apps": apps!.joined(separator: ",")])
+    }
+
+    func removeKey(_ key: [String]) async throws -> AdminChange {
+        guard key.count == 2, !FSSOKey.isReserved(key[0]), let stored = try await stored(issuer: key[0], kid: key[1]), stored.appID == nil,
+            try await environment.storage.delete(key: StoredKey.storageKey(key[0], key[1]))
+        else {
+            throw BrokerError(.notFound, .notFound, "No registered key '\(key.last ?? "")' of '\(key.first ?? "")'.")
+        }
+        return AdminChange(item: ["issuer": .string(key[0]), "kid": .string(key[1])], event: "key_removed", details: ["issuer": key[0], "kid": key[1]])
+    }
+
+    func generateTestKey(for app: AppView, by admin: String) async throws -> AdminChange {
+        let (key, privateKeyPEM) = try await generateTestKey(appID: app.id, by: admin)
+        return AdminChange(
+            item: ["key": try Self.json(key), "private_key_pem": .string(privateKeyPEM)], shownOnce: privateKeyPEM, event: "test_key_generated",
+            details: ["kid": key.kid]
+        )
+    }
+
+    func revokeTestKey(_ kid: String, of app: AppView) async throws -> AdminChange {
+        guard try await revokeTestKey(appID: app.id, kid: kid) else {
+            throw BrokerError(.notFound, .notFound, "No live test key '\(kid)' for '\(app.id)'.")
+        }
+        return AdminChange(item: ["kid": .string(kid)], event: "test_key_revoked", details: ["kid": kid])
     }
 
     /// App ids from a JSON array of strings or a comma-separated string (as the CLI sends them);

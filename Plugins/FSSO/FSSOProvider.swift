@@ -7,7 +7,7 @@ import _CryptoExtras
 /// on the wire; the precise reason (`bad_signature`, `token_replayed`, ...) goes to the log and the
 /// audit log only.
 public struct FSSOProvider: IdentityProvider {
-    public var traits: PluginTraits { PluginTraits(acceptsAssertions: true, registrationType: "federated") }
+    public var traits: PluginTraits { PluginTraits(registration: .federated) }
     public let id: String
     let config: FSSOPlugin.Config
     let environment: PluginEnvironment
@@ -156,3 +156,8 @@ public struct FSSOProvider: IdentityProvider {
         BrokerError(.invalidGrant, .badRequest, "The assertion is not valid.").because(reason)
     }
 }
+
+// The optional capabilities it implements (each found once, when the registry builds it).
+extension FSSOProvider: AssertionVerifying {}
+extension FSSOProvider: AdminResourceOffering {}
+extension FSSOProvider: Forgetting {}

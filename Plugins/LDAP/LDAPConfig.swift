@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// `providers[].config` of an `ldap` instance, shaped like Dex's LDAP connector: where the directory
 /// is, how to reach it safely, the service account, and how to find users and their groups.

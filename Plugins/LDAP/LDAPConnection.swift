@@ -1,6 +1,7 @@
 import CLDAP
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 #if canImport(Glibc)
 import Glibc
 #endif

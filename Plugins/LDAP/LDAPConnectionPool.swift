@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 import Synchronization
 
 /// Keeps a provider's open connections for reuse and runs every directory call on a bounded set of

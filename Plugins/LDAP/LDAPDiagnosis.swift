@@ -1,4 +1,5 @@
 import GatehousePluginKit
+import GatehouseSupport
 
 /// `gatehouse providers test` for an `ldap` provider: each step of a sign-in on one fresh connection,
 /// stopping at the first that fails, with what the directory said.

@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// Search filters (RFC 4515): escaping what a person types, and building the filters the plugin sends.
 enum LDAPFilter {

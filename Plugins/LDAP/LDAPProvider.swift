@@ -1,11 +1,12 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 import Logging
 
 /// Signs people in against an LDAP directory with their directory username and password
 /// (search-then-bind), and maps their entry and groups to claims.
 public struct LDAPProvider: IdentityProvider {
-    public var traits: PluginTraits { PluginTraits(diagnosable: true, registrationType: "password") }
+    public var traits: PluginTraits { PluginTraits(registration: .password) }
     public let id: String
     let directory: LDAPDirectory
     let pool: LDAPConnectionPool
@@ -122,7 +123,7 @@ public struct LDAPProvider: IdentityProvider {
     /// second after it finished, so that polling `/readyz` cannot take connections away from sign-ins.
     /// While the directory is known to be unreachable (a sign-in just found it so), unhealthy at once,
     /// whatever the shared result still says.
-    public func health() async -> PluginHealth? {
+    public func health() async -> PluginHealth {
         if let outage = pool.currentOutage { return PluginHealth(healthy: false, detail: outage.description) }
         let directory = directory
         let pool = pool
@@ -142,3 +143,8 @@ public struct LDAPProvider: IdentityProvider {
         await LDAPDiagnosis(directory: directory, pool: pool).run(username: username, password: password)
     }
 }
+
+// The optional capabilities it implements (each found once, when the registry builds it).
+extension LDAPProvider: Diagnosable {}
+extension LDAPProvider: Rechecking {}
+extension LDAPProvider: HealthReporting {}

@@ -1,12 +1,12 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 import HummingbirdBcrypt
 
 /// Signs people in with a username and a password the broker keeps (bcrypt hashes in the plugin's
 /// storage). Registration checks the app's password policy; the username must be free.
 public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping {
-    public var traits: PluginTraits { PluginTraits(registrationType: "password") }
-    public var passwordKeeper: (any PasswordKeeping)? { self }
+    public var traits: PluginTraits { PluginTraits(registration: .password) }
     public let id: String
     let cost: Int
     let environment: PluginEnvironment
@@ -176,3 +176,7 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping {
         return username
     }
 }
+
+// The optional capabilities it implements (each found once, when the registry builds it).
+extension LocalPasswordProvider: Forgetting {}
+extension LocalPasswordProvider: Rechecking {}

@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// The private key the broker signs its client assertions with (RFC 7523 section 2.2, OIDC Core
 /// section 9 `private_key_jwt`). Sign in with Apple takes the same kind of JWT (ES256, `iss` = the

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// Checks an upstream ID token as OpenID Connect Core section 3.1.3.7 says: a compact JWS whose
 /// algorithm is on the allow-list (never `none`, never HMAC, whatever the header says), signed by a

@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// `providers[].config` of an `oidc` instance: the upstream OpenID provider, this broker's client
 /// registration there, what to ask for, which ID tokens to accept, and how upstream claims become an

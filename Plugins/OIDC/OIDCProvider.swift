@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 import Logging
 
 /// One `oidc` instance: signs people in at an upstream OpenID provider with the authorization code
@@ -27,7 +28,7 @@ struct OIDCProvider: IdentityProvider {
     }
 
     var traits: PluginTraits {
-        PluginTraits(openEnrollment: true, trustsEmailForLinking: config.trustEmail && !config.insecureSkipEmailVerified, diagnosable: true, registrationType: "social")
+        PluginTraits(openEnrollment: true, trustsEmailForLinking: config.trustEmail && !config.insecureSkipEmailVerified, registration: .social)
     }
 
     /// Where the upstream sends the browser back: this provider's own callback URL unless configured
@@ -380,3 +381,8 @@ struct OIDCProvider: IdentityProvider {
         }
     }
 }
+
+// The optional capabilities it implements (each found once, when the registry builds it).
+extension OIDCProvider: Diagnosable {}
+extension OIDCProvider: Forgetting {}
+extension OIDCProvider: Rechecking {}

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 import HummingbirdBcrypt
 
 /// Where PINs live: per account, a bcrypt hash of an HMAC of the PIN under a key of the instance

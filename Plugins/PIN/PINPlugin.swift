@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// The `pin` plugin type: a PIN as a second factor. The person chooses it (`create_pin`, checked
 /// against the app's `pinPolicy`, one error code per rule), then enters it (`pin`); wrong PINs count

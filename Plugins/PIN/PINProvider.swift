@@ -93,13 +93,13 @@ public struct PINProvider: Authenticator {
                 inputs: [
                     ChallengeInput(name: "currentPin", label: "Current PIN", kind: .secret, maxLength: 64),
                     ChallengeInput(name: "newPin", label: "New PIN", kind: .secret, maxLength: 64),
-                ]
+                ],
+                run: { fields, context in try await changePIN(fields, context) }
             )
         ]
     }
 
-    public func perform(_ operation: String, with fields: ChallengeResponse, in context: AccountOperationContext) async throws -> JSONValue {
-        guard operation == "change" else { throw BrokerError(.notFound, .notFound, "No such operation.") }
+    func changePIN(_ fields: ChallengeResponse, _ context: AccountOperationContext) async throws -> JSONValue {
         let newPin = try fields.string("newPin")
         try await book.check(try fields.string("currentPin"), accountID: context.account.id, deviceID: context.signInKey?.deviceID)
         try context.app.settings(PINRules.self, for: id).check(newPin)
@@ -136,3 +136,8 @@ public struct PINProvider: Authenticator {
         submitLabel: "Continue"
     )
 }
+
+// The optional capabilities it implements (each found once, when the registry builds it).
+extension PINProvider: AccountOperationOffering {}
+extension PINProvider: Forgetting {}
+extension PINProvider: FactorChaining {}

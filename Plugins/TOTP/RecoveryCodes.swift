@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// Single-use recovery codes: ten characters from an alphabet of 30 without look-alikes (no 0/O,
 /// 1/I/L, U), 49 bits each, shown as `xxxxx-xxxxx`. Only an HMAC-SHA256 of each, under a key of the

@@ -3,26 +3,23 @@ import GatehousePluginKit
 /// Administrators see every account's authenticator app (never its secret) and reset one: the
 /// enrolment and its recovery codes go, the account's lock and wrong guesses are lifted, and the next
 /// sign-in that needs the app sets one up.
-extension TOTPProvider {
+extension TOTPProvider: AdminResourceOffering {
     public var adminResources: [AdminResource] {
         [
             AdminResource(
                 name: "enrollments", scope: .provider,
                 summary: "Authenticator apps (set up by their people at sign-in; removing one resets it: the next sign-in sets one up again)",
                 itemKey: ["account"], columns: ["account", "username", "createdAt", "lastUsedAt", "recoveryCodesLeft"], dangerous: true,
-                creatable: false, accountField: "account"
+                accountField: "account", list: { _ in try await listEnrollments() }, delete: { key, _, _ in try await reset(accountID: key[0]) }
             )
         ]
     }
 
-    public func listItems(of resource: String, app: AppView?) async throws -> [JSONValue] {
-        guard resource == "enrollments" else { throw BrokerError(.notFound, .notFound, "No resource '\(resource)'.") }
-        return try await book.all().map { $0.enrolment.summary(accountID: $0.accountID) }
+    func listEnrollments() async throws -> [JSONValue] {
+        try await book.all().map { $0.enrolment.summary(accountID: $0.accountID) }
     }
 
-    public func deleteItem(from resource: String, key: [String], app: AppView?, by admin: String) async throws -> AdminChange {
-        guard resource == "enrollments", key.count == 1 else { throw BrokerError(.notFound, .notFound, "No resource '\(resource)'.") }
-        let accountID = key[0]
+    func reset(accountID: String) async throws -> AdminChange {
         guard let enrolment = try await book.enrolment(for: accountID), try await book.remove(for: accountID) else {
             throw BrokerError(.notFound, .notFound, "Account '\(accountID)' has no authenticator app.")
         }

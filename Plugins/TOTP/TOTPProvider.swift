@@ -129,3 +129,6 @@ public struct TOTPProvider: Authenticator {
         return []
     }
 }
+
+// The optional capabilities it implements (each found once, when the registry builds it).
+extension TOTPProvider: Forgetting {}

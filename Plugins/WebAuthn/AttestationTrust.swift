@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseAttestation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// Whether an attestation's trust path ends at a root the relying party trusts (§7.1 steps 23 and
 /// 24): the roots the config lists, the roots the FIDO Metadata Service BLOB lists for the

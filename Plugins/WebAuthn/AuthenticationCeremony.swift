@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// What a verified assertion tells about the credential now.
 struct VerifiedAssertion: Sendable {

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// `clientDataJSON` (§5.8.1) as the browser or platform serialized it: the ceremony type, the
 /// challenge (base64url), the origin, and whether it was collected in a cross-origin iframe. Its hash

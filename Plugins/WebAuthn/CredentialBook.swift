@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// Where credentials live, in the instance's storage: one record per credential (keyed by its id, so
 /// that an id is registered once, on every node), one per user handle listing its credentials, and

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GatehouseAttestation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// The FIDO Metadata Service BLOB (FIDO MDS 3.0, §3.1.7), read from a file: a JWS whose `x5c`
 /// chains to the FIDO root the operator configured, listing per AAGUID the roots that anchor the

@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// The relying party a ceremony is for: its id (a registrable domain: the credentials are scoped to
 /// it), its name (shown by the authenticator), and the origins allowed to run ceremonies for it

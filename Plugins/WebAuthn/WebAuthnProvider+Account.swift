@@ -7,24 +7,25 @@ import GatehousePluginKit
 extension WebAuthnProvider {
     public var accountOperations: [AccountOperation] {
         [
-            AccountOperation(name: "list", summary: "The account's passkeys and security keys: id, name, created, last used, backup eligibility and state.", inputs: []),
+            AccountOperation(
+                name: "list", summary: "The account's passkeys and security keys: id, name, created, last used, backup eligibility and state.", inputs: [],
+                run: { _, context in ["credentials": .array(try await book.credentials(of: context.account.id).map { $0.value.summary(account: context.account.id) })] }
+            ),
             AccountOperation(
                 name: "rename", summary: "Renames one of the account's credentials.",
-                inputs: [ChallengeInput(name: "credential", label: "Credential id", maxLength: 1400), ChallengeInput(name: "name", label: "Name", maxLength: 64)]
+                inputs: [ChallengeInput(name: "credential", label: "Credential id", maxLength: 1400), ChallengeInput(name: "name", label: "Name", maxLength: 64)],
+                run: { fields, context in try await rename(fields, context) }
             ),
             AccountOperation(
                 name: "remove", summary: "Removes one of the account's credentials. Needs a sign-in through this instance within `freshSignIn`.",
-                inputs: [ChallengeInput(name: "credential", label: "Credential id", maxLength: 1400)]
+                inputs: [ChallengeInput(name: "credential", label: "Credential id", maxLength: 1400)],
+                run: { fields, context in try await remove(fields, context) }
             ),
         ]
     }
 
-    public func perform(_ operation: String, with fields: ChallengeResponse, in context: AccountOperationContext) async throws -> JSONValue {
-        let accountID = context.account.id
-        switch operation {
-        case "list":
-            return ["credentials": .array(try await book.credentials(of: accountID).map { $0.value.summary(account: accountID) })]
-        case "rename":
+    func rename(_ fields: ChallengeResponse, _ context: AccountOperationContext) async throws -> JSONValue {
+            let accountID = context.account.id
             let name = try fields.string("name").trimmingCharacters(in: .whitespaces)
             guard !name.isEmpty, name.count <= 64 else { throw BrokerError(.invalidRequest, .badRequest, "A name has 1 to 64 characters.") }
             let target = try fields.string("credential")
@@ -36,15 +37,15 @@ extension WebAuthnProvider {
             }
             guard let renamed else { throw notOurs }
             return renamed.summary(account: accountID)
-        case "remove":
+    }
+
+    func remove(_ fields: ChallengeResponse, _ context: AccountOperationContext) async throws -> JSONValue {
+            let accountID = context.account.id
             try context.requireSignIn(within: config.freshSignIn, now: environment.clock.now, passing: id)
             let target = try fields.string("credential")
             guard try await book.credentials(of: accountID).contains(where: { $0.value.id == target }), let removed = try await book.remove(target) else { throw notOurs }
             await audit("webauthn.removed", app: context.app.id, account: accountID, details: ["credential": removed.id, "by": "account"])
             return ["removed": .string(removed.id)]
-        default:
-            throw BrokerError(.notFound, .notFound, "No such operation.")
-        }
     }
 
     var notOurs: BrokerError { BrokerError(.notFound, .notFound, "The account has no such credential.") }

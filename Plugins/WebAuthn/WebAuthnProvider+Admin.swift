@@ -7,14 +7,13 @@ extension WebAuthnProvider {
         [
             AdminResource(
                 name: "credentials", scope: .provider, summary: "Passkeys and security keys (registered by their people; removing one stops it signing in)",
-                itemKey: ["credential"], columns: ["name", "account", "createdAt", "lastUsedAt", "backupState", "authenticator"], dangerous: true, creatable: false,
-                accountField: "account"
+                itemKey: ["credential"], columns: ["name", "account", "createdAt", "lastUsedAt", "backupState", "authenticator"], dangerous: true,
+                accountField: "account", list: { _ in try await listCredentials() }, delete: { key, _, _ in try await removeCredential(key[0]) }
             )
         ]
     }
 
-    public func listItems(of resource: String, app: AppView?) async throws -> [JSONValue] {
-        guard resource == "credentials" else { throw BrokerError(.notFound, .notFound, "No resource '\(resource)'.") }
+    func listCredentials() async throws -> [JSONValue] {
         var items: [JSONValue] = []
         for credential in try await book.all() {
             items.append(credential.summary(account: try await book.accountID(ofHandle: credential.userHandle)))
@@ -22,11 +21,10 @@ extension WebAuthnProvider {
         return items
     }
 
-    public func deleteItem(from resource: String, key: [String], app: AppView?, by admin: String) async throws -> AdminChange {
-        guard resource == "credentials", key.count == 1 else { throw BrokerError(.notFound, .notFound, "No resource '\(resource)'.") }
-        guard let stored = try await book.credential(key[0]) else { throw BrokerError(.notFound, .notFound, "No credential '\(key[0])'.") }
+    func removeCredential(_ id: String) async throws -> AdminChange {
+        guard let stored = try await book.credential(id) else { throw BrokerError(.notFound, .notFound, "No credential '\(id)'.") }
         let account = try await book.accountID(ofHandle: stored.value.userHandle)
-        guard let removed = try await book.remove(key[0]) else { throw BrokerError(.notFound, .notFound, "No credential '\(key[0])'.") }
+        guard let removed = try await book.remove(id) else { throw BrokerError(.notFound, .notFound, "No credential '\(id)'.") }
         return AdminChange(item: removed.summary(account: account), event: "credential_removed", details: ["credential": removed.id], accountID: account)
     }
 }

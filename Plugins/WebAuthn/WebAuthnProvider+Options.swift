@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// The options of each ceremony, as the JSON the browser's `PublicKeyCredential.parseCreationOptionsFromJSON`
 /// / `parseRequestOptionsFromJSON` (§5.1.9, §5.1.10) and the iOS and Android passkey APIs take: every

@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// One `webauthn` instance: passkey sign-in and registration as an identity provider, and a
 /// security key or passkey as a second factor.
@@ -22,7 +23,7 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
     }
 
     // Anyone can make a passkey: a new one makes an account only where the app allows self-registration.
-    public var traits: PluginTraits { PluginTraits(openEnrollment: true, registrationType: "passkey") }
+    public var traits: PluginTraits { PluginTraits(openEnrollment: true, registration: .passkey) }
 
     /// What the flow keeps between steps: the ceremony's challenge (bound to this flow, used for its
     /// one answer), and for registrations the handle and name the credential is made for.
@@ -283,3 +284,9 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
         return []
     }
 }
+
+// The optional capabilities it implements (each found once, when the registry builds it).
+extension WebAuthnProvider: AccountOperationOffering {}
+extension WebAuthnProvider: AdminResourceOffering {}
+extension WebAuthnProvider: Forgetting {}
+extension WebAuthnProvider: IdentityCompleting {}

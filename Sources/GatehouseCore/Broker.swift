@@ -206,8 +206,8 @@ public struct Broker: Sendable, CustomStringConvertible {
         // Every plugin at once: the slowest check (each caps its own probe at a few seconds), not
         // their sum, bounds how long a probe waits.
         await withTaskGroup(of: (String, PluginHealth?).self) { group in
-            for plugin in plugins.all.values {
-                group.addTask { (plugin.id, await plugin.health()) }
+            for (id, plugin) in plugins.healthReporters {
+                group.addTask { (id, await plugin.health()) }
             }
             // A plugin without an upstream reports nothing (and never hides another check).
             for await (id, health) in group { if let health { checks[id] = health } }

@@ -15,8 +15,8 @@ struct PluginRootRoutes {
     init(broker: Broker) {
         self.broker = broker
         var templates: [String: String] = [:]
-        for (id, plugin) in broker.plugins.all {
-            for (name, text) in plugin.pageTemplates { templates["\(id)/\(name)"] = text }
+        for (id, pages) in broker.plugins.pageTemplates {
+            for (name, text) in pages { templates["\(id)/\(name)"] = text }
         }
         self.renderer = PageRenderer(issuer: broker.config.server.issuer, challenges: broker.engine.challenges, pluginTemplates: templates)
         for name in renderer.brokenTemplates {

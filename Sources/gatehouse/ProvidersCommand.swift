@@ -40,11 +40,11 @@ struct ProvidersCommand: AsyncParsableCommand {
 
         func run() async throws {
             let broker = try await Bootstrap.openBroker(options)
-            guard let plugin = broker.plugins.all[provider] else {
+            guard broker.plugins.all[provider] != nil else {
                 let known = broker.plugins.all.keys.sorted().joined(separator: ", ")
                 throw ValidationError("No provider '\(provider)' in the config (configured: \(known)).")
             }
-            guard plugin.traits.diagnosable else {
+            guard broker.plugins.diagnosables[provider] != nil else {
                 throw ValidationError("The provider '\(provider)' (type \(broker.plugins.typeNames[provider] ?? "?")) has no upstream to check.")
             }
             let password = passwordStdin ? try PasswordInput.read(confirm: false) : nil

@@ -27,7 +27,7 @@ struct UsersCommand: AsyncParsableCommand {
                 if let provider { throw ValidationError("No provider with id '\(provider)' in the config.") }
                 throw ValidationError("The config has \(candidates.count) providers of type local; name one with --provider.")
             }
-            guard let managing = broker.plugins.identityProviders[declaration.id]?.passwordKeeper else {
+            guard let managing = broker.plugins.passwordKeepers[declaration.id] else {
                 throw ValidationError("The provider '\(declaration.id)' (type \(declaration.type)) does not keep passwords, so it has no users to manage here.")
             }
             return (broker, managing)

@@ -200,11 +200,11 @@ struct CustomAPITests {
     @Test func readinessReportsWhetherTheAppsAPIAnswers() async throws {
         let up = try await broker()
         defer { up.temporary.remove() }
-        let reachable = try #require(await up.broker.plugins.all["bank"]?.health())
+        let reachable = try #require(await up.broker.plugins.healthReporters["bank"]?.health())
         #expect(reachable.healthy, "\(reachable)")
         let down = try await self.broker(url: "http://127.0.0.1:9/gatehouse/register")
         defer { down.temporary.remove() }
-        let unreachable = try #require(await down.broker.plugins.all["bank"]?.health())
+        let unreachable = try #require(await down.broker.plugins.healthReporters["bank"]?.health())
         #expect(!unreachable.healthy && unreachable.detail?.contains("the app's API") == true, "\(unreachable)")
         #expect(await down.broker.readiness().checks["bank"]?.healthy == false)
     }

@@ -302,7 +302,7 @@ struct EmailCodeTests {
         let test = try await broker()
         defer { test.temporary.remove() }
         let address = Self.unique("recover")
-        let verifier = try #require(test.broker.plugins.all["email"]?.addressVerifier)
+        let verifier = try #require(test.broker.plugins.addressVerifiers["email"])
         let app = try #require(try await test.store.app(id: "notes"))
         let binding = CodeBinding.recovery(flowID: "stranger-flow")
         _ = try await verifier.sendCode(to: try #require(EmailAddress(address)), binding: binding, app: app.view, clientIP: nil)

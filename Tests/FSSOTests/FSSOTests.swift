@@ -74,7 +74,7 @@ struct FSSOTests {
     }
 
     func reason(_ test: TestBroker, _ token: String, app appID: String = "notes") async -> String? {
-        let provider = test.broker.plugins.identityProviders["acme-sso"]!
+        let provider = test.broker.plugins.assertionVerifiers["acme-sso"]!
         let app = try! await test.store.app(id: appID)!
         do {
             _ = try await provider.verifyAssertion(token, for: app.view)
@@ -110,8 +110,8 @@ struct FSSOTests {
         defer { test.temporary.remove() }
         let token = try Self.jwt(claims: Self.claims(test.clock))
         let app = try #require(try await test.store.app(id: "notes"))
-        let first = try #require(test.broker.plugins.identityProviders["acme-sso"])
-        let backup = try #require(test.broker.plugins.identityProviders["acme-backup"])
+        let first = try #require(test.broker.plugins.assertionVerifiers["acme-sso"])
+        let backup = try #require(test.broker.plugins.assertionVerifiers["acme-backup"])
         _ = try await first.verifyAssertion(token, for: app.view)
         let replayed = await thrownError { _ = try await backup.verifyAssertion(token, for: app.view) }
         #expect(replayed?.reason == "token_replayed", "the same issuer's token at a second instance is a replay")
@@ -351,7 +351,7 @@ extension FSSOTests {
         // Revoked: refused at once.
         _ = try await test.broker.admin.deleteResourceItem("test-keys", of: .app("strict"), key: [generated.key.kid], by: Self.ops)
         let strict = try #require(try await test.store.app(id: "strict"))
-        let provider = test.broker.plugins.identityProviders["acme-sso"]!
+        let provider = test.broker.plugins.assertionVerifiers["acme-sso"]!
         do {
             _ = try await provider.verifyAssertion(try testToken(sub: "tester-3"), for: strict.view)
             Issue.record("a revoked test key still worked")
@@ -383,7 +383,7 @@ extension FSSOTests {
 
         _ = try await test.broker.admin.createApp(["id": "strict", "name": "Strict again", "policy": ["identityProviders": ["acme-sso"]]], by: Self.ops)
         let again = try #require(try await test.store.app(id: "strict"))
-        let provider = try #require(test.broker.plugins.identityProviders["acme-sso"])
+        let provider = try #require(test.broker.plugins.assertionVerifiers["acme-sso"])
         let refusal = await thrownError(BrokerError.self) { _ = try await provider.verifyAssertion(token, for: again.view) }
         #expect(refusal?.code == .invalidGrant, "the old test key signs nobody into the new app")
     }

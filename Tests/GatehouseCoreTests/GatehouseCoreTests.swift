@@ -127,9 +127,11 @@ extension GatehouseCoreTests {
     }
 
     /// A plugin whose endpoints are declared twice (the author's mistake), reported at start.
-    struct TwiceDeclared: IdentityProvider {
+    struct TwiceDeclared: IdentityProvider, EndpointOffering {
         let id: String
-        var endpoints: [PluginEndpoint] { [PluginEndpoint(.get, "report", summary: "A report.", caller: .admin), PluginEndpoint(.get, "report", summary: "Again.", caller: .admin)] }
+        var endpoints: [PluginEndpoint] {
+            [.forAdmins(.get, "report", summary: "A report.") { _, _ in PluginEndpointAnswer([:]) }, .forAdmins(.get, "report", summary: "Again.") { _, _ in PluginEndpointAnswer([:]) }]
+        }
         func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { throw BrokerError.internalFailure() }
         func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep { throw BrokerError.internalFailure() }
         enum Factory: PluginFactory {

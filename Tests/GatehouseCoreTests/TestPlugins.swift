@@ -5,7 +5,7 @@ import Testing
 
 /// A provider for engine tests: asks for `{"subject": ...}` and identifies whoever is named, unless the
 /// subject is `wrong` (a failed attempt). Can run stateless.
-struct NamedSubjectProvider: IdentityProvider {
+struct NamedSubjectProvider: IdentityProvider, HealthReporting {
     let id: String
     let healthy: Bool
     var traits: PluginTraits { PluginTraits(statelessCapable: true) }
@@ -21,7 +21,7 @@ struct NamedSubjectProvider: IdentityProvider {
         return .identified(ExternalIdentity(providerID: id, subject: subject, username: subject, claims: IdentityClaims(name: subject), methods: ["user"]))
     }
 
-    func health() async -> PluginHealth? { PluginHealth(healthy: healthy, detail: healthy ? nil : "down on purpose") }
+    func health() async -> PluginHealth { PluginHealth(healthy: healthy, detail: healthy ? nil : "down on purpose") }
 
     static let challenge = ChallengeDescription(type: "subject", summary: "Whoever to be.", inputs: [ChallengeInput(name: "subject", label: "Subject", maxLength: 64)])
 

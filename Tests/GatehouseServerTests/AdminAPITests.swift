@@ -214,7 +214,7 @@ extension GatehouseServerTests {
     @Test func bruteForceIsLockedOutAuditedAndCounted() async throws {
         let fixture = try await Self.adminBroker()
         defer { fixture.test.temporary.remove() }
-        let provider = try #require(fixture.test.broker.plugins.identityProviders["local"]?.passwordKeeper)
+        let provider = try #require(fixture.test.broker.plugins.passwordKeepers["local"])
         _ = try await provider.addUser(username: "alice", password: "correct horse battery", policy: PasswordPolicy())
         try await fixture.app.test(.router) { client in
             var last: TestResponse?

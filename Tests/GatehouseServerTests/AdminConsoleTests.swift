@@ -24,7 +24,7 @@ extension GatehouseServerTests {
                 identityProviders: [local]
             """
         let test = try await oidcBroker(yaml: yaml)
-        let provider = try #require(test.broker.plugins.identityProviders["local"]?.passwordKeeper)
+        let provider = try #require(test.broker.plugins.passwordKeepers["local"])
         _ = try await provider.addUser(username: "bob", password: "tulip marble engine", policy: PasswordPolicy())
         return test
     }

@@ -58,7 +58,7 @@ extension GatehouseServerTests {
         registry.register(LocalPasswordPlugin.self)
         let yaml = adminToken.map { base + "\nadmin:\n  tokens:\n    - {name: default, token: \($0)}\n" } ?? base
         let test = try await TestBroker.make(yaml: yaml, registry: registry, environment: ["WEB_SECRET": webSecret, "OTHER_SECRET": otherSecret])
-        let provider = try #require(test.broker.plugins.identityProviders["local"]?.passwordKeeper)
+        let provider = try #require(test.broker.plugins.passwordKeepers["local"])
         _ = try await provider.addUser(username: "alice", password: "correct horse battery", policy: PasswordPolicy())
         return test
     }

@@ -557,7 +557,7 @@ extension GatehouseServerTests {
             defer { test.temporary.remove() }
             let routes = PluginRootRoutes(broker: test.broker)
             #expect(routes.renderer.brokenTemplates.isEmpty, "\(routes.renderer.brokenTemplates)")
-            #expect(test.broker.plugins.all.values.contains { !$0.pageTemplates.isEmpty })
+            #expect(test.broker.plugins.pageTemplates.values.contains { !$0.isEmpty })
         }
     }
 }
@@ -598,7 +598,7 @@ extension GatehouseServerTests {
         registry.register(RiddlePlugin.self)
         let test = try await TestBroker.make(yaml: yaml, registry: registry, environment: ["WEB_SECRET": Self.webSecret])
         defer { test.temporary.remove() }
-        let keeper = try #require(test.broker.plugins.identityProviders["local"]?.passwordKeeper)
+        let keeper = try #require(test.broker.plugins.passwordKeepers["local"])
         _ = try await keeper.addUser(username: "alice", password: "correct horse battery", policy: PasswordPolicy())
         let (tokens, oedipus) = try await test.signIn(FlowRequest(appID: "thebes", providerID: "sphinx"), answer: ["name": "oedipus", "answer": "man"])
         let accountID = try #require(oedipus?.id)

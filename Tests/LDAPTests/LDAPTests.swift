@@ -196,7 +196,7 @@ struct LDAPTests {
         try await Slapd.withOwn { own in
             let provider = try Self.provider(own)
             _ = try await provider.signIn(username: "alice", password: "alice-password-1")
-            #expect(await provider.health()?.healthy == true)
+            #expect(await provider.health().healthy == true)
 
             await own.stop()
             let started = Date()
@@ -216,7 +216,7 @@ struct LDAPTests {
             try await Task.sleep(for: .seconds(LDAPConnectionPool.failFastInterval + 0.2))
             let identity = try await provider.signIn(username: "alice", password: "alice-password-1")
             #expect(identity.claims.groups == ["admins", "engineers"])
-            #expect(await provider.health()?.healthy == true)
+            #expect(await provider.health().healthy == true)
         }
     }
 
@@ -240,7 +240,7 @@ struct LDAPTests {
             let again = Date()
             await #expect(throws: BrokerError.self) { _ = try await provider.signIn(username: "bob", password: "bob-password-1") }
             #expect(Date().timeIntervalSince(again) < 0.9, "a call in the fail-fast window waited for the operation timeout")
-            #expect(await provider.health()?.healthy == false)
+            #expect(await provider.health().healthy == false)
 
             await own.resume()
             try await Task.sleep(for: .seconds(LDAPConnectionPool.failFastInterval + 0.2))

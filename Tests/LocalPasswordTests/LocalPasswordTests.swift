@@ -132,12 +132,12 @@ struct LocalPasswordTests {
     @Test func administratorsManageUsers() async throws {
         let test = try await Self.broker()
         defer { test.temporary.remove() }
-        let provider = try #require(test.broker.plugins.identityProviders["local"]?.passwordKeeper)
+        let provider = try #require(test.broker.plugins.passwordKeepers["local"])
         let subject = try await provider.addUser(username: "carol", password: "a fine long password", policy: PasswordPolicy())
         #expect(try await provider.listUsers().map(\.username) == ["carol"])
         let signedIn = try await signIn(test, "carol", "a fine long password")
         #expect(signedIn.account?.username == "carol")
-        let rechecking = try #require(test.broker.plugins.identityProviders["local"])
+        let rechecking = try #require(test.broker.plugins.recheckers["local"])
         #expect(try await rechecking.recheck(subject: subject) == .valid(freshClaims: nil))
         #expect(try await provider.removeUser(username: "carol") == subject)
         // Her refresh tokens stop working: the provider no longer vouches for her.
@@ -186,7 +186,7 @@ extension LocalPasswordTests {
 
     static func lockoutBroker() async throws -> TestBroker {
         let test = try await broker(yaml: lockoutYAML)
-        let provider = try #require(test.broker.plugins.identityProviders["local"]?.passwordKeeper)
+        let provider = try #require(test.broker.plugins.passwordKeepers["local"])
         _ = try await provider.addUser(username: "alice", password: "correct horse battery", policy: PasswordPolicy())
         return test
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// A plugin that exists only for tests, to prove the plugin boundary: its `riddle` challenge type is
 /// one the server has never heard of (a name and a secret answer, a hidden field, a "hint" button and
@@ -25,7 +26,10 @@ public enum RiddlePlugin: PluginFactory {
     public static let challenges = [RiddleProvider.challenge]
 
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
-        RiddleProvider(id: id, config: config, clock: environment.clock, storage: environment.storage)
+        let riddle = RiddleProvider(id: id, config: config, clock: environment.clock, storage: environment.storage)
+        // Handing flows on is a capability the instance adopts or not: a riddle configured to hand on
+        // is another type (`HandingRiddle`), so that the registry finds it by what it is.
+        return config.handOffTo == nil && config.handOverTo == nil ? riddle : HandingRiddle(riddle: riddle)
     }
 }
 
@@ -63,8 +67,6 @@ public struct RiddleProvider: IdentityProvider {
     let config: RiddlePlugin.Config
     let clock: any BrokerClock
     let storage: PluginStorage
-
-    public var traits: PluginTraits { PluginTraits(handsOver: config.handOverTo != nil) }
 
     static let challenge = ChallengeDescription(
         type: "riddle", summary: "A riddle to answer.", title: "Answer the riddle", prompt: "Riddle: {question}",
@@ -109,18 +111,19 @@ public struct RiddleProvider: IdentityProvider {
         [
             AdminResource(
                 name: "sightings", scope: .provider, summary: "People who asked the riddle who they are", itemKey: ["account"],
-                columns: ["account", "username", "at"], creatable: false, accountField: "account"
+                columns: ["account", "username", "at"], accountField: "account", list: { _ in try await listSightings() },
+                delete: { key, _, _ in try await removeSighting(of: key[0]) }
             )
         ]
     }
 
-    public func listItems(of resource: String, app: AppView?) async throws -> [JSONValue] {
+    func listSightings() async throws -> [JSONValue] {
         try await storage.all(Sighting.self, keyPrefix: "sighting:").map { ["account": .string($0.value.account), "username": .string($0.value.username), "at": .number($0.value.at)] }
     }
 
-    public func deleteItem(from resource: String, key: [String], app: AppView?, by admin: String) async throws -> AdminChange {
-        guard try await storage.delete(key: "sighting:\(key[0])") else { throw BrokerError(.notFound, .notFound, "No sighting of '\(key[0])'.") }
-        return AdminChange(item: ["account": .string(key[0])], event: "sighting_removed")
+    func removeSighting(of account: String) async throws -> AdminChange {
+        guard try await storage.delete(key: "sighting:\(account)") else { throw BrokerError(.notFound, .notFound, "No sighting of '\(account)'.") }
+        return AdminChange(item: ["account": .string(account)], event: "sighting_removed")
     }
 
     /// A small SVG drawn by the plugin, to prove that a challenge page shows a plugin's picture.
@@ -132,61 +135,57 @@ public struct RiddleProvider: IdentityProvider {
     /// the last five minutes) have the riddle forget them.
     public var accountOperations: [AccountOperation] {
         [
-            AccountOperation(name: "whoami", summary: "When and how the person signed in.", inputs: []),
-            AccountOperation(name: "forget_me", summary: "Needs a sign-in through this riddle within the last five minutes.", inputs: []),
+            AccountOperation(name: "whoami", summary: "When and how the person signed in.", inputs: [], run: { _, context in try await whoami(context) }),
+            AccountOperation(
+                name: "forget_me", summary: "Needs a sign-in through this riddle within the last five minutes.", inputs: [],
+                run: { _, context in
+                    try context.requireSignIn(within: .minutes(5), now: clock.now, passing: id)
+                    return ["forgotten": .string(context.account.username)]
+                }
+            ),
         ]
     }
 
-    public func perform(_ operation: String, with fields: ChallengeResponse, in context: AccountOperationContext) async throws -> JSONValue {
-        switch operation {
-        case "whoami":
+    func whoami(_ context: AccountOperationContext) async throws -> JSONValue {
             let sighting = Sighting(account: context.account.id, username: context.account.username, at: clock.now.timeIntervalSince1970)
             if try await !storage.insert(sighting, key: "sighting:\(sighting.account)"), let seen = try await storage.get(Sighting.self, key: "sighting:\(sighting.account)") {
                 _ = try await storage.replace(sighting, key: "sighting:\(sighting.account)", version: seen.version)
             }
             return ["signedInAt": context.authenticatedAt.map { .number($0.timeIntervalSince1970) } ?? .null, "methods": .array(context.methods.map { .string($0) })]
-        default:
-            try context.requireSignIn(within: .minutes(5), now: clock.now, passing: id)
-            return ["forgotten": .string(context.account.username)]
-        }
     }
 
     /// Endpoints of each caller kind, to prove that a plugin's routes need no broker or server change.
     public var endpoints: [PluginEndpoint] {
         [
-            PluginEndpoint(.get, "question", summary: "The riddle this app asks, for the signed-in person.", caller: .accessToken),
-            PluginEndpoint(
-                .post, "check", summary: "Whether an answer is right, for the app's back end.", caller: .appClient,
-                inputs: [ChallengeInput(name: "answer", label: "Answer", maxLength: 64)]
-            ),
-            PluginEndpoint(.get, "answer-length", summary: "How many letters the answer has, for administrators.", caller: .admin),
+            .forAccounts(.get, "question", summary: "The riddle this app asks, for the signed-in person.") { _, account, app in
+                let settings = try app.settings(RiddleSettings.self, for: id)
+                return PluginEndpointAnswer(["question": .string(config.question), "hints": .bool(settings.hints), "for": .string(account.username)])
+            },
+            .forApps(
+                .post, "check", summary: "Whether an answer is right, for the app's back end.", inputs: [ChallengeInput(name: "answer", label: "Answer", maxLength: 64)]
+            ) { call, app in
+                let settings = try app.settings(RiddleSettings.self, for: id)
+                let given = try call.fields.string("answer")
+                let (left, right) = settings.matching == .exact ? (given, config.answer) : (given.lowercased(), config.answer.lowercased())
+                return PluginEndpointAnswer(["correct": .bool(SecretDigest.constantTimeEquals(left, right))])
+            },
+            .forAdmins(.get, "answer-length", summary: "How many letters the answer has, for administrators.") { _, admin in
+                PluginEndpointAnswer(["letters": .number(Double(config.answer.count)), "askedBy": .string(admin)])
+            },
             // Every riddle instance claims this path; the one named in it answers (the others answer
             // `not_found`, so the broker asks the next).
-            PluginEndpoint(.get, "riddles/:instance", summary: "A page showing the riddle.", caller: .anyone, root: true, format: .page),
+            .forAnyone(.get, "riddles/:instance", summary: "A page showing the riddle.", format: .page) { call in
+                guard call.parameters["instance"] == id else { throw BrokerError(.notFound, .notFound, "No riddle '\(call.parameters["instance"] ?? "")'.") }
+                return PluginEndpointAnswer(
+                    page: PluginPage(
+                        title: "A riddle", template: "riddle", values: ["name": .string(id), "question": .string(config.question), "letters": .number(Double(config.answer.count))]
+                    )
+                )
+            },
         ]
     }
 
     public var pageTemplates: [String: String] { ["riddle": "<p>{{name}} asks: <q>{{question}}</q></p>{{#letters}}<p>{{letters}} letters.</p>{{/letters}}"] }
-
-    public func handle(_ call: PluginEndpointCall) async throws -> PluginEndpointAnswer {
-        switch call.endpoint.path {
-        case "riddles/:instance":
-            guard call.parameters["instance"] == id else { throw BrokerError(.notFound, .notFound, "No riddle '\(call.parameters["instance"] ?? "")'.") }
-            return PluginEndpointAnswer(
-                page: PluginPage(title: "A riddle", template: "riddle", values: ["name": .string(id), "question": .string(config.question), "letters": .number(Double(config.answer.count))])
-            )
-        case "question":
-            let settings = try call.app!.settings(RiddleSettings.self, for: id)
-            return PluginEndpointAnswer(["question": .string(config.question), "hints": .bool(settings.hints), "for": .string(call.account!.username)])
-        case "check":
-            let settings = try call.app!.settings(RiddleSettings.self, for: id)
-            let given = try call.fields.string("answer")
-            let (left, right) = settings.matching == .exact ? (given, config.answer) : (given.lowercased(), config.answer.lowercased())
-            return PluginEndpointAnswer(["correct": .bool(SecretDigest.constantTimeEquals(left, right))])
-        default:
-            return PluginEndpointAnswer(["letters": .number(Double(config.answer.count)), "askedBy": .string(call.admin ?? "")])
-        }
-    }
 
     func ask(round: Int, hint: Bool) -> FlowStep {
         let challenge = Challenge(
@@ -263,4 +262,35 @@ public struct RiddleProvider: IdentityProvider {
         try await completion.changes.audit("riddle.passed", details: ["name": String(decoding: state.data, as: UTF8.self)])
         return ["riddle": ["askedBy": .string(id), "account": .string(completion.account.id)]]
     }
+}
+
+// The optional capabilities it implements (each found once, when the registry builds it).
+extension RiddleProvider: AccountOperationOffering {}
+extension RiddleProvider: AdminResourceOffering {}
+extension RiddleProvider: EndpointOffering {}
+extension RiddleProvider: FlowStopping {}
+extension RiddleProvider: IdentityCompleting {}
+
+/// A riddle configured to hand its flows on (`handOffTo`, `handOverTo`): the same riddle, adopting
+/// `HandingOver` as well.
+struct HandingRiddle: HandingOver, AccountOperationOffering, AdminResourceOffering, EndpointOffering, FlowStopping, IdentityCompleting {
+    let riddle: RiddleProvider
+
+    var id: String { riddle.id }
+    var accountOperations: [AccountOperation] { riddle.accountOperations }
+    var adminResources: [AdminResource] { riddle.adminResources }
+    var endpoints: [PluginEndpoint] { riddle.endpoints }
+    var pageTemplates: [String: String] { riddle.pageTemplates }
+
+    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { try await riddle.begin(request, in: context) }
+    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        try await riddle.resume(state, with: answer, in: context)
+    }
+    func resume(_ state: FlowState, after identity: ExternalIdentity, in context: FlowContext) async throws -> FlowStep {
+        try await riddle.resume(state, after: identity, in: context)
+    }
+    func completing(_ state: FlowState, _ completion: FlowCompletion) async throws { try await riddle.completing(state, completion) }
+    func completed(_ state: FlowState, _ completion: FlowCompletion) async throws -> [String: JSONValue] { try await riddle.completed(state, completion) }
+    func stopping(_ state: FlowState, in context: FlowContext) async throws -> [String: JSONValue] { try await riddle.stopping(state, in: context) }
+    func identifiedFlowCompleted(_ completion: FlowCompletion) async throws { try await riddle.identifiedFlowCompleted(completion) }
 }

@@ -5,10 +5,10 @@ struct IdentityRecheckBook: Sendable {
     let plugins: PluginInstances
     let store: any AccountStore
 
-    /// Rechecks `link` with its provider (`IdentityProvider.recheck`) while it is configured; answers the refusal's reason, or
+    /// Rechecks `link` with its provider (`Rechecking`) while it is configured; answers the refusal's reason, or
     /// nil when the identity is still good (with `link.claims` updated to the fresh ones).
     func recheck(_ link: inout IdentityLink) async throws -> String? {
-        guard let provider = plugins.identityProviders[link.providerID] else { return nil }
+        guard let provider = plugins.recheckers[link.providerID] else { return nil }
         switch try await provider.recheck(subject: link.subject) {
         case .refused(let reason):
             return reason

@@ -130,9 +130,9 @@ public struct RegistrationState: Sendable {
     }
 
     /// How the person registered, from the provider that identified them (its
-    /// `traits.registrationType`) or, failing that, the methods they used.
+    /// `traits.registration`) or, failing that, the methods they used.
     func registrationType(of claims: AccessTokenClaims) -> String {
-        if let idp = claims.idp, let type = plugins.identityProviders[idp]?.traits.registrationType { return type }
+        if let idp = claims.idp, let type = plugins.identityProviders[idp]?.traits.registration { return type.rawValue }
         let methods = Set(claims.amr ?? [])
         if !methods.isDisjoint(with: ["hwk", "swk"]) { return "device" }
         if methods.contains("pwd") { return "password" }

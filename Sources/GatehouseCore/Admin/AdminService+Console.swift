@@ -155,8 +155,8 @@ extension AdminService {
     /// Checks a provider against its upstream step by step (`gatehouse providers test`); audited
     /// with the username tried and whether a password was (never the password).
     public func diagnoseProvider(_ id: String, username: String?, password: String?, by admin: AdminIdentity) async throws -> [DiagnosticStep] {
-        guard let plugin = plugins.all[id] else { throw BrokerError(.notFound, .notFound, "No provider '\(id)'.") }
-        guard plugin.traits.diagnosable else {
+        guard plugins.all[id] != nil else { throw BrokerError(.notFound, .notFound, "No provider '\(id)'.") }
+        guard let plugin = plugins.diagnosables[id] else {
             throw BrokerError(.invalidRequest, .badRequest, "The provider '\(id)' (type \(plugins.typeNames[id] ?? "?")) has no upstream to check.")
         }
         let steps = await plugin.diagnose(username: username, password: password)

@@ -28,7 +28,7 @@ extension AdminService {
             if plugins.authenticators[id] != nil { roles.append("authenticator") }
             if plugin.traits.statelessCapable { roles.append("stateless") }
             let health: PluginHealth?
-            if let probed { health = probed[id] } else { health = await plugin.health() }
+            if let probed { health = probed[id] } else { health = await plugins.healthReporters[id]?.health() }
             views.append(ProviderView(id: id, type: plugins.typeNames[id] ?? "", roles: roles, health: health))
         }
         return views
@@ -89,7 +89,7 @@ extension AdminService {
     /// account with every token it holds when this was its only identity, else just the link.
     /// False when there is no such user.
     public func removePasswordUser(providerID: String, username: String, by admin: AdminIdentity) async throws -> Bool {
-        guard let provider = plugins.identityProviders[providerID]?.passwordKeeper else {
+        guard let provider = plugins.passwordKeepers[providerID] else {
             throw BrokerError(.notFound, .notFound, "The provider '\(providerID)' does not keep passwords.")
         }
         guard let subject = try await provider.removeUser(username: username) else { return false }

@@ -186,8 +186,8 @@ public struct AdminService: Sendable {
         try await ConsentBook(store: store, clock: clock).revokeAll(appID: id)
         _ = try await store.deleteOutboxItems(appID: id)
         _ = try await oauth.events.secrets.delete(key: id)
-        for plugin in plugins.all.values {
-            for change in try await plugin.forget(.app(id: id)) { try await audit(change, plugin: plugin, appID: id, admin: admin) }
+        for (pluginID, plugin) in plugins.forgetting {
+            for change in try await plugin.forget(.app(id: id)) { try await audit(change, plugin: pluginID, appID: id, admin: admin) }
         }
         try await audit("app.deleted", app: id, admin: admin, before: AppView(app), after: nil)
     }

@@ -13,12 +13,12 @@ extension FlowEngine {
     /// Whether a browser flow's page may offer "Forgot password".
     func offersRecovery(_ flow: FlowRecord, app: App) -> Bool {
         flow.authorization != nil && flow.purpose == .authenticate && flow.phase == .identify
-            && plugins.identityProviders[flow.providerID]?.passwordKeeper != nil && recoveryVerifier(for: app) != nil
+            && plugins.passwordKeepers[flow.providerID] != nil && recoveryVerifier(for: app) != nil
     }
 
     /// The app's authenticator that proves addresses (the emailed code), if the app allows one.
     func recoveryVerifier(for app: App) -> (any AddressVerifying)? {
-        app.policy.authenticators.lazy.compactMap { self.plugins.all[$0]?.addressVerifier }.first
+        app.policy.authenticators.lazy.compactMap { self.plugins.addressVerifiers[$0] }.first
     }
 
     /// "Create an account": the flow turns to registration and its provider asks again.
@@ -53,7 +53,7 @@ extension FlowEngine {
     /// One answer of a password reset.
     func answerRecovery(_ flow: FlowRecord, recovery: PasswordRecovery, app: App, answer: ChallengeResponse) async throws -> FlowOutcome {
         var flow = flow
-        guard let provider = plugins.identityProviders[flow.providerID], let passwords = provider.passwordKeeper,
+        guard let passwords = plugins.passwordKeepers[flow.providerID],
             let verifier = recoveryVerifier(for: app)
         else { throw BrokerError(.invalidRequest, .badRequest, "Passwords cannot be reset here; ask an administrator.") }
         let binding = CodeBinding.recovery(flowID: flow.id)
@@ -62,7 +62,7 @@ extension FlowEngine {
             let username = try answer.string("username")
             var next = PasswordRecovery(step: .code)
             if let subject = try await passwords.subject(forUsername: username),
-                let link = try await store.identityLink(providerID: provider.id, subject: subject),
+                let link = try await store.identityLink(providerID: flow.providerID, subject: subject),
                 let address = app.policy.verifiedEmails(in: try await store.identityLinks(accountID: link.accountID)).first
             {
                 next.subject = subject
@@ -128,7 +128,7 @@ extension FlowEngine {
             flow.phase = .identify
             flow.failedAttempts = 0
             let request = flowRequest(for: flow)
-            let step = try await provider.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
+            let step = try await passwords.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
             guard case .challenge(var challenge, let state) = step else { return try await advance(flow, with: step, app: app) }
             challenge.prompt = "Your password was changed, and every session signed out. Sign in with the new password."
             return try await advance(flow, with: .challenge(challenge, state: state), app: app)

@@ -79,8 +79,9 @@ extension FlowEngine {
                     throw BrokerError.internalFailure("A provider handed a flow to answered with a device key; continuations do not carry keys.")
                 }
                 let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
+                guard let handing = plugins.handingOver[provider.id] else { throw BrokerError.internalFailure("'\(provider.id)' handed the flow to no other provider.") }
                 let request = flowRequest(for: flow)
-                let next = try await provider.resume(suspended.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
+                let next = try await handing.resume(suspended.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
                 switch next {
                 case .continueWith, .handOver:
                     throw BrokerError.internalFailure("A flow hands off once.")
@@ -170,7 +171,9 @@ extension FlowEngine {
         if let suspended = resumes {
             // The factor another one asked for has passed: back to that one.
             flow.phase = .factor(authenticatorID: suspended.authenticatorID)
-            let delegating = try authenticator(suspended.authenticatorID)
+            guard let delegating = plugins.factorChainers[suspended.authenticatorID] else {
+                throw BrokerError.internalFailure("'\(suspended.authenticatorID)' asked for no other factor.")
+            }
             let next = try await delegating.resume(suspended.state, after: factor, in: try await factorContext(flow, app: app, account: account))
             return try await advance(flow, with: next, app: app, account: account, dpopJKT: dpopJKT)
         }
@@ -223,7 +226,7 @@ extension FlowEngine {
     /// first one approved it.
     func handOver(_ flow: FlowRecord, _ handOver: HandOver, app: App, dpopJKT: String?) async throws -> FlowOutcome {
         var flow = flow
-        guard flow.phase == .identify, handOver.providerID != flow.providerID, plugins.identityProviders[flow.providerID]?.traits.handsOver == true else {
+        guard flow.phase == .identify, handOver.providerID != flow.providerID, plugins.handsOver(flow.providerID) else {
             throw BrokerError.internalFailure("Only an identity provider that declares it hands flows over may hand one over.")
         }
         // The handing provider's answer was counted as right (it may have claimed something for the
@@ -263,16 +266,18 @@ extension FlowEngine {
 
     /// The provider that handed the flow over, which the app still allows and which still declares
     /// that it hands flows over (a stored flow names it).
-    func handingProvider(_ handOff: HandOff, app: App) throws -> any IdentityProvider {
+    func handingProvider(_ handOff: HandOff, app: App) throws -> any HandingOver {
         let provider = try identityProvider(handOff.providerID, allowedBy: app.policy, stateless: false)
-        guard provider.traits.handsOver else { throw BrokerError.internalFailure("'\(provider.id)' holds a flow handed over but does not hand flows over.") }
-        return provider
+        guard let handing = plugins.handingOver[provider.id] else {
+            throw BrokerError.internalFailure("'\(provider.id)' holds a flow handed over but does not hand flows over.")
+        }
+        return handing
     }
 
     /// Refuses to hand a flow to a provider that hands flows over itself (a flow is handed on once),
     /// or, in a browser, to one that runs in the flow API only.
     func refuseAsTarget(_ other: any IdentityProvider, of flow: FlowRecord) throws {
-        if other.traits.handsOver {
+        if plugins.handsOver(other.id) {
             throw BrokerError(.providerNotAllowed, .forbidden, "A flow cannot be handed to '\(other.id)', which hands flows over itself.")
         }
         if flow.authorization != nil, other.traits.flowAPIOnly {
@@ -292,7 +297,7 @@ extension FlowEngine {
         do {
             let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
             let request = flowRequest(for: flow)
-            added = try await provider.stopping(state, in: stepContext(flowID: flow.id, app: app, request: request))
+            added = try await plugins.flowStoppers[provider.id]?.stopping(state, in: stepContext(flowID: flow.id, app: app, request: request)) ?? [:]
         } catch {
             // The flow is gone either way; what stopping could not do is audited as the flow's end.
             let code = (error as? BrokerError)?.code ?? .serverError

@@ -368,7 +368,7 @@ public struct FlowEngine: Sendable {
         }
         if let (handOff, provider) = handedOver, let completion { try await provider.completing(handOff.state, completion) }
         if let account { try await storeNewCredentials(of: flow, identity: identity, app: app, account: account) }
-        if let completion, let identifier = plugins.identityProviders[identity.providerID] { try await identifier.identifiedFlowCompleted(completion) }
+        if let completion, let identifier = plugins.identityCompleters[identity.providerID] { try await identifier.identifiedFlowCompleted(completion) }
         if let (handOff, provider) = handedOver, let completion { notice = try await provider.completed(handOff.state, completion) }
         let now = clock.now
         metrics.signIn(provider: flow.providerID, outcome: "success")

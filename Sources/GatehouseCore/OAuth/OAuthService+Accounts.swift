@@ -44,9 +44,9 @@ extension OAuthService {
         // Its browser sessions end first, so that the apps that got tokens in them hear of it.
         try await sessions.endAll(accountID: id, reason: "deregistration", actor: admin?.name)
         for link in try await store.identityLinks(accountID: id) {
-            _ = try await plugins.identityProviders[link.providerID]?.forget(.identity(subject: link.subject))
+            _ = try await plugins.forgetting[link.providerID]?.forget(.identity(subject: link.subject))
         }
-        for plugin in plugins.all.values { _ = try await plugin.forget(.account(id: id)) }
+        for plugin in plugins.forgetting.values { _ = try await plugin.forget(.account(id: id)) }
         guard try await store.deleteAccount(id: id) else { return false }
         try await ConsentBook(store: store, clock: clock).revokeAll(accountID: id)
         _ = try await AdminRoleBook(store: store, clock: clock).remove(id)

@@ -204,10 +204,10 @@ public struct OAuthService: Sendable {
             guard let key = try await store.signInKey(id: keyID) else { throw Self.invalidGrant("The device this token was issued to was removed.") }
             // The app's rules for the key hold at every use of its sign-in, as at the sign-in itself
             // (an app switched to requiring attestation stops renewing unattested keys' tokens).
-            guard let provider = plugins.identityProviders[key.providerID] else {
+            guard plugins.identityProviders[key.providerID] != nil else {
                 throw Self.invalidGrant("The provider this device key was registered with is no longer configured.").because("provider_removed")
             }
-            try await provider.checkKeyUse(key, at: app.view)
+            try await plugins.keyUseCheckers[key.providerID]?.checkKeyUse(key, at: app.view)
         }
         // One read of the links serves the recheck and the profile claims.
         var links = try await store.identityLinks(accountID: account.id)
@@ -295,7 +295,7 @@ public struct OAuthService: Sendable {
         guard let assertion = request.assertion, !assertion.isEmpty else {
             throw BrokerError(.invalidRequest, .badRequest, "assertion is required.")
         }
-        let verifiers = app.policy.identityProviders.compactMap { plugins.identityProviders[$0] }.filter(\.traits.acceptsAssertions)
+        let verifiers = app.policy.identityProviders.compactMap { plugins.assertionVerifiers[$0] }
         guard !verifiers.isEmpty else {
             throw BrokerError(.unauthorizedClient, .badRequest, "This client may not use the JWT bearer grant.")
         }

@@ -39,8 +39,7 @@ public struct PluginEndpointService: Sendable {
 
     /// The endpoint `method path` of `instance`; `not_found` when the instance offers none.
     public func endpoint(instance: String, method: String, path: String) throws -> PluginEndpoint {
-        guard let plugin = plugins.all[instance],
-            let endpoint = plugin.endpoints.first(where: { !$0.root && $0.method.rawValue == method && $0.path == path })
+        guard let endpoint = plugins.endpoints[instance]?.first(where: { !$0.root && $0.method.rawValue == method && $0.path == path })
         else { throw BrokerError(.notFound, .notFound, "No endpoint \(method) /v1/plugins/\(instance)/\(path).") }
         return endpoint
     }
@@ -49,7 +48,7 @@ public struct PluginEndpointService: Sendable {
     /// with the caller and format they share.
     public var rootEndpoints: [PluginEndpoint] {
         var seen: Set<String> = []
-        return plugins.all.keys.sorted().flatMap { plugins.all[$0]!.endpoints.filter(\.root) }.filter { seen.insert("\($0.method.rawValue) \($0.path)").inserted }
+        return plugins.endpoints.keys.sorted().flatMap { plugins.endpoints[$0, default: []].filter(\.root) }.filter { seen.insert("\($0.method.rawValue) \($0.path)").inserted }
     }
 
     /// Proves the caller, checks the fields and answers the plugin's answer.
@@ -57,7 +56,7 @@ public struct PluginEndpointService: Sendable {
         instance: String, method: String, path: String, fields: [String: JSONValue], credentials: Credentials, clientIP: String?
     ) async throws -> PluginEndpointAnswer {
         let endpoint = try endpoint(instance: instance, method: method, path: path)
-        return try await call(endpoint, of: plugins.all[instance]!, fields: fields, parameters: [:], credentials: credentials, clientIP: clientIP)
+        return try await call(endpoint, of: instance, fields: fields, parameters: [:], credentials: credentials, clientIP: clientIP)
     }
 
     /// Calls the root endpoint `method path` (as declared, `:name` segments and all): each instance
@@ -67,11 +66,9 @@ public struct PluginEndpointService: Sendable {
     public func callRoot(
         method: String, path: String, fields: [String: JSONValue], parameters: [String: String], credentials: Credentials, clientIP: String?
     ) async throws -> (PluginEndpointAnswer, instance: String) {
-        var claiming = plugins.all.keys.sorted().compactMap { id -> (any GatehousePlugin, PluginEndpoint)? in
-            guard let plugin = plugins.all[id], let endpoint = plugin.endpoints.first(where: { $0.root && $0.method.rawValue == method && $0.path == path }) else {
-                return nil
-            }
-            return (plugin, endpoint)
+        var claiming = plugins.endpoints.keys.sorted().compactMap { id -> (String, PluginEndpoint)? in
+            guard let endpoint = plugins.endpoints[id]?.first(where: { $0.root && $0.method.rawValue == method && $0.path == path }) else { return nil }
+            return (id, endpoint)
         }
         var refusal = BrokerError(.notFound, .notFound, "No endpoint \(method) /\(path).")
         guard let first = claiming.first else { throw refusal }
@@ -79,18 +76,18 @@ public struct PluginEndpointService: Sendable {
         if first.1.caller == .appClient {
             // The app is proven once, and only the instances its policy lists answer it.
             let proven = try await confidentialApp(credentials, clientIP: clientIP)
-            claiming = (proven.policy.identityProviders + proven.policy.authenticators).compactMap { id in claiming.first { $0.0.id == id } }
+            claiming = (proven.policy.identityProviders + proven.policy.authenticators).compactMap { id in claiming.first { $0.0 == id } }
             guard !claiming.isEmpty else { throw BrokerError(.providerNotAllowed, .forbidden, "This app's policy lists no provider that offers \(method) /\(path).") }
             app = proven
         }
         if let app, let (plugin, endpoint) = claiming.first {
             // An app's back end is answered by the first instance its policy lists, as a call under
             // that instance's prefix would be.
-            return (try await call(endpoint, of: plugin, fields: fields, parameters: parameters, credentials: credentials, clientIP: clientIP, app: app), plugin.id)
+            return (try await call(endpoint, of: plugin, fields: fields, parameters: parameters, credentials: credentials, clientIP: clientIP, app: app), plugin)
         }
         for (plugin, endpoint) in claiming {
             do {
-                return (try await call(endpoint, of: plugin, fields: fields, parameters: parameters, credentials: credentials, clientIP: clientIP), plugin.id)
+                return (try await call(endpoint, of: plugin, fields: fields, parameters: parameters, credentials: credentials, clientIP: clientIP), plugin)
             } catch let error as BrokerError where error.kind == .notFound {
                 // The next instance may know the path's resource (an invitation another one issued).
                 refusal = error
@@ -109,10 +106,9 @@ public struct PluginEndpointService: Sendable {
     }
 
     private func call(
-        _ endpoint: PluginEndpoint, of plugin: any GatehousePlugin, fields: [String: JSONValue], parameters: [String: String], credentials: Credentials,
+        _ endpoint: PluginEndpoint, of instance: String, fields: [String: JSONValue], parameters: [String: String], credentials: Credentials,
         clientIP: String?, app provenApp: App? = nil
     ) async throws -> PluginEndpointAnswer {
-        let instance = plugin.id
         // A null field is an absent one; a link anyone may open (decorated by mail systems and
         // trackers) is answered without the fields it does not declare.
         var fields = fields.filter { $0.value != .null }
@@ -134,7 +130,7 @@ public struct PluginEndpointService: Sendable {
             (call.app, call.account, call.signInKey) = (caller.app.view, caller.account, caller.signInKey)
         }
         try ChallengeDescription(type: "\(instance).\(endpoint.path)", summary: endpoint.summary, inputs: endpoint.inputs).validate(call.fields)
-        let answer = try await plugin.handle(call)
+        let answer = try await endpoint.handle(call)
         if endpoint.method != .get {
             var details = ["method": endpoint.method.rawValue, "path": endpoint.path, "caller": endpoint.caller.rawValue]
             if let admin = call.admin { details["admin"] = admin }

@@ -103,7 +103,7 @@ public struct PluginRegistry: Sendable {
     static func rootEndpointClash(_ instances: PluginInstances) -> String? {
         var claimed: [String: (String, PluginEndpoint)] = [:]
         for id in instances.all.keys.sorted() {
-            for endpoint in instances.all[id]!.endpoints where endpoint.root {
+            for endpoint in instances.endpoints[id, default: []] where endpoint.root {
                 let route = endpoint.method.rawValue + " /" + endpoint.path.split(separator: "/").map { $0.hasPrefix(":") ? ":" : String($0) }.joined(separator: "/")
                 if let (other, earlier) = claimed[route],
                     earlier.path != endpoint.path || earlier.caller != endpoint.caller || earlier.format != endpoint.format || earlier.inputs != endpoint.inputs
@@ -125,7 +125,7 @@ public struct PluginRegistry: Sendable {
                 let config = try decodeConfig(of: declaration)
                 let entry = entries[declaration.type]!
                 let plugin = try entry.make(declaration.id, config, environment(declaration))
-                if let problem = Self.endpointProblem(plugin.endpoints) {
+                if let offering = plugin as? any EndpointOffering, let problem = Self.endpointProblem(offering.endpoints) {
                     issues.append(ConfigIssue(path: declaration.path + [ConfigPath.Key("type")], "the '\(declaration.type)' plugin declares \(problem)"))
                 }
                 do {
@@ -150,24 +150,25 @@ public struct PluginRegistry: Sendable {
     }
 }
 
-/// The plugin instances built from config, by id.
+/// The plugin instances built from config, by id, and the capabilities each adopts: found once, when
+/// the instance is filed, so that nothing else in the broker casts a plugin.
 public struct PluginInstances: Sendable {
     /// The authenticator (or provider) that proves addresses for an app: the first in its policy
-    /// that can (its `addressVerifier`); nil when none can.
+    /// that can; nil when none can.
     public func addressVerifier(for app: App) -> (any AddressVerifying)? {
-        (app.policy.authenticators + app.policy.identityProviders).lazy.compactMap { all[$0]?.addressVerifier }.first
+        (app.policy.authenticators + app.policy.identityProviders).lazy.compactMap { addressVerifiers[$0] }.first
     }
 
-    /// The device-attestation checker an app allows: the first instance with a `deviceAttester` in
-    /// its policy's authenticators, then identity providers.
+    /// The device-attestation checker an app allows: the first such instance in its policy's
+    /// authenticators, then identity providers.
     public func deviceAttester(for app: App) -> (any DeviceAttesting)? {
-        (app.policy.authenticators + app.policy.identityProviders).lazy.compactMap { all[$0]?.deviceAttester }.first
+        (app.policy.authenticators + app.policy.identityProviders).lazy.compactMap { deviceAttesters[$0] }.first
     }
 
-    /// Whether one of the app's identity providers registers devices (`registrationType` "device":
-    /// device keys, activation), which lets the app's tokens manage the account's devices.
+    /// Whether one of the app's identity providers registers devices (device keys, activation), which
+    /// lets the app's tokens manage the account's devices.
     public func registersDevices(for app: App) -> Bool {
-        app.policy.identityProviders.contains { identityProviders[$0]?.traits.registrationType == "device" }
+        app.policy.identityProviders.contains { identityProviders[$0]?.traits.registration == .device }
     }
 
     /// The identity providers that can sign in statelessly (`traits.statelessCapable`), by id.
@@ -186,11 +187,32 @@ public struct PluginInstances: Sendable {
     /// The names people see, by id (`providers[].name`); the id when none is set.
     public private(set) var displayNames: [String: String] = [:]
 
+    // The optional capabilities, by instance id.
+    public private(set) var healthReporters: [String: any HealthReporting] = [:]
+    public private(set) var diagnosables: [String: any Diagnosable] = [:]
+    public private(set) var forgetting: [String: any Forgetting] = [:]
+    public private(set) var recheckers: [String: any Rechecking] = [:]
+    public private(set) var assertionVerifiers: [String: any AssertionVerifying] = [:]
+    public private(set) var handingOver: [String: any HandingOver] = [:]
+    public private(set) var flowStoppers: [String: any FlowStopping] = [:]
+    public private(set) var identityCompleters: [String: any IdentityCompleting] = [:]
+    public private(set) var keyUseCheckers: [String: any KeyUseChecking] = [:]
+    public private(set) var factorChainers: [String: any FactorChaining] = [:]
+    public private(set) var addressVerifiers: [String: any AddressVerifying] = [:]
+    public private(set) var deviceAttesters: [String: any DeviceAttesting] = [:]
+    public private(set) var passwordKeepers: [String: any PasswordKeeping] = [:]
+    /// Each instance's admin resources, account operations and endpoints, read once.
+    public private(set) var adminResources: [String: [AdminResource]] = [:]
+    public private(set) var accountOperations: [String: [AccountOperation]] = [:]
+    public private(set) var endpoints: [String: [PluginEndpoint]] = [:]
+    public private(set) var pageTemplates: [String: [String: String]] = [:]
+
     public init() {}
 
-    /// Files an instance under the roles its factory declared. The two casts are the registry's
-    /// only: the factory's `make` answers a plain plugin, and this is where its declared roles are
-    /// held to what the instance really is (a mismatch is the plugin author's bug, reported at start).
+    /// Files an instance under the roles its factory declared and the capabilities it adopts. These
+    /// casts are the broker's only ones on plugins: the factory's `make` answers a plain plugin, and
+    /// this is where its declared roles are held to what the instance really is (a mismatch is the
+    /// plugin author's bug, reported at start) and its capabilities found.
     public mutating func add(_ plugin: any GatehousePlugin, type: String, roles: PluginRoles, name: String? = nil) throws(ConfigIssue) {
         if roles.contains(.identityProvider) {
             guard let provider = plugin as? any IdentityProvider else { throw Self.roleMismatch(type, "IdentityProvider") }
@@ -200,10 +222,33 @@ public struct PluginInstances: Sendable {
             guard let authenticator = plugin as? any Authenticator else { throw Self.roleMismatch(type, "Authenticator") }
             authenticators[plugin.id] = authenticator
         }
-        all[plugin.id] = plugin
-        typeNames[plugin.id] = type
-        displayNames[plugin.id] = name ?? plugin.id
+        let id = plugin.id
+        all[id] = plugin
+        typeNames[id] = type
+        displayNames[id] = name ?? id
+        healthReporters[id] = plugin as? any HealthReporting
+        diagnosables[id] = plugin as? any Diagnosable
+        forgetting[id] = plugin as? any Forgetting
+        recheckers[id] = plugin as? any Rechecking
+        assertionVerifiers[id] = plugin as? any AssertionVerifying
+        handingOver[id] = plugin as? any HandingOver
+        flowStoppers[id] = plugin as? any FlowStopping
+        identityCompleters[id] = plugin as? any IdentityCompleting
+        keyUseCheckers[id] = plugin as? any KeyUseChecking
+        factorChainers[id] = plugin as? any FactorChaining
+        addressVerifiers[id] = plugin as? any AddressVerifying
+        deviceAttesters[id] = plugin as? any DeviceAttesting
+        passwordKeepers[id] = plugin as? any PasswordKeeping
+        adminResources[id] = (plugin as? any AdminResourceOffering)?.adminResources
+        accountOperations[id] = (plugin as? any AccountOperationOffering)?.accountOperations
+        if let offering = plugin as? any EndpointOffering {
+            endpoints[id] = offering.endpoints
+            pageTemplates[id] = offering.pageTemplates
+        }
     }
+
+    /// Whether the instance hands its flows over (`HandingOver`): no flow is handed to it.
+    public func handsOver(_ id: String) -> Bool { handingOver[id] != nil }
 
     private static func roleMismatch(_ type: String, _ role: String) -> ConfigIssue {
         ConfigIssue(path: "", "the '\(type)' plugin declares the role \(role) but its instance does not adopt it")

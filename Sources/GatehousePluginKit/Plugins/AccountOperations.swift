@@ -3,20 +3,28 @@ import Foundation
 /// Things a signed-in person does to their own credentials at a plugin (change
 /// a PIN), outside any sign-in. The account API (`POST /v1/account/operations/{plugin}/{operation}`,
 /// with an access token) reaches them generically: the core checks the token, that the token's app
-/// may use the plugin and that the fields are the declared ones; the core names no operation. This is one such operation.
-public struct AccountOperation: Sendable, Hashable {
+/// may use the plugin and that the fields are the declared ones; the core names no operation. This is
+/// one such operation, declared with its handler.
+public struct AccountOperation: Sendable {
     /// The path segment, e.g. `change`.
     public var name: String
     /// What it does, for the API reference.
     public var summary: String
     /// The JSON fields it takes, checked like a challenge's answer before the plugin sees them.
     public var inputs: [ChallengeInput]
+    /// Runs it. Refusals are `BrokerError`s; wrong secrets count like wrong answers in a flow (the
+    /// plugin's own lockouts).
+    public var run: @Sendable (_ fields: ChallengeResponse, _ context: AccountOperationContext) async throws -> JSONValue
 
     /// An operation.
-    public init(name: String, summary: String, inputs: [ChallengeInput]) {
+    public init(
+        name: String, summary: String, inputs: [ChallengeInput],
+        run: @escaping @Sendable (_ fields: ChallengeResponse, _ context: AccountOperationContext) async throws -> JSONValue
+    ) {
         self.name = name
         self.summary = summary
         self.inputs = inputs
+        self.run = run
     }
 }
 

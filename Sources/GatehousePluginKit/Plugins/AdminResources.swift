@@ -1,10 +1,10 @@
-/// A collection a plugin lets administrators manage at run time (`GatehousePlugin.adminResources`: an
+/// A collection a plugin lets administrators manage at run time (`AdminResourceOffering`: an
 /// issuer's public keys, an app's test registration keys; devices and certificate fingerprints soon). The
 /// admin API (`/admin/v1/providers/{id}/{resource}`, `/admin/v1/apps/{app}/{resource}`), the CLI
 /// (`gatehouse resources`) and the audit log reach these through `AdminService`, generically: the core
 /// names no plugin's resource, and each change is an audit event the plugin names, prefixed with its
-/// type (`<type>.<event>`).
-public struct AdminResource: Sendable, Hashable, Codable {
+/// type (`<type>.<event>`). Declared with its handlers: what lists, adds and removes its items.
+public struct AdminResource: Sendable {
     /// Whether the resource belongs to a provider instance or to an app (kept by the app's provider).
     public enum Scope: String, Sendable, Hashable, Codable { case provider, app }
 
@@ -22,9 +22,15 @@ public struct AdminResource: Sendable, Hashable, Codable {
     public var columns: [String]
     /// Whether removing an item deserves a second thought (the console asks again).
     public var dangerous: Bool
-    /// Whether administrators add items (false: items come from elsewhere, such as the credentials
-    /// people set up at sign-in; the broker refuses `create` and the console offers no form).
-    public var creatable: Bool
+    /// Every item; `app` is the app for an app-scoped resource.
+    public var list: @Sendable (_ app: AppView?) async throws -> [JSONValue]
+    /// Adds an item from the admin's fields (refusals are `invalid_request` naming the field); nil
+    /// when administrators add none (items come from elsewhere, such as the credentials people set up
+    /// at sign-in: the broker refuses `create` and the console offers no form).
+    public var create: (@Sendable (_ fields: [String: JSONValue], _ app: AppView?, _ admin: String) async throws -> AdminChange)?
+    /// Removes (or revokes) the item `key` names, answering `not_found` when there is none; nil when
+    /// items cannot be removed.
+    public var delete: (@Sendable (_ key: [String], _ app: AppView?, _ admin: String) async throws -> AdminChange)?
     /// For a provider's resource of people's credentials (an authenticator app, passkeys): the item
     /// field holding the id of the account an item belongs to. The console's user page lists that
     /// account's items with their remove buttons.
@@ -33,7 +39,9 @@ public struct AdminResource: Sendable, Hashable, Codable {
     /// A resource.
     public init(
         name: String, scope: Scope, summary: String, createFields: [AdminField] = [], itemKey: [String] = [], columns: [String] = [], dangerous: Bool = false,
-        creatable: Bool = true, accountField: String? = nil
+        accountField: String? = nil, list: @escaping @Sendable (_ app: AppView?) async throws -> [JSONValue],
+        create: (@Sendable (_ fields: [String: JSONValue], _ app: AppView?, _ admin: String) async throws -> AdminChange)? = nil,
+        delete: (@Sendable (_ key: [String], _ app: AppView?, _ admin: String) async throws -> AdminChange)? = nil
     ) {
         self.name = name
         self.scope = scope
@@ -42,8 +50,31 @@ public struct AdminResource: Sendable, Hashable, Codable {
         self.itemKey = itemKey
         self.columns = columns
         self.dangerous = dangerous
-        self.creatable = creatable
         self.accountField = accountField
+        self.list = list
+        self.create = create
+        self.delete = delete
+    }
+
+    /// Whether administrators add items.
+    public var creatable: Bool { create != nil }
+}
+
+extension AdminResource: Encodable {
+    private enum CodingKeys: String, CodingKey { case name, scope, summary, createFields, itemKey, columns, dangerous, creatable, accountField }
+
+    /// The declaration, as the admin API describes it (without the handlers).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(scope, forKey: .scope)
+        try container.encode(summary, forKey: .summary)
+        try container.encode(createFields, forKey: .createFields)
+        try container.encode(itemKey, forKey: .itemKey)
+        try container.encode(columns, forKey: .columns)
+        try container.encode(dangerous, forKey: .dangerous)
+        try container.encode(creatable, forKey: .creatable)
+        try container.encodeIfPresent(accountField, forKey: .accountField)
     }
 }
 

@@ -2,10 +2,10 @@ import Foundation
 
 /// An HTTP endpoint a plugin instance offers under its own prefix, `/v1/plugins/<instance>/<path>`, or
 /// at a path of the server's own it claims (`root`: the routes an invitation email links to)
-/// (`GatehousePlugin.endpoints`). Declared, so that the server routes it and the broker checks the
+/// (`EndpointOffering`). Declared, so that the server routes it and the broker checks the
 /// caller and the body generically before the plugin sees anything: the broker names no plugin's
 /// route.
-public struct PluginEndpoint: Sendable, Hashable {
+public struct PluginEndpoint: Sendable {
     /// The HTTP methods an endpoint may answer.
     public enum Method: String, Sendable, Hashable, CaseIterable {
         /// The four methods.
@@ -58,9 +58,16 @@ public struct PluginEndpoint: Sendable, Hashable {
     /// answer: a field not declared, too long or of the wrong type is refused with its name (for
     /// `anyone`, whose links mail systems decorate, a field not declared is dropped instead).
     public var inputs: [ChallengeInput]
+    /// Answers a call once the broker has proven the caller and checked the fields. Refusals are
+    /// `BrokerError`s (4xx on the wire).
+    public let handle: @Sendable (_ call: PluginEndpointCall) async throws -> PluginEndpointAnswer
 
-    /// An endpoint.
-    public init(_ method: Method, _ path: String, summary: String, caller: Caller, inputs: [ChallengeInput] = [], root: Bool = false, format: Format = .json) {
+    /// Any declaration, even one the typed constructors below cannot make (the broker's checks of
+    /// declarations are tested with those).
+    package init(
+        _ method: Method, _ path: String, summary: String, caller: Caller, inputs: [ChallengeInput] = [], root: Bool = false, format: Format = .json,
+        handle: @escaping @Sendable (PluginEndpointCall) async throws -> PluginEndpointAnswer = { _ in throw BrokerError(.notFound, .notFound, "Not served.") }
+    ) {
         self.root = root
         self.format = format
         self.method = method
@@ -68,6 +75,50 @@ public struct PluginEndpoint: Sendable, Hashable {
         self.summary = summary
         self.caller = caller
         self.inputs = inputs
+        self.handle = handle
+    }
+
+    /// An endpoint an app's back end calls with its client credentials (`appClient`): the handler
+    /// gets the proven app.
+    public static func forApps(
+        _ method: Method, _ path: String, summary: String, inputs: [ChallengeInput] = [], root: Bool = false,
+        handler: @escaping @Sendable (_ call: PluginEndpointCall, _ app: AppView) async throws -> PluginEndpointAnswer
+    ) -> PluginEndpoint {
+        PluginEndpoint(method, path, summary: summary, caller: .appClient, inputs: inputs, root: root, format: .json) { call in
+            guard let app = call.app else { throw BrokerError.internalFailure("The app calling \(path) was not proven.") }
+            return try await handler(call, app)
+        }
+    }
+
+    /// An endpoint a signed-in person's app calls with its access token (`accessToken`): the handler
+    /// gets the account and the token's app.
+    public static func forAccounts(
+        _ method: Method, _ path: String, summary: String, inputs: [ChallengeInput] = [],
+        handler: @escaping @Sendable (_ call: PluginEndpointCall, _ account: Account, _ app: AppView) async throws -> PluginEndpointAnswer
+    ) -> PluginEndpoint {
+        PluginEndpoint(method, path, summary: summary, caller: .accessToken, inputs: inputs, root: false, format: .json) { call in
+            guard let account = call.account, let app = call.app else { throw BrokerError.internalFailure("The account calling \(path) was not proven.") }
+            return try await handler(call, account, app)
+        }
+    }
+
+    /// An endpoint administrators call (`admin`): the handler gets the administrator's name.
+    public static func forAdmins(
+        _ method: Method, _ path: String, summary: String, inputs: [ChallengeInput] = [],
+        handler: @escaping @Sendable (_ call: PluginEndpointCall, _ admin: String) async throws -> PluginEndpointAnswer
+    ) -> PluginEndpoint {
+        PluginEndpoint(method, path, summary: summary, caller: .admin, inputs: inputs, root: false, format: .json) { call in
+            guard let admin = call.admin else { throw BrokerError.internalFailure("The administrator calling \(path) was not proven.") }
+            return try await handler(call, admin)
+        }
+    }
+
+    /// A root endpoint anyone may call (`anyone`: a link in an email), as JSON or as a page.
+    public static func forAnyone(
+        _ method: Method, _ path: String, summary: String, inputs: [ChallengeInput] = [], format: Format = .json,
+        handler: @escaping @Sendable (_ call: PluginEndpointCall) async throws -> PluginEndpointAnswer
+    ) -> PluginEndpoint {
+        PluginEndpoint(method, path, summary: summary, caller: .anyone, inputs: inputs, root: true, format: format, handle: handler)
     }
 }
 

@@ -120,7 +120,7 @@ extension ConsolePages {
         let readiness = await broker.readiness()
         guard let provider = await admin.providers(health: readiness.checks).first(where: { $0.id == id }) else { throw BrokerError(.notFound, .notFound, "No provider '\(id)'.") }
         var values = providerValues(provider, problem: broker.lastProblems()[id])
-        values["diagnosable"] = broker.plugins.all[id]?.traits.diagnosable == true
+        values["diagnosable"] = broker.plugins.diagnosables[id] != nil
         values["hasSteps"] = !steps.isEmpty
         values["steps"] = steps.map { ["name": $0.name, "passed": $0.passed, "detail": $0.detail] as [String: Any] }
         values["fields"] = [

@@ -1,4 +1,5 @@
 import Foundation
+import GatehousePluginKit
 
 /// A JWS in compact serialization (RFC 7515 section 7.1) with a JSON header and a JSON object
 /// payload, read but not yet verified. Used for what devices and clients sign: device-key proofs

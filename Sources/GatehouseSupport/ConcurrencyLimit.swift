@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import GatehousePluginKit
 
 /// At most `limit` holders at once; further callers wait in order, each no longer than its deadline.
 /// Plugins that drive a blocking C library (libldap) put it in front of `BlockingWork`, so that the

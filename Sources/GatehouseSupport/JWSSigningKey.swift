@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import _CryptoExtras
+import GatehousePluginKit
 
 /// A private key the broker signs compact JWSs with when it speaks to another service: client
 /// assertions (`private_key_jwt`, Sign in with Apple), Apple's developer tokens (DeviceCheck), a

@@ -1,3 +1,4 @@
+import GatehousePluginKit
 /// The rule for app and provider ids: they appear in URLs, tokens and logs.
 public enum Identifier {
     /// The rule, as config errors say it.

@@ -1,3 +1,4 @@
+import GatehousePluginKit
 extension Array where Element: Hashable {
     /// The elements without repeats, each where it first appears.
     public func uniqued() -> [Element] {

@@ -1,4 +1,5 @@
 import Dispatch
+import GatehousePluginKit
 
 /// Runs CPU-heavy or blocking calls (password hashing, blocking C libraries) on dispatch threads, so
 /// that they never hold up Swift concurrency's cooperative pool or the server's event loops.

@@ -1,4 +1,5 @@
 import Foundation
+import GatehousePluginKit
 
 /// Whether a host name or address is this machine's loopback (`localhost`, `127.0.0.0/8`, `::1`),
 /// for the rules that let plain-text connections stay on the machine: an `http://` issuer, a plain

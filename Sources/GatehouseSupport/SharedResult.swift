@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import GatehousePluginKit
 
 /// One result of an expensive check, computed by one caller at a time and shared by every caller: a
 /// check in progress is joined, not started again, and a finished one is reused for `lifetime`

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehousePluginKit
 
 /// Proof Key for Code Exchange (RFC 7636), S256 only: `plain` gives no protection against a stolen
 /// code and is refused (OAuth 2.0 Security BCP, RFC 9700 section 2.1.1).
