@@ -110,10 +110,15 @@ extension ActivationProvider {
         let all = try await book.storage.all(InvitationRecord.self, keyPrefix: InvitationRecord.keyPrefix)
         guard let (key, found) = all.first(where: { $0.value.id == invitationID && $0.value.appID == app.id }) else { return nil }
         if let activationID = found.activationID { _ = try await revoke(activationID, appID: app.id) }
-        return try await book.storage.update(InvitationRecord.self, key: key) { current in
+        var issued = found.activationID
+        let answer = try await book.storage.update(InvitationRecord.self, key: key, conflict: "The invitation was answered at the same time; look again.") { current in
+            issued = current?.activationID
             guard var changed = current, changed.state == .pending else { return .keep }
             changed.state = .revoked
             return .store(changed, expiresAt: changed.expiresAt.addingTimeInterval(ActivationBook.retention))
         }
+        // An accept that landed meanwhile issued an activation: it goes too.
+        if let issued, issued != found.activationID { _ = try await revoke(issued, appID: app.id) }
+        return answer
     }
 }

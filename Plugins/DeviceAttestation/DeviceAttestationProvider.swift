@@ -275,7 +275,7 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
             ChallengeInput(name: "token", label: "Test registration token", maxLength: 4096),
         ],
         details: [
-            ChallengeDetail("challenge", .string, "What the evidence binds: AppView Attest's clientData, Android's attestation challenge, the test token's nonce."),
+            ChallengeDetail("challenge", .string, "What the evidence binds: App Attest's clientData, Android's attestation challenge, the test token's nonce."),
             ChallengeDetail("challengeExpiresAt", .string, "When the challenge stops working (RFC 3339)."),
             ChallengeDetail("formats", .array, "The formats this app accepts."),
             ChallengeDetail("requestHash", .string, "The Play Integrity requestHash (or classic nonce) to ask for."),

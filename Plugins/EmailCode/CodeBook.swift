@@ -85,7 +85,7 @@ struct CodeBook: Sendable {
         let storage = environment.storage
         let key = Self.recordKey(binding)
         let keptUntil = record.expiresAt.addingTimeInterval(config.codeLifetime.timeInterval)
-        try await storage.update(Record.self, key: key) { _ in .store(record, expiresAt: keptUntil) }
+        try await storage.update(Record.self, key: key, conflict: "The code could not be stored; ask for a new one.") { _ in .store(record, expiresAt: keptUntil) }
     }
 
     /// `length` decimal digits, uniformly from the system CSPRNG.

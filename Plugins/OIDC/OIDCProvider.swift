@@ -203,7 +203,13 @@ struct OIDCProvider: IdentityProvider {
     func keep(_ session: UpstreamSession, for subject: String) async throws {
         let key = Self.sessionKey(subject)
         let data = try JSONEncoder().encode(session)
-        try await environment.storage.updateSecret(key: key) { _ in .store(data) }
+        do {
+            try await environment.storage.updateSecret(key: key) { _ in .store(data) }
+        } catch {
+            // The sign-in goes on without a kept session (as before: rechecks then have nothing to
+            // refresh with); a store that cannot keep it is the operator's to see in the log.
+            environment.logger.warning("upstream session not kept", metadata: ["error": .string(String(describing: error))])
+        }
     }
 
     func isStillValid(subject: String) async throws -> Bool {

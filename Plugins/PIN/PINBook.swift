@@ -28,7 +28,7 @@ struct PINBook: Sendable {
         let keyed = try await self.keyed(pin, accountID: accountID)
         let hash = try await BlockingWork.run { [config] in Bcrypt.hash(keyed, cost: UInt8(config.hashCost)) }
         let now = environment.clock.now
-        try await environment.storage.update(Record.self, key: Self.key(accountID)) { existing in
+        try await environment.storage.update(Record.self, key: Self.key(accountID), conflict: "The PIN was changed at the same time elsewhere; try again.") { existing in
             guard let existing else { return .store(Record(hash: hash, createdAt: now, changedAt: now)) }
             guard replacing else { throw BrokerError(.conflict, .conflict, "A PIN was set for this account meanwhile; sign in with it.").endingFlow() }
             return .store(Record(hash: hash, createdAt: existing.createdAt, changedAt: now))

@@ -13,21 +13,23 @@ struct TOTPBook: Sendable {
     static func key(_ accountID: String) -> String { "account:\(accountID)" }
     static let lockoutWhat = "This account's authenticator codes"
 
-    func enrolment(for accountID: String) async throws -> PluginStorage.Versioned<TOTPEnrolment>? {
-        try await environment.storage.get(TOTPEnrolment.self, key: Self.key(accountID))
+    func enrollment(for accountID: String) async throws -> PluginStorage.Versioned<TOTPEnrollment>? {
+        try await environment.storage.get(TOTPEnrollment.self, key: Self.key(accountID))
     }
 
     /// Stores a confirmed enrolment; false when the account got one meanwhile (another flow).
-    func insert(_ enrolment: TOTPEnrolment, for accountID: String) async throws -> Bool {
-        try await environment.storage.insert(enrolment, key: Self.key(accountID))
+    func insert(_ enrollment: TOTPEnrollment, for accountID: String) async throws -> Bool {
+        try await environment.storage.insert(enrollment, key: Self.key(accountID))
     }
 
     /// Changes the account's enrolment by compare-and-swap (`PluginStorage.update`); `change` gets
     /// the enrolment as it is now and throws `notEnrolled` for an account that has none.
-    func update(for accountID: String, _ change: (inout TOTPEnrolment) async throws -> Bool) async throws {
-        try await environment.storage.update(TOTPEnrolment.self, key: Self.key(accountID)) { stored in
-            guard var enrolment = stored else { throw notEnrolled }
-            return try await change(&enrolment) ? .store(enrolment) : .keep
+    func update(
+        for accountID: String, conflict: String, ifMissing missing: BrokerError? = nil, _ change: (inout TOTPEnrollment) async throws -> Bool
+    ) async throws {
+        try await environment.storage.update(TOTPEnrollment.self, key: Self.key(accountID), conflict: conflict) { stored in
+            guard var enrollment = stored else { throw missing ?? notEnrolled }
+            return try await change(&enrollment) ? .store(enrollment) : .keep
         }
     }
 
@@ -41,11 +43,11 @@ struct TOTPBook: Sendable {
     }
 
     /// The enrolment's code generator, its secret opened.
-    func generator(for enrolment: TOTPEnrolment, accountID: String) async throws -> OneTimePassword {
-        guard let combined = Data(base64Encoded: enrolment.sealedSecret), let box = try? AES.GCM.SealedBox(combined: combined),
+    func generator(for enrollment: TOTPEnrollment, accountID: String) async throws -> OneTimePassword {
+        guard let combined = Data(base64Encoded: enrollment.sealedSecret), let box = try? AES.GCM.SealedBox(combined: combined),
             let secret = try? AES.GCM.open(box, using: try await secretsKey(), authenticating: Data(accountID.utf8))
         else { throw BrokerError.internalFailure("The authenticator app's secret of this account does not open.") }
-        return OneTimePassword(secret: Array(secret), algorithm: enrolment.algorithm, digits: enrolment.digits, period: enrolment.period)
+        return OneTimePassword(secret: Array(secret), algorithm: enrollment.algorithm, digits: enrollment.digits, period: enrollment.period)
     }
 
     @discardableResult
@@ -54,8 +56,8 @@ struct TOTPBook: Sendable {
     }
 
     /// Every enrolment, by account id (for administrators).
-    func all() async throws -> [(accountID: String, enrolment: TOTPEnrolment)] {
-        try await environment.storage.all(TOTPEnrolment.self, keyPrefix: "account:").map { (String($0.key.dropFirst("account:".count)), $0.value) }
+    func all() async throws -> [(accountID: String, enrollment: TOTPEnrollment)] {
+        try await environment.storage.all(TOTPEnrollment.self, keyPrefix: "account:").map { (String($0.key.dropFirst("account:".count)), $0.value) }
     }
 
     /// Checks a code from the app: right, within the window, and for a step after the last one used.
@@ -66,20 +68,20 @@ struct TOTPBook: Sendable {
             var outcome = GuessOutcome.right(())
             // Another node may change the enrolment meanwhile (maybe accepting this very step): the
             // update reads it again and checks the code against what it holds then.
-            try await update(for: accountID) { enrolment in
+            try await update(for: accountID, conflict: "The code was checked at the same time elsewhere; try the next one.") { enrollment in
                 let now = environment.clock.now
-                guard code.utf8.count == enrolment.digits, code.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                    let step = try await generator(for: enrolment, accountID: accountID).matchingStep(of: code, at: now, window: config.window)
+                guard code.utf8.count == enrollment.digits, code.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                    let step = try await generator(for: enrollment, accountID: accountID).matchingStep(of: code, at: now, window: config.window)
                 else {
                     outcome = .wrong(BrokerError(.invalidCode, .failedAttempt, "That code is not right."))
                     return false
                 }
-                if let last = enrolment.lastUsedStep, step <= last {
+                if let last = enrollment.lastUsedStep, step <= last {
                     outcome = .wrong(BrokerError(.invalidCode, .failedAttempt, "That code was used already; wait for the next one.").because("replayed_step"))
                     return false
                 }
-                enrolment.lastUsedStep = step
-                enrolment.lastUsedAt = now
+                enrollment.lastUsedStep = step
+                enrollment.lastUsedAt = now
                 outcome = .right(())
                 return true
             }
@@ -95,15 +97,15 @@ struct TOTPBook: Sendable {
             guard let normalized = RecoveryCodes.normalized(typed) else { return wrong }
             let digest = RecoveryCodes.digest(normalized, key: try await recoveryKey())
             var outcome = wrong
-            try await update(for: accountID) { enrolment in
-                guard let index = RecoveryCodes.index(of: digest, in: enrolment.recoveryCodes) else {
+            try await update(for: accountID, conflict: "The recovery code was used at the same time elsewhere.") { enrollment in
+                guard let index = RecoveryCodes.index(of: digest, in: enrollment.recoveryCodes) else {
                     outcome = wrong
                     return false
                 }
-                enrolment.recoveryCodes.remove(at: index)
-                enrolment.recoveryCodesUsed += 1
-                enrolment.lastUsedAt = environment.clock.now
-                left = enrolment.recoveryCodes.count
+                enrollment.recoveryCodes.remove(at: index)
+                enrollment.recoveryCodesUsed += 1
+                enrollment.lastUsedAt = environment.clock.now
+                left = enrollment.recoveryCodes.count
                 outcome = .right(())
                 return true
             }

@@ -24,8 +24,8 @@ extension TOTPProvider: AccountOperationOffering {
     }
 
     func status(of accountID: String) async throws -> JSONValue {
-            guard let enrolment = try await book.enrolment(for: accountID) else { return ["enrolled": false] }
-            guard case .object(var summary) = enrolment.value.summary(accountID: accountID) else { return ["enrolled": true] }
+            guard let enrollment = try await book.enrollment(for: accountID) else { return ["enrolled": false] }
+            guard case .object(var summary) = enrollment.value.summary(accountID: accountID) else { return ["enrolled": true] }
             summary["enrolled"] = true
             return .object(summary)
     }
@@ -33,12 +33,12 @@ extension TOTPProvider: AccountOperationOffering {
     func regenerateRecoveryCodes(_ context: AccountOperationContext) async throws -> JSONValue {
             let accountID = context.account.id
             try context.requireSignIn(within: config.freshSignIn, now: environment.clock.now, passing: id)
-            guard try await book.enrolment(for: accountID) != nil else { throw notEnrolled }
+            guard try await book.enrollment(for: accountID) != nil else { throw notEnrolled }
             let recovery = try await book.newRecoveryCodes()
-            try await book.update(for: accountID) { enrolment in
-                enrolment.recoveryCodes = recovery.digests
-                enrolment.recoveryCodesIssuedAt = environment.clock.now
-                enrolment.recoveryCodesUsed = 0
+            try await book.update(for: accountID, conflict: "The authenticator app changed at the same time elsewhere; try again.", ifMissing: notEnrolled) { enrollment in
+                enrollment.recoveryCodes = recovery.digests
+                enrollment.recoveryCodesIssuedAt = environment.clock.now
+                enrollment.recoveryCodesUsed = 0
                 return true
             }
             await audit("totp.recovery_codes_regenerated", app: context.app.id, account: accountID)

@@ -16,15 +16,15 @@ extension TOTPProvider: AdminResourceOffering {
     }
 
     func listEnrollments() async throws -> [JSONValue] {
-        try await book.all().map { $0.enrolment.summary(accountID: $0.accountID) }
+        try await book.all().map { $0.enrollment.summary(accountID: $0.accountID) }
     }
 
     func reset(accountID: String) async throws -> AdminChange {
-        guard let enrolment = try await book.enrolment(for: accountID), try await book.remove(for: accountID) else {
+        guard let enrollment = try await book.enrollment(for: accountID), try await book.remove(for: accountID) else {
             throw BrokerError(.notFound, .notFound, "Account '\(accountID)' has no authenticator app.")
         }
         // The person sets an app up anew: a lock earned with the old one no longer applies.
         try await book.unlock(accountID: accountID)
-        return AdminChange(item: enrolment.value.summary(accountID: accountID), event: "reset", details: ["account": accountID], accountID: accountID)
+        return AdminChange(item: enrollment.value.summary(accountID: accountID), event: "reset", details: ["account": accountID], accountID: accountID)
     }
 }

@@ -29,7 +29,7 @@ public struct TOTPProvider: Authenticator {
 
     public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
         let account = try self.account(of: context)
-        guard try await book.enrolment(for: account.id) != nil else { return try setupStep(for: account) }
+        guard try await book.enrollment(for: account.id) != nil else { return try setupStep(for: account) }
         try await book.refuseIfLocked(accountID: account.id)
         return try codeStep()
     }
@@ -91,12 +91,12 @@ public struct TOTPProvider: Authenticator {
             throw BrokerError(.invalidCode, .failedAttempt, "That code is not right; check the app's clock and try the current code.")
         }
         let recovery = try await book.newRecoveryCodes()
-        let enrolment = TOTPEnrolment(
+        let enrollment = TOTPEnrollment(
             sealedSecret: try await book.seal(secret, accountID: account.id), algorithm: otp.algorithm, digits: otp.digits, period: otp.period,
             username: account.username, createdAt: now, lastUsedStep: step, lastUsedAt: now,
             recoveryCodes: recovery.digests, recoveryCodesIssuedAt: now, recoveryCodesUsed: 0
         )
-        guard try await book.insert(enrolment, for: account.id) else {
+        guard try await book.insert(enrollment, for: account.id) else {
             throw BrokerError(.conflict, .conflict, "An authenticator app was set up for this account meanwhile; sign in again with it.").endingFlow()
         }
         await audit("totp.enrolled", app: appID, account: account.id, details: ["algorithm": otp.algorithm.rawValue, "digits": String(otp.digits)])

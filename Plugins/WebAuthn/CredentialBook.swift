@@ -34,7 +34,7 @@ struct CredentialBook: Sendable {
             throw WebAuthnRefusal(.credentialInUse, "This credential is registered already.").brokerError
         }
         do {
-            try await storage.update(CredentialOwner.self, key: Self.handleKey(credential.userHandle)) { existing in
+            try await storage.update(CredentialOwner.self, key: Self.handleKey(credential.userHandle), conflict: "The credentials changed at the same time elsewhere; try again.") { existing in
                 guard var owner = existing else {
                     let owner = CredentialOwner(
                         credentialIDs: [credential.id], accountID: accountID, registeringFor: registeringFor, username: username, pendingUntil: credential.pendingUntil
@@ -54,7 +54,9 @@ struct CredentialBook: Sendable {
     /// Removes a credential and its entry under the handle; a handle left with no credential goes too.
     func remove(_ id: String) async throws -> StoredCredential? {
         guard let stored = try await credential(id), try await storage.delete(key: Self.credentialKey(id), version: stored.version) else { return nil }
-        try await storage.update(CredentialOwner.self, key: Self.handleKey(stored.value.userHandle)) { existing in
+        // The credential is gone already: a handle that keeps its id after lost races only lists a
+        // credential that no longer opens (as the earlier loop, which gave up silently, left it).
+        _ = try? await storage.update(CredentialOwner.self, key: Self.handleKey(stored.value.userHandle)) { existing in
             guard var owner = existing else { return .keep }
             owner.credentialIDs.removeAll { $0 == id }
             return owner.credentialIDs.isEmpty && owner.accountID == nil ? .delete : .store(owner, expiresAt: owner.pendingUntil)
@@ -82,7 +84,7 @@ struct CredentialBook: Sendable {
         _ key: String, _ type: Value.Type, _ pending: (Value) -> Date?, _ clear: (inout Value) -> Void
     ) async throws -> Value? {
         var settled: Value?
-        try await storage.update(type, key: key) { stored in
+        try await storage.update(type, key: key, conflict: "The passkey changed at the same time elsewhere; try again.") { stored in
             settled = nil
             guard var value = stored, pending(value) != nil else { return .keep }
             clear(&value)
@@ -96,8 +98,8 @@ struct CredentialBook: Sendable {
     /// throws for a credential that is gone (and may run again when another node changed it first).
     /// Answers the credential as stored.
     @discardableResult
-    func update(_ id: String, _ change: (StoredCredential?) async throws -> StoredCredential) async throws -> StoredCredential? {
-        try await storage.update(StoredCredential.self, key: Self.credentialKey(id)) { stored in
+    func update(_ id: String, conflict: String, _ change: (StoredCredential?) async throws -> StoredCredential) async throws -> StoredCredential? {
+        try await storage.update(StoredCredential.self, key: Self.credentialKey(id), conflict: conflict) { stored in
             let changed = try await change(stored)
             return .store(changed, expiresAt: changed.pendingUntil)
         }

@@ -30,7 +30,7 @@ extension WebAuthnProvider {
             guard !name.isEmpty, name.count <= 64 else { throw BrokerError(.invalidRequest, .badRequest, "A name has 1 to 64 characters.") }
             let target = try fields.string("credential")
             guard try await book.credentials(of: accountID).contains(where: { $0.value.id == target }) else { throw notOurs }
-            let renamed = try await book.update(target) { stored in
+            let renamed = try await book.update(target, conflict: "The credential changed at the same time elsewhere; try again.") { stored in
                 guard var credential = stored else { throw notOurs }
                 credential.name = name
                 return credential

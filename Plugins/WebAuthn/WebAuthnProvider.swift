@@ -186,7 +186,7 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
         var verifiedAssertion: VerifiedAssertion?
         // Another node may move the counter meanwhile: the update reads the credential again and
         // verifies against what it holds then.
-        let saved = try await book.update(response.id) { record in
+        let saved = try await book.update(response.id, conflict: "The credential was used at the same time elsewhere; try again.") { record in
             guard var credential = record else { throw WebAuthnRefusal(.unknownCredential, "This credential is not registered.").brokerError }
             if accountID == nil {
                 // A passkey sign-in: only credentials registered as passkeys identify anyone, and a

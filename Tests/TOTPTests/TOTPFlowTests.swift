@@ -84,7 +84,7 @@ extension TOTPTests {
 
     static func completes(_ outcome: FlowOutcome) -> Bool { if case .completed = outcome { true } else { false } }
 
-    @Test func enrolmentShowsTheKeyAsURIQRCodeAndTextThenTheFirstCodeConfirmsIt() async throws {
+    @Test func enrollmentShowsTheKeyAsURIQRCodeAndTextThenTheFirstCodeConfirmsIt() async throws {
         let broker = try await Self.broker()
         defer { broker.temporary.remove() }
         let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name", purpose: .register))
@@ -127,7 +127,7 @@ extension TOTPTests {
     /// The setup flow's state and challenge carry the secret and then the recovery codes: after
     /// seven enrolments (and their flows deleted), a copy of the database files, WAL and `-shm`
     /// included, holds none of them in any form a reader could use.
-    @Test func noCopyOfTheDatabaseFilesHoldsAnEnrolmentsSecretOrRecoveryCodes() async throws {
+    @Test func noCopyOfTheDatabaseFilesHoldsAnEnrollmentsSecretOrRecoveryCodes() async throws {
         let broker = try await Self.broker()
         defer { broker.temporary.remove() }
         var secrets: [String] = []

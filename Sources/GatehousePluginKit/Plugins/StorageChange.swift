@@ -18,13 +18,13 @@ extension PluginStorage {
     /// `change` what to write, and writes that only if nobody changed the value since; when someone
     /// did, reads again and asks again, a few times, then refuses with `conflict`. `change` may run
     /// more than once, so it only computes (it throws to give up). Answers the value stored afterwards
-    /// (nil when there is none).
+    /// (nil when there is none). `conflict`: what the refusal tells the person.
     @discardableResult
     public func update<Value: Codable & Sendable>(
-        _ type: Value.Type, key: String, _ change: (Value?) async throws -> StorageChange<Value>
+        _ type: Value.Type, key: String, conflict: String = PluginStorage.defaultConflict, _ change: (Value?) async throws -> StorageChange<Value>
     ) async throws -> Value? {
         try await compareAndSwap(
-            key: key, read: { try await get(Value.self, key: key) }, write: { value, expiresAt, version in
+            key: key, conflict: conflict, read: { try await get(Value.self, key: key) }, write: { value, expiresAt, version in
                 if let version { return try await replace(value, key: key, version: version, expiresAt: expiresAt) }
                 return try await insert(value, key: key, expiresAt: expiresAt)
             }, change: change
@@ -34,9 +34,9 @@ extension PluginStorage {
     /// `update` for a secret kept sealed (`insertSecret`): the secret in clear goes to `change` and
     /// what it stores is sealed again. A value stored in clear by an older version reads as none.
     @discardableResult
-    public func updateSecret(key: String, _ change: (Data?) async throws -> StorageChange<Data>) async throws -> Data? {
+    public func updateSecret(key: String, conflict: String = PluginStorage.defaultConflict, _ change: (Data?) async throws -> StorageChange<Data>) async throws -> Data? {
         try await compareAndSwap(
-            key: key,
+            key: key, conflict: conflict,
             read: {
                 do { return try await secret(key: key) } catch SecretSealerError.notSealed {
                     return try await get(JSONValue.self, key: key).map { Versioned(value: Data(), version: $0.version, present: false) }
@@ -49,8 +49,11 @@ extension PluginStorage {
         )
     }
 
+    /// What `update` answers when it keeps losing, unless told otherwise.
+    public static let defaultConflict = "This changed at the same time elsewhere; try again."
+
     private func compareAndSwap<Value: Sendable>(
-        key: String, read: () async throws -> Versioned<Value>?, write: (Value, Date?, Int?) async throws -> Bool,
+        key: String, conflict: String, read: () async throws -> Versioned<Value>?, write: (Value, Date?, Int?) async throws -> Bool,
         change: (Value?) async throws -> StorageChange<Value>
     ) async throws -> Value? {
         for _ in 0..<Self.updateAttempts {
@@ -66,6 +69,6 @@ extension PluginStorage {
                 if try await delete(key: key, version: current.version) { return nil }
             }
         }
-        throw BrokerError(.conflict, .conflict, "This changed at the same time elsewhere; try again.")
+        throw BrokerError(.conflict, .conflict, conflict)
     }
 }

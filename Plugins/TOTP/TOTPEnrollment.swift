@@ -6,7 +6,7 @@ import GatehousePluginKit
 /// associated data), so a copy of the database does not reveal it; the recovery codes are keyed
 /// digests. Every change is a compare-and-swap on the record's version, which is what makes a time
 /// step usable once on every node.
-struct TOTPEnrolment: Codable, Sendable {
+struct TOTPEnrollment: Codable, Sendable {
     /// The shared secret, sealed (`TOTPBook.seal`).
     var sealedSecret: String
     var algorithm: OneTimePassword.Algorithm
