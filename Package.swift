@@ -29,7 +29,9 @@ let builtInPlugins: [BuiltInPlugin] = [
     ),
     BuiltInPlugin(
         name: "OIDC",
-        dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
+        dependencies: [
+            .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+        ],
         testDependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"), "GatehouseStore"]
     ),
     BuiltInPlugin(
@@ -53,11 +55,13 @@ let builtInPlugins: [BuiltInPlugin] = [
     BuiltInPlugin(
         name: "DeviceAttestation",
         dependencies: [
-            "GatehouseAttestation", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1"),
+            "GatehouseAttestation", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
             .product(name: "Logging", package: "swift-log"),
         ],
         testDependencies: [
-            "DeviceKey", "GatehouseStore", "GatehouseAttestation", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            "DeviceKey", "GatehouseStore", "GatehouseAttestation", .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]
     ),
     BuiltInPlugin(
@@ -176,7 +180,10 @@ let package = Package(
         ),
         .target(
             name: "GatehouseTesting",
-            dependencies: ["GatehouseCore", "GatehouseStore", "GatehouseHTTP", "GatehouseMail", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "GatehouseCore", "GatehouseStore", "GatehouseHTTP", "GatehouseMail", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .executableTarget(
             name: "gatehouse",
@@ -204,7 +211,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GatehouseClientTests",
-            dependencies: ["GatehouseClient", "GatehouseTesting", "GatehouseCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")]
+            dependencies: [
+                "GatehouseClient", "GatehouseTesting", "GatehouseCore", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "GatehouseCoreTests",

@@ -29,7 +29,8 @@ struct ActivationBook: Sendable {
     /// `change` answers nil to leave it as it is (and `update` answers nil).
     func update(_ id: String, _ change: (ActivationRecord) throws -> ActivationRecord?) async throws -> ActivationRecord? {
         var changed: ActivationRecord?
-        try await storage.update(ActivationRecord.self, key: ActivationRecord.key(id), conflict: "The activation was changed at the same time elsewhere; try again.") { current in
+        try await storage.update(ActivationRecord.self, key: ActivationRecord.key(id), conflict: "The activation was changed at the same time elsewhere; try again.") {
+            current in
             changed = try current.flatMap(change)
             guard let changed else { return .keep }
             return .store(changed, expiresAt: changed.expiresAt.addingTimeInterval(Self.retention))
@@ -51,7 +52,8 @@ struct ActivationBook: Sendable {
 
     func replace(_ invitation: InvitationRecord, version: Int) async throws -> Bool {
         try await storage.replace(
-            invitation, key: InvitationRecord.key(tokenDigest: invitation.tokenDigest), version: version, expiresAt: invitation.expiresAt.addingTimeInterval(Self.retention)
+            invitation, key: InvitationRecord.key(tokenDigest: invitation.tokenDigest), version: version,
+            expiresAt: invitation.expiresAt.addingTimeInterval(Self.retention)
         )
     }
 

@@ -21,7 +21,8 @@ extension ActivationProvider {
                 delete: { key, app, _ in try await revokeByAdmin(key[0], app: try Self.owner(app)) }
             ),
             AdminResource(
-                name: "invitations", scope: .app, summary: "Invitations of an email address to the app (an account accepts or declines; a new address gets activation data).",
+                name: "invitations", scope: .app,
+                summary: "Invitations of an email address to the app (an account accepts or declines; a new address gets activation data).",
                 createFields: [
                     AdminField(name: "email", summary: "The address to invite"),
                     AdminField(name: "pin", summary: "For an address without an account: its activation PIN (generated when left out)"),
@@ -71,7 +72,9 @@ extension ActivationProvider {
         }
         var to: EmailAddress?
         if let text = fields["to"]?.stringValue {
-            guard let address = EmailAddress(text) else { throw BrokerError(.invalidRequest, .badRequest, "'to' is not an email address.", issues: [ConfigIssue(path: "to", "not an email address")]) }
+            guard let address = EmailAddress(text) else {
+                throw BrokerError(.invalidRequest, .badRequest, "'to' is not an email address.", issues: [ConfigIssue(path: "to", "not an email address")])
+            }
             to = address
         }
         let record = try await resend(activationID, to: to, app: app)
@@ -97,9 +100,17 @@ extension ActivationProvider {
     public func forget(_ departure: Departure) async throws -> [AdminChange] {
         switch departure {
         case .account(let accountID):
-            try await forget { $0.accountID == accountID || $0.redeemedBy == accountID } invitations: { $0.accountID == accountID }
+            try await forget {
+                $0.accountID == accountID || $0.redeemedBy == accountID
+            } invitations: {
+                $0.accountID == accountID
+            }
         case .app(let appID):
-            try await forget { $0.appID == appID } invitations: { $0.appID == appID }
+            try await forget {
+                $0.appID == appID
+            } invitations: {
+                $0.appID == appID
+            }
         case .identity, .admins:
             break
         }

@@ -87,7 +87,8 @@ extension ActivationProvider {
             "appName": .string(view.appName), "email": .string(view.email), "state": .string(view.state),
             "action": .string(environment.issuer + "/invitations/" + token),
             "minLength": .number(Double(view.pinPolicy.minLength)), "maxLength": .number(Double(view.pinPolicy.maxLength)),
-            "pending": .bool(view.state == "pending"), "closed": .bool(view.state != "pending" && activation == nil), "error": error.map(JSONValue.string) ?? .bool(false),
+            "pending": .bool(view.state == "pending"), "closed": .bool(view.state != "pending" && activation == nil),
+            "error": error.map(JSONValue.string) ?? .bool(false),
         ]
         if let activation {
             values["activation"] = ["deepLink": .string(activation.deepLink), "expiresAt": .string(ISO8601DateFormatter().string(from: activation.expiresAt))]
@@ -99,7 +100,10 @@ extension ActivationProvider {
         [
             "app": .string(view.appID), "appName": .string(view.appName), "email": .string(view.email), "state": .string(view.state),
             "expiresAt": .string(ISO8601DateFormatter().string(from: view.expiresAt)),
-            "pin": ["minLength": .number(Double(view.pinPolicy.minLength)), "maxLength": .number(Double(view.pinPolicy.maxLength)), "digitsOnly": .bool(view.pinPolicy.digitsOnly)],
+            "pin": [
+                "minLength": .number(Double(view.pinPolicy.minLength)), "maxLength": .number(Double(view.pinPolicy.maxLength)),
+                "digitsOnly": .bool(view.pinPolicy.digitsOnly),
+            ],
         ]
     }
 

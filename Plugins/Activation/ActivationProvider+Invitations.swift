@@ -9,7 +9,8 @@ import GatehouseSupport
 extension ActivationProvider {
     func invite(_ fields: [String: JSONValue], app: AppView, by admin: String) async throws -> AdminChange {
         for name in fields.keys where !["email", "pin", "alias"].contains(name) {
-            throw BrokerError(.invalidRequest, .badRequest, "'\(name)' is not a field of an invitation (email, pin, alias).", issues: [ConfigIssue(path: name, "unknown field")])
+            throw BrokerError(
+                .invalidRequest, .badRequest, "'\(name)' is not a field of an invitation (email, pin, alias).", issues: [ConfigIssue(path: name, "unknown field")])
         }
         guard let text = fields["email"]?.stringValue, let email = EmailAddress(text) else {
             throw BrokerError(.invalidRequest, .badRequest, "'email' must be an email address.", issues: [ConfigIssue(path: "email", "not an email address")])
@@ -35,7 +36,9 @@ extension ActivationProvider {
             let link = environment.issuer + "/invitations/" + token
             try await environment.mailer.send(ActivationMail.invitation(app: app, link: link, expiresAt: invitation.expiresAt, to: email))
         }
-        guard try await book.storage.insert(invitation, key: InvitationRecord.key(tokenDigest: invitation.tokenDigest), expiresAt: invitation.expiresAt.addingTimeInterval(ActivationBook.retention))
+        guard
+            try await book.storage.insert(
+                invitation, key: InvitationRecord.key(tokenDigest: invitation.tokenDigest), expiresAt: invitation.expiresAt.addingTimeInterval(ActivationBook.retention))
         else { throw BrokerError.internalFailure("An invitation token was drawn twice.") }
         var item = invitation.item(now: now).objectValue ?? [:]
         if let shownOnce { item["pin"] = .string(shownOnce) }
@@ -53,7 +56,8 @@ extension ActivationProvider {
         }
         let invitation = stored.value
         let state = invitation.state == .pending && invitation.expiresAt <= now ? "expired" : invitation.state.rawValue
-        return InvitationView(appID: app.id, appName: app.name, email: invitation.email.masked, state: state, expiresAt: invitation.expiresAt, pinPolicy: try settings(for: app).pin)
+        return InvitationView(
+            appID: app.id, appName: app.name, email: invitation.email.masked, state: state, expiresAt: invitation.expiresAt, pinPolicy: try settings(for: app).pin)
     }
 
     /// Accepts (with the activation PIN the person chooses) or declines an invitation.
@@ -99,7 +103,7 @@ extension ActivationProvider {
         try await audit.append(
             AuditEvent(
                 time: now, type: accept ? "activation.invitation_accepted" : "activation.invitation_declined", appID: app.id, accountID: accountID, providerID: id,
-                details: ["invitation": invitation.id] .merging(invitation.activationID.map { ["activation": $0] } ?? [:]) { a, _ in a }
+                details: ["invitation": invitation.id].merging(invitation.activationID.map { ["activation": $0] } ?? [:]) { a, _ in a }
             )
         )
         return InvitationAnswer(accepted: accept, activation: issued)

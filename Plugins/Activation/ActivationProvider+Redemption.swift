@@ -251,7 +251,8 @@ extension ActivationProvider {
     /// `merge`); `new` goes straight on to the device key.
     static let choiceChallenge = ChallengeDescription(
         type: "activation_choice",
-        summary: "The activation was redeemed; choose how to go on: `override` or `new_activation` (re_activation), `re_enrol` or `stop` (already_activated), `merge` or `replace` (merge). `new_activation` takes a new activation `pin`, an `alias` and optionally a backup `email`.",
+        summary:
+            "The activation was redeemed; choose how to go on: `override` or `new_activation` (re_activation), `re_enrol` or `stop` (already_activated), `merge` or `replace` (merge). `new_activation` takes a new activation `pin`, an `alias` and optionally a backup `email`.",
         title: "Activate this device", prompt: "This account is set up elsewhere already ({outcome}). Choose how to go on.",
         inputs: [
             ChallengeInput(name: "choice", label: "Choice", maxLength: 32),

@@ -70,7 +70,8 @@ public struct ActivationProvider: IdentityProvider {
         try refuseIfNotRedeemable(record, flowID: context.flowID)
 
         do {
-            try await environment.lockouts.guess(Self.lockKeys(record).map { ($0, "This activation") }, rule: config.lockout) { () async throws -> LockoutBook.Guess<Void> in
+            try await environment.lockouts.guess(Self.lockKeys(record).map { ($0, "This activation") }, rule: config.lockout) {
+                () async throws -> LockoutBook.Guess<Void> in
                 try await book.verify(pin, activationID: record.id, hash: record.pinHash)
                     ? .right(()) : .wrong(BrokerError(.invalidPIN, .failedAttempt, "That activation PIN is not right."))
             }
@@ -137,7 +138,8 @@ public struct ActivationProvider: IdentityProvider {
     func outcome(of record: ActivationRecord, facts: DeviceFacts, app: AppView) async throws -> ActivationRedemption {
         let here = try await devices.installations(appID: app.id, installationID: facts.installationID)
         let target = try await target(of: record, app: app)
-        var redemption = ActivationRedemption(activationID: record.id, keyProviderID: config.deviceKeys, target: target, outcome: .new, device: facts, alias: record.alias)
+        var redemption = ActivationRedemption(
+            activationID: record.id, keyProviderID: config.deviceKeys, target: target, outcome: .new, device: facts, alias: record.alias)
         switch target {
         case .account(let accountID):
             if let mine = here.first(where: { $0.accountID == accountID }) {
@@ -167,7 +169,8 @@ public struct ActivationProvider: IdentityProvider {
     func target(of record: ActivationRecord, app: AppView) async throws -> ActivationTarget {
         if let accountID = record.accountID {
             guard try await accounts.account(id: accountID) != nil else {
-                throw BrokerError(.invalidActivation, .badRequest, "The account of these activation data no longer exists.").publicly(because: "account_deleted").endingFlow()
+                throw BrokerError(.invalidActivation, .badRequest, "The account of these activation data no longer exists.").publicly(because: "account_deleted")
+                    .endingFlow()
             }
             return .account(accountID)
         }
@@ -303,7 +306,9 @@ public struct ActivationProvider: IdentityProvider {
                 throw BrokerError(.deliveryFailed, .unavailable, "The activation email could not be sent; try again later.")
             }
         }
-        return (IssuedActivation(id: record.id, payload: payload.text, deepLink: link, generatedPIN: generated, expiresAt: record.expiresAt, sentTo: sendTo?.masked), record)
+        return (
+            IssuedActivation(id: record.id, payload: payload.text, deepLink: link, generatedPIN: generated, expiresAt: record.expiresAt, sentTo: sendTo?.masked), record
+        )
     }
 
     /// Where the activation data go: the named backup address, the invited address, or the account's
@@ -369,7 +374,8 @@ public struct ActivationProvider: IdentityProvider {
 
     static let activationChallenge = ChallengeDescription(
         type: "activation",
-        summary: "Redeem activation data: the `activation` payload (or the deep link carrying it), the activation `pin`, and the installation's facts (as for `register_key`).",
+        summary:
+            "Redeem activation data: the `activation` payload (or the deep link carrying it), the activation `pin`, and the installation's facts (as for `register_key`).",
         title: "Activate this device", prompt: "Enter the activation data and the activation PIN you were given.",
         inputs: [
             ChallengeInput(name: "activation", label: "Activation data", maxLength: 512),

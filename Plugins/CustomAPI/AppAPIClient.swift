@@ -29,7 +29,8 @@ struct AppAPIClient: Sendable {
         }
         guard (200..<300).contains(response.status) else {
             logger.warning("the app's API answered with an error status", metadata: ["provider": .string(providerID), "status": .stringConvertible(response.status)])
-            throw BrokerError(Self.badStatus, .unavailable, "The app's service answered with HTTP \(response.status); try again later.").because("status_\(response.status)")
+            throw BrokerError(Self.badStatus, .unavailable, "The app's service answered with HTTP \(response.status); try again later.").because(
+                "status_\(response.status)")
         }
         switch AppAPIAnswer.parse(response.body) {
         case .success(let answer):

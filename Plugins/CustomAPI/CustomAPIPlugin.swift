@@ -79,7 +79,9 @@ public enum CustomAPIPlugin: PluginFactory {
         public static let customDataLimit = 192 * 1024
 
         /// Claims the broker sets itself; an app's API may never supply them.
-        static let reservedClaims: Set<String> = ["iss", "sub", "aud", "exp", "iat", "nbf", "jti", "amr", "acr", "auth_time", "nonce", "azp", "client_id", "scope", "idp", "stateless"]
+        static let reservedClaims: Set<String> = [
+            "iss", "sub", "aud", "exp", "iat", "nbf", "jti", "amr", "acr", "auth_time", "nonce", "azp", "client_id", "scope", "idp", "stateless",
+        ]
 
         private static func choice<T: RawRepresentable & Sendable>(
             _ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys, default value: T, path: [any CodingKey]

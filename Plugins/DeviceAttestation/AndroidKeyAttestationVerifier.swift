@@ -31,8 +31,12 @@ struct AndroidKeyAttestationVerifier: Sendable {
     }
 
     func verify(chain: [AttestationCertificate], rules: Rules, revoked: RevocationStatusList, at now: Date) throws(AttestationRefusal) -> Verdict {
-        guard chain.count >= 2, let leaf = chain.first else { throw AttestationRefusal(.untrustedChain, "The chain needs the attested key's certificate and its issuers.") }
-        try AttestationRefusal.checking { () throws(CertificatePathProblem) in try CertificatePath(chain).checkLinks(trustedKeys: trustedKeys, leafIssuerMayBeEndEntity: true) }
+        guard chain.count >= 2, let leaf = chain.first else {
+            throw AttestationRefusal(.untrustedChain, "The chain needs the attested key's certificate and its issuers.")
+        }
+        try AttestationRefusal.checking { () throws(CertificatePathProblem) in
+            try CertificatePath(chain).checkLinks(trustedKeys: trustedKeys, leafIssuerMayBeEndEntity: true)
+        }
         // The extension belongs to the attested key's certificate only: a certificate the attested key
         // signed (with an extension of its own making) must not pass for it.
         guard chain.dropFirst().allSatisfy({ $0.extensions[KeyDescription.oid] == nil }) else {
@@ -43,10 +47,14 @@ struct AndroidKeyAttestationVerifier: Sendable {
         if let serial = chain.lazy.compactMap({ revoked.status(of: $0.serialNumber) }).first {
             throw AttestationRefusal(.certificateRevoked, "A certificate of the chain is \(serial.lowercased()) on Google's attestation status list.")
         }
-        guard let value = leaf.extensions[KeyDescription.oid]?.value else { throw AttestationRefusal(.malformed, "The leaf certificate has no key attestation extension.") }
+        guard let value = leaf.extensions[KeyDescription.oid]?.value else {
+            throw AttestationRefusal(.malformed, "The leaf certificate has no key attestation extension.")
+        }
         let description: KeyDescription
         do { description = try KeyDescription(extensionValue: value) } catch { throw AttestationRefusal(.malformed, "The key description does not parse.") }
-        guard SecretDigest.constantTimeEquals(description.challenge, rules.challenge) else { throw AttestationRefusal(.challengeMismatch, "The attestation challenge is not this flow's.") }
+        guard SecretDigest.constantTimeEquals(description.challenge, rules.challenge) else {
+            throw AttestationRefusal(.challengeMismatch, "The attestation challenge is not this flow's.")
+        }
         let level = min(description.attestationSecurityLevel, description.keymasterSecurityLevel)
         guard level > .software, level >= rules.minimumSecurityLevel else {
             throw AttestationRefusal(.securityLevelTooLow, "The key lives in \(level.name); this app needs \(rules.minimumSecurityLevel.name) or better.")

@@ -58,7 +58,8 @@ public struct AppAttestationSettings: Decodable, Sendable {
             for (index, appID) in appIDs.enumerated() {
                 let parts = appID.split(separator: ".", maxSplits: 1)
                 if parts.count != 2 || parts[0].count != 10 {
-                    throw ConfigIssue(path: decoder.codingPath + [CodingKeys.appIDs, ConfigPath.Key(index: index)], "must be TEAMID.bundle.id (a 10-character team id), got '\(appID)'")
+                    throw ConfigIssue(
+                        path: decoder.codingPath + [CodingKeys.appIDs, ConfigPath.Key(index: index)], "must be TEAMID.bundle.id (a 10-character team id), got '\(appID)'")
                 }
             }
         }
@@ -106,7 +107,9 @@ public struct AppAttestationSettings: Decodable, Sendable {
                 requirePlayRecognized = try container.decodeIfPresent(Bool.self, forKey: .requirePlayRecognized) ?? true
                 requireLicensed = try container.decodeIfPresent(Bool.self, forKey: .requireLicensed) ?? false
                 maxAge = try container.decodeIfPresent(Seconds.self, forKey: .maxAge) ?? .minutes(5)
-                if !["local", "google"].contains(decode) { throw ConfigIssue(path: decoder.codingPath + [CodingKeys.decode], "must be local or google, got '\(decode)'") }
+                if !["local", "google"].contains(decode) {
+                    throw ConfigIssue(path: decoder.codingPath + [CodingKeys.decode], "must be local or google, got '\(decode)'")
+                }
                 if !(10...3600).contains(maxAge.value) { throw ConfigIssue(path: decoder.codingPath + [CodingKeys.maxAge], "must be between 10 and 3600 seconds") }
             }
         }

@@ -28,7 +28,9 @@ struct AttestationSecrets: Sendable {
     func set(_ name: Name, value: Data, app: String, by admin: String) async throws {
         let key = Self.valueKey(name, app: app)
         if let current = try await storage.secret(key: key) {
-            guard try await storage.replaceWithSecret(value, key: key, version: current.version) else { throw BrokerError(.conflict, .conflict, "The secret changed meanwhile; try again.") }
+            guard try await storage.replaceWithSecret(value, key: key, version: current.version) else {
+                throw BrokerError(.conflict, .conflict, "The secret changed meanwhile; try again.")
+            }
         } else {
             guard try await storage.insertSecret(value, key: key) else { throw BrokerError(.conflict, .conflict, "The secret changed meanwhile; try again.") }
         }

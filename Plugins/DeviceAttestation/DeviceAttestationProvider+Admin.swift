@@ -9,7 +9,8 @@ extension DeviceAttestationProvider {
         [
             AdminResource(
                 name: "fingerprints", scope: .app,
-                summary: "SHA-256 fingerprints of the app's Android signing certificates (AB:CD:..., hex or base64), besides those in config; removed with the admin who added them.",
+                summary:
+                    "SHA-256 fingerprints of the app's Android signing certificates (AB:CD:..., hex or base64), besides those in config; removed with the admin who added them.",
                 createFields: [AdminField(name: "sha256", summary: "The certificate's SHA-256 fingerprint, as the Play Console or keytool shows it.")],
                 itemKey: ["sha256"], columns: ["sha256", "addedAt", "addedBy"], dangerous: true,
                 list: { app in try await fingerprints.entries(app: try Self.owner(app)).map(Self.json) },
@@ -25,7 +26,9 @@ extension DeviceAttestationProvider {
                 ],
                 itemKey: ["name"], columns: ["name", "setAt", "setBy"], dangerous: true,
                 list: { app in
-                    try await secrets.list(app: try Self.owner(app)).map { .object(["name": .string($0.name), "setAt": .string(Self.time($0.setAt)), "setBy": .string($0.setBy)]) }
+                    try await secrets.list(app: try Self.owner(app)).map {
+                        .object(["name": .string($0.name), "setAt": .string(Self.time($0.setAt)), "setBy": .string($0.setBy)])
+                    }
                 },
                 create: { fields, app, admin in try await setSecret(fields, app: try Self.owner(app), by: admin) },
                 delete: { key, app, _ in try await removeSecret(key[0], app: try Self.owner(app)) }
@@ -105,7 +108,9 @@ extension DeviceAttestationProvider {
         for (app, entry) in try await fingerprints.entries(addedByNoneOf: remaining) {
             guard try await fingerprints.remove(entry.sha256, app: app) != nil else { continue }
             changes.append(
-                AdminChange(item: Self.json(entry), event: "fingerprint_removed", details: ["sha256": entry.sha256, "app": app, "reason": "admin_removed", "addedBy": entry.addedBy])
+                AdminChange(
+                    item: Self.json(entry), event: "fingerprint_removed",
+                    details: ["sha256": entry.sha256, "app": app, "reason": "admin_removed", "addedBy": entry.addedBy])
             )
         }
         return changes
@@ -115,9 +120,12 @@ extension DeviceAttestationProvider {
     static func check(_ value: String, as name: AttestationSecrets.Name) throws {
         let refusal: (String) -> BrokerError = { BrokerError(.invalidRequest, .badRequest, $0, issues: [ConfigIssue(path: "value", $0)]) }
         switch name {
-        case .playDecryptionKey: do { _ = try PlayIntegrityKeys.decryptionKey(value) } catch { throw refusal("The decryption key must be base64 of 32 bytes, as the Play Console shows it.") }
+        case .playDecryptionKey:
+            do { _ = try PlayIntegrityKeys.decryptionKey(value) } catch { throw refusal("The decryption key must be base64 of 32 bytes, as the Play Console shows it.") }
         case .playVerificationKey:
-            do { _ = try PlayIntegrityKeys.verificationKey(value) } catch { throw refusal("The verification key must be a base64 (or PEM) EC P-256 public key, as the Play Console shows it.") }
+            do { _ = try PlayIntegrityKeys.verificationKey(value) } catch {
+                throw refusal("The verification key must be a base64 (or PEM) EC P-256 public key, as the Play Console shows it.")
+            }
         case .playServiceAccount:
             guard (try? JSONDecoder().decode(PlayIntegrityDecoder.ServiceAccount.self, from: Data(value.utf8))) != nil else {
                 throw refusal("The service account must be Google's JSON key file (client_email, private_key).")

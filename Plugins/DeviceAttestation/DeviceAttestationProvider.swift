@@ -44,7 +44,8 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
         do {
             return try await verify(evidence, app: app)
         } catch let refusal as AttestationRefusal {
-            environment.logger.info("device attestation refused", metadata: ["app": .string(app.id), "format": .string(evidence.format), "reason": .string(refusal.reason.rawValue)])
+            environment.logger.info(
+                "device attestation refused", metadata: ["app": .string(app.id), "format": .string(evidence.format), "reason": .string(refusal.reason.rawValue)])
             throw refusal.brokerError
         }
     }
@@ -73,7 +74,8 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
     func verify(_ evidence: AttestationEvidence, app: AppView) async throws -> AttestationVerdict {
         guard let settings = config.apps[app.id], let format = AttestationFormat(rawValue: evidence.format), settings.formats.contains(format) else {
             let accepted = config.apps[app.id]?.formats.map(\.rawValue).joined(separator: ", ") ?? ""
-            throw AttestationRefusal(.formatNotAccepted, "This app does not accept '\(evidence.format)' attestations\(accepted.isEmpty ? "" : " (it accepts \(accepted))").")
+            throw AttestationRefusal(
+                .formatNotAccepted, "This app does not accept '\(evidence.format)' attestations\(accepted.isEmpty ? "" : " (it accepts \(accepted))").")
         }
         let now = environment.clock.now
         switch format {
@@ -95,7 +97,9 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
             throw AttestationRefusal(.malformed, "An App Attest attestation needs 'attestationObject' (base64).")
         }
         let keyID = try evidence.fields["keyID"].map { value throws(AttestationRefusal) in
-            guard let bytes = value.stringValue.flatMap({ Data(base64Encoded: $0) ?? Base64URL.decode($0) }) else { throw AttestationRefusal(.malformed, "'keyID' must be base64.") }
+            guard let bytes = value.stringValue.flatMap({ Data(base64Encoded: $0) ?? Base64URL.decode($0) }) else {
+                throw AttestationRefusal(.malformed, "'keyID' must be base64.")
+            }
             return Array(bytes)
         }
         let attested = try appAttest.verifyAttestation(
@@ -132,7 +136,8 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
         let jwk = try Self.jwk(point: Array(key.x963Representation))
         if let sent = evidence.key, sent.thumbprint != jwk.thumbprint { throw AttestationRefusal(.keyMismatch, "The attested key is not the key being registered.") }
         var facts = [
-            "platform": "android", "securityLevel": verdict.description.attestationSecurityLevel.name, "keymasterSecurityLevel": verdict.description.keymasterSecurityLevel.name,
+            "platform": "android", "securityLevel": verdict.description.attestationSecurityLevel.name,
+            "keymasterSecurityLevel": verdict.description.keymasterSecurityLevel.name,
             "attestationVersion": String(verdict.description.attestationVersion), "provisioning": verdict.factoryProvisioned ? "factory" : "remote",
         ]
         if let package = verdict.description.packages.first { facts["package"] = package.name }
@@ -157,7 +162,8 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
         let rules = PlayIntegrityVerifier.Rules(
             packageNames: Set(settings.packageNames), requestBinding: Self.requestBinding(challenge: evidence.challenge, key: evidence.key),
             signingCertificates: Set(try await fingerprints.digests(app: app.id, configured: settings.signingCertificates).map(SigningCertificateDigest.normalize)),
-            requirePlayRecognized: play.requirePlayRecognized, deviceIntegrity: play.deviceIntegrity, requireLicensed: play.requireLicensed, maxAge: play.maxAge.timeInterval
+            requirePlayRecognized: play.requirePlayRecognized, deviceIntegrity: play.deviceIntegrity, requireLicensed: play.requireLicensed,
+            maxAge: play.maxAge.timeInterval
         )
         var facts = try PlayIntegrityVerifier.evaluate(verdict, rules: rules, now: now)
         facts["platform"] = "android"
@@ -199,7 +205,9 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
 
     /// The uncompressed point of a stored P-256 JWK.
     static func point(of jwk: JSONValue) -> [UInt8]? {
-        guard let x = jwk["x"]?.stringValue.flatMap(Base64URL.decode), let y = jwk["y"]?.stringValue.flatMap(Base64URL.decode), x.count == 32, y.count == 32 else { return nil }
+        guard let x = jwk["x"]?.stringValue.flatMap(Base64URL.decode), let y = jwk["y"]?.stringValue.flatMap(Base64URL.decode), x.count == 32, y.count == 32 else {
+            return nil
+        }
         return [4] + Array(x) + Array(y)
     }
 
@@ -234,7 +242,8 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
         )
         let verdict = try await verifyRegistration(evidence, app: context.app)
         if verdict.isTest, context.account?.isTest != true {
-            throw BrokerError(.invalidAttestation, .failedAttempt, "A test registration key vouches for test accounts only.").publicly(because: "test_key_for_real_account")
+            throw BrokerError(.invalidAttestation, .failedAttempt, "A test registration key vouches for test accounts only.").publicly(
+                because: "test_key_for_real_account")
         }
         return .verified(FactorResult(authenticatorID: id, method: "attestation"))
     }
@@ -263,7 +272,8 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
 
     static let attestationChallenge = ChallengeDescription(
         type: "attestation",
-        summary: "Prove the request comes from a genuine app on a genuine device: answer with `format` and that format's evidence (`attestationObject`, `certificateChain`, `integrityToken`, `deviceToken` or `token`), bound to `challenge`.",
+        summary:
+            "Prove the request comes from a genuine app on a genuine device: answer with `format` and that format's evidence (`attestationObject`, `certificateChain`, `integrityToken`, `deviceToken` or `token`), bound to `challenge`.",
         title: "Verify this device",
         inputs: [
             ChallengeInput(name: "format", label: "Format", maxLength: 64),
@@ -287,7 +297,8 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
 /// The trust anchors, parsed once.
 enum DeviceAttestationTrust {
     static let appleRoots = try! AttestationCertificate.certificates(pem: TrustAnchors.appleAppAttestationRoot)
-    static let googleRootKeys: [[UInt8]] = try! (AttestationCertificate.certificates(pem: TrustAnchors.googleHardwareAttestationRoot)
+    static let googleRootKeys: [[UInt8]] = try!
+        (AttestationCertificate.certificates(pem: TrustAnchors.googleHardwareAttestationRoot)
         + AttestationCertificate.certificates(pem: TrustAnchors.googleKeyAttestationCA1)).map(\.publicKeyInfo)
 }
 

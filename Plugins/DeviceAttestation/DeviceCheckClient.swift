@@ -36,7 +36,9 @@ struct DeviceCheckClient: Sendable {
             throw BrokerError(.providerUnavailable, .unavailable, "Apple's DeviceCheck service did not answer; try again later.").publicly(because: "service_unavailable")
         }
         let text = String(decoding: response.body.prefix(512), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if response.status != 200 { logger.info("Apple's DeviceCheck service refused", metadata: ["status": .stringConvertible(response.status), "answer": .string(text)]) }
+        if response.status != 200 {
+            logger.info("Apple's DeviceCheck service refused", metadata: ["status": .stringConvertible(response.status), "answer": .string(text)])
+        }
         switch response.status {
         case 200: return
         case 400 where text.localizedCaseInsensitiveContains("device token"):
@@ -46,12 +48,14 @@ struct DeviceCheckClient: Sendable {
         case 429:
             throw AttestationRefusal(.serviceRateLimited, "Apple's DeviceCheck service is rate limiting this app; try again later.")
         default:
-            throw BrokerError(.providerUnavailable, .unavailable, "Apple's DeviceCheck service answered \(response.status); try again later.").publicly(because: "service_unavailable")
+            throw BrokerError(.providerUnavailable, .unavailable, "Apple's DeviceCheck service answered \(response.status); try again later.").publicly(
+                because: "service_unavailable")
         }
     }
 
     /// The ES256 developer token Apple's server APIs take.
     static func developerToken(key: P256.Signing.PrivateKey, keyID: String, teamID: String, now: Date) throws -> String {
-        try JWSSigningKey.p256(key).sign(["iss": .string(teamID), "iat": .number(now.timeIntervalSince1970.rounded(.down))], header: ["kid": .string(keyID), "typ": "JWT"])
+        try JWSSigningKey.p256(key).sign(
+            ["iss": .string(teamID), "iat": .number(now.timeIntervalSince1970.rounded(.down))], header: ["kid": .string(keyID), "typ": "JWT"])
     }
 }

@@ -22,7 +22,8 @@ struct PlayIntegrityDecoder: Sendable {
         guard let account = try? JSONDecoder().decode(ServiceAccount.self, from: json),
             let key = try? JWSSigningKey(pem: account.private_key), key.algorithm == "RS256"
         else {
-            throw AttestationRefusal(.serviceRefusedCredentials, "The app's Play service account is not a Google service-account JSON key with an RSA private key; set it again.")
+            throw AttestationRefusal(
+                .serviceRefusedCredentials, "The app's Play service account is not a Google service-account JSON key with an RSA private key; set it again.")
         }
         let now = clock.now
         let audience = "https://playintegrity.googleapis.com/"
@@ -40,7 +41,8 @@ struct PlayIntegrityDecoder: Sendable {
         )
         let response: OutboundResponse
         do { response = try await http.send(request) } catch {
-            throw BrokerError(.providerUnavailable, .unavailable, "Google's Play Integrity service did not answer; try again later.").publicly(because: "service_unavailable")
+            throw BrokerError(.providerUnavailable, .unavailable, "Google's Play Integrity service did not answer; try again later.").publicly(
+                because: "service_unavailable")
         }
         switch response.status {
         case 200:
@@ -49,9 +51,12 @@ struct PlayIntegrityDecoder: Sendable {
             }
             return verdict
         case 400: throw AttestationRefusal(.invalidToken, "Google does not accept this integrity token.")
-        case 401, 403: throw AttestationRefusal(.serviceRefusedCredentials, "Google refused the app's Play service account (\(response.status)); check its roles and the package.")
+        case 401, 403:
+            throw AttestationRefusal(.serviceRefusedCredentials, "Google refused the app's Play service account (\(response.status)); check its roles and the package.")
         case 429: throw AttestationRefusal(.serviceRateLimited, "Google's Play Integrity service is rate limiting this app; try again later.")
-        default: throw BrokerError(.providerUnavailable, .unavailable, "Google's Play Integrity service answered \(response.status); try again later.").publicly(because: "service_unavailable")
+        default:
+            throw BrokerError(.providerUnavailable, .unavailable, "Google's Play Integrity service answered \(response.status); try again later.").publicly(
+                because: "service_unavailable")
         }
     }
 }

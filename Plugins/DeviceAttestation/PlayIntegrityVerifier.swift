@@ -94,7 +94,9 @@ enum PlayIntegrityVerifier {
         }
         let recognition = app["appRecognitionVerdict"]?.stringValue ?? "UNEVALUATED"
         if rules.requirePlayRecognized {
-            guard recognition == "PLAY_RECOGNIZED" else { throw AttestationRefusal(.appNotRecognized, "Google Play does not recognise this app binary (\(recognition)).") }
+            guard recognition == "PLAY_RECOGNIZED" else {
+                throw AttestationRefusal(.appNotRecognized, "Google Play does not recognise this app binary (\(recognition)).")
+            }
         }
         // Whatever the recognition verdict, a package or certificate the verdict names must be the app's
         // (a re-signed copy is UNRECOGNIZED_VERSION with a foreign certificate); only an unevaluated app names none.

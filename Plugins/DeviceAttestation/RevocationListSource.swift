@@ -44,7 +44,8 @@ final class RevocationListSource: Sendable {
         let stale = copy.withLock { copy in copy.fetchedAt.map { now.timeIntervalSince($0) >= settings.refreshInterval.timeInterval } ?? true }
         if !settings.url.isEmpty, stale { await fetches.value { await self.fetch(at: now) } }
         guard let list = copy.withLock({ $0.list }) else {
-            throw BrokerError(.providerUnavailable, .unavailable, "Google's attestation status list is not available yet; try again later.").publicly(because: "status_list_unavailable")
+            throw BrokerError(.providerUnavailable, .unavailable, "Google's attestation status list is not available yet; try again later.").publicly(
+                because: "status_list_unavailable")
         }
         return list
     }

@@ -30,7 +30,9 @@ struct SigningCertificateList: Sendable {
     /// Adds a fingerprint; nil when it is listed already.
     func add(_ text: String, app: String, by admin: String) async throws -> Entry? {
         guard let bytes = SigningCertificateDigest.bytes(text) else {
-            throw BrokerError(.invalidRequest, .badRequest, "'sha256' must be a SHA-256 fingerprint: AB:CD:... (32 bytes), plain hex or base64.", issues: [ConfigIssue(path: "sha256", "not a SHA-256 fingerprint")])
+            throw BrokerError(
+                .invalidRequest, .badRequest, "'sha256' must be a SHA-256 fingerprint: AB:CD:... (32 bytes), plain hex or base64.",
+                issues: [ConfigIssue(path: "sha256", "not a SHA-256 fingerprint")])
         }
         let entry = Entry(sha256: SecretDigest.hex(bytes), addedAt: clock.now, addedBy: admin)
         return try await storage.insert(entry, key: Self.key(app: app, sha256: entry.sha256)) ? entry : nil

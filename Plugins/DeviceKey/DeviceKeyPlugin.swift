@@ -34,11 +34,13 @@ public enum DeviceKeyPlugin: PluginFactory {
             if algorithms.isEmpty { throw ConfigIssue(path: path + [CodingKeys.algorithms], "must name at least one algorithm (ES256 or EdDSA)") }
             for (index, algorithm) in algorithms.enumerated() where !Self.supportedAlgorithms.contains(algorithm) {
                 throw ConfigIssue(
-                    path: path + [CodingKeys.algorithms, ConfigPath.Key(index: index)], "'\(algorithm)' is not accepted for device keys (use ES256 or EdDSA; none and HMAC never)"
+                    path: path + [CodingKeys.algorithms, ConfigPath.Key(index: index)],
+                    "'\(algorithm)' is not accepted for device keys (use ES256 or EdDSA; none and HMAC never)"
                 )
             }
             for (key, value, range) in [
-                (CodingKeys.nonceLifetime, nonceLifetime.value, 10...900), (.assertionLifetime, assertionLifetime.value, 10...900), (.clockSkew, clockSkew.value, 0...300),
+                (CodingKeys.nonceLifetime, nonceLifetime.value, 10...900), (.assertionLifetime, assertionLifetime.value, 10...900),
+                (.clockSkew, clockSkew.value, 0...300),
             ] where !range.contains(value) {
                 throw ConfigIssue(path: path + [key], "must be between \(range.lowerBound) and \(range.upperBound) seconds, got \(value)")
             }

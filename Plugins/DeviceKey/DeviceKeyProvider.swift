@@ -100,7 +100,9 @@ public struct DeviceKeyProvider: IdentityProvider {
         let verdict = try await attestation(answer, nonce: nonce, key: sentKey, platform: facts.platform, context: context)
         let key: PublicJWK
         if let attested = verdict?.attestedKey {
-            if let sentKey, sentKey.thumbprint != attested.thumbprint { throw DeviceKeyRefusal(.invalidKey, "The public key is not the key the attestation vouches for.") }
+            if let sentKey, sentKey.thumbprint != attested.thumbprint {
+                throw DeviceKeyRefusal(.invalidKey, "The public key is not the key the attestation vouches for.")
+            }
             key = attested
         } else {
             guard let sentKey else { throw BrokerError.invalidAnswer("The answer needs the public key as a JWK in 'publicKey'.") }
@@ -151,7 +153,8 @@ public struct DeviceKeyProvider: IdentityProvider {
         guard let attesting = context.deviceAttestation else {
             throw BrokerError(.attestationRequired, .forbidden, "No device-attestation provider is set up for this app.")
         }
-        let verdict = try await attesting.verifyRegistration(AttestationEvidence(format: format, fields: fields, challenge: nonce, key: key, platform: platform), app: context.app)
+        let verdict = try await attesting.verifyRegistration(
+            AttestationEvidence(format: format, fields: fields, challenge: nonce, key: key, platform: platform), app: context.app)
         if let attestedPlatform = verdict.facts["platform"], attestedPlatform != platform.rawValue {
             throw BrokerError.invalidAnswer("The attestation is from an \(attestedPlatform) device, but 'platform' says \(platform.rawValue).")
         }
@@ -219,7 +222,8 @@ public struct DeviceKeyProvider: IdentityProvider {
             // A key that once counted must keep counting, or a clone of it would go unnoticed.
             throw DeviceKeyRefusal(.counterNotIncreasing, "This key's assertions carry a counter; send the next one.")
         }
-        guard try await environment.storage.insert(true, key: "jti:\(key.id):\(SecretDigest.sha256Hex(jti))", expiresAt: issuedAt.addingTimeInterval(lifetime + skew)) else {
+        guard try await environment.storage.insert(true, key: "jti:\(key.id):\(SecretDigest.sha256Hex(jti))", expiresAt: issuedAt.addingTimeInterval(lifetime + skew))
+        else {
             throw DeviceKeyRefusal(.assertionReplayed, "The assertion's jti was used before; sign a fresh assertion.")
         }
         guard try await devices.recordSignInKeyUse(id: key.id, counter: counter, now: now) else {
@@ -266,10 +270,14 @@ public struct DeviceKeyProvider: IdentityProvider {
     func checkPolicy(of key: SignInKey, at app: AppView) throws {
         guard try app.settings(DeviceKeySettings.self, for: id).attestation == .required else { return }
         guard key.attestation != nil else {
-            throw DeviceKeyRefusal(.attestationRequired, "This app requires an attested device key, and this key was registered without attestation; register this device again in this app.")
+            throw DeviceKeyRefusal(
+                .attestationRequired, "This app requires an attested device key, and this key was registered without attestation; register this device again in this app."
+            )
         }
         guard key.registeredAppID == app.id else {
-            throw DeviceKeyRefusal(.attestationRequired, "This app requires a device key attested for it, and this key was attested for another app; register this device again in this app.")
+            throw DeviceKeyRefusal(
+                .attestationRequired, "This app requires a device key attested for it, and this key was attested for another app; register this device again in this app."
+            )
         }
     }
 
@@ -295,7 +303,8 @@ public struct DeviceKeyProvider: IdentityProvider {
 
     static let registerChallenge = ChallengeDescription(
         type: "register_key",
-        summary: "Register a new sign-in key: the public key (JWK), a proof of possession (a compact JWS with claims `nonce` and `aud` = the issuer, signed by the key), and the device's facts.",
+        summary:
+            "Register a new sign-in key: the public key (JWK), a proof of possession (a compact JWS with claims `nonce` and `aud` = the issuer, signed by the key), and the device's facts.",
         title: "Register this device",
         inputs: [
             ChallengeInput(name: "publicKey", label: "Public key (JWK)", kind: .json, maxLength: 2048),
@@ -314,7 +323,8 @@ public struct DeviceKeyProvider: IdentityProvider {
 
     static let assertionChallenge = ChallengeDescription(
         type: "assertion",
-        summary: "Sign in with a registered device key: a compact JWS with claims `iss` = the key id, `aud` = the issuer, `nonce`, `iat`, `jti` (and optionally a growing `counter`).",
+        summary:
+            "Sign in with a registered device key: a compact JWS with claims `iss` = the key id, `aud` = the issuer, `nonce`, `iat`, `jti` (and optionally a growing `counter`).",
         title: "Sign in with this device",
         inputs: [
             ChallengeInput(name: "assertion", label: "Assertion", maxLength: 4096),

@@ -31,7 +31,9 @@ public struct DeviceKeySettings: PluginSettings {
 
     public static let formerPolicyKeys = [FormerPolicyKey("deviceRegistration")]
     public static let fields = [
-        SettingField("attestation", label: "Device attestation", choices: Attestation.allCases.map(\.rawValue), hint: "required: only keys attested when registered through this app sign in."),
+        SettingField(
+            "attestation", label: "Device attestation", choices: Attestation.allCases.map(\.rawValue),
+            hint: "required: only keys attested when registered through this app sign in."),
         SettingField("account", label: "Account of a new key", choices: AccountRule.allCases.map(\.rawValue)),
     ]
 

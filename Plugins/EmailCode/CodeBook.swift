@@ -53,12 +53,14 @@ struct CodeBook: Sendable {
         // The client's own limit first: a client over it must not use up the address's quota.
         if let clientIP {
             try await lockouts.limitRate(
-                "sent-ip:\(clientIP)", limit: config.resend.maxPerIP, window: config.resend.window, message: "Too many codes were asked for from this address; try again later."
+                "sent-ip:\(clientIP)", limit: config.resend.maxPerIP, window: config.resend.window,
+                message: "Too many codes were asked for from this address; try again later."
             )
         }
         // Recovery mail has its own quota: asking for reset codes must not use up the sign-in's.
         try await lockouts.limitRate(
-            (CodeBinding.isRecovery(binding) ? "sent-recovery:" : "sent:") + address.value, limit: config.resend.maxPerAddress, window: config.resend.window, message: "Too many codes were sent to this address; try again later."
+            (CodeBinding.isRecovery(binding) ? "sent-recovery:" : "sent:") + address.value, limit: config.resend.maxPerAddress, window: config.resend.window,
+            message: "Too many codes were sent to this address; try again later."
         )
 
         let code = Self.newCode(length: config.codeLength)
@@ -73,7 +75,8 @@ struct CodeBook: Sendable {
                 .because(String(describing: error))
         }
 
-        let record = Record(digest: try await digest(code, binding: binding), address: address, issuedAt: now, expiresAt: now.addingTimeInterval(config.codeLifetime.timeInterval))
+        let record = Record(
+            digest: try await digest(code, binding: binding), address: address, issuedAt: now, expiresAt: now.addingTimeInterval(config.codeLifetime.timeInterval))
         try await keep(record, binding: binding)
         environment.logger.info("code sent", metadata: ["to": .string(address.masked)])
         return CodeDelivery(sentTo: address, expiresAt: record.expiresAt, resendAfter: now.addingTimeInterval(config.resend.interval.timeInterval))

@@ -81,7 +81,7 @@ public enum EmailCodePlugin: PluginFactory {
                 defaults: LockoutRule(maxFailures: 5, failureWindow: .hours(1), lockoutDuration: .minutes(15), maxLockoutDuration: .hours(24), permanentAfterLockouts: 10)
             )
 
-        let resendPath = path + [CodingKeys.resend]
+            let resendPath = path + [CodingKeys.resend]
             let limits = container.contains(.resend) ? try container.nestedContainer(keyedBy: ResendKeys.self, forKey: .resend) : nil
             resend = ResendLimits(
                 interval: try limits?.decodeIfPresent(Seconds.self, forKey: .interval) ?? Seconds(30),

@@ -30,11 +30,12 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
     public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
         if context.account != nil {
             if let address = context.verifiedEmails.first { return try await send(to: address, context: context) }
-            let mayEnrol = switch codes.config.enrollment {
-            case .always: true
-            case .registration: context.accountCreated
-            case .never: false
-            }
+            let mayEnrol =
+                switch codes.config.enrollment {
+                case .always: true
+                case .registration: context.accountCreated
+                case .never: false
+                }
             guard mayEnrol else {
                 throw BrokerError(.noVerifiedEmail, .forbidden, "This account has no verified email address to send the code to; ask an administrator.")
                     .because("no_verified_email").endingFlow()
@@ -76,7 +77,8 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
     }
 
     private func send(to address: EmailAddress, context: FlowContext, enrolling: Bool = false) async throws -> FlowStep {
-        let delivery = try await codes.send(to: address, binding: Self.binding(context), appID: context.app.id, appName: context.app.name, clientIP: context.request.clientIP)
+        let delivery = try await codes.send(
+            to: address, binding: Self.binding(context), appID: context.app.id, appName: context.app.name, clientIP: context.request.clientIP)
         let state = State(address: address, enrolling: enrolling)
         return .challenge(challenge(delivery), state: try FlowState(encoding: state))
     }

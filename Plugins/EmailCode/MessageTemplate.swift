@@ -43,7 +43,8 @@ public struct MessageTemplate: Decodable, Sendable, Hashable {
         for (key, part) in [(CodingKeys.subject, subject), (.text, text), (.html, html)] {
             guard let part else { continue }
             if let unknown = Self.names(in: part).first(where: { !Self.placeholders.contains($0) }) {
-                throw ConfigIssue(path: path + [key], "unknown placeholder {{\(unknown)}} (known: \(Self.placeholders.sorted().map { "{{\($0)}}" }.joined(separator: ", ")))")
+                throw ConfigIssue(
+                    path: path + [key], "unknown placeholder {{\(unknown)}} (known: \(Self.placeholders.sorted().map { "{{\($0)}}" }.joined(separator: ", ")))")
             }
         }
         if let subject, subject.contains(where: { $0 == "\r" || $0 == "\n" }) || subject.isEmpty {

@@ -160,7 +160,8 @@ extension FSSOProvider {
     /// Registers an issuer's public key (PEM); refused if the (issuer, kid) exists or the key is weak.
     func addKey(issuer: String, kid: String, pem: String, apps: [String], by creator: String) async throws -> FSSOKey {
         guard !FSSOKey.isReserved(issuer) else {
-            throw BrokerError(.invalidRequest, .badRequest, "Issuers starting with gatehouse-test are reserved for test keys.", issues: [ConfigIssue(path: "issuer", "is reserved")])
+            throw BrokerError(
+                .invalidRequest, .badRequest, "Issuers starting with gatehouse-test are reserved for test keys.", issues: [ConfigIssue(path: "issuer", "is reserved")])
         }
         guard !kid.contains(":") else {
             // `:` separates issuer and kid in the storage key; a kid without one keeps the key unambiguous.
@@ -222,15 +223,18 @@ extension FSSOProvider {
         for (key, record) in try await environment.storage.all(StoredKey.self, keyPrefix: "key:") {
             if record.appID == appID {
                 guard try await environment.storage.delete(key: key) else { continue }
-                changes.append(AdminChange(item: try Self.json(record.view(configured: config.issuers)), event: "test_key_removed", details: ["issuer": record.issuer, "kid": record.kid]))
+                changes.append(
+                    AdminChange(
+                        item: try Self.json(record.view(configured: config.issuers)), event: "test_key_removed", details: ["issuer": record.issuer, "kid": record.kid]))
             } else if let apps = record.apps, apps.contains(appID), let stored = try await environment.storage.get(StoredKey.self, key: key) {
                 var narrowed = stored.value
                 narrowed.apps = apps.filter { $0 != appID }
                 guard try await environment.storage.replace(narrowed, key: key, version: stored.version) else { continue }
-                changes.append(AdminChange(
-                    item: try Self.json(narrowed.view(configured: config.issuers)), event: "key_apps_changed",
-                    details: ["issuer": record.issuer, "kid": record.kid, "apps": (narrowed.apps ?? []).joined(separator: ",")]
-                ))
+                changes.append(
+                    AdminChange(
+                        item: try Self.json(narrowed.view(configured: config.issuers)), event: "key_apps_changed",
+                        details: ["issuer": record.issuer, "kid": record.kid, "apps": (narrowed.apps ?? []).joined(separator: ",")]
+                    ))
             }
         }
         return changes

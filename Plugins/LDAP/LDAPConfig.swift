@@ -170,10 +170,11 @@ public struct LDAPConfig: Decodable, Sendable {
     /// Whether passwords would cross the network in the clear: plain `ldap://` without StartTLS to a
     /// host that is not this machine's loopback (decided from the parsed host, not a prefix).
     var sendsPasswordsInClear: Bool {
-        !startTLS && urls.contains { url in
-            guard url.lowercased().hasPrefix("ldap://") else { return false }
-            return !LoopbackHost.contains(URL(string: url)?.host ?? "")
-        }
+        !startTLS
+            && urls.contains { url in
+                guard url.lowercased().hasPrefix("ldap://") else { return false }
+                return !LoopbackHost.contains(URL(string: url)?.host ?? "")
+            }
     }
 }
 

@@ -160,7 +160,8 @@ final class LDAPConnection: @unchecked Sendable {
             secret.withUnsafeMutableBufferPointer { bytes in
                 // The length is the password's own byte count, never strlen: a NUL inside must not
                 // shorten it (an empty password makes the bind unauthenticated).
-                var credentials = berval(bv_len: ber_len_t(bytes.count), bv_val: bytes.baseAddress.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: CChar.self) })
+                var credentials = berval(
+                    bv_len: ber_len_t(bytes.count), bv_val: bytes.baseAddress.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: CChar.self) })
                 // A nil mechanism is LDAP_SASL_SIMPLE, a macro Swift does not import.
                 return ldap_sasl_bind(handle, dnPointer, nil, &credentials, nil, nil, &messageID)
             }

@@ -49,7 +49,8 @@ final class LDAPConnectionPool: Sendable {
         } catch let failure as LDAPFailure {
             throw failure
         } catch {
-            throw LDAPFailure(stage: .connect, code: LDAPResultCode.timeout, message: "all connections to the directory stayed busy for \(2 * settings.operationTimeout) s")
+            throw LDAPFailure(
+                stage: .connect, code: LDAPResultCode.timeout, message: "all connections to the directory stayed busy for \(2 * settings.operationTimeout) s")
         }
     }
 
@@ -80,7 +81,7 @@ final class LDAPConnectionPool: Sendable {
             let connection: LDAPConnection
             if let reused { connection = reused } else { connection = try LDAPConnection.open(settings) }
             return try use(connection, body)
-        } catch where error.code == LDAPResultCode.serverDown && reused != nil {
+        } catch  where error.code == LDAPResultCode.serverDown && reused != nil {
             // A kept connection can have died with a directory restart; so have its siblings. (Not
             // after a timeout: a directory that stalls would only make the caller wait twice.)
             _ = takeAllIdle()

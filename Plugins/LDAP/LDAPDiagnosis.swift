@@ -22,7 +22,8 @@ struct LDAPDiagnosis: Sendable {
         steps.append(DiagnosticStep(name: "connect", passed: true, detail: "connected to \(urls)"))
         let tls = config.startTLS || config.urls.contains { $0.lowercased().hasPrefix("ldaps://") }
         let tlsDetail =
-            !tls ? "not used: passwords cross the network in the clear"
+            !tls
+            ? "not used: passwords cross the network in the clear"
             : config.insecureSkipVerify ? "encrypted, but the certificate is NOT verified (insecureSkipVerify)" : "encrypted, certificate verified"
         steps.append(DiagnosticStep(name: "tls", passed: true, detail: tlsDetail))
 
@@ -53,7 +54,8 @@ struct LDAPDiagnosis: Sendable {
             case .ambiguous:
                 throw LDAPFailure(stage: .search, code: 0, message: "several entries match \(searched)")
             case .locked(let entry):
-                throw LDAPFailure(stage: .search, code: 0, message: "found \(entry.dn), but it matches lockedFilter \(userSearch.lockedFilter ?? ""): sign-ins are refused")
+                throw LDAPFailure(
+                    stage: .search, code: 0, message: "found \(entry.dn), but it matches lockedFilter \(userSearch.lockedFilter ?? ""): sign-ins are refused")
             }
         }
         steps.append(search)

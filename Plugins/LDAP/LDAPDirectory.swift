@@ -120,11 +120,13 @@ struct LDAPDirectory: Sendable {
         if search.idAttr.caseInsensitiveCompare("DN") == .orderedSame {
             do {
                 found = try searchUsers(connection, base: subject, scope: .base, filter: search.filter ?? "(objectClass=*)").entries
-            } catch where error.code == LDAPResultCode.noSuchObject {
+            } catch  where error.code == LDAPResultCode.noSuchObject {
                 return nil
             }
         } else {
-            found = try searchUsers(connection, base: search.baseDN, scope: SearchScope(search.scope), filter: LDAPFilter.and(search.filter, equals(search.idAttr, subject))).entries
+            found = try searchUsers(
+                connection, base: search.baseDN, scope: SearchScope(search.scope), filter: LDAPFilter.and(search.filter, equals(search.idAttr, subject))
+            ).entries
         }
         guard found.count == 1, let entry = found.first, try !isLocked(connection, entry: entry) else { return nil }
         return entry
@@ -153,7 +155,10 @@ struct LDAPDirectory: Sendable {
 
     /// Active Directory says why a bind failed in the message's `data` code.
     static func activeDirectoryReason(_ message: String) -> String? {
-        let codes = ["data 775": "account_locked", "data 533": "account_disabled", "data 701": "account_expired", "data 532": "password_expired", "data 773": "password_must_change"]
+        let codes = [
+            "data 775": "account_locked", "data 533": "account_disabled", "data 701": "account_expired", "data 532": "password_expired",
+            "data 773": "password_must_change",
+        ]
         return codes.first { message.contains($0.key) }?.value
     }
 }

@@ -33,7 +33,8 @@ public enum LDAPPlugin: PluginFactory {
                     "sends passwords in the clear to another host: use ldaps:// or startTLS: true (or insecureNoTLS: true if that is really meant)"
                 )
             }
-            logger.warning("the directory is reached without TLS: passwords cross the network in the clear; use ldaps:// or startTLS", metadata: ["provider": .string(id)])
+            logger.warning(
+                "the directory is reached without TLS: passwords cross the network in the clear; use ldaps:// or startTLS", metadata: ["provider": .string(id)])
         }
         return LDAPProvider(id: id, config: config, logger: logger)
     }

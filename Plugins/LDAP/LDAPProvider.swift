@@ -82,7 +82,8 @@ public struct LDAPProvider: IdentityProvider {
         let search = config.userSearch
         guard let subject = entry.first(search.idAttr), !subject.isEmpty else {
             logger.error("a directory entry has no value for userSearch.idAttr", metadata: ["provider": .string(id), "attribute": .string(search.idAttr)])
-            throw BrokerError(.providerUnavailable, .unavailable, "The directory entry has no identifier; an administrator must fix the provider's config.").because("missing_id_attribute")
+            throw BrokerError(.providerUnavailable, .unavailable, "The directory entry has no identifier; an administrator must fix the provider's config.").because(
+                "missing_id_attribute")
         }
         let username = entry.first(search.username) ?? typedUsername
         let email = search.emailAttr.flatMap(entry.first)

@@ -26,7 +26,8 @@ public enum LocalPasswordPlugin: PluginFactory {
 
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
         if config.bcryptCost < 10 {
-            environment.logger.warning("bcryptCost below 10 makes stolen password hashes cheap to crack; use it for tests only", metadata: ["bcryptCost": "\(config.bcryptCost)"])
+            environment.logger.warning(
+                "bcryptCost below 10 makes stolen password hashes cheap to crack; use it for tests only", metadata: ["bcryptCost": "\(config.bcryptCost)"])
         }
         return LocalPasswordProvider(id: id, cost: config.bcryptCost, environment: environment)
     }

@@ -100,7 +100,9 @@ public struct OIDCConfig: Decodable, Sendable {
             emailVerified = try container.decodeIfPresent(String.self, forKey: .emailVerified) ?? defaults.emailVerified
             name = try container.decodeIfPresent(String.self, forKey: .name) ?? defaults.name
             groups = try container.decodeIfPresent(String.self, forKey: .groups) ?? defaults.groups
-            for (key, value) in [(CodingKeys.subject, subject), (.username, username), (.email, email), (.emailVerified, emailVerified), (.name, name), (.groups, groups)]
+            for (key, value) in [
+                (CodingKeys.subject, subject), (.username, username), (.email, email), (.emailVerified, emailVerified), (.name, name), (.groups, groups),
+            ]
             where value.isEmpty {
                 throw ConfigIssue(path: decoder.codingPath + [key], "must name a claim")
             }
@@ -162,7 +164,8 @@ public struct OIDCConfig: Decodable, Sendable {
         switch clientAuthentication {
         case .clientSecretBasic, .clientSecretPost:
             if clientSecret?.isEmpty ?? true, privateKey?.sendAs != .clientSecret {
-                throw ConfigIssue(path: path + [CodingKeys.clientSecret], "is required with \(clientAuthentication.rawValue) (or give a privateKey with sendAs: client_secret)")
+                throw ConfigIssue(
+                    path: path + [CodingKeys.clientSecret], "is required with \(clientAuthentication.rawValue) (or give a privateKey with sendAs: client_secret)")
             }
         case .privateKeyJWT:
             if privateKey == nil { throw ConfigIssue(path: path + [CodingKeys.privateKey], "is required with private_key_jwt") }
@@ -192,7 +195,8 @@ public struct OIDCConfig: Decodable, Sendable {
             throw ConfigIssue(path: path + [CodingKeys.groupsFilter], "not a valid regular expression")
         }
         if trustEmail, insecureSkipEmailVerified {
-            throw ConfigIssue(path: path + [CodingKeys.trustEmail], "cannot be combined with insecureSkipEmailVerified: an address nobody verified must not link accounts")
+            throw ConfigIssue(
+                path: path + [CodingKeys.trustEmail], "cannot be combined with insecureSkipEmailVerified: an address nobody verified must not link accounts")
         }
     }
 

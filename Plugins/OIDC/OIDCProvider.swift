@@ -59,7 +59,8 @@ struct OIDCProvider: IdentityProvider {
     }
 
     static let challenge = ChallengeDescription(
-        type: "redirect", summary: "Sign in at an upstream OpenID provider: open `url` in a browser; the broker's callback then sends the browser to the app's returnURI with `flow`.",
+        type: "redirect",
+        summary: "Sign in at an upstream OpenID provider: open `url` in a browser; the broker's callback then sends the browser to the app's returnURI with `flow`.",
         prompt: "Continue at the sign-in page.",
         inputs: [
             ChallengeInput(name: "code", label: "Code", kind: .hidden, maxLength: 4096),
@@ -300,7 +301,8 @@ struct OIDCProvider: IdentityProvider {
             case .failure(let refusal):
                 try await markRefused(claimed, key: key, version: version)
                 let reason = refusal.reason ?? "claims_not_allowed"
-                environment.logger.notice("the upstream's fresh claims no longer pass this provider's rules; the person is signed out here", metadata: ["reason": .string(reason)])
+                environment.logger.notice(
+                    "the upstream's fresh claims no longer pass this provider's rules; the person is signed out here", metadata: ["reason": .string(reason)])
                 return .refused(reason: reason)
             }
         }
@@ -341,7 +343,9 @@ struct OIDCProvider: IdentityProvider {
             steps.append(
                 DiagnosticStep(
                     name: "jwks", passed: passed,
-                    detail: passed ? "\(metadata.jwksURI): keys for \(usable.sorted().joined(separator: ", "))" : "\(metadata.jwksURI): no key for \(config.signingAlgorithms.joined(separator: ", "))"
+                    detail: passed
+                        ? "\(metadata.jwksURI): keys for \(usable.sorted().joined(separator: ", "))"
+                        : "\(metadata.jwksURI): no key for \(config.signingAlgorithms.joined(separator: ", "))"
                 )
             )
             if !passed { return steps }
@@ -352,11 +356,13 @@ struct OIDCProvider: IdentityProvider {
         // A made-up code: `invalid_grant` means the endpoint is there and took the client's credentials.
         do {
             let response = try await tokens.post(
-                metadata.tokenEndpoint, ["grant_type": "authorization_code", "code": "gatehouse-providers-test", "redirect_uri": redirectURI, "code_verifier": RandomToken.make()]
+                metadata.tokenEndpoint,
+                ["grant_type": "authorization_code", "code": "gatehouse-providers-test", "redirect_uri": redirectURI, "code_verifier": RandomToken.make()]
             )
             let error = UpstreamTokenClient.errorCode(in: response) ?? "no error code"
             let passed = error == "invalid_grant" || error == "invalid_request"
-            let detail = error == "invalid_client" || error == "unauthorized_client"
+            let detail =
+                error == "invalid_client" || error == "unauthorized_client"
                 ? "\(metadata.tokenEndpoint): the client credentials were refused (\(error)); check clientID and the client authentication"
                 : "\(metadata.tokenEndpoint): HTTP \(response.status), \(error)"
             steps.append(DiagnosticStep(name: "token endpoint", passed: passed, detail: detail))

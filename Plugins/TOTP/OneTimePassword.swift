@@ -23,11 +23,12 @@ struct OneTimePassword: Sendable, Hashable {
     func code(counter: UInt64) -> String {
         let message = withUnsafeBytes(of: counter.bigEndian) { Array($0) }
         let key = SymmetricKey(data: secret)
-        let mac: [UInt8] = switch algorithm {
-        case .sha1: Array(HMAC<Insecure.SHA1>.authenticationCode(for: message, using: key))
-        case .sha256: Array(HMAC<SHA256>.authenticationCode(for: message, using: key))
-        case .sha512: Array(HMAC<SHA512>.authenticationCode(for: message, using: key))
-        }
+        let mac: [UInt8] =
+            switch algorithm {
+            case .sha1: Array(HMAC<Insecure.SHA1>.authenticationCode(for: message, using: key))
+            case .sha256: Array(HMAC<SHA256>.authenticationCode(for: message, using: key))
+            case .sha512: Array(HMAC<SHA512>.authenticationCode(for: message, using: key))
+            }
         let offset = Int(mac[mac.count - 1] & 0x0f)
         let binary = (UInt32(mac[offset] & 0x7f) << 24) | (UInt32(mac[offset + 1]) << 16) | (UInt32(mac[offset + 2]) << 8) | UInt32(mac[offset + 3])
         var modulus: UInt32 = 1

@@ -37,15 +37,20 @@ struct QRCode: Sendable {
             for (x, dark) in row.enumerated() where dark { path += "M\(x + 4) \(y + 4)h1v1h-1z" }
         }
         let side = size + 8
-        return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(pixels)\" height=\"\(pixels)\" viewBox=\"0 0 \(side) \(side)\" shape-rendering=\"crispEdges\" role=\"img\">"
+        return
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(pixels)\" height=\"\(pixels)\" viewBox=\"0 0 \(side) \(side)\" shape-rendering=\"crispEdges\" role=\"img\">"
             + "<rect width=\"\(side)\" height=\"\(side)\" fill=\"#fff\"/><path fill=\"#000\" d=\"\(path)\"/></svg>"
     }
 
     // MARK: - Codewords
 
     /// Level M's error correction codewords per block, and its number of blocks, by version.
-    static let eccPerBlock = [0, 10, 16, 26, 18, 24, 16, 18, 22, 22, 26, 30, 22, 22, 24, 24, 28, 28, 26, 26, 26, 26, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28]
-    static let blocks = [0, 1, 1, 1, 2, 2, 4, 4, 4, 5, 5, 5, 8, 9, 9, 10, 10, 11, 13, 14, 16, 17, 17, 18, 20, 21, 23, 25, 26, 28, 29, 31, 33, 35, 37, 38, 40, 43, 45, 47, 49]
+    static let eccPerBlock = [
+        0, 10, 16, 26, 18, 24, 16, 18, 22, 22, 26, 30, 22, 22, 24, 24, 28, 28, 26, 26, 26, 26, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28,
+    ]
+    static let blocks = [
+        0, 1, 1, 1, 2, 2, 4, 4, 4, 5, 5, 5, 8, 9, 9, 10, 10, 11, 13, 14, 16, 17, 17, 18, 20, 21, 23, 25, 26, 28, 29, 31, 33, 35, 37, 38, 40, 43, 45, 47, 49,
+    ]
 
     /// The bits of the character count in byte mode.
     static func countBits(version: Int) -> Int { version < 10 ? 8 : 16 }
@@ -218,16 +223,17 @@ struct QRCode: Sendable {
         mutating func apply(mask: Int) {
             for y in 0..<size {
                 for x in 0..<size where !function[y][x] {
-                    let flip = switch mask {
-                    case 0: (x + y) % 2 == 0
-                    case 1: y % 2 == 0
-                    case 2: x % 3 == 0
-                    case 3: (x + y) % 3 == 0
-                    case 4: (x / 3 + y / 2) % 2 == 0
-                    case 5: x * y % 2 + x * y % 3 == 0
-                    case 6: (x * y % 2 + x * y % 3) % 2 == 0
-                    default: ((x + y) % 2 + x * y % 3) % 2 == 0
-                    }
+                    let flip =
+                        switch mask {
+                        case 0: (x + y) % 2 == 0
+                        case 1: y % 2 == 0
+                        case 2: x % 3 == 0
+                        case 3: (x + y) % 3 == 0
+                        case 4: (x / 3 + y / 2) % 2 == 0
+                        case 5: x * y % 2 + x * y % 3 == 0
+                        case 6: (x * y % 2 + x * y % 3) % 2 == 0
+                        default: ((x + y) % 2 + x * y % 3) % 2 == 0
+                        }
                     if flip { modules[y][x].toggle() }
                 }
             }

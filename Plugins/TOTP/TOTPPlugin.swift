@@ -45,10 +45,13 @@ public enum TOTPPlugin: PluginFactory {
             // 6-digit code then survives years of guessing (NIST SP 800-63B section 5.2.2).
             lockout = try LockoutRule.decode(
                 container, forKey: .lockout,
-                defaults: LockoutRule(maxFailures: 5, failureWindow: .minutes(15), lockoutDuration: .minutes(1), maxLockoutDuration: .hours(24), permanentAfterLockouts: nil)
+                defaults: LockoutRule(
+                    maxFailures: 5, failureWindow: .minutes(15), lockoutDuration: .minutes(1), maxLockoutDuration: .hours(24), permanentAfterLockouts: nil)
             )
             func issue(_ key: CodingKeys, _ message: String) -> ConfigIssue { ConfigIssue(path: decoder.codingPath + [key], message) }
-            if let issuer, issuer.isEmpty || issuer.contains(":") { throw issue(.issuer, "must be a non-empty name without ':' (authenticator apps split the label at it)") }
+            if let issuer, issuer.isEmpty || issuer.contains(":") {
+                throw issue(.issuer, "must be a non-empty name without ':' (authenticator apps split the label at it)")
+            }
             guard OneTimePassword.Algorithm(rawValue: algorithm.uppercased()) != nil else {
                 throw issue(.algorithm, "must be SHA1, SHA256 or SHA512, got '\(algorithm)'")
             }

@@ -24,33 +24,33 @@ extension TOTPProvider: AccountOperationOffering {
     }
 
     func status(of accountID: String) async throws -> JSONValue {
-            guard let enrollment = try await book.enrollment(for: accountID) else { return ["enrolled": false] }
-            guard case .object(var summary) = enrollment.value.summary(accountID: accountID) else { return ["enrolled": true] }
-            summary["enrolled"] = true
-            return .object(summary)
+        guard let enrollment = try await book.enrollment(for: accountID) else { return ["enrolled": false] }
+        guard case .object(var summary) = enrollment.value.summary(accountID: accountID) else { return ["enrolled": true] }
+        summary["enrolled"] = true
+        return .object(summary)
     }
 
     func regenerateRecoveryCodes(_ context: AccountOperationContext) async throws -> JSONValue {
-            let accountID = context.account.id
-            try context.requireSignIn(within: config.freshSignIn, now: environment.clock.now, passing: id)
-            guard try await book.enrollment(for: accountID) != nil else { throw notEnrolled }
-            let recovery = try await book.newRecoveryCodes()
-            try await book.update(for: accountID, conflict: "The authenticator app changed at the same time elsewhere; try again.", ifMissing: notEnrolled) { enrollment in
-                enrollment.recoveryCodes = recovery.digests
-                enrollment.recoveryCodesIssuedAt = environment.clock.now
-                enrollment.recoveryCodesUsed = 0
-                return true
-            }
-            await audit("totp.recovery_codes_regenerated", app: context.app.id, account: accountID)
-            return ["recoveryCodes": .array(recovery.codes.map { .string($0) })]
+        let accountID = context.account.id
+        try context.requireSignIn(within: config.freshSignIn, now: environment.clock.now, passing: id)
+        guard try await book.enrollment(for: accountID) != nil else { throw notEnrolled }
+        let recovery = try await book.newRecoveryCodes()
+        try await book.update(for: accountID, conflict: "The authenticator app changed at the same time elsewhere; try again.", ifMissing: notEnrolled) { enrollment in
+            enrollment.recoveryCodes = recovery.digests
+            enrollment.recoveryCodesIssuedAt = environment.clock.now
+            enrollment.recoveryCodesUsed = 0
+            return true
+        }
+        await audit("totp.recovery_codes_regenerated", app: context.app.id, account: accountID)
+        return ["recoveryCodes": .array(recovery.codes.map { .string($0) })]
     }
 
     func remove(_ context: AccountOperationContext) async throws -> JSONValue {
-            let accountID = context.account.id
-            try context.requireSignIn(within: config.freshSignIn, now: environment.clock.now, passing: id)
-            guard try await book.remove(for: accountID) else { throw notEnrolled }
-            await audit("totp.removed", app: context.app.id, account: accountID, details: ["by": "account"])
-            return ["removed": true]
+        let accountID = context.account.id
+        try context.requireSignIn(within: config.freshSignIn, now: environment.clock.now, passing: id)
+        guard try await book.remove(for: accountID) else { throw notEnrolled }
+        await audit("totp.removed", app: context.app.id, account: accountID, details: ["by": "account"])
+        return ["removed": true]
     }
 
     var notEnrolled: BrokerError { BrokerError(.notFound, .notFound, "This account has no authenticator app.") }

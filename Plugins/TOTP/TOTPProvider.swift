@@ -61,7 +61,12 @@ public struct TOTPProvider: Authenticator {
         let algorithm = config.newAlgorithm
         // A key as long as the HMAC's output (RFC 4226 section 4 asks for at least 128 bits; RFC
         // 6238's reference keys are 20, 32 and 64 bytes).
-        let length = switch algorithm { case .sha1: 20; case .sha256: 32; case .sha512: 64 }
+        let length =
+            switch algorithm {
+            case .sha1: 20;
+            case .sha256: 32;
+            case .sha512: 64
+            }
         var generator = SystemRandomNumberGenerator()
         let secret = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let otp = OneTimePassword(secret: secret, algorithm: algorithm, digits: config.digits, period: config.period)

@@ -49,11 +49,17 @@ enum AttestationStatementVerifier {
     /// §8.2: with `x5c`, the attestation certificate signs (and meets §8.2.1); without, the credential
     /// key signs itself (self attestation) with its own algorithm.
     static func packed(_ statement: CBOR, signed: [UInt8], attested: AuthenticatorData.AttestedCredential) throws(WebAuthnRefusal) -> AttestationResult {
-        guard let alg = statement["alg"]?.intValue, let signature = statement["sig"]?.bytesValue else { throw WebAuthnRefusal(.invalidAttestation, "A packed statement needs alg and sig.") }
+        guard let alg = statement["alg"]?.intValue, let signature = statement["sig"]?.bytesValue else {
+            throw WebAuthnRefusal(.invalidAttestation, "A packed statement needs alg and sig.")
+        }
         guard statement["ecdaaKeyId"] == nil else { throw WebAuthnRefusal(.formatNotAllowed, "ECDAA attestation is not supported.") }
         guard let x5c = statement["x5c"] else {
-            guard alg == attested.publicKey.algorithm.rawValue else { throw WebAuthnRefusal(.invalidAttestation, "Self attestation must use the credential's own algorithm.") }
-            guard attested.publicKey.verifies(signature, over: signed) else { throw WebAuthnRefusal(.invalidSignature, "The self attestation signature does not verify.") }
+            guard alg == attested.publicKey.algorithm.rawValue else {
+                throw WebAuthnRefusal(.invalidAttestation, "Self attestation must use the credential's own algorithm.")
+            }
+            guard attested.publicKey.verifies(signature, over: signed) else {
+                throw WebAuthnRefusal(.invalidSignature, "The self attestation signature does not verify.")
+            }
             return AttestationResult(format: "packed", kind: .self, trustPath: [])
         }
         guard alg != AttestationSignature.rs1 else { throw WebAuthnRefusal(.invalidAttestation, "SHA-1 signatures are accepted from TPMs only.") }
@@ -75,8 +81,12 @@ enum AttestationStatementVerifier {
 
     /// §8.6: one P-256 certificate signs 0x00 ‖ rpIdHash ‖ clientDataHash ‖ credentialId ‖ the
     /// credential key as an uncompressed point.
-    static func fidoU2F(_ statement: CBOR, authenticatorData: AuthenticatorData, clientDataHash: [UInt8], attested: AuthenticatorData.AttestedCredential) throws(WebAuthnRefusal) -> AttestationResult {
-        guard let signature = statement["sig"]?.bytesValue, let x5c = statement["x5c"] else { throw WebAuthnRefusal(.invalidAttestation, "A fido-u2f statement needs x5c and sig.") }
+    static func fidoU2F(_ statement: CBOR, authenticatorData: AuthenticatorData, clientDataHash: [UInt8], attested: AuthenticatorData.AttestedCredential)
+        throws(WebAuthnRefusal) -> AttestationResult
+    {
+        guard let signature = statement["sig"]?.bytesValue, let x5c = statement["x5c"] else {
+            throw WebAuthnRefusal(.invalidAttestation, "A fido-u2f statement needs x5c and sig.")
+        }
         let chain = try certificates(x5c)
         guard chain.count == 1, (try? P256.Signing.PublicKey(derRepresentation: chain[0].publicKeyInfo)) != nil else {
             throw WebAuthnRefusal(.invalidAttestation, "A fido-u2f statement carries one P-256 certificate.")
@@ -91,7 +101,9 @@ enum AttestationStatementVerifier {
 
     /// §8.4: the credential key is the certified key, its key description binds this registration's
     /// client data hash, and the key is the app's own, generated in the keystore, for signing.
-    static func androidKey(_ statement: CBOR, signed: [UInt8], clientDataHash: [UInt8], attested: AuthenticatorData.AttestedCredential) throws(WebAuthnRefusal) -> AttestationResult {
+    static func androidKey(_ statement: CBOR, signed: [UInt8], clientDataHash: [UInt8], attested: AuthenticatorData.AttestedCredential) throws(WebAuthnRefusal)
+        -> AttestationResult
+    {
         guard let alg = statement["alg"]?.intValue, let signature = statement["sig"]?.bytesValue, let x5c = statement["x5c"] else {
             throw WebAuthnRefusal(.invalidAttestation, "An android-key statement needs alg, sig and x5c.")
         }
@@ -187,7 +199,9 @@ enum AttestationStatementVerifier {
         guard let items = item.arrayValue, !items.isEmpty, items.count <= 8 else { throw WebAuthnRefusal(.invalidAttestation, "x5c is not a list of certificates.") }
         var chain: [AttestationCertificate] = []
         for entry in items {
-            guard let der = entry.bytesValue, let certificate = try? AttestationCertificate(der: der) else { throw WebAuthnRefusal(.malformed, "A certificate of x5c does not parse.") }
+            guard let der = entry.bytesValue, let certificate = try? AttestationCertificate(der: der) else {
+                throw WebAuthnRefusal(.malformed, "A certificate of x5c does not parse.")
+            }
             chain.append(certificate)
         }
         return chain

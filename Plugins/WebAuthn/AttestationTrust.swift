@@ -25,7 +25,9 @@ struct AttestationTrust: Sendable {
     @discardableResult
     func check(_ result: AttestationResult, aaguid: [UInt8], at now: Date) throws(WebAuthnRefusal) -> String? {
         guard !result.trustPath.isEmpty else {
-            throw WebAuthnRefusal(.untrustedAttestation, "The authenticator gave \(result.kind == .none ? "no attestation" : "self attestation"); this app needs an attested authenticator.")
+            throw WebAuthnRefusal(
+                .untrustedAttestation, "The authenticator gave \(result.kind == .none ? "no attestation" : "self attestation"); this app needs an attested authenticator."
+            )
         }
         let key = SecretDigest.hex(aaguid)
         let entry = metadata?.entries[key]

@@ -47,7 +47,9 @@ struct AuthenticatorData: Sendable {
             let aaguid = Array(rest.prefix(16))
             let length = Int(rest[rest.startIndex + 16]) << 8 | Int(rest[rest.startIndex + 17])
             rest = rest.dropFirst(18)
-            guard length > 0, length <= Self.maxCredentialIDLength, rest.count >= length else { throw WebAuthnRefusal(.malformed, "The credential id's length is not valid.") }
+            guard length > 0, length <= Self.maxCredentialIDLength, rest.count >= length else {
+                throw WebAuthnRefusal(.malformed, "The credential id's length is not valid.")
+            }
             let credentialID = Array(rest.prefix(length))
             rest = rest.dropFirst(length)
             let decoded: (item: CBOR, length: Int)
@@ -74,7 +76,9 @@ struct AuthenticatorData: Sendable {
             throw WebAuthnRefusal(.rpIDMismatch, "The authenticator data is not for the relying party '\(rpID)'.")
         }
         if requireUserPresence, !flags.contains(.userPresent) { throw WebAuthnRefusal(.userNotPresent, "The authenticator did not test user presence.") }
-        if requireUserVerification, !flags.contains(.userVerified) { throw WebAuthnRefusal(.userNotVerified, "The authenticator did not verify the user, which this app requires.") }
+        if requireUserVerification, !flags.contains(.userVerified) {
+            throw WebAuthnRefusal(.userNotVerified, "The authenticator did not verify the user, which this app requires.")
+        }
         if flags.contains(.backupState), !flags.contains(.backupEligible) {
             throw WebAuthnRefusal(.invalidBackupFlags, "The credential says it is backed up but cannot be.")
         }

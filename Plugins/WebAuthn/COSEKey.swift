@@ -41,7 +41,9 @@ struct COSEKey: Sendable, Equatable {
     /// algorithm, a curve other than P-256 or Ed25519, a short coordinate are refused).
     init(_ item: CBOR) throws(WebAuthnRefusal) {
         guard let kty = item[1]?.intValue, let alg = item[3]?.intValue else { throw WebAuthnRefusal(.malformed, "The credential public key lacks kty or alg.") }
-        guard let algorithm = Algorithm(rawValue: alg) else { throw WebAuthnRefusal(.algorithmNotAllowed, "The credential uses COSE algorithm \(alg), which is not supported.") }
+        guard let algorithm = Algorithm(rawValue: alg) else {
+            throw WebAuthnRefusal(.algorithmNotAllowed, "The credential uses COSE algorithm \(alg), which is not supported.")
+        }
         switch (kty, algorithm) {
         case (2, .es256):
             guard item[-1]?.intValue == 1, let x = item[-2]?.bytesValue, let y = item[-3]?.bytesValue, x.count == 32, y.count == 32,
@@ -49,7 +51,9 @@ struct COSEKey: Sendable, Equatable {
             else { throw WebAuthnRefusal(.malformed, "The credential's EC2 key is not a P-256 point.") }
             material = .p256(x: x, y: y)
         case (1, .eddsa):
-            guard item[-1]?.intValue == 6, let x = item[-2]?.bytesValue, x.count == 32 else { throw WebAuthnRefusal(.malformed, "The credential's OKP key is not Ed25519.") }
+            guard item[-1]?.intValue == 6, let x = item[-2]?.bytesValue, x.count == 32 else {
+                throw WebAuthnRefusal(.malformed, "The credential's OKP key is not Ed25519.")
+            }
             material = .ed25519(x: x)
         case (3, .rs256):
             guard let n = item[-1]?.bytesValue, let e = item[-2]?.bytesValue, let key = try? _RSA.Signing.PublicKey(n: n, e: e), key.keySizeInBits >= 2048 else {

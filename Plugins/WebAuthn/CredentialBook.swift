@@ -34,7 +34,9 @@ struct CredentialBook: Sendable {
             throw WebAuthnRefusal(.credentialInUse, "This credential is registered already.").brokerError
         }
         do {
-            try await storage.update(CredentialOwner.self, key: Self.handleKey(credential.userHandle), conflict: "The credentials changed at the same time elsewhere; try again.") { existing in
+            try await storage.update(
+                CredentialOwner.self, key: Self.handleKey(credential.userHandle), conflict: "The credentials changed at the same time elsewhere; try again."
+            ) { existing in
                 guard var owner = existing else {
                     let owner = CredentialOwner(
                         credentialIDs: [credential.id], accountID: accountID, registeringFor: registeringFor, username: username, pendingUntil: credential.pendingUntil
@@ -73,7 +75,9 @@ struct CredentialBook: Sendable {
         // The handle is settled last: once it is, its credentials are (a passkey sign-in reads one record).
         guard let owner = try await owner(handle), owner.value.pendingUntil != nil else { return [] }
         for id in owner.value.credentialIDs {
-            if let credential = try await settle(Self.credentialKey(id), StoredCredential.self, { $0.pendingUntil }, { $0.pendingUntil = nil }) { kept.append(credential) }
+            if let credential = try await settle(Self.credentialKey(id), StoredCredential.self, { $0.pendingUntil }, { $0.pendingUntil = nil }) {
+                kept.append(credential)
+            }
         }
         _ = try await settle(Self.handleKey(handle), CredentialOwner.self, { $0.pendingUntil }, { $0.pendingUntil = nil })
         return kept
@@ -138,7 +142,9 @@ struct CredentialBook: Sendable {
         if let own = try await storage.get(AccountHandle.self, key: Self.accountKey(accountID)) { return own.value.userHandle }
         let handle = RandomToken.make(byteCount: 32)
         if try await storage.insert(AccountHandle(userHandle: handle), key: Self.accountKey(accountID)) { return handle }
-        guard let own = try await storage.get(AccountHandle.self, key: Self.accountKey(accountID)) else { throw BrokerError.internalFailure("The account's handle vanished.") }
+        guard let own = try await storage.get(AccountHandle.self, key: Self.accountKey(accountID)) else {
+            throw BrokerError.internalFailure("The account's handle vanished.")
+        }
         return own.value.userHandle
     }
 

@@ -17,7 +17,9 @@ struct MetadataBLOB: Sendable {
     }
 
     /// Statuses that make every attestation of the authenticator untrusted (MDS 3.0 §3.1.4).
-    static let compromised: Set<String> = ["REVOKED", "ATTESTATION_KEY_COMPROMISE", "USER_KEY_REMOTE_COMPROMISE", "USER_KEY_PHYSICAL_COMPROMISE", "USER_VERIFICATION_BYPASS"]
+    static let compromised: Set<String> = [
+        "REVOKED", "ATTESTATION_KEY_COMPROMISE", "USER_KEY_REMOTE_COMPROMISE", "USER_KEY_PHYSICAL_COMPROMISE", "USER_VERIFICATION_BYPASS",
+    ]
 
     let serial: Int
     let nextUpdate: String?
@@ -30,7 +32,9 @@ struct MetadataBLOB: Sendable {
 
     /// Verifies the BLOB's signature and its certificate path to `root` (valid at `now`) and reads it.
     init(jws text: String, root: AttestationCertificate, now: Date) throws {
-        guard let jws = CompactJWS(text.trimmingCharacters(in: .whitespacesAndNewlines), maxBytes: 32 * 1024 * 1024) else { throw Problem(description: "the BLOB is not a compact JWS") }
+        guard let jws = CompactJWS(text.trimmingCharacters(in: .whitespacesAndNewlines), maxBytes: 32 * 1024 * 1024) else {
+            throw Problem(description: "the BLOB is not a compact JWS")
+        }
         guard let x5c = jws.header["x5c"]?.arrayValue, !x5c.isEmpty else { throw Problem(description: "the BLOB's header has no x5c") }
         var chain: [AttestationCertificate] = []
         for entry in x5c {
@@ -50,12 +54,16 @@ struct MetadataBLOB: Sendable {
         case "RS256": verified = AttestationSignature.verifies(signature, over: input, algorithm: -257, publicKeyInfo: chain[0].publicKeyInfo)
         case "ES256":
             // JWS signatures are r ‖ s; the certificate check takes DER.
-            guard let raw = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { throw Problem(description: "the BLOB's ES256 signature is not 64 bytes") }
+            guard let raw = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else {
+                throw Problem(description: "the BLOB's ES256 signature is not 64 bytes")
+            }
             verified = AttestationSignature.verifies(Array(raw.derRepresentation), over: input, algorithm: -7, publicKeyInfo: chain[0].publicKeyInfo)
         default: throw Problem(description: "the BLOB is signed with \(jws.algorithm ?? "no algorithm"), not RS256 or ES256")
         }
         guard verified else { throw Problem(description: "the BLOB's signature does not verify") }
-        guard let number = jws.claims["no"]?.numberValue, let list = jws.claims["entries"]?.arrayValue else { throw Problem(description: "the BLOB has no serial number or entries") }
+        guard let number = jws.claims["no"]?.numberValue, let list = jws.claims["entries"]?.arrayValue else {
+            throw Problem(description: "the BLOB has no serial number or entries")
+        }
         serial = Int(number)
         nextUpdate = jws.claims["nextUpdate"]?.stringValue
         var entries: [String: Entry] = [:]
@@ -65,7 +73,9 @@ struct MetadataBLOB: Sendable {
             let statement = item["metadataStatement"]
             var roots: [AttestationCertificate] = []
             for root in statement?["attestationRootCertificates"]?.arrayValue ?? [] {
-                if let text = root.stringValue, let der = Data(base64Encoded: text), let certificate = try? AttestationCertificate(der: Array(der)) { roots.append(certificate) }
+                if let text = root.stringValue, let der = Data(base64Encoded: text), let certificate = try? AttestationCertificate(der: Array(der)) {
+                    roots.append(certificate)
+                }
             }
             // The latest report by its effective date (ISO 8601 dates sort as text; the list's order
             // is not promised). A compromise report wins when it is undated (`effectiveDate` is
@@ -74,7 +84,8 @@ struct MetadataBLOB: Sendable {
             let newestOther = reports.filter { !Self.compromised.contains($0.status) }.compactMap(\.date).max() ?? ""
             let compromise = reports.last { Self.compromised.contains($0.status) && ($0.date.map { $0 >= newestOther } ?? true) }
             let status = compromise?.status ?? reports.enumerated().max { ($0.element.date ?? "", $0.offset) < ($1.element.date ?? "", $1.offset) }?.element.status
-            entries[aaguid.replacingOccurrences(of: "-", with: "").lowercased()] = Entry(description: statement?["description"]?.stringValue ?? "", roots: roots, status: status)
+            entries[aaguid.replacingOccurrences(of: "-", with: "").lowercased()] = Entry(
+                description: statement?["description"]?.stringValue ?? "", roots: roots, status: status)
         }
         self.entries = entries
     }

@@ -35,7 +35,8 @@ struct PublicKeyCredentialJSON: Sendable {
         self.id = Base64URL.encode(bytes: rawID)
         clientDataJSON = clientData
         attestationObject = try bytes(response["attestationObject"])
-        transports = response["transports"]?.arrayValue?.compactMap(\.stringValue).filter { ["usb", "nfc", "ble", "internal", "hybrid", "smart-card"].contains($0) } ?? []
+        transports =
+            response["transports"]?.arrayValue?.compactMap(\.stringValue).filter { ["usb", "nfc", "ble", "internal", "hybrid", "smart-card"].contains($0) } ?? []
         authenticatorData = try bytes(response["authenticatorData"])
         signature = try bytes(response["signature"])
         let handle = try bytes(response["userHandle"])

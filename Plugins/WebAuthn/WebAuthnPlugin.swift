@@ -67,11 +67,14 @@ public enum WebAuthnPlugin: PluginFactory {
             counterRegression = try container.decodeIfPresent(String.self, forKey: .counterRegression) ?? "refuse"
             freshSignIn = try container.decodeIfPresent(Seconds.self, forKey: .freshSignIn) ?? .minutes(5)
             if let rpID, rpID.isEmpty || rpID.contains("/") || rpID.contains(":") { throw issue(.rpID, "must be a domain name, such as example.com") }
-            guard UserVerification(rawValue: userVerification) != nil else { throw issue(.userVerification, "must be required, preferred or discouraged, got '\(userVerification)'") }
+            guard UserVerification(rawValue: userVerification) != nil else {
+                throw issue(.userVerification, "must be required, preferred or discouraged, got '\(userVerification)'")
+            }
             guard ["required", "preferred"].contains(residentKey) else { throw issue(.residentKey, "must be required or preferred, got '\(residentKey)'") }
             guard ["none", "direct"].contains(attestation) else { throw issue(.attestation, "must be none or direct, got '\(attestation)'") }
             for (index, format) in attestationFormats.enumerated() where !AttestationStatementVerifier.formats.contains(format) || format == "none" {
-                throw ConfigIssue(path: decoder.codingPath + [CodingKeys.attestationFormats, IndexKey(index)], "'\(format)' is not one of packed, fido-u2f, android-key, apple, tpm")
+                throw ConfigIssue(
+                    path: decoder.codingPath + [CodingKeys.attestationFormats, IndexKey(index)], "'\(format)' is not one of packed, fido-u2f, android-key, apple, tpm")
             }
             for (index, name) in algorithms.enumerated() where COSEKey.Algorithm(name: name) == nil {
                 throw ConfigIssue(path: decoder.codingPath + [CodingKeys.algorithms, IndexKey(index)], "'\(name)' is not one of ES256, EdDSA, RS256")
@@ -84,7 +87,9 @@ public enum WebAuthnPlugin: PluginFactory {
                 )
             }
             guard ["refuse", "record"].contains(counterRegression) else { throw issue(.counterRegression, "must be refuse or record, got '\(counterRegression)'") }
-            if (metadataBLOB == nil) != (metadataRoot == nil) { throw issue(metadataBLOB == nil ? .metadataBLOB : .metadataRoot, "metadataBLOB and metadataRoot go together") }
+            if (metadataBLOB == nil) != (metadataRoot == nil) {
+                throw issue(metadataBLOB == nil ? .metadataBLOB : .metadataRoot, "metadataBLOB and metadataRoot go together")
+            }
             if timeout.value < 30 || timeout > .minutes(10) { throw issue(.timeout, "must be between 30s and 10m, got \(timeout)") }
             if freshSignIn.value < 30 || freshSignIn > .hours(1) { throw issue(.freshSignIn, "must be between 30s and 1h, got \(freshSignIn)") }
         }

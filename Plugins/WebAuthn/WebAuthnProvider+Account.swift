@@ -25,27 +25,27 @@ extension WebAuthnProvider {
     }
 
     func rename(_ fields: ChallengeResponse, _ context: AccountOperationContext) async throws -> JSONValue {
-            let accountID = context.account.id
-            let name = try fields.string("name").trimmingCharacters(in: .whitespaces)
-            guard !name.isEmpty, name.count <= 64 else { throw BrokerError(.invalidRequest, .badRequest, "A name has 1 to 64 characters.") }
-            let target = try fields.string("credential")
-            guard try await book.credentials(of: accountID).contains(where: { $0.value.id == target }) else { throw notOurs }
-            let renamed = try await book.update(target, conflict: "The credential changed at the same time elsewhere; try again.") { stored in
-                guard var credential = stored else { throw notOurs }
-                credential.name = name
-                return credential
-            }
-            guard let renamed else { throw notOurs }
-            return renamed.summary(account: accountID)
+        let accountID = context.account.id
+        let name = try fields.string("name").trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty, name.count <= 64 else { throw BrokerError(.invalidRequest, .badRequest, "A name has 1 to 64 characters.") }
+        let target = try fields.string("credential")
+        guard try await book.credentials(of: accountID).contains(where: { $0.value.id == target }) else { throw notOurs }
+        let renamed = try await book.update(target, conflict: "The credential changed at the same time elsewhere; try again.") { stored in
+            guard var credential = stored else { throw notOurs }
+            credential.name = name
+            return credential
+        }
+        guard let renamed else { throw notOurs }
+        return renamed.summary(account: accountID)
     }
 
     func remove(_ fields: ChallengeResponse, _ context: AccountOperationContext) async throws -> JSONValue {
-            let accountID = context.account.id
-            try context.requireSignIn(within: config.freshSignIn, now: environment.clock.now, passing: id)
-            let target = try fields.string("credential")
-            guard try await book.credentials(of: accountID).contains(where: { $0.value.id == target }), let removed = try await book.remove(target) else { throw notOurs }
-            await audit("webauthn.removed", app: context.app.id, account: accountID, details: ["credential": removed.id, "by": "account"])
-            return ["removed": .string(removed.id)]
+        let accountID = context.account.id
+        try context.requireSignIn(within: config.freshSignIn, now: environment.clock.now, passing: id)
+        let target = try fields.string("credential")
+        guard try await book.credentials(of: accountID).contains(where: { $0.value.id == target }), let removed = try await book.remove(target) else { throw notOurs }
+        await audit("webauthn.removed", app: context.app.id, account: accountID, details: ["credential": removed.id, "by": "account"])
+        return ["removed": .string(removed.id)]
     }
 
     var notOurs: BrokerError { BrokerError(.notFound, .notFound, "The account has no such credential.") }

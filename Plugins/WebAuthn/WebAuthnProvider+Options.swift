@@ -45,7 +45,9 @@ extension WebAuthnProvider {
             "allowCredentials": .array((allowed ?? []).map(Self.descriptor)), "userVerification": .string(config.userVerification),
         ]
         let state = State(mode: mode, challenge: challenge, allowed: allowed?.map(\.id))
-        return .challenge(Challenge(type: Self.getChallenge.type, fields: ["publicKey": options, "mediation": .string(allowed == nil ? "conditional" : "required")]), state: try FlowState(encoding: state))
+        return .challenge(
+            Challenge(type: Self.getChallenge.type, fields: ["publicKey": options, "mediation": .string(allowed == nil ? "conditional" : "required")]),
+            state: try FlowState(encoding: state))
     }
 
     static func descriptor(_ credential: StoredCredential) -> JSONValue {
@@ -63,21 +65,32 @@ extension WebAuthnProvider {
 
     static let createChallenge = ChallengeDescription(
         type: "webauthn_create",
-        summary: "Create a credential: pass `publicKey` to `navigator.credentials.create({publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(publicKey)})` (or the platform's passkey API) and answer `{\"credential\": credential.toJSON()}`.",
+        summary:
+            "Create a credential: pass `publicKey` to `navigator.credentials.create({publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(publicKey)})` (or the platform's passkey API) and answer `{\"credential\": credential.toJSON()}`.",
         title: "Create a passkey", prompt: "Your browser or phone asks you to create a passkey.",
         inputs: [ChallengeInput(name: "credential", label: "Credential", kind: .json, maxLength: 65_536)],
-        details: [ChallengeDetail("publicKey", .object, "PublicKeyCredentialCreationOptionsJSON (W3C Web Authentication Level 3 §5.4): rp, user, challenge, pubKeyCredParams, timeout, excludeCredentials, authenticatorSelection, attestation, extensions.")],
+        details: [
+            ChallengeDetail(
+                "publicKey", .object,
+                "PublicKeyCredentialCreationOptionsJSON (W3C Web Authentication Level 3 §5.4): rp, user, challenge, pubKeyCredParams, timeout, excludeCredentials, authenticatorSelection, attestation, extensions."
+            )
+        ],
         submitLabel: "Create a passkey", script: CeremonyScript.script
     )
 
     static let getChallenge = ChallengeDescription(
         type: "webauthn_get",
-        summary: "Sign in with a credential: pass `publicKey` to `navigator.credentials.get({publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(publicKey)})` (with `mediation`, or the platform's passkey API) and answer `{\"credential\": credential.toJSON()}`.",
+        summary:
+            "Sign in with a credential: pass `publicKey` to `navigator.credentials.get({publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(publicKey)})` (with `mediation`, or the platform's passkey API) and answer `{\"credential\": credential.toJSON()}`.",
         title: "Sign in with a passkey", prompt: "Your browser or phone asks for your passkey.",
         inputs: [ChallengeInput(name: "credential", label: "Credential", kind: .json, maxLength: 16_384)],
         details: [
-            ChallengeDetail("publicKey", .object, "PublicKeyCredentialRequestOptionsJSON (§5.5): challenge, rpId, timeout, allowCredentials (empty for a passkey sign-in), userVerification."),
-            ChallengeDetail("mediation", .string, "`conditional` for a passkey sign-in (the browser may offer passkeys in the username field's autofill), `required` for a second factor."),
+            ChallengeDetail(
+                "publicKey", .object,
+                "PublicKeyCredentialRequestOptionsJSON (§5.5): challenge, rpId, timeout, allowCredentials (empty for a passkey sign-in), userVerification."),
+            ChallengeDetail(
+                "mediation", .string,
+                "`conditional` for a passkey sign-in (the browser may offer passkeys in the username field's autofill), `required` for a second factor."),
         ],
         submitLabel: "Sign in with a passkey", script: CeremonyScript.script
     )

@@ -48,7 +48,9 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
         if let accountID = request.signedInAccountID {
             // A signed-in person adds a passkey, under a new handle: it signs nobody in before the
             // engine links it to their account, once the flow (and any factor it asks) completes.
-            guard let account = try await environment.accounts?.account(id: accountID) else { throw BrokerError(.invalidToken, .unauthenticated, "The signed-in account no longer exists.") }
+            guard let account = try await environment.accounts?.account(id: accountID) else {
+                throw BrokerError(.invalidToken, .unauthenticated, "The signed-in account no longer exists.")
+            }
             return try await createStep(handle: RandomToken.make(byteCount: 32), username: account.username, accountID: accountID, discoverable: true)
         }
         if request.purpose == .register { return try usernameStep() }
@@ -118,7 +120,9 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
     // MARK: - Ceremonies
 
     func register(_ answer: ChallengeResponse, state: State, discoverable: Bool, accountID: String?, app: String) async throws -> StoredCredential {
-        guard let challenge = state.challenge.flatMap(Base64URL.decode), let handle = state.userHandle else { throw BrokerError.internalFailure("The registration lost its challenge.") }
+        guard let challenge = state.challenge.flatMap(Base64URL.decode), let handle = state.userHandle else {
+            throw BrokerError.internalFailure("The registration lost its challenge.")
+        }
         let credentialJSON = answer.values["credential"] ?? .null
         let (response, registered) = try Self.refusing { () throws(WebAuthnRefusal) -> (PublicKeyCredentialJSON, RegisteredCredential) in
             let response = try PublicKeyCredentialJSON(credentialJSON)
@@ -150,11 +154,13 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
     }
 
     func auditRegistered(_ credential: StoredCredential, app: String, account: String?) async {
-        await audit("webauthn.registered", app: app, account: account, details: [
-            "credential": credential.id, "format": credential.attestationFormat,
-            "attestationVerified": String(credential.attestationVerified ?? (credential.attestationFormat != "none")),
-            "backupEligible": String(credential.backupEligible), "subject": credential.userHandle,
-        ])
+        await audit(
+            "webauthn.registered", app: app, account: account,
+            details: [
+                "credential": credential.id, "format": credential.attestationFormat,
+                "attestationVerified": String(credential.attestationVerified ?? (credential.attestationFormat != "none")),
+                "backupEligible": String(credential.backupEligible), "subject": credential.userHandle,
+            ])
     }
 
     /// A passkey registration's flow completed and linked its handle: its credential stops expiring
@@ -232,7 +238,9 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
         }
         guard let credential = saved, let verified = verifiedAssertion else { throw BrokerError.internalFailure("The credential was not saved.") }
         if verified.counterRegressed {
-            await audit("webauthn.counter_regressed", app: app, account: try? await owningAccount(accountID, credential), details: ["credential": credential.id, "policy": config.counterRegression])
+            await audit(
+                "webauthn.counter_regressed", app: app, account: try? await owningAccount(accountID, credential),
+                details: ["credential": credential.id, "policy": config.counterRegression])
         }
         if refusedAsClone { throw WebAuthnRefusal(.counterRegressed, "The authenticator's signature counter went back: it may be cloned.").brokerError }
         return (credential, verified)

@@ -118,7 +118,9 @@ public struct AttestationCertificate: Sendable {
     }
 
     public static func time(_ node: ASN1Node) throws -> Date {
-        guard case .primitive(let bytes) = node.content, bytes.last == UInt8(ascii: "Z"), bytes.dropLast().allSatisfy({ (0x30...0x39).contains($0) }) else { throw Malformed() }
+        guard case .primitive(let bytes) = node.content, bytes.last == UInt8(ascii: "Z"), bytes.dropLast().allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw Malformed()
+        }
         let text = String(decoding: bytes, as: UTF8.self)
         var digits = String(text.dropLast())
         if node.identifier == .utcTime {
@@ -129,7 +131,8 @@ public struct AttestationCertificate: Sendable {
         }
         guard digits.count == 14 else { throw Malformed() }
         let numbers = stride(from: 4, to: 14, by: 2).map { Int(digits.dropFirst($0).prefix(2)) ?? -1 }
-        guard (1...12).contains(numbers[0]), (1...31).contains(numbers[1]), (0...23).contains(numbers[2]), (0...59).contains(numbers[3]), (0...60).contains(numbers[4]) else {
+        guard (1...12).contains(numbers[0]), (1...31).contains(numbers[1]), (0...23).contains(numbers[2]), (0...59).contains(numbers[3]), (0...60).contains(numbers[4])
+        else {
             throw Malformed()
         }
         var components = DateComponents(timeZone: TimeZone(identifier: "UTC"), year: Int(digits.prefix(4)), month: numbers[0], day: numbers[1])

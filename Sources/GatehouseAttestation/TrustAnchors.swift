@@ -18,7 +18,7 @@ public enum TrustAnchors {
         53O5+FRXgeLhpJ06ysC5PrOyAjEAp5U4xDgEgllF7En3VcE3iexZZtKeYnpqtijV
         oyFraWVIyd/dganmrduC1bmTBGwD
         -----END CERTIFICATE-----
-        
+
         """
 
     /// Google Hardware Attestation Root 4 (RSA 4096; Roots 1-4 share this key, and the key is what is pinned),
@@ -94,6 +94,6 @@ public enum TrustAnchors {
         jAGGiQIwHFj+dJZYUJR786osByBelJYsVZd2GbHQu209b5RCmGQ21gpSAk9QZW4B
         1bWeT0vT
         -----END CERTIFICATE-----
-        
+
         """
 }

@@ -88,7 +88,8 @@ public actor Flow {
                 throw GatehouseError.refused(code: "invalid_answer", description: "This challenge does not ask for an attestation.", status: 400, reason: nil)
             }
             guard let provider = client.attestationProvider else {
-                throw GatehouseError.refused(code: "invalid_answer", description: "The client has no AttestationProvider to make the attestation.", status: 400, reason: nil)
+                throw GatehouseError.refused(
+                    code: "invalid_answer", description: "The client has no AttestationProvider to make the attestation.", status: 400, reason: nil)
             }
             let key = try await client.connection.keys.existingOrNewKey(named: BrokerConnection.deviceKeyName)
             return try await provider.attestation(challenge: nonce, formats: formats, requestHash: requestHash, key: key).answerFields
@@ -107,7 +108,8 @@ public actor Flow {
             // The SDK's keys are P-256 (what the Secure Enclave makes): say so rather than send a key the broker refuses.
             guard algorithms.contains("ES256") else {
                 throw GatehouseError.refused(
-                    code: "unsupported_algorithm", description: "The broker accepts \(algorithms.joined(separator: ", ")) device keys; this SDK makes ES256 keys.", status: 400,
+                    code: "unsupported_algorithm", description: "The broker accepts \(algorithms.joined(separator: ", ")) device keys; this SDK makes ES256 keys.",
+                    status: 400,
                     reason: nil
                 )
             }
@@ -121,7 +123,7 @@ public actor Flow {
                 let requestHash = Base64URL.encode(SHA256.hash(data: Data("\(nonce).\(key.thumbprint)".utf8)))
                 do {
                     evidence = try await provider.attestation(challenge: nonce, formats: formats, requestHash: requestHash, key: key)
-                } catch where asked == "optional" {
+                } catch  where asked == "optional" {
                     // An optional attestation the device cannot make (no App Attest on a simulator, Play
                     // services missing): register without one, as the policy allows.
                     evidence = nil
@@ -150,7 +152,8 @@ public actor Flow {
                 ended = true
                 continuation.finish()
                 throw GatehouseError.from(
-                    status: 400, body: (try? JSON.object(["error": .string(error), "error_description": .string(item("error_description") ?? "")]).compactData()) ?? Data(),
+                    status: 400,
+                    body: (try? JSON.object(["error": .string(error), "error_description": .string(item("error_description") ?? "")]).compactData()) ?? Data(),
                     headers: [:]
                 )
             }

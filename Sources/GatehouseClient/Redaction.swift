@@ -55,7 +55,8 @@ extension GatehouseConfiguration: CustomStringConvertible, CustomDebugStringConv
     public var debugDescription: String { description }
     public var customMirror: Mirror {
         Mirror(
-            self, children: ["baseURL": baseURL, "app": app, "scopes": scopes as Any, "returnURI": returnURI as Any, "bindTokens": bindTokens, "renewalMargin": renewalMargin],
+            self,
+            children: ["baseURL": baseURL, "app": app, "scopes": scopes as Any, "returnURI": returnURI as Any, "bindTokens": bindTokens, "renewalMargin": renewalMargin],
             displayStyle: .struct
         )
     }

@@ -87,7 +87,8 @@ public struct Broker: Sendable, CustomStringConvertible {
             accountOperations: AccountOperationService(store: store, oauth: oauth, plugins: plugins, clock: clock),
             adminGate: adminGate,
             console: config.admin.console.enabled
-                ? AdminConsoleService(admin: config.admin, issuer: config.server.issuer, store: store, oauth: oauth, gate: adminGate, sealer: sealer, clock: clock, logger: logger)
+                ? AdminConsoleService(
+                    admin: config.admin, issuer: config.server.issuer, store: store, oauth: oauth, gate: adminGate, sealer: sealer, clock: clock, logger: logger)
                 : nil,
             clock: clock, logger: logger
         )
@@ -103,16 +104,18 @@ public struct Broker: Sendable, CustomStringConvertible {
         let mailIssues = config.mail.issues(in: config.environment)
         if !mailIssues.isEmpty { throw ConfigIssues(mailIssues) }
         // The log transport is the core's own; SMTP comes from the executable's driver.
-        let mailer: any Mailer = switch config.mail.transport {
-        case .none: NoMailer()
-        case .log: LogMailer(logger: logger)
-        case .smtp: mailer ?? NoMailer()
-        }
+        let mailer: any Mailer =
+            switch config.mail.transport {
+            case .none: NoMailer()
+            case .log: LogMailer(logger: logger)
+            case .smtp: mailer ?? NoMailer()
+            }
         let plugins = try registry.instantiate(config.providers) { declaration in
             var pluginLogger = logger
             pluginLogger[metadataKey: "provider"] = .string(declaration.id)
             return PluginEnvironment(
-                clock: clock, logger: pluginLogger, storage: PluginStorage(namespace: declaration.id, typeName: declaration.type, store: store, clock: clock, sealer: sealer),
+                clock: clock, logger: pluginLogger,
+                storage: PluginStorage(namespace: declaration.id, typeName: declaration.type, store: store, clock: clock, sealer: sealer),
                 lockouts: LockoutBook(namespace: declaration.id, store: store, audit: store, clock: clock, metrics: metrics),
                 development: config.environment == .development, http: http, mailer: mailer, callbackURL: config.server.issuer + Self.callbackPath,
                 issuer: config.server.issuer, devices: DeviceDirectory(store), accounts: AccountDirectory(store), apps: AppDirectory(store), audit: AuditLog(store)
@@ -121,10 +124,11 @@ public struct Broker: Sendable, CustomStringConvertible {
         // The rules that need the plugins' roles (the loader knows only their ids).
         var issues: [ConfigIssue] = []
         for (index, app) in config.apps.enumerated() {
-            issues += app.policy.referenceIssues(
-                identityProviders: Set(plugins.identityProviders.keys), authenticators: Set(plugins.authenticators.keys),
-                statelessCapable: plugins.statelessCapableIdentityProviders, path: "apps[\(index)].policy"
-            ) + plugins.settings.issues(app.policy, path: "apps[\(index)].policy")
+            issues +=
+                app.policy.referenceIssues(
+                    identityProviders: Set(plugins.identityProviders.keys), authenticators: Set(plugins.authenticators.keys),
+                    statelessCapable: plugins.statelessCapableIdentityProviders, path: "apps[\(index)].policy"
+                ) + plugins.settings.issues(app.policy, path: "apps[\(index)].policy")
         }
         if !issues.isEmpty { throw ConfigIssues(issues) }
         return plugins

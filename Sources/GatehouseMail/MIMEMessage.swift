@@ -71,7 +71,11 @@ enum MIMEMessage {
         let address = trimmed[open...]
         guard !name.isEmpty else { return String(address) }
         let isPlain = name.unicodeScalars.allSatisfy { $0.isASCII && !"\"\\()<>[]:;@,".unicodeScalars.contains($0) }
-        let shown = isPlain ? name : (name.unicodeScalars.allSatisfy(\.isASCII) ? "\"\(name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\""))\"" : encodeHeader(name))
+        let shown =
+            isPlain
+            ? name
+            : (name.unicodeScalars.allSatisfy(\.isASCII)
+                ? "\"\(name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\""))\"" : encodeHeader(name))
         return "\(shown) \(address)"
     }
 

@@ -38,7 +38,9 @@ enum AccessTokenAuthentication {
     static func with(_ request: Request, issuer: String, _ body: (PresentedToken) async throws -> Response) async throws -> Response {
         do {
             return try await body(try presented(request, issuer: issuer))
-        } catch let error as BrokerError where [.invalidToken, .insufficientScope, .insufficientUserAuthentication, .invalidDPoPProof, .useDPoPNonce].contains(error.code) {
+        } catch let error as BrokerError
+            where [.invalidToken, .insufficientScope, .insufficientUserAuthentication, .invalidDPoPProof, .useDPoPNonce].contains(error.code)
+        {
             var response = ErrorBody(error).response(status: error.code == .insufficientScope ? .forbidden : .unauthorized)
             // A step-up refusal says how recent the sign-in must be (RFC 9470 section 3).
             let maxAge = error.maxAge.map { #", max_age="\#($0)""# } ?? ""

@@ -61,7 +61,8 @@ struct AccountAPI {
             let plugin = try context.parameters.require("plugin")
             let operation = try context.parameters.require("operation")
             return try await AccessTokenAuthentication.with(request, issuer: issuer) { token in
-                let result = try await broker.accountOperations.perform(plugin: plugin, operation: operation, fields: body, accessToken: token, clientIP: context.clientIP)
+                let result = try await broker.accountOperations.perform(
+                    plugin: plugin, operation: operation, fields: body, accessToken: token, clientIP: context.clientIP)
                 return JSONBody(result).response(status: .ok)
             }
         }

@@ -96,8 +96,13 @@ struct AdminAPI {
         }
         group.post("keys/:kid/revoke") { _, context in
             let replacements = try await admin.revokeSigningKey(kid: try context.parameters.require("kid"), by: try identity(context), via: "api")
-            return JSONBody(JSONValue.object(["revoked": .string(try context.parameters.require("kid")), "replacements": .array(replacements.map { .object(["kid": .string($0.kid), "alg": .string($0.algorithm.rawValue)]) })]))
-                .response(status: .ok)
+            return JSONBody(
+                JSONValue.object([
+                    "revoked": .string(try context.parameters.require("kid")),
+                    "replacements": .array(replacements.map { .object(["kid": .string($0.kid), "alg": .string($0.algorithm.rawValue)]) }),
+                ])
+            )
+            .response(status: .ok)
         }
         group.get("users/:id") { _, context in JSONBody(try await admin.user(id: try context.parameters.require("id"))).response(status: .ok) }
         group.delete("users/:id") { _, context in
@@ -154,7 +159,9 @@ struct AdminAPI {
             func time(_ name: String) throws -> Date? {
                 guard let text = query.get(name) else { return nil }
                 guard let parsed = try? Date(String(text), strategy: .iso8601) else {
-                    throw BrokerError(.invalidRequest, .badRequest, "\(name) must be an RFC 3339 time, e.g. 2026-11-22T10:00:00Z.", issues: [ConfigIssue(path: name, "not an RFC 3339 time")])
+                    throw BrokerError(
+                        .invalidRequest, .badRequest, "\(name) must be an RFC 3339 time, e.g. 2026-11-22T10:00:00Z.",
+                        issues: [ConfigIssue(path: name, "not an RFC 3339 time")])
                 }
                 return parsed
             }

@@ -177,7 +177,9 @@ struct BrowserPages {
             }
             let (outcome, app) = try await step(form, flowID, proof)
             return respond(outcome, app: app, csrf: csrf, requestID: context.id)
-        } catch let error as BrokerError where [.failedAttempt, .badRequest, .conflict, .tooManyRequests, .unavailable].contains(error.kind) && error.code != .flowNotFound {
+        } catch let error as BrokerError
+            where [.failedAttempt, .badRequest, .conflict, .tooManyRequests, .unavailable].contains(error.kind) && error.code != .flowNotFound
+        {
             // A flow that is still there (a wrong code, a mail server that did not answer) shows its
             // page again with the error, so the person can retry; a flow that ended shows the error page.
             guard let pending = try? await broker.engine.pending(flowID: flowID, browser: proof) else {

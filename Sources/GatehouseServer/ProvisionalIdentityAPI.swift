@@ -27,7 +27,8 @@ struct ProvisionalIdentityAPI {
         router.post("v1/provisional-identities/:id/grants") { request, context in
             let body = try await request.decode(as: GrantBody.self, context: context)
             let identity = try await service.grant(
-                id: try context.parameters.require("id"), grants: body.grants ?? [], groups: body.groups ?? [], by: .app(try Self.appCredentials(request), clientIP: context.clientIP)
+                id: try context.parameters.require("id"), grants: body.grants ?? [], groups: body.groups ?? [],
+                by: .app(try Self.appCredentials(request), clientIP: context.clientIP)
             )
             return JSONBody(ProvisionalIdentity.View(identity)).response(status: .ok)
         }

@@ -45,7 +45,8 @@ public enum StoreOpener {
             if let report = store.openingMigration, !report.applied.isEmpty {
                 var metadata: Logger.Metadata = ["applied": .string(report.applied.joined(separator: ", "))]
                 if let backup = report.backup { metadata["backup"] = .string(backup) }
-                logger.notice(report.backup == nil ? "created the database schema" : "upgraded the database schema; the copy taken before is the way back", metadata: metadata)
+                logger.notice(
+                    report.backup == nil ? "created the database schema" : "upgraded the database schema; the copy taken before is the way back", metadata: metadata)
             }
             return store
         } catch let error as StoreOpenError {

@@ -32,7 +32,8 @@ extension SQLiteStore: AccountStore {
 
     public func identityLink(providerID: String, subject: String) async throws -> IdentityLink? {
         try readOneStatement { db in
-            try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM identity_links WHERE provider_id = ? AND subject = ?"), arguments: [providerID, subject]).map(Self.link)
+            try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM identity_links WHERE provider_id = ? AND subject = ?"), arguments: [providerID, subject]).map(
+                Self.link)
         }
     }
 
@@ -128,9 +129,11 @@ extension SQLiteStore: AccountStore {
 
     public func unlinkIdentity(providerID: String, subject: String) async throws -> Bool {
         try await write { db in
-            guard let accountID = try String.fetchOne(
-                db, sql: "SELECT account_id FROM identity_links WHERE provider_id = ? AND subject = ?", arguments: [providerID, subject]
-            ) else { return false }
+            guard
+                let accountID = try String.fetchOne(
+                    db, sql: "SELECT account_id FROM identity_links WHERE provider_id = ? AND subject = ?", arguments: [providerID, subject]
+                )
+            else { return false }
             try db.cachedStatement(sql: "DELETE FROM identity_links WHERE provider_id = ? AND subject = ?").execute(arguments: [providerID, subject])
             let remaining = try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM identity_links WHERE account_id = ?"), arguments: [accountID]) ?? 0
             if remaining == 0 {

@@ -72,15 +72,18 @@ extension SQLiteStore: AttemptCounterStore {
 
     public func unlock(key: String) async throws -> Bool {
         try await write { db in
-            try db.cachedStatement(sql: "UPDATE attempt_counters SET locked_until = NULL, failures = 0, lockouts = 0 WHERE key = ? AND locked_until IS NOT NULL").execute(arguments: [key])
+            try db.cachedStatement(sql: "UPDATE attempt_counters SET locked_until = NULL, failures = 0, lockouts = 0 WHERE key = ? AND locked_until IS NOT NULL").execute(
+                arguments: [key])
             return db.changesCount == 1
         }
     }
 
     public func lockedCounters(now: Date) async throws -> [AttemptCounter] {
         try await readLater { db in
-            try String.fetchAll(try db.cachedStatement(sql: "SELECT key FROM attempt_counters WHERE locked_until > ? ORDER BY locked_until DESC"), arguments: [now.storeValue])
-                .compactMap { try Self.counter($0, db) }
+            try String.fetchAll(
+                try db.cachedStatement(sql: "SELECT key FROM attempt_counters WHERE locked_until > ? ORDER BY locked_until DESC"), arguments: [now.storeValue]
+            )
+            .compactMap { try Self.counter($0, db) }
         }
     }
 

@@ -57,10 +57,12 @@ extension SQLiteStore: DeviceStore {
                 installation!.pushToken = facts.pushToken ?? installation!.pushToken
                 installation!.biometric = facts.biometric ?? installation!.biometric
                 try db.executeCached(
-                    sql: "UPDATE installations SET push_token = ?, biometric = ? WHERE id = ?", arguments: [installation!.pushToken, installation!.biometric, installation!.id]
+                    sql: "UPDATE installations SET push_token = ?, biometric = ? WHERE id = ?",
+                    arguments: [installation!.pushToken, installation!.biometric, installation!.id]
                 )
             }
-            let record = DeviceRows.newKey(key, accountID: accountID, deviceID: owner.id, installationRef: installation!.id, appID: appID, providerID: providerID, now: now)
+            let record = DeviceRows.newKey(
+                key, accountID: accountID, deviceID: owner.id, installationRef: installation!.id, appID: appID, providerID: providerID, now: now)
             try db.executeCached(
                 sql: """
                     INSERT INTO sign_in_keys (id, account_id, device_id, installation_ref, provider_id, public_key, thumbprint, algorithm, counter, attestation, created_at, last_used_at)
@@ -99,7 +101,8 @@ extension SQLiteStore: DeviceStore {
         try await write { db in
             if let counter {
                 try db.executeCached(
-                    sql: "UPDATE sign_in_keys SET counter = ?, last_used_at = ? WHERE id = ? AND (counter IS NULL OR counter < ?)", arguments: [counter, now.storeValue, id, counter]
+                    sql: "UPDATE sign_in_keys SET counter = ?, last_used_at = ? WHERE id = ? AND (counter IS NULL OR counter < ?)",
+                    arguments: [counter, now.storeValue, id, counter]
                 )
             } else {
                 try db.executeCached(sql: "UPDATE sign_in_keys SET last_used_at = ? WHERE id = ?", arguments: [now.storeValue, id])
@@ -108,7 +111,8 @@ extension SQLiteStore: DeviceStore {
             try db.executeCached(
                 sql: "UPDATE installations SET last_used_at = ? WHERE id = (SELECT installation_ref FROM sign_in_keys WHERE id = ?)", arguments: [now.storeValue, id]
             )
-            try db.executeCached(sql: "UPDATE devices SET last_used_at = ? WHERE id = (SELECT device_id FROM sign_in_keys WHERE id = ?)", arguments: [now.storeValue, id])
+            try db.executeCached(
+                sql: "UPDATE devices SET last_used_at = ? WHERE id = (SELECT device_id FROM sign_in_keys WHERE id = ?)", arguments: [now.storeValue, id])
             return true
         }
     }

@@ -51,9 +51,11 @@ extension SQLiteStore: BrowserSessionStore {
         id: String, providers: [String], factors: [String], methods: [String], authTime: Date?, cookieDigest: String?, now: Date
     ) async throws -> Bool {
         try await write { db in
-            guard let row = try Row.fetchOne(
-                try db.cachedStatement(sql: "SELECT * FROM browser_sessions WHERE id = ? AND ended_at IS NULL AND expires_at > ?"), arguments: [id, now.storeValue]
-            ) else { return false }
+            guard
+                let row = try Row.fetchOne(
+                    try db.cachedStatement(sql: "SELECT * FROM browser_sessions WHERE id = ? AND ended_at IS NULL AND expires_at > ?"), arguments: [id, now.storeValue]
+                )
+            else { return false }
             let session = try Self.browserSession(row, db)
             try db.executeCached(
                 sql: """
@@ -61,7 +63,8 @@ extension SQLiteStore: BrowserSessionStore {
                     WHERE id = ? AND ended_at IS NULL
                     """,
                 arguments: [
-                    try StoreJSON.encode((session.providers + providers).uniqued()), try StoreJSON.encode(authTime == nil ? (session.factors + factors).uniqued() : factors),
+                    try StoreJSON.encode((session.providers + providers).uniqued()),
+                    try StoreJSON.encode(authTime == nil ? (session.factors + factors).uniqued() : factors),
                     try StoreJSON.encode(methods), (authTime ?? session.authTime).storeValue, cookieDigest ?? session.cookieDigest, now.storeValue, id,
                 ]
             )

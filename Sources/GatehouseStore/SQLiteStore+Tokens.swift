@@ -62,7 +62,9 @@ extension SQLiteStore: RefreshTokenStore {
 
     public func revokeRefreshTokenFamily(familyID: String, now: Date) async throws -> Int {
         try await write { db in
-            try db.cachedStatement(sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL").execute(arguments: [now.storeValue, familyID]
+            try db.cachedStatement(sql: "UPDATE refresh_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL").execute(arguments: [
+                now.storeValue, familyID,
+            ]
             )
             return db.changesCount
         }
@@ -90,7 +92,8 @@ extension SQLiteStore: RefreshTokenStore {
             // A code redeemed a moment ago whose tokens are not written yet: its family goes too.
             let redeemed = try String.fetchAll(
                 db.cachedStatement(
-                    sql: "SELECT DISTINCT issued_family_id FROM authorization_codes WHERE account_id = ? AND app_id = ? AND used_at IS NOT NULL AND issued_family_id IS NOT NULL"
+                    sql:
+                        "SELECT DISTINCT issued_family_id FROM authorization_codes WHERE account_id = ? AND app_id = ? AND used_at IS NOT NULL AND issued_family_id IS NOT NULL"
                 ),
                 arguments: [accountID, appID]
             )

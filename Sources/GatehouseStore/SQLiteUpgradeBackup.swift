@@ -37,7 +37,9 @@ enum SQLiteUpgradeBackup {
         // Created here, exclusively and private, so the copy is never readable by others whatever the umask.
         let descriptor = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw StoreOpenError("cannot back up the database before migrating it: cannot create '\(partial)': \(String(cString: strerror(errno))); the database was not changed", migrationFailed: true)
+            throw StoreOpenError(
+                "cannot back up the database before migrating it: cannot create '\(partial)': \(String(cString: strerror(errno))); the database was not changed",
+                migrationFailed: true)
         }
         close(descriptor)
         do {

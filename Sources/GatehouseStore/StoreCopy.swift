@@ -129,7 +129,8 @@ public enum StoreCopy {
         let filled = before.filter { $0.value > 0 }.map { "\($0.key.rawValue) (\($0.value))" }.sorted()
         if !filled.isEmpty, !replace {
             throw Refusal(
-                description: "the target \(target.summary) is not empty: \(filled.joined(separator: ", ")). Copy into an empty database, or pass --replace to delete what it holds first"
+                description:
+                    "the target \(target.summary) is not empty: \(filled.joined(separator: ", ")). Copy into an empty database, or pass --replace to delete what it holds first"
             )
         }
         do {
@@ -142,7 +143,9 @@ public enum StoreCopy {
             throw refusal
         } catch {
             // postgres-nio's errors describe themselves vaguely on purpose; say what the server said.
-            throw Refusal(description: "the copy failed and was rolled back where the target allows (\(PostgresStore.explain(error))); is a broker still using one of the databases?")
+            throw Refusal(
+                description:
+                    "the copy failed and was rolled back where the target allows (\(PostgresStore.explain(error))); is a broker still using one of the databases?")
         }
         var counts: [TableCount] = []
         for table in StoreSchema.order {

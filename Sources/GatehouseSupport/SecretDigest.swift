@@ -51,4 +51,3 @@ public enum RandomToken {
         return key.withUnsafeBytes { Base64URL.encode(Data($0)) }
     }
 }
-

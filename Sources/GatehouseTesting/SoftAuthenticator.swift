@@ -54,7 +54,9 @@ public final class SoftAuthenticator: @unchecked Sendable {
         credentials.append(Credential(id: id, key: key, rpID: rpID, userHandle: handle, signCount: 0))
         let clientData = Array(#"{"type":"webauthn.create","challenge":"\#(options["challenge"]?.stringValue ?? "")","origin":"\#(origin)","crossOrigin":false}"#.utf8)
         let point = Array(key.publicKey.x963Representation)
-        let cose = CBORWriter.map([(.int(1), .int(2)), (.int(3), .int(-7)), (.int(-1), .int(1)), (.int(-2), .bytes(Array(point[1...32]))), (.int(-3), .bytes(Array(point[33...64])))])
+        let cose = CBORWriter.map([
+            (.int(1), .int(2)), (.int(3), .int(-7)), (.int(-1), .int(1)), (.int(-2), .bytes(Array(point[1...32]))), (.int(-3), .bytes(Array(point[33...64]))),
+        ])
         let authData = Array(SHA256.hash(data: Data(rpID.utf8))) + [flags(attested: true), 0, 0, 0, 0] + [UInt8](repeating: 0, count: 16) + [0, 32] + id + cose
         var statement = CBORWriter.map([])
         var format = "none"
@@ -82,7 +84,10 @@ public final class SoftAuthenticator: @unchecked Sendable {
         let credential = credentials[index]
         let clientData = Array(#"{"type":"webauthn.get","challenge":"\#(override ?? options["challenge"]?.stringValue ?? "")","origin":"\#(origin)"}"#.utf8)
         let count = credential.signCount
-        let authData = Array(SHA256.hash(data: Data(rpID.utf8))) + [flags(attested: false), UInt8(count >> 24), UInt8(count >> 16 & 0xff), UInt8(count >> 8 & 0xff), UInt8(count & 0xff)]
+        let authData =
+            Array(SHA256.hash(data: Data(rpID.utf8))) + [
+                flags(attested: false), UInt8(count >> 24), UInt8(count >> 16 & 0xff), UInt8(count >> 8 & 0xff), UInt8(count & 0xff),
+            ]
         let signature = Array(try! credential.key.signature(for: authData + Array(SHA256.hash(data: clientData))).derRepresentation)
         var response: [String: JSONValue] = [
             "clientDataJSON": .string(Self.b64(clientData)), "authenticatorData": .string(Self.b64(authData)), "signature": .string(Self.b64(signature)),

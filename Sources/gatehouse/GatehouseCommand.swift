@@ -9,7 +9,8 @@ struct GatehouseCommand: AsyncParsableCommand {
         abstract: "Gatehouse, a plugin-based authentication broker.",
         version: GatehouseVersion.current,
         subcommands: [
-            ServeCommand.self, CheckConfigCommand.self, MigrateCommand.self, UsersCommand.self, AppsCommand.self, AuditCommand.self, LockoutsCommand.self, ResourcesCommand.self,
+            ServeCommand.self, CheckConfigCommand.self, MigrateCommand.self, UsersCommand.self, AppsCommand.self, AuditCommand.self, LockoutsCommand.self,
+            ResourcesCommand.self,
             ProvidersCommand.self, DevicesCommand.self, SessionsCommand.self, AdminsCommand.self,
             KeysCommand.self, StorageCommand.self, VersionCommand.self, HealthcheckCommand.self,
             DefaultConfigCommand.self, BenchmarkPasswordHashCommand.self,

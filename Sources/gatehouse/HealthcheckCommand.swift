@@ -26,7 +26,9 @@ struct HealthcheckCommand: AsyncParsableCommand {
 
     func run() async throws {
         let url = url ?? Self.defaultURL(environment: ProcessInfo.processInfo.environment)
-        guard url.hasPrefix("http://") || url.hasPrefix("https://") else { throw ValidationError("--url must be an http:// or https:// URL, e.g. http://127.0.0.1:8080/healthz") }
+        guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+            throw ValidationError("--url must be an http:// or https:// URL, e.g. http://127.0.0.1:8080/healthz")
+        }
         guard timeout > 0, timeout <= 60 else { throw ValidationError("--timeout must be between 0 and 60 seconds") }
         var standardError = FileHandle.standardError
         do {

@@ -4,12 +4,14 @@ import GatehouseCore
 
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "keys", abstract: "Manage the token-signing keys and the key-encryption key.", subcommands: [Rotate.self, Revoke.self, List.self, Rewrap.self, GenerateKEK.self]
+        commandName: "keys", abstract: "Manage the token-signing keys and the key-encryption key.",
+        subcommands: [Rotate.self, Revoke.self, List.self, Rewrap.self, GenerateKEK.self]
     )
 
     struct Rewrap: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Re-encrypt every stored secret under the current key-encryption key (keys.encryptionKey); values under keys.previousEncryptionKeys are read with those. Safe while brokers run."
+            abstract:
+                "Re-encrypt every stored secret under the current key-encryption key (keys.encryptionKey); values under keys.previousEncryptionKeys are read with those. Safe while brokers run."
         )
         @OptionGroup var options: ConfigOptions
 
@@ -49,7 +51,8 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add new signing keys: published at once, signing 90 seconds later (when every node publishes them and every client's cached JWKS has been refreshed). The old keys stay published until every token they signed has expired (24 h)."
+            abstract:
+                "Add new signing keys: published at once, signing 90 seconds later (when every node publishes them and every client's cached JWKS has been refreshed). The old keys stay published until every token they signed has expired (24 h)."
         )
         @OptionGroup var options: ConfigOptions
         @Flag(help: "Sign with the new keys at once (a key believed compromised); nodes that have not re-read the keys yet (up to 5 s) do not publish them.")
@@ -67,7 +70,8 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Take a signing key believed compromised out of service: replaced at once if it signs, no longer published, and every token it signed refused on every broker."
+            abstract:
+                "Take a signing key believed compromised out of service: replaced at once if it signs, no longer published, and every token it signed refused on every broker."
         )
         @OptionGroup var options: ConfigOptions
         @Argument(help: "The key's kid, as `gatehouse keys list` shows it.") var kid: String
@@ -76,7 +80,9 @@ struct KeysCommand: AsyncParsableCommand {
             let broker = try await Bootstrap.openBroker(options)
             let replacements = try await broker.admin.revokeSigningKey(kid: kid, by: AppsCommand.identity, via: "cli")
             for key in replacements { print("new \(key.algorithm.rawValue) key \(key.kid): signs now") }
-            print("revoked \(kid): every token it signed is refused on every broker within \(Int(RevocationList.refreshInterval)) second(s); brokers stop publishing it within \(Int(SigningKeyring.reloadInterval)) seconds")
+            print(
+                "revoked \(kid): every token it signed is refused on every broker within \(Int(RevocationList.refreshInterval)) second(s); brokers stop publishing it within \(Int(SigningKeyring.reloadInterval)) seconds"
+            )
         }
     }
 
@@ -95,7 +101,9 @@ struct KeysCommand: AsyncParsableCommand {
             for record in records {
                 let state: String
                 if active[record.algorithm] == record.kid {
-                    state = record.algorithm == config.tokens.signingAlgorithm ? "active (access tokens, ID tokens of apps asking for it)" : "active (ID tokens of apps asking for it)"
+                    state =
+                        record.algorithm == config.tokens.signingAlgorithm
+                        ? "active (access tokens, ID tokens of apps asking for it)" : "active (ID tokens of apps asking for it)"
                 } else if from(record) > now {
                     state = "published, signs from \(from(record).formatted(.iso8601))"
                 } else if let retired = record.retiredAt {

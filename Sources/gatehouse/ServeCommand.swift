@@ -24,7 +24,10 @@ struct ServeCommand: AsyncParsableCommand {
         // request. Blocking work already goes to `BlockingWork`'s threads. Linux only.
         let onEventLoops = ConcurrencyOnEventLoops.installed
         let logger = try Bootstrap.logger(level: options.logLevel)
-        if !onEventLoops { logger.info("Swift concurrency keeps its own thread pool (moving it onto the event loops needs Linux, a Swift compiler below 6.6 and no other global-executor hook)") }
+        if !onEventLoops {
+            logger.info(
+                "Swift concurrency keeps its own thread pool (moving it onto the event loops needs Linux, a Swift compiler below 6.6 and no other global-executor hook)")
+        }
         var (config, source) = try Bootstrap.loadConfig(options)
         if let listen {
             guard let address = ListenAddress(parsing: listen) else { throw ValidationError("--listen must be HOST:PORT, e.g. 127.0.0.1:8080") }
@@ -37,7 +40,10 @@ struct ServeCommand: AsyncParsableCommand {
         let store = try await Bootstrap.openStore(config, logger: logger, retrying: true)
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5)]
+        factory.defaultDurationHistogramBuckets = [
+            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+            .milliseconds(500), .seconds(1), .seconds(2.5),
+        ]
         let broker = try await Bootstrap.broker(config, store: store, logger: logger, metrics: BrokerMetrics(factory: factory))
         if config.admin.tokens.isEmpty {
             logger.notice("the admin API is off (no admin.tokens and no GATEHOUSE_ADMIN_TOKEN)")

@@ -42,7 +42,9 @@ struct StorageCommand: AsyncParsableCommand {
             let mismatched = counts.filter { !$0.matches }
             guard mismatched.isEmpty else {
                 var standardError = FileHandle.standardError
-                print("the row counts differ in \(mismatched.map(\.table.rawValue).joined(separator: ", ")): was the source written to during the copy?", to: &standardError)
+                print(
+                    "the row counts differ in \(mismatched.map(\.table.rawValue).joined(separator: ", ")): was the source written to during the copy?", to: &standardError
+                )
                 throw ExitCode(1)
             }
             print("copied \(counts.map(\.source).reduce(0, +)) rows; point storage: at \(target.summary) and start the brokers")

@@ -56,7 +56,10 @@ struct ActivationTests {
         var keyID: String { try! PublicJWK(jwk).thumbprint }
 
         var facts: [String: JSONValue] {
-            ["installationID": .string(installationID), "vendorID": .string(vendorID), "platform": "ios", "model": "iPhone16,1", "pushToken": "apns-1", "biometric": true]
+            [
+                "installationID": .string(installationID), "vendorID": .string(vendorID), "platform": "ios", "model": "iPhone16,1", "pushToken": "apns-1",
+                "biometric": true,
+            ]
         }
 
         func sign(_ claims: [String: JSONValue]) -> String {
@@ -71,7 +74,10 @@ struct ActivationTests {
         func assertion(nonce: String, issuer: String, now: Date) -> [String: JSONValue] {
             [
                 "assertion": .string(
-                    sign(["iss": .string(keyID), "aud": .string(issuer), "nonce": .string(nonce), "iat": .number(now.timeIntervalSince1970), "jti": .string(UUID().uuidString)])
+                    sign([
+                        "iss": .string(keyID), "aud": .string(issuer), "nonce": .string(nonce), "iat": .number(now.timeIntervalSince1970),
+                        "jti": .string(UUID().uuidString),
+                    ])
                 )
             ]
         }
@@ -80,7 +86,8 @@ struct ActivationTests {
     /// An account made as a directory would make it.
     static func account(_ broker: TestBroker, _ name: String, email: String? = nil) async throws -> Account {
         let claims = IdentityClaims(email: email, emailVerified: email != nil)
-        return try await broker.store.linkIdentity(ExternalIdentity(providerID: "activation", subject: name, username: name, claims: claims), now: broker.clock.now).account
+        return try await broker.store.linkIdentity(ExternalIdentity(providerID: "activation", subject: name, username: name, claims: claims), now: broker.clock.now)
+            .account
     }
 
     static func issue(_ broker: TestBroker, _ fields: [String: JSONValue]) async throws -> (payload: String, pin: String?, id: String) {
@@ -103,7 +110,9 @@ struct ActivationTests {
     }
 
     /// Registers the phone's key at a `register_key` challenge and returns the finished flow.
-    static func registerKey(_ broker: TestBroker, _ outcome: FlowOutcome, phone: Phone) async throws -> (tokens: IssuedTokens, account: Account?, notice: [String: JSONValue]) {
+    static func registerKey(_ broker: TestBroker, _ outcome: FlowOutcome, phone: Phone) async throws -> (
+        tokens: IssuedTokens, account: Account?, notice: [String: JSONValue]
+    ) {
         guard case .challenge(let flow, let challenge, _) = outcome, challenge.type == "register_key", let nonce = challenge.fields["nonce"]?.stringValue else {
             throw FlowDriverError.unexpectedOutcome(String(describing: outcome))
         }
@@ -148,7 +157,8 @@ struct ActivationTests {
         #expect(try await broker.store.count(table: .installations) == 0)
         #expect(try await broker.store.count(table: .signInKeys) == 0)
 
-        _ = try await broker.broker.admin.createApp(["id": "mobile", "name": "Mobile again", "policy": try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(before.policy))], by: Self.admin)
+        _ = try await broker.broker.admin.createApp(
+            ["id": "mobile", "name": "Mobile again", "policy": try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(before.policy))], by: Self.admin)
         let refusal = await thrownError(BrokerError.self) { _ = try await Self.signIn(broker, phone: phone) }
         #expect(refusal != nil, "the old phone's key signs nobody into the new app")
     }
@@ -386,7 +396,8 @@ struct ActivationTests {
         /// Writes `object` as the flow's stored payload, straight into the database.
         func store(_ flow: String, _ object: [String: JSONValue]) async throws {
             let payload = String(decoding: JSONValue.object(object).serialized(), as: UTF8.self)
-            let script = "import sqlite3,sys; db=sqlite3.connect(sys.argv[1]); db.execute('UPDATE flows SET payload = ? WHERE id = ?', (sys.argv[2], sys.argv[3])); db.commit()"
+            let script =
+                "import sqlite3,sys; db=sqlite3.connect(sys.argv[1]); db.execute('UPDATE flows SET payload = ? WHERE id = ?', (sys.argv[2], sys.argv[3])); db.commit()"
             #expect(await ChildProcess.run(["python3", "-c", script, broker.temporary.path, payload, flow]).status == 0)
         }
         func stored(_ flow: String) async throws -> [String: JSONValue] {
@@ -468,7 +479,9 @@ struct ActivationTests {
         let (flow2, _) = try Self.challenge(try await Self.redeem(broker, payload: invitedAgain.payload, pin: "24680", on: phone))
         let (_, assertion2) = try Self.challenge(try await Self.answer(broker, flow2, ["choice": "merge"]))
         let nonce2 = try #require(assertion2.fields["nonce"]?.stringValue)
-        guard case .completed(_, _, let account, let notice) = try await Self.answer(broker, flow2, phone.assertion(nonce: nonce2, issuer: broker.broker.config.server.issuer, now: broker.clock.now))
+        guard
+            case .completed(_, _, let account, let notice) = try await Self.answer(
+                broker, flow2, phone.assertion(nonce: nonce2, issuer: broker.broker.config.server.issuer, now: broker.clock.now))
         else { Issue.record("not completed"); return }
         #expect(account?.id == bob.id)
         #expect(notice["activation"]?.objectValue?["mergedAddress"] == "bob.work@example.com")
@@ -532,14 +545,16 @@ struct ActivationTests {
         let phone = Phone()
         let tokens = try await Self.activate(broker, ada, phone: phone)
         try await broker.broker.oauth.deregister(accessToken: PresentedToken(scheme: .bearer, token: tokens.accessToken))
-        let answer = try await broker.broker.registrationState.state(
-            appID: "mobile", installationID: phone.installationID, accessToken: PresentedToken(scheme: .bearer, token: tokens.accessToken)
-        ).objectValue ?? [:]
+        let answer =
+            try await broker.broker.registrationState.state(
+                appID: "mobile", installationID: phone.installationID, accessToken: PresentedToken(scheme: .bearer, token: tokens.accessToken)
+            ).objectValue ?? [:]
         #expect(answer["state"] == "registration_required" && answer["reason"] == "account_deleted", "\(answer)")
         // A token that is simply not the broker's is still just not valid.
-        let forged = try await broker.broker.registrationState.state(
-            appID: "mobile", installationID: phone.installationID, accessToken: PresentedToken(scheme: .bearer, token: "x.y.z")
-        ).objectValue ?? [:]
+        let forged =
+            try await broker.broker.registrationState.state(
+                appID: "mobile", installationID: phone.installationID, accessToken: PresentedToken(scheme: .bearer, token: "x.y.z")
+            ).objectValue ?? [:]
         #expect(forged["reason"] == "token_not_valid")
     }
 
@@ -568,7 +583,9 @@ struct ActivationTests {
         #expect(try await provider.issue(ActivationRequest(accountID: ada.id, pin: "24680"), app: app.view, issuedBy: "app").json.objectValue?["payload"] != nil)
         // Naming an address, the app's back end reaches it only by email (this broker has no mail
         // transport: the issue fails instead of answering the payload).
-        let byAddress = await thrownError { _ = try await provider.issue(ActivationRequest(email: EmailAddress("someone@example.com"), pin: "24680"), app: app.view, issuedBy: "app") }
+        let byAddress = await thrownError {
+            _ = try await provider.issue(ActivationRequest(email: EmailAddress("someone@example.com"), pin: "24680"), app: app.view, issuedBy: "app")
+        }
         #expect(byAddress?.code == .deliveryFailed)
     }
 

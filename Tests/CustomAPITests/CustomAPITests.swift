@@ -18,7 +18,9 @@ struct CustomAPITests {
 
     var api: AppAPIServer { AppAPIServer.shared }
 
-    static func yaml(url: String, mode: String = "one-step", authentication: String = "hmac", secret: String = AppAPIServer.secret, timeout: String = "2s", stateless: Bool = false) -> String {
+    static func yaml(
+        url: String, mode: String = "one-step", authentication: String = "hmac", secret: String = AppAPIServer.secret, timeout: String = "2s", stateless: Bool = false
+    ) -> String {
         """
         environment: development
         providers:
@@ -42,7 +44,10 @@ struct CustomAPITests {
         """
     }
 
-    func broker(mode: String = "one-step", authentication: String = "hmac", secret: String = AppAPIServer.secret, timeout: String = "2s", stateless: Bool = false, url: String? = nil) async throws -> TestBroker {
+    func broker(
+        mode: String = "one-step", authentication: String = "hmac", secret: String = AppAPIServer.secret, timeout: String = "2s", stateless: Bool = false,
+        url: String? = nil
+    ) async throws -> TestBroker {
         var registry = PluginRegistry()
         registry.register(CustomAPIPlugin.self)
         let yaml = Self.yaml(url: url ?? api.url, mode: mode, authentication: authentication, secret: secret, timeout: timeout, stateless: stateless)
@@ -67,7 +72,7 @@ struct CustomAPITests {
         #expect(started.challenge.type == "custom")
         #expect(started.challenge.fields["step"] == "register")
         let answer: [String: JSONValue] = [
-            "customData": ["subject": "cust-42", "username": "carla", "claims": ["email": "carla@bank.example", "gatehouse_test_account": true, "sub": "forged"]],
+            "customData": ["subject": "cust-42", "username": "carla", "claims": ["email": "carla@bank.example", "gatehouse_test_account": true, "sub": "forged"]]
         ]
         let first = try await broker.finish(started.flowID, answer: answer, client: Self.client)
         let account = try #require(first.account)
@@ -91,7 +96,8 @@ struct CustomAPITests {
         let timestamp = try #require(call.headers["X-Gatehouse-Timestamp"])
         var message = Data("\(timestamp).".utf8)
         message.append(Data(call.body.utf8))
-        let expected = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(AppAPIServer.secret.utf8))).map { String(format: "%02x", $0) }.joined()
+        let expected = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(AppAPIServer.secret.utf8))).map { String(format: "%02x", $0) }
+            .joined()
         #expect(call.headers["X-Gatehouse-Signature"] == "v1=\(expected)")
     }
 
@@ -132,7 +138,8 @@ struct CustomAPITests {
 
         // Retrying after one retryable refusal succeeds.
         let second = try await broker.start(Self.request(), client: Self.client)
-        _ = try await broker.engine.resume(flowID: second.flowID, answer: ChallengeResponse(["customData": ["behaviour": "retry-once", "subject": "r1"]]), client: Self.client)
+        _ = try await broker.engine.resume(
+            flowID: second.flowID, answer: ChallengeResponse(["customData": ["behaviour": "retry-once", "subject": "r1"]]), client: Self.client)
         #expect(try await broker.finish(second.flowID, answer: ["customData": ["behaviour": "retry-once", "subject": "r1"]], client: Self.client).account != nil)
     }
 
@@ -214,7 +221,8 @@ struct CustomAPITests {
         defer { broker.temporary.remove() }
         let tables: [StoreTable] = [.accounts, .identityLinks, .flows, .refreshTokens, .authorizationCodes, .pluginData, .revocations]
         let before = try await broker.store.rowCounts(tables)
-        let done = try await broker.signIn(Self.request(stateless: true), answer: ["customData": ["subject": "ghost-1", "claims": ["email": "ghost@bank.example"]]], client: Self.client)
+        let done = try await broker.signIn(
+            Self.request(stateless: true), answer: ["customData": ["subject": "ghost-1", "claims": ["email": "ghost@bank.example"]]], client: Self.client)
         #expect(done.account == nil)
         #expect(done.tokens.refreshToken == nil)
         #expect(try await broker.store.rowCounts(tables) == before)
@@ -273,6 +281,9 @@ struct CustomAPITests {
         #expect(issues(production.replacingOccurrences(of: "http://", with: "https://")).isEmpty)
         #expect(issues(development.replacingOccurrences(of: AppAPIServer.secret, with: "short")).contains { $0.hasPrefix("providers[0].config.secret:") })
         #expect(issues(development.replacingOccurrences(of: "mode: one-step", with: "mode: three-step")).contains { $0.hasPrefix("providers[0].config.mode:") })
-        #expect(issues(development.replacingOccurrences(of: "maxRetries: 2", with: "maxRetries: 2\n      allowedClaims: [email, sub]")).contains { $0.hasPrefix("providers[0].config.allowedClaims:") })
+        #expect(
+            issues(development.replacingOccurrences(of: "maxRetries: 2", with: "maxRetries: 2\n      allowedClaims: [email, sub]")).contains {
+                $0.hasPrefix("providers[0].config.allowedClaims:")
+            })
     }
 }

@@ -22,7 +22,8 @@ struct AttestationFlowTests {
         return path
     }()
 
-    static var yaml: String { """
+    static var yaml: String {
+        """
         providers:
           - id: device
             type: device-key
@@ -72,7 +73,9 @@ struct AttestationFlowTests {
 
         func send(_ request: OutboundRequest) async throws(OutboundHTTPError) -> OutboundResponse {
             requests.withLock { $0.append(request) }
-            guard request.method == "POST", request.url == "http://127.0.0.1:9/devicecheck/validate_device_token" else { return OutboundResponse(status: 404, body: Data()) }
+            guard request.method == "POST", request.url == "http://127.0.0.1:9/devicecheck/validate_device_token" else {
+                return OutboundResponse(status: 404, body: Data())
+            }
             let bearer = request.headers.first { $0.name == "Authorization" }?.value.replacingOccurrences(of: "Bearer ", with: "") ?? ""
             let parts = bearer.split(separator: ".").map(String.init)
             guard parts.count == 3, let signature = Base64URL.decode(parts[2]).flatMap({ try? P256.Signing.ECDSASignature(rawRepresentation: $0) }),
@@ -131,7 +134,9 @@ struct AttestationFlowTests {
     }
 
     /// Starts a registration; answers its nonce.
-    static func startRegistration(_ broker: TestBroker, app: String = "notes", signedIn: String? = nil) async throws -> (flow: String, nonce: String, challenge: Challenge) {
+    static func startRegistration(_ broker: TestBroker, app: String = "notes", signedIn: String? = nil) async throws -> (
+        flow: String, nonce: String, challenge: Challenge
+    ) {
         let (flow, challenge) = try await broker.start(FlowRequest(appID: app, providerID: "device", purpose: .register, signedInAccountID: signedIn))
         return (flow, try #require(challenge.fields["nonce"]?.stringValue), challenge)
     }
@@ -143,7 +148,9 @@ struct AttestationFlowTests {
     }
 
     static func testToken(kid: String, key: P256.Signing.PrivateKey, nonce: String, jkt: String?, broker: TestBroker) -> JSONValue {
-        var claims: [String: JSONValue] = ["aud": .string(broker.broker.config.server.issuer), "nonce": .string(nonce), "iat": .number(broker.clock.now.timeIntervalSince1970)]
+        var claims: [String: JSONValue] = [
+            "aud": .string(broker.broker.config.server.issuer), "nonce": .string(nonce), "iat": .number(broker.clock.now.timeIntervalSince1970),
+        ]
         claims["jkt"] = jkt.map(JSONValue.string)
         return ["format": "test", "token": .string(jws(["alg": "ES256", "kid": .string(kid)], claims, key))]
     }
@@ -182,7 +189,9 @@ struct AttestationFlowTests {
         #expect(try await refusal { _ in ["format": "fido-u2f"] }?.reason == "format_not_accepted")
         #expect(try await refusal { Self.testToken(kid: kid, key: key, nonce: $0 + "x", jkt: phone.thumbprint, broker: broker) }?.reason == "challenge_mismatch")
         #expect(try await refusal { Self.testToken(kid: kid, key: key, nonce: $0, jkt: "another", broker: broker) }?.reason == "key_mismatch")
-        #expect(try await refusal { Self.testToken(kid: kid, key: P256.Signing.PrivateKey(), nonce: $0, jkt: phone.thumbprint, broker: broker) }?.reason == "invalid_signature")
+        #expect(
+            try await refusal { Self.testToken(kid: kid, key: P256.Signing.PrivateKey(), nonce: $0, jkt: phone.thumbprint, broker: broker) }?.reason
+                == "invalid_signature")
         #expect(try await refusal { Self.testToken(kid: "nope", key: key, nonce: $0, jkt: phone.thumbprint, broker: broker) }?.reason == "unknown_test_key")
         _ = try await broker.broker.admin.deleteResourceItem("test-keys", of: .app("notes"), key: [kid], by: Self.admin)
         #expect(try await refusal { Self.testToken(kid: kid, key: key, nonce: $0, jkt: phone.thumbprint, broker: broker) }?.reason == "unknown_test_key")
@@ -197,7 +206,9 @@ struct AttestationFlowTests {
         let phone = Phone()
         let (flow, nonce, _) = try await Self.startRegistration(broker, signedIn: real.id)
         let error = await thrownError {
-            _ = try await broker.finish(flow, answer: phone.answer(nonce: nonce, issuer: issuer, attestation: Self.testToken(kid: kid, key: key, nonce: nonce, jkt: phone.thumbprint, broker: broker)))
+            _ = try await broker.finish(
+                flow,
+                answer: phone.answer(nonce: nonce, issuer: issuer, attestation: Self.testToken(kid: kid, key: key, nonce: nonce, jkt: phone.thumbprint, broker: broker)))
         }
         #expect(error?.reason == "test_identity_for_real_account")
         #expect(try await broker.store.devices(accountID: real.id).isEmpty)
@@ -210,21 +221,28 @@ struct AttestationFlowTests {
     /// A token in Google's exact layout, made as Google makes them: the verdict signed with ES256 by
     /// the published test key, then encrypted A256KW + A256GCM under the published AES key.
     static func integrityToken(_ verdict: JSONValue) throws -> String {
-        let signer = try P256.Signing.PrivateKey(pemRepresentation: String(decoding: try Data(contentsOf: vectors.appendingPathComponent("jws_signing_private_key.TESTKEY.pem")), as: UTF8.self))
+        let signer = try P256.Signing.PrivateKey(
+            pemRepresentation: String(decoding: try Data(contentsOf: vectors.appendingPathComponent("jws_signing_private_key.TESTKEY.pem")), as: UTF8.self))
         let jws = Self.jws(["alg": "ES256"], verdict.objectValue!, signer)
-        let aesKey = SymmetricKey(data: Data(base64Encoded: String(decoding: try Data(contentsOf: vectors.appendingPathComponent("decryption_key.b64")), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))!)
+        let aesKey = SymmetricKey(
+            data: Data(
+                base64Encoded: String(decoding: try Data(contentsOf: vectors.appendingPathComponent("decryption_key.b64")), as: UTF8.self).trimmingCharacters(
+                    in: .whitespacesAndNewlines))!)
         let contentKey = SymmetricKey(size: .bits256)
         let header = Base64URL.encode(Data(#"{"alg":"A256KW","enc":"A256GCM"}"#.utf8))
         let wrapped = try AES.KeyWrap.wrap(contentKey, using: aesKey)
         let sealed = try AES.GCM.seal(Data(jws.utf8), using: contentKey, authenticating: Data(header.utf8))
-        return [header, Base64URL.encode(wrapped), Base64URL.encode(Data(sealed.nonce)), Base64URL.encode(sealed.ciphertext), Base64URL.encode(sealed.tag)].joined(separator: ".")
+        return [header, Base64URL.encode(wrapped), Base64URL.encode(Data(sealed.nonce)), Base64URL.encode(sealed.ciphertext), Base64URL.encode(sealed.tag)].joined(
+            separator: ".")
     }
 
     static let certificate = Array(repeating: UInt8(0xAB), count: 32)
 
     static func verdict(requestHash: String, at date: Date, package: String = "com.example.notes", device: [String] = ["MEETS_DEVICE_INTEGRITY"]) -> JSONValue {
         [
-            "requestDetails": ["requestPackageName": .string(package), "requestHash": .string(requestHash), "timestampMillis": .string(String(Int(date.timeIntervalSince1970 * 1000)))],
+            "requestDetails": [
+                "requestPackageName": .string(package), "requestHash": .string(requestHash), "timestampMillis": .string(String(Int(date.timeIntervalSince1970 * 1000))),
+            ],
             "appIntegrity": [
                 "appRecognitionVerdict": "PLAY_RECOGNIZED", "packageName": .string(package), "certificateSha256Digest": [.string(Base64URL.encode(Data(certificate)))],
                 "versionCode": "42",
@@ -241,7 +259,8 @@ struct AttestationFlowTests {
         for (name, value) in [("play-integrity-decryption-key", decryption), ("play-integrity-verification-key", verification)] {
             _ = try await broker.broker.admin.createResourceItem("secrets", of: .app(app), fields: ["name": .string(name), "value": .string(value)], by: admin)
         }
-        _ = try await broker.broker.admin.createResourceItem("fingerprints", of: .app(app), fields: ["sha256": .string(SigningCertificateDigest.display(certificate))], by: admin)
+        _ = try await broker.broker.admin.createResourceItem(
+            "fingerprints", of: .app(app), fields: ["sha256": .string(SigningCertificateDigest.display(certificate))], by: admin)
     }
 
     @Test func aPlayIntegrityVerdictBoundToTheChallengeAndKeyRegistersTheKey() async throws {
@@ -251,7 +270,9 @@ struct AttestationFlowTests {
         let (flow, nonce, _) = try await Self.startRegistration(broker)
         let hash = DeviceAttestationProvider.requestBinding(challenge: nonce, key: try PublicJWK(phone.jwk))
         let token = try Self.integrityToken(Self.verdict(requestHash: hash, at: broker.clock.now))
-        let (_, account) = try await broker.finish(flow, answer: phone.answer(nonce: nonce, issuer: broker.broker.config.server.issuer, attestation: ["format": "play-integrity", "integrityToken": .string(token)]))
+        let (_, account) = try await broker.finish(
+            flow,
+            answer: phone.answer(nonce: nonce, issuer: broker.broker.config.server.issuer, attestation: ["format": "play-integrity", "integrityToken": .string(token)]))
         #expect(account?.isTest == false)
         #expect(try await broker.store.signInKey(id: phone.thumbprint)?.attestation == "play-integrity")
         // Secrets are listed by name, never by value.
@@ -269,7 +290,10 @@ struct AttestationFlowTests {
             let (flow, nonce, _) = try await Self.startRegistration(broker)
             let hash = DeviceAttestationProvider.requestBinding(challenge: nonce, key: try PublicJWK(phone.jwk))
             let token = try Self.integrityToken(try make(nonce, hash))
-            return await thrownError { _ = try await broker.finish(flow, answer: phone.answer(nonce: nonce, issuer: issuer, attestation: ["format": "play-integrity", "integrityToken": .string(token)])) }
+            return await thrownError {
+                _ = try await broker.finish(
+                    flow, answer: phone.answer(nonce: nonce, issuer: issuer, attestation: ["format": "play-integrity", "integrityToken": .string(token)]))
+            }
         }
         let now = broker.clock.now
         #expect(try await refusal { _, hash in Self.verdict(requestHash: hash, at: now.addingTimeInterval(-301)) }?.reason == "verdict_stale")
@@ -277,7 +301,9 @@ struct AttestationFlowTests {
         #expect(try await refusal { _, hash in Self.verdict(requestHash: hash, at: now, device: ["MEETS_BASIC_INTEGRITY"]) }?.reason == "device_integrity_too_low")
         // A verdict asked for the same challenge but another key.
         let other = try PublicJWK(Phone().jwk)
-        #expect(try await refusal { nonce, _ in Self.verdict(requestHash: DeviceAttestationProvider.requestBinding(challenge: nonce, key: other), at: now) }?.reason == "challenge_mismatch")
+        #expect(
+            try await refusal { nonce, _ in Self.verdict(requestHash: DeviceAttestationProvider.requestBinding(challenge: nonce, key: other), at: now) }?.reason
+                == "challenge_mismatch")
         _ = try await broker.broker.admin.deleteResourceItem("fingerprints", of: .app("notes"), key: [SigningCertificateDigest.display(Self.certificate)], by: Self.admin)
         #expect(try await refusal { _, hash in Self.verdict(requestHash: hash, at: now) }?.reason == "signing_certificate_not_allowed")
     }
@@ -285,7 +311,8 @@ struct AttestationFlowTests {
     @Test func anAdminsFingerprintsGoWithTheAdminAndAnAppsSecretsWithTheApp() async throws {
         let broker = try await Self.broker()
         try await Self.setUpPlay(broker, by: AdminIdentity(name: "departed"))
-        _ = try await broker.broker.admin.createResourceItem("fingerprints", of: .app("notes"), fields: ["sha256": .string(String(repeating: "cd", count: 32))], by: Self.admin)
+        _ = try await broker.broker.admin.createResourceItem(
+            "fingerprints", of: .app("notes"), fields: ["sha256": .string(String(repeating: "cd", count: 32))], by: Self.admin)
         #expect(try await broker.broker.admin.resourceItems("fingerprints", of: .app("notes")).items.count == 2)
         let removed = try await broker.broker.admin.removeWhatDepartedAdminsAdded(remaining: ["ops"])
         #expect(removed == 1)
@@ -298,7 +325,8 @@ struct AttestationFlowTests {
         }
         #expect(error?.code == .invalidRequest)
         let badSecret = await thrownError {
-            _ = try await broker.broker.admin.createResourceItem("secrets", of: .app("notes"), fields: ["name": "play-integrity-decryption-key", "value": "short"], by: Self.admin)
+            _ = try await broker.broker.admin.createResourceItem(
+                "secrets", of: .app("notes"), fields: ["name": "play-integrity-decryption-key", "value": "short"], by: Self.admin)
         }
         #expect(badSecret?.code == .invalidRequest)
         let plugin = try #require(broker.broker.plugins.all["attest"] as? DeviceAttestationProvider)
@@ -318,7 +346,8 @@ struct AttestationFlowTests {
             phone.platform = "ios"
             let (flow, nonce, _) = try await Self.startRegistration(broker)
             do {
-                _ = try await broker.finish(flow, answer: phone.answer(nonce: nonce, issuer: issuer, attestation: ["format": "apple-devicecheck", "deviceToken": .string(token)]))
+                _ = try await broker.finish(
+                    flow, answer: phone.answer(nonce: nonce, issuer: issuer, attestation: ["format": "apple-devicecheck", "deviceToken": .string(token)]))
                 return nil
             } catch let error as BrokerError { return error }
         }
@@ -353,7 +382,8 @@ struct AttestationFlowTests {
         func factorChallenge() async throws -> (flow: String, challenge: Challenge)? {
             let (flow, challenge) = try await broker.start(FlowRequest(appID: "guarded", providerID: "device", purpose: .register))
             let nonce = try #require(challenge.fields["nonce"]?.stringValue)
-            let outcome = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(Phone().answer(nonce: nonce, issuer: issuer, attestation: nil)), client: nil)
+            let outcome = try await broker.engine.resume(
+                flowID: flow, answer: ChallengeResponse(Phone().answer(nonce: nonce, issuer: issuer, attestation: nil)), client: nil)
             guard case .challenge(_, let factor, _) = outcome else { return nil }
             return (flow, factor)
         }
@@ -384,7 +414,10 @@ struct AttestationFlowTests {
             ("apps: {notes: {android: {packageNames: [a], minimumSecurityLevel: software}}}", "providers[0].config.apps.notes.android.minimumSecurityLevel"),
             ("apps: {notes: {android: {packageNames: [a], signingCertificates: [zz]}}}", "providers[0].config.apps.notes.android.signingCertificates[0]"),
             ("apps: {notes: {formats: [play-integrity]}}", "providers[0].config.apps.notes.formats[0]"),
-            ("apps: {notes: {android: {packageNames: [a], playIntegrity: {deviceIntegrity: great}}}}", "providers[0].config.apps.notes.android.playIntegrity.deviceIntegrity"),
+            (
+                "apps: {notes: {android: {packageNames: [a], playIntegrity: {deviceIntegrity: great}}}}",
+                "providers[0].config.apps.notes.android.playIntegrity.deviceIntegrity"
+            ),
             ("revocationList: {url: 'http://example.com/status'}", "providers[0].config.revocationList.url"),
             ("challengeLifetime: 5", "providers[0].config.challengeLifetime"),
         ]

@@ -67,7 +67,8 @@ struct DecoderTests {
         let google = Google()
         google.answers.withLock { $0 = [OutboundResponse(status: 200, body: Data(#"{"entries": {"0a": {"status": "REVOKED"}}}"#.utf8))] }
         let clock = TestClock()
-        var settings = try JSONDecoder().decode(DeviceAttestationPlugin.RevocationListSettings.self, from: Data(#"{"url": "https://android.googleapis.com/attestation/status"}"#.utf8))
+        var settings = try JSONDecoder().decode(
+            DeviceAttestationPlugin.RevocationListSettings.self, from: Data(#"{"url": "https://android.googleapis.com/attestation/status"}"#.utf8))
         settings.refreshInterval = Seconds(3600)
         let source = try RevocationListSource(settings: settings, http: google, clock: clock, logger: .init(label: "test"))
         #expect(try await source.current().status(of: [0x0a]) == "REVOKED")
@@ -99,7 +100,8 @@ struct DecoderTests {
                 let jwt = request.headers.first { $0.name == "Authorization" }?.value.replacingOccurrences(of: "Bearer ", with: "") ?? ""
                 let parts = jwt.split(separator: ".").map(String.init)
                 guard parts.count == 3, let signature = Base64URL.decode(parts[2]),
-                    publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: Data((parts[0] + "." + parts[1]).utf8), padding: .insecurePKCS1v1_5),
+                    publicKey.isValidSignature(
+                        _RSA.Signing.RSASignature(rawRepresentation: signature), for: Data((parts[0] + "." + parts[1]).utf8), padding: .insecurePKCS1v1_5),
                     let claims = Base64URL.decode(parts[1]).flatMap({ try? JSONDecoder().decode(JSONValue.self, from: $0) }),
                     claims["iss"] == "verifier@notes.iam.gserviceaccount.com", claims["aud"] == "https://playintegrity.googleapis.com/"
                 else { return OutboundResponse(status: 401, body: Data(#"{"error": {"code": 401, "status": "UNAUTHENTICATED"}}"#.utf8)) }
@@ -109,12 +111,16 @@ struct DecoderTests {
                 return OutboundResponse(status: 200, body: Data(#"{"tokenPayloadExternal": {"requestDetails": {"requestPackageName": "com.example.notes"}}}"#.utf8))
             }
         }
-        let account = try JSONEncoder().encode(["client_email": "verifier@notes.iam.gserviceaccount.com", "private_key": serviceKey.pemRepresentation, "private_key_id": "k1"])
+        let account = try JSONEncoder().encode([
+            "client_email": "verifier@notes.iam.gserviceaccount.com", "private_key": serviceKey.pemRepresentation, "private_key_id": "k1",
+        ])
         let decoder = PlayIntegrityDecoder(baseURL: "http://127.0.0.1:9", http: PlayStandIn(publicKey: serviceKey.publicKey), clock: TestClock())
         let verdict = try await decoder.decode("good-token", packageName: "com.example.notes", serviceAccount: account)
         #expect(verdict["requestDetails"]?["requestPackageName"] == "com.example.notes")
         await #expect(throws: AttestationRefusal.self) { try await decoder.decode("forged", packageName: "com.example.notes", serviceAccount: account) }
-        let other = try JSONEncoder().encode(["client_email": "verifier@notes.iam.gserviceaccount.com", "private_key": try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation])
+        let other = try JSONEncoder().encode([
+            "client_email": "verifier@notes.iam.gserviceaccount.com", "private_key": try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation,
+        ])
         do {
             _ = try await decoder.decode("good-token", packageName: "com.example.notes", serviceAccount: other)
             Issue.record("a foreign service account was accepted")

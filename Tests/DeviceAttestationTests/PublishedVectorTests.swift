@@ -68,7 +68,9 @@ struct PublishedVectorTests {
 
     /// What a refused App Attest case must be refused for, from its name.
     static func expectedReason(appAttest name: String) -> AttestationRefusal.Reason? {
-        if name.contains("nonce mismatch") || name.contains("challenge") || name.contains("payload") { return name.contains("payload") ? .invalidSignature : .challengeMismatch }
+        if name.contains("nonce mismatch") || name.contains("challenge") || name.contains("payload") {
+            return name.contains("payload") ? .invalidSignature : .challengeMismatch
+        }
         if name.contains("expiry") { return .certificateExpired }
         if name.contains("app id") || name.contains("bundle") { return .appMismatch }
         if name.contains("production-only") { return .environmentNotAllowed }
@@ -117,12 +119,15 @@ struct PublishedVectorTests {
         let keyID = Array(Data(base64Encoded: "zgSY9YSD+7TaDXssY6WlOPVS1K3Lmk+pFhlcSWE+ZV0=")!)
         let environments = AppAttestVerifier.Environments(production: true, development: false)
         #expect(throws: AttestationRefusal(.certificateExpired, "Certificate 0 of the chain is not valid at \(Self.date("2026-04-20T18:00:00Z")).")) {
-            try Self.appAttest.verifyAttestation(object, keyID: keyID, clientDataHash: hash, appIDs: ["1234567890.com.example.myapp"], environments: environments, at: Self.date("2026-04-20T18:00:00Z"))
+            try Self.appAttest.verifyAttestation(
+                object, keyID: keyID, clientDataHash: hash, appIDs: ["1234567890.com.example.myapp"], environments: environments, at: Self.date("2026-04-20T18:00:00Z"))
         }
         var otherKey = keyID
         otherKey[0] ^= 1
         #expect(throws: AttestationRefusal(.keyMismatch, "The key id is not the attested key's.")) {
-            try Self.appAttest.verifyAttestation(object, keyID: otherKey, clientDataHash: hash, appIDs: ["1234567890.com.example.myapp"], environments: environments, at: Self.date("2026-04-21T18:13:12Z"))
+            try Self.appAttest.verifyAttestation(
+                object, keyID: otherKey, clientDataHash: hash, appIDs: ["1234567890.com.example.myapp"], environments: environments, at: Self.date("2026-04-21T18:13:12Z")
+            )
         }
         // A production object where only development keys are accepted.
         #expect(throws: AttestationRefusal.self) {
@@ -134,7 +139,8 @@ struct PublishedVectorTests {
         // Another root (Google's) does not anchor Apple's chain.
         let google = AppAttestVerifier(rootCertificates: try AttestationCertificate.certificates(pem: TrustAnchors.googleKeyAttestationCA1))
         #expect(throws: AttestationRefusal(.untrustedChain, "The chain does not lead to the Apple App Attestation Root CA.")) {
-            try google.verifyAttestation(object, keyID: keyID, clientDataHash: hash, appIDs: ["1234567890.com.example.myapp"], environments: environments, at: Self.date("2026-04-21T18:13:12Z"))
+            try google.verifyAttestation(
+                object, keyID: keyID, clientDataHash: hash, appIDs: ["1234567890.com.example.myapp"], environments: environments, at: Self.date("2026-04-21T18:13:12Z"))
         }
     }
 
@@ -145,7 +151,9 @@ struct PublishedVectorTests {
         return [.untrustedChain]
     }
 
-    static func androidVerify(_ chainPath: String, challenge: [UInt8], at date: Date, trusted: [[UInt8]] = DeviceAttestationTrust.googleRootKeys) throws(AttestationRefusal) -> AndroidKeyAttestationVerifier.Verdict {
+    static func androidVerify(_ chainPath: String, challenge: [UInt8], at date: Date, trusted: [[UInt8]] = DeviceAttestationTrust.googleRootKeys)
+        throws(AttestationRefusal) -> AndroidKeyAttestationVerifier.Verdict
+    {
         let pem = String(decoding: (try? Self.file("android-key-attestation", chainPath)) ?? Data(), as: UTF8.self)
         let chain = (try? AttestationCertificate.certificates(pem: pem)) ?? []
         return try AndroidKeyAttestationVerifier(trustedKeys: trusted).verify(chain: chain, rules: .init(challenge: challenge), revoked: RevocationStatusList(), at: date)
@@ -190,7 +198,9 @@ struct PublishedVectorTests {
     func androidDerived() throws {
         let base = "google-android-keyattestation/testdata/"
         let uuidChallenge = Array("7ccac1ea-4845-482e-858d-f6fa9aa8c295".utf8)
-        #expect(throws: AttestationRefusal.self) { try Self.androidVerify(base + "caiman/sdk36/SB_EC_RKP.pem", challenge: uuidChallenge, at: Self.date("2025-10-04T00:00:00Z")) }
+        #expect(throws: AttestationRefusal.self) {
+            try Self.androidVerify(base + "caiman/sdk36/SB_EC_RKP.pem", challenge: uuidChallenge, at: Self.date("2025-10-04T00:00:00Z"))
+        }
         let tegu = Array("6417f92c-daef-4cc1-8828-5bb39338ffd5".utf8)
         do {
             _ = try Self.androidVerify(base + "tegu/sdk36/TEE_EC_2026_ROOT.pem", challenge: tegu, at: Self.date("2026-03-09T00:00:00Z"))
@@ -202,9 +212,11 @@ struct PublishedVectorTests {
             Issue.record("a chain to an unpinned key was accepted")
         } catch { #expect(error.reason == .untrustedChain) }
         // An RKP chain with its root sent twice must not pass for a factory chain (whose dates do not count).
-        let akita = try AttestationCertificate.certificates(pem: String(decoding: try Self.file("android-key-attestation", base + "akita/sdk34/SB_RSA_NONE.pem"), as: UTF8.self))
+        let akita = try AttestationCertificate.certificates(
+            pem: String(decoding: try Self.file("android-key-attestation", base + "akita/sdk34/SB_RSA_NONE.pem"), as: UTF8.self))
         do {
-            _ = try Self.android.verify(chain: akita + [akita.last!], rules: .init(challenge: Array("challenge".utf8)), revoked: .init(), at: Self.date("2030-01-01T00:00:00Z"))
+            _ = try Self.android.verify(
+                chain: akita + [akita.last!], rules: .init(challenge: Array("challenge".utf8)), revoked: .init(), at: Self.date("2030-01-01T00:00:00Z"))
             Issue.record("a chain with its root twice was accepted")
         } catch { #expect(error.reason == .untrustedChain) }
         do {
@@ -224,7 +236,9 @@ struct PublishedVectorTests {
         }
     }
 
-    @Test("Android key attestation: a factory chain ending in its copy of Root 1 holds on both sides of that root's expiry; an RKP chain does not outlive its intermediates")
+    @Test(
+        "Android key attestation: a factory chain ending in its copy of Root 1 holds on both sides of that root's expiry; an RKP chain does not outlive its intermediates"
+    )
     func androidChainDatesAroundRootOnesExpiry() throws {
         func chain(_ path: String) throws -> [AttestationCertificate] {
             try AttestationCertificate.certificates(pem: String(decoding: try Self.file("android-key-attestation", path), as: UTF8.self))
@@ -249,19 +263,25 @@ struct PublishedVectorTests {
         let chain = try AttestationCertificate.certificates(pem: pem)
         let at = Self.date("2025-09-26T15:30:46Z")
         let challenge = Array("7ccac1ea-4845-482e-858d-f6fa9aa8c295".utf8)
-        let good = try Self.android.verify(chain: chain, rules: .init(challenge: challenge, minimumSecurityLevel: .strongBox, requireVerifiedBoot: true), revoked: .init(), at: at)
+        let good = try Self.android.verify(
+            chain: chain, rules: .init(challenge: challenge, minimumSecurityLevel: .strongBox, requireVerifiedBoot: true), revoked: .init(), at: at)
         #expect(good.description.attestationSecurityLevel == .strongBox)
         let package = try #require(good.description.packages.first)
         let digests = Set(good.description.signatureDigests)
-        _ = try Self.android.verify(chain: chain, rules: .init(challenge: challenge, packageNames: [package.name], signingCertificates: digests), revoked: .init(), at: at)
+        _ = try Self.android.verify(
+            chain: chain, rules: .init(challenge: challenge, packageNames: [package.name], signingCertificates: digests), revoked: .init(), at: at)
         #expect(throws: AttestationRefusal(.appMismatch, "The key belongs to another app package.")) {
-            try Self.android.verify(chain: chain, rules: .init(challenge: challenge, packageNames: ["com.example.other"], signingCertificates: digests), revoked: .init(), at: at)
+            try Self.android.verify(
+                chain: chain, rules: .init(challenge: challenge, packageNames: ["com.example.other"], signingCertificates: digests), revoked: .init(), at: at)
         }
         #expect(throws: AttestationRefusal(.signingCertificateNotAllowed, "The app's signing certificate is not in the allow-list.")) {
-            try Self.android.verify(chain: chain, rules: .init(challenge: challenge, packageNames: [package.name], signingCertificates: [Array(repeating: 7, count: 32)]), revoked: .init(), at: at)
+            try Self.android.verify(
+                chain: chain, rules: .init(challenge: challenge, packageNames: [package.name], signingCertificates: [Array(repeating: 7, count: 32)]), revoked: .init(),
+                at: at)
         }
         // A TEE key where StrongBox is the minimum; an unlocked device where verified boot is required.
-        let akita = try AttestationCertificate.certificates(pem: String(decoding: try Self.file("android-key-attestation", base + "akita/sdk34/TEE_RSA_BASE+IMEI.pem"), as: UTF8.self))
+        let akita = try AttestationCertificate.certificates(
+            pem: String(decoding: try Self.file("android-key-attestation", base + "akita/sdk34/TEE_RSA_BASE+IMEI.pem"), as: UTF8.self))
         let akitaAt = Self.date("2024-09-26T22:31:25Z")
         do {
             _ = try Self.android.verify(chain: akita, rules: .init(challenge: Array("challenge".utf8), minimumSecurityLevel: .strongBox), revoked: .init(), at: akitaAt)
@@ -296,7 +316,8 @@ struct PublishedVectorTests {
     @Test("Play Integrity: the published token opens with its keys, and not with another AES key or verification key", arguments: caseNames("play-integrity"))
     func playIntegrityCase(name: String) throws {
         let entry = try Self.entry("play-integrity", name)
-        let token = String(decoding: try Self.file("play-integrity", entry["dir"] as! String, entry["token_file"] as! String), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let token = String(decoding: try Self.file("play-integrity", entry["dir"] as! String, entry["token_file"] as! String), as: UTF8.self).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let decryption = try PlayIntegrityKeys.decryptionKey(String(decoding: try Self.key(entry, "decryption_key"), as: UTF8.self))
         let verification = try Self.verificationKey(String(decoding: try Self.key(entry, "verification_key"), as: UTF8.self))
         let result = Result { () throws(AttestationRefusal) in try PlayIntegrityVerifier.open(token: token, decryptionKey: decryption, verificationKey: verification) }
@@ -338,10 +359,14 @@ struct PublishedVectorTests {
             }
             var rules = Self.docsRules
             rules.packageNames = ["com.example.other"]
-            #expect(throws: AttestationRefusal(.appMismatch, "The verdict was requested by another package.")) { try PlayIntegrityVerifier.evaluate(verdict, rules: rules, now: at) }
+            #expect(throws: AttestationRefusal(.appMismatch, "The verdict was requested by another package.")) {
+                try PlayIntegrityVerifier.evaluate(verdict, rules: rules, now: at)
+            }
             rules = Self.docsRules
             rules.requestBinding = "another"
-            #expect(throws: AttestationRefusal(.challengeMismatch, "The verdict is not bound to this challenge.")) { try PlayIntegrityVerifier.evaluate(verdict, rules: rules, now: at) }
+            #expect(throws: AttestationRefusal(.challengeMismatch, "The verdict is not bound to this challenge.")) {
+                try PlayIntegrityVerifier.evaluate(verdict, rules: rules, now: at)
+            }
             rules = Self.docsRules
             rules.signingCertificates = [SigningCertificateDigest.normalize(String(repeating: "AB:", count: 31) + "AB")]
             #expect(throws: AttestationRefusal(.signingCertificateNotAllowed, "The app's signing certificate is not in the allow-list.")) {

@@ -154,8 +154,13 @@ struct DeviceKeyTests {
         #expect(replay?.code == .invalidGrant)
         #expect(replay?.reason == "assertion_replayed")
         // RFC 7523 section 3 requires exp; an assertion made for a flow's nonce is not redeemable here.
-        for (extra, reason) in [([:], "assertion_expired"), (["exp": .number(now.timeIntervalSince1970 + 60), "nonce": "n"], "nonce_mismatch")] as [([String: JSONValue], String)] {
-            let form = ["grant_type": OAuthService.jwtBearerGrant, "assertion": phone.assertion(nonce: nil, issuer: issuerOf(broker), now: now, extra: extra), "client_id": "notes"]
+        for (extra, reason) in [([:], "assertion_expired"), (["exp": .number(now.timeIntervalSince1970 + 60), "nonce": "n"], "nonce_mismatch")]
+            as [([String: JSONValue], String)]
+        {
+            let form = [
+                "grant_type": OAuthService.jwtBearerGrant, "assertion": phone.assertion(nonce: nil, issuer: issuerOf(broker), now: now, extra: extra),
+                "client_id": "notes",
+            ]
             #expect(await thrownError { _ = try await broker.broker.oauth.token(try TokenRequest(form: form, basic: nil)) }?.reason == reason)
         }
     }
@@ -228,9 +233,11 @@ struct DeviceKeyTests {
         let phone = Phone()
         // A registration waiting at the second factor has written no key yet.
         let (flow, challenge) = try await broker.start(FlowRequest(appID: "guarded", providerID: "device", purpose: .register))
-        guard case .challenge(_, let knock, _) = try await broker.engine.resume(
-            flowID: flow, answer: ChallengeResponse(phone.registration(nonce: challenge.fields["nonce"]!.stringValue!, issuer: issuerOf(broker))), client: nil
-        ) else { Issue.record("no second factor"); return }
+        guard
+            case .challenge(_, let knock, _) = try await broker.engine.resume(
+                flowID: flow, answer: ChallengeResponse(phone.registration(nonce: challenge.fields["nonce"]!.stringValue!, issuer: issuerOf(broker))), client: nil
+            )
+        else { Issue.record("no second factor"); return }
         #expect(knock.type == "knock")
         #expect(try await broker.store.signInKey(id: phone.keyID) == nil)
         let account = try #require(try await broker.finish(flow, answer: ["word": "open"]).account)
@@ -248,7 +255,10 @@ struct DeviceKeyTests {
         // A sign-in waiting at the second factor cannot finish once its device is removed.
         let (signIn, signInChallenge) = try await broker.start(FlowRequest(appID: "guarded", providerID: "device"))
         _ = try await broker.engine.resume(
-            flowID: signIn, answer: ChallengeResponse(["assertion": .string(phone.assertion(nonce: signInChallenge.fields["nonce"]!.stringValue!, issuer: issuerOf(broker), now: broker.clock.now))]),
+            flowID: signIn,
+            answer: ChallengeResponse([
+                "assertion": .string(phone.assertion(nonce: signInChallenge.fields["nonce"]!.stringValue!, issuer: issuerOf(broker), now: broker.clock.now))
+            ]),
             client: nil
         )
         let deviceID = try #require(try await broker.store.devices(accountID: account.id).first?.device.id)
@@ -275,13 +285,21 @@ struct DeviceKeyTests {
         #expect(await thrownError { _ = try await broker.finish(flow, answer: wrongProof) }?.code.rawValue == "invalid_proof")
 
         // An assertion signed by another key.
-        let forged = try await refusal(broker) { phone.sign(["iss": .string(phone.keyID), "aud": .string(issuer), "nonce": .string($0), "iat": .number(now.timeIntervalSince1970), "jti": "f1"], with: P256.Signing.PrivateKey()) }
+        let forged = try await refusal(broker) {
+            phone.sign(
+                ["iss": .string(phone.keyID), "aud": .string(issuer), "nonce": .string($0), "iat": .number(now.timeIntervalSince1970), "jti": "f1"],
+                with: P256.Signing.PrivateKey())
+        }
         #expect(forged?.code.rawValue == "invalid_assertion")
         // alg none (unsigned) and HS256.
-        let unsigned = Base64URL.encode(Data(JSONValue.object(["alg": "none"]).serialized())) + "." + Base64URL.encode(Data(JSONValue.object(["iss": .string(phone.keyID)]).serialized())) + "."
+        let unsigned =
+            Base64URL.encode(Data(JSONValue.object(["alg": "none"]).serialized())) + "."
+            + Base64URL.encode(Data(JSONValue.object(["iss": .string(phone.keyID)]).serialized())) + "."
         #expect(try await refusal(broker) { _ in unsigned }?.code.rawValue == "alg_not_allowed")
         for alg in ["none", "HS256"] {
-            let refused = try await refusal(broker) { phone.sign(["iss": .string(phone.keyID), "aud": .string(issuer), "nonce": .string($0)], header: ["alg": .string(alg)]) }
+            let refused = try await refusal(broker) {
+                phone.sign(["iss": .string(phone.keyID), "aud": .string(issuer), "nonce": .string($0)], header: ["alg": .string(alg)])
+            }
             #expect(refused?.code.rawValue == "alg_not_allowed")
         }
         // Another flow's nonce (a reused nonce).
@@ -309,14 +327,17 @@ struct DeviceKeyTests {
         let (late, lateChallenge) = try await broker.start(FlowRequest(appID: "notes", providerID: "device"))
         clock.advance(by: 121)
         let expired = await thrownError {
-            _ = try await broker.finish(late, answer: ["assertion": .string(phone.assertion(nonce: lateChallenge.fields["nonce"]!.stringValue!, issuer: issuer, now: clock.now))])
+            _ = try await broker.finish(
+                late, answer: ["assertion": .string(phone.assertion(nonce: lateChallenge.fields["nonce"]!.stringValue!, issuer: issuer, now: clock.now))])
         }
         #expect(expired?.code.rawValue == "nonce_expired")
         #expect(try await broker.store.flow(id: late, now: clock.now) == nil)
 
         // The same public key twice.
         let (again, againChallenge) = try await broker.start(FlowRequest(appID: "notes", providerID: "device", purpose: .register))
-        let twice = await thrownError { _ = try await broker.finish(again, answer: phone.registration(nonce: againChallenge.fields["nonce"]!.stringValue!, issuer: issuer)) }
+        let twice = await thrownError {
+            _ = try await broker.finish(again, answer: phone.registration(nonce: againChallenge.fields["nonce"]!.stringValue!, issuer: issuer))
+        }
         #expect(twice?.code == .alreadyRegistered)
     }
 
@@ -364,17 +385,21 @@ struct DeviceKeyTests {
         // At the app that requires attestation: refused in a flow...
         let (flow, challenge) = try await broker.start(FlowRequest(appID: "strict", providerID: "device"))
         let nonce = try #require(challenge.fields["nonce"]?.stringValue)
-        let refused = await thrownError { _ = try await broker.finish(flow, answer: ["assertion": .string(phone.assertion(nonce: nonce, issuer: issuerOf(broker), now: broker.clock.now))]) }
+        let refused = await thrownError {
+            _ = try await broker.finish(flow, answer: ["assertion": .string(phone.assertion(nonce: nonce, issuer: issuerOf(broker), now: broker.clock.now))])
+        }
         #expect(refused?.code == .attestationRequired && refused?.reason == "attestation_required", "\(String(describing: refused))")
         // ...and at the JWT bearer grant; the refused assertion did not use up its jti.
         let now = broker.clock.now
         let assertion = phone.assertion(nonce: nil, issuer: issuerOf(broker) + "/oauth2/token", now: now, extra: ["exp": .number(now.timeIntervalSince1970 + 60)])
         let grant = await thrownError {
-            _ = try await broker.broker.oauth.token(try TokenRequest(form: ["grant_type": OAuthService.jwtBearerGrant, "assertion": assertion, "client_id": "strict"], basic: nil))
+            _ = try await broker.broker.oauth.token(
+                try TokenRequest(form: ["grant_type": OAuthService.jwtBearerGrant, "assertion": assertion, "client_id": "strict"], basic: nil))
         }
         #expect(grant?.code == .invalidGrant && grant?.reason == "attestation_required")
         // At the app it was registered through, it signs in as before, with the same assertion.
-        let tokens = try await broker.broker.oauth.token(try TokenRequest(form: ["grant_type": OAuthService.jwtBearerGrant, "assertion": assertion, "client_id": "notes"], basic: nil))
+        let tokens = try await broker.broker.oauth.token(
+            try TokenRequest(form: ["grant_type": OAuthService.jwtBearerGrant, "assertion": assertion, "client_id": "notes"], basic: nil))
         #expect(Self.claims(tokens.accessToken)["device_key"] == .string(phone.keyID))
         // An app switched to `required` afterwards stops renewing the unattested key's tokens.
         _ = try await broker.broker.admin.patchPolicy(id: "notes", patch: ["deviceRegistration": ["attestation": "required"]], by: AdminIdentity(name: "ops"))
@@ -397,10 +422,11 @@ struct DeviceKeyTests {
         let first = try #require(registered.tokens.refreshToken)
         func refresh(_ token: String, proofKey: P256.Signing.PrivateKey?) async throws -> IssuedTokens {
             let proof = proofKey.map { dpopProof($0, method: "POST", url: tokenURL, now: broker.clock.now) }
-            return try await oauth.token(try TokenRequest(
-                form: ["grant_type": "refresh_token", "refresh_token": token, "client_id": "notes"], basic: nil,
-                dpop: proof.map { DPoPPresentation(proofs: [$0], method: "POST", url: tokenURL) }
-            ))
+            return try await oauth.token(
+                try TokenRequest(
+                    form: ["grant_type": "refresh_token", "refresh_token": token, "client_id": "notes"], basic: nil,
+                    dpop: proof.map { DPoPPresentation(proofs: [$0], method: "POST", url: tokenURL) }
+                ))
         }
         let second = try #require(try await refresh(first, proofKey: phone.key).refreshToken)
         // The same client retrying (its answer was lost) with its key gets the same successor.
@@ -413,7 +439,9 @@ struct DeviceKeyTests {
 
     // MARK: - DPoP
 
-    func dpopProof(_ key: P256.Signing.PrivateKey, method: String, url: String, now: Date, accessToken: String? = nil, nonce: String? = nil, jti: String = UUID().uuidString) -> String {
+    func dpopProof(
+        _ key: P256.Signing.PrivateKey, method: String, url: String, now: Date, accessToken: String? = nil, nonce: String? = nil, jti: String = UUID().uuidString
+    ) -> String {
         var claims: [String: JSONValue] = ["htm": .string(method), "htu": .string(url), "iat": .number(now.timeIntervalSince1970), "jti": .string(jti)]
         if let accessToken { claims["ath"] = .string(Base64URL.sha256(accessToken)) }
         if let nonce { claims["nonce"] = .string(nonce) }
@@ -431,7 +459,8 @@ struct DeviceKeyTests {
         func grant(_ proof: String?) throws -> TokenRequest {
             try TokenRequest(
                 form: [
-                    "grant_type": OAuthService.jwtBearerGrant, "assertion": phone.assertion(nonce: nil, issuer: issuer, now: now, extra: ["exp": .number(now.timeIntervalSince1970 + 60)]),
+                    "grant_type": OAuthService.jwtBearerGrant,
+                    "assertion": phone.assertion(nonce: nil, issuer: issuer, now: now, extra: ["exp": .number(now.timeIntervalSince1970 + 60)]),
                     "client_id": "notes", "scope": "openid offline_access",
                 ],
                 basic: nil, dpop: proof.map { DPoPPresentation(proofs: [$0], method: "POST", url: tokenURL) }
@@ -456,7 +485,8 @@ struct DeviceKeyTests {
         #expect(asBearer?.code == .invalidToken)
         let withProof = PresentedToken(
             scheme: .dpop, token: bound.accessToken,
-            dpop: DPoPPresentation(proofs: [dpopProof(phone.key, method: "GET", url: userinfoURL, now: now, accessToken: bound.accessToken)], method: "GET", url: userinfoURL)
+            dpop: DPoPPresentation(
+                proofs: [dpopProof(phone.key, method: "GET", url: userinfoURL, now: now, accessToken: bound.accessToken)], method: "GET", url: userinfoURL)
         )
         #expect(try await oauth.userinfo(accessToken: withProof)["sub"] != nil)
         let noHash = PresentedToken(
@@ -481,7 +511,9 @@ struct DeviceKeyTests {
             )
         }
         #expect(await thrownError { _ = try await oauth.token(try refresh(nil)) }?.code == .invalidDPoPProof)
-        #expect(await thrownError { _ = try await oauth.token(try refresh(dpopProof(P256.Signing.PrivateKey(), method: "POST", url: tokenURL, now: now))) }?.reason == "key_mismatch")
+        #expect(
+            await thrownError { _ = try await oauth.token(try refresh(dpopProof(P256.Signing.PrivateKey(), method: "POST", url: tokenURL, now: now))) }?.reason
+                == "key_mismatch")
         let refreshed = try await oauth.token(try refresh(dpopProof(phone.key, method: "POST", url: tokenURL, now: now)))
         #expect(refreshed.tokenType == "DPoP")
         #expect(Self.claims(refreshed.accessToken)["cnf"] == ["jkt": .string(phone.keyID)])
@@ -498,7 +530,8 @@ struct DeviceKeyTests {
         let nonce = try #require(missing?.dpopNonce)
         let withoutNonce = await thrownError {
             _ = try await broker.engine.start(
-                request, client: nil, dpop: DPoPPresentation(proofs: [dpopProof(phone.key, method: "POST", url: startURL, now: broker.clock.now)], method: "POST", url: startURL)
+                request, client: nil,
+                dpop: DPoPPresentation(proofs: [dpopProof(phone.key, method: "POST", url: startURL, now: broker.clock.now)], method: "POST", url: startURL)
             )
         }
         #expect(withoutNonce?.code == .useDPoPNonce)
@@ -535,7 +568,8 @@ extension DeviceKeyTests {
         let renamed = Self.yaml.replacingOccurrences(of: "- id: device\n", with: "- id: handset\n").replacingOccurrences(of: "[device]", with: "[handset]")
         let restarted = try await TestBroker.make(yaml: renamed, registry: registry, temporary: broker.temporary, clock: broker.clock)
         let renewal = await thrownError {
-            _ = try await restarted.broker.oauth.token(try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": refresh, "client_id": "notes"], basic: nil))
+            _ = try await restarted.broker.oauth.token(
+                try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": refresh, "client_id": "notes"], basic: nil))
         }
         #expect(renewal?.code == .invalidGrant && renewal?.reason == "provider_removed")
     }

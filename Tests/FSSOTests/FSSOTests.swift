@@ -56,7 +56,9 @@ struct FSSOTests {
     }
 
     /// An RS256 JWT signed with `key`, header and claims as given.
-    static func jwt(header: [String: JSONValue] = ["alg": "RS256", "kid": "k1", "typ": "JWT"], claims: [String: JSONValue], key: _RSA.Signing.PrivateKey = acmeKey) throws -> String {
+    static func jwt(header: [String: JSONValue] = ["alg": "RS256", "kid": "k1", "typ": "JWT"], claims: [String: JSONValue], key: _RSA.Signing.PrivateKey = acmeKey) throws
+        -> String
+    {
         let head = Base64URL.encode(Data(JSONValue.object(header).serialized()))
         let body = Base64URL.encode(Data(JSONValue.object(claims).serialized()))
         let signature = try key.signature(for: Data("\(head).\(body)".utf8), padding: .insecurePKCS1v1_5)
@@ -126,7 +128,8 @@ struct FSSOTests {
         #expect(started.challenge.type == "jwt")
         let first = try await test.finish(started.flowID, answer: ["assertion": .string(try Self.jwt(claims: Self.claims(test.clock)))])
         #expect(first.account?.username == "alice")
-        let second = try await test.signIn(FlowRequest(appID: "notes", providerID: "acme-sso"), answer: ["assertion": .string(try Self.jwt(claims: Self.claims(test.clock)))])
+        let second = try await test.signIn(
+            FlowRequest(appID: "notes", providerID: "acme-sso"), answer: ["assertion": .string(try Self.jwt(claims: Self.claims(test.clock)))])
         #expect(second.account?.id == first.account?.id)
         // Only the allowed custom claim is kept.
         let link = try #require(try await test.store.identityLink(providerID: "acme-sso", subject: "acme|alice"))
@@ -156,8 +159,10 @@ struct FSSOTests {
         #expect(audit.first?.details["reason"] == "token_replayed")
         // A later assertion for the same person reaches the same account and refreshes its link.
         test.clock.advance(by: 120)
-        let later = ["grant_type": OAuthService.jwtBearerGrant, "client_id": "notes",
-                     "assertion": try Self.jwt(claims: Self.claims(test.clock, sub: "bob", changes: ["email": "bob@acme.example"]))]
+        let later = [
+            "grant_type": OAuthService.jwtBearerGrant, "client_id": "notes",
+            "assertion": try Self.jwt(claims: Self.claims(test.clock, sub: "bob", changes: ["email": "bob@acme.example"])),
+        ]
         let laterTokens = try await test.broker.oauth.token(try TokenRequest(form: later, basic: nil))
         let subject = try await test.broker.keyring.verify(laterTokens.accessToken).sub.value
         #expect(try await test.store.accounts(limit: 10, offset: 0).map(\.id) == [subject])
@@ -211,9 +216,12 @@ struct FSSOTests {
         let test = try await Self.broker()
         defer { test.temporary.remove() }
         let now = test.clock.now.timeIntervalSince1970
-        let token = try Self.jwt(claims: Self.claims(test.clock, changes: [
-            "iat": .number((now * 1000).rounded()), "exp": .number(((now + 60) * 1000).rounded()), "aud": ["other", "identity-service"],
-        ]))
+        let token = try Self.jwt(
+            claims: Self.claims(
+                test.clock,
+                changes: [
+                    "iat": .number((now * 1000).rounded()), "exp": .number(((now + 60) * 1000).rounded()), "aud": ["other", "identity-service"],
+                ]))
         #expect(await reason(test, token) == nil)
     }
 
@@ -282,14 +290,15 @@ extension FSSOTests {
         var registry = PluginRegistry()
         registry.register(FSSOPlugin.self)
         registry.register(EndlessFactor.Factory.self)
-        let yaml = yaml() + """
+        let yaml =
+            yaml() + """
 
-              - id: strict
-                policy:
-                  identityProviders: [acme-sso]
-                  authenticators: [attest]
-                  secondFactor: attest
-            """
+                  - id: strict
+                    policy:
+                      identityProviders: [acme-sso]
+                      authenticators: [attest]
+                      secondFactor: attest
+                """
         let withFactor = yaml.replacingOccurrences(of: "apps:\n", with: "  - id: attest\n    type: endless-factor\napps:\n")
         return try await TestBroker.make(yaml: withFactor, registry: registry)
     }
@@ -299,7 +308,8 @@ extension FSSOTests {
         defer { test.temporary.remove() }
         let betaKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let added = try await test.broker.admin.createResourceItem(
-            "keys", of: .provider("acme-sso"), fields: ["issuer": "beta", "kid": "b1", "pem": .string(betaKey.publicKey.pkcs1PEMRepresentation), "apps": "notes"], by: Self.ops
+            "keys", of: .provider("acme-sso"), fields: ["issuer": "beta", "kid": "b1", "pem": .string(betaKey.publicKey.pkcs1PEMRepresentation), "apps": "notes"],
+            by: Self.ops
         )
         #expect(added.event == "key_added")
         let token = try Self.jwt(header: ["alg": "RS256", "kid": "b1"], claims: Self.claims(test.clock, changes: ["iss": "beta"]), key: betaKey)
@@ -312,7 +322,8 @@ extension FSSOTests {
         // Weak keys are refused with the field at fault.
         let weak = try _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 1024)).publicKey.pemRepresentation
         do {
-            _ = try await test.broker.admin.createResourceItem("keys", of: .provider("acme-sso"), fields: ["issuer": "beta", "kid": "weak", "pem": .string(weak), "apps": "notes"], by: Self.ops)
+            _ = try await test.broker.admin.createResourceItem(
+                "keys", of: .provider("acme-sso"), fields: ["issuer": "beta", "kid": "weak", "pem": .string(weak), "apps": "notes"], by: Self.ops)
             Issue.record("a weak key was registered")
         } catch let error as BrokerError {
             #expect(error.issues.first?.path == "pem")
@@ -337,7 +348,9 @@ extension FSSOTests {
         #expect(generated.key.issuer == "gatehouse-test:strict")
         let privateKey = try _RSA.Signing.PrivateKey(pemRepresentation: generated.privateKeyPEM)
         func testToken(sub: String) throws -> String {
-            try Self.jwt(header: ["alg": "RS256", "kid": .string(generated.key.kid)], claims: Self.claims(test.clock, sub: sub, changes: ["iss": .string(generated.key.issuer)]), key: privateKey)
+            try Self.jwt(
+                header: ["alg": "RS256", "kid": .string(generated.key.kid)], claims: Self.claims(test.clock, sub: sub, changes: ["iss": .string(generated.key.issuer)]),
+                key: privateKey)
         }
         let signedUp = try await test.signIn(FlowRequest(appID: "strict", providerID: "acme-sso"), answer: ["assertion": .string(try testToken(sub: "tester-1"))])
         #expect(signedUp.account?.isTest == true)
@@ -358,7 +371,8 @@ extension FSSOTests {
         } catch let error as BrokerError {
             #expect(error.reason == "key_revoked")
         }
-        #expect(try await test.store.auditEvents(type: "fsso-jwt.test_key_revoked", appID: "strict", accountID: nil, since: nil, limit: 5).first?.details["admin"] == "ops")
+        #expect(
+            try await test.store.auditEvents(type: "fsso-jwt.test_key_revoked", appID: "strict", accountID: nil, since: nil, limit: 5).first?.details["admin"] == "ops")
     }
 
     /// `Departure.app`'s contract: a deleted app's test keys go with it, so an app made later with the
@@ -373,13 +387,17 @@ extension FSSOTests {
             key: privateKey
         )
         _ = try await test.broker.admin.createResourceItem(
-            "keys", of: .provider("acme-sso"), fields: ["issuer": "beta", "kid": "both", "pem": .string(try _RSA.Signing.PrivateKey(keySize: .bits2048).publicKey.pkcs1PEMRepresentation), "apps": "notes,strict"], by: Self.ops
+            "keys", of: .provider("acme-sso"),
+            fields: [
+                "issuer": "beta", "kid": "both", "pem": .string(try _RSA.Signing.PrivateKey(keySize: .bits2048).publicKey.pkcs1PEMRepresentation), "apps": "notes,strict",
+            ], by: Self.ops
         )
         try await test.broker.admin.deleteApp(id: "strict", by: Self.ops)
         let left = try await test.store.pluginRecords(namespace: "acme-sso", keyPrefix: "", now: test.clock.now)
         #expect(!left.contains { $0.key.contains("gatehouse-test:strict") }, "the test key is gone")
         #expect(try await test.broker.admin.resourceItems("keys", of: .provider("acme-sso")).items.first { $0["kid"] == "both" }?["apps"] == ["notes"])
-        #expect(try await test.store.auditEvents(type: "fsso-jwt.test_key_removed", appID: "strict", accountID: nil, since: nil, limit: 5).first?.details["admin"] == "ops")
+        #expect(
+            try await test.store.auditEvents(type: "fsso-jwt.test_key_removed", appID: "strict", accountID: nil, since: nil, limit: 5).first?.details["admin"] == "ops")
 
         _ = try await test.broker.admin.createApp(["id": "strict", "name": "Strict again", "policy": ["identityProviders": ["acme-sso"]]], by: Self.ops)
         let again = try #require(try await test.store.app(id: "strict"))
@@ -418,9 +436,11 @@ extension FSSOTests {
         let generated = try await Self.generateTestKey(test, app: "strict")
         let key = try _RSA.Signing.PrivateKey(pemRepresentation: generated.privateKeyPEM)
         let token = try Self.jwt(
-            header: ["alg": "RS256", "kid": .string(generated.key.kid)], claims: Self.claims(test.clock, sub: "qa-1", changes: ["iss": .string(generated.key.issuer)]), key: key
+            header: ["alg": "RS256", "kid": .string(generated.key.kid)], claims: Self.claims(test.clock, sub: "qa-1", changes: ["iss": .string(generated.key.issuer)]),
+            key: key
         )
-        let tokens = try await test.broker.oauth.token(try TokenRequest(form: ["grant_type": OAuthService.jwtBearerGrant, "client_id": "strict", "assertion": token], basic: nil))
+        let tokens = try await test.broker.oauth.token(
+            try TokenRequest(form: ["grant_type": OAuthService.jwtBearerGrant, "client_id": "strict", "assertion": token], basic: nil))
         #expect(tokens.refreshToken != nil)
     }
 }
@@ -433,7 +453,8 @@ extension FSSOTests {
         defer { test.temporary.remove() }
         let portKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         _ = try await test.broker.admin.createResourceItem(
-            "keys", of: .provider("acme-sso"), fields: ["issuer": "https://idp.example:8443", "kid": "k1", "pem": .string(portKey.publicKey.pemRepresentation), "apps": ["notes"]], by: Self.ops
+            "keys", of: .provider("acme-sso"),
+            fields: ["issuer": "https://idp.example:8443", "kid": "k1", "pem": .string(portKey.publicKey.pemRepresentation), "apps": ["notes"]], by: Self.ops
         )
         let moved = try Self.jwt(header: ["alg": "RS256", "kid": "8443:k1"], claims: Self.claims(test.clock, changes: ["iss": "https://idp.example"]), key: portKey)
         #expect(await reason(test, moved) != nil, "a key answered for another issuer")
@@ -450,7 +471,8 @@ extension FSSOTests {
         // Nor can an admin plant a key there, or remove the test key through the issuer keys.
         await #expect(throws: BrokerError.self) {
             _ = try await test.broker.admin.createResourceItem(
-                "keys", of: .provider("acme-sso"), fields: ["issuer": "gatehouse-test", "kid": "strict:x", "pem": .string(portKey.publicKey.pemRepresentation), "apps": "strict"], by: Self.ops
+                "keys", of: .provider("acme-sso"),
+                fields: ["issuer": "gatehouse-test", "kid": "strict:x", "pem": .string(portKey.publicKey.pemRepresentation), "apps": "strict"], by: Self.ops
             )
         }
         await #expect(throws: BrokerError.self) {
@@ -466,14 +488,17 @@ extension FSSOTests {
     @Test func anIssuerSignsPeopleIntoOnlyTheAppsItNames() async throws {
         let test = try await Self.broker()
         defer { test.temporary.remove() }
-        let fromOther = { try Self.jwt(header: ["alg": "RS256", "kid": "o1"], claims: Self.claims(test.clock, changes: ["iss": "other", "aud": "partner-api"]), key: Self.otherKey) }
+        let fromOther = {
+            try Self.jwt(header: ["alg": "RS256", "kid": "o1"], claims: Self.claims(test.clock, changes: ["iss": "other", "aud": "partner-api"]), key: Self.otherKey)
+        }
         #expect(await reason(test, try fromOther(), app: "partner") == "issuer_not_allowed", "partner accepted an issuer of notes")
         #expect(await reason(test, try Self.jwt(claims: Self.claims(test.clock, changes: ["aud": "partner-api"])), app: "partner") == "issuer_not_allowed")
 
         // A key registered for partner only.
         let partnerKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let added = try await test.broker.admin.createResourceItem(
-            "keys", of: .provider("acme-sso"), fields: ["issuer": "partner-idp", "kid": "p1", "pem": .string(partnerKey.publicKey.pemRepresentation), "apps": ["partner"]],
+            "keys", of: .provider("acme-sso"),
+            fields: ["issuer": "partner-idp", "kid": "p1", "pem": .string(partnerKey.publicKey.pemRepresentation), "apps": ["partner"]],
             by: Self.ops
         )
         #expect(added.item["apps"] == ["partner"])
@@ -494,7 +519,9 @@ extension FSSOTests {
             by: Self.ops
         )
         let widened = { (app: String) in
-            try Self.jwt(header: ["alg": "RS256", "kid": "k9"], claims: Self.claims(test.clock, changes: ["aud": app == "partner" ? "partner-api" : "identity-service"]), key: partnerKey)
+            try Self.jwt(
+                header: ["alg": "RS256", "kid": "k9"], claims: Self.claims(test.clock, changes: ["aud": app == "partner" ? "partner-api" : "identity-service"]),
+                key: partnerKey)
         }
         #expect(await reason(test, try widened("partner"), app: "partner") == "issuer_not_allowed")
         #expect(await reason(test, try widened("notes")) == nil)

@@ -31,7 +31,8 @@ struct Browser {
         let body = fields.map { "\(Self.formEncode($0.0))=\(Self.formEncode(Self.unescape($0.1)))" }.joined(separator: "&")
         let target = URL(string: Self.unescape(action), relativeTo: url)!.absoluteURL
         var next = try await transport.send(
-            HTTPRequest(method: "POST", url: target, headers: headers().merging(["Content-Type": "application/x-www-form-urlencoded"]) { a, _ in a }, body: Data(body.utf8))
+            HTTPRequest(
+                method: "POST", url: target, headers: headers().merging(["Content-Type": "application/x-www-form-urlencoded"]) { a, _ in a }, body: Data(body.utf8))
         )
         // Redirects up to the app's own scheme, which a browser hands to the app.
         for _ in 0..<5 {

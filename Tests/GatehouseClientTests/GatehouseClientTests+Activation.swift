@@ -33,13 +33,17 @@ extension GatehouseClientTests {
         let (_, phone) = try await registeredPhone()
         let account = try #require(phone.account)
         let first = world.client("mobile")
-        guard case .completed(let activated) = try await first.signIn(provider: "activation", delegate: activationDelegate(try await issueActivation(#"{"account": "\#(account.id)", "pin": "48027"}"#), pin: "48027")) else { Issue.record("not activated"); return }
+        guard
+            case .completed(let activated) = try await first.signIn(
+                provider: "activation", delegate: activationDelegate(try await issueActivation(#"{"account": "\#(account.id)", "pin": "48027"}"#), pin: "48027"))
+        else { Issue.record("not activated"); return }
         #expect(activated.activation?["outcome"] == "new")
 
         // A second installation: the account is active on the first, so the person chooses.
         let second = world.client("mobile")
         let newActivation = activationDelegate(
-            try await issueActivation(#"{"account": "\#(account.id)", "pin": "48027"}"#), pin: "48027", choice: .activationChoice("new_activation", pin: "59183", alias: "Tablet")
+            try await issueActivation(#"{"account": "\#(account.id)", "pin": "48027"}"#), pin: "48027",
+            choice: .activationChoice("new_activation", pin: "59183", alias: "Tablet")
         )
         let offered = try await second.signIn(provider: "activation", delegate: newActivation)
         guard case .stopped(let stopped) = offered else { Issue.record("not stopped: \(offered)"); return }
@@ -48,13 +52,16 @@ extension GatehouseClientTests {
         #expect(try await second.tokens() == nil, "a stopped flow signs nobody in")
         let additional = try #require(stopped["newActivation"]?["payload"]?.string, "\(stopped)")
         // The additional activation adds the installation next to the first.
-        guard case .completed(let added) = try await second.signIn(provider: "activation", delegate: activationDelegate(additional, pin: "59183")) else { Issue.record("not added"); return }
+        guard case .completed(let added) = try await second.signIn(provider: "activation", delegate: activationDelegate(additional, pin: "59183")) else {
+            Issue.record("not added"); return
+        }
         #expect(added.activation?["outcome"] == "new" && added.account?.id == account.id)
         #expect(try await first.renew().refreshToken != nil, "the first installation stays active")
 
         // A third installation overrides the others: their keys go, and their tokens with them.
         let third = world.client("mobile")
-        let override = activationDelegate(try await issueActivation(#"{"account": "\#(account.id)", "pin": "48027"}"#), pin: "48027", choice: .activationChoice("override"))
+        let override = activationDelegate(
+            try await issueActivation(#"{"account": "\#(account.id)", "pin": "48027"}"#), pin: "48027", choice: .activationChoice("override"))
         guard case .completed(let overriding) = try await third.signIn(provider: "activation", delegate: override) else { Issue.record("not completed"); return }
         #expect(override.challengeTypes == ["activation", "activation_choice", "register_key"])
         #expect(overriding.activation?["outcome"] == "re_activation" && overriding.activation?["choice"] == "override")
@@ -69,7 +76,10 @@ extension GatehouseClientTests {
         let account = try #require(phone.account)
         let keys = SoftwareKeyStore()
         let client = world.client("mobile", keys: keys)
-        guard case .completed(let activated) = try await client.signIn(provider: "activation", delegate: activationDelegate(try await issueActivation(#"{"account": "\#(account.id)", "pin": "48027"}"#), pin: "48027")) else { Issue.record("not activated"); return }
+        guard
+            case .completed(let activated) = try await client.signIn(
+                provider: "activation", delegate: activationDelegate(try await issueActivation(#"{"account": "\#(account.id)", "pin": "48027"}"#), pin: "48027"))
+        else { Issue.record("not activated"); return }
         let firstKey = try #require(try await client.deviceKey()).thumbprint
 
         // Activated again on the installation that already holds the account's key: stop changes nothing.
@@ -79,7 +89,8 @@ extension GatehouseClientTests {
         #expect(try await client.deviceKey()?.thumbprint == firstKey)
 
         // re_enrol registers the installation afresh: what its key got before is revoked.
-        let reEnrol = activationDelegate(try await issueActivation(#"{"account": "\#(account.id)", "pin": "48027"}"#), pin: "48027", choice: .activationChoice("re_enrol"))
+        let reEnrol = activationDelegate(
+            try await issueActivation(#"{"account": "\#(account.id)", "pin": "48027"}"#), pin: "48027", choice: .activationChoice("re_enrol"))
         guard case .completed(let reEnrolled) = try await client.signIn(provider: "activation", delegate: reEnrol) else { Issue.record("not re-enrolled"); return }
         #expect(reEnrol.challengeTypes == ["activation", "activation_choice", "register_key"])
         #expect(reEnrolled.activation?["outcome"] == "already_activated" && reEnrolled.activation?["choice"] == "re_enrol")

@@ -25,7 +25,9 @@ extension GatehouseClientTests {
         #expect(account.username == subject)
         #expect(registered.profile?.subject == account.id)
 
-        guard case .completed(let signedIn) = try await world.client("backend").signIn(provider: "acme-sso", delegate: delegate) else { Issue.record("no sign-in"); return }
+        guard case .completed(let signedIn) = try await world.client("backend").signIn(provider: "acme-sso", delegate: delegate) else {
+            Issue.record("no sign-in"); return
+        }
         #expect(signedIn.account?.id == account.id)
 
         // A JWT is good once: the same one again is refused, and the flow is not asked again.

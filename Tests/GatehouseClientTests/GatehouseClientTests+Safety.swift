@@ -48,9 +48,13 @@ extension GatehouseClientTests {
 
     @Test func aTokenNeverGoesOutOverPlainHTTPExceptToThisMachine() async throws {
         let (client, _) = try await registeredPhone()
-        let refused = await thrownError(GatehouseError.self) { _ = try await client.authorize(HTTPRequest(method: "GET", url: URL(string: "http://api.example.com/orders")!)) }
+        let refused = await thrownError(GatehouseError.self) {
+            _ = try await client.authorize(HTTPRequest(method: "GET", url: URL(string: "http://api.example.com/orders")!))
+        }
         #expect(refused?.code == "transport")
-        let lookalike = await thrownError(GatehouseError.self) { _ = try await client.authorize(HTTPRequest(method: "GET", url: URL(string: "http://127.0.0.1.example.com/orders")!)) }
+        let lookalike = await thrownError(GatehouseError.self) {
+            _ = try await client.authorize(HTTPRequest(method: "GET", url: URL(string: "http://127.0.0.1.example.com/orders")!))
+        }
         #expect(lookalike?.code == "transport", "a name that starts like a loopback address is not one")
         #expect(try await client.authorize(HTTPRequest(method: "GET", url: URL(string: "http://127.0.0.1:9/orders")!)).headers["DPoP"] != nil)
         let secure = try await client.authorize(HTTPRequest(method: "GET", url: URL(string: "https://api.example.com/orders?page=2")!))

@@ -11,13 +11,15 @@ struct GatehouseClientTests {
     /// Registers a phone with a device key and the PIN `pin` (after trying PINs that break rules).
     func registeredPhone(pin: String = "73051", client: GatehouseClient? = nil) async throws -> (GatehouseClient, SignInResult) {
         let client = client ?? world.client("phone")
-        let outcome = try await client.register(provider: "device", delegate: ScriptedDelegate { challenge, _ in
-            switch challenge {
-            case .registerDeviceKey: .registerDeviceKey()
-            case .createPIN: .pin(pin)
-            default: throw GatehouseError.refused(code: "unexpected", description: challenge.type, status: 0, reason: nil)
-            }
-        })
+        let outcome = try await client.register(
+            provider: "device",
+            delegate: ScriptedDelegate { challenge, _ in
+                switch challenge {
+                case .registerDeviceKey: .registerDeviceKey()
+                case .createPIN: .pin(pin)
+                default: throw GatehouseError.refused(code: "unexpected", description: challenge.type, status: 0, reason: nil)
+                }
+            })
         guard case .completed(let result) = outcome else { throw GatehouseError.transport("the registration stopped") }
         return (client, result)
     }
@@ -132,7 +134,9 @@ struct GatehouseClientTests {
 
         let refused = await thrownError(GatehouseError.self) { _ = try await client.registerStateless(provider: "bank", delegate: delegate) }
         #expect(refused == .statelessDisabled)
-        #expect(try await world.broker.admin("PATCH", "/admin/v1/apps/bankapp/policy", #"{"statelessAuthentication": true}"#).json["policy"]?["statelessAuthentication"] == true)
+        #expect(
+            try await world.broker.admin("PATCH", "/admin/v1/apps/bankapp/policy", #"{"statelessAuthentication": true}"#).json["policy"]?["statelessAuthentication"]
+                == true)
         let statelessClient = world.client("bankapp")
         guard case .completed(let stateless) = try await statelessClient.registerStateless(provider: "bank", delegate: delegate) else { Issue.record("no token"); return }
         #expect(stateless.account == nil)
@@ -252,7 +256,11 @@ struct GatehouseClientTests {
         let again = await thrownError(GatehouseError.self) {
             _ = try await world.client("mobile").signIn(provider: "activation", delegate: ScriptedDelegate { _, _ in .activation(code: payload, pin: "48027") })
         }
-        #expect(again == .refused(code: "invalid_activation", description: again.map { if case .refused(_, let d, _, _) = $0 { d } else { "" } } ?? "", status: 400, reason: "activation_used"))
+        #expect(
+            again
+                == .refused(
+                    code: "invalid_activation", description: again.map { if case .refused(_, let d, _, _) = $0 { d } else { "" } } ?? "", status: 400,
+                    reason: "activation_used"))
     }
 
     @Test func aFlowsStatesFollowItStepByStepToItsEnd() async throws {

@@ -240,7 +240,9 @@ struct TestKeyAttestation: AttestationProvider {
     func attestation(challenge: String, formats: [String], requestHash: String?, key deviceKey: any DeviceKey) async throws -> AttestationEvidence {
         asked.record((challenge, formats, requestHash))
         let header: JSON = ["alg": "ES256", "kid": .string(kid)]
-        let claims: JSON = ["aud": .string(issuer), "nonce": .string(challenge), "jkt": .string(deviceKey.thumbprint), "iat": .number(Date().timeIntervalSince1970.rounded(.down))]
+        let claims: JSON = [
+            "aud": .string(issuer), "nonce": .string(challenge), "jkt": .string(deviceKey.thumbprint), "iat": .number(Date().timeIntervalSince1970.rounded(.down)),
+        ]
         let input = "\(Base64.encodeURL(try JSONEncoder().encode(header))).\(Base64.encodeURL(try JSONEncoder().encode(claims)))"
         let signature = try key.signature(for: Data(input.utf8))
         return AttestationEvidence(format: "test", fields: ["token": .string("\(input).\(Base64.encodeURL(signature.rawRepresentation))")])

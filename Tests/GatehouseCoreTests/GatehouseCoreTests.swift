@@ -130,7 +130,10 @@ extension GatehouseCoreTests {
     struct TwiceDeclared: IdentityProvider, EndpointOffering {
         let id: String
         var endpoints: [PluginEndpoint] {
-            [.forAdmins(.get, "report", summary: "A report.") { _, _ in PluginEndpointAnswer([:]) }, .forAdmins(.get, "report", summary: "Again.") { _, _ in PluginEndpointAnswer([:]) }]
+            [
+                .forAdmins(.get, "report", summary: "A report.") { _, _ in PluginEndpointAnswer([:]) },
+                .forAdmins(.get, "report", summary: "Again.") { _, _ in PluginEndpointAnswer([:]) },
+            ]
         }
         func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { throw BrokerError.internalFailure() }
         func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep { throw BrokerError.internalFailure() }
@@ -145,16 +148,23 @@ extension GatehouseCoreTests {
     @Test func endpointsDeclaredTwiceOrAReservedProviderIdAreConfigErrors() {
         var registry = TestRegistry.registry
         registry.register(TwiceDeclared.Factory.self)
-        #expect(configIssues("providers:\n  - {id: two, type: twice}\n", registry: registry) == ["providers[0].type: the 'twice' plugin declares the endpoint GET report twice"])
-        #expect(issues("providers:\n  - {id: store, type: named-subject}\n") == ["providers[0].id: 'store' is reserved (the readiness check of the database); choose another id"])
+        #expect(
+            configIssues("providers:\n  - {id: two, type: twice}\n", registry: registry) == [
+                "providers[0].type: the 'twice' plugin declares the endpoint GET report twice"
+            ])
+        #expect(
+            issues("providers:\n  - {id: store, type: named-subject}\n") == [
+                "providers[0].id: 'store' is reserved (the readiness check of the database); choose another id"
+            ])
     }
 
     @Test func aFactoryDeclaringARoleItsInstanceDoesNotPlayIsRefusedAtStart() {
         var registry = TestRegistry.registry
         registry.register(MisdeclaredFactory.self)
-        #expect(configIssues("providers:\n  - {id: odd, type: misdeclared}\n", registry: registry) == [
-            "providers[0].type: the 'misdeclared' plugin declares the role Authenticator but its instance does not adopt it"
-        ])
+        #expect(
+            configIssues("providers:\n  - {id: odd, type: misdeclared}\n", registry: registry) == [
+                "providers[0].type: the 'misdeclared' plugin declares the role Authenticator but its instance does not adopt it"
+            ])
     }
 
     @Test func refusesAStatelessSwitchThatCouldNeverWorkInTheFileAndInCheckConfig() {
@@ -169,13 +179,15 @@ extension GatehouseCoreTests {
             """
         }
         let twoFactor = config(policy: "identityProviders: [ext], authenticators: [code], secondFactor: code")
-        let reason = "apps[0].policy.statelessAuthentication: cannot be on while a second factor ('code') is required: a second factor needs an account, which a stateless sign-in never has"
+        let reason =
+            "apps[0].policy.statelessAuthentication: cannot be on while a second factor ('code') is required: a second factor needs an account, which a stateless sign-in never has"
         #expect(issues(twoFactor) == [reason])
         #expect(configIssues(twoFactor, registry: TestRegistry.registry) == [reason])
         // Known only once the plugins are built: no provider of the app can sign in statelessly.
-        #expect(configIssues(config(policy: "identityProviders: []"), registry: TestRegistry.registry) == [
-            "apps[0].policy.statelessAuthentication: cannot be on: none of this app's identity providers can sign in statelessly (those that can: ext)"
-        ])
+        #expect(
+            configIssues(config(policy: "identityProviders: []"), registry: TestRegistry.registry) == [
+                "apps[0].policy.statelessAuthentication: cannot be on: none of this app's identity providers can sign in statelessly (those that can: ext)"
+            ])
         #expect(configIssues(config(policy: "identityProviders: [ext]"), registry: TestRegistry.registry).isEmpty)
     }
 

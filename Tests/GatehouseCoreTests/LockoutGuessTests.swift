@@ -5,7 +5,8 @@ import Testing
 
 /// `LockoutBook.guess`: the one call that does a factor's lockout bookkeeping.
 extension GatehouseCoreTests {
-    static let guessRule = LockoutRule(maxFailures: 2, failureWindow: Seconds(600), lockoutDuration: Seconds(60), maxLockoutDuration: Seconds(600), permanentAfterLockouts: nil)
+    static let guessRule = LockoutRule(
+        maxFailures: 2, failureWindow: Seconds(600), lockoutDuration: Seconds(60), maxLockoutDuration: Seconds(600), permanentAfterLockouts: nil)
 
     static func lockouts(_ temporary: TemporaryStore) async throws -> (LockoutBook, TestBroker) {
         let test = try await broker(sealer: sealer(4), temporary: temporary)
@@ -41,18 +42,26 @@ extension GatehouseCoreTests {
         defer { temporary.remove() }
         let (book, _) = try await Self.lockouts(temporary)
         let wrong = BrokerError(.invalidCode, .failedAttempt, "wrong")
-        await #expect(throws: BrokerError.self) { try await book.guess("k", what: "K", rule: Self.guessRule) { () async throws -> LockoutBook.Guess<Int> in .wrong(wrong) } }
+        await #expect(throws: BrokerError.self) {
+            try await book.guess("k", what: "K", rule: Self.guessRule) { () async throws -> LockoutBook.Guess<Int> in .wrong(wrong) }
+        }
         #expect(try await book.guess("k", what: "K", rule: Self.guessRule) { .right(7) } == 7)
         // The failure was forgotten: one more wrong guess is again below the limit.
-        let again = await #expect(throws: BrokerError.self) { try await book.guess("k", what: "K", rule: Self.guessRule) { () async throws -> LockoutBook.Guess<Int> in .wrong(wrong) } }
+        let again = await #expect(throws: BrokerError.self) {
+            try await book.guess("k", what: "K", rule: Self.guessRule) { () async throws -> LockoutBook.Guess<Int> in .wrong(wrong) }
+        }
         #expect(again?.code == .invalidCode)
         // Given back: neither a void guess nor a throwing one counts, so the next wrong one is still not the lock.
         await #expect(throws: BrokerError.self) {
-            try await book.guess("k", what: "K", rule: Self.guessRule) { () async throws -> LockoutBook.Guess<Int> in .void(BrokerError(.codeExpired, .badRequest, "used")) }
+            try await book.guess("k", what: "K", rule: Self.guessRule) { () async throws -> LockoutBook.Guess<Int> in
+                .void(BrokerError(.codeExpired, .badRequest, "used"))
+            }
         }
         struct Broken: Error {}
         await #expect(throws: Broken.self) { try await book.guess("k", what: "K", rule: Self.guessRule) { () async throws -> LockoutBook.Guess<Int> in throw Broken() } }
-        let last = await #expect(throws: BrokerError.self) { try await book.guess("k", what: "K", rule: Self.guessRule) { () async throws -> LockoutBook.Guess<Int> in .wrong(wrong) } }
+        let last = await #expect(throws: BrokerError.self) {
+            try await book.guess("k", what: "K", rule: Self.guessRule) { () async throws -> LockoutBook.Guess<Int> in .wrong(wrong) }
+        }
         #expect(last?.code == .lockedOut)
     }
 

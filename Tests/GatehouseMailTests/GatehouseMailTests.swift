@@ -11,7 +11,9 @@ import Testing
 struct GatehouseMailTests {
     static let message = EmailMessage(to: "alice@example.com", subject: "Your code: 123456", text: "Your code is 123456.\n", html: "<p>Your code is <b>123456</b></p>")
 
-    static func mailer(_ server: SMTPTestServer, security: SMTPSettings.Security? = nil, password: String = SMTPTestServer.password, rootCA: Bool = true, timeout: Int = 10) throws -> SMTPMailer {
+    static func mailer(
+        _ server: SMTPTestServer, security: SMTPSettings.Security? = nil, password: String = SMTPTestServer.password, rootCA: Bool = true, timeout: Int = 10
+    ) throws -> SMTPMailer {
         let settings = SMTPSettings(
             host: "127.0.0.1", port: server.port, security: security ?? SMTPSettings.Security(rawValue: server.security)!, username: SMTPTestServer.username,
             password: password, rootCA: rootCA ? server.certificate : nil, timeout: Seconds(timeout)

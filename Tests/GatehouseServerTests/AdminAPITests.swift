@@ -81,7 +81,8 @@ extension GatehouseServerTests {
             #expect(refused.status == .forbidden)
             #expect(try Self.object(refused)["error"] == "stateless_disabled")
 
-            let on = try await client.execute(uri: "/admin/v1/apps/notes/policy", method: .patch, headers: Self.admin, body: Self.json(#"{"statelessAuthentication": true}"#))
+            let on = try await client.execute(
+                uri: "/admin/v1/apps/notes/policy", method: .patch, headers: Self.admin, body: Self.json(#"{"statelessAuthentication": true}"#))
             #expect(on.status == .ok)
             guard case .object(let policy) = try Self.object(on)["policy"] else { Issue.record("no policy"); return }
             #expect(policy["statelessAuthentication"] == true)
@@ -98,7 +99,8 @@ extension GatehouseServerTests {
             #expect(issued["refresh_token"] == nil)
             #expect(try await fixture.test.broker.keyring.verify(issued["access_token"]!.stringValue!).stateless)
 
-            let off = try await client.execute(uri: "/admin/v1/apps/notes/policy", method: .patch, headers: Self.admin, body: Self.json(#"{"statelessAuthentication": false}"#))
+            let off = try await client.execute(
+                uri: "/admin/v1/apps/notes/policy", method: .patch, headers: Self.admin, body: Self.json(#"{"statelessAuthentication": false}"#))
             #expect(off.status == .ok)
             #expect(try Self.object(try await Self.statelessStart(client))["error"] == "stateless_disabled")
 
@@ -167,7 +169,9 @@ extension GatehouseServerTests {
             #expect(try await client.execute(uri: "/admin/v1/apps", method: .get).status == .unauthorized)
             let wrong = try await client.execute(uri: "/admin/v1/apps", method: .get, headers: [.authorization: "Bearer not-the-token"])
             #expect(wrong.status == .unauthorized)
-            #expect(try await client.execute(uri: "/admin/v1/apps/notes/policy", method: .patch, body: Self.json(#"{"statelessAuthentication": true}"#)).status == .unauthorized)
+            #expect(
+                try await client.execute(uri: "/admin/v1/apps/notes/policy", method: .patch, body: Self.json(#"{"statelessAuthentication": true}"#)).status
+                    == .unauthorized)
             #expect(try await fixture.test.store.app(id: "notes")?.policy.statelessAuthentication == false)
             #expect(try await client.execute(uri: "/admin/v1/apps", method: .get, headers: Self.admin).status == .ok)
         }
@@ -187,7 +191,9 @@ extension GatehouseServerTests {
         try await fixture.app.test(.router) { client in
             let created = try await client.execute(
                 uri: "/admin/v1/apps", method: .post, headers: Self.admin,
-                body: Self.json(#"{"id":"reports","name":"Reports","policy":{"identityProviders":["local"],"clientCredentialsGrant":true,"allowedScopes":["reports.read"],"defaultScopes":[]}}"#)
+                body: Self.json(
+                    #"{"id":"reports","name":"Reports","policy":{"identityProviders":["local"],"clientCredentialsGrant":true,"allowedScopes":["reports.read"],"defaultScopes":[]}}"#
+                )
             )
             #expect(created.status == .created)
             let secret = try #require(try Self.object(created)["client_secret"]?.stringValue)
@@ -231,9 +237,12 @@ extension GatehouseServerTests {
             #expect(body["error"] == "locked_out")
             #expect(body["lockedUntil"]?.stringValue?.hasSuffix("Z") == true)
 
-            let events = try JSONDecoder().decode([JSONValue].self, from: Data(buffer: try await client.execute(uri: "/admin/v1/audit?type=account.locked", method: .get, headers: Self.admin).body))
+            let events = try JSONDecoder().decode(
+                [JSONValue].self, from: Data(buffer: try await client.execute(uri: "/admin/v1/audit?type=account.locked", method: .get, headers: Self.admin).body))
             #expect(events.count == 1)
-            let failures = try JSONDecoder().decode([JSONValue].self, from: Data(buffer: try await client.execute(uri: "/admin/v1/audit?type=signin.failure&app=notes", method: .get, headers: Self.admin).body))
+            let failures = try JSONDecoder().decode(
+                [JSONValue].self,
+                from: Data(buffer: try await client.execute(uri: "/admin/v1/audit?type=signin.failure&app=notes", method: .get, headers: Self.admin).body))
             #expect(failures.count == 3)
 
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
@@ -243,12 +252,15 @@ extension GatehouseServerTests {
             #expect(metrics.contains("gatehouse_http_request_duration_seconds_bucket"))
 
             // An admin sees the lock and lifts it; alice gets in at once.
-            let lockouts = try JSONDecoder().decode([JSONValue].self, from: Data(buffer: try await client.execute(uri: "/admin/v1/lockouts", method: .get, headers: Self.admin).body))
+            let lockouts = try JSONDecoder().decode(
+                [JSONValue].self, from: Data(buffer: try await client.execute(uri: "/admin/v1/lockouts", method: .get, headers: Self.admin).body))
             guard case .object(let lockout)? = lockouts.first else { Issue.record("no lockout listed"); return }
             #expect(lockout["key"] == "account:local:alice")
-            let unlocked = try await client.execute(uri: "/admin/v1/lockouts/unlock", method: .post, headers: Self.admin, body: Self.json(#"{"key": "account:local:alice"}"#))
+            let unlocked = try await client.execute(
+                uri: "/admin/v1/lockouts/unlock", method: .post, headers: Self.admin, body: Self.json(#"{"key": "account:local:alice"}"#))
             #expect(unlocked.status == .noContent)
-            let again = try await client.execute(uri: "/admin/v1/lockouts/unlock", method: .post, headers: Self.admin, body: Self.json(#"{"key": "account:local:alice"}"#))
+            let again = try await client.execute(
+                uri: "/admin/v1/lockouts/unlock", method: .post, headers: Self.admin, body: Self.json(#"{"key": "account:local:alice"}"#))
             #expect(again.status == .notFound)
             let started = try Self.object(try await client.execute(uri: "/v1/flows", method: .post, body: Self.json(#"{"app":"notes","provider":"local"}"#)))
             let signedIn = try await client.execute(
@@ -265,13 +277,15 @@ extension GatehouseServerTests {
         let result = try await fixture.test.signIn(FlowRequest(appID: "notes", providerID: "bank"), answer: ["subject": "carol"])
         let accountID = try #require(result.account?.id)
         try await fixture.app.test(.router) { client in
-            let users = try JSONDecoder().decode([JSONValue].self, from: Data(buffer: try await client.execute(uri: "/admin/v1/users", method: .get, headers: Self.admin).body))
+            let users = try JSONDecoder().decode(
+                [JSONValue].self, from: Data(buffer: try await client.execute(uri: "/admin/v1/users", method: .get, headers: Self.admin).body))
             #expect(users.count == 1)
             let user = try Self.object(try await client.execute(uri: "/admin/v1/users/\(accountID)", method: .get, headers: Self.admin))
             #expect(user["username"] == "carol")
             guard case .array(let identities) = user["identities"], case .object(let identity) = identities.first else { Issue.record("no identities"); return }
             #expect(identity["provider"] == "bank")
-            let providers = try JSONDecoder().decode([JSONValue].self, from: Data(buffer: try await client.execute(uri: "/admin/v1/providers", method: .get, headers: Self.admin).body))
+            let providers = try JSONDecoder().decode(
+                [JSONValue].self, from: Data(buffer: try await client.execute(uri: "/admin/v1/providers", method: .get, headers: Self.admin).body))
             #expect(providers.count == 2)
             #expect(try await client.execute(uri: "/admin/v1/users/\(accountID)", method: .delete, headers: Self.admin).status == .noContent)
             #expect(try await client.execute(uri: "/admin/v1/users/\(accountID)", method: .get, headers: Self.admin).status == .notFound)
@@ -279,7 +293,8 @@ extension GatehouseServerTests {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .iso8601
             let deregistered = try decoder.decode(
-                [AuditEvent].self, from: Data(buffer: try await client.execute(uri: "/admin/v1/audit?type=account.deregistered&since=\(since)", method: .get, headers: Self.admin).body)
+                [AuditEvent].self,
+                from: Data(buffer: try await client.execute(uri: "/admin/v1/audit?type=account.deregistered&since=\(since)", method: .get, headers: Self.admin).body)
             )
             #expect(deregistered.first?.details["admin"] == "ops")
             #expect(try await client.execute(uri: "/admin/v1/audit?since=yesterday", method: .get, headers: Self.admin).status == .badRequest)

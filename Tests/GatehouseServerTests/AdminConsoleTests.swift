@@ -15,14 +15,15 @@ extension GatehouseServerTests {
     static let consoleToken = "console-admin-token-console-admin-0001"
 
     static func consoleBroker() async throws -> TestBroker {
-        let yaml = oidcYAML + """
+        let yaml =
+            oidcYAML + """
 
-            admin:
-              tokens:
-                - {name: bootstrap, token: \(consoleToken)}
-              console:
-                identityProviders: [local]
-            """
+                admin:
+                  tokens:
+                    - {name: bootstrap, token: \(consoleToken)}
+                  console:
+                    identityProviders: [local]
+                """
         let test = try await oidcBroker(yaml: yaml)
         let provider = try #require(test.broker.plugins.passwordKeepers["local"])
         _ = try await provider.addUser(username: "bob", password: "tulip marble engine", policy: PasswordPolicy())
@@ -127,7 +128,8 @@ extension GatehouseServerTests {
                 uri: "/admin/bootstrap", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(["csrf": csrf, "adminToken": "not-the-token"]))
             )
             #expect(wrong.status == .unauthorized)
-            let noCSRF = try await client.execute(uri: "/admin/bootstrap", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(["adminToken": Self.consoleToken])))
+            let noCSRF = try await client.execute(
+                uri: "/admin/bootstrap", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(["adminToken": Self.consoleToken])))
             #expect(noCSRF.status == .forbidden && String(buffer: noCSRF.body).contains("invalid_csrf_token"))
             #expect(try await test.broker.admin.admins().isEmpty)
 
@@ -144,7 +146,8 @@ extension GatehouseServerTests {
             let bob = try await Self.consoleSignIn(client, test, username: "bob", password: "tulip marble engine")
             #expect(bob.landing.status == .forbidden && !bob.html.contains("Make this account the first admin"))
             let late = try await client.execute(
-                uri: "/admin/bootstrap", method: .post, headers: bob.headers, body: ByteBuffer(string: Self.encode(["csrf": try #require(bob.csrf), "adminToken": Self.consoleToken]))
+                uri: "/admin/bootstrap", method: .post, headers: bob.headers,
+                body: ByteBuffer(string: Self.encode(["csrf": try #require(bob.csrf), "adminToken": Self.consoleToken]))
             )
             #expect(late.status == .forbidden)
             #expect(try await test.broker.admin.admins().count == 1)
@@ -208,11 +211,14 @@ extension GatehouseServerTests {
             // sign in statelessly, so every such flow would be refused. Nothing is saved.
             var stateless = form
             stateless["policy.statelessAuthentication"] = "on"
-            let impossible = try await client.execute(uri: "/admin/apps/web/policy", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(stateless)))
+            let impossible = try await client.execute(
+                uri: "/admin/apps/web/policy", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(stateless)))
             #expect(impossible.status == .badRequest)
             let impossiblePage = String(buffer: impossible.body)
             #expect(impossiblePage.contains(#"id="f-policy-statelessAuthentication-error""#))
-            #expect(impossiblePage.contains("none of this app&#39;s identity providers can sign in statelessly") || impossiblePage.contains("none of this app's identity providers can sign in statelessly"))
+            #expect(
+                impossiblePage.contains("none of this app&#39;s identity providers can sign in statelessly")
+                    || impossiblePage.contains("none of this app's identity providers can sign in statelessly"))
             #expect(try await test.broker.admin.app(id: "web").policy == stored)
 
             // Without the CSRF token, or with another, nothing changes.
@@ -254,7 +260,8 @@ extension GatehouseServerTests {
             #expect(try await test.broker.admin.app(id: "web").policy == expected)
 
             // The console's own app follows admin.console alone: no admin can disable or loosen it.
-            let console = try await client.execute(uri: "/admin/apps/gatehouse-console/policy", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(form)))
+            let console = try await client.execute(
+                uri: "/admin/apps/gatehouse-console/policy", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(form)))
             #expect(console.status == .badRequest && String(buffer: console.body).contains("admin.console"))
             await #expect(throws: BrokerError.self) {
                 try await test.broker.admin.updateApp(id: "gatehouse-console", changes: .object(["disabled": .bool(true)]), by: AdminIdentity(name: "test"))
@@ -270,7 +277,8 @@ extension GatehouseServerTests {
             let confirm = try await client.execute(uri: "/admin/apps/other/delete", method: .get, headers: [.cookie: alice.cookie])
             #expect(String(buffer: confirm.body).contains(#"id="reauthenticate""#) && !String(buffer: confirm.body).contains(#"id="confirm""#))
             let csrf = try #require(alice.csrf ?? Self.hidden("csrf", in: String(buffer: confirm.body)))
-            let stale = try await client.execute(uri: "/admin/apps/other/delete", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(["csrf": csrf])))
+            let stale = try await client.execute(
+                uri: "/admin/apps/other/delete", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(["csrf": csrf])))
             #expect(stale.status == .unauthorized && String(buffer: stale.body).contains("reauthentication_required"))
             #expect(try await test.broker.store.app(id: "other") != nil)
 
@@ -279,7 +287,8 @@ extension GatehouseServerTests {
             #expect(alice.landing.headers[.location] == "/admin/apps/other/delete")
             let fresh = try await client.execute(uri: "/admin/apps/other/delete", method: .get, headers: [.cookie: alice.cookie])
             let freshCSRF = try #require(Self.hidden("csrf", in: String(buffer: fresh.body)))
-            let deleted = try await client.execute(uri: "/admin/apps/other/delete", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(["csrf": freshCSRF])))
+            let deleted = try await client.execute(
+                uri: "/admin/apps/other/delete", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(["csrf": freshCSRF])))
             #expect(deleted.status == .seeOther)
             #expect(try await test.broker.store.app(id: "other") == nil)
             #expect(try await test.broker.admin.audit(AuditQuery(type: "app.deleted")).first?.details["admin"] == "alice")
@@ -296,7 +305,8 @@ extension GatehouseServerTests {
             #expect(forged.status == .badRequest && forged.headers[values: .setCookie].allSatisfy { !$0.hasPrefix("gatehouse_console=") })
 
             // Sign-out: the console session ends and the browser goes on to end the broker session.
-            let signOut = try await client.execute(uri: "/admin/logout", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(["csrf": freshCSRF])))
+            let signOut = try await client.execute(
+                uri: "/admin/logout", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(["csrf": freshCSRF])))
             #expect(signOut.status == .seeOther)
             let logout = Self.path(try #require(signOut.headers[.location]), issuer: test.broker.config.server.issuer)
             #expect(logout.hasPrefix("/oauth2/logout?") && logout.contains("id_token_hint="))
@@ -327,7 +337,8 @@ extension GatehouseServerTests {
             #expect(replayed.status == .seeOther && replayed.headers[.location]?.contains("notice=replayed") == true)
             #expect(try await test.store.dueOutboxItems(now: now, limit: 5).map(\.id).contains(item.id))
             // A replay without the form's token does nothing.
-            let forged = try await client.execute(uri: "/admin/apps/web/dead-letters/replay", method: .post, headers: alice.headers, body: ByteBuffer(string: "csrf=wrong"))
+            let forged = try await client.execute(
+                uri: "/admin/apps/web/dead-letters/replay", method: .post, headers: alice.headers, body: ByteBuffer(string: "csrf=wrong"))
             #expect(forged.status != .seeOther || forged.headers[.location]?.contains("notice=replayed") != true)
 
             // The webhook secret: made and shown once, audited.

@@ -120,7 +120,8 @@ extension GatehouseServerTests {
 
     @Test func promptNoneRefusedByTheStartLimitAnswersTheErrorRedirectNotAPage() async throws {
         let yaml = Self.sessionYAML.replacingOccurrences(
-            of: "      session: {idleLifetime: 600, absoluteLifetime: 3600}", with: "      session: {idleLifetime: 600, absoluteLifetime: 3600}\n      lockout: {maxFlowStartsPerIPPerMinute: 1}"
+            of: "      session: {idleLifetime: 600, absoluteLifetime: 3600}",
+            with: "      session: {idleLifetime: 600, absoluteLifetime: 3600}\n      lockout: {maxFlowStartsPerIPPerMinute: 1}"
         )
         let test = try await Self.oidcBroker(yaml: yaml)
         defer { test.temporary.remove() }
@@ -164,7 +165,8 @@ extension GatehouseServerTests {
             let sso = try await client.execute(uri: Self.authorizeQuery(client: "other", extra: ["scope": "openid"]), method: .get, headers: [.cookie: cookie])
             #expect(sso.status == .ok, "\(sso.status) \(sso.headers[.location] ?? "")")
             #expect(String(buffer: sso.body).contains("profile"))
-            let silent = try await client.execute(uri: Self.authorizeQuery(client: "other", extra: ["scope": "openid", "prompt": "none"]), method: .get, headers: [.cookie: cookie])
+            let silent = try await client.execute(
+                uri: Self.authorizeQuery(client: "other", extra: ["scope": "openid", "prompt": "none"]), method: .get, headers: [.cookie: cookie])
             #expect(Self.query(of: try #require(silent.headers[.location]))["error"] == "interaction_required")
         }
     }
@@ -253,7 +255,8 @@ extension GatehouseServerTests {
             #expect(posted.status == .seeOther && posted.headers[.location] == test.broker.config.server.issuer + "/oauth2/logout?client_id=web&state=p%20s")
             // A consent-requiring app gets no tokens through the JSON flow API.
             let started = try await client.execute(
-                uri: "/v1/flows", method: .post, headers: [.contentType: "application/json", .authorization: "Basic " + Data("other:\(Self.otherSecret)".utf8).base64EncodedString()],
+                uri: "/v1/flows", method: .post,
+                headers: [.contentType: "application/json", .authorization: "Basic " + Data("other:\(Self.otherSecret)".utf8).base64EncodedString()],
                 body: Self.json(#"{"app": "other", "provider": "local"}"#)
             )
             let startedBody = try Self.object(started)
@@ -269,12 +272,14 @@ extension GatehouseServerTests {
             var headers = Self.form
             headers[.cookie] = cookie
             let forged = try await client.execute(
-                uri: "/oauth2/logout/confirm", method: .post, headers: headers, body: ByteBuffer(string: Self.encode(["client_id": "web", "csrf": "forged", "confirm": "1"]))
+                uri: "/oauth2/logout/confirm", method: .post, headers: headers,
+                body: ByteBuffer(string: Self.encode(["client_id": "web", "csrf": "forged", "confirm": "1"]))
             )
             #expect(forged.status == .forbidden)
             let confirmed = try await client.execute(
                 uri: "/oauth2/logout/confirm", method: .post, headers: headers,
-                body: ByteBuffer(string: Self.encode(["client_id": "web", "post_logout_redirect_uri": "https://web.example/bye", "state": "x", "csrf": csrf, "confirm": "1"]))
+                body: ByteBuffer(
+                    string: Self.encode(["client_id": "web", "post_logout_redirect_uri": "https://web.example/bye", "state": "x", "csrf": csrf, "confirm": "1"]))
             )
             #expect(confirmed.status == .seeOther && confirmed.headers[.location] == "https://web.example/bye?state=x")
             let discovery = try Self.object(try await client.execute(uri: "/.well-known/openid-configuration", method: .get))
@@ -289,7 +294,9 @@ extension GatehouseServerTests {
         let failures: Int
         init(failures: Int) { self.failures = failures }
         func send(_ request: OutboundRequest) async throws(OutboundHTTPError) -> OutboundResponse {
-            let count = requests.withLock { $0.append(request); return $0.count }
+            let count = requests.withLock {
+                $0.append(request); return $0.count
+            }
             return OutboundResponse(status: count <= failures ? 503 : 200, body: Data())
         }
     }
@@ -299,10 +306,11 @@ extension GatehouseServerTests {
     static func backchannelBroker(http: any OutboundHTTP) async throws -> (TestBroker, BrowserSession) {
         var registry = PluginRegistry()
         registry.register(LocalPasswordPlugin.self)
-        let yaml = sessionYAML.replacingOccurrences(
-            of: "      logout: {postLogoutRedirectURIs: [https://web.example/bye]}",
-            with: "      logout: {postLogoutRedirectURIs: [https://web.example/bye], backchannelLogoutURI: https://web.example/backchannel}"
-        ) + "\nevents:\n  logoutRetryDelays: [1, 2, 3]\n"
+        let yaml =
+            sessionYAML.replacingOccurrences(
+                of: "      logout: {postLogoutRedirectURIs: [https://web.example/bye]}",
+                with: "      logout: {postLogoutRedirectURIs: [https://web.example/bye], backchannelLogoutURI: https://web.example/backchannel}"
+            ) + "\nevents:\n  logoutRetryDelays: [1, 2, 3]\n"
         let test = try await TestBroker.make(yaml: yaml, registry: registry, environment: ["WEB_SECRET": webSecret, "OTHER_SECRET": otherSecret], http: http)
         let now = test.clock.now
         let account = try await test.store.linkIdentity(ExternalIdentity(providerID: "local", subject: "alice", username: "alice"), now: now).account
@@ -337,7 +345,9 @@ extension GatehouseServerTests {
         let header = try JSONDecoder().decode([String: JSONValue].self, from: try #require(Base64URL.decode(String(token.split(separator: ".")[0]))))
         #expect(header["typ"] == "logout+jwt" && header["alg"] == "RS256")
         let claims = try Self.claims(of: token)
-        #expect(claims["sid"] == "sid-1" && claims["sub"] == .string(session.accountID) && claims["aud"] == "web" && claims["iss"] == .string(test.broker.config.server.issuer))
+        #expect(
+            claims["sid"] == "sid-1" && claims["sub"] == .string(session.accountID) && claims["aud"] == "web"
+                && claims["iss"] == .string(test.broker.config.server.issuer))
         #expect(claims["nonce"] == nil && claims["jti"] != nil)
         #expect(claims["events"] == .object(["http://schemas.openid.net/event/backchannel-logout": .object([:])]))
         let delivered = try await test.store.auditEvents(type: "logout.backchannel_delivered", appID: "web", accountID: nil, since: nil, limit: 1)

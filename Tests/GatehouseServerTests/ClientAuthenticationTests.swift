@@ -23,7 +23,9 @@ extension GatehouseServerTests {
     }
 
     /// The machine code the flow API answers when starting a flow of `app` with these credentials.
-    static func flowStartError(_ client: any TestClientProtocol, app: String, bodySecret: String? = nil, basic: String? = nil) async throws -> (HTTPResponse.Status, String?) {
+    static func flowStartError(_ client: any TestClientProtocol, app: String, bodySecret: String? = nil, basic: String? = nil) async throws -> (
+        HTTPResponse.Status, String?
+    ) {
         var headers: HTTPFields = [:]
         if let basic { headers[.authorization] = basic }
         let secretField = bodySecret.map { #","client_secret":"\#($0)""# } ?? ""
@@ -66,7 +68,8 @@ extension GatehouseServerTests {
                 uri: "/v1/flows", method: .post, body: Self.json(#"{"app":"backend","provider":"local","client_secret":"\#(Self.secret)"}"#)
             )
             #expect(started.status == .created)
-            let viaBasic = try await client.execute(uri: "/v1/flows", method: .post, headers: [.authorization: both], body: Self.json(#"{"app":"backend","provider":"local"}"#))
+            let viaBasic = try await client.execute(
+                uri: "/v1/flows", method: .post, headers: [.authorization: both], body: Self.json(#"{"app":"backend","provider":"local"}"#))
             #expect(viaBasic.status == .created)
             // A public app that only names itself is fine.
             let publicStart = try await client.execute(uri: "/v1/flows", method: .post, body: Self.json(#"{"app":"demo","provider":"local"}"#))

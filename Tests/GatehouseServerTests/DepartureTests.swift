@@ -103,7 +103,8 @@ extension GatehouseServerTests {
         _ = try await test.finish(added, answer: ["credential": phone.create(try #require(create.fields["publicKey"]), origin: "https://login.example.test")])
         let (abandoned, again) = try await test.start(FlowRequest(appID: "strict", providerID: "passkeys", purpose: .register, signedInAccountID: ada.id))
         let waiting = try await engine.resume(
-            flowID: abandoned, answer: ChallengeResponse(["credential": laptop.create(try #require(again.fields["publicKey"]), origin: "https://login.example.test")]), client: nil
+            flowID: abandoned, answer: ChallengeResponse(["credential": laptop.create(try #require(again.fields["publicKey"]), origin: "https://login.example.test")]),
+            client: nil
         )
         guard case .challenge(_, let pin, _) = waiting, pin.type == "pin" else { Issue.record("no PIN asked: \(waiting)"); return }
         let handles = phone.credentials.map(\.userHandle) + laptop.credentials.map(\.userHandle)
@@ -130,10 +131,12 @@ extension GatehouseServerTests {
         let (_, ada) = try await test.finish(kept, answer: ["credential": phone.create(try #require(options.fields["publicKey"]), origin: "https://login.example.test")])
         #expect(create.type == "webauthn_username" && ada != nil)
         let (abandoned, asked) = try await test.start(FlowRequest(appID: "strict", providerID: "passkeys", purpose: .register))
-        guard case .challenge(_, let laptopOptions, _) = try await test.engine.resume(flowID: abandoned, answer: ChallengeResponse(["username": "bo"]), client: nil) else { return }
+        guard case .challenge(_, let laptopOptions, _) = try await test.engine.resume(flowID: abandoned, answer: ChallengeResponse(["username": "bo"]), client: nil)
+        else { return }
         #expect(asked.type == "webauthn_username")
         _ = try await test.engine.resume(
-            flowID: abandoned, answer: ChallengeResponse(["credential": laptop.create(try #require(laptopOptions.fields["publicKey"]), origin: "https://login.example.test")]), client: nil
+            flowID: abandoned,
+            answer: ChallengeResponse(["credential": laptop.create(try #require(laptopOptions.fields["publicKey"]), origin: "https://login.example.test")]), client: nil
         )
         func stored() async throws -> [String] { try await test.store.pluginRecords(namespace: "passkeys", keyPrefix: "", now: test.clock.now).map(\.key) }
         #expect(try await stored().count == 4, "two credentials and two handles")

@@ -10,19 +10,20 @@ import Testing
 /// The device authorization grant (RFC 8628) over HTTP with a test clock: the device's requests as
 /// section 3 writes them, and the verification page as a browser walks it.
 extension GatehouseServerTests {
-    static let deviceYAML = oidcYAML + """
+    static let deviceYAML =
+        oidcYAML + """
 
-          - id: tv
-            name: Living-room TV
-            policy:
-              identityProviders: [local]
-              deviceAuthorizationGrant: true
-              allowedScopes: [openid, profile, offline_access]
-              devicePollingInterval: 5
-              deviceCodeLifetime: 600
-        lockout:
-          maxFailedAuthenticationsPerIP: 4
-        """
+              - id: tv
+                name: Living-room TV
+                policy:
+                  identityProviders: [local]
+                  deviceAuthorizationGrant: true
+                  allowedScopes: [openid, profile, offline_access]
+                  devicePollingInterval: 5
+                  deviceCodeLifetime: 600
+            lockout:
+              maxFailedAuthenticationsPerIP: 4
+            """
 
     static func deviceBroker() async throws -> TestBroker { try await oidcBroker(yaml: deviceYAML) }
 
@@ -34,7 +35,9 @@ extension GatehouseServerTests {
     }
 
     /// RFC 8628 section 3.4: one poll.
-    static func poll(_ client: any TestClientProtocol, deviceCode: String, clientID: String = "tv") async throws -> (status: HTTPResponse.Status, body: [String: JSONValue]) {
+    static func poll(_ client: any TestClientProtocol, deviceCode: String, clientID: String = "tv") async throws -> (
+        status: HTTPResponse.Status, body: [String: JSONValue]
+    ) {
         let response = try await client.execute(
             uri: "/oauth2/token", method: .post, headers: form,
             body: ByteBuffer(string: encode(["grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": deviceCode, "client_id": clientID]))
@@ -60,7 +63,11 @@ extension GatehouseServerTests {
         if html.contains(#"name="password""#) {
             let answer = try await client.execute(
                 uri: "/oauth2/authorize/answer", method: .post, headers: headers,
-                body: ByteBuffer(string: encode(["flow": try #require(hidden("flow", in: html)), "csrf": try #require(hidden("csrf", in: html)), "username": "alice", "password": "correct horse battery"]))
+                body: ByteBuffer(
+                    string: encode([
+                        "flow": try #require(hidden("flow", in: html)), "csrf": try #require(hidden("csrf", in: html)), "username": "alice",
+                        "password": "correct horse battery",
+                    ]))
             )
             #expect(answer.status == .ok)
             html = String(buffer: answer.body)
@@ -152,12 +159,16 @@ extension GatehouseServerTests {
             signInHeaders[.cookie] = try #require(signIn.headers[.setCookie]?.split(separator: ";").first.map(String.init))
             let cancelled = try await client.execute(
                 uri: "/oauth2/authorize/answer", method: .post, headers: signInHeaders,
-                body: ByteBuffer(string: Self.encode(["flow": try #require(Self.hidden("flow", in: signInHTML)), "csrf": try #require(Self.hidden("csrf", in: signInHTML)), "cancel": "1"]))
+                body: ByteBuffer(
+                    string: Self.encode([
+                        "flow": try #require(Self.hidden("flow", in: signInHTML)), "csrf": try #require(Self.hidden("csrf", in: signInHTML)), "cancel": "1",
+                    ]))
             )
             #expect(cancelled.status == .seeOther)
             #expect(try await Self.poll(client, deviceCode: deviceCode).body["error"]?.stringValue == "authorization_pending")
             test.clock.advance(by: 10)
-            let page = try await Self.verifyDevice(client, uri: try #require(codes["verification_uri_complete"]?.stringValue).replacingOccurrences(of: test.broker.config.server.issuer, with: ""))
+            let page = try await Self.verifyDevice(
+                client, uri: try #require(codes["verification_uri_complete"]?.stringValue).replacingOccurrences(of: test.broker.config.server.issuer, with: ""))
             #expect(try await Self.confirmDevice(client, page: page, deny: true).hasSuffix("/device?result=denied"))
             let denied = try await Self.poll(client, deviceCode: deviceCode)
             #expect(denied.status == .badRequest && denied.body["error"]?.stringValue == "access_denied")

@@ -49,18 +49,21 @@ struct GatehouseServerTests {
     /// A broker whose apps may also use activation data (and the device keys they register): the
     /// activation plugin's root routes (`/v1/activations`, invitations) exist only then.
     static func brokerWithActivation() async throws -> TestBroker {
-        let yaml = yaml().replacingOccurrences(of: """
-            providers:
-            """, with: """
-            providers:
-              - id: device
-                type: device-key
-              - id: activation
-                type: activation
-                config:
-                  deviceKeys: device
-                  hashCost: 4
-            """).replacingOccurrences(of: "identityProviders: [local]", with: "identityProviders: [local, activation, device]")
+        let yaml = yaml().replacingOccurrences(
+            of: """
+                providers:
+                """,
+            with: """
+                providers:
+                  - id: device
+                    type: device-key
+                  - id: activation
+                    type: activation
+                    config:
+                      deviceKeys: device
+                      hashCost: 4
+                """
+        ).replacingOccurrences(of: "identityProviders: [local]", with: "identityProviders: [local, activation, device]")
         return try await TestBroker.make(yaml: yaml, registry: BuiltInPlugins.registry, environment: ["BACKEND_SECRET": secret])
     }
 
@@ -75,7 +78,9 @@ struct GatehouseServerTests {
     }
 
     /// Registers `username` through the flow API and returns the completed answer.
-    static func register(_ client: any TestClientProtocol, app: String = "demo", username: String, password: String, headers: HTTPFields = [:]) async throws -> [String: JSONValue] {
+    static func register(_ client: any TestClientProtocol, app: String = "demo", username: String, password: String, headers: HTTPFields = [:]) async throws -> [String:
+        JSONValue]
+    {
         let started = try await client.execute(
             uri: "/v1/flows", method: .post, headers: headers, body: json(#"{"app":"\#(app)","provider":"local","purpose":"register"}"#)
         )

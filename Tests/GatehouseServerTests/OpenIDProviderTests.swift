@@ -122,7 +122,9 @@ extension GatehouseServerTests {
     }
 
     /// Signs in through the pages like a browser and returns the redirect's query.
-    static func browserSignIn(_ client: any TestClientProtocol, authorizeURI: String = authorizeQuery(), password: String = "correct horse battery") async throws -> [String: String] {
+    static func browserSignIn(_ client: any TestClientProtocol, authorizeURI: String = authorizeQuery(), password: String = "correct horse battery") async throws
+        -> [String: String]
+    {
         let page = try await openSignInPage(client, authorizeURI: authorizeURI)
         #expect(page.response.status == .ok)
         let answer = try await client.execute(
@@ -133,12 +135,16 @@ extension GatehouseServerTests {
         return query(of: try #require(answer.headers[.location]))
     }
 
-    static func token(_ client: any TestClientProtocol, _ parameters: [String: String], id: String = "web", secret: String = webSecret) async throws -> (status: HTTPResponse.Status, body: [String: JSONValue]) {
+    static func token(_ client: any TestClientProtocol, _ parameters: [String: String], id: String = "web", secret: String = webSecret) async throws -> (
+        status: HTTPResponse.Status, body: [String: JSONValue]
+    ) {
         let response = try await client.execute(uri: "/oauth2/token", method: .post, headers: basic(id, secret), body: ByteBuffer(string: encode(parameters)))
         return (response.status, try object(response))
     }
 
-    static func exchange(_ client: any TestClientProtocol, code: String, verifier: String = verifier, id: String = "web", secret: String = webSecret) async throws -> (status: HTTPResponse.Status, body: [String: JSONValue]) {
+    static func exchange(_ client: any TestClientProtocol, code: String, verifier: String = verifier, id: String = "web", secret: String = webSecret) async throws -> (
+        status: HTTPResponse.Status, body: [String: JSONValue]
+    ) {
         try await token(client, ["grant_type": "authorization_code", "code": code, "redirect_uri": callback, "code_verifier": verifier], id: id, secret: secret)
     }
 
@@ -225,11 +231,15 @@ extension GatehouseServerTests {
             // Right cookie, wrong CSRF token: refused.
             let badCSRF = try await client.execute(
                 uri: "/oauth2/authorize/answer", method: .post, headers: headers,
-                body: ByteBuffer(string: Self.encode(["flow": flow, "csrf": (csrf.first == "x" ? "y" : "x") + csrf.dropFirst(), "username": "alice", "password": "correct horse battery"]))
+                body: ByteBuffer(
+                    string: Self.encode([
+                        "flow": flow, "csrf": (csrf.first == "x" ? "y" : "x") + csrf.dropFirst(), "username": "alice", "password": "correct horse battery",
+                    ]))
             )
             #expect(badCSRF.headers[.location] == nil)
             // The JSON flow API cannot drive a browser flow either.
-            let json = try await client.execute(uri: "/v1/flows/\(flow)", method: .post, body: Self.json(#"{"answer":{"username":"alice","password":"correct horse battery"}}"#))
+            let json = try await client.execute(
+                uri: "/v1/flows/\(flow)", method: .post, body: Self.json(#"{"answer":{"username":"alice","password":"correct horse battery"}}"#))
             #expect(json.status == .notFound)
             // Wrong password: the page again with the error, then the right one works.
             let wrong = try await client.execute(
@@ -252,7 +262,8 @@ extension GatehouseServerTests {
             #expect(page.html.contains(#"name="provider" value="local""#))
             #expect(page.html.contains(#"name="provider" value="backup""#))
             let chosen = try await client.execute(
-                uri: "/oauth2/authorize/provider", method: .post, headers: headers, body: ByteBuffer(string: Self.encode(["flow": flow, "csrf": csrf, "provider": "backup"]))
+                uri: "/oauth2/authorize/provider", method: .post, headers: headers,
+                body: ByteBuffer(string: Self.encode(["flow": flow, "csrf": csrf, "provider": "backup"]))
             )
             #expect(String(buffer: chosen.body).contains(#"id="password""#))
             let cancelled = try await client.execute(
@@ -270,7 +281,9 @@ extension GatehouseServerTests {
             let code = try #require(try await Self.browserSignIn(client)["code"])
             #expect(try await Self.exchange(client, code: code, verifier: Self.verifier + "x").body["error"] == "invalid_grant")
             #expect(
-                try await Self.token(client, ["grant_type": "authorization_code", "code": code, "redirect_uri": "https://web.example/other", "code_verifier": Self.verifier]).body["error"] == "invalid_grant"
+                try await Self.token(
+                    client, ["grant_type": "authorization_code", "code": code, "redirect_uri": "https://web.example/other", "code_verifier": Self.verifier]
+                ).body["error"] == "invalid_grant"
             )
             #expect(try await Self.exchange(client, code: code, id: "other", secret: Self.otherSecret).body["error"] == "invalid_grant")
             let first = try await Self.exchange(client, code: code)
@@ -301,7 +314,9 @@ extension GatehouseServerTests {
             #expect(r2 != r1)
             #expect(second.body["id_token"] != nil)
             // Another app cannot use it.
-            #expect(try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": r2], id: "other", secret: Self.otherSecret).body["error"] == "invalid_grant")
+            #expect(
+                try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": r2], id: "other", secret: Self.otherSecret).body["error"] == "invalid_grant"
+            )
             // Within the app's reuse grace (5 s by default), r1 again is a client whose answer was lost:
             // it gets the same successor (and a new access token), and nothing is revoked.
             let retried = try await Self.token(client, ["grant_type": "refresh_token", "refresh_token": r1])
@@ -322,7 +337,9 @@ extension GatehouseServerTests {
         let other = try await Self.secondNode(of: test, clock: test.clock)
         let client = ClientCredentials(clientID: "web", secret: Self.webSecret)
         func signIn() async throws -> String {
-            try #require(try await test.signIn(FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: client).tokens.refreshToken)
+            try #require(
+                try await test.signIn(FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: client)
+                    .tokens.refreshToken)
         }
         func refresh(_ token: String, at node: TestBroker) async throws -> IssuedTokens {
             try await node.broker.oauth.token(try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": token], basic: client))
@@ -364,7 +381,8 @@ extension GatehouseServerTests {
             #expect(try Self.object(wrong)["error"] == "invalid_client")
             let post = try await client.execute(
                 uri: "/oauth2/token", method: .post, headers: Self.form,
-                body: ByteBuffer(string: Self.encode(["grant_type": "client_credentials", "client_id": "other", "client_secret": Self.otherSecret, "scope": "reports.read"]))
+                body: ByteBuffer(
+                    string: Self.encode(["grant_type": "client_credentials", "client_id": "other", "client_secret": Self.otherSecret, "scope": "reports.read"]))
             )
             #expect(post.status == .ok)
             let tokens = try Self.object(post)
@@ -374,9 +392,12 @@ extension GatehouseServerTests {
             let claims = try await test.broker.keyring.verify(tokens["access_token"]!.stringValue!)
             #expect(claims.sub.value == "other")
             #expect(try await Self.token(client, ["grant_type": "client_credentials"]).body["error"] == "unauthorized_client")
-            #expect(try await Self.token(client, ["grant_type": "client_credentials", "scope": "openid"], id: "other", secret: Self.otherSecret).body["error"] == "invalid_scope")
+            #expect(
+                try await Self.token(client, ["grant_type": "client_credentials", "scope": "openid"], id: "other", secret: Self.otherSecret).body["error"]
+                    == "invalid_scope")
             #expect(try await Self.token(client, ["grant_type": "password"]).body["error"] == "unsupported_grant_type")
-            let json = try await client.execute(uri: "/oauth2/token", method: .post, headers: [.authorization: Self.basic("web", Self.webSecret)[.authorization]!], body: Self.json("{}"))
+            let json = try await client.execute(
+                uri: "/oauth2/token", method: .post, headers: [.authorization: Self.basic("web", Self.webSecret)[.authorization]!], body: Self.json("{}"))
             #expect(try Self.object(json)["error"] == "invalid_request")
         }
     }
@@ -409,7 +430,8 @@ extension GatehouseServerTests {
             )
             #expect(otherRevoke.status == .ok)
             #expect(try await Self.introspect(client, access)["active"] == true)
-            let revoke = try await client.execute(uri: "/oauth2/revoke", method: .post, headers: Self.basic("web", Self.webSecret), body: ByteBuffer(string: Self.encode(["token": access])))
+            let revoke = try await client.execute(
+                uri: "/oauth2/revoke", method: .post, headers: Self.basic("web", Self.webSecret), body: ByteBuffer(string: Self.encode(["token": access])))
             #expect(revoke.status == .ok)
             #expect(try await Self.introspect(client, access)["active"] == false)
             // Expired tokens are inactive.
@@ -479,7 +501,9 @@ extension GatehouseServerTests {
         let test = try await Self.oidcBroker()
         defer { test.temporary.remove() }
         let keyring = test.broker.keyring
-        let before = try await test.signIn(FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: ClientCredentials(clientID: "web", secret: Self.webSecret))
+        let before = try await test.signIn(
+            FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"],
+            client: ClientCredentials(clientID: "web", secret: Self.webSecret))
         let oldKids = Set(keyring.keySet().keys.map(\.kid))
         #expect(oldKids.count == 2)
         let newKeys = try await keyring.rotate()
@@ -492,7 +516,9 @@ extension GatehouseServerTests {
         // node has had time to publish it: until then the old key signs.
         _ = try await keyring.verify(before.tokens.accessToken)
         func signingKid() async throws -> String? {
-            let after = try await test.signIn(FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: ClientCredentials(clientID: "web", secret: Self.webSecret))
+            let after = try await test.signIn(
+                FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"],
+                client: ClientCredentials(clientID: "web", secret: Self.webSecret))
             return try JSONDecoder().decode([String: String].self, from: try #require(Base64URL.decode(String(after.tokens.accessToken.split(separator: ".")[0]))))["kid"]
         }
         let oldSigner = try await signingKid()
@@ -514,7 +540,8 @@ extension GatehouseServerTests {
         // With its own clock: it has loaded the keys before the revocation.
         let other = try await Self.secondNode(of: test, clock: TestClock())
         let signedIn = try await test.signIn(
-            FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: ClientCredentials(clientID: "web", secret: Self.webSecret)
+            FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"],
+            client: ClientCredentials(clientID: "web", secret: Self.webSecret)
         )
         let token = signedIn.tokens.accessToken
         let kid = try #require(SigningKeyring.kid(of: token))
@@ -527,7 +554,8 @@ extension GatehouseServerTests {
         #expect(!test.broker.keyring.keySet().keys.contains { $0.kid == kid })
         #expect(await thrownError { _ = try await test.broker.oauth.verifyAccessToken(token) }?.code == .invalidToken)
         let after = try await test.signIn(
-            FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: ClientCredentials(clientID: "web", secret: Self.webSecret)
+            FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"],
+            client: ClientCredentials(clientID: "web", secret: Self.webSecret)
         )
         #expect(SigningKeyring.kid(of: after.tokens.accessToken) == replacements[0].kid)
         _ = try await test.broker.oauth.verifyAccessToken(after.tokens.accessToken)
@@ -550,8 +578,11 @@ extension GatehouseServerTests {
         defer { test.temporary.remove() }
         let keyring = test.broker.keyring
         func signingKid() async throws -> String? {
-            let signedIn = try await test.signIn(FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"], client: ClientCredentials(clientID: "web", secret: Self.webSecret))
-            return try JSONDecoder().decode([String: String].self, from: try #require(Base64URL.decode(String(signedIn.tokens.accessToken.split(separator: ".")[0]))))["kid"]
+            let signedIn = try await test.signIn(
+                FlowRequest(appID: "web", providerID: "local"), answer: ["username": "alice", "password": "correct horse battery"],
+                client: ClientCredentials(clientID: "web", secret: Self.webSecret))
+            return try JSONDecoder().decode([String: String].self, from: try #require(Base64URL.decode(String(signedIn.tokens.accessToken.split(separator: ".")[0]))))[
+                "kid"]
         }
         let pending = try await keyring.rotate()
         test.clock.advance(by: 1)
@@ -605,7 +636,8 @@ extension GatehouseServerTests {
             // Every advertised endpoint answers (not 404).
             for key in ["authorization_endpoint", "token_endpoint", "userinfo_endpoint", "jwks_uri", "revocation_endpoint", "introspection_endpoint"] {
                 let path = String(document[key]!.stringValue!.dropFirst(issuer.count))
-                let response = try await client.execute(uri: path, method: key == "jwks_uri" || key == "authorization_endpoint" || key == "userinfo_endpoint" ? .get : .post)
+                let response = try await client.execute(
+                    uri: path, method: key == "jwks_uri" || key == "authorization_endpoint" || key == "userinfo_endpoint" ? .get : .post)
                 #expect(response.status != .notFound, "\(key)")
             }
         }

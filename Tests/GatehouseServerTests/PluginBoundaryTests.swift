@@ -60,7 +60,8 @@ extension GatehouseServerTests {
         registry.register(RiddlePlugin.self)
         registry.register(KnockPlugin.self)
         let yaml = Self.riddleYAML.replacingOccurrences(of: "apps:\n", with: "  - id: knock\n    type: knock\napps:\n")
-            .replacingOccurrences(of: "      identityProviders: [sphinx]\n", with: "      identityProviders: [sphinx]\n      authenticators: [knock]\n      secondFactor: knock\n")
+            .replacingOccurrences(
+                of: "      identityProviders: [sphinx]\n", with: "      identityProviders: [sphinx]\n      authenticators: [knock]\n      secondFactor: knock\n")
         let test = try await TestBroker.make(yaml: yaml, registry: registry)
         defer { test.temporary.remove() }
         func solved() async throws -> [AuditEvent] { try await test.store.auditEvents(type: "riddle.solved", appID: "thebes", accountID: nil, since: nil, limit: 5) }
@@ -183,7 +184,9 @@ extension GatehouseServerTests {
             let tokens = try #require(done["tokens"]?.objectValue)
             let signedInAt = test.clock.now
             @Sendable func call(_ operation: String, _ token: String) async throws -> TestResponse {
-                try await client.execute(uri: "/v1/account/operations/sphinx/\(operation)", method: .post, headers: [.authorization: "Bearer \(token)", .contentType: "application/json"], body: Self.json("{}"))
+                try await client.execute(
+                    uri: "/v1/account/operations/sphinx/\(operation)", method: .post, headers: [.authorization: "Bearer \(token)", .contentType: "application/json"],
+                    body: Self.json("{}"))
             }
             let access = try #require(tokens["access_token"]?.stringValue)
             let whoami = try Self.object(try await call("whoami", access))
@@ -217,13 +220,14 @@ extension GatehouseServerTests {
     /// path, changed at run time through the admin service (audited), read by the plugin at the next
     /// step, and drawn in the console's policy form only for the app that uses the plugin.
     @Test func aPluginsPerAppSettingsAreCheckedChangedAtRunTimeAndShownOnlyWhereUsed() async throws {
-        let yaml = Self.riddleYAML + """
+        let yaml =
+            Self.riddleYAML + """
 
-                  plugins: {sphinx: {hints: off}}
-              - id: corinth
-                name: Corinth
-                redirectURIs: [https://corinth.example/callback]
-            """
+                      plugins: {sphinx: {hints: off}}
+                  - id: corinth
+                    name: Corinth
+                    redirectURIs: [https://corinth.example/callback]
+                """
         let test = try await Self.riddleBroker(yaml: yaml)
         defer { test.temporary.remove() }
         let admin = AdminIdentity(name: "ops")
@@ -233,9 +237,13 @@ extension GatehouseServerTests {
         let noHints = try await riddle()
         #expect(await thrownError(BrokerError.self) { _ = try await answer(noHints, ["hint": true]) }?.message == "This app gives no hints.")
 
-        let refused = await thrownError(BrokerError.self) { _ = try await test.broker.admin.patchPolicy(id: "thebes", patch: ["plugins": ["sphinx": ["matching": "loose"]]], by: admin) }
+        let refused = await thrownError(BrokerError.self) {
+            _ = try await test.broker.admin.patchPolicy(id: "thebes", patch: ["plugins": ["sphinx": ["matching": "loose"]]], by: admin)
+        }
         #expect(refused?.issues.map(\.description) == ["policy.plugins.sphinx.matching: must be exact or any-case, got 'loose'"])
-        let stranger = await thrownError(BrokerError.self) { _ = try await test.broker.admin.patchPolicy(id: "thebes", patch: ["plugins": ["oracle": ["hints": true]]], by: admin) }
+        let stranger = await thrownError(BrokerError.self) {
+            _ = try await test.broker.admin.patchPolicy(id: "thebes", patch: ["plugins": ["oracle": ["hints": true]]], by: admin)
+        }
         #expect(stranger?.issues.map(\.description) == ["policy.plugins.oracle: no provider with id 'oracle' is configured"])
         let typo = await thrownError(BrokerError.self) { _ = try await test.broker.admin.patchPolicy(id: "thebes", patch: ["pinPolicy": ["minLength": 6]], by: admin) }
         #expect(typo?.issues.map(\.description) == ["policy.pinPolicy: unknown key"], "no plugin here claims the old key")
@@ -250,7 +258,8 @@ extension GatehouseServerTests {
             Issue.record("the hint is offered once the settings allow it")
             return
         }
-        #expect(await thrownError(BrokerError.self) { _ = try await answer(hinted, ["name": "oedipus", "answer": "Man"]) }?.code == .invalidCredentials, "exact matching")
+        #expect(
+            await thrownError(BrokerError.self) { _ = try await answer(hinted, ["name": "oedipus", "answer": "Man"]) }?.code == .invalidCredentials, "exact matching")
         guard case .completed = try await answer(hinted, ["name": "oedipus", "answer": "man"]) else {
             Issue.record("the exact answer signs in")
             return
@@ -278,24 +287,27 @@ extension GatehouseServerTests {
     /// only; the server and the broker know none of them by name.
     @Test func aPluginsEndpointsAnswerOnlyTheCallerTheyDeclare() async throws {
         let secret = "delphi-secret-0123456789-abcdefghij"
-        let yaml = Self.riddleYAML + """
+        let yaml =
+            Self.riddleYAML + """
 
-              - id: delphi
-                name: Delphi
-                secret: \(secret)
-                redirectURIs: [https://delphi.example/callback]
-                policy: {identityProviders: [sphinx]}
-              - id: corinth
-                name: Corinth
-                secret: \(secret)
-                redirectURIs: [https://corinth.example/callback]
-            admin:
-              tokens:
-                - {name: ops, token: riddle-admin-token-0123456789-abcdef}
-            """
+                  - id: delphi
+                    name: Delphi
+                    secret: \(secret)
+                    redirectURIs: [https://delphi.example/callback]
+                    policy: {identityProviders: [sphinx]}
+                  - id: corinth
+                    name: Corinth
+                    secret: \(secret)
+                    redirectURIs: [https://corinth.example/callback]
+                admin:
+                  tokens:
+                    - {name: ops, token: riddle-admin-token-0123456789-abcdef}
+                """
         let test = try await Self.riddleBroker(yaml: yaml)
         defer { test.temporary.remove() }
-        @Sendable func basic(_ app: String) -> HTTPFields { [.authorization: "Basic " + Data("\(app):\(secret)".utf8).base64EncodedString(), .contentType: "application/json"] }
+        @Sendable func basic(_ app: String) -> HTTPFields {
+            [.authorization: "Basic " + Data("\(app):\(secret)".utf8).base64EncodedString(), .contentType: "application/json"]
+        }
         try await Self.application(test).test(.router) { client in
             let started = try Self.object(try await client.execute(uri: "/v1/flows", method: .post, body: Self.json(#"{"app":"thebes","provider":"sphinx"}"#)))
             let flow = try #require(started["flow"]?.stringValue)
@@ -353,15 +365,16 @@ extension GatehouseServerTests {
     /// goes on to the oracle's riddle, and only when the oracle identifies the same name does the
     /// sphinx identify the person. The other provider must be one the app allows.
     @Test func aProviderHandsTheFlowToAnotherAndDecidesOnceItIdentified() async throws {
-        let yaml = Self.sphinxAndOracle(sphinx: ", handOffTo: oracle") + """
-            apps:
-              - id: thebes
-                redirectURIs: [https://thebes.example/callback]
-                policy: {identityProviders: [sphinx, oracle], selfRegistration: true}
-              - id: corinth
-                redirectURIs: [https://corinth.example/callback]
-                policy: {identityProviders: [sphinx], selfRegistration: true}
-            """
+        let yaml =
+            Self.sphinxAndOracle(sphinx: ", handOffTo: oracle") + """
+                apps:
+                  - id: thebes
+                    redirectURIs: [https://thebes.example/callback]
+                    policy: {identityProviders: [sphinx, oracle], selfRegistration: true}
+                  - id: corinth
+                    redirectURIs: [https://corinth.example/callback]
+                    policy: {identityProviders: [sphinx], selfRegistration: true}
+                """
         let test = try await Self.riddleBroker(yaml: yaml)
         defer { test.temporary.remove() }
         func answer(_ flow: String, _ fields: [String: JSONValue]) async throws -> FlowOutcome { try await Self.answer(test, flow, fields) }
@@ -403,12 +416,13 @@ extension GatehouseServerTests {
     /// told when the flow completes (its audit event through the engine, its field beside the
     /// tokens), and may refuse then. Every challenge meanwhile carries the sphinx's annotation.
     @Test func aProviderHandsTheFlowOverAndHearsWhenItCompletes() async throws {
-        let yaml = Self.sphinxAndOracle(sphinx: ", handOverTo: oracle") + """
-            apps:
-              - id: thebes
-                redirectURIs: [https://thebes.example/callback]
-                policy: {identityProviders: [sphinx, oracle], selfRegistration: false}
-            """
+        let yaml =
+            Self.sphinxAndOracle(sphinx: ", handOverTo: oracle") + """
+                apps:
+                  - id: thebes
+                    redirectURIs: [https://thebes.example/callback]
+                    policy: {identityProviders: [sphinx, oracle], selfRegistration: false}
+                """
         let test = try await Self.riddleBroker(yaml: yaml)
         defer { test.temporary.remove() }
         func answer(_ flow: String, _ fields: [String: JSONValue]) async throws -> FlowOutcome { try await Self.answer(test, flow, fields) }
@@ -421,7 +435,8 @@ extension GatehouseServerTests {
         // Someone else answering the oracle is refused by the sphinx, and the flow ends (audited).
         #expect(await thrownError(BrokerError.self) { _ = try await answer(flow, ["name": "jocasta", "answer": "future"]) }?.code == .accessDenied)
         #expect(await thrownError(BrokerError.self) { _ = try await answer(flow, ["name": "oedipus", "answer": "future"]) }?.code == .flowNotFound)
-        #expect(try await test.store.auditEvents(type: "signin.failure", appID: "thebes", accountID: nil, since: nil, limit: 5).contains { $0.outcome == "access_denied" })
+        #expect(
+            try await test.store.auditEvents(type: "signin.failure", appID: "thebes", accountID: nil, since: nil, limit: 5).contains { $0.outcome == "access_denied" })
 
         let passing = try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx")).flowID
         _ = try await answer(passing, ["name": "oedipus", "answer": "man"])
@@ -466,12 +481,13 @@ extension GatehouseServerTests {
     /// answers with its template inside the broker's layout (escaped, under the strict CSP); a name no
     /// instance knows is the last one's `not_found`, as the error page.
     @Test func aRootPageIsAnsweredByTheInstanceThatKnowsItsPath() async throws {
-        let yaml = Self.sphinxAndOracle(question: "<b>Four legs</b> in the morning?") + """
-            apps:
-              - id: thebes
-                redirectURIs: [https://thebes.example/callback]
-                policy: {identityProviders: [sphinx, oracle]}
-            """
+        let yaml =
+            Self.sphinxAndOracle(question: "<b>Four legs</b> in the morning?") + """
+                apps:
+                  - id: thebes
+                    redirectURIs: [https://thebes.example/callback]
+                    policy: {identityProviders: [sphinx, oracle]}
+                """
         let test = try await Self.riddleBroker(yaml: yaml)
         defer { test.temporary.remove() }
         try await Self.application(test).test(.router) { client in
@@ -511,18 +527,19 @@ extension GatehouseServerTests {
     /// A flow is handed on once: a provider that hands flows over is never handed one (by a
     /// continuation or a hand-over), and a hand-over is refused in a browser flow.
     @Test func aProviderThatHandsOverIsNeverHandedAFlow() async throws {
-        let yaml = Self.sphinxAndOracle(sphinx: ", handOffTo: oracle", oracle: ", handOverTo: pythia") + """
-              - id: pythia
-                type: riddle
-                config: {question: "Know what?", answer: thyself}
-            apps:
-              - id: thebes
-                redirectURIs: [https://thebes.example/callback]
-                policy: {identityProviders: [sphinx, oracle, pythia], selfRegistration: true}
-              - id: delphi
-                redirectURIs: [https://delphi.example/callback]
-                policy: {identityProviders: [oracle], selfRegistration: true}
-            """
+        let yaml =
+            Self.sphinxAndOracle(sphinx: ", handOffTo: oracle", oracle: ", handOverTo: pythia") + """
+                  - id: pythia
+                    type: riddle
+                    config: {question: "Know what?", answer: thyself}
+                apps:
+                  - id: thebes
+                    redirectURIs: [https://thebes.example/callback]
+                    policy: {identityProviders: [sphinx, oracle, pythia], selfRegistration: true}
+                  - id: delphi
+                    redirectURIs: [https://delphi.example/callback]
+                    policy: {identityProviders: [oracle], selfRegistration: true}
+                """
         let test = try await Self.riddleBroker(yaml: yaml)
         defer { test.temporary.remove() }
         let flow = try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx")).flowID

@@ -21,7 +21,8 @@ extension GatehouseServerTests {
 
         var jwk: String {
             let point = key.publicKey.x963Representation.dropFirst()
-            return #"{"kty": "EC", "crv": "P-256", "kid": "\#(kid)", "x": "\#(Base64URL.encode(Data(point.prefix(32))))", "y": "\#(Base64URL.encode(Data(point.suffix(32))))"}"#
+            return
+                #"{"kty": "EC", "crv": "P-256", "kid": "\#(kid)", "x": "\#(Base64URL.encode(Data(point.prefix(32))))", "y": "\#(Base64URL.encode(Data(point.suffix(32))))"}"#
         }
 
         func sign(_ claims: [String: JSONValue], alg: String = "ES256", header extra: [String: JSONValue] = [:]) throws -> String {
@@ -37,23 +38,23 @@ extension GatehouseServerTests {
     static func parYAML(_ signer: RequestObjectSigner) -> String {
         oidcYAML + """
 
-          - id: bank
-            name: Bank
-            secret: \(bankSecret)
-            redirectURIs: [\(bankCallback)]
-            policy:
-              identityProviders: [local]
-              requirePushedAuthorizationRequests: true
-              requestObjectKeys:
-                - \(signer.jwk)
-          - id: shop
-            name: Shop
-            redirectURIs: [https://shop.example/callback]
-            policy:
-              identityProviders: [local]
-              requestObjectKeys:
-                - \(signer.jwk)
-        """
+              - id: bank
+                name: Bank
+                secret: \(bankSecret)
+                redirectURIs: [\(bankCallback)]
+                policy:
+                  identityProviders: [local]
+                  requirePushedAuthorizationRequests: true
+                  requestObjectKeys:
+                    - \(signer.jwk)
+              - id: shop
+                name: Shop
+                redirectURIs: [https://shop.example/callback]
+                policy:
+                  identityProviders: [local]
+                  requestObjectKeys:
+                    - \(signer.jwk)
+            """
     }
 
     static func authorizationParameters(client: String = "bank", redirect: String = bankCallback) -> [String: String] {
@@ -63,7 +64,9 @@ extension GatehouseServerTests {
         ]
     }
 
-    static func push(_ client: any TestClientProtocol, _ form: [String: String], id: String = "bank", secret: String = bankSecret) async throws -> (status: HTTPResponse.Status, body: [String: JSONValue]) {
+    static func push(_ client: any TestClientProtocol, _ form: [String: String], id: String = "bank", secret: String = bankSecret) async throws -> (
+        status: HTTPResponse.Status, body: [String: JSONValue]
+    ) {
         let response = try await client.execute(uri: "/oauth2/par", method: .post, headers: basic(id, secret), body: ByteBuffer(string: encode(form)))
         return (response.status, try object(response))
     }
@@ -108,7 +111,8 @@ extension GatehouseServerTests {
         defer { test.temporary.remove() }
         try await Self.application(test).test(.router) { client in
             // No client authentication, or a wrong secret.
-            let anonymous = try await client.execute(uri: "/oauth2/par", method: .post, headers: Self.form, body: ByteBuffer(string: Self.encode(Self.authorizationParameters())))
+            let anonymous = try await client.execute(
+                uri: "/oauth2/par", method: .post, headers: Self.form, body: ByteBuffer(string: Self.encode(Self.authorizationParameters())))
             #expect(try anonymous.status == .unauthorized && Self.object(anonymous)["error"]?.stringValue == "invalid_client")
             #expect(try await Self.push(client, Self.authorizationParameters(), secret: "wrong-secret-wrong-secret-wrong-secret").status == .unauthorized)
             // A request the authorization endpoint would refuse is refused here, as JSON.
@@ -170,10 +174,13 @@ extension GatehouseServerTests {
                 (try signer.sign(claims { $0["exp"] = .number(now - 1) }), "expired"),
                 (try signer.sign(claims { $0["exp"] = .number(now + 7200) }), "valid too long"),
                 (try signer.sign(claims { $0["request_uri"] = "urn:x" }), "nested request"),
-                (try signer.sign(claims {
-                    $0["iat"] = .number(now + 7200)
-                    $0["exp"] = .number(now + 7200 + 3000)
-                }), "issued in the future"),
+                (
+                    try signer.sign(
+                        claims {
+                            $0["iat"] = .number(now + 7200)
+                            $0["exp"] = .number(now + 7200 + 3000)
+                        }), "issued in the future"
+                ),
                 (try signer.sign(claims(), header: ["crit": ["exp"]]), "a critical extension"),
                 (try signer.sign(claims(), header: ["typ": "logout+jwt"]), "another kind of JWT"),
                 ("not-a-jwt", "malformed"),
@@ -183,7 +190,8 @@ extension GatehouseServerTests {
             }
             // request and request_uri together.
             let both = try await client.execute(
-                uri: "/oauth2/authorize?" + Self.encode(["client_id": "shop", "request": try signer.sign(claims()), "request_uri": "urn:ietf:params:oauth:request_uri:x"]),
+                uri: "/oauth2/authorize?"
+                    + Self.encode(["client_id": "shop", "request": try signer.sign(claims()), "request_uri": "urn:ietf:params:oauth:request_uri:x"]),
                 method: .get
             )
             #expect(both.status == .badRequest)
@@ -197,7 +205,8 @@ extension GatehouseServerTests {
             let byValue = try await client.execute(uri: "/oauth2/authorize?" + Self.encode(["client_id": "shop", "request": try signer.sign(shopClaims)]), method: .get)
             #expect(byValue.status == .ok && String(buffer: byValue.body).contains(#"name="password""#))
             let forged = try await client.execute(
-                uri: "/oauth2/authorize?" + Self.encode(["client_id": "shop", "redirect_uri": "https://shop.example/callback", "state": "s", "request": try other.sign(shopClaims)]),
+                uri: "/oauth2/authorize?"
+                    + Self.encode(["client_id": "shop", "redirect_uri": "https://shop.example/callback", "state": "s", "request": try other.sign(shopClaims)]),
                 method: .get
             )
             #expect(try forged.status == .seeOther && Self.query(of: #require(forged.headers[.location]))["error"] == "invalid_request_object")

@@ -12,32 +12,33 @@ import Testing
 extension GatehouseServerTests {
     static let apiSecret = "api-secret-api-secret-api-secret-0003"
     static let billingSecret = "billing-secret-billing-secret-0004"
-    static let exchangeYAML = oidcYAML.replacingOccurrences(of: "${WEB_SECRET}", with: webSecret).replacingOccurrences(of: "${OTHER_SECRET}", with: otherSecret) + """
+    static let exchangeYAML =
+        oidcYAML.replacingOccurrences(of: "${WEB_SECRET}", with: webSecret).replacingOccurrences(of: "${OTHER_SECRET}", with: otherSecret) + """
 
-          - id: api
-            secret: \(apiSecret)
-            policy:
-              identityProviders: [local]
-              clientCredentialsGrant: true
-              allowedScopes: [openid, jobs]
-              tokenExchange:
-                audiences: [billing, "https://billing.example/api"]
-                subjectTokensOf: [web]
-          - id: billing
-            secret: \(billingSecret)
-            policy:
-              identityProviders: [local]
-              allowedScopes: [openid, profile]
-              tokenExchange:
-                audiences: [ledger]
-                subjectTokensOf: [api]
-          - id: spa
-            redirectURIs: [https://spa.example/callback]
-            policy:
-              identityProviders: [local]
-              tokenExchange:
-                audiences: [billing]
-        """
+              - id: api
+                secret: \(apiSecret)
+                policy:
+                  identityProviders: [local]
+                  clientCredentialsGrant: true
+                  allowedScopes: [openid, jobs]
+                  tokenExchange:
+                    audiences: [billing, "https://billing.example/api"]
+                    subjectTokensOf: [web]
+              - id: billing
+                secret: \(billingSecret)
+                policy:
+                  identityProviders: [local]
+                  allowedScopes: [openid, profile]
+                  tokenExchange:
+                    audiences: [ledger]
+                    subjectTokensOf: [api]
+              - id: spa
+                redirectURIs: [https://spa.example/callback]
+                policy:
+                  identityProviders: [local]
+                  tokenExchange:
+                    audiences: [billing]
+            """
 
     static let exchangeGrant = "urn:ietf:params:oauth:grant-type:token-exchange"
     static let accessTokenType = "urn:ietf:params:oauth:token-type:access_token"
@@ -180,9 +181,13 @@ extension GatehouseServerTests {
             #expect(try await error(Self.exchangeToken(client, subject: access, extra: ["resource": "/billing"])) == "invalid_target")
             #expect(try await error(Self.exchangeToken(client, subject: access, extra: [:])) == "invalid_request")
             // Missing or unsupported parameters.
-            #expect(try await error(Self.token(client, ["grant_type": Self.exchangeGrant, "audience": "billing"], id: "api", secret: Self.apiSecret)) == "invalid_request")
+            #expect(
+                try await error(Self.token(client, ["grant_type": Self.exchangeGrant, "audience": "billing"], id: "api", secret: Self.apiSecret)) == "invalid_request")
             #expect(try await error(Self.exchangeToken(client, subject: access, type: "urn:ietf:params:oauth:token-type:saml2")) == "invalid_request")
-            #expect(try await error(Self.exchangeToken(client, subject: access, extra: ["audience": "billing", "requested_token_type": "urn:ietf:params:oauth:token-type:refresh_token"])) == "invalid_request")
+            #expect(
+                try await error(
+                    Self.exchangeToken(client, subject: access, extra: ["audience": "billing", "requested_token_type": "urn:ietf:params:oauth:token-type:refresh_token"]))
+                    == "invalid_request")
             // A subject token that is not valid, or of an app whose tokens this client may not present.
             #expect(try await error(Self.exchangeToken(client, subject: access + "x")) == "invalid_request")
             #expect(try await error(Self.exchangeToken(client, subject: try #require(web["refresh_token"]?.stringValue))) == "invalid_request")
@@ -192,7 +197,10 @@ extension GatehouseServerTests {
             #expect(try await error(Self.exchangeToken(client, subject: access, id: "web", secret: Self.webSecret)) == "unauthorized_client")
             let spa = try await client.execute(
                 uri: "/oauth2/token", method: .post, headers: Self.form,
-                body: ByteBuffer(string: Self.encode(["grant_type": Self.exchangeGrant, "client_id": "spa", "subject_token": access, "subject_token_type": Self.accessTokenType, "audience": "billing"]))
+                body: ByteBuffer(
+                    string: Self.encode([
+                        "grant_type": Self.exchangeGrant, "client_id": "spa", "subject_token": access, "subject_token_type": Self.accessTokenType, "audience": "billing",
+                    ]))
             )
             #expect(try spa.status == .badRequest && Self.object(spa)["error"]?.stringValue == "unauthorized_client")
             // An expired subject token.

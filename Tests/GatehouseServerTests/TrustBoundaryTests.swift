@@ -21,7 +21,8 @@ extension GatehouseServerTests {
             let access = try #require(try await Self.signedInTokens(client)["access_token"]?.stringValue)
             func introspect(as id: String, _ secret: String) async throws -> [String: JSONValue] {
                 try Self.object(
-                    try await client.execute(uri: "/oauth2/introspect", method: .post, headers: Self.basic(id, secret), body: ByteBuffer(string: Self.encode(["token": access])))
+                    try await client.execute(
+                        uri: "/oauth2/introspect", method: .post, headers: Self.basic(id, secret), body: ByteBuffer(string: Self.encode(["token": access])))
                 )
             }
             #expect(try await introspect(as: "web", Self.webSecret)["active"] == true)

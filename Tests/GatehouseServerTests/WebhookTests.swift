@@ -29,10 +29,11 @@ extension GatehouseServerTests {
         }
     }
 
-    static let webhookYAML = oidcYAML.replacingOccurrences(
-        of: "      selfRegistration: true\n",
-        with: "      selfRegistration: true\n      webhook: {url: \"https://hooks.example/gatehouse\", events: [\"signin.*\", \"test.*\"]}\n"
-    ) + "\nevents:\n  retryDelays: [1, 2]\n"
+    static let webhookYAML =
+        oidcYAML.replacingOccurrences(
+            of: "      selfRegistration: true\n",
+            with: "      selfRegistration: true\n      webhook: {url: \"https://hooks.example/gatehouse\", events: [\"signin.*\", \"test.*\"]}\n"
+        ) + "\nevents:\n  retryDelays: [1, 2]\n"
 
     /// Rotating the signing secret without an outage (as Stripe does): for the overlap every delivery
     /// carries a `v1` signature with the new secret and one with the old, the new one first; after it
@@ -43,7 +44,8 @@ extension GatehouseServerTests {
         let receiver = WebhookReceiver()
         receiver.failing.withLock { $0 = false }
         let yaml = Self.webhookYAML + "  webhookSecretOverlap: 2h\n"
-        let test = try await TestBroker.make(yaml: yaml, registry: registry, environment: ["WEB_SECRET": Self.webSecret, "OTHER_SECRET": Self.otherSecret], http: receiver)
+        let test = try await TestBroker.make(
+            yaml: yaml, registry: registry, environment: ["WEB_SECRET": Self.webSecret, "OTHER_SECRET": Self.otherSecret], http: receiver)
         defer { test.temporary.remove() }
         let admin = AdminIdentity(name: "test")
         /// The secrets whose signatures the next delivery carries, in order.
@@ -78,7 +80,10 @@ extension GatehouseServerTests {
         #expect(try await signers([third, fourth, fifth]) == [fifth], "an overlap of 0 stops the old secret at once")
         let refusal = await thrownError(BrokerError.self) { _ = try await test.broker.admin.rotateWebhookSecret(id: "web", overlap: .days(8), by: admin) }
         #expect(refusal?.code == .invalidRequest)
-        #expect(configIssues(Self.webhookYAML + "  webhookSecretOverlap: 8d\n", registry: registry, environment: ["WEB_SECRET": Self.webSecret, "OTHER_SECRET": Self.otherSecret])
+        #expect(
+            configIssues(
+                Self.webhookYAML + "  webhookSecretOverlap: 8d\n", registry: registry, environment: ["WEB_SECRET": Self.webSecret, "OTHER_SECRET": Self.otherSecret]
+            )
             .first?.hasPrefix("events.webhookSecretOverlap: must be between 0s and 7d") == true)
     }
 
@@ -86,7 +91,8 @@ extension GatehouseServerTests {
         var registry = PluginRegistry()
         registry.register(LocalPasswordPlugin.self)
         let receiver = WebhookReceiver()
-        let test = try await TestBroker.make(yaml: Self.webhookYAML, registry: registry, environment: ["WEB_SECRET": Self.webSecret, "OTHER_SECRET": Self.otherSecret], http: receiver)
+        let test = try await TestBroker.make(
+            yaml: Self.webhookYAML, registry: registry, environment: ["WEB_SECRET": Self.webSecret, "OTHER_SECRET": Self.otherSecret], http: receiver)
         defer { test.temporary.remove() }
         let events = test.broker.oauth.events
         let admin = AdminIdentity(name: "test")
@@ -116,7 +122,8 @@ extension GatehouseServerTests {
         #expect(Int(t) == Int(test.clock.now.timeIntervalSince1970))
         let cloudEvent = try #require(receiver.events.last)
         #expect(cloudEvent["specversion"] == "1.0" && cloudEvent["id"] == .string(first.id) && cloudEvent["type"] == "gatehouse.test.first")
-        #expect(cloudEvent["source"] == .string(test.broker.config.server.issuer) && cloudEvent["subject"] == "alice" && cloudEvent["datacontenttype"] == "application/json")
+        #expect(
+            cloudEvent["source"] == .string(test.broker.config.server.issuer) && cloudEvent["subject"] == "alice" && cloudEvent["datacontenttype"] == "application/json")
         #expect(cloudEvent["data"]?.objectValue?["app"] == "web" && cloudEvent["time"]?.stringValue?.hasSuffix("Z") == true)
 
         // Events the app did not ask for are not sent.
@@ -158,6 +165,9 @@ extension GatehouseServerTests {
         }
         #expect(await events.runOnce() >= 1)
         #expect(try await test.store.outboxItems(appID: "web", status: .pending, limit: 20).isEmpty)
-        #expect(receiver.events.contains { $0["type"]?.stringValue?.hasPrefix("gatehouse.signin.") == true && $0["data"]?.objectValue?["details"]?.objectValue?["username"] == "carol" }, "\(receiver.events.suffix(3))")
+        #expect(
+            receiver.events.contains {
+                $0["type"]?.stringValue?.hasPrefix("gatehouse.signin.") == true && $0["data"]?.objectValue?["details"]?.objectValue?["username"] == "carol"
+            }, "\(receiver.events.suffix(3))")
     }
 }

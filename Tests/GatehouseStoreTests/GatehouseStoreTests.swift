@@ -31,12 +31,14 @@ struct GatehouseStoreTests {
     /// A provisional identity, an installation with its sign-in key, a browser session and a device
     /// code, all of the app `notes`: rows that name the app outside its own table.
     func insertWhatAnAppsDevicesAndSessionsHold(_ store: any BrokerStore, owner: Account) async throws {
-        _ = try await store.createProvisionalIdentity(ProvisionalIdentity(id: "pi", appID: "notes", email: try #require(EmailAddress("p@x.example")), createdAt: now, createdBy: "admin:root"))
+        _ = try await store.createProvisionalIdentity(
+            ProvisionalIdentity(id: "pi", appID: "notes", email: try #require(EmailAddress("p@x.example")), createdAt: now, createdBy: "admin:root"))
         _ = try await store.registerSignInKey(signInKey("sk", installation: "inst-1", vendor: "v1"), accountID: owner.id, appID: "notes", providerID: "device", now: now)
         try await store.insertBrowserSession(browserSession("sid-1", account: owner.id, apps: ["notes"]))
         #expect(
             try await store.insertDeviceAuthorization(
-                DeviceAuthorizationRecord(deviceCodeDigest: "dc", userCodeDigest: "uc", appID: "notes", scopes: ["openid"], createdAt: now, expiresAt: now.addingTimeInterval(600), interval: 5)
+                DeviceAuthorizationRecord(
+                    deviceCodeDigest: "dc", userCodeDigest: "uc", appID: "notes", scopes: ["openid"], createdAt: now, expiresAt: now.addingTimeInterval(600), interval: 5)
             )
         )
     }
@@ -77,7 +79,8 @@ struct GatehouseStoreTests {
             switch kind {
             case .sqlite:
                 let path = try #require(database.store as? SQLiteStore).path
-                let script = "import sqlite3,sys; db=sqlite3.connect(sys.argv[1]); db.execute(\"INSERT INTO grdb_migrations VALUES ('v99-from-the-future')\"); db.commit()"
+                let script =
+                    "import sqlite3,sys; db=sqlite3.connect(sys.argv[1]); db.execute(\"INSERT INTO grdb_migrations VALUES ('v99-from-the-future')\"); db.commit()"
                 #expect(await ChildProcess.run(["python3", "-c", script, path]).status == 0)
                 let error = await thrownError(StoreOpenError.self) { _ = try SQLiteStore(path: path) }
                 #expect(error?.message.contains("v99-from-the-future") == true)
@@ -210,7 +213,8 @@ struct GatehouseStoreTests {
     @Test(arguments: StoreKind.allCases) func appsInsertUpdateWithVersionsAndDelete(_ kind: StoreKind) async throws {
         try await TestDatabase.with(kind) { database in
             let store = database.store
-            var app = App(id: "notes", name: "Notes", redirectURIs: ["https://n.example/cb"], policy: Policy(identityProviders: ["local"]), createdAt: now, updatedAt: now)
+            var app = App(
+                id: "notes", name: "Notes", redirectURIs: ["https://n.example/cb"], policy: Policy(identityProviders: ["local"]), createdAt: now, updatedAt: now)
             #expect(try await store.insertApp(app))
             #expect(try await !store.insertApp(app))
             app.name = "Notes 2"
@@ -570,7 +574,11 @@ struct GatehouseStoreTests {
             let other = try await database.open()
             defer { try? other.close() }
             let store = database.store
-            #expect(try await store.insertApp(App(id: "hooked", name: "H", policy: Policy(identityProviders: ["local"], webhook: WebhookPolicy(url: "https://h.example/hook")), createdAt: now, updatedAt: now)))
+            #expect(
+                try await store.insertApp(
+                    App(
+                        id: "hooked", name: "H", policy: Policy(identityProviders: ["local"], webhook: WebhookPolicy(url: "https://h.example/hook")), createdAt: now,
+                        updatedAt: now)))
             #expect(try await store.insertApp(App(id: "quiet", name: "Q", policy: Policy(identityProviders: ["local"]), createdAt: now, updatedAt: now)))
             // Only events of an app with a webhook, and never the webhook's own.
             for (index, subject) in ["a", "a", "b"].enumerated() {
@@ -587,7 +595,10 @@ struct GatehouseStoreTests {
             // One node takes it; the other cannot while the lease runs; a's second cannot be taken at all.
             // (The results come back in the order the tasks finish: each names its own token.)
             let leases = try await concurrently(6, on: [store, other]) { node, index in
-                (token: "lease-\(index)", won: try await node.leaseOutboxItem(id: first.id, until: self.now.addingTimeInterval(30), now: self.now, token: "lease-\(index)"))
+                (
+                    token: "lease-\(index)",
+                    won: try await node.leaseOutboxItem(id: first.id, until: self.now.addingTimeInterval(30), now: self.now, token: "lease-\(index)")
+                )
             }
             #expect(leases.filter(\.won).count == 1)
             let holder = try #require(leases.first(where: \.won)?.token)
@@ -598,7 +609,8 @@ struct GatehouseStoreTests {
             try await store.finishOutboxAttempt(id: first.id, token: "someone-else", delivered: true, nextAttemptAt: nil, dead: false, error: nil, now: now)
             #expect(try await store.outboxItems(appID: "hooked", status: .delivered, limit: 10).isEmpty)
             // A failed attempt waits for its retry, and a's second still waits behind it.
-            try await other.finishOutboxAttempt(id: first.id, token: holder, delivered: false, nextAttemptAt: now.addingTimeInterval(5), dead: false, error: "HTTP 503", now: now)
+            try await other.finishOutboxAttempt(
+                id: first.id, token: holder, delivered: false, nextAttemptAt: now.addingTimeInterval(5), dead: false, error: "HTTP 503", now: now)
             #expect(try await store.dueOutboxItems(now: now, limit: 10).map(\.subject) == ["b"])
             #expect(try await store.dueOutboxItems(now: now.addingTimeInterval(5), limit: 10).map(\.id).contains(first.id))
             // Given up: a's second is next; the dead one is listed, and replayed goes first again.
@@ -647,7 +659,8 @@ struct GatehouseStoreTests {
             let first = SigningKeyRecord(kid: "k1", algorithm: .es256, privateKeyPEM: "pem-1", createdAt: now)
             try await store.insertSigningKey(first)
             try await store.insertSigningKey(SigningKeyRecord(kid: "k1", algorithm: .rs256, privateKeyPEM: "other", createdAt: now))
-            let second = SigningKeyRecord(kid: "k2", algorithm: .es256, privateKeyPEM: "pem-2", createdAt: now.addingTimeInterval(1), activatesAt: now.addingTimeInterval(20))
+            let second = SigningKeyRecord(
+                kid: "k2", algorithm: .es256, privateKeyPEM: "pem-2", createdAt: now.addingTimeInterval(1), activatesAt: now.addingTimeInterval(20))
             try await store.insertSigningKey(second)
             try await store.retireSigningKeys(keeping: ["k2"], now: now.addingTimeInterval(20))
             let keys = try await store.signingKeys()
@@ -657,7 +670,8 @@ struct GatehouseStoreTests {
             #expect(try await !store.replaceSigningKeyMaterial(kid: "k1", expected: "wrong", replacement: "sealed"))
             #expect(try await store.replaceSigningKeyMaterial(kid: "k1", expected: "pem-1", replacement: "sealed"))
             // A key of another rotation, waiting to sign later, is not retired by this one.
-            try await store.insertSigningKey(SigningKeyRecord(kid: "k3", algorithm: .es256, privateKeyPEM: "pem-3", createdAt: now.addingTimeInterval(2), activatesAt: now.addingTimeInterval(30)))
+            try await store.insertSigningKey(
+                SigningKeyRecord(kid: "k3", algorithm: .es256, privateKeyPEM: "pem-3", createdAt: now.addingTimeInterval(2), activatesAt: now.addingTimeInterval(30)))
             try await store.retireSigningKeys(keeping: ["k4"], now: now.addingTimeInterval(25))
             let later = try await store.signingKeys()
             #expect(later.first { $0.kid == "k2" }?.retiredAt == now.addingTimeInterval(25))
@@ -863,14 +877,18 @@ struct GatehouseStoreTests {
             var session = try #require(try await store.browserSession(id: "sid-1"))
             #expect(session.appIDs == ["admin", "notes"] && session.lastSeenAt == now.addingTimeInterval(7))
             // A step-up adds a factor and keeps the sign-in time; a new sign-in moves it and the cookie.
-            #expect(try await store.updateBrowserSessionSignIn(
-                id: "sid-1", providers: ["local"], factors: ["email"], methods: ["pwd", "local", "otp", "email"], authTime: nil, cookieDigest: nil, now: now.addingTimeInterval(8)
-            ))
+            #expect(
+                try await store.updateBrowserSessionSignIn(
+                    id: "sid-1", providers: ["local"], factors: ["email"], methods: ["pwd", "local", "otp", "email"], authTime: nil, cookieDigest: nil,
+                    now: now.addingTimeInterval(8)
+                ))
             session = try #require(try await store.browserSession(id: "sid-1"))
             #expect(session.factors == ["email"] && session.providers == ["local"] && session.authTime == now && session.methods.count == 4)
-            #expect(try await store.updateBrowserSessionSignIn(
-                id: "sid-1", providers: ["ldap"], factors: [], methods: ["pwd", "ldap"], authTime: now.addingTimeInterval(9), cookieDigest: "c3", now: now.addingTimeInterval(9)
-            ))
+            #expect(
+                try await store.updateBrowserSessionSignIn(
+                    id: "sid-1", providers: ["ldap"], factors: [], methods: ["pwd", "ldap"], authTime: now.addingTimeInterval(9), cookieDigest: "c3",
+                    now: now.addingTimeInterval(9)
+                ))
             session = try #require(try await store.browserSession(cookieDigest: "c3"))
             #expect(session.providers == ["local", "ldap"] && session.factors.isEmpty && session.authTime == now.addingTimeInterval(9))
             #expect(try await store.browserSession(cookieDigest: "c1") == nil)
@@ -883,9 +901,10 @@ struct GatehouseStoreTests {
             try await store.insertRefreshToken(online)
             try await store.insertRefreshToken(offline)
             try await store.insertRefreshToken(refreshToken("rt-3", family: "f3", account: owner.id))
-            #expect(try await store.browserSessionTokenFamilies(sessionID: "sid-1") == [
-                SessionTokenFamily(familyID: "f1", scopes: ["openid"]), SessionTokenFamily(familyID: "f2", scopes: ["openid", "offline_access"]),
-            ])
+            #expect(
+                try await store.browserSessionTokenFamilies(sessionID: "sid-1") == [
+                    SessionTokenFamily(familyID: "f1", scopes: ["openid"]), SessionTokenFamily(familyID: "f2", scopes: ["openid", "offline_access"]),
+                ])
             #expect(try await store.refreshToken(digest: "rt-1")?.sessionID == "sid-1")
             // Ending is once; an ended session is no longer listed or updated.
             #expect(try await store.browserSessions(accountID: owner.id, now: now).map(\.id).sorted() == ["sid-1", "sid-2"])
@@ -919,7 +938,9 @@ struct GatehouseStoreTests {
             try await store.insertAuthorizationCode(code("c-theirs", account: other.id, app: "third"))
             // A code redeemed this instant, its tokens not written yet: its family is answered too.
             try await store.insertAuthorizationCode(code("c-redeemed", account: owner.id, app: "third"))
-            #expect(try await store.redeemAuthorizationCode(digest: "c-redeemed", now: now, familyID: "f9", accessTokenID: "j9", accessTokenExpiresAt: now.addingTimeInterval(60)))
+            #expect(
+                try await store.redeemAuthorizationCode(
+                    digest: "c-redeemed", now: now, familyID: "f9", accessTokenID: "j9", accessTokenExpiresAt: now.addingTimeInterval(60)))
             let revoked = try await store.revokeRefreshTokens(accountID: owner.id, appID: "third", now: now)
             #expect(revoked.families == ["f1", "f2"] && revoked.redeemedCodeFamilies == ["f9"])
             #expect(try await store.authorizationCode(digest: "c-mine") == nil, "a code not yet redeemed goes too")
@@ -950,12 +971,17 @@ struct GatehouseStoreTests {
     @Test func storageCopyMovesEveryTableToPostgreSQLAndBack() async throws {
         try await TestDatabase.with(.sqlite) { original in
             let store = original.store
-            _ = try await store.insertApp(App(id: "notes", name: "Notes", secretDigest: "digest", redirectURIs: ["https://n/cb"], policy: Policy(identityProviders: ["local"]), createdAt: now, updatedAt: now, disabled: true))
+            _ = try await store.insertApp(
+                App(
+                    id: "notes", name: "Notes", secretDigest: "digest", redirectURIs: ["https://n/cb"], policy: Policy(identityProviders: ["local"]), createdAt: now,
+                    updatedAt: now, disabled: true))
             let owner = try await account(store)
-            _ = try await store.addIdentityLink(ExternalIdentity(providerID: "email", subject: "e", username: "e", claims: IdentityClaims(email: "e@x.example")), accountID: owner.id, now: now)
+            _ = try await store.addIdentityLink(
+                ExternalIdentity(providerID: "email", subject: "e", username: "e", claims: IdentityClaims(email: "e@x.example")), accountID: owner.id, now: now)
             try await store.insertFlow(flow())
             try await store.insertRefreshToken(refreshToken("rt", account: owner.id))
-            try await store.insertSigningKey(SigningKeyRecord(kid: "k", algorithm: .rs256, privateKeyPEM: "gh-kek1:sealed", createdAt: now, activatesAt: now.addingTimeInterval(20)))
+            try await store.insertSigningKey(
+                SigningKeyRecord(kid: "k", algorithm: .rs256, privateKeyPEM: "gh-kek1:sealed", createdAt: now, activatesAt: now.addingTimeInterval(20)))
             for index in 0..<3 { try await store.appendAudit(AuditEvent(time: now, type: "event-\(index)")) }
             _ = try await store.insertPluginRecord(namespace: "p", key: "bytes", value: Data([0, 255, 1]), expiresAt: nil, now: now)
             try await store.insertAuthorizationCode(code("c", account: owner.id))
@@ -990,7 +1016,8 @@ struct GatehouseStoreTests {
                         #expect(try await copy.identityLinks(accountID: owner.id).count == 2)
                         #expect(try await copy.refreshToken(digest: "rt") == token)
                         #expect(try await copy.signingKeys() == keys)
-                        #expect(try await copy.auditEvents(type: nil, appID: nil, accountID: nil, since: nil, limit: 10).map(\.type) == ["event-2", "event-1", "event-0"])
+                        #expect(
+                            try await copy.auditEvents(type: nil, appID: nil, accountID: nil, since: nil, limit: 10).map(\.type) == ["event-2", "event-1", "event-0"])
                         #expect(try await copy.pluginRecord(namespace: "p", key: "bytes", now: now)?.value == Data([0, 255, 1]))
                         #expect(try await copy.authorizationCode(digest: "c") == code)
                         #expect(try await copy.attemptCounter(key: "acct") == counter)
@@ -1029,7 +1056,10 @@ struct GatehouseStoreTests {
             #expect(weak.issues(in: .development, path: "storage.postgres").isEmpty)
         }
         #expect(local.issues(in: .production, path: "storage.postgres").isEmpty)
-        for bad in ["mysql://a@b/c", "postgres://db.internal/broker", "postgres://gh@db.internal/", "postgres://gh@db.internal/b?pool=5", "postgres://gh@db.internal/b?sslmode=maybe"] {
+        for bad in [
+            "mysql://a@b/c", "postgres://db.internal/broker", "postgres://gh@db.internal/", "postgres://gh@db.internal/b?pool=5",
+            "postgres://gh@db.internal/b?sslmode=maybe",
+        ] {
             #expect(throws: PostgresURLError.self) { _ = try PostgresSettings(url: bad) }
         }
     }
@@ -1057,22 +1087,29 @@ struct GatehouseStoreTests {
             let store = database.store
             let ada = try await account(store, "ada")
             let bob = try await account(store, "bob")
-            let first = try await store.registerSignInKey(signInKey("k1", installation: "inst-1", vendor: "v1"), accountID: ada.id, appID: "notes", providerID: "device", now: now)
+            let first = try await store.registerSignInKey(
+                signInKey("k1", installation: "inst-1", vendor: "v1"), accountID: ada.id, appID: "notes", providerID: "device", now: now)
             #expect(first.newDevice && first.retiredKeyIDs.isEmpty)
             _ = try await store.addIdentityLink(ExternalIdentity(providerID: "device", subject: "k1", username: "d"), accountID: ada.id, now: now)
-            try await store.insertRefreshToken(RefreshTokenRecord(
-                digest: "r1", familyID: "f1", accountID: ada.id, appID: "notes", scopes: [], issuedAt: now, expiresAt: now.addingTimeInterval(60), authTime: now,
-                signInKeyID: "k1", dpopJKT: "jkt"
-            ))
+            try await store.insertRefreshToken(
+                RefreshTokenRecord(
+                    digest: "r1", familyID: "f1", accountID: ada.id, appID: "notes", scopes: [], issuedAt: now, expiresAt: now.addingTimeInterval(60), authTime: now,
+                    signInKeyID: "k1", dpopJKT: "jkt"
+                ))
             #expect(try await store.refreshToken(digest: "r1")?.dpopJKT == "jkt")
             // A second key from the same installation, and another account on the same hardware.
-            let second = try await store.registerSignInKey(signInKey("k2", installation: "inst-1", vendor: "v1"), accountID: ada.id, appID: "notes", providerID: "device", now: now)
+            let second = try await store.registerSignInKey(
+                signInKey("k2", installation: "inst-1", vendor: "v1"), accountID: ada.id, appID: "notes", providerID: "device", now: now)
             #expect(!second.newDevice && second.device.id == first.device.id && second.installation.id == first.installation.id)
-            let other = try await store.registerSignInKey(signInKey("k3", installation: "inst-1", vendor: "v1"), accountID: bob.id, appID: "notes", providerID: "device", now: now)
+            let other = try await store.registerSignInKey(
+                signInKey("k3", installation: "inst-1", vendor: "v1"), accountID: bob.id, appID: "notes", providerID: "device", now: now)
             #expect(other.newDevice && other.device.id != first.device.id)
             #expect(try await store.devices(accountID: bob.id).flatMap(\.keys).map(\.id) == ["k3"])
             // The same public key twice is refused, and nothing of that registration stays.
-            let taken = await thrownError { _ = try await store.registerSignInKey(signInKey("k1", installation: "inst-9", vendor: "v9"), accountID: bob.id, appID: "notes", providerID: "device", now: now) }
+            let taken = await thrownError {
+                _ = try await store.registerSignInKey(
+                    signInKey("k1", installation: "inst-9", vendor: "v9"), accountID: bob.id, appID: "notes", providerID: "device", now: now)
+            }
             #expect(taken?.code == .invalidKey)
             #expect(try await store.devices(accountID: bob.id).count == 1)
             // Counters only grow.
@@ -1084,14 +1121,16 @@ struct GatehouseStoreTests {
             #expect(try await store.devices(accountID: ada.id).flatMap(\.keys).allSatisfy { $0.registeredAppID == "notes" })
             // A reinstall (same vendor id, new installation id) retires the old installation's keys,
             // their identity links and refresh tokens.
-            let reinstall = try await store.registerSignInKey(signInKey("k4", installation: "inst-2", vendor: "v1"), accountID: ada.id, appID: "notes", providerID: "device", now: now)
+            let reinstall = try await store.registerSignInKey(
+                signInKey("k4", installation: "inst-2", vendor: "v1"), accountID: ada.id, appID: "notes", providerID: "device", now: now)
             #expect(Set(reinstall.retiredKeyIDs) == ["k1", "k2"])
             #expect(try await store.signInKey(id: "k1") == nil)
             #expect(try await store.identityLink(providerID: "device", subject: "k1") == nil)
             #expect(try await store.refreshToken(digest: "r1")?.revokedAt != nil)
             #expect(try await store.devices(accountID: ada.id).first?.installations.map(\.installationID) == ["inst-2"])
             // Another app on the same device is another installation, not a reinstall.
-            let otherApp = try await store.registerSignInKey(signInKey("k5", installation: "inst-3", vendor: "v1", app: "vault"), accountID: ada.id, appID: "vault", providerID: "device", now: now)
+            let otherApp = try await store.registerSignInKey(
+                signInKey("k5", installation: "inst-3", vendor: "v1", app: "vault"), accountID: ada.id, appID: "vault", providerID: "device", now: now)
             #expect(otherApp.retiredKeyIDs.isEmpty)
             // Renaming and removing only reach the owner's device.
             #expect(try await !store.renameDevice(id: first.device.id, accountID: bob.id, alias: "mine"))
@@ -1115,8 +1154,10 @@ struct GatehouseStoreTests {
             facts.device.biometric = true
             let first = try await store.registerSignInKey(facts, accountID: ada.id, appID: "notes", providerID: "device", now: now)
             #expect(first.installation.pushToken == "apns-token-1" && first.installation.biometric == true)
-            _ = try await store.registerSignInKey(signInKey("k2", installation: "inst-1", vendor: "v1"), accountID: bob.id, appID: "notes", providerID: "device", now: now)
-            _ = try await store.registerSignInKey(signInKey("k3", installation: "inst-1", vendor: "v1", app: "vault"), accountID: bob.id, appID: "vault", providerID: "device", now: now)
+            _ = try await store.registerSignInKey(
+                signInKey("k2", installation: "inst-1", vendor: "v1"), accountID: bob.id, appID: "notes", providerID: "device", now: now)
+            _ = try await store.registerSignInKey(
+                signInKey("k3", installation: "inst-1", vendor: "v1", app: "vault"), accountID: bob.id, appID: "vault", providerID: "device", now: now)
             // One installation id of one app, active for two accounts; another app's is apart.
             let found = try await store.installations(appID: "notes", installationID: "inst-1")
             #expect(Set(found.map(\.accountID)) == [ada.id, bob.id])
@@ -1126,10 +1167,11 @@ struct GatehouseStoreTests {
             var again = signInKey("k4", installation: "inst-1", vendor: "v1")
             again.device.pushToken = "apns-token-2"
             #expect(try await store.registerSignInKey(again, accountID: ada.id, appID: "notes", providerID: "device", now: now).installation.pushToken == "apns-token-2")
-            try await store.insertRefreshToken(RefreshTokenRecord(
-                digest: "r1", familyID: "f1", accountID: ada.id, appID: "notes", scopes: [], issuedAt: now, expiresAt: now.addingTimeInterval(60), authTime: now,
-                signInKeyID: "k1", installation: "digest-1"
-            ))
+            try await store.insertRefreshToken(
+                RefreshTokenRecord(
+                    digest: "r1", familyID: "f1", accountID: ada.id, appID: "notes", scopes: [], issuedAt: now, expiresAt: now.addingTimeInterval(60), authTime: now,
+                    signInKeyID: "k1", installation: "digest-1"
+                ))
             #expect(try await store.refreshToken(digest: "r1")?.installation == "digest-1")
             // Removing reaches only the owner's installation, with its keys and their tokens.
             #expect(try await store.removeInstallation(id: first.installation.id, accountID: bob.id, now: now) == nil)

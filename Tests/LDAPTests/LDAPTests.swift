@@ -337,14 +337,30 @@ struct LDAPTests {
     @Test func reportsConfigMistakesWithTheirExactPath() throws {
         func issues(_ yaml: String) -> [String] { configIssues(yaml, registry: Self.registry) }
         let base = Self.yaml(url: "ldap://127.0.0.1:1")
-        #expect(issues(base.replacingOccurrences(of: "url: ldap://127.0.0.1:1", with: "url: http://dir.example.org")).contains { $0.hasPrefix("providers[0].config.url:") })
-        #expect(issues(base.replacingOccurrences(of: "url: ldap://127.0.0.1:1", with: "url: [ldap://a.example.org, ftp://b]")).contains { $0.hasPrefix("providers[0].config.url[1]:") })
-        #expect(issues(base.replacingOccurrences(of: "bindPassword: service-secret", with: "bindPassword: \"${LDAP_PASSWORD:-}\"")).contains { $0.hasPrefix("providers[0].config.bindPassword:") })
-        #expect(issues(base.replacingOccurrences(of: "filter: (objectClass=inetOrgPerson)", with: "filter: objectClass=inetOrgPerson")).contains { $0.hasPrefix("providers[0].config.userSearch.filter:") })
-        #expect(issues(base.replacingOccurrences(of: "username: uid", with: "username: uid\n            scope: deep")).contains { $0.hasPrefix("providers[0].config.userSearch.scope:") })
+        #expect(
+            issues(base.replacingOccurrences(of: "url: ldap://127.0.0.1:1", with: "url: http://dir.example.org")).contains { $0.hasPrefix("providers[0].config.url:") })
+        #expect(
+            issues(base.replacingOccurrences(of: "url: ldap://127.0.0.1:1", with: "url: [ldap://a.example.org, ftp://b]")).contains {
+                $0.hasPrefix("providers[0].config.url[1]:")
+            })
+        #expect(
+            issues(base.replacingOccurrences(of: "bindPassword: service-secret", with: "bindPassword: \"${LDAP_PASSWORD:-}\"")).contains {
+                $0.hasPrefix("providers[0].config.bindPassword:")
+            })
+        #expect(
+            issues(base.replacingOccurrences(of: "filter: (objectClass=inetOrgPerson)", with: "filter: objectClass=inetOrgPerson")).contains {
+                $0.hasPrefix("providers[0].config.userSearch.filter:")
+            })
+        #expect(
+            issues(base.replacingOccurrences(of: "username: uid", with: "username: uid\n            scope: deep")).contains {
+                $0.hasPrefix("providers[0].config.userSearch.scope:")
+            })
         #expect(issues(base.replacingOccurrences(of: "maxConnections: 4", with: "maxConnections: 0")).contains { $0.hasPrefix("providers[0].config.maxConnections:") })
         #expect(issues(base.replacingOccurrences(of: "maxConnections: 4", with: "maxConection: 4")).contains { $0.hasPrefix("providers[0].config.maxConection:") })
-        #expect(issues(base.replacingOccurrences(of: "url: ldap://127.0.0.1:1", with: "url: ldaps://127.0.0.1:1\n          startTLS: true")).contains { $0.hasPrefix("providers[0].config.url:") })
+        #expect(
+            issues(base.replacingOccurrences(of: "url: ldap://127.0.0.1:1", with: "url: ldaps://127.0.0.1:1\n          startTLS: true")).contains {
+                $0.hasPrefix("providers[0].config.url:")
+            })
         #expect(issues(base).isEmpty)
         // Passwords in the clear to another host: refused outside development unless said on purpose.
         let remote = base.replacingOccurrences(of: "url: ldap://127.0.0.1:1", with: "url: ldap://127.evil.example:389")

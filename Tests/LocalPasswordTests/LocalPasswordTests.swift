@@ -193,7 +193,8 @@ extension LocalPasswordTests {
 
     func attempt(_ test: TestBroker, _ username: String, _ password: String, ip: String? = nil) async -> BrokerError? {
         do {
-            _ = try await test.signIn(FlowRequest(appID: "notes", providerID: "local", clientIP: ip), answer: ["username": .string(username), "password": .string(password)])
+            _ = try await test.signIn(
+                FlowRequest(appID: "notes", providerID: "local", clientIP: ip), answer: ["username": .string(username), "password": .string(password)])
             return nil
         } catch let error as BrokerError {
             return error

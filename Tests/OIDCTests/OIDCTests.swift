@@ -126,13 +126,16 @@ struct OIDCTests {
         #expect(query.first { $0.name == "code_challenge_method" }?.value == "S256")
         upstream.lock.withLock { upstream.nonce = query.first { $0.name == "nonce" }?.value ?? "" }
         let outcome = try await test.engine.callback(state: flowID, answer: ChallengeResponse(["code": "c", "unrelated": "x"]), cookie: nil, crossSitePost: false)
-        guard case .redirect(let location) = outcome, let items = URLComponents(string: location)?.queryItems else { throw FlowDriverError.unexpectedOutcome("\(outcome)") }
+        guard case .redirect(let location) = outcome, let items = URLComponents(string: location)?.queryItems else {
+            throw FlowDriverError.unexpectedOutcome("\(outcome)")
+        }
         #expect(location.hasPrefix("com.example.phone:/back?"))
         if let error = items.first(where: { $0.name == "error" })?.value { return .failure(Refused(code: error)) }
         let code = items.first { $0.name == "code" }?.value ?? ""
-        guard case .completed(_, let tokens, _, _) = try await test.engine.resume(
-            flowID: flowID, answer: ChallengeResponse(["code": .string(code), "codeVerifier": .string(verifier)]), client: nil
-        )
+        guard
+            case .completed(_, let tokens, _, _) = try await test.engine.resume(
+                flowID: flowID, answer: ChallengeResponse(["code": .string(code), "codeVerifier": .string(verifier)]), client: nil
+            )
         else { throw FlowDriverError.unexpectedOutcome("not completed") }
         return .success(tokens)
     }
@@ -184,13 +187,18 @@ struct OIDCTests {
         #expect(fresh.upstreamQuery.first { $0.name == "prompt" }?.value == "login")
         #expect(fresh.upstreamQuery.first { $0.name == "max_age" }?.value == "60")
         let code = try #require(fresh.redirect.first { $0.name == "code" }?.value, "\(fresh.redirect)")
-        let tokens = try await test.broker.oauth.token(try TokenRequest(
-            form: ["grant_type": "authorization_code", "code": code, "code_verifier": fresh.verifier, "redirect_uri": "com.example.phone:/back", "client_id": "phone"],
-            basic: nil
-        ))
+        let tokens = try await test.broker.oauth.token(
+            try TokenRequest(
+                form: [
+                    "grant_type": "authorization_code", "code": code, "code_verifier": fresh.verifier, "redirect_uri": "com.example.phone:/back", "client_id": "phone",
+                ],
+                basic: nil
+            ))
         let payload = try #require(try tokens.idToken.flatMap { Base64URL.decode(String($0.split(separator: ".")[1])) })
         let idClaims = try JSONDecoder().decode([String: JSONValue].self, from: payload)
-        #expect(idClaims["auth_time"] == .number(Double(Int(authenticated))), "auth_time is the upstream's, not the broker's now: \(String(describing: idClaims["auth_time"]))")
+        #expect(
+            idClaims["auth_time"] == .number(Double(Int(authenticated))),
+            "auth_time is the upstream's, not the broker's now: \(String(describing: idClaims["auth_time"]))")
 
         // An upstream that only showed consent (auth_time an hour old) does not satisfy max_age...
         let stale = clock.now.timeIntervalSince1970 - 3_600
@@ -230,7 +238,8 @@ struct OIDCTests {
         }
         let tokens = try #require(try await Self.signIn(test, upstream).get())
         func refresh(_ token: String?) async throws -> IssuedTokens {
-            try await test.broker.oauth.token(try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": try #require(token), "client_id": "phone"], basic: nil))
+            try await test.broker.oauth.token(
+                try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": try #require(token), "client_id": "phone"], basic: nil))
         }
         let renewed = try await refresh(tokens.refreshToken)
         let link = try #require(try await test.store.identityLink(providerID: "corp", subject: "u-42"))
@@ -271,9 +280,14 @@ struct OIDCTests {
         let hmacKey = SymmetricKey(data: Data("secret".utf8))
         let cases: [(String, @Sendable (String) -> String)] = [
             ("alg none", { nonce in ScriptedUpstream.jws(header: ["alg": "none"], claims: Self.claims(clock, nonce: nonce)) { _ in Data() } }),
-            ("HS256 with the oct key", { nonce in
-                ScriptedUpstream.jws(header: ["alg": "HS256", "kid": "h1"], claims: Self.claims(clock, nonce: nonce)) { Data(HMAC<SHA256>.authenticationCode(for: $0, using: hmacKey)) }
-            }),
+            (
+                "HS256 with the oct key",
+                { nonce in
+                    ScriptedUpstream.jws(header: ["alg": "HS256", "kid": "h1"], claims: Self.claims(clock, nonce: nonce)) {
+                        Data(HMAC<SHA256>.authenticationCode(for: $0, using: hmacKey))
+                    }
+                }
+            ),
             ("wrong issuer", { upstream.rs256(Self.claims(clock, nonce: $0, changes: ["iss": "https://other.test"])) }),
             ("wrong audience", { upstream.rs256(Self.claims(clock, nonce: $0, changes: ["aud": "someone"])) }),
             ("two audiences without azp", { upstream.rs256(Self.claims(clock, nonce: $0, changes: ["aud": ["broker", "someone"]])) }),
@@ -281,15 +295,23 @@ struct OIDCTests {
             ("expired beyond the skew", { upstream.rs256(Self.claims(clock, nonce: $0, changes: ["exp": .number(now - 31)])) }),
             ("issued in the future", { upstream.rs256(Self.claims(clock, nonce: $0, changes: ["iat": .number(now + 120)])) }),
             ("wrong nonce", { _ in upstream.rs256(Self.claims(clock, nonce: "another")) }),
-            ("critical header", { nonce in
-                try! ScriptedUpstream.jws(header: ["alg": "RS256", "kid": "r1", "crit": ["exp"]], claims: Self.claims(clock, nonce: nonce)) {
-                    try upstream.rsa.signature(for: $0, padding: .insecurePKCS1v1_5).rawRepresentation
+            (
+                "critical header",
+                { nonce in
+                    try! ScriptedUpstream.jws(header: ["alg": "RS256", "kid": "r1", "crit": ["exp"]], claims: Self.claims(clock, nonce: nonce)) {
+                        try upstream.rsa.signature(for: $0, padding: .insecurePKCS1v1_5).rawRepresentation
+                    }
                 }
-            }),
+            ),
             ("unknown kid", { upstream.rs256(Self.claims(clock, nonce: $0), kid: "r9") }),
-            ("ES256 header on the RSA key", { nonce in
-                try! ScriptedUpstream.jws(header: ["alg": "ES256", "kid": "r1"], claims: Self.claims(clock, nonce: nonce)) { try upstream.ec.signature(for: $0).rawRepresentation }
-            }),
+            (
+                "ES256 header on the RSA key",
+                { nonce in
+                    try! ScriptedUpstream.jws(header: ["alg": "ES256", "kid": "r1"], claims: Self.claims(clock, nonce: nonce)) {
+                        try upstream.ec.signature(for: $0).rawRepresentation
+                    }
+                }
+            ),
         ]
         for (name, token) in cases {
             upstream.idToken = token
@@ -352,7 +374,8 @@ struct OIDCTests {
             _ = try await test.engine.callback(state: flowID, answer: ChallengeResponse(["code": "c"]), cookie: nil, crossSitePost: false)
         }
         do {
-            _ = try await test.engine.resume(flowID: flowID, answer: ChallengeResponse(["code": .string(code), "codeVerifier": .string(RandomToken.make())]), client: nil)
+            _ = try await test.engine.resume(
+                flowID: flowID, answer: ChallengeResponse(["code": .string(code), "codeVerifier": .string(RandomToken.make())]), client: nil)
             Issue.record("a wrong verifier finished the flow")
         } catch let error as BrokerError {
             #expect(error.code == .invalidGrant)
@@ -368,7 +391,10 @@ struct OIDCTests {
         }
         #expect(issues("      issuer: http://upstream.test\n      clientID: c\n      clientSecret: s\n").contains { $0.hasPrefix("providers[0].config.issuer:") })
         #expect(issues("      issuer: https://u.test\n      clientID: c\n").contains { $0.hasPrefix("providers[0].config.clientSecret:") })
-        #expect(issues("      issuer: https://u.test\n      clientID: c\n      clientSecret: s\n      scopes: [email]\n").contains { $0.hasPrefix("providers[0].config.scopes:") })
+        #expect(
+            issues("      issuer: https://u.test\n      clientID: c\n      clientSecret: s\n      scopes: [email]\n").contains {
+                $0.hasPrefix("providers[0].config.scopes:")
+            })
         #expect(
             issues("      issuer: https://u.test\n      clientID: c\n      clientSecret: s\n      signingAlgorithms: [RS256, HS256]\n")
                 .contains { $0.hasPrefix("providers[0].config.signingAlgorithms[1]:") }

@@ -106,18 +106,23 @@ struct PINTests {
         // The PIN rules are the pin plugin's settings: the old key and the new one are checked by it.
         var registry = PluginRegistry()
         registry.register(PINPlugin.self)
-        let tooLong = await thrownError(ConfigIssues.self) { _ = try ConfigLoader(registry: registry).load(yaml: "apps: [{id: x, policy: {pinPolicy: {maxLength: 40}}}]", environment: [:]) }
+        let tooLong = await thrownError(ConfigIssues.self) {
+            _ = try ConfigLoader(registry: registry).load(yaml: "apps: [{id: x, policy: {pinPolicy: {maxLength: 40}}}]", environment: [:])
+        }
         #expect(tooLong?.issues.map(\.description) == ["apps[0].policy.pinPolicy.maxLength: must be between minLength (6) and 32, got 40"])
         let yaml = "providers: [{id: pin, type: pin}]\napps: [{id: x, policy: {authenticators: [pin], plugins: {pin: {maxLength: 40, colour: blue}}}}]"
         let inPlugins = await thrownError(ConfigIssues.self) { _ = try ConfigLoader(registry: registry).load(yaml: yaml, environment: [:]) }
-        #expect(inPlugins?.issues.map(\.description) == [
-            "apps[0].policy.plugins.pin.maxLength: must be between minLength (6) and 32, got 40", "apps[0].policy.plugins.pin.colour: unknown key",
-        ])
+        #expect(
+            inPlugins?.issues.map(\.description) == [
+                "apps[0].policy.plugins.pin.maxLength: must be between minLength (6) and 32, got 40", "apps[0].policy.plugins.pin.colour: unknown key",
+            ])
         // Each form alone is fine; what would be stored (the old key laid over the new) is not.
         let both = "providers: [{id: pin, type: pin}]\napps: [{id: x, policy: {authenticators: [pin], plugins: {pin: {maxLength: 6}}, pinPolicy: {minLength: 8}}}]"
         let together = await thrownError(ConfigIssues.self) { _ = try ConfigLoader(registry: registry).load(yaml: both, environment: [:]) }
         #expect(together?.issues.map(\.description) == ["apps[0].policy.pinPolicy: together with plugins.pin, maxLength: must be between minLength (8) and 32, got 6"])
-        let unknownKey = await thrownError(ConfigIssues.self) { _ = try ConfigLoader(registry: PluginRegistry()).load(yaml: "apps: [{id: x, policy: {pinPolicy: {}}}]", environment: [:]) }
+        let unknownKey = await thrownError(ConfigIssues.self) {
+            _ = try ConfigLoader(registry: PluginRegistry()).load(yaml: "apps: [{id: x, policy: {pinPolicy: {}}}]", environment: [:])
+        }
         #expect(unknownKey?.issues.map(\.description) == ["apps[0].policy.pinPolicy: unknown key"])
     }
 
@@ -179,19 +184,28 @@ struct PINTests {
         let (_, tokens) = try await register(broker, "cyd", pin: "27193")
         let operations = broker.broker.accountOperations
         let token = PresentedToken.bearer(tokens.accessToken)
-        let wrong = await thrownError { _ = try await operations.perform(plugin: "pin", operation: "change", fields: ["currentPin": "11112", "newPin": "38162"], accessToken: token, clientIP: nil) }
+        let wrong = await thrownError {
+            _ = try await operations.perform(plugin: "pin", operation: "change", fields: ["currentPin": "11112", "newPin": "38162"], accessToken: token, clientIP: nil)
+        }
         #expect(wrong?.code == .invalidPIN)
-        let weak = await thrownError { _ = try await operations.perform(plugin: "pin", operation: "change", fields: ["currentPin": "27193", "newPin": "12345"], accessToken: token, clientIP: nil) }
+        let weak = await thrownError {
+            _ = try await operations.perform(plugin: "pin", operation: "change", fields: ["currentPin": "27193", "newPin": "12345"], accessToken: token, clientIP: nil)
+        }
         #expect(weak?.code == .pinSequence)
         _ = try await operations.perform(plugin: "pin", operation: "change", fields: ["currentPin": "27193", "newPin": "38162"], accessToken: token, clientIP: nil)
         #expect(await thrownError { _ = try await signIn(broker, "cyd", pin: "27193") }?.code == .invalidPIN)
         guard case .completed = try await signIn(broker, "cyd", pin: "38162") else { Issue.record("new PIN refused"); return }
-        let unknownField = await thrownError { _ = try await operations.perform(plugin: "pin", operation: "change", fields: ["pin": "1"], accessToken: token, clientIP: nil) }
+        let unknownField = await thrownError {
+            _ = try await operations.perform(plugin: "pin", operation: "change", fields: ["pin": "1"], accessToken: token, clientIP: nil)
+        }
         #expect(unknownField?.code == .invalidRequest)
 
         // A stateless token has no account to hold a PIN.
         let stateless = try await broker.broker.tokens(forStatelessSubject: "name|zed", app: "bank")
-        let refused = await thrownError { _ = try await operations.perform(plugin: "pin", operation: "change", fields: ["currentPin": "1", "newPin": "2"], accessToken: .bearer(stateless), clientIP: nil) }
+        let refused = await thrownError {
+            _ = try await operations.perform(
+                plugin: "pin", operation: "change", fields: ["currentPin": "1", "newPin": "2"], accessToken: .bearer(stateless), clientIP: nil)
+        }
         #expect(refused?.code == .statelessUnsupported)
     }
 
@@ -218,7 +232,9 @@ struct PINTests {
         _ = try await broker.engine.resume(flowID: other, answer: ChallengeResponse(["forgot": true]), client: nil)
         let enrolled = await thrownError { _ = try await broker.engine.resume(flowID: other, answer: ChallengeResponse(["word": "enrol"]), client: nil) }
         #expect(enrolled?.code == .noVerifiedEmail)
-        #expect(try await broker.store.identityLinks(accountID: try #require(try await broker.store.accounts(limit: 10, offset: 0).first { $0.username == "dee" }).id).count == 1)
+        #expect(
+            try await broker.store.identityLinks(accountID: try #require(try await broker.store.accounts(limit: 10, offset: 0).first { $0.username == "dee" }).id).count
+                == 1)
     }
 
     static func amr(_ token: String) -> [String] {
@@ -233,7 +249,8 @@ extension Broker {
     /// An access token as a stateless sign-in gets it (for checking what such a token may not do).
     func tokens(forStatelessSubject subject: String, app appID: String) async throws -> String {
         guard let app = try await store.app(id: appID) else { throw BrokerError(.invalidClient, .unauthenticated, "no app") }
-        let grant = TokenIssuer.Grant(app: app, subject: subject, accountID: nil, scopes: ["openid"], methods: ["pwd"], identityProvider: "name", authTime: clock.now, stateless: true)
+        let grant = TokenIssuer.Grant(
+            app: app, subject: subject, accountID: nil, scopes: ["openid"], methods: ["pwd"], identityProvider: "name", authTime: clock.now, stateless: true)
         return try await engine.tokens.issue(grant).accessToken
     }
 }
@@ -314,7 +331,8 @@ extension PINTests {
         old["phase"] = ["factor": ["authenticatorID": .string(current)]]
         old["suspendedFactor"] = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(resumes))
         let payload = String(decoding: JSONValue.object(old).serialized(), as: UTF8.self)
-        let script = "import sqlite3,sys; db=sqlite3.connect(sys.argv[1]); db.execute('UPDATE flows SET payload = ? WHERE id = ?', (sys.argv[2], sys.argv[3])); db.commit()"
+        let script =
+            "import sqlite3,sys; db=sqlite3.connect(sys.argv[1]); db.execute('UPDATE flows SET payload = ? WHERE id = ?', (sys.argv[2], sys.argv[3])); db.commit()"
         #expect(await ChildProcess.run(["python3", "-c", script, broker.temporary.path, payload, flow]).status == 0)
         let reread = try #require(try await broker.store.flow(id: flow, now: broker.clock.now))
         #expect(reread.phase == stored.phase, "the old shape reads into the phase")

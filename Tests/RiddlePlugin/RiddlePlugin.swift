@@ -118,7 +118,9 @@ public struct RiddleProvider: IdentityProvider {
     }
 
     func listSightings() async throws -> [JSONValue] {
-        try await storage.all(Sighting.self, keyPrefix: "sighting:").map { ["account": .string($0.value.account), "username": .string($0.value.username), "at": .number($0.value.at)] }
+        try await storage.all(Sighting.self, keyPrefix: "sighting:").map {
+            ["account": .string($0.value.account), "username": .string($0.value.username), "at": .number($0.value.at)]
+        }
     }
 
     func removeSighting(of account: String) async throws -> AdminChange {
@@ -147,11 +149,12 @@ public struct RiddleProvider: IdentityProvider {
     }
 
     func whoami(_ context: AccountOperationContext) async throws -> JSONValue {
-            let sighting = Sighting(account: context.account.id, username: context.account.username, at: clock.now.timeIntervalSince1970)
-            if try await !storage.insert(sighting, key: "sighting:\(sighting.account)"), let seen = try await storage.get(Sighting.self, key: "sighting:\(sighting.account)") {
-                _ = try await storage.replace(sighting, key: "sighting:\(sighting.account)", version: seen.version)
-            }
-            return ["signedInAt": context.authenticatedAt.map { .number($0.timeIntervalSince1970) } ?? .null, "methods": .array(context.methods.map { .string($0) })]
+        let sighting = Sighting(account: context.account.id, username: context.account.username, at: clock.now.timeIntervalSince1970)
+        if try await !storage.insert(sighting, key: "sighting:\(sighting.account)"), let seen = try await storage.get(Sighting.self, key: "sighting:\(sighting.account)")
+        {
+            _ = try await storage.replace(sighting, key: "sighting:\(sighting.account)", version: seen.version)
+        }
+        return ["signedInAt": context.authenticatedAt.map { .number($0.timeIntervalSince1970) } ?? .null, "methods": .array(context.methods.map { .string($0) })]
     }
 
     /// Endpoints of each caller kind, to prove that a plugin's routes need no broker or server change.
@@ -178,7 +181,8 @@ public struct RiddleProvider: IdentityProvider {
                 guard call.parameters["instance"] == id else { throw BrokerError(.notFound, .notFound, "No riddle '\(call.parameters["instance"] ?? "")'.") }
                 return PluginEndpointAnswer(
                     page: PluginPage(
-                        title: "A riddle", template: "riddle", values: ["name": .string(id), "question": .string(config.question), "letters": .number(Double(config.answer.count))]
+                        title: "A riddle", template: "riddle",
+                        values: ["name": .string(id), "question": .string(config.question), "letters": .number(Double(config.answer.count))]
                     )
                 )
             },

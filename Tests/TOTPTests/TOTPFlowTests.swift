@@ -61,7 +61,10 @@ extension TOTPTests {
         let base32 = try #require(uri.queryItems?.first { $0.name == "secret" }?.value)
         let secret = try #require(Base32.decode(base32))
         let app = OneTimePassword(secret: secret)
-        guard case .challenge(_, let codes, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["code": .string(app.code(at: broker.clock.now))]), client: nil) else {
+        guard
+            case .challenge(_, let codes, _) = try await broker.engine.resume(
+                flowID: flow, answer: ChallengeResponse(["code": .string(app.code(at: broker.clock.now))]), client: nil)
+        else {
             throw FlowDriverError.unexpectedOutcome("no recovery codes")
         }
         #expect(codes.type == "totp_recovery_codes")
@@ -104,7 +107,10 @@ extension TOTPTests {
         // A wrong first code keeps the setup; a right one stores the enrolment and shows the codes.
         let wrong = await thrownError { _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["code": "000000"]), client: nil) }
         #expect(wrong?.code == .invalidCode)
-        guard case .challenge(_, let codes, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["code": .string(app.code(at: broker.clock.now))]), client: nil) else {
+        guard
+            case .challenge(_, let codes, _) = try await broker.engine.resume(
+                flowID: flow, answer: ChallengeResponse(["code": .string(app.code(at: broker.clock.now))]), client: nil)
+        else {
             Issue.record("no recovery codes")
             return
         }
@@ -185,10 +191,13 @@ extension TOTPTests {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let python = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_PYTHON"] ?? repository.appendingPathComponent(".build/test-venv/bin/python").path
         func oathtool(_ date: Date) async -> String {
-            await ChildProcess.run(["oathtool", "--totp", "--base32", "--now=@\(Int(date.timeIntervalSince1970))", secret]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+            await ChildProcess.run(["oathtool", "--totp", "--base32", "--now=@\(Int(date.timeIntervalSince1970))", secret]).output.trimmingCharacters(
+                in: .whitespacesAndNewlines)
         }
         func pyotp(_ date: Date) async -> String {
-            await ChildProcess.run([python, "-c", "import pyotp, sys; sys.stdout.write(pyotp.TOTP(sys.argv[1]).at(int(sys.argv[2])))", secret, String(Int(date.timeIntervalSince1970))]).output
+            await ChildProcess.run([
+                python, "-c", "import pyotp, sys; sys.stdout.write(pyotp.TOTP(sys.argv[1]).at(int(sys.argv[2])))", secret, String(Int(date.timeIntervalSince1970)),
+            ]).output
         }
         broker.clock.advance(by: 30 * 20 + 29)  // the last second of a step
         let now = broker.clock.now
@@ -243,7 +252,9 @@ extension TOTPTests {
         let (again, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
         _ = try await broker.engine.resume(flowID: again, answer: ChallengeResponse(["name": "ada"]), client: nil)
         _ = try await broker.engine.resume(flowID: again, answer: ChallengeResponse(["use_recovery_code": true]), client: nil)
-        let reused = await thrownError { _ = try await broker.engine.resume(flowID: again, answer: ChallengeResponse(["recoveryCode": .string(ada.recoveryCodes[3])]), client: nil) }
+        let reused = await thrownError {
+            _ = try await broker.engine.resume(flowID: again, answer: ChallengeResponse(["recoveryCode": .string(ada.recoveryCodes[3])]), client: nil)
+        }
         #expect(reused?.code == .invalidCode)
         // `use_app` goes back to the app's code.
         guard case .challenge(_, let back, _) = try await broker.engine.resume(flowID: again, answer: ChallengeResponse(["use_app": true]), client: nil) else {
@@ -373,7 +384,9 @@ extension TOTPTests {
         broker.clock.advance(by: 30)
         for _ in 1...5 { _ = await thrownError { _ = try await Self.code(broker, "ada", "123456") } }
         #expect(await thrownError { _ = try await Self.code(broker, "ada", ada.app.code(at: broker.clock.now)) }?.code == .lockedOut)
-        let created = await thrownError { _ = try await broker.broker.admin.createResourceItem("enrollments", of: .provider("app-code"), fields: [:], by: AdminIdentity(name: "ops")) }
+        let created = await thrownError {
+            _ = try await broker.broker.admin.createResourceItem("enrollments", of: .provider("app-code"), fields: [:], by: AdminIdentity(name: "ops"))
+        }
         #expect(created?.code == .invalidRequest)
         _ = try await broker.broker.admin.deleteResourceItem("enrollments", of: .provider("app-code"), key: [ada.account.id], by: AdminIdentity(name: "ops"))
         #expect(try await broker.broker.admin.resourceItems("enrollments", of: .provider("app-code")).items.count == 1)
@@ -404,12 +417,13 @@ extension TOTPTests {
               - {id: e, type: totp, config: {issuer: "a:b"}}
             """
         let issues = await thrownError(ConfigIssues.self) { _ = try ConfigLoader(registry: Self.registry).load(yaml: yaml, environment: [:]) }
-        #expect(issues?.issues.map(\.description) == [
-            "providers[0].config.algorithm: must be SHA1, SHA256 or SHA512, got 'MD5'",
-            "providers[1].config.digits: must be 6, 7 or 8, got 5",
-            "providers[2].config.window: must be 0, 1 or 2 steps, got 3",
-            "providers[3].config.recoveryCodes: must be between 5 and 20, got 2",
-            "providers[4].config.issuer: must be a non-empty name without ':' (authenticator apps split the label at it)",
-        ])
+        #expect(
+            issues?.issues.map(\.description) == [
+                "providers[0].config.algorithm: must be SHA1, SHA256 or SHA512, got 'MD5'",
+                "providers[1].config.digits: must be 6, 7 or 8, got 5",
+                "providers[2].config.window: must be 0, 1 or 2 steps, got 3",
+                "providers[3].config.recoveryCodes: must be between 5 and 20, got 2",
+                "providers[4].config.issuer: must be a non-empty name without ':' (authenticator apps split the label at it)",
+            ])
     }
 }

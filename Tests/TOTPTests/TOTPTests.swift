@@ -73,7 +73,9 @@ struct TOTPTests {
     @Test func theKeyURINamesIssuerAccountAndParameters() throws {
         let otp = OneTimePassword(secret: Array("12345678901234567890".utf8), algorithm: .sha256, digits: 8, period: 60)
         let uri = otp.uri(issuer: "Gatehouse Bank", account: "ada@example.com")
-        #expect(uri == "otpauth://totp/Gatehouse%20Bank:ada%40example.com?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=Gatehouse%20Bank&algorithm=SHA256&digits=8&period=60")
+        #expect(
+            uri == "otpauth://totp/Gatehouse%20Bank:ada%40example.com?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=Gatehouse%20Bank&algorithm=SHA256&digits=8&period=60"
+        )
     }
 
     /// QR codes of short and long texts (versions with and without version information and 16-bit

@@ -50,7 +50,8 @@ extension WebAuthnTests {
         let authData = try AuthenticatorData(object["authData"]?.bytesValue ?? [])
         let aaguid = try #require(authData.attested?.aaguid)
         let hex = SecretDigest.hex(aaguid)
-        let dashed = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)].map(String.init).joined(separator: "-")
+        let dashed = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)].map(String.init).joined(
+            separator: "-")
         let tpmRoot = try #require(object["attStmt"]?["x5c"]?.arrayValue?.last?.bytesValue)
         func payload(status: String, reports: JSONValue? = nil) -> JSONValue {
             [
@@ -81,14 +82,17 @@ extension WebAuthnTests {
         #expect(throws: (any Error).self) { _ = try MetadataBLOB(jws: text, root: otherRoot, now: now) }
         #expect(throws: (any Error).self) { _ = try MetadataBLOB(jws: text, root: root, now: now.addingTimeInterval(86_400 * 4000)) }
         let revoked = try MetadataBLOB(jws: try Self.blob(payload: payload(status: "REVOKED"), signer: pki.signer, key: pki.signerKey), root: root, now: now)
-        #expect(Self.refusal { _ = try Self.register(vector, Self.registration(vector, trust: AttestationTrust(anchors: [], metadata: revoked))) } == .untrustedAttestation)
+        #expect(
+            Self.refusal { _ = try Self.register(vector, Self.registration(vector, trust: AttestationTrust(anchors: [], metadata: revoked))) } == .untrustedAttestation)
         // A revocation without a date (the field is optional) after a dated certification still counts;
         // a certification dated after an old revocation clears it.
         let undated: JSONValue = [["status": "FIDO_CERTIFIED_L1", "effectiveDate": "2024-01-01"], ["status": "REVOKED"]]
-        let undatedRevoked = try MetadataBLOB(jws: try Self.blob(payload: payload(status: "", reports: undated), signer: pki.signer, key: pki.signerKey), root: root, now: now)
+        let undatedRevoked = try MetadataBLOB(
+            jws: try Self.blob(payload: payload(status: "", reports: undated), signer: pki.signer, key: pki.signerKey), root: root, now: now)
         #expect(undatedRevoked.entries[hex]?.status == "REVOKED")
         let cleared: JSONValue = [["status": "FIDO_CERTIFIED_L1", "effectiveDate": "2025-06-01"], ["status": "REVOKED", "effectiveDate": "2024-01-01"]]
-        let recertified = try MetadataBLOB(jws: try Self.blob(payload: payload(status: "", reports: cleared), signer: pki.signer, key: pki.signerKey), root: root, now: now)
+        let recertified = try MetadataBLOB(
+            jws: try Self.blob(payload: payload(status: "", reports: cleared), signer: pki.signer, key: pki.signerKey), root: root, now: now)
         #expect(recertified.entries[hex]?.status == "FIDO_CERTIFIED_L1")
     }
 }

@@ -158,7 +158,9 @@ extension WebAuthnTests {
         let assertion = try #require(phone.get(try Self.options(get), origin: Self.origin))
         _ = try await broker.finish(first, answer: ["credential": assertion])
         let (second, _) = try await broker.start(FlowRequest(appID: "web", providerID: "passkeys"))
-        #expect(await Self.reason { _ = try await broker.engine.resume(flowID: second, answer: ChallengeResponse(["credential": assertion]), client: nil) } == "challenge_mismatch")
+        #expect(
+            await Self.reason { _ = try await broker.engine.resume(flowID: second, answer: ChallengeResponse(["credential": assertion]), client: nil) }
+                == "challenge_mismatch")
 
         let stranger = SoftAuthenticator()
         _ = stranger.create(["rp": ["id": "login.example.test"], "user": ["id": "eA"], "challenge": "eA"], origin: Self.origin)
@@ -166,17 +168,24 @@ extension WebAuthnTests {
 
         // The same credential id presented in a second registration.
         let (again, _) = try await broker.start(FlowRequest(appID: "web", providerID: "passkeys", purpose: .register))
-        guard case .challenge(_, let create, _) = try await broker.engine.resume(flowID: again, answer: ChallengeResponse(["username": "eve"]), client: nil) else { return }
+        guard case .challenge(_, let create, _) = try await broker.engine.resume(flowID: again, answer: ChallengeResponse(["username": "eve"]), client: nil) else {
+            return
+        }
         let copy = SoftAuthenticator()
         copy.fixedID = phone.credentials[0].id
-        #expect(await Self.reason { _ = try await broker.engine.resume(flowID: again, answer: ChallengeResponse(["credential": copy.create(try Self.options(create), origin: Self.origin)]), client: nil) } == "credential_in_use")
+        #expect(
+            await Self.reason {
+                _ = try await broker.engine.resume(
+                    flowID: again, answer: ChallengeResponse(["credential": copy.create(try Self.options(create), origin: Self.origin)]), client: nil)
+            } == "credential_in_use")
     }
 
     /// A counter that goes back is recorded (and audited) and, by default, refused; with
     /// `counterRegression: record` the sign-in goes on, recorded.
     @Test func aCounterThatGoesBackIsRecordedAndRefusedByPolicy() async throws {
         for policy in ["refuse", "record"] {
-            let broker = try await Self.broker(Self.yaml().replacingOccurrences(of: "origins: [\(Self.origin)]", with: "origins: [\(Self.origin)]\n      counterRegression: \(policy)"))
+            let broker = try await Self.broker(
+                Self.yaml().replacingOccurrences(of: "origins: [\(Self.origin)]", with: "origins: [\(Self.origin)]\n      counterRegression: \(policy)"))
             defer { broker.temporary.remove() }
             let key = SoftAuthenticator()
             let ada = try await Self.registerPasskey(broker, key, name: "ada")
@@ -192,8 +201,9 @@ extension WebAuthnTests {
             let listed = try await broker.broker.admin.resourceItems("credentials", of: .provider("passkeys")).items
             #expect(listed.first?["counterRegressions"] == 1)
             #expect(listed.first?["account"] == .string(ada.id))
-            #expect(try await broker.store.auditEvents(type: "webauthn.counter_regressed", appID: "web", accountID: ada.id, since: nil, limit: 5).count == 1,
-                    "an administrator searching the account's audit finds the suspected clone")
+            #expect(
+                try await broker.store.auditEvents(type: "webauthn.counter_regressed", appID: "web", accountID: ada.id, since: nil, limit: 5).count == 1,
+                "an administrator searching the account's audit finds the suspected clone")
         }
     }
 
@@ -232,7 +242,8 @@ extension WebAuthnTests {
         let ada = try await Self.registerPasskey(broker, SoftAuthenticator(), name: "ada")
         let laptop = SoftAuthenticator()
         let (flow, asked) = try await broker.start(FlowRequest(appID: "vault", providerID: "passkeys", purpose: .register, signedInAccountID: ada.id))
-        let next = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["credential": laptop.create(try Self.options(asked), origin: Self.origin)]), client: nil)
+        let next = try await broker.engine.resume(
+            flowID: flow, answer: ChallengeResponse(["credential": laptop.create(try Self.options(asked), origin: Self.origin)]), client: nil)
         guard case .challenge(_, let factor, _) = next else { Issue.record("no second factor: \(next)"); return }
         #expect(factor.type == "knock")
         #expect(await Self.reason { _ = try await Self.passkeySignIn(broker, laptop) } == "unknown_credential")
@@ -246,7 +257,8 @@ extension WebAuthnTests {
     /// being judged, and the record, the list and the audit say `none`, not verified, never the
     /// claimed format. A passkey made for a new account is listed under the name typed for it.
     @Test func unknownAttestationFormatsAreRefusedAndUnverifiedOnesAreRecordedAsNone() async throws {
-        let broker = try await Self.broker(Self.yaml().replacingOccurrences(of: "origins: [\(Self.origin)]", with: "origins: [\(Self.origin)]\n      attestationFormats: [packed]"))
+        let broker = try await Self.broker(
+            Self.yaml().replacingOccurrences(of: "origins: [\(Self.origin)]", with: "origins: [\(Self.origin)]\n      attestationFormats: [packed]"))
         defer { broker.temporary.remove() }
         let bogus = SoftAuthenticator()
         bogus.claimedFormat = "bogus"
@@ -322,11 +334,15 @@ extension WebAuthnTests {
         try TrustAnchors.appleWebAuthnRoot.write(to: anchor, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: anchor) }
         #expect(issues("      origins: [\(Self.origin)]\n      trustAnchors: [\(anchor.path)]").isEmpty, "a PEM file's path")
-        #expect(issues("      origins: [\(Self.origin)]\n      trustAnchors: [/nonexistent/root.pem]").first?.contains("trustAnchors[0]: is neither PEM text nor a readable file") == true)
+        #expect(
+            issues("      origins: [\(Self.origin)]\n      trustAnchors: [/nonexistent/root.pem]").first?.contains(
+                "trustAnchors[0]: is neither PEM text nor a readable file") == true)
     }
 
     @Test func userVerificationAndAttestationAreRequiredWhereThePolicySaysSo() async throws {
-        let strict = try await Self.broker(Self.yaml().replacingOccurrences(of: "origins: [\(Self.origin)]", with: "origins: [\(Self.origin)]\n      userVerification: required\n      attestation: direct"))
+        let strict = try await Self.broker(
+            Self.yaml().replacingOccurrences(
+                of: "origins: [\(Self.origin)]", with: "origins: [\(Self.origin)]\n      userVerification: required\n      attestation: direct"))
         defer { strict.temporary.remove() }
         let plain = SoftAuthenticator()
         plain.userVerifying = false

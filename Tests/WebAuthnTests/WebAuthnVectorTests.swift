@@ -34,7 +34,8 @@ struct WebAuthnTests {
     static func decode(_ text: String) -> [UInt8] { Array(Base64URL.decode(text.replacingOccurrences(of: "=", with: "")) ?? Data()) }
 
     static let vectors: [Vector] = {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("vectors/webauthn/py_webauthn-3.0.1.json")
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+            "vectors/webauthn/py_webauthn-3.0.1.json")
         guard let data = try? Data(contentsOf: url), let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
             let list = root["vectors"] as? [[String: Any]]
         else { return [] }
@@ -71,9 +72,11 @@ struct WebAuthnTests {
         return Date(timeIntervalSince1970: 1_700_000_000)
     }
 
-    static func registration(_ vector: Vector, rpID: String? = nil, origins: [String]? = nil, challenge: [UInt8]? = nil, userVerification: UserVerification? = nil,
-                             algorithms: [COSEKey.Algorithm] = COSEKey.Algorithm.allCases, formats: [String] = AttestationStatementVerifier.formats,
-                             trust: AttestationTrust? = nil) -> RegistrationCeremony {
+    static func registration(
+        _ vector: Vector, rpID: String? = nil, origins: [String]? = nil, challenge: [UInt8]? = nil, userVerification: UserVerification? = nil,
+        algorithms: [COSEKey.Algorithm] = COSEKey.Algorithm.allCases, formats: [String] = AttestationStatementVerifier.formats,
+        trust: AttestationTrust? = nil
+    ) -> RegistrationCeremony {
         RegistrationCeremony(
             relyingParty: RelyingParty(id: rpID ?? vector.rpID, name: "Test", origins: origins ?? vector.origins), challenge: challenge ?? vector.challenge,
             userVerification: userVerification ?? (vector.requireUserVerification ? .required : .discouraged), algorithms: algorithms, formats: formats, trust: trust
@@ -125,17 +128,25 @@ struct WebAuthnTests {
         #expect(factory.last?.notAfter == date("2026-05-24T16:28:52Z"), "the chain ends in its copy of Root 1")
         #expect(AndroidChainDates.isFactoryProvisioned(factory))
         for day in ["2026-05-23T00:00:00Z", "2026-05-25T00:00:00Z", "2026-12-06T00:00:00Z", "2031-01-01T00:00:00Z"] {
-            #expect(throws: Never.self, "\(day)") { try trust.check(AttestationResult(format: "android-key", kind: .basic, trustPath: factory), aaguid: [], at: date(day)) }
+            #expect(throws: Never.self, "\(day)") {
+                try trust.check(AttestationResult(format: "android-key", kind: .basic, trustPath: factory), aaguid: [], at: date(day))
+            }
             #expect(throws: Never.self, "\(day), Root 1 left out") {
                 try trust.check(AttestationResult(format: "android-key", kind: .basic, trustPath: Array(factory.dropLast())), aaguid: [], at: date(day))
             }
         }
         // The same path under another format name keeps every date: Root 1 ended it.
-        #expect(throws: WebAuthnRefusal.self) { try trust.check(AttestationResult(format: "packed", kind: .basic, trustPath: factory), aaguid: [], at: date("2026-05-25T00:00:00Z")) }
+        #expect(throws: WebAuthnRefusal.self) {
+            try trust.check(AttestationResult(format: "packed", kind: .basic, trustPath: factory), aaguid: [], at: date("2026-05-25T00:00:00Z"))
+        }
         let remote = try chain("google-android-keyattestation/testdata/caiman/sdk36/SB_EC_RKP.pem")
         #expect(!AndroidChainDates.isFactoryProvisioned(remote))
-        #expect(throws: Never.self) { try trust.check(AttestationResult(format: "android-key", kind: .basic, trustPath: remote), aaguid: [], at: date("2025-09-26T15:30:46Z")) }
-        #expect(throws: WebAuthnRefusal.self) { try trust.check(AttestationResult(format: "android-key", kind: .basic, trustPath: remote), aaguid: [], at: date("2030-01-01T00:00:00Z")) }
+        #expect(throws: Never.self) {
+            try trust.check(AttestationResult(format: "android-key", kind: .basic, trustPath: remote), aaguid: [], at: date("2025-09-26T15:30:46Z"))
+        }
+        #expect(throws: WebAuthnRefusal.self) {
+            try trust.check(AttestationResult(format: "android-key", kind: .basic, trustPath: remote), aaguid: [], at: date("2030-01-01T00:00:00Z"))
+        }
         // Google's rule is for Google's keys: a path to a root the app configured keeps every date,
         // whatever format it claims (an old vendor CA key cannot pass as a factory chain).
         let tpm = try #require(Self.vectors.first { $0.expectedFormat == "tpm" && $0.expectedToPass })
@@ -158,10 +169,16 @@ struct WebAuthnTests {
             let unpinned = AttestationTrust(anchors: [], metadata: nil)
             if format == "apple" || format == "android-key" {
                 #expect(throws: Never.self, "\(vector.source)") { _ = try Self.register(vector, Self.registration(vector, trust: unpinned)) }
-                let late = Self.refusal { _ = try Self.registration(vector, trust: unpinned).verify(clientDataJSON: vector.bytes("clientDataJSON"), attestationObject: vector.bytes("attestationObject"), at: Date(timeIntervalSince1970: 4_000_000_000)) }
+                let late = Self.refusal {
+                    _ = try Self.registration(vector, trust: unpinned).verify(
+                        clientDataJSON: vector.bytes("clientDataJSON"), attestationObject: vector.bytes("attestationObject"),
+                        at: Date(timeIntervalSince1970: 4_000_000_000))
+                }
                 #expect(late == .untrustedAttestation, "\(vector.source) in 2096")
             } else if chain.isEmpty {
-                #expect(Self.refusal { _ = try Self.register(vector, Self.registration(vector, trust: unpinned)) } == .untrustedAttestation, "\(vector.source): self attestation")
+                #expect(
+                    Self.refusal { _ = try Self.register(vector, Self.registration(vector, trust: unpinned)) } == .untrustedAttestation,
+                    "\(vector.source): self attestation")
             } else {
                 #expect(Self.refusal { _ = try Self.register(vector, Self.registration(vector, trust: unpinned)) } == .untrustedAttestation, "\(vector.source)")
                 let pinned = AttestationTrust(anchors: [chain.last!], metadata: nil)
@@ -215,8 +232,10 @@ struct WebAuthnTests {
         #expect(wrongType == .wrongType)
     }
 
-    static func authenticate(_ vector: Vector, rpID: String? = nil, origins: [String]? = nil, challenge: [UInt8]? = nil, userVerification: UserVerification? = nil,
-                             signCount: UInt32? = nil, publicKey: [UInt8]? = nil, userHandle: [UInt8]? = nil) throws(WebAuthnRefusal) -> VerifiedAssertion {
+    static func authenticate(
+        _ vector: Vector, rpID: String? = nil, origins: [String]? = nil, challenge: [UInt8]? = nil, userVerification: UserVerification? = nil,
+        signCount: UInt32? = nil, publicKey: [UInt8]? = nil, userHandle: [UInt8]? = nil
+    ) throws(WebAuthnRefusal) -> VerifiedAssertion {
         let authenticatorData = vector.bytes("authenticatorData")
         let backupEligible = authenticatorData.count > 32 && authenticatorData[32] & 0x08 != 0
         let returned = vector.bytes("userHandle")
@@ -225,7 +244,8 @@ struct WebAuthnTests {
             userVerification: userVerification ?? (vector.requireUserVerification ? .required : .discouraged)
         )
         return try ceremony.verify(
-            clientDataJSON: vector.bytes("clientDataJSON"), authenticatorData: authenticatorData, signature: vector.bytes("signature"), userHandle: returned.isEmpty ? nil : returned,
+            clientDataJSON: vector.bytes("clientDataJSON"), authenticatorData: authenticatorData, signature: vector.bytes("signature"),
+            userHandle: returned.isEmpty ? nil : returned,
             stored: AuthenticationCeremony.Stored(
                 publicKey: publicKey ?? vector.credentialPublicKey ?? [], signCount: signCount ?? vector.signCount, userHandle: userHandle ?? returned,
                 backupEligible: backupEligible

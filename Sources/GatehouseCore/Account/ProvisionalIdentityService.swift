@@ -75,7 +75,8 @@ public struct ProvisionalIdentityService: Sendable {
         try Self.check(groups, field: "groups")
         _ = try await existing(id, appID: appID)
         guard let identity = try await store.addProvisionalGrants(id: id, grants: grants, groups: groups) else { throw Self.notFound }
-        try await audit("provisional_identity.granted", identity, details: ["by": creator, "grants": grants.joined(separator: " "), "groups": groups.joined(separator: " ")])
+        try await audit(
+            "provisional_identity.granted", identity, details: ["by": creator, "grants": grants.joined(separator: " "), "groups": groups.joined(separator: " ")])
         return identity
     }
 
@@ -187,7 +188,8 @@ public struct ProvisionalIdentityService: Sendable {
 
     static func check(_ entries: [String], field: String) throws {
         if entries.count > maxEntries {
-            throw BrokerError(.invalidRequest, .badRequest, "At most \(maxEntries) \(field) at once.", issues: [ConfigIssue(path: field, "more than \(maxEntries) entries")])
+            throw BrokerError(
+                .invalidRequest, .badRequest, "At most \(maxEntries) \(field) at once.", issues: [ConfigIssue(path: field, "more than \(maxEntries) entries")])
         }
         for (index, entry) in entries.enumerated()
         where entry.isEmpty || entry.utf8.count > 200 || entry.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {

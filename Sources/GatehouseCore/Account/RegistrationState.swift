@@ -47,7 +47,8 @@ public struct RegistrationState: Sendable {
         }
         // A sign-in from this installation that waits for its profile to be confirmed (looked up only
         // for apps that ask for confirmation).
-        let pending = app.policy.confirmProfile
+        let pending =
+            app.policy.confirmProfile
             ? try await store.pluginRecord(
                 namespace: Self.namespace, key: Self.pendingKey(Self.installationDigest(appID: app.id, installationID: installationID)), now: clock.now
             ) : nil

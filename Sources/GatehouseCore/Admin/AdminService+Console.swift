@@ -29,7 +29,8 @@ extension AdminService {
         guard matches.count == 1, let account = matches.first else {
             throw BrokerError(
                 .notFound, .notFound,
-                matches.isEmpty ? "No user '\(name)'." : "\(matches.count) accounts are named '\(name)'; name one by its id (\(matches.map(\.id).joined(separator: ", ")))."
+                matches.isEmpty
+                    ? "No user '\(name)'." : "\(matches.count) accounts are named '\(name)'; name one by its id (\(matches.map(\.id).joined(separator: ", ")))."
             )
         }
         return account.id
@@ -126,7 +127,8 @@ extension AdminService {
             try await store.appendAudit(
                 AuditEvent(
                     time: clock.now, type: "key.rotated",
-                    details: admin.auditDetails.merging(["kid": key.kid, "alg": key.algorithm.rawValue, "via": via, "immediately": "\(immediately)"]) { first, _ in first }
+                    details: admin.auditDetails.merging(["kid": key.kid, "alg": key.algorithm.rawValue, "via": via, "immediately": "\(immediately)"]) { first, _ in first
+                    }
                 )
             )
         }

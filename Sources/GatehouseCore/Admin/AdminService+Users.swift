@@ -101,7 +101,9 @@ extension AdminService {
             _ = try await store.unlinkIdentity(providerID: providerID, subject: subject)
         }
         try await store.appendAudit(
-            AuditEvent(time: clock.now, type: "user.removed", accountID: link?.accountID, providerID: providerID, details: admin.auditDetails.merging(["username": username]) { first, _ in first })
+            AuditEvent(
+                time: clock.now, type: "user.removed", accountID: link?.accountID, providerID: providerID,
+                details: admin.auditDetails.merging(["username": username]) { first, _ in first })
         )
         return true
     }

@@ -34,7 +34,8 @@ extension AdminService {
         let existing = try await storage.secret(key: app.id)
         if let stored = existing {
             let replaced = WebhookSecrets(stored: stored.value).current
-            let next = overlap.value > 0
+            let next =
+                overlap.value > 0
                 ? WebhookSecrets(current: secret, previous: replaced, previousUntil: now.addingTimeInterval(overlap.timeInterval)) : WebhookSecrets(current: secret)
             guard try await storage.replaceWithSecret(next.stored, key: app.id, version: stored.version) else { throw conflict }
         } else if try await !storage.insertSecret(WebhookSecrets(current: secret).stored, key: app.id) {
@@ -43,7 +44,8 @@ extension AdminService {
         var details = admin.auditDetails
         // Where events go, without a path or query that might hold a token.
         details["host"] = app.policy.webhook.url.flatMap { URLComponents(string: $0)?.host } ?? ""
-        details["previousSignsUntil"] = existing == nil ? "none" : overlap.value > 0 ? ISO8601DateFormatter().string(from: now.addingTimeInterval(overlap.timeInterval)) : "now"
+        details["previousSignsUntil"] =
+            existing == nil ? "none" : overlap.value > 0 ? ISO8601DateFormatter().string(from: now.addingTimeInterval(overlap.timeInterval)) : "now"
         try await store.appendAudit(AuditEvent(time: now, type: "webhook.secret_rotated", appID: app.id, details: details))
         return secret
     }
@@ -93,6 +95,8 @@ extension AdminService {
             type = event.type
             eventID = event.id
         }
-        return DeliveryView(id: item.id, kind: item.kind.rawValue, type: type, eventID: eventID, subject: item.subject, createdAt: item.createdAt, attempts: item.attempts, lastError: item.lastError)
+        return DeliveryView(
+            id: item.id, kind: item.kind.rawValue, type: type, eventID: eventID, subject: item.subject, createdAt: item.createdAt, attempts: item.attempts,
+            lastError: item.lastError)
     }
 }

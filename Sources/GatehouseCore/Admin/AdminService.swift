@@ -119,11 +119,12 @@ public struct AdminService: Sendable {
     public func updateApp(id: String, changes body: JSONValue, by admin: AdminIdentity) async throws -> AppView {
         let changes = try decode(AppChanges.self, body, at: [])
         let before = try await existingApp(id)
-        let event = switch (before.disabled, changes.disabled) {
-        case (false, true?): "app.disabled"
-        case (true, false?): "app.enabled"
-        default: "app.updated"
-        }
+        let event =
+            switch (before.disabled, changes.disabled) {
+            case (false, true?): "app.disabled"
+            case (true, false?): "app.enabled"
+            default: "app.updated"
+            }
         let view = try await change(id, by: admin, event: event) { app in
             if let name = changes.name { app.name = name }
             if let redirectURIs = changes.redirectURIs { app.redirectURIs = redirectURIs }
@@ -241,10 +242,11 @@ public struct AdminService: Sendable {
     }
 
     func checkReferences(_ policy: Policy, path: String) throws {
-        let issues = policy.referenceIssues(
-            identityProviders: Set(plugins.identityProviders.keys), authenticators: Set(plugins.authenticators.keys),
-            statelessCapable: plugins.statelessCapableIdentityProviders, path: path
-        ) + plugins.settings.issues(policy, path: path)
+        let issues =
+            policy.referenceIssues(
+                identityProviders: Set(plugins.identityProviders.keys), authenticators: Set(plugins.authenticators.keys),
+                statelessCapable: plugins.statelessCapableIdentityProviders, path: path
+            ) + plugins.settings.issues(policy, path: path)
         if !issues.isEmpty { throw Self.invalid(issues) }
     }
 

@@ -23,7 +23,8 @@ public enum ConfigDrift {
             }
             let differences = try differences(seed: seed, app: app, settings: settings)
             guard !differences.isEmpty else { continue }
-            let state = app.managedBy == .admin
+            let state =
+                app.managedBy == .admin
                 ? "is managed by an admin since \(ISO8601DateFormatter().string(from: app.updatedAt)); the file's entry (apps[\(index)]) is not applied"
                 : "is managed by the file; the next start applies apps[\(index)]"
             findings.append(Finding(appID: app.id, message: "\(state). Differences: " + differences.joined(separator: "; ")))

@@ -57,7 +57,8 @@ public struct AdminConfig: Sendable, Decodable {
             self.token = try container.decode(String.self, forKey: .token)
             guard Identifier.isValid(name) else { throw ConfigIssue(path: decoder.codingPath + [CodingKeys.name], Identifier.rule) }
             guard token.utf8.count >= 32 else {
-                throw ConfigIssue(path: decoder.codingPath + [CodingKeys.token], "an admin token needs at least 32 characters (generate one with `openssl rand -base64 32`)")
+                throw ConfigIssue(
+                    path: decoder.codingPath + [CodingKeys.token], "an admin token needs at least 32 characters (generate one with `openssl rand -base64 32`)")
             }
         }
 
@@ -96,7 +97,6 @@ public enum DeploymentEnvironment: String, Sendable, Codable {
     case production
 }
 
-
 /// `server:` — where to listen and the issuer URL that tokens name.
 public struct ServerConfig: Sendable, Decodable {
     public var listen: ListenAddress
@@ -134,7 +134,9 @@ public struct ServerConfig: Sendable, Decodable {
             guard let url = URL(string: issuer), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil,
                 url.query == nil, url.fragment == nil, !issuer.hasSuffix("/")
             else {
-                throw ConfigIssue(path: decoder.codingPath + [CodingKeys.issuer], "not a valid issuer URL (http(s)://host[:port][/path], no query, fragment or trailing slash): '\(issuer)'")
+                throw ConfigIssue(
+                    path: decoder.codingPath + [CodingKeys.issuer],
+                    "not a valid issuer URL (http(s)://host[:port][/path], no query, fragment or trailing slash): '\(issuer)'")
             }
         }
     }

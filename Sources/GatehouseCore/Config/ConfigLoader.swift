@@ -10,7 +10,8 @@ public struct ConfigLoader: Sendable {
     public func load(yaml text: String, environment: [String: String]) throws(ConfigIssues) -> BrokerConfig {
         let (root, substitutionIssues) = try ConfigNode.parse(yaml: text, environment: environment)
         return try load(
-            root, knownIssues: substitutionIssues, environmentToken: environment["GATEHOUSE_ADMIN_TOKEN"].map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 },
+            root, knownIssues: substitutionIssues,
+            environmentToken: environment["GATEHOUSE_ADMIN_TOKEN"].map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 },
             environmentKEK: environment["GATEHOUSE_KEK"].flatMap { $0.isEmpty ? nil : $0 }
         )
     }
@@ -18,7 +19,9 @@ public struct ConfigLoader: Sendable {
     /// Checks a parsed document; `knownIssues` (from parsing) are reported with the rest, and any
     /// path they name is not reported again.
     /// `environmentKEK` (`GATEHOUSE_KEK`) is the key-encryption key when the config's `keys` names none.
-    public func load(_ root: ConfigNode, knownIssues: [ConfigIssue] = [], environmentToken: String? = nil, environmentKEK: String? = nil) throws(ConfigIssues) -> BrokerConfig {
+    public func load(_ root: ConfigNode, knownIssues: [ConfigIssue] = [], environmentToken: String? = nil, environmentKEK: String? = nil) throws(ConfigIssues)
+        -> BrokerConfig
+    {
         var issues: [ConfigIssue] = []
         guard case .mapping(let entries) = root else {
             throw ConfigIssues([ConfigIssue(path: "", "the config must be a mapping with server, storage, providers and apps")])
@@ -100,7 +103,9 @@ public struct ConfigLoader: Sendable {
         }
         if let console = admin?.console, console.enabled {
             if let index = apps.firstIndex(where: { $0.id == ConsoleConfig.appID }) {
-                issues.append(ConfigIssue(path: "apps[\(index)].id", "'\(ConsoleConfig.appID)' is the admin console's app; choose another id (or set admin.console.enabled: false)"))
+                issues.append(
+                    ConfigIssue(path: "apps[\(index)].id", "'\(ConsoleConfig.appID)' is the admin console's app; choose another id (or set admin.console.enabled: false)")
+                )
             }
             for (index, id) in (console.identityProviders ?? []).enumerated() where !identityProviderIDs.contains(id) {
                 issues.append(ConfigIssue(path: "admin.console.identityProviders[\(index)]", "no identity provider '\(id)' is declared in providers"))
@@ -132,7 +137,8 @@ public struct ConfigLoader: Sendable {
         guard issues.isEmpty, let environment, let server, let storage, let tokens, let mail, let keys, let lockout, let events else { throw ConfigIssues(issues) }
         return BrokerConfig(
             environment: environment, server: server, storage: storage, tokens: tokens, providers: providers, apps: apps,
-            admin: AdminConfig(tokens: adminTokens, consoleGroups: admin?.consoleGroups ?? [], console: admin?.console ?? ConsoleConfig()), mail: mail, keys: keys, lockout: lockout,
+            admin: AdminConfig(tokens: adminTokens, consoleGroups: admin?.consoleGroups ?? [], console: admin?.console ?? ConsoleConfig()), mail: mail, keys: keys,
+            lockout: lockout,
             events: events
         )
     }

@@ -30,9 +30,10 @@ extension ConfigNode {
                 return .null
             }
         case .sequence(let sequence):
-            return .sequence(sequence.enumerated().map { index, element in
-                convert(element, path: path + [ConfigPath.Key(index: index)], environment: environment, issues: &issues)
-            })
+            return .sequence(
+                sequence.enumerated().map { index, element in
+                    convert(element, path: path + [ConfigPath.Key(index: index)], environment: environment, issues: &issues)
+                })
         case .mapping(let mapping):
             var entries: [Entry] = []
             for (keyNode, valueNode) in mapping {

@@ -52,7 +52,6 @@ public indirect enum ConfigNode: Sendable, Hashable, Decodable {
 
 }
 
-
 extension ConfigNode {
     /// A JSON document as a config node, so that API input is checked by the same strict decoder
     /// (exact paths, unknown keys) as the config file.

@@ -50,7 +50,8 @@ public struct ConsoleConfig: Sendable, Decodable, Hashable {
             throw ConfigIssue(path: path + [CodingKeys.sessionLifetime], "must be between 5 minutes and 12 hours, got \(sessionLifetime.value) seconds")
         }
         guard (60...sessionLifetime.value).contains(idleLifetime.value) else {
-            throw ConfigIssue(path: path + [CodingKeys.idleLifetime], "must be between 60 seconds and sessionLifetime (\(sessionLifetime.value) seconds), got \(idleLifetime.value)")
+            throw ConfigIssue(
+                path: path + [CodingKeys.idleLifetime], "must be between 60 seconds and sessionLifetime (\(sessionLifetime.value) seconds), got \(idleLifetime.value)")
         }
         guard (60...3600).contains(reauthenticateAfter.value) else {
             throw ConfigIssue(path: path + [CodingKeys.reauthenticateAfter], "must be between 60 seconds and 1 hour, got \(reauthenticateAfter.value) seconds")

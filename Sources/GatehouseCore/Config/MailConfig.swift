@@ -55,7 +55,9 @@ public struct MailConfig: Sendable, Decodable {
             issues.append(ConfigIssue(path: "mail.transport", "log prints one-time codes to the log; it is allowed only with `environment: development`"))
         }
         if transport == .smtp, let smtp, smtp.security == .none, !LoopbackHost.contains(smtp.host) {
-            issues.append(ConfigIssue(path: "mail.smtp.security", "none sends codes in clear to '\(smtp.host)'; use starttls or tls (none only to a loopback relay or in development)"))
+            issues.append(
+                ConfigIssue(
+                    path: "mail.smtp.security", "none sends codes in clear to '\(smtp.host)'; use starttls or tls (none only to a loopback relay or in development)"))
         }
         return issues
     }

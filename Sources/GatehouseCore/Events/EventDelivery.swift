@@ -88,10 +88,11 @@ public struct EventDelivery: Sendable {
                 outcome = .giveUp("the app was deleted")
                 return await record(item, lease: lease, attempt: attempt, outcome)
             }
-            outcome = switch item.kind {
-            case .event: try await sendEvent(item, app: app, attempt: attempt)
-            case .backchannelLogout: try await sendLogoutToken(item, app: app)
-            }
+            outcome =
+                switch item.kind {
+                case .event: try await sendEvent(item, app: app, attempt: attempt)
+                case .backchannelLogout: try await sendLogoutToken(item, app: app)
+                }
         } catch let error as OutboundHTTPError {
             // Never the URL (it may carry a token in its query).
             if case .invalidURL = error { outcome = .retry("the webhook URL is not usable") } else { outcome = .retry(error.description) }
@@ -120,13 +121,20 @@ public struct EventDelivery: Sendable {
                     await audit("logout.backchannel_delivered", item: item, outcome: nil, details: ["attempts": String(attempt)])
                 }
             case .retry(let error) where attempt <= delays.count:
-                logger.notice("delivery attempt failed", metadata: ["app": .string(item.appID), "kind": .string(item.kind.rawValue), "attempt": .stringConvertible(attempt), "error": .string(String(error.prefix(200)))])
+                logger.notice(
+                    "delivery attempt failed",
+                    metadata: [
+                        "app": .string(item.appID), "kind": .string(item.kind.rawValue), "attempt": .stringConvertible(attempt),
+                        "error": .string(String(error.prefix(200))),
+                    ])
                 try await store.finishOutboxAttempt(
-                    id: item.id, token: lease, delivered: false, nextAttemptAt: now.addingTimeInterval(delays[attempt - 1].timeInterval), dead: false, error: String(error.prefix(500)), now: now
+                    id: item.id, token: lease, delivered: false, nextAttemptAt: now.addingTimeInterval(delays[attempt - 1].timeInterval), dead: false,
+                    error: String(error.prefix(500)), now: now
                 )
             case .retry(let error), .giveUp(let error):
                 logger.warning("delivery given up", metadata: ["app": .string(item.appID), "kind": .string(item.kind.rawValue), "attempts": .stringConvertible(attempt)])
-                try await store.finishOutboxAttempt(id: item.id, token: lease, delivered: false, nextAttemptAt: nil, dead: true, error: String(error.prefix(500)), now: now)
+                try await store.finishOutboxAttempt(
+                    id: item.id, token: lease, delivered: false, nextAttemptAt: nil, dead: true, error: String(error.prefix(500)), now: now)
                 let type = item.kind == .backchannelLogout ? "logout.backchannel_failed" : "webhook.dead_letter"
                 await audit(type, item: item, outcome: "delivery_failed", details: ["attempts": String(attempt), "error": String(error.prefix(200))])
             }
@@ -174,7 +182,6 @@ public struct EventDelivery: Sendable {
         }
         return (["t=\(time)"] + signatures).joined(separator: ",")
     }
-
 
     func sendEvent(_ item: OutboxItem, app: App, attempt: Int) async throws -> Outcome {
         let event = try JSONDecoder().decode(AuditEvent.self, from: Data(item.payload.utf8))

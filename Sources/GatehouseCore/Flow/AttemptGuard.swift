@@ -39,7 +39,8 @@ public struct AttemptGuard: Sendable {
     public func checkStart(clientIP: String?, policy: LockoutPolicy) async throws {
         if let ip = clientIP { try await refuseIfBlocked(ip: ip) }
         if let refusal = try await store.perMinuteRefusal(
-            "starts", clientIP: clientIP, limit: policy.maxFlowStartsPerIPPerMinute, now: clock.now, message: "Too many sign-ins started from this address; wait a moment."
+            "starts", clientIP: clientIP, limit: policy.maxFlowStartsPerIPPerMinute, now: clock.now,
+            message: "Too many sign-ins started from this address; wait a moment."
         ) {
             metrics.refused(reason: "flow_start_rate")
             throw refusal
@@ -62,8 +63,9 @@ public struct AttemptGuard: Sendable {
             case .lockedNow(let until):
                 metrics.lockout(scope: "ip")
                 try await audit.appendAudit(
-                    AuditEvent(time: now, type: "ip.blocked", appID: appID, providerID: providerID, outcome: ErrorCode.rateLimited.rawValue,
-                               details: ["clientIP": ip, "until": ISO8601DateFormatter().string(from: until)])
+                    AuditEvent(
+                        time: now, type: "ip.blocked", appID: appID, providerID: providerID, outcome: ErrorCode.rateLimited.rawValue,
+                        details: ["clientIP": ip, "until": ISO8601DateFormatter().string(from: until)])
                 )
                 throw Self.addressBlocked(until: until, now: now)
             }
@@ -71,7 +73,8 @@ public struct AttemptGuard: Sendable {
         guard let accountKey else { return }
         do {
             try await accounts.reserve(
-                accountKey, rule: policy.accountRule, what: "This account", event: Self.accountLocked(accountKey, clientIP: clientIP, appID: appID, providerID: providerID)
+                accountKey, rule: policy.accountRule, what: "This account",
+                event: Self.accountLocked(accountKey, clientIP: clientIP, appID: appID, providerID: providerID)
             )
         } catch {
             // A locked account (or a store that failed) gives the address its reservation back.
@@ -124,7 +127,9 @@ public struct AttemptGuard: Sendable {
     /// Refuses a flow start from an address that is blocked for too many wrong answers.
     private func refuseIfBlocked(ip: String) async throws {
         let now = clock.now
-        guard let counter = try await store.attemptCounter(key: "ip:\(FailedAuthenticationLimit.addressBucket(ip))"), let until = counter.lockedUntil, until > now else { return }
+        guard let counter = try await store.attemptCounter(key: "ip:\(FailedAuthenticationLimit.addressBucket(ip))"), let until = counter.lockedUntil, until > now else {
+            return
+        }
         metrics.refused(reason: ErrorCode.rateLimited.rawValue)
         throw Self.addressBlocked(until: until, now: now)
     }

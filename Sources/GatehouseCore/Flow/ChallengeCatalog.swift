@@ -37,7 +37,6 @@ public struct ChallengeCatalog: Sendable {
     ]
 }
 
-
 extension ChallengeDescription {
     /// A new account's profile, as the identity provider gave it, for the person to confirm or edit
     /// (`Policy.confirmProfile`); a changed address is proven with an emailed `code` before it is kept.
@@ -84,7 +83,8 @@ extension ChallengeDescription {
     public static let deviceConsent = ChallengeDescription(
         type: "device_consent",
         summary: "A device asks to sign in: check its `userCode`, answer `{}` to allow it or `{\"deny\": \"true\"}` to refuse.",
-        title: "Sign in on your device", prompt: "Check that your device shows the code {userCode}. Only allow it if you started this sign-in yourself. {appName} on that device asks to: {purposes}",
+        title: "Sign in on your device",
+        prompt: "Check that your device shows the code {userCode}. Only allow it if you started this sign-in yourself. {appName} on that device asks to: {purposes}",
         actions: consent.actions,
         details: consent.details + [ChallengeDetail("userCode", .string, "The code the device shows, as the person typed it.")],
         submitLabel: "Allow"

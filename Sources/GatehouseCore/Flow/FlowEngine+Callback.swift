@@ -20,7 +20,8 @@ extension FlowEngine {
     /// Handles one arrival at the callback. `cookie` is the browser's binding cookie, if it sent one;
     /// `crossSitePost` tells that the answer came as a form post (`response_mode=form_post`);
     /// `providerID` is the provider the callback URL names (`/oauth2/callback/<provider>`), if any.
-    public func callback(state flowID: String, answer: ChallengeResponse, cookie: String?, crossSitePost: Bool, providerID: String? = nil) async throws -> CallbackOutcome {
+    public func callback(state flowID: String, answer: ChallengeResponse, cookie: String?, crossSitePost: Bool, providerID: String? = nil) async throws -> CallbackOutcome
+    {
         let notFound = BrokerError(.flowNotFound, .notFound, "This sign-in is unknown, expired or already finished; start again from the app.")
         guard let stored = try await store.flow(id: flowID, now: clock.now, sealer: sealer), let app = try await store.app(id: stored.appID), !app.disabled else {
             throw notFound
@@ -43,7 +44,8 @@ extension FlowEngine {
             guard let cookie else {
                 guard crossSitePost else { throw notFound }
                 let location = tokens.issuer + Broker.callbackPath + (providerID.map { "/" + $0 } ?? "")
-                let parameters = [(ChallengeCallback.stateParameter, Optional(flowID))]
+                let parameters =
+                    [(ChallengeCallback.stateParameter, Optional(flowID))]
                     + kept.values.sorted { $0.key < $1.key }.compactMap { name, value in value.stringValue.map { (name, Optional($0)) } }
                 return .redirect(OAuthRedirect.url(location, parameters: parameters))
             }
@@ -61,7 +63,9 @@ extension FlowEngine {
         try await save(&flow)
         let identity: ExternalIdentity
         do {
-            guard case .identified(let proven) = try await provider.resume(flow.pluginState, with: kept, in: FlowContext(flowID: flow.id, app: app.view, request: request)) else {
+            guard
+                case .identified(let proven) = try await provider.resume(flow.pluginState, with: kept, in: FlowContext(flowID: flow.id, app: app.view, request: request))
+            else {
                 throw BrokerError.internalFailure("A provider answered its callback with something other than an identity.")
             }
             identity = proven

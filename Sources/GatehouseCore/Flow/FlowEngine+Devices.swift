@@ -15,7 +15,8 @@ extension FlowEngine {
             throw Self.identityTaken
         }
         if identity.isTest, !account.isTest {
-            throw BrokerError(.accessDenied, .forbidden, "A test identity (a test registration key's) joins test accounts only.").publicly(because: "test_identity_for_real_account")
+            throw BrokerError(.accessDenied, .forbidden, "A test identity (a test registration key's) joins test accounts only.").publicly(
+                because: "test_identity_for_real_account")
         }
         flow.accountID = account.id
         flow.accountCreated = false

@@ -66,7 +66,8 @@ extension FlowEngine {
         if request.device != nil {
             return tokens.issuer + OAuthService.verificationPath + "?result=" + (code == .accessDenied ? "denied" : "failed")
         }
-        return OAuthRedirect.url(request.redirectURI, parameters: [("error", code.rawValue), ("error_description", description), ("state", request.state), ("iss", tokens.issuer)])
+        return OAuthRedirect.url(
+            request.redirectURI, parameters: [("error", code.rawValue), ("error_description", description), ("state", request.state), ("iss", tokens.issuer)])
     }
 
     /// Goes on from the browser's session: at once to a code, or through consent or the missing
@@ -160,7 +161,10 @@ extension FlowEngine {
                 flowID: flow.id,
                 redirect: OAuthRedirect.url(
                     authorization.request.redirectURI,
-                    parameters: [("error", "access_denied"), ("error_description", "The person did not allow access."), ("state", authorization.request.state), ("iss", tokens.issuer)]
+                    parameters: [
+                        ("error", "access_denied"), ("error_description", "The person did not allow access."), ("state", authorization.request.state),
+                        ("iss", tokens.issuer),
+                    ]
                 )
             )
         }

@@ -128,7 +128,8 @@ extension FlowEngine {
             throw BrokerError(.registrationDisabled, .forbidden, "There is no account for this identity, and this app does not allow self-registration.")
         }
         let by = flow.handOff.map { ["by": $0.providerID] } ?? [:]
-        var (account, created) = try await IdentityLinker(store: store, clock: clock).link(identity, audit: auditEvent("account.created", flow: flow, outcome: nil, details: by))
+        var (account, created) = try await IdentityLinker(store: store, clock: clock).link(
+            identity, audit: auditEvent("account.created", flow: flow, outcome: nil, details: by))
         if created { account = try await awaitingProfileConfirmation(account, app: app) }
         flow.accountID = account.id
         flow.accountCreated = created

@@ -86,7 +86,8 @@ public struct FlowEngine: Sendable {
             throw BrokerError(.invalidRequest, .badRequest, "codeChallenge must be an S256 challenge: the unpadded base64url SHA-256 of the verifier (43 characters).")
         }
         if request.signedInAccountID != nil, request.purpose != .register || request.stateless {
-            throw BrokerError(.invalidRequest, .badRequest, "An access token goes with a flow only to register a credential for its account (purpose register, not stateless).")
+            throw BrokerError(
+                .invalidRequest, .badRequest, "An access token goes with a flow only to register a credential for its account (purpose register, not stateless).")
         }
         let dpopJKT: String?
         if let verifiedDPoPKey {
@@ -198,7 +199,8 @@ public struct FlowEngine: Sendable {
             metrics.signIn(provider: flow.providerID, outcome: error.code.rawValue)
             // A wrong answer to a choice (which should check no secret) still counts against the
             // flow and is audited; only the address and account lockouts are not asked.
-            let locked = counted
+            let locked =
+                counted
                 ? try await attempts.recordFailure(clientIP: flow.clientIP, accountKey: accountKey, policy: lockout, appID: app.id, providerID: flow.providerID)
                 : nil
             try await recordFailedAttempt(flow, app: app, error: error)
@@ -296,7 +298,9 @@ public struct FlowEngine: Sendable {
     /// locked), the flow is kept at this point with a `retry` challenge: answering it (`{}`) tries
     /// again, without asking for the first factor again. A refusal that ends the flow ends it.
     /// `resuming`: the authenticator that asked for this one, which goes on once it passed.
-    func beginFactor(_ flow: FlowRecord, factorID: String, resuming: SuspendedFactor? = nil, app: App, account: Account, dpopJKT: String? = nil) async throws -> FlowOutcome {
+    func beginFactor(_ flow: FlowRecord, factorID: String, resuming: SuspendedFactor? = nil, app: App, account: Account, dpopJKT: String? = nil) async throws
+        -> FlowOutcome
+    {
         var flow = flow
         flow.phase = .factor(authenticatorID: factorID, resumes: resuming)
         flow.pluginState = FlowState()
@@ -389,7 +393,8 @@ public struct FlowEngine: Sendable {
             acr: AuthenticationLevel(methods: flow.methods, identityProvider: identity.providerID, plugins: plugins).rawValue
         )
         // The audit event goes beside the refresh token: one commit instead of two in a row.
-        var tokens = try await SideBySide.run({ try await self.tokens.issue(grant) }, beside: { try await self.audit("signin.success", flow: flow, outcome: nil, details: success) })
+        var tokens = try await SideBySide.run(
+            { try await self.tokens.issue(grant) }, beside: { try await self.audit("signin.success", flow: flow, outcome: nil, details: success) })
         if dpopJKT != nil, let dpop { tokens.dpopNonce = try await dpop.nonceToHandOut(for: app) }
         return .completed(flowID: flow.id, tokens: tokens, account: account, notice: notice)
     }

@@ -9,7 +9,8 @@ import Foundation
 /// the plugin's challenge with its state; past it, a hand-over whose state is the same value.
 extension FlowRecord: Codable {
     enum CodingKeys: String, CodingKey {
-        case id, appID, providerID, purpose, stateless, scopes, phase, pluginState, challenge, identity, accountID, accountCreated, methods, failedAttempts, clientIP, authorization, returnURI, codeChallenge, returnCodeDigest, signedInAccountID, signInKeyID, handOff, installationID, createdAt, expiresAt, version
+        case id, appID, providerID, purpose, stateless, scopes, phase, pluginState, challenge, identity, accountID, accountCreated, methods, failedAttempts, clientIP,
+            authorization, returnURI, codeChallenge, returnCodeDigest, signedInAccountID, signInKeyID, handOff, installationID, createdAt, expiresAt, version
         /// Written before the phases carried their state.
         case legacyRecovery = "recovery", legacyPendingProfile = "pendingProfile", legacySuspendedFactor = "suspendedFactor"
         /// Written before hand-offs carried their mode.
@@ -73,7 +74,9 @@ extension FlowRecord: Codable {
         case .confirmProfile(nil):
             if let pending = try container.decodeIfPresent(AccountProfile.self, forKey: .legacyPendingProfile) { phase = .confirmProfile(pending: pending) }
         case .factor(let id, nil):
-            if let resumes = try container.decodeIfPresent(SuspendedFactor.self, forKey: .legacySuspendedFactor) { phase = .factor(authenticatorID: id, resumes: resumes) }
+            if let resumes = try container.decodeIfPresent(SuspendedFactor.self, forKey: .legacySuspendedFactor) {
+                phase = .factor(authenticatorID: id, resumes: resumes)
+            }
         default:
             break
         }

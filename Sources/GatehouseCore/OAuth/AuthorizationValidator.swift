@@ -76,7 +76,9 @@ public struct AuthorizationValidator: Sendable {
         if let refusal = try await clients.failures.store.perMinuteRefusal(
             "par", clientIP: clientIP, limit: app.policy.lockout.maxFlowStartsPerIPPerMinute, now: now,
             message: "Too many pushed requests from this address; wait a moment."
-        ) { throw refusal }
+        ) {
+            throw refusal
+        }
         // Only the parameters an authorization request has are kept, each of bounded length.
         var parameters = form.filter { Self.authorizationParameters.contains($0.key) }
         if let object = form["request"] {
@@ -118,7 +120,9 @@ public struct AuthorizationValidator: Sendable {
         // An app stored before the rule existed may still list a script or data URI: never send a browser there.
         if RedirectURIRule.isUnsafeToRedirectTo(redirectURI) {
             throw AuthorizationRefusal.page(
-                BrokerError(.invalidRequest, .badRequest, "The registered redirect_uri is not allowed (\(RedirectURIRule.problem(redirectURI) ?? "unsafe")); an administrator must change it.")
+                BrokerError(
+                    .invalidRequest, .badRequest,
+                    "The registered redirect_uri is not allowed (\(RedirectURIRule.problem(redirectURI) ?? "unsafe")); an administrator must change it.")
             )
         }
         let state = parameters["state"]

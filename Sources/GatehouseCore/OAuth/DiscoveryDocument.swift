@@ -23,7 +23,10 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
     public var acrValuesSupported = AuthenticationLevel.allCases.map(\.rawValue)
     public var responseTypesSupported = ["code"]
     public var responseModesSupported = ["query"]
-    public var grantTypesSupported = ["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer", OAuthService.deviceCodeGrant, OAuthService.tokenExchangeGrant]
+    public var grantTypesSupported = [
+        "authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer", OAuthService.deviceCodeGrant,
+        OAuthService.tokenExchangeGrant,
+    ]
     public var subjectTypesSupported = ["public"]
     public var idTokenSigningAlgValuesSupported: [String]
     public var tokenEndpointAuthMethodsSupported = ["client_secret_basic", "client_secret_post", "none"]

@@ -76,7 +76,7 @@ public struct FailedAuthenticationLimit: Sendable {
         }
         do {
             return try await verify()
-        } catch where Self.isRefusedCredential(error) {
+        } catch  where Self.isRefusedCredential(error) {
             _ = try await store.countEvent(key: addressKey(door, clientIP), now: now, window: window)
             guard let clientID, !clientID.isEmpty else { throw error }
             let (count, windowEnds) = try await store.countEvent(key: clientKey(door, clientID), now: now, window: window)
@@ -96,6 +96,7 @@ public struct FailedAuthenticationLimit: Sendable {
     }
 
     static func refusal(until windowEnds: Date, now: Date) -> BrokerError {
-        BrokerError(.rateLimited, .tooManyRequests, "Too many failed authentications; try again later.", retryAfter: max(1, Int(windowEnds.timeIntervalSince(now).rounded(.up))))
+        BrokerError(
+            .rateLimited, .tooManyRequests, "Too many failed authentications; try again later.", retryAfter: max(1, Int(windowEnds.timeIntervalSince(now).rounded(.up))))
     }
 }

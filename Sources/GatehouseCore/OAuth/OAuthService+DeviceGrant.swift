@@ -21,7 +21,9 @@ extension OAuthService {
         if let refusal = try await store.perMinuteRefusal(
             "device", clientIP: clientIP, limit: app.policy.lockout.maxFlowStartsPerIPPerMinute, now: now,
             message: "Too many device codes asked for from this address; wait a moment."
-        ) { throw refusal }
+        ) {
+            throw refusal
+        }
         let deviceCode = RandomToken.make()
         let lifetime = app.policy.deviceCodeLifetime.value
         // A user code another live authorization holds (one chance in billions) is drawn again.
@@ -33,7 +35,8 @@ extension OAuthService {
                 createdAt: now, expiresAt: now.addingTimeInterval(TimeInterval(lifetime)), interval: app.policy.devicePollingInterval.value
             )
             if try await store.insertDeviceAuthorization(record) {
-                try await store.appendAudit(AuditEvent(time: now, type: "device.authorization_started", appID: app.id, details: ["scopes": scopes.joined(separator: " ")]))
+                try await store.appendAudit(
+                    AuditEvent(time: now, type: "device.authorization_started", appID: app.id, details: ["scopes": scopes.joined(separator: " ")]))
                 let verification = tokens.issuer + Self.verificationPath
                 return DeviceAuthorizationResponse(
                     deviceCode: deviceCode, userCode: userCode, verificationURI: verification,

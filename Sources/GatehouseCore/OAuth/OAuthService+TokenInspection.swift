@@ -151,7 +151,8 @@ extension OAuthService {
         guard let record = try await store.refreshToken(digest: SecretDigest.sha256Hex(token)), record.appID == app.id else { return }
         let revoked = try await revoker.family(record.familyID)
         try await store.appendAudit(
-            AuditEvent(time: now, type: "token.revoked", appID: app.id, accountID: record.accountID, details: ["token_type": "refresh_token", "revoked": String(revoked)])
+            AuditEvent(
+                time: now, type: "token.revoked", appID: app.id, accountID: record.accountID, details: ["token_type": "refresh_token", "revoked": String(revoked)])
         )
     }
 

@@ -30,7 +30,8 @@ public struct OAuthService: Sendable {
         self.tokens = tokens
         self.revocations = RevocationList(store: store, clock: clock)
         self.revoker = Revoker(list: revocations, store: store, clock: clock)
-        let events = EventDelivery(store: store, http: http, keyring: tokens.keyring, sealer: sealer, clock: clock, logger: logger, issuer: tokens.issuer, settings: settings)
+        let events = EventDelivery(
+            store: store, http: http, keyring: tokens.keyring, sealer: sealer, clock: clock, logger: logger, issuer: tokens.issuer, settings: settings)
         self.events = events
         self.sessions = BrowserSessionService(store: store, revoker: revoker, clock: clock, logger: logger, deliverNow: { await events.runOnce(rounds: 1) })
         self.clients = ClientAuthenticator(
@@ -51,7 +52,10 @@ public struct OAuthService: Sendable {
     public func token(_ request: TokenRequest) async throws -> IssuedTokens {
         let app = try await clients.authenticate(request.client, clientIP: request.clientIP)
         guard let grantType = request.grantType else { throw BrokerError(.invalidRequest, .badRequest, "grant_type is missing.") }
-        guard [Self.authorizationCodeGrant, Self.refreshTokenGrant, Self.clientCredentialsGrant, Self.jwtBearerGrant, Self.deviceCodeGrant, Self.tokenExchangeGrant].contains(grantType) else {
+        guard
+            [Self.authorizationCodeGrant, Self.refreshTokenGrant, Self.clientCredentialsGrant, Self.jwtBearerGrant, Self.deviceCodeGrant, Self.tokenExchangeGrant]
+                .contains(grantType)
+        else {
             throw BrokerError(.unsupportedGrantType, .badRequest, "The grant type '\(grantType)' is not supported.")
         }
         // The proof is checked before the grant, so that a refused proof uses up no code or token.
@@ -96,9 +100,11 @@ public struct OAuthService: Sendable {
         let familyID = UUID().uuidString.lowercased()
         let accessTokenID = RandomToken.make(byteCount: 16)
         let accessTokenExpiresAt = now.addingTimeInterval(app.policy.accessTokenLifetime.timeInterval + 1)
-        guard try await store.redeemAuthorizationCode(
-            digest: digest, now: now, familyID: familyID, accessTokenID: accessTokenID, accessTokenExpiresAt: accessTokenExpiresAt
-        ) else {
+        guard
+            try await store.redeemAuthorizationCode(
+                digest: digest, now: now, familyID: familyID, accessTokenID: accessTokenID, accessTokenExpiresAt: accessTokenExpiresAt
+            )
+        else {
             // Another request redeemed it a moment ago: treat as reuse, with what that one recorded.
             try await revokeIssued(by: try await store.authorizationCode(digest: digest) ?? record)
             throw reused
@@ -315,7 +321,9 @@ public struct OAuthService: Sendable {
             }
             logger.notice("assertion refused", metadata: ["app": .string(app.id), "reason": .string(lastError.reason ?? "invalid_grant")])
             try await store.appendAudit(
-                AuditEvent(time: clock.now, type: "signin.failure", appID: app.id, outcome: lastError.code.rawValue, details: ["reason": lastError.reason ?? "", "grant": "jwt-bearer"])
+                AuditEvent(
+                    time: clock.now, type: "signin.failure", appID: app.id, outcome: lastError.code.rawValue,
+                    details: ["reason": lastError.reason ?? "", "grant": "jwt-bearer"])
             )
             throw lastError
         }
@@ -324,8 +332,9 @@ public struct OAuthService: Sendable {
         // (which skip it by design) may use the grant; people sign in through a flow.
         if app.policy.secondFactor != nil, !identity.isTest {
             try await store.appendAudit(
-                AuditEvent(time: now, type: "signin.failure", appID: app.id, providerID: provider.id, outcome: ErrorCode.invalidGrant.rawValue,
-                           details: ["reason": "second_factor_required", "grant": "jwt-bearer"])
+                AuditEvent(
+                    time: now, type: "signin.failure", appID: app.id, providerID: provider.id, outcome: ErrorCode.invalidGrant.rawValue,
+                    details: ["reason": "second_factor_required", "grant": "jwt-bearer"])
             )
             throw BrokerError(.invalidGrant, .badRequest, "This app requires a second factor; sign in through a flow.").because("second_factor_required")
         }
@@ -339,13 +348,16 @@ public struct OAuthService: Sendable {
             signInKeyID: identity.signInKeyID, dpopJKT: dpopJKT
         )
         let success = AuditEvent(
-            time: now, type: "signin.success", appID: app.id, accountID: account.id, providerID: provider.id, details: ["grant": "jwt-bearer", "username": account.username]
+            time: now, type: "signin.success", appID: app.id, accountID: account.id, providerID: provider.id,
+            details: ["grant": "jwt-bearer", "username": account.username]
         )
         // The audit event and the link's refresh go beside the refresh token: one commit instead of
         // three in a row.
-        return try await SideBySide.run({ try await tokens.issue(grant) }, beside: {
-            try await SideBySide.run({ try await store.appendAudit(success) }, beside: refreshLink)
-        })
+        return try await SideBySide.run(
+            { try await tokens.issue(grant) },
+            beside: {
+                try await SideBySide.run({ try await store.appendAudit(success) }, beside: refreshLink)
+            })
     }
 
     func clientCredentials(_ request: TokenRequest, app: App, dpopJKT: String?) async throws -> IssuedTokens {

@@ -30,9 +30,11 @@ public struct PushedAuthorizations: Sendable {
         let reference = Self.prefix + RandomToken.make()
         let now = clock.now
         let value = try JSONEncoder().encode(Pushed(clientID: clientID, parameters: parameters))
-        guard try await store.insertPluginRecord(
-            namespace: Self.namespace, key: SecretDigest.sha256Hex(reference), value: value, expiresAt: now.addingTimeInterval(TimeInterval(Self.lifetime)), now: now
-        ) else { throw BrokerError.internalFailure("A pushed request's reference was drawn twice.") }
+        guard
+            try await store.insertPluginRecord(
+                namespace: Self.namespace, key: SecretDigest.sha256Hex(reference), value: value, expiresAt: now.addingTimeInterval(TimeInterval(Self.lifetime)), now: now
+            )
+        else { throw BrokerError.internalFailure("A pushed request's reference was drawn twice.") }
         return reference
     }
 

@@ -48,7 +48,9 @@ public struct PluginEndpointService: Sendable {
     /// with the caller and format they share.
     public var rootEndpoints: [PluginEndpoint] {
         var seen: Set<String> = []
-        return plugins.endpoints.keys.sorted().flatMap { plugins.endpoints[$0, default: []].filter(\.root) }.filter { seen.insert("\($0.method.rawValue) \($0.path)").inserted }
+        return plugins.endpoints.keys.sorted().flatMap { plugins.endpoints[$0, default: []].filter(\.root) }.filter {
+            seen.insert("\($0.method.rawValue) \($0.path)").inserted
+        }
     }
 
     /// Proves the caller, checks the fields and answers the plugin's answer.

@@ -87,7 +87,9 @@ public struct PolicySettingsBook: Sendable {
                     _ = try codec.normalize(json, [ConfigPath.Key(path), ConfigPath.Key("plugins"), ConfigPath.Key(id)])
                 } catch {
                     issues += error.issues.map { issue in
-                        ConfigIssue(path: "\(path).\(claimed[0])", "together with plugins.\(id), \(issue.path.dropFirst("\(path).plugins.\(id)".count).drop { $0 == "." }): \(issue.message)")
+                        ConfigIssue(
+                            path: "\(path).\(claimed[0])",
+                            "together with plugins.\(id), \(issue.path.dropFirst("\(path).plugins.\(id)".count).drop { $0 == "." }): \(issue.message)")
                     }
                 }
             }

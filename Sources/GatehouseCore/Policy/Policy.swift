@@ -174,25 +174,29 @@ public struct Policy: Sendable, Hashable, Codable {
         issues += RedirectURIRule.issues(logout.postLogoutRedirectURIs, path: "\(path).logout.postLogoutRedirectURIs")
         if statelessAuthentication {
             if let factor = secondFactor {
-                issues.append(ConfigIssue(
-                    path: "\(path).statelessAuthentication",
-                    "cannot be on while a second factor ('\(factor)') is required: a second factor needs an account, which a stateless sign-in never has"
-                ))
+                issues.append(
+                    ConfigIssue(
+                        path: "\(path).statelessAuthentication",
+                        "cannot be on while a second factor ('\(factor)') is required: a second factor needs an account, which a stateless sign-in never has"
+                    ))
             } else if let capable = statelessCapable, !identityProviders.contains(where: capable.contains) {
-                issues.append(ConfigIssue(
-                    path: "\(path).statelessAuthentication",
-                    "cannot be on: none of this app's identity providers can sign in statelessly (\(capable.isEmpty ? "no configured provider can" : "those that can: " + capable.sorted().joined(separator: ", ")))"
-                ))
+                issues.append(
+                    ConfigIssue(
+                        path: "\(path).statelessAuthentication",
+                        "cannot be on: none of this app's identity providers can sign in statelessly (\(capable.isEmpty ? "no configured provider can" : "those that can: " + capable.sorted().joined(separator: ", ")))"
+                    ))
             }
         }
         for (position, id) in identityProviders.enumerated() where !known.contains(id) {
-            let message = knownAuthenticators.contains(id)
+            let message =
+                knownAuthenticators.contains(id)
                 ? "'\(id)' is an authenticator, not an identity provider (list it under authenticators)"
                 : "no identity provider with id '\(id)' is configured"
             issues.append(ConfigIssue(path: "\(path).identityProviders[\(position)]", message))
         }
         for (position, id) in authenticators.enumerated() where !knownAuthenticators.contains(id) {
-            let message = known.contains(id)
+            let message =
+                known.contains(id)
                 ? "'\(id)' is an identity provider, not an authenticator (list it under identityProviders)"
                 : "no authenticator with id '\(id)' is configured"
             issues.append(ConfigIssue(path: "\(path).authenticators[\(position)]", message))
@@ -317,7 +321,8 @@ public struct Policy: Sendable, Hashable, Codable {
         self.requirePushedAuthorizationRequests = try value(.requirePushedAuthorizationRequests, defaults.requirePushedAuthorizationRequests)
         var keys: [JSONValue] = []
         if container.contains(.requestObjectKeys) {
-            let raw = decoder is ConfigNodeDecoder
+            let raw =
+                decoder is ConfigNodeDecoder
                 ? try everything.decode(ConfigNode.self, forKey: ConfigPath.Key("requestObjectKeys")).uninterpretedJSON
                 : try everything.decode(JSONValue.self, forKey: ConfigPath.Key("requestObjectKeys"))
             guard case .array(let items) = raw else {
@@ -437,7 +442,8 @@ public struct LockoutPolicy: Sendable, Hashable, Codable {
         for (key, number, range) in [
             (CodingKeys.maxFailedAttemptsPerFlow, maxFailedAttemptsPerFlow, 1...100), (.maxFailedAttemptsPerAccount, maxFailedAttemptsPerAccount, 1...1000),
             (.maxFailedAttemptsPerIP, maxFailedAttemptsPerIP, 1...100_000), (.maxFlowStartsPerIPPerMinute, maxFlowStartsPerIPPerMinute, 1...1_000_000),
-            (.maxFailedAuthenticationsPerIP, maxFailedAuthenticationsPerIP, 1...1_000_000), (.maxFailedAuthenticationsPerClient, maxFailedAuthenticationsPerClient, 1...1_000_000),
+            (.maxFailedAuthenticationsPerIP, maxFailedAuthenticationsPerIP, 1...1_000_000),
+            (.maxFailedAuthenticationsPerClient, maxFailedAuthenticationsPerClient, 1...1_000_000),
             (.failureWindow, failureWindow.value, 1...86_400), (.lockoutDuration, lockoutDuration.value, 1...86_400 * 30),
             (.maxLockoutDuration, maxLockoutDuration.value, 1...86_400 * 365),
         ] where !range.contains(number) {

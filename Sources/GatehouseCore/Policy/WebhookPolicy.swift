@@ -34,7 +34,8 @@ public struct WebhookPolicy: Sendable, Hashable, Codable {
         if let url = self.url, !(LoopbackHost.allowsWebURL(url) && URLComponents(string: url)?.fragment == nil) {
             throw ConfigIssue(path: path + [CodingKeys.url], "must be an https URL (http only on a loopback host) without a fragment")
         }
-        for (index, pattern) in events.enumerated() where pattern.isEmpty || pattern.contains(" ") || (pattern.contains("*") && pattern != "*" && !pattern.hasSuffix(".*")) {
+        for (index, pattern) in events.enumerated()
+        where pattern.isEmpty || pattern.contains(" ") || (pattern.contains("*") && pattern != "*" && !pattern.hasSuffix(".*")) {
             throw ConfigIssue(path: path + [CodingKeys.events, ConfigPath.Key(index: index)], "must be an event type, a prefix ending in .* or *")
         }
     }

@@ -72,7 +72,8 @@ public struct SecretRewrap: Sendable {
                     report.unreadable.append("\(namespace) \(record.key): \(error)")
                 }
             }
-            report.remaining = try await store.signingKeys().filter { sealer.needsRewrap($0.privateKeyPEM) }.count
+            report.remaining =
+                try await store.signingKeys().filter { sealer.needsRewrap($0.privateKeyPEM) }.count
                 + (try await store.pluginRecords(valuePrefix: Data(SecretSealer.prefix.utf8), now: clock.now))
                 .filter { sealer.needsRewrap(String(decoding: $0.record.value, as: UTF8.self)) }.count
         }

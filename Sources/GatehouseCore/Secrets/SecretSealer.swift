@@ -59,4 +59,3 @@ public struct SecretSealer: Sendable {
     /// Opens text sealed for `context`.
     public func openText(_ stored: String, context: String) throws -> String { String(decoding: try open(stored, context: context), as: UTF8.self) }
 }
-

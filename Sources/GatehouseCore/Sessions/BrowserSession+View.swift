@@ -5,7 +5,8 @@ extension BrowserSession {
     public var json: JSONValue {
         let time = ISO8601DateFormatter()
         var object: [String: JSONValue] = [
-            "id": .string(id), "createdAt": .string(time.string(from: createdAt)), "lastSeenAt": .string(time.string(from: lastSeenAt)), "authTime": .string(time.string(from: authTime)),
+            "id": .string(id), "createdAt": .string(time.string(from: createdAt)), "lastSeenAt": .string(time.string(from: lastSeenAt)),
+            "authTime": .string(time.string(from: authTime)),
             "expiresAt": .string(time.string(from: expiresAt)), "providers": .array(providers.map(JSONValue.string)), "factors": .array(factors.map(JSONValue.string)),
             "apps": .array(appIDs.map(JSONValue.string)),
         ]

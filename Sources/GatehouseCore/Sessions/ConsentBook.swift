@@ -41,7 +41,9 @@ public struct ConsentBook: Sendable {
             if let record = try await store.pluginRecord(namespace: Self.namespace, key: key, now: now) {
                 let previous = (try? JSONDecoder().decode(Grant.self, from: record.value))?.scopes ?? []
                 let grant = Grant(appID: appID, scopes: previous + scopes.filter { !previous.contains($0) }, grantedAt: now)
-                if try await store.replacePluginRecord(namespace: Self.namespace, key: key, value: JSONEncoder().encode(grant), expiresAt: nil, expectedVersion: record.version) {
+                if try await store.replacePluginRecord(
+                    namespace: Self.namespace, key: key, value: JSONEncoder().encode(grant), expiresAt: nil, expectedVersion: record.version)
+                {
                     return
                 }
             } else if try await store.insertPluginRecord(

@@ -34,7 +34,9 @@ public struct EndSessionRequest: Sendable {
 
     /// Checks the request's parameters. Every refusal is shown on a page, never redirected: a URI that
     /// is not registered for the app must not receive the browser.
-    public static func validate(_ parameters: [String: String], apps: any AppStore, keyring: SigningKeyring, issuer: String) async throws(BrokerError) -> EndSessionRequest {
+    public static func validate(_ parameters: [String: String], apps: any AppStore, keyring: SigningKeyring, issuer: String) async throws(BrokerError)
+        -> EndSessionRequest
+    {
         var request = EndSessionRequest()
         if let token = parameters["id_token_hint"], !token.isEmpty {
             guard let claims = await keyring.verifyIDTokenHint(token, issuer: issuer) else {
@@ -62,7 +64,8 @@ public struct EndSessionRequest: Sendable {
             }
             if RedirectURIRule.isUnsafeToRedirectTo(uri) {
                 throw BrokerError(
-                    .invalidRequest, .badRequest, "The registered post_logout_redirect_uri is not allowed (\(RedirectURIRule.problem(uri) ?? "unsafe")); an administrator must change it."
+                    .invalidRequest, .badRequest,
+                    "The registered post_logout_redirect_uri is not allowed (\(RedirectURIRule.problem(uri) ?? "unsafe")); an administrator must change it."
                 )
             }
             request.postLogoutRedirectURI = uri

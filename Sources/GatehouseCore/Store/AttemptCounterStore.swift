@@ -70,7 +70,8 @@ public protocol AttemptCounterStore: Sendable {
     /// In one transaction, before an answer is evaluated: refuses if the key is locked; locks it when
     /// it already has `threshold` failures in the window; otherwise counts this attempt as a failure
     /// in advance (a right answer clears it). Parallel guesses therefore cannot all slip past the limit.
-    func reserveAttempt(key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @escaping @Sendable (Int) -> TimeInterval) async throws -> AttemptReservation
+    func reserveAttempt(key: String, now: Date, window: TimeInterval, threshold: Int, lockDuration: @escaping @Sendable (Int) -> TimeInterval) async throws
+        -> AttemptReservation
     /// After a wrong answer: locks the key if it has reached `threshold` failures. Returns the end of
     /// a lock made now, or nil.
     func lockIfDue(key: String, now: Date, threshold: Int, lockDuration: @escaping @Sendable (Int) -> TimeInterval) async throws -> Date?

@@ -36,7 +36,10 @@ public struct IDTokenClaims: JWTPayload, Sendable {
         init?(intValue: Int) { nil }
     }
 
-    public init(issuer: String, subject: String, audience: String, issuedAt: Date, expiresAt: Date, authTime: Date, nonce: String?, accessToken: String?, amr: [String]?, identityProvider: String?, profile: [String: JSONValue], sessionID: String? = nil, acr: String? = nil) {
+    public init(
+        issuer: String, subject: String, audience: String, issuedAt: Date, expiresAt: Date, authTime: Date, nonce: String?, accessToken: String?, amr: [String]?,
+        identityProvider: String?, profile: [String: JSONValue], sessionID: String? = nil, acr: String? = nil
+    ) {
         self.sid = sessionID
         self.acr = acr
         self.iss = issuer

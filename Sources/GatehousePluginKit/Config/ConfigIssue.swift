@@ -20,7 +20,6 @@ public struct ConfigIssue: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { path.isEmpty ? message : "\(path): \(message)" }
 }
 
-
 /// Renders coding paths the way the docs and error messages write them: `apps[0].policy.flowLifetime`.
 public enum ConfigPath {
     /// A coding path as config paths are written: keys joined by dots, indexes in brackets.

@@ -69,7 +69,8 @@ extension DeviceFacts {
     public init(answer: ChallengeResponse) throws(BrokerError) {
         func optional(_ name: String, max: Int = 128) throws(BrokerError) -> String? {
             guard let value = answer.values[name], value != .null else { return nil }
-            guard let text = value.stringValue, !text.isEmpty, text.count <= max, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            guard let text = value.stringValue, !text.isEmpty, text.count <= max, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            else {
                 throw BrokerError.invalidAnswer("'\(name)' must be a string of 1 to \(max) printable characters.")
             }
             return text
@@ -131,7 +132,6 @@ public struct NewSignInKey: Sendable, Hashable, Codable {
         self.device = device
     }
 }
-
 
 extension DeviceFacts {
     /// The longest alias a device may have.

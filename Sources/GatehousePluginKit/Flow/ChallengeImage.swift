@@ -27,10 +27,11 @@ public struct ChallengeImage: Sendable, Hashable {
     public static func isUsable(_ url: String) -> Bool {
         guard url.utf8.count <= maxLength, let prefix = allowedPrefixes.first(where: { url.hasPrefix($0) }) else { return false }
         let body = url.utf8.dropFirst(prefix.utf8.count)
-        return !body.isEmpty && body.allSatisfy { byte in
-            (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
-                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=")
-        }
+        return !body.isEmpty
+            && body.allSatisfy { byte in
+                (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                    || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=")
+            }
     }
 
     /// The `data:` URL of an SVG document.

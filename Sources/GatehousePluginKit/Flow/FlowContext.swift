@@ -31,4 +31,3 @@ public struct FlowContext: Sendable {
         self.verifiedEmails = verifiedEmails
     }
 }
-

@@ -43,4 +43,3 @@ public struct CodeDelivery: Sendable, Hashable {
         self.resendAfter = resendAfter
     }
 }
-

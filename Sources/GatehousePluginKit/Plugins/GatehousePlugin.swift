@@ -96,4 +96,3 @@ public struct PluginHealth: Sendable, Hashable, Codable {
         self.detail = detail
     }
 }
-

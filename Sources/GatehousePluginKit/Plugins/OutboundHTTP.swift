@@ -25,7 +25,9 @@ public struct OutboundRequest: Sendable {
     public var maxResponseBytes: Int
 
     /// A request.
-    public init(method: String = "POST", url: String, headers: [(name: String, value: String)] = [], body: Data? = nil, timeout: TimeInterval, maxResponseBytes: Int = 1 << 20) {
+    public init(
+        method: String = "POST", url: String, headers: [(name: String, value: String)] = [], body: Data? = nil, timeout: TimeInterval, maxResponseBytes: Int = 1 << 20
+    ) {
         self.method = method
         self.url = url
         self.headers = headers

@@ -32,4 +32,3 @@ public struct ManagedUser: Sendable, Hashable, Codable {
         self.createdAt = createdAt
     }
 }
-

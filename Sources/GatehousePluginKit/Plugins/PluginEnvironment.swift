@@ -54,4 +54,3 @@ public struct PluginEnvironment: Sendable {
         self.mailer = mailer
     }
 }
-

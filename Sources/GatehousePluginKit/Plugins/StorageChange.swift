@@ -24,7 +24,8 @@ extension PluginStorage {
         _ type: Value.Type, key: String, conflict: String = PluginStorage.defaultConflict, _ change: (Value?) async throws -> StorageChange<Value>
     ) async throws -> Value? {
         try await compareAndSwap(
-            key: key, conflict: conflict, read: { try await get(Value.self, key: key) }, write: { value, expiresAt, version in
+            key: key, conflict: conflict, read: { try await get(Value.self, key: key) },
+            write: { value, expiresAt, version in
                 if let version { return try await replace(value, key: key, version: version, expiresAt: expiresAt) }
                 return try await insert(value, key: key, expiresAt: expiresAt)
             }, change: change

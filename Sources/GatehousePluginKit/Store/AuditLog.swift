@@ -20,7 +20,10 @@ public struct AuditEvent: Sendable, Hashable, Codable {
     public var details: [String: String]
 
     /// An event.
-    public init(id: String = UUID().uuidString, time: Date, type: String, appID: String? = nil, accountID: String? = nil, providerID: String? = nil, outcome: String? = nil, details: [String: String] = [:]) {
+    public init(
+        id: String = UUID().uuidString, time: Date, type: String, appID: String? = nil, accountID: String? = nil, providerID: String? = nil, outcome: String? = nil,
+        details: [String: String] = [:]
+    ) {
         self.id = id
         self.time = time
         self.type = type

@@ -5,7 +5,9 @@ enum ConsoleField {
     typealias Values = [String: Any]
 
     static func text(_ name: String, label: String, value: String, hint: String? = nil, error: String? = nil, required: Bool = false, type: String = "text") -> Values {
-        base(name, label: label, hint: hint, error: error).merging(["control": true, "text": true, "value": value, "required": required, "inputType": type]) { _, new in new }
+        base(name, label: label, hint: hint, error: error).merging(["control": true, "text": true, "value": value, "required": required, "inputType": type]) { _, new in
+            new
+        }
     }
 
     static func textarea(_ name: String, label: String, lines: [String], hint: String? = "One per line.", error: String? = nil, rows: Int = 3) -> Values {

@@ -72,7 +72,8 @@ extension ConsolePages {
         ) { id, admin in try await self.admin.rotateSecret(id: id, by: admin) }
         addRotationRoutes(
             "webhook-secret", to: router, what: "the webhook secret",
-            description: "A new signing secret is made and shown once. For the overlap that events.webhookSecretOverlap sets (24 hours unless configured), every event carries a signature with the new secret and one with the old, so the receiver keeps working until it is given the new one; then the old one stops. To stop a leaked secret at once, rotate through the admin API with {\"overlap\": \"0s\"}.",
+            description:
+                "A new signing secret is made and shown once. For the overlap that events.webhookSecretOverlap sets (24 hours unless configured), every event carries a signature with the new secret and one with the old, so the receiver keeps working until it is given the new one; then the old one stops. To stop a leaked secret at once, rotate through the admin API with {\"overlap\": \"0s\"}.",
             shown: "webhook signing secret", done: "Webhook secret rotated", next: "#webhook"
         ) { id, admin in try await self.admin.rotateWebhookSecret(id: id, by: admin) }
         router.post("admin/apps/:id/dead-letters/replay") { request, context in
@@ -171,13 +172,15 @@ extension ConsolePages {
         let names: Set<String> = ["id", "name", "confidential", "redirectURIs"]
         let errors = error.map { ConsoleRenderer.fieldErrors($0, names: names) } ?? [:]
         let fields: [[String: Any]] = [
-            ConsoleField.text("id", label: "App id (client_id)", value: values["id"] ?? "", hint: "Letters, digits, dots, dashes and underscores.", error: errors["id"], required: true),
+            ConsoleField.text(
+                "id", label: "App id (client_id)", value: values["id"] ?? "", hint: "Letters, digits, dots, dashes and underscores.", error: errors["id"], required: true),
             ConsoleField.text("name", label: "Name people see", value: values["name"] ?? "", error: errors["name"]),
             ConsoleField.checkbox(
                 "confidential", label: "Confidential (a server-side app with a client secret)", checked: error == nil ? true : values["confidential"] == "on",
                 error: errors["confidential"]
             ),
-            ConsoleField.textarea("redirectURIs", label: "Redirect URIs", lines: Self.lines(values["redirectURIs"]), hint: "One per line; compared exactly.", error: errors["redirectURIs"]),
+            ConsoleField.textarea(
+                "redirectURIs", label: "Redirect URIs", lines: Self.lines(values["redirectURIs"]), hint: "One per line; compared exactly.", error: errors["redirectURIs"]),
         ]
         return renderer.page(
             "form", title: "New app",
@@ -200,7 +203,8 @@ extension ConsolePages {
         let settingsFields: [[String: Any]] = [
             ConsoleField.text("name", label: "Name people see", value: settings?["name"] ?? app.name, error: settingsErrors["name"]),
             ConsoleField.textarea(
-                "redirectURIs", label: "Redirect URIs", lines: settings.map { Self.lines($0["redirectURIs"]) } ?? app.redirectURIs, hint: "One per line; compared exactly.",
+                "redirectURIs", label: "Redirect URIs", lines: settings.map { Self.lines($0["redirectURIs"]) } ?? app.redirectURIs,
+                hint: "One per line; compared exactly.",
                 error: settingsErrors["redirectURIs"]
             ),
             ConsoleField.checkbox(
@@ -224,12 +228,14 @@ extension ConsolePages {
                 "app": ["id": app.id, "managedBy": app.managedBy.rawValue, "version": app.version], "type": app.confidential ? "confidential" : "public",
                 "updated": ConsoleRenderer.time(app.updatedAt), "stateless": app.policy.statelessAuthentication ? "on" : "off", "confidential": app.confidential,
                 "drift": drift, "settingsFields": settingsFields, "policySections": policyForm.sections(values: values, errors: policyErrors),
-                "resources": try await resourceSections(session, owner: .app(id), scope: .app, ids: app.policy.identityProviders + app.policy.authenticators, attempt: attempt),
+                "resources": try await resourceSections(
+                    session, owner: .app(id), scope: .app, ids: app.policy.identityProviders + app.policy.authenticators, attempt: attempt),
                 "webhook": ["url": app.policy.webhook.url ?? false] as [String: Any],
                 "hasDeadLetters": deadLetters.isEmpty == false,
                 "deadLetters": deadLetters.map { letter -> [String: Any] in
                     [
-                        "id": String(letter.id), "type": letter.type, "subject": letter.subject.isEmpty ? "—" : letter.subject, "created": ConsoleRenderer.time(letter.createdAt),
+                        "id": String(letter.id), "type": letter.type, "subject": letter.subject.isEmpty ? "—" : letter.subject,
+                        "created": ConsoleRenderer.time(letter.createdAt),
                         "attempts": String(letter.attempts), "lastError": letter.lastError ?? "", "appID": id,
                     ]
                 },

@@ -65,7 +65,8 @@ extension ConsolePages {
                 let user = try await admin.user(id: id)
                 return confirmation(
                     session, title: "Delete \(user.username)",
-                    description: "The account '\(user.username)' goes with its identities, devices, sessions and every token it holds, as if the person deregistered. This cannot be undone.",
+                    description:
+                        "The account '\(user.username)' goes with its identities, devices, sessions and every token it holds, as if the person deregistered. This cannot be undone.",
                     action: "/admin/users/\(id)/delete", confirmLabel: "Delete the user", cancel: "/admin/users/\(id)", returnTo: "/admin/users/\(id)/delete"
                 )
             }
@@ -118,7 +119,9 @@ extension ConsolePages {
     ) async throws -> Response {
         // One health probe: it gives the health and records the last error.
         let readiness = await broker.readiness()
-        guard let provider = await admin.providers(health: readiness.checks).first(where: { $0.id == id }) else { throw BrokerError(.notFound, .notFound, "No provider '\(id)'.") }
+        guard let provider = await admin.providers(health: readiness.checks).first(where: { $0.id == id }) else {
+            throw BrokerError(.notFound, .notFound, "No provider '\(id)'.")
+        }
         var values = providerValues(provider, problem: broker.lastProblems()[id])
         values["diagnosable"] = broker.plugins.diagnosables[id] != nil
         values["hasSteps"] = !steps.isEmpty
@@ -140,7 +143,8 @@ extension ConsolePages {
         let trimmed = search.trimmingCharacters(in: .whitespaces)
         let offset = page * Self.usersPerPage
         // One more than a page tells whether there is a next one.
-        let users = trimmed.isEmpty
+        let users =
+            trimmed.isEmpty
             ? try await admin.users(limit: Self.usersPerPage + 1, offset: offset)
             : try await admin.users(matching: trimmed, limit: Self.usersPerPage + 1, offset: offset)
         let admins = try await admin.adminAccountIDs()
@@ -181,7 +185,8 @@ extension ConsolePages {
                     let apps = record.installations.map(\.appID).uniqued().joined(separator: ", ")
                     return [
                         "id": record.device.id, "created": ConsoleRenderer.time(record.device.createdAt), "csrf": session.csrfToken,
-                        "summary": "\(record.device.alias) · \(record.device.platform.rawValue)\(record.device.model.map { " · \($0)" } ?? "") · apps: \(apps) · \(record.keys.count) key(s)",
+                        "summary":
+                            "\(record.device.alias) · \(record.device.platform.rawValue)\(record.device.model.map { " · \($0)" } ?? "") · apps: \(apps) · \(record.keys.count) key(s)",
                     ]
                 },
                 "sessions": sessions.map { browserSession -> [String: Any] in

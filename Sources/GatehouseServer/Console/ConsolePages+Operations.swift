@@ -17,7 +17,10 @@ extension ConsolePages {
                             var state = key.state
                             if let from = key.activatesAt, key.state == "pending" { state += ", signs from \(ConsoleRenderer.time(from))" }
                             if let until = key.publishedUntil { state += ", published until \(ConsoleRenderer.time(until))" }
-                            return ["kid": key.kid, "algorithm": key.algorithm, "accessTokens": key.signsAccessTokens, "created": ConsoleRenderer.time(key.createdAt), "state": state]
+                            return [
+                                "kid": key.kid, "algorithm": key.algorithm, "accessTokens": key.signsAccessTokens, "created": ConsoleRenderer.time(key.createdAt),
+                                "state": state,
+                            ]
                         }
                     ],
                     session: session, current: "/admin/keys", notice: Self.notice(request)
@@ -28,7 +31,8 @@ extension ConsolePages {
             try await page(request, context) { session in
                 confirmation(
                     session, title: "Rotate the signing keys",
-                    description: "New keys are published at once and sign from 90 seconds later, when every node and every client's cached JWKS knows them; the old keys stay published until the tokens they signed have expired. Choose 'at once' only for a key you believe compromised.",
+                    description:
+                        "New keys are published at once and sign from 90 seconds later, when every node and every client's cached JWKS knows them; the old keys stay published until the tokens they signed have expired. Choose 'at once' only for a key you believe compromised.",
                     action: "/admin/keys/rotate", confirmLabel: "Rotate the keys", cancel: "/admin/keys", returnTo: "/admin/keys/rotate",
                     fields: [ConsoleField.checkbox("immediately", label: "Sign with the new keys at once (a compromised key)", checked: false)]
                 )

@@ -29,7 +29,8 @@ extension ConsolePages {
                     let change = try await admin.createResourceItem(resource, of: owner, fields: fields, by: session.admin)
                     if let shownOnce = change.shownOnce {
                         return renderer.page(
-                            "secretShown", title: "Added to \(declaration.summary)", values: ["intro": "Added. This value is shown once:", "secret": shownOnce, "next": back],
+                            "secretShown", title: "Added to \(declaration.summary)",
+                            values: ["intro": "Added. This value is shown once:", "secret": shownOnce, "next": back],
                             session: session
                         )
                     }
@@ -74,17 +75,20 @@ extension ConsolePages {
 
     /// The resource sections of an owner's page: every resource the owner's plugins declare for
     /// `scope`, with its items.
-    func resourceSections(_ session: ConsoleSession, owner: AdminService.ResourceOwner, scope: AdminResource.Scope, ids: [String], attempt: ResourceAttempt? = nil) async throws -> [[String: Any]] {
+    func resourceSections(_ session: ConsoleSession, owner: AdminService.ResourceOwner, scope: AdminResource.Scope, ids: [String], attempt: ResourceAttempt? = nil)
+        async throws -> [[String: Any]]
+    {
         var sections: [[String: Any]] = []
         var seen: Set<String> = []
         for offered in admin.offeredResources() where ids.contains(offered.provider) && offered.resource.scope == scope {
             guard seen.insert(offered.resource.name).inserted else { continue }
             let declaration = offered.resource
             let items = try await admin.resourceItems(declaration.name, of: owner).items
-            let (kind, ownerID) = switch owner {
-            case .app(let id): ("apps", id)
-            case .provider(let id): ("providers", id)
-            }
+            let (kind, ownerID) =
+                switch owner {
+                case .app(let id): ("apps", id)
+                case .provider(let id): ("providers", id)
+                }
             let base = "/admin/resources/\(kind)/\(ownerID)/\(declaration.name)"
             let failed = attempt?.resource == declaration.name ? attempt : nil
             let names = Set(declaration.createFields.map { "field.\($0.name)" })
@@ -102,8 +106,12 @@ extension ConsolePages {
                 },
                 "fields": declaration.createFields.map { field in
                     field.fromFile
-                        ? ConsoleField.textarea("field.\(field.name)", label: field.name, lines: Self.lines(failed?.values["field.\(field.name)"]), hint: field.summary, error: errors["field.\(field.name)"], rows: 6)
-                        : ConsoleField.text("field.\(field.name)", label: field.name, value: failed?.values["field.\(field.name)"] ?? "", hint: field.summary, error: errors["field.\(field.name)"])
+                        ? ConsoleField.textarea(
+                            "field.\(field.name)", label: field.name, lines: Self.lines(failed?.values["field.\(field.name)"]), hint: field.summary,
+                            error: errors["field.\(field.name)"], rows: 6)
+                        : ConsoleField.text(
+                            "field.\(field.name)", label: field.name, value: failed?.values["field.\(field.name)"] ?? "", hint: field.summary,
+                            error: errors["field.\(field.name)"])
                 },
             ])
         }

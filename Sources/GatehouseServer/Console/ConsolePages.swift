@@ -32,7 +32,10 @@ struct ConsolePages {
         router.get("admin/signed-out") { _, _ in
             renderer.page(
                 "message", title: "Signed out",
-                values: ["message": "You are signed out of the admin console and of Gatehouse in this browser.", "links": [["href": "/admin/", "label": "Sign in again", "secondary": false, "id": false]]],
+                values: [
+                    "message": "You are signed out of the admin console and of Gatehouse in this browser.",
+                    "links": [["href": "/admin/", "label": "Sign in again", "secondary": false, "id": false]],
+                ],
                 session: nil
             )
         }
@@ -46,7 +49,9 @@ struct ConsolePages {
     /// A GET page for an admitted admin; anyone else gets the sign-in page (or the "no admin role"
     /// page, with the first-admin bootstrap while it is open).
     func page(_ request: Request, _ context: GatehouseRequestContext, _ render: (ConsoleSession) async throws -> Response) async throws -> Response {
-        guard let session = try await console.session(cookie: sessionCookie.value(in: request)) else { return signInPage(returnTo: request.uri.path + (request.uri.query.map { "?" + $0 } ?? "")) }
+        guard let session = try await console.session(cookie: sessionCookie.value(in: request)) else {
+            return signInPage(returnTo: request.uri.path + (request.uri.query.map { "?" + $0 } ?? ""))
+        }
         guard session.isAdmitted else { return try await notAdminPage(session) }
         do {
             return try await render(session)
@@ -63,7 +68,8 @@ struct ConsolePages {
     ) async throws -> Response {
         guard let form = try await pageForm(request, context) else { return renderer.failure(Self.notAForm, session: nil) }
         guard let session = try await console.session(cookie: sessionCookie.value(in: request)) else {
-            return renderer.failure(AdminConsoleService.signInAgain, session: nil, links: [["href": "/admin/login", "label": "Sign in", "secondary": false, "id": "console-sign-in"]])
+            return renderer.failure(
+                AdminConsoleService.signInAgain, session: nil, links: [["href": "/admin/login", "label": "Sign in", "secondary": false, "id": "console-sign-in"]])
         }
         do {
             try console.checkCSRF(session, form["csrf"])
@@ -180,7 +186,8 @@ struct ConsolePages {
                 previous: sessionCookie.value(in: request)
             )
         } catch let error as BrokerError {
-            var response = renderer.failure(error, session: nil, links: [["href": "/admin/login", "label": "Sign in again", "secondary": false, "id": "console-sign-in"]])
+            var response = renderer.failure(
+                error, session: nil, links: [["href": "/admin/login", "label": "Sign in again", "secondary": false, "id": "console-sign-in"]])
             signInCookie.clear(on: &response)
             return response
         }

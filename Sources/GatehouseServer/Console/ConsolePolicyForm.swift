@@ -32,7 +32,9 @@ struct ConsolePolicyForm {
     /// the settings of each instance the app uses, defaults filled and declared fields present.
     func values(of policy: Policy) -> [String: JSONValue] {
         let encoder = JSONEncoder()
-        guard let data = try? encoder.encode(settings.normalized(policy)), case .object(var object)? = try? JSONDecoder().decode(JSONValue.self, from: data) else { return [:] }
+        guard let data = try? encoder.encode(settings.normalized(policy)), case .object(var object)? = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+            return [:]
+        }
         var plugins: [String: JSONValue] = [:]
         for (instance, fields, values) in settings.effectiveSettings(of: policy) {
             var values = values
@@ -114,7 +116,8 @@ struct ConsolePolicyForm {
                 hint: isDuration ? "Seconds, or with a unit: 90s, 15m, 1h, 30d." : nil, error: error
             )
         default:
-            return ConsoleField.text(name, label: label, value: value.stringValue ?? "", hint: Self.optionalKeys.contains(path) ? "Leave empty for none." : nil, error: error)
+            return ConsoleField.text(
+                name, label: label, value: value.stringValue ?? "", hint: Self.optionalKeys.contains(path) ? "Leave empty for none." : nil, error: error)
         }
     }
 
@@ -144,7 +147,8 @@ struct ConsolePolicyForm {
 
     private func choice(_ name: String, _ label: String, _ options: [String], _ value: JSONValue, _ error: String?) -> [String: Any] {
         let current = value.stringValue ?? ""
-        return ConsoleField.select(name, label: label, options: (options.contains(current) ? options : [current] + options).map { ($0, $0) }, selected: current, error: error)
+        return ConsoleField.select(
+            name, label: label, options: (options.contains(current) ? options : [current] + options).map { ($0, $0) }, selected: current, error: error)
     }
 
     /// The posted form as the policy's JSON, shaped like `template` (the stored policy's values):
@@ -186,14 +190,16 @@ struct ConsolePolicyForm {
         let text = (form[name] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         if path == "requestObjectKeys" {
             // A line that is not JSON goes on as text, for the policy's own check to name.
-            return .array(text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map { line in
-                (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))) ?? .string(line)
-            })
+            return .array(
+                text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map { line in
+                    (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))) ?? .string(line)
+                })
         }
         switch value {
         case .bool: return .bool(form[name] == "on")
         case .array:
-            return .array(text.split(whereSeparator: { $0.isNewline || $0 == "," }).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map(JSONValue.string))
+            return .array(
+                text.split(whereSeparator: { $0.isNewline || $0 == "," }).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map(JSONValue.string))
         case .number: return Int(text).map { .number(Double($0)) } ?? .string(text)
         default: return text.isEmpty && Self.optionalKeys.contains(path) ? .null : .string(text)
         }

@@ -49,13 +49,14 @@ struct ConsoleRenderer: Sendable {
         }
         if var error {
             error = Self.readable(error)
-            layout["summary"] = [
-                "message": error.message, "code": error.code.rawValue,
-                "issues": error.issues.map { issue -> [String: Any] in
-                    let field = Self.field(for: issue.path, in: fieldNames)
-                    return ["text": issue.description, "anchor": field.map(ConsoleField.elementID) ?? false]
-                },
-            ] as [String: Any]
+            layout["summary"] =
+                [
+                    "message": error.message, "code": error.code.rawValue,
+                    "issues": error.issues.map { issue -> [String: Any] in
+                        let field = Self.field(for: issue.path, in: fieldNames)
+                        return ["text": issue.description, "anchor": field.map(ConsoleField.elementID) ?? false]
+                    },
+                ] as [String: Any]
         }
         let html = library.render(layout, withTemplate: "layout") ?? ""
         var headers = HTTPFields()

@@ -313,7 +313,7 @@ enum PostgresMigrations {
     ]
 
     /// Any fixed number, the same on every node: the advisory lock migrations run under.
-    static let lockKey = 0x6761_7465_686F_7573 // "gatehous"
+    static let lockKey = 0x6761_7465_686F_7573  // "gatehous"
 }
 
 extension PostgresStore {
@@ -354,7 +354,8 @@ extension PostgresStore {
             throw error
         } catch let error as BrokerError where error.code == .temporarilyUnavailable {
             guard let cause = lastFailure.withLock({ $0 }) else {
-                throw StoreOpenError("the database at \(settings.summary) is busy (a table lock the migration needs is held elsewhere); trying the migration again", retryable: true)
+                throw StoreOpenError(
+                    "the database at \(settings.summary) is busy (a table lock the migration needs is held elsewhere); trying the migration again", retryable: true)
             }
             throw StoreOpenError("cannot reach the database at \(settings.summary) (storage.postgres.url): \(cause)", retryable: true)
         } catch {

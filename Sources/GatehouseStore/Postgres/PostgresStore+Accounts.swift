@@ -81,7 +81,9 @@ extension PostgresStore: AccountStore {
     }
 
     public func linkedAccount(providerID: String, subject: String) async throws -> Account? {
-        try await rows(PreparedStatements.AccountOfIdentity.self) { $0.append(providerID); $0.append(subject) }.first.map(Self.account)
+        try await rows(PreparedStatements.AccountOfIdentity.self) {
+            $0.append(providerID); $0.append(subject)
+        }.first.map(Self.account)
     }
 
     public func refreshIdentityLink(_ identity: ExternalIdentity, now: Date) async throws {
@@ -128,7 +130,8 @@ extension PostgresStore: AccountStore {
                     "DELETE FROM identity_links WHERE provider_id = \(providerID) AND subject = \(subject) RETURNING 1", on: connection, logger: self.logger
                 ).isEmpty
             else { return false }
-            let remaining = try await Self.rows("SELECT COUNT(*) FROM identity_links WHERE account_id = \(accountID)", on: connection, logger: self.logger)
+            let remaining =
+                try await Self.rows("SELECT COUNT(*) FROM identity_links WHERE account_id = \(accountID)", on: connection, logger: self.logger)
                 .first.map { try $0[0].int() } ?? 0
             if remaining == 0 {
                 // Refresh tokens, codes and attached identities go with the account (ON DELETE CASCADE).
@@ -152,7 +155,8 @@ extension PostgresStore: AccountStore {
     static func account(_ row: PostgresRandomAccessRow) throws -> Account {
         Account(
             id: try row["id"].string(), username: try row["username"].string(), createdAt: try row["created_at"].date(), isTest: try row["is_test"].decode(Bool.self),
-            profile: try row["profile"].optionalString().map { try StoreJSON.decode(AccountProfile.self, $0) }, profilePending: try row["profile_pending"].decode(Bool.self)
+            profile: try row["profile"].optionalString().map { try StoreJSON.decode(AccountProfile.self, $0) },
+            profilePending: try row["profile_pending"].decode(Bool.self)
         )
     }
 

@@ -18,7 +18,9 @@ extension PostgresStore: AttemptCounterStore {
             return .allowed
         }
         // The transaction's closure runs and ends before this returns, so the rule never escapes.
-        return try await withoutActuallyEscaping(lockDuration) { lockDuration in try await reserve(key: key, now: now, window: window, threshold: threshold, lockDuration: lockDuration) }
+        return try await withoutActuallyEscaping(lockDuration) { lockDuration in
+            try await reserve(key: key, now: now, window: window, threshold: threshold, lockDuration: lockDuration)
+        }
     }
 
     private func reserve(

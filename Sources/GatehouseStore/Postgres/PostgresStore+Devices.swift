@@ -69,10 +69,12 @@ extension PostgresStore: DeviceStore {
                 installation!.pushToken = facts.pushToken ?? installation!.pushToken
                 installation!.biometric = facts.biometric ?? installation!.biometric
                 try await connection.query(
-                    "UPDATE installations SET push_token = \(installation!.pushToken), biometric = \(installation!.biometric) WHERE id = \(installation!.id)", logger: logger
+                    "UPDATE installations SET push_token = \(installation!.pushToken), biometric = \(installation!.biometric) WHERE id = \(installation!.id)",
+                    logger: logger
                 )
             }
-            let record = DeviceRows.newKey(key, accountID: accountID, deviceID: owner.id, installationRef: installation!.id, appID: appID, providerID: providerID, now: now)
+            let record = DeviceRows.newKey(
+                key, accountID: accountID, deviceID: owner.id, installationRef: installation!.id, appID: appID, providerID: providerID, now: now)
             let inserted = try await Self.rows(
                 """
                 INSERT INTO sign_in_keys (id, account_id, device_id, installation_ref, provider_id, public_key, thumbprint, algorithm, counter, attestation, created_at, last_used_at)
@@ -103,7 +105,8 @@ extension PostgresStore: DeviceStore {
     }
 
     public func signInKey(id: String) async throws -> SignInKey? {
-        try await rows("SELECT k.*, i.app_id AS registered_app_id FROM sign_in_keys k LEFT JOIN installations i ON i.id = k.installation_ref WHERE k.id = \(id)").first.map(Self.signInKey)
+        try await rows("SELECT k.*, i.app_id AS registered_app_id FROM sign_in_keys k LEFT JOIN installations i ON i.id = k.installation_ref WHERE k.id = \(id)").first
+            .map(Self.signInKey)
     }
 
     public func recordSignInKeyUse(id: String, counter: Int?, now: Date) async throws -> Bool {

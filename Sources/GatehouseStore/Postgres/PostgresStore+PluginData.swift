@@ -68,6 +68,7 @@ extension PostgresStore: PluginDataStore {
     }
 
     static func pluginRecord(_ row: PostgresRandomAccessRow) throws -> PluginRecord {
-        PluginRecord(key: try row["key"].string(), value: try row["value"].decode(Data.self), version: try row["version"].int(), expiresAt: try row["expires_at"].optionalDate())
+        PluginRecord(
+            key: try row["key"].string(), value: try row["value"].decode(Data.self), version: try row["version"].int(), expiresAt: try row["expires_at"].optionalDate())
     }
 }

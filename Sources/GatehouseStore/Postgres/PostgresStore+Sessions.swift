@@ -61,9 +61,12 @@ extension PostgresStore: BrowserSessionStore {
         let methodsJSON = try StoreJSON.encode(methods)
         return try await transaction { connection in
             // The row lock keeps two step-ups of one session from losing each other's factors.
-            guard let row = try await Self.rows(
-                "SELECT * FROM browser_sessions WHERE id = \(id) AND ended_at IS NULL AND expires_at > \(now.storeValue) FOR UPDATE", on: connection, logger: self.logger
-            ).first else { return false }
+            guard
+                let row = try await Self.rows(
+                    "SELECT * FROM browser_sessions WHERE id = \(id) AND ended_at IS NULL AND expires_at > \(now.storeValue) FOR UPDATE", on: connection,
+                    logger: self.logger
+                ).first
+            else { return false }
             let session = try await Self.browserSession(row, on: connection, logger: self.logger)
             let mergedProviders = try StoreJSON.encode((session.providers + providers).uniqued())
             let mergedFactors = try StoreJSON.encode(authTime == nil ? (session.factors + factors).uniqued() : factors)

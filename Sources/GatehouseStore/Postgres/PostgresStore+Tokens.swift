@@ -82,7 +82,8 @@ extension PostgresStore: RefreshTokenStore {
             var revoked = 0
             while true {
                 let pass = try await Self.rows(
-                    "UPDATE refresh_tokens SET revoked_at = \(now.storeValue) WHERE app_id = \(appID) AND revoked_at IS NULL RETURNING 1", on: connection, logger: self.logger
+                    "UPDATE refresh_tokens SET revoked_at = \(now.storeValue) WHERE app_id = \(appID) AND revoked_at IS NULL RETURNING 1", on: connection,
+                    logger: self.logger
                 ).count
                 revoked += pass
                 if pass == 0 { break }

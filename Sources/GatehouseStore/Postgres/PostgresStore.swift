@@ -205,7 +205,8 @@ public final class PostgresStore: BrokerStore, Sendable {
             } catch is PostgresStoreTimeout {
                 noteOutage(PostgresStoreTimeout())
                 throw Self.unavailable
-            } catch let error where error is PSQLError || error is BrokerError || error is StoreOpenError || error is DecodingError
+            } catch let error
+                where error is PSQLError || error is BrokerError || error is StoreOpenError || error is DecodingError
                 || error is EncodingError || error is PostgresDecodingError || error is CancellationError
             {
                 // Programming errors and the operation's own refusals: the database answered.

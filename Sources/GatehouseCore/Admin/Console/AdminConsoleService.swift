@@ -98,7 +98,9 @@ public struct AdminConsoleService: Sendable {
         }
         guard let code else { throw BrokerError(.invalidRequest, .badRequest, "The sign-in came back without a code.") }
         let request = try TokenRequest(
-            form: ["grant_type": "authorization_code", "code": code, "redirect_uri": redirectURI, "code_verifier": attempt.codeVerifier, "client_id": ConsoleConfig.appID],
+            form: [
+                "grant_type": "authorization_code", "code": code, "redirect_uri": redirectURI, "code_verifier": attempt.codeVerifier, "client_id": ConsoleConfig.appID,
+            ],
             basic: nil, clientIP: clientIP
         )
         let issued = try await oauth.token(request)
@@ -120,10 +122,12 @@ public struct AdminConsoleService: Sendable {
             expiresAt: now.addingTimeInterval(config.sessionLifetime.timeInterval)
         )
         let sessionCookie = RandomToken.make()
-        guard try await store.insertPluginRecord(
-            namespace: Self.sessionNamespace, key: SecretDigest.sha256Hex(sessionCookie), value: JSONEncoder().encode(session), expiresAt: session.expiresAt,
-            now: now
-        ) else { throw BrokerError.internalFailure("Could not start the console session.") }
+        guard
+            try await store.insertPluginRecord(
+                namespace: Self.sessionNamespace, key: SecretDigest.sha256Hex(sessionCookie), value: JSONEncoder().encode(session), expiresAt: session.expiresAt,
+                now: now
+            )
+        else { throw BrokerError.internalFailure("Could not start the console session.") }
         try await audit(
             admittedBy == nil ? "console.refused" : (attempt.reauthentication ? "console.reauthenticated" : "console.signed_in"), session: session,
             details: admittedBy.map { ["admittedBy": $0] } ?? [:]
