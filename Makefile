@@ -11,7 +11,7 @@ CONTAINER_PACKAGES := podman runc debootstrap
 PACKAGE_TEST_PACKAGES := $(RELEASE_PACKAGES) $(DEB_PACKAGES) $(CONTAINER_PACKAGES) lintian systemd-container
 ARGS ?=
 
-.PHONY: run test build deps test-deps unit unit-under-load e2e e2e-postgres multinode integration upstream hardening package-test release deb container clean test-logs
+.PHONY: run test build deps test-deps kit-check format unit unit-fast unit-under-load e2e e2e-postgres multinode integration upstream hardening package-test release deb container clean test-logs
 
 deps:
 	@scripts/install-deps.sh $(RUN_PACKAGES)
@@ -35,6 +35,25 @@ unit: test-deps
 	  if [ $$status -ne 0 ]; then echo "--- failures:"; grep -E "✘|recorded an issue|Expectation failed|error:" .build/test-logs/unit-tests.log | head -60; fi; exit $$status
 	@# Fixed secrets of the unit tests, for the log scan at the end of `make test`.
 	@printf '%s\n' web-secret-web-secret-web-secret-0001 other-secret-other-secret-other-0002 "correct horse battery" >.build/test-logs/unit-tests.secrets
+
+# The unit tests that need no peer (no slapd, PostgreSQL, SMTP server or oathtool): a quick lane for
+# working on the kit, the engine or a plugin. `make test` runs every test; this lane skips the suites
+# that start peers (the store on PostgreSQL, LDAP, mail, email codes, the client SDK's world).
+UNIT_FAST_SKIP := GatehouseStoreTests|LDAPTests|GatehouseMailTests|EmailCodeTests|GatehouseClientTests|independentlyComputedCodes
+unit-fast: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --skip '$(UNIT_FAST_SKIP)'
+
+# The plugin kit's API discipline: its figures (no kit type without a plugin user), the formatting,
+# and no API breakage since the last kit release that docs/kit-changelog.md does not list.
+kit-check: deps
+	scripts/kit-api-check.sh
+
+# Formats every Swift source with .swift-format (what kit-check's lint expects); the guide's code
+# blocks follow the files they show.
+format:
+	$(SWIFT) format format -i -r Sources Plugins Tests Package.swift --configuration .swift-format
+	scripts/guide-code.py --from-files
 
 # The whole unit suite 5 times in a row beside a CPU hog (not part of `make test`: it proves the
 # suite holds on a loaded machine of any make, and takes about ten minutes).
@@ -102,7 +121,7 @@ test-logs:
 
 # Every stage in turn, each timed; the times are printed at the end (scripts/test-stages.sh).
 test: test-logs
-	@scripts/test-stages.sh unit e2e e2e-postgres multinode integration upstream hardening package-test
+	@scripts/test-stages.sh kit-check unit e2e e2e-postgres multinode integration upstream hardening package-test
 
 clean:
 	rm -rf .build .build-release .build-previous data

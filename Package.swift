@@ -248,6 +248,17 @@ let package = Package(
             ],
             path: "Tests/RiddleBroker"
         ),
+        // The plugins of docs/writing-a-plugin.md, compiled as the guide shows them (its code blocks
+        // are these files) and run through the flow engine by their tests.
+        .target(
+            name: "GuideExamples",
+            dependencies: [
+                "GatehousePluginKit", "GatehouseSupport", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tests/GuideExamples"
+        ),
+        .testTarget(name: "GuideExamplesTests", dependencies: ["GuideExamples", "GatehouseCore", "GatehouseTesting"]),
         // What device-attestation and webauthn share: CBOR, X.509 attestation certificates and their
         // paths, Android's key description, the platforms' pinned roots.
         .target(

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The plugin kit's API discipline (`make kit-check`, the first stage of `make test`):
 #   1. scripts/kit-figures.py --check: the kit's figures, failing on a kit type no plugin uses;
-#   2. swift format lint --strict with .swift-format: the sources are formatted (`make format` fixes it);
-#   3. the API of the GatehousePluginKit product against the last `kit-v*` tag
+#   2. scripts/guide-code.py: the guide's code blocks are the compiled files of Tests/GuideExamples;
+#   3. swift format lint --strict with .swift-format: the sources are formatted (`make format` fixes it);
+#   4. the API of the GatehousePluginKit product against the last `kit-v*` tag
 #      (`swift package diagnose-api-breaking-changes`), failing on a breakage that the unreleased
 #      section of docs/kit-changelog.md does not list in its fenced `breakage` block.
 set -euo pipefail
@@ -10,6 +11,9 @@ cd "$(dirname "$0")/.."
 
 echo "--- kit figures"
 scripts/kit-figures.py --check
+
+echo "--- the guide's code (docs/writing-a-plugin.md = Tests/GuideExamples)"
+scripts/guide-code.py
 
 echo "--- formatting (.swift-format)"
 if ! swift format lint --strict -r Sources Plugins Tests Package.swift --configuration .swift-format; then

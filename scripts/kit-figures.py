@@ -81,33 +81,24 @@ def reachable(named, types):
 
 
 def stored_properties(struct_name, folder):
+    """The stored properties of a struct: `var`/`let` lines in its body (not nested in a member),
+    without a body of their own (a computed property has one) and not static."""
     for path in swift_files(folder):
-        text = without_comments(path.read_text())
-        match = re.search(r"struct\s+" + struct_name + r"\b[^{]*\{", text)
-        if not match:
-            continue
-        body, depth, index = [], 1, match.end()
-        line = ""
-        while depth and index < len(text):
-            char = text[index]
-            if char == "{":
-                depth += 1
-            elif char == "}":
-                depth -= 1
-            elif char == "\n":
-                body.append((depth, line))
-                line = ""
-            if depth == 1 and char not in "{}":
-                line += char
-            index += 1
-        count = 0
-        for depth, line in body:
-            stripped = line.strip()
-            if depth != 1 or re.search(r"\bstatic\b", stripped):
+        lines = without_comments(path.read_text()).split("\n")
+        for start, line in enumerate(lines):
+            if not re.search(r"\bstruct\s+" + struct_name + r"\b[^{]*\{", line):
                 continue
-            if re.match(r"(?:(?:public|internal|private|fileprivate|package)(?:\(set\))?\s+)*(?:var|let)\s", stripped):
-                count += 1
-        return count, path
+            count, depth = 0, 0
+            for body_line in lines[start:]:
+                before = depth
+                depth += body_line.count("{") - body_line.count("}")
+                stripped = body_line.strip()
+                if before == 1 and re.match(r"(?:(?:public|internal|private|fileprivate|package)(?:\(set\))?\s+)*(?:var|let)\s", stripped):
+                    if "{" not in stripped and not re.search(r"\bstatic\b", stripped):
+                        count += 1
+                if before > 0 and depth <= 0:
+                    break
+            return count, path
     return None, None
 
 

@@ -444,6 +444,52 @@ struct GatehouseStoreTests {
         }
     }
 
+    /// A flow the previous release stored (its record flat, as that release wrote it: sealed, or in
+    /// clear from before flows were sealed) reads after the upgrade, every field in its place.
+    @Test(arguments: StoreKind.allCases) func aFlowThePreviousReleaseStoredReadsAfterTheUpgrade(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let created = now.timeIntervalSinceReferenceDate
+            func previous(_ id: String) -> Data {
+                let record: JSONValue = [
+                    "id": .string(id), "appID": "notes", "providerID": "local", "purpose": "authenticate", "stateless": false, "scopes": ["openid"],
+                    "phase": ["factor": ["authenticatorID": "email"]], "pluginState": ["data": .string(Data("state".utf8).base64EncodedString())],
+                    "challenge": ["type": "email_code", "fields": ["sentTo": "a***@example.com"]], "accountID": "acct-1", "accountCreated": true,
+                    "methods": ["pwd", "local"], "failedAttempts": 2, "clientIP": "192.0.2.7", "returnURI": "notes://cb", "codeChallenge": "challenge-1",
+                    "returnCodeDigest": "digest-1", "signedInAccountID": "acct-0", "signInKeyID": "key-1", "installationID": "install-1",
+                    "handOff": ["providerID": "sphinx", "state": ["data": .string(Data("s".utf8).base64EncodedString())]],
+                    "createdAt": .number(created), "expiresAt": .number(created + 600), "version": 1,
+                ]
+                return Data(record.serialized())
+            }
+            let expires = now.addingTimeInterval(600)
+            try await store.insertFlow(
+                SealedFlow(
+                    id: "sealed", appID: "notes", payload: try SecretSealer.forTests.seal(previous("sealed"), context: "flow:sealed:1"), expiresAt: expires, version: 1)
+            )
+            try await store.insertFlow(
+                SealedFlow(id: "clear", appID: "notes", payload: String(decoding: previous("clear"), as: UTF8.self), expiresAt: expires, version: 1))
+            for id in ["sealed", "clear"] {
+                let read = try #require(try await store.flow(id: id, now: now), "\(kind): the \(id) flow of the previous release does not read")
+                #expect(read.id == id && read.appID == "notes" && read.purpose == .authenticate && !read.stateless && read.scopes == ["openid"])
+                #expect(read.phase == .factor(authenticatorID: "email") && read.version == 1)
+                #expect(
+                    read.turn
+                        == PluginTurn(
+                            providerID: "local", pluginState: FlowState(data: Data("state".utf8)),
+                            challenge: Challenge(type: "email_code", fields: ["sentTo": "a***@example.com"]),
+                            handOff: HandOff(providerID: "sphinx", state: FlowState(data: Data("s".utf8)))
+                        ))
+                #expect(
+                    read.accountID == "acct-1" && read.accountCreated == true && read.methods == ["pwd", "local"] && read.failedAttempts == 2
+                        && read.signInKeyID == "key-1")
+                #expect(read.clientIP == "192.0.2.7" && read.returnURI == "notes://cb" && read.codeChallenge == "challenge-1" && read.returnCodeDigest == "digest-1")
+                #expect(read.signedInAccountID == "acct-0" && read.installationID == "install-1")
+                #expect(read.createdAt == now && read.expiresAt == expires)
+            }
+        }
+    }
+
     /// Deleting an account takes its second factors' attempt counters, matched exactly: an id with
     /// LIKE's wildcards names nobody, and another account's counters stay.
     @Test(arguments: StoreKind.allCases) func deletingAnAccountTakesItsFactorCountersAndNoOthers(_ kind: StoreKind) async throws {

@@ -35,7 +35,7 @@ DRIVERS = re.compile(r"^(GatehouseServer|GatehouseStore|GatehouseHTTP|GatehouseM
 PLUGIN_FORBIDDEN = re.compile(r"^(GatehouseCore|GatehouseServer|GatehouseStore|GatehouseHTTP|GatehouseMail|GatehouseTesting|GatehousePlugins|Hummingbird|HummingbirdCore|GRDB|PostgresNIO)$")
 # The plugin kit and the test-only plugin that proves it.
 KIT = "GatehousePluginKit"
-TEST_PLUGINS = {"RiddlePlugin"}
+TEST_PLUGINS = {"RiddlePlugin", "GuideExamples"}
 # Imports start a line (an indented `import` is text inside a string literal).
 IMPORT = re.compile(r"^(?:@testable\s+|@_exported\s+)*import\s+(?:(?:struct|class|enum|protocol|func|var|typealias)\s+)?(\w+)", re.M)
 

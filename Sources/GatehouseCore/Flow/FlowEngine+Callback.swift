@@ -37,20 +37,7 @@ extension FlowEngine {
         }
         let declared = Set(declaration.inputs.map(\.name))
         let kept = ChallengeResponse(answer.values.filter { declared.contains($0.key) })
-        // A browser flow listens only to its own browser, and nothing changes before it has proved
-        // that. A cross-site form post carries no SameSite=Lax cookie: its declared fields come back
-        // as a GET, which does.
-        if let authorization = flow.authorization {
-            guard let cookie else {
-                guard crossSitePost else { throw notFound }
-                let location = tokens.issuer + Broker.callbackPath + (providerID.map { "/" + $0 } ?? "")
-                let parameters =
-                    [(ChallengeCallback.stateParameter, Optional(flowID))]
-                    + kept.values.sorted { $0.key < $1.key }.compactMap { name, value in value.stringValue.map { (name, Optional($0)) } }
-                return .redirect(OAuthRedirect.url(location, parameters: parameters))
-            }
-            guard SecretDigest.matches(cookie, digest: authorization.binding.cookieDigest) else { throw notFound }
-        }
+        if let redirect = try callbackBrowserCheck(flow, kept: kept, cookie: cookie, crossSitePost: crossSitePost, providerID: providerID) { return redirect }
         // A bare visit (a prefetch, a link followed by hand, a lone `state`) is no answer, and changes nothing.
         guard callback.answerFields.contains(where: { kept.values[$0] != nil }) else {
             throw BrokerError(.invalidRequest, .badRequest, "The callback carries no answer from the sign-in service.")
@@ -81,6 +68,31 @@ extension FlowEngine {
             if let redirect = errorRedirect(for: flow, error: refusal) { return .redirect(redirect) }
             throw refusal
         }
+        return try await callbackIdentified(flow, identity: identity, app: app)
+    }
+
+    /// A browser flow listens only to its own browser, and nothing changes before it has proved that.
+    /// A cross-site form post carries no SameSite=Lax cookie: its declared fields come back as a GET,
+    /// which does (the redirect answered here).
+    func callbackBrowserCheck(_ flow: FlowRecord, kept: ChallengeResponse, cookie: String?, crossSitePost: Bool, providerID: String?) throws -> CallbackOutcome? {
+        guard let authorization = flow.authorization else { return nil }
+        let notFound = BrokerError(.flowNotFound, .notFound, "This sign-in is unknown, expired or already finished; start again from the app.")
+        guard let cookie else {
+            guard crossSitePost else { throw notFound }
+            let location = tokens.issuer + Broker.callbackPath + (providerID.map { "/" + $0 } ?? "")
+            let parameters =
+                [(ChallengeCallback.stateParameter, Optional(flow.id))]
+                + kept.values.sorted { $0.key < $1.key }.compactMap { name, value in value.stringValue.map { (name, Optional($0)) } }
+            return .redirect(OAuthRedirect.url(location, parameters: parameters))
+        }
+        guard SecretDigest.matches(cookie, digest: authorization.binding.cookieDigest) else { throw notFound }
+        return nil
+    }
+
+    /// The provider identified someone at its callback: a native app's browser goes back to the app
+    /// with a one-time code only that app sees; a browser flow goes on at once.
+    func callbackIdentified(_ flow: FlowRecord, identity: ExternalIdentity, app: App) async throws -> CallbackOutcome {
+        var flow = flow
         flow.identity = identity
         flow.challenge = Challenge(type: Challenge.callbackReceivedType)
         flow.pluginState = FlowState()

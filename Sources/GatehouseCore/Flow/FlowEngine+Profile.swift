@@ -41,34 +41,51 @@ extension FlowEngine {
         guard let accountID = flow.accountID, var account = try await store.account(id: accountID) else {
             throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
         }
-        var flow = flow
-        let binding = Self.profileCodeBinding(flow.id)
         // A page sends its empty inputs as empty strings: they mean "not given".
         let code = answer.values["code"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         if let pending, let address = pending.email {
-            if answer.values["resend"] != nil {
-                _ = try await addressVerifier(of: app).sendCode(to: address, binding: binding, app: app.view, clientIP: flow.clientIP)
-                return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
-            }
-            if let code {
-                let verifier = try addressVerifier(of: app)
-                let proven = try await verifier.checkCode(code, binding: binding)
-                guard proven == address else { throw BrokerError(.invalidCode, .failedAttempt, "That code was sent to another address.") }
-                let identity = ExternalIdentity(
-                    providerID: IdentityLink.enrolledAddressProvider(verifier.id), subject: proven.value, username: proven.value,
-                    claims: IdentityClaims(email: proven.value, emailVerified: true)
-                )
-                guard try await store.addIdentityLink(identity, accountID: account.id, now: clock.now) else {
-                    throw BrokerError(.emailInUse, .conflict, "This email address belongs to another account; use another one.")
-                }
-                var confirmed = pending
-                confirmed.emailVerified = true
-                return try await keepProfile(confirmed, flow: flow, app: app, account: &account, details: ["emailChanged": "true"], dpopJKT: dpopJKT)
+            if let outcome = try await answerPendingAddress(
+                flow, pending: pending, address: address, code: code, resend: answer.values["resend"] != nil, app: app, account: &account, dpopJKT: dpopJKT)
+            {
+                return outcome
             }
         } else if code != nil || answer.values["resend"] != nil {
             throw BrokerError.invalidAnswer("No code was sent: only a changed email address is proven with one.")
         }
+        return try await answerProfileEdit(flow, answer: answer, app: app, account: &account, dpopJKT: dpopJKT)
+    }
 
+    /// A changed address waits for its code: another code, or the code that proves it (the profile is
+    /// then kept); nil when the answer brings neither (the person edits again).
+    func answerPendingAddress(
+        _ flow: FlowRecord, pending: AccountProfile, address: EmailAddress, code: String?, resend: Bool, app: App, account: inout Account, dpopJKT: String?
+    ) async throws -> FlowOutcome? {
+        let binding = Self.profileCodeBinding(flow.id)
+        if resend {
+            _ = try await addressVerifier(of: app).sendCode(to: address, binding: binding, app: app.view, clientIP: flow.clientIP)
+            return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
+        }
+        guard let code else { return nil }
+        let verifier = try addressVerifier(of: app)
+        let proven = try await verifier.checkCode(code, binding: binding)
+        guard proven == address else { throw BrokerError(.invalidCode, .failedAttempt, "That code was sent to another address.") }
+        let identity = ExternalIdentity(
+            providerID: IdentityLink.enrolledAddressProvider(verifier.id), subject: proven.value, username: proven.value,
+            claims: IdentityClaims(email: proven.value, emailVerified: true)
+        )
+        guard try await store.addIdentityLink(identity, accountID: account.id, now: clock.now) else {
+            throw BrokerError(.emailInUse, .conflict, "This email address belongs to another account; use another one.")
+        }
+        var confirmed = pending
+        confirmed.emailVerified = true
+        return try await keepProfile(confirmed, flow: flow, app: app, account: &account, details: ["emailChanged": "true"], dpopJKT: dpopJKT)
+    }
+
+    /// The profile as shown, or with the person's edits; a new address is proven (a code sent) before
+    /// it is kept.
+    func answerProfileEdit(_ flow: FlowRecord, answer: ChallengeResponse, app: App, account: inout Account, dpopJKT: String?) async throws -> FlowOutcome {
+        var flow = flow
+        let binding = Self.profileCodeBinding(flow.id)
         let shown = try flow.pluginState.decode(AccountProfile.self)
         var edited = shown
         if let name = answer.values["name"]?.stringValue {

@@ -50,89 +50,109 @@ extension FlowEngine {
         return (.challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt), app)
     }
 
-    /// One answer of a password reset.
+    /// One answer of a password reset: the recovery phase's handler answers it, by its step.
     func answerRecovery(_ flow: FlowRecord, recovery: PasswordRecovery, app: App, answer: ChallengeResponse) async throws -> FlowOutcome {
-        var flow = flow
         guard let passwords = plugins.passwordKeepers[flow.providerID],
             let verifier = recoveryVerifier(for: app)
         else { throw BrokerError(.invalidRequest, .badRequest, "Passwords cannot be reset here; ask an administrator.") }
-        let binding = CodeBinding.recovery(flowID: flow.id)
+        let phase = RecoveryPhase(engine: self, flow: flow, app: app, passwords: passwords, verifier: verifier)
         switch recovery.step {
-        case .username:
-            let username = try answer.string("username")
-            var next = PasswordRecovery(step: .code)
-            if let subject = try await passwords.subject(forUsername: username),
-                let link = try await store.identityLink(providerID: flow.providerID, subject: subject),
-                let address = app.policy.verifiedEmails(in: try await store.identityLinks(accountID: link.accountID)).first
-            {
-                next.subject = subject
-                next.accountID = link.accountID
-                // Sent in the background: an answer that took as long as a mail delivery would tell
-                // that the username exists.
-                let clientIP = flow.clientIP
-                let logger = logger
-                Task {
-                    do { _ = try await verifier.sendCode(to: address, binding: binding, app: app.view, clientIP: clientIP) } catch {
-                        logger.notice("password reset code not sent", metadata: ["error": .string("\(error)")])
-                    }
-                }
-            }
-            try await audit("password.reset_requested", flow: flow, outcome: nil)
-            flow.phase = .recovery(next)
-            flow.challenge = Challenge(type: ChallengeDescription.recoveryCode.type)
-            try await save(&flow)
-            return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
-
-        case .code:
-            let code = try answer.string("code")
-            // Claimed first, so that parallel guesses count one by one.
-            flow.failedAttempts += 1
-            try await save(&flow)
-            // The decoy (no such username) checks too, against a binding no code was ever sent to,
-            // and every refusal reads the same: neither the answer nor its timing tells the two apart.
-            var proven = false
-            do {
-                _ = try await verifier.checkCode(code, binding: binding)
-                proven = recovery.subject != nil
-            } catch let error as BrokerError where error.httpStatus >= 500 {
-                throw error
-            } catch {}
-            guard proven else {
-                try await audit("password.reset_failed", flow: flow, outcome: ErrorCode.invalidCode.rawValue)
-                if flow.failedAttempts >= app.policy.lockout.maxFailedAttemptsPerFlow {
-                    _ = try await store.deleteFlow(id: flow.id, version: flow.version)
-                    throw BrokerError(.tooManyAttempts, .tooManyRequests, "Too many wrong answers; start again.")
-                }
-                throw BrokerError(.invalidCode, .failedAttempt, "The code is wrong or has expired.")
-            }
-            flow.failedAttempts = 0
-            var next = recovery
-            next.step = .newPassword
-            flow.phase = .recovery(next)
-            flow.challenge = Challenge(type: ChallengeDescription.newPassword.type)
-            try await save(&flow)
-            return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
-
-        case .newPassword:
-            guard let subject = recovery.subject, let accountID = recovery.accountID else {
-                throw BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
-            }
-            try await passwords.resetPassword(subject: subject, to: try answer.string("password"), policy: app.policy.passwordPolicy)
-            // Whoever knew the old password is signed out everywhere.
-            try await sessions.endAll(accountID: accountID, reason: "password_reset")
-            let revoked = try await revoker.subject(accountID)
-            var event = auditEvent("password.reset", flow: flow, outcome: nil, details: ["refreshTokensRevoked": String(revoked)])
-            event.accountID = accountID
-            try await store.appendAudit(event)
-            // Back to the sign-in page, to sign in with the new password.
-            flow.phase = .identify
-            flow.failedAttempts = 0
-            let request = flowRequest(for: flow)
-            let step = try await passwords.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
-            guard case .challenge(var challenge, let state) = step else { return try await advance(flow, with: step, app: app) }
-            challenge.prompt = "Your password was changed, and every session signed out. Sign in with the new password."
-            return try await advance(flow, with: .challenge(challenge, state: state), app: app)
+        case .username: return try await phase.username(answer)
+        case .code: return try await phase.code(answer, recovery: recovery)
+        case .newPassword: return try await phase.newPassword(answer, recovery: recovery)
         }
+    }
+}
+
+/// The handler of a flow's recovery phase ("Forgot password"): who, the code sent to their verified
+/// address, the new password. Every person sees the same pages whether the username exists or not.
+struct RecoveryPhase {
+    let engine: FlowEngine
+    let flow: FlowRecord
+    let app: App
+    let passwords: any PasswordKeeping
+    let verifier: any AddressVerifying
+
+    var binding: String { CodeBinding.recovery(flowID: flow.id) }
+
+    func username(_ answer: ChallengeResponse) async throws -> FlowOutcome {
+        var flow = flow
+        let username = try answer.string("username")
+        var next = PasswordRecovery(step: .code)
+        if let subject = try await passwords.subject(forUsername: username),
+            let link = try await engine.store.identityLink(providerID: flow.providerID, subject: subject),
+            let address = app.policy.verifiedEmails(in: try await engine.store.identityLinks(accountID: link.accountID)).first
+        {
+            next.subject = subject
+            next.accountID = link.accountID
+            // Sent in the background: an answer that took as long as a mail delivery would tell
+            // that the username exists.
+            let (clientIP, logger, verifier, binding, view) = (flow.clientIP, engine.logger, verifier, binding, app.view)
+            Task {
+                do { _ = try await verifier.sendCode(to: address, binding: binding, app: view, clientIP: clientIP) } catch {
+                    logger.notice("password reset code not sent", metadata: ["error": .string("\(error)")])
+                }
+            }
+        }
+        try await engine.audit("password.reset_requested", flow: flow, outcome: nil)
+        flow.phase = .recovery(next)
+        flow.challenge = Challenge(type: ChallengeDescription.recoveryCode.type)
+        try await engine.save(&flow)
+        return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
+    }
+
+    func code(_ answer: ChallengeResponse, recovery: PasswordRecovery) async throws -> FlowOutcome {
+        var flow = flow
+        let code = try answer.string("code")
+        // Claimed first, so that parallel guesses count one by one.
+        flow.failedAttempts += 1
+        try await engine.save(&flow)
+        // The decoy (no such username) checks too, against a binding no code was ever sent to,
+        // and every refusal reads the same: neither the answer nor its timing tells the two apart.
+        var proven = false
+        do {
+            _ = try await verifier.checkCode(code, binding: binding)
+            proven = recovery.subject != nil
+        } catch let error as BrokerError where error.httpStatus >= 500 {
+            throw error
+        } catch {}
+        guard proven else {
+            try await engine.audit("password.reset_failed", flow: flow, outcome: ErrorCode.invalidCode.rawValue)
+            if flow.failedAttempts >= app.policy.lockout.maxFailedAttemptsPerFlow {
+                _ = try await engine.store.deleteFlow(id: flow.id, version: flow.version)
+                throw BrokerError(.tooManyAttempts, .tooManyRequests, "Too many wrong answers; start again.")
+            }
+            throw BrokerError(.invalidCode, .failedAttempt, "The code is wrong or has expired.")
+        }
+        flow.failedAttempts = 0
+        var next = recovery
+        next.step = .newPassword
+        flow.phase = .recovery(next)
+        flow.challenge = Challenge(type: ChallengeDescription.newPassword.type)
+        try await engine.save(&flow)
+        return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
+    }
+
+    func newPassword(_ answer: ChallengeResponse, recovery: PasswordRecovery) async throws -> FlowOutcome {
+        var flow = flow
+        guard let subject = recovery.subject, let accountID = recovery.accountID else {
+            throw BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
+        }
+        try await passwords.resetPassword(subject: subject, to: try answer.string("password"), policy: app.policy.passwordPolicy)
+        // Whoever knew the old password is signed out everywhere.
+        try await engine.sessions.endAll(accountID: accountID, reason: "password_reset")
+        let revoked = try await engine.revoker.subject(accountID)
+        var event = engine.auditEvent("password.reset", flow: flow, outcome: nil, details: ["refreshTokensRevoked": String(revoked)])
+        event.accountID = accountID
+        try await engine.store.appendAudit(event)
+        // Back to the sign-in page, to sign in with the new password.
+        flow.phase = .identify
+        flow.failedAttempts = 0
+        let request = engine.flowRequest(for: flow)
+        let step = try await passwords.begin(request, in: engine.stepContext(flowID: flow.id, app: app, request: request))
+        guard case .challenge(var challenge, let state) = step else { return try await engine.advance(flow, with: step, app: app) }
+        challenge.prompt = "Your password was changed, and every session signed out. Sign in with the new password."
+        return try await engine.advance(flow, with: .challenge(challenge, state: state), app: app)
     }
 }
 

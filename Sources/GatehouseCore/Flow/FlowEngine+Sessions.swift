@@ -198,21 +198,37 @@ extension FlowEngine {
         // The session's auth_time is when the person really authenticated (an upstream's auth_time), never later.
         let authTime = identity.authTime.map { min($0, now) } ?? now
         let cookie = RandomToken.make()
-        let digest = SecretDigest.sha256Hex(cookie)
-        var sessionID: String?
+        let sessionID = try await signInSession(
+            flow, authorization: authorization, app: app, account: account, identity: identity, factors: factors, authTime: authTime,
+            cookieDigest: SecretDigest.sha256Hex(cookie)
+        )
+        var inSession = authorization
+        inSession.sessionID = sessionID
+        let outcome = try await authorizeInSession(flow, authorization: inSession, app: app, account: account, identity: identity, authTime: authTime)
+        guard case .authorized(let flowID, let redirect, _) = outcome else { return outcome }
+        return .authorized(flowID: flowID, redirect: redirect, sessionCookie: cookie)
+    }
+
+    /// The browser session a new sign-in is in: the browser's live session of the same account
+    /// (signed in again, with the new cookie), or a new one (another person's ends first).
+    func signInSession(
+        _ flow: FlowRecord, authorization: BrowserAuthorization, app: App, account: Account, identity: ExternalIdentity, factors: [String], authTime: Date,
+        cookieDigest digest: String
+    ) async throws -> String {
+        let now = clock.now
         if let previousID = authorization.sessionID, let previous = try await store.browserSession(id: previousID), previous.isLive(at: now) {
             if previous.accountID == account.id,
                 try await store.updateBrowserSessionSignIn(
                     id: previousID, providers: [identity.providerID], factors: factors, methods: flow.methods, authTime: authTime, cookieDigest: digest, now: now
                 )
             {
-                sessionID = previousID
+                return previousID
             } else if previous.accountID != account.id {
                 // Someone else signed in in this browser: the other person's session ends.
                 try await sessions.end(previous, reason: "replaced")
             }
         }
-        if sessionID == nil {
+        do {
             let session = BrowserSession(
                 id: RandomToken.make(byteCount: 16), cookieDigest: digest, accountID: account.id, providers: [identity.providerID], factors: factors,
                 methods: flow.methods, subject: identity.subject, username: account.username, authTime: authTime, createdAt: now, lastSeenAt: now,
@@ -220,14 +236,9 @@ extension FlowEngine {
                 userAgent: authorization.userAgent.map { String($0.prefix(200)) }
             )
             try await store.insertBrowserSession(session)
-            sessionID = session.id
             try await audit("session.started", flow: flow, outcome: nil, details: ["sid": session.id])
+            return session.id
         }
-        var inSession = authorization
-        inSession.sessionID = sessionID
-        let outcome = try await authorizeInSession(flow, authorization: inSession, app: app, account: account, identity: identity, authTime: authTime)
-        guard case .authorized(let flowID, let redirect, _) = outcome else { return outcome }
-        return .authorized(flowID: flowID, redirect: redirect, sessionCookie: cookie)
     }
 
     /// Issues the authorization code of a sign-in in session `authorization.sessionID`, and notes

@@ -34,66 +34,16 @@ extension FlowEngine {
     }
 
     /// The identity provider identified someone: back to a provider that handed the flow over, or
-    /// the account linked (or made), then a second factor or the end.
+    /// the account decided (`AccountDecisions`), then a second factor or the end.
     func identified(_ flow: FlowRecord, identity: ExternalIdentity, app: App, dpopJKT: String?) async throws -> FlowOutcome {
         var flow = flow
         var identity = identity
         guard flow.phase == .identify else { throw BrokerError.internalFailure("An authenticator answered with an identity.") }
         identity.providerID = flow.providerID
         if let handOff = flow.handOff, handOff.mode == .adopts, !handOff.approved {
-            // The provider the flow was handed over to identified someone: the one that handed it
-            // over approves that identity, which then is the flow's. A refusal leaves the flow at
-            // the other provider's challenge (another key may be answered), unless it ends the flow.
-            let next: FlowStep
-            do {
-                let provider = try handingProvider(handOff, app: app)
-                let request = flowRequest(for: flow)
-                next = try await provider.resume(handOff.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
-            } catch let refusal as BrokerError where refusal.endsFlow {
-                _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
-                try? await audit("signin.failure", flow: flow, outcome: refusal.code.rawValue, details: ["reason": refusal.reason ?? "hand_over_refused"])
-                throw refusal
-            }
-            guard case .identified(let approved) = next, approved.subject == identity.subject, approved.signInKeyID == identity.signInKeyID,
-                approved.newSignInKey == identity.newSignInKey
-            else {
-                throw BrokerError.internalFailure("A provider that handed a flow over answered other than with the identity it was handed.")
-            }
-            // Only the name may change: a test marker, trust for linking or claims the other
-            // provider did not vouch for would be stored under its id.
-            identity.username = approved.username
-            flow.handOff?.approved = true
+            identity = try await approvedByHandingProvider(&flow, handOff: handOff, identity: identity, app: app)
         } else if let suspended = flow.handOff, suspended.mode == .decides {
-            // The provider another one handed the flow to has identified the person: back to that
-            // one, which decides who signed in. A refusal there ends the flow (its answer was
-            // counted as right already).
-            let otherID = flow.providerID
-            flow.handOff = nil
-            flow.methods += identity.methods + [otherID]
-            flow.providerID = suspended.providerID
-            flow.pluginState = suspended.state
-            let next = try await endingFlowOnRefusal(flow) { () async throws -> FlowStep in
-                // Continuations carry no device key yet: a key must stay with the provider that
-                // registered it (its attestation rules), which a hand-back would lose.
-                guard identity.signInKeyID == nil, identity.newSignInKey == nil else {
-                    throw BrokerError.internalFailure("A provider handed a flow to answered with a device key; continuations do not carry keys.")
-                }
-                let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
-                guard let handing = plugins.handingOver[provider.id] else { throw BrokerError.internalFailure("'\(provider.id)' handed the flow to no other provider.") }
-                let request = flowRequest(for: flow)
-                let next = try await handing.resume(suspended.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
-                switch next {
-                case .continueWith, .handOver:
-                    throw BrokerError.internalFailure("A flow hands off once.")
-                case .identified(let decided) where decided.providerID == otherID || decided.signInKeyID != nil || decided.newSignInKey != nil:
-                    // Linked under the deciding provider's id: another provider's subject (or key)
-                    // passed through as is would land in the wrong namespace.
-                    throw BrokerError.internalFailure("A provider answered with the identity it was handed, or with a device key.")
-                default:
-                    return next
-                }
-            }
-            return try await advance(flow, with: next, app: app, dpopJKT: dpopJKT)
+            return try await handBack(flow, to: suspended, identity: identity, app: app, dpopJKT: dpopJKT)
         }
         flow.identity = identity
         flow.signInKeyID = identity.signInKeyID ?? identity.newSignInKey?.keyID
@@ -110,33 +60,74 @@ extension FlowEngine {
         if let accountID = flow.signedInAccountID {
             return try await addToSignedInAccount(flow, identity: identity, accountID: accountID, app: app, dpopJKT: dpopJKT)
         }
-        var known = try await store.identityLink(providerID: identity.providerID, subject: identity.subject) != nil
-        if !known, flow.purpose == .authenticate, let accountID = try await accountToLink(identity, app: app) {
-            known = try await store.addIdentityLink(identity, accountID: accountID, now: clock.now)
-            if known {
-                var event = auditEvent("account.linked", flow: flow, outcome: nil, details: ["by": "verified_email", "subject": identity.subject])
-                event.accountID = accountID
-                try await store.appendAudit(event)
-            }
-        }
-        if flow.purpose == .register, known {
-            throw BrokerError(.alreadyRegistered, .conflict, "This identity is already registered; sign in instead.")
-        }
-        if !known, !app.policy.selfRegistration, plugins.identityProviders[flow.providerID]?.traits.openEnrollment == true {
-            if flow.version >= 0 { _ = try? await store.deleteFlow(id: flow.id, version: flow.version) }
-            try? await audit("signin.failure", flow: flow, outcome: ErrorCode.registrationDisabled.rawValue, details: ["reason": "unknown_identity"])
-            throw BrokerError(.registrationDisabled, .forbidden, "There is no account for this identity, and this app does not allow self-registration.")
-        }
-        let by = flow.handOff.map { ["by": $0.providerID] } ?? [:]
-        var (account, created) = try await IdentityLinker(store: store, clock: clock).link(
-            identity, audit: auditEvent("account.created", flow: flow, outcome: nil, details: by))
-        if created { account = try await awaitingProfileConfirmation(account, app: app) }
+        let (account, created) = try await AccountDecisions(engine: self).decide(for: flow, identity: identity, app: app)
         flow.accountID = account.id
         flow.accountCreated = created
         guard let factorID = requiredFactor(app: app, account: account, request: flow.authorization?.request, passed: []) else {
             return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT)
         }
         return try await beginFactor(flow, factorID: factorID, app: app, account: account, dpopJKT: dpopJKT)
+    }
+
+    /// The provider the flow was handed over to identified someone: the one that handed it over
+    /// approves that identity, which then is the flow's (only its name may change). A refusal leaves
+    /// the flow at the other provider's challenge (another key may be answered), unless it ends the flow.
+    func approvedByHandingProvider(_ flow: inout FlowRecord, handOff: HandOff, identity: ExternalIdentity, app: App) async throws -> ExternalIdentity {
+        let next: FlowStep
+        do {
+            let provider = try handingProvider(handOff, app: app)
+            let request = flowRequest(for: flow)
+            next = try await provider.resume(handOff.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
+        } catch let refusal as BrokerError where refusal.endsFlow {
+            _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
+            try? await audit("signin.failure", flow: flow, outcome: refusal.code.rawValue, details: ["reason": refusal.reason ?? "hand_over_refused"])
+            throw refusal
+        }
+        guard case .identified(let approved) = next, approved.subject == identity.subject, approved.signInKeyID == identity.signInKeyID,
+            approved.newSignInKey == identity.newSignInKey
+        else {
+            throw BrokerError.internalFailure("A provider that handed a flow over answered other than with the identity it was handed.")
+        }
+        // Only the name may change: a test marker, trust for linking or claims the other provider
+        // did not vouch for would be stored under its id.
+        var identity = identity
+        identity.username = approved.username
+        flow.handOff?.approved = true
+        return identity
+    }
+
+    /// The provider another one handed the flow to for a moment (`continueWith`) has identified the
+    /// person: back to that one, which decides who signed in. A refusal there ends the flow (its
+    /// answer was counted as right already).
+    func handBack(_ flow: FlowRecord, to suspended: HandOff, identity: ExternalIdentity, app: App, dpopJKT: String?) async throws -> FlowOutcome {
+        var flow = flow
+        let otherID = flow.providerID
+        flow.handOff = nil
+        flow.methods += identity.methods + [otherID]
+        flow.providerID = suspended.providerID
+        flow.pluginState = suspended.state
+        let next = try await endingFlowOnRefusal(flow) { () async throws -> FlowStep in
+            // Continuations carry no device key yet: a key must stay with the provider that
+            // registered it (its attestation rules), which a hand-back would lose.
+            guard identity.signInKeyID == nil, identity.newSignInKey == nil else {
+                throw BrokerError.internalFailure("A provider handed a flow to answered with a device key; continuations do not carry keys.")
+            }
+            let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
+            guard let handing = plugins.handingOver[provider.id] else { throw BrokerError.internalFailure("'\(provider.id)' handed the flow to no other provider.") }
+            let request = flowRequest(for: flow)
+            let next = try await handing.resume(suspended.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
+            switch next {
+            case .continueWith, .handOver:
+                throw BrokerError.internalFailure("A flow hands off once.")
+            case .identified(let decided) where decided.providerID == otherID || decided.signInKeyID != nil || decided.newSignInKey != nil:
+                // Linked under the deciding provider's id: another provider's subject (or key)
+                // passed through as is would land in the wrong namespace.
+                throw BrokerError.internalFailure("A provider answered with the identity it was handed, or with a device key.")
+            default:
+                return next
+            }
+        }
+        return try await advance(flow, with: next, app: app, dpopJKT: dpopJKT)
     }
 
     /// An authenticator verified its factor: back to the one that asked for it, or the end.

@@ -125,28 +125,20 @@ public struct FlowEngine: Sendable {
         return try await dpop.binding(presentation, app: app)
     }
 
-    /// Browser flows must bring `browser`; JSON flows must not.
+    /// Browser flows must bring `browser`; JSON flows must not. The answer is checked against the
+    /// challenge's declaration, then goes to the phase it belongs to: a choice phase's own handler, or
+    /// the plugin whose turn it is (`answerPlugin`).
     func step(
         flowID: String, answer: ChallengeResponse, client: ClientCredentials?, browser: BrowserProof?, dpop presentation: DPoPPresentation? = nil
     ) async throws -> (outcome: FlowOutcome, app: App) {
-        var (flow, app) = try await load(flowID, browser: browser)
-        var answer = answer
+        let (flow, app) = try await load(flowID, browser: browser)
         // A browser flow's client authenticates at the token endpoint, when it exchanges the code.
         if flow.authorization == nil { try await verifyClient(client, for: app, clientIP: flow.clientIP) }
         let dpopJKT = flow.authorization == nil ? try await dpopBinding(presentation, app: app) : nil
         guard flow.phase != .chooseProvider else {
             throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
         }
-        // Unknown, mistyped or oversized fields never reach the plugin, and do not count as attempts.
-        let declaration = try challenges.declaration(of: flow.challenge)
-        if browser != nil { answer = declaration.readingForm(answer) }
-        try declaration.validate(answer)
-        if declaration.callback != nil {
-            throw BrokerError(
-                .invalidRequest, .badRequest,
-                "This step is answered by the sign-in page the challenge's URL opens: it sends the browser back to the broker, which then sends it to your return URI."
-            )
-        }
+        let (answer, declaration) = try checkedAnswer(answer, to: flow, fromBrowser: browser != nil)
         if flow.challenge.type == Challenge.callbackReceivedType { return (try await continueAfterCallback(flow, app: app, answer: answer, dpopJKT: dpopJKT), app) }
         // Choices and a profile are not guesses: they do not count as attempts (the emailed code a
         // changed address needs is counted by the plugin that sent it).
@@ -154,27 +146,39 @@ public struct FlowEngine: Sendable {
         case .confirmProfile(let pending): return (try await answerProfileConfirmation(flow, pending: pending, app: app, answer: answer, dpopJKT: dpopJKT), app)
         case .consent: return (try await answerConsent(flow, app: app, answer: answer), app)
         case .recovery(let recovery): return (try await answerRecovery(flow, recovery: recovery, app: app, answer: answer), app)
-        case .chooseProvider, .identify, .factor: break
+        case .chooseProvider, .identify, .factor:
+            return (try await answerPlugin(flow, app: app, answer: answer, counted: !declaration.choice, dpopJKT: dpopJKT), app)
         }
-        let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
-        let request = flowRequest(for: flow)
-        var context = stepContext(flowID: flow.id, app: app, request: request)
-        if let accountID = flow.accountID {
-            guard let account = try await store.account(id: accountID) else {
-                throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
-            }
-            context.account = account
-        }
-        if let keyID = flow.signInKeyID { context.signInKey = try await store.signInKey(id: keyID) }
+    }
 
+    /// Unknown, mistyped or oversized fields never reach the plugin, and do not count as attempts; a
+    /// form's fields are read as the declaration says.
+    func checkedAnswer(_ answer: ChallengeResponse, to flow: FlowRecord, fromBrowser: Bool) throws -> (ChallengeResponse, ChallengeDescription) {
+        let declaration = try challenges.declaration(of: flow.challenge)
+        let answer = fromBrowser ? declaration.readingForm(answer) : answer
+        try declaration.validate(answer)
+        if declaration.callback != nil {
+            throw BrokerError(
+                .invalidRequest, .badRequest,
+                "This step is answered by the sign-in page the challenge's URL opens: it sends the browser back to the broker, which then sends it to your return URI."
+            )
+        }
+        return (answer, declaration)
+    }
+
+    /// An answer to the plugin whose turn it is: counted against the address and account lockouts
+    /// (unless it is a choice), the flow claimed before it is evaluated (of parallel answers only one
+    /// is), then counted right or wrong by what the plugin answered.
+    func answerPlugin(_ flow: FlowRecord, app: App, answer: ChallengeResponse, counted: Bool, dpopJKT: String?) async throws -> FlowOutcome {
+        var flow = flow
+        // The app must still allow the flow's provider, in every phase (its policy may have changed).
+        let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
+        let context = try await turnContext(flow, app: app)
         // The lockout settings of an account are the strictest of all apps that may reach it.
         let lockout = try await strictestLockout(for: flow, app: app)
         let accountKey = AttemptGuard.accountKey(flow: flow, answer: answer)
-        // A choice is not a guess: it is neither counted nor held back by lockouts.
-        let counted = !declaration.choice
         if counted { try await attempts.reserve(clientIP: flow.clientIP, accountKey: accountKey, policy: lockout, appID: app.id, providerID: flow.providerID) }
-        // Claim the flow before evaluating: of parallel answers to one flow only one is evaluated, and
-        // it counts against the flow's limit until it proves right.
+        // It counts against the flow's limit until it proves right.
         flow.failedAttempts += 1
         do {
             try await save(&flow)
@@ -184,18 +188,55 @@ public struct FlowEngine: Sendable {
         }
         let step: FlowStep
         do {
-            switch flow.phase {
-            case .identify:
-                step = try await provider.resume(flow.pluginState, with: answer, in: context)
-            case .factor(let authenticatorID, _) where flow.challenge.type == Challenge.retryType:
-                // The factor could not start last time (a code was not delivered): start it again.
-                step = try await authenticator(authenticatorID).begin(request, in: try await factorContext(flow, app: app, account: context.account))
-            case .factor(let authenticatorID, _):
-                step = try await authenticator(authenticatorID).resume(flow.pluginState, with: answer, in: context)
-            case .chooseProvider, .confirmProfile, .consent, .recovery:
-                throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
+            step = try await pluginStep(flow, provider: provider, app: app, answer: answer, context: context)
+        } catch {
+            throw try await refused(&flow, app: app, error: error, counted: counted, accountKey: accountKey, lockout: lockout)
+        }
+        flow.failedAttempts -= 1
+        switch step {
+        case _ where !counted: break
+        case .identified, .verified, .continueWith, .handOver: try await attempts.recordSuccess(clientIP: flow.clientIP, accountKey: accountKey)
+        case .challenge, .requireFactor, .stop: try await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
+        }
+        return try await advance(flow, with: step, app: app, account: context.account, dpopJKT: dpopJKT)
+    }
+
+    /// The context of the plugin whose turn it is: the flow's account and sign-in key, when it has them.
+    func turnContext(_ flow: FlowRecord, app: App) async throws -> FlowContext {
+        var context = stepContext(flowID: flow.id, app: app, request: flowRequest(for: flow))
+        if let accountID = flow.accountID {
+            guard let account = try await store.account(id: accountID) else {
+                throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
             }
-        } catch let error as BrokerError where error.isWrongAnswer {
+            context.account = account
+        }
+        if let keyID = flow.signInKeyID { context.signInKey = try await store.signInKey(id: keyID) }
+        return context
+    }
+
+    /// What the plugin whose turn it is answers: the identity provider, or the phase's authenticator
+    /// (begun again when it could not start last time).
+    func pluginStep(
+        _ flow: FlowRecord, provider: any IdentityProvider, app: App, answer: ChallengeResponse, context: FlowContext
+    ) async throws -> FlowStep {
+        switch flow.phase {
+        case .identify:
+            return try await provider.resume(flow.pluginState, with: answer, in: context)
+        case .factor(let authenticatorID, _) where flow.challenge.type == Challenge.retryType:
+            // The factor could not start last time (a code was not delivered): start it again.
+            return try await authenticator(authenticatorID).begin(context.request, in: try await factorContext(flow, app: app, account: context.account))
+        case .factor(let authenticatorID, _):
+            return try await authenticator(authenticatorID).resume(flow.pluginState, with: answer, in: context)
+        case .chooseProvider, .confirmProfile, .consent, .recovery:
+            throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
+        }
+    }
+
+    /// What a refused answer does: a wrong one counts (against the address and account too, unless it
+    /// was a choice), is audited and may lock; anything else (a malformed answer, a provider that is
+    /// down) is given back. Answers the error to throw.
+    func refused(_ flow: inout FlowRecord, app: App, error: any Error, counted: Bool, accountKey: String?, lockout: LockoutPolicy) async throws -> any Error {
+        if let error = error as? BrokerError, error.isWrongAnswer {
             metrics.signIn(provider: flow.providerID, outcome: error.code.rawValue)
             // A wrong answer to a choice (which should check no secret) still counts against the
             // flow and is audited; only the address and account lockouts are not asked.
@@ -208,26 +249,17 @@ public struct FlowEngine: Sendable {
             if let reason = error.reason {
                 logger.notice("answer refused", metadata: ["app": .string(app.id), "provider": .string(flow.providerID), "reason": .string(reason)])
             }
-            throw locked ?? error
-        } catch {
-            // Not a wrong answer (a malformed one, a provider that is down): it does not count.
-            flow.failedAttempts -= 1
-            if let refusal = error as? BrokerError, refusal.endsFlow {
-                _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
-                try? await audit("signin.failure", flow: flow, outcome: refusal.code.rawValue, details: refusal.reason.map { ["reason": $0] } ?? [:])
-            } else {
-                try? await save(&flow)
-            }
-            if counted { try? await attempts.release(clientIP: flow.clientIP, accountKey: accountKey) }
-            throw error
+            return locked ?? error
         }
         flow.failedAttempts -= 1
-        switch step {
-        case _ where !counted: break
-        case .identified, .verified, .continueWith, .handOver: try await attempts.recordSuccess(clientIP: flow.clientIP, accountKey: accountKey)
-        case .challenge, .requireFactor, .stop: try await attempts.release(clientIP: flow.clientIP, accountKey: accountKey)
+        if let refusal = error as? BrokerError, refusal.endsFlow {
+            _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
+            try? await audit("signin.failure", flow: flow, outcome: refusal.code.rawValue, details: refusal.reason.map { ["reason": $0] } ?? [:])
+        } else {
+            try? await save(&flow)
         }
-        return (try await advance(flow, with: step, app: app, account: context.account, dpopJKT: dpopJKT), app)
+        if counted { try? await attempts.release(clientIP: flow.clientIP, accountKey: accountKey) }
+        return error
     }
 
     func strictestLockout(for flow: FlowRecord, app: App) async throws -> LockoutPolicy {
@@ -361,19 +393,7 @@ public struct FlowEngine: Sendable {
         guard let current = try await store.app(id: app.id), !current.disabled else {
             throw BrokerError(.invalidClient, .unauthenticated, "The app '\(app.id)' is disabled.")
         }
-        var notice: [String: JSONValue] = [:]
-        // A provider that handed the flow over checks and finishes its part around the credentials.
-        let handedOver = try flow.handOff.flatMap { $0.mode == .adopts ? $0 : nil }.map { ($0, try handingProvider($0, app: app)) }
-        let completion = account.map {
-            FlowCompletion(
-                flowID: flow.id, app: app.view, account: $0, identity: identity, signInKeyID: flow.signInKeyID, newSignInKey: identity.newSignInKey,
-                changes: CompletionWriter(engine: self, flow: flow, accountID: $0.id, providerID: handedOver?.0.providerID ?? flow.providerID)
-            )
-        }
-        if let (handOff, provider) = handedOver, let completion { try await provider.completing(handOff.state, completion) }
-        if let account { try await storeNewCredentials(of: flow, identity: identity, app: app, account: account) }
-        if let completion, let identifier = plugins.identityCompleters[identity.providerID] { try await identifier.identifiedFlowCompleted(completion) }
-        if let (handOff, provider) = handedOver, let completion { notice = try await provider.completed(handOff.state, completion) }
+        let notice = try await completeCredentials(flow, identity: identity, app: app, account: account)
         let now = clock.now
         metrics.signIn(provider: flow.providerID, outcome: "success")
         let success = ["stateless": String(flow.stateless), "purpose": flow.purpose.rawValue]
@@ -397,6 +417,25 @@ public struct FlowEngine: Sendable {
             { try await self.tokens.issue(grant) }, beside: { try await self.audit("signin.success", flow: flow, outcome: nil, details: success) })
         if dpopJKT != nil, let dpop { tokens.dpopNonce = try await dpop.nonceToHandOut(for: app) }
         return .completed(flowID: flow.id, tokens: tokens, account: account, notice: notice)
+    }
+
+    /// The plugins' part of a completion, around the flow's new credentials: a provider that handed
+    /// the flow over checks before they are stored (`completing`), the provider that identified the
+    /// person makes what it kept permanent, and the one that handed over finishes (`completed`,
+    /// answering what the app is told).
+    func completeCredentials(_ flow: FlowRecord, identity: ExternalIdentity, app: App, account: Account?) async throws -> [String: JSONValue] {
+        let handedOver = try flow.handOff.flatMap { $0.mode == .adopts ? $0 : nil }.map { ($0, try handingProvider($0, app: app)) }
+        let completion = account.map {
+            FlowCompletion(
+                flowID: flow.id, app: app.view, account: $0, identity: identity, signInKeyID: flow.signInKeyID, newSignInKey: identity.newSignInKey,
+                changes: CompletionWriter(engine: self, flow: flow, accountID: $0.id, providerID: handedOver?.0.providerID ?? flow.providerID)
+            )
+        }
+        if let (handOff, provider) = handedOver, let completion { try await provider.completing(handOff.state, completion) }
+        if let account { try await storeNewCredentials(of: flow, identity: identity, app: app, account: account) }
+        if let completion, let identifier = plugins.identityCompleters[identity.providerID] { try await identifier.identifiedFlowCompleted(completion) }
+        if let (handOff, provider) = handedOver, let completion { return try await provider.completed(handOff.state, completion) }
+        return [:]
     }
 
     /// Authorization codes are exchanged at once by the app's back end; a minute is plenty (RFC 6749

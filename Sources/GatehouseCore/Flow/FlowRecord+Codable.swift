@@ -23,14 +23,21 @@ extension FlowRecord: Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(String.self, forKey: .id)
         appID = try container.decode(String.self, forKey: .appID)
-        providerID = try container.decode(String.self, forKey: .providerID)
         purpose = try container.decode(FlowPurpose.self, forKey: .purpose)
         stateless = try container.decode(Bool.self, forKey: .stateless)
         scopes = try container.decode([String].self, forKey: .scopes)
         let legacyChoice = try container.nestedContainer(keyedBy: Phase.CodingKeys.self, forKey: .phase).contains(.legacyChoice)
         phase = legacyChoice ? .identify : try container.decode(Phase.self, forKey: .phase)
-        pluginState = try container.decode(FlowState.self, forKey: .pluginState)
-        challenge = try container.decode(Challenge.self, forKey: .challenge)
+        // Stored flat, as every version wrote it: the parts are filled field by field.
+        turn = PluginTurn(
+            providerID: try container.decode(String.self, forKey: .providerID), pluginState: try container.decode(FlowState.self, forKey: .pluginState),
+            challenge: try container.decode(Challenge.self, forKey: .challenge)
+        )
+        progress = FlowProgress()
+        origin = FlowOrigin()
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
+        expiresAt = try container.decode(Date.self, forKey: .expiresAt)
+        version = try container.decode(Int.self, forKey: .version)
         identity = try container.decodeIfPresent(ExternalIdentity.self, forKey: .identity)
         accountID = try container.decodeIfPresent(String.self, forKey: .accountID)
         accountCreated = try container.decodeIfPresent(Bool.self, forKey: .accountCreated)
@@ -64,9 +71,6 @@ extension FlowRecord: Codable {
             throw BrokerError(.flowNotFound, .notFound, "This flow was started by an earlier version of the broker; start a new one.")
         }
         installationID = try container.decodeIfPresent(String.self, forKey: .installationID)
-        createdAt = try container.decode(Date.self, forKey: .createdAt)
-        expiresAt = try container.decode(Date.self, forKey: .expiresAt)
-        version = try container.decode(Int.self, forKey: .version)
         switch phase {
         case .recovery:
             // The previous version kept the recovery beside the phase (and always wrote it with it).

@@ -21,46 +21,20 @@ public struct FlowRecord: Sendable, Hashable {
 
     }
 
+    /// The flow's id: its handle on the wire (and a callback's `state`).
     public var id: String
     public var appID: String
-    public var providerID: String
     public var purpose: FlowPurpose
     public var stateless: Bool
     public var scopes: [String]
+    /// What the flow was started with, kept for the rest of it.
+    public var origin: FlowOrigin
+    /// Where the flow stands, with that phase's state.
     public var phase: Phase
-    public var pluginState: FlowState
-    /// The challenge last sent, so a wrong answer can be answered with it again.
-    public var challenge: Challenge
-    /// Set once the identity provider has identified the person.
-    public var identity: ExternalIdentity?
-    public var accountID: String?
-    /// Whether this flow created the account (an authenticator may enrol a new account's address).
-    /// Optional so that flows stored before it existed still read.
-    public var accountCreated: Bool?
-    /// `amr` values gathered so far.
-    public var methods: [String]
-    public var failedAttempts: Int
-    public var clientIP: String?
-    /// Set for flows started at `/oauth2/authorize`: they end with an authorization code, not tokens.
-    public var authorization: BrowserAuthorization?
-    /// A JSON flow's return URI and PKCE challenge, for sign-ins that go through a browser elsewhere.
-    public var returnURI: String?
-    public var codeChallenge: String?
-    /// The digest of the one-time code a native flow's return URI carried after the callback: only
-    /// the app that received the browser back holds it (not whoever started the flow and sent the
-    /// sign-in link to someone else).
-    public var returnCodeDigest: String?
-    /// The account of the person who started a registration while signed in (the access token they
-    /// presented): what the flow registers joins that account.
-    public var signedInAccountID: String?
-    /// The sign-in key that identified the person (device-key sign-ins and registrations).
-    public var signInKeyID: String?
-    /// An identity provider that handed the flow to another one (`FlowStep.continueWith`,
-    /// `handOver`): when that one identifies the person, the engine goes back to it with its state.
-    public var handOff: HandOff?
-    /// The installation a JSON flow runs for (`installation` at its start), so that its tokens are
-    /// tied to it (`GET /v1/registration-state`).
-    public var installationID: String?
+    /// The plugin whose turn it is, with what it keeps between answers.
+    public var turn: PluginTurn
+    /// What the flow has established so far.
+    public var progress: FlowProgress
     public var createdAt: Date
     public var expiresAt: Date
     /// Bumped on every write; a write that expects an older version loses (no lost updates).
@@ -74,22 +48,155 @@ public struct FlowRecord: Sendable, Hashable {
     ) {
         self.id = id
         self.appID = appID
-        self.providerID = providerID
         self.purpose = purpose
         self.stateless = stateless
         self.scopes = scopes
+        self.origin = FlowOrigin(clientIP: clientIP, authorization: authorization)
         self.phase = phase
+        self.turn = PluginTurn(providerID: providerID, pluginState: pluginState, challenge: challenge)
+        self.progress = FlowProgress(identity: identity, accountID: accountID, methods: methods, failedAttempts: failedAttempts)
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.version = version
+    }
+}
+
+/// What a flow was started with, kept for the rest of it.
+public struct FlowOrigin: Sendable, Hashable {
+    public var clientIP: String?
+    /// Set for flows started at `/oauth2/authorize`: they end with an authorization code, not tokens.
+    public var authorization: BrowserAuthorization?
+    /// A JSON flow's return URI and PKCE challenge, for sign-ins that go through a browser elsewhere.
+    public var returnURI: String?
+    public var codeChallenge: String?
+    /// The digest of the one-time code a native flow's return URI carried after the callback: only
+    /// the app that received the browser back holds it (not whoever started the flow and sent the
+    /// sign-in link to someone else).
+    public var returnCodeDigest: String?
+    /// The account of the person who started a registration while signed in (the access token they
+    /// presented): what the flow registers joins that account.
+    public var signedInAccountID: String?
+    /// The installation a JSON flow runs for (`installation` at its start), so that its tokens are
+    /// tied to it (`GET /v1/registration-state`).
+    public var installationID: String?
+
+    public init(clientIP: String? = nil, authorization: BrowserAuthorization? = nil) {
+        self.clientIP = clientIP
+        self.authorization = authorization
+    }
+}
+
+/// The plugin whose turn it is in a flow: the identity provider, or (in a factor phase, named by the
+/// phase) an authenticator, with the state it keeps between answers and the challenge last sent.
+public struct PluginTurn: Sendable, Hashable {
+    /// The identity provider of the flow.
+    public var providerID: String
+    public var pluginState: FlowState
+    /// The challenge last sent, so a wrong answer can be answered with it again.
+    public var challenge: Challenge
+    /// An identity provider that handed the flow to another one (`FlowStep.continueWith`,
+    /// `handOver`): when that one identifies the person, the engine goes back to it with its state.
+    public var handOff: HandOff?
+
+    public init(providerID: String, pluginState: FlowState, challenge: Challenge, handOff: HandOff? = nil) {
+        self.providerID = providerID
         self.pluginState = pluginState
         self.challenge = challenge
+        self.handOff = handOff
+    }
+}
+
+/// What a flow has established so far: who, which account, how.
+public struct FlowProgress: Sendable, Hashable {
+    /// Set once the identity provider has identified the person.
+    public var identity: ExternalIdentity?
+    public var accountID: String?
+    /// Whether this flow created the account (an authenticator may enrol a new account's address).
+    /// Optional so that flows stored before it existed still read.
+    public var accountCreated: Bool?
+    /// The sign-in key that identified the person (device-key sign-ins and registrations).
+    public var signInKeyID: String?
+    /// `amr` values gathered so far.
+    public var methods: [String]
+    public var failedAttempts: Int
+
+    public init(identity: ExternalIdentity? = nil, accountID: String? = nil, methods: [String] = [], failedAttempts: Int = 0) {
         self.identity = identity
         self.accountID = accountID
         self.methods = methods
         self.failedAttempts = failedAttempts
-        self.clientIP = clientIP
-        self.authorization = authorization
-        self.createdAt = createdAt
-        self.expiresAt = expiresAt
-        self.version = version
+    }
+}
+
+// The parts' fields, read and written where the engine knows them by name.
+extension FlowRecord {
+    public var providerID: String {
+        get { turn.providerID }
+        set { turn.providerID = newValue }
+    }
+    public var pluginState: FlowState {
+        get { turn.pluginState }
+        set { turn.pluginState = newValue }
+    }
+    public var challenge: Challenge {
+        get { turn.challenge }
+        set { turn.challenge = newValue }
+    }
+    public var handOff: HandOff? {
+        get { turn.handOff }
+        set { turn.handOff = newValue }
+    }
+    public var identity: ExternalIdentity? {
+        get { progress.identity }
+        set { progress.identity = newValue }
+    }
+    public var accountID: String? {
+        get { progress.accountID }
+        set { progress.accountID = newValue }
+    }
+    public var accountCreated: Bool? {
+        get { progress.accountCreated }
+        set { progress.accountCreated = newValue }
+    }
+    public var signInKeyID: String? {
+        get { progress.signInKeyID }
+        set { progress.signInKeyID = newValue }
+    }
+    public var methods: [String] {
+        get { progress.methods }
+        set { progress.methods = newValue }
+    }
+    public var failedAttempts: Int {
+        get { progress.failedAttempts }
+        set { progress.failedAttempts = newValue }
+    }
+    public var clientIP: String? {
+        get { origin.clientIP }
+        set { origin.clientIP = newValue }
+    }
+    public var authorization: BrowserAuthorization? {
+        get { origin.authorization }
+        set { origin.authorization = newValue }
+    }
+    public var returnURI: String? {
+        get { origin.returnURI }
+        set { origin.returnURI = newValue }
+    }
+    public var codeChallenge: String? {
+        get { origin.codeChallenge }
+        set { origin.codeChallenge = newValue }
+    }
+    public var returnCodeDigest: String? {
+        get { origin.returnCodeDigest }
+        set { origin.returnCodeDigest = newValue }
+    }
+    public var signedInAccountID: String? {
+        get { origin.signedInAccountID }
+        set { origin.signedInAccountID = newValue }
+    }
+    public var installationID: String? {
+        get { origin.installationID }
+        set { origin.installationID = newValue }
     }
 }
 

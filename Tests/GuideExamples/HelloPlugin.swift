@@ -1,0 +1,28 @@
+import GatehousePluginKit
+
+/// Signs in whoever types a name: the smallest identity provider there is (a demo, not a login).
+public enum HelloPlugin: PluginFactory {
+    public struct Config: Decodable, Sendable {}
+    public static let typeName = "guide-hello"
+    public static let roles: PluginRoles = .identityProvider
+    public static let challenges = [
+        ChallengeDescription(type: "guide_hello", summary: "Say who you are.", inputs: [ChallengeInput(name: "name", label: "Your name", maxLength: 64)])
+    ]
+
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+        HelloProvider(id: id)
+    }
+}
+
+struct HelloProvider: IdentityProvider {
+    let id: String
+
+    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+        .challenge(Challenge(type: "guide_hello"), state: FlowState())
+    }
+
+    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let name = try answer.string("name")
+        return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["user"]))
+    }
+}

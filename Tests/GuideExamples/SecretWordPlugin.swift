@@ -1,0 +1,101 @@
+import Crypto
+import Foundation
+import GatehousePluginKit
+import GatehouseSupport
+
+/// A second factor: a secret word the person chooses at their first sign-in and types at each next one.
+public enum SecretWordPlugin: PluginFactory {
+    public struct Config: Decodable, Sendable {}
+    public typealias Settings = SecretWordSettings
+    public static let typeName = "guide-word"
+    public static let roles: PluginRoles = .authenticator
+    public static let challenges = [
+        ChallengeDescription(
+            type: "guide_word_choose", summary: "Choose a secret word.", inputs: [ChallengeInput(name: "word", label: "New secret word", kind: .secret, maxLength: 64)]
+        ),
+        ChallengeDescription(
+            type: "guide_word", summary: "Your secret word.", inputs: [ChallengeInput(name: "word", label: "Secret word", kind: .secret, maxLength: 64)]),
+    ]
+
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+        SecretWord(id: id, environment: environment)
+    }
+}
+
+/// What each app says about secret words (`policy.plugins.<instance>`).
+public struct SecretWordSettings: PluginSettings {
+    public var minLength: Int
+    public init() { minLength = 6 }
+
+    enum CodingKeys: String, CodingKey { case minLength }
+
+    public init(from decoder: any Decoder) throws {
+        minLength = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Int.self, forKey: .minLength) ?? 6
+    }
+}
+
+struct SecretWord: Authenticator, AccountOperationOffering, Forgetting {
+    let id: String
+    let environment: PluginEnvironment
+    static let lockout = LockoutRule(
+        maxFailures: 5, failureWindow: Seconds(900), lockoutDuration: Seconds(300), maxLockoutDuration: Seconds(86_400), permanentAfterLockouts: 5
+    )
+
+    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+        let account = try Self.account(context)
+        let known = try await environment.storage.get(String.self, key: account) != nil
+        return .challenge(Challenge(type: known ? "guide_word" : "guide_word_choose"), state: FlowState())
+    }
+
+    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let account = try Self.account(context)
+        let word = try answer.string("word")
+        let digest = try await self.digest(word)
+        let passed = FlowStep.verified(FactorResult(authenticatorID: id, method: "kba"))
+        guard let stored = try await environment.storage.get(String.self, key: account)?.value else {
+            try choose(word, rules: try context.app.settings(SecretWordSettings.self, for: id))
+            guard try await environment.storage.insert(digest, key: account) else { throw BrokerError(.conflict, .conflict, "A word was chosen meanwhile.") }
+            return passed
+        }
+        return try await environment.lockouts.guess("account:" + account, what: "This account's secret word", rule: Self.lockout) {
+            SecretDigest.constantTimeEquals(digest, stored) ? .right(passed) : .wrong(BrokerError(.invalidCode, .failedAttempt, "That is not the word."))
+        }
+    }
+
+    var accountOperations: [AccountOperation] {
+        [
+            AccountOperation(
+                name: "change", summary: "Chooses a new secret word; needs a sign-in with the word within five minutes.",
+                inputs: [ChallengeInput(name: "word", label: "New secret word", kind: .secret, maxLength: 64)]
+            ) { fields, context in
+                try context.requireSignIn(within: .minutes(5), now: environment.clock.now, passing: id)
+                let word = try fields.string("word")
+                try choose(word, rules: try context.app.settings(SecretWordSettings.self, for: id))
+                let digest = try await self.digest(word)
+                try await environment.storage.update(String.self, key: context.account.id) { _ in .store(digest) }
+                return ["changed": true]
+            }
+        ]
+    }
+
+    /// A deregistered account's word goes with it.
+    func forget(_ departure: Departure) async throws -> [AdminChange] {
+        if case .account(let id) = departure { try await environment.storage.delete(key: id) }
+        return []
+    }
+
+    func choose(_ word: String, rules: SecretWordSettings) throws {
+        guard word.count >= rules.minLength else { throw BrokerError.invalidAnswer("A secret word has at least \(rules.minLength) letters.") }
+    }
+
+    /// An HMAC of the word under the instance's own key: a copy of the database alone reveals no word.
+    func digest(_ word: String) async throws -> String {
+        let key = try await environment.storage.instanceKey("pepper")
+        return SecretDigest.hex(HMAC<SHA256>.authenticationCode(for: Data(word.lowercased().utf8), using: key))
+    }
+
+    static func account(_ context: FlowContext) throws -> String {
+        guard let account = context.account else { throw BrokerError.internalFailure("A second factor runs for an account.") }
+        return account.id
+    }
+}
