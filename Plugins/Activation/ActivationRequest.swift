@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// What an activation is issued for.
 public struct ActivationRequest: Sendable, Hashable {

@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// An `activation` instance's settings for one app (`policy.plugins.<instance>`; before, the policy's
 /// `activation` and `pinPolicy`), XignSys "personalization": how long activation data stay

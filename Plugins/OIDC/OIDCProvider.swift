@@ -79,9 +79,9 @@ struct OIDCProvider: IdentityProvider {
 
     func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
         let metadata = try await directory.currentMetadata()
-        let reauthenticate = request.prompt.contains("login") || request.maxAge == 0
+        let reauthenticate = request.signInAgain || request.freshSignInWithin?.value == 0
         let pending = PendingSignIn(
-            nonce: RandomToken.make(), codeVerifier: RandomToken.make(byteCount: 48), startedAt: environment.clock.now, maxAge: request.maxAge,
+            nonce: RandomToken.make(), codeVerifier: RandomToken.make(byteCount: 48), startedAt: environment.clock.now, maxAge: request.freshSignInWithin?.value,
             reauthenticate: reauthenticate
         )
         var parameters: [String: String] = config.extraAuthParameters
@@ -97,12 +97,13 @@ struct OIDCProvider: IdentityProvider {
         // OIDC Core 3.1.2.1: what the app asked of the authentication goes on to the upstream, which
         // is where the person authenticates. `consent` and `none` are the broker's own business.
         var prompts = (config.prompt ?? "").split(separator: " ").map(String.init)
-        for asked in request.prompt where ["login", "select_account"].contains(asked) && !prompts.contains(asked) { prompts.append(asked) }
+        let asked = (request.signInAgain ? ["login"] : []) + (request.selectAccount ? ["select_account"] : [])
+        for prompt in asked where !prompts.contains(prompt) { prompts.append(prompt) }
         if prompts.contains("login") || prompts.contains("select_account") { prompts.removeAll { $0 == "none" } }
         if !prompts.isEmpty { parameters["prompt"] = prompts.joined(separator: " ") }
         // prompt=login alone leaves auth_time optional (OIDC Core 2); max_age=0 asks for the same
         // re-authentication and makes the upstream say when it happened.
-        if let maxAge = request.maxAge { parameters["max_age"] = String(maxAge) } else if reauthenticate { parameters["max_age"] = "0" }
+        if let maxAge = request.freshSignInWithin { parameters["max_age"] = String(maxAge.value) } else if reauthenticate { parameters["max_age"] = "0" }
         if !config.acrValues.isEmpty { parameters["acr_values"] = config.acrValues.joined(separator: " ") }
         if let hint = request.loginHint { parameters["login_hint"] = hint }
         let separator = metadata.authorizationEndpoint.contains("?") ? "&" : "?"

@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// One `pin` instance: an authenticator (create, then enter the PIN), with a reset through another
 /// authenticator and a change operation for the signed-in person.

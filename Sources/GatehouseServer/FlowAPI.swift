@@ -54,8 +54,7 @@ struct FlowAPI {
         }
         var flowRequest = FlowRequest(
             appID: body.app, providerID: body.provider, purpose: body.purpose ?? .authenticate, stateless: body.stateless ?? false,
-            scopes: body.scope.map { $0.split(separator: " ").map(String.init) }, clientIP: context.clientIP, returnURI: body.returnURI,
-            codeChallenge: body.codeChallenge, installationID: body.installation
+            scopes: body.scope.map { $0.split(separator: " ").map(String.init) }, clientIP: context.clientIP, installationID: body.installation
         )
         // An access token (Bearer or DPoP) registers a credential for its account; Basic is the app's own.
         var client: ClientCredentials?
@@ -71,7 +70,9 @@ struct FlowAPI {
         } else {
             client = try ClientAuthentication.credentials(from: request, bodySecret: body.clientSecret)
         }
-        let outcome = try await engine.start(flowRequest, client: client, dpop: dpop, verifiedDPoPKey: verifiedDPoPKey)
+        let outcome = try await engine.start(
+            flowRequest, returnURI: body.returnURI, codeChallenge: body.codeChallenge, client: client, dpop: dpop, verifiedDPoPKey: verifiedDPoPKey
+        )
         return try FlowResponse(outcome, challenges: engine.challenges).response(status: .created)
     }
 

@@ -16,6 +16,9 @@ public enum HelloPlugin: PluginFactory {
 
 struct HelloProvider: IdentityProvider {
     let id: String
+    // Anyone can type a name: a name nobody has used makes an account only where the app allows
+    // self-registration.
+    var traits: PluginTraits { PluginTraits(openEnrollment: true) }
 
     func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
         .challenge(Challenge(type: "guide_hello"), state: FlowState())

@@ -52,6 +52,10 @@ struct PasswordBook: IdentityProvider, Forgetting {
     func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let username = try answer.string("username").lowercased()
         let password = try answer.string("password")
+        // bcrypt reads 72 bytes at most: a longer password would match on its first 72 alone.
+        guard username.range(of: #"^[a-z0-9._@-]{1,64}$"#, options: .regularExpression) != nil, !password.isEmpty, password.utf8.count <= 72 else {
+            throw BrokerError(.invalidCredentials, .failedAttempt, "Wrong username or password.")
+        }
         let user =
             context.request.purpose == .register
             ? try await register(username, password, rules: context.app.passwordPolicy) : try await signIn(username, password)

@@ -2,8 +2,10 @@ import Crypto
 import Foundation
 import GatehousePluginKit
 import GatehouseSupport
+import HummingbirdBcrypt
 
-/// A second factor: a secret word the person chooses at their first sign-in and types at each next one.
+/// A second factor: a secret word the person chooses when their account is made and types at each
+/// sign-in after.
 public enum SecretWordPlugin: PluginFactory {
     public struct Config: Decodable, Sendable {}
     public typealias Settings = SecretWordSettings
@@ -50,15 +52,21 @@ struct SecretWord: Authenticator, AccountOperationOffering, Forgetting {
     func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let account = try Self.account(context)
         let word = try answer.string("word")
-        let digest = try await self.digest(word)
         let passed = FlowStep.verified(FactorResult(authenticatorID: id, method: "kba"))
         guard let stored = try await environment.storage.get(String.self, key: account)?.value else {
+            // Only a new account chooses its word here: whoever got past the first factor of an
+            // existing one must not choose the second.
+            guard context.accountCreated else {
+                throw BrokerError(.invalidRequest, .badRequest, "This account has no secret word; ask an administrator.").endingFlow()
+            }
             try choose(word, rules: try context.app.settings(SecretWordSettings.self, for: id))
-            guard try await environment.storage.insert(digest, key: account) else { throw BrokerError(.conflict, .conflict, "A word was chosen meanwhile.") }
+            guard try await environment.storage.insert(try await hash(word, account: account), key: account) else {
+                throw BrokerError(.conflict, .conflict, "A word was chosen meanwhile.")
+            }
             return passed
         }
         return try await environment.lockouts.guess("account:" + account, what: "This account's secret word", rule: Self.lockout) {
-            SecretDigest.constantTimeEquals(digest, stored) ? .right(passed) : .wrong(BrokerError(.invalidCode, .failedAttempt, "That is not the word."))
+            try await matches(word, account: account, hash: stored) ? .right(passed) : .wrong(BrokerError(.invalidCode, .failedAttempt, "That is not the word."))
         }
     }
 
@@ -71,8 +79,8 @@ struct SecretWord: Authenticator, AccountOperationOffering, Forgetting {
                 try context.requireSignIn(within: .minutes(5), now: environment.clock.now, passing: id)
                 let word = try fields.string("word")
                 try choose(word, rules: try context.app.settings(SecretWordSettings.self, for: id))
-                let digest = try await self.digest(word)
-                try await environment.storage.update(String.self, key: context.account.id) { _ in .store(digest) }
+                let hash = try await self.hash(word, account: context.account.id)
+                try await environment.storage.update(String.self, key: context.account.id) { _ in .store(hash) }
                 return ["changed": true]
             }
         ]
@@ -88,10 +96,21 @@ struct SecretWord: Authenticator, AccountOperationOffering, Forgetting {
         guard word.count >= rules.minLength else { throw BrokerError.invalidAnswer("A secret word has at least \(rules.minLength) letters.") }
     }
 
-    /// An HMAC of the word under the instance's own key: a copy of the database alone reveals no word.
-    func digest(_ word: String) async throws -> String {
+    /// The word as it is kept: bcrypt (slow, salted) of an HMAC under the instance's own sealed key,
+    /// bound to the account. A copy of the database alone neither reveals a word nor shows who shares one.
+    func hash(_ word: String, account: String) async throws -> String {
+        let keyed = try await peppered(word, account: account)
+        return try await BlockingWork.run { Bcrypt.hash(keyed, cost: 10) }
+    }
+
+    func matches(_ word: String, account: String, hash: String) async throws -> Bool {
+        let keyed = try await peppered(word, account: account)
+        return try await BlockingWork.run { Bcrypt.verify(keyed, hash: hash) }
+    }
+
+    func peppered(_ word: String, account: String) async throws -> String {
         let key = try await environment.storage.instanceKey("pepper")
-        return SecretDigest.hex(HMAC<SHA256>.authenticationCode(for: Data(word.lowercased().utf8), using: key))
+        return SecretDigest.hex(HMAC<SHA256>.authenticationCode(for: Data((account + ":" + word.lowercased()).utf8), using: key))
     }
 
     static func account(_ context: FlowContext) throws -> String {

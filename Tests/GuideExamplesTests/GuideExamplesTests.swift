@@ -99,6 +99,19 @@ struct GuideExamplesTests {
         guard case .completed = try await signIn(word: "ENIGMATIC") else { Issue.record("the word again passes"); return }
         let wrong = await #expect(throws: BrokerError.self) { _ = try await signIn(word: "bombe machine") }
         #expect(wrong?.code == .invalidCode)
+        // An account that left without choosing a word cannot choose one at its next sign-in:
+        // whoever passes its first factor then must not set its second.
+        let first = try await test.start(FlowRequest(appID: "demo", providerID: "hello"))
+        _ = try await test.engine.resume(flowID: first.flowID, answer: ChallengeResponse(["name": "joan"]), client: nil)
+        let again = try await test.start(FlowRequest(appID: "demo", providerID: "hello"))
+        guard case .challenge(let flowID, _, _) = try await test.engine.resume(flowID: again.flowID, answer: ChallengeResponse(["name": "joan"]), client: nil) else {
+            Issue.record("expected the second factor")
+            return
+        }
+        let refused = await #expect(throws: BrokerError.self) {
+            _ = try await test.engine.resume(flowID: flowID, answer: ChallengeResponse(["word": "my own word"]), client: nil)
+        }
+        #expect(refused?.message.contains("no secret word") == true)
         // The word is kept as an HMAC under the instance's sealed key, never in clear.
         #expect(!Self.databaseText(test.temporary).contains("enigmatic"))
     }

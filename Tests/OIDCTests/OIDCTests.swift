@@ -117,7 +117,7 @@ struct OIDCTests {
     static func signIn(_ test: TestBroker, _ upstream: ScriptedUpstream) async throws -> Result<IssuedTokens, Refused> {
         let verifier = RandomToken.make()
         let started = try await test.engine.start(
-            FlowRequest(appID: "phone", providerID: "corp", returnURI: "com.example.phone:/back", codeChallenge: PKCE.challenge(for: verifier)), client: nil
+            FlowRequest(appID: "phone", providerID: "corp"), returnURI: "com.example.phone:/back", codeChallenge: PKCE.challenge(for: verifier), client: nil
         )
         guard case .challenge(let flowID, let challenge, _) = started, let url = challenge.fields["url"]?.stringValue,
             let query = URLComponents(string: url)?.queryItems
@@ -358,7 +358,7 @@ struct OIDCTests {
             #expect(error.code == .invalidRequest)
         }
         let started = try await test.engine.start(
-            FlowRequest(appID: "phone", providerID: "corp", codeChallenge: PKCE.challenge(for: RandomToken.make())), client: nil
+            FlowRequest(appID: "phone", providerID: "corp"), codeChallenge: PKCE.challenge(for: RandomToken.make()), client: nil
         )
         guard case .challenge(let flowID, let challenge, _) = started else { throw FlowDriverError.unexpectedOutcome("no challenge") }
         upstream.nonce = URLComponents(string: challenge.fields["url"]?.stringValue ?? "")?.queryItems?.first { $0.name == "nonce" }?.value ?? ""

@@ -200,7 +200,7 @@ extension FlowEngine {
         let cookie = RandomToken.make()
         let sessionID = try await signInSession(
             flow, authorization: authorization, app: app, account: account, identity: identity, factors: factors, authTime: authTime,
-            cookieDigest: SecretDigest.sha256Hex(cookie)
+            cookieDigest: SecretDigest.sha256Hex(cookie), now: now
         )
         var inSession = authorization
         inSession.sessionID = sessionID
@@ -213,9 +213,8 @@ extension FlowEngine {
     /// (signed in again, with the new cookie), or a new one (another person's ends first).
     func signInSession(
         _ flow: FlowRecord, authorization: BrowserAuthorization, app: App, account: Account, identity: ExternalIdentity, factors: [String], authTime: Date,
-        cookieDigest digest: String
+        cookieDigest digest: String, now: Date
     ) async throws -> String {
-        let now = clock.now
         if let previousID = authorization.sessionID, let previous = try await store.browserSession(id: previousID), previous.isLive(at: now) {
             if previous.accountID == account.id,
                 try await store.updateBrowserSessionSignIn(
@@ -228,17 +227,15 @@ extension FlowEngine {
                 try await sessions.end(previous, reason: "replaced")
             }
         }
-        do {
-            let session = BrowserSession(
-                id: RandomToken.make(byteCount: 16), cookieDigest: digest, accountID: account.id, providers: [identity.providerID], factors: factors,
-                methods: flow.methods, subject: identity.subject, username: account.username, authTime: authTime, createdAt: now, lastSeenAt: now,
-                expiresAt: now.addingTimeInterval(app.policy.session.absoluteLifetime.timeInterval), clientIP: flow.clientIP,
-                userAgent: authorization.userAgent.map { String($0.prefix(200)) }
-            )
-            try await store.insertBrowserSession(session)
-            try await audit("session.started", flow: flow, outcome: nil, details: ["sid": session.id])
-            return session.id
-        }
+        let session = BrowserSession(
+            id: RandomToken.make(byteCount: 16), cookieDigest: digest, accountID: account.id, providers: [identity.providerID], factors: factors,
+            methods: flow.methods, subject: identity.subject, username: account.username, authTime: authTime, createdAt: now, lastSeenAt: now,
+            expiresAt: now.addingTimeInterval(app.policy.session.absoluteLifetime.timeInterval), clientIP: flow.clientIP,
+            userAgent: authorization.userAgent.map { String($0.prefix(200)) }
+        )
+        try await store.insertBrowserSession(session)
+        try await audit("session.started", flow: flow, outcome: nil, details: ["sid": session.id])
+        return session.id
     }
 
     /// Issues the authorization code of a sign-in in session `authorization.sessionID`, and notes

@@ -63,7 +63,8 @@ public struct FlowEngine: Sendable {
     /// `verifiedDPoPKey`: the key of a DPoP proof the caller checked already (the one that came with
     /// a signed-in registration's bound access token), used instead of `dpop`.
     public func start(
-        _ request: FlowRequest, client: ClientCredentials?, dpop presentation: DPoPPresentation? = nil, verifiedDPoPKey: String? = nil
+        _ request: FlowRequest, returnURI: String? = nil, codeChallenge: String? = nil, client: ClientCredentials?, dpop presentation: DPoPPresentation? = nil,
+        verifiedDPoPKey: String? = nil
     ) async throws -> FlowOutcome {
         guard let app = try await store.app(id: request.appID), !app.disabled else {
             throw BrokerError(.invalidClient, .unauthenticated, "Unknown app '\(request.appID)'.")
@@ -81,8 +82,8 @@ public struct FlowEngine: Sendable {
         }
         let scopes = try app.policy.grantScopes(request.scopes)
         if request.stateless, scopes.contains("offline_access") { throw BrokerError.stateless(.refresh) }
-        let returnURI = try Self.returnURI(request.returnURI, of: app)
-        if let challenge = request.codeChallenge, !PKCE.isValidChallenge(challenge) {
+        let returnURI = try Self.returnURI(returnURI, of: app)
+        if let challenge = codeChallenge, !PKCE.isValidChallenge(challenge) {
             throw BrokerError(.invalidRequest, .badRequest, "codeChallenge must be an S256 challenge: the unpadded base64url SHA-256 of the verifier (43 characters).")
         }
         if request.signedInAccountID != nil, request.purpose != .register || request.stateless {
@@ -106,7 +107,7 @@ public struct FlowEngine: Sendable {
             version: -1
         )
         flow.returnURI = returnURI
-        flow.codeChallenge = request.codeChallenge
+        flow.codeChallenge = codeChallenge
         flow.signedInAccountID = request.signedInAccountID
         flow.installationID = request.installationID
         return try await advance(flow, with: step, app: app, dpopJKT: dpopJKT)
@@ -211,6 +212,7 @@ public struct FlowEngine: Sendable {
             context.account = account
         }
         if let keyID = flow.signInKeyID { context.signInKey = try await store.signInKey(id: keyID) }
+        context.accountCreated = flow.accountCreated ?? false
         return context
     }
 
@@ -297,8 +299,12 @@ public struct FlowEngine: Sendable {
             clientIP: flow.clientIP, loginHint: flow.authorization?.request.loginHint, signedInAccountID: flow.signedInAccountID,
             installationID: flow.installationID
         )
-        request.prompt = flow.authorization?.request.prompt ?? []
-        request.maxAge = flow.authorization?.request.maxAge
+        // What the app asked of the authentication, as plugins need it (not OIDC's parameters).
+        let prompt = flow.authorization?.request.prompt ?? []
+        let maxAge = flow.authorization?.request.maxAge
+        request.signInAgain = prompt.contains("login")
+        request.freshSignInWithin = maxAge.map(Seconds.init)
+        request.selectAccount = prompt.contains("select_account")
         return request
     }
 

@@ -1,7 +1,7 @@
 /// The built-in deny-list: the most common passwords and PINs from public breach corpora. Apps add
 /// their own values through `PasswordPolicy.denyList`.
-enum CommonPasswords {
-    static func contains(_ loweredSecret: String) -> Bool { values.contains(loweredSecret) }
+package enum CommonPasswords {
+    package static func contains(_ loweredSecret: String) -> Bool { values.contains(loweredSecret) }
 
     static let values: Set<String> = [
         "123456", "123456789", "12345678", "password", "qwerty", "qwerty123", "1q2w3e4r", "12345",

@@ -145,42 +145,12 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let passwordContainsUsername = ErrorCode("password_contains_username")
     /// The PIN has characters other than digits.
     public static let pinNotNumeric = ErrorCode("pin_not_numeric")
-    /// The PIN is shorter than the rules allow.
-    public static let pinTooShort = ErrorCode("pin_too_short")
-    /// The PIN is longer than the rules allow.
-    public static let pinTooLong = ErrorCode("pin_too_long")
-    /// The PIN has a run of sequential digits.
-    public static let pinSequence = ErrorCode("pin_sequence")
-    /// The PIN repeats one digit too often in a row.
-    public static let pinRepeated = ErrorCode("pin_repeated")
-    /// The PIN is on a deny list (the common ones, or the app's).
-    public static let pinDenied = ErrorCode("pin_denied")
-    /// The PIN is wrong.
-    public static let invalidPIN = ErrorCode("invalid_pin")
-    /// The PIN cannot be reset here; ask an administrator.
-    public static let pinResetUnavailable = ErrorCode("pin_reset_unavailable")
 
     // Devices and their sign-in keys.
-    /// The device's signed assertion does not check out.
-    public static let invalidAssertion = ErrorCode("invalid_assertion")
     /// The public key is not accepted, or is registered already.
     public static let invalidKey = ErrorCode("invalid_key")
-    /// The app requires a device attestation, or a key attested for it.
-    public static let attestationRequired = ErrorCode("attestation_required")
-    /// An attestation (or an attested key's assertion) was refused; `reason` says which check failed.
-    public static let invalidAttestation = ErrorCode("invalid_attestation")
-    /// The app adds device keys only to a signed-in account.
-    public static let signedInAccountRequired = ErrorCode("signed_in_account_required")
 
     // Activations, invitations and profiles.
-    /// The activation data are unknown, expired, revoked, used, or were locked by wrong PINs.
-    public static let invalidActivation = ErrorCode("invalid_activation")
-    /// Another installation is redeeming the same activation right now.
-    public static let activationInUse = ErrorCode("activation_in_use")
-    /// The app's policy does not let its back end issue activations.
-    public static let activationNotAllowed = ErrorCode("activation_not_allowed")
-    /// No such invitation, or it can no longer be answered.
-    public static let invalidInvitation = ErrorCode("invalid_invitation")
     // Admin console.
     /// The account signed in but holds no admin role (and is in no `admin.consoleGroups` group).
     public static let adminRoleRequired = ErrorCode("admin_role_required")

@@ -84,7 +84,7 @@ public struct PasswordPolicy: Sendable, Hashable, Codable {
     }
 
     /// Longest run of characters whose code points step by +1 or -1 throughout ("abcd", "4321").
-    static func longestSequentialRun(_ characters: [Character]) -> Int {
+    package static func longestSequentialRun(_ characters: [Character]) -> Int {
         let scalars = characters.map { $0.lowercased().unicodeScalars.first.map { Int($0.value) } ?? -1 }
         guard scalars.count > 1 else { return scalars.count }
         var longest = 1
@@ -107,7 +107,7 @@ public struct PasswordPolicy: Sendable, Hashable, Codable {
         return longest
     }
 
-    static func longestRepeatedRun(_ characters: [Character]) -> Int {
+    package static func longestRepeatedRun(_ characters: [Character]) -> Int {
         var longest = 0
         var run = 0
         var previous: Character?

@@ -24,28 +24,25 @@ public struct FlowRequest: Sendable {
     public var clientIP: String?
     /// A username the app suggests (OIDC `login_hint`), for providers that ask for one.
     public var loginHint: String?
-    /// Where a native app wants the browser sent once a sign-in elsewhere is done: one of its
-    /// registered redirect URIs, exactly (custom schemes allowed, RFC 8252).
-    public var returnURI: String?
-    /// The app's PKCE challenge (S256, RFC 7636) for a flow that signs in elsewhere: a public app
-    /// continues such a flow only with the verifier.
-    public var codeChallenge: String?
     /// The account of a person who is signed in already (the access token the flow start presented):
     /// a registration then adds a credential to it instead of making a new account.
     public var signedInAccountID: String?
     /// The installation a native app runs this flow from (the random id it made at its first
     /// launch): the tokens are tied to it, for `GET /v1/registration-state`.
     public var installationID: String?
-    /// The app's OIDC `prompt` values (`login`, `select_account`, ...), for a provider that signs the
-    /// person in elsewhere and must ask the same there (OIDC Core 3.1.2.1).
-    public var prompt: [String] = []
-    /// The app's OIDC `max_age` in seconds: the person must have authenticated within it.
-    public var maxAge: Int?
+    /// The person must sign in again now, not ride on an earlier sign-in (the app asked
+    /// `prompt=login`): for a provider that signs people in elsewhere, which must ask the same there.
+    public var signInAgain = false
+    /// The person must have signed in within this long (the app's `max_age`; 0 is another way of
+    /// asking for a sign-in now).
+    public var freshSignInWithin: Seconds?
+    /// The person chooses the account to use (the app asked `prompt=select_account`).
+    public var selectAccount = false
 
     /// A request; the engine fills what the flow knows.
     public init(
         appID: String, providerID: String, purpose: FlowPurpose = .authenticate, stateless: Bool = false, scopes: [String]? = nil, clientIP: String? = nil,
-        loginHint: String? = nil, returnURI: String? = nil, codeChallenge: String? = nil, signedInAccountID: String? = nil, installationID: String? = nil
+        loginHint: String? = nil, signedInAccountID: String? = nil, installationID: String? = nil
     ) {
         self.installationID = installationID
         self.signedInAccountID = signedInAccountID
@@ -56,8 +53,6 @@ public struct FlowRequest: Sendable {
         self.scopes = scopes
         self.clientIP = clientIP
         self.loginHint = loginHint
-        self.returnURI = returnURI
-        self.codeChallenge = codeChallenge
     }
 }
 

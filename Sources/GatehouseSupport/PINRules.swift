@@ -1,3 +1,4 @@
+import GatehousePluginKit
 /// What an app accepts as a new PIN: a length between 4 and 32 (XignSys asks for 5 to 32, NIST SP
 /// 800-63B for at least 6 on activation secrets, the default), digits only or not, no deny-listed
 /// PIN, no runs of sequential or repeated digits. Each rule refuses with its own code, which a client
