@@ -8,7 +8,8 @@ import Testing
 struct NamedSubjectProvider: IdentityProvider, HealthReporting {
     let id: String
     let healthy: Bool
-    var traits: PluginTraits { PluginTraits(statelessCapable: true) }
+    var openEnrollment = false
+    var traits: PluginTraits { PluginTraits(statelessCapable: true, openEnrollment: openEnrollment) }
 
     func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
         .challenge(Challenge(type: Self.challenge.type), state: try FlowState(encoding: ["step": 1]))
@@ -29,13 +30,15 @@ struct NamedSubjectProvider: IdentityProvider, HealthReporting {
         struct Config: Decodable, Sendable {
             var healthy: Bool
             var label: String?
+            var openEnrollment: Bool
 
-            enum CodingKeys: String, CodingKey { case healthy, label }
+            enum CodingKeys: String, CodingKey { case healthy, label, openEnrollment }
 
             init(from decoder: any Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.healthy = try container.decodeIfPresent(Bool.self, forKey: .healthy) ?? true
                 self.label = try container.decodeIfPresent(String.self, forKey: .label)
+                self.openEnrollment = try container.decodeIfPresent(Bool.self, forKey: .openEnrollment) ?? false
             }
         }
         static let typeName = "named-subject"
@@ -43,7 +46,7 @@ struct NamedSubjectProvider: IdentityProvider, HealthReporting {
         static let challenges = [NamedSubjectProvider.challenge]
         static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
             if config.label == "explode" { throw ConfigIssue(path: "label", "must not be 'explode'") }
-            return NamedSubjectProvider(id: id, healthy: config.healthy)
+            return NamedSubjectProvider(id: id, healthy: config.healthy, openEnrollment: config.openEnrollment)
         }
     }
 }

@@ -95,7 +95,7 @@ extension FlowEngine {
         try await audit("signin.cancelled", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
         // Only the signed-in person refuses a device (at its confirmation); a sign-in cancelled
         // before leaves the device waiting (anyone who saw the code could cancel one).
-        if let device = authorization.request.device, flow.phase == .consent { return try await denyDevice(device, flow: flow) }
+        if let device = authorization.request.device, flow.phase == .consent { return try await denyDeviceAuthorization(device, flow: flow) }
         return appErrorRedirect(authorization.request, .accessDenied, "The sign-in was cancelled.")
     }
 }

@@ -156,7 +156,7 @@ extension FlowEngine {
                 throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
             }
             try await audit("consent.denied", flow: flow, outcome: ErrorCode.accessDenied.rawValue, details: ["scopes": flow.scopes.joined(separator: " ")])
-            if let device = authorization.request.device { return .authorized(flowID: flow.id, redirect: try await denyDevice(device, flow: flow)) }
+            if let device = authorization.request.device { return .authorized(flowID: flow.id, redirect: try await denyDeviceAuthorization(device, flow: flow)) }
             return .authorized(
                 flowID: flow.id,
                 redirect: OAuthRedirect.url(
@@ -180,7 +180,7 @@ extension FlowEngine {
     func authorizeBrowser(_ flow: FlowRecord, authorization: BrowserAuthorization, app: App, account: Account, identity: ExternalIdentity) async throws -> FlowOutcome {
         let now = clock.now
         // A device code that expired or was used while the person signed in changes no session.
-        if let device = authorization.request.device, try await pendingDevice(device, appID: app.id) == nil {
+        if let device = authorization.request.device, try await pendingDeviceAuthorization(device, appID: app.id) == nil {
             throw BrokerError(.invalidGrant, .badRequest, "The device code expired or was used meanwhile; start again on the device.")
         }
         let factors = passedFactors(flow.methods, identityProvider: identity.providerID)
@@ -248,7 +248,7 @@ extension FlowEngine {
             throw BrokerError(.loginRequired, .forbidden, "The session ended; sign in again.")
         }
         if let device = authorization.request.device {
-            let outcome = try await approveDevice(device, flow: flow, account: account, identity: identity, authTime: authTime ?? session.authTime)
+            let outcome = try await approveDeviceAuthorization(device, flow: flow, account: account, identity: identity, authTime: authTime ?? session.authTime)
             guard case .authorized(let flowID, let redirect, _) = outcome else { return outcome }
             return .authorized(flowID: flowID, redirect: redirect)
         }

@@ -42,7 +42,7 @@ extension FlowEngine {
 
     /// The device authorization a verification flow approves, if it still waits for the person; nil
     /// when it expired, was used or was refused meanwhile.
-    func pendingDevice(_ verification: DeviceVerification, appID: String) async throws -> DeviceAuthorizationRecord? {
+    func pendingDeviceAuthorization(_ verification: DeviceVerification, appID: String) async throws -> DeviceAuthorizationRecord? {
         guard let record = try await store.deviceAuthorization(deviceCodeDigest: verification.deviceCodeDigest), record.appID == appID,
             record.status == .pending, record.expiresAt > clock.now
         else { return nil }
@@ -52,9 +52,9 @@ extension FlowEngine {
     /// Changes a pending device authorization with `change`. The device's polls write the record too
     /// (its last poll, its interval), so a lost compare-and-swap is read again and tried again while
     /// the authorization still waits; false once it does not.
-    func settleDevice(_ verification: DeviceVerification, appID: String, _ change: (inout DeviceAuthorizationRecord) -> Void) async throws -> Bool {
+    func settleDeviceAuthorization(_ verification: DeviceVerification, appID: String, _ change: (inout DeviceAuthorizationRecord) -> Void) async throws -> Bool {
         for _ in 0..<10 {
-            guard var record = try await pendingDevice(verification, appID: appID) else { return false }
+            guard var record = try await pendingDeviceAuthorization(verification, appID: appID) else { return false }
             change(&record)
             if try await store.updateDeviceAuthorization(record) { return true }
         }
@@ -63,10 +63,12 @@ extension FlowEngine {
 
     /// The end of a verification page's flow, once the person confirmed: the device authorization is
     /// approved for the account (if it still waits), and the browser goes to the result page.
-    func approveDevice(_ verification: DeviceVerification, flow: FlowRecord, account: Account, identity: ExternalIdentity, authTime: Date) async throws -> FlowOutcome {
+    func approveDeviceAuthorization(_ verification: DeviceVerification, flow: FlowRecord, account: Account, identity: ExternalIdentity, authTime: Date) async throws
+        -> FlowOutcome
+    {
         let now = clock.now
         var scopes: [String] = []
-        let approved = try await settleDevice(verification, appID: flow.appID) { record in
+        let approved = try await settleDeviceAuthorization(verification, appID: flow.appID) { record in
             record.status = .approved
             record.accountID = account.id
             record.methods = flow.methods
@@ -81,8 +83,8 @@ extension FlowEngine {
     }
 
     /// The person refused the device on the confirmation page: the device hears `access_denied`.
-    func denyDevice(_ verification: DeviceVerification, flow: FlowRecord) async throws -> String {
-        if try await settleDevice(verification, appID: flow.appID, { $0.status = .denied }) {
+    func denyDeviceAuthorization(_ verification: DeviceVerification, flow: FlowRecord) async throws -> String {
+        if try await settleDeviceAuthorization(verification, appID: flow.appID, { $0.status = .denied }) {
             try await audit("device.denied", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
         }
         return tokens.issuer + OAuthService.verificationPath + "?result=denied"
