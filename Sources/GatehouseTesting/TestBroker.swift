@@ -32,8 +32,10 @@ public struct TestBroker: Sendable {
     }
 
     /// Starts a flow and returns its id and first challenge; fails the test if the flow completed at once.
-    public func start(_ request: FlowRequest, client: ClientCredentials? = nil) async throws -> (flowID: String, challenge: Challenge) {
-        let outcome = try await engine.start(request, client: client)
+    public func start(
+        _ request: FlowRequest, returnURI: String? = nil, codeChallenge: String? = nil, client: ClientCredentials? = nil
+    ) async throws -> (flowID: String, challenge: Challenge) {
+        let outcome = try await engine.start(request, returnURI: returnURI, codeChallenge: codeChallenge, client: client)
         switch outcome {
         case .challenge(let flowID, let challenge, _): return (flowID, challenge)
         default: throw FlowDriverError.unexpectedOutcome(String(describing: outcome))

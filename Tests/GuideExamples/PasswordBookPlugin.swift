@@ -52,18 +52,21 @@ struct PasswordBook: IdentityProvider, Forgetting {
     func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let username = try answer.string("username").lowercased()
         let password = try answer.string("password")
-        // bcrypt reads 72 bytes at most: a longer password would match on its first 72 alone.
-        guard username.range(of: #"^[a-z0-9._@-]{1,64}$"#, options: .regularExpression) != nil, !password.isEmpty, password.utf8.count <= 72 else {
-            throw BrokerError(.invalidCredentials, .failedAttempt, "Wrong username or password.")
+        let valid = username.range(of: #"^[a-z0-9._@-]{1,64}$"#, options: .regularExpression) != nil
+        let user: StoredUser
+        if context.request.purpose == .register {
+            guard valid else { throw BrokerError.invalidAnswer("A username has 1 to 64 letters, digits, or . _ @ -.") }
+            user = try await register(username, password, rules: context.app.passwordPolicy)
+        } else {
+            // bcrypt reads 72 bytes at most: a longer password would match on its first 72 alone.
+            guard valid, !password.isEmpty, password.utf8.count <= 72 else { throw BrokerError(.invalidCredentials, .failedAttempt, "Wrong username or password.") }
+            user = try await signIn(username, password)
         }
-        let user =
-            context.request.purpose == .register
-            ? try await register(username, password, rules: context.app.passwordPolicy) : try await signIn(username, password)
         return .identified(ExternalIdentity(providerID: id, subject: user.subject, username: username, methods: ["pwd"]))
     }
 
     func register(_ username: String, _ password: String, rules: PasswordPolicy) async throws -> StoredUser {
-        try rules.check(password, username: username)
+        try rules.check(password, username: username)  // its length limit keeps within bcrypt's 72 bytes
         let hash = try await BlockingWork.run { [cost] in Bcrypt.hash(password, cost: UInt8(cost)) }
         let user = StoredUser(subject: RandomToken.make(), hash: hash)
         guard try await environment.storage.insert(user, key: "user:" + username) else {

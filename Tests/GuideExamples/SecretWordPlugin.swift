@@ -40,25 +40,26 @@ struct SecretWord: Authenticator, AccountOperationOffering, Forgetting {
     let id: String
     let environment: PluginEnvironment
     static let lockout = LockoutRule(
-        maxFailures: 5, failureWindow: Seconds(900), lockoutDuration: Seconds(300), maxLockoutDuration: Seconds(86_400), permanentAfterLockouts: 5
+        maxFailures: 5, failureWindow: Seconds(900), lockoutDuration: Seconds(300), maxLockoutDuration: Seconds(86_400), permanentAfterLockouts: nil
     )
 
     func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
         let account = try Self.account(context)
         let known = try await environment.storage.get(String.self, key: account) != nil
+        // Only a new account chooses its word: whoever got past the first factor of an existing one
+        // must not choose the second (an administrator resets it, by removing the stored word).
+        guard known || context.accountCreated else { throw Self.noWord }
         return .challenge(Challenge(type: known ? "guide_word" : "guide_word_choose"), state: FlowState())
     }
+
+    static let noWord = BrokerError(.invalidRequest, .badRequest, "This account has no secret word; ask an administrator.").endingFlow()
 
     func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let account = try Self.account(context)
         let word = try answer.string("word")
         let passed = FlowStep.verified(FactorResult(authenticatorID: id, method: "kba"))
         guard let stored = try await environment.storage.get(String.self, key: account)?.value else {
-            // Only a new account chooses its word here: whoever got past the first factor of an
-            // existing one must not choose the second.
-            guard context.accountCreated else {
-                throw BrokerError(.invalidRequest, .badRequest, "This account has no secret word; ask an administrator.").endingFlow()
-            }
+            guard context.accountCreated else { throw Self.noWord }
             try choose(word, rules: try context.app.settings(SecretWordSettings.self, for: id))
             guard try await environment.storage.insert(try await hash(word, account: account), key: account) else {
                 throw BrokerError(.conflict, .conflict, "A word was chosen meanwhile.")
