@@ -125,7 +125,7 @@ public struct PluginRegistry: Sendable {
                 let config = try decodeConfig(of: declaration)
                 let entry = entries[declaration.type]!
                 let plugin = try entry.make(declaration.id, config, environment(declaration))
-                if let offering = plugin as? any EndpointOffering, let problem = Self.endpointProblem(offering.endpoints) {
+                if let offering = PluginInstances.capability((any EndpointOffering).self, of: plugin), let problem = Self.endpointProblem(offering.endpoints) {
                     issues.append(ConfigIssue(path: declaration.path + [ConfigPath.Key("type")], "the '\(declaration.type)' plugin declares \(problem)"))
                 }
                 do {
@@ -226,25 +226,30 @@ public struct PluginInstances: Sendable {
         all[id] = plugin
         typeNames[id] = type
         displayNames[id] = name ?? id
-        healthReporters[id] = plugin as? any HealthReporting
-        diagnosables[id] = plugin as? any Diagnosable
-        forgetting[id] = plugin as? any Forgetting
-        recheckers[id] = plugin as? any Rechecking
-        assertionVerifiers[id] = plugin as? any AssertionVerifying
-        handingOver[id] = plugin as? any HandingOver
-        flowStoppers[id] = plugin as? any FlowStopping
-        identityCompleters[id] = plugin as? any IdentityCompleting
-        keyUseCheckers[id] = plugin as? any KeyUseChecking
-        factorChainers[id] = plugin as? any FactorChaining
-        addressVerifiers[id] = plugin as? any AddressVerifying
-        deviceAttesters[id] = plugin as? any DeviceAttesting
-        passwordKeepers[id] = plugin as? any PasswordKeeping
-        adminResources[id] = (plugin as? any AdminResourceOffering)?.adminResources
-        accountOperations[id] = (plugin as? any AccountOperationOffering)?.accountOperations
-        if let offering = plugin as? any EndpointOffering {
+        healthReporters[id] = Self.capability((any HealthReporting).self, of: plugin)
+        diagnosables[id] = Self.capability((any Diagnosable).self, of: plugin)
+        forgetting[id] = Self.capability((any Forgetting).self, of: plugin)
+        recheckers[id] = Self.capability((any Rechecking).self, of: plugin)
+        assertionVerifiers[id] = Self.capability((any AssertionVerifying).self, of: plugin)
+        handingOver[id] = Self.capability((any HandingOver).self, of: plugin)
+        flowStoppers[id] = Self.capability((any FlowStopping).self, of: plugin)
+        identityCompleters[id] = Self.capability((any IdentityCompleting).self, of: plugin)
+        keyUseCheckers[id] = Self.capability((any KeyUseChecking).self, of: plugin)
+        factorChainers[id] = Self.capability((any FactorChaining).self, of: plugin)
+        addressVerifiers[id] = Self.capability((any AddressVerifying).self, of: plugin)
+        deviceAttesters[id] = Self.capability((any DeviceAttesting).self, of: plugin)
+        passwordKeepers[id] = Self.capability((any PasswordKeeping).self, of: plugin)
+        adminResources[id] = Self.capability((any AdminResourceOffering).self, of: plugin)?.adminResources
+        accountOperations[id] = Self.capability((any AccountOperationOffering).self, of: plugin)?.accountOperations
+        if let offering = Self.capability((any EndpointOffering).self, of: plugin) {
             endpoints[id] = offering.endpoints
             pageTemplates[id] = offering.pageTemplates
         }
+    }
+
+    /// The capability a plugin adopts, when it does: the one way the broker finds one.
+    static func capability<Capability>(_ capability: Capability.Type, of plugin: any GatehousePlugin) -> Capability? {
+        plugin as? Capability
     }
 
     /// Whether the instance hands its flows over (`HandingOver`): no flow is handed to it.
