@@ -11,7 +11,11 @@ extension GatehouseCoreTests {
         providers:
           - {id: ext, type: named-subject}
           - {id: open, type: named-subject, config: {openEnrollment: true}}
+          - {id: upstream-a, type: named-subject, config: {trustsEmail: true}}
+          - {id: upstream-b, type: named-subject, config: {trustsEmail: true}}
         apps:
+          - id: linking
+            policy: {identityProviders: [upstream-a, upstream-b], selfRegistration: true, linkAccountsByVerifiedEmail: true}
           - id: closed
             policy: {identityProviders: [ext, open]}
           - id: welcoming
@@ -62,7 +66,7 @@ extension GatehouseCoreTests {
         }
     }
 
-    @Test func linkingByAVerifiedAddressNeedsAnAppThatLinksAndANewIdentitySigningIn() async throws {
+    @Test func aNewIdentityJoinsTheAccountItsVerifiedAddressNamesOnlyWhereTheAppLinks() async throws {
         let test = try await Self.decisionsBroker()
         defer { test.temporary.remove() }
         let step = AccountDecisions.LinkByVerifiedEmail()
@@ -73,6 +77,23 @@ extension GatehouseCoreTests {
             #expect(linking.known == known)
         }
         #expect(try await test.store.auditEvents(type: "account.linked", appID: nil, accountID: nil, since: nil, limit: 5).isEmpty)
+
+        // An app that links, two providers trusted with addresses: a new identity vouching for the
+        // address of an existing account joins that account, audited.
+        let address = IdentityClaims(email: "sam@example.com", emailVerified: true)
+        let (existing, _) = try await test.store.linkIdentity(
+            ExternalIdentity(providerID: "upstream-a", subject: "a-1", username: "sam", claims: address, emailTrustedForLinking: true), now: test.clock.now
+        )
+        var linking = try await Self.linkingCase(test, app: "linking", provider: "upstream-b", purpose: .authenticate, known: false)
+        linking = AccountDecisions.Case(
+            flow: linking.flow, identity: ExternalIdentity(providerID: "upstream-b", subject: "b-1", username: "sam", claims: address, emailTrustedForLinking: true),
+            app: linking.app, known: false
+        )
+        try await step.decide(&linking, engine: test.engine)
+        #expect(linking.known)
+        #expect(try await test.store.identityLink(providerID: "upstream-b", subject: "b-1")?.accountID == existing.id)
+        let linked = try await test.store.auditEvents(type: "account.linked", appID: "linking", accountID: existing.id, since: nil, limit: 5)
+        #expect(linked.first?.details["by"] == "verified_email" && linked.first?.details["subject"] == "b-1")
     }
 
     @Test func theDecisionsRunInOrderThenLinkOrMakeTheAccount() async throws {

@@ -9,7 +9,8 @@ struct NamedSubjectProvider: IdentityProvider, HealthReporting {
     let id: String
     let healthy: Bool
     var openEnrollment = false
-    var traits: PluginTraits { PluginTraits(statelessCapable: true, openEnrollment: openEnrollment) }
+    var trustsEmail = false
+    var traits: PluginTraits { PluginTraits(statelessCapable: true, openEnrollment: openEnrollment, trustsEmailForLinking: trustsEmail) }
 
     func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
         .challenge(Challenge(type: Self.challenge.type), state: try FlowState(encoding: ["step": 1]))
@@ -31,14 +32,16 @@ struct NamedSubjectProvider: IdentityProvider, HealthReporting {
             var healthy: Bool
             var label: String?
             var openEnrollment: Bool
+            var trustsEmail: Bool
 
-            enum CodingKeys: String, CodingKey { case healthy, label, openEnrollment }
+            enum CodingKeys: String, CodingKey { case healthy, label, openEnrollment, trustsEmail }
 
             init(from decoder: any Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 self.healthy = try container.decodeIfPresent(Bool.self, forKey: .healthy) ?? true
                 self.label = try container.decodeIfPresent(String.self, forKey: .label)
                 self.openEnrollment = try container.decodeIfPresent(Bool.self, forKey: .openEnrollment) ?? false
+                self.trustsEmail = try container.decodeIfPresent(Bool.self, forKey: .trustsEmail) ?? false
             }
         }
         static let typeName = "named-subject"
@@ -46,7 +49,7 @@ struct NamedSubjectProvider: IdentityProvider, HealthReporting {
         static let challenges = [NamedSubjectProvider.challenge]
         static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
             if config.label == "explode" { throw ConfigIssue(path: "label", "must not be 'explode'") }
-            return NamedSubjectProvider(id: id, healthy: config.healthy, openEnrollment: config.openEnrollment)
+            return NamedSubjectProvider(id: id, healthy: config.healthy, openEnrollment: config.openEnrollment, trustsEmail: config.trustsEmail)
         }
     }
 }
