@@ -146,10 +146,6 @@ extension FSSOProvider {
         }
     }
 
-    static func noResource(_ name: String) -> BrokerError {
-        BrokerError(.notFound, .notFound, "fsso-jwt has no resource '\(name)' here.")
-    }
-
     /// A key (or keys) as the admin API shows them: RFC 3339 dates.
     static func json(_ value: some Encodable) throws -> JSONValue {
         let encoder = JSONEncoder()
