@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The plugin kit's API discipline (`make kit-check`, the first stage of `make test`):
 #   1. scripts/kit-figures.py --check: the kit's figures, failing on a kit type no plugin uses;
-#   2. scripts/guide-code.py: the guide's code blocks are the compiled files of Tests/GuideExamples;
+#   2. scripts/capability-check.py: a capability's method is written only with its protocol adopted;
+#   2b. scripts/guide-code.py: the guide's code blocks are the compiled files of Tests/GuideExamples;
 #   3. swift format lint --strict with .swift-format: the sources are formatted (`make format` fixes it);
 #   4. the API of the GatehousePluginKit product against the last `kit-v*` tag
 #      (`swift package diagnose-api-breaking-changes`), failing on a breakage that the unreleased
@@ -11,6 +12,9 @@ cd "$(dirname "$0")/.."
 
 echo "--- kit figures"
 scripts/kit-figures.py --check
+
+echo "--- capabilities adopted where they are implemented"
+scripts/capability-check.py
 
 echo "--- the guide's code (docs/writing-a-plugin.md = Tests/GuideExamples)"
 scripts/guide-code.py
