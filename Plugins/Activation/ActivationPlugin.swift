@@ -9,7 +9,6 @@ import GatehouseSupport
 /// already activated, merge) to the app's device-key provider. See docs/activation.md.
 public enum ActivationPlugin: PluginFactory {
     public static let typeName = "activation"
-    public static let roles: PluginRoles = .identityProvider
     public typealias Settings = ActivationSettings
 
     /// `providers[].config` of an `activation` instance.
@@ -51,7 +50,7 @@ public enum ActivationPlugin: PluginFactory {
 
     public static let challenges = [ActivationProvider.activationChallenge, ActivationProvider.choiceChallenge]
 
-    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> ActivationProvider {
         guard let devices = environment.devices, let accounts = environment.accounts, let apps = environment.apps, let audit = environment.audit else {
             throw ConfigIssue(path: "", "activation needs the broker's device, account, app and audit stores")
         }

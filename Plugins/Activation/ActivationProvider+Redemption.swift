@@ -32,7 +32,7 @@ extension ActivationProvider {
                 }
             )
         }
-        return .challenge(Challenge(type: Self.choiceChallenge.type, fields: fields), state: try FlowState(encoding: redemption))
+        return .challenge(Challenge(type: Self.choiceChallenge.type, fields: fields), state: redemption)
     }
 
     /// The app's answer to `activation_choice`. Choices are not guesses: a refusal here is an
@@ -48,7 +48,7 @@ extension ActivationProvider {
         case .override, .reEnrol, .replace, .merge:
             return try keyStep(redemption)
         case .stop:
-            return .stop(state: try FlowState(encoding: Stopping(redemption: redemption)), details: ["activation": redemption.summary])
+            return .stop(state: Stopping(redemption: redemption), details: ["activation": redemption.summary])
         case .newActivation:
             guard case .account = redemption.target else { throw BrokerError.internalFailure("A new activation was offered without an account.") }
             let pin = try answer.string("pin")
@@ -62,7 +62,7 @@ extension ActivationProvider {
             let alias = try answer.values["alias"]?.stringValue.map(DeviceFacts.checkedAlias)
             guard let alias else { throw BrokerError.invalidAnswer("A new activation needs an 'alias': the name of the device it is for.") }
             let stopping = Stopping(redemption: redemption, newActivation: Stopping.NewActivation(pin: pin, alias: alias, sendTo: sendTo))
-            return .stop(state: try FlowState(encoding: stopping), details: [:])
+            return .stop(state: stopping, details: [:])
         }
     }
 
@@ -81,8 +81,8 @@ extension ActivationProvider {
     /// The flow ended without tokens: the activation is used up all the same (it cannot be redeemed
     /// again), and for `new_activation` a new, additional one is issued first (so that one that could
     /// not be sent leaves the presented one usable). Answers the `activation` the app is told.
-    public func stopping(_ state: FlowState, in context: FlowContext) async throws -> [String: JSONValue] {
-        let stopping = try state.decode(Stopping.self)
+    public func stopping(in context: FlowContext) async throws -> [String: JSONValue] {
+        let stopping = try context.state(Stopping.self)
         let redemption = stopping.redemption
         guard let new = stopping.newActivation, case .account(let accountID) = redemption.target else {
             try await endWithoutTokens(redemption, in: context)
@@ -112,7 +112,7 @@ extension ActivationProvider {
         let purpose: FlowPurpose = redemption.choice == .merge ? .authenticate : .register
         return .handOver(
             HandOver(
-                providerID: redemption.keyProviderID, state: try FlowState(encoding: redemption), purpose: purpose,
+                providerID: redemption.keyProviderID, state: redemption, purpose: purpose,
                 account: purpose == .register ? redemption.accountID : nil,
                 // The activation PIN is a knowledge factor of its own (RFC 8176 `pin`).
                 methods: ["pin"], annotations: ["activation": redemption.summary]
@@ -130,8 +130,8 @@ extension ActivationProvider {
 
     /// The device-key provider identified the installation's key (a new one, or for a merge the one
     /// the installation has): let it through, or refuse it (the person may answer with another key).
-    public func resume(_ state: FlowState, after identity: ExternalIdentity, in context: FlowContext) async throws -> FlowStep {
-        let redemption = try state.decode(ActivationRedemption.self)
+    public func resume(after identity: ExternalIdentity, in context: FlowContext) async throws -> FlowStep {
+        let redemption = try context.state(ActivationRedemption.self)
         if redemption.choice == .merge {
             guard let keyID = identity.signInKeyID, let key = try await devices.signInKey(id: keyID), key.accountID == redemption.mergeAccountID,
                 try await devices.installations(appID: context.app.id, installationID: redemption.device.installationID).contains(where: { $0.id == key.installationRef })
@@ -158,8 +158,8 @@ extension ActivationProvider {
 
     /// At completion, after every factor and before the new key is stored: checks the key can be
     /// stored, uses the activation up and clears the way for the key (a re-enrolment's old keys).
-    public func completing(_ state: FlowState, _ completion: FlowCompletion) async throws {
-        let redemption = try state.decode(ActivationRedemption.self)
+    public func completing(_ completion: FlowCompletion) async throws {
+        let redemption = try completion.state(ActivationRedemption.self)
         if let key = completion.newSignInKey { try await refuseTakenKey(key, redemption: redemption) }
         if completion.newSignInKey == nil, let keyID = completion.signInKeyID, try await devices.signInKey(id: keyID) == nil {
             throw BrokerError(.accessDenied, .forbidden, "The device key this sign-in used was removed; register the device again.").because("sign_in_key_removed")
@@ -180,8 +180,8 @@ extension ActivationProvider {
 
     /// At completion, once the new key is stored: does what the outcome and choice asked (overrides,
     /// the address of a temporary registration). Answers what the app is told (`activation`).
-    public func completed(_ state: FlowState, _ completion: FlowCompletion) async throws -> [String: JSONValue] {
-        let redemption = try state.decode(ActivationRedemption.self)
+    public func completed(_ completion: FlowCompletion) async throws -> [String: JSONValue] {
+        let redemption = try completion.state(ActivationRedemption.self)
         let account = completion.account
         var summary = redemption.summary.objectValue ?? [:]
         if case .newAccount(let email, let verified) = redemption.target {
@@ -241,7 +241,7 @@ extension ActivationProvider {
     /// completion's changes).
     func auditFlow(_ type: String, _ redemption: ActivationRedemption, _ context: FlowContext, details: [String: String]) async throws {
         var all = Self.details(of: redemption).merging(details) { _, new in new }
-        if let ip = context.request.clientIP { all["clientIP"] = ip }
+        if let ip = context.clientIP { all["clientIP"] = ip }
         try await audit.append(
             AuditEvent(time: now, type: type, appID: context.app.id, accountID: redemption.accountID, providerID: id, details: all)
         )

@@ -39,8 +39,8 @@ public struct ActivationProvider: IdentityProvider {
 
     // MARK: - Redeeming
 
-    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
-        guard request.purpose == .authenticate, request.signedInAccountID == nil else {
+    public func begin(in context: FlowContext) async throws -> FlowStep {
+        guard context.purpose == .authenticate, context.signedInAccountID == nil else {
             throw BrokerError(.invalidRequest, .badRequest, "Activation data are redeemed with purpose authenticate and no access token.")
         }
         let rules = try settings(for: context.app).pin
@@ -48,14 +48,13 @@ public struct ActivationProvider: IdentityProvider {
             Challenge(
                 type: Self.activationChallenge.type,
                 fields: ["pinMinLength": .number(Double(rules.minLength)), "pinMaxLength": .number(Double(rules.maxLength))]
-            ),
-            state: FlowState()
-        )
+            ))
     }
 
-    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+    public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         // After the payload was redeemed, the state holds the redemption waiting for the app's choice.
-        if !state.data.isEmpty { return try await answerChoice(try state.decode(ActivationRedemption.self), answer: answer, in: context) }
+        // (The first challenge keeps no state, so none decodes then.)
+        if let redemption = try? context.state(ActivationRedemption.self) { return try await answerChoice(redemption, answer: answer, in: context) }
         guard let payload = ActivationPayload(try answer.string("activation")) else {
             throw BrokerError.invalidAnswer("'activation' must be the activation data (the payload or the deep link that carries it).")
         }

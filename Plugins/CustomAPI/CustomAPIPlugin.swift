@@ -7,7 +7,6 @@ import GatehousePluginKit
 /// See docs/plugins/custom-api.md.
 public enum CustomAPIPlugin: PluginFactory {
     public static let typeName = "custom-api"
-    public static let roles: PluginRoles = .identityProvider
 
     /// `providers[].config` of a `custom-api` instance.
     public struct Config: Decodable, Sendable {
@@ -97,7 +96,7 @@ public enum CustomAPIPlugin: PluginFactory {
 
     public static let challenges = [CustomAPIProvider.challenge]
 
-    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> CustomAPIProvider {
         if !config.url.lowercased().hasPrefix("https://") {
             guard environment.development else {
                 throw ConfigIssue(path: [Config.CodingKeys.url], "must be https:// (plain http:// only with `environment: development`)")

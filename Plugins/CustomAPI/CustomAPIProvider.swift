@@ -24,7 +24,7 @@ public struct CustomAPIProvider: IdentityProvider {
         var retries: Int
     }
 
-    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+    public func begin(in context: FlowContext) async throws -> FlowStep {
         switch config.mode {
         case .oneStep:
             return try challenge(State(step: "register", data: .null, apiState: .null, retries: 0), error: nil)
@@ -35,8 +35,8 @@ public struct CustomAPIProvider: IdentityProvider {
         }
     }
 
-    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-        let current = try state.decode(State.self)
+    public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let current = try context.state(State.self)
         let customData = answer.values["customData"] ?? .null
         guard customData.serialized().count <= config.maxCustomDataBytes else {
             throw BrokerError.invalidAnswer("customData is larger than \(config.maxCustomDataBytes) bytes.")
@@ -69,7 +69,7 @@ public struct CustomAPIProvider: IdentityProvider {
         var fields: [String: JSONValue] = ["provider": .string(id), "step": .string(state.step)]
         if state.data != .null { fields["data"] = state.data }
         if let error { fields["error"] = .object(error) }
-        return .challenge(Challenge(type: Self.challenge.type, fields: fields), state: try FlowState(encoding: state))
+        return .challenge(Challenge(type: Self.challenge.type, fields: fields), state: state)
     }
 
     /// Relays the app's own registration data; `customData` may be any JSON value.
@@ -86,10 +86,10 @@ public struct CustomAPIProvider: IdentityProvider {
     private func body(step: String, customData: JSONValue, apiState: JSONValue, context: FlowContext) -> [String: JSONValue] {
         var body: [String: JSONValue] = [
             "step": .string(step), "flow": .string(context.flowID), "app": .string(context.app.id), "provider": .string(id),
-            "purpose": .string(context.request.purpose.rawValue), "stateless": .bool(context.request.stateless), "customData": customData,
+            "purpose": .string(context.purpose.rawValue), "stateless": .bool(context.stateless), "customData": customData,
         ]
         if apiState != .null { body["state"] = apiState }
-        if let ip = context.request.clientIP { body["clientIP"] = .string(ip) }
+        if let ip = context.clientIP { body["clientIP"] = .string(ip) }
         return body
     }
 }

@@ -9,7 +9,6 @@ import GatehouseSupport
 /// docs/plugins/device-attestation.md.
 public enum DeviceAttestationPlugin: PluginFactory {
     public static let typeName = "device-attestation"
-    public static let roles: PluginRoles = .authenticator
 
     /// `providers[].config` of a `device-attestation` instance.
     public struct Config: Decodable, Sendable {
@@ -93,7 +92,7 @@ public enum DeviceAttestationPlugin: PluginFactory {
 
     public static let challenges = [DeviceAttestationProvider.attestationChallenge]
 
-    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> DeviceAttestationProvider {
         guard let devices = environment.devices else { throw ConfigIssue(path: "", "device-attestation needs the broker's device store") }
         return try DeviceAttestationProvider(id: id, config: config, environment: environment, devices: devices)
     }

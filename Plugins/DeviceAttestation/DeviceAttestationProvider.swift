@@ -218,7 +218,7 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
         var expiresAt: Date
     }
 
-    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+    public func begin(in context: FlowContext) async throws -> FlowStep {
         let formats = attestationFormats(for: context.app)
         guard !formats.isEmpty else {
             throw BrokerError(.providerNotAllowed, .forbidden, "Device attestation is not set up for this app (\(id).config.apps.\(context.app.id)).")
@@ -229,11 +229,11 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
             "formats": .array(formats.map(JSONValue.string)),
             "requestHash": .string(Self.requestBinding(challenge: state.challenge, key: nil)),
         ]
-        return .challenge(Challenge(type: Self.attestationChallenge.type, fields: fields), state: try FlowState(encoding: state))
+        return .challenge(Challenge(type: Self.attestationChallenge.type, fields: fields), state: state)
     }
 
-    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-        let current = try state.decode(State.self)
+    public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let current = try context.state(State.self)
         guard environment.clock.now < current.expiresAt else {
             throw BrokerError(.invalidAttestation, .badRequest, "The challenge has expired; start a new flow.").publicly(because: "challenge_expired").endingFlow()
         }

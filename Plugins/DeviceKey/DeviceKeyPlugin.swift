@@ -6,7 +6,6 @@ import GatehousePluginKit
 /// signed by the private key, in a flow or with the JWT bearer grant. See docs/plugins/device-key.md.
 public enum DeviceKeyPlugin: PluginFactory {
     public static let typeName = "device-key"
-    public static let roles: PluginRoles = .identityProvider
     public typealias Settings = DeviceKeySettings
 
     /// `providers[].config` of a `device-key` instance.
@@ -49,7 +48,7 @@ public enum DeviceKeyPlugin: PluginFactory {
 
     public static let challenges = [DeviceKeyProvider.registerChallenge, DeviceKeyProvider.assertionChallenge]
 
-    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> DeviceKeyProvider {
         guard let devices = environment.devices else { throw ConfigIssue(path: "", "device-key needs the broker's device store") }
         return DeviceKeyProvider(id: id, config: config, environment: environment, devices: devices)
     }

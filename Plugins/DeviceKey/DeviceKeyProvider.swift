@@ -27,9 +27,9 @@ public struct DeviceKeyProvider: IdentityProvider {
         var expiresAt: Date
     }
 
-    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+    public func begin(in context: FlowContext) async throws -> FlowStep {
         var fields: [String: JSONValue] = [:]
-        if request.purpose == .register {
+        if context.purpose == .register {
             let rule = try context.app.settings(DeviceKeySettings.self, for: id)
             if rule.attestation != .off {
                 let formats = context.deviceAttestation?.attestationFormats(for: context.app) ?? []
@@ -42,7 +42,7 @@ public struct DeviceKeyProvider: IdentityProvider {
                 fields["attestation"] = .string(rule.attestation.rawValue)
                 fields["attestationFormats"] = .array(formats.map(JSONValue.string))
             }
-            switch (rule.account, request.signedInAccountID) {
+            switch (rule.account, context.signedInAccountID) {
             case (.signedIn, nil):
                 throw BrokerError(
                     .signedInAccountRequired, .forbidden, "This app adds device keys only to a signed-in account: start the flow with the account's access token."
@@ -57,15 +57,15 @@ public struct DeviceKeyProvider: IdentityProvider {
             "nonce": .string(state.nonce), "nonceExpiresAt": .string(ISO8601DateFormatter().string(from: state.expiresAt)), "audience": .string(environment.issuer),
             "algorithms": .array(config.algorithms.map(JSONValue.string)),
         ]) { _, new in new }
-        let type = request.purpose == .register ? Self.registerChallenge.type : Self.assertionChallenge.type
-        return .challenge(Challenge(type: type, fields: fields), state: try FlowState(encoding: state))
+        let type = context.purpose == .register ? Self.registerChallenge.type : Self.assertionChallenge.type
+        return .challenge(Challenge(type: type, fields: fields), state: state)
     }
 
-    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-        let current = try state.decode(State.self)
+    public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let current = try context.state(State.self)
         do {
             guard environment.clock.now < current.expiresAt else { throw DeviceKeyRefusal(.nonceExpired, "The challenge's nonce has expired; start a new flow.") }
-            if context.request.purpose == .register {
+            if context.purpose == .register {
                 return .identified(try await register(answer, nonce: current.nonce, context: context))
             }
             if answer.values["appAttestAssertion"] != nil {

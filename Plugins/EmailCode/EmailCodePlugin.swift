@@ -8,7 +8,6 @@ import GatehouseSupport
 /// The app's policy chooses the role. See docs/plugins/email-code.md.
 public enum EmailCodePlugin: PluginFactory {
     public static let typeName = "email-code"
-    public static let roles: PluginRoles = [.identityProvider, .authenticator]
 
     /// `providers[].config` of an `email-code` instance.
     public struct Config: Decodable, Sendable {
@@ -108,7 +107,7 @@ public enum EmailCodePlugin: PluginFactory {
 
     public static let challenges = [EmailCodeProvider.addressChallenge, EmailCodeProvider.codeChallenge]
 
-    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> EmailCodeProvider {
         if !environment.mailer.isConfigured {
             throw ConfigIssue(path: "", "email-code sends mail: configure the top-level `mail:` section (transport smtp, or log in development)")
         }

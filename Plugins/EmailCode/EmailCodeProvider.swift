@@ -27,7 +27,7 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
         var enrolling: Bool = false
     }
 
-    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+    public func begin(in context: FlowContext) async throws -> FlowStep {
         if context.account != nil {
             if let address = context.verifiedEmails.first { return try await send(to: address, context: context) }
             let mayEnrol =
@@ -45,16 +45,16 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
                 type: Self.addressChallenge.type, fields: ["enrol": true],
                 prompt: "This account needs an email address for its sign-in codes. We will send a code to prove it is yours."
             )
-            return .challenge(challenge, state: try FlowState(encoding: State(enrolling: true)))
+            return .challenge(challenge, state: State(enrolling: true))
         }
-        if let hint = request.loginHint.flatMap(EmailAddress.init) {
+        if let hint = context.loginHint.flatMap(EmailAddress.init) {
             return try await send(to: hint, context: context)
         }
-        return .challenge(Challenge(type: Self.addressChallenge.type), state: try FlowState(encoding: State()))
+        return .challenge(Challenge(type: Self.addressChallenge.type), state: State())
     }
 
-    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-        let current = try state.decode(State.self)
+    public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let current = try context.state(State.self)
         guard let address = current.address else {
             guard let address = EmailAddress(try answer.string("email")) else {
                 throw BrokerError(.invalidEmail, .badRequest, "That is not an email address.")
@@ -78,9 +78,9 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
 
     private func send(to address: EmailAddress, context: FlowContext, enrolling: Bool = false) async throws -> FlowStep {
         let delivery = try await codes.send(
-            to: address, binding: Self.binding(context), appID: context.app.id, appName: context.app.name, clientIP: context.request.clientIP)
+            to: address, binding: Self.binding(context), appID: context.app.id, appName: context.app.name, clientIP: context.clientIP)
         let state = State(address: address, enrolling: enrolling)
-        return .challenge(challenge(delivery), state: try FlowState(encoding: state))
+        return .challenge(challenge(delivery), state: state)
     }
 
     /// The `email_code` challenge: where the code went (masked) and its timings.

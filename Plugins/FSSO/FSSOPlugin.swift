@@ -6,7 +6,6 @@ import _CryptoExtras
 /// of its users (Sudo Platform's custom federated sign-in). RS256 only, keys chosen by (iss, kid).
 public enum FSSOPlugin: PluginFactory {
     public static let typeName = "fsso-jwt"
-    public static let roles: PluginRoles = .identityProvider
 
     /// `providers[].config` of an `fsso-jwt` instance.
     public struct Config: Decodable, Sendable {
@@ -103,7 +102,7 @@ public enum FSSOPlugin: PluginFactory {
 
     public static let challenges = [FSSOProvider.challenge]
 
-    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> FSSOProvider {
         FSSOProvider(id: id, config: config, environment: environment)
     }
 }

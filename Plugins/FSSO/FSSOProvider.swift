@@ -18,8 +18,8 @@ public struct FSSOProvider: IdentityProvider {
         self.environment = environment
     }
 
-    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
-        .challenge(Challenge(type: Self.challenge.type, fields: ["provider": .string(id), "audience": .string(config.audience(for: request.appID))]), state: FlowState())
+    public func begin(in context: FlowContext) async throws -> FlowStep {
+        .challenge(Challenge(type: Self.challenge.type, fields: ["provider": .string(id), "audience": .string(config.audience(for: context.app.id))]))
     }
 
     /// Asks for the app-signed JWT.
@@ -29,7 +29,7 @@ public struct FSSOProvider: IdentityProvider {
         details: [ChallengeDetail("provider", .string, "The provider instance."), ChallengeDetail("audience", .string, "The `aud` the JWT must carry.")]
     )
 
-    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+    public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         do {
             return .identified(try await verify(try answer.string("assertion"), app: context.app))
         } catch let error as BrokerError where error.code == .invalidGrant {

@@ -7,9 +7,8 @@ import Glibc
 /// (search-then-bind), groups and attributes mapped to claims. See docs/plugins/ldap.md.
 public enum LDAPPlugin: PluginFactory {
     public static let typeName = "ldap"
-    public static let roles: PluginRoles = .identityProvider
 
-    public static func make(id: String, config: LDAPConfig, environment: PluginEnvironment) throws -> any GatehousePlugin {
+    public static func make(id: String, config: LDAPConfig, environment: PluginEnvironment) throws -> LDAPProvider {
         // libldap writes to sockets the directory may have closed; the process must get an error from
         // write(), not be killed by SIGPIPE.
         signal(SIGPIPE, SIG_IGN)

@@ -31,16 +31,16 @@ public struct LDAPProvider: IdentityProvider {
     /// Usernames longer than this are refused before the directory is asked.
     static let maxUsernameLength = 256
 
-    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
-        guard request.purpose == .authenticate else {
+    public func begin(in context: FlowContext) async throws -> FlowStep {
+        guard context.purpose == .authenticate else {
             throw BrokerError(.registrationDisabled, .forbidden, "Accounts of '\(id)' are created in the directory, not here; sign in instead.")
         }
         var extra: [String: JSONValue] = ["provider": .string(id)]
-        if let hint = request.loginHint { extra["username"] = .string(hint) }
-        return .challenge(.credentials(extra: extra), state: FlowState())
+        if let hint = context.loginHint { extra["username"] = .string(hint) }
+        return .challenge(.credentials(extra: extra))
     }
 
-    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+    public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let username = try answer.string("username").trimmingCharacters(in: .whitespaces)
         let password = try answer.string("password")
         return .identified(try await signIn(username: username, password: password))

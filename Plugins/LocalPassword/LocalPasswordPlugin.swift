@@ -4,7 +4,6 @@ import GatehousePluginKit
 /// like Dex's password database. Needs no external service, so the default config can sign people in.
 public enum LocalPasswordPlugin: PluginFactory {
     public static let typeName = "local"
-    public static let roles: PluginRoles = .identityProvider
 
     /// `providers[].config` of a `local` instance.
     public struct Config: Decodable, Sendable {
@@ -24,7 +23,7 @@ public enum LocalPasswordPlugin: PluginFactory {
         }
     }
 
-    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> LocalPasswordProvider {
         if config.bcryptCost < 10 {
             environment.logger.warning(
                 "bcryptCost below 10 makes stolen password hashes cheap to crack; use it for tests only", metadata: ["bcryptCost": "\(config.bcryptCost)"])

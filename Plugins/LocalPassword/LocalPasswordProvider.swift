@@ -34,21 +34,21 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping {
         var createdAt: Date
     }
 
-    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+    public func begin(in context: FlowContext) async throws -> FlowStep {
         var extra: [String: JSONValue] = ["provider": .string(id)]
-        if let hint = request.loginHint { extra["username"] = .string(hint) }
-        if request.purpose == .register {
+        if let hint = context.loginHint { extra["username"] = .string(hint) }
+        if context.purpose == .register {
             let policy = context.app.passwordPolicy
             extra["passwordPolicy"] = ["minLength": .number(Double(policy.minLength)), "maxLength": .number(Double(policy.maxLength))]
         }
-        return .challenge(.credentials(extra: extra), state: FlowState())
+        return .challenge(.credentials(extra: extra))
     }
 
-    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+    public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let username = try answer.string("username")
         let password = try answer.string("password")
         let record: UserRecord
-        switch context.request.purpose {
+        switch context.purpose {
         case .register:
             record = try await register(username: username, password: password, policy: context.app.passwordPolicy)
         case .authenticate:

@@ -8,8 +8,8 @@ import Logging
 /// flow (PKCE S256, `state` = the flow, `nonce`), checks the ID token, optionally reads userinfo, maps
 /// the claims to an identity, and keeps the upstream refresh token (sealed) to recheck the person when
 /// an app refreshes.
-struct OIDCProvider: IdentityProvider {
-    let id: String
+public struct OIDCProvider: IdentityProvider {
+    public let id: String
     let config: OIDCConfig
     let environment: PluginEnvironment
     let directory: UpstreamDirectory
@@ -27,7 +27,7 @@ struct OIDCProvider: IdentityProvider {
         mapper = ClaimMapper(config: config)
     }
 
-    var traits: PluginTraits {
+    public var traits: PluginTraits {
         PluginTraits(openEnrollment: true, trustsEmailForLinking: config.trustEmail && !config.insecureSkipEmailVerified, registration: .social)
     }
 
@@ -77,11 +77,11 @@ struct OIDCProvider: IdentityProvider {
 
     // MARK: - Sign-in
 
-    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+    public func begin(in context: FlowContext) async throws -> FlowStep {
         let metadata = try await directory.currentMetadata()
-        let reauthenticate = request.signInAgain || request.freshSignInWithin?.value == 0
+        let reauthenticate = context.signInAgain || context.freshSignInWithin?.value == 0
         let pending = PendingSignIn(
-            nonce: RandomToken.make(), codeVerifier: RandomToken.make(byteCount: 48), startedAt: environment.clock.now, maxAge: request.freshSignInWithin?.value,
+            nonce: RandomToken.make(), codeVerifier: RandomToken.make(byteCount: 48), startedAt: environment.clock.now, maxAge: context.freshSignInWithin?.value,
             reauthenticate: reauthenticate
         )
         var parameters: [String: String] = config.extraAuthParameters
@@ -97,22 +97,22 @@ struct OIDCProvider: IdentityProvider {
         // OIDC Core 3.1.2.1: what the app asked of the authentication goes on to the upstream, which
         // is where the person authenticates. `consent` and `none` are the broker's own business.
         var prompts = (config.prompt ?? "").split(separator: " ").map(String.init)
-        let asked = (request.signInAgain ? ["login"] : []) + (request.selectAccount ? ["select_account"] : [])
+        let asked = (context.signInAgain ? ["login"] : []) + (context.selectAccount ? ["select_account"] : [])
         for prompt in asked where !prompts.contains(prompt) { prompts.append(prompt) }
         if prompts.contains("login") || prompts.contains("select_account") { prompts.removeAll { $0 == "none" } }
         if !prompts.isEmpty { parameters["prompt"] = prompts.joined(separator: " ") }
         // prompt=login alone leaves auth_time optional (OIDC Core 2); max_age=0 asks for the same
         // re-authentication and makes the upstream say when it happened.
-        if let maxAge = request.freshSignInWithin { parameters["max_age"] = String(maxAge.value) } else if reauthenticate { parameters["max_age"] = "0" }
+        if let maxAge = context.freshSignInWithin { parameters["max_age"] = String(maxAge.value) } else if reauthenticate { parameters["max_age"] = "0" }
         if !config.acrValues.isEmpty { parameters["acr_values"] = config.acrValues.joined(separator: " ") }
-        if let hint = request.loginHint { parameters["login_hint"] = hint }
+        if let hint = context.loginHint { parameters["login_hint"] = hint }
         let separator = metadata.authorizationEndpoint.contains("?") ? "&" : "?"
         let url = metadata.authorizationEndpoint + separator + FormEncoding.encode(parameters)
-        return .challenge(Challenge(type: Self.challenge.type, fields: ["url": .string(url), "provider": .string(id)]), state: try FlowState(encoding: pending))
+        return .challenge(Challenge(type: Self.challenge.type, fields: ["url": .string(url), "provider": .string(id)]), state: pending)
     }
 
-    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-        let pending = try state.decode(PendingSignIn.self)
+    public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let pending = try context.state(PendingSignIn.self)
         let metadata = try await directory.currentMetadata()
         // RFC 9207: an answer naming another issuer came from another provider (a mix-up attack),
         // whether it brings a code or an error.
@@ -225,7 +225,7 @@ struct OIDCProvider: IdentityProvider {
     /// under the same rules as a sign-in (`allowedDomains`, `requiredClaims`, `allowedGroups`): a
     /// person who no longer passes them is refused, and one who does gets the fresh claims. Without
     /// a kept refresh token there is nothing to ask, and the identity stays good.
-    func recheck(subject: String) async throws -> IdentityRecheck {
+    public func recheck(subject: String) async throws -> IdentityRecheck {
         let key = Self.sessionKey(subject)
         guard let stored = try await environment.storage.secret(key: key) else { return .valid(freshClaims: nil) }
         guard let session = try? JSONDecoder().decode(UpstreamSession.self, from: stored.value), session.refused != true else {
@@ -319,14 +319,14 @@ struct OIDCProvider: IdentityProvider {
     }
 
     /// Deregistration: the kept upstream refresh token goes.
-    func forget(_ departure: Departure) async throws -> [AdminChange] {
+    public func forget(_ departure: Departure) async throws -> [AdminChange] {
         if case .identity(let subject) = departure { try await environment.storage.delete(key: Self.sessionKey(subject)) }
         return []
     }
 
     // MARK: - providers test
 
-    func diagnose(username: String?, password: String?) async -> [DiagnosticStep] {
+    public func diagnose(username: String?, password: String?) async -> [DiagnosticStep] {
         var steps: [DiagnosticStep] = []
         let metadata: UpstreamMetadata
         do {

@@ -9,7 +9,6 @@ import GatehouseSupport
 /// reset after another authenticator passed (`resetWith`, an emailed code). See docs/plugins/pin.md.
 public enum PINPlugin: PluginFactory {
     public static let typeName = "pin"
-    public static let roles: PluginRoles = .authenticator
     public typealias Settings = PINRules
 
     /// `providers[].config` of a `pin` instance.
@@ -42,7 +41,7 @@ public enum PINPlugin: PluginFactory {
 
     public static let challenges = [PINProvider.createChallenge, PINProvider.pinChallenge]
 
-    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> PINProvider {
         PINProvider(id: id, config: config, environment: environment)
     }
 }

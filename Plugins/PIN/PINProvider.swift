@@ -21,17 +21,17 @@ public struct PINProvider: Authenticator {
         var mode: Mode
     }
 
-    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+    public func begin(in context: FlowContext) async throws -> FlowStep {
         guard let account = context.account else { throw BrokerError.internalFailure("The pin authenticator runs only for an account.") }
         guard try await book.record(for: account.id) != nil else { return try createStep(context, mode: .create) }
         try await book.refuseIfLocked(accountID: account.id, deviceID: context.signInKey?.deviceID)
         let challenge = Challenge(type: Self.pinChallenge.type, fields: ["resetAvailable": .bool(resetAvailable(in: context.app))])
-        return .challenge(challenge, state: try FlowState(encoding: State(mode: .verify)))
+        return .challenge(challenge, state: State(mode: .verify))
     }
 
-    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+    public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         guard let account = context.account else { throw BrokerError.internalFailure("The pin authenticator runs only for an account.") }
-        let current = try state.decode(State.self)
+        let current = try context.state(State.self)
         switch current.mode {
         case .create, .reset:
             let pin = try answer.string("pin")
@@ -45,7 +45,7 @@ public struct PINProvider: Authenticator {
                 guard let other = config.resetWith, resetAvailable(in: context.app) else {
                     throw BrokerError(.pinResetUnavailable, .badRequest, "This app offers no PIN reset; ask an administrator.")
                 }
-                return .requireFactor(authenticatorID: other, state: try FlowState(encoding: State(mode: .reset)))
+                return .requireFactor(authenticatorID: other, state: State(mode: .reset))
             }
             try await book.check(try answer.string("pin"), accountID: account.id, deviceID: context.signInKey?.deviceID)
             return .verified(FactorResult(authenticatorID: id, method: "pin"))
@@ -53,8 +53,8 @@ public struct PINProvider: Authenticator {
     }
 
     /// The reset's other factor passed: the person chooses a new PIN. A permanent lock still holds.
-    public func resume(_ state: FlowState, after passed: FactorResult, in context: FlowContext) async throws -> FlowStep {
-        guard try state.decode(State.self).mode == .reset, passed.authenticatorID == config.resetWith, let account = context.account else {
+    public func resume(after passed: FactorResult, in context: FlowContext) async throws -> FlowStep {
+        guard try context.state(State.self).mode == .reset, passed.authenticatorID == config.resetWith, let account = context.account else {
             throw BrokerError.internalFailure("The pin authenticator went on after a factor it did not ask for.")
         }
         // The engine refuses this already; an address chosen just now proves nobody.
@@ -69,7 +69,7 @@ public struct PINProvider: Authenticator {
             "minLength": .number(Double(policy.minLength)), "maxLength": .number(Double(policy.maxLength)), "digitsOnly": .bool(policy.digitsOnly),
             "reset": .bool(mode == .reset),
         ]
-        return .challenge(Challenge(type: Self.createChallenge.type, fields: fields), state: try FlowState(encoding: State(mode: mode)))
+        return .challenge(Challenge(type: Self.createChallenge.type, fields: fields), state: State(mode: mode))
     }
 
     func resetAvailable(in app: AppView) -> Bool {

@@ -9,7 +9,6 @@ import GatehousePluginKit
 /// removes the app so that the next sign-in enrols again. See docs/plugins/totp.md.
 public enum TOTPPlugin: PluginFactory {
     public static let typeName = "totp"
-    public static let roles: PluginRoles = .authenticator
 
     /// `providers[].config` of a `totp` instance.
     public struct Config: Decodable, Sendable {
@@ -69,7 +68,7 @@ public enum TOTPPlugin: PluginFactory {
 
     public static let challenges = [TOTPProvider.setupChallenge, TOTPProvider.recoveryCodesChallenge, TOTPProvider.codeChallenge, TOTPProvider.recoveryChallenge]
 
-    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> TOTPProvider {
         let issuer = config.issuer ?? URL(string: environment.issuer)?.host ?? "Gatehouse"
         return TOTPProvider(id: id, config: config, issuer: issuer, environment: environment)
     }

@@ -27,16 +27,16 @@ public struct TOTPProvider: Authenticator {
         var secret: String?
     }
 
-    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+    public func begin(in context: FlowContext) async throws -> FlowStep {
         let account = try self.account(of: context)
         guard try await book.enrollment(for: account.id) != nil else { return try setupStep(for: account) }
         try await book.refuseIfLocked(accountID: account.id)
         return try codeStep()
     }
 
-    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+    public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let account = try self.account(of: context)
-        let current = try state.decode(State.self)
+        let current = try context.state(State.self)
         switch current.mode {
         case .setup:
             return try await confirmSetup(current, answer: answer, account: account, appID: context.app.id)
@@ -44,7 +44,7 @@ public struct TOTPProvider: Authenticator {
             return .verified(FactorResult(authenticatorID: id, method: "otp"))
         case .code:
             if answer.values["use_recovery_code"] != nil {
-                return .challenge(Challenge(type: Self.recoveryChallenge.type), state: try FlowState(encoding: State(mode: .recoveryCode)))
+                return .challenge(Challenge(type: Self.recoveryChallenge.type), state: State(mode: .recoveryCode))
             }
             try await book.check(code: try answer.string("code"), accountID: account.id)
             return .verified(FactorResult(authenticatorID: id, method: "otp"))
@@ -82,7 +82,7 @@ public struct TOTPProvider: Authenticator {
             "issuer": .string(issuer), "account": .string(account.username), "algorithm": .string(algorithm.rawValue),
             "digits": .number(Double(config.digits)), "period": .number(Double(config.period)),
         ]
-        return .challenge(Challenge(type: Self.setupChallenge.type, fields: fields), state: try FlowState(encoding: State(mode: .setup, secret: base32)))
+        return .challenge(Challenge(type: Self.setupChallenge.type, fields: fields), state: State(mode: .setup, secret: base32))
     }
 
     /// The first code proves the app holds the secret: the enrolment is stored (with that step used)
@@ -106,11 +106,11 @@ public struct TOTPProvider: Authenticator {
         }
         await audit("totp.enrolled", app: appID, account: account.id, details: ["algorithm": otp.algorithm.rawValue, "digits": String(otp.digits)])
         let challenge = Challenge(type: Self.recoveryCodesChallenge.type, fields: ["recoveryCodes": .array(recovery.codes.map { .string($0) })])
-        return .challenge(challenge, state: try FlowState(encoding: State(mode: .recoveryCodesShown)))
+        return .challenge(challenge, state: State(mode: .recoveryCodesShown))
     }
 
     func codeStep() throws -> FlowStep {
-        .challenge(Challenge(type: Self.codeChallenge.type, fields: ["digits": .number(Double(config.digits))]), state: try FlowState(encoding: State(mode: .code)))
+        .challenge(Challenge(type: Self.codeChallenge.type, fields: ["digits": .number(Double(config.digits))]), state: State(mode: .code))
     }
 
     func account(of context: FlowContext) throws -> Account {

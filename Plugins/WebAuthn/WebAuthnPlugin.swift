@@ -10,7 +10,6 @@ import GatehousePluginKit
 /// docs/plugins/webauthn.md.
 public enum WebAuthnPlugin: PluginFactory {
     public static let typeName = "webauthn"
-    public static let roles: PluginRoles = [.identityProvider, .authenticator]
 
     /// `providers[].config` of a `webauthn` instance.
     public struct Config: Decodable, Sendable {
@@ -106,7 +105,7 @@ public enum WebAuthnPlugin: PluginFactory {
 
     public static let challenges = [WebAuthnProvider.usernameChallenge, WebAuthnProvider.createChallenge, WebAuthnProvider.getChallenge]
 
-    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> WebAuthnProvider {
         let issuer = URL(string: environment.issuer)
         let rpID = config.rpID ?? issuer?.host ?? "localhost"
         let origin = issuer.flatMap { url -> String? in

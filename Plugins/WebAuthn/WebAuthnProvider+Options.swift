@@ -7,7 +7,7 @@ import GatehouseSupport
 /// binary member base64url. A fresh 32-byte challenge each time, kept in the flow's state.
 extension WebAuthnProvider {
     func usernameStep() throws -> FlowStep {
-        .challenge(Challenge(type: Self.usernameChallenge.type), state: try FlowState(encoding: State(mode: .username)))
+        .challenge(Challenge(type: Self.usernameChallenge.type), state: State(mode: .username))
     }
 
     /// `PublicKeyCredentialCreationOptionsJSON` for `handle`; the account's credentials are excluded
@@ -32,7 +32,7 @@ extension WebAuthnProvider {
         ]
         let mode: State.Mode = discoverable ? .register : .factorRegister
         let state = State(mode: mode, challenge: challenge, userHandle: handle, username: username, accountID: accountID)
-        return .challenge(Challenge(type: Self.createChallenge.type, fields: ["publicKey": options]), state: try FlowState(encoding: state))
+        return .challenge(Challenge(type: Self.createChallenge.type, fields: ["publicKey": options]), state: state)
     }
 
     /// `PublicKeyCredentialRequestOptionsJSON`: no credentials listed for a passkey sign-in (the
@@ -47,7 +47,7 @@ extension WebAuthnProvider {
         let state = State(mode: mode, challenge: challenge, allowed: allowed?.map(\.id))
         return .challenge(
             Challenge(type: Self.getChallenge.type, fields: ["publicKey": options, "mediation": .string(allowed == nil ? "conditional" : "required")]),
-            state: try FlowState(encoding: state))
+            state: state)
     }
 
     static func descriptor(_ credential: StoredCredential) -> JSONValue {

@@ -43,9 +43,9 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
 
     // MARK: - Identity provider: passkeys
 
-    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+    public func begin(in context: FlowContext) async throws -> FlowStep {
         if context.account != nil { return try await beginFactor(in: context) }
-        if let accountID = request.signedInAccountID {
+        if let accountID = context.signedInAccountID {
             // A signed-in person adds a passkey, under a new handle: it signs nobody in before the
             // engine links it to their account, once the flow (and any factor it asks) completes.
             guard let account = try await environment.accounts?.account(id: accountID) else {
@@ -53,12 +53,12 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
             }
             return try await createStep(handle: RandomToken.make(byteCount: 32), username: account.username, accountID: accountID, discoverable: true)
         }
-        if request.purpose == .register { return try usernameStep() }
+        if context.purpose == .register { return try usernameStep() }
         return try getStep(allowed: nil, mode: .signIn)
     }
 
-    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-        let current = try state.decode(State.self)
+    public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let current = try context.state(State.self)
         switch current.mode {
         case .username:
             let username = try answer.string("username").trimmingCharacters(in: .whitespaces)

@@ -6,9 +6,9 @@ import GatehouseCore
 public struct KnockAuthenticator: Authenticator {
     public let id: String
 
-    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { .challenge(Challenge(type: "knock"), state: FlowState()) }
+    public func begin(in context: FlowContext) async throws -> FlowStep { .challenge(Challenge(type: "knock")) }
 
-    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+    public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         guard try answer.string("word") == "open" else { throw BrokerError(.invalidCode, .failedAttempt, "No.") }
         return .verified(FactorResult(authenticatorID: id, method: "otp"))
     }
@@ -18,7 +18,6 @@ public struct KnockAuthenticator: Authenticator {
 public enum KnockPlugin: PluginFactory {
     public struct Config: Decodable, Sendable {}
     public static let typeName = "knock"
-    public static let roles: PluginRoles = .authenticator
     public static let challenges = [ChallengeDescription(type: "knock", summary: "A word.", inputs: [ChallengeInput(name: "word", label: "Word")])]
-    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { KnockAuthenticator(id: id) }
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> KnockAuthenticator { KnockAuthenticator(id: id) }
 }

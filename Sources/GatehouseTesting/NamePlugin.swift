@@ -6,9 +6,9 @@ import GatehouseCore
 public struct NameProvider: IdentityProvider {
     public let id: String
 
-    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { .challenge(Challenge(type: "name"), state: FlowState()) }
+    public func begin(in context: FlowContext) async throws -> FlowStep { .challenge(Challenge(type: "name")) }
 
-    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+    public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let name = try answer.string("name")
         return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["pwd"]))
     }
@@ -18,7 +18,6 @@ public struct NameProvider: IdentityProvider {
 public enum NamePlugin: PluginFactory {
     public struct Config: Decodable, Sendable {}
     public static let typeName = "name"
-    public static let roles: PluginRoles = .identityProvider
     public static let challenges = [ChallengeDescription(type: "name", summary: "A name.", inputs: [ChallengeInput(name: "name", label: "Name")])]
-    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { NameProvider(id: id) }
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> NameProvider { NameProvider(id: id) }
 }

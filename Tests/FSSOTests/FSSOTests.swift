@@ -268,18 +268,17 @@ struct FSSOTests {
 /// attestation, say) that test accounts skip.
 struct EndlessFactor: Authenticator {
     let id: String
-    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
-        .challenge(Challenge(type: "attestation"), state: FlowState())
+    func begin(in context: FlowContext) async throws -> FlowStep {
+        .challenge(Challenge(type: "attestation"))
     }
-    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-        .challenge(Challenge(type: "attestation"), state: FlowState())
+    func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        .challenge(Challenge(type: "attestation"))
     }
     enum Factory: PluginFactory {
         struct Config: Decodable, Sendable {}
         static let typeName = "endless-factor"
-        static let roles: PluginRoles = .authenticator
         static let challenges = [ChallengeDescription(type: "attestation", summary: "Never passes.")]
-        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { EndlessFactor(id: id) }
+        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> EndlessFactor { EndlessFactor(id: id) }
     }
 }
 

@@ -115,17 +115,6 @@ extension GatehouseCoreTests {
         #expect(configIssues(yaml, registry: TestRegistry.registry) == expected)
     }
 
-    /// A factory that declares a role its instances do not play: the plugin author's mistake,
-    /// reported at start under the instance's `type`.
-    enum MisdeclaredFactory: PluginFactory {
-        struct Config: Decodable, Sendable {}
-        static let typeName = "misdeclared"
-        static let roles: PluginRoles = [.identityProvider, .authenticator]
-        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
-            NamedSubjectProvider(id: id, healthy: true)
-        }
-    }
-
     /// A plugin whose endpoints are declared twice (the author's mistake), reported at start.
     struct TwiceDeclared: IdentityProvider, EndpointOffering {
         let id: String
@@ -135,13 +124,12 @@ extension GatehouseCoreTests {
                 .forAdmins(.get, "report", summary: "Again.") { _, _ in PluginEndpointAnswer([:]) },
             ]
         }
-        func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { throw BrokerError.internalFailure() }
-        func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep { throw BrokerError.internalFailure() }
+        func begin(in context: FlowContext) async throws -> FlowStep { throw BrokerError.internalFailure() }
+        func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep { throw BrokerError.internalFailure() }
         enum Factory: PluginFactory {
             struct Config: Decodable, Sendable {}
             static let typeName = "twice"
-            static let roles: PluginRoles = .identityProvider
-            static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { TwiceDeclared(id: id) }
+            static func make(id: String, config: Config, environment: PluginEnvironment) throws -> TwiceDeclared { TwiceDeclared(id: id) }
         }
     }
 
@@ -158,13 +146,19 @@ extension GatehouseCoreTests {
             ])
     }
 
-    @Test func aFactoryDeclaringARoleItsInstanceDoesNotPlayIsRefusedAtStart() {
-        var registry = TestRegistry.registry
-        registry.register(MisdeclaredFactory.self)
-        #expect(
-            configIssues("providers:\n  - {id: odd, type: misdeclared}\n", registry: registry) == [
-                "providers[0].type: the 'misdeclared' plugin declares the role Authenticator but its instance does not adopt it"
-            ])
+    @Test func aPluginTypesRolesAreWhatItsInstanceTypeAdopts() {
+        let registry = TestRegistry.registry
+        #expect(registry.roles(ofType: "named-subject") == .identityProvider)
+        #expect(registry.roles(ofType: "fixed-code") == .authenticator)
+        #expect(PluginRoles(of: DualRolePlugin.self) == [.identityProvider, .authenticator])
+        #expect(registry.roles(ofType: "unknown").isEmpty)
+    }
+
+    /// A plugin adopting both roles (as the emailed code does).
+    struct DualRolePlugin: IdentityProvider, Authenticator {
+        let id: String
+        func begin(in context: FlowContext) async throws -> FlowStep { throw BrokerError.internalFailure() }
+        func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep { throw BrokerError.internalFailure() }
     }
 
     @Test func refusesAStatelessSwitchThatCouldNeverWorkInTheFileAndInCheckConfig() {

@@ -12,12 +12,12 @@ struct NamedSubjectProvider: IdentityProvider, HealthReporting {
     var trustsEmail = false
     var traits: PluginTraits { PluginTraits(statelessCapable: true, openEnrollment: openEnrollment, trustsEmailForLinking: trustsEmail) }
 
-    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
-        .challenge(Challenge(type: Self.challenge.type), state: try FlowState(encoding: ["step": 1]))
+    func begin(in context: FlowContext) async throws -> FlowStep {
+        .challenge(Challenge(type: Self.challenge.type), state: ["step": 1])
     }
 
-    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-        _ = try state.decode([String: Int].self)
+    func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        _ = try context.state([String: Int].self)
         let subject = try answer.string("subject")
         if subject == "wrong" { throw BrokerError(.invalidCredentials, .failedAttempt, "Wrong subject.") }
         return .identified(ExternalIdentity(providerID: id, subject: subject, username: subject, claims: IdentityClaims(name: subject), methods: ["user"]))
@@ -45,9 +45,8 @@ struct NamedSubjectProvider: IdentityProvider, HealthReporting {
             }
         }
         static let typeName = "named-subject"
-        static let roles: PluginRoles = .identityProvider
         static let challenges = [NamedSubjectProvider.challenge]
-        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> NamedSubjectProvider {
             if config.label == "explode" { throw ConfigIssue(path: "label", "must not be 'explode'") }
             return NamedSubjectProvider(id: id, healthy: config.healthy, openEnrollment: config.openEnrollment, trustsEmail: config.trustsEmail)
         }
@@ -59,12 +58,12 @@ struct FixedCodeAuthenticator: Authenticator {
     let id: String
     let code: String
 
-    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+    func begin(in context: FlowContext) async throws -> FlowStep {
         guard let account = context.account else { throw BrokerError.internalFailure("no account") }
-        return .challenge(Challenge(type: Self.challenge.type, fields: ["for": .string(account.username)]), state: FlowState())
+        return .challenge(Challenge(type: Self.challenge.type, fields: ["for": .string(account.username)]))
     }
 
-    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+    func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         guard SecretDigest.constantTimeEquals(try answer.string("code"), code) else {
             throw BrokerError(.invalidCredentials, .failedAttempt, "Wrong code.")
         }
@@ -78,9 +77,8 @@ struct FixedCodeAuthenticator: Authenticator {
     enum Factory: PluginFactory {
         struct Config: Decodable, Sendable { var code: String }
         static let typeName = "fixed-code"
-        static let roles: PluginRoles = .authenticator
         static let challenges = [FixedCodeAuthenticator.challenge]
-        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> FixedCodeAuthenticator {
             FixedCodeAuthenticator(id: id, code: config.code)
         }
     }

@@ -14,18 +14,17 @@ import Testing
 struct NamedSubjectProvider: IdentityProvider {
     let id: String
     var traits: PluginTraits { PluginTraits(statelessCapable: true) }
-    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
-        .challenge(Challenge(type: "subject"), state: FlowState())
+    func begin(in context: FlowContext) async throws -> FlowStep {
+        .challenge(Challenge(type: "subject"))
     }
-    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+    func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         .identified(ExternalIdentity(providerID: id, subject: try answer.string("subject"), username: try answer.string("subject"), methods: ["user"]))
     }
     enum Factory: PluginFactory {
         struct Config: Decodable, Sendable {}
         static let typeName = "named-subject"
-        static let roles: PluginRoles = .identityProvider
         static let challenges = [ChallengeDescription(type: "subject", summary: "Whoever to be.", inputs: [ChallengeInput(name: "subject", label: "Subject")])]
-        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { NamedSubjectProvider(id: id) }
+        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> NamedSubjectProvider { NamedSubjectProvider(id: id) }
     }
 }
 

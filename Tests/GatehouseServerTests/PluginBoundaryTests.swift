@@ -32,10 +32,10 @@ extension GatehouseServerTests {
         """
         providers:
           - id: sphinx
-            type: riddle
+            type: \(extra.isEmpty ? "riddle" : "handing-riddle")
             config: {question: "\(question)", answer: man\(extra)}
           - id: oracle
-            type: riddle
+            type: \(oracleExtra.isEmpty ? "riddle" : "handing-riddle")
             config: {question: "What is always ahead of you?", answer: future\(oracleExtra)}
 
         """
@@ -49,6 +49,7 @@ extension GatehouseServerTests {
     static func riddleBroker(yaml: String = riddleYAML) async throws -> TestBroker {
         var registry = PluginRegistry()
         registry.register(RiddlePlugin.self)
+        registry.register(HandingRiddlePlugin.self)
         return try await TestBroker.make(yaml: yaml, registry: registry)
     }
 
@@ -58,6 +59,7 @@ extension GatehouseServerTests {
     @Test func theIdentifyingProviderHearsOfTheCompletionOnlyAfterEveryFactorWithTheAccount() async throws {
         var registry = PluginRegistry()
         registry.register(RiddlePlugin.self)
+        registry.register(HandingRiddlePlugin.self)
         registry.register(KnockPlugin.self)
         let yaml = Self.riddleYAML.replacingOccurrences(of: "apps:\n", with: "  - id: knock\n    type: knock\napps:\n")
             .replacingOccurrences(
@@ -613,6 +615,7 @@ extension GatehouseServerTests {
         var registry = PluginRegistry()
         registry.register(LocalPasswordPlugin.self)
         registry.register(RiddlePlugin.self)
+        registry.register(HandingRiddlePlugin.self)
         let test = try await TestBroker.make(yaml: yaml, registry: registry, environment: ["WEB_SECRET": Self.webSecret])
         defer { test.temporary.remove() }
         let keeper = try #require(test.broker.plugins.passwordKeepers["local"])

@@ -4,12 +4,11 @@ import GatehousePluginKit
 public enum HelloPlugin: PluginFactory {
     public struct Config: Decodable, Sendable {}
     public static let typeName = "guide-hello"
-    public static let roles: PluginRoles = .identityProvider
     public static let challenges = [
         ChallengeDescription(type: "guide_hello", summary: "Say who you are.", inputs: [ChallengeInput(name: "name", label: "Your name", maxLength: 64)])
     ]
 
-    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> some IdentityProvider {
         HelloProvider(id: id)
     }
 }
@@ -20,11 +19,11 @@ struct HelloProvider: IdentityProvider {
     // self-registration.
     var traits: PluginTraits { PluginTraits(openEnrollment: true) }
 
-    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
-        .challenge(Challenge(type: "guide_hello"), state: FlowState())
+    func begin(in context: FlowContext) async throws -> FlowStep {
+        .challenge(Challenge(type: "guide_hello"))
     }
 
-    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+    func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let name = try answer.string("name")
         return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["user"]))
     }

@@ -9,7 +9,6 @@ public enum PasswordBookPlugin: PluginFactory {
         public var cost: Int
     }
     public static let typeName = "guide-password"
-    public static let roles: PluginRoles = .identityProvider
     public static let challenges = [
         ChallengeDescription(
             type: "guide_password", summary: "A username and a password.",
@@ -20,7 +19,7 @@ public enum PasswordBookPlugin: PluginFactory {
         )
     ]
 
-    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> some IdentityProvider {
         guard (4...16).contains(config.cost) else { throw ConfigIssue(path: "cost", "must be 4 to 16") }
         // An unknown username costs a bcrypt check too, so the time taken does not tell who exists.
         let decoy = Bcrypt.hash(RandomToken.make(), cost: UInt8(config.cost))
@@ -45,16 +44,16 @@ struct PasswordBook: IdentityProvider, Forgetting {
 
     var traits: PluginTraits { PluginTraits(registration: .password) }
 
-    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
-        .challenge(Challenge(type: "guide_password"), state: FlowState())
+    func begin(in context: FlowContext) async throws -> FlowStep {
+        .challenge(Challenge(type: "guide_password"))
     }
 
-    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+    func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let username = try answer.string("username").lowercased()
         let password = try answer.string("password")
         let valid = username.range(of: #"^[a-z0-9._@-]{1,64}$"#, options: .regularExpression) != nil
         let user: StoredUser
-        if context.request.purpose == .register {
+        if context.purpose == .register {
             guard valid else { throw BrokerError.invalidAnswer("A username has 1 to 64 letters, digits, or . _ @ -.") }
             user = try await register(username, password, rules: context.app.passwordPolicy)
         } else {

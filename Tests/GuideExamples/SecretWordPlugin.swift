@@ -10,7 +10,6 @@ public enum SecretWordPlugin: PluginFactory {
     public struct Config: Decodable, Sendable {}
     public typealias Settings = SecretWordSettings
     public static let typeName = "guide-word"
-    public static let roles: PluginRoles = .authenticator
     public static let challenges = [
         ChallengeDescription(
             type: "guide_word_choose", summary: "Choose a secret word.", inputs: [ChallengeInput(name: "word", label: "New secret word", kind: .secret, maxLength: 64)]
@@ -19,7 +18,7 @@ public enum SecretWordPlugin: PluginFactory {
             type: "guide_word", summary: "Your secret word.", inputs: [ChallengeInput(name: "word", label: "Secret word", kind: .secret, maxLength: 64)]),
     ]
 
-    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> some Authenticator {
         SecretWord(id: id, environment: environment)
     }
 }
@@ -43,18 +42,18 @@ struct SecretWord: Authenticator, AccountOperationOffering, Forgetting {
         maxFailures: 5, failureWindow: Seconds(900), lockoutDuration: Seconds(300), maxLockoutDuration: Seconds(86_400), permanentAfterLockouts: nil
     )
 
-    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+    func begin(in context: FlowContext) async throws -> FlowStep {
         let account = try Self.account(context)
         let known = try await environment.storage.get(String.self, key: account) != nil
         // Only a new account chooses its word: whoever got past the first factor of an existing one
         // must not choose the second (an administrator resets it, by removing the stored word).
         guard known || context.accountCreated else { throw Self.noWord }
-        return .challenge(Challenge(type: known ? "guide_word" : "guide_word_choose"), state: FlowState())
+        return .challenge(Challenge(type: known ? "guide_word" : "guide_word_choose"))
     }
 
     static let noWord = BrokerError(.invalidRequest, .badRequest, "This account has no secret word; ask an administrator.").endingFlow()
 
-    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+    func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         let account = try Self.account(context)
         let word = try answer.string("word")
         let passed = FlowStep.verified(FactorResult(authenticatorID: id, method: "kba"))

@@ -12,10 +12,10 @@ struct PINTests {
     /// A second authenticator for resets: passes when the answer is `open`.
     struct KnockAuthenticator: Authenticator {
         let id: String
-        func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
-            .challenge(Challenge(type: "knock"), state: FlowState())
+        func begin(in context: FlowContext) async throws -> FlowStep {
+            .challenge(Challenge(type: "knock"))
         }
-        func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
             let word = try answer.string("word")
             // `enrol` stands for an authenticator that lets the account name a new address now.
             if word == "enrol" { return .verified(FactorResult(authenticatorID: id, method: "otp", enrolledEmail: EmailAddress("new@example.com"))) }
@@ -27,9 +27,8 @@ struct PINTests {
     enum KnockPlugin: PluginFactory {
         struct Config: Decodable, Sendable {}
         static let typeName = "knock"
-        static let roles: PluginRoles = .authenticator
         static let challenges = [ChallengeDescription(type: "knock", summary: "A word.", inputs: [ChallengeInput(name: "word", label: "Word")])]
-        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin { KnockAuthenticator(id: id) }
+        static func make(id: String, config: Config, environment: PluginEnvironment) throws -> KnockAuthenticator { KnockAuthenticator(id: id) }
     }
 
     static let yaml = """

@@ -15,6 +15,7 @@ guard CommandLine.arguments.count == 2, let data = FileManager.default.contents(
 }
 var registry = PluginRegistry()
 registry.register(RiddlePlugin.self)
+registry.register(HandingRiddlePlugin.self)
 let logger = Logger(label: "riddle-broker")
 let config = try ConfigLoader(registry: registry).load(yaml: String(decoding: data, as: UTF8.self), environment: ProcessInfo.processInfo.environment)
 let store = try SQLiteStore(path: config.storage.sqlitePath, durability: config.storage.durability)

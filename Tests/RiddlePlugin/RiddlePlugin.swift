@@ -7,7 +7,6 @@ import GatehouseSupport
 /// a link-out), yet the flow API and the generic browser page handle it with no change to the server.
 public enum RiddlePlugin: PluginFactory {
     public static let typeName = "riddle"
-    public static let roles: PluginRoles = .identityProvider
     public typealias Settings = RiddleSettings
 
     /// `providers[].config` of a `riddle` instance.
@@ -25,11 +24,25 @@ public enum RiddlePlugin: PluginFactory {
 
     public static let challenges = [RiddleProvider.challenge]
 
-    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin {
-        let riddle = RiddleProvider(id: id, config: config, clock: environment.clock, storage: environment.storage)
-        // Handing flows on is a capability the instance adopts or not: a riddle configured to hand on
-        // is another type (`HandingRiddle`), so that the registry finds it by what it is.
-        return config.handOffTo == nil && config.handOverTo == nil ? riddle : HandingRiddle(riddle: riddle)
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> RiddleProvider {
+        guard config.handOffTo == nil, config.handOverTo == nil else {
+            throw ConfigIssue(path: config.handOffTo == nil ? "handOverTo" : "handOffTo", "a riddle that hands its flows on is of type handing-riddle")
+        }
+        return RiddleProvider(id: id, config: config, clock: environment.clock, storage: environment.storage)
+    }
+}
+
+/// The riddle that hands its flows on (`handOffTo`, `handOverTo`). Handing flows on is a capability an
+/// instance type adopts or not, so this is a plugin type of its own (`HandingRiddle`), found by what it is.
+public enum HandingRiddlePlugin: PluginFactory {
+    public static let typeName = "handing-riddle"
+    public typealias Settings = RiddleSettings
+    public typealias Config = RiddlePlugin.Config
+
+    public static let challenges = [RiddleProvider.challenge]
+
+    public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> HandingRiddle {
+        HandingRiddle(riddle: RiddleProvider(id: id, config: config, clock: environment.clock, storage: environment.storage))
     }
 }
 
@@ -200,17 +213,17 @@ public struct RiddleProvider: IdentityProvider {
             ],
             prompt: hint ? "Hint: the answer has \(config.answer.count) letters. Riddle: \(config.question)" : nil
         )
-        return .challenge(challenge, state: FlowState(data: Data(String(round).utf8)))
+        return .challenge(challenge, state: round)
     }
 
-    public func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep {
+    public func begin(in context: FlowContext) async throws -> FlowStep {
         ask(round: 1, hint: false)
     }
 
-    public func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-        let round = Int(String(decoding: state.data, as: UTF8.self)) ?? 1
+    public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let round = try context.state(Int.self)
         let settings = try context.app.settings(RiddleSettings.self, for: id)
-        if answer.values["give_up"] != nil { return .stop(state: FlowState(data: Data(String(round).utf8)), details: ["riddle": ["gaveUp": true]]) }
+        if answer.values["give_up"] != nil { return .stop(state: round, details: ["riddle": ["gaveUp": true]]) }
         if answer.values["hint"] != nil {
             guard settings.hints else { throw BrokerError.invalidAnswer("This app gives no hints.") }
             return ask(round: round + 1, hint: true)
@@ -221,9 +234,9 @@ public struct RiddleProvider: IdentityProvider {
         guard SecretDigest.constantTimeEquals(left, right) else {
             throw BrokerError(.invalidCredentials, .failedAttempt, "That is not the answer.")
         }
-        if let next = config.handOffTo { return .continueWith(providerID: next, state: FlowState(data: Data(name.utf8))) }
+        if let next = config.handOffTo { return .continueWith(providerID: next, state: name) }
         if let next = config.handOverTo {
-            return .handOver(HandOver(providerID: next, state: FlowState(data: Data(name.utf8)), methods: ["kba"], annotations: ["askedBy": .string(id)]))
+            return .handOver(HandOver(providerID: next, state: name, methods: ["kba"], annotations: ["askedBy": .string(id)]))
         }
         return .identified(ExternalIdentity(providerID: id, subject: name, username: name, methods: ["kba"]))
     }
@@ -231,8 +244,8 @@ public struct RiddleProvider: IdentityProvider {
     /// The provider this one handed the flow to identified someone: the same name passes. After a
     /// hand-over that identity (renamed in capitals) is the flow's; after a continuation this
     /// riddle's own.
-    public func resume(_ state: FlowState, after identity: ExternalIdentity, in context: FlowContext) async throws -> FlowStep {
-        let name = String(decoding: state.data, as: UTF8.self)
+    public func resume(after identity: ExternalIdentity, in context: FlowContext) async throws -> FlowStep {
+        let name = try context.state(String.self)
         guard identity.subject == name else {
             throw BrokerError(.accessDenied, .forbidden, "The second riddle was answered by someone else.").endingFlow()
         }
@@ -245,13 +258,13 @@ public struct RiddleProvider: IdentityProvider {
     }
 
     /// The person gave up and the flow is claimed: only now is the answer told (with the round).
-    public func stopping(_ state: FlowState, in context: FlowContext) async throws -> [String: JSONValue] {
-        ["solution": ["answer": .string(config.answer), "round": .string(String(decoding: state.data, as: UTF8.self))]]
+    public func stopping(in context: FlowContext) async throws -> [String: JSONValue] {
+        ["solution": ["answer": .string(config.answer), "round": .string(String(try context.state(Int.self)))]]
     }
 
     /// A flow handed over completes: a name this riddle refuses (`nobody`) ends it without tokens.
-    public func completing(_ state: FlowState, _ completion: FlowCompletion) async throws {
-        if String(decoding: state.data, as: UTF8.self) == "nobody" { throw BrokerError(.accessDenied, .forbidden, "Nobody may pass.") }
+    public func completing(_ completion: FlowCompletion) async throws {
+        if try completion.state(String.self) == "nobody" { throw BrokerError(.accessDenied, .forbidden, "Nobody may pass.") }
     }
 
     /// A flow this riddle identified someone in completed (every factor passed, the name linked to its
@@ -262,8 +275,8 @@ public struct RiddleProvider: IdentityProvider {
     }
 
     /// The flow handed over completed: audited through the engine, and the app is told who asked.
-    public func completed(_ state: FlowState, _ completion: FlowCompletion) async throws -> [String: JSONValue] {
-        try await completion.changes.audit("riddle.passed", details: ["name": String(decoding: state.data, as: UTF8.self)])
+    public func completed(_ completion: FlowCompletion) async throws -> [String: JSONValue] {
+        try await completion.changes.audit("riddle.passed", details: ["name": try completion.state(String.self)])
         return ["riddle": ["askedBy": .string(id), "account": .string(completion.account.id)]]
     }
 }
@@ -277,24 +290,24 @@ extension RiddleProvider: IdentityCompleting {}
 
 /// A riddle configured to hand its flows on (`handOffTo`, `handOverTo`): the same riddle, adopting
 /// `HandingOver` as well.
-struct HandingRiddle: HandingOver, AccountOperationOffering, AdminResourceOffering, EndpointOffering, FlowStopping, IdentityCompleting {
+public struct HandingRiddle: HandingOver, AccountOperationOffering, AdminResourceOffering, EndpointOffering, FlowStopping, IdentityCompleting {
     let riddle: RiddleProvider
 
-    var id: String { riddle.id }
-    var accountOperations: [AccountOperation] { riddle.accountOperations }
-    var adminResources: [AdminResource] { riddle.adminResources }
-    var endpoints: [PluginEndpoint] { riddle.endpoints }
-    var pageTemplates: [String: String] { riddle.pageTemplates }
+    public var id: String { riddle.id }
+    public var accountOperations: [AccountOperation] { riddle.accountOperations }
+    public var adminResources: [AdminResource] { riddle.adminResources }
+    public var endpoints: [PluginEndpoint] { riddle.endpoints }
+    public var pageTemplates: [String: String] { riddle.pageTemplates }
 
-    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep { try await riddle.begin(request, in: context) }
-    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
-        try await riddle.resume(state, with: answer, in: context)
+    public func begin(in context: FlowContext) async throws -> FlowStep { try await riddle.begin(in: context) }
+    public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        try await riddle.resume(with: answer, in: context)
     }
-    func resume(_ state: FlowState, after identity: ExternalIdentity, in context: FlowContext) async throws -> FlowStep {
-        try await riddle.resume(state, after: identity, in: context)
+    public func resume(after identity: ExternalIdentity, in context: FlowContext) async throws -> FlowStep {
+        try await riddle.resume(after: identity, in: context)
     }
-    func completing(_ state: FlowState, _ completion: FlowCompletion) async throws { try await riddle.completing(state, completion) }
-    func completed(_ state: FlowState, _ completion: FlowCompletion) async throws -> [String: JSONValue] { try await riddle.completed(state, completion) }
-    func stopping(_ state: FlowState, in context: FlowContext) async throws -> [String: JSONValue] { try await riddle.stopping(state, in: context) }
-    func identifiedFlowCompleted(_ completion: FlowCompletion) async throws { try await riddle.identifiedFlowCompleted(completion) }
+    public func completing(_ completion: FlowCompletion) async throws { try await riddle.completing(completion) }
+    public func completed(_ completion: FlowCompletion) async throws -> [String: JSONValue] { try await riddle.completed(completion) }
+    public func stopping(in context: FlowContext) async throws -> [String: JSONValue] { try await riddle.stopping(in: context) }
+    public func identifiedFlowCompleted(_ completion: FlowCompletion) async throws { try await riddle.identifiedFlowCompleted(completion) }
 }

@@ -47,7 +47,7 @@ extension FlowEngine {
             return .chooseProvider(flowID: pending.id, providers: providers, expiresAt: pending.expiresAt)
         }
         let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: false)
-        let step = try await provider.begin(flowRequest(for: flow), in: FlowContext(flowID: flow.id, app: app.view, request: flowRequest(for: flow)))
+        let step = try await provider.begin(in: FlowContext(flowID: flow.id, app: app.view, request: flowRequest(for: flow)))
         return try await advance(flow, with: step, app: app)
     }
 
@@ -65,7 +65,7 @@ extension FlowEngine {
         flow.providerID = provider.id
         flow.phase = .identify
         let request = flowRequest(for: flow)
-        let step = try await provider.begin(request, in: FlowContext(flowID: flow.id, app: app.view, request: request))
+        let step = try await provider.begin(in: FlowContext(flowID: flow.id, app: app.view, request: request))
         return (try await advance(flow, with: step, app: app), app)
     }
 

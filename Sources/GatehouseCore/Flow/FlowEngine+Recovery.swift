@@ -34,7 +34,7 @@ extension FlowEngine {
         }
         let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: false)
         let request = flowRequest(for: flow)
-        let step = try await provider.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
+        let step = try await provider.begin(in: stepContext(flowID: flow.id, app: app, request: request))
         return (try await advance(flow, with: step, app: app), app)
     }
 
@@ -149,7 +149,7 @@ struct RecoveryPhase {
         flow.phase = .identify
         flow.failedAttempts = 0
         let request = engine.flowRequest(for: flow)
-        let step = try await passwords.begin(request, in: engine.stepContext(flowID: flow.id, app: app, request: request))
+        let step = try await passwords.begin(in: engine.stepContext(flowID: flow.id, app: app, request: request))
         guard case .challenge(var challenge, let state) = step else { return try await engine.advance(flow, with: step, app: app) }
         challenge.prompt = "Your password was changed, and every session signed out. Sign in with the new password."
         return try await engine.advance(flow, with: .challenge(challenge, state: state), app: app)

@@ -77,7 +77,7 @@ extension FlowEngine {
         do {
             let provider = try handingProvider(handOff, app: app)
             let request = flowRequest(for: flow)
-            next = try await provider.resume(handOff.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
+            next = try await provider.resume(after: identity, in: stepContext(flowID: flow.id, app: app, request: request, state: handOff.state))
         } catch let refusal as BrokerError where refusal.endsFlow {
             _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
             try? await audit("signin.failure", flow: flow, outcome: refusal.code.rawValue, details: ["reason": refusal.reason ?? "hand_over_refused"])
@@ -115,7 +115,7 @@ extension FlowEngine {
             let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
             guard let handing = plugins.handingOver[provider.id] else { throw BrokerError.internalFailure("'\(provider.id)' handed the flow to no other provider.") }
             let request = flowRequest(for: flow)
-            let next = try await handing.resume(suspended.state, after: identity, in: stepContext(flowID: flow.id, app: app, request: request))
+            let next = try await handing.resume(after: identity, in: stepContext(flowID: flow.id, app: app, request: request, state: suspended.state))
             switch next {
             case .continueWith, .handOver:
                 throw BrokerError.internalFailure("A flow hands off once.")
@@ -166,7 +166,9 @@ extension FlowEngine {
             guard let delegating = plugins.factorChainers[suspended.authenticatorID] else {
                 throw BrokerError.internalFailure("'\(suspended.authenticatorID)' asked for no other factor.")
             }
-            let next = try await delegating.resume(suspended.state, after: factor, in: try await factorContext(flow, app: app, account: account))
+            var context = try await factorContext(flow, app: app, account: account)
+            context.savedState = suspended.state.data
+            let next = try await delegating.resume(after: factor, in: context)
             return try await advance(flow, with: next, app: app, account: account, dpopJKT: dpopJKT)
         }
         return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT)
@@ -208,7 +210,7 @@ extension FlowEngine {
             let other = try identityProvider(otherID, allowedBy: app.policy, stateless: flow.stateless)
             try refuseAsTarget(other, of: flow)
             let request = flowRequest(for: flow)
-            return try await other.begin(request, in: stepContext(flowID: flow.id, app: app, request: request))
+            return try await other.begin(in: stepContext(flowID: flow.id, app: app, request: request))
         }
         return try await advance(flow, with: next, app: app, dpopJKT: dpopJKT)
     }
@@ -244,13 +246,13 @@ extension FlowEngine {
             try refuseAsTarget(other, of: flow)
             var handed = flow
             handed.methods += handOver.methods + [flow.providerID]
-            handed.handOff = HandOff(providerID: flow.providerID, state: handOver.state, mode: .adopts, annotations: handOver.annotations)
+            handed.handOff = HandOff(providerID: flow.providerID, state: try FlowState(keeping: handOver.state), mode: .adopts, annotations: handOver.annotations)
             handed.providerID = handOver.providerID
             handed.purpose = handOver.purpose
             handed.signedInAccountID = flow.signedInAccountID ?? handOver.account
             handed.pluginState = FlowState()
             let request = flowRequest(for: handed)
-            return (try await other.begin(request, in: stepContext(flowID: flow.id, app: app, request: request)), handed)
+            return (try await other.begin(in: stepContext(flowID: flow.id, app: app, request: request)), handed)
         }
         flow = handed
         return try await advance(flow, with: next, app: app, dpopJKT: dpopJKT)
@@ -289,7 +291,7 @@ extension FlowEngine {
         do {
             let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
             let request = flowRequest(for: flow)
-            added = try await plugins.flowStoppers[provider.id]?.stopping(state, in: stepContext(flowID: flow.id, app: app, request: request)) ?? [:]
+            added = try await plugins.flowStoppers[provider.id]?.stopping(in: stepContext(flowID: flow.id, app: app, request: request, state: state)) ?? [:]
         } catch {
             // The flow is gone either way; what stopping could not do is audited as the flow's end.
             let code = (error as? BrokerError)?.code ?? .serverError

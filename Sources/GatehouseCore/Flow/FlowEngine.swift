@@ -99,7 +99,7 @@ public struct FlowEngine: Sendable {
         let now = clock.now
         let flowID = RandomToken.make()
         if let installationID = request.installationID { try RegistrationState.checkInstallationID(installationID) }
-        let step = try await provider.begin(request, in: stepContext(flowID: flowID, app: app, request: request))
+        let step = try await provider.begin(in: stepContext(flowID: flowID, app: app, request: request))
         var flow = FlowRecord(
             id: flowID, appID: app.id, providerID: provider.id, purpose: request.purpose, stateless: request.stateless,
             scopes: scopes, phase: .identify, pluginState: FlowState(), challenge: Challenge(type: "none"),
@@ -204,7 +204,7 @@ public struct FlowEngine: Sendable {
 
     /// The context of the plugin whose turn it is: the flow's account and sign-in key, when it has them.
     func turnContext(_ flow: FlowRecord, app: App) async throws -> FlowContext {
-        var context = stepContext(flowID: flow.id, app: app, request: flowRequest(for: flow))
+        var context = stepContext(flowID: flow.id, app: app, request: flowRequest(for: flow), state: flow.pluginState)
         if let accountID = flow.accountID {
             guard let account = try await store.account(id: accountID) else {
                 throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
@@ -223,12 +223,12 @@ public struct FlowEngine: Sendable {
     ) async throws -> FlowStep {
         switch flow.phase {
         case .identify:
-            return try await provider.resume(flow.pluginState, with: answer, in: context)
+            return try await provider.resume(with: answer, in: context)
         case .factor(let authenticatorID, _) where flow.challenge.type == Challenge.retryType:
             // The factor could not start last time (a code was not delivered): start it again.
-            return try await authenticator(authenticatorID).begin(context.request, in: try await factorContext(flow, app: app, account: context.account))
+            return try await authenticator(authenticatorID).begin(in: try await factorContext(flow, app: app, account: context.account))
         case .factor(let authenticatorID, _):
-            return try await authenticator(authenticatorID).resume(flow.pluginState, with: answer, in: context)
+            return try await authenticator(authenticatorID).resume(with: answer, in: context)
         case .chooseProvider, .confirmProfile, .consent, .recovery:
             throw BrokerError(.invalidRequest, .badRequest, "Choose a provider first.")
         }
@@ -316,19 +316,19 @@ public struct FlowEngine: Sendable {
     func advance(_ flow: FlowRecord, with step: FlowStep, app: App, account knownAccount: Account? = nil, dpopJKT: String? = nil) async throws -> FlowOutcome {
         switch step {
         case .challenge(let challenge, let state):
-            return try await present(flow, challenge: challenge, state: state, app: app)
+            return try await present(flow, challenge: challenge, state: try FlowState(keeping: state), app: app)
         case .identified(let identity):
             return try await identified(flow, identity: identity, app: app, dpopJKT: dpopJKT)
         case .verified(let factor):
             return try await factorPassed(flow, factor: factor, app: app, knownAccount: knownAccount, dpopJKT: dpopJKT)
         case .requireFactor(let otherID, let state):
-            return try await requireOtherFactor(flow, otherID: otherID, state: state, app: app, knownAccount: knownAccount, dpopJKT: dpopJKT)
+            return try await requireOtherFactor(flow, otherID: otherID, state: try FlowState(keeping: state), app: app, knownAccount: knownAccount, dpopJKT: dpopJKT)
         case .continueWith(let otherID, let state):
-            return try await handOff(flow, to: otherID, state: state, app: app, dpopJKT: dpopJKT)
+            return try await handOff(flow, to: otherID, state: try FlowState(keeping: state), app: app, dpopJKT: dpopJKT)
         case .handOver(let handOver):
             return try await self.handOver(flow, handOver, app: app, dpopJKT: dpopJKT)
         case .stop(let state, let details):
-            return try await stop(flow, state: state, details: details, app: app)
+            return try await stop(flow, state: try FlowState(keeping: state), details: details, app: app)
         }
     }
 
@@ -344,7 +344,7 @@ public struct FlowEngine: Sendable {
         flow.pluginState = FlowState()
         let next: FlowStep
         do {
-            next = try await authenticator(factorID).begin(flowRequest(for: flow), in: try await factorContext(flow, app: app, account: account))
+            next = try await authenticator(factorID).begin(in: try await factorContext(flow, app: app, account: account))
         } catch let error as BrokerError where !error.endsFlow && Self.retryableFactorErrors.contains(error.code) {
             flow.challenge = Challenge(type: Challenge.retryType, fields: ["error": .string(error.code.rawValue)])
             try await save(&flow)
@@ -360,8 +360,8 @@ public struct FlowEngine: Sendable {
     }
 
     /// A step's situation, with the device-attestation checker the app allows.
-    func stepContext(flowID: String, app: App, request: FlowRequest, account: Account? = nil) -> FlowContext {
-        var context = FlowContext(flowID: flowID, app: app.view, request: request, account: account)
+    func stepContext(flowID: String, app: App, request: FlowRequest, account: Account? = nil, state: FlowState = FlowState()) -> FlowContext {
+        var context = FlowContext(flowID: flowID, app: app.view, request: request, account: account, state: state)
         context.deviceAttestation = plugins.deviceAttester(for: app)
         return context
     }
@@ -372,7 +372,7 @@ public struct FlowEngine: Sendable {
     /// What an authenticator begins with: the account, the addresses the app trusts it to have (for
     /// authenticators that send codes), and whether this flow created it.
     func factorContext(_ flow: FlowRecord, app: App, account: Account?) async throws -> FlowContext {
-        var context = stepContext(flowID: flow.id, app: app, request: flowRequest(for: flow), account: account)
+        var context = stepContext(flowID: flow.id, app: app, request: flowRequest(for: flow), account: account, state: flow.pluginState)
         if let account { context.verifiedEmails = app.policy.verifiedEmails(in: try await store.identityLinks(accountID: account.id)) }
         context.accountCreated = flow.accountCreated ?? false
         if let keyID = flow.signInKeyID { context.signInKey = try await store.signInKey(id: keyID) }
@@ -434,13 +434,14 @@ public struct FlowEngine: Sendable {
         let completion = account.map {
             FlowCompletion(
                 flowID: flow.id, app: app.view, account: $0, identity: identity, signInKeyID: flow.signInKeyID, newSignInKey: identity.newSignInKey,
-                changes: CompletionWriter(engine: self, flow: flow, accountID: $0.id, providerID: handedOver?.0.providerID ?? flow.providerID)
+                changes: CompletionWriter(engine: self, flow: flow, accountID: $0.id, providerID: handedOver?.0.providerID ?? flow.providerID),
+                savedState: handedOver?.0.state.data ?? Data()
             )
         }
-        if let (handOff, provider) = handedOver, let completion { try await provider.completing(handOff.state, completion) }
+        if let (_, provider) = handedOver, let completion { try await provider.completing(completion) }
         if let account { try await storeNewCredentials(of: flow, identity: identity, app: app, account: account) }
         if let completion, let identifier = plugins.identityCompleters[identity.providerID] { try await identifier.identifiedFlowCompleted(completion) }
-        if let (handOff, provider) = handedOver, let completion { return try await provider.completed(handOff.state, completion) }
+        if let (_, provider) = handedOver, let completion { return try await provider.completed(completion) }
         return [:]
     }
 

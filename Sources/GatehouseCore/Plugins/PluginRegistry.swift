@@ -23,7 +23,7 @@ public struct PluginRegistry: Sendable {
             make: { id, config, environment in
                 try Factory.make(id: id, config: config as! Factory.Config, environment: environment)
             },
-            roles: Factory.roles,
+            roles: PluginRoles(of: Factory.Instance.self),
             settings: SettingsCodec(Factory.Settings.self)
         )
     }
@@ -209,10 +209,10 @@ public struct PluginInstances: Sendable {
 
     public init() {}
 
-    /// Files an instance under the roles its factory declared and the capabilities it adopts. These
-    /// casts are the broker's only ones on plugins: the factory's `make` answers a plain plugin, and
-    /// this is where its declared roles are held to what the instance really is (a mismatch is the
-    /// plugin author's bug, reported at start) and its capabilities found.
+    /// Files an instance under its roles (what its factory's `Instance` adopts) and the capabilities it
+    /// adopts. These casts are the broker's only ones on plugins: the registry keeps instances as plain
+    /// plugins, and this is where they are held to their roles (a test plugin filed by hand under a
+    /// role it does not play is refused) and their capabilities found.
     public mutating func add(_ plugin: any GatehousePlugin, type: String, roles: PluginRoles, name: String? = nil) throws(ConfigIssue) {
         if roles.contains(.identityProvider) {
             guard let provider = plugin as? any IdentityProvider else { throw Self.roleMismatch(type, "IdentityProvider") }
@@ -257,5 +257,14 @@ public struct PluginInstances: Sendable {
 
     private static func roleMismatch(_ type: String, _ role: String) -> ConfigIssue {
         ConfigIssue(path: "", "the '\(type)' plugin declares the role \(role) but its instance does not adopt it")
+    }
+}
+
+extension PluginRoles {
+    /// The roles of a plugin type: what its instance type adopts.
+    init(of instance: any GatehousePlugin.Type) {
+        self = []
+        if instance is any IdentityProvider.Type { insert(.identityProvider) }
+        if instance is any Authenticator.Type { insert(.authenticator) }
     }
 }

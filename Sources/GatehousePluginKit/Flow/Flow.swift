@@ -8,54 +8,6 @@ public enum FlowPurpose: String, Sendable, Codable, CaseIterable {
     case register
 }
 
-/// What a client asks for when it starts a flow.
-public struct FlowRequest: Sendable {
-    /// The app the flow signs in to.
-    public var appID: String
-    /// The identity provider (or, for a factor, the authenticator) the flow runs.
-    public var providerID: String
-    /// Sign-in or registration.
-    public var purpose: FlowPurpose
-    /// A stateless sign-in: no account, no refresh token.
-    public var stateless: Bool
-    /// Requested scopes; nil means the app's default scopes.
-    public var scopes: [String]?
-    /// The client's address, for audit and the per-address limits.
-    public var clientIP: String?
-    /// A username the app suggests (OIDC `login_hint`), for providers that ask for one.
-    public var loginHint: String?
-    /// The account of a person who is signed in already (the access token the flow start presented):
-    /// a registration then adds a credential to it instead of making a new account.
-    public var signedInAccountID: String?
-    /// The installation a native app runs this flow from (the random id it made at its first
-    /// launch): the tokens are tied to it, for `GET /v1/registration-state`.
-    public var installationID: String?
-    /// The person must sign in again now, not ride on an earlier sign-in (the app asked
-    /// `prompt=login`): for a provider that signs people in elsewhere, which must ask the same there.
-    public var signInAgain = false
-    /// The person must have signed in within this long (the app's `max_age`; 0 is another way of
-    /// asking for a sign-in now).
-    public var freshSignInWithin: Seconds?
-    /// The person chooses the account to use (the app asked `prompt=select_account`).
-    public var selectAccount = false
-
-    /// A request; the engine fills what the flow knows.
-    public init(
-        appID: String, providerID: String, purpose: FlowPurpose = .authenticate, stateless: Bool = false, scopes: [String]? = nil, clientIP: String? = nil,
-        loginHint: String? = nil, signedInAccountID: String? = nil, installationID: String? = nil
-    ) {
-        self.installationID = installationID
-        self.signedInAccountID = signedInAccountID
-        self.appID = appID
-        self.providerID = providerID
-        self.purpose = purpose
-        self.stateless = stateless
-        self.scopes = scopes
-        self.clientIP = clientIP
-        self.loginHint = loginHint
-    }
-}
-
 /// What a flow asks of the person or device next. `type` names a challenge type the core or a plugin
 /// declared (`ChallengeDescription`); `fields` carries the type-specific facts that are sent to the
 /// client as they are (the answer fields come from the declaration).
@@ -110,32 +62,6 @@ public struct ChallengeResponse: Sendable, Hashable {
     }
 }
 
-/// A plugin's own state between two steps of a flow: opaque bytes to the core, persisted with the flow.
-/// The broker seals the whole stored flow (this state and the challenge last sent) under its
-/// key-encryption key, so a secret kept here, or shown in a challenge, is never written in clear:
-/// a plugin needs no sealing of its own for what lives only as long as the flow.
-public struct FlowState: Sendable, Hashable, Codable {
-    /// Whatever the plugin keeps between steps; opaque to the engine.
-    public var data: Data
-
-    /// A state holding `data`.
-    public init(data: Data = Data()) { self.data = data }
-
-    /// Encodes a plugin's Codable state.
-    public init<T: Encodable>(encoding value: T) throws {
-        self.data = try JSONEncoder().encode(value)
-    }
-
-    /// Decodes a plugin's Codable state; a state that does not decode ends the flow as not found.
-    public func decode<T: Decodable>(_ type: T.Type) throws(BrokerError) -> T {
-        do {
-            return try JSONDecoder().decode(T.self, from: data)
-        } catch {
-            throw BrokerError(.flowNotFound, .notFound, "The flow's state is not readable; start a new flow.")
-        }
-    }
-}
-
 /// An authenticator's verdict: this factor is satisfied.
 public struct FactorResult: Sendable, Hashable, Codable {
     /// The authenticator instance that verified the factor.
@@ -155,46 +81,52 @@ public struct FactorResult: Sendable, Hashable, Codable {
 }
 
 /// What one step of a plugin yields: another challenge (with the state to resume from), or a result.
+///
+/// A step's `state` is whatever Codable value the plugin keeps until its next step; the engine stores
+/// it with the flow and hands it back as `FlowContext.state(_:)`. The broker seals the whole stored
+/// flow (this state and the challenge last sent) under its key-encryption key, so a secret kept here,
+/// or shown in a challenge, is never written in clear: a plugin needs no sealing of its own for what
+/// lives only as long as the flow.
 public enum FlowStep: Sendable {
     /// Ask for an answer; `state` comes back with it.
-    case challenge(Challenge, state: FlowState)
+    case challenge(Challenge, state: (any Encodable & Sendable)? = nil)
     /// An identity provider's result; the identity says how the person proved it (`methods`).
     case identified(ExternalIdentity)
     /// An authenticator's result.
     case verified(FactorResult)
     /// An authenticator needs another one (which the app's policy must allow) to pass first, for
     /// instance a PIN reset proven with an emailed code: the engine runs that one, then calls
-    /// `Authenticator.resume(_:after:in:)` of this one with `state`.
-    case requireFactor(authenticatorID: String, state: FlowState)
+    /// `FactorChaining.resume(after:in:)` of this one with `state`.
+    case requireFactor(authenticatorID: String, state: (any Encodable & Sendable)? = nil)
     /// An identity provider hands the flow to another identity provider the app's policy allows (a
     /// second check): the engine runs that one, and once it identifies the person calls
-    /// `IdentityProvider.resume(_:after:in:)` of this one with `state` and that identity, to decide
+    /// `HandingOver.resume(after:in:)` of this one with `state` and that identity, to decide
     /// who signed in (under this provider's id).
-    case continueWith(providerID: String, state: FlowState)
+    case continueWith(providerID: String, state: (any Encodable & Sendable)? = nil)
     /// An identity provider hands the flow to another one whose identity becomes the flow's (the device
     /// key an activation registers): see `HandOver`. This provider stays with the flow: it approves that
-    /// identity (`resume(_:after:in:)`) and is told when the flow completes (`completing`, `completed`).
+    /// identity (`HandingOver.resume(after:in:)`) and is told when the flow completes (`completing`, `completed`).
     case handOver(HandOver)
     /// The flow ends here without tokens, as the person or app chose (an activation left as it was):
     /// once the engine has claimed the flow (no other answer can finish it), it calls the provider's
     /// `stopping` with `state`, whose fields join `details`; the flow API answers `"status":
     /// "stopped"` with those fields beside it, and a browser goes back to the app with `access_denied`.
-    case stop(state: FlowState = FlowState(), details: [String: JSONValue])
+    case stop(state: (any Encodable & Sendable)? = nil, details: [String: JSONValue])
 }
 
 /// How an identity provider hands its flow to another (`FlowStep.handOver`): the other provider runs
 /// for `purpose` (and, to add a credential, for `account`); its identity is linked under its own id,
-/// keys included, once this provider answered `.identified` with it from `resume(_:after:in:)` (only
+/// keys included, once this provider answered `.identified` with it from `resume(after:in:)` (only
 /// its `username` may change there). A flow is handed over once, never a stateless or browser one, and
-/// the provider declares that it hands over (`PluginTraits.handsOver`), so no flow is handed to it.
+/// the provider adopts `HandingOver`, so no flow is handed to it.
 /// A registration it asks for is its own to allow (activation data an administrator issued): the
 /// app's `selfRegistration` is not asked, except that an open-enrolment provider (anyone passes it)
 /// never makes an account the app would not. A refusal while handing over ends the flow.
-public struct HandOver: Sendable, Hashable {
+public struct HandOver: Sendable {
     /// The identity provider that goes on (the app's policy must allow it).
     public var providerID: String
     /// What this provider gets back with the other one's identity, and when the flow completes.
-    public var state: FlowState
+    public var state: (any Encodable & Sendable)?
     /// What the other provider runs for: a sign-in, or a registration.
     public var purpose: FlowPurpose
     /// For a registration: the account the new credential joins; nil makes a new account. A flow
@@ -208,7 +140,7 @@ public struct HandOver: Sendable, Hashable {
 
     /// A hand-over; see each property.
     public init(
-        providerID: String, state: FlowState, purpose: FlowPurpose = .authenticate, account: String? = nil, methods: [String] = [],
+        providerID: String, state: (any Encodable & Sendable)?, purpose: FlowPurpose = .authenticate, account: String? = nil, methods: [String] = [],
         annotations: [String: JSONValue] = [:]
     ) {
         self.providerID = providerID
@@ -238,12 +170,15 @@ public struct FlowCompletion: Sendable {
     public var newSignInKey: NewSignInKey?
     /// The changes the provider may make to the account while the flow completes.
     public var changes: any CompletionChanges
+    /// The `HandOver.state` the provider handed over, as stored.
+    package var savedState: Data
 
     /// A completion; the engine builds it.
     public init(
         flowID: String, app: AppView, account: Account, identity: ExternalIdentity, signInKeyID: String?, newSignInKey: NewSignInKey?,
-        changes: any CompletionChanges
+        changes: any CompletionChanges, savedState: Data = Data()
     ) {
+        self.savedState = savedState
         self.flowID = flowID
         self.app = app
         self.account = account
@@ -251,6 +186,11 @@ public struct FlowCompletion: Sendable {
         self.signInKeyID = signInKeyID
         self.newSignInKey = newSignInKey
         self.changes = changes
+    }
+
+    /// The state the provider handed over (`HandOver.state`), decoded as the type it kept.
+    public func state<State: Decodable>(_ type: State.Type) throws(BrokerError) -> State {
+        try FlowContext.decodeState(savedState, as: type)
     }
 }
 

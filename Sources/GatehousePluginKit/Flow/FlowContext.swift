@@ -1,13 +1,34 @@
 import Foundation
 
-/// The situation one flow step runs in.
+/// The situation one flow step runs in: what the flow was started with, what it established so far,
+/// and the state the plugin kept from its last step (`state(_:)`).
 public struct FlowContext: Sendable {
     /// The flow's id (a callback's `state`).
     public var flowID: String
     /// The app the flow runs for.
     public var app: AppView
-    /// What the flow was started with.
-    public var request: FlowRequest
+    /// Sign-in or registration.
+    public var purpose: FlowPurpose
+    /// A stateless sign-in: no account, no refresh token.
+    public var stateless: Bool
+    /// The client's address, for audit and the per-address limits.
+    public var clientIP: String?
+    /// A username the app suggests (OIDC `login_hint`), for providers that ask for one.
+    public var loginHint: String?
+    /// The account of a person who is signed in already (the access token the flow start presented):
+    /// a registration then adds a credential to it instead of making a new account.
+    public var signedInAccountID: String?
+    /// The installation a native app runs this flow from (the random id it made at its first
+    /// launch): the tokens are tied to it, for `GET /v1/registration-state`.
+    public var installationID: String?
+    /// The person must sign in again now, not ride on an earlier sign-in (the app asked
+    /// `prompt=login`): for a provider that signs people in elsewhere, which must ask the same there.
+    public var signInAgain: Bool
+    /// The person must have signed in within this long (the app's `max_age`; 0 is another way of
+    /// asking for a sign-in now).
+    public var freshSignInWithin: Seconds?
+    /// The person chooses the account to use (the app asked `prompt=select_account`).
+    public var selectAccount: Bool
     /// The account the flow has established, for authenticators; nil while identifying.
     public var account: Account?
     /// The addresses the account's identity providers vouch for (`email` with `email_verified`), for
@@ -21,13 +42,42 @@ public struct FlowContext: Sendable {
     /// The device-attestation checker the app allows (the first instance adopting `DeviceAttesting`
     /// in its policy's authenticators, then identity providers), for providers that register keys.
     public var deviceAttestation: (any DeviceAttesting)?
+    /// The state the plugin's last step kept (`FlowStep`'s `state`), as stored; empty when it kept none.
+    package var savedState: Data
 
-    /// A context.
-    public init(flowID: String, app: AppView, request: FlowRequest, account: Account? = nil, verifiedEmails: [EmailAddress] = []) {
+    /// A context; the engine builds it.
+    package init(
+        flowID: String, app: AppView, purpose: FlowPurpose = .authenticate, stateless: Bool = false, clientIP: String? = nil, loginHint: String? = nil,
+        signedInAccountID: String? = nil, installationID: String? = nil, signInAgain: Bool = false, freshSignInWithin: Seconds? = nil,
+        selectAccount: Bool = false, account: Account? = nil, verifiedEmails: [EmailAddress] = [], savedState: Data = Data()
+    ) {
         self.flowID = flowID
         self.app = app
-        self.request = request
+        self.purpose = purpose
+        self.stateless = stateless
+        self.clientIP = clientIP
+        self.loginHint = loginHint
+        self.signedInAccountID = signedInAccountID
+        self.installationID = installationID
+        self.signInAgain = signInAgain
+        self.freshSignInWithin = freshSignInWithin
+        self.selectAccount = selectAccount
         self.account = account
         self.verifiedEmails = verifiedEmails
+        self.savedState = savedState
+    }
+
+    /// The state the plugin's last step kept, decoded as the type it kept. A flow whose state does
+    /// not decode (none was kept, or another type) ends as not found.
+    public func state<State: Decodable>(_ type: State.Type) throws(BrokerError) -> State {
+        try Self.decodeState(savedState, as: type)
+    }
+
+    static func decodeState<State: Decodable>(_ data: Data, as type: State.Type) throws(BrokerError) -> State {
+        do {
+            return try JSONDecoder().decode(State.self, from: data)
+        } catch {
+            throw BrokerError(.flowNotFound, .notFound, "The flow's state is not readable; start a new flow.")
+        }
     }
 }

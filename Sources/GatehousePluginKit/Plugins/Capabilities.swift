@@ -44,22 +44,24 @@ public protocol AssertionVerifying: IdentityProvider {
 /// An identity provider that hands its flows over to another provider (`FlowStep.handOver`) and
 /// decides once that one identified the person. A flow is handed on once, so no flow is handed to it.
 public protocol HandingOver: IdentityProvider {
-    /// Goes on after the provider it handed the flow to identified the person as `identity`; `state`
-    /// is what it handed over. Lets that identity through (answering `.identified` with it), or refuses.
-    func resume(_ state: FlowState, after identity: ExternalIdentity, in context: FlowContext) async throws -> FlowStep
+    /// Goes on after the provider it handed the flow to identified the person as `identity`;
+    /// `context.state(_:)` is what it handed over. Lets that identity through (answering
+    /// `.identified` with it), or refuses.
+    func resume(after identity: ExternalIdentity, in context: FlowContext) async throws -> FlowStep
     /// The flow completes: called once the flow is claimed, after every factor and before its new
     /// credentials (a device key) are stored. A refusal ends the flow without tokens.
-    func completing(_ state: FlowState, _ completion: FlowCompletion) async throws
+    func completing(_ completion: FlowCompletion) async throws
     /// The flow completed and its credentials are stored: what is left to do (through
     /// `completion.changes`); answers fields the app is told beside the tokens.
-    func completed(_ state: FlowState, _ completion: FlowCompletion) async throws -> [String: JSONValue]
+    func completed(_ completion: FlowCompletion) async throws -> [String: JSONValue]
 }
 
 /// An identity provider that stops its flows (`FlowStep.stop`) with something to do once the engine
 /// claimed the flow (uses something up, issues something), so that of two racing answers only one does it.
 public protocol FlowStopping: IdentityProvider {
-    /// What stopping does; answers fields the app is told beside the stop's details.
-    func stopping(_ state: FlowState, in context: FlowContext) async throws -> [String: JSONValue]
+    /// What stopping does (the stop's `state` is `context.state(_:)`); answers fields the app is told
+    /// beside the stop's details.
+    func stopping(in context: FlowContext) async throws -> [String: JSONValue]
 }
 
 /// An identity provider that keeps something for a flow before the account exists (a passkey made
@@ -80,8 +82,8 @@ public protocol KeyUseChecking: IdentityProvider {
 
 /// An authenticator that asks for another factor first (`FlowStep.requireFactor`) and goes on after it.
 public protocol FactorChaining: Authenticator {
-    /// Goes on after the authenticator it asked for passed; `state` is what it handed over.
-    func resume(_ state: FlowState, after passed: FactorResult, in context: FlowContext) async throws -> FlowStep
+    /// Goes on after the authenticator it asked for passed; `context.state(_:)` is what it handed over.
+    func resume(after passed: FactorResult, in context: FlowContext) async throws -> FlowStep
 }
 
 /// Lets administrators manage collections it keeps (`AdminResource`), each with its handlers.

@@ -1,8 +1,7 @@
 import Foundation
 
 /// Anything the registry builds from a `providers:` entry: an id, and what the engine may count on.
-/// Concrete plugins adopt `IdentityProvider`, `Authenticator`, or both (as their factory's `roles`
-/// declare), and each optional capability they implement (`Capabilities.swift`): adopting one is
+/// Concrete plugins adopt `IdentityProvider`, `Authenticator`, or both, and each optional capability they implement (`Capabilities.swift`): adopting one is
 /// declaring it, and the registry finds them once, when it builds the instance.
 public protocol GatehousePlugin: Sendable {
     /// The instance id from config, e.g. `corp-ldap`.
@@ -67,20 +66,6 @@ public enum Departure: Sendable, Hashable {
     /// Administrators no longer configured: what the others (not in `remaining`) added goes, each
     /// removal answered as an audited change (Sudo Platform's rule for signing-certificate fingerprints).
     case admins(remaining: Set<String>)
-}
-
-/// The roles a plugin type's instances play, declared by its factory and checked when config is
-/// read: an app's policy naming a provider in a role it does not play is a config error.
-public struct PluginRoles: OptionSet, Sendable, Hashable {
-    /// The roles as bits.
-    public let rawValue: Int
-    /// Roles from bits.
-    public init(rawValue: Int) { self.rawValue = rawValue }
-
-    /// Establishes who someone is (`IdentityProvider`): listed in `policy.identityProviders`.
-    public static let identityProvider = PluginRoles(rawValue: 1)
-    /// Verifies one more factor (`Authenticator`): listed in `policy.authenticators`.
-    public static let authenticator = PluginRoles(rawValue: 2)
 }
 
 /// A plugin's answer to a health check.

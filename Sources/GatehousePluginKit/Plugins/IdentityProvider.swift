@@ -5,18 +5,18 @@ import Foundation
 /// `.identified`.
 public protocol IdentityProvider: GatehousePlugin {
     /// Starts the provider's part of a flow: a challenge, or at once an identity.
-    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep
-    /// Takes an answer to the provider's last challenge.
-    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep
+    func begin(in context: FlowContext) async throws -> FlowStep
+    /// Takes an answer to the provider's last challenge (its state is `context.state(_:)`).
+    func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep
 }
 
 /// Verifies one more factor for an account the flow already has (an emailed code, a device key...).
 /// The context carries the account. Ends with `.verified`.
 public protocol Authenticator: GatehousePlugin {
     /// Starts the authenticator's part of a flow for the account in `context`: a challenge, or at once a verdict.
-    func begin(_ request: FlowRequest, in context: FlowContext) async throws -> FlowStep
-    /// Takes an answer to the authenticator's last challenge.
-    func resume(_ state: FlowState, with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep
+    func begin(in context: FlowContext) async throws -> FlowStep
+    /// Takes an answer to the authenticator's last challenge (its state is `context.state(_:)`).
+    func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep
 }
 
 /// A provider's answer to a recheck (`IdentityProvider.recheck`).

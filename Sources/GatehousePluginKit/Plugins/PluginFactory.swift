@@ -7,10 +7,12 @@ public protocol PluginFactory: SendableMetatype {
     associatedtype Config: Decodable & Sendable
     /// The `type:` value in config, e.g. `ldap`.
     static var typeName: String { get }
-    /// The roles its instances play; an app's policy may list an instance only in those.
-    static var roles: PluginRoles { get }
+    /// The type of its instances. What it adopts is what they are: an `IdentityProvider` is listed in
+    /// an app's `policy.identityProviders`, an `Authenticator` in `policy.authenticators`, and a type
+    /// adopting both in either.
+    associatedtype Instance: GatehousePlugin
     /// Makes an instance; may throw a `ConfigIssue` whose path is relative to the instance's `config:`.
-    static func make(id: String, config: Config, environment: PluginEnvironment) throws -> any GatehousePlugin
+    static func make(id: String, config: Config, environment: PluginEnvironment) throws -> Instance
     /// The challenge types the plugin's instances ask, declared once (fields, and how a page shows them).
     static var challenges: [ChallengeDescription] { get }
     /// The per-app settings of its instances (`policy.plugins.<instance>`); `NoSettings` by default.
