@@ -11,7 +11,9 @@ Figures, each measured from the sources (nothing is hard-coded):
 - the longest function in the flow engine (Sources/GatehouseCore/Flow);
 - compare-and-swap retry loops written in plugins (a `for _ in 0..<N` around an `expectedVersion`);
 - dynamic casts to a kit type outside the one registration file (PluginRegistry.swift);
-- kit files that name the broker's policy (adding a broker-only policy key touches them).
+- kit files that name the broker's policy (adding a broker-only policy key touches them);
+- and, checked with --check: plugins name no kit type marked `package`: those are the broker's view
+  of a declaration (every module of this repository sees them; a plugin built elsewhere does not).
 """
 import pathlib
 import re
@@ -149,6 +151,17 @@ def dynamic_casts(types):
     return casts
 
 
+def package_only_uses(plugin_sources):
+    """Kit types marked `package` (the broker's view of a declaration) that a plugin names."""
+    declaration = re.compile(r"^package\s+(?:final\s+)?(?:struct|enum|protocol|class|actor|typealias)\s+([A-Z][A-Za-z0-9_]*)", re.M)
+    package = {name for path in swift_files(KIT) for name in declaration.findall(path.read_text())}
+    uses = []
+    for path in plugin_sources:
+        for number, line in enumerate(without_comments(path.read_text()).split("\n")):
+            uses += [f"{path.relative_to(ROOT)}:{number + 1}: {name}" for name in sorted(package) if re.search(r"\b" + name + r"\b", line)]
+    return uses
+
+
 def main():
     types = kit_types()
     plugins = plugin_folders()
@@ -163,6 +176,7 @@ def main():
     loops = cas_loops(plugins)
     casts = dynamic_casts(types)
     policy_files = [p for p in swift_files(KIT) if re.search(r"\bPolicy\b", without_comments(p.read_text()))]
+    package_uses = package_only_uses(plugin_sources)
 
     rows = [
         ("public types in the kit", len(types), "<= 70"),
@@ -174,6 +188,7 @@ def main():
         ("hand-written CAS retry loops in plugins", len(loops), "0"),
         ("dynamic casts to kit types outside PluginRegistry.swift", len(casts), "0"),
         ("kit files naming the broker's Policy", len(policy_files), "0"),
+        ("plugin uses of the kit's package-only types", len(package_uses), "0"),
     ]
     width = max(len(r[0]) for r in rows)
     print(f"{'figure':<{width}}  {'now':>10}  goal")
@@ -186,8 +201,12 @@ def main():
         print("CAS loops:", *loops, sep="\n  ")
         print("casts:", *casts, sep="\n  ")
         print("kit files naming Policy:", *[str(p.relative_to(ROOT)) for p in policy_files], sep="\n  ")
+        print("package-only uses:", *package_uses, sep="\n  ")
     if "--check" in sys.argv and unused:
         print("\nkit types no plugin uses (move them into the broker, or give them a plugin user):", ", ".join(unused), file=sys.stderr)
+        return 1
+    if "--check" in sys.argv and package_uses:
+        print("\nplugins naming the kit's package-only types (the broker's; use the public API):", *package_uses, sep="\n  ", file=sys.stderr)
         return 1
     return 0
 

@@ -14,11 +14,11 @@ extension ActivationProvider {
             .forApps(
                 .post, "v1/activations", summary: "Issues an activation (the app's back end; plugins.<instance>.issueByApp must allow it).",
                 inputs: [
-                    ChallengeInput(name: "account", label: "Account", maxLength: 256, required: false),
-                    ChallengeInput(name: "email", label: "Email address", maxLength: 256, required: false),
-                    ChallengeInput(name: "pin", label: "Activation PIN", kind: .secret, maxLength: 256, required: false),
-                    ChallengeInput(name: "alias", label: "Device name", maxLength: 256, required: false),
-                    ChallengeInput(name: "send", label: "Email the activation data (true or false)", kind: .json, maxLength: 8, required: false),
+                    .text("account", label: "Account", maxLength: 256, required: false),
+                    .text("email", label: "Email address", maxLength: 256, required: false),
+                    .secret("pin", label: "Activation PIN", maxLength: 256, required: false),
+                    .text("alias", label: "Device name", maxLength: 256, required: false),
+                    .json("send", label: "Email the activation data (true or false)", maxLength: 8, required: false),
                 ],
                 root: true
             ) { call, app in
@@ -29,7 +29,7 @@ extension ActivationProvider {
             },
             .forAnyone(
                 .post, "v1/invitations/:token/accept", summary: "Accepts an invitation with the activation PIN the person chooses.",
-                inputs: [ChallengeInput(name: "pin", label: "Activation PIN", kind: .secret, maxLength: 64)]
+                inputs: [.secret("pin", label: "Activation PIN", maxLength: 64)]
             ) { call in
                 guard let pin = call.fields.values["pin"]?.stringValue else {
                     throw BrokerError(.invalidRequest, .badRequest, "Choose an activation PIN ('pin') to accept the invitation.")
@@ -45,8 +45,8 @@ extension ActivationProvider {
             .forAnyone(
                 .post, "invitations/:token", summary: "Accepts or declines an invitation from its page.",
                 inputs: [
-                    ChallengeInput(name: "answer", label: "Answer", maxLength: 16, required: false),
-                    ChallengeInput(name: "pin", label: "Activation PIN", kind: .secret, maxLength: 64, required: false),
+                    .text("answer", label: "Answer", maxLength: 16, required: false),
+                    .secret("pin", label: "Activation PIN", maxLength: 64, required: false),
                 ],
                 format: .page
             ) { call in
@@ -54,7 +54,7 @@ extension ActivationProvider {
             },
             .forAnyone(
                 .get, "activate", summary: "The broker's default activation link, opened in a browser instead of the app.",
-                inputs: [ChallengeInput(name: "activation", label: "Activation data", maxLength: 512, required: false)], format: .page
+                inputs: [.text("activation", label: "Activation data", maxLength: 512, required: false)], format: .page
             ) { call in
                 let payload = call.fields.values["activation"]?.stringValue ?? ""
                 return PluginEndpointAnswer(page: PluginPage(title: "Activate your device", template: "activate", values: ["payload": .string(payload)]))

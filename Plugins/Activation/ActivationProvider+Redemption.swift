@@ -253,19 +253,14 @@ extension ActivationProvider {
         type: "activation_choice",
         summary:
             "The activation was redeemed; choose how to go on: `override` or `new_activation` (re_activation), `re_enrol` or `stop` (already_activated), `merge` or `replace` (merge). `new_activation` takes a new activation `pin`, an `alias` and optionally a backup `email`.",
-        title: "Activate this device", prompt: "This account is set up elsewhere already ({outcome}). Choose how to go on.",
-        inputs: [
-            ChallengeInput(name: "choice", label: "Choice", maxLength: 32),
-            ChallengeInput(name: "pin", label: "New activation PIN", kind: .secret, autocomplete: "new-password", inputmode: "numeric", maxLength: 64, required: false),
-            ChallengeInput(name: "alias", label: "Name of the new device", maxLength: 64, required: false),
-            ChallengeInput(name: "email", label: "Backup email address for the new activation", kind: .email, maxLength: 254, required: false),
-        ],
-        details: [
-            ChallengeDetail("activation", .object, "`outcome` (`re_activation`, `already_activated`, `merge`)."),
-            ChallengeDetail("outcome", .string, "The outcome again, as a plain field."),
-            ChallengeDetail("choices", .array, "The choices this outcome allows."),
-            ChallengeDetail("installations", .array, "re_activation: the installations an override would retire (`device`, `alias`, `platform`, `lastUsedAt`)."),
-        ],
-        choice: true
-    )
+        title: "Activate this device", prompt: "This account is set up elsewhere already ({outcome}). Choose how to go on.", choice: true,
+        elements: [
+            .text("choice", label: "Choice", maxLength: 32),
+            .secret("pin", label: "New activation PIN", autocomplete: "new-password", inputmode: "numeric", maxLength: 64, required: false),
+            .text("alias", label: "Name of the new device", maxLength: 64, required: false),
+            .email("email", label: "Backup email address for the new activation", maxLength: 254, required: false),
+            .detail("activation", .object, "`outcome` (`re_activation`, `already_activated`, `merge`)."),
+            .detail("outcome", .string, "The outcome again, as a plain field."), .detail("choices", .array, "The choices this outcome allows."),
+            .detail("installations", .array, "re_activation: the installations an override would retire (`device`, `alias`, `platform`, `lastUsedAt`)."),
+        ])
 }

@@ -375,17 +375,12 @@ public struct ActivationProvider: IdentityProvider {
         type: "activation",
         summary:
             "Redeem activation data: the `activation` payload (or the deep link carrying it), the activation `pin`, and the installation's facts (as for `register_key`).",
-        title: "Activate this device", prompt: "Enter the activation data and the activation PIN you were given.",
-        inputs: [
-            ChallengeInput(name: "activation", label: "Activation data", maxLength: 512),
-            ChallengeInput(name: "pin", label: "Activation PIN", kind: .secret, inputmode: "numeric", maxLength: 64),
-        ] + DeviceFacts.challengeInputs,
-        details: [
-            ChallengeDetail("pinMinLength", .integer, "The shortest activation PIN the app's policy allows."),
-            ChallengeDetail("pinMaxLength", .integer, "The longest activation PIN the app's policy allows."),
-        ],
-        submitLabel: "Activate"
-    )
+        title: "Activate this device", prompt: "Enter the activation data and the activation PIN you were given.", submitLabel: "Activate",
+        elements: [.text("activation", label: "Activation data", maxLength: 512), .secret("pin", label: "Activation PIN", inputmode: "numeric", maxLength: 64)]
+            + DeviceFacts.challengeInputs + [
+                .detail("pinMinLength", .integer, "The shortest activation PIN the app's policy allows."),
+                .detail("pinMaxLength", .integer, "The longest activation PIN the app's policy allows."),
+            ])
 }
 
 // The optional capabilities it implements (each found once, when the registry builds it).

@@ -75,12 +75,11 @@ public struct CustomAPIProvider: IdentityProvider {
     /// Relays the app's own registration data; `customData` may be any JSON value.
     static let challenge = ChallengeDescription(
         type: "custom", summary: "Custom registration data for the app's own API.",
-        inputs: [ChallengeInput(name: "customData", label: "Registration data (JSON)", kind: .json, maxLength: CustomAPIPlugin.Config.customDataLimit)],
-        details: [
-            ChallengeDetail("provider", .string, "The provider instance."), ChallengeDetail("step", .string, "`register`, or `finish` after `init`."),
-            ChallengeDetail("data", .any, "What the app's API answered for the client."), ChallengeDetail("error", .object, "A retryable refusal: `code`, `message`."),
-        ]
-    )
+        elements: [
+            .json("customData", label: "Registration data (JSON)", maxLength: CustomAPIPlugin.Config.customDataLimit),
+            .detail("provider", .string, "The provider instance."), .detail("step", .string, "`register`, or `finish` after `init`."),
+            .detail("data", .any, "What the app's API answered for the client."), .detail("error", .object, "A retryable refusal: `code`, `message`."),
+        ])
 
     /// The JSON the app's API receives for one step.
     private func body(step: String, customData: JSONValue, apiState: JSONValue, context: FlowContext) -> [String: JSONValue] {

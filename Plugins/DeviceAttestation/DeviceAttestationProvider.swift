@@ -274,24 +274,16 @@ public struct DeviceAttestationProvider: Authenticator, DeviceAttesting {
         type: "attestation",
         summary:
             "Prove the request comes from a genuine app on a genuine device: answer with `format` and that format's evidence (`attestationObject`, `certificateChain`, `integrityToken`, `deviceToken` or `token`), bound to `challenge`.",
-        title: "Verify this device",
-        inputs: [
-            ChallengeInput(name: "format", label: "Format", maxLength: 64),
-            ChallengeInput(name: "attestationObject", label: "App Attest attestation object (base64)", maxLength: 16_384),
-            ChallengeInput(name: "keyID", label: "App Attest key id", maxLength: 128),
-            ChallengeInput(name: "certificateChain", label: "Android key attestation chain", kind: .json, maxLength: 32_768),
-            ChallengeInput(name: "integrityToken", label: "Play Integrity token", maxLength: 16_384),
-            ChallengeInput(name: "deviceToken", label: "DeviceCheck token", maxLength: 8192),
-            ChallengeInput(name: "token", label: "Test registration token", maxLength: 4096),
-        ],
-        details: [
-            ChallengeDetail("challenge", .string, "What the evidence binds: App Attest's clientData, Android's attestation challenge, the test token's nonce."),
-            ChallengeDetail("challengeExpiresAt", .string, "When the challenge stops working (RFC 3339)."),
-            ChallengeDetail("formats", .array, "The formats this app accepts."),
-            ChallengeDetail("requestHash", .string, "The Play Integrity requestHash (or classic nonce) to ask for."),
-        ],
-        submitLabel: "Verify"
-    )
+        title: "Verify this device", submitLabel: "Verify",
+        elements: [
+            .text("format", label: "Format", maxLength: 64), .text("attestationObject", label: "App Attest attestation object (base64)", maxLength: 16_384),
+            .text("keyID", label: "App Attest key id", maxLength: 128), .json("certificateChain", label: "Android key attestation chain", maxLength: 32_768),
+            .text("integrityToken", label: "Play Integrity token", maxLength: 16_384), .text("deviceToken", label: "DeviceCheck token", maxLength: 8192),
+            .text("token", label: "Test registration token", maxLength: 4096),
+            .detail("challenge", .string, "What the evidence binds: App Attest's clientData, Android's attestation challenge, the test token's nonce."),
+            .detail("challengeExpiresAt", .string, "When the challenge stops working (RFC 3339)."), .detail("formats", .array, "The formats this app accepts."),
+            .detail("requestHash", .string, "The Play Integrity requestHash (or classic nonce) to ask for."),
+        ])
 }
 
 /// The trust anchors, parsed once.

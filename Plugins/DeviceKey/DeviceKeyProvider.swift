@@ -305,40 +305,28 @@ public struct DeviceKeyProvider: IdentityProvider {
         type: "register_key",
         summary:
             "Register a new sign-in key: the public key (JWK), a proof of possession (a compact JWS with claims `nonce` and `aud` = the issuer, signed by the key), and the device's facts.",
-        title: "Register this device",
-        inputs: [
-            ChallengeInput(name: "publicKey", label: "Public key (JWK)", kind: .json, maxLength: 2048),
-            ChallengeInput(name: "proof", label: "Proof of possession", maxLength: 4096),
-        ] + DeviceFacts.challengeInputs + [ChallengeInput(name: "attestation", label: "Device attestation", kind: .json, maxLength: 49_152)],
-        details: [
-            ChallengeDetail("nonce", .string, "The single-use nonce the proof signs."),
-            ChallengeDetail("nonceExpiresAt", .string, "When the nonce stops working (RFC 3339)."),
-            ChallengeDetail("audience", .string, "The `aud` the proof carries: the broker's issuer."),
-            ChallengeDetail("algorithms", .array, "The JWS algorithms keys may use (`ES256`, `EdDSA`)."),
-            ChallengeDetail("attestation", .string, "`optional` or `required` when the app asks for a device attestation (absent: it does not)."),
-            ChallengeDetail("attestationFormats", .array, "The attestation formats the app accepts (`apple-app-attest`, `play-integrity`, ...)."),
-        ],
-        submitLabel: "Register"
-    )
+        title: "Register this device", submitLabel: "Register",
+        elements: [.json("publicKey", label: "Public key (JWK)", maxLength: 2048), .text("proof", label: "Proof of possession", maxLength: 4096)]
+            + DeviceFacts.challengeInputs + [
+                .json("attestation", label: "Device attestation", maxLength: 49_152), .detail("nonce", .string, "The single-use nonce the proof signs."),
+                .detail("nonceExpiresAt", .string, "When the nonce stops working (RFC 3339)."),
+                .detail("audience", .string, "The `aud` the proof carries: the broker's issuer."),
+                .detail("algorithms", .array, "The JWS algorithms keys may use (`ES256`, `EdDSA`)."),
+                .detail("attestation", .string, "`optional` or `required` when the app asks for a device attestation (absent: it does not)."),
+                .detail("attestationFormats", .array, "The attestation formats the app accepts (`apple-app-attest`, `play-integrity`, ...)."),
+            ])
 
     static let assertionChallenge = ChallengeDescription(
         type: "assertion",
         summary:
             "Sign in with a registered device key: a compact JWS with claims `iss` = the key id, `aud` = the issuer, `nonce`, `iat`, `jti` (and optionally a growing `counter`).",
-        title: "Sign in with this device",
-        inputs: [
-            ChallengeInput(name: "assertion", label: "Assertion", maxLength: 4096),
-            ChallengeInput(name: "keyID", label: "App Attest key id", maxLength: 128),
-            ChallengeInput(name: "appAttestAssertion", label: "App Attest assertion (base64)", maxLength: 8192),
-        ],
-        details: [
-            ChallengeDetail("nonce", .string, "The single-use nonce the assertion carries."),
-            ChallengeDetail("nonceExpiresAt", .string, "When the nonce stops working (RFC 3339)."),
-            ChallengeDetail("audience", .string, "The `aud` the assertion carries: the broker's issuer."),
-            ChallengeDetail("algorithms", .array, "The JWS algorithms accepted."),
-        ],
-        submitLabel: "Sign in"
-    )
+        title: "Sign in with this device", submitLabel: "Sign in",
+        elements: [
+            .text("assertion", label: "Assertion", maxLength: 4096), .text("keyID", label: "App Attest key id", maxLength: 128),
+            .text("appAttestAssertion", label: "App Attest assertion (base64)", maxLength: 8192),
+            .detail("nonce", .string, "The single-use nonce the assertion carries."), .detail("nonceExpiresAt", .string, "When the nonce stops working (RFC 3339)."),
+            .detail("audience", .string, "The `aud` the assertion carries: the broker's issuer."), .detail("algorithms", .array, "The JWS algorithms accepted."),
+        ])
 }
 
 // The optional capabilities it implements (each found once, when the registry builds it).

@@ -98,21 +98,19 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
     /// Asks for the address to send a code to.
     static let addressChallenge = ChallengeDescription(
         type: "email_address", summary: "The email address to send a one-time code to.", prompt: "We will email you a code to sign in with.",
-        inputs: [ChallengeInput(name: "email", label: "Email address", kind: .email, maxLength: 320)],
-        details: [ChallengeDetail("enrol", .boolean, "True when the address becomes the account's address for codes (enrolment).")]
-    )
+        elements: [
+            .email("email", label: "Email address", maxLength: 320),
+            .detail("enrol", .boolean, "True when the address becomes the account's address for codes (enrolment)."),
+        ])
 
     /// Asks for the code that was sent; `resend` asks for a new one.
     static let codeChallenge = ChallengeDescription(
         type: "email_code", summary: "The one-time code sent by email.", prompt: "Enter the code we sent to {sentTo}.",
-        inputs: [ChallengeInput(name: "code", label: "Code", kind: .code, maxLength: 32)],
-        actions: [ChallengeAction(name: "resend", label: "Send a new code")],
-        details: [
-            ChallengeDetail("sentTo", .string, "Where the code went, masked."), ChallengeDetail("codeLength", .integer, "Digits in the code."),
-            ChallengeDetail("codeExpiresAt", .string, "When the code stops working (RFC 3339)."),
-            ChallengeDetail("resendAfter", .string, "When a new code may be asked for (RFC 3339)."),
-        ]
-    )
+        elements: [
+            .code("code", label: "Code", maxLength: 32), .action("resend", label: "Send a new code"), .detail("sentTo", .string, "Where the code went, masked."),
+            .detail("codeLength", .integer, "Digits in the code."), .detail("codeExpiresAt", .string, "When the code stops working (RFC 3339)."),
+            .detail("resendAfter", .string, "When a new code may be asked for (RFC 3339)."),
+        ])
 
     /// A flow's code is bound to that flow.
     static func binding(_ context: FlowContext) -> String { "flow:\(context.flowID)" }

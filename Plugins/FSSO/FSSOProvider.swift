@@ -25,9 +25,10 @@ public struct FSSOProvider: IdentityProvider {
     /// Asks for the app-signed JWT.
     static let challenge = ChallengeDescription(
         type: "jwt", summary: "A JWT the app's back end signed for the person (RS256).",
-        inputs: [ChallengeInput(name: "assertion", label: "Assertion", maxLength: 65_536)],
-        details: [ChallengeDetail("provider", .string, "The provider instance."), ChallengeDetail("audience", .string, "The `aud` the JWT must carry.")]
-    )
+        elements: [
+            .text("assertion", label: "Assertion", maxLength: 65_536), .detail("provider", .string, "The provider instance."),
+            .detail("audience", .string, "The `aud` the JWT must carry."),
+        ])
 
     public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         do {

@@ -62,18 +62,12 @@ public struct OIDCProvider: IdentityProvider {
         type: "redirect",
         summary: "Sign in at an upstream OpenID provider: open `url` in a browser; the broker's callback then sends the browser to the app's returnURI with `flow`.",
         prompt: "Continue at the sign-in page.",
-        inputs: [
-            ChallengeInput(name: "code", label: "Code", kind: .hidden, maxLength: 4096),
-            ChallengeInput(name: "error", label: "Error", kind: .hidden, maxLength: 256),
-            ChallengeInput(name: "error_description", label: "Error description", kind: .hidden, maxLength: 2048),
-            ChallengeInput(name: "iss", label: "Issuer", kind: .hidden, maxLength: 2048),
-        ],
-        details: [
-            ChallengeDetail("url", .string, "The upstream authorization URL to open in a browser."),
-            ChallengeDetail("provider", .string, "The provider instance id."),
-        ],
-        callback: ChallengeCallback(urlField: "url", answerFields: ["code", "error"])
-    )
+        elements: [
+            .hidden("code", label: "Code", maxLength: 4096), .hidden("error", label: "Error", maxLength: 256),
+            .hidden("error_description", label: "Error description", maxLength: 2048), .hidden("iss", label: "Issuer", maxLength: 2048),
+            .detail("url", .string, "The upstream authorization URL to open in a browser."), .detail("provider", .string, "The provider instance id."),
+            .callback(urlField: "url", answerFields: ["code", "error"]),
+        ])
 
     // MARK: - Sign-in
 

@@ -92,8 +92,8 @@ public struct PINProvider: Authenticator {
             AccountOperation(
                 name: "change", summary: "Changes the PIN: the current one, and a new one that follows the app's PIN policy.",
                 inputs: [
-                    ChallengeInput(name: "currentPin", label: "Current PIN", kind: .secret, maxLength: 64),
-                    ChallengeInput(name: "newPin", label: "New PIN", kind: .secret, maxLength: 64),
+                    .secret("currentPin", label: "Current PIN", maxLength: 64),
+                    .secret("newPin", label: "New PIN", maxLength: 64),
                 ],
                 run: { fields, context in try await changePIN(fields, context) }
             )
@@ -118,24 +118,20 @@ public struct PINProvider: Authenticator {
 
     static let createChallenge = ChallengeDescription(
         type: "create_pin", summary: "Choose a PIN that follows the app's PIN policy; a PIN that breaks a rule is refused with that rule's code and may be chosen again.",
-        title: "Choose a PIN", prompt: "Choose a PIN of {minLength} to {maxLength} digits.",
-        inputs: [ChallengeInput(name: "pin", label: "New PIN", kind: .secret, autocomplete: "new-password", inputmode: "numeric", maxLength: 64)],
-        details: [
-            ChallengeDetail("minLength", .integer, "The shortest PIN allowed."), ChallengeDetail("maxLength", .integer, "The longest PIN allowed."),
-            ChallengeDetail("digitsOnly", .boolean, "Whether the PIN may contain digits only."),
-            ChallengeDetail("reset", .boolean, "True when the PIN replaces a forgotten one."),
-        ],
-        submitLabel: "Set PIN"
-    )
+        title: "Choose a PIN", prompt: "Choose a PIN of {minLength} to {maxLength} digits.", submitLabel: "Set PIN",
+        elements: [
+            .secret("pin", label: "New PIN", autocomplete: "new-password", inputmode: "numeric", maxLength: 64),
+            .detail("minLength", .integer, "The shortest PIN allowed."), .detail("maxLength", .integer, "The longest PIN allowed."),
+            .detail("digitsOnly", .boolean, "Whether the PIN may contain digits only."), .detail("reset", .boolean, "True when the PIN replaces a forgotten one."),
+        ])
 
     static let pinChallenge = ChallengeDescription(
-        type: "pin", summary: "Enter the account's PIN; `forgot` starts a reset through another authenticator when the app offers one.",
-        title: "Enter your PIN",
-        inputs: [ChallengeInput(name: "pin", label: "PIN", kind: .secret, autocomplete: "current-password", inputmode: "numeric", maxLength: 64)],
-        actions: [ChallengeAction(name: "forgot", label: "Forgot your PIN?")],
-        details: [ChallengeDetail("resetAvailable", .boolean, "Whether `forgot` can reset the PIN for this app.")],
-        submitLabel: "Continue"
-    )
+        type: "pin", summary: "Enter the account's PIN; `forgot` starts a reset through another authenticator when the app offers one.", title: "Enter your PIN",
+        submitLabel: "Continue",
+        elements: [
+            .secret("pin", label: "PIN", inputmode: "numeric", maxLength: 64), .action("forgot", label: "Forgot your PIN?"),
+            .detail("resetAvailable", .boolean, "Whether `forgot` can reset the PIN for this app."),
+        ])
 }
 
 // The optional capabilities it implements (each found once, when the registry builds it).

@@ -78,7 +78,7 @@ public struct TOTPProvider: Authenticator {
             String(base32.dropFirst(offset).prefix(4))
         }.joined(separator: " ")
         let fields: [String: JSONValue] = [
-            "otpauthURI": .string(uri), "qrCode": .string(ChallengeImage.svgDataURL(qr.svg())), "secret": .string(grouped),
+            "otpauthURI": .string(uri), "qrCode": .string(ChallengeElement.svgDataURL(qr.svg())), "secret": .string(grouped),
             "issuer": .string(issuer), "account": .string(account.username), "algorithm": .string(algorithm.rawValue),
             "digits": .number(Double(config.digits)), "period": .number(Double(config.period)),
         ]

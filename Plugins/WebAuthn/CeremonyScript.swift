@@ -112,5 +112,5 @@ enum CeremonyScript {
         })();
         """#
 
-    static let script = ChallengeScript(source: source, data: ["publicKey", "mediation"])
+    static let script = ChallengeElement.script(source: source, data: ["publicKey", "mediation"])
 }

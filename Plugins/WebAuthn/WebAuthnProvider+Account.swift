@@ -13,12 +13,12 @@ extension WebAuthnProvider {
             ),
             AccountOperation(
                 name: "rename", summary: "Renames one of the account's credentials.",
-                inputs: [ChallengeInput(name: "credential", label: "Credential id", maxLength: 1400), ChallengeInput(name: "name", label: "Name", maxLength: 64)],
+                inputs: [.text("credential", label: "Credential id", maxLength: 1400), .text("name", label: "Name", maxLength: 64)],
                 run: { fields, context in try await rename(fields, context) }
             ),
             AccountOperation(
                 name: "remove", summary: "Removes one of the account's credentials. Needs a sign-in through this instance within `freshSignIn`.",
-                inputs: [ChallengeInput(name: "credential", label: "Credential id", maxLength: 1400)],
+                inputs: [.text("credential", label: "Credential id", maxLength: 1400)],
                 run: { fields, context in try await remove(fields, context) }
             ),
         ]

@@ -57,41 +57,36 @@ extension WebAuthnProvider {
     }
 
     static let usernameChallenge = ChallengeDescription(
-        type: "webauthn_username", summary: "The name a new passkey's account is made with (the authenticator shows it).",
-        title: "Create a passkey", prompt: "Choose the name your passkey is saved under.",
-        inputs: [ChallengeInput(name: "username", label: "Username", autocomplete: "username", maxLength: 64)],
-        submitLabel: "Continue"
-    )
+        type: "webauthn_username", summary: "The name a new passkey's account is made with (the authenticator shows it).", title: "Create a passkey",
+        prompt: "Choose the name your passkey is saved under.", submitLabel: "Continue",
+        elements: [.text("username", label: "Username", autocomplete: "username", maxLength: 64)])
 
     static let createChallenge = ChallengeDescription(
         type: "webauthn_create",
         summary:
             "Create a credential: pass `publicKey` to `navigator.credentials.create({publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(publicKey)})` (or the platform's passkey API) and answer `{\"credential\": credential.toJSON()}`.",
-        title: "Create a passkey", prompt: "Your browser or phone asks you to create a passkey.",
-        inputs: [ChallengeInput(name: "credential", label: "Credential", kind: .json, maxLength: 65_536)],
-        details: [
-            ChallengeDetail(
+        title: "Create a passkey", prompt: "Your browser or phone asks you to create a passkey.", submitLabel: "Create a passkey",
+        elements: [
+            .json("credential", label: "Credential", maxLength: 65_536),
+            .detail(
                 "publicKey", .object,
                 "PublicKeyCredentialCreationOptionsJSON (W3C Web Authentication Level 3 §5.4): rp, user, challenge, pubKeyCredParams, timeout, excludeCredentials, authenticatorSelection, attestation, extensions."
-            )
-        ],
-        submitLabel: "Create a passkey", script: CeremonyScript.script
-    )
+            ), CeremonyScript.script,
+        ])
 
     static let getChallenge = ChallengeDescription(
         type: "webauthn_get",
         summary:
             "Sign in with a credential: pass `publicKey` to `navigator.credentials.get({publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(publicKey)})` (with `mediation`, or the platform's passkey API) and answer `{\"credential\": credential.toJSON()}`.",
-        title: "Sign in with a passkey", prompt: "Your browser or phone asks for your passkey.",
-        inputs: [ChallengeInput(name: "credential", label: "Credential", kind: .json, maxLength: 16_384)],
-        details: [
-            ChallengeDetail(
+        title: "Sign in with a passkey", prompt: "Your browser or phone asks for your passkey.", submitLabel: "Sign in with a passkey",
+        elements: [
+            .json("credential", label: "Credential", maxLength: 16_384),
+            .detail(
                 "publicKey", .object,
                 "PublicKeyCredentialRequestOptionsJSON (§5.5): challenge, rpId, timeout, allowCredentials (empty for a passkey sign-in), userVerification."),
-            ChallengeDetail(
+            .detail(
                 "mediation", .string,
                 "`conditional` for a passkey sign-in (the browser may offer passkeys in the username field's autofill), `required` for a second factor."),
-        ],
-        submitLabel: "Sign in with a passkey", script: CeremonyScript.script
-    )
+            CeremonyScript.script,
+        ])
 }

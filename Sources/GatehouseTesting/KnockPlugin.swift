@@ -18,6 +18,6 @@ public struct KnockAuthenticator: Authenticator {
 public enum KnockPlugin: PluginFactory {
     public struct Config: Decodable, Sendable {}
     public static let typeName = "knock"
-    public static let challenges = [ChallengeDescription(type: "knock", summary: "A word.", inputs: [ChallengeInput(name: "word", label: "Word")])]
+    public static let challenges = [ChallengeDescription(type: "knock", summary: "A word.", elements: [.text("word", label: "Word")])]
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> KnockAuthenticator { KnockAuthenticator(id: id) }
 }

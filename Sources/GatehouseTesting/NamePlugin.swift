@@ -18,6 +18,6 @@ public struct NameProvider: IdentityProvider {
 public enum NamePlugin: PluginFactory {
     public struct Config: Decodable, Sendable {}
     public static let typeName = "name"
-    public static let challenges = [ChallengeDescription(type: "name", summary: "A name.", inputs: [ChallengeInput(name: "name", label: "Name")])]
+    public static let challenges = [ChallengeDescription(type: "name", summary: "A name.", elements: [.text("name", label: "Name")])]
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> NameProvider { NameProvider(id: id) }
 }

@@ -5,7 +5,7 @@ public enum HelloPlugin: PluginFactory {
     public struct Config: Decodable, Sendable {}
     public static let typeName = "guide-hello"
     public static let challenges = [
-        ChallengeDescription(type: "guide_hello", summary: "Say who you are.", inputs: [ChallengeInput(name: "name", label: "Your name", maxLength: 64)])
+        ChallengeDescription(type: "guide_hello", summary: "Say who you are.", elements: [.text("name", label: "Your name", maxLength: 64)])
     ]
 
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> some IdentityProvider {

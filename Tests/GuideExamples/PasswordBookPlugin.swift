@@ -12,11 +12,7 @@ public enum PasswordBookPlugin: PluginFactory {
     public static let challenges = [
         ChallengeDescription(
             type: "guide_password", summary: "A username and a password.",
-            inputs: [
-                ChallengeInput(name: "username", label: "Username", autocomplete: "username", maxLength: 64),
-                ChallengeInput(name: "password", label: "Password", kind: .secret, autocomplete: "current-password", maxLength: 256),
-            ]
-        )
+            elements: [.text("username", label: "Username", autocomplete: "username", maxLength: 64), .secret("password", label: "Password", maxLength: 256)])
     ]
 
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> some IdentityProvider {

@@ -11,11 +11,8 @@ public enum SecretWordPlugin: PluginFactory {
     public typealias Settings = SecretWordSettings
     public static let typeName = "guide-word"
     public static let challenges = [
-        ChallengeDescription(
-            type: "guide_word_choose", summary: "Choose a secret word.", inputs: [ChallengeInput(name: "word", label: "New secret word", kind: .secret, maxLength: 64)]
-        ),
-        ChallengeDescription(
-            type: "guide_word", summary: "Your secret word.", inputs: [ChallengeInput(name: "word", label: "Secret word", kind: .secret, maxLength: 64)]),
+        ChallengeDescription(type: "guide_word_choose", summary: "Choose a secret word.", elements: [.secret("word", label: "New secret word", maxLength: 64)]),
+        ChallengeDescription(type: "guide_word", summary: "Your secret word.", elements: [.secret("word", label: "Secret word", maxLength: 64)]),
     ]
 
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> some Authenticator {
@@ -74,7 +71,7 @@ struct SecretWord: Authenticator, AccountOperationOffering, Forgetting {
         [
             AccountOperation(
                 name: "change", summary: "Chooses a new secret word; needs a sign-in with the word within five minutes.",
-                inputs: [ChallengeInput(name: "word", label: "New secret word", kind: .secret, maxLength: 64)]
+                inputs: [.secret("word", label: "New secret word", maxLength: 64)]
             ) { fields, context in
                 try context.requireSignIn(within: .minutes(5), now: environment.clock.now, passing: id)
                 let word = try fields.string("word")

@@ -82,23 +82,15 @@ public struct RiddleProvider: IdentityProvider {
     let storage: PluginStorage
 
     static let challenge = ChallengeDescription(
-        type: "riddle", summary: "A riddle to answer.", title: "Answer the riddle", prompt: "Riddle: {question}",
-        inputs: [
-            ChallengeInput(name: "name", label: "Your name", autocomplete: "nickname", maxLength: 32),
-            ChallengeInput(name: "answer", label: "The answer", kind: .secret, autocomplete: "off", maxLength: 64),
-            ChallengeInput(name: "round", label: "Round", kind: .hidden, maxLength: 8, prefill: "round"),
-        ],
-        actions: [ChallengeAction(name: "hint", label: "Give me a hint"), ChallengeAction(name: "give_up", label: "Give up")],
-        link: ChallengeLink(urlField: "help", label: "Riddle rules"),
-        details: [
-            ChallengeDetail("question", .string, "The riddle."), ChallengeDetail("round", .string, "Which asking this is."),
-            ChallengeDetail("picture", .string, "A picture of a sphinx (an SVG `data:` URL)."), ChallengeDetail("rules", .array, "The rules, one per line."),
-        ],
-        submitLabel: "Answer",
-        image: ChallengeImage(field: "picture", alt: "A sphinx"),
-        facts: [ChallengeFact(field: "round", label: "Round"), ChallengeFact(field: "rules", label: "Rules")],
-        script: ChallengeScript(source: riddleScript, data: ["round", "question"])
-    )
+        type: "riddle", summary: "A riddle to answer.", title: "Answer the riddle", prompt: "Riddle: {question}", submitLabel: "Answer",
+        elements: [
+            .text("name", label: "Your name", autocomplete: "nickname", maxLength: 32), .secret("answer", label: "The answer", autocomplete: "off", maxLength: 64),
+            .hidden("round", label: "Round", maxLength: 8, prefill: "round"), .action("hint", label: "Give me a hint"), .action("give_up", label: "Give up"),
+            .link(urlField: "help", label: "Riddle rules"), .detail("question", .string, "The riddle."), .detail("round", .string, "Which asking this is."),
+            .detail("picture", .string, "A picture of a sphinx (an SVG `data:` URL)."), .detail("rules", .array, "The rules, one per line."),
+            .image(field: "picture", alt: "A sphinx"), .fact(field: "round", label: "Round"), .fact(field: "rules", label: "Rules"),
+            .script(source: riddleScript, data: ["round", "question"]),
+        ])
 
     /// The riddle page's script: it reads the round from the challenge data and says so under the
     /// heading, to prove that a plugin's page script runs under the page's policy.
@@ -142,7 +134,7 @@ public struct RiddleProvider: IdentityProvider {
     }
 
     /// A small SVG drawn by the plugin, to prove that a challenge page shows a plugin's picture.
-    static let picture = ChallengeImage.svgDataURL(
+    static let picture = ChallengeElement.svgDataURL(
         #"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><circle cx="5" cy="5" r="4" fill="orange"/></svg>"#
     )
 
@@ -178,7 +170,7 @@ public struct RiddleProvider: IdentityProvider {
                 return PluginEndpointAnswer(["question": .string(config.question), "hints": .bool(settings.hints), "for": .string(account.username)])
             },
             .forApps(
-                .post, "check", summary: "Whether an answer is right, for the app's back end.", inputs: [ChallengeInput(name: "answer", label: "Answer", maxLength: 64)]
+                .post, "check", summary: "Whether an answer is right, for the app's back end.", inputs: [.text("answer", label: "Answer", maxLength: 64)]
             ) { call, app in
                 let settings = try app.settings(RiddleSettings.self, for: id)
                 let given = try call.fields.string("answer")

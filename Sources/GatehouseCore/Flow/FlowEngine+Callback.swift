@@ -51,7 +51,8 @@ extension FlowEngine {
         let identity: ExternalIdentity
         do {
             guard
-                case .identified(let proven) = try await provider.resume(with: kept, in: FlowContext(flowID: flow.id, app: app.view, request: request, state: flow.pluginState))
+                case .identified(let proven) = try await provider.resume(
+                    with: kept, in: FlowContext(flowID: flow.id, app: app.view, request: request, state: flow.pluginState))
             else {
                 throw BrokerError.internalFailure("A provider answered its callback with something other than an identity.")
             }

@@ -47,4 +47,3 @@ public struct FlowRequest: Sendable {
         self.loginHint = loginHint
     }
 }
-

@@ -27,7 +27,6 @@ public struct FlowState: Sendable, Hashable, Codable {
     }
 }
 
-
 extension FlowState {
     /// What a plugin's step kept (`FlowStep`'s `state`), encoded for the stored flow; empty for none.
     init(keeping value: (any Encodable & Sendable)?) throws {

@@ -50,17 +50,17 @@ extension DeviceFacts {
 
     /// The answer fields of an installation's facts, as `init(answer:)` reads them: declared once for
     /// every challenge that takes them (`register_key`, `activation`).
-    public static let challengeInputs: [ChallengeInput] = [
-        ChallengeInput(name: "installationID", label: "Installation id", maxLength: 128),
-        ChallengeInput(name: "vendorID", label: "Vendor id", maxLength: 128),
-        ChallengeInput(name: "platform", label: "Platform", maxLength: 16),
-        ChallengeInput(name: "model", label: "Model", maxLength: 128),
-        ChallengeInput(name: "osVersion", label: "OS version", maxLength: 128),
-        ChallengeInput(name: "appVersion", label: "App version", maxLength: 128),
-        ChallengeInput(name: "buildType", label: "Build type", maxLength: 16),
-        ChallengeInput(name: "alias", label: "Device name", maxLength: 256),
-        ChallengeInput(name: "pushToken", label: "Push token", maxLength: 4096),
-        ChallengeInput(name: "biometric", label: "Biometric factor enrolled", kind: .json, maxLength: 8),
+    public static let challengeInputs: [ChallengeElement] = [
+        .text("installationID", label: "Installation id", maxLength: 128),
+        .text("vendorID", label: "Vendor id", maxLength: 128),
+        .text("platform", label: "Platform", maxLength: 16),
+        .text("model", label: "Model", maxLength: 128),
+        .text("osVersion", label: "OS version", maxLength: 128),
+        .text("appVersion", label: "App version", maxLength: 128),
+        .text("buildType", label: "Build type", maxLength: 16),
+        .text("alias", label: "Device name", maxLength: 256),
+        .text("pushToken", label: "Push token", maxLength: 4096),
+        .json("biometric", label: "Biometric factor enrolled", maxLength: 8),
     ]
 
     /// The installation facts of a challenge's answer (`installationID`, `platform`, `vendorID`,

@@ -17,31 +17,52 @@ public struct ChallengeDescription: Sendable, Hashable {
     /// (`Enter the code we sent to {sentTo}.`); a challenge may bring its own (`Challenge.prompt`).
     public var prompt: String?
     /// The answer fields, in page order.
-    public var inputs: [ChallengeInput]
+    package var inputs: [ChallengeInput]
     /// Extra buttons: each submits its field with its value instead of the inputs (`resend`).
-    public var actions: [ChallengeAction]
+    package var actions: [ChallengeAction]
     /// A link the person follows to go on elsewhere (an upstream sign-in page).
-    public var link: ChallengeLink?
+    package var link: ChallengeLink?
     /// Facts the challenge carries to the client besides `fields` (for docs/openapi.yaml).
-    public var details: [ChallengeDetail]
+    package var details: [ChallengeDetail]
     /// The main button's label.
     public var submitLabel: String
     /// Set for challenges the person answers elsewhere (an upstream sign-in page): the browser is sent
     /// to the URL, and the answer (the declared `inputs`) comes back at the broker's callback.
-    public var callback: ChallengeCallback?
+    package var callback: ChallengeCallback?
     /// Its answers are choices, not guesses (how to go on with an activation): they are not held back
     /// by the address and account lockouts. Such a challenge checks no secret; a wrong answer it
     /// reports anyway still counts against the flow and is audited.
     public var choice: Bool
     /// A picture the page shows above the form (a QR code); the flow API carries its field as is.
-    public var image: ChallengeImage?
+    package var image: ChallengeImage?
     /// Values the page shows as they are, to copy or keep (a key, recovery codes).
-    public var facts: [ChallengeFact]
+    package var facts: [ChallengeFact]
     /// The script the page runs (a WebAuthn ceremony), served as a static file; nil: none.
-    public var script: ChallengeScript?
+    package var script: ChallengeScript?
 
-    /// A declaration; see each property.
+    /// A declaration: the page's texts, whether its answers are choices, and its parts (answer fields,
+    /// buttons, facts the client is told...) in page order.
     public init(
+        type: String, summary: String, title: String = "Sign in", prompt: String? = nil, submitLabel: String = "Continue", choice: Bool = false,
+        elements: [ChallengeElement]
+    ) {
+        self.init(type: type, summary: summary, title: title, prompt: prompt, submitLabel: submitLabel, choice: choice)
+        for element in elements {
+            switch element.part {
+            case .input(let input): inputs.append(input)
+            case .action(let action): actions.append(action)
+            case .link(let link): self.link = link
+            case .detail(let detail): details.append(detail)
+            case .callback(let callback): self.callback = callback
+            case .image(let image): self.image = image
+            case .fact(let fact): facts.append(fact)
+            case .script(let script): self.script = script
+            }
+        }
+    }
+
+    /// A declaration by parts, for the broker's own challenge types.
+    package init(
         type: String, summary: String, title: String = "Sign in", prompt: String? = nil, inputs: [ChallengeInput] = [], actions: [ChallengeAction] = [],
         link: ChallengeLink? = nil, details: [ChallengeDetail] = [], submitLabel: String = "Continue", callback: ChallengeCallback? = nil,
         choice: Bool = false, image: ChallengeImage? = nil, facts: [ChallengeFact] = [], script: ChallengeScript? = nil
@@ -108,148 +129,6 @@ public struct ChallengeDescription: Sendable, Hashable {
 
     static func refused(_ field: String, _ message: String) -> BrokerError {
         BrokerError(.invalidRequest, .badRequest, "The answer field '\(field)' \(message).", issues: [ConfigIssue(path: "answer.\(field)", message)])
-    }
-}
-
-/// One answer field of a challenge, and how a page asks for it.
-public struct ChallengeInput: Sendable, Hashable {
-    /// What kind of value the field takes, which decides its JSON type and its HTML input.
-    public enum Kind: Sendable, Hashable {
-        /// Free text (`<input type=text>`).
-        case text
-        /// A secret: never shown, never logged (`<input type=password>`).
-        case secret
-        /// An email address (`<input type=email>`).
-        case email
-        /// A one-time code or another number typed digit by digit (`inputmode=numeric`).
-        case code
-        /// Set from the challenge itself, not typed (`<input type=hidden>`); `prefill` names the field.
-        case hidden
-        /// Any JSON value (custom data relayed to an API); every other kind is a JSON string. A page
-        /// shows a text area and reads JSON.
-        case json
-
-        /// The HTML input type.
-        public var htmlType: String {
-            switch self {
-            case .text, .code: "text"
-            case .secret: "password"
-            case .email: "email"
-            case .hidden: "hidden"
-            case .json: "textarea"
-            }
-        }
-    }
-
-    /// The answer field's name.
-    public var name: String
-    /// The label a person sees.
-    public var label: String
-    /// How a page asks for it.
-    public var kind: Kind
-    /// The HTML `autocomplete` hint (`username`, `current-password`, `one-time-code`, `email`, `off`).
-    public var autocomplete: String
-    /// The HTML `inputmode`, when the kind does not imply one.
-    public var inputmode: String?
-    /// The most bytes the value may have (serialized, for JSON values).
-    public var maxLength: Int
-    /// The challenge field whose value fills this input (a username the app suggested).
-    public var prefill: String?
-    /// The HTML element id; `field-<name>` unless a page keeps an older one.
-    public var elementID: String
-    /// Whether a page's form must have it filled in (`required`); a field only some answers carry
-    /// (a code after a changed address) is not.
-    public var required: Bool
-
-    /// An answer field.
-    public init(
-        name: String, label: String, kind: Kind = .text, autocomplete: String? = nil, inputmode: String? = nil, maxLength: Int = 1024,
-        prefill: String? = nil, elementID: String? = nil, required: Bool = true
-    ) {
-        self.required = required
-        self.name = name
-        self.label = label
-        self.kind = kind
-        self.autocomplete = autocomplete ?? (kind == .secret ? "current-password" : kind == .code ? "one-time-code" : kind == .email ? "email" : "off")
-        self.inputmode = inputmode ?? (kind == .code ? "numeric" : nil)
-        self.maxLength = maxLength
-        self.prefill = prefill
-        self.elementID = elementID ?? "field-\(name)"
-    }
-}
-
-/// An extra button of a challenge page: it submits `name=value` (the flow API sends `true`).
-public struct ChallengeAction: Sendable, Hashable {
-    /// The answer field the button sets.
-    public var name: String
-    /// The value it sets.
-    public var value: String
-    /// The button's label.
-    public var label: String
-
-    /// A button that answers with `name` = `value` instead of the form.
-    public init(name: String, value: String = "true", label: String) {
-        self.name = name
-        self.value = value
-        self.label = label
-    }
-}
-
-/// A link-out of a challenge page: the challenge field holding an `https` (or loopback `http`) URL,
-/// and the link's text.
-public struct ChallengeLink: Sendable, Hashable {
-    /// The challenge's string field holding the URL.
-    public var urlField: String
-    /// The link's text.
-    public var label: String
-
-    /// A link-out.
-    public init(urlField: String, label: String) {
-        self.urlField = urlField
-        self.label = label
-    }
-}
-
-/// How a challenge that is answered elsewhere works. The challenge's string field `urlField` holds an
-/// `https` (or loopback `http`) URL: a browser flow is sent there at once, a native app opens it in the
-/// system browser. The page there sends the browser back to the broker's callback
-/// (`PluginEnvironment.callbackURL`) with the flow's id as the `state` query or form parameter and the
-/// answer as the other parameters; the broker keeps only the declared inputs. One callback per
-/// challenge: a second one finds the step done.
-public struct ChallengeCallback: Sendable, Hashable {
-    /// The challenge's string field holding the URL the browser goes to.
-    public var urlField: String
-    /// A callback counts as an answer only with at least one of these inputs (`code`, `error`);
-    /// anything else (a prefetch, a bare `state`) is refused and changes nothing.
-    public var answerFields: [String]
-
-    /// A callback declaration.
-    public init(urlField: String, answerFields: [String]) {
-        self.urlField = urlField
-        self.answerFields = answerFields
-    }
-
-    /// The callback parameter that names the flow.
-    public static let stateParameter = "state"
-}
-
-/// A fact a challenge tells the client (`sentTo`, `codeExpiresAt`...), for docs/openapi.yaml.
-public struct ChallengeDetail: Sendable, Hashable {
-    /// The JSON type of a challenge field.
-    public enum ValueType: String, Sendable, Hashable { case string, integer, boolean, object, array, any }
-
-    /// The field's name.
-    public var name: String
-    /// Its JSON type.
-    public var type: ValueType
-    /// What it holds, for the API reference.
-    public var summary: String
-
-    /// A challenge field.
-    public init(_ name: String, _ type: ValueType, _ summary: String) {
-        self.name = name
-        self.type = type
-        self.summary = summary
     }
 }
 

@@ -4,14 +4,14 @@
 /// (`script-src` naming its URL): no inline script. The page hands it the challenge fields named in
 /// `data` as JSON in `#challenge-data`'s `data-challenge` attribute; the script answers by filling
 /// the form's inputs and submitting it, so the answer goes through the same checks as any other.
-public struct ChallengeScript: Sendable, Hashable {
+package struct ChallengeScript: Sendable, Hashable {
     /// The JavaScript source.
-    public var source: String
+    package var source: String
     /// The challenge fields the script reads.
-    public var data: [String]
+    package var data: [String]
 
     /// A script and the challenge fields it reads.
-    public init(source: String, data: [String]) {
+    package init(source: String, data: [String]) {
         self.source = source
         self.data = data
     }

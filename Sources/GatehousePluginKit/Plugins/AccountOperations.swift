@@ -11,19 +11,19 @@ public struct AccountOperation: Sendable {
     /// What it does, for the API reference.
     public var summary: String
     /// The JSON fields it takes, checked like a challenge's answer before the plugin sees them.
-    public var inputs: [ChallengeInput]
+    package var inputs: [ChallengeInput]
     /// Runs it. Refusals are `BrokerError`s; wrong secrets count like wrong answers in a flow (the
     /// plugin's own lockouts).
     public var run: @Sendable (_ fields: ChallengeResponse, _ context: AccountOperationContext) async throws -> JSONValue
 
     /// An operation.
     public init(
-        name: String, summary: String, inputs: [ChallengeInput],
+        name: String, summary: String, inputs: [ChallengeElement],
         run: @escaping @Sendable (_ fields: ChallengeResponse, _ context: AccountOperationContext) async throws -> JSONValue
     ) {
         self.name = name
         self.summary = summary
-        self.inputs = inputs
+        self.inputs = inputs.answerFields
         self.run = run
     }
 }

@@ -13,7 +13,7 @@ public struct PluginEndpoint: Sendable {
     }
 
     /// Who may call an endpoint, and how the broker proves it.
-    public enum Caller: String, Sendable, Hashable {
+    package enum Caller: String, Sendable, Hashable {
         /// An app's back end, with its client credentials (HTTP Basic, or `client_id` and
         /// `client_secret` in the body): a confidential app whose policy lists the instance.
         case appClient
@@ -53,11 +53,11 @@ public struct PluginEndpoint: Sendable {
     /// What it does, for the API reference and `gatehouse providers`.
     public var summary: String
     /// Who may call it.
-    public var caller: Caller
+    package var caller: Caller
     /// The JSON body's fields (or, for `GET` and `DELETE`, the query's), checked like a challenge's
     /// answer: a field not declared, too long or of the wrong type is refused with its name (for
     /// `anyone`, whose links mail systems decorate, a field not declared is dropped instead).
-    public var inputs: [ChallengeInput]
+    package var inputs: [ChallengeInput]
     /// Answers a call once the broker has proven the caller and checked the fields. Refusals are
     /// `BrokerError`s (4xx on the wire).
     public let handle: @Sendable (_ call: PluginEndpointCall) async throws -> PluginEndpointAnswer
@@ -81,10 +81,10 @@ public struct PluginEndpoint: Sendable {
     /// An endpoint an app's back end calls with its client credentials (`appClient`): the handler
     /// gets the proven app.
     public static func forApps(
-        _ method: Method, _ path: String, summary: String, inputs: [ChallengeInput] = [], root: Bool = false,
+        _ method: Method, _ path: String, summary: String, inputs: [ChallengeElement] = [], root: Bool = false,
         handler: @escaping @Sendable (_ call: PluginEndpointCall, _ app: AppView) async throws -> PluginEndpointAnswer
     ) -> PluginEndpoint {
-        PluginEndpoint(method, path, summary: summary, caller: .appClient, inputs: inputs, root: root, format: .json) { call in
+        PluginEndpoint(method, path, summary: summary, caller: .appClient, inputs: inputs.answerFields, root: root, format: .json) { call in
             guard let app = call.app else { throw BrokerError.internalFailure("The app calling \(path) was not proven.") }
             return try await handler(call, app)
         }
@@ -93,10 +93,10 @@ public struct PluginEndpoint: Sendable {
     /// An endpoint a signed-in person's app calls with its access token (`accessToken`): the handler
     /// gets the account and the token's app.
     public static func forAccounts(
-        _ method: Method, _ path: String, summary: String, inputs: [ChallengeInput] = [],
+        _ method: Method, _ path: String, summary: String, inputs: [ChallengeElement] = [],
         handler: @escaping @Sendable (_ call: PluginEndpointCall, _ account: Account, _ app: AppView) async throws -> PluginEndpointAnswer
     ) -> PluginEndpoint {
-        PluginEndpoint(method, path, summary: summary, caller: .accessToken, inputs: inputs, root: false, format: .json) { call in
+        PluginEndpoint(method, path, summary: summary, caller: .accessToken, inputs: inputs.answerFields, root: false, format: .json) { call in
             guard let account = call.account, let app = call.app else { throw BrokerError.internalFailure("The account calling \(path) was not proven.") }
             return try await handler(call, account, app)
         }
@@ -104,10 +104,10 @@ public struct PluginEndpoint: Sendable {
 
     /// An endpoint administrators call (`admin`): the handler gets the administrator's name.
     public static func forAdmins(
-        _ method: Method, _ path: String, summary: String, inputs: [ChallengeInput] = [],
+        _ method: Method, _ path: String, summary: String, inputs: [ChallengeElement] = [],
         handler: @escaping @Sendable (_ call: PluginEndpointCall, _ admin: String) async throws -> PluginEndpointAnswer
     ) -> PluginEndpoint {
-        PluginEndpoint(method, path, summary: summary, caller: .admin, inputs: inputs, root: false, format: .json) { call in
+        PluginEndpoint(method, path, summary: summary, caller: .admin, inputs: inputs.answerFields, root: false, format: .json) { call in
             guard let admin = call.admin else { throw BrokerError.internalFailure("The administrator calling \(path) was not proven.") }
             return try await handler(call, admin)
         }
@@ -115,10 +115,10 @@ public struct PluginEndpoint: Sendable {
 
     /// A root endpoint anyone may call (`anyone`: a link in an email), as JSON or as a page.
     public static func forAnyone(
-        _ method: Method, _ path: String, summary: String, inputs: [ChallengeInput] = [], format: Format = .json,
+        _ method: Method, _ path: String, summary: String, inputs: [ChallengeElement] = [], format: Format = .json,
         handler: @escaping @Sendable (_ call: PluginEndpointCall) async throws -> PluginEndpointAnswer
     ) -> PluginEndpoint {
-        PluginEndpoint(method, path, summary: summary, caller: .anyone, inputs: inputs, root: true, format: format, handle: handler)
+        PluginEndpoint(method, path, summary: summary, caller: .anyone, inputs: inputs.answerFields, root: true, format: format, handle: handler)
     }
 }
 
