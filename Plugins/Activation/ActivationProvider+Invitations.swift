@@ -101,10 +101,8 @@ extension ActivationProvider {
             _ = try? await book.replace(invitation, version: stored.version + 1)
         }
         try await audit.append(
-            AuditEvent(
-                time: now, type: accept ? "activation.invitation_accepted" : "activation.invitation_declined", appID: app.id, accountID: accountID, providerID: id,
-                details: ["invitation": invitation.id].merging(invitation.activationID.map { ["activation": $0] } ?? [:]) { a, _ in a }
-            )
+            accept ? "activation.invitation_accepted" : "activation.invitation_declined", appID: app.id, accountID: accountID,
+            details: ["invitation": invitation.id].merging(invitation.activationID.map { ["activation": $0] } ?? [:]) { a, _ in a }
         )
         return InvitationAnswer(accepted: accept, activation: issued)
     }

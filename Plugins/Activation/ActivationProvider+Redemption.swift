@@ -175,7 +175,7 @@ extension ActivationProvider {
             throw BrokerError(.accessDenied, .forbidden, "To merge, sign in with the key this installation holds for its account.").because("merge_key_mismatch")
         }
         try await finishRedemption(redemption, flowID: completion.flowID, accountID: completion.account.id)
-        if redemption.choice == .reEnrol, let ref = redemption.thisInstallation { _ = try await completion.changes.retireInstallation(ref) }
+        if redemption.choice == .reEnrol, let ref = redemption.thisInstallation { _ = try await completion.retireInstallation(ref) }
     }
 
     /// At completion, once the new key is stored: does what the outcome and choice asked (overrides,
@@ -185,11 +185,11 @@ extension ActivationProvider {
         let account = completion.account
         var summary = redemption.summary.objectValue ?? [:]
         if case .newAccount(let email, let verified) = redemption.target {
-            guard try await completion.changes.linkAddress(email, verified: verified) else {
+            guard try await completion.linkAddress(email, verified: verified) else {
                 throw BrokerError(.emailInUse, .conflict, "This email address belongs to another account.")
             }
             if redemption.choice == .merge {
-                try await completion.changes.audit("activation.merged", details: ["address": email.masked])
+                try await completion.audit("activation.merged", details: ["address": email.masked])
                 summary["mergedAddress"] = .string(email.value)
             }
         }
@@ -198,13 +198,13 @@ extension ActivationProvider {
             let described = try await installationSummaries(redemption.otherInstallations, accountID: account.id)
             var overridden: [JSONValue] = []
             for (ref, description) in zip(redemption.otherInstallations, described) {
-                guard let keyIDs = try await completion.changes.retireInstallation(ref) else { continue }
+                guard let keyIDs = try await completion.retireInstallation(ref) else { continue }
                 overridden.append(description)
-                try await completion.changes.audit("activation.overridden", details: ["installation": ref, "keys": keyIDs.joined(separator: " ")])
+                try await completion.audit("activation.overridden", details: ["installation": ref, "keys": keyIDs.joined(separator: " ")])
             }
             summary["overridden"] = .array(overridden)
         }
-        try await completion.changes.audit("activation.completed", details: Self.details(of: redemption))
+        try await completion.audit("activation.completed", details: Self.details(of: redemption))
         return ["activation": .object(summary)]
     }
 
@@ -242,9 +242,7 @@ extension ActivationProvider {
     func auditFlow(_ type: String, _ redemption: ActivationRedemption, _ context: FlowContext, details: [String: String]) async throws {
         var all = Self.details(of: redemption).merging(details) { _, new in new }
         if let ip = context.clientIP { all["clientIP"] = ip }
-        try await audit.append(
-            AuditEvent(time: now, type: type, appID: context.app.id, accountID: redemption.accountID, providerID: id, details: all)
-        )
+        try await audit.append(type, appID: context.app.id, accountID: redemption.accountID, details: all)
     }
 
     /// An activation's outcome that needs the app's choice (`re_activation`, `already_activated`,

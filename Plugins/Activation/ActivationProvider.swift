@@ -128,9 +128,7 @@ public struct ActivationProvider: IdentityProvider {
             changed.state = .locked
             return changed
         }
-        try await audit.append(
-            AuditEvent(time: now, type: "activation.locked", appID: record.appID, accountID: record.accountID, providerID: id, details: ["activation": record.id])
-        )
+        try await audit.append("activation.locked", appID: record.appID, accountID: record.accountID, details: ["activation": record.id])
     }
 
     /// Which of the four situations the installation is in.
@@ -239,7 +237,7 @@ public struct ActivationProvider: IdentityProvider {
         var details = ["activation": record.id, "by": issuedBy]
         if let sentTo = issued.sentTo { details["sentTo"] = sentTo }
         if request.additional { details["additional"] = "true" }
-        try await audit.append(AuditEvent(time: now, type: "activation.issued", appID: app.id, accountID: record.accountID, providerID: id, details: details))
+        try await audit.append("activation.issued", appID: app.id, accountID: record.accountID, details: details)
         return issued
     }
 

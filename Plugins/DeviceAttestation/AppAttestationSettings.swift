@@ -59,7 +59,8 @@ public struct AppAttestationSettings: Decodable, Sendable {
                 let parts = appID.split(separator: ".", maxSplits: 1)
                 if parts.count != 2 || parts[0].count != 10 {
                     throw ConfigIssue(
-                        path: decoder.codingPath + [CodingKeys.appIDs, ConfigPath.Key(index: index)], "must be TEAMID.bundle.id (a 10-character team id), got '\(appID)'")
+                        path: decoder.codingPath + [CodingKeys.appIDs, ConfigIssue.Key(index: index)], "must be TEAMID.bundle.id (a 10-character team id), got '\(appID)'"
+                    )
                 }
             }
         }
@@ -129,7 +130,7 @@ public struct AppAttestationSettings: Decodable, Sendable {
             }
             for (index, fingerprint) in signingCertificates.enumerated() where SigningCertificateDigest.bytes(fingerprint) == nil {
                 throw ConfigIssue(
-                    path: decoder.codingPath + [CodingKeys.signingCertificates, ConfigPath.Key(index: index)],
+                    path: decoder.codingPath + [CodingKeys.signingCertificates, ConfigIssue.Key(index: index)],
                     "must be a SHA-256 fingerprint (AB:CD:... with 32 bytes, hex or base64), got '\(fingerprint)'"
                 )
             }
@@ -154,7 +155,7 @@ public struct AppAttestationSettings: Decodable, Sendable {
         if let names = try container.decodeIfPresent([String].self, forKey: .formats) {
             formats = []
             for (index, name) in names.enumerated() {
-                let path = decoder.codingPath + [CodingKeys.formats, ConfigPath.Key(index: index)]
+                let path = decoder.codingPath + [CodingKeys.formats, ConfigIssue.Key(index: index)]
                 guard let format = AttestationFormat(rawValue: name) else {
                     throw ConfigIssue(path: path, "unknown format '\(name)' (known: \(AttestationFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
                 }

@@ -33,7 +33,7 @@ public enum DeviceKeyPlugin: PluginFactory {
             if algorithms.isEmpty { throw ConfigIssue(path: path + [CodingKeys.algorithms], "must name at least one algorithm (ES256 or EdDSA)") }
             for (index, algorithm) in algorithms.enumerated() where !Self.supportedAlgorithms.contains(algorithm) {
                 throw ConfigIssue(
-                    path: path + [CodingKeys.algorithms, ConfigPath.Key(index: index)],
+                    path: path + [CodingKeys.algorithms, ConfigIssue.Key(index: index)],
                     "'\(algorithm)' is not accepted for device keys (use ES256 or EdDSA; none and HMAC never)"
                 )
             }

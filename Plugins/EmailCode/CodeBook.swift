@@ -115,8 +115,7 @@ struct CodeBook: Sendable {
         }
         let record = stored.value
         let lockKey = Self.lockKey(record.address, binding: binding)
-        let event = lockouts.event(details: ["address": record.address.masked])
-        return try await lockouts.guess(lockKey, what: "This email address", rule: config.lockout, event: event) {
+        return try await lockouts.guess(lockKey, what: "This email address", rule: config.lockout, auditDetails: ["address": record.address.masked]) {
             guard SecretDigest.constantTimeEquals(try await digest(code, binding: binding), record.digest) else {
                 return .wrong(BrokerError(.invalidCode, .failedAttempt, "The code is not right.").because("wrong_code"))
             }

@@ -70,7 +70,7 @@ public enum EmailCodePlugin: PluginFactory {
                 throw ConfigIssue(path: path + [CodingKeys.codeHashKey], "must have at least 32 characters (generate one with `openssl rand -base64 32`)")
             }
             for id in templates.keys where id != "default" && !Identifier.isValid(id) {
-                throw ConfigIssue(path: path + [CodingKeys.templates, ConfigPath.Key(id)], "must be 'default' or an app id")
+                throw ConfigIssue(path: path + [CodingKeys.templates, ConfigIssue.Key(id)], "must be 'default' or an app id")
             }
 
             // Ten lockouts take days to reach with the doubling, which keeps a stranger who knows an

@@ -164,7 +164,7 @@ extension FSSOProvider {
             throw BrokerError(.invalidRequest, .badRequest, "A kid must not contain ':'.", issues: [ConfigIssue(path: "kid", "must not contain ':'")])
         }
         do {
-            _ = try FSSOPlugin.Config.Key.parse(pem, path: [ConfigPath.Key("pem")])
+            _ = try FSSOPlugin.Config.Key.parse(pem, path: [ConfigIssue.Key("pem")])
         } catch let issue as ConfigIssue {
             throw BrokerError(.invalidRequest, .badRequest, issue.description, issues: [issue])
         }

@@ -49,7 +49,7 @@ public enum FSSOPlugin: PluginFactory {
                 var seen: Set<String> = []
                 for (index, key) in keys.enumerated() where !seen.insert(key.kid).inserted {
                     throw ConfigIssue(
-                        path: decoder.codingPath + [CodingKeys.keys, ConfigPath.Key(index: index), Key.CodingKeys.kid], "'\(key.kid)' is used by an earlier key")
+                        path: decoder.codingPath + [CodingKeys.keys, ConfigIssue.Key(index: index), Key.CodingKeys.kid], "'\(key.kid)' is used by an earlier key")
                 }
             }
         }

@@ -105,8 +105,8 @@ public struct LDAPConfig: Decodable, Sendable {
             try LDAPFilter.checkConfigured(filter, path: path + [CodingKeys.filter])
             try checkAttribute(nameAttr, path: path + [CodingKeys.nameAttr])
             for (index, matcher) in userMatchers.enumerated() {
-                try checkAttribute(matcher.userAttr, path: path + [CodingKeys.userMatchers, ConfigPath.Key(index: index), ConfigPath.Key("userAttr")])
-                try checkAttribute(matcher.groupAttr, path: path + [CodingKeys.userMatchers, ConfigPath.Key(index: index), ConfigPath.Key("groupAttr")])
+                try checkAttribute(matcher.userAttr, path: path + [CodingKeys.userMatchers, ConfigIssue.Key(index: index), ConfigIssue.Key("userAttr")])
+                try checkAttribute(matcher.groupAttr, path: path + [CodingKeys.userMatchers, ConfigIssue.Key(index: index), ConfigIssue.Key("groupAttr")])
             }
         }
     }
@@ -139,11 +139,11 @@ public struct LDAPConfig: Decodable, Sendable {
         maxConnections = try container.decodeIfPresent(Int.self, forKey: .maxConnections) ?? 8
         binaryAttributes = try container.decodeIfPresent([String].self, forKey: .binaryAttributes) ?? ["objectGUID", "objectSid"]
         insecureNoTLS = try container.decodeIfPresent(Bool.self, forKey: .insecureNoTLS) ?? false
-        for (index, name) in binaryAttributes.enumerated() { try checkAttribute(name, path: path + [CodingKeys.binaryAttributes, ConfigPath.Key(index: index)]) }
+        for (index, name) in binaryAttributes.enumerated() { try checkAttribute(name, path: path + [CodingKeys.binaryAttributes, ConfigIssue.Key(index: index)]) }
 
         if urls.isEmpty { throw ConfigIssue(path: path + [CodingKeys.url], "needs at least one ldap:// or ldaps:// URL") }
         for (index, url) in urls.enumerated() {
-            let at = urlIsList ? path + [CodingKeys.url, ConfigPath.Key(index: index)] : path + [CodingKeys.url]
+            let at = urlIsList ? path + [CodingKeys.url, ConfigIssue.Key(index: index)] : path + [CodingKeys.url]
             let lowered = url.lowercased()
             guard lowered.hasPrefix("ldap://") || lowered.hasPrefix("ldaps://"), url.count > 8, !url.contains(" ") else {
                 throw ConfigIssue(path: at, "'\(url)' is not an ldap:// or ldaps:// URL")

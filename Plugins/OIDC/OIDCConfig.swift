@@ -178,12 +178,12 @@ public struct OIDCConfig: Decodable, Sendable {
             throw ConfigIssue(path: path + [CodingKeys.prompt], "must be none, login, consent or select_account (or several, space-separated)")
         }
         if let reserved = extraAuthParameters.keys.sorted().first(where: Self.reservedParameters.contains) {
-            throw ConfigIssue(path: path + [CodingKeys.extraAuthParameters, ConfigPath.Key(reserved)], "is set by the plugin itself")
+            throw ConfigIssue(path: path + [CodingKeys.extraAuthParameters, ConfigIssue.Key(reserved)], "is set by the plugin itself")
         }
         if signingAlgorithms.isEmpty { throw ConfigIssue(path: path + [CodingKeys.signingAlgorithms], "must name at least one algorithm") }
         for (index, algorithm) in signingAlgorithms.enumerated() where !Self.supportedAlgorithms.contains(algorithm) {
             throw ConfigIssue(
-                path: path + [CodingKeys.signingAlgorithms, ConfigPath.Key(index: index)],
+                path: path + [CodingKeys.signingAlgorithms, ConfigIssue.Key(index: index)],
                 "'\(algorithm)' is not accepted (use \(Self.supportedAlgorithms.joined(separator: ", ")); none and HMAC never are)"
             )
         }

@@ -122,7 +122,7 @@ public struct TOTPProvider: Authenticator {
     /// than undoing the answer (a recovery code used up without the sign-in, new codes never shown).
     func audit(_ type: String, app: String?, account: String, details: [String: String] = [:]) async {
         do {
-            try await environment.audit?.append(AuditEvent(time: environment.clock.now, type: type, appID: app, accountID: account, providerID: id, details: details))
+            try await environment.audit?.append(type, appID: app, accountID: account, details: details)
         } catch {
             environment.logger.error("The audit event could not be written", metadata: ["event": "\(type)", "account": "\(account)", "error": "\(error)"])
         }

@@ -276,7 +276,7 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
 
     func audit(_ type: String, app: String?, account: String?, details: [String: String]) async {
         do {
-            try await environment.audit?.append(AuditEvent(time: environment.clock.now, type: type, appID: app, accountID: account, providerID: id, details: details))
+            try await environment.audit?.append(type, appID: app, accountID: account, details: details)
         } catch {
             environment.logger.error("The audit event could not be written", metadata: ["event": "\(type)", "error": "\(error)"])
         }

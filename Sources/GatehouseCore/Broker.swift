@@ -118,7 +118,8 @@ public struct Broker: Sendable, CustomStringConvertible {
                 storage: PluginStorage(namespace: declaration.id, typeName: declaration.type, store: store, clock: clock, sealer: sealer),
                 lockouts: LockoutBook(namespace: declaration.id, store: store, audit: store, clock: clock, metrics: metrics),
                 development: config.environment == .development, http: http, mailer: mailer, callbackURL: config.server.issuer + Self.callbackPath,
-                issuer: config.server.issuer, devices: DeviceDirectory(store), accounts: AccountDirectory(store), apps: AppDirectory(store), audit: AuditLog(store)
+                issuer: config.server.issuer, devices: DeviceDirectory(store), accounts: AccountDirectory(store), apps: AppDirectory(store),
+                audit: AuditLog(store, providerID: declaration.id, clock: clock)
             )
         }
         // The rules that need the plugins' roles (the loader knows only their ids).

@@ -13,7 +13,7 @@ extension PluginEnvironment {
         PluginEnvironment(
             clock: clock, logger: logger, storage: PluginStorage(namespace: instance, typeName: type, store: store, clock: clock, sealer: .forTests),
             lockouts: LockoutBook(namespace: instance, store: store, audit: store, clock: clock), http: http, mailer: mailer,
-            devices: DeviceDirectory(store), accounts: AccountDirectory(store), apps: AppDirectory(store), audit: AuditLog(store)
+            devices: DeviceDirectory(store), accounts: AccountDirectory(store), apps: AppDirectory(store), audit: AuditLog(store, providerID: instance, clock: clock)
         )
     }
 }

@@ -263,12 +263,12 @@ public struct RiddleProvider: IdentityProvider {
     /// account): the solver is audited under the account, which did not exist when the answer came
     /// for a new name. The test plugin's use of `identifiedFlowCompleted`, beside `webauthn`'s.
     public func identifiedFlowCompleted(_ completion: FlowCompletion) async throws {
-        try await completion.changes.audit("riddle.solved", details: ["name": completion.identity.subject])
+        try await completion.audit("riddle.solved", details: ["name": completion.identity.subject])
     }
 
     /// The flow handed over completed: audited through the engine, and the app is told who asked.
     public func completed(_ completion: FlowCompletion) async throws -> [String: JSONValue] {
-        try await completion.changes.audit("riddle.passed", details: ["name": try completion.state(String.self)])
+        try await completion.audit("riddle.passed", details: ["name": try completion.state(String.self)])
         return ["riddle": ["askedBy": .string(id), "account": .string(completion.account.id)]]
     }
 }

@@ -157,7 +157,7 @@ public struct AdminService: Sendable {
             }
             let current = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(base))
             let merged = JSONMergePatch.apply(patch, to: current)
-            let policy = try decode(Policy.self, merged, at: [ConfigPath.Key("policy")])
+            let policy = try decode(Policy.self, merged, at: [ConfigIssue.Key("policy")])
             try checkReferences(policy, path: "policy")
             app.policy = plugins.settings.normalized(policy)
         }

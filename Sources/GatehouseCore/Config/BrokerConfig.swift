@@ -228,9 +228,9 @@ public struct ProviderDeclaration: Sendable, Decodable {
     /// What people see on the provider chooser ("Continue with <name>"); the id when not set.
     public var name: String?
     /// Where the entry stands in the file, so plugin errors name the exact path.
-    public var path: [ConfigPath.Key]
+    public var path: [ConfigIssue.Key]
 
-    public init(id: String, type: String, config: ConfigNode = .null, name: String? = nil, path: [ConfigPath.Key] = []) {
+    public init(id: String, type: String, config: ConfigNode = .null, name: String? = nil, path: [ConfigIssue.Key] = []) {
         self.id = id
         self.type = type
         self.config = config
@@ -246,7 +246,7 @@ public struct ProviderDeclaration: Sendable, Decodable {
         self.type = try container.decode(String.self, forKey: .type)
         self.config = try container.decodeIfPresent(ConfigNode.self, forKey: .config) ?? .null
         self.name = try container.decodeIfPresent(String.self, forKey: .name)
-        self.path = decoder.codingPath.map { $0.intValue.map(ConfigPath.Key.init(index:)) ?? ConfigPath.Key($0.stringValue) }
+        self.path = decoder.codingPath.map { $0.intValue.map(ConfigIssue.Key.init(index:)) ?? ConfigIssue.Key($0.stringValue) }
         if !Identifier.isValid(id) {
             throw ConfigIssue(path: decoder.codingPath + [CodingKeys.id], Identifier.rule)
         }

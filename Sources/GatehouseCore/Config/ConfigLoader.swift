@@ -33,7 +33,7 @@ public struct ConfigLoader: Sendable {
 
         func section<T: Decodable>(_ key: String, _ type: T.Type, default fallback: ConfigNode = .mapping([])) -> T? {
             do {
-                return try ConfigNodeDecoder.decode(T.self, from: root[key] ?? fallback, at: [ConfigPath.Key(key)])
+                return try ConfigNodeDecoder.decode(T.self, from: root[key] ?? fallback, at: [ConfigIssue.Key(key)])
             } catch {
                 issues += error.issues
                 return nil
@@ -49,7 +49,7 @@ public struct ConfigLoader: Sendable {
             var decoded: [T] = []
             for (index, element) in elements.enumerated() {
                 do {
-                    decoded.append(try ConfigNodeDecoder.decode(T.self, from: element, at: [ConfigPath.Key(key), ConfigPath.Key(index: index)]))
+                    decoded.append(try ConfigNodeDecoder.decode(T.self, from: element, at: [ConfigIssue.Key(key), ConfigIssue.Key(index: index)]))
                 } catch {
                     issues += error.issues
                 }

@@ -32,17 +32,17 @@ extension ConfigNode {
         case .sequence(let sequence):
             return .sequence(
                 sequence.enumerated().map { index, element in
-                    convert(element, path: path + [ConfigPath.Key(index: index)], environment: environment, issues: &issues)
+                    convert(element, path: path + [ConfigIssue.Key(index: index)], environment: environment, issues: &issues)
                 })
         case .mapping(let mapping):
             var entries: [Entry] = []
             for (keyNode, valueNode) in mapping {
                 let key = keyNode.string ?? "\(keyNode)"
                 if entries.contains(where: { $0.key == key }) {
-                    issues.append(ConfigIssue(path: path + [ConfigPath.Key(key)], "key appears twice"))
+                    issues.append(ConfigIssue(path: path + [ConfigIssue.Key(key)], "key appears twice"))
                     continue
                 }
-                entries.append(Entry(key: key, value: convert(valueNode, path: path + [ConfigPath.Key(key)], environment: environment, issues: &issues)))
+                entries.append(Entry(key: key, value: convert(valueNode, path: path + [ConfigIssue.Key(key)], environment: environment, issues: &issues)))
             }
             return .mapping(entries)
         case .alias:

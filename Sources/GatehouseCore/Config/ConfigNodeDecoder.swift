@@ -44,13 +44,13 @@ public final class ConfigNodeDecoder: Decoder {
     func unknownKeys(afterFailure: Bool = false) -> [ConfigIssue] {
         var issues: [ConfigIssue] = []
         func walk(_ node: ConfigNode, _ path: [any CodingKey]) {
-            let rendered = ConfigPath.render(path)
+            let rendered = ConfigIssue.render(path)
             if ledger.delegated.contains(rendered) { return }
             switch node {
             case .mapping(let entries):
                 for entry in entries {
-                    let childPath = path + [ConfigPath.Key(entry.key)]
-                    let child = ConfigPath.render(childPath)
+                    let childPath = path + [ConfigIssue.Key(entry.key)]
+                    let child = ConfigIssue.render(childPath)
                     if ledger.keyed.contains(rendered), !ledger.read.contains(child) {
                         if !(afterFailure && ledger.recognized.contains(child)) { issues.append(ConfigIssue(path: childPath, "unknown key")) }
                     } else {
@@ -58,7 +58,7 @@ public final class ConfigNodeDecoder: Decoder {
                     }
                 }
             case .sequence(let elements):
-                for (index, element) in elements.enumerated() { walk(element, path + [ConfigPath.Key(index: index)]) }
+                for (index, element) in elements.enumerated() { walk(element, path + [ConfigIssue.Key(index: index)]) }
             case .scalar, .null:
                 break
             }
@@ -75,7 +75,7 @@ public final class ConfigNodeDecoder: Decoder {
         /// Keys present in a mapping that its type's coding keys name (read or not).
         var recognized: Set<String> = []
         var delegated: Set<String> = []
-        func delegate(_ path: [any CodingKey]) { delegated.insert(ConfigPath.render(path)) }
+        func delegate(_ path: [any CodingKey]) { delegated.insert(ConfigIssue.render(path)) }
     }
 
     func mismatch(_ expected: String) -> ConfigIssue {
@@ -86,9 +86,9 @@ public final class ConfigNodeDecoder: Decoder {
     public func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         switch node {
         case .mapping(let entries):
-            ledger.keyed.insert(ConfigPath.render(codingPath))
+            ledger.keyed.insert(ConfigIssue.render(codingPath))
             for entry in entries where Key(stringValue: entry.key) != nil {
-                ledger.recognized.insert(ConfigPath.render(codingPath + [ConfigPath.Key(entry.key)]))
+                ledger.recognized.insert(ConfigIssue.render(codingPath + [ConfigIssue.Key(entry.key)]))
             }
             return KeyedDecodingContainer(KeyedContainer<Key>(decoder: self, entries: entries))
         case .null:
@@ -136,13 +136,13 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     var allKeys: [Key] {
         entries.compactMap { entry in
-            decoder.ledger.read.insert(ConfigPath.render(codingPath + [ConfigPath.Key(entry.key)]))
+            decoder.ledger.read.insert(ConfigIssue.render(codingPath + [ConfigIssue.Key(entry.key)]))
             return Key(stringValue: entry.key)
         }
     }
 
     private func lookup(_ key: Key) -> ConfigNode? {
-        decoder.ledger.read.insert(ConfigPath.render(codingPath + [key]))
+        decoder.ledger.read.insert(ConfigIssue.render(codingPath + [key]))
         return entries.first { $0.key == key.stringValue }?.value
     }
 
@@ -189,7 +189,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     private mutating func next() throws -> ConfigNodeDecoder {
         guard !isAtEnd else { throw ConfigIssue(path: codingPath, "the list is too short") }
         defer { currentIndex += 1 }
-        return decoder.child(elements[currentIndex], ConfigPath.Key(index: currentIndex))
+        return decoder.child(elements[currentIndex], ConfigIssue.Key(index: currentIndex))
     }
 
     mutating func decodeNil() throws -> Bool {

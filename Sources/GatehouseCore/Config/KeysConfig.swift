@@ -35,7 +35,7 @@ public struct KeysConfig: Sendable, Decodable {
         }
         for (index, text) in previousEncryptionKeys.enumerated() {
             do { _ = try KeyEncryptionKey(text: text) } catch {
-                throw ConfigIssue(path: path + [CodingKeys.previousEncryptionKeys, ConfigPath.Key(index: index)], error.description)
+                throw ConfigIssue(path: path + [CodingKeys.previousEncryptionKeys, ConfigIssue.Key(index: index)], error.description)
             }
         }
     }

@@ -52,9 +52,9 @@ public struct PluginRegistry: Sendable {
     public func decodeConfig(of declaration: ProviderDeclaration) throws(ConfigIssues) -> any Sendable {
         guard let entry = entries[declaration.type] else {
             let known = typeNames.joined(separator: ", ")
-            throw ConfigIssues([ConfigIssue(path: declaration.path + [ConfigPath.Key("type")], "unknown plugin type '\(declaration.type)' (known: \(known))")])
+            throw ConfigIssues([ConfigIssue(path: declaration.path + [ConfigIssue.Key("type")], "unknown plugin type '\(declaration.type)' (known: \(known))")])
         }
-        return try entry.decode(declaration.config, declaration.path + [ConfigPath.Key("config")])
+        return try entry.decode(declaration.config, declaration.path + [ConfigIssue.Key("config")])
     }
 
     /// What is wrong with a plugin's endpoint declarations (the plugin author's mistake), if anything:
@@ -126,18 +126,18 @@ public struct PluginRegistry: Sendable {
                 let entry = entries[declaration.type]!
                 let plugin = try entry.make(declaration.id, config, environment(declaration))
                 if let offering = PluginInstances.capability((any EndpointOffering).self, of: plugin), let problem = Self.endpointProblem(offering.endpoints) {
-                    issues.append(ConfigIssue(path: declaration.path + [ConfigPath.Key("type")], "the '\(declaration.type)' plugin declares \(problem)"))
+                    issues.append(ConfigIssue(path: declaration.path + [ConfigIssue.Key("type")], "the '\(declaration.type)' plugin declares \(problem)"))
                 }
                 do {
                     try instances.add(plugin, type: declaration.type, roles: entry.roles, name: declaration.name)
                     instances.settingsCodecs[declaration.id] = entry.settings
                 } catch {
-                    issues.append(ConfigIssue(path: declaration.path + [ConfigPath.Key("type")], error.message))
+                    issues.append(ConfigIssue(path: declaration.path + [ConfigIssue.Key("type")], error.message))
                 }
             } catch let error as ConfigIssues {
                 issues += error.issues
             } catch let issue as ConfigIssue {
-                let base = ConfigPath.render(declaration.path + [ConfigPath.Key("config")])
+                let base = ConfigIssue.render(declaration.path + [ConfigIssue.Key("config")])
                 issues.append(ConfigIssue(path: issue.path.isEmpty ? base : "\(base).\(issue.path)", issue.message))
             } catch {
                 issues.append(ConfigIssue(path: declaration.path, "could not start the '\(declaration.type)' plugin: \(error)"))

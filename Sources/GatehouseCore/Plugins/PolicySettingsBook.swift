@@ -45,7 +45,7 @@ public struct PolicySettingsBook: Sendable {
     public func issues(_ policy: Policy, path: String) -> [ConfigIssue] {
         var issues: [ConfigIssue] = []
         for (id, json) in policy.plugins.sorted(by: { $0.key < $1.key }) {
-            let at = [ConfigPath.Key(path), ConfigPath.Key("plugins"), ConfigPath.Key(id)]
+            let at = [ConfigIssue.Key(path), ConfigIssue.Key("plugins"), ConfigIssue.Key(id)]
             guard let codec = codecs[id] else {
                 issues.append(ConfigIssue(path: at, "no provider with id '\(id)' is configured"))
                 continue
@@ -65,9 +65,9 @@ public struct PolicySettingsBook: Sendable {
             for (former, codec) in claims {
                 do {
                     if let field = former.field {
-                        _ = try codec.normalize(.object([field: value]), [ConfigPath.Key(path)])
+                        _ = try codec.normalize(.object([field: value]), [ConfigIssue.Key(path)])
                     } else {
-                        _ = try codec.normalize(value, [ConfigPath.Key(path), ConfigPath.Key(key)])
+                        _ = try codec.normalize(value, [ConfigIssue.Key(path), ConfigIssue.Key(key)])
                     }
                 } catch {
                     issues += error.issues.map { issue in
@@ -84,7 +84,7 @@ public struct PolicySettingsBook: Sendable {
                 let claimed = codec.formerKeys.map(\.key).filter { policy.formerSettings[$0] != nil }
                 guard !claimed.isEmpty, let json = policy.settingsJSON(for: id, formerKeys: codec.formerKeys) else { continue }
                 do {
-                    _ = try codec.normalize(json, [ConfigPath.Key(path), ConfigPath.Key("plugins"), ConfigPath.Key(id)])
+                    _ = try codec.normalize(json, [ConfigIssue.Key(path), ConfigIssue.Key("plugins"), ConfigIssue.Key(id)])
                 } catch {
                     issues += error.issues.map { issue in
                         ConfigIssue(
@@ -107,7 +107,7 @@ public struct PolicySettingsBook: Sendable {
         for (id, codec) in codecs where codec.hasSettings && listed.contains(id) {
             guard let json = policy.settingsJSON(for: id, formerKeys: codec.formerKeys) else { continue }
             // Checked before anything is stored (`issues`): a value its plugin refuses stays as written.
-            policy.plugins[id] = (try? codec.normalize(json, [ConfigPath.Key("plugins"), ConfigPath.Key(id)])) ?? json
+            policy.plugins[id] = (try? codec.normalize(json, [ConfigIssue.Key("plugins"), ConfigIssue.Key(id)])) ?? json
             moved.formUnion(codec.formerKeys.map(\.key))
         }
         // A former key no listed instance took stays, so that nothing an earlier version kept is lost.
@@ -135,7 +135,7 @@ public struct PolicySettingsBook: Sendable {
         return (policy.identityProviders + policy.authenticators).uniqued().compactMap { id in
             guard let codec = codecs[id], codec.hasSettings else { return nil }
             let json = normalized.plugins[id] ?? .object([:])
-            guard let values = try? codec.normalize(json, [ConfigPath.Key("plugins"), ConfigPath.Key(id)]).objectValue else { return nil }
+            guard let values = try? codec.normalize(json, [ConfigIssue.Key("plugins"), ConfigIssue.Key(id)]).objectValue else { return nil }
             return (id, codec.fields, values)
         }
     }

@@ -66,7 +66,7 @@ extension App {
 struct ConfigSettingsDecoder: PluginSettingsDecoder {
     func decode<Settings: PluginSettings>(_ type: Settings.Type, from json: JSONValue, instanceID: String) throws -> Settings {
         do {
-            return try ConfigNodeDecoder.decode(Settings.self, from: ConfigNode(json: json), at: [ConfigPath.Key("plugins"), ConfigPath.Key(instanceID)])
+            return try ConfigNodeDecoder.decode(Settings.self, from: ConfigNode(json: json), at: [ConfigIssue.Key("plugins"), ConfigIssue.Key(instanceID)])
         } catch {
             throw BrokerError.internalFailure(error.issues.map(\.description).joined(separator: "; "))
         }

@@ -253,8 +253,8 @@ public struct Policy: Sendable, Hashable, Codable {
         try container.encode(requestObjectKeys, forKey: .requestObjectKeys)
         try container.encode(webhook, forKey: .webhook)
         // A policy not yet saved in the new form keeps its former keys, so that nothing is lost.
-        var former = encoder.container(keyedBy: ConfigPath.Key.self)
-        for (key, value) in formerSettings { try former.encode(value, forKey: ConfigPath.Key(key)) }
+        var former = encoder.container(keyedBy: ConfigIssue.Key.self)
+        for (key, value) in formerSettings { try former.encode(value, forKey: ConfigIssue.Key(key)) }
     }
 
     /// Reads a policy with defaults, refusing impossible values with their exact path; keeps `plugins` and unknown top-level keys as written (`PolicySettingsBook` checks them).
@@ -291,13 +291,13 @@ public struct Policy: Sendable, Hashable, Codable {
         self.dpop = dpop
         self.dpopNonce = try value(.dpopNonce, defaults.dpopNonce)
         // Plugin settings are the plugins' to read: from a config file, kept as written (`raw`).
-        let everything = try decoder.container(keyedBy: ConfigPath.Key.self)
-        func raw(_ key: ConfigPath.Key) throws -> JSONValue {
+        let everything = try decoder.container(keyedBy: ConfigIssue.Key.self)
+        func raw(_ key: ConfigIssue.Key) throws -> JSONValue {
             decoder is ConfigNodeDecoder ? try everything.decode(ConfigNode.self, forKey: key).uninterpretedJSON : try everything.decode(JSONValue.self, forKey: key)
         }
         var plugins: [String: JSONValue] = [:]
-        if everything.contains(ConfigPath.Key("plugins")) {
-            guard case .object(let entries) = try raw(ConfigPath.Key("plugins")) else {
+        if everything.contains(ConfigIssue.Key("plugins")) {
+            guard case .object(let entries) = try raw(ConfigIssue.Key("plugins")) else {
                 throw ConfigIssue(path: decoder.codingPath + [CodingKeys.plugins], "expected a mapping of provider ids to their settings")
             }
             plugins = entries
@@ -323,8 +323,8 @@ public struct Policy: Sendable, Hashable, Codable {
         if container.contains(.requestObjectKeys) {
             let raw =
                 decoder is ConfigNodeDecoder
-                ? try everything.decode(ConfigNode.self, forKey: ConfigPath.Key("requestObjectKeys")).uninterpretedJSON
-                : try everything.decode(JSONValue.self, forKey: ConfigPath.Key("requestObjectKeys"))
+                ? try everything.decode(ConfigNode.self, forKey: ConfigIssue.Key("requestObjectKeys")).uninterpretedJSON
+                : try everything.decode(JSONValue.self, forKey: ConfigIssue.Key("requestObjectKeys"))
             guard case .array(let items) = raw else {
                 throw ConfigIssue(path: decoder.codingPath + [CodingKeys.requestObjectKeys], "expected a list of public JWKs")
             }
@@ -338,7 +338,7 @@ public struct Policy: Sendable, Hashable, Codable {
                     }
                     keys.append(.object(members))
                 } catch {
-                    throw ConfigIssue(path: decoder.codingPath + [CodingKeys.requestObjectKeys, ConfigPath.Key(index: index)], error.message)
+                    throw ConfigIssue(path: decoder.codingPath + [CodingKeys.requestObjectKeys, ConfigIssue.Key(index: index)], error.message)
                 }
             }
         }

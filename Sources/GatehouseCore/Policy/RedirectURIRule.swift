@@ -47,7 +47,7 @@ public enum RedirectURIRule {
     /// Throws the first URI's problem, at its exact path.
     public static func check(_ uris: [String], path: [any CodingKey]) throws {
         for (index, uri) in uris.enumerated() {
-            if let problem = problem(uri) { throw ConfigIssue(path: path + [ConfigPath.Key(index: index)], "\(problem): '\(uri)'") }
+            if let problem = problem(uri) { throw ConfigIssue(path: path + [ConfigIssue.Key(index: index)], "\(problem): '\(uri)'") }
         }
     }
 }

@@ -60,7 +60,7 @@ public struct LogoutPolicy: Sendable, Hashable, Codable {
         let path = decoder.codingPath
         for (position, uri) in postLogoutRedirectURIs.enumerated() {
             guard let url = URLComponents(string: uri), let scheme = url.scheme, !scheme.isEmpty, url.fragment == nil else {
-                throw ConfigIssue(path: path + [CodingKeys.postLogoutRedirectURIs, ConfigPath.Key(index: position)], "must be an absolute URI without a fragment")
+                throw ConfigIssue(path: path + [CodingKeys.postLogoutRedirectURIs, ConfigIssue.Key(index: position)], "must be an absolute URI without a fragment")
             }
         }
         if let uri = backchannelLogoutURI {

@@ -31,7 +31,7 @@ public struct TokenExchangePolicy: Sendable, Hashable, Codable {
         subjectTokensOf = try container.decodeIfPresent([String].self, forKey: .subjectTokensOf) ?? []
         for (index, audience) in audiences.enumerated() where !Self.isAudience(audience) {
             throw ConfigIssue(
-                path: decoder.codingPath + [CodingKeys.audiences, ConfigPath.Key(index: index)],
+                path: decoder.codingPath + [CodingKeys.audiences, ConfigIssue.Key(index: index)],
                 "'\(audience)' is neither an app id nor an absolute URI without a fragment"
             )
         }

@@ -36,7 +36,7 @@ public struct WebhookPolicy: Sendable, Hashable, Codable {
         }
         for (index, pattern) in events.enumerated()
         where pattern.isEmpty || pattern.contains(" ") || (pattern.contains("*") && pattern != "*" && !pattern.hasSuffix(".*")) {
-            throw ConfigIssue(path: path + [CodingKeys.events, ConfigPath.Key(index: index)], "must be an event type, a prefix ending in .* or *")
+            throw ConfigIssue(path: path + [CodingKeys.events, ConfigIssue.Key(index: index)], "must be an event type, a prefix ending in .* or *")
         }
     }
 }

@@ -51,8 +51,12 @@ public struct AuditQuery: Sendable, Hashable {
 }
 
 extension AuditLog {
-    /// The log plugins append to, forwarded to `store` (which they cannot read).
-    public init(_ store: any AuditStore) {
-        self.init(append: { try await store.appendAudit($0) })
+    /// The log the plugin instance `providerID` appends to, forwarded to `store` (which it cannot
+    /// read), each event stamped with the instance's id and the time on `clock`.
+    public init(_ store: any AuditStore, providerID: String, clock: any BrokerClock) {
+        self.init(append: { type, appID, accountID, outcome, details in
+            try await store.appendAudit(
+                AuditEvent(time: clock.now, type: type, appID: appID, accountID: accountID, providerID: providerID, outcome: outcome, details: details))
+        })
     }
 }

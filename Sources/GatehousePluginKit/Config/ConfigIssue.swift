@@ -13,15 +13,14 @@ public struct ConfigIssue: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// An issue at a coding path.
     public init(path: [any CodingKey], _ message: String) {
-        self.init(path: ConfigPath.render(path), message)
+        self.init(path: ConfigIssue.render(path), message)
     }
 
     /// `path: message`.
     public var description: String { path.isEmpty ? message : "\(path): \(message)" }
 }
 
-/// Renders coding paths the way the docs and error messages write them: `apps[0].policy.flowLifetime`.
-public enum ConfigPath {
+extension ConfigIssue {
     /// A coding path as config paths are written: keys joined by dots, indexes in brackets.
     public static func render(_ path: [any CodingKey]) -> String {
         var text = ""
@@ -63,7 +62,7 @@ extension ConfigIssue {
     /// other issues: those keys were left unread, not mistyped. For people reading one form's errors
     /// (the admin console); the config file and the API keep every report, since a typo next to a
     /// wrong value is worth knowing there.
-    public static func withoutKeysLeftUnread(_ issues: [ConfigIssue]) -> [ConfigIssue] {
+    package static func withoutKeysLeftUnread(_ issues: [ConfigIssue]) -> [ConfigIssue] {
         func parent(_ path: String) -> String {
             guard let cut = path.lastIndex(where: { $0 == "." || $0 == "[" }) else { return "" }
             return String(path[..<cut])

@@ -168,13 +168,13 @@ public struct FlowCompletion: Sendable {
     public var signInKeyID: String?
     /// The key the flow registers, if it does.
     public var newSignInKey: NewSignInKey?
-    /// The changes the provider may make to the account while the flow completes.
-    public var changes: any CompletionChanges
+    /// How the broker makes the changes below.
+    package var changes: any CompletionChanges
     /// The `HandOver.state` the provider handed over, as stored.
     package var savedState: Data
 
     /// A completion; the engine builds it.
-    public init(
+    package init(
         flowID: String, app: AppView, account: Account, identity: ExternalIdentity, signInKeyID: String?, newSignInKey: NewSignInKey?,
         changes: any CompletionChanges, savedState: Data = Data()
     ) {
@@ -188,16 +188,33 @@ public struct FlowCompletion: Sendable {
         self.changes = changes
     }
 
+    /// Removes an installation of the account (`Installation.id`) with its keys, and revokes every
+    /// token those keys got; answers the removed keys' ids, nil when the account has no such installation.
+    public func retireInstallation(_ installationRef: String) async throws -> [String]? {
+        try await changes.retireInstallation(installationRef)
+    }
+
+    /// Links an address the flow proved to the account, under the provider's enrolled-address id
+    /// (`IdentityLink.enrolledAddressProvider`): it counts as the account's address (verified when
+    /// `verified`) but never signs anyone in by itself. False when another account holds it already.
+    public func linkAddress(_ address: EmailAddress, verified: Bool) async throws -> Bool {
+        try await changes.linkAddress(address, verified: verified)
+    }
+
+    /// Appends an audit event about the flow (with its app, account, provider and client address).
+    public func audit(_ type: String, details: [String: String]) async throws {
+        try await changes.audit(type, details: details)
+    }
+
     /// The state the provider handed over (`HandOver.state`), decoded as the type it kept.
     public func state<State: Decodable>(_ type: State.Type) throws(BrokerError) -> State {
         try FlowContext.decodeState(savedState, as: type)
     }
 }
 
-/// What a provider that handed a flow over may change about the flow's account as the flow completes
-/// (`FlowCompletion.changes`). The engine makes the changes its own way: tokens revoked through the
-/// broker's revocation, audit events with the flow's app, account, provider and client address.
-public protocol CompletionChanges: Sendable {
+/// The broker's side of a `FlowCompletion`'s changes: it makes them its own way (tokens revoked through
+/// its revocation, audit events with the flow's app, account, provider and client address).
+package protocol CompletionChanges: Sendable {
     /// Removes an installation of the account (`Installation.id`) with its keys, and revokes every
     /// token those keys got; answers the removed keys' ids, nil when the account has no such installation.
     func retireInstallation(_ installationRef: String) async throws -> [String]?

@@ -21,14 +21,14 @@ extension LockoutBook {
     /// `oneLockPerGuess`, the first key that locks ends the counting: the later keys forget their
     /// failures, so one person's mistakes set one lock that one unlock lifts.
     public func guess<Answer: Sendable>(
-        _ keys: [(local: String, what: String)], rule: LockoutRule, event: LockoutAudit? = nil, oneLockPerGuess: Bool = false,
+        _ keys: [(local: String, what: String)], rule: LockoutRule, auditDetails: [String: String] = [:], oneLockPerGuess: Bool = false,
         _ evaluate: () async throws -> Guess<Answer>
     ) async throws -> Answer {
         var reserved: [String] = []
         let outcome: Guess<Answer>
         do {
             for key in keys {
-                try await reserve(key.local, rule: rule, what: key.what, event: event)
+                try await reserve(key.local, rule: rule, what: key.what, auditDetails: auditDetails)
                 reserved.append(key.local)
             }
             outcome = try await evaluate()
@@ -48,7 +48,7 @@ extension LockoutBook {
             for key in keys {
                 if locked != nil, oneLockPerGuess {
                     try await recordSuccess(key.local)
-                } else if let lock = try await recordFailure(key.local, rule: rule, what: key.what, event: event) {
+                } else if let lock = try await recordFailure(key.local, rule: rule, what: key.what, auditDetails: auditDetails) {
                     locked = locked ?? lock
                 }
             }
@@ -59,8 +59,8 @@ extension LockoutBook {
 
     /// `guess` on one key.
     public func guess<Answer: Sendable>(
-        _ local: String, what: String, rule: LockoutRule, event: LockoutAudit? = nil, _ evaluate: () async throws -> Guess<Answer>
+        _ local: String, what: String, rule: LockoutRule, auditDetails: [String: String] = [:], _ evaluate: () async throws -> Guess<Answer>
     ) async throws -> Answer {
-        try await guess([(local, what)], rule: rule, event: event, evaluate)
+        try await guess([(local, what)], rule: rule, auditDetails: auditDetails, evaluate)
     }
 }

@@ -38,18 +38,18 @@ public struct LockoutRule: Sendable, Hashable {
 }
 
 /// What a lockout is audited as.
-public struct LockoutAudit: Sendable {
+package struct LockoutAudit: Sendable {
     /// The audit event's type (`<plugin type>.locked`).
-    public var type: String
+    package var type: String
     /// The app it happened at.
-    public var appID: String?
+    package var appID: String?
     /// The provider instance whose lockout it is.
-    public var providerID: String?
+    package var providerID: String?
     /// What else the audit log keeps (never a secret).
-    public var details: [String: String]
+    package var details: [String: String]
 
     /// An audit description.
-    public init(type: String, appID: String? = nil, providerID: String? = nil, details: [String: String] = [:]) {
+    package init(type: String, appID: String? = nil, providerID: String? = nil, details: [String: String] = [:]) {
         self.type = type
         self.appID = appID
         self.providerID = providerID
@@ -78,7 +78,7 @@ public struct LockoutBook: Sendable {
     public func key(_ local: String) -> String { namespace.map { "\($0):\(local)" } ?? local }
 
     /// The audit event of this book's locks: `lockout.applied` of its namespace, with `details`.
-    public func event(details: [String: String] = [:]) -> LockoutAudit {
+    package func event(details: [String: String] = [:]) -> LockoutAudit {
         LockoutAudit(type: "lockout.applied", providerID: namespace, details: details)
     }
 
@@ -89,16 +89,25 @@ public struct LockoutBook: Sendable {
 
     /// Before a guess is evaluated: refuses a locked key, and counts the guess as a failure in advance
     /// (so parallel guesses cannot slip past the limit). Follow with `recordFailure` or `recordSuccess`
-    /// (or use `guess`, which does all of it). A lock made now is audited as `event` (by default
-    /// `lockout.applied` of this namespace).
-    public func reserve(_ local: String, rule: LockoutRule, what: String, event: LockoutAudit? = nil) async throws {
-        try await backend.reserve(key(local), rule: rule, what: what, event: event ?? self.event())
+    /// (or use `guess`, which does all of it). A lock made now is audited as `lockout.applied` of this
+    /// namespace, with `auditDetails`.
+    public func reserve(_ local: String, rule: LockoutRule, what: String, auditDetails: [String: String] = [:]) async throws {
+        try await backend.reserve(key(local), rule: rule, what: what, event: event(details: auditDetails))
     }
 
     /// After a wrong guess (already counted by `reserve`): locks the key when it reached the limit and
     /// returns the `locked_out` error to answer with instead of the plain refusal.
-    public func recordFailure(_ local: String, rule: LockoutRule, what: String, event: LockoutAudit? = nil) async throws -> BrokerError? {
-        try await backend.recordFailure(key(local), rule: rule, what: what, event: event ?? self.event())
+    public func recordFailure(_ local: String, rule: LockoutRule, what: String, auditDetails: [String: String] = [:]) async throws -> BrokerError? {
+        try await backend.recordFailure(key(local), rule: rule, what: what, event: event(details: auditDetails))
+    }
+
+    /// `reserve` and `recordFailure` with an audit event of the broker's own (an account's lock).
+    package func reserve(_ local: String, rule: LockoutRule, what: String, event: LockoutAudit) async throws {
+        try await backend.reserve(key(local), rule: rule, what: what, event: event)
+    }
+
+    package func recordFailure(_ local: String, rule: LockoutRule, what: String, event: LockoutAudit) async throws -> BrokerError? {
+        try await backend.recordFailure(key(local), rule: rule, what: what, event: event)
     }
 
     /// A right answer: the key's failures are forgotten (its lockout history stays).

@@ -52,7 +52,7 @@ public protocol HandingOver: IdentityProvider {
     /// credentials (a device key) are stored. A refusal ends the flow without tokens.
     func completing(_ completion: FlowCompletion) async throws
     /// The flow completed and its credentials are stored: what is left to do (through
-    /// `completion.changes`); answers fields the app is told beside the tokens.
+    /// `completion`: `retireInstallation`, `linkAddress`, `audit`); answers fields the app is told beside the tokens.
     func completed(_ completion: FlowCompletion) async throws -> [String: JSONValue]
 }
 

@@ -1,47 +1,19 @@
 import Foundation
 
-/// One audit event: who did what, when, with which outcome. Never holds a secret.
-public struct AuditEvent: Sendable, Hashable, Codable {
-    /// A unique id.
-    public var id: String
-    /// When it happened.
-    public var time: Date
-    /// e.g. `signin.success`, `signin.failure`, `account.created`.
-    public var type: String
-    /// The app it happened at.
-    public var appID: String?
-    /// The account it is about.
-    public var accountID: String?
-    /// The provider instance involved.
-    public var providerID: String?
-    /// A machine code for failures (`invalid_credentials`, ...).
-    public var outcome: String?
-    /// What else is worth knowing (never a secret).
-    public var details: [String: String]
-
-    /// An event.
-    public init(
-        id: String = UUID().uuidString, time: Date, type: String, appID: String? = nil, accountID: String? = nil, providerID: String? = nil, outcome: String? = nil,
-        details: [String: String] = [:]
-    ) {
-        self.id = id
-        self.time = time
-        self.type = type
-        self.appID = appID
-        self.accountID = accountID
-        self.providerID = providerID
-        self.outcome = outcome
-        self.details = details
-    }
-}
-
-/// The append-only audit log, as plugins write to it (`PluginEnvironment.audit`): appending only.
+/// The append-only audit log, as plugins write to it (`PluginEnvironment.audit`): appending only, and
+/// only as the instance itself (the broker stamps each event with the instance's id and the time).
 public struct AuditLog: Sendable {
-    private let write: @Sendable (AuditEvent) async throws -> Void
+    /// What the broker writes for one event: its type, app, account, outcome and details.
+    package typealias Write = @Sendable (_ type: String, _ appID: String?, _ accountID: String?, _ outcome: String?, _ details: [String: String]) async throws -> Void
 
-    /// A log appending through `write` (the broker's store).
-    package init(append write: @escaping @Sendable (AuditEvent) async throws -> Void) { self.write = write }
+    private let write: Write
 
-    /// Appends an event; events are never changed or removed.
-    public func append(_ event: AuditEvent) async throws { try await write(event) }
+    /// A log appending through `write` (the broker's store, under the instance's id).
+    package init(append write: @escaping Write) { self.write = write }
+
+    /// Appends an event of this instance: `type` (`activation.issued`), the app and account it concerns,
+    /// its outcome (an error code) and details. Events are never changed or removed.
+    public func append(_ type: String, appID: String? = nil, accountID: String? = nil, outcome: String? = nil, details: [String: String] = [:]) async throws {
+        try await write(type, appID, accountID, outcome, details)
+    }
 }
