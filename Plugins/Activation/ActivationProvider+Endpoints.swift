@@ -39,25 +39,24 @@ extension ActivationProvider {
             .forAnyone(.post, "v1/invitations/:token/decline", summary: "Declines an invitation.") { call in
                 PluginEndpointAnswer(Self.json(try await answerInvitation(token: Self.token(call), accept: false, pin: nil)))
             },
-            .forAnyone(.get, "invitations/:token", summary: "The invitation page.", format: .page) { call in
-                PluginEndpointAnswer(page: invitationPage(try await invitation(token: Self.token(call)), token: Self.token(call)))
+            .pageForAnyone(.get, "invitations/:token", summary: "The invitation page.") { call in
+                invitationPage(try await invitation(token: Self.token(call)), token: Self.token(call))
             },
-            .forAnyone(
+            .pageForAnyone(
                 .post, "invitations/:token", summary: "Accepts or declines an invitation from its page.",
                 inputs: [
                     .text("answer", label: "Answer", maxLength: 16, required: false),
                     .secret("pin", label: "Activation PIN", maxLength: 64, required: false),
-                ],
-                format: .page
+                ]
             ) { call in
-                PluginEndpointAnswer(page: try await answerFromPage(token: Self.token(call), fields: call.fields))
+                try await answerFromPage(token: Self.token(call), fields: call.fields)
             },
-            .forAnyone(
+            .pageForAnyone(
                 .get, "activate", summary: "The broker's default activation link, opened in a browser instead of the app.",
-                inputs: [.text("activation", label: "Activation data", maxLength: 512, required: false)], format: .page
+                inputs: [.text("activation", label: "Activation data", maxLength: 512, required: false)]
             ) { call in
                 let payload = call.fields.values["activation"]?.stringValue ?? ""
-                return PluginEndpointAnswer(page: PluginPage(title: "Activate your device", template: "activate", values: ["payload": .string(payload)]))
+                return .page(title: "Activate your device", template: "activate", values: ["payload": .string(payload)])
             },
         ]
     }
@@ -69,7 +68,7 @@ extension ActivationProvider {
 
     /// The invitation page's form: accept (with a PIN) or decline; a refusal the person can correct
     /// shows the form again with it.
-    func answerFromPage(token: String, fields: ChallengeResponse) async throws -> PluginPage {
+    func answerFromPage(token: String, fields: ChallengeResponse) async throws -> PluginEndpointAnswer {
         let view = try await invitation(token: token)
         guard let choice = fields.values["answer"]?.stringValue, ["accept", "decline"].contains(choice) else {
             return invitationPage(view, token: token, error: "Choose Accept or Decline.", status: 400)
@@ -82,7 +81,7 @@ extension ActivationProvider {
         }
     }
 
-    func invitationPage(_ view: InvitationView, token: String, activation: IssuedActivation? = nil, error: String? = nil, status: Int = 200) -> PluginPage {
+    func invitationPage(_ view: InvitationView, token: String, activation: IssuedActivation? = nil, error: String? = nil, status: Int = 200) -> PluginEndpointAnswer {
         var values: [String: JSONValue] = [
             "appName": .string(view.appName), "email": .string(view.email), "state": .string(view.state),
             "action": .string(environment.issuer + "/invitations/" + token),
@@ -93,7 +92,7 @@ extension ActivationProvider {
         if let activation {
             values["activation"] = ["deepLink": .string(activation.deepLink), "expiresAt": .string(ISO8601DateFormatter().string(from: activation.expiresAt))]
         }
-        return PluginPage(title: "Invitation", template: "invitation", values: values, status: status)
+        return .page(title: "Invitation", template: "invitation", values: values, status: status)
     }
 
     static func json(_ view: InvitationView) -> JSONValue {

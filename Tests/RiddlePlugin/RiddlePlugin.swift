@@ -182,13 +182,11 @@ public struct RiddleProvider: IdentityProvider {
             },
             // Every riddle instance claims this path; the one named in it answers (the others answer
             // `not_found`, so the broker asks the next).
-            .forAnyone(.get, "riddles/:instance", summary: "A page showing the riddle.", format: .page) { call in
+            .pageForAnyone(.get, "riddles/:instance", summary: "A page showing the riddle.") { call in
                 guard call.parameters["instance"] == id else { throw BrokerError(.notFound, .notFound, "No riddle '\(call.parameters["instance"] ?? "")'.") }
-                return PluginEndpointAnswer(
-                    page: PluginPage(
-                        title: "A riddle", template: "riddle",
-                        values: ["name": .string(id), "question": .string(config.question), "letters": .number(Double(config.answer.count))]
-                    )
+                return .page(
+                    title: "A riddle", template: "riddle",
+                    values: ["name": .string(id), "question": .string(config.question), "letters": .number(Double(config.answer.count))]
                 )
             },
         ]

@@ -28,7 +28,7 @@ public struct PluginEndpoint: Sendable {
     }
 
     /// What the endpoint reads and answers.
-    public enum Format: String, Sendable, Hashable {
+    package enum Format: String, Sendable, Hashable {
         /// A JSON object (for `GET` and `DELETE`, the query), answered with JSON; refusals are the
         /// broker's JSON errors.
         case json
@@ -49,7 +49,7 @@ public struct PluginEndpoint: Sendable {
     /// lists; for anyone, the broker asks them in turn and goes on while one answers `not_found`.
     public var root: Bool
     /// What it reads and answers: JSON (the default) or a page.
-    public var format: Format
+    package var format: Format
     /// What it does, for the API reference and `gatehouse providers`.
     public var summary: String
     /// Who may call it.
@@ -113,12 +113,22 @@ public struct PluginEndpoint: Sendable {
         }
     }
 
-    /// A root endpoint anyone may call (`anyone`: a link in an email), as JSON or as a page.
+    /// A root endpoint anyone may call (`anyone`: a link in an email), reading a JSON object (for `GET`
+    /// and `DELETE`, the query) and answering JSON; refusals are the broker's JSON errors.
     public static func forAnyone(
-        _ method: Method, _ path: String, summary: String, inputs: [ChallengeElement] = [], format: Format = .json,
+        _ method: Method, _ path: String, summary: String, inputs: [ChallengeElement] = [],
         handler: @escaping @Sendable (_ call: PluginEndpointCall) async throws -> PluginEndpointAnswer
     ) -> PluginEndpoint {
-        PluginEndpoint(method, path, summary: summary, caller: .anyone, inputs: inputs.answerFields, root: true, format: format, handle: handler)
+        PluginEndpoint(method, path, summary: summary, caller: .anyone, inputs: inputs.answerFields, root: true, format: .json, handle: handler)
+    }
+
+    /// A root page anyone may open (a link in an email): it reads an HTML form (for `GET`, the query)
+    /// and answers a page (`PluginEndpointAnswer.page`); refusals render the broker's error page.
+    public static func pageForAnyone(
+        _ method: Method, _ path: String, summary: String, inputs: [ChallengeElement] = [],
+        handler: @escaping @Sendable (_ call: PluginEndpointCall) async throws -> PluginEndpointAnswer
+    ) -> PluginEndpoint {
+        PluginEndpoint(method, path, summary: summary, caller: .anyone, inputs: inputs.answerFields, root: true, format: .page, handle: handler)
     }
 }
 
@@ -158,14 +168,14 @@ public struct PluginEndpointCall: Sendable {
 }
 
 /// What a plugin endpoint answers: a JSON body, with its status (200 by default; 201 for something
-/// created), or for a `page` endpoint a page.
+/// created), or for a page endpoint (`pageForAnyone`) a page.
 public struct PluginEndpointAnswer: Sendable {
     /// The JSON body.
     public var body: JSONValue
     /// The HTTP status: 200 or 201.
     public var created: Bool
-    /// The page a `page` endpoint answers.
-    public var page: PluginPage?
+    /// The page a page endpoint answers.
+    package var page: PluginPage?
 
     /// An answer (201 when `created`).
     public init(_ body: JSONValue, created: Bool = false) {
@@ -173,28 +183,30 @@ public struct PluginEndpointAnswer: Sendable {
         self.created = created
     }
 
-    /// A page.
-    public init(page: PluginPage) {
-        self.body = .null
-        self.created = false
-        self.page = page
+    /// A page: one of the plugin's `pageTemplates`, rendered with `values` (an object whose fields
+    /// Mustache reads; `false` or `null` hide a section) inside the broker's layout, every value
+    /// escaped and no script run under the page's CSP. `status` is 200, or a 4xx when the page shows a
+    /// refusal (a form to correct).
+    public static func page(title: String, template: String, values: [String: JSONValue], status: Int = 200) -> PluginEndpointAnswer {
+        var answer = PluginEndpointAnswer(.null)
+        answer.page = PluginPage(title: title, template: template, values: values, status: status)
+        return answer
     }
 }
 
-/// A page a plugin endpoint answers: one of the plugin's `pageTemplates`, rendered with `values`
-/// inside the broker's layout (every value escaped; no script runs under the page's CSP).
-public struct PluginPage: Sendable {
+/// A page a plugin endpoint answers (`PluginEndpointAnswer.page`), as the server renders it.
+package struct PluginPage: Sendable {
     /// The page's title.
-    public var title: String
+    package var title: String
     /// The name of one of the plugin's `pageTemplates`.
-    public var template: String
+    package var template: String
     /// What the template shows: an object whose fields Mustache reads (`false` or `null` hide a section).
-    public var values: [String: JSONValue]
+    package var values: [String: JSONValue]
     /// The HTTP status: 200, or a 4xx when the page shows a refusal (a form to correct).
-    public var status: Int
+    package var status: Int
 
     /// A page.
-    public init(title: String, template: String, values: [String: JSONValue], status: Int = 200) {
+    package init(title: String, template: String, values: [String: JSONValue], status: Int = 200) {
         self.title = title
         self.template = template
         self.values = values
