@@ -35,9 +35,7 @@ public struct LDAPProvider: IdentityProvider {
         guard context.purpose == .authenticate else {
             throw BrokerError(.registrationDisabled, .forbidden, "Accounts of '\(id)' are created in the directory, not here; sign in instead.")
         }
-        var extra: [String: JSONValue] = ["provider": .string(id)]
-        if let hint = context.loginHint { extra["username"] = .string(hint) }
-        return .challenge(.credentials(extra: extra))
+        return .challenge(.credentials(for: id, in: context))
     }
 
     public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {

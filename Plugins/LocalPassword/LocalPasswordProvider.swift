@@ -35,13 +35,7 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping {
     }
 
     public func begin(in context: FlowContext) async throws -> FlowStep {
-        var extra: [String: JSONValue] = ["provider": .string(id)]
-        if let hint = context.loginHint { extra["username"] = .string(hint) }
-        if context.purpose == .register {
-            let policy = context.app.passwordPolicy
-            extra["passwordPolicy"] = ["minLength": .number(Double(policy.minLength)), "maxLength": .number(Double(policy.maxLength))]
-        }
-        return .challenge(.credentials(extra: extra))
+        .challenge(.credentials(for: id, in: context))
     }
 
     public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {

@@ -44,16 +44,13 @@ extension FlowEngine {
         }
         try declaration.validate(kept)
         let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: flow.stateless)
-        let request = flowRequest(for: flow)
+        let context = FlowContext(flowID: flow.id, app: app.view, request: flowRequest(for: flow), state: flow.pluginState)
         // Claim the callback before the plugin redeems anything: of two arrivals only one goes on.
         flow.challenge.fields[Self.callbackClaimedField] = .bool(true)
         try await save(&flow)
         let identity: ExternalIdentity
         do {
-            guard
-                case .identified(let proven) = try await provider.resume(
-                    with: kept, in: FlowContext(flowID: flow.id, app: app.view, request: request, state: flow.pluginState))
-            else {
+            guard case .identified(let proven) = try await provider.resume(with: kept, in: context) else {
                 throw BrokerError.internalFailure("A provider answered its callback with something other than an identity.")
             }
             identity = proven

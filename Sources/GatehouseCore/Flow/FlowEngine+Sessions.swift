@@ -81,7 +81,7 @@ extension FlowEngine {
         case .signedIn(let s, let a, let p): (session, account, provider, factor) = (s, a, p, nil)
         case .stepUp(let s, let a, let p, let f): (session, account, provider, factor) = (s, a, p, f)
         }
-        let needsConsent = try await consentNeeded(app: app, accountID: account.id, request: request)
+        let needsConsent = try await ConsentPhase(engine: self, app: app).isNeeded(accountID: account.id, request: request)
         // A profile the person has not confirmed yet is asked for at this app as at a sign-in: single
         // sign-on never skips it.
         let needsProfile = account.profilePending && app.policy.confirmProfile
@@ -103,76 +103,10 @@ extension FlowEngine {
             expiresAt: now.addingTimeInterval(app.policy.flowLifetime.timeInterval), version: -1
         )
         if let factor { return try await beginFactor(flow, factorID: factor, app: app, account: account) }
-        if needsProfile { return try await askProfileConfirmation(flow, app: app, account: account) }
-        if needsConsent { return try await askConsent(&flow, app: app) }
+        if needsProfile { return try await ProfilePhase(engine: self, flow: flow, app: app).ask(account: account) }
+        if needsConsent { return try await ConsentPhase(engine: self, app: app).ask(&flow) }
         try await audit("signin.sso", flow: flow, outcome: nil, details: ["sid": session.id])
         return try await authorizeInSession(flow, authorization: authorization, app: app, account: account, identity: flow.identity!)
-    }
-
-    /// Whether the app must ask the person before it gets the scopes `request` asks for (`prompt=consent`
-    /// asks again). A device's approval is always asked: the person confirms the code and the app.
-    func consentNeeded(app: App, accountID: String, request: AuthorizationRequest) async throws -> Bool {
-        if request.device != nil { return true }
-        guard app.policy.consentRequired else { return false }
-        if request.prompt.contains("consent") { return true }
-        return try await !ConsentBook(store: store, clock: clock).covers(accountID: accountID, appID: app.id, scopes: request.scopes)
-    }
-
-    /// Shows the consent page: the flow waits in the `consent` phase.
-    func askConsent(_ flow: inout FlowRecord, app: App) async throws -> FlowOutcome {
-        flow.phase = .consent
-        flow.pluginState = FlowState()
-        flow.challenge = Challenge(
-            type: flow.authorization?.request.device == nil ? ChallengeDescription.consent.type : ChallengeDescription.deviceConsent.type,
-            fields: [
-                "appName": .string(app.name), "scopes": .array(flow.scopes.map(JSONValue.string)),
-                "purposes": .string(flow.scopes.map(Self.purpose(of:)).joined(separator: "; ")),
-            ]
-        )
-        if let device = flow.authorization?.request.device { flow.challenge.fields["userCode"] = .string(device.userCode) }
-        try await save(&flow)
-        return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
-    }
-
-    /// What a scope lets an app do, in words.
-    static func purpose(of scope: String) -> String {
-        switch scope {
-        case "openid": "know who you are"
-        case "profile": "see your name and picture"
-        case "email": "see your email address"
-        case "groups": "see the groups you belong to"
-        case "offline_access": "stay signed in while you are away"
-        default: "use \(scope)"
-        }
-    }
-
-    /// The person allowed (`{}`) or denied (`deny`) the app.
-    func answerConsent(_ flow: FlowRecord, app: App, answer: ChallengeResponse) async throws -> FlowOutcome {
-        guard let authorization = flow.authorization, let accountID = flow.accountID,
-            let account = try await store.account(id: accountID)
-        else { throw BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.") }
-        if answer.values["deny"] != nil {
-            guard try await store.deleteFlow(id: flow.id, version: flow.version) else {
-                throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
-            }
-            try await audit("consent.denied", flow: flow, outcome: ErrorCode.accessDenied.rawValue, details: ["scopes": flow.scopes.joined(separator: " ")])
-            if let device = authorization.request.device { return .authorized(flowID: flow.id, redirect: try await denyDeviceAuthorization(device, flow: flow)) }
-            return .authorized(
-                flowID: flow.id,
-                redirect: OAuthRedirect.url(
-                    authorization.request.redirectURI,
-                    parameters: [
-                        ("error", "access_denied"), ("error_description", "The person did not allow access."), ("state", authorization.request.state),
-                        ("iss", tokens.issuer),
-                    ]
-                )
-            )
-        }
-        try await ConsentBook(store: store, clock: clock).record(accountID: accountID, appID: app.id, scopes: flow.scopes)
-        try await audit("consent.granted", flow: flow, outcome: nil, details: ["scopes": flow.scopes.joined(separator: " ")])
-        var next = flow
-        next.challenge = Challenge(type: "none")
-        return try await complete(next, app: app, account: account)
     }
 
     /// The end of a browser flow (its flow already claimed): the session is created, renewed or

@@ -144,8 +144,8 @@ public struct FlowEngine: Sendable {
         // Choices and a profile are not guesses: they do not count as attempts (the emailed code a
         // changed address needs is counted by the plugin that sent it).
         switch flow.phase {
-        case .confirmProfile(let pending): return (try await answerProfileConfirmation(flow, pending: pending, app: app, answer: answer, dpopJKT: dpopJKT), app)
-        case .consent: return (try await answerConsent(flow, app: app, answer: answer), app)
+        case .confirmProfile(let pending): return (try await ProfilePhase(engine: self, flow: flow, app: app).answer(answer, pending: pending, dpopJKT: dpopJKT), app)
+        case .consent: return (try await ConsentPhase(engine: self, app: app).answer(answer, in: flow), app)
         case .recovery(let recovery): return (try await answerRecovery(flow, recovery: recovery, app: app, answer: answer), app)
         case .chooseProvider, .identify, .factor:
             return (try await answerPlugin(flow, app: app, answer: answer, counted: !declaration.choice, dpopJKT: dpopJKT), app)
@@ -383,13 +383,13 @@ public struct FlowEngine: Sendable {
     /// for a browser flow an authorization code.
     func complete(_ flow: FlowRecord, app: App, account: Account?, dpopJKT: String? = nil) async throws -> FlowOutcome {
         if let account, account.profilePending, app.policy.confirmProfile, !flow.stateless {
-            return try await askProfileConfirmation(flow, app: app, account: account)
+            return try await ProfilePhase(engine: self, flow: flow, app: app).ask(account: account)
         }
         if let account, flow.authorization != nil, flow.phase != .consent,
-            let request = flow.authorization?.request, try await consentNeeded(app: app, accountID: account.id, request: request)
+            let request = flow.authorization?.request, try await ConsentPhase(engine: self, app: app).isNeeded(accountID: account.id, request: request)
         {
             var waiting = flow
-            return try await askConsent(&waiting, app: app)
+            return try await ConsentPhase(engine: self, app: app).ask(&waiting)
         }
         if flow.version >= 0, try await !store.deleteFlow(id: flow.id, version: flow.version) {
             throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")

@@ -39,8 +39,21 @@ public struct Challenge: Sendable, Hashable, Codable {
     /// The answer of a challenge with a callback has come back; the app that started the flow goes on.
     public static let callbackReceivedType = "callback_received"
 
-    /// Ask for a username and a password (`ChallengeDescription.credentials`).
-    public static func credentials(extra: [String: JSONValue] = [:]) -> Challenge {
+    /// Ask for a username and a password (`ChallengeDescription.credentials`) for the provider
+    /// `providerID`: the username the app suggests (`context.loginHint`) filled in, and for a
+    /// registration the app's password length rules (`passwordPolicy`) for the page to show.
+    public static func credentials(for providerID: String, in context: FlowContext) -> Challenge {
+        var fields: [String: JSONValue] = ["provider": .string(providerID)]
+        if let hint = context.loginHint { fields["username"] = .string(hint) }
+        if context.purpose == .register {
+            let policy = context.app.passwordPolicy
+            fields["passwordPolicy"] = ["minLength": .number(Double(policy.minLength)), "maxLength": .number(Double(policy.maxLength))]
+        }
+        return credentials(extra: fields)
+    }
+
+    /// The credentials challenge with these fields.
+    package static func credentials(extra: [String: JSONValue] = [:]) -> Challenge {
         Challenge(type: ChallengeDescription.credentials.type, fields: extra, accountField: "username")
     }
 }
