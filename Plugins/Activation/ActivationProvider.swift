@@ -53,8 +53,7 @@ public struct ActivationProvider: IdentityProvider {
 
     public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
         // After the payload was redeemed, the state holds the redemption waiting for the app's choice.
-        // (The first challenge keeps no state, so none decodes then.)
-        if let redemption = try? context.state(ActivationRedemption.self) { return try await answerChoice(redemption, answer: answer, in: context) }
+        if context.hasState { return try await answerChoice(try context.state(ActivationRedemption.self), answer: answer, in: context) }
         guard let payload = ActivationPayload(try answer.string("activation")) else {
             throw BrokerError.invalidAnswer("'activation' must be the activation data (the payload or the deep link that carries it).")
         }

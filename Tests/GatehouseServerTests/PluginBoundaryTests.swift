@@ -453,6 +453,9 @@ extension GatehouseServerTests {
         #expect(try await test.broker.keyring.verify(tokens.accessToken).amr == ["kba", "sphinx", "kba", "oracle"])
         let passed = try await test.store.auditEvents(type: "riddle.passed", appID: "thebes", accountID: account?.id, since: nil, limit: 5)
         #expect(passed.first?.details["name"] == "oedipus" && passed.first?.providerID == "oracle")
+        // The oracle identified the person: it completes its own part without the sphinx's state.
+        let solved = try await test.store.auditEvents(type: "riddle.solved", appID: "thebes", accountID: account?.id, since: nil, limit: 5)
+        #expect(!solved.isEmpty && solved.allSatisfy { $0.details["handedState"] == "none" })
 
         // The sphinx refuses `nobody` at completion: no tokens, and the flow is gone.
         let nobody = try await test.start(FlowRequest(appID: "thebes", providerID: "sphinx")).flowID

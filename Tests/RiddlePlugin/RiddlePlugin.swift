@@ -261,7 +261,9 @@ public struct RiddleProvider: IdentityProvider {
     /// account): the solver is audited under the account, which did not exist when the answer came
     /// for a new name. The test plugin's use of `identifiedFlowCompleted`, beside `webauthn`'s.
     public func identifiedFlowCompleted(_ completion: FlowCompletion) async throws {
-        try await completion.audit("riddle.solved", details: ["name": completion.identity.subject])
+        // What another provider handed over is not this one's to read: `handedState` proves it.
+        let handed = (try? completion.state(String.self)) ?? "none"
+        try await completion.audit("riddle.solved", details: ["name": completion.identity.subject, "handedState": handed])
     }
 
     /// The flow handed over completed: audited through the engine, and the app is told who asked.

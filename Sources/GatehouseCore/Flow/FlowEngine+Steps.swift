@@ -166,8 +166,7 @@ extension FlowEngine {
             guard let delegating = plugins.factorChainers[suspended.authenticatorID] else {
                 throw BrokerError.internalFailure("'\(suspended.authenticatorID)' asked for no other factor.")
             }
-            var context = try await factorContext(flow, app: app, account: account)
-            context.savedState = suspended.state.data
+            let context = try await factorContext(flow, app: app, account: account, state: suspended.state)
             let next = try await delegating.resume(after: factor, in: context)
             return try await advance(flow, with: next, app: app, account: account, dpopJKT: dpopJKT)
         }

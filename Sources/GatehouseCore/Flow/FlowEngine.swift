@@ -371,8 +371,8 @@ public struct FlowEngine: Sendable {
 
     /// What an authenticator begins with: the account, the addresses the app trusts it to have (for
     /// authenticators that send codes), and whether this flow created it.
-    func factorContext(_ flow: FlowRecord, app: App, account: Account?) async throws -> FlowContext {
-        var context = stepContext(flowID: flow.id, app: app, request: flowRequest(for: flow), account: account, state: flow.pluginState)
+    func factorContext(_ flow: FlowRecord, app: App, account: Account?, state: FlowState = FlowState()) async throws -> FlowContext {
+        var context = stepContext(flowID: flow.id, app: app, request: flowRequest(for: flow), account: account, state: state)
         if let account { context.verifiedEmails = app.policy.verifiedEmails(in: try await store.identityLinks(accountID: account.id)) }
         context.accountCreated = flow.accountCreated ?? false
         if let keyID = flow.signInKeyID { context.signInKey = try await store.signInKey(id: keyID) }
@@ -440,7 +440,12 @@ public struct FlowEngine: Sendable {
         }
         if let (_, provider) = handedOver, let completion { try await provider.completing(completion) }
         if let account { try await storeNewCredentials(of: flow, identity: identity, app: app, account: account) }
-        if let completion, let identifier = plugins.identityCompleters[identity.providerID] { try await identifier.identifiedFlowCompleted(completion) }
+        if let completion, let identifier = plugins.identityCompleters[identity.providerID] {
+            // The provider that identified the person sees none of the state the other one handed over.
+            var own = completion
+            own.savedState = Data()
+            try await identifier.identifiedFlowCompleted(own)
+        }
         if let (_, provider) = handedOver, let completion { return try await provider.completed(completion) }
         return [:]
     }

@@ -41,7 +41,8 @@ public struct ChallengeDescription: Sendable, Hashable {
     package var script: ChallengeScript?
 
     /// A declaration: the page's texts, whether its answers are choices, and its parts (answer fields,
-    /// buttons, facts the client is told...) in page order.
+    /// buttons, facts the client is told...) in page order. A challenge has at most one `link`,
+    /// `callback`, `image` and `script`: a later one replaces an earlier.
     public init(
         type: String, summary: String, title: String = "Sign in", prompt: String? = nil, submitLabel: String = "Continue", choice: Bool = false,
         elements: [ChallengeElement]

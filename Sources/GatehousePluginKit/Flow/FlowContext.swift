@@ -67,6 +67,9 @@ public struct FlowContext: Sendable {
         self.savedState = savedState
     }
 
+    /// Whether the plugin's last step kept a state (its first step has none).
+    public var hasState: Bool { !savedState.isEmpty }
+
     /// The state the plugin's last step kept, decoded as the type it kept. A flow whose state does
     /// not decode (none was kept, or another type) ends as not found.
     public func state<State: Decodable>(_ type: State.Type) throws(BrokerError) -> State {
