@@ -103,7 +103,7 @@ public protocol AccountOperationOffering: GatehousePlugin {
 public protocol EndpointOffering: GatehousePlugin {
     /// The endpoints.
     var endpoints: [PluginEndpoint] { get }
-    /// The Mustache templates of the pages its endpoints answer (`PluginPage`), by name; each renders
+    /// The Mustache templates of the pages its endpoints answer (`PluginEndpointAnswer.page`), by name; each renders
     /// inside the broker's page layout, escaped, under its strict Content-Security-Policy.
     var pageTemplates: [String: String] { get }
 }
