@@ -3,7 +3,7 @@ SWIFT ?= swift
 SHELL := /bin/bash
 # System libraries the build links (libldap2-dev: the LDAP plugin), plus what the walk-through uses.
 RUN_PACKAGES := libsqlite3-dev libssl-dev libldap2-dev curl jq
-TEST_PACKAGES := $(RUN_PACKAGES) python3 python3-venv openssl slapd ldap-utils postgresql oathtool
+TEST_PACKAGES := $(RUN_PACKAGES) python3 python3-venv openssl slapd ldap-utils postgresql oathtool samba samba-ad-dc winbind ldb-tools iproute2
 # Debian's tools that build the package and the image, and what the package tests boot them with.
 RELEASE_PACKAGES := binutils libicu72 zlib1g libyaml-0-2
 DEB_PACKAGES := dpkg-dev debhelper fakeroot
@@ -38,7 +38,7 @@ unit: test-deps
 
 # The unit tests that need no peer (no slapd, PostgreSQL, SMTP server or oathtool): a quick lane for
 # working on the kit, the engine or a plugin. `make test` runs every test; this lane skips the suites
-# that start peers (the store on PostgreSQL, LDAP, mail, email codes, the client SDK's world).
+# that start peers (the store on PostgreSQL, LDAP and Active Directory, mail, email codes, the client SDK's world).
 UNIT_FAST_SKIP := GatehouseStoreTests|LDAPTests|GatehouseMailTests|EmailCodeTests|GatehouseClientTests|independentlyComputedCodes
 unit-fast: deps
 	$(SWIFT) build --build-tests

@@ -21,14 +21,15 @@ if printf '%s\n' "${missing[@]}" | grep -qx postgresql; then
   echo "create_main_cluster = false" | "${run[@]}" tee /etc/postgresql-common/createcluster.d/no-main.conf >/dev/null
 fi
 # nginx (the benchmarks' ceiling) must not start a server of its own on port 80 either: the
-# benchmark starts one on a loopback port. Package scripts ask policy-rc.d before starting a service.
+# benchmark starts one on a loopback port. Nor Samba (the AD tests provision a domain controller of
+# their own). Package scripts ask policy-rc.d before starting a service.
 if grep -qs "gatehouse scripts/install-deps.sh" /usr/sbin/policy-rc.d; then
   echo "warning: /usr/sbin/policy-rc.d was left by an interrupted install and stops every service from starting; delete it" >&2
 fi
 policy=""
-if printf '%s\n' "${missing[@]}" | grep -qx 'nginx\(-light\)\?' && [ ! -e /usr/sbin/policy-rc.d ]; then
+if printf '%s\n' "${missing[@]}" | grep -qx 'nginx\(-light\)\?\|samba\|samba-ad-dc\|winbind' && [ ! -e /usr/sbin/policy-rc.d ]; then
   policy=/usr/sbin/policy-rc.d
-  printf '#!/bin/sh\n# written by gatehouse scripts/install-deps.sh while it installs nginx; delete if left over\nexit 101\n' | "${run[@]}" tee "$policy" >/dev/null
+  printf '#!/bin/sh\n# written by gatehouse scripts/install-deps.sh while it installs nginx or samba; delete if left over\nexit 101\n' | "${run[@]}" tee "$policy" >/dev/null
   "${run[@]}" chmod +x "$policy"
   trap '"${run[@]}" rm -f "$policy"' EXIT
 fi

@@ -30,43 +30,63 @@ public struct LDAPConfig: Decodable, Sendable {
     /// Plain `ldap://` to another host without StartTLS sends passwords in the clear; refused outside
     /// development unless this says it is meant.
     public var insecureNoTLS: Bool
+    /// The directory is Active Directory: its attributes are the defaults, `objectGUID` is shown as a
+    /// GUID, `DOMAIN\user` is understood, groups are found nested, and the reasons AD gives for a
+    /// refused bind (and the account's state at refresh) are read. See docs/plugins/ldap.md.
+    public var activeDirectory: Bool
+    /// The domain's NetBIOS name, for usernames typed as `DOMAIN\user` (Active Directory only): the
+    /// first `DC=` of `userSearch.baseDN`, upper-cased, when absent (what AD proposes by default).
+    public var netbiosDomain: String?
 
     /// How a person's entry is found, and which of its attributes become claims.
-    public struct UserSearch: Decodable, Sendable {
+    public struct UserSearch: Sendable {
         public var baseDN: String
         /// ANDed with the username match, e.g. `(objectClass=inetOrgPerson)`.
         public var filter: String?
-        /// The attribute the typed username is matched against, e.g. `uid` or `sAMAccountName`.
-        public var username: String
+        /// The attributes the typed username is matched against, any of them (`uid`; on Active
+        /// Directory `sAMAccountName` and `userPrincipalName`). The first is the person's username.
+        public var usernameAttrs: [String]
         public var scope: LDAPScope
         /// The attribute whose value is the stable subject (`entryUUID`; `DN` for the entry's DN).
         public var idAttr: String
         public var emailAttr: String?
         public var nameAttr: String?
-        /// Where `preferred_username` comes from; the `username` attribute when absent.
+        /// Where `preferred_username` comes from; the first username attribute when absent.
         public var preferredUsernameAttr: String?
         /// Entries matching this filter are locked (e.g. `(pwdAccountLockedTime=*)` with OpenLDAP's
         /// password policy): refused without asking the directory to bind them.
         public var lockedFilter: String?
 
+        /// The attribute whose value is the person's username.
+        public var username: String { usernameAttrs[0] }
+
         enum CodingKeys: String, CodingKey { case baseDN, filter, username, scope, idAttr, emailAttr, nameAttr, preferredUsernameAttr, lockedFilter }
 
-        public init(from decoder: any Decoder) throws {
+        /// Reads `userSearch`; Active Directory's attributes are the defaults when `activeDirectory` is on.
+        init(from decoder: any Decoder, activeDirectory: Bool) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             let path = decoder.codingPath
             baseDN = try container.decode(String.self, forKey: .baseDN)
-            filter = try container.decodeIfPresent(String.self, forKey: .filter)
-            username = try container.decodeIfPresent(String.self, forKey: .username) ?? "uid"
+            filter = try container.decodeIfPresent(String.self, forKey: .filter) ?? (activeDirectory ? "(&(objectCategory=person)(objectClass=user))" : nil)
+            if let list = try? container.decode([String].self, forKey: .username) {
+                usernameAttrs = list
+            } else {
+                usernameAttrs =
+                    try container.decodeIfPresent(String.self, forKey: .username).map { [$0] } ?? (activeDirectory ? ["sAMAccountName", "userPrincipalName"] : ["uid"])
+            }
             scope = try container.decodeIfPresent(LDAPScope.self, forKey: .scope) ?? .sub
-            idAttr = try container.decodeIfPresent(String.self, forKey: .idAttr) ?? "entryUUID"
+            idAttr = try container.decodeIfPresent(String.self, forKey: .idAttr) ?? (activeDirectory ? "objectGUID" : "entryUUID")
             emailAttr = try container.decodeIfPresent(String.self, forKey: .emailAttr) ?? "mail"
-            nameAttr = try container.decodeIfPresent(String.self, forKey: .nameAttr) ?? "cn"
+            nameAttr = try container.decodeIfPresent(String.self, forKey: .nameAttr) ?? (activeDirectory ? "displayName" : "cn")
             preferredUsernameAttr = try container.decodeIfPresent(String.self, forKey: .preferredUsernameAttr)
             lockedFilter = try container.decodeIfPresent(String.self, forKey: .lockedFilter)
             if baseDN.isEmpty { throw ConfigIssue(path: path + [CodingKeys.baseDN], "must not be empty") }
+            if usernameAttrs.isEmpty { throw ConfigIssue(path: path + [CodingKeys.username], "needs at least one attribute") }
             try LDAPFilter.checkConfigured(filter, path: path + [CodingKeys.filter])
             try LDAPFilter.checkConfigured(lockedFilter, path: path + [CodingKeys.lockedFilter])
-            try checkAttribute(username, path: path + [CodingKeys.username])
+            for (index, name) in usernameAttrs.enumerated() {
+                try checkAttribute(name, path: path + [CodingKeys.username] + (usernameAttrs.count > 1 ? [ConfigIssue.Key(index: index)] : []))
+            }
             try checkAttribute(idAttr, path: path + [CodingKeys.idAttr])
             for (key, name) in [(CodingKeys.emailAttr, emailAttr), (.nameAttr, nameAttr), (.preferredUsernameAttr, preferredUsernameAttr)] {
                 if let name { try checkAttribute(name, path: path + [key]) }
@@ -75,7 +95,7 @@ public struct LDAPConfig: Decodable, Sendable {
     }
 
     /// How a person's groups are found: group entries whose `groupAttr` holds the user's `userAttr`.
-    public struct GroupSearch: Decodable, Sendable {
+    public struct GroupSearch: Sendable {
         public var baseDN: String
         /// ANDed with the membership match, e.g. `(objectClass=groupOfNames)`.
         public var filter: String?
@@ -83,6 +103,10 @@ public struct LDAPConfig: Decodable, Sendable {
         public var userMatchers: [UserMatcher]
         /// The group attribute that becomes the name in the `groups` claim.
         public var nameAttr: String
+        /// Groups that contain the person through other groups count too: a matcher on the user's `DN`
+        /// follows the chain with Active Directory's `LDAP_MATCHING_RULE_IN_CHAIN`
+        /// (1.2.840.113556.1.4.1941), which only Active Directory implements.
+        public var nested: Bool
 
         /// `groupAttr` of a group entry holds `userAttr` of the user entry (`DN` for the user's DN).
         public struct UserMatcher: Decodable, Sendable {
@@ -90,16 +114,39 @@ public struct LDAPConfig: Decodable, Sendable {
             public var groupAttr: String
         }
 
-        enum CodingKeys: String, CodingKey { case baseDN, filter, scope, userMatchers, nameAttr }
+        enum CodingKeys: String, CodingKey { case baseDN, filter, scope, userMatchers, nameAttr, nested }
 
-        public init(from decoder: any Decoder) throws {
+        /// Active Directory's groups, nested ones included, under `baseDN`.
+        static func activeDirectory(baseDN: String) -> GroupSearch {
+            GroupSearch(
+                baseDN: baseDN, filter: "(objectClass=group)", scope: .sub, userMatchers: [UserMatcher(userAttr: "DN", groupAttr: "member")], nameAttr: "cn", nested: true
+            )
+        }
+
+        init(baseDN: String, filter: String?, scope: LDAPScope, userMatchers: [UserMatcher], nameAttr: String, nested: Bool) {
+            self.baseDN = baseDN
+            self.filter = filter
+            self.scope = scope
+            self.userMatchers = userMatchers
+            self.nameAttr = nameAttr
+            self.nested = nested
+        }
+
+        /// Reads `groupSearch`; Active Directory's defaults (groups, nested) when `activeDirectory` is on.
+        init(from decoder: any Decoder, activeDirectory: Bool, defaultBaseDN: String) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             let path = decoder.codingPath
-            baseDN = try container.decode(String.self, forKey: .baseDN)
-            filter = try container.decodeIfPresent(String.self, forKey: .filter)
+            let defaults = activeDirectory ? Self.activeDirectory(baseDN: defaultBaseDN) : nil
+            if let defaults {
+                baseDN = try container.decodeIfPresent(String.self, forKey: .baseDN) ?? defaults.baseDN
+            } else {
+                baseDN = try container.decode(String.self, forKey: .baseDN)
+            }
+            filter = try container.decodeIfPresent(String.self, forKey: .filter) ?? defaults?.filter
             scope = try container.decodeIfPresent(LDAPScope.self, forKey: .scope) ?? .sub
             userMatchers = try container.decodeIfPresent([UserMatcher].self, forKey: .userMatchers) ?? [UserMatcher(userAttr: "DN", groupAttr: "member")]
             nameAttr = try container.decodeIfPresent(String.self, forKey: .nameAttr) ?? "cn"
+            nested = try container.decodeIfPresent(Bool.self, forKey: .nested) ?? activeDirectory
             if baseDN.isEmpty { throw ConfigIssue(path: path + [CodingKeys.baseDN], "must not be empty") }
             if userMatchers.isEmpty { throw ConfigIssue(path: path + [CodingKeys.userMatchers], "needs at least one matcher") }
             try LDAPFilter.checkConfigured(filter, path: path + [CodingKeys.filter])
@@ -108,12 +155,15 @@ public struct LDAPConfig: Decodable, Sendable {
                 try checkAttribute(matcher.userAttr, path: path + [CodingKeys.userMatchers, ConfigIssue.Key(index: index), ConfigIssue.Key("userAttr")])
                 try checkAttribute(matcher.groupAttr, path: path + [CodingKeys.userMatchers, ConfigIssue.Key(index: index), ConfigIssue.Key("groupAttr")])
             }
+            if nested, !userMatchers.contains(where: { $0.userAttr.caseInsensitiveCompare("DN") == .orderedSame }) {
+                throw ConfigIssue(path: path + [CodingKeys.nested], "follows group chains from the user's DN: it needs a userMatchers entry with userAttr: DN")
+            }
         }
     }
 
     enum CodingKeys: String, CodingKey {
         case url, startTLS, rootCA, insecureSkipVerify, bindDN, bindPassword, userSearch, groupSearch, connectTimeout, operationTimeout, maxConnections
-        case binaryAttributes, insecureNoTLS
+        case binaryAttributes, insecureNoTLS, activeDirectory, netbiosDomain
     }
 
     public init(from decoder: any Decoder) throws {
@@ -132,8 +182,22 @@ public struct LDAPConfig: Decodable, Sendable {
         insecureSkipVerify = try container.decodeIfPresent(Bool.self, forKey: .insecureSkipVerify) ?? false
         bindDN = try container.decodeIfPresent(String.self, forKey: .bindDN)
         bindPassword = try container.decodeIfPresent(String.self, forKey: .bindPassword)
-        userSearch = try container.decode(UserSearch.self, forKey: .userSearch)
-        groupSearch = try container.decodeIfPresent(GroupSearch.self, forKey: .groupSearch)
+        activeDirectory = try container.decodeIfPresent(Bool.self, forKey: .activeDirectory) ?? false
+        guard container.contains(.userSearch) else { throw ConfigIssue(path: path + [CodingKeys.userSearch], "required key is missing") }
+        userSearch = try UserSearch(from: container.superDecoder(forKey: .userSearch), activeDirectory: activeDirectory)
+        if container.contains(.groupSearch), try !container.decodeNil(forKey: .groupSearch) {
+            groupSearch = try GroupSearch(from: container.superDecoder(forKey: .groupSearch), activeDirectory: activeDirectory, defaultBaseDN: userSearch.baseDN)
+        } else {
+            // Active Directory always has groups; `groupSearch: null` turns the claim off.
+            groupSearch = activeDirectory && !container.contains(.groupSearch) ? .activeDirectory(baseDN: userSearch.baseDN) : nil
+        }
+        netbiosDomain = try container.decodeIfPresent(String.self, forKey: .netbiosDomain)
+        if let netbiosDomain, netbiosDomain.isEmpty || netbiosDomain.contains("\\") || netbiosDomain.count > 15 {
+            throw ConfigIssue(path: path + [CodingKeys.netbiosDomain], "'\(netbiosDomain)' is not a NetBIOS domain name (1 to 15 characters, no backslash)")
+        }
+        if netbiosDomain != nil, !activeDirectory {
+            throw ConfigIssue(path: path + [CodingKeys.netbiosDomain], "is for Active Directory: set activeDirectory: true too")
+        }
         connectTimeout = try container.decodeIfPresent(Seconds.self, forKey: .connectTimeout) ?? Seconds(5)
         operationTimeout = try container.decodeIfPresent(Seconds.self, forKey: .operationTimeout) ?? Seconds(5)
         maxConnections = try container.decodeIfPresent(Int.self, forKey: .maxConnections) ?? 8
@@ -165,6 +229,15 @@ public struct LDAPConfig: Decodable, Sendable {
         if !(1...120).contains(connectTimeout.value) { throw ConfigIssue(path: path + [CodingKeys.connectTimeout], "must be between 1 and 120 seconds") }
         if !(1...120).contains(operationTimeout.value) { throw ConfigIssue(path: path + [CodingKeys.operationTimeout], "must be between 1 and 120 seconds") }
         if !(1...256).contains(maxConnections) { throw ConfigIssue(path: path + [CodingKeys.maxConnections], "must be between 1 and 256") }
+    }
+
+    /// The NetBIOS name `DOMAIN\user` must name, upper-cased: configured, or the first `DC=` of the
+    /// user search base (nil when neither says).
+    var expectedDomain: String? {
+        guard activeDirectory else { return nil }
+        if let netbiosDomain { return netbiosDomain.uppercased() }
+        let first = userSearch.baseDN.split(separator: ",").first { $0.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("dc=") }
+        return first.map { String($0.trimmingCharacters(in: .whitespaces).dropFirst(3)).uppercased() }
     }
 
     /// Whether passwords would cross the network in the clear: plain `ldap://` without StartTLS to a

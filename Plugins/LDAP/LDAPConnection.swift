@@ -15,6 +15,7 @@ struct LDAPFailure: Error, Sendable, CustomStringConvertible {
         case search
         case bind
         case groups
+        case passwordChange = "password change"
     }
 
     var stage: Stage
@@ -38,6 +39,7 @@ struct LDAPFailure: Error, Sendable, CustomStringConvertible {
 enum LDAPResultCode {
     static let success: Int32 = 0
     static let sizeLimitExceeded: Int32 = 4
+    static let constraintViolation: Int32 = 19
     static let noSuchObject: Int32 = 32
     static let invalidCredentials: Int32 = 49
     static let busy: Int32 = 51
@@ -138,8 +140,23 @@ final class LDAPConnection: @unchecked Sendable {
         guard rc == LDAPResultCode.success else {
             // With ldaps:// the handshake is part of connecting: libldap's message tells which part failed.
             let message = connection.diagnostic(rc)
-            let tls = settings.urls.contains { $0.lowercased().hasPrefix("ldaps://") } && ["tls", "ssl", "certificate"].contains { message.lowercased().contains($0) }
-            throw LDAPFailure(stage: tls ? .tls : .connect, code: rc, message: message)
+            if ["tls", "ssl", "certificate"].contains(where: { message.lowercased().contains($0) }),
+                settings.urls.contains(where: { $0.lowercased().hasPrefix("ldaps://") })
+            {
+                throw LDAPFailure(stage: .tls, code: rc, message: message)
+            }
+            // libldap often says only "Can't contact LDAP server" when an ldaps:// handshake failed: a
+            // port that accepts TCP tells the two apart, so the administrator looks at the right thing.
+            if let reachable = settings.urls.first(where: {
+                $0.lowercased().hasPrefix("ldaps://") && TCPProbe.accepts($0, defaultPort: 636, timeout: settings.connectTimeout)
+            }) {
+                throw LDAPFailure(
+                    stage: .tls, code: rc,
+                    message:
+                        "\(message): \(reachable) accepts connections but the TLS handshake failed (is rootCA the CA of the directory's certificate, and does the certificate name the host in the URL?)"
+                )
+            }
+            throw LDAPFailure(stage: .connect, code: rc, message: message)
         }
         if settings.startTLS {
             rc = ldap_start_tls_s(handle, nil, nil)
@@ -178,10 +195,71 @@ final class LDAPConnection: @unchecked Sendable {
         return (rc, message)
     }
 
+    /// Active Directory's password change (not a reset): one modify of `unicodePwd` that deletes the
+    /// current password and adds the new one, each as the UTF-16LE of the quoted password. The
+    /// directory checks the current password and its password policy; any account may ask for it
+    /// (AD grants "Change Password" to everyone). Answers with the result code and message; throws
+    /// only when the connection failed or timed out.
+    func changeActiveDirectoryPassword(dn: String, current: String, new: String) throws(LDAPFailure) -> (code: Int32, message: String) {
+        func quotedUTF16(_ password: String) -> [UInt8] {
+            Array("\"\(password)\"".utf16).flatMap { [UInt8($0 & 0xff), UInt8($0 >> 8)] }
+        }
+        var old = quotedUTF16(current)
+        var replacement = quotedUTF16(new)
+        defer {
+            // The buffers held passwords: not left behind in freed memory.
+            for index in old.indices { old[index] = 0 }
+            for index in replacement.indices { replacement[index] = 0 }
+        }
+        var messageID: Int32 = 0
+        let rc = old.withUnsafeMutableBufferPointer { oldBytes in
+            replacement.withUnsafeMutableBufferPointer { newBytes in
+                var oldValue = berval(bv_len: ber_len_t(oldBytes.count), bv_val: UnsafeMutableRawPointer(oldBytes.baseAddress!).assumingMemoryBound(to: CChar.self))
+                var newValue = berval(bv_len: ber_len_t(newBytes.count), bv_val: UnsafeMutableRawPointer(newBytes.baseAddress!).assumingMemoryBound(to: CChar.self))
+                return withUnsafeMutablePointer(to: &oldValue) { oldPointer in
+                    withUnsafeMutablePointer(to: &newValue) { newPointer in
+                        var oldValues: [UnsafeMutablePointer<berval>?] = [oldPointer, nil]
+                        var newValues: [UnsafeMutablePointer<berval>?] = [newPointer, nil]
+                        return "unicodePwd".withCString { attribute in
+                            let name = UnsafeMutablePointer(mutating: attribute)
+                            return oldValues.withUnsafeMutableBufferPointer { oldList in
+                                newValues.withUnsafeMutableBufferPointer { newList in
+                                    var delete = LDAPMod()
+                                    delete.mod_op = LDAP_MOD_DELETE | LDAP_MOD_BVALUES
+                                    delete.mod_type = name
+                                    delete.mod_vals.modv_bvals = oldList.baseAddress
+                                    var add = LDAPMod()
+                                    add.mod_op = LDAP_MOD_ADD | LDAP_MOD_BVALUES
+                                    add.mod_type = name
+                                    add.mod_vals.modv_bvals = newList.baseAddress
+                                    return withUnsafeMutablePointer(to: &delete) { deletePointer in
+                                        withUnsafeMutablePointer(to: &add) { addPointer in
+                                            var mods: [UnsafeMutablePointer<LDAPMod>?] = [deletePointer, addPointer, nil]
+                                            return mods.withUnsafeMutableBufferPointer { list in
+                                                ldap_modify_ext(handle, dn, list.baseAddress, nil, nil, &messageID)
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        guard rc == LDAPResultCode.success else { throw LDAPFailure(stage: .passwordChange, code: rc, message: diagnostic(rc)) }
+        let result = try awaitResult(messageID, stage: .passwordChange)
+        defer { ldap_msgfree(result) }
+        let (code, message) = parse(result)
+        let failure = LDAPFailure(stage: .passwordChange, code: code, message: message)
+        if failure.connectionLost { throw failure }
+        return (code, message)
+    }
+
     /// Searches and collects the entries with the attributes asked for. `sizeLimit` 0 means no limit;
     /// a search that hits the limit still answers with the entries it got (`limited` is true).
     func search(
-        base: String, scope: SearchScope, filter: String, attributes: [String], binaryAttributes: Set<String> = [], sizeLimit: Int32, stage: LDAPFailure.Stage
+        base: String, scope: SearchScope, filter: String, attributes: [String], formats: [String: LDAPValueFormat] = [:], sizeLimit: Int32, stage: LDAPFailure.Stage
     ) throws(LDAPFailure) -> (entries: [LDAPEntry], limited: Bool) {
         var messageID: Int32 = 0
         let attributeNames = attributes.filter { $0.caseInsensitiveCompare("DN") != .orderedSame }
@@ -207,7 +285,7 @@ final class LDAPConnection: @unchecked Sendable {
             }
             var values: [String: [String]] = [:]
             for name in attributeNames {
-                values[name.lowercased()] = readValues(current, attribute: name, binary: binaryAttributes.contains(name.lowercased()))
+                values[name.lowercased()] = readValues(current, attribute: name, format: formats[name.lowercased()] ?? .text)
             }
             entries.append(LDAPEntry(dn: dn, attributes: values))
             entry = ldap_next_entry(handle, current)
@@ -251,20 +329,15 @@ final class LDAPConnection: @unchecked Sendable {
         return (code, text.isEmpty ? Self.errorString(code) : "\(Self.errorString(code)): \(text)")
     }
 
-    private func readValues(_ entry: OpaquePointer, attribute: String, binary: Bool) -> [String] {
+    private func readValues(_ entry: OpaquePointer, attribute: String, format: LDAPValueFormat) -> [String] {
         guard let values = ldap_get_values_len(handle, entry, attribute) else { return [] }
         defer { ldap_value_free_len(values) }
         var result: [String] = []
         var index = 0
         while let value = values[index] {
-            let bytes = Data(bytes: value.pointee.bv_val, count: Int(value.pointee.bv_len))
-            // Binary attributes (Active Directory's objectGUID) always become base64url, whatever their
+            // Binary attributes (Active Directory's objectGUID) always become the same text, whatever their
             // bytes, so the same value always has the same text; `LDAPFilter` turns it back into bytes.
-            if !binary, let text = String(data: bytes, encoding: .utf8) {
-                result.append(text)
-            } else {
-                result.append(Base64URL.encode(bytes))
-            }
+            result.append(format.text(Data(bytes: value.pointee.bv_val, count: Int(value.pointee.bv_len))))
             index += 1
         }
         return result

@@ -45,7 +45,10 @@ struct LDAPDiagnosis: Sendable {
         }
         let (search, found) = await step("search") { () throws(LDAPFailure) in
             let userSearch = directory.config.userSearch
-            let searched = "\(directory.userFilter(username: username)) under \(userSearch.baseDN)"
+            guard let filter = directory.userFilter(username: username) else {
+                throw LDAPFailure(stage: .search, code: 0, message: "'\(username)' names another domain than \(directory.config.expectedDomain ?? "this one")")
+            }
+            let searched = "\(filter) under \(userSearch.baseDN)"
             switch try directory.lookUp(connection, username: username) {
             case .found(let entry):
                 return (entry, "found \(entry.dn)")
@@ -64,10 +67,12 @@ struct LDAPDiagnosis: Sendable {
         if let password {
             let (bind, _) = await step("bind") { () throws(LDAPFailure) in
                 guard !password.isEmpty else { throw LDAPFailure(stage: .bind, code: 0, message: "an empty password is never sent to the directory") }
-                if let reason = try directory.bindRefusal(connection, entry: entry, password: password) {
-                    throw LDAPFailure(stage: .bind, code: 0, message: "the directory refused the password (\(reason))")
+                switch try directory.bind(connection, entry: entry, password: password) {
+                case .accepted: return ((), "bound as \(entry.dn)")
+                case .refused(let reason): throw LDAPFailure(stage: .bind, code: 0, message: "the directory refused the password (\(reason))")
+                case .restricted(let restriction):
+                    throw LDAPFailure(stage: .bind, code: 0, message: "the password is right, but Active Directory refuses the sign-in (\(restriction.rawValue))")
                 }
-                return ((), "bound as \(entry.dn)")
             }
             steps.append(bind)
             guard bind.passed else { return steps }

@@ -1,47 +1,76 @@
 import GatehousePluginKit
 
 /// The directory conversations of one provider, each run on one pooled connection: search-then-bind
-/// sign-in, group lookup, rechecks and health. Blocking code; `LDAPConnectionPool` runs it off the
-/// server's threads.
+/// sign-in, group lookup, rechecks, Active Directory's password change, and health. Blocking code;
+/// `LDAPConnectionPool` runs it off the server's threads.
 struct LDAPDirectory: Sendable {
     /// How a sign-in ended, when the directory answered.
     enum SignIn: Sendable {
         case identified(LDAPEntry, groups: [String])
-        /// Refused; the reason goes to the audit log only (`unknown_user`, `wrong_password`, ...).
+        /// Refused as a wrong password would be; the reason goes to the audit log only (`unknown_user`,
+        /// `wrong_password`, ...).
         case refused(reason: String)
+        /// The password is right, but Active Directory refuses the sign-in for a reason the person
+        /// may be told (they proved the password).
+        case restricted(ActiveDirectoryRestriction, entry: LDAPEntry)
+    }
+
+    /// What one bind as a person came to.
+    enum BindOutcome: Sendable, Equatable {
+        case accepted
+        case refused(reason: String)
+        case restricted(ActiveDirectoryRestriction)
     }
 
     let config: LDAPConfig
-    /// The binary attributes, lower-cased.
-    let binaryAttributes: Set<String>
-    /// The attributes read from a user entry: the subject, the claims, and what groups are matched on.
+    /// How each attribute's values become text, by lower-cased name; text when absent.
+    let formats: [String: LDAPValueFormat]
+    /// The attributes read from a user entry: the subject, the claims, what groups are matched on,
+    /// and on Active Directory the account's state.
     let userAttributes: [String]
 
     init(config: LDAPConfig) {
         self.config = config
-        self.binaryAttributes = Set(config.binaryAttributes.map { $0.lowercased() })
+        var formats: [String: LDAPValueFormat] = [:]
+        for name in config.binaryAttributes { formats[name.lowercased()] = .binary }
+        // AD's own tools show objectGUID as a GUID: the subject an administrator can look up.
+        if config.activeDirectory { formats["objectguid"] = .guid }
+        self.formats = formats
         let search = config.userSearch
-        var names = [search.idAttr, search.username]
+        var names = [search.idAttr] + search.usernameAttrs
         names += [search.emailAttr, search.nameAttr, search.preferredUsernameAttr].compactMap { $0 }
         names += config.groupSearch?.userMatchers.map(\.userAttr) ?? []
+        if config.activeDirectory { names += ActiveDirectoryAccountState.attributes }
         var seen: Set<String> = []
         self.userAttributes = names.filter { $0.caseInsensitiveCompare("DN") != .orderedSame && seen.insert($0.lowercased()).inserted }
     }
 
-    /// `(attribute=value)`, byte for byte for a binary attribute.
-    func equals(_ attribute: String, _ value: String) -> String {
-        LDAPFilter.equals(attribute, value, binary: binaryAttributes.contains(attribute.lowercased()))
+    func format(_ attribute: String) -> LDAPValueFormat {
+        formats[attribute.lowercased()] ?? .text
     }
 
-    /// The filter that finds a person by the username they typed.
-    func userFilter(username: String) -> String {
-        LDAPFilter.and(config.userSearch.filter, equals(config.userSearch.username, username))
+    /// `(attribute=value)`, byte for byte for a binary attribute.
+    func equals(_ attribute: String, _ value: String) -> String {
+        LDAPFilter.equals(attribute, value, format: format(attribute))
+    }
+
+    /// The filter that finds a person by the username they typed: any username attribute equal to it.
+    /// On Active Directory `DOMAIN\user` is `user` of that domain; nil for another domain's name.
+    func userFilter(username typed: String) -> String? {
+        var username = typed
+        if config.activeDirectory, let slash = typed.firstIndex(of: "\\") {
+            let domain = typed[..<slash]
+            guard let expected = config.expectedDomain, domain.uppercased() == expected else { return nil }
+            username = String(typed[typed.index(after: slash)...])
+            guard !username.isEmpty else { return nil }
+        }
+        return LDAPFilter.and(config.userSearch.filter, LDAPFilter.or(config.userSearch.usernameAttrs.map { equals($0, username) }))
     }
 
     /// Searches for people, reading the user attributes.
     func searchUsers(_ connection: LDAPConnection, base: String, scope: SearchScope, filter: String) throws(LDAPFailure) -> (entries: [LDAPEntry], limited: Bool) {
         // Two are enough to know a match is not unique.
-        try connection.search(base: base, scope: scope, filter: filter, attributes: userAttributes, binaryAttributes: binaryAttributes, sizeLimit: 2, stage: .search)
+        try connection.search(base: base, scope: scope, filter: filter, attributes: userAttributes, formats: formats, sizeLimit: 2, stage: .search)
     }
 
     /// What a username finds in the directory, searched with the service account.
@@ -56,24 +85,26 @@ struct LDAPDirectory: Sendable {
 
     /// Finds the one entry a username names (the service account must be bound).
     func lookUp(_ connection: LDAPConnection, username: String) throws(LDAPFailure) -> UserLookup {
-        let found = try searchUsers(connection, base: config.userSearch.baseDN, scope: SearchScope(config.userSearch.scope), filter: userFilter(username: username))
+        guard let filter = userFilter(username: username) else { return .none }
+        let found = try searchUsers(connection, base: config.userSearch.baseDN, scope: SearchScope(config.userSearch.scope), filter: filter)
         guard found.entries.count < 2, !found.limited else { return .ambiguous }
         guard let entry = found.entries.first, !entry.dn.isEmpty else { return .none }
         return try isLocked(connection, entry: entry) ? .locked(entry) : .found(entry)
     }
 
-    /// Binds as the entry with the password: nil when the directory accepted it, else why not (for
-    /// the audit log).
-    func bindRefusal(_ connection: LDAPConnection, entry: LDAPEntry, password: String) throws(LDAPFailure) -> String? {
+    /// Binds as the entry with the password and says what the directory made of it.
+    func bind(_ connection: LDAPConnection, entry: LDAPEntry, password: String) throws(LDAPFailure) -> BindOutcome {
         let bind = try connection.bind(dn: entry.dn, password: password, stage: .bind)
         switch bind.code {
         case LDAPResultCode.success:
-            return nil
+            return .accepted
         case LDAPResultCode.invalidCredentials:
-            return Self.activeDirectoryReason(bind.message) ?? "wrong_password"
+            guard let code = ActiveDirectoryRestriction.dataCode(bind.message) else { return .refused(reason: "wrong_password") }
+            if config.activeDirectory, let restriction = ActiveDirectoryRestriction(dataCode: code) { return .restricted(restriction) }
+            return .refused(reason: ActiveDirectoryRestriction.refusalReason(dataCode: code))
         case LDAPResultCode.unwillingToPerform:
             // What directories answer for a disabled or locked entry (and for empty passwords).
-            return "account_locked"
+            return .refused(reason: "account_locked")
         default:
             throw LDAPFailure(stage: .bind, code: bind.code, message: bind.message)
         }
@@ -90,17 +121,48 @@ struct LDAPDirectory: Sendable {
         case .ambiguous: return .refused(reason: "ambiguous_user")
         case .locked: return .refused(reason: "account_locked")
         }
-        if let reason = try bindRefusal(connection, entry: entry, password: password) { return .refused(reason: reason) }
-        return .identified(entry, groups: try groups(connection, of: entry))
+        switch try bind(connection, entry: entry, password: password) {
+        case .accepted: return .identified(entry, groups: try groups(connection, of: entry))
+        case .refused(let reason): return .refused(reason: reason)
+        case .restricted(let restriction): return .restricted(restriction, entry: entry)
+        }
     }
 
-    /// The names of the groups whose members include the entry, sorted.
+    /// How an Active Directory password change ended, when the directory answered.
+    enum PasswordChange: Sendable, Equatable {
+        case changed
+        /// The current password was wrong (AD's `00000056`).
+        case wrongCurrentPassword
+        /// The new password breaks the domain's policy: length, complexity, history or age (`0000052D`).
+        case refusedByPolicy
+    }
+
+    /// Changes a person's password on Active Directory, as the service account, with their current
+    /// password (no reset right is needed or used).
+    func changePassword(_ connection: LDAPConnection, dn: String, current: String, new: String) throws(LDAPFailure) -> PasswordChange {
+        try bindService(connection)
+        let result = try connection.changeActiveDirectoryPassword(dn: dn, current: current, new: new)
+        switch result.code {
+        case LDAPResultCode.success: return .changed
+        // AD's own codes: 00000056 the current password is wrong, 0000052D the new one breaks the policy.
+        case LDAPResultCode.constraintViolation where result.message.uppercased().contains("00000056"): return .wrongCurrentPassword
+        case LDAPResultCode.constraintViolation: return .refusedByPolicy
+        case LDAPResultCode.invalidCredentials: return .wrongCurrentPassword
+        default: throw LDAPFailure(stage: .passwordChange, code: result.code, message: result.message)
+        }
+    }
+
+    /// The names of the groups whose members include the entry (through other groups too, when
+    /// `nested`), sorted.
     func groups(_ connection: LDAPConnection, of entry: LDAPEntry) throws(LDAPFailure) -> [String] {
         guard let groupSearch = config.groupSearch else { return [] }
         let memberships = groupSearch.userMatchers.flatMap { matcher in
             entry.values(matcher.userAttr).map { value in
+                let byDN = matcher.userAttr.caseInsensitiveCompare("DN") == .orderedSame
+                // LDAP_MATCHING_RULE_IN_CHAIN: the group holds the DN, or holds a group that does, and so on.
+                let attribute = groupSearch.nested && byDN ? "\(matcher.groupAttr):1.2.840.113556.1.4.1941:" : matcher.groupAttr
                 // A binary user attribute's value is matched byte for byte in the group attribute too.
-                LDAPFilter.equals(matcher.groupAttr, value, binary: binaryAttributes.contains(matcher.userAttr.lowercased()))
+                return LDAPFilter.equals(attribute, value, format: format(matcher.userAttr))
             }
         }
         guard !memberships.isEmpty else { return [] }
@@ -151,14 +213,5 @@ struct LDAPDirectory: Sendable {
     func isLocked(_ connection: LDAPConnection, entry: LDAPEntry) throws(LDAPFailure) -> Bool {
         guard let lockedFilter = config.userSearch.lockedFilter else { return false }
         return try !connection.search(base: entry.dn, scope: .base, filter: lockedFilter, attributes: [], sizeLimit: 1, stage: .search).entries.isEmpty
-    }
-
-    /// Active Directory says why a bind failed in the message's `data` code.
-    static func activeDirectoryReason(_ message: String) -> String? {
-        let codes = [
-            "data 775": "account_locked", "data 533": "account_disabled", "data 701": "account_expired", "data 532": "password_expired",
-            "data 773": "password_must_change",
-        ]
-        return codes.first { message.contains($0.key) }?.value
     }
 }

@@ -22,12 +22,12 @@ enum LDAPFilter {
         return escaped
     }
 
-    /// `(attribute=value)` with the value escaped. A binary attribute's value is the base64url text
-    /// the plugin made of its bytes: it is turned back into those bytes, each written as `\hh`.
-    static func equals(_ attribute: String, _ value: String, binary: Bool = false) -> String {
-        guard binary else { return "(\(attribute)=\(escape(value)))" }
-        // Text that is not base64url cannot be any binary value: match nothing rather than something.
-        guard let bytes = Base64URL.decode(value), !bytes.isEmpty else { return "(!(objectClass=*))" }
+    /// `(attribute=value)` with the value escaped. A binary attribute's value is the text the plugin made
+    /// of its bytes (base64url, or a GUID): it is turned back into those bytes, each written as `\hh`.
+    static func equals(_ attribute: String, _ value: String, format: LDAPValueFormat = .text) -> String {
+        if case .text = format { return "(\(attribute)=\(escape(value)))" }
+        // Text that stands for no value of the format matches nothing rather than something.
+        guard let bytes = format.bytes(value) else { return "(!(objectClass=*))" }
         return "(\(attribute)=\(bytes.map { "\\" + SecretDigest.hex([$0]) }.joined()))"
     }
 

@@ -4,9 +4,12 @@ import Glibc
 #endif
 
 /// The `ldap` plugin type: sign-in with a directory username and password through OpenLDAP's libldap
-/// (search-then-bind), groups and attributes mapped to claims. See docs/plugins/ldap.md.
+/// (search-then-bind), groups and attributes mapped to claims; Active Directory with its defaults,
+/// refusal reasons and password change (`activeDirectory: true`). See docs/plugins/ldap.md.
 public enum LDAPPlugin: PluginFactory {
     public static let typeName = "ldap"
+    public typealias Settings = LDAPSettings
+    public static let challenges = [LDAPProvider.changePasswordChallenge]
 
     public static func make(id: String, config: LDAPConfig, environment: PluginEnvironment) throws -> LDAPProvider {
         // libldap writes to sockets the directory may have closed; the process must get an error from
@@ -35,6 +38,6 @@ public enum LDAPPlugin: PluginFactory {
             logger.warning(
                 "the directory is reached without TLS: passwords cross the network in the clear; use ldaps:// or startTLS", metadata: ["provider": .string(id)])
         }
-        return LDAPProvider(id: id, config: config, logger: logger)
+        return LDAPProvider(id: id, config: config, environment: environment)
     }
 }

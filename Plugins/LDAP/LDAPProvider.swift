@@ -11,9 +11,11 @@ public struct LDAPProvider: IdentityProvider {
     let directory: LDAPDirectory
     let pool: LDAPConnectionPool
     let logger: Logger
+    let clock: any BrokerClock
+    let audit: AuditLog?
     let healthCache = SharedResult<PluginHealth>(lifetime: 1)
 
-    init(id: String, config: LDAPConfig, logger: Logger) {
+    init(id: String, config: LDAPConfig, environment: PluginEnvironment) {
         self.id = id
         self.directory = LDAPDirectory(config: config)
         self.pool = LDAPConnectionPool(
@@ -23,7 +25,9 @@ public struct LDAPProvider: IdentityProvider {
             ),
             maxConnections: config.maxConnections
         )
-        self.logger = logger
+        self.logger = environment.logger
+        self.clock = environment.clock
+        self.audit = environment.audit
     }
 
     var config: LDAPConfig { directory.config }
@@ -39,14 +43,38 @@ public struct LDAPProvider: IdentityProvider {
     }
 
     public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        if context.hasState { return try await changePassword(answer, in: context) }
         let username = try answer.string("username").trimmingCharacters(in: .whitespaces)
         let password = try answer.string("password")
-        return .identified(try await signIn(username: username, password: password))
+        switch try await attempt(username: username, password: password) {
+        case .identified(let identity):
+            return .identified(identity)
+        case .restricted(let restriction, let dn):
+            guard restriction.passwordChangeHelps, try context.app.settings(LDAPSettings.self, for: id).passwordChange else { throw restriction.error }
+            let challenge = Challenge(type: Self.changePasswordChallenge.type, fields: ["reason": .string(restriction.rawValue), "username": .string(username)])
+            return .challenge(challenge, state: PasswordChangeState(username: username, dn: dn, restriction: restriction))
+        }
     }
 
-    /// The identity for a directory username and password, or a refusal that looks the same on the
-    /// wire whatever its reason (the reason goes to the audit log).
+    /// The identity for a directory username and password, or a refusal (a restriction AD gives for
+    /// the right password is thrown as its own error).
     func signIn(username: String, password: String) async throws -> ExternalIdentity {
+        switch try await attempt(username: username, password: password) {
+        case .identified(let identity): return identity
+        case .restricted(let restriction, _): throw restriction.error
+        }
+    }
+
+    /// How a sign-in with the right password ended.
+    enum Attempt: Sendable {
+        case identified(ExternalIdentity)
+        /// Active Directory refused the sign-in for a reason the person may know (they proved the password).
+        case restricted(ActiveDirectoryRestriction, dn: String)
+    }
+
+    /// Signs in with a directory username and password. Every refusal that could tell someone without
+    /// the password anything looks the same on the wire (the reason goes to the audit log).
+    func attempt(username: String, password: String) async throws -> Attempt {
         let refused = BrokerError(.invalidCredentials, .failedAttempt, "Wrong username or password.")
         guard !username.isEmpty else { throw BrokerError.invalidAnswer("The answer needs a username.") }
         // A simple bind with an empty password is an unauthenticated bind, which many directories answer
@@ -71,10 +99,72 @@ public struct LDAPProvider: IdentityProvider {
                 logger.error("several directory entries match one username; make userSearch.filter or userSearch.username unique", metadata: ["provider": .string(id)])
             }
             throw refused.because(reason)
+        case .restricted(let restriction, let entry):
+            return .restricted(restriction, dn: entry.dn)
         case .identified(let entry, let groups):
-            return try identity(entry, groups: groups, typedUsername: username)
+            return .identified(try identity(entry, groups: groups, typedUsername: username))
         }
     }
+
+    // MARK: - Password change (Active Directory)
+
+    /// What the flow keeps while the person changes an expired password: who, never a password.
+    struct PasswordChangeState: Codable, Sendable {
+        var username: String
+        var dn: String
+        var restriction: ActiveDirectoryRestriction
+    }
+
+    /// Changes the password with the current one (asked again: the flow keeps no password), under the
+    /// app's password policy and then the domain's, and signs in with the new one.
+    func changePassword(_ answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        let state = try context.state(PasswordChangeState.self)
+        let current = try answer.string("currentPassword")
+        let new = try answer.string("newPassword")
+        let wrongCurrent = BrokerError(.invalidCredentials, .failedAttempt, "The current password is wrong.")
+        guard !current.isEmpty, !current.utf8.contains(0) else { throw wrongCurrent.because("invalid_password") }
+        guard !new.utf8.contains(0) else { throw BrokerError(.passwordDenied, .badRequest, "The new password must not contain NUL.") }
+        guard new != current else { throw BrokerError(.passwordDenied, .badRequest, "The new password must differ from the current one.") }
+        try context.app.passwordPolicy.check(new, username: state.username)
+
+        let directory = directory
+        let dn = state.dn
+        let change: LDAPDirectory.PasswordChange
+        do {
+            change = try await pool.run { connection throws(LDAPFailure) in try directory.changePassword(connection, dn: dn, current: current, new: new) }
+        } catch {
+            throw unavailable(error)
+        }
+        switch change {
+        case .wrongCurrentPassword:
+            throw wrongCurrent.because("wrong_password")
+        case .refusedByPolicy:
+            throw BrokerError(
+                .passwordDenied, .badRequest,
+                "The directory refused the new password: it is too short or too simple, was used before, or the password was changed too recently."
+            ).because("directory_password_policy")
+        case .changed:
+            try await audit?.append(
+                "ldap.password_changed", appID: context.app.id,
+                details: ["provider": id, "username": state.username, "reason": state.restriction.rawValue])
+            switch try await attempt(username: state.username, password: new) {
+            case .identified(let identity): return .identified(identity)
+            case .restricted(let restriction, _): throw restriction.error
+            }
+        }
+    }
+
+    static let changePasswordChallenge = ChallengeDescription(
+        type: "change_directory_password",
+        summary:
+            "The directory password is right but expired or must be changed (`reason`): the current one again and a new one, which the app's password policy and then the directory's must accept.",
+        title: "Change your password", prompt: "Your password must be changed before you sign in. Choose a new one.", submitLabel: "Change password",
+        elements: [
+            .secret("currentPassword", label: "Current password", autocomplete: "current-password", maxLength: 256),
+            .secret("newPassword", label: "New password", autocomplete: "new-password", maxLength: 256),
+            .detail("reason", .string, "`password_expired` or `password_must_change`."),
+            .detail("username", .string, "The username the person signed in with."),
+        ])
 
     private func identity(_ entry: LDAPEntry, groups: [String], typedUsername: String) throws -> ExternalIdentity {
         let search = config.userSearch
@@ -101,16 +191,26 @@ public struct LDAPProvider: IdentityProvider {
 
     // MARK: - Rechecks
 
-    /// Someone removed or locked in the directory stops refreshing tokens.
+    /// Someone removed or locked in the directory, or on Active Directory disabled or expired, stops
+    /// refreshing tokens.
     public func recheck(subject: String) async throws -> IdentityRecheck {
-        try await isStillValid(subject: subject) ? .valid(freshClaims: nil) : .refused(reason: "identity_refused")
+        guard let entry = try await currentEntry(subject: subject) else { return .refused(reason: "identity_refused") }
+        if config.activeDirectory, let restriction = ActiveDirectoryAccountState(entry).refusal(at: clock.now) {
+            return .refused(reason: restriction.rawValue)
+        }
+        return .valid(freshClaims: nil)
     }
 
     /// Whether the directory still has the person (and does not filter them out).
     public func isStillValid(subject: String) async throws -> Bool {
+        if case .valid = try await recheck(subject: subject) { return true }
+        return false
+    }
+
+    private func currentEntry(subject: String) async throws -> LDAPEntry? {
         let directory = directory
         do {
-            return try await pool.run { connection throws(LDAPFailure) in try directory.entry(connection, subject: subject) != nil }
+            return try await pool.run { connection throws(LDAPFailure) in try directory.entry(connection, subject: subject) }
         } catch {
             throw unavailable(error)
         }
