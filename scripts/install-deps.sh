@@ -35,3 +35,8 @@ if printf '%s\n' "${missing[@]}" | grep -qx 'nginx\(-light\)\?\|samba\|samba-ad-
 fi
 "${run[@]}" apt-get update -qq
 "${run[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Samba's packages enable their daemons for the next boot (smbd, nmbd and winbind on every
+# interface with Debian's default smb.conf): the tests start a domain controller of their own.
+if printf '%s\n' "${missing[@]}" | grep -qx 'samba\|samba-ad-dc\|winbind' && [ -d /run/systemd/system ]; then
+  "${run[@]}" systemctl disable --now smbd nmbd winbind samba-ad-dc >/dev/null 2>&1 || true
+fi

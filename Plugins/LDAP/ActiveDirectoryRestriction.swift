@@ -16,6 +16,10 @@ enum ActiveDirectoryRestriction: String, Sendable, Codable {
     case accountExpired = "account_expired"
     /// `773`: an administrator set "must change password at next logon".
     case passwordMustChange = "password_must_change"
+    /// `534`: the account was not granted this logon type.
+    case logonTypeNotGranted = "logon_type_not_granted"
+    /// `52f`: another restriction of the account's (a blank password, a policy) prevents the sign-in.
+    case accountRestricted = "account_restricted"
 
     init?(dataCode: String) {
         switch dataCode.lowercased() {
@@ -25,6 +29,8 @@ enum ActiveDirectoryRestriction: String, Sendable, Codable {
         case "533": self = .accountDisabled
         case "701": self = .accountExpired
         case "773": self = .passwordMustChange
+        case "534": self = .logonTypeNotGranted
+        case "52f": self = .accountRestricted
         default: return nil
         }
     }
@@ -58,6 +64,8 @@ enum ActiveDirectoryRestriction: String, Sendable, Codable {
         case .accountDisabled: "Your account is disabled. Ask your administrator."
         case .accountExpired: "Your account has expired. Ask your administrator."
         case .passwordMustChange: "You must change your password before you sign in. Change it, or ask your administrator."
+        case .logonTypeNotGranted: "Your account may not sign in this way. Ask your administrator."
+        case .accountRestricted: "A restriction on your account prevents this sign-in. Ask your administrator."
         }
     }
 

@@ -37,6 +37,13 @@ public struct LDAPConfig: Decodable, Sendable {
     /// The domain's NetBIOS name, for usernames typed as `DOMAIN\user` (Active Directory only): the
     /// first `DC=` of `userSearch.baseDN`, upper-cased, when absent (what AD proposes by default).
     public var netbiosDomain: String?
+    /// Wrong passwords counted per directory entry, whichever way its username was typed (Active
+    /// Directory's `alice`, `alice@corp.example` and `CORP\alice` are one person): used when a person
+    /// has several usernames (`activeDirectory`, or several `userSearch.username` attributes).
+    public var lockout: LockoutRule
+    /// `binaryAttributes` was written in the config (an Active Directory deployment that keeps
+    /// objectGUID subjects as base64url).
+    var binaryAttributesGiven: Bool
 
     /// How a person's entry is found, and which of its attributes become claims.
     public struct UserSearch: Sendable {
@@ -163,7 +170,7 @@ public struct LDAPConfig: Decodable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case url, startTLS, rootCA, insecureSkipVerify, bindDN, bindPassword, userSearch, groupSearch, connectTimeout, operationTimeout, maxConnections
-        case binaryAttributes, insecureNoTLS, activeDirectory, netbiosDomain
+        case binaryAttributes, insecureNoTLS, activeDirectory, netbiosDomain, lockout
     }
 
     public init(from decoder: any Decoder) throws {
@@ -203,6 +210,12 @@ public struct LDAPConfig: Decodable, Sendable {
         maxConnections = try container.decodeIfPresent(Int.self, forKey: .maxConnections) ?? 8
         binaryAttributes = try container.decodeIfPresent([String].self, forKey: .binaryAttributes) ?? ["objectGUID", "objectSid"]
         insecureNoTLS = try container.decodeIfPresent(Bool.self, forKey: .insecureNoTLS) ?? false
+        binaryAttributesGiven = container.contains(.binaryAttributes)
+        // Ten wrong passwords in 15 minutes lock the entry for 5 minutes, growing to an hour.
+        lockout = try LockoutRule.decode(
+            container, forKey: .lockout,
+            defaults: LockoutRule(maxFailures: 10, failureWindow: .minutes(15), lockoutDuration: .minutes(5), maxLockoutDuration: .hours(1), permanentAfterLockouts: nil)
+        )
         for (index, name) in binaryAttributes.enumerated() { try checkAttribute(name, path: path + [CodingKeys.binaryAttributes, ConfigIssue.Key(index: index)]) }
 
         if urls.isEmpty { throw ConfigIssue(path: path + [CodingKeys.url], "needs at least one ldap:// or ldaps:// URL") }
@@ -239,6 +252,9 @@ public struct LDAPConfig: Decodable, Sendable {
         let first = userSearch.baseDN.split(separator: ",").first { $0.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("dc=") }
         return first.map { String($0.trimmingCharacters(in: .whitespaces).dropFirst(3)).uppercased() }
     }
+
+    /// Whether a person may type several usernames, so that wrong passwords are counted per entry.
+    var countsFailuresPerEntry: Bool { activeDirectory || userSearch.usernameAttrs.count > 1 }
 
     /// Whether passwords would cross the network in the clear: plain `ldap://` without StartTLS to a
     /// host that is not this machine's loopback (decided from the parsed host, not a prefix).

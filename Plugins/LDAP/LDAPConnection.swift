@@ -42,6 +42,7 @@ enum LDAPResultCode {
     static let constraintViolation: Int32 = 19
     static let noSuchObject: Int32 = 32
     static let invalidCredentials: Int32 = 49
+    static let insufficientAccessRights: Int32 = 50
     static let busy: Int32 = 51
     static let unavailable: Int32 = 52
     static let unwillingToPerform: Int32 = 53

@@ -33,8 +33,9 @@ struct LDAPDirectory: Sendable {
         self.config = config
         var formats: [String: LDAPValueFormat] = [:]
         for name in config.binaryAttributes { formats[name.lowercased()] = .binary }
-        // AD's own tools show objectGUID as a GUID: the subject an administrator can look up.
-        if config.activeDirectory { formats["objectguid"] = .guid }
+        // AD's own tools show objectGUID as a GUID: the subject an administrator can look up. A config
+        // that lists binaryAttributes keeps the subjects it had (base64url) when it turns AD on.
+        if config.activeDirectory, !(config.binaryAttributesGiven && formats["objectguid"] == .binary) { formats["objectguid"] = .guid }
         self.formats = formats
         let search = config.userSearch
         var names = [search.idAttr] + search.usernameAttrs
@@ -113,14 +114,32 @@ struct LDAPDirectory: Sendable {
     /// Search-then-bind: finds exactly one entry for the username with the service account, refuses a
     /// locked one, binds as it with the password, then reads its groups.
     func signIn(_ connection: LDAPConnection, username: String, password: String) throws(LDAPFailure) -> SignIn {
+        switch try find(connection, username: username) {
+        case .entry(let entry): return try signIn(connection, entry: entry, password: password)
+        case .refused(let reason): return .refused(reason: reason)
+        }
+    }
+
+    /// The entry a sign-in binds as, or why there is none.
+    enum Found: Sendable {
+        case entry(LDAPEntry)
+        case refused(reason: String)
+    }
+
+    /// The one entry a username names, or why there is none (the first half of a sign-in).
+    func find(_ connection: LDAPConnection, username: String) throws(LDAPFailure) -> Found {
         try bindService(connection)
-        let entry: LDAPEntry
         switch try lookUp(connection, username: username) {
-        case .found(let found): entry = found
+        case .found(let found): return .entry(found)
         case .none: return .refused(reason: "unknown_user")
         case .ambiguous: return .refused(reason: "ambiguous_user")
         case .locked: return .refused(reason: "account_locked")
         }
+    }
+
+    /// Binds as a found entry with the password and, when it is accepted, reads its groups (the
+    /// second half of a sign-in).
+    func signIn(_ connection: LDAPConnection, entry: LDAPEntry, password: String) throws(LDAPFailure) -> SignIn {
         switch try bind(connection, entry: entry, password: password) {
         case .accepted: return .identified(entry, groups: try groups(connection, of: entry))
         case .refused(let reason): return .refused(reason: reason)
@@ -135,6 +154,8 @@ struct LDAPDirectory: Sendable {
         case wrongCurrentPassword
         /// The new password breaks the domain's policy: length, complexity, history or age (`0000052D`).
         case refusedByPolicy
+        /// The directory does not let this account change its password here (result 50 or 53).
+        case notAllowed
     }
 
     /// Changes a person's password on Active Directory, as the service account, with their current
@@ -148,6 +169,9 @@ struct LDAPDirectory: Sendable {
         case LDAPResultCode.constraintViolation where result.message.uppercased().contains("00000056"): return .wrongCurrentPassword
         case LDAPResultCode.constraintViolation: return .refusedByPolicy
         case LDAPResultCode.invalidCredentials: return .wrongCurrentPassword
+        // The account may not change its password (AD's "User cannot change password"), or the
+        // directory will not take one on this connection: no retry helps.
+        case LDAPResultCode.insufficientAccessRights, LDAPResultCode.unwillingToPerform: return .notAllowed
         default: throw LDAPFailure(stage: .passwordChange, code: result.code, message: result.message)
         }
     }

@@ -13,6 +13,7 @@ public struct LDAPProvider: IdentityProvider {
     let logger: Logger
     let clock: any BrokerClock
     let audit: AuditLog?
+    let lockouts: LockoutBook
     let healthCache = SharedResult<PluginHealth>(lifetime: 1)
 
     init(id: String, config: LDAPConfig, environment: PluginEnvironment) {
@@ -28,6 +29,7 @@ public struct LDAPProvider: IdentityProvider {
         self.logger = environment.logger
         self.clock = environment.clock
         self.audit = environment.audit
+        self.lockouts = environment.lockouts
     }
 
     var config: LDAPConfig { directory.config }
@@ -49,10 +51,11 @@ public struct LDAPProvider: IdentityProvider {
         switch try await attempt(username: username, password: password) {
         case .identified(let identity):
             return .identified(identity)
-        case .restricted(let restriction, let dn):
+        case .restricted(let restriction, let dn, let lockKey):
             guard restriction.passwordChangeHelps, try context.app.settings(LDAPSettings.self, for: id).passwordChange else { throw restriction.error }
             let challenge = Challenge(type: Self.changePasswordChallenge.type, fields: ["reason": .string(restriction.rawValue), "username": .string(username)])
-            return .challenge(challenge, state: PasswordChangeState(username: username, dn: dn, restriction: restriction))
+            let counted = config.countsFailuresPerEntry ? lockKey : nil
+            return .challenge(challenge, state: PasswordChangeState(username: username, dn: dn, restriction: restriction, lockKey: counted))
         }
     }
 
@@ -61,7 +64,7 @@ public struct LDAPProvider: IdentityProvider {
     func signIn(username: String, password: String) async throws -> ExternalIdentity {
         switch try await attempt(username: username, password: password) {
         case .identified(let identity): return identity
-        case .restricted(let restriction, _): throw restriction.error
+        case .restricted(let restriction, _, _): throw restriction.error
         }
     }
 
@@ -69,7 +72,7 @@ public struct LDAPProvider: IdentityProvider {
     enum Attempt: Sendable {
         case identified(ExternalIdentity)
         /// Active Directory refused the sign-in for a reason the person may know (they proved the password).
-        case restricted(ActiveDirectoryRestriction, dn: String)
+        case restricted(ActiveDirectoryRestriction, dn: String, lockKey: String)
     }
 
     /// Signs in with a directory username and password. Every refusal that could tell someone without
@@ -87,11 +90,13 @@ public struct LDAPProvider: IdentityProvider {
         let directory = directory
         let outcome: LDAPDirectory.SignIn
         do {
-            outcome = try await pool.run { connection throws(LDAPFailure) in
-                try directory.signIn(connection, username: username, password: password)
+            if config.countsFailuresPerEntry {
+                outcome = try await signInCountingPerEntry(username: username, password: password, refused: refused)
+            } else {
+                outcome = try await pool.run { connection throws(LDAPFailure) in try directory.signIn(connection, username: username, password: password) }
             }
-        } catch {
-            throw unavailable(error)
+        } catch let failure as LDAPFailure {
+            throw unavailable(failure)
         }
         switch outcome {
         case .refused(let reason):
@@ -100,9 +105,35 @@ public struct LDAPProvider: IdentityProvider {
             }
             throw refused.because(reason)
         case .restricted(let restriction, let entry):
-            return .restricted(restriction, dn: entry.dn)
+            return .restricted(restriction, dn: entry.dn, lockKey: lockKey(entry))
         case .identified(let entry, let groups):
             return .identified(try identity(entry, groups: groups, typedUsername: username))
+        }
+    }
+
+    /// The lockout key of a directory entry: its subject, else its DN.
+    func lockKey(_ entry: LDAPEntry) -> String {
+        "entry:" + (entry.first(config.userSearch.idAttr) ?? entry.dn.lowercased())
+    }
+
+    /// A sign-in whose wrong passwords count against the entry found, whichever of its usernames was
+    /// typed. A locked entry is refused like a wrong password: `locked_out` would tell anyone that
+    /// the username exists.
+    private func signInCountingPerEntry(username: String, password: String, refused: BrokerError) async throws -> LDAPDirectory.SignIn {
+        let directory = directory
+        let entry: LDAPEntry
+        switch try await pool.run({ connection throws(LDAPFailure) in try directory.find(connection, username: username) }) {
+        case .refused(let reason): return .refused(reason: reason)
+        case .entry(let found): entry = found
+        }
+        do {
+            return try await lockouts.guess(lockKey(entry), what: "This account", rule: config.lockout) {
+                let outcome = try await pool.run { connection throws(LDAPFailure) in try directory.signIn(connection, entry: entry, password: password) }
+                if case .refused(let reason) = outcome { return .wrong(refused.because(reason)) }
+                return .right(outcome)
+            }
+        } catch let error as BrokerError where error.code == .lockedOut {
+            return .refused(reason: "too_many_failures")
         }
     }
 
@@ -113,6 +144,8 @@ public struct LDAPProvider: IdentityProvider {
         var username: String
         var dn: String
         var restriction: ActiveDirectoryRestriction
+        /// The entry's lockout key, when wrong passwords count per entry.
+        var lockKey: String?
     }
 
     /// Changes the password with the current one (asked again: the flow keeps no password), under the
@@ -129,28 +162,53 @@ public struct LDAPProvider: IdentityProvider {
 
         let directory = directory
         let dn = state.dn
-        let change: LDAPDirectory.PasswordChange
-        do {
-            change = try await pool.run { connection throws(LDAPFailure) in try directory.changePassword(connection, dn: dn, current: current, new: new) }
-        } catch {
-            throw unavailable(error)
+        let change = try await countingPerEntry(state.lockKey, wrong: wrongCurrent) {
+            do {
+                return try await pool.run { connection throws(LDAPFailure) in try directory.changePassword(connection, dn: dn, current: current, new: new) }
+            } catch let failure as LDAPFailure {
+                throw unavailable(failure)
+            }
         }
         switch change {
         case .wrongCurrentPassword:
             throw wrongCurrent.because("wrong_password")
         case .refusedByPolicy:
+            // The current password was right: the person may know which rule (they choose again).
             throw BrokerError(
                 .passwordDenied, .badRequest,
                 "The directory refused the new password: it is too short or too simple, was used before, or the password was changed too recently."
-            ).because("directory_password_policy")
+            ).publicly(because: "directory_password_policy")
+        case .notAllowed:
+            throw BrokerError(.accessDenied, .forbidden, "The directory does not let this account change its password here. Ask your administrator.")
+                .publicly(because: "password_change_not_allowed").endingFlow()
         case .changed:
-            try await audit?.append(
-                "ldap.password_changed", appID: context.app.id,
-                details: ["provider": id, "username": state.username, "reason": state.restriction.rawValue])
-            switch try await attempt(username: state.username, password: new) {
-            case .identified(let identity): return .identified(identity)
-            case .restricted(let restriction, _): throw restriction.error
+            // Changed for good: whatever happens next, this flow has nothing more to do.
+            do {
+                try await audit?.append(
+                    "ldap.password_changed", appID: context.app.id,
+                    details: ["provider": id, "username": state.username, "reason": state.restriction.rawValue])
+                switch try await attempt(username: state.username, password: new) {
+                case .identified(let identity): return .identified(identity)
+                case .restricted(let restriction, _, _): throw restriction.error
+                }
+            } catch let error as BrokerError {
+                throw error.endingFlow()
             }
+        }
+    }
+
+    /// Runs `body` as one guess on the entry's lockout key, when there is one.
+    private func countingPerEntry(
+        _ key: String?, wrong: BrokerError, _ body: () async throws -> LDAPDirectory.PasswordChange
+    ) async throws -> LDAPDirectory.PasswordChange {
+        guard let key else { return try await body() }
+        do {
+            return try await lockouts.guess(key, what: "This account", rule: config.lockout) {
+                let change = try await body()
+                return change == .wrongCurrentPassword ? .wrong(wrong.because("wrong_password")) : .right(change)
+            }
+        } catch let error as BrokerError where error.code == .lockedOut {
+            throw wrong.because("too_many_failures")
         }
     }
 

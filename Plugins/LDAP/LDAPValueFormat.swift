@@ -46,12 +46,19 @@ enum LDAPValueFormat: Sendable {
     }
 
     static func guidBytes(_ text: String) -> Data? {
-        let hex = text.lowercased().filter { $0 != "-" }
-        guard text.count == 36, hex.count == 32, hex.allSatisfy(\.isHexDigit) else { return nil }
-        let ordered = stride(from: 0, to: 32, by: 2).compactMap { offset -> UInt8? in
-            let start = hex.index(hex.startIndex, offsetBy: offset)
-            return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)
+        // 8-4-4-4-12 ASCII hex digits (Character.isHexDigit would also take full-width ones).
+        let scalars = Array(text.unicodeScalars)
+        guard scalars.count == 36 else { return nil }
+        var digits: [UInt8] = []
+        for (offset, scalar) in scalars.enumerated() {
+            if [8, 13, 18, 23].contains(offset) {
+                guard scalar == "-" else { return nil }
+                continue
+            }
+            guard scalar.isASCII, let value = UInt8(String(scalar), radix: 16) else { return nil }
+            digits.append(value)
         }
+        let ordered = stride(from: 0, to: 32, by: 2).map { digits[$0] << 4 | digits[$0 + 1] }
         var raw = [UInt8](repeating: 0, count: 16)
         for (position, index) in textOrder.enumerated() { raw[index] = ordered[position] }
         return Data(raw)

@@ -15,12 +15,8 @@ enum TCPProbe {
         var found: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), String(port), &hints, &found) == 0, let found else { return false }
         defer { freeaddrinfo(found) }
-        var candidate: UnsafeMutablePointer<addrinfo>? = found
-        while let address = candidate {
-            if connects(address.pointee, timeout: timeout) { return true }
-            candidate = address.pointee.ai_next
-        }
-        return false
+        // The first address only, within at most 3 s: this only labels a failure that already happened.
+        return connects(found.pointee, timeout: min(timeout, 3))
     }
 
     private static func connects(_ address: addrinfo, timeout: Int) -> Bool {

@@ -109,6 +109,14 @@ struct AdminAPI {
             try await admin.deregisterUser(id: try context.parameters.require("id"), by: try identity(context))
             return Response(status: .noContent)
         }
+        group.post("users/:id/disable") { request, context in
+            let reason = try await optionalReason(request, context)
+            return JSONBody(try await admin.disableUser(id: try context.parameters.require("id"), reason: reason, by: try identity(context))).response(status: .ok)
+        }
+        group.post("users/:id/enable") { request, context in
+            let reason = try await optionalReason(request, context)
+            return JSONBody(try await admin.enableUser(id: try context.parameters.require("id"), reason: reason, by: try identity(context))).response(status: .ok)
+        }
         group.get("users/:id/devices") { _, context in
             JSONBody(JSONValue.array(try await broker.devices.devices(accountID: try context.parameters.require("id")).map(\.json))).response(status: .ok)
         }
@@ -223,6 +231,18 @@ struct AdminAPI {
 
     private func body(_ request: Request, _ context: GatehouseRequestContext) async throws -> JSONValue {
         try await request.decode(as: JSONValue.self, context: context)
+    }
+
+    /// `{"reason": "..."}` or an empty body: why an account is disabled or enabled, for the audit log.
+    private func optionalReason(_ request: Request, _ context: GatehouseRequestContext) async throws -> String? {
+        let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        guard buffer.readableBytes > 0 else { return nil }
+        struct Body: Decodable { var reason: String? }
+        guard let body = try? JSONDecoder().decode(Body.self, from: Data(buffer: buffer)) else {
+            throw BrokerError(.invalidRequest, .badRequest, "The body is {\"reason\": \"<why, for the audit log>\"}, or empty.")
+        }
+        guard (body.reason?.count ?? 0) <= 500 else { throw BrokerError(.invalidRequest, .badRequest, "The reason is longer than 500 characters.") }
+        return body.reason
     }
 
     private func identity(_ context: GatehouseRequestContext) throws -> AdminIdentity {

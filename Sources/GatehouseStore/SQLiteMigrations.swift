@@ -326,6 +326,9 @@ enum SQLiteMigrations {
                     """
             )
         }
+        migrator.registerMigration("v16-account-disabled") { db in
+            try db.execute(sql: "ALTER TABLE accounts ADD COLUMN disabled_at REAL;")
+        }
         return migrator
     }
 }

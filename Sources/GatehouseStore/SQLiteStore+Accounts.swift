@@ -11,6 +11,13 @@ extension SQLiteStore: AccountStore {
         }
     }
 
+    public func setAccountDisabled(id: String, at: Date?) async throws -> Bool {
+        try await write { db in
+            try db.executeCached(sql: "UPDATE accounts SET disabled_at = CASE WHEN ? IS NULL THEN NULL ELSE coalesce(disabled_at, ?) END WHERE id = ?", arguments: [at?.storeValue, at?.storeValue, id])
+            return db.changesCount == 1
+        }
+    }
+
     public func account(id: String) async throws -> Account? {
         try readOneStatement { db in try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM accounts WHERE id = ?"), arguments: [id]).map(Self.account) }
     }
@@ -157,10 +164,12 @@ extension SQLiteStore: AccountStore {
     }
 
     static func account(_ row: Row) throws -> Account {
-        Account(
+        var account = Account(
             id: row["id"], username: row["username"], createdAt: Date(storeValue: row["created_at"]), isTest: row["is_test"],
             profile: try (row["profile"] as String?).map { try StoreJSON.decode(AccountProfile.self, $0) }, profilePending: row["profile_pending"]
         )
+        account.disabledAt = (row["disabled_at"] as Double?).map(Date.init(storeValue:))
+        return account
     }
 
     static func link(_ row: Row) throws -> IdentityLink {

@@ -24,7 +24,9 @@ enum StoreSchema {
             ("id", .text), ("name", .text), ("secret_digest", .text), ("redirect_uris", .text), ("policy", .text), ("managed_by", .text),
             ("created_at", .real), ("updated_at", .real), ("version", .integer), ("disabled", .boolean),
         ],
-        .accounts: [("id", .text), ("username", .text), ("created_at", .real), ("is_test", .boolean), ("profile", .text), ("profile_pending", .boolean)],
+        .accounts: [
+            ("id", .text), ("username", .text), ("created_at", .real), ("is_test", .boolean), ("profile", .text), ("profile_pending", .boolean), ("disabled_at", .real),
+        ],
         .identityLinks: [("provider_id", .text), ("subject", .text), ("account_id", .text), ("claims", .text), ("created_at", .real), ("last_sign_in_at", .real)],
         .flows: [("id", .text), ("app_id", .text), ("payload", .text), ("expires_at", .real), ("version", .integer)],
         .refreshTokens: [

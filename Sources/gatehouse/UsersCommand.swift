@@ -9,9 +9,37 @@ import Glibc
 
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "users", abstract: "Manage the users of a password provider (type local).",
-        subcommands: [Add.self, List.self, Remove.self]
+        commandName: "users", abstract: "Manage the users of a password provider (type local), and disable or enable any account.",
+        subcommands: [Add.self, List.self, Remove.self, Disable.self, Enable.self]
     )
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Disable an account: every sign-in and grant is refused, and its sessions and tokens end at once, on every node."
+        )
+        @OptionGroup var options: ConfigOptions
+        @Argument(help: "The account id (GET /admin/v1/users).") var account: String
+        @Option(name: .long, help: "Why, for the audit log.") var reason: String?
+
+        func run() async throws {
+            let broker = try await Bootstrap.openBroker(options)
+            let user = try await AppsCommand.run { try await broker.admin.disableUser(id: account, reason: reason, by: AppsCommand.identity) }
+            print("disabled \(user.username) (\(user.id))")
+        }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Enable a disabled account again; tokens revoked when it was disabled stay revoked.")
+        @OptionGroup var options: ConfigOptions
+        @Argument(help: "The account id.") var account: String
+        @Option(name: .long, help: "Why, for the audit log.") var reason: String?
+
+        func run() async throws {
+            let broker = try await Bootstrap.openBroker(options)
+            let user = try await AppsCommand.run { try await broker.admin.enableUser(id: account, reason: reason, by: AppsCommand.identity) }
+            print("enabled \(user.username) (\(user.id))")
+        }
+    }
 
     /// `--provider`, and the lookup of that provider in the config.
     struct ProviderOptions: ParsableArguments {

@@ -359,3 +359,53 @@ extension GatehouseServerTests {
         }
     }
 }
+
+extension GatehouseServerTests {
+    /// Disabling an account over the admin API: its tokens stop at once, its refresh token renews
+    /// nothing, every provider refuses it at sign-in (the person is told why), and enabling lets it
+    /// sign in again while what was revoked stays revoked. Both audited with the admin's name.
+    @Test func aDisabledAccountSignsInNowhereAndItsTokensStopUntilEnabled() async throws {
+        let fixture = try await Self.adminBroker()
+        defer { fixture.test.temporary.remove() }
+        let test = fixture.test
+        let signedIn = try await test.signIn(FlowRequest(appID: "notes", providerID: "bank", scopes: ["openid", "offline_access"]), answer: ["subject": "dora"])
+        let accountID = try #require(signedIn.account?.id)
+        let refresh = try #require(signedIn.tokens.refreshToken)
+        try await fixture.app.test(.router) { client in
+            let disabled = try await client.execute(
+                uri: "/admin/v1/users/\(accountID)/disable", method: .post, headers: Self.admin, body: Self.json(#"{"reason":"left the company"}"#))
+            #expect(disabled.status == .ok)
+            #expect(try Self.object(disabled)["disabled"] == true)
+            #expect(try await client.execute(uri: "/admin/v1/users/nobody/disable", method: .post, headers: Self.admin).status == .notFound)
+            #expect(try await client.execute(uri: "/admin/v1/users/\(accountID)/disable", method: .post, headers: Self.admin, body: Self.json("[1]")).status == .badRequest)
+
+            // The access token is no longer active; the refresh token renews nothing.
+            await #expect(throws: BrokerError.self) { _ = try await test.broker.oauth.verifyAccessToken(signedIn.tokens.accessToken) }
+            let renewed = await thrownError {
+                _ = try await test.broker.oauth.token(try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": refresh, "client_id": "notes"], basic: nil))
+            }
+            #expect(renewed?.code == .invalidGrant)
+            // A new sign-in is refused after the provider identified the person, who is told why.
+            let refused = await thrownError { _ = try await test.signIn(FlowRequest(appID: "notes", providerID: "bank"), answer: ["subject": "dora"]) }
+            #expect(refused?.code == .accessDenied && refused?.reason == "account_disabled" && refused?.reasonIsPublic == true)
+            // Someone else is not affected.
+            #expect(try await test.signIn(FlowRequest(appID: "notes", providerID: "bank"), answer: ["subject": "erik"]).account != nil)
+
+            let enabled = try await client.execute(uri: "/admin/v1/users/\(accountID)/enable", method: .post, headers: Self.admin)
+            #expect(enabled.status == .ok)
+            #expect(try Self.object(enabled)["disabled"] == false)
+        }
+        // The disable's reach covers tokens issued in the moment after it; later ones work.
+        test.clock.advance(by: 11)
+        let again = try await test.signIn(FlowRequest(appID: "notes", providerID: "bank"), answer: ["subject": "dora"])
+        #expect(again.account?.id == accountID)
+        #expect(try await test.broker.oauth.verifyAccessToken(again.tokens.accessToken).sub.value == accountID)
+        let stillRevoked = await thrownError {
+            _ = try await test.broker.oauth.token(try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": refresh, "client_id": "notes"], basic: nil))
+        }
+        #expect(stillRevoked?.code == .invalidGrant)
+        let disabledEvents = try await test.store.auditEvents(type: "account.disabled", appID: nil, accountID: accountID, since: nil, limit: 10)
+        #expect(disabledEvents.first?.details["admin"] == "ops" && disabledEvents.first?.details["reason"] == "left the company")
+        #expect(try await test.store.auditEvents(type: "account.enabled", appID: nil, accountID: accountID, since: nil, limit: 10).count == 1)
+    }
+}

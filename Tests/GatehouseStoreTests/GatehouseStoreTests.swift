@@ -1242,4 +1242,22 @@ struct GatehouseStoreTests {
             #expect(try await !store.updateAccountProfile(id: "nobody", profile: profile, pending: false))
         }
     }
+
+    @Test(arguments: StoreKind.allCases) func aDisabledAccountKeepsWhenItWasFirstDisabledUntilEnabled(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let ada = try await account(store, "ada")
+            #expect(ada.disabledAt == nil)
+            let first = Date(timeIntervalSince1970: 1_800_000_000)
+            #expect(try await store.setAccountDisabled(id: ada.id, at: first))
+            #expect(try await store.setAccountDisabled(id: ada.id, at: first.addingTimeInterval(60)))
+            #expect(try await store.account(id: ada.id)?.disabledAt == first, "a second disable keeps the first time")
+            // Every read of an account carries the state: the one a returning sign-in makes too.
+            #expect(try await store.linkedAccount(providerID: "local", subject: "ada")?.disabledAt == first)
+            #expect(try await store.accounts(limit: 10, offset: 0).first { $0.id == ada.id }?.disabledAt == first)
+            #expect(try await store.setAccountDisabled(id: ada.id, at: nil))
+            #expect(try await store.account(id: ada.id)?.disabledAt == nil)
+            #expect(try await !store.setAccountDisabled(id: "nobody", at: first))
+        }
+    }
 }

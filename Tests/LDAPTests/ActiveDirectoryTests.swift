@@ -186,7 +186,7 @@ struct ActiveDirectoryTests {
         // The app's password policy first, then the domain's (complexity: three kinds of characters).
         #expect(await answer("Peggy-Secret-1", "short")?.code == .passwordTooShort)
         let simple = await answer("Peggy-Secret-1", "lowercase only but long enough")
-        #expect(simple?.code == .passwordDenied && simple?.reason == "directory_password_policy")
+        #expect(simple?.code == .passwordDenied && simple?.reason == "directory_password_policy" && simple?.reasonIsPublic == true)
         let done = try await broker.finish(started.flowID, answer: ["currentPassword": "Peggy-Secret-1", "newPassword": "Blue-Harbour-42!"])
         #expect(done.account?.username == "peggy")
         let changed = try await broker.store.auditEvents(type: "ldap.password_changed", appID: "notes", accountID: nil, since: nil, limit: 10)
@@ -268,6 +268,29 @@ struct ActiveDirectoryTests {
             })
     }
 
+    @Test func wrongPasswordsCountPerEntryWhicheverUsernameWasTyped() async throws {
+        let provider = try Self.provider(dc, extra: "lockout: {maxFailures: 3, lockoutDuration: 5m}")
+        for typed in ["trent", "trent@gatehouse.test"] {
+            #expect(await refusal(provider, typed, "Not-The-Password-1")?.reason == "wrong_password", "\(typed)")
+        }
+        // The third wrong password, typed a third way, locks the entry.
+        #expect(await refusal(provider, "GATEHOUSE\\trent", "Not-The-Password-1")?.reason == "too_many_failures")
+        // Locked: even the right password is refused, looking like a wrong one (a locked_out would
+        // tell anyone the username exists), and the directory is not asked.
+        let locked = await refusal(provider, "TRENT", "Trent-Secret-1")
+        #expect(locked?.code == .invalidCredentials && locked?.message == "Wrong username or password." && locked?.reason == "too_many_failures")
+        // An unknown username is never locked: nothing tells the two apart.
+        for _ in 0..<4 { #expect(await refusal(provider, "nobody-here", "Not-The-Password-1")?.reason == "unknown_user") }
+    }
+
+    @Test func aConfigThatListsBinaryAttributesKeepsBase64URLSubjects() async throws {
+        let provider = try Self.provider(dc, extra: "binaryAttributes: [objectGUID, objectSid]")
+        let alice = try await provider.signIn(username: "alice", password: "Alice-Secret-1")
+        let bytes = try #require(LDAPValueFormat.guidBytes(try await guid(of: "alice")))
+        #expect(alice.subject == Base64URL.encode(bytes))
+        #expect(try await provider.recheck(subject: alice.subject) == .valid(freshClaims: nil))
+    }
+
     @Test func objectGUIDTextRoundTripsToItsBytes() {
         // The example of MS-DTYP 2.3.4.3: {6B29FC40-CA47-1067-B31D-00DD010662DA}.
         let bytes = Data([0x40, 0xfc, 0x29, 0x6b, 0x47, 0xca, 0x67, 0x10, 0xb3, 0x1d, 0x00, 0xdd, 0x01, 0x06, 0x62, 0xda])
@@ -276,7 +299,8 @@ struct ActiveDirectoryTests {
         #expect(
             LDAPFilter.equals("objectGUID", "6b29fc40-ca47-1067-b31d-00dd010662da", format: .guid)
                 == "(objectGUID=\\40\\fc\\29\\6b\\47\\ca\\67\\10\\b3\\1d\\00\\dd\\01\\06\\62\\da)")
-        for text in ["*", "6b29fc40ca471067b31d00dd010662da", "6b29fc40-ca47-1067-b31d-00dd010662dz", ""] {
+        // Full-width digits are hex digits to Character.isHexDigit, not to a GUID.
+        for text in ["*", "6b29fc40ca471067b31d00dd010662da", "6b29fc40-ca47-1067-b31d-00dd010662dz", "", "\u{FF16}b29fc40-ca47-1067-b31d-00dd010662da", "6b29fc40-ca4-71067-b31d-00dd010662da"] {
             #expect(LDAPFilter.equals("objectGUID", text, format: .guid) == "(!(objectClass=*))", "\(text)")
         }
         #expect(ActiveDirectoryRestriction.dataCode("80090308: LdapErr: DSID-0C09044E, comment: AcceptSecurityContext error, data 532, v4563") == "532")

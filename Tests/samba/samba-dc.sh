@@ -28,6 +28,7 @@
 #   judy             Judy-Secret-1    may sign in only at the workstation OTHERPC
 #   peggy            Peggy-Secret-1   must change her password (the password-change tests' own)
 #   oscar            Oscar-Secret-1   enabled (the tests disable him while he is signed in)
+#   trent            Trent-Secret-1   enabled (the per-entry lockout test's own)
 #   groups: engineers (alice), admins (alice), staff (the group engineers: alice is a member
 #   through nesting only), auditors (empty).
 #
@@ -60,7 +61,10 @@ alive() {
   if [ -r "/proc/$pid/stat" ]; then
     state="$(sed -E 's/^[0-9]+ \(.*\) ([A-Za-z]) .*/\1/' "/proc/$pid/stat" 2>/dev/null || true)"
     [ "$state" != "Z" ] || return 1
-    tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -q samba || return 1
+    # This DC's own samba (it renames itself "samba: root process"): the samba binary, holding
+    # files of DIR open, not another process that got the pid.
+    [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = /usr/sbin/samba ] || return 1
+    find "/proc/$pid/fd" -maxdepth 1 -lname "$dir/*" 2>/dev/null | grep -q . || return 1
   fi
   return 0
 }
@@ -183,6 +187,7 @@ userWorkstations: OTHERPC
 EOF
   tool user add peggy Peggy-Secret-1 --must-change-at-next-login
   tool user add oscar Oscar-Secret-1
+  tool user add trent Trent-Secret-1
   local group
   for group in engineers admins staff auditors; do tool group add "$group"; done
   tool group addmembers engineers alice
@@ -195,10 +200,18 @@ lo_has() { ip -o addr show dev lo | grep -q " $1/"; }
 cmd_start() {
   [ $# -eq 2 ] || usage
   local dir="$1" addr="$2" pid waited=0 i
-  [[ "$addr" =~ ^127\.[0-9]+\.[0-9]+\.[0-9]+$ ]] && [ "$addr" != "127.0.0.1" ] \
+  # Octets without leading zeros: iproute2 would read 127.0.0.01 as 127.0.0.1.
+  local octet='(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])'
+  [[ "$addr" =~ ^127\.$octet\.$octet\.$octet$ ]] && [ "$addr" != "127.0.0.1" ] \
     || die "ADDR must be a loopback address other than 127.0.0.1, got '$addr'"
   require_tools
+  # Root runs samba with DIR's smb.conf: DIR must be the caller's own, readable by nobody else.
+  if [ -e "$dir" ]; then
+    [ -d "$dir" ] && [ ! -L "$dir" ] && [ "$(stat -c %u "$dir")" = "$(id -u)" ] \
+      || die "$dir exists and is not a directory of $(id -un)'s own; use a fresh one (mktemp -d)"
+  fi
   mkdir -p "$dir"
+  chmod 700 "$dir"
   dir="$(cd "$dir" && pwd)"
   pid="$(read_pid "$dir")"
   if alive "$pid"; then die "samba is already running for $dir (pid $pid): run '$0 stop $dir' first"; fi
@@ -250,6 +263,8 @@ cmd_start() {
 cmd_stop() {
   [ $# -eq 1 ] || usage
   local dir="$1" pid i
+  [ -d "$dir" ] || return 0
+  dir="$(cd "$dir" && pwd)"
   pid="$(read_pid "$dir")"
   if alive "$pid"; then
     kill -TERM "$pid" 2>/dev/null || true

@@ -33,6 +33,7 @@ struct AccountDecisions {
         var (account, created) = try await IdentityLinker(store: engine.store, clock: engine.clock)
             .link(identity, audit: engine.auditEvent("account.created", flow: flow, outcome: nil, details: by))
         if created { account = try await engine.awaitingProfileConfirmation(account, app: app) }
+        try account.refuseSignInIfDisabled()
         return (account, created)
     }
 

@@ -20,6 +20,7 @@ struct SignedInCaller: Sendable {
             throw BrokerError(.invalidToken, .unauthenticated, "The app this token was issued to no longer exists.")
         }
         guard let account = try await store.account(id: claims.sub.value) else { throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.") }
+        try account.refuseTokenIfDisabled()
         var signInKey: SignInKey?
         if let keyID = claims.deviceKey { signInKey = try await store.signInKey(id: keyID) }
         return SignedInCaller(

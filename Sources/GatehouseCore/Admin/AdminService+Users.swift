@@ -50,6 +50,9 @@ extension AdminService {
         public var username: String
         public var createdAt: Date
         public var testAccount: Bool
+        /// Whether the account is disabled (signs in nowhere, renews nothing), and since when.
+        public var disabled: Bool
+        public var disabledAt: Date?
         public var identities: [Identity]
         /// Provisional identities attached to the account, with what was granted to them.
         public var provisionalIdentities: [ProvisionalIdentity.View]
@@ -73,7 +76,8 @@ extension AdminService {
             UserView.Identity(provider: $0.providerID, subject: $0.subject, claims: $0.claims.claims, createdAt: $0.createdAt, lastSignInAt: $0.lastSignInAt)
         }
         return UserView(
-            id: account.id, username: account.username, createdAt: account.createdAt, testAccount: account.isTest, identities: identities,
+            id: account.id, username: account.username, createdAt: account.createdAt, testAccount: account.isTest, disabled: account.isDisabled,
+            disabledAt: account.disabledAt, identities: identities,
             provisionalIdentities: try await store.provisionalIdentities(accountID: account.id).map(ProvisionalIdentity.View.init)
         )
     }
@@ -83,6 +87,23 @@ extension AdminService {
         guard try await oauth.deleteAccount(id: id, appID: nil, admin: admin) else {
             throw BrokerError(.notFound, .notFound, "No user '\(id)'.")
         }
+    }
+
+    /// Disables a user: every sign-in and grant is refused, and their sessions and tokens end
+    /// (`account.disabled`, naming the admin).
+    public func disableUser(id: String, reason: String?, by admin: AdminIdentity) async throws -> UserView {
+        guard try await oauth.disableAccount(id: id, reason: reason ?? "admin", actor: admin.auditDetails) else {
+            throw BrokerError(.notFound, .notFound, "No user '\(id)'.")
+        }
+        return try await user(id: id)
+    }
+
+    /// Enables a disabled user again (`account.enabled`); what was revoked stays revoked.
+    public func enableUser(id: String, reason: String?, by admin: AdminIdentity) async throws -> UserView {
+        guard try await oauth.enableAccount(id: id, reason: reason ?? "admin", actor: admin.auditDetails) else {
+            throw BrokerError(.notFound, .notFound, "No user '\(id)'.")
+        }
+        return try await user(id: id)
     }
 
     /// Removes a user of a password-keeping provider (`gatehouse users remove`): the password, and the

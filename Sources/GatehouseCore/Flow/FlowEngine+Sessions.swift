@@ -24,7 +24,7 @@ extension FlowEngine {
         else { return .signIn }
         if let maxAge = request.maxAge, now.timeIntervalSince(session.authTime) > TimeInterval(maxAge) { return .signIn }
         guard let provider = session.providers.first(where: { configuredProviders(of: app).contains($0) }),
-            let account = try await store.account(id: session.accountID),
+            let account = try await store.account(id: session.accountID), !account.isDisabled,
             var link = try await store.identityLinks(accountID: account.id).first(where: { $0.providerID == provider })
         else { return .signIn }
         // An identity the provider no longer accepts (disabled in the directory, removed) signs no

@@ -11,6 +11,7 @@ extension FlowEngine {
         guard let account = try await store.account(id: accountID) else {
             throw BrokerError(.invalidToken, .unauthenticated, "The signed-in account no longer exists.")
         }
+        try account.refuseSignInIfDisabled()
         if let owner = try await store.identityLink(providerID: identity.providerID, subject: identity.subject), owner.accountID != account.id {
             throw Self.identityTaken
         }

@@ -139,6 +139,7 @@ extension FlowEngine {
         guard let account = try await (knownAccount?.id == accountID ? knownAccount : store.account(id: accountID)) else {
             throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
         }
+        try account.refuseSignInIfDisabled()
         if factor.enrolledEmail != nil, resumes != nil {
             // A factor run to prove the person for another one (a PIN reset) proves them only with
             // what the account already has: an address chosen now would let anyone through.
@@ -187,6 +188,7 @@ extension FlowEngine {
         guard let account = try await (knownAccount?.id == accountID ? knownAccount : store.account(id: accountID)) else {
             throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
         }
+        try account.refuseSignInIfDisabled()
         return try await beginFactor(
             flow, factorID: otherID, resuming: SuspendedFactor(authenticatorID: current, state: state), app: app, account: account, dpopJKT: dpopJKT
         )

@@ -209,6 +209,8 @@ public struct FlowEngine: Sendable {
             guard let account = try await store.account(id: accountID) else {
                 throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
             }
+            // Disabled while the person was at a later step.
+            try account.refuseSignInIfDisabled()
             context.account = account
         }
         if let keyID = flow.signInKeyID { context.signInKey = try await store.signInKey(id: keyID) }

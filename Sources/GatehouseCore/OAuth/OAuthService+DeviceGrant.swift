@@ -81,6 +81,7 @@ extension OAuthService {
         guard let accountID = record.accountID, let account = try await store.account(id: accountID) else {
             throw Self.invalidGrant("The account no longer exists.")
         }
+        try account.refuseGrantIfDisabled()
         // The app's rules hold at the moment tokens are issued: an identity its provider no longer
         // accepts, or an app that turned the grant off, gets nothing.
         var links = try await store.identityLinks(accountID: account.id)

@@ -168,6 +168,7 @@ extension OAuthService {
             guard let account = try await store.account(id: claims.sub.value) else {
                 throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.")
             }
+            try account.refuseTokenIfDisabled()
             answer.merge(try await profile(of: account, identityProvider: claims.idp, scopes: scopes)) { current, _ in current }
         }
         return answer

@@ -110,6 +110,7 @@ public struct OAuthService: Sendable {
             throw reused
         }
         guard let account = try await store.account(id: record.accountID) else { throw Self.invalidGrant("The account no longer exists.") }
+        try account.refuseGrantIfDisabled()
         // A code issued in a session that ended meanwhile (a logout racing the redirect) yields nothing.
         if let sessionID = record.sessionID {
             guard let session = try await store.browserSession(id: sessionID), session.isLive(at: now) else {
@@ -196,6 +197,7 @@ public struct OAuthService: Sendable {
             scopes = requested
         }
         guard let account = try await store.account(id: record.accountID) else { throw Self.invalidGrant("The account no longer exists.") }
+        try account.refuseGrantIfDisabled()
         // Logout ends what a session issued (but offline access): checked here too, so a session end
         // that stopped half-way never leaves its tokens renewable.
         if let sessionID = record.sessionID, !record.scopes.contains("offline_access"), let session = try await store.browserSession(id: sessionID),
@@ -342,6 +344,7 @@ public struct OAuthService: Sendable {
         let (account, _, refreshLink) = try await IdentityLinker(store: store, clock: clock).linkRefreshingLater(
             identity, audit: AuditEvent(time: now, type: "account.created", appID: app.id, providerID: provider.id)
         )
+        try account.refuseGrantIfDisabled()
         let grant = TokenIssuer.Grant(
             app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: identity.methods + [provider.id], identityProvider: provider.id,
             authTime: now, profile: ProfileClaims.make(username: account.username, claims: identity.claims, scopes: scopes),

@@ -73,6 +73,19 @@ public struct Revoker: Sendable {
         return revoked
     }
 
+    /// Everything a disabled account holds: its refresh tokens in the store, then every access token
+    /// issued to it up to `reach` seconds from now (a sign-in that read the account just before it was
+    /// disabled issues its token a moment later). Answers how many refresh tokens were live.
+    @discardableResult
+    public func disabledSubject(_ subject: String, reach: TimeInterval) async throws -> Int {
+        let now = clock.now
+        let revoked = try await store.revokeRefreshTokens(accountID: subject, now: now)
+        let coveredUntil = now.addingTimeInterval(reach)
+        try await list.revoke(
+            RevocationRecord(kind: .subject, value: subject, revokedAt: coveredUntil, expiresAt: coveredUntil.addingTimeInterval(Self.accessTokenReach)))
+        return revoked
+    }
+
     /// Device sign-in keys (a removed device, a reinstall): every access token issued through them
     /// stops, on every node. The keys themselves are removed by the caller, in the store.
     public func signInKeys(_ keyIDs: [String]) async throws {

@@ -52,6 +52,9 @@ public protocol AccountStore: Sendable {
     /// Sets the account's own profile and whether it still waits for confirmation; false when the
     /// account is gone.
     func updateAccountProfile(id: String, profile: AccountProfile?, pending: Bool) async throws -> Bool
+    /// Disables the account from `at` on, or enables it (`at` nil). A disabled account keeps the time
+    /// it was first disabled. False when the account is gone.
+    func setAccountDisabled(id: String, at: Date?) async throws -> Bool
 }
 
 /// Flows in progress, written with optimistic concurrency: a write names the version it read. The

@@ -17,6 +17,9 @@ public struct Account: Sendable, Hashable, Codable {
     /// True from the creation of an account whose app asks for profile confirmation until the person
     /// confirmed it: such an account gets no tokens (`confirmation_required`).
     public var profilePending: Bool
+    /// When an administrator (or a provisioning client) disabled the account: it signs in nowhere and
+    /// renews nothing until enabled again. The broker's: plugins never see a disabled account in a flow.
+    package var disabledAt: Date?
 
     /// An account.
     public init(id: String, username: String, createdAt: Date, isTest: Bool = false, profile: AccountProfile? = nil, profilePending: Bool = false) {

@@ -310,6 +310,7 @@ enum PostgresMigrations {
             CREATE INDEX event_outbox_by_subject ON event_outbox(status, app_id, subject, id)
             """
         ),
+        ("v16-account-disabled", "ALTER TABLE accounts ADD COLUMN disabled_at DOUBLE PRECISION;"),
     ]
 
     /// Any fixed number, the same on every node: the advisory lock migrations run under.

@@ -12,6 +12,13 @@ extension PostgresStore: AccountStore {
         return try await run("UPDATE accounts SET profile = \(encoded), profile_pending = \(pending) WHERE id = \(id) RETURNING 1") == 1
     }
 
+    public func setAccountDisabled(id: String, at: Date?) async throws -> Bool {
+        let value = at?.storeValue
+        return try await run(
+            "UPDATE accounts SET disabled_at = CASE WHEN \(value)::double precision IS NULL THEN NULL ELSE coalesce(disabled_at, \(value)) END WHERE id = \(id) RETURNING 1"
+        ) == 1
+    }
+
     public func accounts(limit: Int, offset: Int) async throws -> [Account] {
         try await rows("SELECT * FROM accounts ORDER BY created_at, id LIMIT \(limit) OFFSET \(offset)").map(Self.account)
     }
@@ -153,11 +160,13 @@ extension PostgresStore: AccountStore {
     }
 
     static func account(_ row: PostgresRandomAccessRow) throws -> Account {
-        Account(
+        var account = Account(
             id: try row["id"].string(), username: try row["username"].string(), createdAt: try row["created_at"].date(), isTest: try row["is_test"].decode(Bool.self),
             profile: try row["profile"].optionalString().map { try StoreJSON.decode(AccountProfile.self, $0) },
             profilePending: try row["profile_pending"].decode(Bool.self)
         )
+        account.disabledAt = try row["disabled_at"].optionalDate()
+        return account
     }
 
     static func link(_ row: PostgresRandomAccessRow) throws -> IdentityLink {
