@@ -14,7 +14,7 @@ struct GatehouseStoreTests {
     static let allMigrations = [
         "v1-foundation", "v2-openid-provider", "v3-lockouts-admin", "v4-test-accounts", "v5-provisional-identities", "v6-disabled-apps", "v7-key-activation",
         "v8-verified-email-index", "v9-devices", "v10-activation-profiles", "v11-browser-sessions", "v12-policy-plugin-settings", "v13-flow-hand-offs",
-        "v14-device-authorizations", "v15-event-outbox",
+        "v14-device-authorizations", "v15-event-outbox", "v16-account-disabled",
     ]
 
     func flow(_ id: String = "flow-1", app: String = "notes", expiresIn seconds: TimeInterval = 600) -> FlowRecord {
