@@ -29,6 +29,10 @@ public struct Broker: Sendable, CustomStringConvertible {
     public let clock: any BrokerClock
     public let logger: Logger
     /// `GET /v1/registration-state` and `POST /v1/logout`.
+    /// SCIM provisioning at `/scim/v2`.
+    public var scim: ScimService {
+        ScimService(store: store, clock: clock, oauth: oauth, issuer: config.server.issuer, enabled: config.scim.enabled)
+    }
     public var registrationState: RegistrationState { RegistrationState(oauth: oauth, plugins: plugins, clock: clock) }
     /// What readiness last reported, so that a change is logged once.
     let healthLog = HealthLog()
@@ -66,11 +70,11 @@ public struct Broker: Sendable, CustomStringConvertible {
         let dpop = DPoPVerifier(storage: PluginStorage(namespace: Self.dpopNamespace, store: store, clock: clock, sealer: sealer), clock: clock)
         let oauth = OAuthService(
             store: store, tokens: issuer, plugins: plugins, clock: clock, logger: logger, apps: apps, defaultLockout: config.lockout, metrics: metrics, dpop: dpop,
-            http: http, sealer: sealer, events: config.events
+            http: http, sealer: sealer, events: config.events, scim: config.scim
         )
         let engine = FlowEngine(
             store: store, plugins: plugins, challenges: registry.challenges, tokens: issuer, clock: clock, logger: logger, metrics: metrics, apps: apps, dpop: dpop,
-            revoker: oauth.revoker, sessions: oauth.sessions, defaultLockout: config.lockout, sealer: sealer
+            revoker: oauth.revoker, sessions: oauth.sessions, defaultLockout: config.lockout, sealer: sealer, provisioned: oauth.provisioned
         )
         let adminGate = AdminGate(
             credentials: AdminCredentials(tokens: config.admin.tokens.map { ($0.name, $0.token) }),

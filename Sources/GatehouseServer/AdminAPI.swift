@@ -117,6 +117,29 @@ struct AdminAPI {
             let reason = try await optionalReason(request, context)
             return JSONBody(try await admin.enableUser(id: try context.parameters.require("id"), reason: reason, by: try identity(context))).response(status: .ok)
         }
+        group.get("scim-clients") { _, _ in
+            let clients = try await broker.store.scimClients().map { client -> JSONValue in
+                ["id": .string(client.id), "name": .string(client.name), "createdAt": .string(client.createdAt.formatted(.iso8601)), "createdBy": .string(client.createdBy)]
+            }
+            return JSONBody(JSONValue.array(clients)).response(status: .ok)
+        }
+        group.post("scim-clients") { request, context in
+            struct Creation: Decodable {
+                var id: String
+                var name: String?
+            }
+            let creation: Creation
+            do { creation = try await request.decode(as: Creation.self, context: context) } catch {
+                throw BrokerError(.invalidRequest, .badRequest, "The body is {\"id\": \"<client id>\", \"name\": \"<a name>\"}.")
+            }
+            let admin = try identity(context)
+            let (client, token) = try await broker.scim.createClient(id: creation.id, name: creation.name, createdBy: "admin:\(admin.name)", auditDetails: admin.auditDetails)
+            return JSONBody(JSONValue.object(["id": .string(client.id), "name": .string(client.name), "token": .string(token)])).response(status: .created)
+        }
+        group.delete("scim-clients/:id") { _, context in
+            try await broker.scim.deleteClient(id: try context.parameters.require("id"), auditDetails: try identity(context).auditDetails)
+            return Response(status: .noContent)
+        }
         group.get("users/:id/devices") { _, context in
             JSONBody(JSONValue.array(try await broker.devices.devices(accountID: try context.parameters.require("id")).map(\.json))).response(status: .ok)
         }

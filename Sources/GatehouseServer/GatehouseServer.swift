@@ -42,6 +42,7 @@ public enum GatehouseServer {
         LogoutPages(broker: broker, renderer: pages.renderer).addRoutes(to: router)
         DevicePages(broker: broker, pages: pages).addRoutes(to: router)
         AdminAPI(broker: broker).addRoutes(to: router)
+        ScimAPI(broker: broker).addRoutes(to: router)
         if let console = broker.console { ConsolePages(broker: broker, console: console).addRoutes(to: router) }
         ProvisionalIdentityAPI(service: broker.provisionalIdentities, issuer: broker.config.server.issuer).addRoutes(to: router)
         return router

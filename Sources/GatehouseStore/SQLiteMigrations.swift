@@ -329,6 +329,39 @@ enum SQLiteMigrations {
         migrator.registerMigration("v16-account-disabled") { db in
             try db.execute(sql: "ALTER TABLE accounts ADD COLUMN disabled_at REAL;")
         }
+        migrator.registerMigration("v17-scim") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE scim_clients (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        name TEXT NOT NULL,
+                        token_digest TEXT NOT NULL UNIQUE,
+                        created_at REAL NOT NULL,
+                        created_by TEXT NOT NULL
+                    );
+                    CREATE TABLE scim_resources (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        client_id TEXT NOT NULL REFERENCES scim_clients(id) ON DELETE CASCADE,
+                        kind TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        name_key TEXT NOT NULL,
+                        external_id TEXT,
+                        account_id TEXT REFERENCES accounts(id) ON DELETE CASCADE,
+                        active INTEGER NOT NULL,
+                        attributes TEXT NOT NULL,
+                        members TEXT NOT NULL,
+                        version INTEGER NOT NULL,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL
+                    );
+                    CREATE UNIQUE INDEX scim_user_names ON scim_resources(client_id, name_key) WHERE kind = 'User';
+                    CREATE INDEX scim_resources_by_client ON scim_resources(client_id, kind, created_at);
+                    CREATE INDEX scim_resources_by_name ON scim_resources(name_key) WHERE kind = 'User';
+                    CREATE INDEX scim_resources_by_external_id ON scim_resources(external_id) WHERE kind = 'User';
+                    CREATE INDEX scim_resources_by_account ON scim_resources(account_id);
+                    """
+            )
+        }
         return migrator
     }
 }

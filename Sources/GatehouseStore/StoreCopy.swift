@@ -68,6 +68,11 @@ enum StoreSchema {
             ("client_ip", .text), ("user_agent", .text),
         ],
         .browserSessionApps: [("session_id", .text), ("app_id", .text)],
+        .scimClients: [("id", .text), ("name", .text), ("token_digest", .text), ("created_at", .real), ("created_by", .text)],
+        .scimResources: [
+            ("id", .text), ("client_id", .text), ("kind", .text), ("name", .text), ("name_key", .text), ("external_id", .text), ("account_id", .text),
+            ("active", .boolean), ("attributes", .text), ("members", .text), ("version", .integer), ("created_at", .real), ("updated_at", .real),
+        ],
         .deviceAuthorizations: [
             ("device_code_digest", .text), ("user_code_digest", .text), ("app_id", .text), ("payload", .text), ("expires_at", .real), ("version", .integer),
         ],
@@ -77,7 +82,7 @@ enum StoreSchema {
     static let order: [StoreTable] = [
         .apps, .accounts, .identityLinks, .flows, .refreshTokens, .signingKeys, .auditEvents, .pluginData, .authorizationCodes, .revocations,
         .attemptCounters, .provisionalIdentities, .devices, .installations, .signInKeys, .browserSessions, .browserSessionApps,
-        .deviceAuthorizations,
+        .deviceAuthorizations, .scimClients, .scimResources,
     ]
 }
 

@@ -11,7 +11,7 @@ struct GatehouseCommand: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, CheckConfigCommand.self, MigrateCommand.self, UsersCommand.self, AppsCommand.self, AuditCommand.self, LockoutsCommand.self,
             ResourcesCommand.self,
-            ProvidersCommand.self, DevicesCommand.self, SessionsCommand.self, AdminsCommand.self,
+            ProvidersCommand.self, DevicesCommand.self, SessionsCommand.self, AdminsCommand.self, ScimClientsCommand.self,
             KeysCommand.self, StorageCommand.self, VersionCommand.self, HealthcheckCommand.self,
             DefaultConfigCommand.self, BenchmarkPasswordHashCommand.self,
         ]

@@ -1260,4 +1260,76 @@ struct GatehouseStoreTests {
             #expect(try await !store.setAccountDisabled(id: "nobody", at: first))
         }
     }
+
+    @Test(arguments: StoreKind.allCases) func scimResourcesAreScopedVersionedAndUniqueByUserName(_ kind: StoreKind) async throws {
+        try await TestDatabase.with(kind) { database in
+            let store = database.store
+            let client = ScimClientRecord(id: "entra", name: "Entra ID", tokenDigest: "d1", createdAt: now, createdBy: "test")
+            #expect(try await store.insertScimClient(client))
+            #expect(try await !store.insertScimClient(ScimClientRecord(id: "entra", name: "again", tokenDigest: "d2", createdAt: now, createdBy: "test")))
+            #expect(try await store.insertScimClient(ScimClientRecord(id: "okta", name: "Okta", tokenDigest: "d3", createdAt: now, createdBy: "test")))
+            #expect(try await store.scimClient(tokenDigest: "d1")?.id == "entra")
+            #expect(try await store.scimClient(tokenDigest: "nope") == nil)
+
+            func user(_ id: String, _ name: String, client: String = "entra", external: String? = nil) -> (ScimResourceRecord, Account) {
+                let account = Account(id: "acct-\(id)", username: name, createdAt: now)
+                return (
+                    ScimResourceRecord(
+                        id: id, clientID: client, kind: .user, name: name, externalID: external, accountID: account.id, active: true,
+                        attributes: ["userName": .string(name)], members: [], version: 1, createdAt: now, updatedAt: now), account
+                )
+            }
+            let (ada, adaAccount) = user("u1", "Ada@Example.com", external: "oid-1")
+            #expect(try await store.insertScimResource(ada, account: adaAccount))
+            #expect(try await store.account(id: adaAccount.id)?.username == "Ada@Example.com")
+            // userName ignores case within a client; the refused insert leaves no account behind.
+            let (twin, twinAccount) = user("u2", "ada@example.COM")
+            #expect(try await !store.insertScimResource(twin, account: twinAccount))
+            #expect(try await store.account(id: twinAccount.id) == nil)
+            // Another client may have the same name.
+            let (other, otherAccount) = user("u3", "ada@example.com", client: "okta")
+            #expect(try await store.insertScimResource(other, account: otherAccount))
+            #expect(try await store.scimResources(clientID: "entra", kind: .user).map(\.id) == ["u1"])
+            #expect(try await store.scimResource(id: "u1", clientID: "okta", kind: .user) == nil, "one client never sees another's")
+            #expect(Set(try await store.scimUsers(matching: .userName, value: "ADA@example.com").map(\.id)) == ["u1", "u3"])
+            #expect(try await store.scimUsers(matching: .externalId, value: "oid-1").map(\.id) == ["u1"])
+            #expect(try await store.scimUsers(matching: .externalId, value: "OID-1").isEmpty)
+            #expect(try await store.scimUsers(accountID: adaAccount.id).map(\.id) == ["u1"])
+
+            var renamed = ada
+            renamed.name = "ada.lovelace@example.com"
+            renamed.active = false
+            #expect(try await store.replaceScimResource(renamed, expectedVersion: 1) == .written)
+            #expect(try await store.replaceScimResource(renamed, expectedVersion: 1) == .versionMismatch)
+            let stored = try #require(try await store.scimResource(id: "u1", clientID: "entra", kind: .user))
+            #expect(stored.version == 2 && stored.name == "ada.lovelace@example.com" && !stored.active)
+
+            let (bob, bobAccount) = user("u4", "bob")
+            #expect(try await store.insertScimResource(bob, account: bobAccount))
+            var clash = bob
+            clash.name = "ADA.LOVELACE@example.com"
+            #expect(try await store.replaceScimResource(clash, expectedVersion: 1) == .nameTaken)
+            let group = ScimResourceRecord(
+                id: "g1", clientID: "entra", kind: .group, name: "Engineering", externalID: nil, accountID: nil, active: true, attributes: [:],
+                members: ["u1", "u4"], version: 1, createdAt: now, updatedAt: now)
+            #expect(try await store.insertScimResource(group, account: nil))
+            // Groups' names need not be unique.
+            var second = group
+            second.id = "g2"
+            second.members = ["u4"]
+            #expect(try await store.insertScimResource(second, account: nil))
+            let deleted = try await store.deleteScimResource(id: "u4", clientID: "entra", kind: .user)
+            #expect(deleted?.accountID == bobAccount.id)
+            let groups = try await store.scimResources(clientID: "entra", kind: .group)
+            #expect(groups.map(\.members) == [["u1"], []], "a deleted user leaves its groups")
+            #expect(groups.allSatisfy { $0.version == 2 })
+            #expect(try await store.account(id: bobAccount.id) != nil, "the account stays")
+            #expect(try await store.replaceScimResource(bob, expectedVersion: 1) == .gone)
+
+            #expect(try await store.deleteScimClient(id: "entra"))
+            #expect(try await store.scimResources(clientID: "entra", kind: .user).isEmpty)
+            #expect(try await store.account(id: adaAccount.id) != nil)
+            #expect(try await !store.deleteScimClient(id: "entra"))
+        }
+    }
 }

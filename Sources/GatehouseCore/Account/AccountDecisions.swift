@@ -22,7 +22,9 @@ struct AccountDecisions {
     }
 
     /// The steps, in order.
-    static let steps: [any Step] = [LinkByVerifiedEmail(), RefuseKnownRegistration(), RefuseUnknownWithoutSelfRegistration()]
+    static let steps: [any Step] = [
+        LinkToProvisionedUser(), LinkByVerifiedEmail(), RequireProvisioned(), RefuseKnownRegistration(), RefuseUnknownWithoutSelfRegistration(),
+    ]
 
     /// The flow's account, and whether this sign-in created it.
     func decide(for flow: FlowRecord, identity: ExternalIdentity, app: App) async throws -> (Account, created: Bool) {
@@ -35,6 +37,27 @@ struct AccountDecisions {
         if created { account = try await engine.awaitingProfileConfirmation(account, app: app) }
         try account.refuseSignInIfDisabled()
         return (account, created)
+    }
+
+    /// A new identity that a SCIM link rule matches to a provisioned user joins that user's account
+    /// (`scim.links`), for a sign-in or a registration alike: the organisation made the account.
+    struct LinkToProvisionedUser: Step {
+        func decide(_ linking: inout Case, engine: FlowEngine) async throws {
+            guard !linking.known else { return }
+            linking.known = try await engine.provisioned.linkIfProvisioned(linking.identity, appID: linking.app.id, now: engine.clock.now)
+        }
+    }
+
+    /// An app that takes provisioned accounts only refuses any other (`not_provisioned`).
+    struct RequireProvisioned: Step {
+        func decide(_ linking: inout Case, engine: FlowEngine) async throws {
+            do {
+                try await engine.provisioned.refuseUnlessProvisioned(linking.identity, app: linking.app)
+            } catch let error as BrokerError {
+                try? await engine.audit("signin.failure", flow: linking.flow, outcome: error.code.rawValue, details: ["reason": "not_provisioned"])
+                throw error
+            }
+        }
     }
 
     /// A sign-in (not a registration) whose identity is new joins the account whose verified address

@@ -21,13 +21,16 @@ public struct BrokerConfig: Sendable, CustomStringConvertible {
     public var lockout: LockoutPolicy
     /// `events:` — how the outbox (webhook events, back-channel logout tokens) is delivered.
     public var events: EventSettings
+    /// `scim:` — SCIM provisioning.
+    public var scim: ScimConfig
 
     public init(
         environment: DeploymentEnvironment = .production, server: ServerConfig, storage: StorageConfig, tokens: TokenConfig = TokenConfig(),
         providers: [ProviderDeclaration], apps: [AppSeed], admin: AdminConfig = AdminConfig(), mail: MailConfig = MailConfig(),
-        keys: KeysConfig = KeysConfig(), lockout: LockoutPolicy = LockoutPolicy(), events: EventSettings = EventSettings()
+        keys: KeysConfig = KeysConfig(), lockout: LockoutPolicy = LockoutPolicy(), events: EventSettings = EventSettings(), scim: ScimConfig = ScimConfig()
     ) {
         self.events = events
+        self.scim = scim
         self.mail = mail
         self.keys = keys
         self.lockout = lockout

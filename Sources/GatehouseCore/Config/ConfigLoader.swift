@@ -26,7 +26,7 @@ public struct ConfigLoader: Sendable {
         guard case .mapping(let entries) = root else {
             throw ConfigIssues([ConfigIssue(path: "", "the config must be a mapping with server, storage, providers and apps")])
         }
-        let known = ["environment", "server", "storage", "tokens", "providers", "apps", "admin", "mail", "keys", "lockout", "events"]
+        let known = ["environment", "server", "storage", "tokens", "providers", "apps", "admin", "mail", "keys", "lockout", "events", "scim"]
         for entry in entries where !known.contains(entry.key) {
             issues.append(ConfigIssue(path: entry.key, "unknown key (expected one of: \(known.joined(separator: ", ")))"))
         }
@@ -65,6 +65,7 @@ public struct ConfigLoader: Sendable {
         let mail = section("mail", MailConfig.self)
         let lockout = section("lockout", LockoutPolicy.self)
         let events = section("events", EventSettings.self)
+        let scim = section("scim", ScimConfig.self)
         var keys = section("keys", KeysConfig.self)
         if var configured = keys, !configured.isConfigured, let environmentKEK {
             do {
@@ -120,6 +121,9 @@ public struct ConfigLoader: Sendable {
             issues.append(ConfigIssue(path: "server.issuer", "must use https outside development (only loopback issuers may use http)"))
         }
 
+        for (index, link) in (scim?.links ?? []).enumerated() where !identityProviderIDs.contains(link.provider) {
+            issues.append(ConfigIssue(path: "scim.links[\(index)].provider", "no identity provider '\(link.provider)' is declared in providers"))
+        }
         if let environment, let mail { issues += mail.issues(in: environment) }
         if let environment, let postgres = storage?.postgres { issues += postgres.issues(in: environment, path: "storage.postgres") }
 
@@ -134,12 +138,14 @@ public struct ConfigLoader: Sendable {
                 adminTokens.append(AdminConfig.Token(name: "env-admin", token: token))
             }
         }
-        guard issues.isEmpty, let environment, let server, let storage, let tokens, let mail, let keys, let lockout, let events else { throw ConfigIssues(issues) }
+        guard issues.isEmpty, let environment, let server, let storage, let tokens, let mail, let keys, let lockout, let events, let scim else {
+            throw ConfigIssues(issues)
+        }
         return BrokerConfig(
             environment: environment, server: server, storage: storage, tokens: tokens, providers: providers, apps: apps,
             admin: AdminConfig(tokens: adminTokens, consoleGroups: admin?.consoleGroups ?? [], console: admin?.console ?? ConsoleConfig()), mail: mail, keys: keys,
             lockout: lockout,
-            events: events
+            events: events, scim: scim
         )
     }
 

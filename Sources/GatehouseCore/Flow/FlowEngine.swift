@@ -29,13 +29,17 @@ public struct FlowEngine: Sendable {
     let defaultLockout: LockoutPolicy
     /// Seals flows at rest (`SealedFlow`).
     let sealer: SecretSealer
+    /// SCIM's side of sign-in: links to provisioned users, `provisionedOnly`, groups.
+    let provisioned: ProvisionedAccounts
 
     public init(
         store: any BrokerStore, plugins: PluginInstances, challenges: ChallengeCatalog, tokens: TokenIssuer, clock: any BrokerClock, logger: Logger,
         metrics: BrokerMetrics = BrokerMetrics(), apps: AppCache? = nil, dpop: DPoPVerifier? = nil,
-        revoker: Revoker, sessions: BrowserSessionService, defaultLockout: LockoutPolicy = LockoutPolicy(), sealer: SecretSealer
+        revoker: Revoker, sessions: BrowserSessionService, defaultLockout: LockoutPolicy = LockoutPolicy(), sealer: SecretSealer,
+        provisioned: ProvisionedAccounts? = nil
     ) {
         self.sealer = sealer
+        self.provisioned = provisioned ?? .off(store)
         self.defaultLockout = defaultLockout
         self.sessions = sessions
         self.dpop = dpop
@@ -416,7 +420,10 @@ public struct FlowEngine: Sendable {
         let grant = TokenIssuer.Grant(
             app: app, subject: subject, accountID: account?.id, scopes: flow.scopes, methods: flow.methods, identityProvider: identity.providerID,
             authTime: identity.authTime.map { min($0, now) } ?? now,
-            profile: ProfileClaims.make(username: account?.username ?? identity.username, claims: identity.claims.overlaid(with: account?.profile), scopes: flow.scopes),
+            profile: try await provisioned.adding(
+                groupsOf: account?.id,
+                to: ProfileClaims.make(username: account?.username ?? identity.username, claims: identity.claims.overlaid(with: account?.profile), scopes: flow.scopes),
+                scopes: flow.scopes),
             stateless: flow.stateless, signInKeyID: flow.signInKeyID, dpopJKT: dpopJKT, installation: installationDigest(of: flow, app: app),
             acr: AuthenticationLevel(methods: flow.methods, identityProvider: identity.providerID, plugins: plugins).rawValue
         )

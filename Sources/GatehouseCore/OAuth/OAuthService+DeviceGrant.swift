@@ -90,7 +90,10 @@ extension OAuthService {
             TokenIssuer.Grant(
                 app: app, subject: account.id, accountID: account.id, scopes: record.scopes, methods: record.methods, identityProvider: record.identityProvider,
                 authTime: record.authTime ?? now, refreshFamilyID: UUID().uuidString.lowercased(),
-                profile: Self.profile(of: account, links: links, identityProvider: record.identityProvider, scopes: record.scopes), dpopJKT: dpopJKT,
+                profile: try await provisioned.adding(
+                    groupsOf: account.id, to: Self.profile(of: account, links: links, identityProvider: record.identityProvider, scopes: record.scopes),
+                    scopes: record.scopes),
+                dpopJKT: dpopJKT,
                 acr: AuthenticationLevel(methods: record.methods, identityProvider: record.identityProvider, plugins: plugins).rawValue
             )
         )

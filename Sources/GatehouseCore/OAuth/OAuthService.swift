@@ -19,13 +19,16 @@ public struct OAuthService: Sendable {
     public let sessions: BrowserSessionService
     /// Delivers the outbox: webhook events and back-channel logout tokens.
     public let events: EventDelivery
+    /// SCIM's side of sign-in: links, groups.
+    public let provisioned: ProvisionedAccounts
 
     public init(
         store: any BrokerStore, tokens: TokenIssuer, plugins: PluginInstances, clock: any BrokerClock, logger: Logger, apps: AppCache? = nil,
         defaultLockout: LockoutPolicy = LockoutPolicy(), metrics: BrokerMetrics = BrokerMetrics(), dpop: DPoPVerifier? = nil,
-        http: any OutboundHTTP = NoOutboundHTTP(), sealer: SecretSealer, events settings: EventSettings = EventSettings()
+        http: any OutboundHTTP = NoOutboundHTTP(), sealer: SecretSealer, events settings: EventSettings = EventSettings(), scim: ScimConfig = ScimConfig()
     ) {
         self.dpop = dpop
+        self.provisioned = ProvisionedAccounts(store: store, config: scim)
         self.store = store
         self.tokens = tokens
         self.revocations = RevocationList(store: store, clock: clock)
@@ -223,7 +226,8 @@ public struct OAuthService: Sendable {
         var grant = TokenIssuer.Grant(
             app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: record.methods, identityProvider: record.identityProvider,
             authTime: record.authTime, refreshFamilyID: record.familyID, replacingRefreshToken: reissue ? nil : digest,
-            profile: Self.profile(of: account, links: links, identityProvider: record.identityProvider, scopes: scopes),
+            profile: try await provisioned.adding(
+                groupsOf: account.id, to: Self.profile(of: account, links: links, identityProvider: record.identityProvider, scopes: scopes), scopes: scopes),
             refreshTokenScopes: record.scopes, signInKeyID: record.signInKeyID, dpopJKT: dpopJKT, installation: record.installation,
             sessionID: record.sessionID,
             acr: AuthenticationLevel(methods: record.methods, identityProvider: record.identityProvider, plugins: plugins).rawValue
@@ -341,13 +345,19 @@ public struct OAuthService: Sendable {
             throw BrokerError(.invalidGrant, .badRequest, "This app requires a second factor; sign in through a flow.").because("second_factor_required")
         }
         let scopes = try app.policy.grantScopes(request.scopes)
+        if provisioned.config.enabled, try await store.identityLink(providerID: identity.providerID, subject: identity.subject) == nil {
+            _ = try await provisioned.linkIfProvisioned(identity, appID: app.id, now: now)
+        }
+        try await provisioned.refuseUnlessProvisioned(identity, app: app)
         let (account, _, refreshLink) = try await IdentityLinker(store: store, clock: clock).linkRefreshingLater(
             identity, audit: AuditEvent(time: now, type: "account.created", appID: app.id, providerID: provider.id)
         )
         try account.refuseGrantIfDisabled()
         let grant = TokenIssuer.Grant(
             app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: identity.methods + [provider.id], identityProvider: provider.id,
-            authTime: now, profile: ProfileClaims.make(username: account.username, claims: identity.claims, scopes: scopes),
+            authTime: now,
+            profile: try await provisioned.adding(
+                groupsOf: account.id, to: ProfileClaims.make(username: account.username, claims: identity.claims, scopes: scopes), scopes: scopes),
             signInKeyID: identity.signInKeyID, dpopJKT: dpopJKT
         )
         let success = AuditEvent(
@@ -381,7 +391,8 @@ public struct OAuthService: Sendable {
     func profile(of account: Account, identityProvider: String?, scopes: [String]) async throws -> [String: JSONValue] {
         let needsClaims = scopes.contains("email") || scopes.contains("profile") || scopes.contains("groups")
         let links = needsClaims ? try await store.identityLinks(accountID: account.id) : []
-        return Self.profile(of: account, links: links, identityProvider: identityProvider, scopes: scopes)
+        return try await provisioned.adding(
+            groupsOf: account.id, to: Self.profile(of: account, links: links, identityProvider: identityProvider, scopes: scopes), scopes: scopes)
     }
 
     /// The profile claims from the link of the provider that signed the person in (else any link).

@@ -69,6 +69,9 @@ public struct Policy: Sendable, Hashable, Codable {
     /// Whether a person must agree (once, remembered) to the scopes this app asks for before it gets
     /// them: for third-party apps; first-party apps leave it off.
     public var consentRequired: Bool
+    /// Only accounts a SCIM client provisioned sign in (an identity that meets no provisioned user
+    /// is refused with `access_denied`, reason `not_provisioned`); deprovisioned ones are disabled.
+    public var provisionedOnly: Bool
     /// Whether the app may use the device authorization grant (RFC 8628): a device without a browser
     /// (a TV, a CLI) shows a code the person confirms at `/device` on another device.
     public var deviceAuthorizationGrant: Bool
@@ -99,7 +102,7 @@ public struct Policy: Sendable, Hashable, Codable {
         idTokenSigningAlg: SigningAlgorithm = .rs256, introspectTokensOf: [String] = [], linkAccountsByVerifiedEmail: Bool = false,
         dpop: DPoPMode = .allowed, dpopNonce: Bool = false, plugins: [String: JSONValue] = [:], formerSettings: [String: JSONValue] = [:],
         confirmProfile: Bool = false, renewalWindow: Seconds = .minutes(2),
-        refreshReuseGrace: Seconds = Seconds(5), session: SessionPolicy = SessionPolicy(), logout: LogoutPolicy = LogoutPolicy(), consentRequired: Bool = false,
+        refreshReuseGrace: Seconds = Seconds(5), session: SessionPolicy = SessionPolicy(), logout: LogoutPolicy = LogoutPolicy(), consentRequired: Bool = false, provisionedOnly: Bool = false,
         deviceAuthorizationGrant: Bool = false, deviceCodeLifetime: Seconds = .minutes(10), devicePollingInterval: Seconds = Seconds(5),
         tokenExchange: TokenExchangePolicy = TokenExchangePolicy(), requirePushedAuthorizationRequests: Bool = false, requestObjectKeys: [JSONValue] = [],
         webhook: WebhookPolicy = WebhookPolicy()
@@ -114,6 +117,7 @@ public struct Policy: Sendable, Hashable, Codable {
         self.session = session
         self.logout = logout
         self.consentRequired = consentRequired
+        self.provisionedOnly = provisionedOnly
         self.plugins = plugins
         self.formerSettings = formerSettings
         self.confirmProfile = confirmProfile
@@ -212,7 +216,7 @@ public struct Policy: Sendable, Hashable, Codable {
         case accessTokenLifetime, refreshTokenLifetime, flowLifetime, defaultScopes, allowedScopes
         case passwordPolicy, lockout, clientCredentialsGrant, idTokenSigningAlg, introspectTokensOf, linkAccountsByVerifiedEmail
         case dpop, dpopNonce, plugins, confirmProfile, renewalWindow, refreshReuseGrace
-        case session, logout, consentRequired
+        case session, logout, consentRequired, provisionedOnly
         case deviceAuthorizationGrant, deviceCodeLifetime, devicePollingInterval, tokenExchange
         case requirePushedAuthorizationRequests, requestObjectKeys, webhook
     }
@@ -245,6 +249,7 @@ public struct Policy: Sendable, Hashable, Codable {
         try container.encode(session, forKey: .session)
         try container.encode(logout, forKey: .logout)
         try container.encode(consentRequired, forKey: .consentRequired)
+        try container.encode(provisionedOnly, forKey: .provisionedOnly)
         try container.encode(deviceAuthorizationGrant, forKey: .deviceAuthorizationGrant)
         try container.encode(deviceCodeLifetime, forKey: .deviceCodeLifetime)
         try container.encode(devicePollingInterval, forKey: .devicePollingInterval)
@@ -314,6 +319,7 @@ public struct Policy: Sendable, Hashable, Codable {
         self.session = try value(.session, defaults.session)
         self.logout = try value(.logout, defaults.logout)
         self.consentRequired = try value(.consentRequired, defaults.consentRequired)
+        self.provisionedOnly = try value(.provisionedOnly, defaults.provisionedOnly)
         self.deviceAuthorizationGrant = try value(.deviceAuthorizationGrant, defaults.deviceAuthorizationGrant)
         self.deviceCodeLifetime = try value(.deviceCodeLifetime, defaults.deviceCodeLifetime)
         self.devicePollingInterval = try value(.devicePollingInterval, defaults.devicePollingInterval)

@@ -57,6 +57,31 @@ public protocol AccountStore: Sendable {
     func setAccountDisabled(id: String, at: Date?) async throws -> Bool
 }
 
+/// SCIM provisioning: the clients that provision (bearer tokens, by digest) and the users and groups
+/// each keeps. Resources are scoped to their client: one client never sees another's.
+public protocol ScimStore: Sendable {
+    /// False when the id is taken.
+    func insertScimClient(_ client: ScimClientRecord) async throws -> Bool
+    func scimClient(tokenDigest: String) async throws -> ScimClientRecord?
+    func scimClients() async throws -> [ScimClientRecord]
+    /// Deletes the client and the resources it kept (the accounts stay). False when there was none.
+    func deleteScimClient(id: String) async throws -> Bool
+    /// Inserts a resource and, for a user, its new account in the same transaction. False when the
+    /// client has a user with that `userName` (any case) already.
+    func insertScimResource(_ resource: ScimResourceRecord, account: Account?) async throws -> Bool
+    func scimResource(id: String, clientID: String, kind: ScimKind) async throws -> ScimResourceRecord?
+    /// Every resource of a kind the client keeps, oldest first.
+    func scimResources(clientID: String, kind: ScimKind) async throws -> [ScimResourceRecord]
+    /// Replaces a resource (its version grows by one) if its version is still `expectedVersion`.
+    func replaceScimResource(_ resource: ScimResourceRecord, expectedVersion: Int) async throws -> ScimWrite
+    /// Deletes a resource (a user's id also leaves the client's groups); answers what was deleted.
+    func deleteScimResource(id: String, clientID: String, kind: ScimKind) async throws -> ScimResourceRecord?
+    /// The users provisioned for an account, by any client.
+    func scimUsers(accountID: String) async throws -> [ScimResourceRecord]
+    /// The users any client provisioned whose `userName` (any case) or `externalId` is `value`.
+    func scimUsers(matching attribute: ScimLinkAttribute, value: String) async throws -> [ScimResourceRecord]
+}
+
 /// Flows in progress, written with optimistic concurrency: a write names the version it read. The
 /// store sees each flow sealed (`SealedFlow`): the engine seals and opens them.
 public protocol FlowStore: Sendable {
@@ -197,7 +222,7 @@ public protocol SigningKeyStore: Sendable {
 /// Everything the broker persists. SQLite implements it for one node; PostgreSQL for several.
 public protocol BrokerStore: AppStore, AccountStore, FlowStore, RefreshTokenStore, SigningKeyStore, AuditStore, PluginDataStore,
     AuthorizationCodeStore, RevocationStore, AttemptCounterStore, ProvisionalIdentityStore, DeviceStore, BrowserSessionStore,
-    DeviceAuthorizationStore, EventOutboxStore
+    DeviceAuthorizationStore, EventOutboxStore, ScimStore
 {
     /// Cheap round trip for `/readyz`.
     func ping() async throws

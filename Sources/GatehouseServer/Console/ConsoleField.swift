@@ -76,6 +76,7 @@ enum ConsoleField {
         "introspectTokensOf": "May introspect tokens of (app ids, * for every app)", "statelessAuthentication": "Stateless authentication",
         "backchannelLogoutURI": "Back-channel logout URI", "postLogoutRedirectURIs": "Post-logout redirect URIs", "redirectURIs": "Redirect URIs",
         "secondFactor": "Second factor every sign-in must pass", "selfRegistration": "Self-registration (people may create accounts)",
+        "provisionedOnly": "Only accounts a SCIM client provisioned sign in",
         "maxFailedAttemptsPerIP": "Max failed attempts per IP address", "maxFailedAuthenticationsPerIP": "Max failed client authentications per IP address",
         "maxFailedAuthenticationsPerClient": "Max failed client authentications per client", "maxFlowStartsPerIPPerMinute": "Max flow starts per IP address per minute",
     ]

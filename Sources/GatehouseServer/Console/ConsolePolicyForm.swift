@@ -21,7 +21,7 @@ struct ConsolePolicyForm {
     /// The order of the top-level keys: what admins change most first. Keys not named here follow.
     static let signInKeys = [
         "identityProviders", "authenticators", "secondFactor", "statelessAuthentication", "selfRegistration", "confirmProfile", "consentRequired",
-        "linkAccountsByVerifiedEmail", "clientCredentialsGrant", "deviceAuthorizationGrant",
+        "provisionedOnly", "linkAccountsByVerifiedEmail", "clientCredentialsGrant", "deviceAuthorizationGrant",
     ]
     static let tokenKeys = [
         "accessTokenLifetime", "refreshTokenLifetime", "refreshReuseGrace", "flowLifetime", "renewalWindow", "defaultScopes", "allowedScopes", "idTokenSigningAlg",

@@ -311,6 +311,38 @@ enum PostgresMigrations {
             """
         ),
         ("v16-account-disabled", "ALTER TABLE accounts ADD COLUMN disabled_at DOUBLE PRECISION;"),
+        (
+            "v17-scim",
+            """
+            CREATE TABLE scim_clients (
+                id TEXT COLLATE "C" PRIMARY KEY,
+                name TEXT NOT NULL,
+                token_digest TEXT NOT NULL UNIQUE,
+                created_at DOUBLE PRECISION NOT NULL,
+                created_by TEXT NOT NULL
+            );
+            CREATE TABLE scim_resources (
+                id TEXT COLLATE "C" PRIMARY KEY,
+                client_id TEXT NOT NULL REFERENCES scim_clients(id) ON DELETE CASCADE,
+                kind TEXT NOT NULL,
+                name TEXT NOT NULL,
+                name_key TEXT NOT NULL,
+                external_id TEXT,
+                account_id TEXT REFERENCES accounts(id) ON DELETE CASCADE,
+                active BOOLEAN NOT NULL,
+                attributes TEXT NOT NULL,
+                members TEXT NOT NULL,
+                version BIGINT NOT NULL,
+                created_at DOUBLE PRECISION NOT NULL,
+                updated_at DOUBLE PRECISION NOT NULL
+            );
+            CREATE UNIQUE INDEX scim_user_names ON scim_resources(client_id, name_key) WHERE kind = 'User';
+            CREATE INDEX scim_resources_by_client ON scim_resources(client_id, kind, created_at);
+            CREATE INDEX scim_resources_by_name ON scim_resources(name_key) WHERE kind = 'User';
+            CREATE INDEX scim_resources_by_external_id ON scim_resources(external_id) WHERE kind = 'User';
+            CREATE INDEX scim_resources_by_account ON scim_resources(account_id);
+            """
+        ),
     ]
 
     /// Any fixed number, the same on every node: the advisory lock migrations run under.

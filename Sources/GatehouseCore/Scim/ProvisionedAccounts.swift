@@ -1,0 +1,83 @@
+import Foundation
+
+/// Where provisioning meets sign-in: the provisioned user an identity links to at its first sign-in
+/// (`scim.links`), whether an account was provisioned (`policy.provisionedOnly`), and the SCIM groups
+/// that join the `groups` claim.
+public struct ProvisionedAccounts: Sendable {
+    let store: any BrokerStore
+    public let config: ScimConfig
+
+    public init(store: any BrokerStore, config: ScimConfig) {
+        self.store = store
+        self.config = config
+    }
+
+    /// SCIM off: no link, no groups.
+    public static func off(_ store: any BrokerStore) -> ProvisionedAccounts { ProvisionedAccounts(store: store, config: ScimConfig()) }
+
+    /// The account of the one provisioned user a link rule matches the identity to; nil for none, or
+    /// for several (two clients provisioned the same name: no guess is made).
+    func linkedAccount(for identity: ExternalIdentity) async throws -> String? {
+        guard config.enabled else { return nil }
+        var accounts: Set<String> = []
+        for link in config.links where link.provider == identity.providerID {
+            guard let value = link.claim.value(of: identity), !value.isEmpty else { continue }
+            for user in try await store.scimUsers(matching: link.attribute, value: value) {
+                if let accountID = user.accountID { accounts.insert(accountID) }
+            }
+        }
+        return accounts.count == 1 ? accounts.first : nil
+    }
+
+    /// At an identity's first sign-in: links it to the provisioned user a link rule matches, if any
+    /// (audited as `account.linked`, by `scim`). Answers whether it linked.
+    func linkIfProvisioned(_ identity: ExternalIdentity, appID: String, now: Date) async throws -> Bool {
+        guard let accountID = try await linkedAccount(for: identity) else { return false }
+        guard try await store.addIdentityLink(identity, accountID: accountID, now: now) else { return false }
+        try await store.appendAudit(
+            AuditEvent(
+                time: now, type: "account.linked", appID: appID, accountID: accountID, providerID: identity.providerID,
+                details: ["by": "scim", "subject": identity.subject]))
+        return true
+    }
+
+    /// Refuses a sign-in at an app that takes provisioned accounts only, unless the identity's
+    /// account (if it has one) was provisioned.
+    func refuseUnlessProvisioned(_ identity: ExternalIdentity, app: App) async throws {
+        guard app.policy.provisionedOnly else { return }
+        if let link = try await store.identityLink(providerID: identity.providerID, subject: identity.subject), try await isProvisioned(link.accountID) {
+            return
+        }
+        throw BrokerError(.accessDenied, .forbidden, "This app is only for accounts your organisation provisioned.").publicly(because: "not_provisioned")
+            .endingFlow()
+    }
+
+    /// Whether any client provisioned the account.
+    func isProvisioned(_ accountID: String) async throws -> Bool {
+        try await !store.scimUsers(accountID: accountID).isEmpty
+    }
+
+    /// The names of the SCIM groups that hold the account's provisioned users, sorted.
+    func groups(of accountID: String) async throws -> [String] {
+        guard config.enabled else { return [] }
+        var names: Set<String> = []
+        for user in try await store.scimUsers(accountID: accountID) {
+            for group in try await store.scimResources(clientID: user.clientID, kind: .group) where group.members.contains(user.id) {
+                names.insert(group.name)
+            }
+        }
+        return names.sorted()
+    }
+
+    /// The profile claims with the account's SCIM groups added to `groups`, when that scope was granted.
+    func adding(groupsOf accountID: String?, to profile: [String: JSONValue], scopes: [String]) async throws -> [String: JSONValue] {
+        guard config.enabled, scopes.contains("groups"), let accountID else { return profile }
+        let provisioned = try await groups(of: accountID)
+        guard !provisioned.isEmpty else { return profile }
+        var existing: [String] = []
+        if case .array(let values) = profile["groups"] { existing = values.compactMap(\.stringValue) }
+        var result = profile
+        result["groups"] = .array(Array(Set(existing + provisioned)).sorted().map(JSONValue.string))
+        return result
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import GRDB
+import GatehouseCore
+
+extension SQLiteStore: ScimStore {
+    public func insertScimClient(_ client: ScimClientRecord) async throws -> Bool {
+        try await write { db in
+            try db.executeCached(
+                sql: "INSERT INTO scim_clients (id, name, token_digest, created_at, created_by) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                arguments: [client.id, client.name, client.tokenDigest, client.createdAt.storeValue, client.createdBy]
+            )
+            return db.changesCount == 1
+        }
+    }
+
+    public func scimClient(tokenDigest: String) async throws -> ScimClientRecord? {
+        try readOneStatement { db in
+            try Row.fetchOne(try db.cachedStatement(sql: "SELECT * FROM scim_clients WHERE token_digest = ?"), arguments: [tokenDigest]).map(Self.scimClient)
+        }
+    }
+
+    public func scimClients() async throws -> [ScimClientRecord] {
+        try await readLater { db in try Row.fetchAll(db, sql: "SELECT * FROM scim_clients ORDER BY created_at, id").map(Self.scimClient) }
+    }
+
+    public func deleteScimClient(id: String) async throws -> Bool {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM scim_clients WHERE id = ?", arguments: [id])
+            return db.changesCount == 1
+        }
+    }
+
+    public func insertScimResource(_ resource: ScimResourceRecord, account: Account?) async throws -> Bool {
+        let attributes = try StoreJSON.encode(resource.attributes)
+        let members = try StoreJSON.encode(resource.members)
+        return try await write { db in
+            if resource.kind == .user,
+                try Row.fetchOne(
+                    db, sql: "SELECT 1 FROM scim_resources WHERE client_id = ? AND kind = 'User' AND name_key = ?", arguments: [resource.clientID, resource.nameKey]) != nil
+            {
+                return false
+            }
+            if let account {
+                try db.execute(
+                    sql: "INSERT INTO accounts (id, username, created_at, is_test) VALUES (?, ?, ?, 0)",
+                    arguments: [account.id, account.username, account.createdAt.storeValue])
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO scim_resources (id, client_id, kind, name, name_key, external_id, account_id, active, attributes, members, version, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    resource.id, resource.clientID, resource.kind.rawValue, resource.name, resource.nameKey, resource.externalID, resource.accountID, resource.active,
+                    attributes, members, resource.version, resource.createdAt.storeValue, resource.updatedAt.storeValue,
+                ]
+            )
+            return true
+        }
+    }
+
+    public func scimResource(id: String, clientID: String, kind: ScimKind) async throws -> ScimResourceRecord? {
+        try readOneStatement { db in
+            try Row.fetchOne(
+                try db.cachedStatement(sql: "SELECT * FROM scim_resources WHERE id = ? AND client_id = ? AND kind = ?"), arguments: [id, clientID, kind.rawValue]
+            ).map(Self.scimResource)
+        }
+    }
+
+    public func scimResources(clientID: String, kind: ScimKind) async throws -> [ScimResourceRecord] {
+        try await readLater { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM scim_resources WHERE client_id = ? AND kind = ? ORDER BY created_at, id", arguments: [clientID, kind.rawValue]
+            ).map(Self.scimResource)
+        }
+    }
+
+    public func replaceScimResource(_ resource: ScimResourceRecord, expectedVersion: Int) async throws -> ScimWrite {
+        let attributes = try StoreJSON.encode(resource.attributes)
+        let members = try StoreJSON.encode(resource.members)
+        return try await write { db in
+            guard
+                let version = try Int.fetchOne(
+                    db, sql: "SELECT version FROM scim_resources WHERE id = ? AND client_id = ? AND kind = ?",
+                    arguments: [resource.id, resource.clientID, resource.kind.rawValue])
+            else { return .gone }
+            guard version == expectedVersion else { return .versionMismatch }
+            if resource.kind == .user,
+                try Row.fetchOne(
+                    db, sql: "SELECT 1 FROM scim_resources WHERE client_id = ? AND kind = 'User' AND name_key = ? AND id <> ?",
+                    arguments: [resource.clientID, resource.nameKey, resource.id]) != nil
+            {
+                return .nameTaken
+            }
+            try db.execute(
+                sql: """
+                    UPDATE scim_resources SET name = ?, name_key = ?, external_id = ?, active = ?, attributes = ?, members = ?, version = version + 1, updated_at = ?
+                    WHERE id = ?
+                    """,
+                arguments: [resource.name, resource.nameKey, resource.externalID, resource.active, attributes, members, resource.updatedAt.storeValue, resource.id]
+            )
+            return .written
+        }
+    }
+
+    public func deleteScimResource(id: String, clientID: String, kind: ScimKind) async throws -> ScimResourceRecord? {
+        try await write { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT * FROM scim_resources WHERE id = ? AND client_id = ? AND kind = ?", arguments: [id, clientID, kind.rawValue])
+            else { return nil }
+            let deleted = try Self.scimResource(row)
+            try db.execute(sql: "DELETE FROM scim_resources WHERE id = ?", arguments: [id])
+            if kind == .user {
+                // A deleted user leaves the client's groups.
+                for group in try Row.fetchAll(db, sql: "SELECT * FROM scim_resources WHERE client_id = ? AND kind = 'Group'", arguments: [clientID]).map(Self.scimResource)
+                where group.members.contains(id) {
+                    try db.execute(
+                        sql: "UPDATE scim_resources SET members = ?, version = version + 1, updated_at = ? WHERE id = ?",
+                        arguments: [try StoreJSON.encode(group.members.filter { $0 != id }), deleted.updatedAt.storeValue, group.id]
+                    )
+                }
+            }
+            return deleted
+        }
+    }
+
+    public func scimUsers(accountID: String) async throws -> [ScimResourceRecord] {
+        try readOneStatement { db in
+            try Row.fetchAll(
+                try db.cachedStatement(sql: "SELECT * FROM scim_resources WHERE account_id = ? ORDER BY created_at, id"), arguments: [accountID]
+            ).map(Self.scimResource)
+        }
+    }
+
+    public func scimUsers(matching attribute: ScimLinkAttribute, value: String) async throws -> [ScimResourceRecord] {
+        let sql =
+            switch attribute {
+            case .userName: "SELECT * FROM scim_resources WHERE kind = 'User' AND name_key = ? ORDER BY created_at, id"
+            case .externalId: "SELECT * FROM scim_resources WHERE kind = 'User' AND external_id = ? ORDER BY created_at, id"
+            }
+        let key = attribute == .userName ? value.lowercased() : value
+        return try readOneStatement { db in try Row.fetchAll(try db.cachedStatement(sql: sql), arguments: [key]).map(Self.scimResource) }
+    }
+
+    static func scimClient(_ row: Row) throws -> ScimClientRecord {
+        ScimClientRecord(
+            id: row["id"], name: row["name"], tokenDigest: row["token_digest"], createdAt: Date(storeValue: row["created_at"]), createdBy: row["created_by"])
+    }
+
+    static func scimResource(_ row: Row) throws -> ScimResourceRecord {
+        guard let kind = ScimKind(rawValue: row["kind"]) else { throw DatabaseError(message: "scim_resources.kind holds an unknown kind") }
+        return ScimResourceRecord(
+            id: row["id"], clientID: row["client_id"], kind: kind, name: row["name"], externalID: row["external_id"], accountID: row["account_id"],
+            active: row["active"], attributes: try StoreJSON.decode([String: JSONValue].self, row["attributes"]),
+            members: try StoreJSON.decode([String].self, row["members"]), version: row["version"], createdAt: Date(storeValue: row["created_at"]),
+            updatedAt: Date(storeValue: row["updated_at"])
+        )
+    }
+}
