@@ -18,6 +18,7 @@ public enum GatehouseServer {
         router.add(middleware: ClientAddressMiddleware(trusted: Set(broker.config.server.trustedProxies)))
         router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: ErrorMiddleware())
+        router.add(middleware: ScimFallbackMiddleware())
         router.add(middleware: BodyLimitMiddleware(bytes: BodyLimit.form, readsBody: true))
         if let metrics {
             router.get("metrics") { _, _ in

@@ -19,6 +19,13 @@ struct ScimAPI {
         group.get("ResourceTypes/:id") { request, context in await answer(request) { _ in try scim.resourceTypes(id: try context.parameters.require("id")) } }
         group.get("Schemas") { request, _ in await answer(request) { _ in try scim.schemas(id: nil) } }
         group.get("Schemas/:id") { request, context in await answer(request) { _ in try scim.schemas(id: try context.parameters.require("id")) } }
+        group.post(".search") { request, context in
+            await answer(request) { client in
+                let search = try Self.searchRequest(try await body(request, context))
+                return try await scim.listAll(
+                    client: client, filter: search.filter, startIndex: search.startIndex, count: search.count, attributes: search.attributes, excluded: search.excluded)
+            }
+        }
         for (path, kind) in [("Users", ScimKind.user), ("Groups", ScimKind.group)] {
             group.get(RouterPath(stringLiteral: path)) { request, _ in
                 await answer(request) { client in
@@ -26,6 +33,15 @@ struct ScimAPI {
                     return try await scim.list(
                         kind, client: client, filter: query["filter"], startIndex: try integer(query["startIndex"], "startIndex"),
                         count: try integer(query["count"], "count"), attributes: list(query["attributes"]), excluded: list(query["excludedAttributes"]))
+                }
+            }
+            // A query sent as a body (RFC 7644 section 3.4.3), for filters too long for a URL.
+            group.post(RouterPath(stringLiteral: "\(path)/.search")) { request, context in
+                await answer(request) { client in
+                    let search = try Self.searchRequest(try await body(request, context))
+                    return try await scim.list(
+                        kind, client: client, filter: search.filter, startIndex: search.startIndex, count: search.count, attributes: search.attributes,
+                        excluded: search.excluded)
                 }
             }
             group.post(RouterPath(stringLiteral: path)) { request, context in
@@ -101,6 +117,28 @@ struct ScimAPI {
         } catch {
             throw ScimError(400, "invalidSyntax", "The body is not JSON.")
         }
+    }
+
+    /// A SearchRequest body's parameters.
+    static func searchRequest(_ body: JSONValue) throws -> (filter: String?, startIndex: Int?, count: Int?, attributes: [String], excluded: [String]) {
+        guard case .object(let fields) = body else { throw ScimError(400, "invalidSyntax", "A search body is a SearchRequest object.") }
+        func strings(_ key: String) throws -> [String] {
+            switch fields[key] {
+            case nil, .null: return []
+            case .array(let items): return items.compactMap(\.stringValue)
+            case .string(let text): return text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            default: throw ScimError(400, "invalidValue", "\(key) must be a list of attribute names.")
+            }
+        }
+        func integer(_ key: String) throws -> Int? {
+            switch fields[key] {
+            case nil, .null: return nil
+            case .number(let number) where number == number.rounded() && abs(number) < 1e9: return Int(number)
+            default: throw ScimError(400, "invalidValue", "\(key) must be an integer.")
+            }
+        }
+        if let filter = fields["filter"], filter != .null, filter.stringValue == nil { throw ScimError(400, "invalidValue", "filter must be a string.") }
+        return (fields["filter"]?.stringValue, try integer("startIndex"), try integer("count"), try strings("attributes"), try strings("excludedAttributes"))
     }
 
     /// The query's parameters, decoded as forms are: clients write the spaces of a filter as `+` or

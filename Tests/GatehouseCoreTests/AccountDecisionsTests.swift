@@ -100,7 +100,9 @@ extension GatehouseCoreTests {
         let test = try await Self.decisionsBroker()
         defer { test.temporary.remove() }
         #expect(
-            AccountDecisions.steps.map { String(describing: type(of: $0)) } == ["LinkByVerifiedEmail", "RefuseKnownRegistration", "RefuseUnknownWithoutSelfRegistration"])
+            AccountDecisions.steps.map { String(describing: type(of: $0)) } == [
+                "LinkToProvisionedUser", "LinkByVerifiedEmail", "RequireProvisioned", "RefuseKnownRegistration", "RefuseUnknownWithoutSelfRegistration",
+            ])
         let linking = try await Self.linkingCase(test, app: "welcoming", provider: "open", purpose: .register, known: false)
         let (account, created) = try await AccountDecisions(engine: test.engine).decide(for: linking.flow, identity: linking.identity, app: linking.app)
         #expect(created && account.username == "sam")

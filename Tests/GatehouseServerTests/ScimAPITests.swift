@@ -188,7 +188,7 @@ extension GatehouseServerTests {
                 body: #"{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"Engineering","members":[{"value":"\#(ada)","display":"ada"}]}"#)
             #expect(group.status == .created)
             let groupID = try #require(group.body["id"]?.stringValue)
-            #expect(group.body["members"]?.arrayValue?.first?.objectValue?["display"] == "ada")
+            #expect(group.body["members"]?.arrayValue?.first?.objectValue?["value"] == .string(ada))
             // A member that is not a user of this client is refused.
             let stranger = try await Self.scim(
                 client, .post, "/scim/v2/Groups", fixture, body: #"{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"X","members":[{"value":"nobody"}]}"#)

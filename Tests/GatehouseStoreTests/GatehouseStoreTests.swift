@@ -14,7 +14,7 @@ struct GatehouseStoreTests {
     static let allMigrations = [
         "v1-foundation", "v2-openid-provider", "v3-lockouts-admin", "v4-test-accounts", "v5-provisional-identities", "v6-disabled-apps", "v7-key-activation",
         "v8-verified-email-index", "v9-devices", "v10-activation-profiles", "v11-browser-sessions", "v12-policy-plugin-settings", "v13-flow-hand-offs",
-        "v14-device-authorizations", "v15-event-outbox", "v16-account-disabled",
+        "v14-device-authorizations", "v15-event-outbox", "v16-account-disabled", "v17-scim",
     ]
 
     func flow(_ id: String = "flow-1", app: String = "notes", expiresIn seconds: TimeInterval = 600) -> FlowRecord {
@@ -1034,8 +1034,15 @@ struct GatehouseStoreTests {
             try await store.insertRevocation(RevocationRecord(kind: .family, value: "f", revokedAt: now, expiresAt: now.addingTimeInterval(60)))
             _ = try await store.reserveAttempt(key: "acct", now: now, window: 60, threshold: 5, lockDuration: { _ in 60 })
             try await insertWhatAnAppsDevicesAndSessionsHold(store, owner: owner)
+            #expect(try await store.insertScimClient(ScimClientRecord(id: "entra", name: "Entra", tokenDigest: "d", createdAt: now, createdBy: "t")))
+            let provisioned = Account(id: "acct-scim", username: "ada", createdAt: now)
+            #expect(
+                try await store.insertScimResource(
+                    ScimResourceRecord(
+                        id: "u1", clientID: "entra", kind: .user, name: "ada", externalID: "x", accountID: provisioned.id, active: false,
+                        attributes: ["userName": "ada"], members: [], version: 3, createdAt: now, updatedAt: now), account: provisioned))
             let counts = try await store.rowCounts()
-            #expect(counts.values.allSatisfy { $0 > 0 })
+            #expect(counts.values.allSatisfy { $0 > 0 }, "\(counts.filter { $0.value == 0 })")
 
             try await TestDatabase.with(.postgres) { middle in
                 let copied = try await StoreCopy.copy(from: store, to: middle.store, replace: false)
@@ -1053,6 +1060,7 @@ struct GatehouseStoreTests {
                 let counter = try await store.attemptCounter(key: "acct")
                 let provisional = try await store.provisionalIdentity(id: "pi")
                 let session = try await store.browserSession(id: "sid-1")
+                let scimUser = try await store.scimResource(id: "u1", clientID: "entra", kind: .user)
                 try await TestDatabase.with(.sqlite) { back in
                     let returned = try await StoreCopy.copy(from: middle.store, to: back.store, replace: false)
                     #expect(returned.allSatisfy { $0.matches })
@@ -1072,6 +1080,8 @@ struct GatehouseStoreTests {
                         #expect(try await copy.activeRevocations(now: now).count == 1)
                         #expect(try await copy.browserSession(id: "sid-1") == session)
                         #expect(try await copy.deviceAuthorization(userCodeDigest: "uc")?.deviceCodeDigest == "dc")
+                        #expect(try await copy.scimResource(id: "u1", clientID: "entra", kind: .user) == scimUser)
+                        #expect(try await copy.scimClient(tokenDigest: "d")?.id == "entra")
                     }
                 }
             }

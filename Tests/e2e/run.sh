@@ -24,7 +24,7 @@ cleanup() {
   cp "$work/serve.log" "$repo/.build/test-logs/e2e-serve-$database.log" 2>/dev/null || true
   printf '%s\n' "correct horse battery staple" "a fine long password" "${introspector_secret:-}" "${loner_secret:-}" "${VAULT_SECRET:-}" \
     "${CUSTOM_SECRET:-}" "${BANK_APP_SECRET:-}" mail-password-e2e e2e-admin-token-e2e-admin-token-e2e-0001 e2e-admin-token-e2e-admin-token-e2e-0002 \
-    e2e-admin-token-e2e-admin-token-e2e-0003 >"$repo/.build/test-logs/e2e-$database.secrets"
+    e2e-admin-token-e2e-admin-token-e2e-0003 "${scim_token:-}" >"$repo/.build/test-logs/e2e-$database.secrets"
   cat "$work/mail/kek" "$work/mail/kek2" >>"$repo/.build/test-logs/e2e-$database.secrets" 2>/dev/null || true
   rm -rf "$work"
 }
@@ -101,11 +101,12 @@ flow() { # flow APP PURPOSE USER PASSWORD -> prints the final JSON
 echo "gatehouse end-to-end tests (work dir $work, port $port)"
 
 # A virtual environment (kept under .build, which git ignores) for the independent checkers:
-# cryptography (JOSE), jsonschema and openapi-spec-validator (the OpenAPI document).
+# cryptography (JOSE), jsonschema and openapi-spec-validator (the OpenAPI document), scim2-tester
+# with scim2-client (SCIM conformance).
 venv="$repo/.build/e2e-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
-"$venv/bin/python" -c 'import cryptography, jsonschema, openapi_spec_validator, yaml, jwt' 2>/dev/null \
-  || "$venv/bin/python" -m pip install -q cryptography jsonschema openapi-spec-validator pyyaml pyjwt
+"$venv/bin/python" -c 'import cryptography, jsonschema, openapi_spec_validator, yaml, jwt, scim2_tester, scim2_client, httpx2' 2>/dev/null \
+  || "$venv/bin/python" -m pip install -q cryptography jsonschema openapi-spec-validator pyyaml pyjwt scim2-tester scim2-client httpx2
 py="$venv/bin/python"
 
 echo "- embedded default config"
@@ -755,6 +756,52 @@ check "the admin API answers the stored policy in the new form" bash -c \
   "cd '$work/activation' && '$bin' apps show --config gatehouse.yaml mobile | jq -e '.policy.plugins.activation.deepLink == \"mobile://activate\" and (.policy | has(\"pinPolicy\") | not)' >/dev/null"
 unset MOBILE_SECRET
 
+echo "- SCIM provisioning: scim2-tester's conformance checks, a deprovisioned user's tokens and sign-in"
+mkdir -p "$work/scim"
+cat >"$work/scim/gatehouse.yaml" <<YAML
+environment: development
+server:
+  listen: 127.0.0.1:$port
+scim:
+  enabled: true
+  links: [{provider: local, attribute: userName, claim: username}]
+providers:
+  - id: local
+    type: local
+    config: {bcryptCost: 4}
+apps:
+  - id: demo
+    policy: {identityProviders: [local], selfRegistration: true, provisionedOnly: true}
+YAML
+use_database "$work/scim"
+check "gatehouse scim-clients add issues a client and prints its token once" bash -c \
+  "cd '$work/scim' && '$bin' scim-clients add entra --name 'Entra ID' --config gatehouse.yaml >'$work/scim/client.out' && grep -q 'Bearer token (shown once): ' '$work/scim/client.out'"
+scim_token=$(sed -n 's/^Bearer token (shown once): //p' "$work/scim/client.out")
+for user in grace walkin; do (cd "$work/scim" && printf '%s\n' 'a fine long password' | "$bin" users add "$user" --config gatehouse.yaml >/dev/null 2>&1); done
+start_in "$work/scim"
+if "$py" "$repo/Tests/e2e/scim_conformance.py" "$base" "$scim_token" >"$work/scim/conformance.out" 2>&1; then
+  pass "scim2-tester: $(tail -1 "$work/scim/conformance.out")"
+else
+  fail "scim2-tester: $(tail -1 "$work/scim/conformance.out")"
+  grep FAIL "$work/scim/conformance.out" | head -20
+fi
+scim() { curl -sS -X "$1" "$base/scim/v2/$2" -H "Authorization: Bearer $scim_token" -H 'Content-Type: application/scim+json' ${3:+-d "$3"}; }
+grace_id=$(scim POST Users '{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"userName":"grace","active":true}' | jq -r .id)
+check "POST /scim/v2/Users provisions grace" test -n "$grace_id" -a "$grace_id" != null
+grace_tokens=$(flow demo authenticate grace "a fine long password")
+check "grace signs in with her password; the sign-in meets her provisioned account (userName ↔ username)" jq -e '.tokens.access_token' <<<"$grace_tokens"
+check "an account nobody provisioned is refused at an app for provisioned accounts (not_provisioned)" \
+  jq -e '.reason == "not_provisioned"' <<<"$(flow demo authenticate walkin "a fine long password")"
+scim PATCH "Users/$grace_id" '{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"Replace","path":"active","value":"False"}]}' >/dev/null
+check "deprovisioned (Entra's active \"False\"): her access token is refused at once" test \
+  "$(curl -sS "$base/oauth2/userinfo" -H "Authorization: Bearer $(jq -r .tokens.access_token <<<"$grace_tokens")" -o /dev/null -w '%{http_code}')" = 401
+check "and her sign-in is refused as account_disabled" jq -e '.reason == "account_disabled"' <<<"$(flow demo authenticate grace "a fine long password")"
+stop
+check "the audit log has the SCIM writes and the disable, naming the client" bash -c \
+  "cd '$work/scim' && '$bin' audit tail --type account.disabled --config gatehouse.yaml | grep -q 'scimClient=entra' && '$bin' audit tail --type scim.user.patched --config gatehouse.yaml | grep -q ."
+check "gatehouse scim-clients list shows the client, never its token" bash -c \
+  "cd '$work/scim' && '$bin' scim-clients list --config gatehouse.yaml | grep -q '^entra' && ! '$bin' scim-clients list --config gatehouse.yaml | grep -qF '$scim_token'"
+
 if [ "$database" = postgres ]; then
   echo "- storage copy: PostgreSQL into SQLite and back"
   check "storage copy moves the main database (named by its config file) into a new SQLite file, every table's count ok" bash -c \
@@ -776,7 +823,7 @@ check "no password appears in the server log" bash -c "! grep -q 'correct horse\
 # the SMTP password, the key-encryption keys.
 printf '%s\n' "correct horse battery staple" "a fine long password" "${introspector_secret:-}" "${loner_secret:-}" "${VAULT_SECRET:-}" \
   "${CUSTOM_SECRET:-}" "${BANK_APP_SECRET:-}" mail-password-e2e e2e-admin-token-e2e-admin-token-e2e-0001 e2e-admin-token-e2e-admin-token-e2e-0002 \
-  e2e-admin-token-e2e-admin-token-e2e-0003 >"$work/secrets.txt"
+  e2e-admin-token-e2e-admin-token-e2e-0003 "${scim_token:-}" >"$work/secrets.txt"
 cat "$work/mail/kek" "$work/mail/kek2" >>"$work/secrets.txt" 2>/dev/null || true
 if [ "$database" = postgres ]; then
   "$postgres" psql "$pg" -c CHECKPOINT >/dev/null

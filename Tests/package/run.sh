@@ -153,7 +153,7 @@ apt_install /root/gatehouse_"$version"_"$arch".deb
 check "right after the upgrade the service is ready (sd_notify readiness)" ready
 check "the running broker is $version" test "$(inside gatehouse version)" = "gatehouse $version"
 check "the unit is Type=notify and its status is the broker's" bash -c "inside() { nsenter -t $inside_pid -a \"\$@\"; }; inside systemctl show gatehouse -p Type -p StatusText | tr '\n' ' ' | grep -q 'Type=notify StatusText=serving on 127.0.0.1:8080'"
-check "the upgrade applied the new migrations" bash -c "inside() { nsenter -t $inside_pid -a \"\$@\"; }; inside sqlite3 /var/lib/gatehouse/gatehouse.sqlite 'SELECT identifier FROM grdb_migrations' | grep -qx v16-account-disabled"
+check "the upgrade applied the new migrations" bash -c "inside() { nsenter -t $inside_pid -a \"\$@\"; }; inside sqlite3 /var/lib/gatehouse/gatehouse.sqlite 'SELECT identifier FROM grdb_migrations' | grep -qx v17-scim"
 backup=$(inside sh -c 'ls /var/lib/gatehouse/gatehouse.sqlite.before-v14-device-authorizations.* 2>/dev/null' | head -1)
 check "the SQLite database was copied before it was migrated (owner-only)" test "$(inside stat -c '%U %a' "${backup:-/none}" 2>/dev/null)" = "gatehouse 600"
 check "the copy is the database as the previous release left it (schema v13)" test "$(inside sqlite3 "${backup:-/none}" 'SELECT MAX(identifier) FROM grdb_migrations WHERE identifier LIKE "v1_-%"')" = v13-flow-hand-offs
@@ -206,7 +206,7 @@ apt_install --allow-downgrades /root/gatehouse_0.1.0_"$arch".deb
 for _ in $(seq 1 50); do inside systemctl is-failed -q gatehouse && break; sleep 0.2; done
 check "the older release refuses the newer schema and stays stopped" bash -c "nsenter -t $inside_pid -a systemctl is-failed -q gatehouse && ! curl -s --max-time 1 '$base/healthz'"
 check "with the broker's message in the journal" bash -c "nsenter -t $inside_pid -a journalctl -u gatehouse --no-pager | grep -q 'has a newer schema than this Gatehouse'"
-check "and the database untouched" test "$(sqlite_count "SELECT COUNT(*) FROM accounts"):$(sqlite_count "SELECT COUNT(*) FROM grdb_migrations WHERE identifier = 'v16-account-disabled'")" = "$accounts_upgraded:1"
+check "and the database untouched" test "$(sqlite_count "SELECT COUNT(*) FROM accounts"):$(sqlite_count "SELECT COUNT(*) FROM grdb_migrations WHERE identifier = 'v17-scim'")" = "$accounts_upgraded:1"
 # The documented rollback: stop, put the copy back, start the older release.
 inside systemctl stop gatehouse || true
 inside sh -c "cd /var/lib/gatehouse && mv gatehouse.sqlite gatehouse.sqlite.newer && { [ ! -e gatehouse.sqlite-wal ] || mv gatehouse.sqlite-wal gatehouse.sqlite.newer-wal; } && rm -f gatehouse.sqlite-shm && cp -p '$backup' gatehouse.sqlite"

@@ -45,7 +45,8 @@ enum ScimDiscovery {
     /// One attribute's definition.
     static func attribute(
         _ name: String, _ type: String = "string", multi: Bool = false, required: Bool = false, caseExact: Bool = false, mutability: String = "readWrite",
-        returned: String = "default", uniqueness: String = "none", sub: [JSONValue] = [], canonical: [String] = [], description: String? = nil
+        returned: String = "default", uniqueness: String = "none", sub: [JSONValue] = [], canonical: [String] = [], description: String? = nil,
+        references: [String] = ["external"]
     ) -> JSONValue {
         var object: [String: JSONValue] = [
             "name": .string(name), "type": .string(type), "multiValued": .bool(multi), "required": .bool(required), "caseExact": .bool(caseExact),
@@ -54,7 +55,7 @@ enum ScimDiscovery {
         ]
         if !sub.isEmpty { object["subAttributes"] = .array(sub) }
         if !canonical.isEmpty { object["canonicalValues"] = .array(canonical.map(JSONValue.string)) }
-        if type == "reference" { object["referenceTypes"] = ["external"] }
+        if type == "reference" { object["referenceTypes"] = .array(references.map(JSONValue.string)) }
         return .object(object)
     }
 
@@ -79,7 +80,9 @@ enum ScimDiscovery {
             sub: ["formatted", "streetAddress", "locality", "region", "postalCode", "country", "type"].map { attribute($0) } + [attribute("primary", "boolean")]),
         attribute(
             "groups", "complex", multi: true, mutability: "readOnly",
-            sub: [attribute("value", mutability: "readOnly"), attribute("$ref", "reference", mutability: "readOnly"), attribute("display", mutability: "readOnly"),
+            sub: [
+                attribute("value", mutability: "readOnly"), attribute("$ref", "reference", mutability: "readOnly", references: ["Group"]),
+                attribute("display", mutability: "readOnly"),
                 attribute("type", mutability: "readOnly", canonical: ["direct"])]),
         multi("entitlements"), multi("roles"), attribute("x509Certificates", "complex", multi: true, sub: [attribute("value", "binary")]),
     ]
@@ -88,13 +91,16 @@ enum ScimDiscovery {
         attribute("displayName", required: true),
         attribute(
             "members", "complex", multi: true,
-            sub: [attribute("value", mutability: "immutable"), attribute("$ref", "reference", mutability: "immutable"), attribute("display", mutability: "readOnly"),
+            sub: [
+                attribute("value", mutability: "immutable"), attribute("$ref", "reference", mutability: "immutable", references: ["User"]),
+                attribute("display", mutability: "readOnly"),
                 attribute("type", mutability: "immutable", canonical: ["User"])]),
     ]
 
     static let enterpriseAttributeDefinitions: [JSONValue] = [
         attribute("employeeNumber"), attribute("costCenter"), attribute("organization"), attribute("division"), attribute("department"),
-        attribute("manager", "complex", sub: [attribute("value"), attribute("$ref", "reference"), attribute("displayName", mutability: "readOnly")]),
+        attribute(
+            "manager", "complex", sub: [attribute("value"), attribute("$ref", "reference", references: ["User"]), attribute("displayName", mutability: "readOnly")]),
     ]
 
     static func schemas(base: String) -> [[String: JSONValue]] {

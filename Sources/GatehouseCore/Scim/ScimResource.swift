@@ -38,15 +38,18 @@ enum ScimResource {
             throw .invalidValue("A User needs a userName.")
         }
         guard userName.count <= maxNameLength, !userName.contains("\0") else { throw .invalidValue("The userName is longer than \(maxNameLength) characters.") }
+        // Absent (never sent, or removed) is active: only `false` deprovisions.
         let active: Bool
         switch attributes["active"] {
         case nil: active = true
-        case .bool(let value): active = value
+        case .bool(let value):
+            active = value
         // Entra ID sends "True" and "False" as strings in PATCH values.
-        case .string(let text) where ["true", "false"].contains(text.lowercased()): active = text.lowercased() == "true"
+        case .string(let text) where ["true", "false"].contains(text.lowercased()):
+            active = text.lowercased() == "true"
+            attributes["active"] = .bool(active)
         default: throw .invalidValue("active must be true or false.")
         }
-        attributes["active"] = .bool(active)
         let externalID = try optionalString(attributes["externalId"], name: "externalId")
         for name in ["emails", "phoneNumbers", "ims", "photos", "addresses", "entitlements", "roles", "x509Certificates"] {
             if let value = attributes[name], !isListOfObjects(value) { throw .invalidValue("\(name) must be a list of objects.") }
@@ -103,9 +106,10 @@ enum ScimResource {
     /// The ETag of a resource version.
     static func etag(_ version: Int) -> String { "W/\"\(version)\"" }
 
-    /// The JSON a client reads. `groups` (for a user) are the groups holding it; `users` (for a
-    /// group) name its members.
-    static func json(_ record: ScimResourceRecord, base: String, groups: [ScimResourceRecord] = [], users: [String: String] = [:]) -> [String: JSONValue] {
+    /// The JSON a client reads. `groups` (for a user) are the groups holding it. A group's members are
+    /// their ids, references and type, as a client writes them (no computed `display`, which clients
+    /// comparing what they wrote with what they read take for a change).
+    static func json(_ record: ScimResourceRecord, base: String, groups: [ScimResourceRecord] = []) -> [String: JSONValue] {
         var object = record.attributes
         let path = record.kind == .user ? "Users" : "Groups"
         var schemas: [JSONValue] = [.string(record.kind == .user ? ScimPath.coreUser : ScimPath.coreGroup)]
@@ -115,7 +119,8 @@ enum ScimResource {
         if let externalID = record.externalID { object["externalId"] = .string(externalID) }
         switch record.kind {
         case .user:
-            object["active"] = .bool(record.active)
+            // `active` as it was given; absent (active) stays absent.
+            if object["active"] != nil || !record.active { object["active"] = .bool(record.active) }
             object["groups"] = .array(
                 groups.map { group in
                     .object([
@@ -124,11 +129,7 @@ enum ScimResource {
                 })
         case .group:
             object["members"] = .array(
-                record.members.map { id in
-                    var member: [String: JSONValue] = ["value": .string(id), "$ref": .string("\(base)/Users/\(id)"), "type": "User"]
-                    if let name = users[id] { member["display"] = .string(name) }
-                    return .object(member)
-                })
+                record.members.map { id in .object(["value": .string(id), "$ref": .string("\(base)/Users/\(id)"), "type": "User"]) })
         }
         object["meta"] = .object([
             "resourceType": .string(record.kind.rawValue), "created": .string(record.createdAt.formatted(timestamp)),

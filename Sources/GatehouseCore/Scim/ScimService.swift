@@ -99,7 +99,21 @@ public struct ScimService: Sendable {
             candidates = try await store.scimResources(clientID: client.id, kind: kind)
         }
         let all = try await rendered(candidates, client: client)
-        let matching = filter.map { filter in all.filter { filter.matches($0) } } ?? all
+        return page(filter.map { filter in all.filter { filter.matches($0) } } ?? all, startIndex: startIndex, count: count, attributes: attributes, excluded: excluded)
+    }
+
+    /// A search at the root (`POST /.search`): the client's Users, then its Groups, filtered and paged as one list.
+    public func listAll(
+        client: ScimClientRecord, filter text: String?, startIndex: Int?, count: Int?, attributes: [String] = [], excluded: [String] = []
+    ) async throws -> Answer {
+        let filter = try text.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }.map { text throws(ScimError) in try ScimFilter.parse(text) }
+        var all: [[String: JSONValue]] = []
+        for kind in ScimKind.allCases { all += try await rendered(try await store.scimResources(clientID: client.id, kind: kind), client: client) }
+        return page(filter.map { filter in all.filter { filter.matches($0) } } ?? all, startIndex: startIndex, count: count, attributes: attributes, excluded: excluded)
+    }
+
+    /// One page of a filtered list, as a ListResponse.
+    func page(_ matching: [[String: JSONValue]], startIndex: Int?, count: Int?, attributes: [String], excluded: [String]) -> Answer {
         let start = max(startIndex ?? 1, 1)
         let size = min(max(count ?? Self.defaultPageSize, 0), Self.maxPageSize)
         let page = Array(matching.dropFirst(start - 1).prefix(size))
@@ -124,8 +138,7 @@ public struct ScimService: Sendable {
             let groups = try await store.scimResources(clientID: client.id, kind: .group)
             return records.map { record in ScimResource.json(record, base: base, groups: groups.filter { $0.members.contains(record.id) }) }
         }
-        let users = Dictionary(try await store.scimResources(clientID: client.id, kind: .user).map { ($0.id, $0.name) }) { first, _ in first }
-        return records.map { ScimResource.json($0, base: base, users: users) }
+        return records.map { ScimResource.json($0, base: base) }
     }
 
     // MARK: - Writing
@@ -178,7 +191,7 @@ public struct ScimService: Sendable {
         return try await update(kind, id: id, ifMatch: ifMatch, client: client, event: "patched") { (current: ScimResourceRecord) throws(ScimError) in
             var attributes = current.attributes
             if let externalID = current.externalID { attributes["externalId"] = .string(externalID) }
-            if kind == .user { attributes["active"] = .bool(current.active) }
+            if kind == .user, !current.active { attributes["active"] = .bool(false) }
             if kind == .group { attributes["members"] = .array(current.members.map { .object(["value": .string($0)]) }) }
             return try patch.applied(to: attributes, readOnly: ScimResource.readOnly)
         }
