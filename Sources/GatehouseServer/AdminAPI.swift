@@ -119,7 +119,10 @@ struct AdminAPI {
         }
         group.get("scim-clients") { _, _ in
             let clients = try await broker.store.scimClients().map { client -> JSONValue in
-                ["id": .string(client.id), "name": .string(client.name), "createdAt": .string(client.createdAt.formatted(.iso8601)), "createdBy": .string(client.createdBy)]
+                [
+                    "id": .string(client.id), "name": .string(client.name), "createdAt": .string(client.createdAt.formatted(.iso8601)),
+                    "createdBy": .string(client.createdBy),
+                ]
             }
             return JSONBody(JSONValue.array(clients)).response(status: .ok)
         }
@@ -133,7 +136,8 @@ struct AdminAPI {
                 throw BrokerError(.invalidRequest, .badRequest, "The body is {\"id\": \"<client id>\", \"name\": \"<a name>\"}.")
             }
             let admin = try identity(context)
-            let (client, token) = try await broker.scim.createClient(id: creation.id, name: creation.name, createdBy: "admin:\(admin.name)", auditDetails: admin.auditDetails)
+            let (client, token) = try await broker.scim.createClient(
+                id: creation.id, name: creation.name, createdBy: "admin:\(admin.name)", auditDetails: admin.auditDetails)
             return JSONBody(JSONValue.object(["id": .string(client.id), "name": .string(client.name), "token": .string(token)])).response(status: .created)
         }
         group.delete("scim-clients/:id") { _, context in

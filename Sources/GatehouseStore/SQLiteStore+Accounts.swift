@@ -13,7 +13,9 @@ extension SQLiteStore: AccountStore {
 
     public func setAccountDisabled(id: String, at: Date?) async throws -> Bool {
         try await write { db in
-            try db.executeCached(sql: "UPDATE accounts SET disabled_at = CASE WHEN ? IS NULL THEN NULL ELSE coalesce(disabled_at, ?) END WHERE id = ?", arguments: [at?.storeValue, at?.storeValue, id])
+            try db.executeCached(
+                sql: "UPDATE accounts SET disabled_at = CASE WHEN ? IS NULL THEN NULL ELSE coalesce(disabled_at, ?) END WHERE id = ?",
+                arguments: [at?.storeValue, at?.storeValue, id])
             return db.changesCount == 1
         }
     }

@@ -36,7 +36,8 @@ extension SQLiteStore: ScimStore {
         return try await write { db in
             if resource.kind == .user,
                 try Row.fetchOne(
-                    db, sql: "SELECT 1 FROM scim_resources WHERE client_id = ? AND kind = 'User' AND name_key = ?", arguments: [resource.clientID, resource.nameKey]) != nil
+                    db, sql: "SELECT 1 FROM scim_resources WHERE client_id = ? AND kind = 'User' AND name_key = ?", arguments: [resource.clientID, resource.nameKey])
+                    != nil
             {
                 return false
             }
@@ -113,7 +114,8 @@ extension SQLiteStore: ScimStore {
             try db.execute(sql: "DELETE FROM scim_resources WHERE id = ?", arguments: [id])
             if kind == .user {
                 // A deleted user leaves the client's groups.
-                for group in try Row.fetchAll(db, sql: "SELECT * FROM scim_resources WHERE client_id = ? AND kind = 'Group'", arguments: [clientID]).map(Self.scimResource)
+                for group in try Row.fetchAll(db, sql: "SELECT * FROM scim_resources WHERE client_id = ? AND kind = 'Group'", arguments: [clientID]).map(
+                    Self.scimResource)
                 where group.members.contains(id) {
                     try db.execute(
                         sql: "UPDATE scim_resources SET members = ?, version = version + 1, updated_at = ? WHERE id = ?",

@@ -44,10 +44,13 @@ extension GatehouseCoreTests {
 
     @Test func scimPatchesChangeWhatTheirPathsName() throws {
         func patch(_ operations: String) throws(ScimError) -> [String: JSONValue] {
-            let body = try! JSONDecoder().decode(JSONValue.self, from: Data(#"{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":\#(operations)}"#.utf8))
+            let body = try! JSONDecoder().decode(
+                JSONValue.self, from: Data(#"{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":\#(operations)}"#.utf8))
             return try ScimPatch(body).applied(to: Self.scimUser, readOnly: ["id", "meta", "groups"])
         }
-        #expect(try patch(#"[{"op":"replace","path":"emails[type eq \"work\"].value","value":"b@new.example"}]"#)["emails"]?.arrayValue?.first?.objectValue?["value"] == "b@new.example")
+        #expect(
+            try patch(#"[{"op":"replace","path":"emails[type eq \"work\"].value","value":"b@new.example"}]"#)["emails"]?.arrayValue?.first?.objectValue?["value"]
+                == "b@new.example")
         #expect(try patch(#"[{"op":"remove","path":"emails[type eq \"home\"]"}]"#)["emails"]?.arrayValue?.count == 1)
         #expect(try patch(#"[{"op":"remove","path":"title"}]"#)["title"] == nil)
         #expect(try patch(#"[{"op":"add","value":{"nickName":"Babs","name.middleName":"Q"}}]"#)["name"]?.objectValue?["middleName"] == "Q")

@@ -377,12 +377,14 @@ extension GatehouseServerTests {
             #expect(disabled.status == .ok)
             #expect(try Self.object(disabled)["disabled"] == true)
             #expect(try await client.execute(uri: "/admin/v1/users/nobody/disable", method: .post, headers: Self.admin).status == .notFound)
-            #expect(try await client.execute(uri: "/admin/v1/users/\(accountID)/disable", method: .post, headers: Self.admin, body: Self.json("[1]")).status == .badRequest)
+            #expect(
+                try await client.execute(uri: "/admin/v1/users/\(accountID)/disable", method: .post, headers: Self.admin, body: Self.json("[1]")).status == .badRequest)
 
             // The access token is no longer active; the refresh token renews nothing.
             await #expect(throws: BrokerError.self) { _ = try await test.broker.oauth.verifyAccessToken(signedIn.tokens.accessToken) }
             let renewed = await thrownError {
-                _ = try await test.broker.oauth.token(try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": refresh, "client_id": "notes"], basic: nil))
+                _ = try await test.broker.oauth.token(
+                    try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": refresh, "client_id": "notes"], basic: nil))
             }
             #expect(renewed?.code == .invalidGrant)
             // A new sign-in is refused after the provider identified the person, who is told why.

@@ -52,7 +52,9 @@ extension GatehouseServerTests {
         return ScimFixture(admin: fixture, token: token)
     }
 
-    static func scim(_ client: any TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, _ fixture: ScimFixture, body: String? = nil, headers extra: HTTPFields = [:])
+    static func scim(
+        _ client: any TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, _ fixture: ScimFixture, body: String? = nil, headers extra: HTTPFields = [:]
+    )
         async throws -> (status: HTTPResponse.Status, body: [String: JSONValue], headers: HTTPFields)
     {
         var headers = fixture.headers
@@ -139,7 +141,8 @@ extension GatehouseServerTests {
             #expect(patched.headers[.eTag] == #"W/"2""#)
 
             // An account exists for the user; it signs in through the linked provider (externalId ↔ subject).
-            let signedIn = try await fixture.test.signIn(FlowRequest(appID: "notes", providerID: "bank", scopes: ["openid", "offline_access"]), answer: ["subject": "oid-ada"])
+            let signedIn = try await fixture.test.signIn(
+                FlowRequest(appID: "notes", providerID: "bank", scopes: ["openid", "offline_access"]), answer: ["subject": "oid-ada"])
             let accountID = try #require(signedIn.account?.id)
             let users = try await fixture.test.store.scimUsers(accountID: accountID)
             #expect(users.map(\.id) == [id], "the sign-in joined the provisioned account")
@@ -154,7 +157,8 @@ extension GatehouseServerTests {
             #expect(refused?.reason == "account_disabled")
             let refresh = try #require(signedIn.tokens.refreshToken)
             let renewed = await thrownError {
-                _ = try await fixture.test.broker.oauth.token(try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": refresh, "client_id": "notes"], basic: nil))
+                _ = try await fixture.test.broker.oauth.token(
+                    try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": refresh, "client_id": "notes"], basic: nil))
             }
             #expect(renewed?.code == .invalidGrant)
             let disabled = try await fixture.test.store.auditEvents(type: "account.disabled", appID: nil, accountID: accountID, since: nil, limit: 5)
@@ -191,7 +195,8 @@ extension GatehouseServerTests {
             #expect(group.body["members"]?.arrayValue?.first?.objectValue?["value"] == .string(ada))
             // A member that is not a user of this client is refused.
             let stranger = try await Self.scim(
-                client, .post, "/scim/v2/Groups", fixture, body: #"{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"X","members":[{"value":"nobody"}]}"#)
+                client, .post, "/scim/v2/Groups", fixture,
+                body: #"{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"X","members":[{"value":"nobody"}]}"#)
             #expect(stranger.status == .badRequest && stranger.body["scimType"] == "invalidValue")
 
             // The user reads its groups; the group claim carries them.
@@ -202,7 +207,8 @@ extension GatehouseServerTests {
 
             let add = #"{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"add","path":"members","value":[{"value":"\#(bob)"}]}]}"#
             #expect(try await Self.scim(client, .patch, "/scim/v2/Groups/\(groupID)", fixture, body: add).body["members"]?.arrayValue?.count == 2)
-            let removeAda = #"{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"Remove","path":"members","value":[{"value":"\#(ada)"}]}]}"#
+            let removeAda =
+                #"{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"Remove","path":"members","value":[{"value":"\#(ada)"}]}]}"#
             #expect(try await Self.scim(client, .patch, "/scim/v2/Groups/\(groupID)", fixture, body: removeAda).body["members"]?.arrayValue?.count == 1)
             let removeBob = #"{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"remove","path":"members[value eq \"\#(bob)\"]"}]}"#
             #expect(try await Self.scim(client, .patch, "/scim/v2/Groups/\(groupID)", fixture, body: removeBob).body["members"] == [])
@@ -213,7 +219,8 @@ extension GatehouseServerTests {
             // PUT under If-Match: the current version replaces, an old one is refused.
             let current = try await Self.scim(client, .get, "/scim/v2/Users/\(bob)", fixture)
             let etag = try #require(current.headers[.eTag])
-            let replaced = try await Self.scim(client, .put, "/scim/v2/Users/\(bob)", fixture, body: Self.user("robert", externalId: "okta-bob"), headers: [.ifMatch: etag])
+            let replaced = try await Self.scim(
+                client, .put, "/scim/v2/Users/\(bob)", fixture, body: Self.user("robert", externalId: "okta-bob"), headers: [.ifMatch: etag])
             #expect(replaced.status == .ok && replaced.body["userName"] == "robert")
             let stale = try await Self.scim(client, .put, "/scim/v2/Users/\(bob)", fixture, body: Self.user("bobby", externalId: "okta-bob"), headers: [.ifMatch: etag])
             #expect(stale.status == .preconditionFailed)
@@ -230,7 +237,8 @@ extension GatehouseServerTests {
         try await fixture.admin.app.test(.router) { client in
             for index in 1...5 {
                 fixture.test.clock.advance(by: 1)
-                _ = try await Self.scim(client, .post, "/scim/v2/Users", fixture, body: Self.user("user\(index)@example.com", externalId: "ext-\(index)", active: index != 3))
+                _ = try await Self.scim(
+                    client, .post, "/scim/v2/Users", fixture, body: Self.user("user\(index)@example.com", externalId: "ext-\(index)", active: index != 3))
             }
             func total(_ filter: String) async throws -> JSONValue? {
                 let encoded = filter.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? filter

@@ -300,7 +300,10 @@ struct ActiveDirectoryTests {
             LDAPFilter.equals("objectGUID", "6b29fc40-ca47-1067-b31d-00dd010662da", format: .guid)
                 == "(objectGUID=\\40\\fc\\29\\6b\\47\\ca\\67\\10\\b3\\1d\\00\\dd\\01\\06\\62\\da)")
         // Full-width digits are hex digits to Character.isHexDigit, not to a GUID.
-        for text in ["*", "6b29fc40ca471067b31d00dd010662da", "6b29fc40-ca47-1067-b31d-00dd010662dz", "", "\u{FF16}b29fc40-ca47-1067-b31d-00dd010662da", "6b29fc40-ca4-71067-b31d-00dd010662da"] {
+        for text in [
+            "*", "6b29fc40ca471067b31d00dd010662da", "6b29fc40-ca47-1067-b31d-00dd010662dz", "", "\u{FF16}b29fc40-ca47-1067-b31d-00dd010662da",
+            "6b29fc40-ca4-71067-b31d-00dd010662da",
+        ] {
             #expect(LDAPFilter.equals("objectGUID", text, format: .guid) == "(!(objectClass=*))", "\(text)")
         }
         #expect(ActiveDirectoryRestriction.dataCode("80090308: LdapErr: DSID-0C09044E, comment: AcceptSecurityContext error, data 532, v4563") == "532")

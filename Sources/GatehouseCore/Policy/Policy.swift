@@ -102,7 +102,8 @@ public struct Policy: Sendable, Hashable, Codable {
         idTokenSigningAlg: SigningAlgorithm = .rs256, introspectTokensOf: [String] = [], linkAccountsByVerifiedEmail: Bool = false,
         dpop: DPoPMode = .allowed, dpopNonce: Bool = false, plugins: [String: JSONValue] = [:], formerSettings: [String: JSONValue] = [:],
         confirmProfile: Bool = false, renewalWindow: Seconds = .minutes(2),
-        refreshReuseGrace: Seconds = Seconds(5), session: SessionPolicy = SessionPolicy(), logout: LogoutPolicy = LogoutPolicy(), consentRequired: Bool = false, provisionedOnly: Bool = false,
+        refreshReuseGrace: Seconds = Seconds(5), session: SessionPolicy = SessionPolicy(), logout: LogoutPolicy = LogoutPolicy(), consentRequired: Bool = false,
+        provisionedOnly: Bool = false,
         deviceAuthorizationGrant: Bool = false, deviceCodeLifetime: Seconds = .minutes(10), devicePollingInterval: Seconds = Seconds(5),
         tokenExchange: TokenExchangePolicy = TokenExchangePolicy(), requirePushedAuthorizationRequests: Bool = false, requestObjectKeys: [JSONValue] = [],
         webhook: WebhookPolicy = WebhookPolicy()

@@ -83,7 +83,8 @@ enum ScimDiscovery {
             sub: [
                 attribute("value", mutability: "readOnly"), attribute("$ref", "reference", mutability: "readOnly", references: ["Group"]),
                 attribute("display", mutability: "readOnly"),
-                attribute("type", mutability: "readOnly", canonical: ["direct"])]),
+                attribute("type", mutability: "readOnly", canonical: ["direct"]),
+            ]),
         multi("entitlements"), multi("roles"), attribute("x509Certificates", "complex", multi: true, sub: [attribute("value", "binary")]),
     ]
 
@@ -94,7 +95,8 @@ enum ScimDiscovery {
             sub: [
                 attribute("value", mutability: "immutable"), attribute("$ref", "reference", mutability: "immutable", references: ["User"]),
                 attribute("display", mutability: "readOnly"),
-                attribute("type", mutability: "immutable", canonical: ["User"])]),
+                attribute("type", mutability: "immutable", canonical: ["User"]),
+            ]),
     ]
 
     static let enterpriseAttributeDefinitions: [JSONValue] = [

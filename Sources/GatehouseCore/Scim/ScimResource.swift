@@ -32,7 +32,8 @@ enum ScimResource {
 
     /// Checks a User's attributes and answers them normalised (`active` a boolean, absent meaning
     /// true), with its `userName` and `externalId`.
-    static func checkedUser(_ attributes: [String: JSONValue]) throws(ScimError) -> (attributes: [String: JSONValue], userName: String, externalID: String?, active: Bool) {
+    static func checkedUser(_ attributes: [String: JSONValue]) throws(ScimError) -> (attributes: [String: JSONValue], userName: String, externalID: String?, active: Bool)
+    {
         var attributes = attributes
         guard case .string(let userName) = attributes["userName"], !userName.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw .invalidValue("A User needs a userName.")
