@@ -689,6 +689,33 @@ def ldap_browser_sign_in(ctx):
     expect(claims.get("email_verified") is True, "the directory's address is not marked verified")
     expect(claims.get("name") == "Alice Liddell", f"name is {claims.get('name')!r}")
 
+@check("AD. Samba AD over LDAPS in the browser: GATEHOUSE\\alice gets nested groups; peggy, who must change her password, changes it on the sign-in page")
+def active_directory_browser(ctx):
+    oauth = client(ctx, "adapp", WEBAPP_SECRET, scope="openid profile email groups")
+    auth, url = browser_sign_in(ctx, oauth, "GATEHOUSE\\alice", "Alice-Secret-1")
+    claims = validate_id_token(ctx, finish(ctx, oauth, auth, url), "adapp", auth.nonce)
+    # staff holds engineers, which holds alice: the domain controller follows the chain.
+    expect(claims.get("groups") == ["admins", "engineers", "staff"], f"groups are {claims.get('groups')}")
+    expect(claims.get("name") == "Alice Liddell", f"name is {claims.get('name')!r}")
+
+    browser = ctx.browser()
+    auth = authorization(ctx, oauth)
+    open_sign_in_page(browser, auth.url)
+    submit_credentials(browser, "peggy", "Peggy-Secret-1")
+    current = wait(browser).until(EC.presence_of_element_located((By.ID, "field-currentPassword")))
+    expect(browser.find_elements(By.CSS_SELECTOR, 'label[for="field-newPassword"]'), "the new password field has no label")
+    expect(current.get_attribute("autocomplete") == "current-password", "the current password field is not autocomplete=current-password")
+    current.send_keys("Peggy-Secret-1")
+    browser.find_element(By.ID, "field-newPassword").send_keys("Blue-Harbour-42!")
+    browser.find_element(By.CSS_SELECTOR, SIGN_IN_BUTTON).click()
+    url, params = ctx.callbacks.wait_for(auth.state)
+    expect("code" in params, f"after the change the callback received no code: {params}")
+    expect(validate_id_token(ctx, finish(ctx, oauth, auth, url), "adapp", auth.nonce).get("preferred_username") == "peggy", "not signed in as peggy")
+    # The new password is the password now.
+    auth, url = browser_sign_in(ctx, oauth, "peggy", "Blue-Harbour-42!")
+    expect(validate_id_token(ctx, finish(ctx, oauth, auth, url), "adapp", auth.nonce).get("preferred_username") == "peggy", "peggy's new password failed")
+
+
 def emailed_code(address, after=0):
     """The code in the newest message the SMTP server delivered to `address` (the message count must
     exceed `after`), parsed with Python's email package."""

@@ -13,7 +13,7 @@ bin=${GATEHOUSE_BIN:-"$repo/.build/debug/gatehouse"}
 venv="$repo/.build/integration-venv"
 started_at=$(date +%s)
 
-"$repo/scripts/install-deps.sh" chromium chromium-driver python3-venv curl slapd ldap-utils openssl
+"$repo/scripts/install-deps.sh" chromium chromium-driver python3-venv curl slapd ldap-utils openssl samba samba-ad-dc winbind ldb-tools iproute2
 
 # A virtual environment (under .build, which git ignores) for the client side.
 [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
@@ -29,6 +29,7 @@ cleanup() {
     kill -KILL "$server_pid" 2>/dev/null || true
   fi
   "$repo/Tests/ldap/slapd.sh" stop "$work/slapd" || true
+  "$repo/Tests/samba/samba-dc.sh" stop "$work/samba" >/dev/null 2>&1 || true
   [ -n "${smtp_pid:-}" ] && kill "$smtp_pid" 2>/dev/null || true
   [ -n "${custom_pid:-}" ] && kill "$custom_pid" 2>/dev/null || true
   mkdir -p "$repo/.build/test-logs/console-screens"
@@ -38,7 +39,7 @@ cleanup() {
   cp "$work/server.log" "$repo/.build/test-logs/integration-server.log" 2>/dev/null || true
   cp "$work/riddle/server.log" "$repo/.build/test-logs/integration-riddle.log" 2>/dev/null || true
   printf '%s\n' "${WEBAPP_SECRET:-}" "${OTHER_SECRET:-}" "${alice_password:-}" "${bob_password:-}" mail-password service-secret \
-    "${GATEHOUSE_ADMIN_TOKEN:-}" "${WEBAUTHN_ADMIN_TOKEN:-}" "${CUSTOM_SECRET:-}" "${BANK_APP_SECRET:-}" "violet harbor lantern" "copper meadow whistle" alice-password-1 bob-password-1 "a brand new passphrase 7" "a long enough passphrase 42" >"$repo/.build/test-logs/integration.secrets"
+    "${GATEHOUSE_ADMIN_TOKEN:-}" "${WEBAUTHN_ADMIN_TOKEN:-}" "${CUSTOM_SECRET:-}" "${BANK_APP_SECRET:-}" "violet harbor lantern" "copper meadow whistle" alice-password-1 bob-password-1 "a brand new passphrase 7" "a long enough passphrase 42" Service-Secret-1 Alice-Secret-1 Peggy-Secret-1 Blue-Harbour-42! >"$repo/.build/test-logs/integration.secrets"
   if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir kept: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -61,6 +62,13 @@ ldap_port=$(free_port)
 base="http://127.0.0.1:$broker_port"
 "$repo/Tests/ldap/slapd.sh" start "$work/slapd" "$ldap_port" >"$work/slapd-start.log" 2>&1 \
   || { echo "FAIL could not start slapd:"; cat "$work/slapd-start.log"; exit 1; }
+# A Samba AD domain controller on a loopback address of its own (AD's ports are fixed).
+for _ in 1 2 3; do
+  ad_address="127.77.$((RANDOM % 256)).$((RANDOM % 250 + 2))"
+  "$repo/Tests/samba/samba-dc.sh" start "$work/samba" "$ad_address" >"$work/samba-start.log" 2>&1 && break
+  grep -q "in use" "$work/samba-start.log" || { echo "FAIL could not start the Samba AD DC:"; cat "$work/samba-start.log"; exit 1; }
+  rm -rf "$work/samba"
+done
 "$repo/scripts/test-venv.sh"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/smtp-key.pem" -out "$work/smtp-cert.pem" -days 2 \
   -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
@@ -133,6 +141,16 @@ providers:
         filter: (objectClass=groupOfNames)
         userMatchers: [{userAttr: DN, groupAttr: member}]
         nameAttr: cn
+  - id: corp-ad
+    type: ldap
+    config:
+      activeDirectory: true
+      url: ldaps://$ad_address
+      rootCA: $work/samba/ca.pem
+      bindDN: gatehouse-svc@gatehouse.test
+      bindPassword: Service-Secret-1
+      userSearch:
+        baseDN: DC=gatehouse,DC=test
 admin:
   # The admin console admits members of this LDAP group (alice) besides accounts with the role.
   consoleGroups: [admins]
@@ -203,6 +221,16 @@ apps:
       logout:
         postLogoutRedirectURIs: [http://127.0.0.1:$callback_port/bye]
         backchannelLogoutURI: http://127.0.0.1:$backchannel_port/backchannel/portal-b
+  - id: adapp
+    name: AD App
+    secret: \${WEBAPP_SECRET}
+    redirectURIs: [http://127.0.0.1:$callback_port/callback]
+    policy:
+      identityProviders: [corp-ad]
+      allowedScopes: [openid, profile, email, groups]
+      defaultScopes: [openid, profile, email, groups]
+      plugins:
+        corp-ad: {passwordChange: true}
   - id: intranet
     name: Intranet
     secret: \${WEBAPP_SECRET}
