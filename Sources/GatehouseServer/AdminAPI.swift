@@ -140,6 +140,11 @@ struct AdminAPI {
                 id: creation.id, name: creation.name, createdBy: "admin:\(admin.name)", auditDetails: admin.auditDetails)
             return JSONBody(JSONValue.object(["id": .string(client.id), "name": .string(client.name), "token": .string(token)])).response(status: .created)
         }
+        group.post("scim-clients/:id/token") { _, context in
+            let id = try context.parameters.require("id")
+            let token = try await broker.scim.rotateClientToken(id: id, auditDetails: try identity(context).auditDetails)
+            return JSONBody(JSONValue.object(["id": .string(id), "token": .string(token)])).response(status: .ok)
+        }
         group.delete("scim-clients/:id") { _, context in
             try await broker.scim.deleteClient(id: try context.parameters.require("id"), auditDetails: try identity(context).auditDetails)
             return Response(status: .noContent)

@@ -327,7 +327,7 @@ enum SQLiteMigrations {
             )
         }
         migrator.registerMigration("v16-account-disabled") { db in
-            try db.execute(sql: "ALTER TABLE accounts ADD COLUMN disabled_at REAL;")
+            try db.execute(sql: "ALTER TABLE accounts ADD COLUMN disabled_at REAL; ALTER TABLE accounts ADD COLUMN disabled_by TEXT;")
         }
         migrator.registerMigration("v17-scim") { db in
             try db.execute(

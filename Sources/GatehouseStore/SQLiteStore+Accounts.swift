@@ -11,11 +11,17 @@ extension SQLiteStore: AccountStore {
         }
     }
 
-    public func setAccountDisabled(id: String, at: Date?) async throws -> Bool {
+    public func setAccountDisabled(id: String, at: Date?, by: String?) async throws -> Bool {
         try await write { db in
-            try db.executeCached(
-                sql: "UPDATE accounts SET disabled_at = CASE WHEN ? IS NULL THEN NULL ELSE coalesce(disabled_at, ?) END WHERE id = ?",
-                arguments: [at?.storeValue, at?.storeValue, id])
+            if let at {
+                // A disabled account keeps when, and by whom, it was first disabled.
+                try db.executeCached(
+                    sql:
+                        "UPDATE accounts SET disabled_by = CASE WHEN disabled_at IS NULL THEN ? ELSE disabled_by END, disabled_at = coalesce(disabled_at, ?) WHERE id = ?",
+                    arguments: [by, at.storeValue, id])
+            } else {
+                try db.executeCached(sql: "UPDATE accounts SET disabled_at = NULL, disabled_by = NULL WHERE id = ?", arguments: [id])
+            }
             return db.changesCount == 1
         }
     }
@@ -171,6 +177,7 @@ extension SQLiteStore: AccountStore {
             profile: try (row["profile"] as String?).map { try StoreJSON.decode(AccountProfile.self, $0) }, profilePending: row["profile_pending"]
         )
         account.disabledAt = (row["disabled_at"] as Double?).map(Date.init(storeValue:))
+        account.disabledBy = row["disabled_by"]
         return account
     }
 

@@ -23,6 +23,13 @@ extension SQLiteStore: ScimStore {
         try await readLater { db in try Row.fetchAll(db, sql: "SELECT * FROM scim_clients ORDER BY created_at, id").map(Self.scimClient) }
     }
 
+    public func replaceScimClientToken(id: String, tokenDigest: String) async throws -> Bool {
+        try await write { db in
+            try db.execute(sql: "UPDATE scim_clients SET token_digest = ? WHERE id = ?", arguments: [tokenDigest, id])
+            return db.changesCount == 1
+        }
+    }
+
     public func deleteScimClient(id: String) async throws -> Bool {
         try await write { db in
             try db.execute(sql: "DELETE FROM scim_clients WHERE id = ?", arguments: [id])

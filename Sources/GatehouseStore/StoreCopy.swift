@@ -26,6 +26,7 @@ enum StoreSchema {
         ],
         .accounts: [
             ("id", .text), ("username", .text), ("created_at", .real), ("is_test", .boolean), ("profile", .text), ("profile_pending", .boolean), ("disabled_at", .real),
+            ("disabled_by", .text),
         ],
         .identityLinks: [("provider_id", .text), ("subject", .text), ("account_id", .text), ("claims", .text), ("created_at", .real), ("last_sign_in_at", .real)],
         .flows: [("id", .text), ("app_id", .text), ("payload", .text), ("expires_at", .real), ("version", .integer)],

@@ -7,7 +7,7 @@ import GatehouseCore
 struct ScimClientsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scim-clients", abstract: "Issue, list and remove the bearer tokens of SCIM provisioning clients (scim.enabled must be on).",
-        subcommands: [Add.self, List.self, Remove.self]
+        subcommands: [Add.self, List.self, Rotate.self, Remove.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -36,6 +36,19 @@ struct ScimClientsCommand: AsyncParsableCommand {
             for client in try await broker.store.scimClients() {
                 print("\(client.id)\t\(client.name)\t\(client.createdAt.formatted(.iso8601))\t\(client.createdBy)")
             }
+        }
+    }
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Issue a new token for a client and print it (shown once); the old token stops at once, the client's users and groups stay.")
+        @OptionGroup var options: ConfigOptions
+        @Argument(help: "The client's id.") var id: String
+
+        func run() async throws {
+            let broker = try await Bootstrap.openBroker(options)
+            let token = try await AppsCommand.run { try await broker.scim.rotateClientToken(id: id, auditDetails: ["via": "cli"]) }
+            print("Bearer token (shown once): \(token)")
         }
     }
 

@@ -398,7 +398,7 @@ extension GatehouseServerTests {
             #expect(try Self.object(enabled)["disabled"] == false)
         }
         // The disable's reach covers tokens issued in the moment after it; later ones work.
-        test.clock.advance(by: 11)
+        test.clock.advance(by: 121)
         let again = try await test.signIn(FlowRequest(appID: "notes", providerID: "bank"), answer: ["subject": "dora"])
         #expect(again.account?.id == accountID)
         #expect(try await test.broker.oauth.verifyAccessToken(again.tokens.accessToken).sub.value == accountID)

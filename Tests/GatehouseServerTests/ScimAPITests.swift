@@ -167,7 +167,7 @@ extension GatehouseServerTests {
             // Active again: sign-ins work again (after the disable's reach).
             let reactivate = #"{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"replace","value":{"active":true}}]}"#
             #expect(try await Self.scim(client, .patch, "/scim/v2/Users/\(id)", fixture, body: reactivate).body["active"] == true)
-            fixture.test.clock.advance(by: 11)
+            fixture.test.clock.advance(by: 121)
             #expect(try await fixture.test.signIn(FlowRequest(appID: "notes", providerID: "bank"), answer: ["subject": "oid-ada"]).account?.id == accountID)
 
             let deleted = try await Self.scim(client, .delete, "/scim/v2/Users/\(id)", fixture)
@@ -269,6 +269,52 @@ extension GatehouseServerTests {
         }
     }
 
+    /// What a SCIM client may not do: keep a password, lift an administrator's disable, make its
+    /// groups a console admission, link an identity to an inactive user; and a leaked token is rotated.
+    @Test func aSCIMClientStaysWithinWhatProvisioningMayDo() async throws {
+        let fixture = try await Self.scimBroker()
+        defer { fixture.test.temporary.remove() }
+        try await fixture.admin.app.test(.router) { client in
+            let id = try #require(try await Self.scim(client, .post, "/scim/v2/Users", fixture, body: Self.user("ada", externalId: "oid-7")).body["id"]?.stringValue)
+            let password =
+                #"{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"replace","value":{"password":"Sekrit-123","nickName":"A"}},{"op":"add","path":"favouriteColour","value":"red"}]}"#
+            let patched = try await Self.scim(client, .patch, "/scim/v2/Users/\(id)", fixture, body: password)
+            #expect(patched.status == .ok && patched.body["password"] == nil && patched.body["favouriteColour"] == nil && patched.body["nickName"] == "A")
+            #expect(try await fixture.test.store.scimResource(id: id, clientID: "entra", kind: .user)?.attributes["password"] == nil)
+
+            // An administrator's disable stands against the client's re-activation.
+            let accountID = try #require(try await fixture.test.store.scimResource(id: id, clientID: "entra", kind: .user)?.accountID)
+            #expect(try await client.execute(uri: "/admin/v1/users/\(accountID)/disable", method: .post, headers: Self.admin).status == .ok)
+            let active = #"{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"replace","value":{"active":true}}]}"#
+            #expect(try await Self.scim(client, .patch, "/scim/v2/Users/\(id)", fixture, body: active).status == .ok)
+            #expect(try await fixture.test.store.account(id: accountID)?.disabledBy == "admin")
+            let inactive = #"{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"replace","value":{"active":false}}]}"#
+            #expect(try await Self.scim(client, .patch, "/scim/v2/Users/\(id)", fixture, body: inactive).status == .ok)
+            #expect(try await client.execute(uri: "/admin/v1/users/\(accountID)/enable", method: .post, headers: Self.admin).status == .ok)
+            // The client said inactive last: a repeat of it disables again (a lost disable is made good).
+            #expect(try await Self.scim(client, .patch, "/scim/v2/Users/\(id)", fixture, body: inactive).status == .ok)
+            #expect(try await fixture.test.store.account(id: accountID)?.disabledBy == "scim:entra")
+            // An inactive user links nobody.
+            #expect(
+                await thrownError { _ = try await fixture.test.signIn(FlowRequest(appID: "payroll", providerID: "bank"), answer: ["subject": "oid-7"]) }?.reason
+                    == "not_provisioned")
+
+            // The console's app never gets SCIM groups, whatever a client names them.
+            let provisioned = fixture.test.broker.oauth.provisioned
+            let group = #"{"schemas":["urn:ietf:params:scim:schemas:core:2.0:Group"],"displayName":"admins","members":[{"value":"\#(id)"}]}"#
+            #expect(try await Self.scim(client, .post, "/scim/v2/Groups", fixture, body: group).status == .created)
+            #expect(try await provisioned.adding(groupsOf: accountID, to: [:], scopes: ["groups"], app: "notes")["groups"] == ["admins"])
+            #expect(try await provisioned.adding(groupsOf: accountID, to: [:], scopes: ["groups"], app: ConsoleConfig.appID)["groups"] == nil)
+
+            // Rotation: the new token works, the old one stops, the users stay.
+            let rotated = try await client.execute(uri: "/admin/v1/scim-clients/entra/token", method: .post, headers: Self.admin)
+            let token = try #require(try Self.object(rotated)["token"]?.stringValue)
+            #expect(try await Self.scim(client, .get, "/scim/v2/Users", fixture).status == .unauthorized)
+            let fresh = ScimFixture(admin: fixture.admin, token: token)
+            #expect(try await Self.scim(client, .get, "/scim/v2/Users", fresh).body["totalResults"] == 1)
+        }
+    }
+
     @Test func anAppForProvisionedAccountsOnlyRefusesEveryoneElse() async throws {
         let fixture = try await Self.scimBroker()
         defer { fixture.test.temporary.remove() }
@@ -281,5 +327,16 @@ extension GatehouseServerTests {
         #expect(try await fixture.test.store.count(table: .accounts) == 1, "the refused identity made no account")
         // The same person may use an app that takes anyone.
         #expect(try await fixture.test.signIn(FlowRequest(appID: "notes", providerID: "bank"), answer: ["subject": "walk-in"]).account != nil)
+
+        // A refresh token from when the account was provisioned renews nothing once no client keeps it.
+        let signedIn = try await fixture.test.signIn(
+            FlowRequest(appID: "payroll", providerID: "bank", scopes: ["openid", "offline_access"]), answer: ["subject": "emp-1"])
+        let refresh = try #require(signedIn.tokens.refreshToken)
+        try await fixture.test.broker.scim.deleteClient(id: "entra", auditDetails: [:])
+        let renewed = await thrownError {
+            _ = try await fixture.test.broker.oauth.token(
+                try TokenRequest(form: ["grant_type": "refresh_token", "refresh_token": refresh, "client_id": "payroll"], basic: nil))
+        }
+        #expect(renewed?.code == .invalidGrant && renewed?.reason == "not_provisioned")
     }
 }

@@ -1259,15 +1259,17 @@ struct GatehouseStoreTests {
             let ada = try await account(store, "ada")
             #expect(ada.disabledAt == nil)
             let first = Date(timeIntervalSince1970: 1_800_000_000)
-            #expect(try await store.setAccountDisabled(id: ada.id, at: first))
-            #expect(try await store.setAccountDisabled(id: ada.id, at: first.addingTimeInterval(60)))
+            #expect(try await store.setAccountDisabled(id: ada.id, at: first, by: "scim:entra"))
+            #expect(try await store.setAccountDisabled(id: ada.id, at: first.addingTimeInterval(60), by: "admin"))
             #expect(try await store.account(id: ada.id)?.disabledAt == first, "a second disable keeps the first time")
+            #expect(try await store.account(id: ada.id)?.disabledBy == "scim:entra", "and who disabled it first")
             // Every read of an account carries the state: the one a returning sign-in makes too.
             #expect(try await store.linkedAccount(providerID: "local", subject: "ada")?.disabledAt == first)
             #expect(try await store.accounts(limit: 10, offset: 0).first { $0.id == ada.id }?.disabledAt == first)
-            #expect(try await store.setAccountDisabled(id: ada.id, at: nil))
+            #expect(try await store.setAccountDisabled(id: ada.id, at: nil, by: nil))
             #expect(try await store.account(id: ada.id)?.disabledAt == nil)
-            #expect(try await !store.setAccountDisabled(id: "nobody", at: first))
+            #expect(try await store.account(id: ada.id)?.disabledBy == nil)
+            #expect(try await !store.setAccountDisabled(id: "nobody", at: first, by: "admin"))
         }
     }
 
@@ -1280,6 +1282,10 @@ struct GatehouseStoreTests {
             #expect(try await store.insertScimClient(ScimClientRecord(id: "okta", name: "Okta", tokenDigest: "d3", createdAt: now, createdBy: "test")))
             #expect(try await store.scimClient(tokenDigest: "d1")?.id == "entra")
             #expect(try await store.scimClient(tokenDigest: "nope") == nil)
+            #expect(try await store.replaceScimClientToken(id: "okta", tokenDigest: "d4"))
+            #expect(try await store.scimClient(tokenDigest: "d3") == nil)
+            #expect(try await store.scimClient(tokenDigest: "d4")?.id == "okta")
+            #expect(try await !store.replaceScimClientToken(id: "nobody", tokenDigest: "d5"))
 
             func user(_ id: String, _ name: String, client: String = "entra", external: String? = nil) -> (ScimResourceRecord, Account) {
                 let account = Account(id: "acct-\(id)", username: name, createdAt: now)

@@ -53,6 +53,8 @@ extension AdminService {
         /// Whether the account is disabled (signs in nowhere, renews nothing), and since when.
         public var disabled: Bool
         public var disabledAt: Date?
+        /// Who disabled it: `admin`, or `scim:<client>`.
+        public var disabledBy: String?
         public var identities: [Identity]
         /// Provisional identities attached to the account, with what was granted to them.
         public var provisionalIdentities: [ProvisionalIdentity.View]
@@ -77,7 +79,7 @@ extension AdminService {
         }
         return UserView(
             id: account.id, username: account.username, createdAt: account.createdAt, testAccount: account.isTest, disabled: account.isDisabled,
-            disabledAt: account.disabledAt, identities: identities,
+            disabledAt: account.disabledAt, disabledBy: account.disabledBy, identities: identities,
             provisionalIdentities: try await store.provisionalIdentities(accountID: account.id).map(ProvisionalIdentity.View.init)
         )
     }
@@ -92,7 +94,7 @@ extension AdminService {
     /// Disables a user: every sign-in and grant is refused, and their sessions and tokens end
     /// (`account.disabled`, naming the admin).
     public func disableUser(id: String, reason: String?, by admin: AdminIdentity) async throws -> UserView {
-        guard try await oauth.disableAccount(id: id, reason: reason ?? "admin", actor: admin.auditDetails) else {
+        guard try await oauth.disableAccount(id: id, reason: reason ?? "admin", by: "admin", actor: admin.auditDetails) else {
             throw BrokerError(.notFound, .notFound, "No user '\(id)'.")
         }
         return try await user(id: id)

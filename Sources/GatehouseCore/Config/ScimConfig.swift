@@ -19,13 +19,17 @@ public struct ScimConfig: Decodable, Sendable {
         /// The identity's side: its `subject` (the OIDC `sub`, the SAML NameID, AD's objectGUID),
         /// its `username` (the UPN), or its `email` when the provider vouches for it.
         public var claim: IdentityField
+        /// The SCIM client whose users this rule links to; nil: any client's. Name it where several
+        /// clients provision, so that one cannot claim the identities meant for another's users.
+        public var client: String?
 
-        enum CodingKeys: String, CodingKey { case provider, attribute, claim }
+        enum CodingKeys: String, CodingKey { case provider, attribute, claim, client }
 
-        public init(provider: String, attribute: ScimLinkAttribute, claim: IdentityField) {
+        public init(provider: String, attribute: ScimLinkAttribute, claim: IdentityField, client: String? = nil) {
             self.provider = provider
             self.attribute = attribute
             self.claim = claim
+            self.client = client
         }
 
         public init(from decoder: any Decoder) throws {
@@ -42,6 +46,8 @@ public struct ScimConfig: Decodable, Sendable {
                 throw ConfigIssue(path: path + [CodingKeys.claim], "must be subject, username or email, got '\(claimText)'")
             }
             self.claim = claim
+            client = try container.decodeIfPresent(String.self, forKey: .client)
+            if let client, !Identifier.isValid(client) { throw ConfigIssue(path: path + [CodingKeys.client], Identifier.rule) }
         }
     }
 
@@ -49,12 +55,13 @@ public struct ScimConfig: Decodable, Sendable {
     public enum IdentityField: String, Sendable, Decodable {
         case subject, username, email
 
-        /// The identity's value for this field (an email only when its provider vouches for it).
+        /// The identity's value for this field: an email only when verified and trusted for linking,
+        /// as linking by verified email demands.
         func value(of identity: ExternalIdentity) -> String? {
             switch self {
             case .subject: identity.subject
             case .username: identity.username
-            case .email: identity.claims.emailVerified ? identity.claims.email : nil
+            case .email: identity.emailTrustedForLinking ? identity.claims.verifiedEmail?.value : nil
             }
         }
     }

@@ -50,6 +50,8 @@ struct ConsentPhase {
         guard let authorization = flow.authorization, let accountID = flow.accountID,
             let account = try await engine.store.account(id: accountID)
         else { throw BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.") }
+        // Disabled while the person was deciding.
+        try account.refuseSignInIfDisabled()
         if answer.values["deny"] != nil {
             guard try await engine.store.deleteFlow(id: flow.id, version: flow.version) else {
                 throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")

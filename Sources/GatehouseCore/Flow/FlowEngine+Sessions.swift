@@ -27,6 +27,8 @@ extension FlowEngine {
             let account = try await store.account(id: session.accountID), !account.isDisabled,
             var link = try await store.identityLinks(accountID: account.id).first(where: { $0.providerID == provider })
         else { return .signIn }
+        // An app for provisioned accounts only takes none other from a session either.
+        if app.policy.provisionedOnly, try await !provisioned.isProvisioned(account.id) { return .signIn }
         // An identity the provider no longer accepts (disabled in the directory, removed) signs no
         // one in through a session either, as it refreshes no token.
         if try await IdentityRecheckBook(plugins: plugins, store: store).recheck(&link) != nil { return .signIn }

@@ -388,6 +388,11 @@ public struct FlowEngine: Sendable {
     /// Claims the flow (so that only one of two racing answers finishes it), then issues tokens, or
     /// for a browser flow an authorization code.
     func complete(_ flow: FlowRecord, app: App, account: Account?, dpopJKT: String? = nil) async throws -> FlowOutcome {
+        try await provisioned.refuseCompletionUnlessProvisioned(flow, account: account, app: app)
+        if account == nil, let identity = flow.identity, try await store.linkedAccount(providerID: identity.providerID, subject: identity.subject)?.isDisabled == true {
+            // A stateless sign-in makes no account, but the person's disabled one still says no.
+            throw BrokerError(.accessDenied, .forbidden, "This account is disabled. Ask an administrator.").publicly(because: "account_disabled").endingFlow()
+        }
         if let account, account.profilePending, app.policy.confirmProfile, !flow.stateless {
             return try await ProfilePhase(engine: self, flow: flow, app: app).ask(account: account)
         }
@@ -423,7 +428,7 @@ public struct FlowEngine: Sendable {
             profile: try await provisioned.adding(
                 groupsOf: account?.id,
                 to: ProfileClaims.make(username: account?.username ?? identity.username, claims: identity.claims.overlaid(with: account?.profile), scopes: flow.scopes),
-                scopes: flow.scopes),
+                scopes: flow.scopes, app: app.id),
             stateless: flow.stateless, signInKeyID: flow.signInKeyID, dpopJKT: dpopJKT, installation: installationDigest(of: flow, app: app),
             acr: AuthenticationLevel(methods: flow.methods, identityProvider: identity.providerID, plugins: plugins).rawValue
         )

@@ -45,6 +45,8 @@ struct ProfilePhase {
         guard let accountID = flow.accountID, var account = try await engine.store.account(id: accountID) else {
             throw BrokerError(.flowNotFound, .notFound, "The flow's account no longer exists; start a new flow.")
         }
+        // Disabled while the person was confirming.
+        try account.refuseSignInIfDisabled()
         // A page sends its empty inputs as empty strings: they mean "not given".
         let code = answer.values["code"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         if let pending, let address = pending.email {

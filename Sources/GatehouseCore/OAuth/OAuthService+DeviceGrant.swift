@@ -82,6 +82,7 @@ extension OAuthService {
             throw Self.invalidGrant("The account no longer exists.")
         }
         try account.refuseGrantIfDisabled()
+        try await provisioned.refuseGrantUnlessProvisioned(account.id, app: app)
         // The app's rules hold at the moment tokens are issued: an identity its provider no longer
         // accepts, or an app that turned the grant off, gets nothing.
         var links = try await store.identityLinks(accountID: account.id)
@@ -92,7 +93,7 @@ extension OAuthService {
                 authTime: record.authTime ?? now, refreshFamilyID: UUID().uuidString.lowercased(),
                 profile: try await provisioned.adding(
                     groupsOf: account.id, to: Self.profile(of: account, links: links, identityProvider: record.identityProvider, scopes: record.scopes),
-                    scopes: record.scopes),
+                    scopes: record.scopes, app: app.id),
                 dpopJKT: dpopJKT,
                 acr: AuthenticationLevel(methods: record.methods, identityProvider: record.identityProvider, plugins: plugins).rawValue
             )

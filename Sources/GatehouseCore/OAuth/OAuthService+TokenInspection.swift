@@ -169,7 +169,7 @@ extension OAuthService {
                 throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.")
             }
             try account.refuseTokenIfDisabled()
-            answer.merge(try await profile(of: account, identityProvider: claims.idp, scopes: scopes)) { current, _ in current }
+            answer.merge(try await profile(of: account, identityProvider: claims.idp, scopes: scopes, app: claims.clientID)) { current, _ in current }
         }
         return answer
     }

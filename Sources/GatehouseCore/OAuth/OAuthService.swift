@@ -28,7 +28,8 @@ public struct OAuthService: Sendable {
         http: any OutboundHTTP = NoOutboundHTTP(), sealer: SecretSealer, events settings: EventSettings = EventSettings(), scim: ScimConfig = ScimConfig()
     ) {
         self.dpop = dpop
-        self.provisioned = ProvisionedAccounts(store: store, config: scim)
+        self.provisioned = ProvisionedAccounts(
+            store: store, config: scim, trustsEmail: { [plugins] in plugins.identityProviders[$0]?.traits.trustsEmailForLinking ?? false })
         self.store = store
         self.tokens = tokens
         self.revocations = RevocationList(store: store, clock: clock)
@@ -114,6 +115,7 @@ public struct OAuthService: Sendable {
         }
         guard let account = try await store.account(id: record.accountID) else { throw Self.invalidGrant("The account no longer exists.") }
         try account.refuseGrantIfDisabled()
+        try await provisioned.refuseGrantUnlessProvisioned(account.id, app: app)
         // A code issued in a session that ended meanwhile (a logout racing the redirect) yields nothing.
         if let sessionID = record.sessionID {
             guard let session = try await store.browserSession(id: sessionID), session.isLive(at: now) else {
@@ -124,7 +126,7 @@ public struct OAuthService: Sendable {
             TokenIssuer.Grant(
                 app: app, subject: account.id, accountID: account.id, scopes: record.scopes, methods: record.methods,
                 identityProvider: record.identityProvider, authTime: record.authTime, nonce: record.nonce, refreshFamilyID: familyID,
-                profile: try await profile(of: account, identityProvider: record.identityProvider, scopes: record.scopes), accessTokenID: accessTokenID,
+                profile: try await profile(of: account, identityProvider: record.identityProvider, scopes: record.scopes, app: app.id), accessTokenID: accessTokenID,
                 dpopJKT: dpopJKT, sessionID: record.sessionID,
                 acr: AuthenticationLevel(methods: record.methods, identityProvider: record.identityProvider, plugins: plugins).rawValue
             )
@@ -201,6 +203,7 @@ public struct OAuthService: Sendable {
         }
         guard let account = try await store.account(id: record.accountID) else { throw Self.invalidGrant("The account no longer exists.") }
         try account.refuseGrantIfDisabled()
+        try await provisioned.refuseGrantUnlessProvisioned(account.id, app: app)
         // Logout ends what a session issued (but offline access): checked here too, so a session end
         // that stopped half-way never leaves its tokens renewable.
         if let sessionID = record.sessionID, !record.scopes.contains("offline_access"), let session = try await store.browserSession(id: sessionID),
@@ -227,7 +230,8 @@ public struct OAuthService: Sendable {
             app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: record.methods, identityProvider: record.identityProvider,
             authTime: record.authTime, refreshFamilyID: record.familyID, replacingRefreshToken: reissue ? nil : digest,
             profile: try await provisioned.adding(
-                groupsOf: account.id, to: Self.profile(of: account, links: links, identityProvider: record.identityProvider, scopes: scopes), scopes: scopes),
+                groupsOf: account.id, to: Self.profile(of: account, links: links, identityProvider: record.identityProvider, scopes: scopes), scopes: scopes,
+                app: app.id),
             refreshTokenScopes: record.scopes, signInKeyID: record.signInKeyID, dpopJKT: dpopJKT, installation: record.installation,
             sessionID: record.sessionID,
             acr: AuthenticationLevel(methods: record.methods, identityProvider: record.identityProvider, plugins: plugins).rawValue
@@ -357,7 +361,8 @@ public struct OAuthService: Sendable {
             app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: identity.methods + [provider.id], identityProvider: provider.id,
             authTime: now,
             profile: try await provisioned.adding(
-                groupsOf: account.id, to: ProfileClaims.make(username: account.username, claims: identity.claims, scopes: scopes), scopes: scopes),
+                groupsOf: account.id, to: ProfileClaims.make(username: account.username, claims: identity.claims, scopes: scopes), scopes: scopes,
+                app: app.id),
             signInKeyID: identity.signInKeyID, dpopJKT: dpopJKT
         )
         let success = AuditEvent(
@@ -388,11 +393,11 @@ public struct OAuthService: Sendable {
         return issued
     }
 
-    func profile(of account: Account, identityProvider: String?, scopes: [String]) async throws -> [String: JSONValue] {
+    func profile(of account: Account, identityProvider: String?, scopes: [String], app appID: String) async throws -> [String: JSONValue] {
         let needsClaims = scopes.contains("email") || scopes.contains("profile") || scopes.contains("groups")
         let links = needsClaims ? try await store.identityLinks(accountID: account.id) : []
         return try await provisioned.adding(
-            groupsOf: account.id, to: Self.profile(of: account, links: links, identityProvider: identityProvider, scopes: scopes), scopes: scopes)
+            groupsOf: account.id, to: Self.profile(of: account, links: links, identityProvider: identityProvider, scopes: scopes), scopes: scopes, app: appID)
     }
 
     /// The profile claims from the link of the provider that signed the person in (else any link).

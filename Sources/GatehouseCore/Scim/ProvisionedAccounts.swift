@@ -6,27 +6,34 @@ import Foundation
 public struct ProvisionedAccounts: Sendable {
     let store: any BrokerStore
     public let config: ScimConfig
+    /// Whether a provider is trusted with the addresses it vouches for (`email` links).
+    let trustsEmail: @Sendable (String) -> Bool
 
-    public init(store: any BrokerStore, config: ScimConfig) {
+    public init(store: any BrokerStore, config: ScimConfig, trustsEmail: @escaping @Sendable (String) -> Bool = { _ in false }) {
         self.store = store
         self.config = config
+        self.trustsEmail = trustsEmail
     }
 
     /// SCIM off: no link, no groups.
     public static func off(_ store: any BrokerStore) -> ProvisionedAccounts { ProvisionedAccounts(store: store, config: ScimConfig()) }
 
-    /// The account of the one provisioned user a link rule matches the identity to; nil for none, or
-    /// for several (two clients provisioned the same name: no guess is made).
+    /// The account of the one active provisioned user a link rule matches the identity to; nil for
+    /// none, for several (two clients provisioned the same name: no guess is made), or for an account
+    /// that has an identity of this provider already (another person's sign-in).
     func linkedAccount(for identity: ExternalIdentity) async throws -> String? {
         guard config.enabled else { return nil }
         var accounts: Set<String> = []
         for link in config.links where link.provider == identity.providerID {
+            if link.claim == .email, !trustsEmail(identity.providerID) { continue }
             guard let value = link.claim.value(of: identity), !value.isEmpty else { continue }
-            for user in try await store.scimUsers(matching: link.attribute, value: value) {
+            for user in try await store.scimUsers(matching: link.attribute, value: value) where user.active && (link.client == nil || link.client == user.clientID) {
                 if let accountID = user.accountID { accounts.insert(accountID) }
             }
         }
-        return accounts.count == 1 ? accounts.first : nil
+        guard accounts.count == 1, let accountID = accounts.first else { return nil }
+        if try await store.identityLinks(accountID: accountID).contains(where: { $0.providerID == identity.providerID }) { return nil }
+        return accountID
     }
 
     /// At an identity's first sign-in: links it to the provisioned user a link rule matches, if any
@@ -52,6 +59,22 @@ public struct ProvisionedAccounts: Sendable {
             .endingFlow()
     }
 
+    /// The last word before a flow issues anything (a code, tokens) at an app for provisioned accounts
+    /// only: the account must be provisioned, and a stateless sign-in (no account) is refused.
+    func refuseCompletionUnlessProvisioned(_ flow: FlowRecord, account: Account?, app: App) async throws {
+        guard app.policy.provisionedOnly else { return }
+        if let account, try await isProvisioned(account.id) { return }
+        throw BrokerError(.accessDenied, .forbidden, "This app is only for accounts your organisation provisioned.").publicly(because: "not_provisioned")
+            .endingFlow()
+    }
+
+    /// Refuses tokens at a grant (code, refresh, device code) of an app for provisioned accounts only,
+    /// for an account no client provisioned (any longer).
+    func refuseGrantUnlessProvisioned(_ accountID: String, app: App) async throws {
+        guard app.policy.provisionedOnly, try await !isProvisioned(accountID) else { return }
+        throw BrokerError(.invalidGrant, .badRequest, "This app is only for accounts your organisation provisioned.").because("not_provisioned")
+    }
+
     /// Whether any client provisioned the account.
     func isProvisioned(_ accountID: String) async throws -> Bool {
         try await !store.scimUsers(accountID: accountID).isEmpty
@@ -69,9 +92,11 @@ public struct ProvisionedAccounts: Sendable {
         return names.sorted()
     }
 
-    /// The profile claims with the account's SCIM groups added to `groups`, when that scope was granted.
-    func adding(groupsOf accountID: String?, to profile: [String: JSONValue], scopes: [String]) async throws -> [String: JSONValue] {
-        guard config.enabled, scopes.contains("groups"), let accountID else { return profile }
+    /// The profile claims with the account's SCIM groups added to `groups`, when that scope was
+    /// granted. Never for the admin console's app: it admits by group (`admin.consoleGroups`), and a
+    /// SCIM client names its groups freely, so its groups must not make anyone an administrator.
+    public func adding(groupsOf accountID: String?, to profile: [String: JSONValue], scopes: [String], app appID: String) async throws -> [String: JSONValue] {
+        guard config.enabled, scopes.contains("groups"), appID != ConsoleConfig.appID, let accountID else { return profile }
         let provisioned = try await groups(of: accountID)
         guard !provisioned.isEmpty else { return profile }
         var existing: [String] = []

@@ -55,7 +55,9 @@ public struct ScimPatch: Sendable {
             } else {
                 // No path: the value's keys are paths (usually plain attribute names).
                 guard case .object(let changes) = operation.value else { throw .invalidValue("An \(operation.op.rawValue) without a path needs an object value.") }
-                for (key, value) in changes.sorted(by: { $0.key < $1.key }) {
+                // Read-only attributes in a value are ignored (RFC 7644 section 3.5.2: Okta renames a
+                // group with its `id` in the value).
+                for (key, value) in changes.sorted(by: { $0.key < $1.key }) where !readOnly.contains(key.lowercased()) {
                     try Self.apply(operation.op, path: key, value: value, to: &result, readOnly: readOnly)
                 }
             }

@@ -70,6 +70,7 @@ enum ScimResource {
         guard displayName.count <= maxNameLength else { throw .invalidValue("The displayName is longer than \(maxNameLength) characters.") }
         let externalID = try optionalString(attributes["externalId"], name: "externalId")
         var members: [String] = []
+        var seen: Set<String> = []
         if let value = attributes["members"] {
             guard case .array(let items) = value else { throw .invalidValue("members must be a list.") }
             for item in items {
@@ -79,7 +80,7 @@ enum ScimResource {
                 if case .string(let type) = ScimPath.value(member, "type"), type.lowercased() != "user" {
                     throw .invalidValue("Only Users can be members; groups do not nest here.")
                 }
-                if !members.contains(id) { members.append(id) }
+                if seen.insert(id).inserted { members.append(id) }
             }
         }
         // Members are kept as ids; their `display` is computed when read.

@@ -52,6 +52,16 @@ public struct ScimService: Sendable {
         return (client, token)
     }
 
+    /// A new token for a client (the old one stops at once); its users and groups stay.
+    public func rotateClientToken(id: String, auditDetails: [String: String]) async throws -> String {
+        let token = RandomToken.make()
+        guard try await store.replaceScimClientToken(id: id, tokenDigest: SecretDigest.sha256Hex(token)) else {
+            throw BrokerError(.notFound, .notFound, "No SCIM client '\(id)'.")
+        }
+        try await store.appendAudit(AuditEvent(time: clock.now, type: "scim.client.token_rotated", details: auditDetails.merging(["scimClient": id]) { a, _ in a }))
+        return token
+    }
+
     /// Removes a client: its token stops at once; the resources it kept go, the accounts stay.
     public func deleteClient(id: String, auditDetails: [String: String]) async throws {
         guard try await store.deleteScimClient(id: id) else { throw BrokerError(.notFound, .notFound, "No SCIM client '\(id)'.") }
@@ -99,7 +109,9 @@ public struct ScimService: Sendable {
             candidates = try await store.scimResources(clientID: client.id, kind: kind)
         }
         let all = try await rendered(candidates, client: client)
-        return page(filter.map { filter in all.filter { filter.matches($0) } } ?? all, startIndex: startIndex, count: count, attributes: attributes, excluded: excluded)
+        return page(
+            filter.map { filter in all.filter { filter.matches(Self.matchable($0)) } } ?? all, startIndex: startIndex, count: count, attributes: attributes,
+            excluded: excluded)
     }
 
     /// A search at the root (`POST /.search`): the client's Users, then its Groups, filtered and paged as one list.
@@ -109,7 +121,17 @@ public struct ScimService: Sendable {
         let filter = try text.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }.map { text throws(ScimError) in try ScimFilter.parse(text) }
         var all: [[String: JSONValue]] = []
         for kind in ScimKind.allCases { all += try await rendered(try await store.scimResources(clientID: client.id, kind: kind), client: client) }
-        return page(filter.map { filter in all.filter { filter.matches($0) } } ?? all, startIndex: startIndex, count: count, attributes: attributes, excluded: excluded)
+        return page(
+            filter.map { filter in all.filter { filter.matches(Self.matchable($0)) } } ?? all, startIndex: startIndex, count: count, attributes: attributes,
+            excluded: excluded)
+    }
+
+    /// A resource as filters see it: a user that never said `active` is active (`active eq true` finds it).
+    static func matchable(_ resource: [String: JSONValue]) -> [String: JSONValue] {
+        guard resource["active"] == nil, resource["meta"]?.objectValue?["resourceType"] == "User" else { return resource }
+        var completed = resource
+        completed["active"] = .bool(true)
+        return completed
     }
 
     /// One page of a filtered list, as a ListResponse.
@@ -171,9 +193,7 @@ public struct ScimService: Sendable {
         guard try await store.insertScimResource(record, account: account) else {
             throw ScimError.uniqueness("The userName '\(record.name)' is taken.")
         }
-        if let accountID = record.accountID, !record.active {
-            _ = try await oauth.disableAccount(id: accountID, reason: "scim_inactive", actor: ["scimClient": client.id])
-        }
+        try await settleAccount(of: record, client: client)
         try await audit("scim.\(kind.rawValue.lowercased()).created", record, client: client)
         let json = try await rendered([record], client: client).first ?? [:]
         return Answer(status: 201, body: json, etag: ScimResource.etag(record.version), location: location(record))
@@ -193,7 +213,9 @@ public struct ScimService: Sendable {
             if let externalID = current.externalID { attributes["externalId"] = .string(externalID) }
             if kind == .user, !current.active { attributes["active"] = .bool(false) }
             if kind == .group { attributes["members"] = .array(current.members.map { .object(["value": .string($0)]) }) }
-            return try patch.applied(to: attributes, readOnly: ScimResource.readOnly)
+            // What a PATCH makes is kept only as far as a PUT's body would be (no `password`, no
+            // attributes outside the schemas).
+            return ScimResource.attributes(of: try patch.applied(to: attributes, readOnly: ScimResource.readOnly), kind: kind)
         }
     }
 
@@ -230,13 +252,7 @@ public struct ScimService: Sendable {
         case .nameTaken: throw ScimError.uniqueness("The userName '\(record.name)' is taken.")
         case .gone: throw notFound(kind, id)
         }
-        if let accountID = record.accountID, current.active != record.active {
-            if record.active {
-                _ = try await oauth.enableAccount(id: accountID, reason: "scim_active", actor: ["scimClient": client.id])
-            } else {
-                _ = try await oauth.disableAccount(id: accountID, reason: "scim_inactive", actor: ["scimClient": client.id])
-            }
-        }
+        try await settleAccount(of: record, client: client)
         try await audit("scim.\(kind.rawValue.lowercased()).\(event)", record, client: client)
         let json = try await rendered([record], client: client).first ?? [:]
         return Answer(status: 200, body: json, etag: ScimResource.etag(record.version), location: location(record))
@@ -248,13 +264,27 @@ public struct ScimService: Sendable {
             guard let current = try await store.scimResource(id: id, clientID: client.id, kind: kind) else { throw notFound(kind, id) }
             try Self.check(ifMatch, current)
         }
-        guard var deleted = try await store.deleteScimResource(id: id, clientID: client.id, kind: kind) else { throw notFound(kind, id) }
-        if let accountID = deleted.accountID {
-            _ = try await oauth.disableAccount(id: accountID, reason: "scim_deleted", actor: ["scimClient": client.id])
+        // Disabled before the resource goes: a disable that fails leaves the resource for the retry.
+        if kind == .user, let current = try await store.scimResource(id: id, clientID: client.id, kind: kind), let accountID = current.accountID {
+            _ = try await oauth.disableAccount(id: accountID, reason: "scim_deleted", by: "scim:\(client.id)", actor: ["scimClient": client.id])
         }
+        guard var deleted = try await store.deleteScimResource(id: id, clientID: client.id, kind: kind) else { throw notFound(kind, id) }
         deleted.updatedAt = clock.now
         try await audit("scim.\(kind.rawValue.lowercased()).deleted", deleted, client: client)
         return Answer(status: 204)
+    }
+
+    /// Makes the account agree with its user's `active`, whatever the user said before: a
+    /// deprovisioning whose disable failed is completed by the client's retry. A re-activation lifts
+    /// only this client's own disable, never an administrator's.
+    private func settleAccount(of record: ScimResourceRecord, client: ScimClientRecord) async throws {
+        guard let accountID = record.accountID, let account = try await store.account(id: accountID) else { return }
+        let by = "scim:\(client.id)"
+        if !record.active, !account.isDisabled {
+            _ = try await oauth.disableAccount(id: accountID, reason: "scim_inactive", by: by, actor: ["scimClient": client.id])
+        } else if record.active, account.isDisabled, account.disabledBy == by {
+            _ = try await oauth.enableAccount(id: accountID, reason: "scim_active", onlyIfDisabledBy: by, actor: ["scimClient": client.id])
+        }
     }
 
     /// Group members must be users of the same client.

@@ -52,9 +52,9 @@ public protocol AccountStore: Sendable {
     /// Sets the account's own profile and whether it still waits for confirmation; false when the
     /// account is gone.
     func updateAccountProfile(id: String, profile: AccountProfile?, pending: Bool) async throws -> Bool
-    /// Disables the account from `at` on, or enables it (`at` nil). A disabled account keeps the time
-    /// it was first disabled. False when the account is gone.
-    func setAccountDisabled(id: String, at: Date?) async throws -> Bool
+    /// Disables the account from `at` on (`by` whom), or enables it (`at` nil). A disabled account
+    /// keeps when and by whom it was first disabled. False when the account is gone.
+    func setAccountDisabled(id: String, at: Date?, by: String?) async throws -> Bool
 }
 
 /// SCIM provisioning: the clients that provision (bearer tokens, by digest) and the users and groups
@@ -64,6 +64,8 @@ public protocol ScimStore: Sendable {
     func insertScimClient(_ client: ScimClientRecord) async throws -> Bool
     func scimClient(tokenDigest: String) async throws -> ScimClientRecord?
     func scimClients() async throws -> [ScimClientRecord]
+    /// Gives the client a new token digest (the old token stops). False when there is no such client.
+    func replaceScimClientToken(id: String, tokenDigest: String) async throws -> Bool
     /// Deletes the client and the resources it kept (the accounts stay). False when there was none.
     func deleteScimClient(id: String) async throws -> Bool
     /// Inserts a resource and, for a user, its new account in the same transaction. False when the

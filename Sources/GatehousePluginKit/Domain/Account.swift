@@ -20,6 +20,8 @@ public struct Account: Sendable, Hashable, Codable {
     /// When an administrator (or a provisioning client) disabled the account: it signs in nowhere and
     /// renews nothing until enabled again. The broker's: plugins never see a disabled account in a flow.
     package var disabledAt: Date?
+    /// Who disabled it: `admin`, or `scim:<client>` (a SCIM client lifts only its own disables).
+    package var disabledBy: String?
 
     /// An account.
     public init(id: String, username: String, createdAt: Date, isTest: Bool = false, profile: AccountProfile? = nil, profilePending: Bool = false) {

@@ -310,7 +310,7 @@ enum PostgresMigrations {
             CREATE INDEX event_outbox_by_subject ON event_outbox(status, app_id, subject, id)
             """
         ),
-        ("v16-account-disabled", "ALTER TABLE accounts ADD COLUMN disabled_at DOUBLE PRECISION;"),
+        ("v16-account-disabled", "ALTER TABLE accounts ADD COLUMN disabled_at DOUBLE PRECISION, ADD COLUMN disabled_by TEXT;"),
         (
             "v17-scim",
             """

@@ -12,10 +12,14 @@ extension PostgresStore: AccountStore {
         return try await run("UPDATE accounts SET profile = \(encoded), profile_pending = \(pending) WHERE id = \(id) RETURNING 1") == 1
     }
 
-    public func setAccountDisabled(id: String, at: Date?) async throws -> Bool {
-        let value = at?.storeValue
+    public func setAccountDisabled(id: String, at: Date?, by: String?) async throws -> Bool {
+        guard let at else { return try await run("UPDATE accounts SET disabled_at = NULL, disabled_by = NULL WHERE id = \(id) RETURNING 1") == 1 }
+        // A disabled account keeps when, and by whom, it was first disabled.
         return try await run(
-            "UPDATE accounts SET disabled_at = CASE WHEN \(value)::double precision IS NULL THEN NULL ELSE coalesce(disabled_at, \(value)) END WHERE id = \(id) RETURNING 1"
+            """
+            UPDATE accounts SET disabled_by = CASE WHEN disabled_at IS NULL THEN \(by) ELSE disabled_by END, disabled_at = coalesce(disabled_at, \(at.storeValue))
+            WHERE id = \(id) RETURNING 1
+            """
         ) == 1
     }
 
@@ -166,6 +170,7 @@ extension PostgresStore: AccountStore {
             profilePending: try row["profile_pending"].decode(Bool.self)
         )
         account.disabledAt = try row["disabled_at"].optionalDate()
+        account.disabledBy = try row["disabled_by"].optionalString()
         return account
     }
 

@@ -21,6 +21,10 @@ extension PostgresStore: ScimStore {
         try await rows("SELECT * FROM scim_clients ORDER BY created_at, id").map(Self.scimClient)
     }
 
+    public func replaceScimClientToken(id: String, tokenDigest: String) async throws -> Bool {
+        try await run("UPDATE scim_clients SET token_digest = \(tokenDigest) WHERE id = \(id) RETURNING 1") == 1
+    }
+
     public func deleteScimClient(id: String) async throws -> Bool {
         try await run("DELETE FROM scim_clients WHERE id = \(id) RETURNING 1") == 1
     }
@@ -62,6 +66,16 @@ extension PostgresStore: ScimStore {
     }
 
     public func replaceScimResource(_ resource: ScimResourceRecord, expectedVersion: Int) async throws -> ScimWrite {
+        do {
+            return try await replaceScimResourceOnce(resource, expectedVersion: expectedVersion)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+            // Two renames to one userName at once: the unique index decided, after the check above read
+            // no clash (READ COMMITTED).
+            return .nameTaken
+        }
+    }
+
+    private func replaceScimResourceOnce(_ resource: ScimResourceRecord, expectedVersion: Int) async throws -> ScimWrite {
         let attributes = try StoreJSON.encode(resource.attributes)
         let members = try StoreJSON.encode(resource.members)
         return try await transaction { connection in

@@ -75,12 +75,12 @@ enum PreparedStatements {
     }
 
     enum AccountByID: PreparedSQL {
-        static let sql = "SELECT id, username, created_at, is_test, profile, profile_pending, disabled_at FROM accounts WHERE id = $1"
+        static let sql = "SELECT id, username, created_at, is_test, profile, profile_pending, disabled_at, disabled_by FROM accounts WHERE id = $1"
     }
 
     enum AccountOfIdentity: PreparedSQL {
         static let sql = """
-            SELECT accounts.id, accounts.username, accounts.created_at, accounts.is_test, accounts.profile, accounts.profile_pending, accounts.disabled_at
+            SELECT accounts.id, accounts.username, accounts.created_at, accounts.is_test, accounts.profile, accounts.profile_pending, accounts.disabled_at, accounts.disabled_by
             FROM identity_links JOIN accounts ON accounts.id = identity_links.account_id
             WHERE identity_links.provider_id = $1 AND identity_links.subject = $2
             """
