@@ -349,7 +349,6 @@ enum SQLiteMigrations {
                         account_id TEXT REFERENCES accounts(id) ON DELETE CASCADE,
                         active INTEGER NOT NULL,
                         attributes TEXT NOT NULL,
-                        members TEXT NOT NULL,
                         version INTEGER NOT NULL,
                         created_at REAL NOT NULL,
                         updated_at REAL NOT NULL
@@ -359,6 +358,13 @@ enum SQLiteMigrations {
                     CREATE INDEX scim_resources_by_name ON scim_resources(name_key) WHERE kind = 'User';
                     CREATE INDEX scim_resources_by_external_id ON scim_resources(external_id) WHERE kind = 'User';
                     CREATE INDEX scim_resources_by_account ON scim_resources(account_id);
+                    CREATE TABLE scim_members (
+                        group_id TEXT NOT NULL REFERENCES scim_resources(id) ON DELETE CASCADE,
+                        user_id TEXT NOT NULL REFERENCES scim_resources(id) ON DELETE CASCADE,
+                        position INTEGER NOT NULL,
+                        PRIMARY KEY (group_id, user_id)
+                    );
+                    CREATE INDEX scim_members_by_user ON scim_members(user_id);
                     """
             )
         }

@@ -39,7 +39,6 @@ extension SQLiteStore: ScimStore {
 
     public func insertScimResource(_ resource: ScimResourceRecord, account: Account?) async throws -> Bool {
         let attributes = try StoreJSON.encode(resource.attributes)
-        let members = try StoreJSON.encode(resource.members)
         return try await write { db in
             if resource.kind == .user,
                 try Row.fetchOne(
@@ -55,37 +54,56 @@ extension SQLiteStore: ScimStore {
             }
             try db.execute(
                 sql: """
-                    INSERT INTO scim_resources (id, client_id, kind, name, name_key, external_id, account_id, active, attributes, members, version, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO scim_resources (id, client_id, kind, name, name_key, external_id, account_id, active, attributes, version, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     resource.id, resource.clientID, resource.kind.rawValue, resource.name, resource.nameKey, resource.externalID, resource.accountID, resource.active,
-                    attributes, members, resource.version, resource.createdAt.storeValue, resource.updatedAt.storeValue,
+                    attributes, resource.version, resource.createdAt.storeValue, resource.updatedAt.storeValue,
                 ]
             )
+            try Self.writeMembers(resource, db)
             return true
         }
     }
 
     public func scimResource(id: String, clientID: String, kind: ScimKind) async throws -> ScimResourceRecord? {
         try readOneStatement { db in
-            try Row.fetchOne(
-                try db.cachedStatement(sql: "SELECT * FROM scim_resources WHERE id = ? AND client_id = ? AND kind = ?"), arguments: [id, clientID, kind.rawValue]
-            ).map(Self.scimResource)
+            guard
+                var record = try Row.fetchOne(
+                    try db.cachedStatement(sql: "SELECT * FROM scim_resources WHERE id = ? AND client_id = ? AND kind = ?"), arguments: [id, clientID, kind.rawValue]
+                ).map(Self.scimResource)
+            else { return nil }
+            if kind == .group {
+                record.members = try String.fetchAll(db, sql: "SELECT user_id FROM scim_members WHERE group_id = ? ORDER BY position", arguments: [id])
+            }
+            return record
         }
     }
 
     public func scimResources(clientID: String, kind: ScimKind) async throws -> [ScimResourceRecord] {
         try await readLater { db in
-            try Row.fetchAll(
+            var records = try Row.fetchAll(
                 db, sql: "SELECT * FROM scim_resources WHERE client_id = ? AND kind = ? ORDER BY created_at, id", arguments: [clientID, kind.rawValue]
             ).map(Self.scimResource)
+            guard kind == .group, !records.isEmpty else { return records }
+            var members: [String: [String]] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT m.group_id, m.user_id FROM scim_members m JOIN scim_resources g ON g.id = m.group_id
+                    WHERE g.client_id = ? ORDER BY m.group_id, m.position
+                    """, arguments: [clientID])
+            {
+                members[row["group_id"], default: []].append(row["user_id"])
+            }
+            for index in records.indices { records[index].members = members[records[index].id] ?? [] }
+            return records
         }
     }
 
     public func replaceScimResource(_ resource: ScimResourceRecord, expectedVersion: Int) async throws -> ScimWrite {
         let attributes = try StoreJSON.encode(resource.attributes)
-        let members = try StoreJSON.encode(resource.members)
         return try await write { db in
             guard
                 let version = try Int.fetchOne(
@@ -102,11 +120,15 @@ extension SQLiteStore: ScimStore {
             }
             try db.execute(
                 sql: """
-                    UPDATE scim_resources SET name = ?, name_key = ?, external_id = ?, active = ?, attributes = ?, members = ?, version = version + 1, updated_at = ?
+                    UPDATE scim_resources SET name = ?, name_key = ?, external_id = ?, active = ?, attributes = ?, version = version + 1, updated_at = ?
                     WHERE id = ?
                     """,
-                arguments: [resource.name, resource.nameKey, resource.externalID, resource.active, attributes, members, resource.updatedAt.storeValue, resource.id]
+                arguments: [resource.name, resource.nameKey, resource.externalID, resource.active, attributes, resource.updatedAt.storeValue, resource.id]
             )
+            if resource.kind == .group {
+                try db.execute(sql: "DELETE FROM scim_members WHERE group_id = ?", arguments: [resource.id])
+                try Self.writeMembers(resource, db)
+            }
             return .written
         }
     }
@@ -118,18 +140,13 @@ extension SQLiteStore: ScimStore {
                     db, sql: "SELECT * FROM scim_resources WHERE id = ? AND client_id = ? AND kind = ?", arguments: [id, clientID, kind.rawValue])
             else { return nil }
             let deleted = try Self.scimResource(row)
-            try db.execute(sql: "DELETE FROM scim_resources WHERE id = ?", arguments: [id])
             if kind == .user {
-                // A deleted user leaves the client's groups.
-                for group in try Row.fetchAll(db, sql: "SELECT * FROM scim_resources WHERE client_id = ? AND kind = 'Group'", arguments: [clientID]).map(
-                    Self.scimResource)
-                where group.members.contains(id) {
-                    try db.execute(
-                        sql: "UPDATE scim_resources SET members = ?, version = version + 1, updated_at = ? WHERE id = ?",
-                        arguments: [try StoreJSON.encode(group.members.filter { $0 != id }), deleted.updatedAt.storeValue, group.id]
-                    )
-                }
+                // The groups it leaves change: their versions move on (its member rows go with it).
+                try db.execute(
+                    sql: "UPDATE scim_resources SET version = version + 1, updated_at = ? WHERE id IN (SELECT group_id FROM scim_members WHERE user_id = ?)",
+                    arguments: [deleted.updatedAt.storeValue, id])
             }
+            try db.execute(sql: "DELETE FROM scim_resources WHERE id = ?", arguments: [id])
             return deleted
         }
     }
@@ -139,6 +156,17 @@ extension SQLiteStore: ScimStore {
             try Row.fetchAll(
                 try db.cachedStatement(sql: "SELECT * FROM scim_resources WHERE account_id = ? ORDER BY created_at, id"), arguments: [accountID]
             ).map(Self.scimResource)
+        }
+    }
+
+    public func scimGroupNames(accountID: String) async throws -> [String] {
+        try readOneStatement { db in
+            try String.fetchAll(
+                try db.cachedStatement(
+                    sql: """
+                        SELECT DISTINCT g.name FROM scim_resources u JOIN scim_members m ON m.user_id = u.id JOIN scim_resources g ON g.id = m.group_id
+                        WHERE u.account_id = ? ORDER BY g.name
+                        """), arguments: [accountID])
         }
     }
 
@@ -152,6 +180,14 @@ extension SQLiteStore: ScimStore {
         return try readOneStatement { db in try Row.fetchAll(try db.cachedStatement(sql: sql), arguments: [key]).map(Self.scimResource) }
     }
 
+    /// A group's member rows, in the order given.
+    static func writeMembers(_ resource: ScimResourceRecord, _ db: Database) throws {
+        guard resource.kind == .group else { return }
+        for (position, member) in resource.members.enumerated() {
+            try db.execute(sql: "INSERT INTO scim_members (group_id, user_id, position) VALUES (?, ?, ?)", arguments: [resource.id, member, position])
+        }
+    }
+
     static func scimClient(_ row: Row) throws -> ScimClientRecord {
         ScimClientRecord(
             id: row["id"], name: row["name"], tokenDigest: row["token_digest"], createdAt: Date(storeValue: row["created_at"]), createdBy: row["created_by"])
@@ -162,7 +198,7 @@ extension SQLiteStore: ScimStore {
         return ScimResourceRecord(
             id: row["id"], clientID: row["client_id"], kind: kind, name: row["name"], externalID: row["external_id"], accountID: row["account_id"],
             active: row["active"], attributes: try StoreJSON.decode([String: JSONValue].self, row["attributes"]),
-            members: try StoreJSON.decode([String].self, row["members"]), version: row["version"], createdAt: Date(storeValue: row["created_at"]),
+            members: [], version: row["version"], createdAt: Date(storeValue: row["created_at"]),
             updatedAt: Date(storeValue: row["updated_at"])
         )
     }

@@ -162,7 +162,7 @@ public enum StoreTable: String, CaseIterable, Sendable {
     case signInKeys = "sign_in_keys"
     case browserSessions = "browser_sessions", browserSessionApps = "browser_session_apps"
     case deviceAuthorizations = "device_authorizations"
-    case scimClients = "scim_clients", scimResources = "scim_resources"
+    case scimClients = "scim_clients", scimResources = "scim_resources", scimMembers = "scim_members"
 }
 
 /// Dates are stored as seconds since 1970 (REAL), so that expiry comparisons are plain SQL.

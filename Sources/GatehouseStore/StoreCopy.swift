@@ -72,8 +72,9 @@ enum StoreSchema {
         .scimClients: [("id", .text), ("name", .text), ("token_digest", .text), ("created_at", .real), ("created_by", .text)],
         .scimResources: [
             ("id", .text), ("client_id", .text), ("kind", .text), ("name", .text), ("name_key", .text), ("external_id", .text), ("account_id", .text),
-            ("active", .boolean), ("attributes", .text), ("members", .text), ("version", .integer), ("created_at", .real), ("updated_at", .real),
+            ("active", .boolean), ("attributes", .text), ("version", .integer), ("created_at", .real), ("updated_at", .real),
         ],
+        .scimMembers: [("group_id", .text), ("user_id", .text), ("position", .integer)],
         .deviceAuthorizations: [
             ("device_code_digest", .text), ("user_code_digest", .text), ("app_id", .text), ("payload", .text), ("expires_at", .real), ("version", .integer),
         ],
@@ -83,7 +84,7 @@ enum StoreSchema {
     static let order: [StoreTable] = [
         .apps, .accounts, .identityLinks, .flows, .refreshTokens, .signingKeys, .auditEvents, .pluginData, .authorizationCodes, .revocations,
         .attemptCounters, .provisionalIdentities, .devices, .installations, .signInKeys, .browserSessions, .browserSessionApps,
-        .deviceAuthorizations, .scimClients, .scimResources,
+        .deviceAuthorizations, .scimClients, .scimResources, .scimMembers,
     ]
 }
 

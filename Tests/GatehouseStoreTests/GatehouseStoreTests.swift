@@ -1041,6 +1041,11 @@ struct GatehouseStoreTests {
                     ScimResourceRecord(
                         id: "u1", clientID: "entra", kind: .user, name: "ada", externalID: "x", accountID: provisioned.id, active: false,
                         attributes: ["userName": "ada"], members: [], version: 3, createdAt: now, updatedAt: now), account: provisioned))
+            #expect(
+                try await store.insertScimResource(
+                    ScimResourceRecord(
+                        id: "g1", clientID: "entra", kind: .group, name: "Engineering", externalID: nil, accountID: nil, active: true, attributes: [:],
+                        members: ["u1"], version: 1, createdAt: now, updatedAt: now), account: nil))
             let counts = try await store.rowCounts()
             #expect(counts.values.allSatisfy { $0 > 0 }, "\(counts.filter { $0.value == 0 })")
 
@@ -1061,6 +1066,7 @@ struct GatehouseStoreTests {
                 let provisional = try await store.provisionalIdentity(id: "pi")
                 let session = try await store.browserSession(id: "sid-1")
                 let scimUser = try await store.scimResource(id: "u1", clientID: "entra", kind: .user)
+                let scimGroup = try await store.scimResource(id: "g1", clientID: "entra", kind: .group)
                 try await TestDatabase.with(.sqlite) { back in
                     let returned = try await StoreCopy.copy(from: middle.store, to: back.store, replace: false)
                     #expect(returned.allSatisfy { $0.matches })
@@ -1081,6 +1087,8 @@ struct GatehouseStoreTests {
                         #expect(try await copy.browserSession(id: "sid-1") == session)
                         #expect(try await copy.deviceAuthorization(userCodeDigest: "uc")?.deviceCodeDigest == "dc")
                         #expect(try await copy.scimResource(id: "u1", clientID: "entra", kind: .user) == scimUser)
+                        #expect(try await copy.scimResource(id: "g1", clientID: "entra", kind: .group) == scimGroup)
+                        #expect(try await copy.scimGroupNames(accountID: "acct-scim") == ["Engineering"])
                         #expect(try await copy.scimClient(tokenDigest: "d")?.id == "entra")
                     }
                 }
@@ -1338,6 +1346,8 @@ struct GatehouseStoreTests {
             #expect(deleted?.accountID == bobAccount.id)
             let groups = try await store.scimResources(clientID: "entra", kind: .group)
             #expect(groups.map(\.members) == [["u1"], []], "a deleted user leaves its groups")
+            #expect(try await store.scimGroupNames(accountID: adaAccount.id) == ["Engineering"])
+            #expect(try await store.scimGroupNames(accountID: bobAccount.id).isEmpty)
             #expect(groups.allSatisfy { $0.version == 2 })
             #expect(try await store.account(id: bobAccount.id) != nil, "the account stays")
             #expect(try await store.replaceScimResource(bob, expectedVersion: 1) == .gone)

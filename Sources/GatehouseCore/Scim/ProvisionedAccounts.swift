@@ -83,13 +83,7 @@ public struct ProvisionedAccounts: Sendable {
     /// The names of the SCIM groups that hold the account's provisioned users, sorted.
     func groups(of accountID: String) async throws -> [String] {
         guard config.enabled else { return [] }
-        var names: Set<String> = []
-        for user in try await store.scimUsers(accountID: accountID) {
-            for group in try await store.scimResources(clientID: user.clientID, kind: .group) where group.members.contains(user.id) {
-                names.insert(group.name)
-            }
-        }
-        return names.sorted()
+        return try await store.scimGroupNames(accountID: accountID)
     }
 
     /// The profile claims with the account's SCIM groups added to `groups`, when that scope was

@@ -76,10 +76,14 @@ public protocol ScimStore: Sendable {
     func scimResources(clientID: String, kind: ScimKind) async throws -> [ScimResourceRecord]
     /// Replaces a resource (its version grows by one) if its version is still `expectedVersion`.
     func replaceScimResource(_ resource: ScimResourceRecord, expectedVersion: Int) async throws -> ScimWrite
-    /// Deletes a resource (a user's id also leaves the client's groups); answers what was deleted.
+    /// Deletes a resource (a user also leaves the client's groups, whose versions move on); answers
+    /// what was deleted.
     func deleteScimResource(id: String, clientID: String, kind: ScimKind) async throws -> ScimResourceRecord?
     /// The users provisioned for an account, by any client.
     func scimUsers(accountID: String) async throws -> [ScimResourceRecord]
+    /// The names of the groups holding the account's provisioned users (any client), sorted: one
+    /// indexed read, at every token issued with the `groups` scope.
+    func scimGroupNames(accountID: String) async throws -> [String]
     /// The users any client provisioned whose `userName` (any case) or `externalId` is `value`.
     func scimUsers(matching attribute: ScimLinkAttribute, value: String) async throws -> [ScimResourceRecord]
 }

@@ -331,7 +331,6 @@ enum PostgresMigrations {
                 account_id TEXT REFERENCES accounts(id) ON DELETE CASCADE,
                 active BOOLEAN NOT NULL,
                 attributes TEXT NOT NULL,
-                members TEXT NOT NULL,
                 version BIGINT NOT NULL,
                 created_at DOUBLE PRECISION NOT NULL,
                 updated_at DOUBLE PRECISION NOT NULL
@@ -341,6 +340,13 @@ enum PostgresMigrations {
             CREATE INDEX scim_resources_by_name ON scim_resources(name_key) WHERE kind = 'User';
             CREATE INDEX scim_resources_by_external_id ON scim_resources(external_id) WHERE kind = 'User';
             CREATE INDEX scim_resources_by_account ON scim_resources(account_id);
+            CREATE TABLE scim_members (
+                group_id TEXT NOT NULL REFERENCES scim_resources(id) ON DELETE CASCADE,
+                user_id TEXT NOT NULL REFERENCES scim_resources(id) ON DELETE CASCADE,
+                position BIGINT NOT NULL,
+                PRIMARY KEY (group_id, user_id)
+            );
+            CREATE INDEX scim_members_by_user ON scim_members(user_id);
             """
         ),
     ]

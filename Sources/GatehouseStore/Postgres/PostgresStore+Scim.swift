@@ -31,7 +31,6 @@ extension PostgresStore: ScimStore {
 
     public func insertScimResource(_ resource: ScimResourceRecord, account: Account?) async throws -> Bool {
         let attributes = try StoreJSON.encode(resource.attributes)
-        let members = try StoreJSON.encode(resource.members)
         return try await transaction { connection in
             if let account {
                 try await connection.query(
@@ -41,9 +40,9 @@ extension PostgresStore: ScimStore {
             // The partial unique index decides a race between two creates of one userName.
             let inserted = try await Self.rows(
                 """
-                INSERT INTO scim_resources (id, client_id, kind, name, name_key, external_id, account_id, active, attributes, members, version, created_at, updated_at)
+                INSERT INTO scim_resources (id, client_id, kind, name, name_key, external_id, account_id, active, attributes, version, created_at, updated_at)
                 VALUES (\(resource.id), \(resource.clientID), \(resource.kind.rawValue), \(resource.name), \(resource.nameKey), \(resource.externalID),
-                        \(resource.accountID), \(resource.active), \(attributes), \(members), \(resource.version), \(resource.createdAt.storeValue),
+                        \(resource.accountID), \(resource.active), \(attributes), \(resource.version), \(resource.createdAt.storeValue),
                         \(resource.updatedAt.storeValue))
                 ON CONFLICT (client_id, name_key) WHERE kind = 'User' DO NOTHING RETURNING 1
                 """, on: connection, logger: self.logger
@@ -53,16 +52,37 @@ extension PostgresStore: ScimStore {
                 if let account { try await connection.query("DELETE FROM accounts WHERE id = \(account.id)", logger: self.logger) }
                 return false
             }
+            try await self.writeMembers(resource, on: connection)
             return true
         }
     }
 
     public func scimResource(id: String, clientID: String, kind: ScimKind) async throws -> ScimResourceRecord? {
-        try await rows("SELECT * FROM scim_resources WHERE id = \(id) AND client_id = \(clientID) AND kind = \(kind.rawValue)").first.map(Self.scimResource)
+        guard
+            var record = try await rows("SELECT * FROM scim_resources WHERE id = \(id) AND client_id = \(clientID) AND kind = \(kind.rawValue)").first.map(
+                Self.scimResource)
+        else { return nil }
+        if kind == .group {
+            record.members = try await rows("SELECT user_id FROM scim_members WHERE group_id = \(id) ORDER BY position").map { try $0["user_id"].string() }
+        }
+        return record
     }
 
     public func scimResources(clientID: String, kind: ScimKind) async throws -> [ScimResourceRecord] {
-        try await rows("SELECT * FROM scim_resources WHERE client_id = \(clientID) AND kind = \(kind.rawValue) ORDER BY created_at, id").map(Self.scimResource)
+        var records = try await rows("SELECT * FROM scim_resources WHERE client_id = \(clientID) AND kind = \(kind.rawValue) ORDER BY created_at, id").map(
+            Self.scimResource)
+        guard kind == .group, !records.isEmpty else { return records }
+        var members: [String: [String]] = [:]
+        for row in try await rows(
+            """
+            SELECT m.group_id, m.user_id FROM scim_members m JOIN scim_resources g ON g.id = m.group_id
+            WHERE g.client_id = \(clientID) ORDER BY m.group_id, m.position
+            """)
+        {
+            members[try row["group_id"].string(), default: []].append(try row["user_id"].string())
+        }
+        for index in records.indices { records[index].members = members[records[index].id] ?? [] }
+        return records
     }
 
     public func replaceScimResource(_ resource: ScimResourceRecord, expectedVersion: Int) async throws -> ScimWrite {
@@ -77,7 +97,6 @@ extension PostgresStore: ScimStore {
 
     private func replaceScimResourceOnce(_ resource: ScimResourceRecord, expectedVersion: Int) async throws -> ScimWrite {
         let attributes = try StoreJSON.encode(resource.attributes)
-        let members = try StoreJSON.encode(resource.members)
         return try await transaction { connection in
             guard
                 let row = try await Self.rows(
@@ -98,10 +117,14 @@ extension PostgresStore: ScimStore {
             try await connection.query(
                 """
                 UPDATE scim_resources SET name = \(resource.name), name_key = \(resource.nameKey), external_id = \(resource.externalID), active = \(resource.active),
-                    attributes = \(attributes), members = \(members), version = version + 1, updated_at = \(resource.updatedAt.storeValue)
+                    attributes = \(attributes), version = version + 1, updated_at = \(resource.updatedAt.storeValue)
                 WHERE id = \(resource.id)
                 """, logger: self.logger
             )
+            if resource.kind == .group {
+                try await connection.query("DELETE FROM scim_members WHERE group_id = \(resource.id)", logger: self.logger)
+                try await self.writeMembers(resource, on: connection)
+            }
             return .written
         }
     }
@@ -110,22 +133,20 @@ extension PostgresStore: ScimStore {
         try await transaction { connection in
             guard
                 let row = try await Self.rows(
-                    "DELETE FROM scim_resources WHERE id = \(id) AND client_id = \(clientID) AND kind = \(kind.rawValue) RETURNING *", on: connection, logger: self.logger
+                    "SELECT * FROM scim_resources WHERE id = \(id) AND client_id = \(clientID) AND kind = \(kind.rawValue) FOR UPDATE", on: connection,
+                    logger: self.logger
                 ).first
             else { return nil }
             let deleted = try Self.scimResource(row)
             if kind == .user {
-                // A deleted user leaves the client's groups.
-                let groups = try await Self.rows(
-                    "SELECT * FROM scim_resources WHERE client_id = \(clientID) AND kind = 'Group' FOR UPDATE", on: connection, logger: self.logger
-                ).map(Self.scimResource)
-                for group in groups where group.members.contains(id) {
-                    let remaining = try StoreJSON.encode(group.members.filter { $0 != id })
-                    try await connection.query(
-                        "UPDATE scim_resources SET members = \(remaining), version = version + 1, updated_at = \(deleted.updatedAt.storeValue) WHERE id = \(group.id)",
-                        logger: self.logger)
-                }
+                // The groups it leaves change: their versions move on (its member rows go with it).
+                try await connection.query(
+                    """
+                    UPDATE scim_resources SET version = version + 1, updated_at = \(deleted.updatedAt.storeValue)
+                    WHERE id IN (SELECT group_id FROM scim_members WHERE user_id = \(id))
+                    """, logger: self.logger)
             }
+            try await connection.query("DELETE FROM scim_resources WHERE id = \(id)", logger: self.logger)
             return deleted
         }
     }
@@ -134,12 +155,30 @@ extension PostgresStore: ScimStore {
         try await rows("SELECT * FROM scim_resources WHERE account_id = \(accountID) ORDER BY created_at, id").map(Self.scimResource)
     }
 
+    public func scimGroupNames(accountID: String) async throws -> [String] {
+        try await rows(
+            """
+            SELECT DISTINCT g.name FROM scim_resources u JOIN scim_members m ON m.user_id = u.id JOIN scim_resources g ON g.id = m.group_id
+            WHERE u.account_id = \(accountID) ORDER BY g.name
+            """
+        ).map { try $0["name"].string() }
+    }
+
     public func scimUsers(matching attribute: ScimLinkAttribute, value: String) async throws -> [ScimResourceRecord] {
         switch attribute {
         case .userName:
             try await rows("SELECT * FROM scim_resources WHERE kind = 'User' AND name_key = \(value.lowercased()) ORDER BY created_at, id").map(Self.scimResource)
         case .externalId:
             try await rows("SELECT * FROM scim_resources WHERE kind = 'User' AND external_id = \(value) ORDER BY created_at, id").map(Self.scimResource)
+        }
+    }
+
+    /// A group's member rows, in the order given.
+    private func writeMembers(_ resource: ScimResourceRecord, on connection: PostgresConnection) async throws {
+        guard resource.kind == .group else { return }
+        for (position, member) in resource.members.enumerated() {
+            try await connection.query(
+                "INSERT INTO scim_members (group_id, user_id, position) VALUES (\(resource.id), \(member), \(position))", logger: self.logger)
         }
     }
 
@@ -154,7 +193,7 @@ extension PostgresStore: ScimStore {
         return ScimResourceRecord(
             id: try row["id"].string(), clientID: try row["client_id"].string(), kind: kind, name: try row["name"].string(),
             externalID: try row["external_id"].optionalString(), accountID: try row["account_id"].optionalString(), active: try row["active"].decode(Bool.self),
-            attributes: try row["attributes"].json([String: JSONValue].self), members: try row["members"].json([String].self),
+            attributes: try row["attributes"].json([String: JSONValue].self), members: [],
             version: try row["version"].decode(Int.self), createdAt: try row["created_at"].date(), updatedAt: try row["updated_at"].date()
         )
     }
