@@ -14,11 +14,14 @@ extension SQLiteStore: AccountStore {
     public func setAccountDisabled(id: String, at: Date?, by: String?) async throws -> Bool {
         try await write { db in
             if let at {
-                // A disabled account keeps when, and by whom, it was first disabled.
+                // A disabled account keeps when it was first disabled, and by whom, except that an
+                // administrator's disable always becomes the administrator's (no SCIM re-activation lifts it).
                 try db.executeCached(
-                    sql:
-                        "UPDATE accounts SET disabled_by = CASE WHEN disabled_at IS NULL THEN ? ELSE disabled_by END, disabled_at = coalesce(disabled_at, ?) WHERE id = ?",
-                    arguments: [by, at.storeValue, id])
+                    sql: """
+                        UPDATE accounts SET disabled_by = CASE WHEN disabled_at IS NULL OR ? = 'admin' THEN ? ELSE disabled_by END,
+                            disabled_at = coalesce(disabled_at, ?) WHERE id = ?
+                        """,
+                    arguments: [by, by, at.storeValue, id])
             } else {
                 try db.executeCached(sql: "UPDATE accounts SET disabled_at = NULL, disabled_by = NULL WHERE id = ?", arguments: [id])
             }

@@ -49,8 +49,8 @@ extension SQLiteStore: ScimStore {
             }
             if let account {
                 try db.execute(
-                    sql: "INSERT INTO accounts (id, username, created_at, is_test) VALUES (?, ?, ?, 0)",
-                    arguments: [account.id, account.username, account.createdAt.storeValue])
+                    sql: "INSERT INTO accounts (id, username, created_at, is_test, disabled_at, disabled_by) VALUES (?, ?, ?, 0, ?, ?)",
+                    arguments: [account.id, account.username, account.createdAt.storeValue, account.disabledAt?.storeValue, account.disabledBy])
             }
             try db.execute(
                 sql: """
@@ -68,7 +68,8 @@ extension SQLiteStore: ScimStore {
     }
 
     public func scimResource(id: String, clientID: String, kind: ScimKind) async throws -> ScimResourceRecord? {
-        try readOneStatement { db in
+        // A group is two reads (the row, its members): one transaction, so both are of one version.
+        try readNow { db in
             guard
                 var record = try Row.fetchOne(
                     try db.cachedStatement(sql: "SELECT * FROM scim_resources WHERE id = ? AND client_id = ? AND kind = ?"), arguments: [id, clientID, kind.rawValue]
@@ -133,7 +134,7 @@ extension SQLiteStore: ScimStore {
         }
     }
 
-    public func deleteScimResource(id: String, clientID: String, kind: ScimKind) async throws -> ScimResourceRecord? {
+    public func deleteScimResource(id: String, clientID: String, kind: ScimKind, now: Date) async throws -> ScimResourceRecord? {
         try await write { db in
             guard
                 let row = try Row.fetchOne(
@@ -144,7 +145,7 @@ extension SQLiteStore: ScimStore {
                 // The groups it leaves change: their versions move on (its member rows go with it).
                 try db.execute(
                     sql: "UPDATE scim_resources SET version = version + 1, updated_at = ? WHERE id IN (SELECT group_id FROM scim_members WHERE user_id = ?)",
-                    arguments: [deleted.updatedAt.storeValue, id])
+                    arguments: [now.storeValue, id])
             }
             try db.execute(sql: "DELETE FROM scim_resources WHERE id = ?", arguments: [id])
             return deleted

@@ -231,6 +231,24 @@ extension GatehouseServerTests {
         }
     }
 
+    @Test func aUserProvisionedInactiveHasADisabledAccountFromTheStart() async throws {
+        let fixture = try await Self.scimBroker()
+        defer { fixture.test.temporary.remove() }
+        try await fixture.admin.app.test(.router) { client in
+            let created = try await Self.scim(client, .post, "/scim/v2/Users", fixture, body: Self.user("zoe", externalId: "oid-z", active: false))
+            #expect(created.status == .created && created.body["active"] == false)
+            let id = try #require(created.body["id"]?.stringValue)
+            let accountID = try #require(try await fixture.test.store.scimResource(id: id, clientID: "entra", kind: .user)?.accountID)
+            let account = try await fixture.test.store.account(id: accountID)
+            #expect(account?.isDisabled == true && account?.disabledBy == "scim:entra")
+            #expect(try await fixture.test.store.auditEvents(type: "account.disabled", appID: nil, accountID: accountID, since: nil, limit: 5).count == 1)
+            // Activated, the account is enabled.
+            let active = #"{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"replace","path":"active","value":true}]}"#
+            #expect(try await Self.scim(client, .patch, "/scim/v2/Users/\(id)", fixture, body: active).status == .ok)
+            #expect(try await fixture.test.store.account(id: accountID)?.isDisabled == false)
+        }
+    }
+
     @Test func filtersPagesAndProjectionsFollowRFC7644() async throws {
         let fixture = try await Self.scimBroker()
         defer { fixture.test.temporary.remove() }
@@ -294,6 +312,13 @@ extension GatehouseServerTests {
             // The client said inactive last: a repeat of it disables again (a lost disable is made good).
             #expect(try await Self.scim(client, .patch, "/scim/v2/Users/\(id)", fixture, body: inactive).status == .ok)
             #expect(try await fixture.test.store.account(id: accountID)?.disabledBy == "scim:entra")
+            // Deprovisioned first, then disabled by an administrator: the administrator's disable
+            // stands when the client re-activates.
+            #expect(try await client.execute(uri: "/admin/v1/users/\(accountID)/disable", method: .post, headers: Self.admin).status == .ok)
+            #expect(try await fixture.test.store.account(id: accountID)?.disabledBy == "admin")
+            #expect(try await Self.scim(client, .patch, "/scim/v2/Users/\(id)", fixture, body: active).status == .ok)
+            #expect(try await fixture.test.store.account(id: accountID)?.isDisabled == true)
+            #expect(try await Self.scim(client, .patch, "/scim/v2/Users/\(id)", fixture, body: inactive).status == .ok)
             // An inactive user links nobody.
             #expect(
                 await thrownError { _ = try await fixture.test.signIn(FlowRequest(appID: "payroll", providerID: "bank"), answer: ["subject": "oid-7"]) }?.reason

@@ -1268,9 +1268,12 @@ struct GatehouseStoreTests {
             #expect(ada.disabledAt == nil)
             let first = Date(timeIntervalSince1970: 1_800_000_000)
             #expect(try await store.setAccountDisabled(id: ada.id, at: first, by: "scim:entra"))
-            #expect(try await store.setAccountDisabled(id: ada.id, at: first.addingTimeInterval(60), by: "admin"))
+            #expect(try await store.setAccountDisabled(id: ada.id, at: first.addingTimeInterval(30), by: "scim:okta"))
             #expect(try await store.account(id: ada.id)?.disabledAt == first, "a second disable keeps the first time")
             #expect(try await store.account(id: ada.id)?.disabledBy == "scim:entra", "and who disabled it first")
+            #expect(try await store.setAccountDisabled(id: ada.id, at: first.addingTimeInterval(60), by: "admin"))
+            #expect(try await store.account(id: ada.id)?.disabledAt == first)
+            #expect(try await store.account(id: ada.id)?.disabledBy == "admin", "an administrator's disable takes it over")
             // Every read of an account carries the state: the one a returning sign-in makes too.
             #expect(try await store.linkedAccount(providerID: "local", subject: "ada")?.disabledAt == first)
             #expect(try await store.accounts(limit: 10, offset: 0).first { $0.id == ada.id }?.disabledAt == first)
@@ -1342,7 +1345,7 @@ struct GatehouseStoreTests {
             second.id = "g2"
             second.members = ["u4"]
             #expect(try await store.insertScimResource(second, account: nil))
-            let deleted = try await store.deleteScimResource(id: "u4", clientID: "entra", kind: .user)
+            let deleted = try await store.deleteScimResource(id: "u4", clientID: "entra", kind: .user, now: now)
             #expect(deleted?.accountID == bobAccount.id)
             let groups = try await store.scimResources(clientID: "entra", kind: .group)
             #expect(groups.map(\.members) == [["u1"], []], "a deleted user leaves its groups")

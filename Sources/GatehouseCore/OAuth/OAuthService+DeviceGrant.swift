@@ -86,7 +86,7 @@ extension OAuthService {
         // The app's rules hold at the moment tokens are issued: an identity its provider no longer
         // accepts, or an app that turned the grant off, gets nothing.
         var links = try await store.identityLinks(accountID: account.id)
-        try await recheck(links: &links, identityProvider: record.identityProvider)
+        try await recheck(links: &links, identityProvider: record.identityProvider, account: account)
         let issued = try await tokens.issue(
             TokenIssuer.Grant(
                 app: app, subject: account.id, accountID: account.id, scopes: record.scopes, methods: record.methods, identityProvider: record.identityProvider,

@@ -58,6 +58,12 @@ extension OAuthService {
         let subject = try await exchangedToken(subjectToken, type: subjectType, app: app, role: "subject_token")
         // The subject is a person: a client's own token (client credentials) stands for nobody.
         guard subject.authTime != nil, subject.subject != subject.clientID else { throw Self.unacceptable("subject_token") }
+        // An app for provisioned accounts only takes none other by exchange either (a stateless
+        // token has no account to be provisioned).
+        if app.policy.provisionedOnly {
+            guard !subject.stateless else { throw Self.unacceptable("subject_token").because("not_provisioned") }
+            try await provisioned.refuseGrantUnlessProvisioned(subject.subject, app: app)
+        }
         var act = subject.act
         if let actorToken = exchange.actorToken, let actorType = exchange.actorTokenType {
             let actor = try await exchangedToken(actorToken, type: actorType, app: app, role: "actor_token")

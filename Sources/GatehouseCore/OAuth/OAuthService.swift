@@ -225,7 +225,7 @@ public struct OAuthService: Sendable {
         }
         // One read of the links serves the recheck and the profile claims.
         var links = try await store.identityLinks(accountID: account.id)
-        try await recheck(links: &links, identityProvider: record.identityProvider)
+        try await recheck(links: &links, identityProvider: record.identityProvider, account: account)
         var grant = TokenIssuer.Grant(
             app: app, subject: account.id, accountID: account.id, scopes: scopes, methods: record.methods, identityProvider: record.identityProvider,
             authTime: record.authTime, refreshFamilyID: record.familyID, replacingRefreshToken: reissue ? nil : digest,
@@ -295,11 +295,17 @@ public struct OAuthService: Sendable {
     /// Asks the provider that identified the account whether the identity is still good, under the
     /// same rules as a sign-in; the claims it read again replace the link's (in the store and in
     /// `links`, so the tokens issued now carry them).
-    func recheck(links: inout [IdentityLink], identityProvider: String?) async throws {
+    /// Asks the provider whether it still accepts the identity; a provider that answers takes its
+    /// time (a directory, an upstream), so the account is read again afterwards: one disabled or
+    /// deprovisioned meanwhile gets nothing.
+    func recheck(links: inout [IdentityLink], identityProvider: String?, account: Account) async throws {
         guard let index = links.firstIndex(where: { $0.providerID == identityProvider }) else { return }
         if let reason = try await IdentityRecheckBook(plugins: plugins, store: store).recheck(&links[index]) {
             throw Self.invalidGrant("The identity provider no longer accepts this account.").because(reason)
         }
+        guard let identityProvider, plugins.recheckers[identityProvider] != nil else { return }
+        guard let current = try await store.account(id: account.id) else { throw Self.invalidGrant("The account no longer exists.") }
+        try current.refuseGrantIfDisabled()
     }
 
     public static let jwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"

@@ -180,7 +180,12 @@ public struct ScimService: Sendable {
             record.name = user.userName
             record.externalID = user.externalID
             record.active = user.active
-            let made = Account(id: UUID().uuidString.lowercased(), username: user.userName, createdAt: now)
+            var made = Account(id: UUID().uuidString.lowercased(), username: user.userName, createdAt: now)
+            if !user.active {
+                // Provisioned inactive: the account is made disabled (it holds nothing to revoke yet).
+                made.disabledAt = now
+                made.disabledBy = "scim:\(client.id)"
+            }
             record.accountID = made.id
             account = made
         case .group:
@@ -193,7 +198,10 @@ public struct ScimService: Sendable {
         guard try await store.insertScimResource(record, account: account) else {
             throw ScimError.uniqueness("The userName '\(record.name)' is taken.")
         }
-        try await settleAccount(of: record, client: client)
+        if let account, account.isDisabled {
+            try await store.appendAudit(
+                AuditEvent(time: now, type: "account.disabled", accountID: account.id, details: ["scimClient": client.id, "reason": "scim_inactive"]))
+        }
         try await audit("scim.\(kind.rawValue.lowercased()).created", record, client: client)
         let json = try await rendered([record], client: client).first ?? [:]
         return Answer(status: 201, body: json, etag: ScimResource.etag(record.version), location: location(record))
@@ -243,6 +251,9 @@ public struct ScimService: Sendable {
             record.externalID = group.externalID
             record.members = try await checkedMembers(group.members, client: client)
         }
+        // The account first: a deprovisioning whose disable fails leaves the user as it was, so the
+        // client's retry is a change again and disables again.
+        try await settleAccount(of: record, was: current, client: client)
         switch try await store.replaceScimResource(record, expectedVersion: current.version) {
         case .written: record.version = current.version + 1
         case .versionMismatch:
@@ -252,7 +263,6 @@ public struct ScimService: Sendable {
         case .nameTaken: throw ScimError.uniqueness("The userName '\(record.name)' is taken.")
         case .gone: throw notFound(kind, id)
         }
-        try await settleAccount(of: record, client: client)
         try await audit("scim.\(kind.rawValue.lowercased()).\(event)", record, client: client)
         let json = try await rendered([record], client: client).first ?? [:]
         return Answer(status: 200, body: json, etag: ScimResource.etag(record.version), location: location(record))
@@ -268,19 +278,20 @@ public struct ScimService: Sendable {
         if kind == .user, let current = try await store.scimResource(id: id, clientID: client.id, kind: kind), let accountID = current.accountID {
             _ = try await oauth.disableAccount(id: accountID, reason: "scim_deleted", by: "scim:\(client.id)", actor: ["scimClient": client.id])
         }
-        guard var deleted = try await store.deleteScimResource(id: id, clientID: client.id, kind: kind) else { throw notFound(kind, id) }
+        guard var deleted = try await store.deleteScimResource(id: id, clientID: client.id, kind: kind, now: clock.now) else { throw notFound(kind, id) }
         deleted.updatedAt = clock.now
         try await audit("scim.\(kind.rawValue.lowercased()).deleted", deleted, client: client)
         return Answer(status: 204)
     }
 
-    /// Makes the account agree with its user's `active`, whatever the user said before: a
-    /// deprovisioning whose disable failed is completed by the client's retry. A re-activation lifts
-    /// only this client's own disable, never an administrator's.
-    private func settleAccount(of record: ScimResourceRecord, client: ScimClientRecord) async throws {
+    /// Makes the account agree with its user's new `active`, before the user is written. Turning
+    /// inactive disables the account in full (its sessions and tokens too) even if it is disabled
+    /// already: a disable that failed half-way left the user active, so the client's retry runs it
+    /// all again. A re-activation lifts only this client's own disable, never an administrator's.
+    private func settleAccount(of record: ScimResourceRecord, was previous: ScimResourceRecord, client: ScimClientRecord) async throws {
         guard let accountID = record.accountID, let account = try await store.account(id: accountID) else { return }
         let by = "scim:\(client.id)"
-        if !record.active, !account.isDisabled {
+        if !record.active, previous.active || !account.isDisabled {
             _ = try await oauth.disableAccount(id: accountID, reason: "scim_inactive", by: by, actor: ["scimClient": client.id])
         } else if record.active, account.isDisabled, account.disabledBy == by {
             _ = try await oauth.enableAccount(id: accountID, reason: "scim_active", onlyIfDisabledBy: by, actor: ["scimClient": client.id])

@@ -53,7 +53,8 @@ public protocol AccountStore: Sendable {
     /// account is gone.
     func updateAccountProfile(id: String, profile: AccountProfile?, pending: Bool) async throws -> Bool
     /// Disables the account from `at` on (`by` whom), or enables it (`at` nil). A disabled account
-    /// keeps when and by whom it was first disabled. False when the account is gone.
+    /// keeps when it was first disabled, and by whom, except that `admin` always takes it over.
+    /// False when the account is gone.
     func setAccountDisabled(id: String, at: Date?, by: String?) async throws -> Bool
 }
 
@@ -78,7 +79,7 @@ public protocol ScimStore: Sendable {
     func replaceScimResource(_ resource: ScimResourceRecord, expectedVersion: Int) async throws -> ScimWrite
     /// Deletes a resource (a user also leaves the client's groups, whose versions move on); answers
     /// what was deleted.
-    func deleteScimResource(id: String, clientID: String, kind: ScimKind) async throws -> ScimResourceRecord?
+    func deleteScimResource(id: String, clientID: String, kind: ScimKind, now: Date) async throws -> ScimResourceRecord?
     /// The users provisioned for an account, by any client.
     func scimUsers(accountID: String) async throws -> [ScimResourceRecord]
     /// The names of the groups holding the account's provisioned users (any client), sorted: one

@@ -14,10 +14,13 @@ extension PostgresStore: AccountStore {
 
     public func setAccountDisabled(id: String, at: Date?, by: String?) async throws -> Bool {
         guard let at else { return try await run("UPDATE accounts SET disabled_at = NULL, disabled_by = NULL WHERE id = \(id) RETURNING 1") == 1 }
-        // A disabled account keeps when, and by whom, it was first disabled.
+        // A disabled account keeps when it was first disabled, and by whom, except that an
+        // administrator's disable always becomes the administrator's (no SCIM re-activation lifts it).
+        let admin = by == "admin"
         return try await run(
             """
-            UPDATE accounts SET disabled_by = CASE WHEN disabled_at IS NULL THEN \(by) ELSE disabled_by END, disabled_at = coalesce(disabled_at, \(at.storeValue))
+            UPDATE accounts SET disabled_by = CASE WHEN disabled_at IS NULL OR \(admin) THEN \(by) ELSE disabled_by END,
+                disabled_at = coalesce(disabled_at, \(at.storeValue))
             WHERE id = \(id) RETURNING 1
             """
         ) == 1

@@ -34,7 +34,10 @@ extension PostgresStore: ScimStore {
         return try await transaction { connection in
             if let account {
                 try await connection.query(
-                    "INSERT INTO accounts (id, username, created_at, is_test) VALUES (\(account.id), \(account.username), \(account.createdAt.storeValue), false)",
+                    """
+                    INSERT INTO accounts (id, username, created_at, is_test, disabled_at, disabled_by)
+                    VALUES (\(account.id), \(account.username), \(account.createdAt.storeValue), false, \(account.disabledAt?.storeValue), \(account.disabledBy))
+                    """,
                     logger: self.logger)
             }
             // The partial unique index decides a race between two creates of one userName.
@@ -129,7 +132,7 @@ extension PostgresStore: ScimStore {
         }
     }
 
-    public func deleteScimResource(id: String, clientID: String, kind: ScimKind) async throws -> ScimResourceRecord? {
+    public func deleteScimResource(id: String, clientID: String, kind: ScimKind, now: Date) async throws -> ScimResourceRecord? {
         try await transaction { connection in
             guard
                 let row = try await Self.rows(
@@ -142,7 +145,7 @@ extension PostgresStore: ScimStore {
                 // The groups it leaves change: their versions move on (its member rows go with it).
                 try await connection.query(
                     """
-                    UPDATE scim_resources SET version = version + 1, updated_at = \(deleted.updatedAt.storeValue)
+                    UPDATE scim_resources SET version = version + 1, updated_at = \(now.storeValue)
                     WHERE id IN (SELECT group_id FROM scim_members WHERE user_id = \(id))
                     """, logger: self.logger)
             }
@@ -175,11 +178,13 @@ extension PostgresStore: ScimStore {
 
     /// A group's member rows, in the order given.
     private func writeMembers(_ resource: ScimResourceRecord, on connection: PostgresConnection) async throws {
-        guard resource.kind == .group else { return }
-        for (position, member) in resource.members.enumerated() {
-            try await connection.query(
-                "INSERT INTO scim_members (group_id, user_id, position) VALUES (\(resource.id), \(member), \(position))", logger: self.logger)
-        }
+        guard resource.kind == .group, !resource.members.isEmpty else { return }
+        // One statement for all of them, in their order.
+        try await connection.query(
+            """
+            INSERT INTO scim_members (group_id, user_id, position)
+            SELECT \(resource.id), member, position - 1 FROM unnest(\(resource.members)::text[]) WITH ORDINALITY AS given(member, position)
+            """, logger: self.logger)
     }
 
     static func scimClient(_ row: PostgresRandomAccessRow) throws -> ScimClientRecord {
