@@ -37,19 +37,14 @@ usage() {
 
 die() { echo "slapd.sh: $*" >&2; exit 1; }
 
-# True when PID is a live (not zombie) slapd process. PID 1 here may not reap orphans, so a
-# killed slapd can linger as a zombie that `kill -0` still reports as alive.
+# shellcheck source=../lib/live_process.sh
+. "$here/../lib/live_process.sh"
+
+# True when PID is a live (not zombie) slapd process.
 alive() {
-  local pid="$1" state
-  [ -n "$pid" ] || return 1
-  kill -0 "$pid" 2>/dev/null || return 1
-  if [ -r "/proc/$pid/stat" ]; then
-    state="$(sed -E 's/^[0-9]+ \(.*\) ([A-Za-z]) .*/\1/' "/proc/$pid/stat" 2>/dev/null || true)"
-    [ "$state" != "Z" ] || return 1
-    # Guard against a recycled pid: the process must be a slapd.
-    tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -q slapd || return 1
-  fi
-  return 0
+  live_process "$1" || return 1
+  # Guard against a recycled pid: the process must be a slapd.
+  [ ! -r "/proc/$1/cmdline" ] || tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -q slapd
 }
 
 # The part of slapd.log written since the last start.

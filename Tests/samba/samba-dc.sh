@@ -54,19 +54,15 @@ usage() {
 
 die() { echo "samba-dc.sh: $*" >&2; exit 1; }
 
+# shellcheck source=../lib/live_process.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/live_process.sh"
+
+# True when PID is a live (not zombie) samba of this DC: it renames itself "samba: root process",
+# so the check is the samba binary holding files of DIR open, not another process that got the pid.
 alive() {
-  local pid="$1" state
-  [ -n "$pid" ] || return 1
-  kill -0 "$pid" 2>/dev/null || return 1
-  if [ -r "/proc/$pid/stat" ]; then
-    state="$(sed -E 's/^[0-9]+ \(.*\) ([A-Za-z]) .*/\1/' "/proc/$pid/stat" 2>/dev/null || true)"
-    [ "$state" != "Z" ] || return 1
-    # This DC's own samba (it renames itself "samba: root process"): the samba binary, holding
-    # files of DIR open, not another process that got the pid.
-    [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = /usr/sbin/samba ] || return 1
-    find "/proc/$pid/fd" -maxdepth 1 -lname "$dir/*" 2>/dev/null | grep -q . || return 1
-  fi
-  return 0
+  live_process "$1" || return 1
+  [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = /usr/sbin/samba ] || return 1
+  find "/proc/$1/fd" -maxdepth 1 -lname "$dir/*" 2>/dev/null | grep -q .
 }
 
 read_pid() {

@@ -80,18 +80,12 @@ public struct ProvisionedAccounts: Sendable {
         try await !store.scimUsers(accountID: accountID).isEmpty
     }
 
-    /// The names of the SCIM groups that hold the account's provisioned users, sorted.
-    func groups(of accountID: String) async throws -> [String] {
-        guard config.enabled else { return [] }
-        return try await store.scimGroupNames(accountID: accountID)
-    }
-
     /// The profile claims with the account's SCIM groups added to `groups`, when that scope was
     /// granted. Never for the admin console's app: it admits by group (`admin.consoleGroups`), and a
     /// SCIM client names its groups freely, so its groups must not make anyone an administrator.
     public func adding(groupsOf accountID: String?, to profile: [String: JSONValue], scopes: [String], app appID: String) async throws -> [String: JSONValue] {
         guard config.enabled, scopes.contains("groups"), appID != ConsoleConfig.appID, let accountID else { return profile }
-        let provisioned = try await groups(of: accountID)
+        let provisioned = try await store.scimGroupNames(accountID: accountID)
         guard !provisioned.isEmpty else { return profile }
         var existing: [String] = []
         if case .array(let values) = profile["groups"] { existing = values.compactMap(\.stringValue) }

@@ -100,7 +100,7 @@ public struct ScimService: Sendable {
     public func list(
         _ kind: ScimKind, client: ScimClientRecord, filter text: String?, startIndex: Int?, count: Int?, attributes: [String] = [], excluded: [String] = []
     ) async throws -> Answer {
-        let filter = try text.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }.map { text throws(ScimError) in try ScimFilter.parse(text) }
+        let filter = try Self.filter(text)
         let candidates: [ScimResourceRecord]
         if kind == .user, let (attribute, value) = filter?.simpleEquality, let linkAttribute = ScimLinkAttribute(rawValue: attribute) ?? caseless(attribute) {
             // What Entra ID and Okta ask before every create: one index lookup, not a scan.
@@ -118,12 +118,18 @@ public struct ScimService: Sendable {
     public func listAll(
         client: ScimClientRecord, filter text: String?, startIndex: Int?, count: Int?, attributes: [String] = [], excluded: [String] = []
     ) async throws -> Answer {
-        let filter = try text.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }.map { text throws(ScimError) in try ScimFilter.parse(text) }
+        let filter = try Self.filter(text)
         var all: [[String: JSONValue]] = []
         for kind in ScimKind.allCases { all += try await rendered(try await store.scimResources(clientID: client.id, kind: kind), client: client) }
         return page(
             filter.map { filter in all.filter { filter.matches(Self.matchable($0)) } } ?? all, startIndex: startIndex, count: count, attributes: attributes,
             excluded: excluded)
+    }
+
+    /// The `filter` parameter parsed; nil when absent or blank.
+    static func filter(_ text: String?) throws(ScimError) -> ScimFilter? {
+        guard let text, !text.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
+        return try ScimFilter.parse(text)
     }
 
     /// A resource as filters see it: a user that never said `active` is active (`active eq true` finds it).
