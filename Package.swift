@@ -68,6 +68,10 @@ let builtInPlugins: [BuiltInPlugin] = [
         name: "Activation", dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")],
         testDependencies: ["DeviceKey", "PIN", "EmailCode", "GatehouseStore", .product(name: "Crypto", package: "swift-crypto")]
     ),
+    BuiltInPlugin(
+        name: "SAML", dependencies: ["CXMLSec", .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
+        testDependencies: ["CXMLSec", "GatehouseStore", .product(name: "_CryptoExtras", package: "swift-crypto")]
+    ),
 ]
 
 let package = Package(
@@ -147,6 +151,8 @@ let package = Package(
             ]
         ),
         .systemLibrary(name: "CLDAP", path: "Plugins/CLDAP", providers: [.apt(["libldap2-dev"])]),
+        // xmlsec1 (OpenSSL back end) on libxml2, for the `saml` plugin's XML signatures and encryption.
+        .systemLibrary(name: "CXMLSec", path: "Plugins/CXMLSec", pkgConfig: "xmlsec1-openssl", providers: [.apt(["libxmlsec1-dev"])]),
         .target(name: "CConcurrencyHook"),
         .target(
             name: "GatehouseServer",

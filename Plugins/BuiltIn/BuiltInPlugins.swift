@@ -9,6 +9,7 @@ import LDAP
 import LocalPassword
 import OIDC
 import PIN
+import SAML
 import TOTP
 import WebAuthn
 
@@ -29,6 +30,7 @@ public enum BuiltInPlugins {
         registry.register(ActivationPlugin.self)
         registry.register(TOTPPlugin.self)
         registry.register(WebAuthnPlugin.self)
+        registry.register(SAMLPlugin.self)
         return registry
     }
 }

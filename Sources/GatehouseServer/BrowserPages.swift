@@ -38,6 +38,13 @@ struct BrowserPages {
             headers[.cacheControl] = "no-cache"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: script.source)))
         }
+        // The one script of the page that posts a form on (`PageRenderer.autoPost`).
+        router.get(RouterPath(String(PageRenderer.autoPostScriptPath.dropFirst()))) { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/javascript; charset=utf-8"
+            headers[.cacheControl] = "max-age=3600"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: PageTemplates.autoPostScript)))
+        }
         router.get("oauth2/authorize") { request, context in
             let parameters: [String: String]
             do {
@@ -84,21 +91,31 @@ struct BrowserPages {
         }
     }
 
-    /// An upstream sign-in page sent the browser back (`response_mode` `query` or `form_post`) with
-    /// the flow's id as `state`: the flow's plugin checks the answer, and the browser goes on with
-    /// the flow, back to the native app that started it, or to the app with an error.
+    /// An upstream sign-in page sent the browser back (`response_mode` `query` or `form_post`, SAML's
+    /// HTTP-POST binding) with the flow's id as `state` (or the parameter the flow's challenge
+    /// declares, SAML's `RelayState`): the flow's plugin checks the answer, and the browser goes on
+    /// with the flow, back to the native app that started it, or to the app with an error. A form post
+    /// the broker's own page sent again (`repostMarker`) is same-site, and is not posted again.
     func callback(_ parameters: [String: String], crossSitePost: Bool, request: Request, context: GatehouseRequestContext) async throws -> Response {
-        guard let state = parameters[ChallengeCallback.stateParameter], !state.isEmpty else {
+        guard let stateParameter = broker.engine.callbackStateParameters.first(where: { !(parameters[$0] ?? "").isEmpty }),
+            let state = parameters[stateParameter]
+        else {
             throw BrokerError(.invalidRequest, .badRequest, "The callback has no state; start again from the app.")
         }
-        let answer = parameters.filter { $0.key != ChallengeCallback.stateParameter }.mapValues(JSONValue.string)
+        let reposted = parameters[PageRenderer.repostMarker] != nil
+        let answer = parameters.filter { $0.key != stateParameter && $0.key != PageRenderer.repostMarker }.mapValues(JSONValue.string)
         let cookie = request.cookies[Self.cookieName]?.value.nilIfInvalidToken
         let provider = context.parameters.get("provider")
-        switch try await broker.engine.callback(state: state, answer: ChallengeResponse(answer), cookie: cookie, crossSitePost: crossSitePost, providerID: provider) {
+        switch try await broker.engine.callback(
+            state: state, stateParameter: stateParameter, answer: ChallengeResponse(answer), cookie: cookie, crossSitePost: crossSitePost && !reposted,
+            providerID: provider
+        ) {
         case .browser(let outcome, let app, let csrf):
             return respond(outcome, app: app, csrf: csrf, requestID: context.id)
         case .redirect(let location):
             return PageRenderer.redirect(to: location)
+        case .repost(let url, let fields):
+            return renderer.autoPost(to: url, fields: fields + [(PageRenderer.repostMarker, "1")], title: "Continue signing in")
         }
     }
 

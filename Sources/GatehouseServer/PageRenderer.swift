@@ -26,7 +26,7 @@ struct PageRenderer: Sendable {
             ("layout", PageTemplates.layout), ("challenge", PageTemplates.challenge),
             ("chooser", PageTemplates.chooser), ("error", PageTemplates.error),
             ("logoutConfirm", PageTemplates.logoutConfirm), ("signedOut", PageTemplates.signedOut), ("signInLinks", PageTemplates.signInLinks),
-            ("deviceCode", PageTemplates.deviceCode), ("deviceResult", PageTemplates.deviceResult),
+            ("deviceCode", PageTemplates.deviceCode), ("deviceResult", PageTemplates.deviceResult), ("autoPost", PageTemplates.autoPost),
         ] {
             // The templates are constants of this file's module; a parse error is a programming error.
             try! library.register(text, named: name)
@@ -53,6 +53,21 @@ struct PageRenderer: Sendable {
         let scripts = script.map { "; script-src \($0)" } ?? ""
         headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:\(scripts); frame-ancestors 'none'; base-uri 'none'"
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// Where the script of `autoPost` pages is served.
+    static let autoPostScriptPath = "/assets/auto-post.js"
+    /// The field that tells the callback a form post came from the broker's own page (`autoPost`).
+    static let repostMarker = "gatehouse_repost"
+
+    /// A page that posts `fields` to `url` at once: its one script (`autoPostScriptPath`) submits the
+    /// form; without script, the person presses Continue. The fields travel in the body only.
+    func autoPost(to url: String, fields: [(name: String, value: String)], title: String) -> Response {
+        page(
+            "autoPost", title: title,
+            values: ["action": url, "fields": fields.map { ["name": $0.name, "value": $0.value] }, "script": issuer + Self.autoPostScriptPath],
+            script: issuer + Self.autoPostScriptPath
+        )
     }
 
     /// Where a challenge type's declared script is served.
@@ -86,10 +101,18 @@ struct PageRenderer: Sendable {
             guard let description = challenges.description(of: challenge.type) else {
                 return self.error(BrokerError.internalFailure("This step cannot be shown in a browser."), requestID: requestID)
             }
-            // A sign-in elsewhere: the browser goes there at once, and comes back at the callback.
+            // A sign-in elsewhere: the browser goes there at once (posting the declared form, if
+            // any), and comes back at the callback.
             if let callback = description.callback {
                 guard let url = challenge.fields[callback.urlField]?.stringValue, Self.isSafeLink(url) else {
                     return self.error(BrokerError.internalFailure("The sign-in page's address is not usable."), requestID: requestID)
+                }
+                if let formField = callback.formField, case .object(let form)? = challenge.fields[formField] {
+                    guard let action = form["action"]?.stringValue, Self.isSafeLink(action), case .object(let values)? = form["fields"] else {
+                        return self.error(BrokerError.internalFailure("The sign-in page's form is not usable."), requestID: requestID)
+                    }
+                    let fields = values.sorted { $0.key < $1.key }.compactMap { name, value in value.stringValue.map { (name: name, value: $0) } }
+                    return autoPost(to: action, fields: fields, title: "Continue signing in")
                 }
                 return Self.redirect(to: url)
             }

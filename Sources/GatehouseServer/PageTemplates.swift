@@ -69,6 +69,22 @@ enum PageTemplates {
         {{> signInLinks}}
         """
 
+    /// A form that posts itself on (`PageRenderer.autoPost`): to an identity provider (SAML's HTTP-POST
+    /// binding), or back to the broker's callback with the browser's cookie.
+    static let autoPost = """
+        <p>Taking you on&hellip;</p>
+        <form method="post" action="{{action}}" id="auto-post">
+        {{#fields}}<input type="hidden" name="{{name}}" value="{{value}}">{{/fields}}
+        <button type="submit">Continue</button>
+        </form>
+        <script src="{{script}}" defer></script>
+        """
+
+    /// The script of `autoPost`: submits its form once the page is read.
+    static let autoPostScript = """
+        document.getElementById("auto-post").submit();
+        """
+
     /// "Create an account" and "Forgot password" under a sign-in page, each its own small form (the
     /// flow and CSRF token travel in the body, never in a URL).
     static let signInLinks = """

@@ -52,6 +52,15 @@ struct PluginRootRoutes {
             let (answer, _) = try await broker.pluginEndpoints.callRoot(
                 method: endpoint.method.rawValue, path: endpoint.path, fields: fields, parameters: parameters, credentials: credentials, clientIP: context.clientIP
             )
+            if let document = answer.document {
+                guard PluginEndpointAnswer.isServableDocumentType(document.contentType) else {
+                    throw BrokerError.internalFailure("The endpoint /\(endpoint.path) answered a document of a type the broker does not serve.")
+                }
+                var headers = HTTPFields()
+                headers[.contentType] = document.contentType
+                headers[.cacheControl] = "max-age=300"
+                return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: document.body)))
+            }
             return JSONBody(answer.body).response(status: answer.created ? .created : .ok)
         }
     }

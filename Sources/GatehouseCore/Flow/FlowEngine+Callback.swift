@@ -5,9 +5,12 @@ public enum CallbackOutcome: Sendable {
     /// A browser flow goes on in this browser: show the next page (or send it to the app).
     case browser(FlowOutcome, app: App, csrf: String)
     /// Send the browser here: a native app's return URI (with the flow id and the return code, or an
-    /// error), a browser flow's app with an OAuth error (RFC 6749 section 4.1.2.1), or, for a form
-    /// post that came without the browser's cookie, the same callback as a GET (which carries it).
+    /// error), or a browser flow's app with an OAuth error (RFC 6749 section 4.1.2.1).
     case redirect(String)
+    /// A cross-site form post came without the browser's SameSite=Lax cookie: the browser posts the
+    /// same fields again to `url` from the broker's own page, a same-site request that carries it.
+    /// The answer stays in a form body, never in a URL (a SAML response is large, and a bearer).
+    case repost(url: String, fields: [(name: String, value: String)])
 }
 
 /// Sign-ins that happen elsewhere: a plugin's challenge with a `callback` sends the browser to an
@@ -17,11 +20,22 @@ public enum CallbackOutcome: Sendable {
 /// the native app that received the browser back (the return code) and proves it started the flow
 /// (its client secret, or its PKCE verifier).
 extension FlowEngine {
-    /// Handles one arrival at the callback. `cookie` is the browser's binding cookie, if it sent one;
-    /// `crossSitePost` tells that the answer came as a form post (`response_mode=form_post`);
+    /// The parameters that may name the flow at the callback: `state`, and any other a declared
+    /// callback challenge uses (SAML's `RelayState`).
+    public var callbackStateParameters: [String] {
+        let declared = Set(challenges.all.compactMap { $0.callback?.stateParameter })
+        return [ChallengeCallback.stateParameter] + declared.subtracting([ChallengeCallback.stateParameter]).sorted()
+    }
+
+    /// Handles one arrival at the callback. `stateParameter` is the parameter that named the flow
+    /// (one of `callbackStateParameters`): it must be the one the flow's challenge declares. `cookie`
+    /// is the browser's binding cookie, if it sent one; `crossSitePost` tells that the answer came as
+    /// a form post from another site (`response_mode=form_post`, SAML's HTTP-POST binding);
     /// `providerID` is the provider the callback URL names (`/oauth2/callback/<provider>`), if any.
-    public func callback(state flowID: String, answer: ChallengeResponse, cookie: String?, crossSitePost: Bool, providerID: String? = nil) async throws -> CallbackOutcome
-    {
+    public func callback(
+        state flowID: String, stateParameter: String = "state", answer: ChallengeResponse, cookie: String?, crossSitePost: Bool,
+        providerID: String? = nil
+    ) async throws -> CallbackOutcome {
         let notFound = BrokerError(.flowNotFound, .notFound, "This sign-in is unknown, expired or already finished; start again from the app.")
         guard let stored = try await store.flow(id: flowID, now: clock.now, sealer: sealer), let app = try await store.app(id: stored.appID), !app.disabled else {
             throw notFound
@@ -35,9 +49,13 @@ extension FlowEngine {
         else {
             throw BrokerError(.flowNotFound, .notFound, "This sign-in step is already done; start again from the app.")
         }
+        // The flow is named the way its provider's protocol names it, and no other way.
+        guard callback.stateParameter == stateParameter else { throw notFound }
         let declared = Set(declaration.inputs.map(\.name))
         let kept = ChallengeResponse(answer.values.filter { declared.contains($0.key) })
-        if let redirect = try callbackBrowserCheck(flow, kept: kept, cookie: cookie, crossSitePost: crossSitePost, providerID: providerID) { return redirect }
+        if let repost = try callbackBrowserCheck(flow, kept: kept, callback: callback, cookie: cookie, crossSitePost: crossSitePost, providerID: providerID) {
+            return repost
+        }
         // A bare visit (a prefetch, a link followed by hand, a lone `state`) is no answer, and changes nothing.
         guard callback.answerFields.contains(where: { kept.values[$0] != nil }) else {
             throw BrokerError(.invalidRequest, .badRequest, "The callback carries no answer from the sign-in service.")
@@ -70,18 +88,20 @@ extension FlowEngine {
     }
 
     /// A browser flow listens only to its own browser, and nothing changes before it has proved that.
-    /// A cross-site form post carries no SameSite=Lax cookie: its declared fields come back as a GET,
-    /// which does (the redirect answered here).
-    func callbackBrowserCheck(_ flow: FlowRecord, kept: ChallengeResponse, cookie: String?, crossSitePost: Bool, providerID: String?) throws -> CallbackOutcome? {
+    /// A cross-site form post carries no SameSite=Lax cookie: its declared fields are posted again
+    /// from the broker's own page (same-site, so the cookie comes along), answered here.
+    func callbackBrowserCheck(
+        _ flow: FlowRecord, kept: ChallengeResponse, callback: ChallengeCallback, cookie: String?, crossSitePost: Bool, providerID: String?
+    ) throws -> CallbackOutcome? {
         guard let authorization = flow.authorization else { return nil }
         let notFound = BrokerError(.flowNotFound, .notFound, "This sign-in is unknown, expired or already finished; start again from the app.")
         guard let cookie else {
             guard crossSitePost else { throw notFound }
             let location = tokens.issuer + Broker.callbackPath + (providerID.map { "/" + $0 } ?? "")
-            let parameters =
-                [(ChallengeCallback.stateParameter, Optional(flow.id))]
-                + kept.values.sorted { $0.key < $1.key }.compactMap { name, value in value.stringValue.map { (name, Optional($0)) } }
-            return .redirect(OAuthRedirect.url(location, parameters: parameters))
+            let fields =
+                [(name: callback.stateParameter, value: flow.id)]
+                + kept.values.sorted { $0.key < $1.key }.compactMap { name, value in value.stringValue.map { (name: name, value: $0) } }
+            return .repost(url: location, fields: fields)
         }
         guard SecretDigest.matches(cookie, digest: authorization.binding.cookieDigest) else { throw notFound }
         return nil

@@ -95,11 +95,14 @@ public struct ChallengeElement: Sendable, Hashable {
 
     /// The challenge is answered elsewhere (an upstream sign-in page): its string field `urlField`
     /// holds the URL a browser is sent to (a native app opens it in the system browser); that page sends
-    /// the browser back to `PluginEnvironment.callbackURL` with the flow's id as `state` and the answer
-    /// as the other parameters, of which the broker keeps the declared fields. A callback counts only
-    /// with at least one of `answerFields`; one callback per challenge.
-    public static func callback(urlField: String, answerFields: [String]) -> ChallengeElement {
-        ChallengeElement(part: .callback(ChallengeCallback(urlField: urlField, answerFields: answerFields)))
+    /// the browser back to `PluginEnvironment.callbackURL` with the flow's id as `stateParameter`
+    /// (`state`, or SAML's `RelayState`) and the answer as the other parameters, of which the broker
+    /// keeps the declared fields. With `formField` (an object field `{"action": URL, "fields":
+    /// {name: string}}`), a browser flow posts those fields to `action` instead of going to the URL (SAML's HTTP-POST binding), on a page that
+    /// submits itself. A callback counts only with at least one of `answerFields`; one callback per
+    /// challenge.
+    public static func callback(urlField: String, answerFields: [String], stateParameter: String = "state", formField: String? = nil) -> ChallengeElement {
+        ChallengeElement(part: .callback(ChallengeCallback(urlField: urlField, answerFields: answerFields, stateParameter: stateParameter, formField: formField)))
     }
 
     /// A fact the challenge tells the client in its fields (`sentTo`, `codeExpiresAt`...), of a JSON

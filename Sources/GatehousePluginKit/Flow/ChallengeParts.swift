@@ -105,8 +105,10 @@ package struct ChallengeLink: Sendable, Hashable {
 /// How a challenge that is answered elsewhere works. The challenge's string field `urlField` holds an
 /// `https` (or loopback `http`) URL: a browser flow is sent there at once, a native app opens it in the
 /// system browser. The page there sends the browser back to the broker's callback
-/// (`PluginEnvironment.callbackURL`) with the flow's id as the `state` query or form parameter and the
-/// answer as the other parameters; the broker keeps only the declared inputs. One callback per
+/// (`PluginEnvironment.callbackURL`) with the flow's id as the `stateParameter` query or form
+/// parameter (`state`; SAML's `RelayState`) and the answer as the other parameters; the broker keeps
+/// only the declared inputs. With `formField`, a browser flow posts instead (SAML's HTTP-POST binding):
+/// that field is an object `{"action": URL, "fields": {name: string}}`; a native app still opens `urlField`. One callback per
 /// challenge: a second one finds the step done.
 package struct ChallengeCallback: Sendable, Hashable {
     /// The challenge's string field holding the URL the browser goes to.
@@ -114,14 +116,20 @@ package struct ChallengeCallback: Sendable, Hashable {
     /// A callback counts as an answer only with at least one of these inputs (`code`, `error`);
     /// anything else (a prefetch, a bare `state`) is refused and changes nothing.
     package var answerFields: [String]
+    /// The callback parameter that names the flow.
+    package var stateParameter: String
+    /// The challenge's object field `{"action": URL, "fields": {name: string}}` a browser posts, if any.
+    package var formField: String?
 
     /// A callback declaration.
-    package init(urlField: String, answerFields: [String]) {
+    package init(urlField: String, answerFields: [String], stateParameter: String = Self.stateParameter, formField: String? = nil) {
         self.urlField = urlField
         self.answerFields = answerFields
+        self.stateParameter = stateParameter
+        self.formField = formField
     }
 
-    /// The callback parameter that names the flow.
+    /// The callback parameter that names the flow unless a challenge declares another.
     package static let stateParameter = "state"
 }
 

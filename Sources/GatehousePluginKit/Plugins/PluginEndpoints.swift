@@ -176,11 +176,30 @@ public struct PluginEndpointAnswer: Sendable {
     public var created: Bool
     /// The page a page endpoint answers.
     package var page: PluginPage?
+    /// A document answered as it is, with its media type, instead of JSON.
+    package var document: (body: Data, contentType: String)?
 
     /// An answer (201 when `created`).
     public init(_ body: JSONValue, created: Bool = false) {
         self.body = body
         self.created = created
+    }
+
+    /// A document a JSON endpoint answers as it is (a SAML service provider's metadata, which identity
+    /// providers import by URL): `contentType` is `application/xml`, an `application/…+xml` type or
+    /// `text/plain`; HTML and script types are refused (a plugin's markup goes through `page`).
+    public static func document(_ body: Data, contentType: String) -> PluginEndpointAnswer {
+        var answer = PluginEndpointAnswer(.null)
+        answer.document = (body, contentType)
+        return answer
+    }
+
+    /// Whether a document's media type may be served: XML or plain text, never a type a browser runs.
+    package static func isServableDocumentType(_ contentType: String) -> Bool {
+        let type = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        if type == "application/xml" || type == "text/plain" { return true }
+        guard type.hasPrefix("application/"), type.hasSuffix("+xml") else { return false }
+        return !type.contains("html") && !type.contains("svg")
     }
 
     /// A page: one of the plugin's `pageTemplates`, rendered with `values` (an object whose fields
