@@ -1,9 +1,11 @@
 # Gatehouse: `make run` builds and serves the default config; `make test` runs every test.
 SWIFT ?= swift
 SHELL := /bin/bash
-# System libraries the build links (libldap2-dev: the LDAP plugin), plus what the walk-through uses.
-RUN_PACKAGES := libsqlite3-dev libssl-dev libldap2-dev curl jq
-TEST_PACKAGES := $(RUN_PACKAGES) python3 python3-venv openssl slapd ldap-utils postgresql oathtool samba samba-ad-dc winbind ldb-tools iproute2
+# System libraries the build links (libldap2-dev: the LDAP plugin; libxmlsec1-dev: the SAML plugin),
+# plus what the walk-through uses.
+RUN_PACKAGES := libsqlite3-dev libssl-dev libldap2-dev libxmlsec1-dev curl jq
+TEST_PACKAGES := $(RUN_PACKAGES) python3 python3-venv openssl slapd ldap-utils postgresql oathtool samba samba-ad-dc winbind ldb-tools iproute2 \
+  simplesamlphp php-cli php-xml php-mbstring mini-httpd xmlsec1
 # Debian's tools that build the package and the image, and what the package tests boot them with.
 RELEASE_PACKAGES := binutils libicu72 zlib1g libyaml-0-2
 DEB_PACKAGES := dpkg-dev debhelper fakeroot

@@ -22,12 +22,13 @@ if printf '%s\n' "${missing[@]}" | grep -qx postgresql; then
 fi
 # nginx (the benchmarks' ceiling) must not start a server of its own on port 80 either: the
 # benchmark starts one on a loopback port. Nor Samba (the AD tests provision a domain controller of
-# their own). Package scripts ask policy-rc.d before starting a service.
+# their own), nor mini-httpd (the web server SimpleSAMLphp's package needs; the SAML tests serve it
+# with PHP's own server on a loopback port). Package scripts ask policy-rc.d before starting a service.
 if grep -qs "gatehouse scripts/install-deps.sh" /usr/sbin/policy-rc.d; then
   echo "warning: /usr/sbin/policy-rc.d was left by an interrupted install and stops every service from starting; delete it" >&2
 fi
 policy=""
-if printf '%s\n' "${missing[@]}" | grep -qx 'nginx\(-light\)\?\|samba\|samba-ad-dc\|winbind' && [ ! -e /usr/sbin/policy-rc.d ]; then
+if printf '%s\n' "${missing[@]}" | grep -qx 'nginx\(-light\)\?\|samba\|samba-ad-dc\|winbind\|mini-httpd\|simplesamlphp' && [ ! -e /usr/sbin/policy-rc.d ]; then
   policy=/usr/sbin/policy-rc.d
   printf '#!/bin/sh\n# written by gatehouse scripts/install-deps.sh while it installs nginx or samba; delete if left over\nexit 101\n' | "${run[@]}" tee "$policy" >/dev/null
   "${run[@]}" chmod +x "$policy"
@@ -39,4 +40,7 @@ fi
 # interface with Debian's default smb.conf): the tests start a domain controller of their own.
 if printf '%s\n' "${missing[@]}" | grep -qx 'samba\|samba-ad-dc\|winbind' && [ -d /run/systemd/system ]; then
   "${run[@]}" systemctl disable --now smbd nmbd winbind samba-ad-dc >/dev/null 2>&1 || true
+fi
+if printf '%s\n' "${missing[@]}" | grep -qx 'mini-httpd' && [ -d /run/systemd/system ]; then
+  "${run[@]}" systemctl disable --now mini-httpd >/dev/null 2>&1 || true
 fi

@@ -72,10 +72,13 @@ public struct SAMLProvider: IdentityProvider, EndpointOffering, HealthReporting 
                 id: requestID, destination: destination, now: now, forceAuthn: forceAuthn, nameIDFormat: config.nameIDFormat, classRefs: config.authnContextClassRefs)
         }
         var fields: [String: JSONValue] = ["provider": .string(id)]
-        do {
+        do throws(SAMLError) {
             // A native app opens a URL: the Redirect binding, whatever the browser binding is.
             if let redirect = idp.redirectURL {
                 fields["url"] = .string(try builder.redirectURL(request(to: redirect), to: redirect, relayState: context.flowID, sign: sign))
+            }
+            if config.requestBinding == .post, idp.postURL == nil {
+                throw SAMLError.metadata("requestBinding is post, and the IdP lists no HTTP-POST SingleSignOnService (use redirect)")
             }
             if config.requestBinding == .post || idp.redirectURL == nil, let post = idp.postURL {
                 let form = try builder.postFields(request(to: post), relayState: context.flowID, sign: sign)

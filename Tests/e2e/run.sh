@@ -19,6 +19,7 @@ pg=$(mktemp -u /tmp/gatehouse-e2e-pg.XXXXXX)
 cleanup() {
   [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
   [ "$database" = postgres ] && "$postgres" remove "$pg" 2>/dev/null || true
+  "$repo/Tests/saml/simplesamlphp.sh" stop "$work/saml/idp" 2>/dev/null || true
   # The server's log and the secrets this run used, for the log scan at the end of `make test`.
   mkdir -p "$repo/.build/test-logs"
   cp "$work/serve.log" "$repo/.build/test-logs/e2e-serve-$database.log" 2>/dev/null || true
@@ -801,6 +802,64 @@ check "the audit log has the SCIM writes and the disable, naming the client" bas
   "cd '$work/scim' && '$bin' audit tail --type account.disabled --config gatehouse.yaml | grep -q 'scimClient=entra' && '$bin' audit tail --type scim.user.patched --config gatehouse.yaml | grep -q ."
 check "gatehouse scim-clients list shows the client, never its token" bash -c \
   "cd '$work/scim' && '$bin' scim-clients list --config gatehouse.yaml | grep -q '^entra' && ! '$bin' scim-clients list --config gatehouse.yaml | grep -qF '$scim_token'"
+
+echo "- SAML 2.0 sign-in at a real IdP (SimpleSAMLphp): both bindings, encrypted assertions, the SP's metadata"
+mkdir -p "$work/saml"
+ssp_port=$(python3 "$repo/Tests/lib/free_port.py")
+app_port=$(python3 "$repo/Tests/lib/free_port.py")
+openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 2 -subj "/CN=gatehouse e2e SP" \
+  -keyout "$work/saml/sp.key" -out "$work/saml/sp.crt" >/dev/null 2>&1
+chmod 600 "$work/saml/sp.key"
+if "$repo/Tests/saml/simplesamlphp.sh" start "$work/saml/idp" "$ssp_port" \
+  "$base/saml/ssp/metadata|$base/oauth2/callback/ssp|" "$base/saml/sspenc/metadata|$base/oauth2/callback/sspenc|encrypt=$work/saml/sp.crt" \
+  >"$work/saml/idp.out" 2>&1; then
+  cat >"$work/saml/gatehouse.yaml" <<YAML
+environment: development
+server:
+  listen: 127.0.0.1:$port
+  issuer: $base
+providers:
+  - id: ssp
+    type: saml
+    name: Corp SSO
+    config:
+      idpMetadataURL: http://127.0.0.1:$ssp_port/saml2/idp/metadata.php
+      allowedGroups: [staff, engineers]
+  - id: sspenc
+    type: saml
+    name: Corp SSO (encrypted)
+    config:
+      idpMetadataURL: http://127.0.0.1:$ssp_port/saml2/idp/metadata.php
+      privateKeyFile: $work/saml/sp.key
+      certificateFile: $work/saml/sp.crt
+      requestBinding: post
+      signRequests: true
+      requireEncryptedAssertion: true
+apps:
+  - id: web
+    secret: web-secret-web-secret-web-secret-0001
+    redirectURIs: [http://127.0.0.1:$app_port/cb]
+    policy: {identityProviders: [ssp], selfRegistration: true}
+  - id: webenc
+    secret: web-secret-web-secret-web-secret-0002
+    redirectURIs: [http://127.0.0.1:$app_port/cb]
+    policy: {identityProviders: [sspenc], selfRegistration: true}
+YAML
+  use_database "$work/saml"
+  start_in "$work/saml"
+  if "$py" "$repo/Tests/e2e/saml_client.py" "$base" "http://127.0.0.1:$ssp_port" "http://127.0.0.1:$app_port/cb" >"$work/saml/client.out" 2>&1; then
+    pass "SAML: $(grep -c '  ok ' "$work/saml/client.out") checks against SimpleSAMLphp ($(tail -1 "$work/saml/client.out"))"
+  else
+    fail "SAML: $(tail -1 "$work/saml/client.out")"
+    grep -v '  ok ' "$work/saml/client.out" | head -20
+  fi
+  check "the assertion IDs are remembered in the shared store (one use on every node)" \
+    test "$(query "$work/saml" "SELECT COUNT(*) FROM plugin_data WHERE namespace = 'type:saml' AND key LIKE 'assertion:%'")" -ge 2
+  stop
+else
+  fail "SimpleSAMLphp did not start: $(tail -3 "$work/saml/idp.out")"
+fi
+"$repo/Tests/saml/simplesamlphp.sh" stop "$work/saml/idp" || true
 
 if [ "$database" = postgres ]; then
   echo "- storage copy: PostgreSQL into SQLite and back"

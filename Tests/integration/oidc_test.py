@@ -716,6 +716,27 @@ def active_directory_browser(ctx):
     expect(validate_id_token(ctx, finish(ctx, oauth, auth, url), "adapp", auth.nonce).get("preferred_username") == "peggy", "peggy's new password failed")
 
 
+@check("SAML. SimpleSAMLphp in the browser: the signed AuthnRequest is posted, the encrypted assertion comes back cross-site, alice gets her groups")
+def saml_browser(ctx):
+    oauth = client(ctx, "samlapp", WEBAPP_SECRET, scope="openid profile email groups")
+    browser = ctx.browser()
+    auth = authorization(ctx, oauth)
+    browser.get(auth.url)
+    # The broker's page posts the request on by itself; the IdP shows its own sign-in form.
+    username = wait(browser).until(EC.presence_of_element_located((By.NAME, "username")))
+    expect(browser.current_url.startswith(os.environ["GATEHOUSE_SAML_IDP"]), f"the browser is at {browser.current_url}")
+    username.send_keys("alice")
+    browser.find_element(By.NAME, "password").send_keys("alice-pass")
+    browser.find_element(By.NAME, "password").submit()
+    # The IdP posts to the broker from another site; the broker posts again with its cookie.
+    url, params = ctx.callbacks.wait_for(auth.state)
+    expect("code" in params, f"the callback received no code: {params}")
+    claims = validate_id_token(ctx, finish(ctx, oauth, auth, url), "samlapp", auth.nonce)
+    expect(sorted(claims.get("groups") or []) == ["corp:engineers", "corp:staff"], f"groups are {claims.get('groups')}")
+    expect(claims.get("email") == "alice@corp.test", f"email is {claims.get('email')!r}")
+    expect(claims.get("name") == "Alice Liddell", f"name is {claims.get('name')!r}")
+
+
 def emailed_code(address, after=0):
     """The code in the newest message the SMTP server delivered to `address` (the message count must
     exceed `after`), parsed with Python's email package."""

@@ -13,7 +13,8 @@ bin=${GATEHOUSE_BIN:-"$repo/.build/debug/gatehouse"}
 venv="$repo/.build/integration-venv"
 started_at=$(date +%s)
 
-"$repo/scripts/install-deps.sh" chromium chromium-driver python3-venv curl slapd ldap-utils openssl samba samba-ad-dc winbind ldb-tools iproute2
+"$repo/scripts/install-deps.sh" chromium chromium-driver python3-venv curl slapd ldap-utils openssl samba samba-ad-dc winbind ldb-tools iproute2 \
+  simplesamlphp php-cli php-xml php-mbstring mini-httpd
 
 # A virtual environment (under .build, which git ignores) for the client side.
 [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
@@ -30,6 +31,7 @@ cleanup() {
   fi
   "$repo/Tests/ldap/slapd.sh" stop "$work/slapd" || true
   "$repo/Tests/samba/samba-dc.sh" stop "$work/samba" >/dev/null 2>&1 || true
+  "$repo/Tests/saml/simplesamlphp.sh" stop "$work/idp" >/dev/null 2>&1 || true
   [ -n "${smtp_pid:-}" ] && kill "$smtp_pid" 2>/dev/null || true
   [ -n "${custom_pid:-}" ] && kill "$custom_pid" 2>/dev/null || true
   mkdir -p "$repo/.build/test-logs/console-screens"
@@ -69,6 +71,14 @@ for _ in 1 2 3; do
   grep -q "in use" "$work/samba-start.log" || { echo "FAIL could not start the Samba AD DC:"; cat "$work/samba-start.log"; exit 1; }
   rm -rf "$work/samba"
 done
+# A SAML 2.0 IdP (SimpleSAMLphp): the browser posts the signed AuthnRequest to it, and it posts an
+# encrypted assertion back.
+ssp_port=$(free_port)
+openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 2 -subj "/CN=gatehouse integration SP" \
+  -keyout "$work/sp.key" -out "$work/sp.crt" >/dev/null 2>&1
+chmod 600 "$work/sp.key"
+"$repo/Tests/saml/simplesamlphp.sh" start "$work/idp" "$ssp_port" "$base/saml/corp-saml/metadata|$base/oauth2/callback/corp-saml|encrypt=$work/sp.crt" \
+  >"$work/idp-start.log" 2>&1 || { echo "FAIL could not start SimpleSAMLphp:"; cat "$work/idp-start.log"; exit 1; }
 "$repo/scripts/test-venv.sh"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/smtp-key.pem" -out "$work/smtp-cert.pem" -days 2 \
   -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
@@ -151,6 +161,17 @@ providers:
       bindPassword: Service-Secret-1
       userSearch:
         baseDN: DC=gatehouse,DC=test
+  - id: corp-saml
+    type: saml
+    name: Corp SSO
+    config:
+      idpMetadataURL: http://127.0.0.1:$ssp_port/saml2/idp/metadata.php
+      privateKeyFile: $work/sp.key
+      certificateFile: $work/sp.crt
+      requestBinding: post
+      signRequests: true
+      requireEncryptedAssertion: true
+      groupsPrefix: "corp:"
 admin:
   # The admin console admits members of this LDAP group (alice) besides accounts with the role.
   consoleGroups: [admins]
@@ -221,6 +242,15 @@ apps:
       logout:
         postLogoutRedirectURIs: [http://127.0.0.1:$callback_port/bye]
         backchannelLogoutURI: http://127.0.0.1:$backchannel_port/backchannel/portal-b
+  - id: samlapp
+    name: SAML App
+    secret: \${WEBAPP_SECRET}
+    redirectURIs: [http://127.0.0.1:$callback_port/callback]
+    policy:
+      identityProviders: [corp-saml]
+      selfRegistration: true
+      allowedScopes: [openid, profile, email, groups]
+      defaultScopes: [openid, profile, email, groups]
   - id: adapp
     name: AD App
     secret: \${WEBAPP_SECRET}
@@ -271,7 +301,7 @@ mkdir -p "$work/tmp"
 status=0
 TMPDIR="$work/tmp" GATEHOUSE_BASE_URL="$base" GATEHOUSE_CALLBACK_PORT="$callback_port" \
   ALICE_PASSWORD="$alice_password" BOB_PASSWORD="$bob_password" GATEHOUSE_SCREENSHOT="$work/sign-in.png" GATEHOUSE_MAILDIR="$work/mail" \
-  "$venv/bin/python" "$repo/Tests/integration/oidc_test.py" || status=$?
+  GATEHOUSE_SAML_IDP="http://127.0.0.1:$ssp_port/" "$venv/bin/python" "$repo/Tests/integration/oidc_test.py" || status=$?
 
 # Sessions and logout, with a second node on the same database (an admin there ends a session).
 sed "s/listen: 127.0.0.1:$broker_port/listen: 127.0.0.1:$node2_port/" "$cfg" >"$work/node2.yaml"

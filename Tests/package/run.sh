@@ -63,8 +63,8 @@ tarball=$artifacts/gatehouse-$version-linux-$(uname -m).tar.gz
 check "make release made the tarball with the binary, the config, the docs and the licences" \
   bash -c "tar -tzf '$tarball' | grep -q 'bin/gatehouse\$' && tar -tzf '$tarball' | grep -q 'etc/gatehouse.yaml\$' && tar -tzf '$tarball' | grep -q 'doc/operations.md\$' && tar -tzf '$tarball' | grep -q 'licences/swift-nio/LICENSE.txt\$' && tar -tzf '$tarball' | grep -q 'licences/swift-runtime/LICENSE.txt\$'"
 check "the release binary links no Swift library (the runtime is static)" bash -c "! ldd '$artifacts/gatehouse-$version-linux-$(uname -m)/bin/gatehouse' | grep -E 'libswift|libFoundation|libdispatch|/opt/swift|not found'"
-check "the package depends on Debian's libraries it loads (libsqlite3-0, libldap-2.5-0)" \
-  bash -c "dpkg-deb -f '$deb' Depends | grep -q libsqlite3-0 && dpkg-deb -f '$deb' Depends | grep -q 'libldap-2.5-0'"
+check "the package depends on Debian's libraries it loads (libsqlite3-0, libldap-2.5-0, libxmlsec1-openssl)" \
+  bash -c "dpkg-deb -f '$deb' Depends | grep -q libsqlite3-0 && dpkg-deb -f '$deb' Depends | grep -q 'libldap-2.5-0' && dpkg-deb -f '$deb' Depends | grep -q 'libxmlsec1-openssl'"
 check "lintian finds no error or warning in the package" bash -c "set -o pipefail; lintian --fail-on error,warning --tag-display-limit 0 '$deb' 2>&1 | tee '$logs/lintian.log'"
 check "/etc/gatehouse/gatehouse.yaml is a conffile" bash -c "dpkg-deb --ctrl-tarfile '$deb' | tar -xO ./conffiles | grep -qx /etc/gatehouse/gatehouse.yaml"
 

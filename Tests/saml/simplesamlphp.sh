@@ -111,10 +111,11 @@ cat >"$dir/metadata/saml20-idp-hosted.php" <<PHP
     'privatekey' => 'idp.key',
     'certificate' => 'idp.crt',
     'auth' => 'people',
+    'SingleSignOnServiceBinding' => ['urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect', 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST'],
     'signature.algorithm' => 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
     'attributes.NameFormat' => 'urn:oasis:names:tc:SAML:2.0:attrname-format:basic',
     'authproc' => [
-        10 => ['class' => 'saml:AttributeNameID', 'identifyingAttribute' => 'uid', 'Format' => 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent'],
+        10 => ['class' => 'saml:AttributeNameID', 'attribute' => 'uid', 'Format' => 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent'],
     ],
 ];
 PHP

@@ -455,17 +455,21 @@ def _():
     expect(again.status_code == 404, f"the same browser replaying the callback answered {again.status_code}")
 
 
-@check("browser flow with form_post: a post without the cookie changes nothing; the answer comes back as a GET with it")
+@check("browser flow with form_post: a post without the cookie changes nothing; the broker's page posts it again, with the cookie")
 def _():
     hostile("good")
     mine = requests.Session()
     query, _, url = browser_start(mine, "evil")
     action, fields = hostile_login(url)
-    confirm = post_callback(action, fields)  # a cross-site form post: no SameSite=Lax cookie
-    expect(confirm.startswith(f"{DOWN}/oauth2/callback/evil?state="), f"the post sent the browser to {confirm}")
-    stranger = requests.get(confirm, allow_redirects=False, timeout=TIMEOUT)
-    expect(stranger.status_code == 404, f"another browser confirming answered {stranger.status_code}")
-    location = mine.get(confirm, allow_redirects=False, timeout=TIMEOUT).headers.get("Location", "")
+    page = requests.post(action, data=fields, allow_redirects=False, timeout=TIMEOUT)  # cross-site: no SameSite=Lax cookie
+    expect(page.status_code == 200, f"the cookie-less post answered {page.status_code}: {page.text[:200]}")
+    again, repost = parse_form(page.text)
+    expect(again == f"{DOWN}/oauth2/callback/evil" and repost.get("state") and repost.get("code") == fields.get("code"),
+           f"the broker's page posts to {again} with {sorted(repost)}")
+    expect("code=" not in page.headers.get("Location", ""), "the answer went into a URL")
+    stranger = requests.post(again, data=repost, allow_redirects=False, timeout=TIMEOUT)
+    expect(stranger.status_code == 404, f"another browser posting it answered {stranger.status_code}")
+    location = mine.post(again, data=repost, allow_redirects=False, timeout=TIMEOUT).headers.get("Location", "")
     expect(location.startswith(APP_CALLBACK) and "code" in query_of(location), f"the browser went to {location}")
 
 
