@@ -190,7 +190,8 @@ public struct SAMLConfig: Decodable, Sendable {
         keyPEM = try Self.read(inline: privateKey, file: privateKeyFile, path: path, inlineKey: .privateKey, fileKey: .privateKeyFile)
         let certificatePEM = try Self.read(inline: certificate, file: certificateFile, path: path, inlineKey: .certificate, fileKey: .certificateFile)
         if (keyPEM == nil) != (certificatePEM == nil) {
-            throw ConfigIssue(path: path + [keyPEM == nil ? CodingKeys.privateKey : CodingKeys.certificate], "the SP key and certificate go together: give both or neither")
+            throw ConfigIssue(
+                path: path + [keyPEM == nil ? CodingKeys.privateKey : CodingKeys.certificate], "the SP key and certificate go together: give both or neither")
         }
         if let keyPEM {
             guard keyPEM.contains("PRIVATE KEY-----"), SAMLSignature.isUsablePrivateKey(keyPEM) else {
@@ -214,7 +215,9 @@ public struct SAMLConfig: Decodable, Sendable {
         if !(1...60).contains(timeout.value) { throw ConfigIssue(path: path + [CodingKeys.timeout], "must be between 1 and 60 seconds") }
         if let groupsFilter, (try? Regex(groupsFilter)) == nil { throw ConfigIssue(path: path + [CodingKeys.groupsFilter], "not a valid regular expression") }
         if nameIDFormat == SAMLNamespace.transientFormat {
-            throw ConfigIssue(path: path + [CodingKeys.nameIDFormat], "a transient NameID changes at every sign-in and cannot be a subject; map `subject` to an attribute and ask for another format")
+            throw ConfigIssue(
+                path: path + [CodingKeys.nameIDFormat],
+                "a transient NameID changes at every sign-in and cannot be a subject; map `subject` to an attribute and ask for another format")
         }
     }
 

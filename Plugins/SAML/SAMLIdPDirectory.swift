@@ -51,7 +51,8 @@ actor SAMLIdPDirectory {
             let response: OutboundResponse
             do {
                 response = try await http.send(
-                    OutboundRequest(method: "GET", url: url, headers: [("Accept", "application/samlmetadata+xml, application/xml")], timeout: config.timeout.timeInterval,
+                    OutboundRequest(
+                        method: "GET", url: url, headers: [("Accept", "application/samlmetadata+xml, application/xml")], timeout: config.timeout.timeInterval,
                         maxResponseBytes: SAMLXMLDocument.maximumSize)
                 )
             } catch { throw SAMLError.metadata("fetching \(url) failed: \(error)") }

@@ -10,9 +10,14 @@ struct SAMLIdentityMapper {
     /// Common attribute names of ADFS, Entra ID, Okta and SimpleSAMLphp, tried when `attributeMapping`
     /// names none.
     static let emailNames = ["email", "mail", "emailaddress", "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress", "urn:oid:0.9.2342.19200300.100.1.3"]
-    static let nameNames = ["displayName", "name", "http://schemas.microsoft.com/identity/claims/displayname", "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name", "urn:oid:2.16.840.1.113730.3.1.241", "cn"]
+    static let nameNames = [
+        "displayName", "name", "http://schemas.microsoft.com/identity/claims/displayname", "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name",
+        "urn:oid:2.16.840.1.113730.3.1.241", "cn",
+    ]
     static let usernameNames = ["uid", "username", "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/upn", "urn:oid:0.9.2342.19200300.100.1.1"]
-    static let groupNames = ["groups", "memberOf", "http://schemas.microsoft.com/ws/2008/06/identity/claims/groups", "http://schemas.xmlsoap.org/claims/Group", "eduPersonAffiliation"]
+    static let groupNames = [
+        "groups", "memberOf", "http://schemas.microsoft.com/ws/2008/06/identity/claims/groups", "http://schemas.xmlsoap.org/claims/Group", "eduPersonAffiliation",
+    ]
 
     func identity(from assertion: SAMLAssertion, providerID: String) throws(BrokerError) -> ExternalIdentity {
         let attributes = assertion.attributes

@@ -43,7 +43,8 @@ public struct SAMLProvider: IdentityProvider, EndpointOffering, HealthReporting 
 
     static let challenge = ChallengeDescription(
         type: "saml",
-        summary: "Sign in at a SAML 2.0 identity provider: open `url` in a browser; the IdP posts its answer to the broker, which then sends the browser to the app's returnURI with `flow`.",
+        summary:
+            "Sign in at a SAML 2.0 identity provider: open `url` in a browser; the IdP posts its answer to the broker, which then sends the browser to the app's returnURI with `flow`.",
         prompt: "Continue at your organisation's sign-in page.",
         elements: [
             .hidden("SAMLResponse", label: "SAML response", maxLength: 400_000),
@@ -137,8 +138,11 @@ public struct SAMLProvider: IdentityProvider, EndpointOffering, HealthReporting 
 
     public var endpoints: [PluginEndpoint] {
         [
-            .forAnyone(.get, Self.metadataPath(id), summary: "This SAML service provider's metadata (entity id, ACS URL, certificates), for the IdP to import.") {
-                _ in
+            // Every `saml` instance claims this path; the one it names answers (the others answer
+            // `not_found`, and the broker asks the next).
+            .forAnyone(.get, "saml/:instance/metadata", summary: "A SAML service provider's metadata (entity id, ACS URL, certificates), for the IdP to import.") {
+                call in
+                guard call.parameters["instance"] == id else { throw BrokerError(.notFound, .notFound, "No SAML provider '\(call.parameters["instance"] ?? "")'.") }
                 let idp = try? await directory.current()
                 let xml = builder.metadata(
                     signRequests: config.signRequests || (idp?.wantAuthnRequestsSigned ?? false), wantAssertionsSigned: config.requireSignature != .response,

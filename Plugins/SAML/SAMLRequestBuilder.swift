@@ -71,10 +71,11 @@ struct SAMLRequestBuilder: Sendable {
             for use in ["signing", "encryption"] {
                 xml += "    <md:KeyDescriptor use=\"\(use)\"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>\(body)</ds:X509Certificate></ds:X509Data></ds:KeyInfo>"
                 if use == "encryption" {
-                    for method in ["http://www.w3.org/2009/xmlenc11#aes256-gcm", "http://www.w3.org/2009/xmlenc11#aes128-gcm",
+                    for method in [
+                        "http://www.w3.org/2009/xmlenc11#aes256-gcm", "http://www.w3.org/2009/xmlenc11#aes128-gcm",
                         "http://www.w3.org/2001/04/xmlenc#aes256-cbc", "http://www.w3.org/2001/04/xmlenc#aes128-cbc",
-                        "http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p"]
-                    {
+                        "http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p",
+                    ] {
                         xml += "<md:EncryptionMethod Algorithm=\"\(method)\"/>"
                     }
                 }

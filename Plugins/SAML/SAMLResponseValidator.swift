@@ -53,7 +53,9 @@ struct SAMLResponseValidator {
 
         let plain = response.children("Assertion", in: SAMLNamespace.assertion)
         let encrypted = response.children("EncryptedAssertion", in: SAMLNamespace.assertion)
-        guard plain.count + encrypted.count == 1 else { throw SAMLError.malformed("the Response carries \(plain.count + encrypted.count) assertions; exactly one is accepted") }
+        guard plain.count + encrypted.count == 1 else {
+            throw SAMLError.malformed("the Response carries \(plain.count + encrypted.count) assertions; exactly one is accepted")
+        }
         let assertion: SAMLXMLNode
         if let wrapped = encrypted.first {
             guard let keyPEM = config.keyPEM else { throw SAMLError.malformed("the assertion is encrypted, and this SP has no key to decrypt it") }
@@ -70,7 +72,10 @@ struct SAMLResponseValidator {
         case .either: satisfied = assertionSigned || responseSigned
         case .both: satisfied = assertionSigned && responseSigned
         }
-        guard satisfied else { throw SAMLError.signature("the \(config.requireSignature == .response ? "Response" : "assertion") is not signed as required (\(config.requireSignature.rawValue))") }
+        guard satisfied else {
+            throw SAMLError.signature(
+                "the \(config.requireSignature == .response ? "Response" : "assertion") is not signed as required (\(config.requireSignature.rawValue))")
+        }
         return try read(assertion, requestID: requestID, now: now)
     }
 
@@ -80,7 +85,8 @@ struct SAMLResponseValidator {
     }
 
     private func checkStatus(_ response: SAMLXMLNode) throws(SAMLError) {
-        guard let status = try response.onlyChild("Status", in: SAMLNamespace.protocolNS), let code = try status.onlyChild("StatusCode", in: SAMLNamespace.protocolNS) else {
+        guard let status = try response.onlyChild("Status", in: SAMLNamespace.protocolNS), let code = try status.onlyChild("StatusCode", in: SAMLNamespace.protocolNS)
+        else {
             throw SAMLError.malformed("the Response has no Status")
         }
         let value = code.attribute("Value") ?? ""
@@ -93,12 +99,16 @@ struct SAMLResponseValidator {
     /// The assertion's own checks (Core 2.3-2.7, Profiles 4.1.4.2), then what it says.
     private func read(_ assertion: SAMLXMLNode, requestID: String, now: Date) throws(SAMLError) -> SAMLAssertion {
         let skew = config.clockSkew.timeInterval
-        guard assertion.attribute("Version") == "2.0", let id = assertion.attribute("ID"), !id.isEmpty else { throw SAMLError.malformed("the Assertion has no ID or is not 2.0") }
+        guard assertion.attribute("Version") == "2.0", let id = assertion.attribute("ID"), !id.isEmpty else {
+            throw SAMLError.malformed("the Assertion has no ID or is not 2.0")
+        }
         guard let issuer = try assertion.onlyChild("Issuer", in: SAMLNamespace.assertion) else { throw SAMLError.malformed("the Assertion has no Issuer") }
         try checkIssuer(issuer, of: "Assertion")
         guard let issued = assertion.attribute("IssueInstant").flatMap(SAMLTime.parse) else { throw SAMLError.malformed("the Assertion has no IssueInstant") }
         guard issued <= now.addingTimeInterval(skew) else { throw SAMLError.condition("the Assertion was issued in the future") }
-        guard now.timeIntervalSince(issued) <= config.maxAssertionAge.timeInterval + skew else { throw SAMLError.condition("the Assertion is older than maxAssertionAge") }
+        guard now.timeIntervalSince(issued) <= config.maxAssertionAge.timeInterval + skew else {
+            throw SAMLError.condition("the Assertion is older than maxAssertionAge")
+        }
 
         // Subject: the NameID, and a bearer confirmation for this SP, this request, still valid.
         guard let subject = try assertion.onlyChild("Subject", in: SAMLNamespace.assertion) else { throw SAMLError.malformed("the Assertion has no Subject") }
@@ -123,11 +133,15 @@ struct SAMLResponseValidator {
         // Conditions: the time window, and an audience restriction naming us (each one present must).
         guard let conditions = try assertion.onlyChild("Conditions", in: SAMLNamespace.assertion) else { throw SAMLError.malformed("the Assertion has no Conditions") }
         if let notBefore = conditions.attribute("NotBefore") {
-            guard let date = SAMLTime.parse(notBefore), now.addingTimeInterval(skew) >= date else { throw SAMLError.condition("the Assertion is not valid yet (NotBefore)") }
+            guard let date = SAMLTime.parse(notBefore), now.addingTimeInterval(skew) >= date else {
+                throw SAMLError.condition("the Assertion is not valid yet (NotBefore)")
+            }
         }
         var usableUntil = confirmedUntil
         if let notOnOrAfter = conditions.attribute("NotOnOrAfter") {
-            guard let date = SAMLTime.parse(notOnOrAfter), now < date.addingTimeInterval(skew) else { throw SAMLError.condition("the Assertion has expired (NotOnOrAfter)") }
+            guard let date = SAMLTime.parse(notOnOrAfter), now < date.addingTimeInterval(skew) else {
+                throw SAMLError.condition("the Assertion has expired (NotOnOrAfter)")
+            }
             usableUntil = max(usableUntil, date)
         }
         let restrictions = conditions.children("AudienceRestriction", in: SAMLNamespace.assertion)

@@ -25,9 +25,10 @@ enum SAMLSignature {
         guard !certificates.isEmpty else { throw SAMLError.signature("no IdP signing certificate is known") }
         var lastFailure = "the signature does not verify with the IdP's certificate"
         for certificate in certificates {
-            guard let key = certificate.withUnsafeBytes({ raw in
-                xmlSecOpenSSLAppKeyLoadMemory(raw.bindMemory(to: UInt8.self).baseAddress, CUnsignedInt(raw.count), xmlSecKeyDataFormatCertDer, nil, nil, nil)
-            })
+            guard
+                let key = certificate.withUnsafeBytes({ raw in
+                    xmlSecOpenSSLAppKeyLoadMemory(raw.bindMemory(to: UInt8.self).baseAddress, CUnsignedInt(raw.count), xmlSecKeyDataFormatCertDer, nil, nil, nil)
+                })
             else { continue }
             guard let context = xmlSecDSigCtxCreate(nil) else {
                 xmlSecKeyDestroy(key)

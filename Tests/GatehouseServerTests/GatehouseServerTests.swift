@@ -62,6 +62,25 @@ struct GatehouseServerTests {
                     config:
                       deviceKeys: device
                       hashCost: 4
+                  - id: corp-saml
+                    type: saml
+                    config:
+                      idp:
+                        entityID: https://idp.corp.test/metadata
+                        ssoURL: https://idp.corp.test/sso
+                        certificates:
+                          - |
+                            -----BEGIN CERTIFICATE-----
+                            MIIBijCCATGgAwIBAgIUUvt5ecpAe5ac9Py2nTO6VIDYSdYwCgYIKoZIzj0EAwIw
+                            GzEZMBcGA1UEAwwQb3BlbmFwaSB0ZXN0IElkUDAeFw0yNjEyMDcxMTUzNDRaFw0z
+                            NjEyMDQxMTUzNDRaMBsxGTAXBgNVBAMMEG9wZW5hcGkgdGVzdCBJZFAwWTATBgcq
+                            hkjOPQIBBggqhkjOPQMBBwNCAARCXVszg7LFgzhCP0MuCqmIUhkKqKt1P0gMGG5v
+                            W4VKOmqspbAtsOkxLWOmwrFQ8eg9g0t5MnNXQWDvSOFZ1WU2o1MwUTAdBgNVHQ4E
+                            FgQUAq356c+Y46U99XGGY3hK8tJvos4wHwYDVR0jBBgwFoAUAq356c+Y46U99XGG
+                            Y3hK8tJvos4wDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNHADBEAiBbzUNL
+                            U5V3PHuWPh3LLgmvuaz4RAaqUtpPkWmjS2JUFAIgVhF+oExY11gQdplFK+uzKSdI
+                            SPJ6vW9gAIBGh1xywUk=
+                            -----END CERTIFICATE-----
                 """
         ).replacingOccurrences(of: "identityProviders: [local]", with: "identityProviders: [local, activation, device]")
         return try await TestBroker.make(yaml: yaml, registry: BuiltInPlugins.registry, environment: ["BACKEND_SECRET": secret])

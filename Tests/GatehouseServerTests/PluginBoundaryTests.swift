@@ -511,6 +511,32 @@ extension GatehouseServerTests {
         }
     }
 
+    /// A plugin's document is served as it is with its media type (SAML metadata, a text file); a
+    /// type a browser would run (HTML) is never served, whatever the plugin answers.
+    @Test func aPluginDocumentIsServedAsItIsButNeverAsHTML() async throws {
+        let yaml =
+            Self.sphinxAndOracle(question: "<b>Four legs</b> in the morning?") + """
+                apps:
+                  - id: thebes
+                    redirectURIs: [https://thebes.example/callback]
+                    policy: {identityProviders: [sphinx, oracle]}
+                """
+        let test = try await Self.riddleBroker(yaml: yaml)
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            let text = try await client.execute(uri: "/riddles/sphinx/riddle.txt", method: .get)
+            #expect(text.status == .ok && text.headers[.contentType] == "text/plain; charset=utf-8")
+            #expect(String(buffer: text.body) == "sphinx asks: <b>Four legs</b> in the morning?\n")
+            let html = try await client.execute(uri: "/riddles/sphinx/riddle.html", method: .get)
+            #expect(html.status == .internalServerError && html.headers[.contentType] != "text/html")
+            #expect(!String(buffer: html.body).contains("<b>Four legs"))
+        }
+        #expect(PluginEndpointAnswer.isServableDocumentType("application/samlmetadata+xml"))
+        #expect(!PluginEndpointAnswer.isServableDocumentType("application/xhtml+xml"))
+        #expect(!PluginEndpointAnswer.isServableDocumentType("image/svg+xml"))
+        #expect(!PluginEndpointAnswer.isServableDocumentType("text/javascript"))
+    }
+
     /// Root endpoints the server serves itself, parameters outside a root path, pages for a caller a
     /// browser cannot prove, and `anyone` outside a root path are refused when the config is read.
     @Test func rootEndpointDeclarationsThatCannotWorkAreRefused() {

@@ -189,6 +189,14 @@ public struct RiddleProvider: IdentityProvider {
                     values: ["name": .string(id), "question": .string(config.question), "letters": .number(Double(config.answer.count))]
                 )
             },
+            // A document answered as it is (the second user of `PluginEndpointAnswer.document`
+            // beside `saml`'s metadata): the riddle as plain text, and, to prove the broker refuses
+            // it, the same as HTML.
+            .forAnyone(.get, "riddles/:instance/:format", summary: "The riddle as a text document.") { call in
+                guard call.parameters["instance"] == id else { throw BrokerError(.notFound, .notFound, "No riddle '\(call.parameters["instance"] ?? "")'.") }
+                let type = call.parameters["format"] == "riddle.html" ? "text/html" : "text/plain; charset=utf-8"
+                return .document(Data("\(id) asks: \(config.question)\n".utf8), contentType: type)
+            },
         ]
     }
 

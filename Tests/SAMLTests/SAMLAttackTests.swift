@@ -136,11 +136,18 @@ struct SAMLAttackTests {
             // XSW5: the evil assertion carries the original's signature; the original goes to the end.
             ("XSW5", Self.response(insertingSignature(evilUnsigned, signature) + "<samlp:Extensions>\(original)</samlp:Extensions>")),
             // XSW6: the original inside the copied signature's Object.
-            ("XSW6", Self.response(insertingSignature(evilUnsigned, signature.replacingOccurrences(of: "</Signature>", with: "<Object>\(original)</Object></Signature>")))),
+            (
+                "XSW6",
+                Self.response(insertingSignature(evilUnsigned, signature.replacingOccurrences(of: "</Signature>", with: "<Object>\(original)</Object></Signature>")))
+            ),
             // XSW7: the original in an Extensions element, the evil one unsigned.
             ("XSW7", Self.response("<samlp:Extensions>\(original)</samlp:Extensions>" + evilUnsigned)),
             // XSW8: the evil assertion keeps the original's ID and signature; the original sits in its Object.
-            ("XSW8", Self.response(insertingSignature(evilSameID, signature.replacingOccurrences(of: "</Signature>", with: "<Object>\(Self.unsigned(original))</Object></Signature>")))),
+            (
+                "XSW8",
+                Self.response(
+                    insertingSignature(evilSameID, signature.replacingOccurrences(of: "</Signature>", with: "<Object>\(Self.unsigned(original))</Object></Signature>")))
+            ),
         ]
         for (name, xml) in variants {
             let error = try Self.refusal(xml)
@@ -216,7 +223,9 @@ struct SAMLAttackTests {
     func statusIsRead() throws {
         let failed = Self.response("", status: "urn:oasis:names:tc:SAML:2.0:status:Responder").replacingOccurrences(
             of: "<samlp:StatusCode Value=\"urn:oasis:names:tc:SAML:2.0:status:Responder\"/>",
-            with: "<samlp:StatusCode Value=\"urn:oasis:names:tc:SAML:2.0:status:Responder\"><samlp:StatusCode Value=\"urn:oasis:names:tc:SAML:2.0:status:AuthnFailed\"/></samlp:StatusCode>")
+            with:
+                "<samlp:StatusCode Value=\"urn:oasis:names:tc:SAML:2.0:status:Responder\"><samlp:StatusCode Value=\"urn:oasis:names:tc:SAML:2.0:status:AuthnFailed\"/></samlp:StatusCode>"
+        )
         let error = try Self.refusal(failed)
         #expect(error == .status("urn:oasis:names:tc:SAML:2.0:status:AuthnFailed"))
         #expect(error.brokerError.code == .accessDenied)

@@ -175,7 +175,11 @@ struct SAMLTests {
     func metadataIsServed() async throws {
         let test = try await Self.broker()
         let provider = try #require(test.broker.plugins.identityProviders["corp"] as? SAMLProvider)
-        let answer = try await provider.endpoints[0].handle(PluginEndpointCall(endpoint: provider.endpoints[0], fields: ChallengeResponse([:])))
+        var call = PluginEndpointCall(endpoint: provider.endpoints[0], fields: ChallengeResponse([:]))
+        call.parameters = ["instance": "corp"]
+        let answer = try await provider.endpoints[0].handle(call)
+        call.parameters = ["instance": "other"]
+        await #expect(throws: BrokerError.self) { _ = try await provider.endpoints[0].handle(call) }
         let document = try #require(answer.document)
         #expect(document.contentType == "application/samlmetadata+xml")
         let metadata = try SAMLXMLDocument(parsing: document.body)

@@ -77,7 +77,8 @@ struct TestIdP: Sendable {
         xml += "<saml:Conditions NotBefore=\"\(SAMLTime.format(parts.notBefore))\" NotOnOrAfter=\"\(SAMLTime.format(parts.notOnOrAfter))\">"
         xml += "<saml:AudienceRestriction><saml:Audience>\(e(parts.audience))</saml:Audience></saml:AudienceRestriction></saml:Conditions>"
         xml += "<saml:AuthnStatement AuthnInstant=\"\(SAMLTime.format(parts.authnInstant))\" SessionIndex=\"_s1\"><saml:AuthnContext>"
-        xml += "<saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>"
+        xml +=
+            "<saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>"
         if !parts.attributes.isEmpty {
             xml += "<saml:AttributeStatement>"
             for (name, values) in parts.attributes.sorted(by: { $0.key < $1.key }) {
@@ -102,7 +103,9 @@ struct TestIdP: Sendable {
     }
 
     /// A Response around `content` (assertions, or anything an attack puts there).
-    func responseXML(id: String = "_r" + UUID().uuidString, inResponseTo: String, destination: String?, now: Date, status: String = SAMLNamespace.success, content: String) -> String {
+    func responseXML(
+        id: String = "_r" + UUID().uuidString, inResponseTo: String, destination: String?, now: Date, status: String = SAMLNamespace.success, content: String
+    ) -> String {
         var xml = "<samlp:Response xmlns:samlp=\"\(SAMLNamespace.protocolNS)\" xmlns:saml=\"\(SAMLNamespace.assertion)\" ID=\"\(id)\" Version=\"2.0\""
         xml += " IssueInstant=\"\(SAMLTime.format(now))\" InResponseTo=\"\(inResponseTo)\""
         if let destination { xml += " Destination=\"\(destination)\"" }
@@ -137,7 +140,8 @@ struct TestIdP: Sendable {
         xml += "<xenc:EncryptionMethod Algorithm=\"\(method)\"/><ds:KeyInfo xmlns:ds=\"\(SAMLSignature.dsigNamespace)\">"
         xml += "<xenc:EncryptedKey><xenc:EncryptionMethod Algorithm=\"\(keyTransport)\"/>"
         xml += "<xenc:CipherData><xenc:CipherValue>\(wrapped.base64EncodedString())</xenc:CipherValue></xenc:CipherData></xenc:EncryptedKey></ds:KeyInfo>"
-        xml += "<xenc:CipherData><xenc:CipherValue>\(cipherValue.base64EncodedString())</xenc:CipherValue></xenc:CipherData></xenc:EncryptedData></saml:EncryptedAssertion>"
+        xml +=
+            "<xenc:CipherData><xenc:CipherValue>\(cipherValue.base64EncodedString())</xenc:CipherValue></xenc:CipherData></xenc:EncryptedData></saml:EncryptedAssertion>"
         return xml
     }
 }

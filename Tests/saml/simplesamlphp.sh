@@ -83,6 +83,8 @@ require '/etc/simplesamlphp/config.php';
 \$config['logging.level'] = SimpleSAML\Logger::INFO;
 \$config['store.type'] = 'phpsession';
 \$config['session.cookie.secure'] = false;
+// Chromium drops a SameSite=None cookie that is not Secure (this IdP serves plain http on loopback).
+\$config['session.cookie.samesite'] = 'Lax';
 \$config['session.phpsession.savepath'] = '$dir/sessions';
 \$config['language.available'] = ['en'];
 \$config['debug'] = ['saml' => false, 'backtraces' => true, 'validatexml' => false];
