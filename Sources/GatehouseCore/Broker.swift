@@ -31,7 +31,7 @@ public struct Broker: Sendable, CustomStringConvertible {
     /// `GET /v1/registration-state` and `POST /v1/logout`.
     /// SCIM provisioning at `/scim/v2`.
     public var scim: ScimService {
-        ScimService(store: store, clock: clock, oauth: oauth, issuer: config.server.issuer, enabled: config.scim.enabled)
+        ScimService(store: store, clock: clock, oauth: oauth, issuer: config.server.issuer, enabled: config.scim.enabled, links: config.scim.links)
     }
     public var registrationState: RegistrationState { RegistrationState(oauth: oauth, plugins: plugins, clock: clock) }
     /// What readiness last reported, so that a change is logged once.

@@ -364,4 +364,28 @@ extension GatehouseServerTests {
         }
         #expect(renewed?.code == .invalidGrant && renewed?.reason == "not_provisioned")
     }
+
+    /// A person who signed in before the IdP provisioned them keeps their account: the new SCIM user
+    /// is that account (a `subject` link rule names the identity), so an app for provisioned accounts
+    /// admits them, and deprovisioning disables that very account.
+    @Test func aUserProvisionedAfterTheFirstSignInIsThatAccount() async throws {
+        let fixture = try await Self.scimBroker()
+        defer { fixture.test.temporary.remove() }
+        let before = try #require(try await fixture.test.signIn(FlowRequest(appID: "notes", providerID: "bank"), answer: ["subject": "emp-7"]).account)
+        try await fixture.admin.app.test(.router) { client in
+            let created = try await Self.scim(client, .post, "/scim/v2/Users", fixture, body: Self.user("grace", externalId: "emp-7"))
+            #expect(created.status == .created)
+            #expect(try await fixture.test.store.count(table: .accounts) == 1, "no second account was made")
+            let admitted = try await fixture.test.signIn(FlowRequest(appID: "payroll", providerID: "bank"), answer: ["subject": "emp-7"])
+            #expect(admitted.account?.id == before.id)
+            let userID = created.body["id"]?.stringValue ?? ""
+            let body = #"{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"replace","path":"active","value":false}]}"#
+            #expect(try await Self.scim(client, .patch, "/scim/v2/Users/\(userID)", fixture, body: body).status == .ok)
+            #expect(try await fixture.test.store.account(id: before.id)?.isDisabled == true)
+            // Another user naming the same person joins nothing: the account is taken.
+            let again = try await Self.scim(client, .post, "/scim/v2/Users", fixture, body: Self.user("grace2", externalId: "emp-7"))
+            #expect(again.status == .created)
+            #expect(try await fixture.test.store.scimUsers(accountID: before.id).count == 1)
+        }
+    }
 }

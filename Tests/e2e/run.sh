@@ -25,7 +25,7 @@ cleanup() {
   cp "$work/serve.log" "$repo/.build/test-logs/e2e-serve-$database.log" 2>/dev/null || true
   printf '%s\n' "correct horse battery staple" "a fine long password" "${introspector_secret:-}" "${loner_secret:-}" "${VAULT_SECRET:-}" \
     "${CUSTOM_SECRET:-}" "${BANK_APP_SECRET:-}" mail-password-e2e e2e-admin-token-e2e-admin-token-e2e-0001 e2e-admin-token-e2e-admin-token-e2e-0002 \
-    e2e-admin-token-e2e-admin-token-e2e-0003 "${scim_token:-}" >"$repo/.build/test-logs/e2e-$database.secrets"
+    e2e-admin-token-e2e-admin-token-e2e-0003 "${scim_token:-}" "${saml_scim_token:-}" >"$repo/.build/test-logs/e2e-$database.secrets"
   cat "$work/mail/kek" "$work/mail/kek2" >>"$repo/.build/test-logs/e2e-$database.secrets" 2>/dev/null || true
   rm -rf "$work"
 }
@@ -844,10 +844,20 @@ apps:
     secret: web-secret-web-secret-web-secret-0002
     redirectURIs: [http://127.0.0.1:$app_port/cb]
     policy: {identityProviders: [sspenc], selfRegistration: true}
+  - id: webprov
+    secret: web-secret-web-secret-web-secret-0003
+    redirectURIs: [http://127.0.0.1:$app_port/cb]
+    policy: {identityProviders: [ssp], selfRegistration: true, provisionedOnly: true}
+scim:
+  enabled: true
+  # A user Entra or Okta provisions with userName alice is the one whose NameID is alice.
+  links: [{provider: ssp, attribute: userName, claim: subject}]
 YAML
   use_database "$work/saml"
+  (cd "$work/saml" && "$bin" scim-clients add idp --name "Corp IdP" --config gatehouse.yaml >"$work/saml/scim.out")
+  saml_scim_token=$(sed -n 's/^Bearer token (shown once): //p' "$work/saml/scim.out")
   start_in "$work/saml"
-  if "$py" "$repo/Tests/e2e/saml_client.py" "$base" "http://127.0.0.1:$ssp_port" "http://127.0.0.1:$app_port/cb" >"$work/saml/client.out" 2>&1; then
+  if "$py" "$repo/Tests/e2e/saml_client.py" "$base" "http://127.0.0.1:$ssp_port" "http://127.0.0.1:$app_port/cb" "$saml_scim_token" >"$work/saml/client.out" 2>&1; then
     pass "SAML: $(grep -c '  ok ' "$work/saml/client.out") checks against SimpleSAMLphp ($(tail -1 "$work/saml/client.out"))"
   else
     fail "SAML: $(tail -1 "$work/saml/client.out")"
@@ -882,7 +892,7 @@ check "no password appears in the server log" bash -c "! grep -q 'correct horse\
 # the SMTP password, the key-encryption keys.
 printf '%s\n' "correct horse battery staple" "a fine long password" "${introspector_secret:-}" "${loner_secret:-}" "${VAULT_SECRET:-}" \
   "${CUSTOM_SECRET:-}" "${BANK_APP_SECRET:-}" mail-password-e2e e2e-admin-token-e2e-admin-token-e2e-0001 e2e-admin-token-e2e-admin-token-e2e-0002 \
-  e2e-admin-token-e2e-admin-token-e2e-0003 "${scim_token:-}" >"$work/secrets.txt"
+  e2e-admin-token-e2e-admin-token-e2e-0003 "${scim_token:-}" "${saml_scim_token:-}" >"$work/secrets.txt"
 cat "$work/mail/kek" "$work/mail/kek2" >>"$work/secrets.txt" 2>/dev/null || true
 if [ "$database" = postgres ]; then
   "$postgres" psql "$pg" -c CHECKPOINT >/dev/null

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """SAML sign-in over HTTP against a real IdP (SimpleSAMLphp, Tests/saml/simplesamlphp.sh).
 
-    saml_client.py BASE IDP APP_CALLBACK
+    saml_client.py BASE IDP APP_CALLBACK [SCIM_TOKEN]
 
 BASE is the broker; IDP the SimpleSAMLphp base URL. The broker's config has the apps `web` (provider
 `ssp`: HTTP-Redirect, allowedGroups staff/engineers) and `webenc` (provider `sspenc`: HTTP-POST,
@@ -22,7 +22,8 @@ from urllib.parse import parse_qs, urlencode, urljoin, urlparse
 import requests
 
 BASE, IDP, CALLBACK = sys.argv[1], sys.argv[2].rstrip("/"), sys.argv[3]
-SECRETS = {"web": "web-secret-web-secret-web-secret-0001", "webenc": "web-secret-web-secret-web-secret-0002"}
+SCIM_TOKEN = sys.argv[4] if len(sys.argv) > 4 else None
+SECRETS = {"web": "web-secret-web-secret-web-secret-0001", "webenc": "web-secret-web-secret-web-secret-0002", "webprov": "web-secret-web-secret-web-secret-0003"}
 TIMEOUT = 15
 failures = 0
 
@@ -163,6 +164,29 @@ if final is not None:
     code = parse_qs(urlparse(location).query).get("code", [""])[0]
     check("HTTP-POST, signed request, encrypted assertion (AES-256-GCM, RSA-OAEP): Alice is signed in", final.status_code == 303 and bool(code), location)
     check("and the code gives tokens", "access_token" in tokens("webenc", code, verifier))
+
+if SCIM_TOKEN:
+    # webprov admits provisioned people only; the IdP provisions Alice by SCIM (userName = her NameID).
+    def scim(method, path, body=None):
+        return requests.request(method, f"{BASE}/scim/v2/{path}", json=body, timeout=TIMEOUT,
+                                headers={"Authorization": f"Bearer {SCIM_TOKEN}", "Content-Type": "application/scim+json"})
+
+    def code_from(final):
+        location = final.headers.get("Location", "") if final is not None else ""
+        return final is not None and final.status_code == 303 and "code=" in location and location.startswith(CALLBACK)
+
+    created = scim("POST", "Users", {"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "alice", "active": True})
+    check("the IdP provisions alice by SCIM", created.status_code == 201, created.text[:200])
+    final, _, _ = sign_in("webprov", "alice", "alice-pass")
+    check("provisioned, Alice signs in at the app for provisioned people: her NameID meets her SCIM userName", code_from(final),
+          final.headers.get("Location", "") if final is not None else "")
+    user_id = created.json().get("id", "")
+    patched = scim("PATCH", f"Users/{user_id}", {"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+                                                  "Operations": [{"op": "replace", "path": "active", "value": False}]})
+    check("the IdP deprovisions her (active: false)", patched.status_code == 200, patched.text[:200])
+    final, _, _ = sign_in("webprov", "alice", "alice-pass")
+    check("deprovisioned, her next SAML sign-in is refused", not code_from(final),
+          f"{final.status_code if final is not None else None} {final.headers.get('Location', '') if final is not None else ''}")
 
 metadata = requests.get(f"{BASE}/saml/sspenc/metadata", timeout=TIMEOUT)
 check("the SP metadata is served as application/samlmetadata+xml with the SP certificate",

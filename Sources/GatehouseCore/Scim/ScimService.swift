@@ -14,13 +14,16 @@ public struct ScimService: Sendable {
     /// `<issuer>/scim/v2`: where resources are located.
     public let base: String
     public let enabled: Bool
+    /// `scim.links`: a user provisioned after the person already signed in joins that account.
+    let links: [ScimConfig.Link]
 
-    public init(store: any BrokerStore, clock: any BrokerClock, oauth: OAuthService, issuer: String, enabled: Bool) {
+    public init(store: any BrokerStore, clock: any BrokerClock, oauth: OAuthService, issuer: String, enabled: Bool, links: [ScimConfig.Link] = []) {
         self.store = store
         self.clock = clock
         self.oauth = oauth
         self.base = issuer + "/scim/v2"
         self.enabled = enabled
+        self.links = links
     }
 
     /// What one SCIM request answers: a status, a body, and a resource's ETag and location.
@@ -186,14 +189,19 @@ public struct ScimService: Sendable {
             record.name = user.userName
             record.externalID = user.externalID
             record.active = user.active
-            var made = Account(id: UUID().uuidString.lowercased(), username: user.userName, createdAt: now)
-            if !user.active {
-                // Provisioned inactive: the account is made disabled (it holds nothing to revoke yet).
-                made.disabledAt = now
-                made.disabledBy = "scim:\(client.id)"
+            if let existing = try await accountSignedInAlready(userName: user.userName, externalID: user.externalID, client: client) {
+                // The person signed in before the IdP provisioned them: the user is that account.
+                record.accountID = existing
+            } else {
+                var made = Account(id: UUID().uuidString.lowercased(), username: user.userName, createdAt: now)
+                if !user.active {
+                    // Provisioned inactive: the account is made disabled (it holds nothing to revoke yet).
+                    made.disabledAt = now
+                    made.disabledBy = "scim:\(client.id)"
+                }
+                record.accountID = made.id
+                account = made
             }
-            record.accountID = made.id
-            account = made
         case .group:
             let group = try ScimResource.checkedGroup(ScimResource.attributes(of: object, kind: .group))
             record.attributes = group.attributes
@@ -207,10 +215,29 @@ public struct ScimService: Sendable {
         if let account, account.isDisabled {
             try await store.appendAudit(
                 AuditEvent(time: now, type: "account.disabled", accountID: account.id, details: ["scimClient": client.id, "reason": "scim_inactive"]))
+        } else if account == nil, kind == .user, !record.active, let accountID = record.accountID {
+            _ = try await oauth.disableAccount(id: accountID, reason: "scim_inactive", by: "scim:\(client.id)", actor: ["scimClient": client.id])
+        }
+        if account == nil, kind == .user, let accountID = record.accountID {
+            try await store.appendAudit(
+                AuditEvent(time: now, type: "account.linked", accountID: accountID, details: ["by": "scim", "scimClient": client.id, "scimUser": record.id]))
         }
         try await audit("scim.\(kind.rawValue.lowercased()).created", record, client: client)
         let json = try await rendered([record], client: client).first ?? [:]
         return Answer(status: 201, body: json, etag: ScimResource.etag(record.version), location: location(record))
+    }
+
+    /// The account a new user joins instead of a new one: the one account whose identity a `subject`
+    /// link rule matches (`userName` or `externalId` = that provider's subject: a SAML NameID, an OIDC
+    /// `sub`, AD's objectGUID), when no SCIM user holds it yet. Nil for none or several: no guess.
+    func accountSignedInAlready(userName: String, externalID: String?, client: ScimClientRecord) async throws -> String? {
+        var accounts: Set<String> = []
+        for link in links where link.claim == .subject && (link.client == nil || link.client == client.id) {
+            guard let value = link.attribute == .userName ? userName : externalID, !value.isEmpty else { continue }
+            if let found = try await store.identityLink(providerID: link.provider, subject: value) { accounts.insert(found.accountID) }
+        }
+        guard accounts.count == 1, let accountID = accounts.first, try await store.scimUsers(accountID: accountID).isEmpty else { return nil }
+        return accountID
     }
 
     /// PUT: the resource as the body says (its id, account and creation stay).
