@@ -70,7 +70,9 @@ let builtInPlugins: [BuiltInPlugin] = [
     ),
     BuiltInPlugin(
         name: "SAML", dependencies: ["CXMLSec", .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
-        testDependencies: ["CXMLSec", "GatehouseStore", .product(name: "_CryptoExtras", package: "swift-crypto")]
+        testDependencies: [
+            "CXMLSec", "GatehousePluginKit", "GatehouseStore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+        ]
     ),
 ]
 

@@ -49,6 +49,10 @@
 // xmlsec's error callback takes C varargs-free arguments, but libxml2's generic error handler is
 // variadic, which Swift cannot implement: a C function that swallows libxml2's messages.
 static inline void gatehouse_xml_silence(void *ctx, const char *msg, ...) { (void)ctx; (void)msg; }
-static inline void gatehouse_xml_install_silence(void) { xmlSetGenericErrorFunc(NULL, gatehouse_xml_silence); }
+// libxml2's error handler is per thread: the thread default covers threads that use libxml2 later.
+static inline void gatehouse_xml_install_silence(void) {
+    xmlThrDefSetGenericErrorFunc(NULL, gatehouse_xml_silence);
+    xmlSetGenericErrorFunc(NULL, gatehouse_xml_silence);
+}
 // libxml2's xmlFree is a global function pointer, which Swift sees as shared mutable state.
 static inline void gatehouse_xml_free(void *pointer) { xmlFree(pointer); }

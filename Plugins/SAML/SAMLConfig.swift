@@ -1,6 +1,7 @@
 import Foundation
 import GatehousePluginKit
 import GatehouseSupport
+import _CryptoExtras
 
 /// `providers[].config` of a `saml` instance: the SAML 2.0 identity provider (its metadata), this
 /// broker's service provider (entity id, keys, how requests go), what a response must carry, and
@@ -15,7 +16,7 @@ public struct SAMLConfig: Decodable, Sendable {
     /// document is verified with the signing certificates it lists itself.
     public var metadataSigningCertificate: String?
     public var metadataMaxAge: Seconds
-    /// This SP's entity id: the metadata URL by default (`<issuer>/v1/plugins/<id>/metadata`).
+    /// This SP's entity id: the metadata URL by default (`<issuer>/saml/<id>/metadata`).
     public var entityID: String?
     /// The SP's key and certificate (PEM, inline or files): requests are signed with them, and
     /// encrypted assertions are decrypted. Without them the SP neither signs nor accepts encryption.
@@ -194,7 +195,8 @@ public struct SAMLConfig: Decodable, Sendable {
                 path: path + [keyPEM == nil ? CodingKeys.privateKey : CodingKeys.certificate], "the SP key and certificate go together: give both or neither")
         }
         if let keyPEM {
-            guard keyPEM.contains("PRIVATE KEY-----"), SAMLSignature.isUsablePrivateKey(keyPEM) else {
+            // RSA: the Redirect binding's signature is RSA-SHA256, and IdPs encrypt to RSA keys.
+            guard keyPEM.contains("PRIVATE KEY-----"), (try? _RSA.Signing.PrivateKey(pemRepresentation: keyPEM)) != nil, SAMLSignature.isUsablePrivateKey(keyPEM) else {
                 throw ConfigIssue(path: path + [privateKey == nil ? CodingKeys.privateKeyFile : CodingKeys.privateKey], "not an RSA private key in PEM")
             }
         }

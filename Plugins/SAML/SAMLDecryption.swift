@@ -21,40 +21,88 @@ enum SAMLDecryption {
         "http://www.w3.org/2001/04/xmlenc#sha512",
     ]
 
+    /// The one `EncryptionMethod` of `element` (first child), its algorithm in `allowed`, and only a
+    /// digest, key size or OAEP parameters inside it.
+    static func checkedMethod(of element: SAMLXMLNode, allowed: Set<String>) throws(SAMLError) -> String {
+        let methods = element.children("EncryptionMethod", in: encryptionNamespace)
+        guard methods.count == 1, element.elementChildren.first?.pointer == methods[0].pointer else {
+            throw SAMLError.malformed("the \(element.name) names no single encryption method")
+        }
+        let method = methods[0].attribute("Algorithm") ?? ""
+        guard allowed.contains(method) else { throw SAMLError.malformed("the encryption method \(method) is not accepted") }
+        for child in methods[0].elementChildren {
+            switch child.name {
+            case "DigestMethod":
+                guard digestMethods.contains(child.attribute("Algorithm") ?? "") else { throw SAMLError.malformed("the key transport digest is not accepted") }
+            case "KeySize", "OAEPparams": break
+            default: throw SAMLError.malformed("the encryption method holds \(child.name), which is not accepted")
+            }
+        }
+        return method
+    }
+
+    /// The parts of an EncryptedData or EncryptedKey the plugin accepts, in their namespaces.
+    static func isEncryptedTypePart(_ node: SAMLXMLNode) -> Bool {
+        node.isElement("EncryptionMethod", in: encryptionNamespace) || node.isElement("KeyInfo", in: SAMLSignature.dsigNamespace)
+            || node.isElement("CipherData", in: encryptionNamespace)
+    }
+
+    /// `CipherData` holding one inline `CipherValue` (never a `CipherReference`).
+    static func checkCipherData(of element: SAMLXMLNode) throws(SAMLError) {
+        let cipherData = element.children("CipherData", in: encryptionNamespace)
+        guard cipherData.count == 1, cipherData[0].elementChildren.count == 1,
+            cipherData[0].elementChildren[0].isElement("CipherValue", in: encryptionNamespace)
+        else { throw SAMLError.malformed("the \(element.name)'s cipher data is not one inline CipherValue") }
+    }
+
     /// Replaces the `EncryptedData` inside `encryptedAssertion` with what it decrypts to, and answers
     /// the `Assertion` that results.
-    static func decrypt(_ encryptedAssertion: SAMLXMLNode, in document: SAMLXMLDocument, privateKeyPEM: String) throws(SAMLError) -> SAMLXMLNode {
+    /// `allowCBC`: AES-CBC is accepted only when a verified signature covers the ciphertext (the
+    /// Response's): unsigned CBC ciphertext can be altered and replayed as a padding oracle.
+    static func decrypt(_ encryptedAssertion: SAMLXMLNode, in document: SAMLXMLDocument, privateKeyPEM: String, allowCBC: Bool) throws(SAMLError) -> SAMLXMLNode {
         guard let data = try encryptedAssertion.onlyChild("EncryptedData", in: encryptionNamespace) else {
             throw SAMLError.malformed("the EncryptedAssertion has no EncryptedData")
         }
-        // The methods are read before xmlsec runs: a refused one never reaches a key.
-        func check(_ node: SAMLXMLNode) throws(SAMLError) {
-            for child in node.elementChildren {
-                if child.name == "EncryptionMethod", child.namespace == encryptionNamespace {
-                    let method = child.attribute("Algorithm") ?? ""
-                    let allowed = child.parent?.name == "EncryptedKey" ? keyMethods : dataMethods
-                    guard allowed.contains(method) else { throw SAMLError.malformed("the encryption method \(method) is not accepted") }
-                }
-                if child.name == "DigestMethod", !digestMethods.contains(child.attribute("Algorithm") ?? "") {
-                    throw SAMLError.malformed("the key transport digest is not accepted")
-                }
-                if child.name == "RetrievalMethod" || child.name == "AgreementMethod" {
-                    throw SAMLError.malformed("the encrypted assertion's \(child.name) is not supported")
-                }
-                try check(child)
-            }
+        // The shape is checked before xmlsec runs, exactly: one EncryptedData with its method, a
+        // KeyInfo holding one EncryptedKey (RSA-OAEP), and inline cipher values. Nothing else — no
+        // CipherReference (xmlsec would fetch its URI), no transforms, no key carried in the clear
+        // (KeyValue), no RetrievalMethod — ever reaches xmlsec or a key.
+        guard encryptedAssertion.elementChildren.allSatisfy({ $0.pointer == data.pointer || $0.isElement("EncryptedKey", in: encryptionNamespace) }) else {
+            throw SAMLError.malformed("the EncryptedAssertion holds something besides EncryptedData and EncryptedKey")
         }
-        try check(encryptedAssertion)
-        guard data.children("EncryptionMethod", in: encryptionNamespace).count == 1 else {
-            throw SAMLError.malformed("the EncryptedData names no encryption method")
+        let siblingKeys = encryptedAssertion.children("EncryptedKey", in: encryptionNamespace)
+        guard siblingKeys.count <= 1 else { throw SAMLError.malformed("the EncryptedAssertion has several EncryptedKey elements") }
+        _ = try checkedMethod(of: data, allowed: allowCBC ? dataMethods : dataMethods.filter { $0.hasSuffix("-gcm") })
+        let dataChildren = data.elementChildren
+        let keyInfos = dataChildren.filter { $0.isElement("KeyInfo", in: SAMLSignature.dsigNamespace) }
+        guard dataChildren.allSatisfy(isEncryptedTypePart), keyInfos.count <= 1 else {
+            throw SAMLError.malformed("the EncryptedData holds an element that is not accepted")
+        }
+        try checkCipherData(of: data)
+        var keys = siblingKeys
+        if let keyInfo = keyInfos.first {
+            guard keyInfo.elementChildren.allSatisfy({ $0.isElement("EncryptedKey", in: encryptionNamespace) }) else {
+                throw SAMLError.malformed("the EncryptedData's KeyInfo holds something besides an EncryptedKey")
+            }
+            keys += keyInfo.elementChildren
+        }
+        guard keys.count == 1 else { throw SAMLError.malformed("the assertion's key comes in \(keys.count) EncryptedKey elements; one is accepted") }
+        let key = keys[0]
+        guard key.elementChildren.allSatisfy(isEncryptedTypePart) else {
+            throw SAMLError.malformed("the EncryptedKey holds an element that is not accepted")
+        }
+        _ = try checkedMethod(of: key, allowed: keyMethods)
+        try checkCipherData(of: key)
+        // The EncryptedKey's own KeyInfo names our certificate at most: the key is ours anyway.
+        for keyInfo in key.children("KeyInfo", in: SAMLSignature.dsigNamespace) {
+            xmlUnlinkNode(keyInfo.pointer)
+            xmlFreeNode(keyInfo.pointer)
         }
         // Some IdPs (Shibboleth) put the EncryptedKey beside the EncryptedData rather than in its
         // KeyInfo: it moves inside, where xmlsec looks for it.
-        let siblingKeys = encryptedAssertion.children("EncryptedKey", in: encryptionNamespace)
         if !siblingKeys.isEmpty {
-            guard siblingKeys.count == 1 else { throw SAMLError.malformed("the EncryptedAssertion has several EncryptedKey elements") }
             let keyInfo: xmlNodePtr
-            if let existing = try data.onlyChild("KeyInfo", in: SAMLSignature.dsigNamespace) {
+            if let existing = keyInfos.first {
                 keyInfo = existing.pointer
             } else {
                 guard let made = xmlSecAddChild(data.pointer, "KeyInfo", SAMLSignature.dsigNamespace) else {
@@ -82,6 +130,13 @@ enum SAMLDecryption {
         }
         guard let context = xmlSecEncCtxCreate(manager) else { throw SAMLError.malformed("xmlsec could not make a decryption context") }
         defer { xmlSecEncCtxDestroy(context) }
+        // No URI is ever dereferenced, and the only key the KeyInfo may bring is the EncryptedKey.
+        context.pointee.transformCtx.enabledUris = xmlSecTransformUriType(xmlSecTransformUriTypeNone)
+        context.pointee.keyInfoReadCtx.maxEncryptedKeyLevel = 1
+        let added = withUnsafeMutablePointer(to: &context.pointee.keyInfoReadCtx.enabledKeyData) { list in
+            xmlSecPtrListAdd(list, UnsafeMutableRawPointer(mutating: xmlSecKeyDataEncryptedKeyGetKlass()))
+        }
+        guard added >= 0 else { throw SAMLError.malformed("xmlsec could not restrict the key data") }
         guard xmlSecEncCtxDecrypt(context, data.pointer) >= 0, context.pointee.resultReplaced != 0 else {
             throw SAMLError.malformed("the assertion does not decrypt with the SP's key")
         }

@@ -13,6 +13,10 @@ actor SAMLIdPDirectory {
     let logger: Logger
 
     private var cached: (value: SAMLIdPMetadata, fetchedAt: Date)?
+    /// The last failed fetch: for `retryAfter` seconds it answers again without asking (a flood of
+    /// sign-ins or metadata requests during an outage must not become a flood of fetches).
+    private var failed: (error: SAMLError, at: Date)?
+    static let retryAfter: TimeInterval = 10
 
     init(config: SAMLConfig, http: any OutboundHTTP, clock: any BrokerClock, logger: Logger) {
         self.config = config
@@ -31,14 +35,20 @@ actor SAMLIdPDirectory {
             )
         }
         if let cached, now.timeIntervalSince(cached.fetchedAt) < config.metadataMaxAge.timeInterval { return cached.value }
+        func fallback(_ error: SAMLError) throws(SAMLError) -> SAMLIdPMetadata {
+            if let cached, now.timeIntervalSince(cached.fetchedAt) < 2 * config.metadataMaxAge.timeInterval { return cached.value }
+            throw error
+        }
+        if let failed, now.timeIntervalSince(failed.at) < Self.retryAfter { return try fallback(failed.error) }
         do {
             let fresh = try await load(now: now)
             cached = (fresh, now)
+            failed = nil
             return fresh
         } catch {
             logger.warning("SAML IdP metadata could not be read", metadata: ["reason": .string(error.reason)])
-            if let cached, now.timeIntervalSince(cached.fetchedAt) < 2 * config.metadataMaxAge.timeInterval { return cached.value }
-            throw error
+            failed = (error, now)
+            return try fallback(error)
         }
     }
 

@@ -18,6 +18,7 @@ struct SAMLIdPMetadata: Sendable, Equatable {
     static func parse(_ data: Data, signer: Data?, allowSHA1: Bool, now: Date) throws(SAMLError) -> SAMLIdPMetadata {
         let document: SAMLXMLDocument
         do { document = try SAMLXMLDocument(parsing: data) } catch { throw SAMLError.metadata(error.reason) }
+        defer { withExtendedLifetime(document) {} }
         guard let root = document.root else { throw SAMLError.metadata("empty document") }
         let entity: SAMLXMLNode
         if root.isElement("EntityDescriptor", in: SAMLNamespace.metadata) {
@@ -55,10 +56,10 @@ struct SAMLIdPMetadata: Sendable, Equatable {
             signed = try SAMLSignature.verify(signedNode, in: document, certificates: signer.map { [$0] } ?? certificates, allowSHA1: allowSHA1)
         } catch { throw SAMLError.metadata("its signature does not verify (\(error.reason))") }
         if signer != nil, !signed { throw SAMLError.metadata("it is not signed, and metadataSigningCertificate requires a signature") }
-        for node in [root, entity] {
-            if let validUntil = node.attribute("validUntil"), let date = SAMLTime.parse(validUntil), date < now {
-                throw SAMLError.metadata("it expired at \(validUntil) (validUntil)")
-            }
+        for node in [root, entity, descriptor] {
+            guard let validUntil = node.attribute("validUntil") else { continue }
+            guard let date = SAMLTime.parse(validUntil) else { throw SAMLError.metadata("its validUntil '\(validUntil)' is not a time") }
+            if date < now { throw SAMLError.metadata("it expired at \(validUntil) (validUntil)") }
         }
         var redirect: String?
         var post: String?

@@ -47,7 +47,7 @@ public struct SAMLProvider: IdentityProvider, EndpointOffering, HealthReporting 
             "Sign in at a SAML 2.0 identity provider: open `url` in a browser; the IdP posts its answer to the broker, which then sends the browser to the app's returnURI with `flow`.",
         prompt: "Continue at your organisation's sign-in page.",
         elements: [
-            .hidden("SAMLResponse", label: "SAML response", maxLength: 400_000),
+            .hidden("SAMLResponse", label: "SAML response", maxLength: 256 * 1024),
             .detail("url", .string, "The IdP's sign-in URL (HTTP-Redirect binding) to open in a browser."),
             .detail("provider", .string, "The provider instance id."),
             .detail("form", .object, "With the HTTP-POST binding: the form a browser posts (`action`, `fields`)."),

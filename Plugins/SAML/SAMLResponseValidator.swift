@@ -32,10 +32,16 @@ struct SAMLResponseValidator {
     func validate(_ encoded: String, requestID: String, now: Date) throws(SAMLError) -> SAMLAssertion {
         guard let data = Data(base64Encoded: encoded.filter { !$0.isWhitespace }) else { throw SAMLError.malformed("SAMLResponse is not base64") }
         let document = try SAMLXMLDocument(parsing: data)
+        // Every SAMLXMLNode below points into the document: it lives until the last one is read.
+        defer { withExtendedLifetime(document) {} }
         guard let response = document.root, response.isElement("Response", in: SAMLNamespace.protocolNS) else {
             throw SAMLError.malformed("the message is not a SAML Response")
         }
-        guard response.attribute("Version") == "2.0" else { throw SAMLError.malformed("the Response is not SAML 2.0") }
+        guard response.attribute("Version") == "2.0", !(response.attribute("ID") ?? "").isEmpty else {
+            throw SAMLError.malformed("the Response is not SAML 2.0 or has no ID")
+        }
+        guard let responseIssued = response.attribute("IssueInstant").flatMap(SAMLTime.parse) else { throw SAMLError.malformed("the Response has no IssueInstant") }
+        try checkIssued(responseIssued, of: "Response", now: now)
         let responseSigned = try SAMLSignature.verify(response, in: document, certificates: idp.certificates, allowSHA1: config.allowSHA1)
         // Profiles 4.1.4.2 and Bindings 3.5.5.2: a signed response names where it was sent; any response that names it must name us.
         if let destination = response.attribute("Destination") {
@@ -43,8 +49,12 @@ struct SAMLResponseValidator {
         } else if responseSigned {
             throw SAMLError.condition("the signed Response has no Destination")
         }
+        let encrypted = response.children("EncryptedAssertion", in: SAMLNamespace.assertion)
         if let issuer = try response.onlyChild("Issuer", in: SAMLNamespace.assertion) {
             try checkIssuer(issuer, of: "Response")
+        } else if responseSigned || !encrypted.isEmpty {
+            // Profiles 4.1.4.2: a signed Response, or one with an encrypted assertion, names its issuer.
+            throw SAMLError.malformed("the Response has no Issuer")
         }
         try checkStatus(response)
         // Unsolicited (IdP-initiated) responses are refused: InResponseTo binds the answer to the
@@ -52,14 +62,13 @@ struct SAMLResponseValidator {
         guard response.attribute("InResponseTo") == requestID else { throw SAMLError.condition("the Response does not answer this sign-in's request (InResponseTo)") }
 
         let plain = response.children("Assertion", in: SAMLNamespace.assertion)
-        let encrypted = response.children("EncryptedAssertion", in: SAMLNamespace.assertion)
         guard plain.count + encrypted.count == 1 else {
             throw SAMLError.malformed("the Response carries \(plain.count + encrypted.count) assertions; exactly one is accepted")
         }
         let assertion: SAMLXMLNode
         if let wrapped = encrypted.first {
             guard let keyPEM = config.keyPEM else { throw SAMLError.malformed("the assertion is encrypted, and this SP has no key to decrypt it") }
-            assertion = try SAMLDecryption.decrypt(wrapped, in: document, privateKeyPEM: keyPEM)
+            assertion = try SAMLDecryption.decrypt(wrapped, in: document, privateKeyPEM: keyPEM, allowCBC: responseSigned)
         } else {
             if config.requireEncryptedAssertion { throw SAMLError.condition("the assertion is not encrypted, and encryption is required") }
             assertion = plain[0]
@@ -84,6 +93,15 @@ struct SAMLResponseValidator {
         guard try issuer.text() == idp.entityID else { throw SAMLError.condition("the \(element)'s Issuer is not the configured IdP") }
     }
 
+    /// An instant not in the future (beyond the skew) and within `maxAssertionAge`.
+    private func checkIssued(_ issued: Date, of element: String, now: Date) throws(SAMLError) {
+        let skew = config.clockSkew.timeInterval
+        guard issued <= now.addingTimeInterval(skew) else { throw SAMLError.condition("the \(element) was issued in the future") }
+        guard now.timeIntervalSince(issued) <= config.maxAssertionAge.timeInterval + skew else {
+            throw SAMLError.condition("the \(element) is older than maxAssertionAge")
+        }
+    }
+
     private func checkStatus(_ response: SAMLXMLNode) throws(SAMLError) {
         guard let status = try response.onlyChild("Status", in: SAMLNamespace.protocolNS), let code = try status.onlyChild("StatusCode", in: SAMLNamespace.protocolNS)
         else {
@@ -105,10 +123,7 @@ struct SAMLResponseValidator {
         guard let issuer = try assertion.onlyChild("Issuer", in: SAMLNamespace.assertion) else { throw SAMLError.malformed("the Assertion has no Issuer") }
         try checkIssuer(issuer, of: "Assertion")
         guard let issued = assertion.attribute("IssueInstant").flatMap(SAMLTime.parse) else { throw SAMLError.malformed("the Assertion has no IssueInstant") }
-        guard issued <= now.addingTimeInterval(skew) else { throw SAMLError.condition("the Assertion was issued in the future") }
-        guard now.timeIntervalSince(issued) <= config.maxAssertionAge.timeInterval + skew else {
-            throw SAMLError.condition("the Assertion is older than maxAssertionAge")
-        }
+        try checkIssued(issued, of: "Assertion", now: now)
 
         // Subject: the NameID, and a bearer confirmation for this SP, this request, still valid.
         guard let subject = try assertion.onlyChild("Subject", in: SAMLNamespace.assertion) else { throw SAMLError.malformed("the Assertion has no Subject") }
@@ -122,7 +137,9 @@ struct SAMLResponseValidator {
                 data.attribute("Recipient") == acsURL, data.attribute("InResponseTo") == requestID,
                 let notOnOrAfter = data.attribute("NotOnOrAfter").flatMap(SAMLTime.parse), now < notOnOrAfter.addingTimeInterval(skew)
             else { continue }
-            if let notBefore = data.attribute("NotBefore").flatMap(SAMLTime.parse), now.addingTimeInterval(skew) < notBefore { continue }
+            if let notBefore = data.attribute("NotBefore") {
+                guard let date = SAMLTime.parse(notBefore), now.addingTimeInterval(skew) >= date else { continue }
+            }
             confirmedUntil = notOnOrAfter
             break
         }
@@ -144,6 +161,11 @@ struct SAMLResponseValidator {
             }
             usableUntil = max(usableUntil, date)
         }
+        // Core 2.5.1: a condition the SP does not understand makes the assertion Indeterminate.
+        for condition in conditions.elementChildren
+        where !(condition.namespace == SAMLNamespace.assertion && ["AudienceRestriction", "OneTimeUse", "ProxyRestriction"].contains(condition.name)) {
+            throw SAMLError.condition("the Assertion carries a condition this SP does not understand (\(condition.name))")
+        }
         let restrictions = conditions.children("AudienceRestriction", in: SAMLNamespace.assertion)
         guard !restrictions.isEmpty else { throw SAMLError.condition("the Assertion has no AudienceRestriction") }
         for restriction in restrictions {
@@ -163,19 +185,24 @@ struct SAMLResponseValidator {
         }
 
         var attributes: [String: [String]] = [:]
+        var friendly: [String: [String]] = [:]
         for statement in assertion.children("AttributeStatement", in: SAMLNamespace.assertion) {
             if !statement.children("EncryptedAttribute", in: SAMLNamespace.assertion).isEmpty { throw SAMLError.malformed("encrypted attributes are not supported") }
             for attribute in statement.children("Attribute", in: SAMLNamespace.assertion) {
                 guard let name = attribute.attribute("Name"), !name.isEmpty else { continue }
-                var values: [String] = []
-                for value in attribute.children("AttributeValue", in: SAMLNamespace.assertion) { values.append(try value.text()) }
+                // A value that is not text (an eduPersonTargetedID's NameID) is left out, not fatal.
+                let values = attribute.children("AttributeValue", in: SAMLNamespace.assertion).compactMap { try? $0.text() }
                 attributes[name, default: []] += values
-                if let friendly = attribute.attribute("FriendlyName"), !friendly.isEmpty, friendly != name { attributes[friendly, default: []] += values }
+                if let alias = attribute.attribute("FriendlyName"), !alias.isEmpty, alias != name { friendly[alias, default: []] += values }
             }
         }
+        // A friendly name never adds to (or stands in for) an attribute of that Name.
+        for (alias, values) in friendly where attributes[alias] == nil { attributes[alias] = values }
         return SAMLAssertion(
             id: id, issuer: idp.entityID, nameID: nameID, nameIDFormat: format, attributes: attributes, authnInstant: authnInstant, classRef: classRef,
-            usableUntil: usableUntil.addingTimeInterval(skew)
+            // Remembered as long as any check above could still pass: acceptance ends at the latest
+            // at the issue instant plus maxAssertionAge.
+            usableUntil: max(usableUntil, issued.addingTimeInterval(config.maxAssertionAge.timeInterval)).addingTimeInterval(skew)
         )
     }
 

@@ -20,6 +20,10 @@ enum SAMLSignature {
         guard let id = element.attribute("ID"), !id.isEmpty else { throw SAMLError.signature("the signed \(element.name) has no ID") }
         // Signature wrapping hides a second element with the same ID for the reference to find: one only.
         guard document.elementsWithID(id) == 1 else { throw SAMLError.signature("the ID of the signed \(element.name) is not unique") }
+        // What xmlsec will process is checked first: xmlsec digests every reference before it checks
+        // the signature value, so a reference to anything else (an XPointer expression) is refused
+        // before it costs anything.
+        try checkSignedInfo(of: signature, referencing: id)
         try document.registerID(of: element)
         guard XMLSecurityLibrary.ensureInitialised() else { throw SAMLError.signature("xmlsec could not be initialised") }
         guard !certificates.isEmpty else { throw SAMLError.signature("no IdP signing certificate is known") }
@@ -50,10 +54,42 @@ enum SAMLSignature {
                     return item.assumingMemoryBound(to: xmlSecDSigReferenceCtx.self).pointee.uri.map { String(cString: $0) }
                 }
             }
-            guard uris == ["#" + id] else { throw SAMLError.signature("the signature does not reference the \(element.name) it is in") }
+            guard uris == ["#" + id], document.elementOwningID(id) == element.pointer else {
+                throw SAMLError.signature("the signature does not reference the \(element.name) it is in")
+            }
             return true
         }
         throw SAMLError.signature(lastFailure)
+    }
+
+    static let exclusiveC14N = "http://www.w3.org/2001/10/xml-exc-c14n#"
+    static let envelopedSignature = "http://www.w3.org/2000/09/xmldsig#enveloped-signature"
+
+    /// The shape of a signature xmlsec may process: `SignedInfo` with exclusive canonicalisation, a
+    /// signature method, and exactly one `Reference` whose URI is `#id`, with at most the enveloped
+    /// and exclusive canonicalisation transforms (their inclusive-namespaces list only) and a digest.
+    static func checkSignedInfo(of signature: SAMLXMLNode, referencing id: String) throws(SAMLError) {
+        let ds = dsigNamespace
+        guard let signedInfo = try signature.onlyChild("SignedInfo", in: ds) else { throw SAMLError.signature("the signature has no SignedInfo") }
+        let parts = signedInfo.elementChildren
+        guard parts.count == 3, parts[0].isElement("CanonicalizationMethod", in: ds), parts[1].isElement("SignatureMethod", in: ds),
+            parts[2].isElement("Reference", in: ds)
+        else { throw SAMLError.signature("the signature's SignedInfo is not one canonicalisation method, signature method and reference") }
+        guard parts[0].attribute("Algorithm") == exclusiveC14N else { throw SAMLError.signature("the signature is not canonicalised exclusively") }
+        let reference = parts[2]
+        guard reference.attribute("URI") == "#" + id else { throw SAMLError.signature("the signature does not reference the element it is in") }
+        for child in reference.elementChildren {
+            switch (child.name, child.namespace) {
+            case ("Transforms", ds?):
+                for transform in child.elementChildren {
+                    guard transform.isElement("Transform", in: ds), [envelopedSignature, exclusiveC14N].contains(transform.attribute("Algorithm") ?? ""),
+                        transform.elementChildren.allSatisfy({ $0.name == "InclusiveNamespaces" && $0.namespace == exclusiveC14N })
+                    else { throw SAMLError.signature("the signature uses a transform that is not allowed") }
+                }
+            case ("DigestMethod", ds?), ("DigestValue", ds?): break
+            default: throw SAMLError.signature("the signature's reference holds \(child.name), which is not allowed")
+            }
+        }
     }
 
     /// The methods a verification accepts.
@@ -117,7 +153,8 @@ enum SAMLSignature {
     /// A private key (PEM) for xmlsec, with its certificate (DER) attached when given.
     static func loadPrivateKey(_ pem: String, certificateDER: Data?) -> xmlSecKeyPtr? {
         let bytes = Array(pem.utf8)
-        guard let key = xmlSecOpenSSLAppKeyLoadMemory(bytes, CUnsignedInt(bytes.count), xmlSecKeyDataFormatPem, nil, nil, nil) else { return nil }
+        // An empty password, never none: OpenSSL would ask for an encrypted key's on the terminal.
+        guard let key = xmlSecOpenSSLAppKeyLoadMemory(bytes, CUnsignedInt(bytes.count), xmlSecKeyDataFormatPem, "", nil, nil) else { return nil }
         if let certificateDER {
             let loaded = certificateDER.withUnsafeBytes { raw in
                 xmlSecOpenSSLAppKeyCertLoadMemory(key, raw.bindMemory(to: UInt8.self).baseAddress, CUnsignedInt(raw.count), xmlSecKeyDataFormatCertDer)

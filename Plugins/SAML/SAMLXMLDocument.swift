@@ -83,19 +83,39 @@ final class SAMLXMLDocument {
         return found
     }
 
-    /// How many elements anywhere carry an `ID` (or `Id`, `id`) attribute of this value: a signature
-    /// reference must point at exactly one element, or a wrapped copy could be the one verified.
+    /// How many elements anywhere carry an identifier attribute of this value (`ID`, `Id`, `id`, in
+    /// any namespace, `xml:id` included): a signature reference must point at exactly one element, or
+    /// a wrapped copy could be the one verified.
     func elementsWithID(_ value: String) -> Int {
-        allElements().filter { node in ["ID", "Id", "id"].contains { node.attribute($0) == value } }.count
+        allElements().filter { node in
+            var attribute = node.pointer.pointee.properties
+            while let current = attribute {
+                let name = current.pointee.name.map { String(cString: $0) } ?? ""
+                if ["ID", "Id", "id"].contains(name), let text = xmlNodeGetContent(UnsafeMutableRawPointer(current).assumingMemoryBound(to: xmlNode.self)) {
+                    defer { gatehouse_xml_free(text) }
+                    if String(cString: text) == value { return true }
+                }
+                attribute = current.pointee.next
+            }
+            return false
+        }.count
     }
 
-    /// Tells libxml2 that `node`'s `ID` attribute is an XML ID, so `#value` references resolve to it.
+    /// Tells libxml2 that `node`'s `ID` attribute (no namespace) is an XML ID, so `#value` references
+    /// resolve to it. An ID registered already must be this element's.
     func registerID(of node: SAMLXMLNode) throws(SAMLError) {
-        guard let attribute = xmlHasProp(node.pointer, "ID"), let value = node.attribute("ID") else {
+        guard let attribute = xmlHasNsProp(node.pointer, "ID", nil), let value = node.attribute("ID") else {
             throw SAMLError.malformed("the \(node.name) element has no ID")
         }
-        if xmlGetID(doc, value) != nil { return }
-        guard xmlAddID(nil, doc, value, attribute) != nil else { throw SAMLError.malformed("the \(node.name) element's ID is not usable") }
+        if xmlGetID(doc, value) == nil {
+            guard xmlAddID(nil, doc, value, attribute) != nil else { throw SAMLError.malformed("the \(node.name) element's ID is not usable") }
+        }
+        guard elementOwningID(value) == node.pointer else { throw SAMLError.signature("the ID \(value) belongs to another element") }
+    }
+
+    /// The element the registered XML ID `value` resolves to.
+    func elementOwningID(_ value: String) -> xmlNodePtr? {
+        xmlGetID(doc, value)?.pointee.parent
     }
 }
 
@@ -172,7 +192,8 @@ enum XMLSecurityLibrary {
         xmlInitParser()
         gatehouse_xml_install_silence()
         xmlSecErrorsDefaultCallbackEnableOutput(0)
-        guard xmlSecInit() >= 0, xmlSecCheckVersionExt(1, 2, 18, xmlSecCheckVersionABICompatible) == 1, xmlSecOpenSSLAppInit(nil) >= 0, xmlSecOpenSSLInit() >= 0
+        guard xmlSecInit() >= 0, xmlSecCheckVersionExt(XMLSEC_VERSION_MAJOR, XMLSEC_VERSION_MINOR, XMLSEC_VERSION_SUBMINOR, xmlSecCheckVersionABICompatible) == 1,
+            xmlSecOpenSSLAppInit(nil) >= 0, xmlSecOpenSSLInit() >= 0
         else { return false }
         return true
     }()

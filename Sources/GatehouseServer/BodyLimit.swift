@@ -7,7 +7,8 @@ import NIOCore
 enum BodyLimit {
     /// OAuth and browser forms: parameters, codes and assertions only.
     static let form = 64 * 1024
-    /// JSON APIs (flows carry custom registration data; the admin API carries policies).
+    /// JSON APIs (flows carry custom registration data; the admin API carries policies), and the
+    /// upstream callback's form posts (a SAML response).
     static let json = 256 * 1024
     /// How long a client may take to send a whole body: a client trickling one byte a second must
     /// not hold a connection (and a task) for hours.

@@ -81,7 +81,8 @@ struct BrowserPages {
                     return renderer.error(error, requestID: context.id)
                 }
             }
-            router.post(RouterPath(path)) { request, context in
+            // A SAML response with an encrypted, signed assertion and its groups outgrows the forms' limit.
+            router.group().add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)).post(RouterPath(path)) { request, context in
                 do {
                     return try await callback(try await FormBody.parse(request, context: context), crossSitePost: true, request: request, context: context)
                 } catch let error as BrokerError {

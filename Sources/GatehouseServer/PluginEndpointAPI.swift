@@ -27,6 +27,9 @@ struct PluginEndpointAPI {
             let answer = try await broker.pluginEndpoints.call(
                 instance: instance, method: method.rawValue, path: path, fields: fields, credentials: credentials, clientIP: context.clientIP
             )
+            guard answer.document == nil else {
+                throw BrokerError.internalFailure("The endpoint /v1/plugins/\(instance)/\(path) answered a document; only root endpoints anyone calls serve documents.")
+            }
             return JSONBody(answer.body).response(status: answer.created ? .created : .ok)
         }
     }

@@ -59,6 +59,9 @@ struct PluginRootRoutes {
                 var headers = HTTPFields()
                 headers[.contentType] = document.contentType
                 headers[.cacheControl] = "max-age=300"
+                // A browser renders XML and could run script inside it: nothing runs (and, as on every
+                // answer, no sniffing).
+                headers[.contentSecurityPolicy] = "default-src 'none'; sandbox"
                 return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: document.body)))
             }
             return JSONBody(answer.body).response(status: answer.created ? .created : .ok)

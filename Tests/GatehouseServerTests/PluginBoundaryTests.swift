@@ -526,6 +526,7 @@ extension GatehouseServerTests {
         try await Self.application(test).test(.router) { client in
             let text = try await client.execute(uri: "/riddles/sphinx/riddle.txt", method: .get)
             #expect(text.status == .ok && text.headers[.contentType] == "text/plain; charset=utf-8")
+            #expect(text.headers[.contentSecurityPolicy] == "default-src 'none'; sandbox")
             #expect(String(buffer: text.body) == "sphinx asks: <b>Four legs</b> in the morning?\n")
             let html = try await client.execute(uri: "/riddles/sphinx/riddle.html", method: .get)
             #expect(html.status == .internalServerError && html.headers[.contentType] != "text/html")

@@ -156,6 +156,31 @@ struct SAMLAttackTests {
         }
     }
 
+    @Test("a reference xmlsec would evaluate (an XPointer), a second reference or another transform is refused before xmlsec runs")
+    func referencesAreCheckedFirst() throws {
+        let original = Self.signedAssertion
+        let id = original.firstID
+        let xpointer = original.replacingOccurrences(of: "URI=\"#\(id)\"", with: "URI=\"#xpointer(//*[count(//*)>0])\"")
+        #expect(xpointer != original)
+        #expect(try Self.refusal(Self.response(xpointer)) == .signature("the signature does not reference the element it is in"))
+        let xslt = original.replacingOccurrences(of: "http://www.w3.org/2000/09/xmldsig#enveloped-signature", with: "http://www.w3.org/TR/1999/REC-xslt-19991116")
+        #expect(try Self.refusal(Self.response(xslt)) == .signature("the signature uses a transform that is not allowed"))
+        let reference = original.between("<Reference", "</Reference>")
+        let twice = original.replacingOccurrences(of: reference, with: reference + reference)
+        #expect(try Self.refusal(Self.response(twice)).reason.contains("SignedInfo is not one"))
+    }
+
+    @Test("a condition the SP does not understand, and a Response without Issuer around an encrypted assertion, are refused")
+    func specRules() throws {
+        let unknown = Self.idp.assertionXML(Self.parts()).replacingOccurrences(
+            of: "</saml:AudienceRestriction>", with: "</saml:AudienceRestriction><saml:Condition xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"x\"/>"
+        )
+        #expect(try Self.refusal(Self.response(Self.idp.signed(unknown))).reason.contains("does not understand (Condition)"))
+        let noIssuer = Self.response(Self.idp.encrypted(Self.signedAssertion)).replacingOccurrences(
+            of: "<saml:Issuer>\(TestIdP.entityID)</saml:Issuer><samlp:Status>", with: "<samlp:Status>")
+        #expect(try Self.refusal(noIssuer) == .malformed("the Response has no Issuer"))
+    }
+
     @Test("a comment inside the signed NameID is refused, not read as the text before it")
     func commentInNameID() throws {
         let signed = Self.idp.signed(Self.idp.assertionXML(Self.parts { $0.nameID = "alice.evil" }))
@@ -215,6 +240,18 @@ struct SAMLAttackTests {
         let pkcs1 = Self.idp.encrypted(Self.signedAssertion, keyTransport: "http://www.w3.org/2001/04/xmlenc#rsa-1_5")
         #expect(try Self.refusal(Self.response(pkcs1)) == .malformed("the encryption method http://www.w3.org/2001/04/xmlenc#rsa-1_5 is not accepted"))
         #expect(try Self.refusal(Self.response(Self.signedAssertion), ["requireEncryptedAssertion": true]).reason.contains("not encrypted"))
+        // AES-CBC ciphertext no signature covers is refused (a padding oracle); under a signed Response it is read.
+        let cbc = Self.idp.encrypted(Self.signedAssertion, cipher: .aes128CBC)
+        #expect(try Self.refusal(Self.response(cbc)) == .malformed("the encryption method http://www.w3.org/2001/04/xmlenc#aes128-cbc is not accepted"))
+        #expect(try Self.check(Self.idp.signed(Self.response(cbc))).nameID == "alice")
+        // Nothing that makes xmlsec fetch, transform or take a key in the clear reaches it.
+        let reference = encrypted.replacingOccurrences(
+            of: #"<xenc:CipherData><xenc:CipherValue>"#, with: #"<xenc:CipherData><xenc:CipherReference URI="file:///dev/zero"/><xenc:CipherValue>"#)
+        #expect(try Self.refusal(Self.response(reference)).reason.contains("cipher data is not one inline CipherValue"))
+        let keyValue = encrypted.replacingOccurrences(
+            of: "<ds:KeyInfo xmlns:ds=\"\(SAMLSignature.dsigNamespace)\">", with: "<ds:KeyInfo xmlns:ds=\"\(SAMLSignature.dsigNamespace)\"><ds:KeyName>k</ds:KeyName>")
+        #expect(keyValue != encrypted)
+        #expect(try Self.refusal(Self.response(keyValue)).reason.contains("KeyInfo holds something besides an EncryptedKey"))
         // An unsigned assertion inside the encryption is still unsigned.
         #expect(try Self.refusal(Self.response(Self.idp.encrypted(Self.unsigned(Self.signedAssertion)))).reason.hasPrefix("signature:"))
     }

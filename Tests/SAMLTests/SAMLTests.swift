@@ -149,14 +149,16 @@ struct SAMLTests {
         await #expect(throws: BrokerError.self) { _ = try await Self.deliver(test, started, Self.goodResponse(test, started)) }
     }
 
-    @Test("an encrypted assertion (AES-256-GCM and AES-128-CBC, RSA-OAEP) decrypts with the SP key and signs in")
+    @Test("an encrypted assertion (AES-256-GCM, and AES-128-CBC in a signed Response; RSA-OAEP) decrypts with the SP key and signs in")
     func encryptedAssertionSignsIn() async throws {
         let test = try await Self.broker()
         for cipher in [TestIdP.ContentCipher.aes256GCM, .aes128CBC] {
             let started = try await Self.start(test)
             let parts = TestIdP.AssertionParts(now: test.clock.now, audience: Self.spEntityID, recipient: Self.acsURL, inResponseTo: started.requestID)
             let content = Self.idp.encrypted(Self.idp.signed(Self.idp.assertionXML(parts)), cipher: cipher)
-            let response = Self.idp.responseXML(inResponseTo: started.requestID, destination: Self.acsURL, now: test.clock.now, content: content)
+            var response = Self.idp.responseXML(inResponseTo: started.requestID, destination: Self.acsURL, now: test.clock.now, content: content)
+            // CBC only under a signed Response (its ciphertext must not be alterable).
+            if cipher == .aes128CBC { response = Self.idp.signed(response) }
             _ = try await Self.deliver(test, started, response).get()
         }
     }

@@ -185,8 +185,8 @@ public struct PluginEndpointAnswer: Sendable {
         self.created = created
     }
 
-    /// A document a JSON endpoint answers as it is (a SAML service provider's metadata, which identity
-    /// providers import by URL): `contentType` is `application/xml`, an `application/…+xml` type or
+    /// A document a root endpoint anyone may call (`forAnyone`) answers as it is, under a CSP that runs
+    /// nothing (a SAML service provider's metadata, which identity providers import by URL): `contentType` is `application/xml`, an `application/…+xml` type or
     /// `text/plain`; HTML and script types are refused (a plugin's markup goes through `page`).
     public static func document(_ body: Data, contentType: String) -> PluginEndpointAnswer {
         var answer = PluginEndpointAnswer(.null)
