@@ -81,8 +81,20 @@ enum SAMLDecryption {
         try checkCipherData(of: data)
         var keys = siblingKeys
         if let keyInfo = keyInfos.first {
-            guard keyInfo.elementChildren.allSatisfy({ $0.isElement("EncryptedKey", in: encryptionNamespace) }) else {
+            // Shibboleth points at the EncryptedKey beside the EncryptedData with a RetrievalMethod:
+            // accepted only then, and taken out (the key moves in below; xmlsec never resolves a URI).
+            let pointers = keyInfo.elementChildren.filter {
+                $0.isElement("RetrievalMethod", in: SAMLSignature.dsigNamespace) && $0.attribute("Type") == encryptionNamespace + "EncryptedKey"
+                    && $0.elementChildren.isEmpty
+            }
+            guard pointers.isEmpty || siblingKeys.count == 1,
+                keyInfo.elementChildren.allSatisfy({ $0.isElement("EncryptedKey", in: encryptionNamespace) || pointers.map(\.pointer).contains($0.pointer) })
+            else {
                 throw SAMLError.malformed("the EncryptedData's KeyInfo holds something besides an EncryptedKey")
+            }
+            for pointer in pointers {
+                xmlUnlinkNode(pointer.pointer)
+                xmlFreeNode(pointer.pointer)
             }
             keys += keyInfo.elementChildren
         }

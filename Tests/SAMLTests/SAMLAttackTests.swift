@@ -240,6 +240,8 @@ struct SAMLAttackTests {
         let pkcs1 = Self.idp.encrypted(Self.signedAssertion, keyTransport: "http://www.w3.org/2001/04/xmlenc#rsa-1_5")
         #expect(try Self.refusal(Self.response(pkcs1)) == .malformed("the encryption method http://www.w3.org/2001/04/xmlenc#rsa-1_5 is not accepted"))
         #expect(try Self.refusal(Self.response(Self.signedAssertion), ["requireEncryptedAssertion": true]).reason.contains("not encrypted"))
+        // Shibboleth's way: the EncryptedKey beside the EncryptedData, named by a RetrievalMethod.
+        #expect(try Self.check(Self.response(Self.idp.encrypted(Self.signedAssertion, beside: true))).nameID == "alice")
         // AES-CBC ciphertext no signature covers is refused (a padding oracle); under a signed Response it is read.
         let cbc = Self.idp.encrypted(Self.signedAssertion, cipher: .aes128CBC)
         #expect(try Self.refusal(Self.response(cbc)) == .malformed("the encryption method http://www.w3.org/2001/04/xmlenc#aes128-cbc is not accepted"))

@@ -117,7 +117,10 @@ struct TestIdP: Sendable {
 
     /// `assertion` (text) as an EncryptedAssertion to the SP's certificate: the content key wrapped
     /// with RSA-OAEP (or, to test its refusal, RSA PKCS#1 v1.5).
-    func encrypted(_ assertion: String, cipher: ContentCipher = .aes256GCM, keyTransport: String = "http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p") -> String {
+    /// `beside`: the EncryptedKey beside the EncryptedData, pointed at by a RetrievalMethod (Shibboleth's way).
+    func encrypted(
+        _ assertion: String, cipher: ContentCipher = .aes256GCM, keyTransport: String = "http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p", beside: Bool = false
+    ) -> String {
         let plaintext = Data(assertion.utf8)
         let cipherValue: Data
         let method: String
@@ -136,12 +139,14 @@ struct TestIdP: Sendable {
         }
         let publicKey = try! _RSA.Encryption.PrivateKey(pemRepresentation: spKeyPEM).publicKey
         let wrapped = try! key.withUnsafeBytes { try publicKey.encrypt(Data($0), padding: .PKCS1_OAEP) }
-        var xml = "<saml:EncryptedAssertion><xenc:EncryptedData xmlns:xenc=\"http://www.w3.org/2001/04/xmlenc#\" Type=\"http://www.w3.org/2001/04/xmlenc#Element\">"
+        let xenc = "xmlns:xenc=\"http://www.w3.org/2001/04/xmlenc#\""
+        var keyXML = "<xenc:EncryptedKey \(xenc) Id=\"_k1\"><xenc:EncryptionMethod Algorithm=\"\(keyTransport)\"/>"
+        keyXML += "<xenc:CipherData><xenc:CipherValue>\(wrapped.base64EncodedString())</xenc:CipherValue></xenc:CipherData></xenc:EncryptedKey>"
+        var xml = "<saml:EncryptedAssertion><xenc:EncryptedData \(xenc) Type=\"http://www.w3.org/2001/04/xmlenc#Element\">"
         xml += "<xenc:EncryptionMethod Algorithm=\"\(method)\"/><ds:KeyInfo xmlns:ds=\"\(SAMLSignature.dsigNamespace)\">"
-        xml += "<xenc:EncryptedKey><xenc:EncryptionMethod Algorithm=\"\(keyTransport)\"/>"
-        xml += "<xenc:CipherData><xenc:CipherValue>\(wrapped.base64EncodedString())</xenc:CipherValue></xenc:CipherData></xenc:EncryptedKey></ds:KeyInfo>"
-        xml +=
-            "<xenc:CipherData><xenc:CipherValue>\(cipherValue.base64EncodedString())</xenc:CipherValue></xenc:CipherData></xenc:EncryptedData></saml:EncryptedAssertion>"
-        return xml
+        xml += beside ? "<ds:RetrievalMethod Type=\"http://www.w3.org/2001/04/xmlenc#EncryptedKey\" URI=\"#_k1\"/>" : keyXML
+        xml += "</ds:KeyInfo>"
+        xml += "<xenc:CipherData><xenc:CipherValue>\(cipherValue.base64EncodedString())</xenc:CipherValue></xenc:CipherData></xenc:EncryptedData>"
+        return xml + (beside ? keyXML : "") + "</saml:EncryptedAssertion>"
     }
 }
