@@ -71,7 +71,8 @@ let builtInPlugins: [BuiltInPlugin] = [
     BuiltInPlugin(
         name: "SAML", dependencies: ["CXMLSec", .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
         testDependencies: [
-            "CXMLSec", "GatehousePluginKit", "GatehouseStore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            "CXMLSec", "GatehousePluginKit", "GatehouseStore", .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]
     ),
 ]
