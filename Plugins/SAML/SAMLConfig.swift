@@ -35,6 +35,10 @@ public struct SAMLConfig: Decodable, Sendable {
     public var requireEncryptedAssertion: Bool
     /// Accept SHA-1 signatures and digests (refused by default: SHA-1 collisions are practical).
     public var allowSHA1: Bool
+    /// Accept an AES-CBC encrypted assertion in a Response that is not signed (ADFS's and Entra ID's
+    /// default). Off: CBC ciphertext no signature covers is a padding oracle (Jager and Somorovsky,
+    /// 2011); have the IdP sign the Response instead, or encrypt with AES-GCM.
+    public var allowUnsignedCBC: Bool
     /// The `NameIDPolicy` format asked for; the IdP's choice otherwise.
     public var nameIDFormat: String?
     /// `true`: ask the IdP to authenticate the person again (`ForceAuthn`) on every sign-in, not only
@@ -111,7 +115,7 @@ public struct SAMLConfig: Decodable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case idpMetadataURL, idpMetadataFile, idp, metadataSigningCertificate, metadataMaxAge, entityID, privateKey, privateKeyFile, certificate
-        case certificateFile, requestBinding, signRequests, requireSignature, requireEncryptedAssertion, allowSHA1, nameIDFormat, forceAuthn
+        case certificateFile, requestBinding, signRequests, requireSignature, requireEncryptedAssertion, allowSHA1, allowUnsignedCBC, nameIDFormat, forceAuthn
         case authnContextClassRefs, clockSkew, maxAssertionAge, attributeMapping, trustEmail, requiredClaims, allowedGroups
         case groupsFilter, groupsPrefix, extraClaims, timeout
     }
@@ -144,6 +148,7 @@ public struct SAMLConfig: Decodable, Sendable {
         requireSignature = try optional(.requireSignature, .either)
         requireEncryptedAssertion = try optional(.requireEncryptedAssertion, false)
         allowSHA1 = try optional(.allowSHA1, false)
+        allowUnsignedCBC = try optional(.allowUnsignedCBC, false)
         nameIDFormat = try container.decodeIfPresent(String.self, forKey: .nameIDFormat)
         forceAuthn = try optional(.forceAuthn, false)
         authnContextClassRefs = try optional(.authnContextClassRefs, [])

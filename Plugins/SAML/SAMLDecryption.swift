@@ -16,10 +16,8 @@ enum SAMLDecryption {
     /// The key transport methods accepted.
     static let keyMethods: Set = ["http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p"]
     /// Digests an OAEP key transport may name.
-    static let digestMethods: Set = [
-        "http://www.w3.org/2000/09/xmldsig#sha1", "http://www.w3.org/2001/04/xmlenc#sha256", "http://www.w3.org/2001/04/xmldsig-more#sha384",
-        "http://www.w3.org/2001/04/xmlenc#sha512",
-    ]
+    /// The OAEP digest: xmlsec 1.2's `rsa-oaep-mgf1p` takes SHA-1 only (as the algorithm's name says).
+    static let digestMethods: Set = ["http://www.w3.org/2000/09/xmldsig#sha1"]
 
     /// The one `EncryptionMethod` of `element` (first child), its algorithm in `allowed`, and only a
     /// digest, key size or OAEP parameters inside it.
@@ -31,7 +29,7 @@ enum SAMLDecryption {
         let method = methods[0].attribute("Algorithm") ?? ""
         guard allowed.contains(method) else { throw SAMLError.malformed("the encryption method \(method) is not accepted") }
         for child in methods[0].elementChildren {
-            switch child.name {
+            switch child.namespace == SAMLSignature.dsigNamespace || child.namespace == encryptionNamespace ? child.name : "" {
             case "DigestMethod":
                 guard digestMethods.contains(child.attribute("Algorithm") ?? "") else { throw SAMLError.malformed("the key transport digest is not accepted") }
             case "KeySize", "OAEPparams": break
@@ -39,6 +37,13 @@ enum SAMLDecryption {
             }
         }
         return method
+    }
+
+    /// An EncryptedKey's back-link to what it encrypts (OpenSAML adds it): xmlsec ignores it, and it is
+    /// taken out.
+    static func isReferenceList(_ node: SAMLXMLNode) -> Bool {
+        node.isElement("ReferenceList", in: encryptionNamespace)
+            && node.elementChildren.allSatisfy { $0.isElement("DataReference", in: encryptionNamespace) || $0.isElement("KeyReference", in: encryptionNamespace) }
     }
 
     /// The parts of an EncryptedData or EncryptedKey the plugin accepts, in their namespaces.
@@ -53,6 +58,21 @@ enum SAMLDecryption {
         guard cipherData.count == 1, cipherData[0].elementChildren.count == 1,
             cipherData[0].elementChildren[0].isElement("CipherValue", in: encryptionNamespace)
         else { throw SAMLError.malformed("the \(element.name)'s cipher data is not one inline CipherValue") }
+    }
+
+    static var gcmContentTransforms: [xmlSecTransformId] {
+        [xmlSecOpenSSLTransformAes128GcmGetKlass(), xmlSecOpenSSLTransformAes192GcmGetKlass(), xmlSecOpenSSLTransformAes256GcmGetKlass()]
+    }
+    static var allContentTransforms: [xmlSecTransformId] {
+        gcmContentTransforms + [xmlSecOpenSSLTransformAes128CbcGetKlass(), xmlSecOpenSSLTransformAes192CbcGetKlass(), xmlSecOpenSSLTransformAes256CbcGetKlass()]
+    }
+
+    /// Lets a transform context run only `transforms` (base64 decoding too), on no URI.
+    static func restrict(_ context: inout xmlSecTransformCtx, to transforms: [xmlSecTransformId]) -> Bool {
+        context.enabledUris = xmlSecTransformUriType(xmlSecTransformUriTypeNone)
+        return withUnsafeMutablePointer(to: &context.enabledTransforms) { list in
+            (transforms + [xmlSecTransformBase64GetKlass()]).allSatisfy { xmlSecPtrListAdd(list, UnsafeMutableRawPointer(mutating: $0)) >= 0 }
+        }
     }
 
     /// Replaces the `EncryptedData` inside `encryptedAssertion` with what it decrypts to, and answers
@@ -72,7 +92,10 @@ enum SAMLDecryption {
         }
         let siblingKeys = encryptedAssertion.children("EncryptedKey", in: encryptionNamespace)
         guard siblingKeys.count <= 1 else { throw SAMLError.malformed("the EncryptedAssertion has several EncryptedKey elements") }
-        _ = try checkedMethod(of: data, allowed: allowCBC ? dataMethods : dataMethods.filter { $0.hasSuffix("-gcm") })
+        let method = try checkedMethod(of: data, allowed: dataMethods)
+        guard allowCBC || method.hasSuffix("-gcm") else {
+            throw SAMLError.malformed("AES-CBC is accepted only in a signed Response: have the IdP sign the Response, or encrypt with AES-GCM")
+        }
         let dataChildren = data.elementChildren
         let keyInfos = dataChildren.filter { $0.isElement("KeyInfo", in: SAMLSignature.dsigNamespace) }
         guard dataChildren.allSatisfy(isEncryptedTypePart), keyInfos.count <= 1 else {
@@ -85,7 +108,7 @@ enum SAMLDecryption {
             // accepted only then, and taken out (the key moves in below; xmlsec never resolves a URI).
             let pointers = keyInfo.elementChildren.filter {
                 $0.isElement("RetrievalMethod", in: SAMLSignature.dsigNamespace) && $0.attribute("Type") == encryptionNamespace + "EncryptedKey"
-                    && $0.elementChildren.isEmpty
+                    && $0.elementChildren.isEmpty && siblingKeys.count == 1 && $0.attribute("URI") == siblingKeys[0].attribute("Id").map { "#" + $0 }
             }
             guard pointers.isEmpty || siblingKeys.count == 1,
                 keyInfo.elementChildren.allSatisfy({ $0.isElement("EncryptedKey", in: encryptionNamespace) || pointers.map(\.pointer).contains($0.pointer) })
@@ -100,8 +123,12 @@ enum SAMLDecryption {
         }
         guard keys.count == 1 else { throw SAMLError.malformed("the assertion's key comes in \(keys.count) EncryptedKey elements; one is accepted") }
         let key = keys[0]
-        guard key.elementChildren.allSatisfy(isEncryptedTypePart) else {
+        guard key.elementChildren.allSatisfy({ isEncryptedTypePart($0) || isReferenceList($0) }) else {
             throw SAMLError.malformed("the EncryptedKey holds an element that is not accepted")
+        }
+        for list in key.elementChildren where isReferenceList(list) {
+            xmlUnlinkNode(list.pointer)
+            xmlFreeNode(list.pointer)
         }
         _ = try checkedMethod(of: key, allowed: keyMethods)
         try checkCipherData(of: key)
@@ -149,6 +176,12 @@ enum SAMLDecryption {
             xmlSecPtrListAdd(list, UnsafeMutableRawPointer(mutating: xmlSecKeyDataEncryptedKeyGetKlass()))
         }
         guard added >= 0 else { throw SAMLError.malformed("xmlsec could not restrict the key data") }
+        // xmlsec enforces the methods too: AES for the assertion, RSA-OAEP for its key, in a key
+        // context made here (xmlsec reuses it) that dereferences nothing either.
+        guard restrict(&context.pointee.transformCtx, to: allowCBC ? allContentTransforms : gcmContentTransforms),
+            xmlSecKeyInfoCtxCreateEncCtx(&context.pointee.keyInfoReadCtx) >= 0, let keyContext = context.pointee.keyInfoReadCtx.encCtx,
+            restrict(&keyContext.pointee.transformCtx, to: [xmlSecOpenSSLTransformRsaOaepGetKlass()])
+        else { throw SAMLError.malformed("xmlsec could not restrict the decryption methods") }
         guard xmlSecEncCtxDecrypt(context, data.pointer) >= 0, context.pointee.resultReplaced != 0 else {
             throw SAMLError.malformed("the assertion does not decrypt with the SP's key")
         }

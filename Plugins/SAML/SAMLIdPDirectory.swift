@@ -3,9 +3,10 @@ import GatehousePluginKit
 import Logging
 
 /// The IdP's metadata: written out in the config, read from a file, or fetched from a URL and cached
-/// for `metadataMaxAge`. A failed fetch is not cached (the next sign-in tries again); while a fetch
-/// fails, the last good metadata keeps serving until it is twice `metadataMaxAge` old, so a short
-/// outage of the metadata URL does not stop sign-in.
+/// for `metadataMaxAge`. Callers arriving while a fetch runs wait for that one; a failed fetch is
+/// remembered for `retryAfter` seconds (an outage must not turn sign-ins or metadata requests into a
+/// flood of fetches), and meanwhile the last good metadata keeps serving until it is twice
+/// `metadataMaxAge` old, so a short outage of the metadata URL does not stop sign-in.
 actor SAMLIdPDirectory {
     let config: SAMLConfig
     let http: any OutboundHTTP
@@ -13,9 +14,10 @@ actor SAMLIdPDirectory {
     let logger: Logger
 
     private var cached: (value: SAMLIdPMetadata, fetchedAt: Date)?
-    /// The last failed fetch: for `retryAfter` seconds it answers again without asking (a flood of
-    /// sign-ins or metadata requests during an outage must not become a flood of fetches).
+    /// The last failed fetch, stamped when it failed.
     private var failed: (error: SAMLError, at: Date)?
+    /// The fetch under way, which every caller shares.
+    private var inFlight: Task<Result<SAMLIdPMetadata, SAMLError>, Never>?
     static let retryAfter: TimeInterval = 10
 
     init(config: SAMLConfig, http: any OutboundHTTP, clock: any BrokerClock, logger: Logger) {
@@ -35,21 +37,39 @@ actor SAMLIdPDirectory {
             )
         }
         if let cached, now.timeIntervalSince(cached.fetchedAt) < config.metadataMaxAge.timeInterval { return cached.value }
-        func fallback(_ error: SAMLError) throws(SAMLError) -> SAMLIdPMetadata {
-            if let cached, now.timeIntervalSince(cached.fetchedAt) < 2 * config.metadataMaxAge.timeInterval { return cached.value }
-            throw error
+        if let failed, now.timeIntervalSince(failed.at) < Self.retryAfter { return try fallback(failed.error, now: now) }
+        let fetch: Task<Result<SAMLIdPMetadata, SAMLError>, Never>
+        if let running = inFlight {
+            fetch = running
+        } else {
+            fetch = Task { await self.fetch() }
+            inFlight = fetch
         }
-        if let failed, now.timeIntervalSince(failed.at) < Self.retryAfter { return try fallback(failed.error) }
+        switch await fetch.value {
+        case .success(let fresh): return fresh
+        case .failure(let error): return try fallback(error, now: clock.now)
+        }
+    }
+
+    /// One fetch, recorded for everyone when it ends.
+    private func fetch() async -> Result<SAMLIdPMetadata, SAMLError> {
+        defer { inFlight = nil }
         do {
-            let fresh = try await load(now: now)
-            cached = (fresh, now)
+            let fresh = try await load(now: clock.now)
+            cached = (fresh, clock.now)
             failed = nil
-            return fresh
+            return .success(fresh)
         } catch {
             logger.warning("SAML IdP metadata could not be read", metadata: ["reason": .string(error.reason)])
-            failed = (error, now)
-            return try fallback(error)
+            failed = (error, clock.now)
+            return .failure(error)
         }
+    }
+
+    /// The last good metadata while it is not too old, else the failure.
+    private func fallback(_ error: SAMLError, now: Date) throws(SAMLError) -> SAMLIdPMetadata {
+        if let cached, now.timeIntervalSince(cached.fetchedAt) < 2 * config.metadataMaxAge.timeInterval { return cached.value }
+        throw error
     }
 
     private func load(now: Date) async throws(SAMLError) -> SAMLIdPMetadata {

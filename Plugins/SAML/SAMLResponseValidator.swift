@@ -68,7 +68,7 @@ struct SAMLResponseValidator {
         let assertion: SAMLXMLNode
         if let wrapped = encrypted.first {
             guard let keyPEM = config.keyPEM else { throw SAMLError.malformed("the assertion is encrypted, and this SP has no key to decrypt it") }
-            assertion = try SAMLDecryption.decrypt(wrapped, in: document, privateKeyPEM: keyPEM, allowCBC: responseSigned)
+            assertion = try SAMLDecryption.decrypt(wrapped, in: document, privateKeyPEM: keyPEM, allowCBC: responseSigned || config.allowUnsignedCBC)
         } else {
             if config.requireEncryptedAssertion { throw SAMLError.condition("the assertion is not encrypted, and encryption is required") }
             assertion = plain[0]
@@ -143,7 +143,7 @@ struct SAMLResponseValidator {
             confirmedUntil = notOnOrAfter
             break
         }
-        guard let confirmedUntil else {
+        guard confirmedUntil != nil else {
             throw SAMLError.condition("no bearer SubjectConfirmation names this SP's ACS URL and request, unexpired")
         }
 
@@ -154,12 +154,10 @@ struct SAMLResponseValidator {
                 throw SAMLError.condition("the Assertion is not valid yet (NotBefore)")
             }
         }
-        var usableUntil = confirmedUntil
         if let notOnOrAfter = conditions.attribute("NotOnOrAfter") {
             guard let date = SAMLTime.parse(notOnOrAfter), now < date.addingTimeInterval(skew) else {
                 throw SAMLError.condition("the Assertion has expired (NotOnOrAfter)")
             }
-            usableUntil = max(usableUntil, date)
         }
         // Core 2.5.1: a condition the SP does not understand makes the assertion Indeterminate.
         for condition in conditions.elementChildren
@@ -200,9 +198,9 @@ struct SAMLResponseValidator {
         for (alias, values) in friendly where attributes[alias] == nil { attributes[alias] = values }
         return SAMLAssertion(
             id: id, issuer: idp.entityID, nameID: nameID, nameIDFormat: format, attributes: attributes, authnInstant: authnInstant, classRef: classRef,
-            // Remembered as long as any check above could still pass: acceptance ends at the latest
-            // at the issue instant plus maxAssertionAge.
-            usableUntil: max(usableUntil, issued.addingTimeInterval(config.maxAssertionAge.timeInterval)).addingTimeInterval(skew)
+            // Remembered as long as the checks above could still pass: acceptance ends at the issue
+            // instant plus maxAssertionAge (and the skew), whatever far-off time the IdP wrote.
+            usableUntil: issued.addingTimeInterval(config.maxAssertionAge.timeInterval + skew)
         )
     }
 

@@ -18,6 +18,8 @@ enum SAMLSignature {
     static func verify(_ element: SAMLXMLNode, in document: SAMLXMLDocument, certificates: [Data], allowSHA1: Bool) throws(SAMLError) -> Bool {
         guard let signature = try element.onlyChild("Signature", in: dsigNamespace) else { return false }
         guard let id = element.attribute("ID"), !id.isEmpty else { throw SAMLError.signature("the signed \(element.name) has no ID") }
+        // An XML ID is an NCName: anything else (`xpointer(…)`, a quote) would be an expression to xmlsec.
+        guard isNCName(id) else { throw SAMLError.signature("the ID of the signed \(element.name) is not an NCName") }
         // Signature wrapping hides a second element with the same ID for the reference to find: one only.
         guard document.elementsWithID(id) == 1 else { throw SAMLError.signature("the ID of the signed \(element.name) is not unique") }
         // What xmlsec will process is checked first: xmlsec digests every reference before it checks
@@ -60,6 +62,12 @@ enum SAMLSignature {
             return true
         }
         throw SAMLError.signature(lastFailure)
+    }
+
+    /// `_id-1.2`: a letter or underscore, then letters, digits, `.`, `-`, `_` (the ASCII NCNames every IdP uses).
+    static func isNCName(_ text: String) -> Bool {
+        guard let first = text.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic) else { return false }
+        return text.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) }
     }
 
     static let exclusiveC14N = "http://www.w3.org/2001/10/xml-exc-c14n#"

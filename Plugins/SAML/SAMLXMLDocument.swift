@@ -154,8 +154,15 @@ struct SAMLXMLNode {
         return found.first
     }
 
-    /// An attribute without a namespace.
+    /// An attribute without a namespace. Nil too when an attribute of that local name has a
+    /// namespace: xmlsec reads attributes by local name in any namespace, so `x:URI` beside `URI`
+    /// could make it see another value than the checks here did.
     func attribute(_ name: String) -> String? {
+        var property = pointer.pointee.properties
+        while let current = property {
+            if current.pointee.ns != nil, let local = current.pointee.name, String(cString: local) == name { return nil }
+            property = current.pointee.next
+        }
         guard let value = xmlGetNoNsProp(pointer, name) else { return nil }
         defer { gatehouse_xml_free(value) }
         return String(cString: value)

@@ -141,8 +141,10 @@ struct TestIdP: Sendable {
         let wrapped = try! key.withUnsafeBytes { try publicKey.encrypt(Data($0), padding: .PKCS1_OAEP) }
         let xenc = "xmlns:xenc=\"http://www.w3.org/2001/04/xmlenc#\""
         var keyXML = "<xenc:EncryptedKey \(xenc) Id=\"_k1\"><xenc:EncryptionMethod Algorithm=\"\(keyTransport)\"/>"
-        keyXML += "<xenc:CipherData><xenc:CipherValue>\(wrapped.base64EncodedString())</xenc:CipherValue></xenc:CipherData></xenc:EncryptedKey>"
-        var xml = "<saml:EncryptedAssertion><xenc:EncryptedData \(xenc) Type=\"http://www.w3.org/2001/04/xmlenc#Element\">"
+        keyXML += "<xenc:CipherData><xenc:CipherValue>\(wrapped.base64EncodedString())</xenc:CipherValue></xenc:CipherData>"
+        // OpenSAML (Okta, Shibboleth) links a peer key back to what it encrypts.
+        keyXML += (beside ? "<xenc:ReferenceList><xenc:DataReference URI=\"#_d1\"/></xenc:ReferenceList>" : "") + "</xenc:EncryptedKey>"
+        var xml = "<saml:EncryptedAssertion><xenc:EncryptedData \(xenc) Id=\"_d1\" Type=\"http://www.w3.org/2001/04/xmlenc#Element\">"
         xml += "<xenc:EncryptionMethod Algorithm=\"\(method)\"/><ds:KeyInfo xmlns:ds=\"\(SAMLSignature.dsigNamespace)\">"
         xml += beside ? "<ds:RetrievalMethod Type=\"http://www.w3.org/2001/04/xmlenc#EncryptedKey\" URI=\"#_k1\"/>" : keyXML
         xml += "</ds:KeyInfo>"
