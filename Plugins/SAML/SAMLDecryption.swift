@@ -29,10 +29,11 @@ enum SAMLDecryption {
         let method = methods[0].attribute("Algorithm") ?? ""
         guard allowed.contains(method) else { throw SAMLError.malformed("the encryption method \(method) is not accepted") }
         for child in methods[0].elementChildren {
-            switch child.namespace == SAMLSignature.dsigNamespace || child.namespace == encryptionNamespace ? child.name : "" {
-            case "DigestMethod":
+            switch (child.name, child.namespace) {
+            case ("DigestMethod", SAMLSignature.dsigNamespace?):
                 guard digestMethods.contains(child.attribute("Algorithm") ?? "") else { throw SAMLError.malformed("the key transport digest is not accepted") }
-            case "KeySize", "OAEPparams": break
+            case ("OAEPparams", encryptionNamespace?): break
+            case ("KeySize", encryptionNamespace?) where !keyMethods.contains(method): break
             default: throw SAMLError.malformed("the encryption method holds \(child.name), which is not accepted")
             }
         }
@@ -67,11 +68,12 @@ enum SAMLDecryption {
         gcmContentTransforms + [xmlSecOpenSSLTransformAes128CbcGetKlass(), xmlSecOpenSSLTransformAes192CbcGetKlass(), xmlSecOpenSSLTransformAes256CbcGetKlass()]
     }
 
-    /// Lets a transform context run only `transforms` (base64 decoding too), on no URI.
+    /// Lets a transform context run only `transforms` (as EncryptionMethods; xmlsec adds base64
+    /// decoding itself), on no URI.
     static func restrict(_ context: inout xmlSecTransformCtx, to transforms: [xmlSecTransformId]) -> Bool {
         context.enabledUris = xmlSecTransformUriType(xmlSecTransformUriTypeNone)
         return withUnsafeMutablePointer(to: &context.enabledTransforms) { list in
-            (transforms + [xmlSecTransformBase64GetKlass()]).allSatisfy { xmlSecPtrListAdd(list, UnsafeMutableRawPointer(mutating: $0)) >= 0 }
+            transforms.allSatisfy { xmlSecPtrListAdd(list, UnsafeMutableRawPointer(mutating: $0)) >= 0 }
         }
     }
 
@@ -94,7 +96,8 @@ enum SAMLDecryption {
         guard siblingKeys.count <= 1 else { throw SAMLError.malformed("the EncryptedAssertion has several EncryptedKey elements") }
         let method = try checkedMethod(of: data, allowed: dataMethods)
         guard allowCBC || method.hasSuffix("-gcm") else {
-            throw SAMLError.malformed("AES-CBC is accepted only in a signed Response: have the IdP sign the Response, or encrypt with AES-GCM")
+            throw SAMLError.malformed(
+                "AES-CBC is accepted only in a signed Response: have the IdP sign the Response, encrypt with AES-GCM, or set allowUnsignedCBC")
         }
         let dataChildren = data.elementChildren
         let keyInfos = dataChildren.filter { $0.isElement("KeyInfo", in: SAMLSignature.dsigNamespace) }
@@ -108,10 +111,10 @@ enum SAMLDecryption {
             // accepted only then, and taken out (the key moves in below; xmlsec never resolves a URI).
             let pointers = keyInfo.elementChildren.filter {
                 $0.isElement("RetrievalMethod", in: SAMLSignature.dsigNamespace) && $0.attribute("Type") == encryptionNamespace + "EncryptedKey"
-                    && $0.elementChildren.isEmpty && siblingKeys.count == 1 && $0.attribute("URI") == siblingKeys[0].attribute("Id").map { "#" + $0 }
+                    && $0.elementChildren.isEmpty && siblingKeys.count == 1 && siblingKeys[0].attribute("Id").map { "#" + $0 } != nil
+                    && $0.attribute("URI") == siblingKeys[0].attribute("Id").map { "#" + $0 }
             }
-            guard pointers.isEmpty || siblingKeys.count == 1,
-                keyInfo.elementChildren.allSatisfy({ $0.isElement("EncryptedKey", in: encryptionNamespace) || pointers.map(\.pointer).contains($0.pointer) })
+            guard keyInfo.elementChildren.allSatisfy({ $0.isElement("EncryptedKey", in: encryptionNamespace) || pointers.map(\.pointer).contains($0.pointer) })
             else {
                 throw SAMLError.malformed("the EncryptedData's KeyInfo holds something besides an EncryptedKey")
             }
@@ -169,9 +172,7 @@ enum SAMLDecryption {
         }
         guard let context = xmlSecEncCtxCreate(manager) else { throw SAMLError.malformed("xmlsec could not make a decryption context") }
         defer { xmlSecEncCtxDestroy(context) }
-        // No URI is ever dereferenced, and the only key the KeyInfo may bring is the EncryptedKey.
-        context.pointee.transformCtx.enabledUris = xmlSecTransformUriType(xmlSecTransformUriTypeNone)
-        context.pointee.keyInfoReadCtx.maxEncryptedKeyLevel = 1
+        // The only key the KeyInfo may bring is the EncryptedKey.
         let added = withUnsafeMutablePointer(to: &context.pointee.keyInfoReadCtx.enabledKeyData) { list in
             xmlSecPtrListAdd(list, UnsafeMutableRawPointer(mutating: xmlSecKeyDataEncryptedKeyGetKlass()))
         }
@@ -182,6 +183,8 @@ enum SAMLDecryption {
             xmlSecKeyInfoCtxCreateEncCtx(&context.pointee.keyInfoReadCtx) >= 0, let keyContext = context.pointee.keyInfoReadCtx.encCtx,
             restrict(&keyContext.pointee.transformCtx, to: [xmlSecOpenSSLTransformRsaOaepGetKlass()])
         else { throw SAMLError.malformed("xmlsec could not restrict the decryption methods") }
+        // The EncryptedKey decrypts with the SP key from the manager: no key inside it may be read.
+        keyContext.pointee.keyInfoReadCtx.maxEncryptedKeyLevel = 0
         guard xmlSecEncCtxDecrypt(context, data.pointer) >= 0, context.pointee.resultReplaced != 0 else {
             throw SAMLError.malformed("the assertion does not decrypt with the SP's key")
         }

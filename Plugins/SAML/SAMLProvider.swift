@@ -96,10 +96,13 @@ public struct SAMLProvider: IdentityProvider, EndpointOffering, HealthReporting 
         guard let encoded = answer.values["SAMLResponse"]?.stringValue, !encoded.isEmpty else {
             throw SAMLError.malformed("the callback carries no SAMLResponse").brokerError
         }
-        let now = environment.clock.now
         let assertion: SAMLAssertion
+        let now: Date
         do {
             let idp = try await directory.current()
+            // The time is read after the metadata, which may have waited for a fetch: the replay
+            // record below must outlive whatever the checks at this instant accept.
+            now = environment.clock.now
             assertion = try SAMLResponseValidator(config: config, idp: idp, spEntityID: spEntityID, acsURL: acsURL).validate(
                 encoded, requestID: pending.requestID, now: now)
         } catch {

@@ -54,6 +54,11 @@ final class SAMLXMLDocument {
             throw SAMLError.malformed("the XML document declares a DTD, which SAML never needs")
         }
         self.doc = doc
+        // Two attributes of one local name on an element (`URI` and `x:URI`) are refused outright:
+        // xmlsec reads by local name in any namespace, the checks here without one.
+        for element in allElements() where element.hasAttributeTwins {
+            throw SAMLError.malformed("the \(element.name) element has two attributes named alike in different namespaces")
+        }
     }
 
     deinit { xmlFreeDoc(doc) }
@@ -184,6 +189,18 @@ struct SAMLXMLNode {
             child = node.pointee.next
         }
         return text
+    }
+
+    /// Whether two of the element's attributes share a local name (in different namespaces).
+    var hasAttributeTwins: Bool {
+        var seen: Set<String> = []
+        var property = pointer.pointee.properties
+        while let current = property {
+            let name = current.pointee.name.map { String(cString: $0) } ?? ""
+            if !seen.insert(name).inserted { return true }
+            property = current.pointee.next
+        }
+        return false
     }
 
     /// The parent element, if any.
