@@ -14,6 +14,7 @@ import sys
 import urllib.parse
 
 import requests
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.virtual_authenticator import Protocol, Transport, VirtualAuthenticatorOptions
 from selenium.webdriver.support import expected_conditions as EC
@@ -61,7 +62,10 @@ def claims(id_token):
 
 def main():
     chrome = page_support.browser(window="1000,1000", browser_log=True)
-    wait = WebDriverWait(chrome, 20)
+    # A page that is replaced while a wait reads it (the sign-in answer navigating) leaves the
+    # wait holding a node of the old document: Chromium answers "does not belong to the document".
+    # The wait reads again instead of failing; it still fails after 20 s.
+    wait = WebDriverWait(chrome, 20, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException, WebDriverException))
     try:
         authenticator = chrome.add_virtual_authenticator(VirtualAuthenticatorOptions(
             protocol=Protocol.CTAP2, transport=Transport.INTERNAL, has_resident_key=True, has_user_verification=True,
