@@ -44,10 +44,11 @@ struct SAMLTests {
             """
     }
 
-    static func broker(_ extra: String = "", clock: TestClock = TestClock()) async throws -> TestBroker {
+    /// A broker node; `sharing` another node's store makes a second node of the same deployment.
+    static func broker(_ extra: String = "", clock: TestClock = TestClock(), sharing: TestBroker? = nil) async throws -> TestBroker {
         var registry = PluginRegistry()
         registry.register(SAMLPlugin.self)
-        return try await TestBroker.make(yaml: yaml(extra), registry: registry, clock: clock)
+        return try await TestBroker.make(yaml: yaml(extra), registry: registry, temporary: sharing?.temporary, clock: clock)
     }
 
     /// A started native sign-in: the flow, the AuthnRequest's ID, and the app's PKCE verifier.
@@ -136,6 +137,21 @@ struct SAMLTests {
         // A fresh ID on the same new request would have passed: the refusal is the replay's.
         let third = try await Self.start(test)
         _ = try await Self.deliver(test, third, Self.goodResponse(test, third)).get()
+    }
+
+    @Test("one use per assertion on every node: an assertion used at one node is refused at another that shares the store")
+    func assertionIDIsUsedOnceAcrossNodes() async throws {
+        let nodeA = try await Self.broker()
+        let nodeB = try await Self.broker(clock: nodeA.clock, sharing: nodeA)
+        let id = "_used-at-node-a"
+        let first = try await Self.start(nodeA)
+        _ = try await Self.deliver(nodeA, first, Self.goodResponse(nodeA, first) { $0.id = id }).get()
+        let second = try await Self.start(nodeB)
+        let replay = try await Self.deliver(nodeB, second, Self.goodResponse(nodeB, second) { $0.id = id })
+        #expect(throws: Refused.self) { try replay.get() }
+        // Node B takes a fresh assertion: the refusal was the replay's.
+        let third = try await Self.start(nodeB)
+        _ = try await Self.deliver(nodeB, third, Self.goodResponse(nodeB, third)).get()
     }
 
     @Test("a response to another request (InResponseTo) is refused, and ends the flow")
