@@ -246,10 +246,4 @@ enum PEMBlock {
         let body = pem[start.upperBound..<stop.lowerBound].filter { !$0.isWhitespace }
         return Data(base64Encoded: String(body))
     }
-
-    /// A certificate's DER as PEM.
-    static func pem(certificate der: Data) -> String {
-        let body = der.base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
-        return "-----BEGIN CERTIFICATE-----\n\(body)\n-----END CERTIFICATE-----\n"
-    }
 }
