@@ -23,6 +23,8 @@ public enum LocalPasswordPlugin: PluginFactory {
         }
     }
 
+    public static let challenges = [LocalPasswordProvider.changePassword]
+
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> LocalPasswordProvider {
         if config.bcryptCost < 10 {
             environment.logger.warning(

@@ -5,7 +5,7 @@ import HummingbirdBcrypt
 
 /// Signs people in with a username and a password the broker keeps (bcrypt hashes in the plugin's
 /// storage). Registration checks the app's password policy; the username must be free.
-public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping {
+public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping, TemporaryPasswords {
     public var traits: PluginTraits { PluginTraits(registration: .password) }
     public let id: String
     let cost: Int
@@ -32,6 +32,13 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping {
         var username: String
         var passwordHash: String
         var createdAt: Date
+        /// Set by an administrator's password: the next sign-in must choose a new one first.
+        var mustChange: Bool?
+    }
+
+    /// The flow's state between a temporary password and the new one: who proved the temporary one.
+    struct PasswordChange: Codable, Sendable {
+        var subject: String
     }
 
     public func begin(in context: FlowContext) async throws -> FlowStep {
@@ -39,6 +46,7 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping {
     }
 
     public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
+        if context.hasState { return try await changeTemporaryPassword(answer, state: context.state(PasswordChange.self), in: context) }
         let username = try answer.string("username")
         let password = try answer.string("password")
         let record: UserRecord
@@ -47,12 +55,43 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping {
             record = try await register(username: username, password: password, policy: context.app.passwordPolicy)
         case .authenticate:
             record = try await authenticate(username: username, password: password)
+            // A password an administrator chose is good for one thing: choosing the person's own.
+            if record.mustChange == true {
+                return .challenge(Self.changePasswordChallenge(policy: context.app.passwordPolicy), state: PasswordChange(subject: record.subject))
+            }
         }
-        return .identified(
-            ExternalIdentity(
-                providerID: id, subject: record.subject, username: record.username, claims: IdentityClaims(preferredUsername: record.username), methods: ["pwd"]
-            )
+        return .identified(identity(of: record))
+    }
+
+    private func identity(of record: UserRecord) -> ExternalIdentity {
+        ExternalIdentity(
+            providerID: id, subject: record.subject, username: record.username, claims: IdentityClaims(preferredUsername: record.username), methods: ["pwd"]
         )
+    }
+
+    /// The new password after a temporary one: the app's policy holds, and it must differ from the
+    /// temporary one (which the administrator knows).
+    private func changeTemporaryPassword(_ answer: ChallengeResponse, state: PasswordChange, in context: FlowContext) async throws -> FlowStep {
+        let password = try answer.string("password")
+        guard let username = try await environment.storage.get(String.self, key: Self.subjectKey(state.subject))?.value,
+            let stored = try await environment.storage.get(UserRecord.self, key: Self.key(username)), stored.value.mustChange == true
+        else {
+            // Removed, or changed in another flow meanwhile: this flow's proof is spent.
+            throw BrokerError(.flowNotFound, .notFound, "The password was changed or the user removed meanwhile; sign in again.")
+        }
+        try context.app.passwordPolicy.check(password, username: username)
+        let oldHash = stored.value.passwordHash
+        if try await BlockingWork.run({ Bcrypt.verify(password, hash: oldHash) }) {
+            throw BrokerError.invalidAnswer("Choose a password of your own, not the one you were given.")
+        }
+        let cost = UInt8(cost)
+        var record = stored.value
+        record.passwordHash = try await BlockingWork.run { Bcrypt.hash(password, cost: cost) }
+        record.mustChange = nil
+        guard try await environment.storage.replace(record, key: Self.key(username), version: stored.version) else {
+            throw BrokerError(.flowConflict, .conflict, "The password was changed at the same moment; sign in again.")
+        }
+        return .identified(identity(of: record))
     }
 
     private func authenticate(username: String, password: String) async throws -> UserRecord {
@@ -68,12 +107,13 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping {
         return stored
     }
 
-    private func register(username rawUsername: String, password: String, policy: PasswordPolicy) async throws -> UserRecord {
+    private func register(username rawUsername: String, password: String, policy: PasswordPolicy, mustChange: Bool = false) async throws -> UserRecord {
         let username = try Self.validUsername(rawUsername)
         try policy.check(password, username: username)
         let cost = UInt8(cost)
         let hash = try await BlockingWork.run { Bcrypt.hash(password, cost: cost) }
-        let record = UserRecord(subject: UUID().uuidString.lowercased(), username: username, passwordHash: hash, createdAt: environment.clock.now)
+        let record = UserRecord(
+            subject: UUID().uuidString.lowercased(), username: username, passwordHash: hash, createdAt: environment.clock.now, mustChange: mustChange ? true : nil)
         guard try await environment.storage.insert(record, key: Self.key(username)) else {
             throw BrokerError(.usernameTaken, .conflict, "This username is taken.")
         }
@@ -111,6 +151,20 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping {
     }
 
     public func resetPassword(subject: String, to password: String, policy: PasswordPolicy) async throws {
+        try await setPassword(subject: subject, to: password, policy: policy, mustChange: false)
+    }
+
+    // MARK: - TemporaryPasswords
+
+    public func addUser(username: String, temporaryPassword: String, policy: PasswordPolicy) async throws -> String {
+        try await register(username: username, password: temporaryPassword, policy: policy, mustChange: true).subject
+    }
+
+    public func resetPassword(subject: String, toTemporary password: String, policy: PasswordPolicy) async throws {
+        try await setPassword(subject: subject, to: password, policy: policy, mustChange: true)
+    }
+
+    private func setPassword(subject: String, to password: String, policy: PasswordPolicy, mustChange: Bool) async throws {
         guard let username = try await environment.storage.get(String.self, key: Self.subjectKey(subject))?.value,
             let stored = try await environment.storage.get(UserRecord.self, key: Self.key(username))
         else { throw BrokerError(.notFound, .notFound, "The user no longer exists.") }
@@ -119,6 +173,7 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping {
         let hash = try await BlockingWork.run { Bcrypt.hash(password, cost: cost) }
         var record = stored.value
         record.passwordHash = hash
+        record.mustChange = mustChange ? true : nil
         guard try await environment.storage.replace(record, key: Self.key(username), version: stored.version) else {
             throw BrokerError(.flowConflict, .conflict, "The password was changed at the same moment; try again.")
         }
@@ -174,3 +229,26 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping {
 // The optional capabilities it implements (each found once, when the registry builds it).
 extension LocalPasswordProvider: Forgetting {}
 extension LocalPasswordProvider: Rechecking {}
+
+extension LocalPasswordProvider {
+    /// After a temporary password: the person chooses their own (the app's password rules shown).
+    static let changePassword = ChallengeDescription(
+        type: "change_password",
+        summary: "The password was set by an administrator: answer with a new `password` of the person's own (the app's `passwordPolicy` applies).",
+        title: "Choose a new password", prompt: "Your password was set by an administrator. Choose your own to continue. {rules}",
+        submitLabel: "Change password",
+        elements: [
+            .secret("password", label: "New password", autocomplete: "new-password"),
+            .detail("passwordPolicy", .object, "`minLength` and `maxLength` of the app's password policy."),
+            .detail("rules", .string, "The password rules, in words."),
+        ])
+
+    static func changePasswordChallenge(policy: PasswordPolicy) -> Challenge {
+        Challenge(
+            type: changePassword.type,
+            fields: [
+                "passwordPolicy": ["minLength": .number(Double(policy.minLength)), "maxLength": .number(Double(policy.maxLength))],
+                "rules": .string(policy.rules.joined(separator: " ")),
+            ])
+    }
+}

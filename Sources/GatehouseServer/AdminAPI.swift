@@ -77,6 +77,14 @@ struct AdminAPI {
             }
             return JSONBody(try await admin.users(limit: limit, offset: offset)).response(status: .ok)
         }
+        group.post("users") { request, context in
+            let (user, password) = try await admin.createPasswordUser(try await body(request, context), by: try identity(context))
+            return JSONBody(PasswordUserAnswer(user: user, password: password)).response(status: .created)
+        }
+        group.post("users/:id/password") { request, context in
+            let password = try await admin.resetPassword(accountID: try context.parameters.require("id"), try await body(request, context), by: try identity(context))
+            return JSONBody(PasswordUserAnswer(user: nil, password: password)).response(status: .ok)
+        }
         group.get("admins") { _, _ in JSONBody(try await admin.admins()).response(status: .ok) }
         group.put("users/:id/roles/admin") { _, context in
             let granted = try await admin.grantAdmin(accountID: try context.parameters.require("id"), by: try identity(context))
@@ -211,8 +219,14 @@ struct AdminAPI {
                     until: try time("until"), limit: query.get("limit", as: Int.self) ?? 100, offset: query.get("offset", as: Int.self) ?? 0
                 )
             )
-            return JSONBody(events).response(status: .ok)
+            return JSONBody(events.map(AuditEntry.init)).response(status: .ok)
         }
+    }
+
+    /// A new user, or a reset: the password when the broker generated it (shown once).
+    struct PasswordUserAnswer: Encodable {
+        var user: AdminService.UserView?
+        var password: String?
     }
 
     struct CreatedApp: Encodable {

@@ -68,6 +68,9 @@ struct BrowserPages {
         router.post("oauth2/authorize/register") { request, context in
             try await handleForm(request, context: context) { _, flowID, proof in try await broker.engine.switchToRegistration(flowID: flowID, browser: proof) }
         }
+        router.post("oauth2/authorize/sign-in") { request, context in
+            try await handleForm(request, context: context) { _, flowID, proof in try await broker.engine.switchToSignIn(flowID: flowID, browser: proof) }
+        }
         router.post("oauth2/authorize/recover") { request, context in
             try await handleForm(request, context: context) { _, flowID, proof in try await broker.engine.startRecovery(flowID: flowID, browser: proof) }
         }
@@ -203,7 +206,8 @@ struct BrowserPages {
             guard let pending = try? await broker.engine.pending(flowID: flowID, browser: proof) else {
                 return renderer.error(error, requestID: context.id)
             }
-            return renderer.render(pending.outcome, app: pending.app, csrf: csrf, error: error.message, status: .badRequest, requestID: context.id)
+            let typed = form.filter { !["flow", "csrf", "cancel"].contains($0.key) }
+            return renderer.render(pending.outcome, app: pending.app, csrf: csrf, error: error.message, typed: typed, status: .badRequest, requestID: context.id)
         } catch let error as BrokerError {
             return renderer.error(error, requestID: context.id)
         }

@@ -82,19 +82,24 @@ struct PageRenderer: Sendable {
     }
 
     /// The page for a challenge, a provider choice, or the redirect back to the app.
-    func render(_ outcome: FlowOutcome, app: App?, csrf: String, error: String? = nil, status: HTTPResponse.Status = .ok, requestID: String?) -> Response {
+    /// `typed`: what the person posted with a refused answer, for the page to fill in again (never a
+    /// secret input).
+    func render(
+        _ outcome: FlowOutcome, app: App?, csrf: String, error: String? = nil, typed: [String: String] = [:], status: HTTPResponse.Status = .ok, requestID: String?
+    ) -> Response {
         let appName: Any = app?.name ?? false
         switch outcome {
         case .authorized(_, let redirect, _):
             return Self.redirect(to: redirect)
-        case .chooseProvider(let flowID, let providers, _):
+        case .chooseProvider(let flowID, let providers, _, let registering):
             return page(
-                "chooser", title: "Sign in",
+                "chooser", title: registering ? "Create your account" : "Sign in",
                 values: [
                     "appName": appName, "flow": flowID, "csrf": csrf, "action": issuer + "/oauth2/authorize/provider",
+                    "legend": registering ? "Choose how to create your account" : "Choose how to sign in",
                     "providers": providers.map { ["id": $0, "label": "Continue with \(providerNames[$0] ?? $0)"] },
-                    "offersRegistration": app?.policy.selfRegistration ?? false, "offersRecovery": false,
-                    "registerAction": issuer + "/oauth2/authorize/register",
+                    "offersRegistration": !registering && (app?.policy.selfRegistration ?? false), "offersRecovery": false, "offersSignIn": registering,
+                    "registerAction": issuer + "/oauth2/authorize/register", "signInAction": issuer + "/oauth2/authorize/sign-in",
                 ], status: status
             )
         case .challenge(let flowID, let challenge, _):
@@ -116,15 +121,21 @@ struct PageRenderer: Sendable {
                 }
                 return Self.redirect(to: url)
             }
+            let registering = challenge.fields[Challenge.registrationPageField] == .bool(true)
+            let rules = registering ? (challenge.fields["passwordRules"]?.arrayValue ?? []).compactMap(\.stringValue) : []
             var values: [String: Any] = [
                 "appName": appName, "flow": flowID, "csrf": csrf, "action": issuer + "/oauth2/authorize/answer", "error": error ?? false,
-                "prompt": description.prompt(for: challenge) ?? false, "submitLabel": description.submitLabel,
+                "prompt": description.prompt(for: challenge) ?? false, "submitLabel": registering ? "Create account" : description.submitLabel,
                 "actions": description.actions.map { ["name": $0.name, "value": $0.value, "label": $0.label] },
                 "offersRegistration": challenge.fields[Challenge.offersRegistrationField] == .bool(true),
                 "offersRecovery": challenge.fields[Challenge.offersRecoveryField] == .bool(true),
+                "offersSignIn": challenge.fields[Challenge.offersSignInField] == .bool(true),
                 "registerAction": issuer + "/oauth2/authorize/register", "recoverAction": issuer + "/oauth2/authorize/recover",
+                "signInAction": issuer + "/oauth2/authorize/sign-in", "rules": rules.isEmpty ? false : rules,
+                // A declared way out ("Deny") is the only one: a second, "Cancel", would mean the same.
+                "cancellable": !description.actions.contains { $0.name == "deny" },
             ]
-            values["inputs"] = Self.inputs(of: description, for: challenge, hasError: error != nil)
+            values["inputs"] = Self.inputs(of: description, for: challenge, hasError: error != nil, typed: typed, registering: registering, hasRules: !rules.isEmpty)
             if let link = description.link, let url = challenge.fields[link.urlField]?.stringValue, Self.isSafeLink(url) {
                 values["link"] = ["url": url, "text": link.label]
             }
@@ -132,35 +143,44 @@ struct PageRenderer: Sendable {
                 values["image"] = ["src": url, "alt": image.alt]
             }
             values["facts"] = Self.facts(of: description, for: challenge)
-            guard let script = description.script else { return page("challenge", title: description.title, values: values, status: status) }
+            let title = registering ? "Create your account" : description.title
+            guard let script = description.script else { return page("challenge", title: title, values: values, status: status) }
             // The script reads these fields as JSON from an attribute (escaped like every value).
             let data = JSONValue.object(challenge.fields.filter { script.data.contains($0.key) })
             values["script"] = ["src": scriptURL(of: challenge.type), "data": String(decoding: data.serialized(), as: UTF8.self)]
-            return page("challenge", title: description.title, values: values, status: status, script: scriptURL(of: challenge.type))
+            return page("challenge", title: title, values: values, status: status, script: scriptURL(of: challenge.type))
         case .completed, .stopped:
             return self.error(BrokerError.internalFailure("This flow cannot finish in a browser."), requestID: requestID)
         }
     }
 
     /// The template values of a challenge's inputs. The first input that is not filled in already gets
-    /// the focus; with an error, the first visible input points at it.
-    static func inputs(of description: ChallengeDescription, for challenge: Challenge, hasError: Bool) -> [[String: Any]] {
+    /// the focus; with an error, the first visible input points at it. What the person typed before
+    /// an error comes back, except into secret inputs; a new password (`registering`) says so to
+    /// password managers, and points at the rules shown above it.
+    static func inputs(
+        of description: ChallengeDescription, for challenge: Challenge, hasError: Bool, typed: [String: String] = [:], registering: Bool = false,
+        hasRules: Bool = false
+    ) -> [[String: Any]] {
         var focused = false
         var described = false
         return description.inputs.map { input in
-            let value = input.prefill.flatMap { challenge.fields[$0]?.stringValue } ?? ""
+            let prefilled = input.prefill.flatMap { challenge.fields[$0]?.stringValue } ?? ""
+            let retyped = input.kind == .secret || input.kind == .hidden ? nil : typed[input.name].map { String($0.prefix(input.maxLength)) }
+            let value = retyped ?? prefilled
             let visible = input.kind != .hidden
             // Mustache treats an empty string as true, so every choice below is a real Boolean.
             let autofocus = visible && value.isEmpty && !focused
             if autofocus { focused = true }
             let describedBy = visible && hasError && !described
             if describedBy { described = true }
+            let newSecret = registering && input.kind == .secret
             return [
-                "name": input.name, "id": input.elementID, "label": input.label, "type": input.kind.htmlType, "autocomplete": input.autocomplete,
-                "inputmode": input.inputmode ?? false, "maxLength": input.maxLength, "value": value, "hasValue": !value.isEmpty,
-                "hidden": input.kind == .hidden, "textarea": input.kind == .json, "field": visible && input.kind != .json,
-                "plain": input.kind == .text || input.kind == .email || input.kind == .code, "autofocus": autofocus, "describedBy": describedBy,
-                "required": input.required,
+                "name": input.name, "id": input.elementID, "label": input.label, "type": input.kind.htmlType,
+                "autocomplete": newSecret ? "new-password" : input.autocomplete, "inputmode": input.inputmode ?? false, "maxLength": input.maxLength,
+                "value": value, "hasValue": !value.isEmpty, "hidden": input.kind == .hidden, "textarea": input.kind == .json,
+                "field": visible && input.kind != .json, "plain": input.kind == .text || input.kind == .email || input.kind == .code, "autofocus": autofocus,
+                "describedBy": describedBy, "describedByRules": newSecret && hasRules, "required": input.required,
             ]
         }
     }

@@ -16,7 +16,11 @@ enum PageTemplates {
         h1{font-size:1.4rem;margin-top:0}
         label{display:block;margin:1rem 0 .3rem;font-weight:600}
         input[type=text],input[type=password],input[type=email],textarea{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px solid #767676;border-radius:.3rem}
-        button{margin-top:1.2rem;padding:.6rem 1.2rem;font-size:1rem;border-radius:.3rem;border:1px solid #0b5cad;background:#0b5cad;color:#fff;cursor:pointer}
+        button,input,select,textarea{font-family:inherit}
+        button{margin-top:1.2rem;padding:.6rem 1.2rem;font-size:1rem;border-radius:.3rem;border:1px solid #0b5cad;background:#0b5cad;color:#fff;cursor:pointer;max-width:100%;overflow-wrap:anywhere}
+        ul.rules{padding-left:1.2rem;margin:.3rem 0 0;color:#3b3f45}
+        div.switch{margin-top:1.5rem}
+        form.inline-link{display:inline}form.inline-link button{margin:0;padding:0;border:0;background:none;color:#0b5cad;text-decoration:underline;font-size:1rem}
         button.secondary{background:#fff;color:#0b5cad}
         a.link-out{display:inline-block;padding:.6rem 1.2rem;border-radius:.3rem;background:#0b5cad;color:#fff}
         button:focus,input:focus,textarea:focus,a:focus{outline:3px solid #ffbf47;outline-offset:1px}
@@ -53,16 +57,17 @@ enum PageTemplates {
         <form method="post" action="{{action}}">
         <input type="hidden" name="flow" value="{{flow}}">
         <input type="hidden" name="csrf" value="{{csrf}}">
+        {{#rules}}<p class="fact-label" id="password-rules-label">Your password needs</p><ul class="rules" id="password-rules">{{#rules}}<li>{{.}}</li>{{/rules}}</ul>{{/rules}}
         {{#inputs}}
         {{#hidden}}<input type="hidden" name="{{name}}" value="{{value}}">{{/hidden}}
         {{#textarea}}<label for="{{id}}">{{label}}</label>
         <textarea id="{{id}}" name="{{name}}" rows="6"{{#required}} required{{/required}}{{#autofocus}} autofocus{{/autofocus}}{{#describedBy}} aria-describedby="form-error"{{/describedBy}}>{{value}}</textarea>{{/textarea}}
         {{#field}}<label for="{{id}}">{{label}}</label>
-        <input id="{{id}}" name="{{name}}" type="{{type}}" autocomplete="{{autocomplete}}"{{#inputmode}} inputmode="{{inputmode}}"{{/inputmode}}{{#plain}} autocapitalize="none" spellcheck="false"{{/plain}} maxlength="{{maxLength}}"{{#required}} required{{/required}}{{#autofocus}} autofocus{{/autofocus}}{{#hasValue}} value="{{value}}"{{/hasValue}}{{#describedBy}} aria-describedby="form-error"{{/describedBy}}>{{/field}}
+        <input id="{{id}}" name="{{name}}" type="{{type}}" autocomplete="{{autocomplete}}"{{#inputmode}} inputmode="{{inputmode}}"{{/inputmode}}{{#plain}} autocapitalize="none" spellcheck="false"{{/plain}} maxlength="{{maxLength}}"{{#required}} required{{/required}}{{#autofocus}} autofocus{{/autofocus}}{{#hasValue}} value="{{value}}"{{/hasValue}}{{#describedBy}} aria-describedby="form-error"{{/describedBy}}{{^describedBy}}{{#describedByRules}} aria-describedby="password-rules"{{/describedByRules}}{{/describedBy}}>{{/field}}
         {{/inputs}}
         <button type="submit">{{submitLabel}}</button>
         {{#actions}}<button type="submit" name="{{name}}" value="{{value}}" class="secondary" formnovalidate>{{label}}</button>{{/actions}}
-        <button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>
+        {{#cancellable}}<button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>{{/cancellable}}
         </form>
         {{#script}}<div id="challenge-data" hidden data-challenge="{{data}}"></div>
         <script src="{{src}}" defer></script>{{/script}}
@@ -85,11 +90,13 @@ enum PageTemplates {
         document.getElementById("auto-post").submit();
         """
 
-    /// "Create an account" and "Forgot password" under a sign-in page, each its own small form (the
+    /// "Create an account" and "Forgot password" under a sign-in page, "Already have an account? Sign
+    /// in" under a registration page, each its own small form (the
     /// flow and CSRF token travel in the body, never in a URL).
     static let signInLinks = """
         {{#offersRecovery}}<form method="post" action="{{recoverAction}}"><input type="hidden" name="flow" value="{{flow}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="forgot-password">Forgot password?</button></form>{{/offersRecovery}}
         {{#offersRegistration}}<form method="post" action="{{registerAction}}"><input type="hidden" name="flow" value="{{flow}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="create-account">Create an account</button></form>{{/offersRegistration}}
+        {{#offersSignIn}}<div class="switch">Already have an account? <form method="post" action="{{signInAction}}" class="inline-link"><input type="hidden" name="flow" value="{{flow}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" id="sign-in-instead">Sign in</button></form></div>{{/offersSignIn}}
         """
 
     static let chooser = """
@@ -98,7 +105,7 @@ enum PageTemplates {
         <input type="hidden" name="flow" value="{{flow}}">
         <input type="hidden" name="csrf" value="{{csrf}}">
         <fieldset class="providers">
-        <legend>Choose how to sign in</legend>
+        <legend>{{legend}}</legend>
         {{#providers}}<button type="submit" name="provider" value="{{id}}">{{label}}</button>{{/providers}}
         </fieldset>
         <button type="submit" name="cancel" value="1" class="secondary">Cancel</button>

@@ -30,7 +30,15 @@ extension SQLiteStore: AuditStore {
             conditions.append(sql)
             arguments += [value]
         }
-        if let type = query.type { condition("type = ?", type) }
+        if let type = query.type {
+            // `policy.` is every type under that prefix (compared as text: no LIKE wildcards to escape).
+            if type.hasSuffix(".") {
+                conditions.append("substr(type, 1, ?) = ?")
+                arguments += [type.count, type]
+            } else {
+                condition("type = ?", type)
+            }
+        }
         if let appID = query.appID { condition("app_id = ?", appID) }
         if let accountID = query.accountID { condition("account_id = ?", accountID) }
         if let admin = query.admin { condition("json_extract(details, '$.admin') = ?", admin) }

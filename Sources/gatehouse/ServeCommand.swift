@@ -52,6 +52,9 @@ struct ServeCommand: AsyncParsableCommand {
             let removed = try await broker.admin.removeWhatDepartedAdminsAdded(remaining: Set(config.admin.tokens.map(\.name)))
             if removed > 0 { logger.notice("removed what departed admins had added", metadata: ["items": .stringConvertible(removed)]) }
         }
+        // Users an earlier version added with `users add` got their account only at their first sign-in.
+        let linked = try await broker.admin.createMissingPasswordAccounts()
+        if linked > 0 { logger.notice("created the accounts of users added before their first sign-in", metadata: ["accounts": .stringConvertible(linked)]) }
         logger.notice(
             "gatehouse starting",
             metadata: [

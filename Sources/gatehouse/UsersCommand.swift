@@ -10,7 +10,7 @@ import Glibc
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "users", abstract: "Manage the users of a password provider (type local), and disable or enable any account.",
-        subcommands: [Add.self, List.self, Remove.self, Disable.self, Enable.self]
+        subcommands: [Add.self, List.self, Remove.self, ResetPassword.self, Disable.self, Enable.self]
     )
 
     struct Disable: AsyncParsableCommand {
@@ -64,37 +64,49 @@ struct UsersCommand: AsyncParsableCommand {
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add a user. The password is read from standard input (asked for twice on a terminal), never from the command line."
+            abstract: "Add a user and their account. The password is read from standard input (asked for twice on a terminal), never from the command line."
         )
 
         @OptionGroup var providerOptions: ProviderOptions
         @Argument(help: "The new user's username.") var username: String
         @Option(name: .long, help: "App whose password policy applies (default: the strictest minimum length among apps using the provider).")
         var app: String?
+        @Flag(name: .long, help: "Generate the password (printed once) instead of reading it.") var generate = false
+        @Flag(name: .long, help: "The person must choose a new password at their first sign-in.") var temporary = false
 
         func run() async throws {
             let (broker, provider) = try await providerOptions.open()
-            let password = try PasswordInput.read()
-            let policy = try await policy(broker: broker, providerID: provider.id)
-            do {
-                let subject = try await provider.addUser(username: username, password: password, policy: policy)
-                try await broker.store.appendAudit(
-                    AuditEvent(time: broker.clock.now, type: "user.added", providerID: provider.id, details: ["username": username, "via": "cli"])
-                )
-                print("added \(username) to \(provider.id) (subject \(subject))")
-            } catch let error as BrokerError {
-                throw ValidationError("\(error.code): \(error.message)")
+            let password = generate ? nil : try PasswordInput.read()
+            let (user, generated) = try await AppsCommand.run {
+                try await broker.admin.createPasswordUser(
+                    providerID: provider.id, username: username, choice: .init(password: password, mustChange: temporary), app: app, by: AppsCommand.identity,
+                    via: "cli")
             }
+            print("added \(username) to \(provider.id) (account \(user.id), subject \(user.identities.first?.subject ?? ""))")
+            if let generated { print("password: \(generated)\(temporary ? " (to be changed at the first sign-in)" : "")") }
         }
+    }
 
-        private func policy(broker: Broker, providerID: String) async throws -> PasswordPolicy {
-            let apps = try await broker.store.apps()
-            if let app {
-                guard let chosen = apps.first(where: { $0.id == app }) else { throw ValidationError("No app '\(app)'.") }
-                return chosen.policy.passwordPolicy
+    struct ResetPassword: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset-password",
+            abstract: "Set a new password for an account; its sessions end and its tokens are revoked. Read from standard input, or generated."
+        )
+        @OptionGroup var options: ConfigOptions
+        @Argument(help: "The account id (GET /admin/v1/users).") var account: String
+        @Option(name: .long, help: "The provider, when the account has passwords at several.") var provider: String?
+        @Flag(name: .long, help: "Generate the password (printed once) instead of reading it.") var generate = false
+        @Flag(name: .long, help: "The person must choose a new password at their next sign-in.") var temporary = false
+
+        func run() async throws {
+            let broker = try await Bootstrap.openBroker(options)
+            let password = generate ? nil : try PasswordInput.read()
+            let generated = try await AppsCommand.run {
+                try await broker.admin.resetPassword(
+                    accountID: account, providerID: provider, choice: .init(password: password, mustChange: temporary), by: AppsCommand.identity, via: "cli")
             }
-            let users = apps.filter { $0.policy.identityProviders.contains(providerID) }.map(\.policy.passwordPolicy)
-            return users.max { $0.minLength < $1.minLength } ?? PasswordPolicy()
+            print("password reset for \(account); its sessions ended and its tokens were revoked")
+            if let generated { print("password: \(generated)\(temporary ? " (to be changed at the next sign-in)" : "")") }
         }
     }
 

@@ -808,6 +808,11 @@ struct GatehouseStoreTests {
             // Events of the same instant come newest first too.
             try await store.appendAudit(AuditEvent(time: now.addingTimeInterval(20), type: "later", appID: "b"))
             #expect(try await store.auditEvents(type: nil, appID: "b", accountID: nil, since: nil, limit: 1).first?.type == "later")
+            // A type ending in a dot is every type under it, matched as text (`_` and `%` are no wildcards).
+            try await store.appendAudit(AuditEvent(time: now, type: "signin_x.other", appID: "c"))
+            #expect(Set(try await store.auditEvents(AuditQuery(type: "signin.")).map(\.type)) == ["signin.success", "signin.failure"])
+            #expect(try await store.auditEvents(AuditQuery(type: "signin_.")).isEmpty)
+            #expect(try await store.auditEvents(AuditQuery(type: "signin%.")).isEmpty)
         }
     }
 

@@ -12,11 +12,72 @@ extension AdminService {
         public var lockouts: Int
         /// Only an administrator can lift it.
         public var permanent: Bool
+        /// What is locked, in words: `sign-in`, `second factor`, `client address`, `device`, or the
+        /// plugin's own (`PIN`)...
+        public var what: String
+        /// The provider, authenticator or plugin instance whose guesses locked it.
+        public var provider: String?
+        /// The person it locks out, when the key names one that exists: their account and username.
+        public var accountID: String?
+        public var username: String?
+        /// The address or device when that is what is locked, or the username tried when no account has it.
+        public var subject: String?
     }
 
     public func lockouts() async throws -> [LockoutView] {
-        try await store.lockedCounters(now: clock.now).compactMap { counter in
-            counter.lockedUntil.map { LockoutView(key: counter.key, lockedUntil: $0, lockouts: counter.lockouts, permanent: $0 >= LockoutRule.permanentThreshold) }
+        var views: [LockoutView] = []
+        for counter in try await store.lockedCounters(now: clock.now) {
+            guard let until = counter.lockedUntil else { continue }
+            var view = LockoutView(
+                key: counter.key, lockedUntil: until, lockouts: counter.lockouts, permanent: until >= LockoutRule.permanentThreshold, what: "other")
+            try await describe(&view)
+            views.append(view)
+        }
+        return views
+    }
+
+    /// Reads the key: `ip:<address>`, `account:<provider>:<username>`, `factor:<authenticator>:<account>`,
+    /// or a plugin's `<instance>:account:<account>` and `<instance>:device:<device>`.
+    private func describe(_ view: inout LockoutView) async throws {
+        let parts = view.key.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        switch (parts.first, parts.count) {
+        case ("ip", _):
+            view.what = "client address"
+            view.subject = String(view.key.dropFirst(3))
+        case ("account", 3):
+            view.what = "sign-in"
+            view.provider = parts[1]
+            view.subject = parts[2]
+            let matches = try await store.accounts(matching: parts[2], limit: 50, offset: 0).filter { $0.username.lowercased() == parts[2].lowercased() }
+            for account in matches where try await store.identityLinks(accountID: account.id).contains(where: { $0.providerID == parts[1] }) {
+                view.accountID = account.id
+                view.username = account.username
+                break
+            }
+        case ("factor", 3):
+            view.what = "second factor"
+            view.provider = parts[1]
+            try await person(parts[2], into: &view)
+        case (let instance?, 3) where plugins.all[instance] != nil:
+            let kind = parts[1]
+            view.provider = instance
+            view.what = "\(plugins.typeNames[instance] ?? instance) (\(kind))"
+            if kind == "account" {
+                try await person(parts[2], into: &view)
+            } else {
+                view.subject = parts[2]
+            }
+        default:
+            break
+        }
+    }
+
+    private func person(_ accountID: String, into view: inout LockoutView) async throws {
+        if let account = try await store.account(id: accountID) {
+            view.accountID = account.id
+            view.username = account.username
+        } else {
+            view.subject = accountID
         }
     }
 

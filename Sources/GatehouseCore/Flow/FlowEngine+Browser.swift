@@ -81,7 +81,7 @@ extension FlowEngine {
     public func pending(flowID: String, browser: BrowserProof) async throws -> (outcome: FlowOutcome, app: App) {
         let (flow, app) = try await load(flowID, browser: browser)
         if flow.phase == .chooseProvider {
-            return (.chooseProvider(flowID: flow.id, providers: browserProviders(of: app), expiresAt: flow.expiresAt), app)
+            return (.chooseProvider(flowID: flow.id, providers: browserProviders(of: app), expiresAt: flow.expiresAt, registering: flow.purpose == .register), app)
         }
         return (.challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt), app)
     }

@@ -30,11 +30,33 @@ extension FlowEngine {
         flow.purpose = .register
         if flow.phase == .chooseProvider {
             try await save(&flow)
-            return (.chooseProvider(flowID: flow.id, providers: browserProviders(of: app), expiresAt: flow.expiresAt), app)
+            return (.chooseProvider(flowID: flow.id, providers: browserProviders(of: app), expiresAt: flow.expiresAt, registering: true), app)
         }
         let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: false)
         let request = flowRequest(for: flow)
         let step = try await provider.begin(in: stepContext(flowID: flow.id, app: app, request: request))
+        return (try await advance(flow, with: step, app: app), app)
+    }
+
+    /// Whether a browser flow's registration page may offer "Already have an account? Sign in".
+    func offersSignIn(_ flow: FlowRecord, app: App) -> Bool {
+        flow.authorization != nil && flow.purpose == .register && (flow.phase == .identify || flow.phase == .chooseProvider) && flow.handOff == nil
+    }
+
+    /// "Already have an account? Sign in": a browser registration goes back to signing in, at the
+    /// same provider (or its choice).
+    public func switchToSignIn(flowID: String, browser: BrowserProof) async throws -> (outcome: FlowOutcome, app: App) {
+        var (flow, app) = try await load(flowID, browser: browser)
+        guard offersSignIn(flow, app: app) else {
+            throw BrokerError(.invalidRequest, .badRequest, "This page cannot go back to signing in; start again from the app.")
+        }
+        flow.purpose = .authenticate
+        if flow.phase == .chooseProvider {
+            try await save(&flow)
+            return (.chooseProvider(flowID: flow.id, providers: browserProviders(of: app), expiresAt: flow.expiresAt), app)
+        }
+        let provider = try identityProvider(flow.providerID, allowedBy: app.policy, stateless: false)
+        let step = try await provider.begin(in: stepContext(flowID: flow.id, app: app, request: flowRequest(for: flow)))
         return (try await advance(flow, with: step, app: app), app)
     }
 

@@ -26,6 +26,8 @@ extension FlowEngine {
             // Browser pages only: the links the sign-in page shows under the form.
             if offersRegistration(flow, app: app) { challenge.fields[Challenge.offersRegistrationField] = .bool(true) }
             if offersRecovery(flow, app: app) { challenge.fields[Challenge.offersRecoveryField] = .bool(true) }
+            if flow.purpose == .register { challenge.fields[Challenge.registrationPageField] = .bool(true) }
+            if offersSignIn(flow, app: app) { challenge.fields[Challenge.offersSignInField] = .bool(true) }
         }
         flow.challenge = challenge
         flow.pluginState = state
@@ -328,4 +330,12 @@ extension FlowEngine {
             throw error
         }
     }
+}
+
+extension Challenge {
+    /// Set on a browser page's challenge when the flow creates an account: the page reads "Create
+    /// your account", with the password rules first.
+    public static let registrationPageField = "registrationPage"
+    /// Set on a browser registration page's challenge when it offers "Already have an account? Sign in".
+    public static let offersSignInField = "offersSignIn"
 }

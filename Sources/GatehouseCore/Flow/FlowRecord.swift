@@ -275,8 +275,8 @@ public enum FlowOutcome: Sendable {
     /// A JSON flow ended without tokens, as the app chose (an activation left as it was, a new
     /// activation requested instead): `status` says how, `details` what the app needs to know.
     case stopped(flowID: String, status: String, details: [String: JSONValue])
-    /// A browser flow must first pick one of these providers.
-    case chooseProvider(flowID: String, providers: [String], expiresAt: Date)
+    /// A browser flow must first pick one of these providers; `registering`: to create an account.
+    case chooseProvider(flowID: String, providers: [String], expiresAt: Date, registering: Bool = false)
     /// A browser flow is done: send the browser to this URL (the app's redirect URI with the code).
     /// `sessionCookie`: a new single sign-on session's cookie value, for the browser to keep.
     case authorized(flowID: String, redirect: String, sessionCookie: String? = nil)

@@ -229,12 +229,20 @@ public struct ScimService: Sendable {
 
     /// The account a new user joins instead of a new one: the one account whose identity a `subject`
     /// link rule matches (`userName` or `externalId` = that provider's subject: a SAML NameID, an OIDC
-    /// `sub`, AD's objectGUID), when no SCIM user holds it yet. Nil for none or several: no guess.
+    /// `sub`, AD's objectGUID) or a `username` rule matches (the account's username, with an identity
+    /// at that provider), when no SCIM user holds it yet. Nil for none or several: no guess.
     func accountSignedInAlready(userName: String, externalID: String?, client: ScimClientRecord) async throws -> String? {
         var accounts: Set<String> = []
-        for link in links where link.claim == .subject && (link.client == nil || link.client == client.id) {
+        for link in links where link.claim != .email && (link.client == nil || link.client == client.id) {
             guard let value = link.attribute == .userName ? userName : externalID, !value.isEmpty else { continue }
-            if let found = try await store.identityLink(providerID: link.provider, subject: value) { accounts.insert(found.accountID) }
+            if link.claim == .subject, let found = try await store.identityLink(providerID: link.provider, subject: value) { accounts.insert(found.accountID) }
+            if link.claim == .username {
+                // An account an administrator made before anyone provisioned it (`users add`), or one
+                // that signed in first: its username, given by the link rule's provider.
+                for account in try await store.accounts(matching: value, limit: 50, offset: 0) where account.username == value {
+                    if try await store.identityLinks(accountID: account.id).contains(where: { $0.providerID == link.provider }) { accounts.insert(account.id) }
+                }
+            }
         }
         guard accounts.count == 1, let accountID = accounts.first, try await store.scimUsers(accountID: accountID).isEmpty else { return nil }
         return accountID

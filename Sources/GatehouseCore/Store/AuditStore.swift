@@ -17,7 +17,7 @@ extension AuditStore {
 
 /// Which audit events to read: every filter given must match; newest first, `limit` from `offset`.
 public struct AuditQuery: Sendable, Hashable {
-    /// Events of this type only.
+    /// Events of this type only; a type ending in a dot (`policy.`) is every type under that prefix.
     public var type: String?
     /// Events at this app only.
     public var appID: String?

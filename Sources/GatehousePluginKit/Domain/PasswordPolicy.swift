@@ -56,6 +56,16 @@ public struct PasswordPolicy: Sendable, Hashable, Codable {
         }
     }
 
+    /// The rules `check` applies, in words, for a page to show before anyone breaks one.
+    public var rules: [String] {
+        var rules = ["At least \(minLength) characters" + (maxLength < 72 ? ", at most \(maxLength)." : ".")]
+        if numericOnly { rules.append("Digits only.") }
+        rules.append("Not a common password" + (numericOnly ? "." : ", and not containing your username."))
+        if maxSequence > 0 { rules.append("No run of \(maxSequence) sequential characters, such as 1234 or abcd.") }
+        if maxRepeated > 0 { rules.append("Not \(maxRepeated) identical characters in a row.") }
+        return rules
+    }
+
     /// Checks a new secret; throws the first rule it breaks, each rule with its own error code.
     public func check(_ secret: String, username: String? = nil) throws(BrokerError) {
         let characters = Array(secret)

@@ -141,7 +141,11 @@ extension ChallengeDescription {
             ChallengeInput(name: "username", label: "Username", autocomplete: "username", maxLength: 256, prefill: "username", elementID: "username"),
             ChallengeInput(name: "password", label: "Password", kind: .secret, maxLength: 1024, elementID: "password"),
         ],
-        details: [ChallengeDetail("username", .string, "A username to suggest (the app's `login_hint`).")], submitLabel: "Sign in"
+        details: [
+            ChallengeDetail("username", .string, "A username to suggest (the app's `login_hint`)."),
+            ChallengeDetail("passwordPolicy", .object, "Registration only: `minLength` and `maxLength` of the app's password policy."),
+            ChallengeDetail("passwordRules", .array, "Registration only: every rule of the app's password policy, in words, to show before the person types."),
+        ], submitLabel: "Sign in"
     )
 
     /// A step that could not start (a code was not delivered): answering it (`{}`) starts it again.

@@ -41,13 +41,15 @@ public struct Challenge: Sendable, Hashable, Codable {
 
     /// Ask for a username and a password (`ChallengeDescription.credentials`) for the provider
     /// `providerID`: the username the app suggests (`context.loginHint`) filled in, and for a
-    /// registration the app's password length rules (`passwordPolicy`) for the page to show.
+    /// registration the app's password length rules (`passwordPolicy`) and every rule in words
+    /// (`passwordRules`) for the page to show before the person types.
     public static func credentials(for providerID: String, in context: FlowContext) -> Challenge {
         var fields: [String: JSONValue] = ["provider": .string(providerID)]
         if let hint = context.loginHint { fields["username"] = .string(hint) }
         if context.purpose == .register {
             let policy = context.app.passwordPolicy
             fields["passwordPolicy"] = ["minLength": .number(Double(policy.minLength)), "maxLength": .number(Double(policy.maxLength))]
+            fields["passwordRules"] = .array(policy.rules.map(JSONValue.string))
         }
         return credentials(extra: fields)
     }

@@ -32,3 +32,13 @@ public struct ManagedUser: Sendable, Hashable, Codable {
         self.createdAt = createdAt
     }
 }
+
+/// A password an administrator set (a new user's first, or a reset) that the person must replace at
+/// their next sign-in, before any token is issued. A password keeper that can hold such a password
+/// adopts this too; the broker offers "must change" only for those.
+public protocol TemporaryPasswords: PasswordKeeping {
+    /// Adds a user whose password must be changed at the first sign-in. Returns the subject.
+    func addUser(username: String, temporaryPassword: String, policy: PasswordPolicy) async throws -> String
+    /// Replaces the user's password with one that must be changed at the next sign-in.
+    func resetPassword(subject: String, toTemporary password: String, policy: PasswordPolicy) async throws
+}

@@ -10,6 +10,11 @@ enum ConsoleField {
         }
     }
 
+    /// A value the form carries back unchanged (not shown).
+    static func hidden(_ name: String, value: String) -> Values {
+        base(name, label: "", hint: nil, error: nil).merging(["hidden": true, "value": value]) { _, new in new }
+    }
+
     static func textarea(_ name: String, label: String, lines: [String], hint: String? = "One per line.", error: String? = nil, rows: Int = 3) -> Values {
         base(name, label: label, hint: hint, error: error)
             .merging(["control": true, "textarea": true, "value": lines.joined(separator: "\n"), "rows": max(rows, min(lines.count + 1, 8))]) { _, new in new }
@@ -39,7 +44,7 @@ enum ConsoleField {
     private static func base(_ name: String, label: String, hint: String?, error: String?) -> Values {
         [
             "id": elementID(name), "name": name, "label": label, "hint": hint ?? false, "error": error ?? false,
-            "checkbox": false, "choices": false, "control": false, "text": false, "textarea": false, "select": false,
+            "checkbox": false, "choices": false, "control": false, "hidden": false, "text": false, "textarea": false, "select": false,
             "checked": false, "required": false, "value": "", "options": [Values](), "rows": 3, "inputType": "text",
         ]
     }

@@ -156,9 +156,10 @@ extension ConsolePages {
                 "users": users.prefix(Self.usersPerPage).map { user -> [String: Any] in
                     [
                         "id": user.id, "username": user.username, "identities": user.identities.map(\.provider).joined(separator: ", "),
-                        "created": ConsoleRenderer.time(user.createdAt), "admin": admins.contains(user.id) ? "yes" : "",
+                        "created": ConsoleRenderer.time(user.createdAt), "admin": admins.contains(user.id) ? "yes" : "", "disabled": user.disabled,
                     ]
                 },
+                "canCreate": !admin.passwordProviders.isEmpty,
                 "previous": page > 0 ? link(page - 1) : false, "next": users.count > Self.usersPerPage ? link(page + 1) : false,
             ],
             session: session, current: "/admin/users"
@@ -177,7 +178,9 @@ extension ConsolePages {
             "user", title: user.username,
             values: [
                 "user": ["id": user.id, "testAccount": user.testAccount], "created": ConsoleRenderer.time(user.createdAt),
-                "isAdmin": try await admin.isAdmin(accountID: id), "userID": id,
+                "isAdmin": try await admin.isAdmin(accountID: id), "userID": id, "disabled": user.disabled,
+                "disabledAt": user.disabledAt.map(ConsoleRenderer.time) ?? "", "disabledBy": user.disabledBy ?? "",
+                "hasPassword": user.identities.contains { identity in admin.passwordProviders.contains { $0.id == identity.provider } },
                 "identities": user.identities.map {
                     ["provider": $0.provider, "subject": $0.subject, "claims": fingerprint(.object($0.claims)), "lastSignIn": ConsoleRenderer.time($0.lastSignInAt)]
                 },
@@ -224,16 +227,16 @@ extension ConsolePages {
         }
     }
 
-    /// Lockouts, all or those about one user (their username or account id in the key).
+    /// Lockouts, all or those about one user (the account the key names, or an identity's subject).
     func lockoutRows(_ session: ConsoleSession, matching user: AdminService.UserView?, returnTo: String) async throws -> [[String: Any]] {
         try await admin.lockouts().filter { lockout in
             guard let user else { return true }
-            let parts = lockout.key.split(separator: ":").map(String.init)
-            return parts.contains(user.id) || parts.contains(user.username) || user.identities.contains { parts.contains($0.subject) }
+            return lockout.accountID == user.id || user.identities.contains { $0.subject == lockout.subject }
         }.map {
             [
-                "key": $0.key, "until": ConsoleRenderer.time($0.lockedUntil), "permanent": $0.permanent, "count": $0.lockouts, "csrf": session.csrfToken,
-                "returnTo": returnTo,
+                "accountID": $0.accountID ?? false, "username": $0.username ?? "", "subject": $0.subject ?? $0.key, "what": $0.what, "provider": $0.provider ?? "",
+                "until": ConsoleRenderer.time($0.lockedUntil), "permanent": $0.permanent, "count": $0.lockouts, "keyQuery": Self.queryValue($0.key),
+                "returnQuery": Self.queryValue(returnTo), "label": Self.lockoutDescription($0),
             ]
         }
     }

@@ -81,7 +81,8 @@ extension ConsolePages {
         let names: Set<String> = ["type", "app", "user", "admin", "since", "until"]
         let errors = error.map { ConsoleRenderer.fieldErrors($0, names: names) } ?? [:]
         let fields: [[String: Any]] = [
-            ConsoleField.text("type", label: "Event type", value: value("type") ?? "", hint: "e.g. policy.updated, signin.success", error: errors["type"]),
+            ConsoleField.text(
+                "type", label: "Event type", value: value("type") ?? "", hint: "e.g. policy.updated, or policy. for every type under it", error: errors["type"]),
             ConsoleField.text("app", label: "App id", value: value("app") ?? "", error: errors["app"]),
             ConsoleField.text("user", label: "Person concerned (username or account id)", value: value("user") ?? "", error: errors["user"]),
             ConsoleField.text("admin", label: "Changed by (admin name)", value: value("admin") ?? "", error: errors["admin"]),
@@ -96,15 +97,36 @@ extension ConsolePages {
                 "fields": fields,
                 "events": events.prefix(Self.auditPerPage).map { event -> [String: Any] in
                     let details = event.details.filter { $0.key != "admin" && $0.key != "adminAccount" }.sorted { $0.key < $1.key }
+                    let changes = AuditChange.of(event)
+                    let isChange = event.details["before"] != nil && event.details["after"] != nil
                     return [
                         "time": ConsoleRenderer.time(event.time), "type": event.type, "outcome": event.outcome ?? false, "app": event.appID ?? "",
                         "account": event.accountID.map { accountNames[$0] ?? $0 } ?? "", "admin": event.details["admin"] ?? "",
-                        "hasDetails": !details.isEmpty, "count": details.count, "details": details.map { ["key": $0.key, "value": $0.value] },
+                        "hasChanges": !changes.isEmpty, "noChange": isChange && changes.isEmpty,
+                        "changes": changes.map { change -> [String: Any] in
+                            [
+                                "path": change.path, "list": !change.added.isEmpty || !change.removed.isEmpty, "added": change.added, "removed": change.removed,
+                                "before": change.before ?? "(none)", "after": change.after ?? "(none)",
+                            ]
+                        },
+                        "hasDetails": !details.isEmpty, "count": details.count,
+                        "details": details.map { key, value -> [String: Any] in
+                            let json = Self.prettyJSON(value)
+                            return ["key": key, "value": json ?? value, "json": json != nil]
+                        },
                     ]
                 },
                 "previous": page > 0 ? link(page - 1) : false, "next": events.count > Self.auditPerPage ? link(page + 1) : false,
             ],
             session: session, current: "/admin/audit", error: error, fieldNames: names, status: error == nil ? .ok : .badRequest
         )
+    }
+
+    /// A detail that holds a JSON object or array, indented for reading; nil for any other text.
+    static func prettyJSON(_ text: String) -> String? {
+        guard text.hasPrefix("{") || text.hasPrefix("["), let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)),
+            let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        else { return nil }
+        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -41,6 +41,7 @@ struct ConsolePages {
         }
         addAppRoutes(to: router)
         addDirectoryRoutes(to: router)
+        addPeopleRoutes(to: router)
         addOperationsRoutes(to: router)
     }
 
@@ -101,15 +102,16 @@ struct ConsolePages {
     /// "sign in again" link that comes back here.
     func confirmation(
         _ session: ConsoleSession, title: String, description: String, action: String, confirmLabel: String, cancel: String, returnTo: String,
-        fields: [[String: Any]] = []
+        fields: [[String: Any]] = [], needsRecentSignIn: Bool = true, error: BrokerError? = nil, fieldNames: Set<String> = []
     ) -> Response {
         renderer.page(
             "confirm", title: title,
             values: [
                 "description": description, "action": action, "confirmLabel": confirmLabel, "cancel": cancel, "fields": fields,
-                "recent": console.isRecent(session), "minutes": console.config.reauthenticateAfter.value / 60, "returnTo": Self.queryValue(returnTo),
+                "recent": !needsRecentSignIn || console.isRecent(session), "minutes": console.config.reauthenticateAfter.value / 60,
+                "returnTo": Self.queryValue(returnTo),
             ],
-            session: session
+            session: session, error: error, fieldNames: fieldNames, status: error.map { HTTPResponse.Status(code: $0.httpStatus) } ?? .ok
         )
     }
 
@@ -123,7 +125,7 @@ struct ConsolePages {
     }
 
     enum Notice: String {
-        case saved, created, deleted, rotated, unlocked, ended, removed, granted, revoked, returned, added, replayed
+        case saved, created, deleted, rotated, unlocked, ended, removed, granted, revoked, returned, added, replayed, passwordReset, disabled, enabled
 
         var text: String {
             switch self {
@@ -139,6 +141,9 @@ struct ConsolePages {
             case .returned: "Returned to the config file: the next start applies its entry."
             case .added: "Added."
             case .replayed: "Replayed: the delivery is sent again within a second."
+            case .passwordReset: "The password was reset; the account's sessions ended and its tokens were revoked."
+            case .disabled: "The account is disabled: its sessions ended and its tokens were revoked."
+            case .enabled: "The account is enabled again."
             }
         }
     }

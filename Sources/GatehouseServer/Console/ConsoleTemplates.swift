@@ -34,7 +34,9 @@ enum ConsoleTemplates {
         button,a.button{display:inline-block;margin-top:1rem;padding:.5rem 1.1rem;font-size:1rem;border-radius:.3rem;border:1px solid #0b5cad;background:#0b5cad;color:#fff;cursor:pointer;text-decoration:none}
         button.secondary,a.button.secondary{background:#fff;color:#0b5cad}
         button.danger,a.button.danger{background:#a4000f;border-color:#a4000f;color:#fff}
-        table button{margin:0;padding:.25rem .7rem;font-size:.9rem}
+        table button,a.button.small{margin:0;padding:.25rem .7rem;font-size:.9rem}
+        .scroll{overflow-x:auto}
+        button,input,select,textarea{font-family:inherit}
         button:focus,input:focus,textarea:focus,select:focus,a:focus,summary:focus{outline:3px solid #ffbf47;outline-offset:1px}
         .error{color:#a4000f;background:#fdecee;padding:.6rem .9rem;border-radius:.3rem;border-left:4px solid #a4000f}
         .notice{background:#e7f4ea;color:#14532d;padding:.6rem .9rem;border-radius:.3rem;border-left:4px solid #14532d}
@@ -45,7 +47,10 @@ enum ConsoleTemplates {
         .inline{display:inline}
         .ok{color:#14532d;font-weight:600}.bad{color:#a4000f;font-weight:600}
         code{background:#eef0f3;padding:0 .2rem}
-        dl{display:grid;grid-template-columns:max-content auto;gap:.3rem 1rem}dt{font-weight:600}dd{margin:0}
+        dl{display:grid;grid-template-columns:max-content auto;gap:.3rem 1rem}dt{font-weight:600}dd{margin:0;min-width:0}
+        pre.json{white-space:pre-wrap;overflow-wrap:anywhere;max-height:24rem;overflow:auto;background:#eef0f3;padding:.5rem;margin:0;font-size:.85rem}
+        ul.changes{margin:0;padding-left:1.1rem}ins{background:#e7f4ea;text-decoration:none}del{background:#fdecee}
+        td.audit-what{max-width:32rem}
         </style>
         </head>
         <body>
@@ -73,6 +78,7 @@ enum ConsoleTemplates {
 
     /// One form field of any kind; errors come before the control, tied to it by `aria-describedby`.
     static let field = """
+        {{#hidden}}<input type="hidden" name="{{name}}" value="{{value}}">{{/hidden}}
         {{#checkbox}}<div class="check"><input type="checkbox" id="{{id}}" name="{{name}}" value="on"{{#checked}} checked{{/checked}}{{#error}} aria-invalid="true" aria-describedby="{{id}}-error"{{/error}}><label for="{{id}}">{{label}}</label>{{#hint}} <span class="hint">{{hint}}</span>{{/hint}}{{#error}}<p class="field-error" id="{{id}}-error">{{error}}</p>{{/error}}</div>{{/checkbox}}
         {{#choices}}<fieldset id="{{id}}"><legend>{{label}}</legend>{{#hint}}<span class="hint">{{hint}}</span>{{/hint}}{{#error}}<p class="field-error" id="{{id}}-error">{{error}}</p>{{/error}}
         {{#options}}<div class="check"><input type="checkbox" id="{{id}}" name="{{name}}" value="on"{{#checked}} checked{{/checked}}><label for="{{id}}">{{label}}</label></div>{{/options}}
@@ -229,11 +235,13 @@ enum ConsoleTemplates {
         """
 
     static let users = """
+        {{#canCreate}}<p><a class="button" href="/admin/users/new" id="new-user">New user</a></p>{{/canCreate}}
         <form method="get" action="/admin/users" role="search"><label for="q">Search by username or account id</label>
         <input type="search" id="q" name="q" value="{{query}}"> <button type="submit" id="search">Search</button></form>
-        <table><thead><tr><th scope="col">Username</th><th scope="col">Account id</th><th scope="col">Identities</th><th scope="col">Created</th><th scope="col">Admin</th></tr></thead>
-        <tbody>{{#users}}<tr><td><a href="/admin/users/{{id}}">{{username}}</a></td><td><code>{{id}}</code></td><td>{{identities}}</td><td>{{created}}</td><td>{{admin}}</td></tr>{{/users}}
-        {{^users}}<tr><td colspan="5">No user matches.</td></tr>{{/users}}</tbody></table>
+        <div class="scroll"><table><caption class="hint">Every account Gatehouse knows, including users who have not signed in yet.</caption>
+        <thead><tr><th scope="col">Username</th><th scope="col">Account id</th><th scope="col">Identities</th><th scope="col">Created</th><th scope="col">State</th><th scope="col">Admin</th></tr></thead>
+        <tbody>{{#users}}<tr><td><a href="/admin/users/{{id}}">{{username}}</a></td><td><code>{{id}}</code></td><td>{{identities}}</td><td>{{created}}</td><td>{{#disabled}}<span class="bad">disabled</span>{{/disabled}}{{^disabled}}active{{/disabled}}</td><td>{{admin}}</td></tr>{{/users}}
+        {{^users}}<tr><td colspan="6">No user matches.</td></tr>{{/users}}</tbody></table></div>
         {{> pager}}
         """
 
@@ -243,38 +251,40 @@ enum ConsoleTemplates {
 
     static let user = """
         <dl><dt>Account id</dt><dd><code>{{user.id}}</code></dd><dt>Created</dt><dd>{{created}}</dd>{{#user.testAccount}}<dt>Test account</dt><dd>yes</dd>{{/user.testAccount}}
+        <dt>State</dt><dd id="account-state">{{#disabled}}<span class="bad">Disabled</span> since {{disabledAt}} by {{disabledBy}}{{/disabled}}{{^disabled}}Active{{/disabled}}</dd>
         <dt>Admin role</dt><dd id="admin-role">{{#isAdmin}}yes{{/isAdmin}}{{^isAdmin}}no{{/isAdmin}}</dd></dl>
+        <p class="actions">{{#hasPassword}}<a class="button secondary" href="/admin/users/{{user.id}}/password" id="reset-password">Reset the password</a> {{/hasPassword}}{{#disabled}}<a class="button secondary" href="/admin/users/{{user.id}}/enable" id="enable-user">Enable the account</a>{{/disabled}}{{^disabled}}<a class="button secondary" href="/admin/users/{{user.id}}/disable" id="disable-user">Disable the account</a>{{/disabled}}</p>
         <form method="post" action="/admin/users/{{user.id}}/admin-role"><input type="hidden" name="csrf" value="{{csrf}}">
         {{#isAdmin}}<input type="hidden" name="grant" value="false"><button type="submit" class="secondary" id="revoke-admin">Take the admin role away</button>{{/isAdmin}}
         {{^isAdmin}}<input type="hidden" name="grant" value="true"><button type="submit" class="secondary" id="grant-admin">Give the admin role</button>{{/isAdmin}}</form>
         <h2>Identities</h2>
-        <table><thead><tr><th scope="col">Provider</th><th scope="col">Subject</th><th scope="col">Claims</th><th scope="col">Last sign-in</th></tr></thead>
-        <tbody>{{#identities}}<tr><td>{{provider}}</td><td><code>{{subject}}</code></td><td>{{claims}}</td><td>{{lastSignIn}}</td></tr>{{/identities}}</tbody></table>
+        <div class="scroll"><table><thead><tr><th scope="col">Provider</th><th scope="col">Subject</th><th scope="col">Claims</th><th scope="col">Last sign-in</th></tr></thead>
+        <tbody>{{#identities}}<tr><td>{{provider}}</td><td><code>{{subject}}</code></td><td>{{claims}}</td><td>{{lastSignIn}}</td></tr>{{/identities}}</tbody></table></div>
         <h2>Devices</h2>
-        <table><thead><tr><th scope="col">Device</th><th scope="col">Details</th><th scope="col">Registered</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
-        <tbody>{{#devices}}<tr><td><code>{{id}}</code></td><td>{{summary}}</td><td>{{created}}</td><td><form method="post" action="/admin/users/{{userID}}/devices/{{id}}/remove" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary">Remove</button></form></td></tr>{{/devices}}
-        {{^devices}}<tr><td colspan="4">None.</td></tr>{{/devices}}</tbody></table>
+        <div class="scroll"><table><thead><tr><th scope="col">Device</th><th scope="col">Details</th><th scope="col">Registered</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
+        <tbody>{{#devices}}<tr><td><code>{{id}}</code></td><td>{{summary}}</td><td>{{created}}</td><td><a class="button secondary small" href="/admin/users/{{userID}}/devices/{{id}}/remove" aria-label="Remove device {{id}}">Remove</a></td></tr>{{/devices}}
+        {{^devices}}<tr><td colspan="4">None.</td></tr>{{/devices}}</tbody></table></div>
         <h2>Sessions</h2>
-        <table><thead><tr><th scope="col">Signed in</th><th scope="col">Last seen</th><th scope="col">Apps</th><th scope="col">From</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
-        <tbody>{{#sessions}}<tr><td>{{authTime}}</td><td>{{lastSeen}}</td><td>{{apps}}</td><td>{{from}}</td><td><form method="post" action="/admin/users/{{userID}}/sessions/{{id}}/end" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary">End</button></form></td></tr>{{/sessions}}
-        {{^sessions}}<tr><td colspan="5">None.</td></tr>{{/sessions}}</tbody></table>
+        <div class="scroll"><table><thead><tr><th scope="col">Signed in</th><th scope="col">Last seen</th><th scope="col">Apps</th><th scope="col">From</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
+        <tbody>{{#sessions}}<tr><td>{{authTime}}</td><td>{{lastSeen}}</td><td>{{apps}}</td><td>{{from}}</td><td><a class="button secondary small" href="/admin/users/{{userID}}/sessions/{{id}}/end" aria-label="End the session from {{authTime}}">End</a></td></tr>{{/sessions}}
+        {{^sessions}}<tr><td colspan="5">None.</td></tr>{{/sessions}}</tbody></table></div>
         <h2>Lockouts</h2>
         {{> lockoutTable}}
         <h2>Provisional identities</h2>
-        <table><thead><tr><th scope="col">Email</th><th scope="col">App</th><th scope="col">State</th></tr></thead>
-        <tbody>{{#provisional}}<tr><td>{{email}}</td><td>{{app}}</td><td>{{state}}</td></tr>{{/provisional}}{{^provisional}}<tr><td colspan="3">None.</td></tr>{{/provisional}}</tbody></table>
+        <div class="scroll"><table><thead><tr><th scope="col">Email</th><th scope="col">App</th><th scope="col">State</th></tr></thead>
+        <tbody>{{#provisional}}<tr><td>{{email}}</td><td>{{app}}</td><td>{{state}}</td></tr>{{/provisional}}{{^provisional}}<tr><td colspan="3">None.</td></tr>{{/provisional}}</tbody></table></div>
         {{#credentials}}<h2>{{summary}}</h2>
-        <table class="credentials"><thead><tr>{{#columns}}<th scope="col">{{.}}</th>{{/columns}}<th scope="col"><span class="hint">Action</span></th></tr></thead>
+        <div class="scroll"><table class="credentials"><thead><tr>{{#columns}}<th scope="col">{{.}}</th>{{/columns}}<th scope="col"><span class="hint">Action</span></th></tr></thead>
         <tbody>{{#items}}<tr>{{#cells}}<td>{{.}}</td>{{/cells}}<td>{{#removable}}<form method="post" action="{{deleteAction}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">{{#key}}<input type="hidden" name="key.{{name}}" value="{{value}}">{{/key}}<input type="hidden" name="return" value="{{returnTo}}"><button type="submit" class="secondary" aria-label="Remove {{label}}">Remove</button></form>{{/removable}}</td></tr>{{/items}}
-        {{^items}}<tr><td colspan="{{span}}">None.</td></tr>{{/items}}</tbody></table>{{/credentials}}
+        {{^items}}<tr><td colspan="{{span}}">None.</td></tr>{{/items}}</tbody></table></div>{{/credentials}}
         <h2>Dangerous actions</h2>
         <p><a class="button danger" href="/admin/users/{{user.id}}/delete" id="delete-user">Delete this user</a></p>
         """
 
     static let lockoutTable = """
-        <table><thead><tr><th scope="col">What</th><th scope="col">Locked until</th><th scope="col">Lockouts</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
-        <tbody>{{#lockouts}}<tr><td><code>{{key}}</code></td><td>{{#permanent}}permanently (until an admin unlocks){{/permanent}}{{^permanent}}{{until}}{{/permanent}}</td><td>{{count}}</td><td><form method="post" action="/admin/lockouts/unlock" class="inline"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="key" value="{{key}}"><input type="hidden" name="return" value="{{returnTo}}"><button type="submit" class="secondary" aria-label="Unlock {{key}}">Unlock</button></form></td></tr>{{/lockouts}}
-        {{^lockouts}}<tr><td colspan="4">Nothing is locked.</td></tr>{{/lockouts}}</tbody></table>
+        <div class="scroll"><table><thead><tr><th scope="col">Who or what</th><th scope="col">Locked</th><th scope="col">By</th><th scope="col">Until</th><th scope="col">Lockouts</th><th scope="col"><span class="hint">Action</span></th></tr></thead>
+        <tbody>{{#lockouts}}<tr><td>{{#accountID}}<a href="/admin/users/{{accountID}}">{{username}}</a>{{/accountID}}{{^accountID}}{{subject}}{{/accountID}}</td><td>{{what}}</td><td>{{provider}}</td><td>{{#permanent}}permanently (until an admin unlocks){{/permanent}}{{^permanent}}{{until}}{{/permanent}}</td><td>{{count}}</td><td><a class="button secondary small" href="/admin/lockouts/unlock?key={{keyQuery}}&amp;return={{returnQuery}}" aria-label="Unlock {{label}}">Unlock</a></td></tr>{{/lockouts}}
+        {{^lockouts}}<tr><td colspan="6">Nothing is locked.</td></tr>{{/lockouts}}</tbody></table></div>
         """
 
     static let keys = """
@@ -287,8 +297,9 @@ enum ConsoleTemplates {
         <form method="get" action="/admin/audit" novalidate><fieldset><legend>Filter</legend>
         {{#fields}}{{> field}}{{/fields}}
         <button type="submit" id="filter">Filter</button> <a class="button secondary" href="/admin/audit">Clear</a></fieldset></form>
-        <table id="audit-events"><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Event</th><th scope="col">App</th><th scope="col">Account</th><th scope="col">By</th><th scope="col">Details</th></tr></thead>
-        <tbody>{{#events}}<tr><td>{{time}}</td><td>{{type}}{{#outcome}} ({{outcome}}){{/outcome}}</td><td>{{app}}</td><td>{{account}}</td><td class="audit-admin">{{admin}}</td><td>{{#hasDetails}}<details><summary>{{count}} fields</summary><dl>{{#details}}<dt>{{key}}</dt><dd>{{value}}</dd>{{/details}}</dl></details>{{/hasDetails}}</td></tr>{{/events}}
+        <table id="audit-events"><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Event</th><th scope="col">App</th><th scope="col">Account</th><th scope="col">By</th><th scope="col">What changed</th></tr></thead>
+        <tbody>{{#events}}<tr><td>{{time}}</td><td>{{type}}{{#outcome}} ({{outcome}}){{/outcome}}</td><td>{{app}}</td><td>{{account}}</td><td class="audit-admin">{{admin}}</td><td class="audit-what">{{#hasChanges}}<ul class="changes">{{#changes}}<li><code>{{path}}</code>: {{#list}}{{#added}}<ins>+{{.}}</ins> {{/added}}{{#removed}}<del>&minus;{{.}}</del> {{/removed}}{{/list}}{{^list}}{{before}} &rarr; {{after}}{{/list}}</li>{{/changes}}</ul>{{/hasChanges}}{{#noChange}}<p class="hint">Nothing changed.</p>{{/noChange}}
+        {{#hasDetails}}<details><summary>{{#hasChanges}}Full record ({{count}} fields){{/hasChanges}}{{^hasChanges}}{{count}} fields{{/hasChanges}}</summary><dl>{{#details}}<dt>{{key}}</dt><dd>{{#json}}<pre class="json">{{value}}</pre>{{/json}}{{^json}}{{value}}{{/json}}</dd>{{/details}}</dl></details>{{/hasDetails}}</td></tr>{{/events}}
         {{^events}}<tr><td colspan="6">No event matches.</td></tr>{{/events}}</tbody></table>
         {{> pager}}
         """

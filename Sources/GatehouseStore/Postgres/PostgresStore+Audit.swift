@@ -39,7 +39,15 @@ extension PostgresStore: AuditStore {
             try bindings.append(value)
             conditions.append("\(column) \(op) $\(bindings.count)")
         }
-        if let type = query.type { try condition("type", "=", type) }
+        if let type = query.type {
+            // `policy.` is every type under that prefix (compared as text: no LIKE wildcards to escape).
+            if type.hasSuffix(".") {
+                bindings.append(type.count)
+                try condition("left(type, $\(bindings.count)::int)", "=", type)
+            } else {
+                try condition("type", "=", type)
+            }
+        }
         if let appID = query.appID { try condition("app_id", "=", appID) }
         if let accountID = query.accountID { try condition("account_id", "=", accountID) }
         if let admin = query.admin { try condition("(details::jsonb ->> 'admin')", "=", admin) }
