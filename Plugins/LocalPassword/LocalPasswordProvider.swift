@@ -238,7 +238,7 @@ extension LocalPasswordProvider {
         title: "Choose a new password", prompt: "Your password was set by an administrator. Choose your own to continue. {rules}",
         submitLabel: "Change password",
         elements: [
-            .secret("password", label: "New password", autocomplete: "new-password"),
+            .secret("password", label: "New password", autocomplete: "new-password", elementID: "password"),
             .detail("passwordPolicy", .object, "`minLength` and `maxLength` of the app's password policy."),
             .detail("rules", .string, "The password rules, in words."),
         ])

@@ -125,13 +125,14 @@ struct PageRenderer: Sendable {
             let rules = registering ? (challenge.fields["passwordRules"]?.arrayValue ?? []).compactMap(\.stringValue) : []
             var values: [String: Any] = [
                 "appName": appName, "flow": flowID, "csrf": csrf, "action": issuer + "/oauth2/authorize/answer", "error": error ?? false,
-                "prompt": description.prompt(for: challenge) ?? false, "submitLabel": registering ? "Create account" : description.submitLabel,
+                "prompt": description.prompt(for: challenge) ?? false,
+                "submitLabel": registering && description.submitLabel == "Sign in" ? "Create account" : description.submitLabel,
                 "actions": description.actions.map { ["name": $0.name, "value": $0.value, "label": $0.label] },
                 "offersRegistration": challenge.fields[Challenge.offersRegistrationField] == .bool(true),
                 "offersRecovery": challenge.fields[Challenge.offersRecoveryField] == .bool(true),
                 "offersSignIn": challenge.fields[Challenge.offersSignInField] == .bool(true),
                 "registerAction": issuer + "/oauth2/authorize/register", "recoverAction": issuer + "/oauth2/authorize/recover",
-                "signInAction": issuer + "/oauth2/authorize/sign-in", "rules": rules.isEmpty ? false : rules,
+                "signInAction": issuer + "/oauth2/authorize/sign-in", "rules": rules, "hasRules": !rules.isEmpty,
                 // A declared way out ("Deny") is the only one: a second, "Cancel", would mean the same.
                 "cancellable": !description.actions.contains { $0.name == "deny" },
             ]
@@ -143,7 +144,8 @@ struct PageRenderer: Sendable {
                 values["image"] = ["src": url, "alt": image.alt]
             }
             values["facts"] = Self.facts(of: description, for: challenge)
-            let title = registering ? "Create your account" : description.title
+            // A plugin's own title stays ("Create a passkey"); the generic sign-in one says what happens.
+            let title = registering && description.title == "Sign in" ? "Create your account" : description.title
             guard let script = description.script else { return page("challenge", title: title, values: values, status: status) }
             // The script reads these fields as JSON from an attribute (escaped like every value).
             let data = JSONValue.object(challenge.fields.filter { script.data.contains($0.key) })
@@ -156,7 +158,7 @@ struct PageRenderer: Sendable {
 
     /// The template values of a challenge's inputs. The first input that is not filled in already gets
     /// the focus; with an error, the first visible input points at it. What the person typed before
-    /// an error comes back, except into secret inputs; a new password (`registering`) says so to
+    /// an error comes back into name and address inputs (not codes or secrets); a new password (`registering`) says so to
     /// password managers, and points at the rules shown above it.
     static func inputs(
         of description: ChallengeDescription, for challenge: Challenge, hasError: Bool, typed: [String: String] = [:], registering: Bool = false,
@@ -166,7 +168,8 @@ struct PageRenderer: Sendable {
         var described = false
         return description.inputs.map { input in
             let prefilled = input.prefill.flatMap { challenge.fields[$0]?.stringValue } ?? ""
-            let retyped = input.kind == .secret || input.kind == .hidden ? nil : typed[input.name].map { String($0.prefix(input.maxLength)) }
+            // A name or an address is worth keeping; a wrong code or secret is not.
+            let retyped = input.kind == .text || input.kind == .email ? typed[input.name].map { String($0.prefix(input.maxLength)) } : nil
             let value = retyped ?? prefilled
             let visible = input.kind != .hidden
             // Mustache treats an empty string as true, so every choice below is a real Boolean.

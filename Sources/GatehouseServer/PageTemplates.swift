@@ -57,7 +57,7 @@ enum PageTemplates {
         <form method="post" action="{{action}}">
         <input type="hidden" name="flow" value="{{flow}}">
         <input type="hidden" name="csrf" value="{{csrf}}">
-        {{#rules}}<p class="fact-label" id="password-rules-label">Your password needs</p><ul class="rules" id="password-rules">{{#rules}}<li>{{.}}</li>{{/rules}}</ul>{{/rules}}
+        {{#hasRules}}<p class="fact-label" id="password-rules-label">Your password needs</p><ul class="rules" id="password-rules">{{#rules}}<li>{{.}}</li>{{/rules}}</ul>{{/hasRules}}
         {{#inputs}}
         {{#hidden}}<input type="hidden" name="{{name}}" value="{{value}}">{{/hidden}}
         {{#textarea}}<label for="{{id}}">{{label}}</label>

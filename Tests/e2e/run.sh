@@ -294,7 +294,25 @@ set -e
 check "an invalid policy change is refused with the exact field" bash -c "[ $status -ne 0 ] && grep -q 'policy.accessTokenLifetime: must be between 60 and 86400 seconds, got -5' '$work/invalid.out'"
 check "the admin API names the field too" test "$(admin -X PATCH "$base/admin/v1/apps/demo/policy" -d '{"flowLifetime": "soon"}' | jq -r .field)" = policy.flowLifetime
 check "gatehouse audit tail shows both toggles with the admin's name" bash -c "'$bin' audit tail --type policy.updated --app demo | grep -c 'admin=' | grep -qx 2 && '$bin' audit tail --type policy.updated | grep -q 'admin=env-admin'"
+check "the audit entry reads as the one switch that moved (changes: selfRegistration: on → off)" bash -c \
+  "curl -sS -H 'Authorization: Bearer $GATEHOUSE_ADMIN_TOKEN' '$base/admin/v1/audit?type=policy.&app=demo' | jq -e '[.[].changes[].summary] | index(\"selfRegistration: on → off\") != null and (map(select(startswith(\"redirectURIs\"))) | length == 0)' >/dev/null"
 mkdir -p "$work/admin-answers"
+admin -X POST "$base/admin/v1/users" -d '{"username": "quinn"}' >"$work/admin-answers/adminCreateUser.201.json"
+quinn_id=$(jq -r .user.id "$work/admin-answers/adminCreateUser.201.json")
+quinn_temporary=$(jq -r .password "$work/admin-answers/adminCreateUser.201.json")
+quinn_listed=$(admin "$base/admin/v1/users?q=quinn" | jq -r '.[0].id')
+check "POST /admin/v1/users makes quinn's account at once, with a generated password shown once" test "$quinn_listed" = "$quinn_id" -a "${#quinn_temporary}" -ge 20
+quinn_first=$(flow demo authenticate quinn "$quinn_temporary")
+check "quinn's temporary password only asks for a new one (change_password, no tokens)" jq -e '.status == "challenge" and .challenge.type == "change_password" and (.tokens == null)' <<<"$quinn_first"
+quinn_done=$(curl -sS -X POST "$base/v1/flows/$(jq -r .flow <<<"$quinn_first")" -H 'Content-Type: application/json' -d '{"answer":{"password":"violet chose this one"}}')
+check "the new password completes the sign-in into the account the admin made" jq -e --arg id "$quinn_id" '.status == "completed" and .account.id == $id' <<<"$quinn_done"
+admin -X POST "$base/admin/v1/users/$quinn_id/password" -d '{"password": "reset by the admin 8", "mustChange": false}' >"$work/admin-answers/adminResetPassword.200.json"
+quinn_old=$(flow demo authenticate quinn 'violet chose this one' | jq -r .error)
+quinn_new=$(flow demo authenticate quinn 'reset by the admin 8' | jq -r .status)
+check "after an admin's reset the old password is refused and the new one signs in" test "$quinn_old/$quinn_new" = invalid_credentials/completed
+check "a password the policy refuses is refused at creation with its code" test \
+  "$(admin -X POST "$base/admin/v1/users" -d '{"username": "rita", "password": "short"}' | jq -r .error)" = password_too_short
+check "an unknown key in the body is named" test "$(admin -X POST "$base/admin/v1/users" -d '{"username": "rita", "pasword": "x"}' | jq -r .field)" = pasword
 admin "$base/admin/v1/apps" >"$work/admin-answers/adminListApps.200.json"
 admin "$base/admin/v1/apps/demo" >"$work/admin-answers/adminShowApp.200.json"
 admin "$base/admin/v1/providers" >"$work/admin-answers/adminProviders.200.json"

@@ -196,6 +196,17 @@ def audit_and_off(ctx):
     wait(browser).until(EC.presence_of_element_located((By.ID, "audit-events")))
     admins = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, "#audit-events td.audit-admin")]
     expect(admins and admins[0] == "alice", f"the audit log's latest policy change is not alice's: {admins}")
+    what = browser.find_elements(By.CSS_SELECTOR, "#audit-events td.audit-what")[0]
+    changes = [item.text for item in what.find_elements(By.CSS_SELECTOR, "ul.changes li")]
+    expect("statelessAuthentication: off → on" in changes, f"the change does not read as the switch that moved: {changes}")
+    expect(not any("redirectURIs" in change for change in changes), f"unchanged values are listed as changes: {changes}")
+    record = what.find_element(By.TAG_NAME, "details")
+    expect(record.get_attribute("open") is None and not record.find_element(By.TAG_NAME, "pre").is_displayed(),
+           "the full record is not folded away behind one click")
+    record.find_element(By.TAG_NAME, "summary").click()
+    expect(record.find_element(By.TAG_NAME, "pre").is_displayed(), "the full record does not open")
+    width = browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+    expect(width, "the open record spills out of the page")
     shot(browser, "audit")
     browser.get(BASE_URL + "/admin/apps/bankapp")
     lifetime = browser.find_element(By.ID, "f-policy-accessTokenLifetime")
@@ -248,6 +259,51 @@ def delete_with_reauthentication(ctx):
     sign_out(browser)
     after = requests.get(BASE_URL + "/admin/apps", cookies=console_cookies(browser), timeout=TIMEOUT)
     expect("Sign in to the admin console" in after.text, "the console still answers after signing out")
+
+
+@check("C8. users: an admin creates one (a generated, temporary password shown once), who is listed before any sign-in and must choose a password at the first; then disables and enables the account, each after a confirmation")
+def manage_users(ctx):
+    browser = console_sign_in(ctx, "corp-ldap", LDAP_ALICE)
+    browser.get(BASE_URL + "/admin/users")
+    browser.find_element(By.ID, "new-user").click()
+    wait(browser).until(EC.presence_of_element_located((By.ID, "f-username"))).send_keys("pat")
+    expect(browser.find_element(By.ID, "f-mustChange").is_selected(), "'must change' is not the default for a new user")
+    browser.find_element(By.ID, "create-user").click()
+    secret = wait(browser).until(EC.presence_of_element_located((By.ID, "client-secret"))).text
+    expect(len(secret) >= 20, f"the generated password is not shown: {secret!r}")
+    shot(browser, "user-created")
+    browser.get(BASE_URL + "/admin/users?q=pat")
+    wait(browser).until(EC.presence_of_element_located((By.LINK_TEXT, "pat"))).click()
+    state = wait(browser).until(EC.presence_of_element_located((By.ID, "account-state"))).text
+    expect(state == "Active", f"the new account's state reads {state!r}")
+    # Disabling asks first, and says what it does.
+    browser.find_element(By.ID, "disable-user").click()
+    wait(browser).until(EC.presence_of_element_located((By.ID, "confirm")))
+    expect("sessions and tokens end" in browser.page_source, "the confirmation does not say what disabling does")
+    browser.find_element(By.ID, "f-reason").send_keys("left the company")
+    browser.find_element(By.ID, "confirm").click()
+    wait(browser).until(lambda b: "The account is disabled" in b.page_source)
+    expect(browser.find_element(By.ID, "account-state").text.startswith("Disabled"), "the user page does not show the account disabled")
+    events = requests.get(BASE_URL + "/admin/v1/audit?type=account.disabled&admin=alice", headers={"Authorization": "Bearer " + ADMIN_TOKEN}, timeout=TIMEOUT).json()
+    expect(events and events[0]["details"].get("reason") == "left the company", f"no account.disabled event with the reason: {events}")
+    browser.find_element(By.ID, "enable-user").click()
+    wait(browser).until(EC.presence_of_element_located((By.ID, "confirm"))).click()
+    wait(browser).until(lambda b: "The account is enabled again" in b.page_source)
+    shot(browser, "user-managed")
+    sign_out(browser)
+    # pat's first sign-in: the temporary password only leads to choosing one of pat's own.
+    browser = ctx.browser()
+    browser.get(BASE_URL + "/healthz")
+    browser.delete_all_cookies()
+    browser.get(BASE_URL + "/admin/")
+    wait(browser).until(EC.element_to_be_clickable((By.ID, "console-sign-in"))).click()
+    password_page(browser, "local", ("pat", secret))
+    wait(browser).until(lambda b: b.title.startswith("Choose a new password"))
+    base.type_into(browser, "password", "violet river compass 9")
+    wait(browser).until(lambda b: b.title.startswith("No admin role") or b.find_elements(By.CSS_SELECTOR, base.ALERT))
+    alerts = browser.find_elements(By.CSS_SELECTOR, base.ALERT)
+    expect(not alerts, f"the new password was refused: {alerts[0].text if alerts else ''} ({browser.title})")
+    expect("pat" in browser.page_source, "pat did not arrive signed in after choosing a password")
 
 
 def main():

@@ -102,6 +102,7 @@ def person_approves(chrome, metadata, codes, allow=True):
             chrome.find_element(By.XPATH, '//button[text()="Sign in"]').click()
     wait.until(lambda d: "Sign in on your device" in d.page_source)
     check("the confirmation page shows the device's code and app", codes["user_code"] in chrome.page_source and "Living-room TV" in chrome.page_source)
+    check("the confirmation page has one way out: Deny, and no Cancel beside it", not chrome.find_elements(By.XPATH, '//button[text()="Cancel"]'))
     chrome.find_element(By.XPATH, f'//button[text()="{"Allow" if allow else "Deny"}"]').click()
     wait.until(lambda d: "/device?result=" in d.current_url)
     return chrome.current_url.split("result=")[-1], chrome.find_element(By.TAG_NAME, "body").text

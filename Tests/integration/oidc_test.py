@@ -363,6 +363,9 @@ def submit_wrong_password(browser, username):
     alert = wait(browser).until(EC.presence_of_element_located((By.CSS_SELECTOR, ALERT)))
     expect(alert.text.strip() == "Wrong username or password.", f"the alert says {alert.text!r}")
     expect(browser.find_elements(By.ID, "password"), "the form is gone after a wrong password")
+    kept = browser.find_element(By.ID, "username").get_attribute("value")
+    expect(kept == username, f"the typed username did not survive the error: {kept!r}")
+    expect(browser.find_element(By.ID, "password").get_attribute("value") == "", "the wrong password was filled in again")
 
 
 def browser_sign_in(ctx, oauth, username, password, wrong_password_first=False, screenshot=None, **extra):

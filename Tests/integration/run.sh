@@ -308,7 +308,7 @@ sed "s/listen: 127.0.0.1:$broker_port/listen: 127.0.0.1:$node2_port/" "$cfg" >"$
 "$bin" serve --config "$work/node2.yaml" >"$work/node2.log" 2>&1 &
 node2_pid=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$node2_port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-TMPDIR="$work/tmp" GATEHOUSE_BASE_URL="$base" GATEHOUSE_CALLBACK_PORT="$callback_port" GATEHOUSE_MAILDIR="$work/mail" \
+TMPDIR="$work/tmp" GATEHOUSE_BASE_URL="$base" GATEHOUSE_CALLBACK_PORT="$callback_port" GATEHOUSE_MAILDIR="$work/mail" GATEHOUSE_SCREENSHOTS="$work/screens" \
   ALICE_PASSWORD="$alice_password" GATEHOUSE_NODE2_URL="http://127.0.0.1:$node2_port" GATEHOUSE_BACKCHANNEL_PORT="$backchannel_port" \
   PYTHONPATH="$repo/Tests/integration" "$venv/bin/python" "$repo/Tests/integration/session_test.py" || { status=1; tail -n 20 "$work/node2.log"; }
 kill -TERM "$node2_pid" 2>/dev/null || true

@@ -155,6 +155,14 @@ def tokens_for(ctx, client_id, auth, url, scope=base.SCOPE):
     return token
 
 
+
+def shot_page(browser, name):
+    """A screenshot for docs/images (GATEHOUSE_SCREENSHOTS, copied to .build/test-logs/console-screens)."""
+    folder = os.environ.get("GATEHOUSE_SCREENSHOTS")
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+        expect(browser.save_screenshot(os.path.join(folder, f"signin-{name}.png")), f"the screenshot {name} was not saved")
+
 @check("S1. sign-in at portal-a: the session cookie is HttpOnly, SameSite=Lax, Path=/, a browser-session cookie (no expiry; Secure only off on this http loopback); the ID token carries sid and acr 1fa")
 def sign_in_at_a(ctx):
     browser = fresh_browser(ctx)
@@ -298,6 +306,15 @@ def create_account(ctx):
     wait(browser).until(replaced(button))
     wait(browser).until(EC.presence_of_element_located((By.ID, "password")))
     expect(not browser.find_elements(By.ID, "create-account"), "the registration page offers registration again")
+    expect(browser.title.startswith("Create your account"), f"the registration page is titled {browser.title!r}")
+    rules = browser.find_element(By.ID, "password-rules").text
+    expect("At least 12 characters" in rules or "characters" in rules, f"the rules are not shown before typing: {rules!r}")
+    password_box = browser.find_element(By.ID, "password")
+    expect(password_box.get_attribute("autocomplete") == "new-password" and password_box.get_attribute("aria-describedby") == "password-rules",
+           "the new password field is not marked new-password and tied to the rules")
+    expect(browser.find_element(By.CSS_SELECTOR, 'form button[type="submit"]').text == "Create account", "the button does not say Create account")
+    expect(browser.find_elements(By.ID, "sign-in-instead"), "no 'Already have an account? Sign in' on the registration page")
+    shot_page(browser, "register")
     # Each submission replaces the document: wait for the old form to go before touching the new
     # one, or the driver may reach into the page being replaced ("Node ... does not belong to the
     # document", seen in CI under load).
@@ -307,6 +324,15 @@ def create_account(ctx):
     alert = wait(browser).until(EC.presence_of_element_located((By.CSS_SELECTOR, base.ALERT)))
     expect("character" in alert.text or "password" in alert.text.lower(), f"the alert says {alert.text!r}")
     wait(browser).until(EC.presence_of_element_located((By.ID, "password")))
+    expect(browser.find_element(By.ID, "username").get_attribute("value") == "frank", "the typed username did not survive the error")
+    expect(browser.title.startswith("Create your account"), "after an error the page is no longer the registration page")
+    # "Already have an account? Sign in" goes back to the sign-in page, and back again.
+    back = browser.find_element(By.ID, "sign-in-instead")
+    back.click()
+    wait(browser).until(replaced(back))
+    wait(browser).until(lambda b: b.title.startswith("Sign in"))
+    wait(browser).until(EC.element_to_be_clickable((By.ID, "create-account"))).click()
+    wait(browser).until(lambda b: b.title.startswith("Create your account"))
     submit_credentials(browser, "frank", "a long enough passphrase 42")
     url, params = ctx.callbacks.wait_for(auth.state)
     claims = validate_id_token(ctx, tokens_for(ctx, "portal-a", auth, url), "portal-a", auth.nonce)

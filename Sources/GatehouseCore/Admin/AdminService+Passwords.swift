@@ -86,6 +86,7 @@ extension AdminService {
         )
         let creation = AuditEvent(time: clock.now, type: "account.created", providerID: id, details: admin.auditDetails.merging(["via": via]) { first, _ in first })
         let (account, _) = try await IdentityLinker(store: store, clock: clock).link(identity, audit: creation)
+        try await FirstSignInMarks(store: store, clock: clock).mark(account.id)
         var details = admin.auditDetails
         details["username"] = username
         details["via"] = via
@@ -197,7 +198,11 @@ extension AdminService {
                 let identity = ExternalIdentity(
                     providerID: id, subject: user.subject, username: user.username, claims: IdentityClaims(preferredUsername: user.username), methods: [])
                 let event = AuditEvent(time: clock.now, type: "account.created", providerID: id, details: ["via": "start"])
-                if try await IdentityLinker(store: store, clock: clock).link(identity, audit: event).created { created += 1 }
+                let (account, made) = try await IdentityLinker(store: store, clock: clock).link(identity, audit: event)
+                if made {
+                    try await FirstSignInMarks(store: store, clock: clock).mark(account.id)
+                    created += 1
+                }
             }
         }
         return created

@@ -64,7 +64,12 @@ extension FlowEngine {
         }
         let (account, created) = try await AccountDecisions(engine: self).decide(for: flow, identity: identity, app: app)
         flow.accountID = account.id
-        flow.accountCreated = created
+        // An account an administrator made is created, for the plugins, at the person's first sign-in.
+        if created {
+            flow.accountCreated = true
+        } else {
+            flow.accountCreated = try await FirstSignInMarks(store: store, clock: clock).isMarked(account.id)
+        }
         guard let factorID = requiredFactor(app: app, account: account, request: flow.authorization?.request, passed: []) else {
             return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT)
         }

@@ -34,7 +34,8 @@ public struct FlowContext: Sendable {
     /// The addresses the account's identity providers vouch for (`email` with `email_verified`), for
     /// authenticators that send codes; filled when an authenticator begins.
     public var verifiedEmails: [EmailAddress]
-    /// True when this very flow created the account (a registration, or a first sign-in).
+    /// True when this very flow created the account (a registration, or a first sign-in), or is the
+    /// first sign-in of an account an administrator made for the person.
     public var accountCreated: Bool = false
     /// The device sign-in key the person signed in with, when they did (its `deviceID` names the
     /// device, for counting wrong answers per device).

@@ -36,6 +36,7 @@ enum ConsoleTemplates {
         button.danger,a.button.danger{background:#a4000f;border-color:#a4000f;color:#fff}
         table button,a.button.small{margin:0;padding:.25rem .7rem;font-size:.9rem}
         .scroll{overflow-x:auto}
+        .filters{display:grid;grid-template-columns:repeat(auto-fill,minmax(14rem,1fr));gap:0 1rem}.filters label{margin-top:.5rem}
         button,input,select,textarea{font-family:inherit}
         button:focus,input:focus,textarea:focus,select:focus,a:focus,summary:focus{outline:3px solid #ffbf47;outline-offset:1px}
         .error{color:#a4000f;background:#fdecee;padding:.6rem .9rem;border-radius:.3rem;border-left:4px solid #a4000f}
@@ -295,7 +296,7 @@ enum ConsoleTemplates {
 
     static let audit = """
         <form method="get" action="/admin/audit" novalidate><fieldset><legend>Filter</legend>
-        {{#fields}}{{> field}}{{/fields}}
+        <div class="filters">{{#fields}}<div>{{> field}}</div>{{/fields}}</div>
         <button type="submit" id="filter">Filter</button> <a class="button secondary" href="/admin/audit">Clear</a></fieldset></form>
         <table id="audit-events"><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Event</th><th scope="col">App</th><th scope="col">Account</th><th scope="col">By</th><th scope="col">What changed</th></tr></thead>
         <tbody>{{#events}}<tr><td>{{time}}</td><td>{{type}}{{#outcome}} ({{outcome}}){{/outcome}}</td><td>{{app}}</td><td>{{account}}</td><td class="audit-admin">{{admin}}</td><td class="audit-what">{{#hasChanges}}<ul class="changes">{{#changes}}<li><code>{{path}}</code>: {{#list}}{{#added}}<ins>+{{.}}</ins> {{/added}}{{#removed}}<del>&minus;{{.}}</del> {{/removed}}{{/list}}{{^list}}{{before}} &rarr; {{after}}{{/list}}</li>{{/changes}}</ul>{{/hasChanges}}{{#noChange}}<p class="hint">Nothing changed.</p>{{/noChange}}
