@@ -7,7 +7,8 @@ import Hummingbird
 /// `__Host-` and `Secure` cookies, so it is `gatehouse_session` without `Secure`. Always `HttpOnly`
 /// and `SameSite=Lax`, and without `Max-Age`: it goes when the browser closes, or when the session ends.
 ///
-/// The admin console's cookies (`gatehouse_console`, `gatehouse_console_sign_in`) follow the same rules.
+/// The admin console's cookies (`gatehouse_console`, `gatehouse_console_sign_in`, `gatehouse_console_draft`)
+/// follow the same rules.
 struct SessionCookie {
     let secure: Bool
     let baseName: String
@@ -26,8 +27,8 @@ struct SessionCookie {
 
     /// A cookie whose value is a sealed record (not a random token): taken as it is, up to 2 KB, for
     /// the core to open (anything altered or foreign does not open).
-    func sealedValue(in request: Request) -> String? {
-        guard let value = request.cookies[name]?.value, value.utf8.count <= 2048, value.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else { return nil }
+    func sealedValue(in request: Request, maxBytes: Int = 2048) -> String? {
+        guard let value = request.cookies[name]?.value, value.utf8.count <= maxBytes, value.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else { return nil }
         return value
     }
 

@@ -74,6 +74,12 @@ def sign_out(browser):
     wait(browser).until(lambda b: b.title.startswith("Signed out"))
 
 
+def in_view(browser, element):
+    """The element scrolled to the middle of the window (clear of the policy form's save bar)."""
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+    return element
+
+
 def saved(browser):
     """After a save: the notice, or the refusal's summary as the failure."""
     wait(browser).until(lambda b: "Saved." in b.page_source or b.find_elements(By.ID, "error-summary"))
@@ -174,7 +180,7 @@ def stateless_on(ctx):
     switch = wait(browser).until(EC.presence_of_element_located((By.ID, "f-policy-statelessAuthentication")))
     expect(not switch.is_selected(), "the stateless switch is on already")
     expect(browser.find_elements(By.CSS_SELECTOR, 'label[for="f-policy-statelessAuthentication"]'), "the switch has no label")
-    switch.click()
+    in_view(browser, switch).click()
     browser.find_element(By.ID, "save-policy").click()
     saved(browser)
     expect(browser.find_element(By.ID, "stateless-state").text == "on", "the app page does not show stateless on")
@@ -222,7 +228,7 @@ def audit_and_off(ctx):
     browser.get(BASE_URL + "/admin/apps/bankapp")
     switch = browser.find_element(By.ID, "f-policy-statelessAuthentication")
     expect(switch.is_selected(), "the refused save changed the stored policy")
-    switch.click()
+    in_view(browser, switch).click()
     browser.find_element(By.ID, "save-policy").click()
     saved(browser)
     refused = stateless_sign_in()
@@ -304,6 +310,55 @@ def manage_users(ctx):
     alerts = browser.find_elements(By.CSS_SELECTOR, base.ALERT)
     expect(not alerts, f"the new password was refused: {alerts[0].text if alerts else ''} ({browser.title})")
     expect("pat" in browser.page_source, "pat did not arrive signed in after choosing a password")
+
+
+@check("C9. the policy page guides: sections, durations with units, a save bar in view, the stateless switch says why it is off limits; an edit made as the session ends comes back after signing in again, unsaved, and saves")
+def policy_page(ctx):
+    browser = console_sign_in(ctx, "corp-ldap", LDAP_ALICE)
+    browser.get(BASE_URL + "/admin/apps/webapp")
+    for section in ("policy-sign-in", "policy-second-factor", "policy-tokens", "policy-devices"):
+        expect(browser.find_elements(By.ID, section), f"the policy page has no section {section}")
+    advanced = browser.find_element(By.ID, "policy-advanced")
+    expect(advanced.tag_name == "details" and advanced.get_attribute("open") is None, "the advanced settings are not folded away")
+    lifetime = browser.find_element(By.ID, "f-policy-refreshTokenLifetime").get_attribute("value")
+    expect(lifetime[-1] in "smhd" and lifetime[:-1].isdigit(), f"a lifetime reads {lifetime!r}, not with a unit")
+    switch = browser.find_element(By.ID, "f-policy-statelessAuthentication")
+    hint = browser.find_element(By.ID, "f-policy-statelessAuthentication-hint").text
+    expect(not switch.is_enabled() and "Unavailable" in hint and "bank" in hint, f"the stateless switch of a local-only app: enabled={switch.is_enabled()}, hint={hint!r}")
+    bar = browser.find_element(By.CSS_SELECTOR, ".save-bar")
+    expect(bar.value_of_css_property("position") == "sticky", "the save bar does not stay in view")
+    in_view(browser, browser.find_element(By.ID, "policy-sign-in"))
+    shot(browser, "policy")
+    browser.set_window_size(390, 844)
+    in_view(browser, browser.find_element(By.ID, "policy-sign-in"))
+    shot(browser, "policy-phone")
+    wide = browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+    browser.set_window_size(1280, 900)
+    expect(wide, "the policy page does not fit 390 px")
+    # The session ends while the admin types: the edit survives the sign-in.
+    box = browser.find_element(By.ID, "f-policy-accessTokenLifetime")
+    box.clear()
+    box.send_keys("20m")
+    # The session ends on the server (idle, or ended elsewhere); the browser still holds its cookie.
+    browser.delete_cookie("gatehouse_console")
+    browser.add_cookie({"name": "gatehouse_console", "value": "E" * 43, "path": "/"})
+    browser.find_element(By.ID, "save-policy").click()
+    link = wait(browser).until(EC.element_to_be_clickable((By.ID, "console-sign-in")))
+    expect("gatehouse_console_draft" in [c["name"] for c in browser.get_cookies()], "the typed values were not kept for after the sign-in")
+    link.click()
+    kept = wait(browser).until(EC.presence_of_element_located((By.ID, "f-policy-accessTokenLifetime")))
+    expect(kept.get_attribute("value") == "20m", f"the typed value did not survive the sign-in: {kept.get_attribute('value')!r}")
+    expect("not saved yet" in browser.page_source, "the page does not say the draft is unsaved")
+    app = requests.get(BASE_URL + "/admin/v1/apps/webapp", headers={"Authorization": "Bearer " + ADMIN_TOKEN}, timeout=TIMEOUT).json()
+    expect(app["policy"]["accessTokenLifetime"] != 1200, "the draft was saved before the admin pressed Save")
+    browser.find_element(By.ID, "save-policy").click()
+    saved(browser)
+    app = requests.get(BASE_URL + "/admin/v1/apps/webapp", headers={"Authorization": "Bearer " + ADMIN_TOKEN}, timeout=TIMEOUT).json()
+    expect(app["policy"]["accessTokenLifetime"] == 1200, f"the saved lifetime is {app['policy']['accessTokenLifetime']}")
+    # A cross-site form cannot plant a draft: without the console's cookie nothing is kept.
+    planted = requests.post(BASE_URL + "/admin/apps/webapp/policy", data={"policy.accessTokenLifetime": "1d"}, timeout=TIMEOUT, allow_redirects=False)
+    expect("gatehouse_console_draft" not in planted.headers.get("Set-Cookie", ""), "a post without the console's cookie kept a draft")
+    sign_out(browser)
 
 
 def main():

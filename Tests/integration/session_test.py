@@ -300,6 +300,7 @@ def create_account(ctx):
     oauth = client(ctx, "portal-a", WEBAPP_SECRET)
     auth = authorization(ctx, oauth)
     open_sign_in_page(browser, auth.url)
+    shot_page(browser, "page")
     button = browser.find_element(By.ID, "create-account")
     button.click()
     # The sign-in page has a password field too: wait until it is gone, not for any password field.

@@ -44,7 +44,7 @@ enum ConsoleField {
     private static func base(_ name: String, label: String, hint: String?, error: String?) -> Values {
         [
             "id": elementID(name), "name": name, "label": label, "hint": hint ?? false, "error": error ?? false,
-            "checkbox": false, "choices": false, "control": false, "hidden": false, "text": false, "textarea": false, "select": false,
+            "checkbox": false, "choices": false, "control": false, "hidden": false, "disabled": false, "text": false, "textarea": false, "select": false,
             "checked": false, "required": false, "value": "", "options": [Values](), "rows": 3, "inputType": "text",
         ]
     }

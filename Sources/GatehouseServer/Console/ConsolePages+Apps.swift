@@ -28,7 +28,23 @@ extension ConsolePages {
             }
         }
         router.get("admin/apps/:id") { request, context in
-            try await page(request, context) { session in try await appPage(session, id: try context.parameters.require("id"), notice: Self.notice(request)) }
+            try await page(request, context) { session in
+                let id = try context.parameters.require("id")
+                // A form posted after the session ended comes back as it was typed, unsaved.
+                if let draft = draft(for: "/admin/apps/\(id)/policy", in: request) {
+                    let stored = policyForm.values(of: try await admin.app(id: id).policy)
+                    let typed = policyForm.postedForm(values: stored).merging(draft.fields) { _, typed in typed }
+                    var response = try await appPage(session, id: id, notice: Self.draftNotice, policy: policyForm.patch(from: typed, template: stored))
+                    draftCookie.clear(on: &response)
+                    return response
+                }
+                if let draft = draft(for: "/admin/apps/\(id)", in: request) {
+                    var response = try await appPage(session, id: id, notice: Self.draftNotice, settings: draft.fields)
+                    draftCookie.clear(on: &response)
+                    return response
+                }
+                return try await appPage(session, id: id, notice: Self.notice(request))
+            }
         }
         router.post("admin/apps/:id") { request, context in
             let id = try context.parameters.require("id")
@@ -47,7 +63,12 @@ extension ConsolePages {
         }
         router.post("admin/apps/:id/policy") { request, context in
             let id = try context.parameters.require("id")
-            return try await action(request, context, back: "/admin/apps/\(id)") { session, form in
+            // A draft keeps only the edits: the whole form would not fit in a cookie.
+            let keep: ([String: String]) async throws -> [String: String] = { form in
+                let stored = try await admin.app(id: id)
+                return ConsolePolicyForm.changes(form, against: policyForm.postedForm(values: policyForm.values(of: stored.policy)))
+            }
+            return try await action(request, context, back: "/admin/apps/\(id)", draft: keep) { session, form in
                 let stored = try await admin.app(id: id)
                 let patch = policyForm.patch(from: form, template: policyForm.values(of: stored.policy))
                 do {
@@ -147,6 +168,18 @@ extension ConsolePages {
         )
     }
 
+    static let draftNotice = "You were signed out before this was saved. What you typed is below, not saved yet: check it and save."
+
+    /// Why the stateless switch cannot be turned on for this policy, or nil when it can.
+    func statelessUnavailable(_ policy: Policy) -> String? {
+        let capable = broker.plugins.statelessCapableIdentityProviders
+        guard policy.identityProviders.allSatisfy({ !capable.contains($0) }) else { return nil }
+        let offered = capable.sorted()
+        return offered.isEmpty
+            ? "Unavailable: no provider here can sign in statelessly (only a custom-api provider can)."
+            : "Unavailable: none of this app's identity providers can sign in statelessly. Allow one that can (\(offered.joined(separator: ", "))) first, and save."
+    }
+
     static func lines(_ text: String?) -> [String] {
         (text ?? "").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
@@ -227,7 +260,8 @@ extension ConsolePages {
             values: [
                 "app": ["id": app.id, "managedBy": app.managedBy.rawValue, "version": app.version], "type": app.confidential ? "confidential" : "public",
                 "updated": ConsoleRenderer.time(app.updatedAt), "stateless": app.policy.statelessAuthentication ? "on" : "off", "confidential": app.confidential,
-                "drift": drift, "settingsFields": settingsFields, "policySections": policyForm.sections(values: values, errors: policyErrors),
+                "drift": drift, "settingsFields": settingsFields,
+                "policySections": policyForm.sections(values: values, errors: policyErrors, statelessUnavailable: statelessUnavailable(app.policy)),
                 "resources": try await resourceSections(
                     session, owner: .app(id), scope: .app, ids: app.policy.identityProviders + app.policy.authenticators, attempt: attempt),
                 "webhook": ["url": app.policy.webhook.url ?? false] as [String: Any],

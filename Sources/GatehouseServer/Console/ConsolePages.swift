@@ -13,6 +13,8 @@ struct ConsolePages {
     let renderer = ConsoleRenderer()
     let sessionCookie: SessionCookie
     let signInCookie: SessionCookie
+    /// What was typed into a form whose session had ended (`ConsoleDraft`).
+    let draftCookie: SessionCookie
     var admin: AdminService { broker.admin }
 
     init(broker: Broker, console: AdminConsoleService) {
@@ -20,6 +22,7 @@ struct ConsolePages {
         self.console = console
         sessionCookie = SessionCookie(issuer: broker.config.server.issuer, baseName: "gatehouse_console")
         signInCookie = SessionCookie(issuer: broker.config.server.issuer, baseName: "gatehouse_console_sign_in")
+        draftCookie = SessionCookie(issuer: broker.config.server.issuer, baseName: "gatehouse_console_draft")
     }
 
     func addRoutes(to router: Router<GatehouseRequestContext>) {
@@ -63,14 +66,26 @@ struct ConsolePages {
 
     /// A POST: the session, then its CSRF token, then (for dangerous actions) a recent sign-in, and
     /// only then the action. `back` is where a re-authentication returns to.
+    /// `draft`: what of the form to keep when the session has ended (all of it by default).
     func action(
         _ request: Request, _ context: GatehouseRequestContext, dangerous: Bool = false, back: String = "/admin/",
-        _ perform: (ConsoleSession, [String: String]) async throws -> Response
+        draft keep: (([String: String]) async throws -> [String: String])? = nil, _ perform: (ConsoleSession, [String: String]) async throws -> Response
     ) async throws -> Response {
         guard let form = try await pageForm(request, context) else { return renderer.failure(Self.notAForm, session: nil) }
         guard let session = try await console.session(cookie: sessionCookie.value(in: request)) else {
-            return renderer.failure(
-                AdminConsoleService.signInAgain, session: nil, links: [["href": "/admin/login", "label": "Sign in", "secondary": false, "id": "console-sign-in"]])
+            let login = "/admin/login?return=" + Self.queryValue(back)
+            var response = renderer.failure(
+                AdminConsoleService.signInAgain, session: nil, links: [["href": login, "label": "Sign in", "secondary": false, "id": "console-sign-in"]])
+            // The console's own page posted this (its cookie came along, which a cross-site form cannot
+            // send): keep what was typed for after the sign-in.
+            if sessionCookie.value(in: request) != nil, Self.sameOrigin(request, issuer: broker.config.server.issuer),
+                let draft = try console.sealDraft(path: request.uri.path, fields: try await keep?(form) ?? form)
+            {
+                draftCookie.set(draft, on: &response)
+            } else {
+                context.logger.debug("console draft not kept", metadata: ["path": .string(request.uri.path)])
+            }
+            return response
         }
         do {
             try console.checkCSRF(session, form["csrf"])
@@ -85,6 +100,21 @@ struct ConsolePages {
             links.append(["href": back, "label": "Back", "secondary": true, "id": false])
             return renderer.failure(error, session: session, links: links)
         }
+    }
+
+    /// A request without an `Origin` header (older browsers), with `null` (the console's pages send no
+    /// referrer, and then browsers send that), or with this broker's origin.
+    static func sameOrigin(_ request: Request, issuer: String) -> Bool {
+        guard let origin = request.headers[.origin], origin != "null" else { return true }
+        return issuer.hasPrefix(origin) && (issuer.count == origin.count || issuer.dropFirst(origin.count).hasPrefix("/"))
+    }
+
+    /// The draft kept for `path`, if the browser holds one; the response that shows it clears it.
+    func draft(for path: String, in request: Request) -> ConsoleDraft? {
+        guard let draft = console.openDraft(draftCookie.sealedValue(in: request, maxBytes: AdminConsoleService.draftCookieLimit)), draft.path == path else {
+            return nil
+        }
+        return draft
     }
 
     /// The posted form, or nil when the body is not one (a page says so, never JSON).

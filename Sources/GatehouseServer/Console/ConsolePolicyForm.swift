@@ -18,15 +18,26 @@ struct ConsolePolicyForm {
     /// Keys a policy may leave out (nil), shown empty so that they can be set.
     static let optionalKeys = ["secondFactor", "logout.backchannelLogoutURI", "webhook.url"]
 
-    /// The order of the top-level keys: what admins change most first. Keys not named here follow.
-    static let signInKeys = [
-        "identityProviders", "authenticators", "secondFactor", "statelessAuthentication", "selfRegistration", "confirmProfile", "consentRequired",
-        "provisionedOnly", "linkAccountsByVerifiedEmail", "clientCredentialsGrant", "deviceAuthorizationGrant",
+    /// The policy's sections, in page order, with their top-level keys: what admins change most
+    /// first. A key no section names goes to "Advanced", so a key added to `Policy` still appears.
+    static let sectionKeys: [(id: String, legend: String, keys: [String])] = [
+        (
+            "policy-sign-in", "Sign-in",
+            [
+                "identityProviders", "statelessAuthentication", "selfRegistration", "passwordPolicy", "confirmProfile", "consentRequired", "provisionedOnly",
+                "linkAccountsByVerifiedEmail",
+            ]
+        ),
+        ("policy-second-factor", "Second factor", ["authenticators", "secondFactor"]),
+        (
+            "policy-tokens", "Tokens and lifetimes",
+            ["accessTokenLifetime", "refreshTokenLifetime", "session", "flowLifetime", "defaultScopes", "allowedScopes", "idTokenSigningAlg", "logout"]
+        ),
+        ("policy-devices", "Devices", ["deviceAuthorizationGrant", "deviceCodeLifetime", "devicePollingInterval", "dpop", "dpopNonce", "renewalWindow"]),
     ]
-    static let tokenKeys = [
-        "accessTokenLifetime", "refreshTokenLifetime", "refreshReuseGrace", "flowLifetime", "renewalWindow", "defaultScopes", "allowedScopes", "idTokenSigningAlg",
-        "introspectTokensOf", "dpop", "dpopNonce", "deviceCodeLifetime", "devicePollingInterval",
-    ]
+
+    /// Keys whose numbers are durations: shown with a unit (`30d`), read with or without one.
+    static let durationWords = ["Lifetime", "lifetime", "Duration", "Window", "Grace", "Interval"]
 
     /// The policy's keys with their current values (optional ones present, empty); under `plugins`,
     /// the settings of each instance the app uses, defaults filled and declared fields present.
@@ -55,33 +66,46 @@ struct ConsolePolicyForm {
     }
 
     /// The fieldsets, filled with `values` (the stored policy, or what was just posted), each field
-    /// showing its error from `errors` (keyed by field name).
-    func sections(values: [String: JSONValue], errors: [String: String]) -> [[String: Any]] {
-        var signIn: [[String: Any]] = []
-        var tokens: [[String: Any]] = []
-        var nested: [[String: Any]] = []
-        let ordered = Self.signInKeys + Self.tokenKeys + values.keys.sorted().filter { !Self.signInKeys.contains($0) && !Self.tokenKeys.contains($0) }
-        var other: [[String: Any]] = []
-        for key in ordered {
-            guard let value = values[key] else { continue }
-            if key == "plugins" {
-                nested += pluginSections(value.objectValue ?? [:], errors: errors)
-            } else if case .object(let inner) = value {
-                let fields = inner.keys.sorted().map { field(path: "\(key).\($0)", key: $0, value: inner[$0]!, errors: errors) }
-                nested.append(["id": ConsoleField.elementID("policy.\(key)"), "legend": ConsoleField.label(forKey: key), "fields": fields])
-            } else if Self.signInKeys.contains(key) {
-                signIn.append(field(path: key, key: key, value: value, errors: errors))
-            } else if Self.tokenKeys.contains(key) {
-                tokens.append(field(path: key, key: key, value: value, errors: errors))
-            } else {
-                other.append(field(path: key, key: key, value: value, errors: errors))
+    /// showing its error from `errors` (keyed by field name): the named sections, then "Advanced"
+    /// (folded away unless a field in it has an error), then one per plugin instance the app uses.
+    /// `statelessUnavailable`: why the stateless switch cannot be turned on, when it cannot.
+    func sections(values: [String: JSONValue], errors: [String: String], statelessUnavailable: String? = nil) -> [[String: Any]] {
+        var sections: [[String: Any]] = []
+        var placed: Set<String> = ["plugins"]
+        for (id, legend, keys) in Self.sectionKeys {
+            let fields = keys.compactMap { key -> [[String: Any]]? in
+                guard let value = values[key] else { return nil }
+                placed.insert(key)
+                return fieldsOf(key: key, value: value, errors: errors, statelessUnavailable: statelessUnavailable)
+            }.flatMap { $0 }
+            sections.append(["id": id, "legend": legend, "fields": fields, "folded": false])
+        }
+        let advanced = values.keys.sorted().filter { !placed.contains($0) }.flatMap { key in
+            fieldsOf(key: key, value: values[key]!, errors: errors, statelessUnavailable: nil)
+        }
+        if !advanced.isEmpty {
+            let hasError = advanced.contains { ($0["error"] as? String) != nil }
+            sections.append(["id": "policy-advanced", "legend": "Advanced", "fields": advanced, "folded": !hasError])
+        }
+        return sections + pluginSections(values["plugins"]?.objectValue ?? [:], errors: errors).map { $0.merging(["folded": false]) { _, new in new } }
+    }
+
+    /// The fields of one top-level key: one field, or for an object (`lockout`, `session`) one per inner
+    /// key, labelled with the object's name.
+    private func fieldsOf(key: String, value: JSONValue, errors: [String: String], statelessUnavailable: String?) -> [[String: Any]] {
+        if case .object(let inner) = value {
+            return inner.keys.sorted().map { innerKey in
+                var made = field(path: "\(key).\(innerKey)", key: innerKey, value: inner[innerKey]!, errors: errors)
+                made["label"] = "\(ConsoleField.label(forKey: key)): \((made["label"] as? String ?? "").lowercasedFirst)"
+                return made
             }
         }
-        var sections: [[String: Any]] = [
-            ["id": "policy-sign-in", "legend": "Sign-in", "fields": signIn], ["id": "policy-tokens", "legend": "Tokens and scopes", "fields": tokens],
-        ]
-        if !other.isEmpty { sections.append(["id": "policy-other", "legend": "Other", "fields": other]) }
-        return sections + nested
+        var made = field(path: key, key: key, value: value, errors: errors)
+        if key == "statelessAuthentication", let statelessUnavailable, value != .bool(true) {
+            made["disabled"] = true
+            made["hint"] = statelessUnavailable
+        }
+        return [made]
     }
 
     private func field(path: String, key: String, value: JSONValue, errors: [String: String]) -> [String: Any] {
@@ -110,11 +134,12 @@ struct ConsolePolicyForm {
         case (_, .array(let items)):
             return ConsoleField.textarea(name, label: label, lines: items.map { ConsolePages.text($0) }, error: error)
         case (_, .number(let number)):
-            let isDuration = ["Lifetime", "Duration", "Window", "lifetime", "Grace"].contains { key.contains($0) }
-            return ConsoleField.text(
-                name, label: label, value: Int(exactly: number).map(String.init) ?? String(number),
-                hint: isDuration ? "Seconds, or with a unit: 90s, 15m, 1h, 30d." : nil, error: error
-            )
+            let isDuration = Self.durationWords.contains { key.contains($0) }
+            let text = Int(exactly: number).map { isDuration ? Self.duration($0) : String($0) } ?? String(number)
+            return ConsoleField.text(name, label: label, value: text, hint: isDuration ? "With a unit: 90s, 15m, 1h, 30d." : nil, error: error)
+        case (_, .string(let text)) where Self.durationWords.contains { key.contains($0) }:
+            // What was posted comes back as typed (a refused "forever" included).
+            return ConsoleField.text(name, label: label, value: text, hint: "With a unit: 90s, 15m, 1h, 30d.", error: error)
         default:
             return ConsoleField.text(
                 name, label: label, value: value.stringValue ?? "", hint: Self.optionalKeys.contains(path) ? "Leave empty for none." : nil, error: error)
@@ -203,5 +228,57 @@ struct ConsolePolicyForm {
         case .number: return Int(text).map { .number(Double($0)) } ?? .string(text)
         default: return text.isEmpty && Self.optionalKeys.contains(path) ? .null : .string(text)
         }
+    }
+
+    /// The form as the page posts it for `values`: what a Save without any edit would send. A draft
+    /// keeps only what differs from it.
+    func postedForm(values: [String: JSONValue]) -> [String: String] {
+        var form: [String: String] = [:]
+        for section in sections(values: values, errors: [:]) {
+            for field in section["fields"] as? [[String: Any]] ?? [] {
+                guard let name = field["name"] as? String else { continue }
+                if field["checkbox"] as? Bool == true {
+                    if field["checked"] as? Bool == true { form[name] = "on" }
+                } else if field["choices"] as? Bool == true {
+                    for option in field["options"] as? [[String: Any]] ?? [] where option["checked"] as? Bool == true {
+                        if let optionName = option["name"] as? String { form[optionName] = "on" }
+                    }
+                } else if field["select"] as? Bool == true {
+                    let selected = (field["options"] as? [[String: Any]] ?? []).first { $0["selected"] as? Bool == true }
+                    form[name] = selected?["value"] as? String ?? ""
+                } else {
+                    form[name] = field["value"] as? String ?? ""
+                }
+            }
+        }
+        return form
+    }
+
+    /// What `form` changes against `stored` (a form as `postedForm` makes it): changed values, and an
+    /// empty value for a box unticked.
+    static func changes(_ form: [String: String], against stored: [String: String]) -> [String: String] {
+        // Browsers send a textarea's lines with CRLF.
+        func normalized(_ text: String?) -> String? {
+            text.map { $0.replacingOccurrences(of: "\r\n", with: "\n").trimmingCharacters(in: .whitespacesAndNewlines) }
+        }
+        var changes = form.filter { normalized(stored[$0.key]) != normalized($0.value) && $0.key != "csrf" }
+        for (name, _) in stored where form[name] == nil { changes[name] = "" }
+        return changes
+    }
+
+    /// Seconds in the largest unit that divides them: `2592000` → `30d`, `900` → `15m`, `90` → `90s`.
+    static func duration(_ seconds: Int) -> String {
+        for (unit, size) in [("d", 86_400), ("h", 3600), ("m", 60)] where seconds >= size && seconds % size == 0 {
+            return "\(seconds / size)\(unit)"
+        }
+        return "\(seconds)s"
+    }
+}
+
+extension String {
+    /// `Max failures` → `max failures`, but `IP` stays `IP`.
+    var lowercasedFirst: String {
+        guard let first, count < 2 || !self[index(after: startIndex)].isUppercase else { return self }
+        return first.lowercased() + dropFirst()
     }
 }

@@ -13,6 +13,7 @@ enum ConsoleTemplates {
         <meta name="referrer" content="no-referrer">
         <title>{{title}} · Gatehouse admin</title>
         <style>
+        html{scroll-padding-bottom:5rem}
         body{font-family:system-ui,sans-serif;background:#f4f5f7;color:#1b1d21;margin:0;line-height:1.45}
         a{color:#0b5cad}
         .skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:1rem;background:#fff;padding:.5rem;z-index:2}
@@ -36,6 +37,9 @@ enum ConsoleTemplates {
         button.danger,a.button.danger{background:#a4000f;border-color:#a4000f;color:#fff}
         table button,a.button.small{margin:0;padding:.25rem .7rem;font-size:.9rem}
         .scroll{overflow-x:auto}
+        .save-bar{position:sticky;bottom:0;background:#fff;padding:.6rem 0;border-top:1px solid #d0d3d8;z-index:1}.save-bar button{margin-top:0}
+        details.section{border:1px solid #d0d3d8;border-radius:.3rem;margin:1rem 0;padding:.5rem 1rem}details.section summary{font-weight:700;cursor:pointer}
+        @media (max-width:40rem){main{margin:0;border-radius:0;padding:1rem}dl{grid-template-columns:1fr}dd{margin-bottom:.4rem}header{padding:.6rem 1rem}}
         .filters{display:grid;grid-template-columns:repeat(auto-fill,minmax(14rem,1fr));gap:0 1rem}.filters label{margin-top:.5rem}
         button,input,select,textarea{font-family:inherit}
         button:focus,input:focus,textarea:focus,select:focus,a:focus,summary:focus{outline:3px solid #ffbf47;outline-offset:1px}
@@ -80,7 +84,7 @@ enum ConsoleTemplates {
     /// One form field of any kind; errors come before the control, tied to it by `aria-describedby`.
     static let field = """
         {{#hidden}}<input type="hidden" name="{{name}}" value="{{value}}">{{/hidden}}
-        {{#checkbox}}<div class="check"><input type="checkbox" id="{{id}}" name="{{name}}" value="on"{{#checked}} checked{{/checked}}{{#error}} aria-invalid="true" aria-describedby="{{id}}-error"{{/error}}><label for="{{id}}">{{label}}</label>{{#hint}} <span class="hint">{{hint}}</span>{{/hint}}{{#error}}<p class="field-error" id="{{id}}-error">{{error}}</p>{{/error}}</div>{{/checkbox}}
+        {{#checkbox}}<div class="check"><input type="checkbox" id="{{id}}" name="{{name}}" value="on"{{#checked}} checked{{/checked}}{{#disabled}} disabled aria-describedby="{{id}}-hint"{{/disabled}}{{#error}} aria-invalid="true" aria-describedby="{{id}}-error"{{/error}}><label for="{{id}}">{{label}}</label>{{#hint}} <span class="hint" id="{{id}}-hint">{{hint}}</span>{{/hint}}{{#error}}<p class="field-error" id="{{id}}-error">{{error}}</p>{{/error}}</div>{{/checkbox}}
         {{#choices}}<fieldset id="{{id}}"><legend>{{label}}</legend>{{#hint}}<span class="hint">{{hint}}</span>{{/hint}}{{#error}}<p class="field-error" id="{{id}}-error">{{error}}</p>{{/error}}
         {{#options}}<div class="check"><input type="checkbox" id="{{id}}" name="{{name}}" value="on"{{#checked}} checked{{/checked}}><label for="{{id}}">{{label}}</label></div>{{/options}}
         {{^options}}<p>None configured.</p>{{/options}}</fieldset>{{/choices}}
@@ -185,8 +189,8 @@ enum ConsoleTemplates {
     static let policyForm = """
         <form method="post" action="/admin/apps/{{app.id}}/policy" novalidate>
         <input type="hidden" name="csrf" value="{{csrf}}">
-        {{#policySections}}<fieldset id="{{id}}"><legend>{{legend}}</legend>{{#fields}}{{> field}}{{/fields}}</fieldset>{{/policySections}}
-        <button type="submit" id="save-policy">Save policy</button>
+        {{#policySections}}{{#folded}}<details class="section" id="{{id}}"><summary>{{legend}}</summary>{{#fields}}{{> field}}{{/fields}}</details>{{/folded}}{{^folded}}<fieldset id="{{id}}"><legend>{{legend}}</legend>{{#fields}}{{> field}}{{/fields}}</fieldset>{{/folded}}{{/policySections}}
+        <div class="save-bar"><button type="submit" id="save-policy">Save policy</button> <span class="hint">Nothing changes until you save; every node applies it from its next request.</span></div>
         </form>
         """
 

@@ -265,6 +265,32 @@ public struct AdminConsoleService: Sendable {
         return issuer + "/oauth2/logout?" + (query.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B")
     }
 
+    // MARK: - Drafts
+
+    static let draftContext = "gatehouse:console-draft"
+    /// How long a kept draft waits for the admin to sign in again.
+    static let draftLifetime: TimeInterval = 1800
+    /// A cookie larger than this is not set (browsers keep about 4 KB per cookie).
+    public static let draftCookieLimit = 3800
+
+    /// The sealed draft of a form posted after its session ended, or nil when it is too large to keep
+    /// in a cookie. The caller keeps drafts only of posts that came from the console's own pages (they
+    /// carry its cookie, which a cross-site form cannot send): a draft is shown, never saved, until the
+    /// admin presses Save with a fresh session.
+    public func sealDraft(path: String, fields: [String: String]) throws -> String? {
+        let draft = ConsoleDraft(path: path, fields: fields.filter { $0.key != "csrf" }, expiresAt: clock.now.addingTimeInterval(Self.draftLifetime))
+        let sealed = try sealer.seal(JSONEncoder().encode(draft), context: Self.draftContext)
+        return sealed.utf8.count <= Self.draftCookieLimit ? sealed : nil
+    }
+
+    /// The draft a cookie holds, if it opens and has not expired.
+    public func openDraft(_ cookie: String?) -> ConsoleDraft? {
+        guard let cookie, let data = try? sealer.open(cookie, context: Self.draftContext), let draft = try? JSONDecoder().decode(ConsoleDraft.self, from: data),
+            draft.expiresAt > clock.now
+        else { return nil }
+        return draft
+    }
+
     public static let signInAgain = BrokerError(.loginRequired, .unauthenticated, "Your console session has ended. Sign in again.")
 
     /// Only paths inside the console are places to return to (no open redirect).

@@ -38,3 +38,13 @@ struct ConsoleSignInAttempt: Sendable, Codable {
     var reauthentication: Bool
     var expiresAt: Date
 }
+
+/// What an admin typed into a console form whose session had ended before it was saved: kept sealed
+/// in a cookie (never stored), so that after signing in again the form comes back filled in, unsaved.
+public struct ConsoleDraft: Sendable, Codable {
+    /// The form's action path (`/admin/apps/notes/policy`).
+    public var path: String
+    /// The posted fields, without the CSRF token.
+    public var fields: [String: String]
+    public var expiresAt: Date
+}
