@@ -39,6 +39,9 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping, Temporar
     /// The flow's state between a temporary password and the new one: who proved the temporary one.
     struct PasswordChange: Codable, Sendable {
         var subject: String
+        /// The digest of the stored hash of the temporary password that was proven: an administrator's new reset
+        /// meanwhile (a leaked one replaced) makes this flow's proof worthless.
+        var provenHash: String
     }
 
     public func begin(in context: FlowContext) async throws -> FlowStep {
@@ -57,7 +60,9 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping, Temporar
             record = try await authenticate(username: username, password: password)
             // A password an administrator chose is good for one thing: choosing the person's own.
             if record.mustChange == true {
-                return .challenge(Self.changePasswordChallenge(policy: context.app.passwordPolicy), state: PasswordChange(subject: record.subject))
+                return .challenge(
+                    Self.changePasswordChallenge(policy: context.app.passwordPolicy),
+                    state: PasswordChange(subject: record.subject, provenHash: SecretDigest.sha256Hex(record.passwordHash)))
             }
         }
         return .identified(identity(of: record))
@@ -74,7 +79,8 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping, Temporar
     private func changeTemporaryPassword(_ answer: ChallengeResponse, state: PasswordChange, in context: FlowContext) async throws -> FlowStep {
         let password = try answer.string("password")
         guard let username = try await environment.storage.get(String.self, key: Self.subjectKey(state.subject))?.value,
-            let stored = try await environment.storage.get(UserRecord.self, key: Self.key(username)), stored.value.mustChange == true
+            let stored = try await environment.storage.get(UserRecord.self, key: Self.key(username)), stored.value.mustChange == true,
+            SecretDigest.constantTimeEquals(SecretDigest.sha256Hex(stored.value.passwordHash), state.provenHash)
         else {
             // Removed, or changed in another flow meanwhile: this flow's proof is spent.
             throw BrokerError(.flowNotFound, .notFound, "The password was changed or the user removed meanwhile; sign in again.")

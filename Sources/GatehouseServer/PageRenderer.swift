@@ -44,14 +44,28 @@ struct PageRenderer: Sendable {
     }
 
     /// `script`: the URL of the one script file the page may run (a challenge's declared script).
-    func page(_ template: String, title: String, values: [String: Any], status: HTTPResponse.Status = .ok, script: String? = nil) -> Response {
+    /// `brand`: the app's branding (its logo, colour and links), when the page is one of an app's.
+    func page(
+        _ template: String, title: String, values: [String: Any], status: HTTPResponse.Status = .ok, script: String? = nil, brand: BrandingPolicy? = nil
+    ) -> Response {
         let content = library.render(values, withTemplate: template) ?? ""
-        let html = library.render(["title": title, "content": content], withTemplate: "layout") ?? ""
+        var layout: [String: Any] = ["title": title, "content": content, "brand": false]
+        if let brand {
+            layout["brand"] =
+                [
+                    "logo": brand.logo ?? false, "name": brand.displayName ?? "", "color": brand.primaryColor ?? false,
+                    "supportURL": brand.supportURL ?? false, "privacyURL": brand.privacyURL ?? false,
+                    "hasLinks": brand.supportURL != nil || brand.privacyURL != nil,
+                ] as [String: Any]
+        }
+        let html = library.render(layout, withTemplate: "layout") ?? ""
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
         headers[.cacheControl] = "no-store"
         let scripts = script.map { "; script-src \($0)" } ?? ""
-        headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:\(scripts); frame-ancestors 'none'; base-uri 'none'"
+        // A branded page may load its logo from the logo's own origin, and nothing else.
+        let images = brand?.logoOrigin.map { " \($0)" } ?? ""
+        headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'; img-src data:\(images)\(scripts); frame-ancestors 'none'; base-uri 'none'"
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
     }
 
@@ -87,7 +101,12 @@ struct PageRenderer: Sendable {
     func render(
         _ outcome: FlowOutcome, app: App?, csrf: String, error: String? = nil, typed: [String: String] = [:], status: HTTPResponse.Status = .ok, requestID: String?
     ) -> Response {
-        let appName: Any = app?.name ?? false
+        let appName: Any = app.map { $0.policy.branding.displayName ?? $0.name } ?? false
+        let brand = app.map { app -> BrandingPolicy in
+            var brand = app.policy.branding
+            brand.displayName = brand.displayName ?? app.name
+            return brand
+        }
         switch outcome {
         case .authorized(_, let redirect, _):
             return Self.redirect(to: redirect)
@@ -100,7 +119,7 @@ struct PageRenderer: Sendable {
                     "providers": providers.map { ["id": $0, "label": "Continue with \(providerNames[$0] ?? $0)"] },
                     "offersRegistration": !registering && (app?.policy.selfRegistration ?? false), "offersRecovery": false, "offersSignIn": registering,
                     "registerAction": issuer + "/oauth2/authorize/register", "signInAction": issuer + "/oauth2/authorize/sign-in",
-                ], status: status
+                ], status: status, brand: brand
             )
         case .challenge(let flowID, let challenge, _):
             guard let description = challenges.description(of: challenge.type) else {
@@ -146,11 +165,11 @@ struct PageRenderer: Sendable {
             values["facts"] = Self.facts(of: description, for: challenge)
             // A plugin's own title stays ("Create a passkey"); the generic sign-in one says what happens.
             let title = registering && description.title == "Sign in" ? "Create your account" : description.title
-            guard let script = description.script else { return page("challenge", title: title, values: values, status: status) }
+            guard let script = description.script else { return page("challenge", title: title, values: values, status: status, brand: brand) }
             // The script reads these fields as JSON from an attribute (escaped like every value).
             let data = JSONValue.object(challenge.fields.filter { script.data.contains($0.key) })
             values["script"] = ["src": scriptURL(of: challenge.type), "data": String(decoding: data.serialized(), as: UTF8.self)]
-            return page("challenge", title: title, values: values, status: status, script: scriptURL(of: challenge.type))
+            return page("challenge", title: title, values: values, status: status, script: scriptURL(of: challenge.type), brand: brand)
         case .completed, .stopped:
             return self.error(BrokerError.internalFailure("This flow cannot finish in a browser."), requestID: requestID)
         }

@@ -11,18 +11,22 @@ enum PageTemplates {
         <meta name="referrer" content="no-referrer">
         <title>{{title}} · Gatehouse</title>
         <style>
+        :root{--brand:{{#brand.color}}{{brand.color}}{{/brand.color}}{{^brand.color}}#0b5cad{{/brand.color}}}
         body{font-family:system-ui,sans-serif;background:#f4f5f7;color:#1b1d21;margin:0}
         main{max-width:24rem;overflow-wrap:anywhere;margin:4rem auto;background:#fff;padding:2rem;border-radius:.5rem;box-shadow:0 1px 3px rgba(0,0,0,.2)}
         h1{font-size:1.4rem;margin-top:0}
         label{display:block;margin:1rem 0 .3rem;font-weight:600}
         input[type=text],input[type=password],input[type=email],textarea{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px solid #767676;border-radius:.3rem}
         button,input,select,textarea{font-family:inherit}
-        button{margin-top:1.2rem;padding:.6rem 1.2rem;font-size:1rem;border-radius:.3rem;border:1px solid #0b5cad;background:#0b5cad;color:#fff;cursor:pointer;max-width:100%;overflow-wrap:anywhere}
+        a{color:var(--brand)}
+        button{margin-top:1.2rem;padding:.6rem 1.2rem;font-size:1rem;border-radius:.3rem;border:1px solid var(--brand);background:var(--brand);color:#fff;cursor:pointer;max-width:100%;overflow-wrap:anywhere}
+        img.logo{display:block;max-width:12rem;max-height:4rem;margin:0 0 1rem}
+        footer.brand-links{margin-top:2rem;font-size:.9rem;display:flex;gap:1rem;flex-wrap:wrap}
         ul.rules{padding-left:1.2rem;margin:.3rem 0 0;color:#3b3f45}
         div.switch{margin-top:1.5rem}
-        form.inline-link{display:inline}form.inline-link button{margin:0;padding:0;border:0;background:none;color:#0b5cad;text-decoration:underline;font-size:1rem}
-        button.secondary{background:#fff;color:#0b5cad}
-        a.link-out{display:inline-block;padding:.6rem 1.2rem;border-radius:.3rem;background:#0b5cad;color:#fff}
+        form.inline-link{display:inline}form.inline-link button{margin:0;padding:0;border:0;background:none;color:var(--brand);text-decoration:underline;font-size:1rem}
+        button.secondary{background:#fff;color:var(--brand)}
+        a.link-out{display:inline-block;padding:.6rem 1.2rem;border-radius:.3rem;background:var(--brand);color:#fff}
         button:focus,input:focus,textarea:focus,a:focus{outline:3px solid #ffbf47;outline-offset:1px}
         .error{color:#a4000f;background:#fdecee;padding:.6rem;border-radius:.3rem}
         .providers button{display:block;width:100%}
@@ -36,8 +40,10 @@ enum PageTemplates {
         </head>
         <body>
         <main>
+        {{#brand.logo}}<img class="logo" src="{{brand.logo}}" alt="{{brand.name}}">{{/brand.logo}}
         <h1>{{title}}</h1>
         {{{content}}}
+        {{#brand.hasLinks}}<footer class="brand-links">{{#brand.supportURL}}<a href="{{brand.supportURL}}" rel="noopener noreferrer">Help</a>{{/brand.supportURL}}{{#brand.privacyURL}}<a href="{{brand.privacyURL}}" rel="noopener noreferrer">Privacy</a>{{/brand.privacyURL}}</footer>{{/brand.hasLinks}}
         </main>
         </body>
         </html>

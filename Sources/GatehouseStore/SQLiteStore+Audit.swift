@@ -34,7 +34,7 @@ extension SQLiteStore: AuditStore {
             // `policy.` is every type under that prefix (compared as text: no LIKE wildcards to escape).
             if type.hasSuffix(".") {
                 conditions.append("substr(type, 1, ?) = ?")
-                arguments += [type.count, type]
+                arguments += [type.unicodeScalars.count, type]
             } else {
                 condition("type = ?", type)
             }

@@ -47,3 +47,14 @@ extension GatehouseCoreTests {
         #expect(AuditChange.of(AuditEvent(time: Date(), type: "app.updated", details: ["before": "{", "after": "{}"])).isEmpty)
     }
 }
+
+/// A generated password passes the policy it is made for, a PIN-like one too.
+extension GatehouseCoreTests {
+    @Test func generatedPasswordsPassTheirPolicyDigitsOnlyIncluded() throws {
+        for policy in [PasswordPolicy(), PasswordPolicy(minLength: 6, maxLength: 12, numericOnly: true), PasswordPolicy(minLength: 40)] {
+            let password = try AdminService.generatedPassword(policy: policy, username: "someone")
+            #expect((try? policy.check(password, username: "someone")) != nil)
+            #expect(!policy.numericOnly || password.allSatisfy(\.isNumber))
+        }
+    }
+}

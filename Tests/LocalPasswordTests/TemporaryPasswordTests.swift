@@ -80,6 +80,23 @@ extension LocalPasswordTests {
         #expect(await errorCode { _ = try await register(test, "frank", "given password 77") } == "username_taken")
     }
 
+    @Test func aFlowThatProvedALeakedTemporaryPasswordCannotFinishAfterANewReset() async throws {
+        let test = try await Self.broker()
+        defer { test.temporary.remove() }
+        let (user, _) = try await test.broker.admin.createPasswordUser(
+            providerID: "local", username: "ivan", choice: .init(password: "leaked given words 5", mustChange: true), by: Self.admin, via: "test")
+        let started = try await test.start(FlowRequest(appID: "notes", providerID: "local"))
+        guard case .challenge(let waiting, _, _) = try await answer(test, started.flowID, ["username": "ivan", "password": "leaked given words 5"]) else {
+            Issue.record("the temporary password must ask for a new one")
+            return
+        }
+        // The admin learns of the leak and gives a new temporary password: the waiting flow is spent.
+        _ = try await test.broker.admin.resetPassword(
+            accountID: user.id, providerID: nil, choice: .init(password: "second given words 6", mustChange: true), by: Self.admin, via: "test")
+        #expect(await errorCode { _ = try await answer(test, waiting, ["password": "the intruder's choice"]) } == "flow_not_found")
+        #expect(await errorCode { _ = try await signIn(test, "ivan", "the intruder's choice") } == "invalid_credentials")
+    }
+
     @Test func anAdministratorsResetEndsWhatTheOldPasswordOpened() async throws {
         let test = try await Self.broker()
         defer { test.temporary.remove() }

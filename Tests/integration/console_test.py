@@ -18,6 +18,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
 import oidc_test as base
+import page_support
 from oidc_test import BASE_URL, CALLBACK_PORT, TIMEOUT, CallbackServer, Context, expect, replaced, wait
 
 ADMIN_TOKEN = os.environ["GATEHOUSE_ADMIN_TOKEN"]
@@ -358,6 +359,30 @@ def policy_page(ctx):
     # A cross-site form cannot plant a draft: without the console's cookie nothing is kept.
     planted = requests.post(BASE_URL + "/admin/apps/webapp/policy", data={"policy.accessTokenLifetime": "1d"}, timeout=TIMEOUT, allow_redirects=False)
     expect("gatehouse_console_draft" not in planted.headers.get("Set-Cookie", ""), "a post without the console's cookie kept a draft")
+    sign_out(browser)
+
+
+@check("C10. accessibility: axe-core finds no serious or critical violation on any console page, at 1280 px and at 390 px")
+def console_accessibility(ctx):
+    browser = console_sign_in(ctx, "corp-ldap", LDAP_ALICE)
+    users = requests.get(BASE_URL + "/admin/v1/users?q=pat", headers={"Authorization": "Bearer " + ADMIN_TOKEN}, timeout=TIMEOUT).json()
+    pages = ["/admin/", "/admin/apps", "/admin/apps/bankapp", "/admin/apps/new", "/admin/providers", "/admin/providers/corp-ldap", "/admin/users",
+             "/admin/users/new", "/admin/lockouts", "/admin/keys", "/admin/audit", "/admin/audit?type=policy."]
+    if users:
+        pages += [f"/admin/users/{users[0]['id']}", f"/admin/users/{users[0]['id']}/disable"]
+    problems = []
+    for width in (1280, 390):
+        browser.set_window_size(width, 900)
+        for path in pages:
+            browser.get(BASE_URL + path)
+            wait(browser).until(EC.presence_of_element_located((By.ID, "main")))
+            problems += [f"{path} at {width} px: {problem}" for problem in page_support.accessibility_problems(browser)]
+            if width == 390:
+                fits = browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+                if not fits:
+                    problems.append(f"{path} is wider than 390 px")
+    browser.set_window_size(1280, 900)
+    expect(not problems, "; ".join(problems[:8]))
     sign_out(browser)
 
 

@@ -1,5 +1,8 @@
 """What the browser tests of plugins' pages share: the headless Chromium they drive (Debian's
 chromium and chromedriver) and their `ok` / `FAIL` lines, counted in `failures`."""
+from pathlib import Path
+
+import axe_core_python
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
@@ -21,3 +24,22 @@ def browser(window="1000,900", browser_log=False):
     if browser_log:
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=options)
+
+
+# axe-core (Deque's accessibility engine), as the PyPI package axe-core-python ships it: run in the
+# page through WebDriver, which the pages' Content-Security-Policy does not restrict.
+AXE_SCRIPT = (Path(axe_core_python.__file__).parent / "axe.min.js").read_text()
+
+
+def accessibility_problems(driver):
+    """The serious and critical violations axe finds on the current page (WCAG 2.x A and AA rules
+    and best practices), each as `rule-id: help (selector, ...)`."""
+    driver.execute_script(AXE_SCRIPT)
+    violations = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "axe.run(document, {resultTypes: ['violations']}).then(r => done(r.violations)).catch(e => done([{id: 'axe-error', impact: 'critical', help: String(e), nodes: []}]));"
+    )
+    return [
+        f"{v['id']}: {v['help']} ({', '.join(' '.join(n['target']) for n in v['nodes'][:3])})"
+        for v in violations if v.get("impact") in ("serious", "critical")
+    ]

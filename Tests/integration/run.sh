@@ -18,8 +18,8 @@ started_at=$(date +%s)
 
 # A virtual environment (under .build, which git ignores) for the client side.
 [ -x "$venv/bin/python" ] || python3 -m venv --system-site-packages "$venv"
-"$venv/bin/python" -c 'import selenium, authlib, requests, jwt, pyotp, zxingcpp, PIL' 2>/dev/null \
-  || "$venv/bin/python" -m pip install -q selenium authlib requests pyjwt cryptography pyotp zxing-cpp pillow
+"$venv/bin/python" -c 'import selenium, authlib, requests, jwt, pyotp, zxingcpp, PIL, axe_core_python' 2>/dev/null \
+  || "$venv/bin/python" -m pip install -q selenium authlib requests pyjwt cryptography pyotp zxing-cpp pillow axe-core-python
 
 work=$(mktemp -d /tmp/gatehouse-integration.XXXXXX)
 server_pid=""

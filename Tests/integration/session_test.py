@@ -13,6 +13,7 @@ Run by Tests/integration/run.sh after oidc_test.py (it reuses that module's help
 GATEHOUSE_NODE2_URL, GATEHOUSE_BACKCHANNEL_PORT and GATEHOUSE_ADMIN_TOKEN in the environment.
 """
 
+import base64
 import json
 import os
 import sys
@@ -27,6 +28,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
 import oidc_test as base
+import page_support
 from oidc_test import (ALICE_PASSWORD, BASE_URL, CALLBACK_PORT, TIMEOUT, WEBAPP_SECRET, CallbackServer, Context, authorization, client, emailed_code,
                        exchange, expect, finish, location_params, open_sign_in_page, replaced, submit_credentials, type_into, validate_id_token, wait)
 
@@ -296,11 +298,34 @@ def admin_on_node_two(ctx):
 
 @check("S10. Create an account on portal-a's sign-in page: a weak password shows the policy's error on the form, a good one signs the new person in")
 def create_account(ctx):
+    # portal-a's branding: its name, a logo, its colour, help and privacy links.
+    logo = "data:image/svg+xml;base64," + base64.b64encode(
+        b'<svg xmlns="http://www.w3.org/2000/svg" width="160" height="40"><rect width="40" height="40" rx="8" fill="#6b2fa0"/>'
+        b'<text x="50" y="27" font-family="sans-serif" font-size="20" fill="#6b2fa0">Portal</text></svg>').decode()
+    branded = requests.patch(f"{BASE_URL}/admin/v1/apps/portal-a/policy", headers=ADMIN, json={"branding": {
+        "displayName": "Portal A", "logo": logo, "primaryColor": "#6b2fa0", "supportURL": "mailto:help@portal.example", "privacyURL": "https://portal.example/privacy"}},
+        timeout=TIMEOUT)
+    expect(branded.status_code == 200, f"the branding was refused: {branded.status_code} {branded.text}")
+    too_light = requests.patch(f"{BASE_URL}/admin/v1/apps/portal-a/policy", headers=ADMIN, json={"branding": {"primaryColor": "#ffee00"}}, timeout=TIMEOUT)
+    expect(too_light.status_code == 400 and too_light.json().get("field") == "policy.branding.primaryColor", f"a colour too light was not refused: {too_light.text}")
     browser = fresh_browser(ctx)
     oauth = client(ctx, "portal-a", WEBAPP_SECRET)
     auth = authorization(ctx, oauth)
     open_sign_in_page(browser, auth.url)
+    expect(browser.find_element(By.CSS_SELECTOR, "img.logo").get_attribute("alt") == "Portal A", "the app's logo is not shown with its name")
+    expect("Portal A" in browser.find_element(By.TAG_NAME, "main").text, "the page does not name the app by its display name")
+    colour = browser.find_element(By.CSS_SELECTOR, 'form button[type="submit"]').value_of_css_property("background-color")
+    expect(colour in ("rgb(107, 47, 160)", "rgba(107, 47, 160, 1)"), f"the button is not in the app's colour: {colour}")
+    links = {a.text: a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "footer.brand-links a")}
+    expect(links == {"Help": "mailto:help@portal.example", "Privacy": "https://portal.example/privacy"}, f"the footer links are {links}")
     shot_page(browser, "page")
+    problems = page_support.accessibility_problems(browser)
+    expect(not problems, f"axe on the sign-in page: {problems}")
+    browser.set_window_size(390, 844)
+    shot_page(browser, "page-phone")
+    fits = browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+    browser.set_window_size(1000, 900)
+    expect(fits, "the sign-in page is wider than 390 px")
     button = browser.find_element(By.ID, "create-account")
     button.click()
     # The sign-in page has a password field too: wait until it is gone, not for any password field.
@@ -316,6 +341,8 @@ def create_account(ctx):
     expect(browser.find_element(By.CSS_SELECTOR, 'form button[type="submit"]').text == "Create account", "the button does not say Create account")
     expect(browser.find_elements(By.ID, "sign-in-instead"), "no 'Already have an account? Sign in' on the registration page")
     shot_page(browser, "register")
+    problems = page_support.accessibility_problems(browser)
+    expect(not problems, f"axe on the registration page: {problems}")
     # Each submission replaces the document: wait for the old form to go before touching the new
     # one, or the driver may reach into the page being replaced ("Node ... does not belong to the
     # document", seen in CI under load).
@@ -326,6 +353,8 @@ def create_account(ctx):
     expect("character" in alert.text or "password" in alert.text.lower(), f"the alert says {alert.text!r}")
     wait(browser).until(EC.presence_of_element_located((By.ID, "password")))
     expect(browser.find_element(By.ID, "username").get_attribute("value") == "frank", "the typed username did not survive the error")
+    problems = page_support.accessibility_problems(browser)
+    expect(not problems, f"axe on the registration page with an error: {problems}")
     expect(browser.title.startswith("Create your account"), "after an error the page is no longer the registration page")
     # "Already have an account? Sign in" goes back to the sign-in page, and back again.
     back = browser.find_element(By.ID, "sign-in-instead")

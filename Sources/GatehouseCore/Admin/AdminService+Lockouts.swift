@@ -30,11 +30,15 @@ extension AdminService {
             guard let until = counter.lockedUntil else { continue }
             var view = LockoutView(
                 key: counter.key, lockedUntil: until, lockouts: counter.lockouts, permanent: until >= LockoutRule.permanentThreshold, what: "other")
-            try await describe(&view)
+            // Naming the person costs store reads: the first few hundred locks are named, the rest
+            // (someone locking made-up names by the thousand) show their keys.
+            if views.count < Self.lockoutsDescribed { try await describe(&view) }
             views.append(view)
         }
         return views
     }
+
+    static let lockoutsDescribed = 300
 
     /// Reads the key: `ip:<address>`, `account:<provider>:<username>`, `factor:<authenticator>:<account>`,
     /// or a plugin's `<instance>:account:<account>` and `<instance>:device:<device>`.
@@ -48,11 +52,19 @@ extension AdminService {
             view.what = "sign-in"
             view.provider = parts[1]
             view.subject = parts[2]
-            let matches = try await store.accounts(matching: parts[2], limit: 50, offset: 0).filter { $0.username.lowercased() == parts[2].lowercased() }
-            for account in matches where try await store.identityLinks(accountID: account.id).contains(where: { $0.providerID == parts[1] }) {
-                view.accountID = account.id
-                view.username = account.username
-                break
+            if let keeper = plugins.passwordKeepers[parts[1]] {
+                // One keyed read: the provider's own user of that name, and its account.
+                if let subject = try await keeper.subject(forUsername: parts[2]), let link = try await store.identityLink(providerID: parts[1], subject: subject) {
+                    try await person(link.accountID, into: &view)
+                    view.subject = parts[2]
+                }
+            } else {
+                let matches = try await store.accounts(matching: parts[2], limit: 50, offset: 0).filter { $0.username.lowercased() == parts[2].lowercased() }
+                for account in matches where try await store.identityLinks(accountID: account.id).contains(where: { $0.providerID == parts[1] }) {
+                    view.accountID = account.id
+                    view.username = account.username
+                    break
+                }
             }
         case ("factor", 3):
             view.what = "second factor"

@@ -84,8 +84,21 @@ extension AdminService {
         let identity = ExternalIdentity(
             providerID: id, subject: subject, username: username, claims: IdentityClaims(preferredUsername: username), methods: []
         )
-        let creation = AuditEvent(time: clock.now, type: "account.created", providerID: id, details: admin.auditDetails.merging(["via": via]) { first, _ in first })
-        let (account, _) = try await IdentityLinker(store: store, clock: clock).link(identity, audit: creation)
+        let account: Account
+        if let provisioned = try await oauth.provisioned.linkedAccount(for: identity),
+            try await store.addIdentityLink(identity, accountID: provisioned, now: clock.now), let existing = try await store.account(id: provisioned)
+        {
+            // A SCIM client provisioned this person already: the new identity joins that account,
+            // as the first sign-in would have joined it.
+            account = existing
+            try await store.appendAudit(
+                AuditEvent(
+                    time: clock.now, type: "account.linked", accountID: provisioned, providerID: id,
+                    details: admin.auditDetails.merging(["by": "scim", "subject": subject, "via": via]) { first, _ in first }))
+        } else {
+            let creation = AuditEvent(time: clock.now, type: "account.created", providerID: id, details: admin.auditDetails.merging(["via": via]) { first, _ in first })
+            account = try await IdentityLinker(store: store, clock: clock).link(identity, audit: creation).account
+        }
         try await FirstSignInMarks(store: store, clock: clock).mark(account.id)
         var details = admin.auditDetails
         details["username"] = username
@@ -171,20 +184,23 @@ extension AdminService {
             try policy.check(password, username: username)
             return (password, false)
         }
-        return (generatedPassword(policy: policy, username: username), true)
+        return (try generatedPassword(policy: policy, username: username), true)
     }
 
     /// A password to read out or paste: letters and digits that cannot be confused (no 0/o, 1/l/i),
-    /// 20 of them (about 99 bits) or as many as the policy asks, drawn again in the rare case the
-    /// policy refuses one (a run such as `abcd`).
-    static func generatedPassword(policy: PasswordPolicy, username: String) -> String {
-        let alphabet = Array("abcdefghjkmnpqrstuvwxyz23456789")
-        let length = max(policy.minLength, min(20, policy.maxLength))
-        while true {
-            var generator = SystemRandomNumberGenerator()
+    /// or digits for a PIN-like policy, 20 of them (about 99 bits) or as many as the policy asks,
+    /// drawn again in the rare case the policy refuses one (a run such as `abcd`).
+    static func generatedPassword(policy: PasswordPolicy, username: String) throws -> String {
+        let alphabet = Array(policy.numericOnly ? "0123456789" : "abcdefghjkmnpqrstuvwxyz23456789")
+        let length = max(policy.minLength, min(policy.numericOnly ? 24 : 20, policy.maxLength))
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<100 {
             let candidate = String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
             if (try? policy.check(candidate, username: username)) != nil { return candidate }
         }
+        throw BrokerError(
+            .invalidRequest, .badRequest, "The password policy refuses every password this broker could generate; give one.",
+            issues: [ConfigIssue(path: "password", "required by this password policy")])
     }
 
     /// Creates the account of every password user that has none (added by a version that created it

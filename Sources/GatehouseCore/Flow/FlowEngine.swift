@@ -406,12 +406,13 @@ public struct FlowEngine: Sendable {
             throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
         }
         guard let identity = flow.identity else { throw BrokerError.internalFailure("A flow completed without an identity.") }
-        if let account, flow.accountCreated == true, !flow.stateless { try await FirstSignInMarks(store: store, clock: clock).clear(account.id) }
         // A provider call can take seconds (a custom API): an app disabled meanwhile gets nothing.
         guard let current = try await store.app(id: app.id), !current.disabled else {
             throw BrokerError(.invalidClient, .unauthenticated, "The app '\(app.id)' is disabled.")
         }
         let notice = try await completeCredentials(flow, identity: identity, app: app, account: account)
+        // The first sign-in of an account an administrator made is done: later ones are not first.
+        if let account, flow.accountCreated == true, !flow.stateless { try await FirstSignInMarks(store: store, clock: clock).clear(account.id) }
         let now = clock.now
         metrics.signIn(provider: flow.providerID, outcome: "success")
         let success = ["stateless": String(flow.stateless), "purpose": flow.purpose.rawValue]

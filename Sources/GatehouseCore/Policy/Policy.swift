@@ -90,6 +90,8 @@ public struct Policy: Sendable, Hashable, Codable {
     public var requestObjectKeys: [JSONValue]
     /// The app's webhook: where its audit events are delivered, signed, at least once (docs/events.md).
     public var webhook: WebhookPolicy
+    /// How the app's sign-in pages look: name, logo, colour, help and privacy links.
+    public var branding: BrandingPolicy
 
     /// A policy; every parameter has its documented default.
     public init(
@@ -106,9 +108,10 @@ public struct Policy: Sendable, Hashable, Codable {
         provisionedOnly: Bool = false,
         deviceAuthorizationGrant: Bool = false, deviceCodeLifetime: Seconds = .minutes(10), devicePollingInterval: Seconds = Seconds(5),
         tokenExchange: TokenExchangePolicy = TokenExchangePolicy(), requirePushedAuthorizationRequests: Bool = false, requestObjectKeys: [JSONValue] = [],
-        webhook: WebhookPolicy = WebhookPolicy()
+        webhook: WebhookPolicy = WebhookPolicy(), branding: BrandingPolicy = BrandingPolicy()
     ) {
         self.webhook = webhook
+        self.branding = branding
         self.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
         self.requestObjectKeys = requestObjectKeys
         self.tokenExchange = tokenExchange
@@ -219,7 +222,7 @@ public struct Policy: Sendable, Hashable, Codable {
         case dpop, dpopNonce, plugins, confirmProfile, renewalWindow, refreshReuseGrace
         case session, logout, consentRequired, provisionedOnly
         case deviceAuthorizationGrant, deviceCodeLifetime, devicePollingInterval, tokenExchange
-        case requirePushedAuthorizationRequests, requestObjectKeys, webhook
+        case requirePushedAuthorizationRequests, requestObjectKeys, webhook, branding
     }
 
     /// Writes every key, `plugins` included, and any former key not moved yet.
@@ -258,6 +261,7 @@ public struct Policy: Sendable, Hashable, Codable {
         try container.encode(requirePushedAuthorizationRequests, forKey: .requirePushedAuthorizationRequests)
         try container.encode(requestObjectKeys, forKey: .requestObjectKeys)
         try container.encode(webhook, forKey: .webhook)
+        try container.encode(branding, forKey: .branding)
         // A policy not yet saved in the new form keeps its former keys, so that nothing is lost.
         var former = encoder.container(keyedBy: ConfigIssue.Key.self)
         for (key, value) in formerSettings { try former.encode(value, forKey: ConfigIssue.Key(key)) }
@@ -351,6 +355,7 @@ public struct Policy: Sendable, Hashable, Codable {
         }
         self.requestObjectKeys = keys
         self.webhook = try value(.webhook, defaults.webhook)
+        self.branding = try value(.branding, defaults.branding)
 
         let path = decoder.codingPath
         for (key, lifetime, range) in [

@@ -229,18 +229,24 @@ public struct ScimService: Sendable {
 
     /// The account a new user joins instead of a new one: the one account whose identity a `subject`
     /// link rule matches (`userName` or `externalId` = that provider's subject: a SAML NameID, an OIDC
-    /// `sub`, AD's objectGUID) or a `username` rule matches (the account's username, with an identity
-    /// at that provider), when no SCIM user holds it yet. Nil for none or several: no guess.
+    /// `sub`, AD's objectGUID) or a `username` rule matches (an account an administrator made that
+    /// nobody signed in to yet, whose identity at that provider has the username), when no SCIM user holds it yet. Nil for none or several: no guess.
     func accountSignedInAlready(userName: String, externalID: String?, client: ScimClientRecord) async throws -> String? {
         var accounts: Set<String> = []
         for link in links where link.claim != .email && (link.client == nil || link.client == client.id) {
             guard let value = link.attribute == .userName ? userName : externalID, !value.isEmpty else { continue }
             if link.claim == .subject, let found = try await store.identityLink(providerID: link.provider, subject: value) { accounts.insert(found.accountID) }
             if link.claim == .username {
-                // An account an administrator made before anyone provisioned it (`users add`), or one
-                // that signed in first: its username, given by the link rule's provider.
-                for account in try await store.accounts(matching: value, limit: 50, offset: 0) where account.username == value {
-                    if try await store.identityLinks(accountID: account.id).contains(where: { $0.providerID == link.provider }) { accounts.insert(account.id) }
+                // Only an account an administrator made and nobody has signed in to yet (`users add`):
+                // the username its identity at the rule's provider has. One that signed in is joined
+                // at sign-in, by a subject rule, or not at all.
+                let marks = FirstSignInMarks(store: store, clock: clock)
+                for account in try await store.accounts(matching: value, limit: 200, offset: 0) where account.username.lowercased() == value.lowercased() {
+                    let atProvider = try await store.identityLinks(accountID: account.id).filter { $0.providerID == link.provider }
+                    guard atProvider.contains(where: { $0.claims.preferredUsername?.lowercased() == value.lowercased() }),
+                        try await marks.isMarked(account.id)
+                    else { continue }
+                    accounts.insert(account.id)
                 }
             }
         }

@@ -83,6 +83,9 @@ enum ConsoleField {
         "secondFactor": "Second factor every sign-in must pass", "selfRegistration": "Self-registration (people may create accounts)",
         "provisionedOnly": "Only accounts a SCIM client provisioned sign in",
         "maxFailedAttemptsPerIP": "Max failed attempts per IP address", "maxFailedAuthenticationsPerIP": "Max failed client authentications per IP address",
-        "maxFailedAuthenticationsPerClient": "Max failed client authentications per client", "maxFlowStartsPerIPPerMinute": "Max flow starts per IP address per minute",
+        "maxFailedAuthenticationsPerClient": "Max failed client authentications per client",
+        "displayName": "Name people see (empty: the app's name)", "logo": "Logo (an https image URL, or a data:image URL up to 64 KB)",
+        "primaryColor": "Colour of buttons and links (#rrggbb, dark enough for white text)", "supportURL": "Help link (https or mailto:)",
+        "privacyURL": "Privacy notice link", "maxFlowStartsPerIPPerMinute": "Max flow starts per IP address per minute",
     ]
 }

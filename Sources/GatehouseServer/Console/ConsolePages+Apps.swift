@@ -48,7 +48,7 @@ extension ConsolePages {
         }
         router.post("admin/apps/:id") { request, context in
             let id = try context.parameters.require("id")
-            return try await action(request, context, back: "/admin/apps/\(id)") { session, form in
+            return try await action(request, context, back: "/admin/apps/\(id)", draft: { $0 }) { session, form in
                 let changes: JSONValue = .object([
                     "name": .string(form["name"] ?? ""), "redirectURIs": .array(Self.lines(form["redirectURIs"]).map(JSONValue.string)),
                     "disabled": .bool(form["disabled"] == "on"),

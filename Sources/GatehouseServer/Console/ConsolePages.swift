@@ -66,7 +66,8 @@ struct ConsolePages {
 
     /// A POST: the session, then its CSRF token, then (for dangerous actions) a recent sign-in, and
     /// only then the action. `back` is where a re-authentication returns to.
-    /// `draft`: what of the form to keep when the session has ended (all of it by default).
+    /// `draft`: what of the form to keep when the session has ended, for the page that restores it
+    /// (nil: nothing is kept).
     func action(
         _ request: Request, _ context: GatehouseRequestContext, dangerous: Bool = false, back: String = "/admin/",
         draft keep: (([String: String]) async throws -> [String: String])? = nil, _ perform: (ConsoleSession, [String: String]) async throws -> Response
@@ -78,8 +79,8 @@ struct ConsolePages {
                 AdminConsoleService.signInAgain, session: nil, links: [["href": login, "label": "Sign in", "secondary": false, "id": "console-sign-in"]])
             // The console's own page posted this (its cookie came along, which a cross-site form cannot
             // send): keep what was typed for after the sign-in.
-            if sessionCookie.value(in: request) != nil, Self.sameOrigin(request, issuer: broker.config.server.issuer),
-                let draft = try console.sealDraft(path: request.uri.path, fields: try await keep?(form) ?? form)
+            if let keep, sessionCookie.value(in: request) != nil, Self.sameOrigin(request, issuer: broker.config.server.issuer),
+                let fields = try? await keep(form), let draft = try console.sealDraft(path: request.uri.path, fields: fields)
             {
                 draftCookie.set(draft, on: &response)
             } else {
@@ -102,10 +103,10 @@ struct ConsolePages {
         }
     }
 
-    /// A request without an `Origin` header (older browsers), with `null` (the console's pages send no
-    /// referrer, and then browsers send that), or with this broker's origin.
+    /// A request whose `Origin` is this broker's (the console's pages send their origin on their own
+    /// forms: `Referrer-Policy: same-origin`). Missing or `null` is not proof.
     static func sameOrigin(_ request: Request, issuer: String) -> Bool {
-        guard let origin = request.headers[.origin], origin != "null" else { return true }
+        guard let origin = request.headers[.origin], origin != "null" else { return false }
         return issuer.hasPrefix(origin) && (issuer.count == origin.count || issuer.dropFirst(origin.count).hasPrefix("/"))
     }
 

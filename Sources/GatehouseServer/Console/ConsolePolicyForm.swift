@@ -16,7 +16,10 @@ struct ConsolePolicyForm {
     let settings: PolicySettingsBook
 
     /// Keys a policy may leave out (nil), shown empty so that they can be set.
-    static let optionalKeys = ["secondFactor", "logout.backchannelLogoutURI", "webhook.url"]
+    static let optionalKeys = [
+        "secondFactor", "logout.backchannelLogoutURI", "webhook.url", "branding.displayName", "branding.logo", "branding.primaryColor", "branding.supportURL",
+        "branding.privacyURL",
+    ]
 
     /// The policy's sections, in page order, with their top-level keys: what admins change most
     /// first. A key no section names goes to "Advanced", so a key added to `Policy` still appears.
@@ -34,6 +37,7 @@ struct ConsolePolicyForm {
             ["accessTokenLifetime", "refreshTokenLifetime", "session", "flowLifetime", "defaultScopes", "allowedScopes", "idTokenSigningAlg", "logout"]
         ),
         ("policy-devices", "Devices", ["deviceAuthorizationGrant", "deviceCodeLifetime", "devicePollingInterval", "dpop", "dpopNonce", "renewalWindow"]),
+        ("policy-branding", "Branding (the sign-in pages)", ["branding"]),
     ]
 
     /// Keys whose numbers are durations: shown with a unit (`30d`), read with or without one.

@@ -10,7 +10,7 @@ enum ConsoleTemplates {
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="referrer" content="no-referrer">
+        <meta name="referrer" content="same-origin">
         <title>{{title}} · Gatehouse admin</title>
         <style>
         html{scroll-padding-bottom:5rem}

@@ -42,7 +42,7 @@ extension PostgresStore: AuditStore {
         if let type = query.type {
             // `policy.` is every type under that prefix (compared as text: no LIKE wildcards to escape).
             if type.hasSuffix(".") {
-                bindings.append(type.count)
+                bindings.append(type.unicodeScalars.count)
                 try condition("left(type, $\(bindings.count)::int)", "=", type)
             } else {
                 try condition("type", "=", type)
