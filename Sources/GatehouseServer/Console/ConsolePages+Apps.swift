@@ -176,7 +176,7 @@ extension ConsolePages {
         guard policy.identityProviders.allSatisfy({ !capable.contains($0) }) else { return nil }
         let offered = capable.sorted()
         return offered.isEmpty
-            ? "Unavailable: no provider here can sign in statelessly (only a custom-api provider can)."
+            ? "Unavailable: no provider configured here can sign in statelessly."
             : "Unavailable: none of this app's identity providers can sign in statelessly. Allow one that can (\(offered.joined(separator: ", "))) first, and save."
     }
 
