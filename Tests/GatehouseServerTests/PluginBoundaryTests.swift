@@ -667,7 +667,12 @@ extension GatehouseServerTests {
             let page = String(buffer: try await client.execute(uri: "/admin/users/\(accountID)", method: .get, headers: [.cookie: alice.cookie]).body)
             #expect(page.contains("<h2>People who asked the riddle who they are (sphinx)</h2>"))
             #expect(page.contains("<td>oedipus</td>"))
-            let form = try Self.formValues(page, action: "/admin/resources/providers/sphinx/sightings/remove")
+            // Remove asks first: the link opens a confirmation that names the item and carries its key.
+            let link = try #require(page.firstMatch(of: try Regex(#"href="(/admin/resources/providers/sphinx/sightings/remove\?[^"]+)""#)))
+            let confirmURI = String(link.output[1].substring!).replacingOccurrences(of: "&amp;", with: "&")
+            let confirm = String(buffer: try await client.execute(uri: confirmURI, method: .get, headers: [.cookie: alice.cookie]).body)
+            #expect(confirm.contains("id=\"confirm\"") && confirm.contains(accountID))
+            let form = try Self.formValues(confirm, action: "/admin/resources/providers/sphinx/sightings/remove")
             #expect(form["key.account"] == accountID && form["return"] == "/admin/users/\(accountID)")
             let removed = try await client.execute(
                 uri: "/admin/resources/providers/sphinx/sightings/remove", method: .post, headers: alice.headers, body: ByteBuffer(string: Self.encode(form))

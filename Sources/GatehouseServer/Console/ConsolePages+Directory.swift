@@ -218,8 +218,9 @@ extension ConsolePages {
                     let object = item.objectValue ?? [:]
                     let key = declaration.itemKey.map { ["name": $0, "value": Self.text(object[$0])] }
                     return [
-                        "cells": columns.map { Self.text(object[$0]) }, "key": key, "csrf": session.csrfToken, "returnTo": "/admin/users/\(accountID)",
-                        "deleteAction": "/admin/resources/providers/\(offered.provider)/\(declaration.name)/remove",
+                        "cells": columns.map { Self.text(object[$0]) },
+                        "removeLink": "/admin/resources/providers/\(offered.provider)/\(declaration.name)/remove?"
+                            + Self.keyQuery(key, returnTo: "/admin/users/\(accountID)"),
                         "label": key.map { $0["value"] ?? "" }.joined(separator: " "), "removable": !declaration.itemKey.isEmpty,
                     ]
                 },

@@ -44,6 +44,25 @@ extension ConsolePages {
                 }
             }
         }
+        // Removing asks first, like every other removal in the console.
+        router.get("admin/resources/:kind/:owner/:resource/remove") { request, context in
+            let (owner, back) = Self.owner(context)
+            let resource = try context.parameters.require("resource")
+            return try await page(request, context) { session in
+                guard let owner else { throw Self.noSuchPage }
+                let declaration = try await admin.resourceItems(resource, of: owner).declaration
+                let query = request.uri.queryParameters
+                let keys = declaration.itemKey.map { (name: $0, value: query.get("key.\($0)") ?? "") }
+                let returnTo = query.get("return").map { AdminConsoleService.safeReturn(String($0)) } ?? back
+                let item = keys.map { "\($0.name) \($0.value)" }.joined(separator: ", ")
+                return confirmation(
+                    session, title: "Remove from \(declaration.summary)",
+                    description: "The item \(item) goes from \(declaration.summary.lowercasedFirst); what it allowed stops working.",
+                    action: request.uri.path, confirmLabel: "Remove", cancel: returnTo, returnTo: returnTo,
+                    fields: keys.map { ConsoleField.hidden("key.\($0.name)", value: $0.value) } + [ConsoleField.hidden("return", value: returnTo)],
+                    needsRecentSignIn: declaration.dangerous)
+            }
+        }
         router.post("admin/resources/:kind/:owner/:resource/remove") { request, context in
             let (owner, back) = Self.owner(context)
             let resource = try context.parameters.require("resource")
@@ -100,8 +119,8 @@ extension ConsolePages {
                     let object = item.objectValue ?? [:]
                     let key = declaration.itemKey.map { ["name": $0, "value": Self.text(object[$0])] }
                     return [
-                        "cells": declaration.columns.map { Self.text(object[$0]) }, "key": key, "deleteAction": base + "/remove",
-                        "label": key.map { $0["value"] ?? "" }.joined(separator: " "), "csrf": session.csrfToken,
+                        "cells": declaration.columns.map { Self.text(object[$0]) }, "removeLink": base + "/remove?" + Self.keyQuery(key, returnTo: nil),
+                        "label": key.map { $0["value"] ?? "" }.joined(separator: " "),
                     ]
                 },
                 "fields": declaration.createFields.map { field in
@@ -116,6 +135,12 @@ extension ConsolePages {
             ])
         }
         return sections
+    }
+
+    /// The query of a removal's confirmation page: the item's key fields, and where to come back to.
+    static func keyQuery(_ key: [[String: String]], returnTo: String?) -> String {
+        (key.map { "key.\(queryValue($0["name"] ?? ""))=\(queryValue($0["value"] ?? ""))" } + (returnTo.map { ["return=\(queryValue($0))"] } ?? []))
+            .joined(separator: "&")
     }
 
     /// Plugins name fields by their own names; the form names them `field.<name>`.

@@ -197,7 +197,7 @@ enum ConsoleTemplates {
     /// A plugin's resource, rendered from its declaration: the items in a table, a form to add one.
     static let resource = """
         <table><thead><tr>{{#columns}}<th scope="col">{{.}}</th>{{/columns}}<th scope="col"><span class="hint">Action</span></th></tr></thead>
-        <tbody>{{#items}}<tr>{{#cells}}<td>{{.}}</td>{{/cells}}<td><form method="post" action="{{deleteAction}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">{{#key}}<input type="hidden" name="key.{{name}}" value="{{value}}">{{/key}}<button type="submit" class="secondary" aria-label="Remove {{label}}">Remove</button></form></td></tr>{{/items}}
+        <tbody>{{#items}}<tr>{{#cells}}<td>{{.}}</td>{{/cells}}<td><a class="button secondary small" href="{{removeLink}}" aria-label="Remove {{label}}">Remove</a></td></tr>{{/items}}
         {{^items}}<tr><td colspan="{{span}}">None yet.</td></tr>{{/items}}</tbody></table>
         {{#creatable}}<details{{#open}} open{{/open}}><summary>Add</summary>
         <form method="post" action="{{createAction}}" novalidate><input type="hidden" name="csrf" value="{{csrf}}">
@@ -280,7 +280,7 @@ enum ConsoleTemplates {
         <tbody>{{#provisional}}<tr><td>{{email}}</td><td>{{app}}</td><td>{{state}}</td></tr>{{/provisional}}{{^provisional}}<tr><td colspan="3">None.</td></tr>{{/provisional}}</tbody></table></div>
         {{#credentials}}<h2>{{summary}}</h2>
         <div class="scroll"><table class="credentials"><thead><tr>{{#columns}}<th scope="col">{{.}}</th>{{/columns}}<th scope="col"><span class="hint">Action</span></th></tr></thead>
-        <tbody>{{#items}}<tr>{{#cells}}<td>{{.}}</td>{{/cells}}<td>{{#removable}}<form method="post" action="{{deleteAction}}" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">{{#key}}<input type="hidden" name="key.{{name}}" value="{{value}}">{{/key}}<input type="hidden" name="return" value="{{returnTo}}"><button type="submit" class="secondary" aria-label="Remove {{label}}">Remove</button></form>{{/removable}}</td></tr>{{/items}}
+        <tbody>{{#items}}<tr>{{#cells}}<td>{{.}}</td>{{/cells}}<td>{{#removable}}<a class="button secondary small" href="{{removeLink}}" aria-label="Remove {{label}}">Remove</a>{{/removable}}</td></tr>{{/items}}
         {{^items}}<tr><td colspan="{{span}}">None.</td></tr>{{/items}}</tbody></table></div>{{/credentials}}
         <h2>Dangerous actions</h2>
         <p><a class="button danger" href="/admin/users/{{user.id}}/delete" id="delete-user">Delete this user</a></p>
