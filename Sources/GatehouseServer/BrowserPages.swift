@@ -12,9 +12,10 @@ struct BrowserPages {
 
     static let cookieName = "gatehouse_browser"
 
-    init(broker: Broker) {
+    init(broker: Broker, theme: PageTheme = PageTheme()) {
         self.broker = broker
-        self.renderer = PageRenderer(issuer: broker.config.server.issuer, challenges: broker.engine.challenges, providerNames: broker.plugins.displayNames)
+        self.renderer = PageRenderer(
+            issuer: broker.config.server.issuer, challenges: broker.engine.challenges, providerNames: broker.plugins.displayNames, theme: theme)
         self.sessionCookie = SessionCookie(issuer: broker.config.server.issuer)
     }
 

@@ -11,7 +11,8 @@ import ServiceLifecycle
 public enum GatehouseServer {
     /// The routes. With `metrics` (the registry the broker's metrics factory writes to), `/metrics`
     /// serves it in the Prometheus text format.
-    public static func makeRouter(broker: Broker, metrics: PrometheusCollectorRegistry? = nil) -> Router<GatehouseRequestContext> {
+    /// `theme`: the operator's sign-in page theme (`PageTheme.load`, at start).
+    public static func makeRouter(broker: Broker, metrics: PrometheusCollectorRegistry? = nil, theme: PageTheme = PageTheme()) -> Router<GatehouseRequestContext> {
         let router = Router(context: GatehouseRequestContext.self)
         router.add(middleware: RequestLogMiddleware())
         router.add(middleware: MetricsMiddleware(factory: broker.engine.metrics.factory))
@@ -36,9 +37,9 @@ public enum GatehouseServer {
         AccountAPI(broker: broker).addRoutes(to: router.group("v1/account").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
         MobileAPI(broker: broker).addRoutes(to: router.group("v1").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
         PluginEndpointAPI(broker: broker).addRoutes(to: router.group("v1/plugins").add(middleware: BodyLimitMiddleware(bytes: BodyLimit.json)))
-        PluginRootRoutes(broker: broker).addRoutes(to: router)
+        PluginRootRoutes(broker: broker, theme: theme).addRoutes(to: router)
         OAuthAPI(broker: broker).addRoutes(to: router)
-        let pages = BrowserPages(broker: broker)
+        let pages = BrowserPages(broker: broker, theme: theme)
         pages.addRoutes(to: router)
         LogoutPages(broker: broker, renderer: pages.renderer).addRoutes(to: router)
         DevicePages(broker: broker, pages: pages).addRoutes(to: router)
@@ -51,10 +52,11 @@ public enum GatehouseServer {
 
     /// `onServerRunning` runs once the listening socket is open (`serve` tells systemd it is ready there).
     public static func makeApplication(
-        broker: Broker, listen: ListenAddress, logger: Logger, metrics: PrometheusCollectorRegistry? = nil, onServerRunning: @escaping @Sendable () async -> Void = {}
+        broker: Broker, listen: ListenAddress, logger: Logger, metrics: PrometheusCollectorRegistry? = nil, theme: PageTheme = PageTheme(),
+        onServerRunning: @escaping @Sendable () async -> Void = {}
     ) -> some ApplicationProtocol {
         Application(
-            router: makeRouter(broker: broker, metrics: metrics),
+            router: makeRouter(broker: broker, metrics: metrics, theme: theme),
             // A connection that sends no (complete) request head for this long is closed, so clients
             // that connect and send nothing, or a byte a second, cannot pile up; a body must arrive
             // within `BodyLimit.readTimeout`.

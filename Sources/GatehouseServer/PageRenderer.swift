@@ -19,17 +19,27 @@ struct PageRenderer: Sendable {
 
     /// `pluginTemplates`: the plugins' page templates, by `<instance>/<name>` (a plugin's own names
     /// cannot clash with the broker's, which have no slash).
-    init(issuer: String, challenges: ChallengeCatalog, providerNames: [String: String] = [:], pluginTemplates: [String: String] = [:]) {
+    /// The built-in pages, by the names a theme replaces them under.
+    static let builtInTemplates: [(name: String, text: String)] = [
+        ("layout", PageTemplates.layout), ("challenge", PageTemplates.challenge),
+        ("chooser", PageTemplates.chooser), ("error", PageTemplates.error),
+        ("logoutConfirm", PageTemplates.logoutConfirm), ("signedOut", PageTemplates.signedOut), ("signInLinks", PageTemplates.signInLinks),
+        ("deviceCode", PageTemplates.deviceCode), ("deviceResult", PageTemplates.deviceResult), ("autoPost", PageTemplates.autoPost),
+    ]
+
+    /// The operator's theme (`server.themeDir`), checked at start.
+    let theme: PageTheme
+
+    init(
+        issuer: String, challenges: ChallengeCatalog, providerNames: [String: String] = [:], pluginTemplates: [String: String] = [:], theme: PageTheme = PageTheme()
+    ) {
         self.providerNames = providerNames
+        self.theme = theme
         var library = MustacheLibrary()
-        for (name, text) in [
-            ("layout", PageTemplates.layout), ("challenge", PageTemplates.challenge),
-            ("chooser", PageTemplates.chooser), ("error", PageTemplates.error),
-            ("logoutConfirm", PageTemplates.logoutConfirm), ("signedOut", PageTemplates.signedOut), ("signInLinks", PageTemplates.signInLinks),
-            ("deviceCode", PageTemplates.deviceCode), ("deviceResult", PageTemplates.deviceResult), ("autoPost", PageTemplates.autoPost),
-        ] {
-            // The templates are constants of this file's module; a parse error is a programming error.
-            try! library.register(text, named: name)
+        for (name, text) in Self.builtInTemplates {
+            // Built-in templates are constants of this module, and a theme's were parsed when it
+            // was loaded: a parse error here is a programming error.
+            try! library.register(theme.templates[name] ?? text, named: name)
         }
         var broken: [String] = []
         for (name, text) in pluginTemplates.sorted(by: { $0.key < $1.key }) {
@@ -49,7 +59,7 @@ struct PageRenderer: Sendable {
         _ template: String, title: String, values: [String: Any], status: HTTPResponse.Status = .ok, script: String? = nil, brand: BrandingPolicy? = nil
     ) -> Response {
         let content = library.render(values, withTemplate: template) ?? ""
-        var layout: [String: Any] = ["title": title, "content": content, "brand": false]
+        var layout: [String: Any] = ["title": title, "content": content, "brand": false, "themeCSS": theme.stylesheet ?? false]
         if let brand {
             layout["brand"] =
                 [

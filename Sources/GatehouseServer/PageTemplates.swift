@@ -37,6 +37,7 @@ enum PageTemplates {
         .fact-label{font-weight:600;margin-bottom:.2rem}
         legend{font-weight:600}
         </style>
+        {{#themeCSS}}<style>{{{themeCSS}}}</style>{{/themeCSS}}
         </head>
         <body>
         <main>

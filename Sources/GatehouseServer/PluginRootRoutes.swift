@@ -12,13 +12,13 @@ struct PluginRootRoutes {
     let broker: Broker
     let renderer: PageRenderer
 
-    init(broker: Broker) {
+    init(broker: Broker, theme: PageTheme = PageTheme()) {
         self.broker = broker
         var templates: [String: String] = [:]
         for (id, pages) in broker.plugins.pageTemplates {
             for (name, text) in pages { templates["\(id)/\(name)"] = text }
         }
-        self.renderer = PageRenderer(issuer: broker.config.server.issuer, challenges: broker.engine.challenges, pluginTemplates: templates)
+        self.renderer = PageRenderer(issuer: broker.config.server.issuer, challenges: broker.engine.challenges, pluginTemplates: templates, theme: theme)
         for name in renderer.brokenTemplates {
             broker.logger.error("a plugin's page template does not parse; its pages answer an internal failure", metadata: ["template": .string(name)])
         }

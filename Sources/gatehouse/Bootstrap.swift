@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GatehouseCore
+import GatehouseServer
 import GatehouseHTTP
 import GatehouseMail
 import GatehousePlugins
@@ -40,6 +41,19 @@ enum Bootstrap {
         var logger = Logger(label: "gatehouse")
         logger.logLevel = level
         return logger
+    }
+
+    /// The sign-in page theme of `server.themeDir`; its mistakes stop the start like the config's.
+    static func theme(_ config: BrokerConfig, source: String) throws -> PageTheme {
+        guard let directory = config.server.themeDir else { return PageTheme() }
+        do {
+            return try PageTheme.load(directory: directory)
+        } catch {
+            var standardError = FileHandle.standardError
+            print("\(source): \(error.issues.count) mistake(s):", to: &standardError)
+            for issue in error.issues { print("  \(issue)", to: &standardError) }
+            throw ExitCode(ExitStatus.configMistake)
+        }
     }
 
     /// Reads and checks the config; on mistakes prints every one with its path and exits with status 2.

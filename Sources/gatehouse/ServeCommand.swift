@@ -36,6 +36,7 @@ struct ServeCommand: AsyncParsableCommand {
         if config.environment == .development {
             logger.warning("running in development mode (environment: development); do not expose this broker")
         }
+        let theme = try Bootstrap.theme(config, source: source)
         SystemdNotification.send("STATUS=opening the database (an upgrade copies and migrates it first)")
         let store = try await Bootstrap.openStore(config, logger: logger, retrying: true)
         let registry = PrometheusCollectorRegistry()
@@ -63,7 +64,7 @@ struct ServeCommand: AsyncParsableCommand {
             ]
         )
         let listening = config.server.listen.description
-        let app = GatehouseServer.makeApplication(broker: broker, listen: config.server.listen, logger: logger, metrics: registry) {
+        let app = GatehouseServer.makeApplication(broker: broker, listen: config.server.listen, logger: logger, metrics: registry, theme: theme) {
             // Ready means migrated, keys loaded, plugins started and the socket open (Type=notify).
             SystemdNotification.send("READY=1\nSTATUS=serving on \(listening)")
         }
@@ -117,6 +118,9 @@ struct CheckConfigCommand: AsyncParsableCommand {
             _ = try KeyEncryptionSetup.sealer(for: config, create: false)
         } catch {
             issues += error.issues
+        }
+        if let directory = config.server.themeDir {
+            do { _ = try PageTheme.load(directory: directory) } catch { issues += error.issues }
         }
         let scratchSealer = SecretSealer(current: try KeyEncryptionKey(text: KeyEncryptionKey.generateText()))
         do {

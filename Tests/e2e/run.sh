@@ -158,6 +158,13 @@ apps:
 YAML
 check "check-config also runs the plugins' own checks (plain http:// outside development, exit 2)" bash -c \
   "! '$bin' check-config --config '$work/plain.yaml' 2>'$work/plain.out' && grep -q 'providers\[0\].config.url: must be https://' '$work/plain.out'"
+mkdir -p "$work/theme"
+printf '%s' '{{#title}}unclosed' >"$work/theme/layout.mustache"
+printf '%s' 'x' >"$work/theme/logo.png"
+printf 'environment: development\nserver:\n  themeDir: %s\n' "$work/theme" >"$work/theme.yaml"
+check "a broken page theme is named file by file by check-config (exit 2)" bash -c \
+  "'$bin' check-config --config '$work/theme.yaml' 2>'$work/theme.out'; [ \$? -eq 2 ] && grep -q 'server.themeDir: layout.mustache: not a valid Mustache template' '$work/theme.out' && grep -q 'server.themeDir: logo.png: not a page of the theme' '$work/theme.out'"
+check "and serve does not start with it (exit 2)" bash -c "'$bin' serve --config '$work/theme.yaml' --listen 127.0.0.1:1 >/dev/null 2>&1; [ \$? -eq 2 ]"
 set +e
 "$bin" check-config --config "$work/missing.yaml" >"$work/missing.out" 2>&1; status=$?
 set -e

@@ -111,8 +111,12 @@ public struct ServerConfig: Sendable, Decodable {
     /// How long a connection may go without sending a complete request head before it is closed
     /// (idle keep-alive connections, and clients that send nothing or a byte at a time).
     public var idleTimeout: Seconds
+    /// An operator's theme for the sign-in pages: a folder of page templates (`<page>.mustache`) and
+    /// `pages.css` that override the built-in ones, checked when the server starts.
+    public var themeDir: String?
 
-    public init(listen: ListenAddress, issuer: String? = nil, trustedProxies: [String] = [], idleTimeout: Seconds = Seconds(30)) {
+    public init(listen: ListenAddress, issuer: String? = nil, trustedProxies: [String] = [], idleTimeout: Seconds = Seconds(30), themeDir: String? = nil) {
+        self.themeDir = themeDir
         self.listen = listen
         self.configuredIssuer = issuer
         self.trustedProxies = trustedProxies
@@ -122,10 +126,11 @@ public struct ServerConfig: Sendable, Decodable {
     /// The `iss` of every token; the base URL clients reach the broker at.
     public var issuer: String { configuredIssuer ?? "http://\(listen)" }
 
-    enum CodingKeys: String, CodingKey { case listen, issuer, trustedProxies, idleTimeout }
+    enum CodingKeys: String, CodingKey { case listen, issuer, trustedProxies, idleTimeout, themeDir }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.themeDir = try container.decodeIfPresent(String.self, forKey: .themeDir)
         self.listen = try container.decodeIfPresent(ListenAddress.self, forKey: .listen) ?? ListenAddress(host: "127.0.0.1", port: 8080)
         self.configuredIssuer = try container.decodeIfPresent(String.self, forKey: .issuer)
         self.trustedProxies = try container.decodeIfPresent([String].self, forKey: .trustedProxies) ?? []
