@@ -1,7 +1,6 @@
 import Foundation
 import GatehouseCore
 @testable import GatehouseServer
-import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
