@@ -26,6 +26,8 @@ public struct Broker: Sendable, CustomStringConvertible {
     }
     /// The admin console's sign-in and sessions; nil when `admin.console.enabled` is false.
     public let console: AdminConsoleService?
+    /// The account page's sign-in and sessions; nil when `accountPage.enabled` is false.
+    public let accountPage: AdminConsoleService?
     public let clock: any BrokerClock
     public let logger: Logger
     /// `GET /v1/registration-state` and `POST /v1/logout`.
@@ -49,11 +51,11 @@ public struct Broker: Sendable, CustomStringConvertible {
             config: config, registry: registry, store: store, clock: clock, logger: logger, metrics: metrics, http: http, mailer: mailer, sealer: sealer
         )
         try await seedApps(config.apps, into: store, settings: plugins.settings, clock: clock, logger: logger)
-        if config.admin.console.enabled {
-            let app = config.admin.console.app(issuer: config.server.issuer, identityProviders: plugins.identityProviders.keys.sorted(), now: clock.now)
+        for (site, settings) in [(ConsoleSite.admin, config.admin.console), (.account, config.accountPage)] where settings.enabled {
+            let app = settings.app(issuer: config.server.issuer, identityProviders: plugins.identityProviders.keys.sorted(), now: clock.now, site: site)
             let stored = try await store.seedApp(app)
             if stored.managedBy == .admin {
-                logger.notice("the console's app is managed by an admin; admin.console is not applied to it", metadata: ["app": .string(app.id)])
+                logger.notice("a built-in app is managed by an admin; its config section is not applied to it", metadata: ["app": .string(app.id)])
             }
         }
         let upgraded = try await SecretRewrap(store: store, sealer: sealer, clock: clock).run(everything: false)
@@ -93,6 +95,11 @@ public struct Broker: Sendable, CustomStringConvertible {
             console: config.admin.console.enabled
                 ? AdminConsoleService(
                     admin: config.admin, issuer: config.server.issuer, store: store, oauth: oauth, gate: adminGate, sealer: sealer, clock: clock, logger: logger)
+                : nil,
+            accountPage: config.accountPage.enabled
+                ? AdminConsoleService(
+                    admin: config.admin, issuer: config.server.issuer, store: store, oauth: oauth, gate: adminGate, sealer: sealer, clock: clock, logger: logger,
+                    site: .account, account: config.accountPage)
                 : nil,
             clock: clock, logger: logger
         )

@@ -41,7 +41,7 @@ cleanup() {
   cp "$work/server.log" "$repo/.build/test-logs/integration-server.log" 2>/dev/null || true
   cp "$work/riddle/server.log" "$repo/.build/test-logs/integration-riddle.log" 2>/dev/null || true
   printf '%s\n' "${WEBAPP_SECRET:-}" "${OTHER_SECRET:-}" "${alice_password:-}" "${bob_password:-}" mail-password service-secret \
-    "${GATEHOUSE_ADMIN_TOKEN:-}" "${WEBAUTHN_ADMIN_TOKEN:-}" "${CUSTOM_SECRET:-}" "${BANK_APP_SECRET:-}" "violet harbor lantern" "copper meadow whistle" alice-password-1 bob-password-1 "a brand new passphrase 7" "a long enough passphrase 42" Service-Secret-1 Alice-Secret-1 Peggy-Secret-1 Blue-Harbour-42! >"$repo/.build/test-logs/integration.secrets"
+    "${GATEHOUSE_ADMIN_TOKEN:-}" "${WEBAUTHN_ADMIN_TOKEN:-}" "${CUSTOM_SECRET:-}" "${BANK_APP_SECRET:-}" "violet harbor lantern" "copper meadow whistle" alice-password-1 bob-password-1 "a brand new passphrase 7" "a third passphrase 9x" "a long enough passphrase 42" Service-Secret-1 Alice-Secret-1 Peggy-Secret-1 Blue-Harbour-42! >"$repo/.build/test-logs/integration.secrets"
   if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir kept: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT

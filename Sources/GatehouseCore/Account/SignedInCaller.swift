@@ -31,7 +31,7 @@ struct SignedInCaller: Sendable {
 
     /// The app, if its policy lets it use the instance.
     static func allowing(_ app: App, _ instance: String) throws -> App {
-        guard app.id != ConsoleConfig.appID, app.policy.identityProviders.contains(instance) || app.policy.authenticators.contains(instance) else {
+        guard !ConsoleConfig.isBuiltIn(app.id), app.policy.identityProviders.contains(instance) || app.policy.authenticators.contains(instance) else {
             throw BrokerError(.providerNotAllowed, .forbidden, "This app may not use '\(instance)'.")
         }
         return app

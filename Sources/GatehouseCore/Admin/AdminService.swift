@@ -221,6 +221,9 @@ public struct AdminService: Sendable {
         guard id != ConsoleConfig.appID else {
             throw BrokerError(.invalidRequest, .badRequest, "'\(id)' is the admin console's app: change admin.console in the config file instead.")
         }
+        guard id != ConsoleConfig.accountAppID else {
+            throw BrokerError(.invalidRequest, .badRequest, "'\(id)' is the account page's app: change accountPage in the config file instead.")
+        }
     }
 
     func existingApp(_ id: String) async throws -> App {

@@ -31,7 +31,7 @@ public enum ConfigDrift {
         }
         let seeded = Set(seeds.map(\.id))
         // The console's app is seeded from admin.console, not apps[], and cannot drift (admins cannot change it).
-        for app in stored where !seeded.contains(app.id) && app.id != ConsoleConfig.appID {
+        for app in stored where !seeded.contains(app.id) && !ConsoleConfig.isBuiltIn(app.id) {
             findings.append(Finding(appID: app.id, message: "exists only in the database (\(app.managedBy.rawValue)-managed); the file does not mention it"))
         }
         return findings

@@ -23,12 +23,17 @@ public struct BrokerConfig: Sendable, CustomStringConvertible {
     public var events: EventSettings
     /// `scim:` — SCIM provisioning.
     public var scim: ScimConfig
+    /// `accountPage:` — the page where people manage their own account (`/account`), an OpenID
+    /// Connect client of this broker like the admin console, with the same keys.
+    public var accountPage: ConsoleConfig
 
     public init(
         environment: DeploymentEnvironment = .production, server: ServerConfig, storage: StorageConfig, tokens: TokenConfig = TokenConfig(),
         providers: [ProviderDeclaration], apps: [AppSeed], admin: AdminConfig = AdminConfig(), mail: MailConfig = MailConfig(),
-        keys: KeysConfig = KeysConfig(), lockout: LockoutPolicy = LockoutPolicy(), events: EventSettings = EventSettings(), scim: ScimConfig = ScimConfig()
+        keys: KeysConfig = KeysConfig(), lockout: LockoutPolicy = LockoutPolicy(), events: EventSettings = EventSettings(), scim: ScimConfig = ScimConfig(),
+        accountPage: ConsoleConfig = ConsoleConfig()
     ) {
+        self.accountPage = accountPage
         self.events = events
         self.scim = scim
         self.mail = mail

@@ -26,7 +26,7 @@ public struct ConfigLoader: Sendable {
         guard case .mapping(let entries) = root else {
             throw ConfigIssues([ConfigIssue(path: "", "the config must be a mapping with server, storage, providers and apps")])
         }
-        let known = ["environment", "server", "storage", "tokens", "providers", "apps", "admin", "mail", "keys", "lockout", "events", "scim"]
+        let known = ["environment", "server", "storage", "tokens", "providers", "apps", "admin", "mail", "keys", "lockout", "events", "scim", "accountPage"]
         for entry in entries where !known.contains(entry.key) {
             issues.append(ConfigIssue(path: entry.key, "unknown key (expected one of: \(known.joined(separator: ", ")))"))
         }
@@ -66,6 +66,7 @@ public struct ConfigLoader: Sendable {
         let lockout = section("lockout", LockoutPolicy.self)
         let events = section("events", EventSettings.self)
         let scim = section("scim", ScimConfig.self)
+        let accountPage = section("accountPage", ConsoleConfig.self, default: .mapping([]))
         var keys = section("keys", KeysConfig.self)
         if var configured = keys, !configured.isConfigured, let environmentKEK {
             do {
@@ -115,6 +116,19 @@ public struct ConfigLoader: Sendable {
                 issues.append(ConfigIssue(path: "admin.console.authenticators[\(index)]", "no authenticator '\(id)' is declared in providers"))
             }
         }
+        if let accountPage, accountPage.enabled {
+            if let index = apps.firstIndex(where: { $0.id == ConsoleConfig.accountAppID }) {
+                issues.append(
+                    ConfigIssue(
+                        path: "apps[\(index)].id", "'\(ConsoleConfig.accountAppID)' is the account page's app; choose another id (or set accountPage.enabled: false)"))
+            }
+            for (index, id) in (accountPage.identityProviders ?? []).enumerated() where !identityProviderIDs.contains(id) {
+                issues.append(ConfigIssue(path: "accountPage.identityProviders[\(index)]", "no identity provider '\(id)' is declared in providers"))
+            }
+            for (index, id) in accountPage.authenticators.enumerated() where !authenticatorIDs.contains(id) {
+                issues.append(ConfigIssue(path: "accountPage.authenticators[\(index)]", "no authenticator '\(id)' is declared in providers"))
+            }
+        }
         if let environment, let server, environment == .production, let url = URL(string: server.issuer), url.scheme == "http",
             !LoopbackHost.contains(url.host ?? "")
         {
@@ -138,14 +152,14 @@ public struct ConfigLoader: Sendable {
                 adminTokens.append(AdminConfig.Token(name: "env-admin", token: token))
             }
         }
-        guard issues.isEmpty, let environment, let server, let storage, let tokens, let mail, let keys, let lockout, let events, let scim else {
+        guard issues.isEmpty, let environment, let server, let storage, let tokens, let mail, let keys, let lockout, let events, let scim, let accountPage else {
             throw ConfigIssues(issues)
         }
         return BrokerConfig(
             environment: environment, server: server, storage: storage, tokens: tokens, providers: providers, apps: apps,
             admin: AdminConfig(tokens: adminTokens, consoleGroups: admin?.consoleGroups ?? [], console: admin?.console ?? ConsoleConfig()), mail: mail, keys: keys,
             lockout: lockout,
-            events: events, scim: scim
+            events: events, scim: scim, accountPage: accountPage
         )
     }
 

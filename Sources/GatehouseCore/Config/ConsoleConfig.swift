@@ -5,6 +5,11 @@ import Foundation
 public struct ConsoleConfig: Sendable, Decodable, Hashable {
     /// The console's app id; no `apps[]` entry may use it while the console is on.
     public static let appID = "gatehouse-console"
+    /// The account page's app id (`accountPage:`, the same keys).
+    public static let accountAppID = "gatehouse-account"
+    /// The broker's own apps: they follow the config file alone, and their tokens serve their pages only
+    /// (no device registration, token exchange or plugin endpoints through them).
+    public static func isBuiltIn(_ appID: String) -> Bool { appID == Self.appID || appID == accountAppID }
 
     public var enabled: Bool
     /// The providers admins may sign in with; nil: every identity provider of the config.
@@ -61,18 +66,18 @@ public struct ConsoleConfig: Sendable, Decodable, Hashable {
         }
     }
 
-    /// The console's app: a public client (PKCE) whose only redirect is the console's callback, with
-    /// sessions as short as the console's and the `groups` scope for `admin.consoleGroups`.
-    public func app(issuer: String, identityProviders all: [String], now: Date) -> App {
+    /// The console's app (or the account page's, `site`): a public client (PKCE) whose only redirect
+    /// is its callback, with sessions as short as its own, and for the console the `groups` scope
+    /// for `admin.consoleGroups`.
+    public func app(issuer: String, identityProviders all: [String], now: Date, site: ConsoleSite = .admin) -> App {
         var policy = Policy(
             identityProviders: identityProviders ?? all, authenticators: authenticators, secondFactor: secondFactor,
-            accessTokenLifetime: .minutes(5), refreshTokenLifetime: .minutes(5), defaultScopes: ["openid", "profile", "groups"],
-            allowedScopes: ["openid", "profile", "groups"]
+            accessTokenLifetime: .minutes(5), refreshTokenLifetime: .minutes(5), defaultScopes: site.scopes, allowedScopes: site.scopes
         )
         policy.session = SessionPolicy(idleLifetime: idleLifetime, absoluteLifetime: sessionLifetime)
-        policy.logout = LogoutPolicy(postLogoutRedirectURIs: [issuer + "/admin/signed-out"])
+        policy.logout = LogoutPolicy(postLogoutRedirectURIs: [issuer + site.path + "/signed-out"])
         return App(
-            id: Self.appID, name: "Gatehouse admin console", secretDigest: nil, redirectURIs: [issuer + "/admin/callback"], policy: policy,
+            id: site.appID, name: site.appName, secretDigest: nil, redirectURIs: [issuer + site.path + "/callback"], policy: policy,
             managedBy: .config, createdAt: now, updatedAt: now
         )
     }

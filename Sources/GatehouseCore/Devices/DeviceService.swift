@@ -40,6 +40,19 @@ public struct DeviceService: Sendable {
         try await remove(deviceID, accountID: owner.accountID, details: ["by": "account"], appID: owner.appID)
     }
 
+    // MARK: - The person, on the account page (signed in there: the caller proved the account)
+
+    public func rename(_ deviceID: String, alias: String, ownAccountID accountID: String) async throws {
+        let alias = try Self.checkedAlias(alias)
+        guard try await store.renameDevice(id: deviceID, accountID: accountID, alias: alias) else { throw Self.noSuchDevice }
+        try await store.appendAudit(
+            AuditEvent(time: clock.now, type: "device.renamed", appID: ConsoleConfig.accountAppID, accountID: accountID, details: ["device": deviceID]))
+    }
+
+    public func remove(_ deviceID: String, ownAccountID accountID: String) async throws {
+        try await remove(deviceID, accountID: accountID, details: ["by": "account"], appID: ConsoleConfig.accountAppID)
+    }
+
     // MARK: - Administrators
 
     public func devices(accountID: String) async throws -> [DeviceRecord] {
@@ -76,7 +89,7 @@ public struct DeviceService: Sendable {
     private func signedIn(_ accessToken: PresentedToken) async throws -> (accountID: String, appID: String) {
         let claims = try await oauth.authorize(accessToken)
         guard !claims.stateless else { throw BrokerError.stateless(.accountCredentials) }
-        guard let app = try await oauth.clients.apps.app(id: claims.clientID), !app.disabled, app.id != ConsoleConfig.appID, plugins.registersDevices(for: app) else {
+        guard let app = try await oauth.clients.apps.app(id: claims.clientID), !app.disabled, !ConsoleConfig.isBuiltIn(app.id), plugins.registersDevices(for: app) else {
             throw BrokerError(.insufficientScope, .forbidden, "Only an app that registers devices (its policy lists a device provider) may manage the account's devices.")
         }
         guard try await store.account(id: claims.sub.value) != nil else { throw BrokerError(.invalidToken, .unauthenticated, "The account no longer exists.") }

@@ -280,7 +280,7 @@ public struct FlowEngine: Sendable {
         // The other apps' policies may be a second old; the flow's own app is the one just read.
         // The admin console's app (default lockout, every provider) does not tighten the apps'
         // own rules; its own sign-ins get the strictest of its rules and theirs.
-        let others = try await apps.all().filter { $0.id != app.id && $0.id != ConsoleConfig.appID }.map(\.policy)
+        let others = try await apps.all().filter { $0.id != app.id && !ConsoleConfig.isBuiltIn($0.id) }.map(\.policy)
             .filter { $0.identityProviders.contains(pluginID) || $0.authenticators.contains(pluginID) }
         return others.map(\.lockout).reduce(app.policy.lockout) { $0.strictest($1) }
     }

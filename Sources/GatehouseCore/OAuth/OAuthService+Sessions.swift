@@ -36,7 +36,11 @@ extension OAuthService {
     /// refresh tokens the app holds for the person, and the access tokens issued with them (on every
     /// node within the revocation list's refresh). Its next sign-in asks again.
     public func revokeConsent(appID: String, accessToken: PresentedToken) async throws {
-        let accountID = try await accountActing(with: accessToken)
+        try await revokeConsent(appID: appID, accountID: try await accountActing(with: accessToken))
+    }
+
+    /// The same for a person signed in to the account page.
+    public func revokeConsent(appID: String, accountID: String) async throws {
         let consents = ConsentBook(store: store, clock: clock)
         // Any consent covers the empty set of scopes: one keyed read for "is there one?".
         guard try await consents.covers(accountID: accountID, appID: appID, scopes: []) else {

@@ -128,7 +128,7 @@ extension OAuthService {
         }
         let policy = app.policy.tokenExchange
         func acceptable(_ clientID: String) -> Bool {
-            clientID != ConsoleConfig.appID && policy.accepts(tokensOf: clientID, asApp: app.id)
+            !ConsoleConfig.isBuiltIn(clientID) && policy.accepts(tokensOf: clientID, asApp: app.id)
         }
         // An access token made by an exchange (its `aud` another than its client) is presented by
         // one of its audiences only: a service it was made for, calling on (a chain of delegation).

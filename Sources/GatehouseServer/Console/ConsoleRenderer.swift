@@ -9,13 +9,16 @@ import Mustache
 /// that allows no script at all and forms only to this origin.
 struct ConsoleRenderer: Sendable {
     let library: MustacheLibrary
+    /// The admin console, or the account page (same layout, no navigation).
+    let site: ConsoleSite
 
     static let navigation: [(href: String, label: String)] = [
         ("/admin/apps", "Apps"), ("/admin/providers", "Providers"), ("/admin/users", "Users"), ("/admin/lockouts", "Lockouts"),
         ("/admin/keys", "Signing keys"), ("/admin/audit", "Audit log"),
     ]
 
-    init() {
+    init(site: ConsoleSite = .admin) {
+        self.site = site
         var library = MustacheLibrary()
         for (name, text) in [
             ("layout", ConsoleTemplates.layout), ("field", ConsoleTemplates.field), ("signIn", ConsoleTemplates.signIn), ("notAdmin", ConsoleTemplates.notAdmin),
@@ -24,7 +27,7 @@ struct ConsoleRenderer: Sendable {
             ("resource", ConsoleTemplates.resource), ("confirm", ConsoleTemplates.confirm), ("providers", ConsoleTemplates.providers),
             ("provider", ConsoleTemplates.provider), ("users", ConsoleTemplates.users), ("pager", ConsoleTemplates.pager), ("user", ConsoleTemplates.user),
             ("lockoutTable", ConsoleTemplates.lockoutTable), ("keys", ConsoleTemplates.keys), ("audit", ConsoleTemplates.audit),
-            ("message", ConsoleTemplates.message),
+            ("message", ConsoleTemplates.message), ("account", AccountTemplates.account),
         ] {
             // The templates are constants of this module; a parse error is a programming error.
             try! library.register(text, named: name)
@@ -40,7 +43,11 @@ struct ConsoleRenderer: Sendable {
         var values = values
         if let session { values["csrf"] = session.csrfToken }
         let content = library.render(values, withTemplate: template) ?? ""
-        var layout: [String: Any] = ["title": title, "content": content, "notice": notice ?? false, "signedIn": false, "summary": false]
+        var layout: [String: Any] = [
+            "title": title, "content": content, "notice": notice ?? false, "signedIn": false, "summary": false,
+            "brandLabel": site == .admin ? "Gatehouse admin" : "Your account", "home": site.path + (site == .admin ? "/" : ""),
+            "signOutAction": site.path + "/logout", "hasNav": site == .admin,
+        ]
         if let session, session.isAdmitted {
             layout["signedIn"] = true
             layout["username"] = session.username
@@ -69,7 +76,14 @@ struct ConsoleRenderer: Sendable {
     /// A page saying what went wrong, with the error's message and code, and where to go next.
     func failure(_ error: BrokerError, session: ConsoleSession?, links: [[String: Any]] = []) -> Response {
         var links = links
-        if links.isEmpty { links = [["href": "/admin/", "label": "Back to the console", "secondary": true, "id": false]] }
+        if links.isEmpty {
+            links = [
+                [
+                    "href": site.path + (site == .admin ? "/" : ""), "label": site == .admin ? "Back to the console" : "Back to your account", "secondary": true,
+                    "id": false,
+                ]
+            ]
+        }
         return page(
             "message", title: Self.title(of: error), values: ["message": "\(error.message) (\(error.code.rawValue))", "links": links],
             session: session, status: HTTPResponse.Status(code: error.httpStatus)

@@ -11,7 +11,7 @@ enum ConsoleTemplates {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <meta name="referrer" content="same-origin">
-        <title>{{title}} · Gatehouse admin</title>
+        <title>{{title}} · {{brandLabel}}</title>
         <style>
         html{scroll-padding-bottom:5rem}
         body{font-family:system-ui,sans-serif;background:#f4f5f7;color:#1b1d21;margin:0;line-height:1.45}
@@ -35,7 +35,9 @@ enum ConsoleTemplates {
         button,a.button{display:inline-block;margin-top:1rem;padding:.5rem 1.1rem;font-size:1rem;border-radius:.3rem;border:1px solid #0b5cad;background:#0b5cad;color:#fff;cursor:pointer;text-decoration:none}
         button.secondary,a.button.secondary{background:#fff;color:#0b5cad}
         button.danger,a.button.danger{background:#a4000f;border-color:#a4000f;color:#fff}
-        table button,a.button.small{margin:0;padding:.25rem .7rem;font-size:.9rem}
+        table button,a.button.small,button.small{margin:0;padding:.25rem .7rem;font-size:.9rem}
+        details.confirm summary{cursor:pointer;color:#0b5cad;text-decoration:underline}details.confirm[open]{background:#fdecee;padding:.4rem;border-radius:.3rem}details.confirm button{margin-top:.4rem}
+        td input[type=text]{width:auto;max-width:12rem}
         .scroll{overflow-x:auto}
         .save-bar{position:sticky;bottom:0;background:#fff;padding:.6rem 0;border-top:1px solid #d0d3d8;z-index:1}.save-bar button{margin-top:0}
         details.section{border:1px solid #d0d3d8;border-radius:.3rem;margin:1rem 0;padding:.5rem 1rem}details.section summary{font-weight:700;cursor:pointer}
@@ -61,12 +63,12 @@ enum ConsoleTemplates {
         <body>
         <a class="skip" href="#main">Skip to content</a>
         <header>
-        <a class="brand" href="/admin/">Gatehouse admin</a>
+        <a class="brand" href="{{home}}">{{brandLabel}}</a>
         {{#signedIn}}
-        <nav aria-label="Console"><ul>
+        {{#hasNav}}<nav aria-label="Console"><ul>
         {{#nav}}<li><a href="{{href}}"{{#current}} aria-current="page"{{/current}}>{{label}}</a></li>{{/nav}}
-        </ul></nav>
-        <form method="post" action="/admin/logout"><span>Signed in as <strong>{{username}}</strong></span>
+        </ul></nav>{{/hasNav}}
+        <form method="post" action="{{signOutAction}}"><span>Signed in as <strong>{{username}}</strong></span>
         <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" id="sign-out">Sign out</button></form>
         {{/signedIn}}
         </header>

@@ -9,6 +9,8 @@ import Logging
 /// static admin token can make the first admin, once.
 public struct AdminConsoleService: Sendable {
     public let config: ConsoleConfig
+    /// The console (admins) or the account page (everyone with an account).
+    public let site: ConsoleSite
     let consoleGroups: Set<String>
     let issuer: String
     let store: any BrokerStore
@@ -19,16 +21,19 @@ public struct AdminConsoleService: Sendable {
     let clock: any BrokerClock
     let logger: Logger
 
-    static let sessionNamespace = "gatehouse:console-sessions"
+    var sessionNamespace: String { site.sessionNamespace }
     /// How long a sign-in may take from the console's redirect to the callback.
     static let signInLifetime: TimeInterval = 600
     /// A session's last use is written at most this often (a write per page would be wasteful).
     static let touchInterval: TimeInterval = 60
 
+    /// The admin console, or with `site` `.account` the account page under `account` (its config).
     public init(
-        admin: AdminConfig, issuer: String, store: any BrokerStore, oauth: OAuthService, gate: AdminGate, sealer: SecretSealer, clock: any BrokerClock, logger: Logger
+        admin: AdminConfig, issuer: String, store: any BrokerStore, oauth: OAuthService, gate: AdminGate, sealer: SecretSealer, clock: any BrokerClock, logger: Logger,
+        site: ConsoleSite = .admin, account: ConsoleConfig? = nil
     ) {
-        self.config = admin.console
+        self.site = site
+        self.config = site == .account ? account ?? ConsoleConfig() : admin.console
         self.sealer = sealer
         self.consoleGroups = Set(admin.consoleGroups)
         self.issuer = issuer
@@ -40,13 +45,12 @@ public struct AdminConsoleService: Sendable {
         self.logger = logger
     }
 
-    public var redirectURI: String { issuer + "/admin/callback" }
-    public var signedOutURI: String { issuer + "/admin/signed-out" }
+    public var redirectURI: String { issuer + site.path + "/callback" }
+    public var signedOutURI: String { issuer + site.path + "/signed-out" }
 
     // MARK: - Signing in
 
     /// What a sealed sign-in cookie is bound to (AES-GCM's additional data): it opens as nothing else.
-    static let signInCookieContext = "gatehouse:console-sign-in"
 
     /// Starts a sign-in: the cookie that binds it to this browser, and the authorization request to
     /// send the browser to. `reauthenticate` asks the broker for a fresh sign-in (`prompt=login`).
@@ -55,14 +59,14 @@ public struct AdminConsoleService: Sendable {
     /// grow the store, and no rate limit is needed that could lock admins out.
     public func beginSignIn(returnTo: String?, reauthenticate: Bool) async throws -> (cookie: String, location: String) {
         let attempt = ConsoleSignInAttempt(
-            state: RandomToken.make(), nonce: RandomToken.make(), codeVerifier: RandomToken.make(), returnTo: Self.safeReturn(returnTo),
+            state: RandomToken.make(), nonce: RandomToken.make(), codeVerifier: RandomToken.make(), returnTo: safeReturn(returnTo),
             reauthentication: reauthenticate, expiresAt: clock.now.addingTimeInterval(Self.signInLifetime)
         )
-        let cookie = try sealer.seal(JSONEncoder().encode(attempt), context: Self.signInCookieContext)
+        let cookie = try sealer.seal(JSONEncoder().encode(attempt), context: site.signInCookieContext)
         var query = URLComponents()
         query.queryItems = [
-            URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: ConsoleConfig.appID),
-            URLQueryItem(name: "redirect_uri", value: redirectURI), URLQueryItem(name: "scope", value: "openid profile groups"),
+            URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: site.appID),
+            URLQueryItem(name: "redirect_uri", value: redirectURI), URLQueryItem(name: "scope", value: site.scopes.joined(separator: " ")),
             URLQueryItem(name: "state", value: attempt.state), URLQueryItem(name: "nonce", value: attempt.nonce),
             URLQueryItem(name: "code_challenge", value: PKCE.challenge(for: attempt.codeVerifier)), URLQueryItem(name: "code_challenge_method", value: "S256"),
         ]
@@ -85,7 +89,7 @@ public struct AdminConsoleService: Sendable {
     /// (signature, issuer, audience, expiry, nonce) and decides whether the person is admitted.
     public func finishSignIn(cookie: String?, state: String?, code: String?, error: String?, clientIP: String?, previous: String? = nil) async throws -> SignInResult {
         // A replayed callback gets no further: its code was used at the token endpoint already.
-        guard let cookie, let sealed = try? sealer.open(cookie, context: Self.signInCookieContext),
+        guard let cookie, let sealed = try? sealer.open(cookie, context: site.signInCookieContext),
             let attempt = try? JSONDecoder().decode(ConsoleSignInAttempt.self, from: sealed), attempt.expiresAt > clock.now
         else {
             throw BrokerError(.invalidRequest, .badRequest, "This sign-in was not started in this browser, or it took too long. Sign in again.")
@@ -99,14 +103,14 @@ public struct AdminConsoleService: Sendable {
         guard let code else { throw BrokerError(.invalidRequest, .badRequest, "The sign-in came back without a code.") }
         let request = try TokenRequest(
             form: [
-                "grant_type": "authorization_code", "code": code, "redirect_uri": redirectURI, "code_verifier": attempt.codeVerifier, "client_id": ConsoleConfig.appID,
+                "grant_type": "authorization_code", "code": code, "redirect_uri": redirectURI, "code_verifier": attempt.codeVerifier, "client_id": site.appID,
             ],
             basic: nil, clientIP: clientIP
         )
         let issued = try await oauth.token(request)
         let now = clock.now
         guard let idToken = issued.idToken, let claims = await oauth.tokens.keyring.verifyIDTokenHint(idToken, issuer: issuer),
-            claims.aud == ConsoleConfig.appID, Double(claims.exp) > now.timeIntervalSince1970, let nonce = claims.nonce,
+            claims.aud == site.appID, Double(claims.exp) > now.timeIntervalSince1970, let nonce = claims.nonce,
             SecretDigest.constantTimeEquals(nonce, attempt.nonce)
         else {
             throw BrokerError(.invalidGrant, .badRequest, "The broker's ID token did not verify. Sign in again.")
@@ -115,7 +119,7 @@ public struct AdminConsoleService: Sendable {
         let username = claims.profile["preferred_username"]?.stringValue ?? claims.sub
         let admittedBy = try await admission(accountID: claims.sub, groups: groups)
         // A new sign-in (or re-authentication) replaces the browser's previous console session.
-        if let previous { _ = try await store.deletePluginRecord(namespace: Self.sessionNamespace, key: SecretDigest.sha256Hex(previous)) }
+        if let previous { _ = try await store.deletePluginRecord(namespace: sessionNamespace, key: SecretDigest.sha256Hex(previous)) }
         let session = ConsoleSession(
             accountID: claims.sub, username: username, sessionID: claims.sid, authTime: Date(timeIntervalSince1970: TimeInterval(claims.authTime)),
             admittedBy: admittedBy, csrfToken: RandomToken.make(), idToken: idToken, createdAt: now, lastSeenAt: now,
@@ -124,13 +128,13 @@ public struct AdminConsoleService: Sendable {
         let sessionCookie = RandomToken.make()
         guard
             try await store.insertPluginRecord(
-                namespace: Self.sessionNamespace, key: SecretDigest.sha256Hex(sessionCookie), value: JSONEncoder().encode(session), expiresAt: session.expiresAt,
+                namespace: sessionNamespace, key: SecretDigest.sha256Hex(sessionCookie), value: JSONEncoder().encode(session), expiresAt: session.expiresAt,
                 now: now
             )
         else { throw BrokerError.internalFailure("Could not start the console session.") }
         try await audit(
-            admittedBy == nil ? "console.refused" : (attempt.reauthentication ? "console.reauthenticated" : "console.signed_in"), session: session,
-            details: admittedBy.map { ["admittedBy": $0] } ?? [:]
+            site.auditPrefix + (admittedBy == nil ? "refused" : (attempt.reauthentication ? "reauthenticated" : "signed_in")), session: session,
+            details: site == .admin ? admittedBy.map { ["admittedBy": $0] } ?? [:] : [:]
         )
         guard admittedBy != nil else {
             return .refused(cookie: sessionCookie, session: session, bootstrapOpen: try await bootstrapOpen())
@@ -140,12 +144,17 @@ public struct AdminConsoleService: Sendable {
 
     /// `role` for an account holding the admin role, `group:<name>` for a member of a console group.
     func admission(accountID: String, groups: [String]) async throws -> String? {
+        // The account page admits everyone to their own account.
+        if site == .account { return try await store.account(id: accountID) == nil ? nil : Self.selfAdmission }
         // Test accounts skip second factors: never an admin.
         guard let account = try await store.account(id: accountID), !account.isTest else { return nil }
         if try await roles.isAdmin(accountID) { return "role" }
         if let group = groups.sorted().first(where: consoleGroups.contains) { return "group:\(group)" }
         return nil
     }
+
+    /// How the account page admits a person: to their own account.
+    static let selfAdmission = "self"
 
     /// Whether the static admin token may still make the first admin: tokens are configured, nobody
     /// has used the bootstrap yet, and no account holds the role.
@@ -177,9 +186,9 @@ public struct AdminConsoleService: Sendable {
         admitted.admittedBy = "role"
         // The session is re-read from the store on every request: write the admission under the
         // same cookie (the role is stored already, so a lost write only means signing in again).
-        guard let record = try await store.pluginRecord(namespace: Self.sessionNamespace, key: SecretDigest.sha256Hex(cookie), now: clock.now),
+        guard let record = try await store.pluginRecord(namespace: sessionNamespace, key: SecretDigest.sha256Hex(cookie), now: clock.now),
             try await store.replacePluginRecord(
-                namespace: Self.sessionNamespace, key: SecretDigest.sha256Hex(cookie), value: JSONEncoder().encode(admitted), expiresAt: admitted.expiresAt,
+                namespace: sessionNamespace, key: SecretDigest.sha256Hex(cookie), value: JSONEncoder().encode(admitted), expiresAt: admitted.expiresAt,
                 expectedVersion: record.version
             )
         else { throw Self.signInAgain }
@@ -199,15 +208,22 @@ public struct AdminConsoleService: Sendable {
         if live, let sessionID = session.sessionID {
             live = try await store.browserSession(id: sessionID)?.isLive(at: now) ?? false
         }
-        if live, session.admittedBy == "role" {
+        if live, session.admittedBy == Self.selfAdmission {
+            // The account page: the account must still exist, and not be disabled.
+            let account = try await store.account(id: session.accountID)
+            live = site == .account && account.map { !$0.isDisabled } ?? false
+        } else if live, site != .admin {
+            live = false
+        } else if live, session.admittedBy == "role" {
             live = try await roles.isAdmin(session.accountID)
-        } else if live, let group = session.admittedBy?.dropFirst("group:".count) {
+        } else if live, let admittedBy = session.admittedBy, admittedBy.hasPrefix("group:") {
+            let group = admittedBy.dropFirst("group:".count)
             // A group taken out of admin.consoleGroups (and a restart) admits nobody any more;
             // leaving the group in the directory counts from the next sign-in.
             live = consoleGroups.contains(String(group))
         }
         guard live else {
-            _ = try await store.deletePluginRecord(namespace: Self.sessionNamespace, key: key)
+            _ = try await store.deletePluginRecord(namespace: sessionNamespace, key: key)
             return nil
         }
         if now.timeIntervalSince(session.lastSeenAt) >= Self.touchInterval {
@@ -215,7 +231,7 @@ public struct AdminConsoleService: Sendable {
             touched.lastSeenAt = now
             // A lost race means another request touched it at the same moment: nothing to do.
             _ = try await store.replacePluginRecord(
-                namespace: Self.sessionNamespace, key: key, value: JSONEncoder().encode(touched), expiresAt: touched.expiresAt, expectedVersion: record.version
+                namespace: sessionNamespace, key: key, value: JSONEncoder().encode(touched), expiresAt: touched.expiresAt, expectedVersion: record.version
             )
             return touched
         }
@@ -223,7 +239,7 @@ public struct AdminConsoleService: Sendable {
     }
 
     private func stored(cookie: String) async throws -> (PluginRecord, ConsoleSession)? {
-        guard let record = try await store.pluginRecord(namespace: Self.sessionNamespace, key: SecretDigest.sha256Hex(cookie), now: clock.now),
+        guard let record = try await store.pluginRecord(namespace: sessionNamespace, key: SecretDigest.sha256Hex(cookie), now: clock.now),
             let session = try? JSONDecoder().decode(ConsoleSession.self, from: record.value)
         else { return nil }
         return (record, session)
@@ -255,11 +271,11 @@ public struct AdminConsoleService: Sendable {
     /// session as well (RP-initiated logout, which comes back to `/admin/signed-out`).
     public func signOut(cookie: String?) async throws -> String? {
         guard let cookie, let (_, session) = try await stored(cookie: cookie) else { return nil }
-        _ = try await store.deletePluginRecord(namespace: Self.sessionNamespace, key: SecretDigest.sha256Hex(cookie))
-        try await audit("console.signed_out", session: session)
+        _ = try await store.deletePluginRecord(namespace: sessionNamespace, key: SecretDigest.sha256Hex(cookie))
+        try await audit(site.auditPrefix + "signed_out", session: session)
         var query = URLComponents()
         query.queryItems = [
-            URLQueryItem(name: "id_token_hint", value: session.idToken), URLQueryItem(name: "client_id", value: ConsoleConfig.appID),
+            URLQueryItem(name: "id_token_hint", value: session.idToken), URLQueryItem(name: "client_id", value: site.appID),
             URLQueryItem(name: "post_logout_redirect_uri", value: signedOutURI),
         ]
         return issuer + "/oauth2/logout?" + (query.percentEncodedQuery ?? "").replacingOccurrences(of: "+", with: "%2B")
@@ -294,19 +310,23 @@ public struct AdminConsoleService: Sendable {
     public static let signInAgain = BrokerError(.loginRequired, .unauthenticated, "Your console session has ended. Sign in again.")
 
     /// Only paths inside the console are places to return to (no open redirect).
-    public static func safeReturn(_ path: String?) -> String {
-        guard let path, path.hasPrefix("/admin/"), !path.hasPrefix("/admin/v1"), !path.contains("//"), !path.contains("\\"),
+    public static func safeReturn(_ path: String?) -> String { safeReturn(path, site: .admin) }
+
+    /// Only paths inside this site are places to return to (no open redirect).
+    public func safeReturn(_ path: String?) -> String { Self.safeReturn(path, site: site) }
+
+    static func safeReturn(_ path: String?, site: ConsoleSite) -> String {
+        let home = site.path + "/"
+        guard let path, path.hasPrefix(home) || path == site.path, !path.hasPrefix("/admin/v1"), !path.contains("//"), !path.contains("\\"),
             path.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
-        else { return "/admin/" }
+        else { return site == .admin ? home : site.path }
         return path
     }
 
     private func audit(_ type: String, session: ConsoleSession, details: [String: String] = [:]) async throws {
+        let who = site == .admin ? ["admin": session.username, "adminAccount": session.accountID] : ["username": session.username]
         try await store.appendAudit(
-            AuditEvent(
-                time: clock.now, type: type, appID: ConsoleConfig.appID, accountID: session.accountID,
-                details: details.merging(["admin": session.username, "adminAccount": session.accountID]) { first, _ in first }
-            )
+            AuditEvent(time: clock.now, type: type, appID: site.appID, accountID: session.accountID, details: details.merging(who) { first, _ in first })
         )
     }
 }

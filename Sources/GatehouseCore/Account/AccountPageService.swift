@@ -1,0 +1,92 @@
+import Foundation
+
+/// What a person does with their own account on the account page (`/account`), signed in there
+/// through the broker (`AdminConsoleService` for the `.account` site): read it, rename or remove a
+/// device, end a browser session or every other one, take back an app's consent, change a password
+/// the broker keeps, and remove a credential a plugin keeps for them. Each call names the account the
+/// page's session proved; nothing here takes an account from the request.
+public struct AccountPageService: Sendable {
+    let broker: Broker
+
+    public init(broker: Broker) { self.broker = broker }
+
+    /// Everything the page shows.
+    public struct Overview: Sendable {
+        public var user: AdminService.UserView
+        public var devices: [DeviceRecord]
+        public var sessions: [BrowserSession]
+        public var consents: [ConsentBook.Grant]
+        public var credentials: [(offered: AdminService.OfferedResource, items: [JSONValue])]
+        /// The providers that keep a password for this account.
+        public var passwordProviders: [String]
+    }
+
+    public func overview(accountID: String) async throws -> Overview {
+        let user = try await broker.admin.user(id: accountID)
+        return Overview(
+            user: user, devices: try await broker.store.devices(accountID: accountID), sessions: try await broker.oauth.sessions.sessions(accountID: accountID),
+            consents: try await ConsentBook(store: broker.store, clock: broker.clock).grants(accountID: accountID),
+            credentials: try await broker.admin.accountResourceItems(accountID: accountID),
+            passwordProviders: user.identities.map(\.provider).filter { broker.plugins.passwordKeepers[$0] != nil }
+        )
+    }
+
+    /// Ends one of the person's browser sessions, on every node.
+    public func endSession(_ sessionID: String, accountID: String) async throws {
+        guard try await broker.oauth.sessions.end(sessionID: sessionID, accountID: accountID, reason: "person") else {
+            throw BrokerError(.notFound, .notFound, "No session '\(sessionID)' of this account is open.")
+        }
+    }
+
+    /// Ends every session of the person but `current` (the one the page was signed in with).
+    public func endOtherSessions(accountID: String, current: String?) async throws -> Int {
+        var ended = 0
+        for session in try await broker.oauth.sessions.sessions(accountID: accountID) where session.id != current {
+            if try await broker.oauth.sessions.end(sessionID: session.id, accountID: accountID, reason: "person") { ended += 1 }
+        }
+        return ended
+    }
+
+    /// A new password for the person's identity at a provider that keeps passwords (the app
+    /// policies' strictest rules apply). Every other session ends and every token of the account is
+    /// revoked: whoever knew the old password is out, on every device.
+    public func changePassword(accountID: String, providerID: String?, to password: String, currentSession: String?) async throws {
+        let user = try await broker.admin.user(id: accountID)
+        let candidates = user.identities.filter { broker.plugins.passwordKeepers[$0.provider] != nil && (providerID == nil || $0.provider == providerID) }
+        guard let identity = candidates.first, let keeper = broker.plugins.passwordKeepers[identity.provider] else {
+            throw BrokerError(.invalidRequest, .badRequest, "This account has no password kept here: change it where you sign in.")
+        }
+        let policy = try await broker.admin.passwordPolicy(forProvider: identity.provider, app: nil)
+        try await keeper.resetPassword(subject: identity.subject, to: password, policy: policy)
+        let ended = try await endOtherSessions(accountID: accountID, current: currentSession)
+        let revoked = try await broker.oauth.revoker.subject(accountID)
+        try await broker.store.appendAudit(
+            AuditEvent(
+                time: broker.clock.now, type: "password.changed", appID: ConsoleConfig.accountAppID, accountID: accountID, providerID: identity.provider,
+                details: ["sessionsEnded": String(ended), "refreshTokensRevoked": String(revoked)]))
+    }
+
+    /// Removes a credential a plugin keeps for the person (a passkey, an authenticator app): only an
+    /// item of this account's, named by its key.
+    public func removeCredential(provider: String, resource: String, key: [String], accountID: String) async throws {
+        guard
+            let (offered, items) = try await broker.admin.accountResourceItems(accountID: accountID).first(where: {
+                $0.offered.provider == provider && $0.offered.resource.name == resource
+            })
+        else { throw BrokerError(.notFound, .notFound, "No such credential.") }
+        let declaration = offered.resource
+        let owned = items.contains { item in
+            declaration.itemKey.enumerated().allSatisfy { index, name in index < key.count && Self.text(item.objectValue?[name]) == key[index] }
+        }
+        guard owned else { throw BrokerError(.notFound, .notFound, "This account has no such credential.") }
+        _ = try await broker.admin.deleteResourceItem(resource, of: .provider(provider), key: key, by: AdminIdentity(name: "self", accountID: accountID))
+    }
+
+    static func text(_ value: JSONValue?) -> String {
+        switch value {
+        case .string(let text)?: text
+        case .number(let number)?: Int(exactly: number).map(String.init) ?? String(number)
+        default: ""
+        }
+    }
+}

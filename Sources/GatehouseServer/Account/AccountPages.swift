@@ -1,0 +1,247 @@
+import Foundation
+import GatehouseCore
+import Hummingbird
+
+/// `/account`: the page where people manage their own account, signed in through the broker like
+/// the admin console (the `gatehouse-account` app, `AdminConsoleService` for the `.account` site):
+/// profile, password, devices, browser sessions, the apps they allowed, and the credentials plugins
+/// keep for them. The same rules as the console: no script, a strict CSP, a CSRF token in every
+/// form, a recent sign-in for a password change or a credential's removal. Handlers read the
+/// request, call `AccountPageService` and render.
+struct AccountPages {
+    let broker: Broker
+    let site: AdminConsoleService
+    let service: AccountPageService
+    let renderer = ConsoleRenderer(site: .account)
+    let sessionCookie: SessionCookie
+    let signInCookie: SessionCookie
+
+    init(broker: Broker, site: AdminConsoleService) {
+        self.broker = broker
+        self.site = site
+        service = AccountPageService(broker: broker)
+        sessionCookie = SessionCookie(issuer: broker.config.server.issuer, baseName: "gatehouse_account")
+        signInCookie = SessionCookie(issuer: broker.config.server.issuer, baseName: "gatehouse_account_sign_in")
+    }
+
+    func addRoutes(to router: Router<GatehouseRequestContext>) {
+        router.get("account") { request, context in
+            guard let session = try await site.session(cookie: sessionCookie.value(in: request)), session.isAdmitted else {
+                return try await beginSignIn(reauthenticate: false)
+            }
+            return try await page(session, notice: Self.notice(request))
+        }
+        router.get("account/login") { _, _ in try await beginSignIn(reauthenticate: false) }
+        router.get("account/reauthenticate") { _, _ in try await beginSignIn(reauthenticate: true) }
+        router.get("account/callback") { request, context in try await callback(request, context) }
+        router.get("account/signed-out") { _, _ in
+            renderer.page(
+                "message", title: "Signed out",
+                values: ["message": "You are signed out.", "links": [["href": "/account", "label": "Sign in again", "secondary": false, "id": false]]], session: nil)
+        }
+        router.post("account/logout") { request, context in
+            try await action(request, context) { _, _ in
+                let logout = try await site.signOut(cookie: sessionCookie.value(in: request))
+                var response = ConsoleRenderer.redirect(logout ?? "/account/signed-out")
+                sessionCookie.clear(on: &response)
+                return response
+            }
+        }
+        router.post("account/devices/:id/rename") { request, context in
+            let id = try context.parameters.require("id")
+            return try await action(request, context) { session, form in
+                try await broker.devices.rename(id, alias: form["alias"] ?? "", ownAccountID: session.accountID)
+                return Self.done(.renamed)
+            }
+        }
+        router.post("account/devices/:id/remove") { request, context in
+            let id = try context.parameters.require("id")
+            return try await action(request, context) { session, _ in
+                try await broker.devices.remove(id, ownAccountID: session.accountID)
+                return Self.done(.removed)
+            }
+        }
+        router.post("account/sessions/end-others") { request, context in
+            try await action(request, context) { session, _ in
+                _ = try await service.endOtherSessions(accountID: session.accountID, current: session.sessionID)
+                return Self.done(.ended)
+            }
+        }
+        router.post("account/sessions/:id/end") { request, context in
+            let id = try context.parameters.require("id")
+            return try await action(request, context) { session, _ in
+                try await service.endSession(id, accountID: session.accountID)
+                return Self.done(.ended)
+            }
+        }
+        router.post("account/consents/:app/revoke") { request, context in
+            let app = try context.parameters.require("app")
+            return try await action(request, context) { session, _ in
+                try await broker.oauth.revokeConsent(appID: app, accountID: session.accountID)
+                return Self.done(.revoked)
+            }
+        }
+        router.post("account/password") { request, context in
+            try await action(request, context, recent: true) { session, form in
+                do {
+                    try await service.changePassword(
+                        accountID: session.accountID, providerID: nil, to: form["password"] ?? "", currentSession: session.sessionID)
+                } catch let error as BrokerError where error.httpStatus == 400 {
+                    return try await page(session, passwordError: ConsolePages.onPassword(error))
+                }
+                return Self.done(.passwordChanged)
+            }
+        }
+        router.post("account/credentials/:provider/:resource/remove") { request, context in
+            let provider = try context.parameters.require("provider")
+            let resource = try context.parameters.require("resource")
+            return try await action(request, context, recent: true) { session, form in
+                let key = form.filter { $0.key.hasPrefix("key.") }.sorted { $0.key < $1.key }
+                let declaration = try await service.overview(accountID: session.accountID).credentials.first {
+                    $0.offered.provider == provider && $0.offered.resource.name == resource
+                }?.offered.resource
+                let ordered = (declaration?.itemKey ?? key.map { String($0.key.dropFirst(4)) }).map { form["key.\($0)"] ?? "" }
+                try await service.removeCredential(provider: provider, resource: resource, key: ordered, accountID: session.accountID)
+                return Self.done(.removed)
+            }
+        }
+    }
+
+    // MARK: - Signing in
+
+    func beginSignIn(reauthenticate: Bool) async throws -> Response {
+        let (cookie, location) = try await site.beginSignIn(returnTo: "/account", reauthenticate: reauthenticate)
+        var response = ConsoleRenderer.redirect(location)
+        signInCookie.set(cookie, on: &response)
+        return response
+    }
+
+    func callback(_ request: Request, _ context: GatehouseRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        var response: Response
+        do {
+            let result = try await site.finishSignIn(
+                cookie: signInCookie.sealedValue(in: request), state: query.get("state"), code: query.get("code"), error: query.get("error"),
+                clientIP: context.clientIP, previous: sessionCookie.value(in: request))
+            switch result {
+            case .admitted(let cookie, _, _):
+                response = ConsoleRenderer.redirect("/account")
+                sessionCookie.set(cookie, on: &response)
+            case .refused:
+                response = renderer.failure(BrokerError(.accessDenied, .forbidden, "This account cannot be managed here."), session: nil)
+            }
+        } catch let error as BrokerError {
+            response = renderer.failure(error, session: nil, links: [["href": "/account/login", "label": "Sign in again", "secondary": false, "id": "account-sign-in"]])
+        }
+        signInCookie.clear(on: &response)
+        return response
+    }
+
+    // MARK: - Pages and actions
+
+    /// A POST: the session, its CSRF token, a recent sign-in where asked, then the action.
+    func action(
+        _ request: Request, _ context: GatehouseRequestContext, recent: Bool = false, _ perform: (ConsoleSession, [String: String]) async throws -> Response
+    ) async throws -> Response {
+        let form: [String: String]
+        do {
+            form = try await FormBody.parse(request, context: context)
+        } catch let error as BrokerError where error.code == .invalidRequest {
+            return renderer.failure(ConsolePages.notAForm, session: nil)
+        }
+        guard let session = try await site.session(cookie: sessionCookie.value(in: request)), session.isAdmitted else {
+            return renderer.failure(
+                BrokerError(.loginRequired, .unauthenticated, "Your session on this page has ended. Sign in again."), session: nil,
+                links: [["href": "/account/login", "label": "Sign in", "secondary": false, "id": "account-sign-in"]])
+        }
+        do {
+            try site.checkCSRF(session, form["csrf"])
+            if recent { try site.requireRecentSignIn(session) }
+            return try await perform(session, form)
+        } catch let error as BrokerError {
+            var links: [[String: Any]] = []
+            if error.code == .reauthenticationRequired {
+                links.append(["href": "/account/reauthenticate", "label": "Sign in again", "secondary": false, "id": "reauthenticate"])
+            }
+            links.append(["href": "/account", "label": "Back to your account", "secondary": true, "id": false])
+            return renderer.failure(error, session: session, links: links)
+        }
+    }
+
+    func page(_ session: ConsoleSession, notice: String? = nil, passwordError: BrokerError? = nil) async throws -> Response {
+        let overview = try await service.overview(accountID: session.accountID)
+        let claims = overview.user.identities.first?.claims ?? [:]
+        let apps = try await broker.admin.apps()
+        let appNames = Dictionary(apps.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let recent = site.isRecent(session)
+        let errors = passwordError.map { ConsoleRenderer.fieldErrors($0, names: ["password"]) } ?? [:]
+        let rules = try await overview.passwordProviders.first.map { try await broker.admin.passwordPolicy(forProvider: $0, app: nil).rules } ?? []
+        let values: [String: Any] = [
+            "username": overview.user.username, "name": claims["name"]?.stringValue ?? false, "email": claims["email"]?.stringValue ?? false,
+            "providers": overview.user.identities.map(\.provider).joined(separator: ", "), "created": ConsoleRenderer.time(overview.user.createdAt),
+            "hasPassword": !overview.passwordProviders.isEmpty, "recent": recent, "minutes": site.config.reauthenticateAfter.value / 60,
+            "passwordFields": [
+                ConsoleField.text(
+                    "password", label: "New password", value: "", hint: rules.joined(separator: " "), error: errors["password"],
+                    type: "password")
+            ],
+            "devices": overview.devices.map { record -> [String: Any] in
+                [
+                    "id": record.device.id, "alias": record.device.alias, "created": ConsoleRenderer.time(record.device.createdAt), "csrf": session.csrfToken,
+                    "summary": "\(record.device.platform.rawValue)\(record.device.model.map { " · \($0)" } ?? "")",
+                ]
+            },
+            "sessions": overview.sessions.map { browser -> [String: Any] in
+                [
+                    "id": browser.id, "authTime": ConsoleRenderer.time(browser.authTime), "lastSeen": ConsoleRenderer.time(browser.lastSeenAt),
+                    "apps": browser.appIDs.map { appNames[$0] ?? $0 }.joined(separator: ", "), "from": browser.clientIP ?? "", "current": browser.id == session.sessionID,
+                    "csrf": session.csrfToken,
+                ]
+            },
+            "hasOthers": overview.sessions.contains { $0.id != session.sessionID },
+            "consents": overview.consents.map { grant -> [String: Any] in
+                [
+                    "appID": grant.appID, "app": appNames[grant.appID] ?? grant.appID, "scopes": grant.scopes.joined(separator: ", "),
+                    "since": ConsoleRenderer.time(grant.grantedAt), "csrf": session.csrfToken,
+                ]
+            },
+            "credentials": overview.credentials.map { offered, items -> [String: Any] in
+                let declaration = offered.resource
+                let columns = declaration.columns.filter { $0 != declaration.accountField }
+                return [
+                    "summary": declaration.summary, "columns": columns, "span": columns.count + 1,
+                    "items": items.map { item -> [String: Any] in
+                        let object = item.objectValue ?? [:]
+                        let key = declaration.itemKey.map { ["name": $0, "value": ConsolePages.text(object[$0])] }
+                        return [
+                            "cells": columns.map { ConsolePages.text(object[$0]) }, "key": key, "csrf": session.csrfToken, "recent": recent,
+                            "action": "/account/credentials/\(offered.provider)/\(declaration.name)/remove", "removable": !declaration.itemKey.isEmpty,
+                            "label": key.map { $0["value"] ?? "" }.joined(separator: " "),
+                        ]
+                    },
+                ]
+            },
+        ]
+        return renderer.page(
+            "account", title: "Your account", values: values, session: session, notice: notice, error: passwordError, fieldNames: ["password"],
+            status: passwordError.map { HTTPResponse.Status(code: $0.httpStatus) } ?? .ok)
+    }
+
+    enum Notice: String {
+        case renamed, removed, ended, revoked, passwordChanged
+
+        var text: String {
+            switch self {
+            case .renamed: "Renamed."
+            case .removed: "Removed."
+            case .ended: "Signed out there."
+            case .revoked: "The app's access is taken back; it asks again next time."
+            case .passwordChanged: "Your password is changed; every other session and app was signed out."
+            }
+        }
+    }
+
+    static func done(_ notice: Notice) -> Response { ConsoleRenderer.redirect("/account?notice=" + notice.rawValue) }
+
+    static func notice(_ request: Request) -> String? { request.uri.queryParameters.get("notice").flatMap { Notice(rawValue: $0) }?.text }
+}
