@@ -175,7 +175,8 @@ struct AccountPages {
         let appNames = Dictionary(apps.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
         let recent = site.isRecent(session)
         let errors = passwordError.map { ConsoleRenderer.fieldErrors($0, names: ["password"]) } ?? [:]
-        let rules = try await overview.passwordProviders.first.map { try await broker.admin.passwordPolicy(forProvider: $0, app: nil).rules } ?? []
+        var rules: [String] = []
+        if let provider = overview.passwordProviders.first { rules = try await broker.admin.passwordPolicy(forProvider: provider, app: nil).rules }
         let values: [String: Any] = [
             "username": overview.user.username, "name": claims["name"]?.stringValue ?? false, "email": claims["email"]?.stringValue ?? false,
             "providers": overview.user.identities.map(\.provider).joined(separator: ", "), "created": ConsoleRenderer.time(overview.user.createdAt),
