@@ -617,6 +617,45 @@ extension GatehouseServerTests {
     /// A resource of people's data (the riddle's `sightings`: `accountField`, `creatable: false`) is
     /// listed on each person's page of the console with a remove button that comes back there; the
     /// provider's page offers no form to add one, and the broker refuses an add from anywhere.
+    /// On the account page a person removes only what is theirs: another account's credential,
+    /// device or session named by its id is not found.
+    @Test func theAccountPageActsOnlyOnThePersonsOwnThings() async throws {
+        let yaml = """
+            providers:
+              - id: sphinx
+                type: riddle
+                config: {question: "What walks on four legs in the morning?", answer: man}
+            apps:
+              - id: thebes
+                name: Thebes
+                redirectURIs: [https://thebes.example/callback]
+                policy: {identityProviders: [sphinx], selfRegistration: true}
+            """
+        var registry = PluginRegistry()
+        registry.register(RiddlePlugin.self)
+        let test = try await TestBroker.make(yaml: yaml, registry: registry)
+        defer { test.temporary.remove() }
+        var accounts: [String] = []
+        for name in ["oedipus", "antigone"] {
+            let (tokens, account) = try await test.signIn(FlowRequest(appID: "thebes", providerID: "sphinx"), answer: ["name": .string(name), "answer": "man"])
+            accounts.append(try #require(account?.id))
+            _ = try await test.broker.accountOperations.perform(
+                plugin: "sphinx", operation: "whoami", fields: [:], accessToken: PresentedToken(scheme: .bearer, token: tokens.accessToken), clientIP: nil)
+        }
+        let page = AccountPageService(broker: test.broker)
+        let refused = await thrownError {
+            try await page.removeCredential(provider: "sphinx", resource: "sightings", key: [accounts[1]], accountID: accounts[0])
+        }
+        #expect(refused?.code == .notFound)
+        #expect(try await test.broker.admin.accountResourceItems(accountID: accounts[1]).first?.items.count == 1)
+        try await page.removeCredential(provider: "sphinx", resource: "sightings", key: [accounts[0]], accountID: accounts[0])
+        #expect(try await test.broker.admin.accountResourceItems(accountID: accounts[0]).first?.items.isEmpty == true)
+        #expect(await thrownError { try await page.endSession("someone-elses", accountID: accounts[0]) }?.code == .notFound)
+        #expect(await thrownError { try await test.broker.devices.remove("someone-elses", ownAccountID: accounts[0]) }?.code == .notFound)
+        #expect(await thrownError { try await test.broker.devices.rename("someone-elses", alias: "x", ownAccountID: accounts[0]) }?.code == .notFound)
+        #expect(await thrownError { try await test.broker.oauth.revokeConsent(appID: "thebes", accountID: accounts[0]) }?.code == .notFound)
+    }
+
     @Test func theConsoleShowsAPersonsCredentialsOnTheirPageAndRemovesThem() async throws {
         let yaml = """
             providers:
