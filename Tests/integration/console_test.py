@@ -356,6 +356,10 @@ def policy_page(ctx):
     saved(browser)
     app = requests.get(BASE_URL + "/admin/v1/apps/webapp", headers={"Authorization": "Bearer " + ADMIN_TOKEN}, timeout=TIMEOUT).json()
     expect(app["policy"]["accessTokenLifetime"] == 1200, f"the saved lifetime is {app['policy']['accessTokenLifetime']}")
+    # The console's own app follows the config file alone: its page offers no form that could only fail.
+    browser.get(BASE_URL + "/admin/apps/gatehouse-console")
+    expect(browser.find_elements(By.ID, "built-in") and not browser.find_elements(By.ID, "save-policy") and not browser.find_elements(By.ID, "delete-app"),
+           "the console's own app offers forms")
     # A cross-site form cannot plant a draft: without the console's cookie nothing is kept.
     planted = requests.post(BASE_URL + "/admin/apps/webapp/policy", data={"policy.accessTokenLifetime": "1d"}, timeout=TIMEOUT, allow_redirects=False)
     expect("gatehouse_console_draft" not in planted.headers.get("Set-Cookie", ""), "a post without the console's cookie kept a draft")

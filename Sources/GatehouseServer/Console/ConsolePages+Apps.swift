@@ -261,6 +261,10 @@ extension ConsolePages {
                 "app": ["id": app.id, "managedBy": app.managedBy.rawValue, "version": app.version], "type": app.confidential ? "confidential" : "public",
                 "updated": ConsoleRenderer.time(app.updatedAt), "stateless": app.policy.statelessAuthentication ? "on" : "off", "confidential": app.confidential,
                 "drift": drift, "settingsFields": settingsFields,
+                // The broker's own apps refuse every change at run time: no form that can only fail.
+                "builtIn": id == ConsoleConfig.appID
+                    ? "This is the admin console's own app." : (id == ConsoleConfig.accountAppID ? "This is the account page's own app." : false),
+                "section": id == ConsoleConfig.appID ? "admin.console" : "accountPage",
                 "policySections": policyForm.sections(values: values, errors: policyErrors, statelessUnavailable: statelessUnavailable(app.policy)),
                 "resources": try await resourceSections(
                     session, owner: .app(id), scope: .app, ids: app.policy.identityProviders + app.policy.authenticators, attempt: attempt),

@@ -164,7 +164,8 @@ enum ConsoleTemplates {
         <p>An admin changed this app at run time, so the config file's <code>apps[]</code> entry is not applied to it.{{#differences}} The config file says otherwise about: {{differences}}.{{/differences}}</p>
         <form method="post" action="/admin/apps/{{app.id}}/return-to-config"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="return-to-config">Return to config</button> <span class="hint">The next start applies the config file's entry again.</span></form>
         {{/drift}}
-        <h2 id="settings">Settings</h2>
+        {{#builtIn}}<p class="notice" id="built-in">{{builtIn}} It follows the config file alone (<code>{{section}}</code>), so it has nothing to change here: its sign-ins, sessions and audit events are the only things to see.</p>{{/builtIn}}
+        {{^builtIn}}<h2 id="settings">Settings</h2>
         {{> appSettings}}
         <h2 id="policy">Policy</h2>
         {{> policyForm}}
@@ -177,7 +178,7 @@ enum ConsoleTemplates {
         {{^deadLetters}}<tr><td colspan="7">None.</td></tr>{{/deadLetters}}</tbody></table>
         {{#hasDeadLetters}}<form method="post" action="/admin/apps/{{app.id}}/dead-letters/replay"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="replay-all">Replay all</button></form>{{/hasDeadLetters}}
         <h2>Dangerous actions</h2>
-        <p>{{#confidential}}<a class="button secondary" href="/admin/apps/{{app.id}}/secret" id="rotate-secret">Rotate the client secret</a> {{/confidential}}<a class="button danger" href="/admin/apps/{{app.id}}/delete" id="delete-app">Delete this app</a></p>
+        <p>{{#confidential}}<a class="button secondary" href="/admin/apps/{{app.id}}/secret" id="rotate-secret">Rotate the client secret</a> {{/confidential}}<a class="button danger" href="/admin/apps/{{app.id}}/delete" id="delete-app">Delete this app</a></p>{{/builtIn}}
         """
 
     static let appSettings = """
