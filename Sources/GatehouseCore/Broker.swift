@@ -55,7 +55,14 @@ public struct Broker: Sendable, CustomStringConvertible {
             let app = settings.app(issuer: config.server.issuer, identityProviders: plugins.identityProviders.keys.sorted(), now: clock.now, site: site)
             let stored = try await store.seedApp(app)
             if stored.managedBy == .admin {
-                logger.notice("a built-in app is managed by an admin; its config section is not applied to it", metadata: ["app": .string(app.id)])
+                // An app an admin made with this id before it was the broker's own: never adopt it.
+                let section = site == .admin ? "admin.console" : "accountPage"
+                throw ConfigIssues([
+                    ConfigIssue(
+                        path: "\(section).enabled",
+                        "an app '\(app.id)' made at run time exists and would become this page's: set \(section).enabled: false, delete it (gatehouse apps delete \(app.id)), then enable \(section) again"
+                    )
+                ])
             }
         }
         let upgraded = try await SecretRewrap(store: store, sealer: sealer, clock: clock).run(everything: false)

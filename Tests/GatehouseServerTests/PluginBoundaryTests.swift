@@ -643,12 +643,17 @@ extension GatehouseServerTests {
                 plugin: "sphinx", operation: "whoami", fields: [:], accessToken: PresentedToken(scheme: .bearer, token: tokens.accessToken), clientIP: nil)
         }
         let page = AccountPageService(broker: test.broker)
+        // A sign-in that did not pass the credential's own provider (a password alone) removes nothing.
+        let passwordOnly = await thrownError {
+            try await page.removeCredential(provider: "sphinx", resource: "sightings", key: [accounts[0]], accountID: accounts[0], methods: ["pwd", "local"])
+        }
+        #expect(passwordOnly?.code == .reauthenticationRequired)
         let refused = await thrownError {
-            try await page.removeCredential(provider: "sphinx", resource: "sightings", key: [accounts[1]], accountID: accounts[0])
+            try await page.removeCredential(provider: "sphinx", resource: "sightings", key: [accounts[1]], accountID: accounts[0], methods: ["sphinx"])
         }
         #expect(refused?.code == .notFound)
         #expect(try await test.broker.admin.accountResourceItems(accountID: accounts[1]).first?.items.count == 1)
-        try await page.removeCredential(provider: "sphinx", resource: "sightings", key: [accounts[0]], accountID: accounts[0])
+        try await page.removeCredential(provider: "sphinx", resource: "sightings", key: [accounts[0]], accountID: accounts[0], methods: ["kba", "sphinx"])
         #expect(try await test.broker.admin.accountResourceItems(accountID: accounts[0]).first?.items.isEmpty == true)
         #expect(await thrownError { try await page.endSession("someone-elses", accountID: accounts[0]) }?.code == .notFound)
         #expect(await thrownError { try await test.broker.devices.remove("someone-elses", ownAccountID: accounts[0]) }?.code == .notFound)

@@ -48,14 +48,21 @@ public struct AccountPageService: Sendable {
     }
 
     /// A new password for the person's identity at a provider that keeps passwords (the app
-    /// policies' strictest rules apply). Every other session ends and every token of the account is
-    /// revoked: whoever knew the old password is out, on every device.
-    public func changePassword(accountID: String, providerID: String?, to password: String, currentSession: String?) async throws {
+    /// policies' strictest rules apply). Every other browser session ends and every refresh and
+    /// access token of the account is revoked; devices with registered sign-in keys stay (the page
+    /// lists them to remove).
+    /// `methods`: how the page's session signed in; an account with a second factor (a credential a
+    /// plugin keeps for it) changes its password only after a sign-in that passed one of them.
+    public func changePassword(accountID: String, providerID: String?, to password: String, currentSession: String?, methods: [String]) async throws {
         let user = try await broker.admin.user(id: accountID)
         let candidates = user.identities.filter { broker.plugins.passwordKeepers[$0.provider] != nil && (providerID == nil || $0.provider == providerID) }
         guard let identity = candidates.first, let keeper = broker.plugins.passwordKeepers[identity.provider] else {
             throw BrokerError(.invalidRequest, .badRequest, "This account has no password kept here: change it where you sign in.")
         }
+        guard candidates.count == 1 else {
+            throw BrokerError(.invalidRequest, .badRequest, "This account has passwords at several providers; an administrator resets them one by one.")
+        }
+        try await requireSecondFactor(accountID: accountID, methods: methods)
         let policy = try await broker.admin.passwordPolicy(forProvider: identity.provider, app: nil)
         try await keeper.resetPassword(subject: identity.subject, to: password, policy: policy)
         let ended = try await endOtherSessions(accountID: accountID, current: currentSession)
@@ -68,7 +75,25 @@ public struct AccountPageService: Sendable {
 
     /// Removes a credential a plugin keeps for the person (a passkey, an authenticator app): only an
     /// item of this account's, named by its key.
-    public func removeCredential(provider: String, resource: String, key: [String], accountID: String) async throws {
+    /// A sign-in that passed one of the account's own second factors, when it has any: a password
+    /// alone must not take them away, or replace the password they guard.
+    func requireSecondFactor(accountID: String, methods: [String]) async throws {
+        let factors = Set(try await broker.admin.accountResourceItems(accountID: accountID).filter { !$0.items.isEmpty }.map(\.offered.provider))
+        guard !factors.isEmpty, factors.isDisjoint(with: methods) else { return }
+        throw BrokerError(
+            .reauthenticationRequired, .unauthenticated,
+            "Sign in with your second factor (\(factors.sorted().joined(separator: ", "))) first: a password alone does not change this.")
+    }
+
+    /// Whether removing a credential of `provider` is allowed for a sign-in that passed `methods`:
+    /// only one that passed that very provider (a stolen password cannot strip a second factor).
+    public static func mayRemove(provider: String, methods: [String]) -> Bool { methods.contains(provider) }
+
+    public func removeCredential(provider: String, resource: String, key: [String], accountID: String, methods: [String]) async throws {
+        guard Self.mayRemove(provider: provider, methods: methods) else {
+            throw BrokerError(
+                .reauthenticationRequired, .unauthenticated, "Sign in with it first (\(provider)): only a sign-in that passed a credential's own provider removes it.")
+        }
         guard
             let (offered, items) = try await broker.admin.accountResourceItems(accountID: accountID).first(where: {
                 $0.offered.provider == provider && $0.offered.resource.name == resource
@@ -79,14 +104,18 @@ public struct AccountPageService: Sendable {
             declaration.itemKey.enumerated().allSatisfy { index, name in index < key.count && Self.text(item.objectValue?[name]) == key[index] }
         }
         guard owned else { throw BrokerError(.notFound, .notFound, "This account has no such credential.") }
-        _ = try await broker.admin.deleteResourceItem(resource, of: .provider(provider), key: key, by: AdminIdentity(name: "self", accountID: accountID))
+        // Audited under the person's own name (`account:<id>`), not an admin's.
+        _ = try await broker.admin.deleteResourceItem(resource, of: .provider(provider), key: key, by: AdminIdentity(name: "account:\(accountID)", accountID: accountID))
     }
 
+    /// A key field as the page shows it (the console's rendering of a value).
     static func text(_ value: JSONValue?) -> String {
         switch value {
         case .string(let text)?: text
         case .number(let number)?: Int(exactly: number).map(String.init) ?? String(number)
-        default: ""
+        case .bool(let flag)?: flag ? "yes" : "no"
+        case nil, .null?: ""
+        case let other?: String(decoding: other.serialized(), as: UTF8.self)
         }
     }
 }

@@ -98,6 +98,11 @@ public struct AdminService: Sendable {
     /// Creates an app; a confidential one gets a generated secret, returned here once and never again.
     public func createApp(_ body: JSONValue, by admin: AdminIdentity) async throws -> (app: AppView, secret: String?) {
         var definition = try decode(AppDefinition.self, body, at: [])
+        if ConsoleConfig.isBuiltIn(definition.id) {
+            throw BrokerError(
+                .invalidRequest, .badRequest, "'\(definition.id)' is the id of one of the broker's own apps; choose another.",
+                issues: [ConfigIssue(path: "id", "reserved")])
+        }
         try checkReferences(definition.policy, path: "policy")
         definition.policy = plugins.settings.normalized(definition.policy)
         let now = clock.now
@@ -177,8 +182,10 @@ public struct AdminService: Sendable {
     }
 
     public func deleteApp(id: String, by admin: AdminIdentity) async throws {
-        try Self.refuseConsoleApp(id)
         let app = try await existingApp(id)
+        // One of the broker's own apps is the config file's; one an admin made with such an id
+        // before it was reserved may go (the broker refuses to start beside it).
+        if app.managedBy != .admin { try Self.refuseConsoleApp(id) }
         guard try await store.deleteApp(id: id) else { throw Self.appNotFound(id) }
         // The store deleted its refresh tokens; its access tokens must stop verifying too.
         try await revokeTokens(of: id)

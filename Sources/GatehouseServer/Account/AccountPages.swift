@@ -56,7 +56,8 @@ struct AccountPages {
         }
         router.post("account/devices/:id/remove") { request, context in
             let id = try context.parameters.require("id")
-            return try await action(request, context) { session, _ in
+            // A device holds sign-in keys: removing one is a sign-in's worth of trust, recent.
+            return try await action(request, context, recent: true) { session, _ in
                 try await broker.devices.remove(id, ownAccountID: session.accountID)
                 return Self.done(.removed)
             }
@@ -85,7 +86,7 @@ struct AccountPages {
             try await action(request, context, recent: true) { session, form in
                 do {
                     try await service.changePassword(
-                        accountID: session.accountID, providerID: nil, to: form["password"] ?? "", currentSession: session.sessionID)
+                        accountID: session.accountID, providerID: nil, to: form["password"] ?? "", currentSession: session.sessionID, methods: session.methods ?? [])
                 } catch let error as BrokerError where error.httpStatus == 400 {
                     return try await page(session, passwordError: ConsolePages.onPassword(error))
                 }
@@ -101,7 +102,7 @@ struct AccountPages {
                     $0.offered.provider == provider && $0.offered.resource.name == resource
                 }?.offered.resource
                 let ordered = (declaration?.itemKey ?? key.map { String($0.key.dropFirst(4)) }).map { form["key.\($0)"] ?? "" }
-                try await service.removeCredential(provider: provider, resource: resource, key: ordered, accountID: session.accountID)
+                try await service.removeCredential(provider: provider, resource: resource, key: ordered, accountID: session.accountID, methods: session.methods ?? [])
                 return Self.done(.removed)
             }
         }
@@ -215,7 +216,8 @@ struct AccountPages {
                         let object = item.objectValue ?? [:]
                         let key = declaration.itemKey.map { ["name": $0, "value": ConsolePages.text(object[$0])] }
                         return [
-                            "cells": columns.map { ConsolePages.text(object[$0]) }, "key": key, "csrf": session.csrfToken, "recent": recent,
+                            "cells": columns.map { ConsolePages.text(object[$0]) }, "key": key, "csrf": session.csrfToken,
+                            "recent": recent && AccountPageService.mayRemove(provider: offered.provider, methods: session.methods ?? []), "provider": offered.provider,
                             "action": "/account/credentials/\(offered.provider)/\(declaration.name)/remove", "removable": !declaration.itemKey.isEmpty,
                             "label": key.map { $0["value"] ?? "" }.joined(separator: " "),
                         ]

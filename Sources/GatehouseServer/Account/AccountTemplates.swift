@@ -7,7 +7,7 @@ enum AccountTemplates {
         {{#hasPassword}}<h2 id="password">Password</h2>
         {{#recent}}<form method="post" action="/account/password" novalidate><input type="hidden" name="csrf" value="{{csrf}}">
         {{#passwordFields}}{{> field}}{{/passwordFields}}
-        <p class="hint">Changing it signs you out everywhere else, on every device and app.</p>
+        <p class="hint">Changing it signs you out of every other browser and app. Devices registered with a sign-in key stay: remove any you do not know below.</p>
         <button type="submit" id="change-password">Change password</button></form>{{/recent}}
         {{^recent}}<p>To change your password, <a href="/account/reauthenticate" id="reauthenticate">sign in again</a> first: your sign-in is more than {{minutes}} minutes old.</p>{{/recent}}{{/hasPassword}}
         <h2 id="devices">Devices</h2>
@@ -28,7 +28,7 @@ enum AccountTemplates {
         {{^consents}}<tr><td colspan="4">None.</td></tr>{{/consents}}</tbody></table></div>
         {{#credentials}}<h2>{{summary}}</h2>
         <div class="scroll"><table class="credentials"><thead><tr>{{#columns}}<th scope="col">{{.}}</th>{{/columns}}<th scope="col"><span class="hint">Action</span></th></tr></thead>
-        <tbody>{{#items}}<tr>{{#cells}}<td>{{.}}</td>{{/cells}}<td>{{#removable}}<details class="confirm"><summary>Remove</summary>{{#recent}}<form method="post" action="{{action}}"><input type="hidden" name="csrf" value="{{csrf}}">{{#key}}<input type="hidden" name="key.{{name}}" value="{{value}}">{{/key}}<button type="submit" class="danger" aria-label="Remove {{label}}">Remove it</button></form>{{/recent}}{{^recent}}<p><a href="/account/reauthenticate">Sign in again</a> first.</p>{{/recent}}</details>{{/removable}}</td></tr>{{/items}}
+        <tbody>{{#items}}<tr>{{#cells}}<td>{{.}}</td>{{/cells}}<td>{{#removable}}<details class="confirm"><summary>Remove</summary>{{#recent}}<form method="post" action="{{action}}"><input type="hidden" name="csrf" value="{{csrf}}">{{#key}}<input type="hidden" name="key.{{name}}" value="{{value}}">{{/key}}<button type="submit" class="danger" aria-label="Remove {{label}}">Remove it</button></form>{{/recent}}{{^recent}}<p>Only a recent sign-in with it ({{provider}}) removes it: sign in to this page with it (<a href="/account/reauthenticate">sign in again</a>), or ask an administrator.</p>{{/recent}}</details>{{/removable}}</td></tr>{{/items}}
         {{^items}}<tr><td colspan="{{span}}">None.</td></tr>{{/items}}</tbody></table></div>{{/credentials}}
         """
 }

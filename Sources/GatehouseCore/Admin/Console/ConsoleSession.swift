@@ -16,6 +16,9 @@ public struct ConsoleSession: Sendable, Hashable, Codable {
     /// bootstrap is open to them.
     public var admittedBy: String?
     public var csrfToken: String
+    /// How the person signed in (the ID token's `amr`: methods and the provider instances passed);
+    /// the account page asks a credential's own provider among them before removing it.
+    public var methods: [String]?
     /// Kept for RP-initiated logout (`id_token_hint`) when the person signs out.
     public var idToken: String
     public var createdAt: Date
