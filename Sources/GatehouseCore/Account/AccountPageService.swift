@@ -108,8 +108,10 @@ public struct AccountPageService: Sendable {
         _ = try await broker.admin.deleteResourceItem(resource, of: .provider(provider), key: key, by: AdminIdentity(name: "account:\(accountID)", accountID: accountID))
     }
 
-    /// A key field as the page shows it (the console's rendering of a value).
-    static func text(_ value: JSONValue?) -> String {
+    /// A resource item's field as pages show it and as removals name it by: text as it is, whole
+    /// numbers without a fraction, `yes`/`no`, other JSON serialized. One rule, so a key read from a
+    /// page always finds its item.
+    public static func text(_ value: JSONValue?) -> String {
         switch value {
         case .string(let text)?: text
         case .number(let number)?: Int(exactly: number).map(String.init) ?? String(number)

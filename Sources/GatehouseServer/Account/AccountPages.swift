@@ -98,9 +98,8 @@ struct AccountPages {
             let resource = try context.parameters.require("resource")
             return try await action(request, context, recent: true) { session, form in
                 let key = form.filter { $0.key.hasPrefix("key.") }.sorted { $0.key < $1.key }
-                let declaration = try await service.overview(accountID: session.accountID).credentials.first {
-                    $0.offered.provider == provider && $0.offered.resource.name == resource
-                }?.offered.resource
+                // The declaration alone names the key's fields: no need to list anyone's items here.
+                let declaration = broker.admin.offeredResources().first { $0.provider == provider && $0.resource.name == resource }?.resource
                 let ordered = (declaration?.itemKey ?? key.map { String($0.key.dropFirst(4)) }).map { form["key.\($0)"] ?? "" }
                 try await service.removeCredential(provider: provider, resource: resource, key: ordered, accountID: session.accountID, methods: session.methods ?? [])
                 return Self.done(.removed)

@@ -150,13 +150,5 @@ extension ConsolePages {
         return copy
     }
 
-    static func text(_ value: JSONValue?) -> String {
-        switch value {
-        case .string(let text)?: text
-        case .number(let number)?: Int(exactly: number).map(String.init) ?? String(number)
-        case .bool(let flag)?: flag ? "yes" : "no"
-        case nil, .null?: ""
-        case let other?: (try? String(decoding: JSONEncoder().encode(other), as: UTF8.self)) ?? ""
-        }
-    }
+    static func text(_ value: JSONValue?) -> String { AccountPageService.text(value) }
 }
