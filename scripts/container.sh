@@ -32,6 +32,10 @@ rm -rf "$context"
 mkdir -p "$context"
 cp "$tarball" "$context/gatehouse-release.tar.gz"
 cp packaging/container/gatehouse.yaml "$context/gatehouse.yaml"
-$podman build --format docker --isolation chroot --network host -f packaging/container/Containerfile --build-arg BASE="$base" \
+# --layers=false keeps no cached stage images: with vfs storage each is a full copy of the root
+# file system, and a build machine would fill its disk in a few dozen builds.
+$podman build --format docker --isolation chroot --network host --layers=false -f packaging/container/Containerfile --build-arg BASE="$base" \
   -t "localhost/gatehouse:$version" "$context" >"$work/build.log" 2>&1 || { tail -30 "$work/build.log" >&2; echo "container: podman build failed (log: $work/build.log)" >&2; exit 1; }
+# The image this tag named before, now untagged, is dropped for the same reason.
+$podman image prune -f >/dev/null 2>&1 || true
 echo "container: localhost/gatehouse:$version ($($podman image inspect --format '{{.Size}}' "localhost/gatehouse:$version" | awk '{printf "%.0f MB", $1/1e6}'))"

@@ -36,6 +36,8 @@ cleanup() {
   [ -n "$container" ] && $podman rm -f "$container" >/dev/null 2>&1
   $podman volume rm -f gatehouse-package-test >/dev/null 2>&1
   $podman secret rm gatehouse-package-test-kek gatehouse-package-test-admin >/dev/null 2>&1
+  # Untagged images (vfs storage copies whole file systems) would fill a CI machine's disk.
+  $podman image prune -f >/dev/null 2>&1
   git -C "$repo" worktree remove --force "$work/previous-src" >/dev/null 2>&1
 }
 trap cleanup EXIT
