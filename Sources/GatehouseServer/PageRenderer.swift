@@ -56,10 +56,18 @@ struct PageRenderer: Sendable {
     /// `script`: the URL of the one script file the page may run (a challenge's declared script).
     /// `brand`: the app's branding (its logo, colour and links), when the page is one of an app's.
     func page(
-        _ template: String, title: String, values: [String: Any], status: HTTPResponse.Status = .ok, script: String? = nil, brand: BrandingPolicy? = nil
+        _ template: String, title: String, values: [String: Any], status: HTTPResponse.Status = .ok, script: String? = nil, brand: BrandingPolicy? = nil,
+        language: String = "en"
     ) -> Response {
+        let texts = PageTexts.values(language: language)
+        var values = values
+        values["t"] = texts
         let content = library.render(values, withTemplate: template) ?? ""
-        var layout: [String: Any] = ["title": title, "content": content, "brand": false, "themeCSS": theme.stylesheet ?? false]
+        var layout: [String: Any] = [
+            "title": title, "content": content, "brand": false, "themeCSS": theme.stylesheet ?? false, "t": texts,
+            // The tab's name: the app's, when the page is one of an app's.
+            "siteName": brand?.displayName ?? "Gatehouse",
+        ]
         if let brand {
             layout["brand"] =
                 [

@@ -4,12 +4,12 @@
 enum PageTemplates {
     static let layout = """
         <!DOCTYPE html>
-        <html lang="en">
+        <html lang="{{t.language}}" dir="{{t.direction}}">
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <meta name="referrer" content="no-referrer">
-        <title>{{title}} · Gatehouse</title>
+        <title>{{title}} · {{siteName}}</title>
         <style>
         :root{--brand:{{#brand.color}}{{brand.color}}{{/brand.color}}{{^brand.color}}#0b5cad{{/brand.color}}}
         body{font-family:system-ui,sans-serif;background:#f4f5f7;color:#1b1d21;margin:0}
@@ -44,7 +44,7 @@ enum PageTemplates {
         {{#brand.logo}}<img class="logo" src="{{brand.logo}}" alt="{{brand.name}}">{{/brand.logo}}
         <h1>{{title}}</h1>
         {{{content}}}
-        {{#brand.hasLinks}}<footer class="brand-links">{{#brand.supportURL}}<a href="{{brand.supportURL}}" rel="noopener noreferrer">Help</a>{{/brand.supportURL}}{{#brand.privacyURL}}<a href="{{brand.privacyURL}}" rel="noopener noreferrer">Privacy</a>{{/brand.privacyURL}}</footer>{{/brand.hasLinks}}
+        {{#brand.hasLinks}}<footer class="brand-links">{{#brand.supportURL}}<a href="{{brand.supportURL}}" rel="noopener noreferrer">{{t.help}}</a>{{/brand.supportURL}}{{#brand.privacyURL}}<a href="{{brand.privacyURL}}" rel="noopener noreferrer">{{t.privacy}}</a>{{/brand.privacyURL}}</footer>{{/brand.hasLinks}}
         </main>
         </body>
         </html>
@@ -53,7 +53,7 @@ enum PageTemplates {
     /// Every challenge, from its declaration (`ChallengeDescription`): the inputs in order, the
     /// declared extra buttons, and a link-out when there is one.
     static let challenge = """
-        {{#appName}}<p>to continue to <strong>{{appName}}</strong></p>{{/appName}}
+        {{#appName}}<p>{{t.toContinueTo}} <strong>{{appName}}</strong></p>{{/appName}}
         {{#error}}<p class="error" role="alert" id="form-error">{{error}}</p>{{/error}}
         {{#prompt}}<p>{{prompt}}</p>{{/prompt}}
         {{#link}}<p><a class="link-out" href="{{url}}">{{text}}</a></p>{{/link}}
@@ -64,7 +64,7 @@ enum PageTemplates {
         <form method="post" action="{{action}}">
         <input type="hidden" name="flow" value="{{flow}}">
         <input type="hidden" name="csrf" value="{{csrf}}">
-        {{#hasRules}}<p class="fact-label" id="password-rules-label">Your password needs</p><ul class="rules" id="password-rules">{{#rules}}<li>{{.}}</li>{{/rules}}</ul>{{/hasRules}}
+        {{#hasRules}}<p class="fact-label" id="password-rules-label">{{t.passwordNeeds}}</p><ul class="rules" id="password-rules">{{#rules}}<li>{{.}}</li>{{/rules}}</ul>{{/hasRules}}
         {{#inputs}}
         {{#hidden}}<input type="hidden" name="{{name}}" value="{{value}}">{{/hidden}}
         {{#textarea}}<label for="{{id}}">{{label}}</label>
@@ -74,7 +74,7 @@ enum PageTemplates {
         {{/inputs}}
         <button type="submit">{{submitLabel}}</button>
         {{#actions}}<button type="submit" name="{{name}}" value="{{value}}" class="secondary" formnovalidate>{{label}}</button>{{/actions}}
-        {{#cancellable}}<button type="submit" name="cancel" value="1" class="secondary" formnovalidate>Cancel</button>{{/cancellable}}
+        {{#cancellable}}<button type="submit" name="cancel" value="1" class="secondary" formnovalidate>{{t.cancel}}</button>{{/cancellable}}
         </form>
         {{#script}}<div id="challenge-data" hidden data-challenge="{{data}}"></div>
         <script src="{{src}}" defer></script>{{/script}}
@@ -84,10 +84,10 @@ enum PageTemplates {
     /// A form that posts itself on (`PageRenderer.autoPost`): to an identity provider (SAML's HTTP-POST
     /// binding), or back to the broker's callback with the browser's cookie.
     static let autoPost = """
-        <p>Taking you on&hellip;</p>
+        <p>{{t.takingYouOn}}</p>
         <form method="post" action="{{action}}" id="auto-post">
         {{#fields}}<input type="hidden" name="{{name}}" value="{{value}}">{{/fields}}
-        <button type="submit">Continue</button>
+        <button type="submit">{{t.continue}}</button>
         </form>
         <script src="{{script}}" defer></script>
         """
@@ -101,13 +101,13 @@ enum PageTemplates {
     /// in" under a registration page, each its own small form (the
     /// flow and CSRF token travel in the body, never in a URL).
     static let signInLinks = """
-        {{#offersRecovery}}<form method="post" action="{{recoverAction}}"><input type="hidden" name="flow" value="{{flow}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="forgot-password">Forgot password?</button></form>{{/offersRecovery}}
-        {{#offersRegistration}}<form method="post" action="{{registerAction}}"><input type="hidden" name="flow" value="{{flow}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="create-account">Create an account</button></form>{{/offersRegistration}}
-        {{#offersSignIn}}<div class="switch">Already have an account? <form method="post" action="{{signInAction}}" class="inline-link"><input type="hidden" name="flow" value="{{flow}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" id="sign-in-instead">Sign in</button></form></div>{{/offersSignIn}}
+        {{#offersRecovery}}<form method="post" action="{{recoverAction}}"><input type="hidden" name="flow" value="{{flow}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="forgot-password">{{t.forgotPassword}}</button></form>{{/offersRecovery}}
+        {{#offersRegistration}}<form method="post" action="{{registerAction}}"><input type="hidden" name="flow" value="{{flow}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="create-account">{{t.createAnAccount}}</button></form>{{/offersRegistration}}
+        {{#offersSignIn}}<div class="switch">{{t.alreadyHaveAccount}} <form method="post" action="{{signInAction}}" class="inline-link"><input type="hidden" name="flow" value="{{flow}}"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" id="sign-in-instead">{{t.signIn}}</button></form></div>{{/offersSignIn}}
         """
 
     static let chooser = """
-        {{#appName}}<p>to continue to <strong>{{appName}}</strong></p>{{/appName}}
+        {{#appName}}<p>{{t.toContinueTo}} <strong>{{appName}}</strong></p>{{/appName}}
         <form method="post" action="{{action}}">
         <input type="hidden" name="flow" value="{{flow}}">
         <input type="hidden" name="csrf" value="{{csrf}}">
@@ -115,50 +115,50 @@ enum PageTemplates {
         <legend>{{legend}}</legend>
         {{#providers}}<button type="submit" name="provider" value="{{id}}">{{label}}</button>{{/providers}}
         </fieldset>
-        <button type="submit" name="cancel" value="1" class="secondary">Cancel</button>
+        <button type="submit" name="cancel" value="1" class="secondary">{{t.cancel}}</button>
         </form>
         {{> signInLinks}}
         """
 
     static let error = """
         <p class="error" role="alert">{{description}}</p>
-        <p>Error code: <code>{{code}}</code>{{#requestID}} · request <code>{{requestID}}</code>{{/requestID}}</p>
-        <p>Go back to the application you came from and start the sign-in again.</p>
+        <p>{{t.errorCode}} <code>{{code}}</code>{{#requestID}} · {{t.request}} <code>{{requestID}}</code>{{/requestID}}</p>
+        <p>{{t.goBack}}</p>
         """
 
     /// RP-initiated logout without a hint naming this session: the person confirms first.
     static let logoutConfirm = """
-        <p>You are signed in as <strong>{{username}}</strong>.{{#appName}} <strong>{{appName}}</strong> asks to sign you out.{{/appName}}</p>
-        <p>Signing out ends your session in every app you opened with it.</p>
+        <p>{{t.signedInAs}} <strong>{{username}}</strong>.{{#appName}} <strong>{{appName}}</strong> {{t.asksToSignOut}}{{/appName}}</p>
+        <p>{{t.signingOutEnds}}</p>
         <form method="post" action="{{action}}">
         {{#fields}}<input type="hidden" name="{{name}}" value="{{value}}">{{/fields}}
-        <button type="submit" name="confirm" value="1" autofocus>Sign out</button>
-        <button type="submit" name="stay" value="1" class="secondary">Stay signed in</button>
+        <button type="submit" name="confirm" value="1" autofocus>{{t.signOut}}</button>
+        <button type="submit" name="stay" value="1" class="secondary">{{t.staySignedIn}}</button>
         </form>
         """
 
     /// After logout (when the app named no page to return to), or after choosing to stay signed in.
     static let signedOut = """
-        {{^stayed}}<p role="status">You are signed out. You can close this window.</p>{{/stayed}}
-        {{#stayed}}<p role="status">You are still signed in.</p>{{/stayed}}
+        {{^stayed}}<p role="status">{{t.signedOutClose}}</p>{{/stayed}}
+        {{#stayed}}<p role="status">{{t.stillSignedIn}}</p>{{/stayed}}
         """
 
     /// The device grant's verification page (RFC 8628 section 3.3): the person types the code their
     /// device shows. A plain GET form, so `verification_uri_complete` is the same request filled in.
     static let deviceCode = """
-        <p>Enter the code shown on your device.</p>
+        <p>{{t.enterDeviceCode}}</p>
         {{#error}}<p class="error" role="alert" id="user_code-error">{{error}}</p>{{/error}}
         <form method="get" action="{{action}}">
-        <label for="user_code">Code</label>
+        <label for="user_code">{{t.code}}</label>
         <input id="user_code" name="user_code" type="text" value="{{value}}" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="32" required autofocus{{#error}} aria-invalid="true" aria-describedby="user_code-error"{{/error}}>
-        <button type="submit">Continue</button>
+        <button type="submit">{{t.continue}}</button>
         </form>
         """
 
     /// Where the verification page's flow ends.
     static let deviceResult = """
-        {{#approved}}<p role="status">Your device is signed in. You can go back to it and close this window.</p>{{/approved}}
-        {{#denied}}<p role="status">The device was not signed in.</p>{{/denied}}
-        {{#failed}}<p role="alert" class="error">The device could not be signed in. Start again on the device.</p>{{/failed}}
+        {{#approved}}<p role="status">{{t.deviceSignedIn}}</p>{{/approved}}
+        {{#denied}}<p role="status">{{t.deviceNotSignedIn}}</p>{{/denied}}
+        {{#failed}}<p role="alert" class="error">{{t.deviceFailed}}</p>{{/failed}}
         """
 }

@@ -15,20 +15,28 @@ enum PageCatalog {
         "Privacy": ["de": "Datenschutz", "fr": "Confidentialité", "es": "Privacidad", "nl": "Privacy"],
         "Forgot password?": ["de": "Passwort vergessen?", "fr": "Mot de passe oublié ?", "es": "¿Olvidó su contraseña?", "nl": "Wachtwoord vergeten?"],
         "Create an account": ["de": "Konto erstellen", "fr": "Créer un compte", "es": "Crear una cuenta", "nl": "Account aanmaken"],
-        "Already have an account?": ["de": "Sie haben schon ein Konto?", "fr": "Vous avez déjà un compte ?", "es": "¿Ya tiene una cuenta?", "nl": "Hebt u al een account?"],
+        "Already have an account?": [
+            "de": "Sie haben schon ein Konto?", "fr": "Vous avez déjà un compte ?", "es": "¿Ya tiene una cuenta?", "nl": "Hebt u al een account?",
+        ],
         "Create your account": ["de": "Konto erstellen", "fr": "Créez votre compte", "es": "Cree su cuenta", "nl": "Maak uw account aan"],
         "Create account": ["de": "Konto erstellen", "fr": "Créer le compte", "es": "Crear la cuenta", "nl": "Account aanmaken"],
         "Your password needs": ["de": "Ihr Passwort braucht", "fr": "Votre mot de passe doit avoir", "es": "Su contraseña necesita", "nl": "Uw wachtwoord moet hebben"],
-        "Choose how to sign in": ["de": "Wählen Sie, wie Sie sich anmelden", "fr": "Choisissez comment vous connecter", "es": "Elija cómo iniciar sesión", "nl": "Kies hoe u inlogt"],
+        "Choose how to sign in": [
+            "de": "Wählen Sie, wie Sie sich anmelden", "fr": "Choisissez comment vous connecter", "es": "Elija cómo iniciar sesión", "nl": "Kies hoe u inlogt",
+        ],
         "Choose how to create your account": [
             "de": "Wählen Sie, wie Sie Ihr Konto erstellen", "fr": "Choisissez comment créer votre compte", "es": "Elija cómo crear su cuenta",
             "nl": "Kies hoe u uw account aanmaakt",
         ],
-        "Continue with {provider}": ["de": "Weiter mit {provider}", "fr": "Continuer avec {provider}", "es": "Continuar con {provider}", "nl": "Doorgaan met {provider}"],
+        "Continue with {provider}": [
+            "de": "Weiter mit {provider}", "fr": "Continuer avec {provider}", "es": "Continuar con {provider}", "nl": "Doorgaan met {provider}",
+        ],
         "Taking you on…": ["de": "Es geht weiter…", "fr": "Redirection en cours…", "es": "Continuando…", "nl": "U wordt doorgestuurd…"],
         "Continue signing in": ["de": "Anmeldung fortsetzen", "fr": "Poursuivre la connexion", "es": "Continuar el inicio de sesión", "nl": "Verder met inloggen"],
         // Errors
-        "Sign-in is not possible": ["de": "Anmeldung nicht möglich", "fr": "Connexion impossible", "es": "No es posible iniciar sesión", "nl": "Inloggen is niet mogelijk"],
+        "Sign-in is not possible": [
+            "de": "Anmeldung nicht möglich", "fr": "Connexion impossible", "es": "No es posible iniciar sesión", "nl": "Inloggen is niet mogelijk",
+        ],
         "Error code:": ["de": "Fehlercode:", "fr": "Code d'erreur :", "es": "Código de error:", "nl": "Foutcode:"],
         "request": ["de": "Anfrage", "fr": "requête", "es": "solicitud", "nl": "verzoek"],
         "Go back to the application you came from and start the sign-in again.": [
@@ -39,9 +47,13 @@ enum PageCatalog {
         ],
         // Logout
         "Sign out": ["de": "Abmelden", "fr": "Se déconnecter", "es": "Cerrar sesión", "nl": "Uitloggen"],
-        "Signing out is not possible": ["de": "Abmelden nicht möglich", "fr": "Déconnexion impossible", "es": "No es posible cerrar sesión", "nl": "Uitloggen is niet mogelijk"],
+        "Signing out is not possible": [
+            "de": "Abmelden nicht möglich", "fr": "Déconnexion impossible", "es": "No es posible cerrar sesión", "nl": "Uitloggen is niet mogelijk",
+        ],
         "You are signed in as": ["de": "Sie sind angemeldet als", "fr": "Vous êtes connecté en tant que", "es": "Ha iniciado sesión como", "nl": "U bent ingelogd als"],
-        "asks to sign you out.": ["de": "möchte Sie abmelden.", "fr": "demande à vous déconnecter.", "es": "solicita cerrar su sesión.", "nl": "vraagt u uit te loggen."],
+        "asks to sign you out.": [
+            "de": "möchte Sie abmelden.", "fr": "demande à vous déconnecter.", "es": "solicita cerrar su sesión.", "nl": "vraagt u uit te loggen.",
+        ],
         "Signing out ends your session in every app you opened with it.": [
             "de": "Das Abmelden beendet Ihre Sitzung in jeder App, die Sie damit geöffnet haben.",
             "fr": "La déconnexion met fin à votre session dans chaque application ouverte avec elle.",
@@ -55,9 +67,13 @@ enum PageCatalog {
             "de": "Sie sind abgemeldet. Sie können dieses Fenster schließen.", "fr": "Vous êtes déconnecté. Vous pouvez fermer cette fenêtre.",
             "es": "Ha cerrado sesión. Puede cerrar esta ventana.", "nl": "U bent uitgelogd. U kunt dit venster sluiten.",
         ],
-        "You are still signed in.": ["de": "Sie sind weiterhin angemeldet.", "fr": "Vous êtes toujours connecté.", "es": "Sigue con la sesión iniciada.", "nl": "U bent nog ingelogd."],
+        "You are still signed in.": [
+            "de": "Sie sind weiterhin angemeldet.", "fr": "Vous êtes toujours connecté.", "es": "Sigue con la sesión iniciada.", "nl": "U bent nog ingelogd.",
+        ],
         // Device grant
-        "Sign in on a device": ["de": "Auf einem Gerät anmelden", "fr": "Se connecter sur un appareil", "es": "Iniciar sesión en un dispositivo", "nl": "Inloggen op een apparaat"],
+        "Sign in on a device": [
+            "de": "Auf einem Gerät anmelden", "fr": "Se connecter sur un appareil", "es": "Iniciar sesión en un dispositivo", "nl": "Inloggen op een apparaat",
+        ],
         "Device sign-in": ["de": "Geräteanmeldung", "fr": "Connexion de l'appareil", "es": "Inicio de sesión del dispositivo", "nl": "Apparaat inloggen"],
         "Enter the code shown on your device.": [
             "de": "Geben Sie den Code ein, den Ihr Gerät anzeigt.", "fr": "Saisissez le code affiché sur votre appareil.",
@@ -71,7 +87,8 @@ enum PageCatalog {
             "nl": "Uw apparaat is ingelogd. U kunt ernaar teruggaan en dit venster sluiten.",
         ],
         "The device was not signed in.": [
-            "de": "Das Gerät wurde nicht angemeldet.", "fr": "L'appareil n'a pas été connecté.", "es": "El dispositivo no inició sesión.", "nl": "Het apparaat is niet ingelogd.",
+            "de": "Das Gerät wurde nicht angemeldet.", "fr": "L'appareil n'a pas été connecté.", "es": "El dispositivo no inició sesión.",
+            "nl": "Het apparaat is niet ingelogd.",
         ],
         "The device could not be signed in. Start again on the device.": [
             "de": "Das Gerät konnte nicht angemeldet werden. Beginnen Sie auf dem Gerät erneut.",
@@ -97,11 +114,18 @@ enum PageCatalog {
         "Send the code again": ["de": "Code erneut senden", "fr": "Renvoyer le code", "es": "Enviar el código de nuevo", "nl": "Code opnieuw sturen"],
         "Confirm": ["de": "Bestätigen", "fr": "Confirmer", "es": "Confirmar", "nl": "Bevestigen"],
         "Allow access": ["de": "Zugriff erlauben", "fr": "Autoriser l'accès", "es": "Permitir el acceso", "nl": "Toegang toestaan"],
-        "{appName} asks to: {purposes}": ["de": "{appName} möchte: {purposes}", "fr": "{appName} demande à : {purposes}", "es": "{appName} solicita: {purposes}", "nl": "{appName} vraagt om: {purposes}"],
+        "{appName} asks to: {purposes}": [
+            "de": "{appName} möchte: {purposes}", "fr": "{appName} demande à : {purposes}", "es": "{appName} solicita: {purposes}",
+            "nl": "{appName} vraagt om: {purposes}",
+        ],
         "Deny": ["de": "Ablehnen", "fr": "Refuser", "es": "Denegar", "nl": "Weigeren"],
         "Allow": ["de": "Erlauben", "fr": "Autoriser", "es": "Permitir", "nl": "Toestaan"],
-        "Sign in on your device": ["de": "Auf Ihrem Gerät anmelden", "fr": "Connectez-vous sur votre appareil", "es": "Inicie sesión en su dispositivo", "nl": "Log in op uw apparaat"],
-        "Reset your password": ["de": "Passwort zurücksetzen", "fr": "Réinitialisez votre mot de passe", "es": "Restablezca su contraseña", "nl": "Stel uw wachtwoord opnieuw in"],
+        "Sign in on your device": [
+            "de": "Auf Ihrem Gerät anmelden", "fr": "Connectez-vous sur votre appareil", "es": "Inicie sesión en su dispositivo", "nl": "Log in op uw apparaat",
+        ],
+        "Reset your password": [
+            "de": "Passwort zurücksetzen", "fr": "Réinitialisez votre mot de passe", "es": "Restablezca su contraseña", "nl": "Stel uw wachtwoord opnieuw in",
+        ],
         "Enter your username. If it has an email address, we send a code to it.": [
             "de": "Geben Sie Ihren Benutzernamen ein. Hat er eine E-Mail-Adresse, senden wir einen Code dorthin.",
             "fr": "Saisissez votre nom d'utilisateur. S'il a une adresse e-mail, nous y envoyons un code.",
@@ -115,7 +139,9 @@ enum PageCatalog {
             "es": "Si el nombre de usuario tiene un correo electrónico, se le ha enviado un código. Introdúzcalo aquí.",
             "nl": "Heeft de gebruikersnaam een e-mailadres, dan is er een code naar onderweg. Voer die hier in.",
         ],
-        "Choose a new password": ["de": "Neues Passwort wählen", "fr": "Choisissez un nouveau mot de passe", "es": "Elija una nueva contraseña", "nl": "Kies een nieuw wachtwoord"],
+        "Choose a new password": [
+            "de": "Neues Passwort wählen", "fr": "Choisissez un nouveau mot de passe", "es": "Elija una nueva contraseña", "nl": "Kies een nieuw wachtwoord",
+        ],
         "New password": ["de": "Neues Passwort", "fr": "Nouveau mot de passe", "es": "Nueva contraseña", "nl": "Nieuw wachtwoord"],
         "Change password": ["de": "Passwort ändern", "fr": "Changer le mot de passe", "es": "Cambiar la contraseña", "nl": "Wachtwoord wijzigen"],
         "Your password was set by an administrator. Choose your own to continue. {rules}": [
