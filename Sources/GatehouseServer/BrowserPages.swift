@@ -11,6 +11,16 @@ struct BrowserPages {
     let sessionCookie: SessionCookie
 
     static let cookieName = "gatehouse_browser"
+    /// The language a browser's sign-in chose at `/oauth2/authorize` (`ui_locales`, else
+    /// `Accept-Language`), kept for the flow's next pages. Not a secret.
+    static let languageCookie = "gatehouse_lang"
+
+    /// The language of a page: `uiLocales` (the authorization request's), else what this browser's
+    /// sign-in chose, else its `Accept-Language`, else English.
+    func language(_ request: Request, uiLocales: String? = nil) -> String {
+        LanguageChoice.choose(
+            uiLocales: uiLocales ?? request.cookies[Self.languageCookie]?.value, acceptLanguage: request.headers[.acceptLanguage], appDefault: nil)
+    }
 
     init(broker: Broker, theme: PageTheme = PageTheme()) {
         self.broker = broker
@@ -21,8 +31,8 @@ struct BrowserPages {
 
     /// Renders what a step led to; a sign-in that started a single sign-on session gives the
     /// browser its cookie.
-    func respond(_ outcome: FlowOutcome, app: App?, csrf: String, requestID: String?) -> Response {
-        var response = renderer.render(outcome, app: app, csrf: csrf, requestID: requestID)
+    func respond(_ outcome: FlowOutcome, app: App?, csrf: String, requestID: String?, language: String = "en") -> Response {
+        var response = renderer.render(outcome, app: app, csrf: csrf, requestID: requestID, language: language)
         if case .authorized(_, _, let cookie?) = outcome { sessionCookie.set(cookie, on: &response) }
         return response
     }
@@ -116,7 +126,7 @@ struct BrowserPages {
             providerID: provider
         ) {
         case .browser(let outcome, let app, let csrf):
-            return respond(outcome, app: app, csrf: csrf, requestID: context.id)
+            return respond(outcome, app: app, csrf: csrf, requestID: context.id, language: language(request))
         case .redirect(let location):
             return PageRenderer.redirect(to: location)
         case .repost(let url, let fields):
@@ -143,7 +153,12 @@ struct BrowserPages {
                 app: app, request: authorization, binding: binding, clientIP: context.clientIP, sessionCookie: sessionCookie.value(in: request),
                 userAgent: request.headers[.userAgent]
             )
-            response = respond(outcome, app: app, csrf: binding.csrfToken, requestID: context.id)
+            let chosen = language(request, uiLocales: parameters["ui_locales"])
+            response = respond(outcome, app: app, csrf: binding.csrfToken, requestID: context.id, language: chosen)
+            response.setCookie(
+                Cookie(
+                    name: Self.languageCookie, value: chosen, maxAge: Int(app.policy.flowLifetime.value), path: "/",
+                    secure: broker.config.server.issuer.hasPrefix("https:"), httpOnly: true, sameSite: .lax))
         } catch AuthorizationRefusal.redirect(_, let location) {
             // prompt=none that cannot be honoured (OIDC Core section 3.1.2.6).
             response = PageRenderer.redirect(to: location)
@@ -198,7 +213,7 @@ struct BrowserPages {
                 return PageRenderer.redirect(to: try await broker.engine.cancel(flowID: flowID, browser: proof))
             }
             let (outcome, app) = try await step(form, flowID, proof)
-            return respond(outcome, app: app, csrf: csrf, requestID: context.id)
+            return respond(outcome, app: app, csrf: csrf, requestID: context.id, language: language(request))
         } catch let error as BrokerError
             where [.failedAttempt, .badRequest, .conflict, .tooManyRequests, .unavailable].contains(error.kind) && error.code != .flowNotFound
         {
@@ -208,7 +223,9 @@ struct BrowserPages {
                 return renderer.error(error, requestID: context.id)
             }
             let typed = form.filter { !["flow", "csrf", "cancel"].contains($0.key) }
-            return renderer.render(pending.outcome, app: pending.app, csrf: csrf, error: error.message, typed: typed, status: .badRequest, requestID: context.id)
+            return renderer.render(
+                pending.outcome, app: pending.app, csrf: csrf, error: PageCatalog.translate(error.message, to: language(request)), typed: typed, status: .badRequest,
+                requestID: context.id, language: language(request))
         } catch let error as BrokerError {
             return renderer.error(error, requestID: context.id)
         }

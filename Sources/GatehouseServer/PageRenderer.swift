@@ -117,8 +117,10 @@ struct PageRenderer: Sendable {
     /// `typed`: what the person posted with a refused answer, for the page to fill in again (never a
     /// secret input).
     func render(
-        _ outcome: FlowOutcome, app: App?, csrf: String, error: String? = nil, typed: [String: String] = [:], status: HTTPResponse.Status = .ok, requestID: String?
+        _ outcome: FlowOutcome, app: App?, csrf: String, error: String? = nil, typed: [String: String] = [:], status: HTTPResponse.Status = .ok, requestID: String?,
+        language: String = "en"
     ) -> Response {
+        let say = { (text: String) in PageCatalog.translate(text, to: language) }
         let appName: Any = app.map { $0.policy.branding.displayName ?? $0.name } ?? false
         let brand = app.map { app -> BrandingPolicy in
             var brand = app.policy.branding
@@ -130,14 +132,16 @@ struct PageRenderer: Sendable {
             return Self.redirect(to: redirect)
         case .chooseProvider(let flowID, let providers, _, let registering):
             return page(
-                "chooser", title: registering ? "Create your account" : "Sign in",
+                "chooser", title: say(registering ? "Create your account" : "Sign in"),
                 values: [
                     "appName": appName, "flow": flowID, "csrf": csrf, "action": issuer + "/oauth2/authorize/provider",
-                    "legend": registering ? "Choose how to create your account" : "Choose how to sign in",
-                    "providers": providers.map { ["id": $0, "label": "Continue with \(providerNames[$0] ?? $0)"] },
+                    "legend": say(registering ? "Choose how to create your account" : "Choose how to sign in"),
+                    "providers": providers.map {
+                        ["id": $0, "label": say("Continue with {provider}").replacingOccurrences(of: "{provider}", with: providerNames[$0] ?? $0)]
+                    },
                     "offersRegistration": !registering && (app?.policy.selfRegistration ?? false), "offersRecovery": false, "offersSignIn": registering,
                     "registerAction": issuer + "/oauth2/authorize/register", "signInAction": issuer + "/oauth2/authorize/sign-in",
-                ], status: status, brand: brand
+                ], status: status, brand: brand, language: language
             )
         case .challenge(let flowID, let challenge, _):
             guard let description = challenges.description(of: challenge.type) else {
@@ -162,9 +166,9 @@ struct PageRenderer: Sendable {
             let rules = registering ? (challenge.fields["passwordRules"]?.arrayValue ?? []).compactMap(\.stringValue) : []
             var values: [String: Any] = [
                 "appName": appName, "flow": flowID, "csrf": csrf, "action": issuer + "/oauth2/authorize/answer", "error": error ?? false,
-                "prompt": description.prompt(for: challenge) ?? false,
-                "submitLabel": registering && description.submitLabel == "Sign in" ? "Create account" : description.submitLabel,
-                "actions": description.actions.map { ["name": $0.name, "value": $0.value, "label": $0.label] },
+                "prompt": Self.prompt(of: description, for: challenge, language: language) ?? false,
+                "submitLabel": say(registering && description.submitLabel == "Sign in" ? "Create account" : description.submitLabel),
+                "actions": description.actions.map { ["name": $0.name, "value": $0.value, "label": say($0.label)] },
                 "offersRegistration": challenge.fields[Challenge.offersRegistrationField] == .bool(true),
                 "offersRecovery": challenge.fields[Challenge.offersRecoveryField] == .bool(true),
                 "offersSignIn": challenge.fields[Challenge.offersSignInField] == .bool(true),
@@ -182,15 +186,29 @@ struct PageRenderer: Sendable {
             }
             values["facts"] = Self.facts(of: description, for: challenge)
             // A plugin's own title stays ("Create a passkey"); the generic sign-in one says what happens.
-            let title = registering && description.title == "Sign in" ? "Create your account" : description.title
-            guard let script = description.script else { return page("challenge", title: title, values: values, status: status, brand: brand) }
+            let title = say(registering && description.title == "Sign in" ? "Create your account" : description.title)
+            values["inputs"] = (values["inputs"] as? [[String: Any]] ?? []).map { input in
+                var input = input
+                input["label"] = (input["label"] as? String).map(say) ?? ""
+                return input
+            }
+            guard let script = description.script else { return page("challenge", title: title, values: values, status: status, brand: brand, language: language) }
             // The script reads these fields as JSON from an attribute (escaped like every value).
             let data = JSONValue.object(challenge.fields.filter { script.data.contains($0.key) })
             values["script"] = ["src": scriptURL(of: challenge.type), "data": String(decoding: data.serialized(), as: UTF8.self)]
-            return page("challenge", title: title, values: values, status: status, script: scriptURL(of: challenge.type), brand: brand)
+            return page("challenge", title: title, values: values, status: status, script: scriptURL(of: challenge.type), brand: brand, language: language)
         case .completed, .stopped:
             return self.error(BrokerError.internalFailure("This flow cannot finish in a browser."), requestID: requestID)
         }
+    }
+
+    /// The prompt in `language`: the declared one translated, then its `{field}` placeholders filled
+    /// (a challenge's own prompt is the plugin's, as it is).
+    static func prompt(of description: ChallengeDescription, for challenge: Challenge, language: String) -> String? {
+        guard challenge.prompt == nil, let declared = description.prompt, language != "en" else { return description.prompt(for: challenge) }
+        var translated = description
+        translated.prompt = PageCatalog.translate(declared, to: language)
+        return translated.prompt(for: challenge)
     }
 
     /// The template values of a challenge's inputs. The first input that is not filled in already gets
