@@ -41,7 +41,8 @@ struct CodeBook: Sendable {
 
     // MARK: - Sending
 
-    func send(to address: EmailAddress, binding: String, appID: String, appName: String, clientIP: String?) async throws -> CodeDelivery {
+    /// `language`: the built-in message's (an operator's own template is sent as written).
+    func send(to address: EmailAddress, binding: String, appID: String, appName: String, clientIP: String?, language: String = "en") async throws -> CodeDelivery {
         // A locked address gets no mail: the lock would refuse the code anyway.
         try await lockouts.refuseIfLocked(Self.lockKey(address, binding: binding), what: "This email address")
         let now = clock.now
@@ -64,8 +65,9 @@ struct CodeBook: Sendable {
         )
 
         let code = Self.newCode(length: config.codeLength)
-        let message = config.template(for: appID).message(
-            to: address, code: code, appName: appName, minutes: config.codeLifetime.value / 60, fallbackSubject: config.defaultSubject
+        let message = config.template(for: appID, language: language).message(
+            to: address, code: code, appName: appName, minutes: config.codeLifetime.value / 60,
+            fallbackSubject: config.defaultSubject(language: language)
         )
         do {
             try await environment.mailer.send(message)

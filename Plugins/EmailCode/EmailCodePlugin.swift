@@ -97,12 +97,12 @@ public enum EmailCodePlugin: PluginFactory {
         }
 
         /// The template for an app: its own, else `default`, else the built-in one.
-        func template(for appID: String) -> MessageTemplate {
-            templates[appID] ?? templates["default"] ?? .builtIn
+        func template(for appID: String, language: String = "en") -> MessageTemplate {
+            templates[appID] ?? templates["default"] ?? .builtIn(in: language)
         }
 
         /// The subject when an app's template has none.
-        var defaultSubject: String { templates["default"]?.subject ?? MessageTemplate.builtIn.subject! }
+        func defaultSubject(language: String = "en") -> String { templates["default"]?.subject ?? MessageTemplate.builtIn(in: language).subject! }
     }
 
     public static let challenges = [EmailCodeProvider.addressChallenge, EmailCodeProvider.codeChallenge]

@@ -78,7 +78,8 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
 
     private func send(to address: EmailAddress, context: FlowContext, enrolling: Bool = false) async throws -> FlowStep {
         let delivery = try await codes.send(
-            to: address, binding: Self.binding(context), appID: context.app.id, appName: context.app.name, clientIP: context.clientIP)
+            to: address, binding: Self.binding(context), appID: context.app.id, appName: context.app.name, clientIP: context.clientIP,
+            language: context.language)
         let state = State(address: address, enrolling: enrolling)
         return .challenge(challenge(delivery), state: state)
     }
@@ -118,7 +119,7 @@ public struct EmailCodeProvider: IdentityProvider, Authenticator, AddressVerifyi
     // MARK: - AddressVerifying
 
     public func sendCode(to address: EmailAddress, binding: String, app: AppView, clientIP: String?) async throws -> CodeDelivery {
-        try await codes.send(to: address, binding: binding, appID: app.id, appName: app.name, clientIP: clientIP)
+        try await codes.send(to: address, binding: binding, appID: app.id, appName: app.name, clientIP: clientIP, language: app.language)
     }
 
     public func checkCode(_ code: String, binding: String) async throws -> EmailAddress {

@@ -11,20 +11,28 @@ public struct MessageTemplate: Decodable, Sendable, Hashable {
 
     static let placeholders: Set<String> = ["code", "app", "minutes", "address"]
 
-    public static let builtIn = MessageTemplate(
-        subject: "{{code}} is your {{app}} code",
-        text: """
-            Your {{app}} code is {{code}}
+    /// The message sent when config names no template, in English.
+    public static let builtIn = builtIn(in: "en")
 
-            It works for {{minutes}} minutes. If you did not ask for it, ignore this email: someone may have typed your address by mistake.
+    /// The built-in message in `language` (`EmailCodePlugin.translations`).
+    public static func builtIn(in language: String) -> MessageTemplate {
+        let say = { (text: String) in EmailCodePlugin.translations.text(text, in: language) }
+        return MessageTemplate(
+            subject: say("{{code}} is your {{app}} code"),
+            text: say(
+                """
+                Your {{app}} code is {{code}}
 
-            """,
-        html: """
-            <p>Your {{app}} code is</p>
-            <p style="font-size:24px;font-weight:bold;letter-spacing:4px">{{code}}</p>
-            <p>It works for {{minutes}} minutes. If you did not ask for it, ignore this email: someone may have typed your address by mistake.</p>
-            """
-    )
+                It works for {{minutes}} minutes. If you did not ask for it, ignore this email: someone may have typed your address by mistake.
+
+                """),
+            html: """
+                <p>\(say("Your {{app}} code is"))</p>
+                <p style="font-size:24px;font-weight:bold;letter-spacing:4px">{{code}}</p>
+                <p>\(say("It works for {{minutes}} minutes. If you did not ask for it, ignore this email: someone may have typed your address by mistake."))</p>
+                """
+        )
+    }
 
     init(subject: String?, text: String, html: String?) {
         self.subject = subject

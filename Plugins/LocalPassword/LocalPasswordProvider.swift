@@ -61,7 +61,7 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping, Temporar
             // A password an administrator chose is good for one thing: choosing the person's own.
             if record.mustChange == true {
                 return .challenge(
-                    Self.changePasswordChallenge(policy: context.app.passwordPolicy),
+                    Self.changePasswordChallenge(policy: context.app.passwordPolicy, language: context.language),
                     state: PasswordChange(subject: record.subject, provenHash: SecretDigest.sha256Hex(record.passwordHash)))
             }
         }
@@ -249,12 +249,12 @@ extension LocalPasswordProvider {
             .detail("rules", .string, "The password rules, in words."),
         ])
 
-    static func changePasswordChallenge(policy: PasswordPolicy) -> Challenge {
+    static func changePasswordChallenge(policy: PasswordPolicy, language: String) -> Challenge {
         Challenge(
             type: changePassword.type,
             fields: [
                 "passwordPolicy": ["minLength": .number(Double(policy.minLength)), "maxLength": .number(Double(policy.maxLength))],
-                "rules": .string(policy.rules.joined(separator: " ")),
+                "rules": .string(policy.rules(in: language).joined(separator: " ")),
             ])
     }
 }

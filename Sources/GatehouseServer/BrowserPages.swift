@@ -15,12 +15,9 @@ struct BrowserPages {
     /// `Accept-Language`), kept for the flow's next pages. Not a secret.
     static let languageCookie = "gatehouse_lang"
 
-    /// The language of a page: `uiLocales` (the authorization request's), else what this browser's
-    /// sign-in chose, else its `Accept-Language`, else English.
-    func language(_ request: Request, uiLocales: String? = nil) -> String {
-        LanguageChoice.choose(
-            uiLocales: uiLocales ?? request.cookies[Self.languageCookie]?.value, acceptLanguage: request.headers[.acceptLanguage], appDefault: nil)
-    }
+    /// The language of a page outside a flow's challenge (a provider choice, an error): what this
+    /// browser's sign-in chose, else its `Accept-Language`, else English.
+    func language(_ request: Request) -> String { request.pageLanguage() }
 
     init(broker: Broker, theme: PageTheme = PageTheme()) {
         self.broker = broker
@@ -61,7 +58,7 @@ struct BrowserPages {
             do {
                 parameters = try FormBody.query(request)
             } catch {
-                return renderer.error(error as? BrokerError ?? .invalidRequest("The query is not readable."), requestID: context.id)
+                return renderer.error(error as? BrokerError ?? .invalidRequest("The query is not readable."), requestID: context.id, language: language(request))
             }
             return try await authorize(parameters, request: request, context: context)
         }
@@ -70,7 +67,7 @@ struct BrowserPages {
             do {
                 parameters = try await FormBody.parse(request, context: context)
             } catch let error as BrokerError {
-                return renderer.error(error, requestID: context.id)
+                return renderer.error(error, requestID: context.id, language: language(request))
             }
             return try await authorize(parameters, request: request, context: context)
         }
@@ -92,7 +89,7 @@ struct BrowserPages {
                 do {
                     return try await callback(try FormBody.query(request), crossSitePost: false, request: request, context: context)
                 } catch let error as BrokerError {
-                    return renderer.error(error, requestID: context.id)
+                    return renderer.error(error, requestID: context.id, language: language(request))
                 }
             }
             // A SAML response with an encrypted, signed assertion and its groups outgrows the forms' limit.
@@ -100,7 +97,7 @@ struct BrowserPages {
                 do {
                     return try await callback(try await FormBody.parse(request, context: context), crossSitePost: true, request: request, context: context)
                 } catch let error as BrokerError {
-                    return renderer.error(error, requestID: context.id)
+                    return renderer.error(error, requestID: context.id, language: language(request))
                 }
             }
         }
@@ -130,7 +127,7 @@ struct BrowserPages {
         case .redirect(let location):
             return PageRenderer.redirect(to: location)
         case .repost(let url, let fields):
-            return renderer.autoPost(to: url, fields: fields + [(PageRenderer.repostMarker, "1")], title: "Continue signing in")
+            return renderer.autoPost(to: url, fields: fields + [(PageRenderer.repostMarker, "1")], title: "Continue signing in", language: language(request))
         }
     }
 
@@ -140,7 +137,7 @@ struct BrowserPages {
         do {
             (app, authorization) = try await broker.authorizations.validate(parameters)
         } catch AuthorizationRefusal.page(let error) {
-            return renderer.error(error, requestID: context.id)
+            return renderer.error(error, requestID: context.id, language: language(request))
         } catch AuthorizationRefusal.redirect(_, let location) {
             return PageRenderer.redirect(to: location)
         }
@@ -149,11 +146,13 @@ struct BrowserPages {
         let binding = BrowserBinding(cookie: cookie)
         var response: Response
         do {
+            // OIDC Core 3.1.2.1: `ui_locales`, then the browser's languages, then the app's default.
+            let preferred = LanguageChoice.preferred(uiLocales: parameters["ui_locales"], acceptLanguage: request.headers[.acceptLanguage])
+            let chosen = preferred ?? app.view.language
             let outcome = try await broker.engine.startAuthorization(
                 app: app, request: authorization, binding: binding, clientIP: context.clientIP, sessionCookie: sessionCookie.value(in: request),
-                userAgent: request.headers[.userAgent]
+                userAgent: request.headers[.userAgent], language: chosen
             )
-            let chosen = language(request, uiLocales: parameters["ui_locales"])
             response = respond(outcome, app: app, csrf: binding.csrfToken, requestID: context.id, language: chosen)
             response.setCookie(
                 Cookie(
@@ -163,7 +162,7 @@ struct BrowserPages {
             // prompt=none that cannot be honoured (OIDC Core section 3.1.2.6).
             response = PageRenderer.redirect(to: location)
         } catch let error as BrokerError {
-            response = renderer.error(error, requestID: context.id)
+            response = renderer.error(error, requestID: context.id, language: language(request))
         }
         response.setCookie(bindingCookie(cookie, lifetime: Int(app.policy.flowLifetime.value)))
         return response
@@ -202,10 +201,10 @@ struct BrowserPages {
         do {
             form = try await FormBody.parse(request, context: context)
         } catch let error as BrokerError {
-            return renderer.error(error, requestID: context.id)
+            return renderer.error(error, requestID: context.id, language: language(request))
         }
         guard let flowID = form["flow"], let csrf = form["csrf"] else {
-            return renderer.error(BrokerError(.invalidRequest, .badRequest, "The form is incomplete."), requestID: context.id)
+            return renderer.error(BrokerError(.invalidRequest, .badRequest, "The form is incomplete."), requestID: context.id, language: language(request))
         }
         let proof = BrowserProof(cookie: request.cookies[Self.cookieName]?.value, csrfToken: csrf)
         do {
@@ -220,14 +219,15 @@ struct BrowserPages {
             // A flow that is still there (a wrong code, a mail server that did not answer) shows its
             // page again with the error, so the person can retry; a flow that ended shows the error page.
             guard let pending = try? await broker.engine.pending(flowID: flowID, browser: proof) else {
-                return renderer.error(error, requestID: context.id)
+                return renderer.error(error, requestID: context.id, language: language(request))
             }
             let typed = form.filter { !["flow", "csrf", "cancel"].contains($0.key) }
+            let language = PageRenderer.language(of: pending.outcome) ?? language(request)
             return renderer.render(
-                pending.outcome, app: pending.app, csrf: csrf, error: PageCatalog.translate(error.message, to: language(request)), typed: typed, status: .badRequest,
-                requestID: context.id, language: language(request))
+                pending.outcome, app: pending.app, csrf: csrf, error: renderer.catalog.text(of: error, in: language), typed: typed, status: .badRequest,
+                requestID: context.id, language: language)
         } catch let error as BrokerError {
-            return renderer.error(error, requestID: context.id)
+            return renderer.error(error, requestID: context.id, language: language(request))
         }
     }
 }

@@ -37,21 +37,22 @@ struct DevicePages {
     /// approves the device. After it: the result.
     @Sendable func verification(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         guard let query = try? FormBody.query(request) else {
-            return renderer.error(.invalidRequest("The query is not readable."), requestID: context.id)
+            return renderer.error(.invalidRequest("The query is not readable."), requestID: context.id, language: request.pageLanguage())
         }
         if let result = query["result"], ["approved", "denied", "failed"].contains(result) {
-            return renderer.page("deviceResult", title: "Device sign-in", values: [result: true])
+            let language = request.pageLanguage()
+            return renderer.page("deviceResult", title: renderer.catalog.text("Device sign-in", in: language), values: [result: true], language: language)
         }
-        guard let userCode = query["user_code"], !userCode.isEmpty else { return form(value: "", error: nil) }
+        guard let userCode = query["user_code"], !userCode.isEmpty else { return form(value: "", error: nil, language: request.pageLanguage()) }
         return PageRenderer.redirect(to: OAuthRedirect.url(broker.config.server.issuer + Self.startPath, parameters: [("user_code", userCode)]))
     }
 
     /// The code typed (or from the link): the sign-in that approves the device, or the form again.
     @Sendable func start(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         guard let query = try? FormBody.query(request) else {
-            return renderer.error(.invalidRequest("The query is not readable."), requestID: context.id)
+            return renderer.error(.invalidRequest("The query is not readable."), requestID: context.id, language: request.pageLanguage())
         }
-        guard let userCode = query["user_code"], !userCode.isEmpty else { return form(value: "", error: nil) }
+        guard let userCode = query["user_code"], !userCode.isEmpty else { return form(value: "", error: nil, language: request.pageLanguage()) }
         let cookie = request.cookies[BrowserPages.cookieName]?.value.nilIfInvalidToken ?? RandomToken.make()
         let binding = BrowserBinding(cookie: cookie)
         do {
@@ -59,20 +60,22 @@ struct DevicePages {
                 userCode: userCode, binding: binding, clientIP: context.clientIP, sessionCookie: pages.sessionCookie.value(in: request),
                 userAgent: request.headers[.userAgent]
             )
-            var response = pages.respond(outcome, app: app, csrf: binding.csrfToken, requestID: context.id)
+            var response = pages.respond(outcome, app: app, csrf: binding.csrfToken, requestID: context.id, language: request.pageLanguage())
             response.setCookie(pages.bindingCookie(cookie, lifetime: Int(app.policy.flowLifetime.value)))
             return response
         } catch let error as BrokerError where error.code == .invalidGrant {
-            return form(value: String(userCode.prefix(32)), error: error.message)
+            let language = request.pageLanguage()
+            return form(value: String(userCode.prefix(32)), error: renderer.catalog.text(of: error, in: language), language: language)
         } catch let error as BrokerError {
-            return renderer.error(error, requestID: context.id)
+            return renderer.error(error, requestID: context.id, language: request.pageLanguage())
         }
     }
 
-    func form(value: String, error: String?) -> Response {
+    func form(value: String, error: String?, language: String) -> Response {
         renderer.page(
-            "deviceCode", title: "Sign in on a device", values: ["action": broker.config.server.issuer + Self.startPath, "value": value, "error": error ?? false],
-            status: error == nil ? .ok : .badRequest
+            "deviceCode", title: renderer.catalog.text("Sign in on a device", in: language),
+            values: ["action": broker.config.server.issuer + Self.startPath, "value": value, "error": error ?? false],
+            status: error == nil ? .ok : .badRequest, language: language
         )
     }
 }

@@ -7,7 +7,14 @@ import Hummingbird
 /// translate between HTTP and the flow engine.
 struct FlowAPI {
     let broker: Broker
+    /// Every text in every language, for challenge texts and refusals.
+    let catalog: MessageCatalog
     var engine: FlowEngine { broker.engine }
+
+    init(broker: Broker) {
+        self.broker = broker
+        self.catalog = MessageCatalog(plugins: broker.engine.challenges.translations)
+    }
     var issuer: String { broker.config.server.issuer }
 
     func addRoutes(to group: RouterGroup<GatehouseRequestContext>) {
@@ -29,9 +36,12 @@ struct FlowAPI {
         var codeChallengeMethod: String?
         /// The installation a native app runs the flow from: its tokens are tied to it.
         var installation: String?
+        /// The person's languages, most preferred first (BCP 47 tags, space-separated, as OIDC's
+        /// `ui_locales`); before the request's `Accept-Language`.
+        var uiLocales: String?
 
         enum CodingKeys: String, CodingKey {
-            case app, provider, purpose, stateless, scope, returnURI, codeChallenge, codeChallengeMethod, installation
+            case app, provider, purpose, stateless, scope, returnURI, codeChallenge, codeChallengeMethod, installation, uiLocales
             case clientSecret = "client_secret"
         }
     }
@@ -49,6 +59,23 @@ struct FlowAPI {
 
     @Sendable func start(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let body = try await request.decode(as: StartBody.self, context: context)
+        let preferred = LanguageChoice.preferred(uiLocales: body.uiLocales, acceptLanguage: request.headers[.acceptLanguage])
+        do {
+            return try await start(body, preferred: preferred, request: request, context: context)
+        } catch let error as BrokerError {
+            let appDefault = try? await broker.store.app(id: body.app)?.view.language
+            throw told(error, in: preferred ?? appDefault ?? "en")
+        }
+    }
+
+    /// A refusal's description in the person's language (the code stays as it is).
+    func told(_ error: BrokerError, in language: String) -> BrokerError {
+        var error = error
+        error.message = catalog.text(of: error, in: language)
+        return error
+    }
+
+    func start(_ body: StartBody, preferred: String?, request: Request, context: GatehouseRequestContext) async throws -> Response {
         if body.codeChallenge != nil, body.codeChallengeMethod != "S256" {
             throw BrokerError(.invalidRequest, .badRequest, "codeChallengeMethod must be S256 (plain is not accepted).")
         }
@@ -56,6 +83,7 @@ struct FlowAPI {
             appID: body.app, providerID: body.provider, purpose: body.purpose ?? .authenticate, stateless: body.stateless ?? false,
             scopes: body.scope.map { $0.split(separator: " ").map(String.init) }, clientIP: context.clientIP, installationID: body.installation
         )
+        flowRequest.language = preferred
         // An access token (Bearer or DPoP) registers a credential for its account; Basic is the app's own.
         var client: ClientCredentials?
         var dpop = AccessTokenAuthentication.dpop(request, issuer: issuer)
@@ -73,17 +101,24 @@ struct FlowAPI {
         let outcome = try await engine.start(
             flowRequest, returnURI: body.returnURI, codeChallenge: body.codeChallenge, client: client, dpop: dpop, verifiedDPoPKey: verifiedDPoPKey
         )
-        return try FlowResponse(outcome, challenges: engine.challenges).response(status: .created)
+        return try FlowResponse(outcome, challenges: engine.challenges, catalog: catalog).response(status: .created)
     }
 
     @Sendable func resume(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let flowID = try context.parameters.require("flow")
         let body = try await request.decode(as: ResumeBody.self, context: context)
         let client = try ClientAuthentication.credentials(from: request, bodySecret: body.clientSecret)
-        let outcome = try await engine.resume(
-            flowID: flowID, answer: ChallengeResponse(body.answer), client: client, dpop: AccessTokenAuthentication.dpop(request, issuer: issuer)
-        )
-        return try FlowResponse(outcome, challenges: engine.challenges).response(status: .ok)
+        let outcome: FlowOutcome
+        do {
+            outcome = try await engine.resume(
+                flowID: flowID, answer: ChallengeResponse(body.answer), client: client, dpop: AccessTokenAuthentication.dpop(request, issuer: issuer)
+            )
+        } catch let error as BrokerError {
+            // The flow's language; for a flow that is gone, what the request asks for.
+            let language = await engine.language(ofFlow: flowID) ?? request.pageLanguage()
+            throw told(error, in: language)
+        }
+        return try FlowResponse(outcome, challenges: engine.challenges, catalog: catalog).response(status: .ok)
     }
 }
 
@@ -128,26 +163,31 @@ struct FlowResponse: Encodable {
     }
 
     /// A challenge on the wire: its type and the answer fields its declaration names, next to its
-    /// type-specific facts.
+    /// type-specific facts, and `texts`: what an app shows a person for it, in the flow's `language`.
     struct ChallengeBody: Encodable {
         var challenge: Challenge
         var description: ChallengeDescription?
+        var catalog: MessageCatalog
 
         func encode(to encoder: any Encoder) throws {
             var fields = challenge.fields
             fields["type"] = .string(challenge.type)
             fields["fields"] = .array((description?.inputs ?? []).filter { $0.kind != .hidden }.map { .string($0.name) })
+            if let description {
+                let language = fields[Challenge.languageField]?.stringValue ?? "en"
+                fields["texts"] = ChallengeTexts(description, for: challenge, language: language, catalog: catalog).json
+            }
             try fields.encode(to: encoder)
         }
     }
 
-    init(_ outcome: FlowOutcome, challenges: ChallengeCatalog) throws {
+    init(_ outcome: FlowOutcome, challenges: ChallengeCatalog, catalog: MessageCatalog) throws {
         switch outcome {
         case .challenge(let flowID, let challenge, let expiresAt):
             self.flow = flowID
             self.status = "challenge"
             self.expiresAt = expiresAt
-            self.challenge = ChallengeBody(challenge: challenge, description: challenges.description(of: challenge.type))
+            self.challenge = ChallengeBody(challenge: challenge, description: challenges.description(of: challenge.type), catalog: catalog)
         case .completed(let flowID, let tokens, let account, let notice):
             self.flow = flowID
             self.status = "completed"

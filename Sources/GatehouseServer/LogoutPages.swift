@@ -24,7 +24,7 @@ struct LogoutPages {
             do {
                 return try await logout(try FormBody.query(request), request: request, context: context)
             } catch let error as BrokerError {
-                return page(error, context: context)
+                return page(error, context: context, request: request)
             }
         }
         router.post("oauth2/logout") { request, context in
@@ -39,26 +39,27 @@ struct LogoutPages {
                 }
                 return try await logout(form, request: request, context: context)
             } catch let error as BrokerError {
-                return page(error, context: context)
+                return page(error, context: context, request: request)
             }
         }
         router.post("oauth2/logout/confirm") { request, context in
             do {
                 return try await confirm(try await FormBody.parse(request, context: context), request: request, context: context)
             } catch let error as BrokerError {
-                return page(error, context: context)
+                return page(error, context: context, request: request)
             }
         }
     }
 
     /// The parameters of RP-Initiated Logout 1.0 section 2 that the broker reads.
-    static let parameters: Set = ["id_token_hint", "client_id", "post_logout_redirect_uri", "state"]
+    static let parameters: Set = ["id_token_hint", "client_id", "post_logout_redirect_uri", "state", "ui_locales"]
 
-    func page(_ error: BrokerError, context: GatehouseRequestContext) -> Response {
-        renderer.page(
-            "error", title: "Signing out is not possible",
-            values: ["description": error.message, "code": error.code.rawValue, "requestID": context.id],
-            status: HTTPResponse.Status(code: error.httpStatus)
+    func page(_ error: BrokerError, context: GatehouseRequestContext, request: Request) -> Response {
+        let language = request.pageLanguage()
+        return renderer.page(
+            "error", title: renderer.catalog.text("Signing out is not possible", in: language),
+            values: ["description": renderer.catalog.text(of: error, in: language), "code": error.code.rawValue, "requestID": context.id],
+            status: HTTPResponse.Status(code: error.httpStatus), language: language
         )
     }
 
@@ -70,18 +71,21 @@ struct LogoutPages {
         let endSession = try await validate(parameters)
         let value = cookie.value(in: request)
         let session = try await broker.oauth.sessions.current(cookie: value)
+        // RP-Initiated Logout 1.0 section 2: `ui_locales`, as at sign-in.
+        let language = request.pageLanguage(uiLocales: parameters["ui_locales"])
         if let session, let value, endSession.needsConfirmation(for: session) {
             var fields = endSession.parameters.map { ["name": $0.key, "value": $0.value] }
             fields.append(["name": "csrf", "value": SessionCookie.logoutToken(for: value)])
+            if let uiLocales = parameters["ui_locales"] { fields.append(["name": "ui_locales", "value": String(uiLocales.prefix(100))]) }
             return renderer.page(
-                "logoutConfirm", title: "Sign out",
+                "logoutConfirm", title: renderer.catalog.text("Sign out", in: language),
                 values: [
                     "username": session.username, "appName": endSession.app?.name ?? false, "fields": fields,
                     "action": broker.config.server.issuer + "/oauth2/logout/confirm",
-                ]
+                ], language: language
             )
         }
-        return try await finish(endSession, session: session)
+        return try await finish(endSession, session: session, language: language)
     }
 
     func confirm(_ form: [String: String], request: Request, context: GatehouseRequestContext) async throws -> Response {
@@ -90,22 +94,25 @@ struct LogoutPages {
         parameters["id_token_hint"] = nil
         let endSession = try await validate(parameters)
         let value = cookie.value(in: request)
+        let language = request.pageLanguage(uiLocales: parameters["ui_locales"])
         guard let session = try await broker.oauth.sessions.current(cookie: value), let value else {
-            return try await finish(endSession, session: nil)
+            return try await finish(endSession, session: nil, language: language)
         }
         guard let csrf = form["csrf"], SecretDigest.constantTimeEquals(csrf, SessionCookie.logoutToken(for: value)) else {
             throw BrokerError(.invalidRequest, .forbidden, "The sign-out form is not from this browser's session; open the sign-out link again.")
         }
         if form["stay"] != nil {
-            return renderer.page("signedOut", title: "Still signed in", values: ["stayed": true])
+            return renderer.page("signedOut", title: renderer.catalog.text("Still signed in", in: language), values: ["stayed": true], language: language)
         }
-        return try await finish(endSession, session: session)
+        return try await finish(endSession, session: session, language: language)
     }
 
     /// Ends the session (if any), clears the cookie, and sends the browser on.
-    func finish(_ endSession: EndSessionRequest, session: BrowserSession?) async throws -> Response {
+    func finish(_ endSession: EndSessionRequest, session: BrowserSession?, language: String) async throws -> Response {
         if let session { try await broker.oauth.sessions.end(session, reason: "logout") }
-        var response = endSession.redirect.map(PageRenderer.redirect(to:)) ?? renderer.page("signedOut", title: "Signed out", values: ["stayed": false])
+        var response =
+            endSession.redirect.map(PageRenderer.redirect(to:))
+            ?? renderer.page("signedOut", title: renderer.catalog.text("Signed out", in: language), values: ["stayed": false], language: language)
         cookie.clear(on: &response)
         return response
     }

@@ -16,6 +16,8 @@ struct PageRenderer: Sendable {
     let providerNames: [String: String]
     /// The plugin templates that did not parse.
     let brokenTemplates: [String]
+    /// Every text in every language: the pages', the broker's and the plugins'.
+    let catalog: MessageCatalog
 
     /// `pluginTemplates`: the plugins' page templates, by `<instance>/<name>` (a plugin's own names
     /// cannot clash with the broker's, which have no slash).
@@ -51,6 +53,7 @@ struct PageRenderer: Sendable {
         self.library = library
         self.issuer = issuer
         self.challenges = challenges
+        self.catalog = MessageCatalog(plugins: challenges.translations)
     }
 
     /// `script`: the URL of the one script file the page may run (a challenge's declared script).
@@ -94,22 +97,31 @@ struct PageRenderer: Sendable {
 
     /// A page that posts `fields` to `url` at once: its one script (`autoPostScriptPath`) submits the
     /// form; without script, the person presses Continue. The fields travel in the body only.
-    func autoPost(to url: String, fields: [(name: String, value: String)], title: String) -> Response {
+    func autoPost(to url: String, fields: [(name: String, value: String)], title: String, language: String = "en") -> Response {
         page(
-            "autoPost", title: title,
+            "autoPost", title: catalog.text(title, in: language),
             values: ["action": url, "fields": fields.map { ["name": $0.name, "value": $0.value] }, "script": issuer + Self.autoPostScriptPath],
-            script: issuer + Self.autoPostScriptPath
+            script: issuer + Self.autoPostScriptPath, language: language
         )
+    }
+
+    /// The language a flow's challenge says it is in (chosen when the flow started), if any.
+    static func language(of outcome: FlowOutcome) -> String? {
+        guard case .challenge(_, let challenge, _) = outcome, let chosen = challenge.fields[Challenge.languageField]?.stringValue,
+            TextTranslations.languages.contains(chosen)
+        else { return nil }
+        return chosen
     }
 
     /// Where a challenge type's declared script is served.
     func scriptURL(of type: String) -> String { issuer + "/assets/challenges/\(type).js" }
 
-    func error(_ error: BrokerError, requestID: String?) -> Response {
+    /// The error page, in `language`: the refusal's message, else what its kind of failure means.
+    func error(_ error: BrokerError, requestID: String?, language: String = "en") -> Response {
         page(
-            "error", title: "Sign-in is not possible",
-            values: ["description": error.message, "code": error.code.rawValue, "requestID": requestID ?? false],
-            status: HTTPResponse.Status(code: error.httpStatus)
+            "error", title: catalog.text("Sign-in is not possible", in: language),
+            values: ["description": catalog.text(of: error, in: language), "code": error.code.rawValue, "requestID": requestID ?? false],
+            status: HTTPResponse.Status(code: error.httpStatus), language: language
         )
     }
 
@@ -120,7 +132,9 @@ struct PageRenderer: Sendable {
         _ outcome: FlowOutcome, app: App?, csrf: String, error: String? = nil, typed: [String: String] = [:], status: HTTPResponse.Status = .ok, requestID: String?,
         language: String = "en"
     ) -> Response {
-        let say = { (text: String) in PageCatalog.translate(text, to: language) }
+        // A flow's challenge says its language (chosen when the flow started); other pages use the browser's.
+        let language = Self.language(of: outcome) ?? language
+        let say = { (text: String) in catalog.text(text, in: language) }
         let appName: Any = app.map { $0.policy.branding.displayName ?? $0.name } ?? false
         let brand = app.map { app -> BrandingPolicy in
             var brand = app.policy.branding
@@ -145,28 +159,28 @@ struct PageRenderer: Sendable {
             )
         case .challenge(let flowID, let challenge, _):
             guard let description = challenges.description(of: challenge.type) else {
-                return self.error(BrokerError.internalFailure("This step cannot be shown in a browser."), requestID: requestID)
+                return self.error(BrokerError.internalFailure("This step cannot be shown in a browser."), requestID: requestID, language: language)
             }
             // A sign-in elsewhere: the browser goes there at once (posting the declared form, if
             // any), and comes back at the callback.
             if let callback = description.callback {
                 guard let url = challenge.fields[callback.urlField]?.stringValue, Self.isSafeLink(url) else {
-                    return self.error(BrokerError.internalFailure("The sign-in page's address is not usable."), requestID: requestID)
+                    return self.error(BrokerError.internalFailure("The sign-in page's address is not usable."), requestID: requestID, language: language)
                 }
                 if let formField = callback.formField, case .object(let form)? = challenge.fields[formField] {
                     guard let action = form["action"]?.stringValue, Self.isSafeLink(action), case .object(let values)? = form["fields"] else {
-                        return self.error(BrokerError.internalFailure("The sign-in page's form is not usable."), requestID: requestID)
+                        return self.error(BrokerError.internalFailure("The sign-in page's form is not usable."), requestID: requestID, language: language)
                     }
                     let fields = values.sorted { $0.key < $1.key }.compactMap { name, value in value.stringValue.map { (name: name, value: $0) } }
-                    return autoPost(to: action, fields: fields, title: "Continue signing in")
+                    return autoPost(to: action, fields: fields, title: "Continue signing in", language: language)
                 }
                 return Self.redirect(to: url)
             }
             let registering = challenge.fields[Challenge.registrationPageField] == .bool(true)
-            let rules = registering ? (challenge.fields["passwordRules"]?.arrayValue ?? []).compactMap(\.stringValue) : []
+            let rules = registering ? (challenge.fields["passwordRules"]?.arrayValue ?? []).compactMap(\.stringValue).map(say) : []
             var values: [String: Any] = [
                 "appName": appName, "flow": flowID, "csrf": csrf, "action": issuer + "/oauth2/authorize/answer", "error": error ?? false,
-                "prompt": Self.prompt(of: description, for: challenge, language: language) ?? false,
+                "prompt": prompt(of: description, for: challenge, language: language) ?? false,
                 "submitLabel": say(registering && description.submitLabel == "Sign in" ? "Create account" : description.submitLabel),
                 "actions": description.actions.map { ["name": $0.name, "value": $0.value, "label": say($0.label)] },
                 "offersRegistration": challenge.fields[Challenge.offersRegistrationField] == .bool(true),
@@ -179,12 +193,16 @@ struct PageRenderer: Sendable {
             ]
             values["inputs"] = Self.inputs(of: description, for: challenge, hasError: error != nil, typed: typed, registering: registering, hasRules: !rules.isEmpty)
             if let link = description.link, let url = challenge.fields[link.urlField]?.stringValue, Self.isSafeLink(url) {
-                values["link"] = ["url": url, "text": link.label]
+                values["link"] = ["url": url, "text": say(link.label)]
             }
             if let image = description.image, let url = challenge.fields[image.field]?.stringValue, ChallengeImage.isUsable(url) {
-                values["image"] = ["src": url, "alt": image.alt]
+                values["image"] = ["src": url, "alt": say(image.alt)]
             }
-            values["facts"] = Self.facts(of: description, for: challenge)
+            values["facts"] = Self.facts(of: description, for: challenge).map { fact in
+                var fact = fact
+                fact["label"] = (fact["label"] as? String).map(say) ?? ""
+                return fact
+            }
             // A plugin's own title stays ("Create a passkey"); the generic sign-in one says what happens.
             let title = say(registering && description.title == "Sign in" ? "Create your account" : description.title)
             values["inputs"] = (values["inputs"] as? [[String: Any]] ?? []).map { input in
@@ -198,17 +216,26 @@ struct PageRenderer: Sendable {
             values["script"] = ["src": scriptURL(of: challenge.type), "data": String(decoding: data.serialized(), as: UTF8.self)]
             return page("challenge", title: title, values: values, status: status, script: scriptURL(of: challenge.type), brand: brand, language: language)
         case .completed, .stopped:
-            return self.error(BrokerError.internalFailure("This flow cannot finish in a browser."), requestID: requestID)
+            return self.error(BrokerError.internalFailure("This flow cannot finish in a browser."), requestID: requestID, language: language)
         }
     }
 
     /// The prompt in `language`: the declared one translated, then its `{field}` placeholders filled
     /// (a challenge's own prompt is the plugin's, as it is).
-    static func prompt(of description: ChallengeDescription, for challenge: Challenge, language: String) -> String? {
-        guard challenge.prompt == nil, let declared = description.prompt, language != "en" else { return description.prompt(for: challenge) }
-        var translated = description
-        translated.prompt = PageCatalog.translate(declared, to: language)
-        return translated.prompt(for: challenge)
+    func prompt(of description: ChallengeDescription, for challenge: Challenge, language: String) -> String? {
+        Self.prompt(of: description, for: challenge, language: language, catalog: catalog)
+    }
+
+    /// The prompt in `language`: a challenge's own (the plugin's, translated when the catalog has it),
+    /// else the declared one translated, then its `{field}` placeholders filled (a value such as a
+    /// list of password rules translated too).
+    static func prompt(of description: ChallengeDescription, for challenge: Challenge, language: String, catalog: MessageCatalog) -> String? {
+        if let own = challenge.prompt { return catalog.text(own, in: language) }
+        guard var text = description.prompt.map({ catalog.text($0, in: language) }) else { return nil }
+        for (name, value) in challenge.fields {
+            if let string = value.stringValue { text = text.replacingOccurrences(of: "{\(name)}", with: catalog.text(string, in: language)) }
+        }
+        return text
     }
 
     /// The template values of a challenge's inputs. The first input that is not filled in already gets

@@ -3,6 +3,9 @@
 /// answer against its declaration; the server renders pages and the OpenAPI document from it.
 public struct ChallengeCatalog: Sendable {
     private var descriptions: [String: ChallengeDescription] = [:]
+    /// The registered plugins' texts in every language (`PluginFactory.translations`), merged: what
+    /// the pages and the flow API show their challenges and errors in.
+    public private(set) var translations = TextTranslations()
 
     /// The core's challenges and `declared`.
     public init(_ declared: [ChallengeDescription] = []) {
@@ -11,6 +14,11 @@ public struct ChallengeCatalog: Sendable {
 
     /// Adds a declaration. Two plugins may share a type only with the same declaration; anything else
     /// is a programming error caught by the first test that registers both.
+    /// Adds a plugin's texts; a later plugin's translation of the same English text wins.
+    public mutating func add(_ translations: TextTranslations) {
+        self.translations = self.translations.merging(translations)
+    }
+
     public mutating func add(_ description: ChallengeDescription) {
         if let existing = descriptions[description.type] {
             precondition(existing == description, "challenge type '\(description.type)' is declared twice, differently")

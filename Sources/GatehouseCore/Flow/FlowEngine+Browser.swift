@@ -10,7 +10,8 @@ extension FlowEngine {
     /// `AuthorizationRefusal.redirect`. Otherwise, with one provider allowed, its first challenge comes
     /// back; with several, the person chooses first (`chooseProvider`).
     public func startAuthorization(
-        app: App, request: AuthorizationRequest, binding: BrowserBinding, clientIP: String?, sessionCookie: String? = nil, userAgent: String? = nil
+        app: App, request: AuthorizationRequest, binding: BrowserBinding, clientIP: String?, sessionCookie: String? = nil, userAgent: String? = nil,
+        language: String? = nil
     ) async throws -> FlowOutcome {
         do {
             try await attempts.checkStart(clientIP: clientIP, policy: app.policy.lockout)
@@ -21,7 +22,9 @@ extension FlowEngine {
         }
         let session = try await store.liveBrowserSession(cookie: sessionCookie, now: clock.now)
         let decision = try await sessionDecision(session, app: app, request: request)
-        if let outcome = try await continueSession(decision, app: app, request: request, binding: binding, clientIP: clientIP, userAgent: userAgent) {
+        if let outcome = try await continueSession(
+            decision, app: app, request: request, binding: binding, clientIP: clientIP, userAgent: userAgent, language: language ?? app.view.language)
+        {
             return outcome
         }
         if request.prompt.contains("none") {
@@ -35,12 +38,13 @@ extension FlowEngine {
         guard !providers.isEmpty else {
             throw BrokerError(.invalidRequest, .badRequest, "This app signs in through the flow API only.")
         }
-        let flow = FlowRecord(
+        var flow = FlowRecord(
             id: RandomToken.make(), appID: app.id, providerID: providers.count == 1 ? providers[0] : "", purpose: .authenticate, stateless: false,
             scopes: request.scopes, phase: providers.count == 1 ? .identify : .chooseProvider, pluginState: FlowState(),
             challenge: Challenge(type: "choose_provider"), clientIP: clientIP, authorization: authorization,
             createdAt: now, expiresAt: now.addingTimeInterval(app.policy.flowLifetime.timeInterval), version: -1
         )
+        flow.language = language ?? app.view.language
         guard providers.count == 1 else {
             var pending = flow
             try await save(&pending)

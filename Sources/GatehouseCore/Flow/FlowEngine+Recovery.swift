@@ -109,7 +109,7 @@ struct RecoveryPhase {
             next.accountID = link.accountID
             // Sent in the background: an answer that took as long as a mail delivery would tell
             // that the username exists.
-            let (clientIP, logger, verifier, binding, view) = (flow.clientIP, engine.logger, verifier, binding, app.view)
+            let (clientIP, logger, verifier, binding, view) = (flow.clientIP, engine.logger, verifier, binding, app.view(in: flow))
             Task {
                 do { _ = try await verifier.sendCode(to: address, binding: binding, app: view, clientIP: clientIP) } catch {
                     logger.notice("password reset code not sent", metadata: ["error": .string("\(error)")])

@@ -75,7 +75,8 @@ extension FlowEngine {
     /// Goes on from the browser's session: at once to a code, or through consent or the missing
     /// factor in a flow that ends in the same session.
     func continueSession(
-        _ decision: SessionDecision, app: App, request: AuthorizationRequest, binding: BrowserBinding, clientIP: String?, userAgent: String?
+        _ decision: SessionDecision, app: App, request: AuthorizationRequest, binding: BrowserBinding, clientIP: String?, userAgent: String?,
+        language: String
     ) async throws -> FlowOutcome? {
         let (session, account, provider, factor): (BrowserSession, Account, String, String?)
         switch decision {
@@ -104,6 +105,7 @@ extension FlowEngine {
             methods: session.methods, clientIP: clientIP, authorization: authorization, createdAt: now,
             expiresAt: now.addingTimeInterval(app.policy.flowLifetime.timeInterval), version: -1
         )
+        flow.language = language
         if let factor { return try await beginFactor(flow, factorID: factor, app: app, account: account) }
         if needsProfile { return try await ProfilePhase(engine: self, flow: flow, app: app).ask(account: account) }
         if needsConsent { return try await ConsentPhase(engine: self, app: app).ask(&flow) }

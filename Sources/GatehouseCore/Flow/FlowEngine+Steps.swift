@@ -32,7 +32,7 @@ extension FlowEngine {
         flow.challenge = challenge
         flow.pluginState = state
         try await save(&flow)
-        return .challenge(flowID: flow.id, challenge: challenge, expiresAt: flow.expiresAt)
+        return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
     }
 
     /// The identity provider identified someone: back to a provider that handed the flow over, or
@@ -343,4 +343,6 @@ extension Challenge {
     public static let registrationPageField = "registrationPage"
     /// Set on a browser registration page's challenge when it offers "Already have an account? Sign in".
     public static let offersSignInField = "offersSignIn"
+    /// The language the challenge's texts are shown in (`FlowRecord.language`).
+    public static let languageField = "language"
 }

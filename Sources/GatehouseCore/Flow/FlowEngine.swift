@@ -74,6 +74,8 @@ public struct FlowEngine: Sendable {
             throw BrokerError(.invalidClient, .unauthenticated, "Unknown app '\(request.appID)'.")
         }
         try await verifyClient(client, for: app, clientIP: request.clientIP)
+        var request = request
+        request.language = request.language ?? app.view.language
         // The consent page is a browser page: an app that needs consent gets no tokens without it.
         guard !app.policy.consentRequired else {
             throw BrokerError(.unauthorizedClient, .forbidden, "This app needs the person's consent, which is asked in the browser: sign in through /oauth2/authorize.")
@@ -114,6 +116,7 @@ public struct FlowEngine: Sendable {
         flow.codeChallenge = codeChallenge
         flow.signedInAccountID = request.signedInAccountID
         flow.installationID = request.installationID
+        flow.language = request.language
         return try await advance(flow, with: step, app: app, dpopJKT: dpopJKT)
     }
 
@@ -285,6 +288,13 @@ public struct FlowEngine: Sendable {
         return others.map(\.lockout).reduce(app.policy.lockout) { $0.strictest($1) }
     }
 
+    /// The language a flow's texts are in, for telling of a refusal in it; nil for a flow that is
+    /// gone (or that chose none). Read only when an answer was refused.
+    public func language(ofFlow flowID: String) async -> String? {
+        guard let flow = try? await store.flow(id: flowID, now: clock.now, sealer: sealer) else { return nil }
+        return flow.language
+    }
+
     func load(_ flowID: String, browser: BrowserProof?) async throws -> (FlowRecord, App) {
         let notFound = BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
         guard let flow = try await store.flow(id: flowID, now: clock.now, sealer: sealer), let app = try await store.app(id: flow.appID), !app.disabled else {
@@ -311,6 +321,7 @@ public struct FlowEngine: Sendable {
         request.signInAgain = prompt.contains("login")
         request.freshSignInWithin = maxAge.map(Seconds.init)
         request.selectAccount = prompt.contains("select_account")
+        request.language = flow.language
         return request
     }
 
@@ -471,6 +482,8 @@ public struct FlowEngine: Sendable {
     public static let authorizationCodeLifetime: TimeInterval = 60
 
     func save(_ flow: inout FlowRecord) async throws {
+        // Every challenge says its language, for the pages and the flow API to show its texts in.
+        if let language = flow.language { flow.challenge.fields[Challenge.languageField] = .string(language) }
         if flow.version < 0 {
             flow.version = 0
             try await store.insertFlow(flow, sealer: sealer)

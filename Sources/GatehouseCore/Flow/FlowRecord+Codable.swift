@@ -10,7 +10,7 @@ import Foundation
 extension FlowRecord: Codable {
     enum CodingKeys: String, CodingKey {
         case id, appID, providerID, purpose, stateless, scopes, phase, pluginState, challenge, identity, accountID, accountCreated, methods, failedAttempts, clientIP,
-            authorization, returnURI, codeChallenge, returnCodeDigest, signedInAccountID, signInKeyID, handOff, installationID, createdAt, expiresAt, version
+            authorization, returnURI, codeChallenge, returnCodeDigest, signedInAccountID, signInKeyID, handOff, installationID, language, createdAt, expiresAt, version
         /// Written before the phases carried their state.
         case legacyRecovery = "recovery", legacyPendingProfile = "pendingProfile", legacySuspendedFactor = "suspendedFactor"
         /// Written before hand-offs carried their mode.
@@ -71,6 +71,7 @@ extension FlowRecord: Codable {
             throw BrokerError(.flowNotFound, .notFound, "This flow was started by an earlier version of the broker; start a new one.")
         }
         installationID = try container.decodeIfPresent(String.self, forKey: .installationID)
+        language = try container.decodeIfPresent(String.self, forKey: .language)
         switch phase {
         case .recovery:
             // The previous version kept the recovery beside the phase (and always wrote it with it).
@@ -111,6 +112,7 @@ extension FlowRecord: Codable {
         try container.encodeIfPresent(signInKeyID, forKey: .signInKeyID)
         try container.encodeIfPresent(handOff, forKey: .handOff)
         try container.encodeIfPresent(installationID, forKey: .installationID)
+        try container.encodeIfPresent(language, forKey: .language)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(expiresAt, forKey: .expiresAt)
         try container.encode(version, forKey: .version)

@@ -79,6 +79,9 @@ public struct FlowOrigin: Sendable, Hashable {
     /// The installation a JSON flow runs for (`installation` at its start), so that its tokens are
     /// tied to it (`GET /v1/registration-state`).
     public var installationID: String?
+    /// The language the flow's texts are in, chosen at its start (`FlowRequest.language`, else the
+    /// app's default); nil for flows stored before languages existed (English).
+    public var language: String?
 
     public init(clientIP: String? = nil, authorization: BrowserAuthorization? = nil) {
         self.clientIP = clientIP
@@ -197,6 +200,10 @@ extension FlowRecord {
     public var installationID: String? {
         get { origin.installationID }
         set { origin.installationID = newValue }
+    }
+    public var language: String? {
+        get { origin.language }
+        set { origin.language = newValue }
     }
 }
 

@@ -30,6 +30,9 @@ public struct FlowRequest: Sendable {
     public var freshSignInWithin: Seconds?
     /// The person chooses the account to use (the app asked `prompt=select_account`).
     public var selectAccount = false
+    /// The language the person reads (`TextTranslations.languages`), chosen by the server from
+    /// `ui_locales` and `Accept-Language`; nil: the app's default.
+    public var language: String?
 
     /// A request; the engine fills what the flow knows.
     public init(

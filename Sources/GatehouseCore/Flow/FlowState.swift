@@ -42,5 +42,6 @@ extension FlowContext {
             signedInAccountID: request.signedInAccountID, installationID: request.installationID, signInAgain: request.signInAgain,
             freshSignInWithin: request.freshSignInWithin, selectAccount: request.selectAccount, account: account, savedState: state.data
         )
+        language = request.language ?? app.language
     }
 }

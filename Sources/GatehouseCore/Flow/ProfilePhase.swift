@@ -67,7 +67,7 @@ struct ProfilePhase {
         pending: AccountProfile, address: EmailAddress, code: String?, resend: Bool, account: inout Account, dpopJKT: String?
     ) async throws -> FlowOutcome? {
         if resend {
-            _ = try await addressVerifier().sendCode(to: address, binding: codeBinding, app: app.view, clientIP: flow.clientIP)
+            _ = try await addressVerifier().sendCode(to: address, binding: codeBinding, app: app.view(in: flow), clientIP: flow.clientIP)
             return .challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt)
         }
         guard let code else { return nil }
@@ -104,7 +104,7 @@ struct ProfilePhase {
                 // A new address is proven before it is kept.
                 edited.email = address
                 edited.emailVerified = false
-                let delivery = try await addressVerifier().sendCode(to: address, binding: codeBinding, app: app.view, clientIP: flow.clientIP)
+                let delivery = try await addressVerifier().sendCode(to: address, binding: codeBinding, app: app.view(in: flow), clientIP: flow.clientIP)
                 flow.phase = .confirmProfile(pending: edited)
                 flow.challenge = Self.challenge(edited, codeSentTo: delivery.sentTo)
                 flow.challenge.fields["codeExpiresAt"] = .string(ISO8601DateFormatter().string(from: delivery.expiresAt))

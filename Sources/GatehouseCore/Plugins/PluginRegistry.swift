@@ -16,6 +16,7 @@ public struct PluginRegistry: Sendable {
 
     public mutating func register<Factory: PluginFactory>(_ factory: Factory.Type) {
         for description in Factory.challenges { challenges.add(description) }
+        challenges.add(Factory.translations)
         entries[Factory.typeName] = Entry(
             decode: { node, path throws(ConfigIssues) in
                 try ConfigNodeDecoder.decode(Factory.Config.self, from: node == .null ? .mapping([]) : node, at: path)

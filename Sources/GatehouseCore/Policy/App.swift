@@ -58,6 +58,16 @@ extension App {
             passwordPolicy: policy.passwordPolicy, flowLifetime: policy.flowLifetime, pluginSettings: policy.plugins, formerSettings: policy.formerSettings
         )
         view.settingsDecoder = ConfigSettingsDecoder()
+        view.language = policy.branding.defaultLanguage ?? "en"
+        return view
+    }
+}
+
+extension App {
+    /// What plugins see of the app during `flow`: the flow's language is the one its people read.
+    func view(in flow: FlowRecord) -> AppView {
+        var view = view
+        if let language = flow.language { view.language = language }
         return view
     }
 }

@@ -16,11 +16,19 @@ public struct BrandingPolicy: Sendable, Hashable, Codable {
     /// Where people get help, and the privacy notice: https URLs shown under every page.
     public var supportURL: String?
     public var privacyURL: String?
+    /// The language the app's pages, flow texts and emails use when neither the app's `ui_locales`
+    /// nor the person's `Accept-Language` names one the broker speaks (`TextTranslations.languages`);
+    /// nil: English.
+    public var defaultLanguage: String?
 
     /// The largest `data:` logo, in characters: 64 KiB keeps policies small and pages quick.
     public static let maxLogoBytes = 65_536
 
-    public init(displayName: String? = nil, logo: String? = nil, primaryColor: String? = nil, supportURL: String? = nil, privacyURL: String? = nil) {
+    public init(
+        displayName: String? = nil, logo: String? = nil, primaryColor: String? = nil, supportURL: String? = nil, privacyURL: String? = nil,
+        defaultLanguage: String? = nil
+    ) {
+        self.defaultLanguage = defaultLanguage
         self.displayName = displayName
         self.logo = logo
         self.primaryColor = primaryColor
@@ -28,7 +36,7 @@ public struct BrandingPolicy: Sendable, Hashable, Codable {
         self.privacyURL = privacyURL
     }
 
-    enum CodingKeys: String, CodingKey { case displayName, logo, primaryColor, supportURL, privacyURL }
+    enum CodingKeys: String, CodingKey { case displayName, logo, primaryColor, supportURL, privacyURL, defaultLanguage }
 
     /// Reads the branding, refusing what a page could not show safely, with the exact path. An empty
     /// value is no value (how the console clears one).
@@ -43,7 +51,12 @@ public struct BrandingPolicy: Sendable, Hashable, Codable {
         primaryColor = try text(.primaryColor)
         supportURL = try text(.supportURL)
         privacyURL = try text(.privacyURL)
+        defaultLanguage = try text(.defaultLanguage)
         let path = decoder.codingPath
+        if let defaultLanguage, !TextTranslations.languages.contains(defaultLanguage) {
+            throw ConfigIssue(
+                path: path + [CodingKeys.defaultLanguage], "must be one of \(TextTranslations.languages.joined(separator: ", ")), got '\(defaultLanguage)'")
+        }
         if let displayName, displayName.count > 100 {
             throw ConfigIssue(path: path + [CodingKeys.displayName], "must be at most 100 characters, got \(displayName.count)")
         }

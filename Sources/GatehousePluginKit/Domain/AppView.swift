@@ -18,6 +18,9 @@ public struct AppView: Sendable {
     public var passwordPolicy: PasswordPolicy
     /// How long one of its flows may take from start to finish.
     public var flowLifetime: Seconds
+    /// The language its people read when nothing else says (`TextTranslations.languages`): for
+    /// what a plugin sends outside a flow (an invitation email). In a flow, `FlowContext.language`.
+    public var language: String = "en"
     /// Each plugin instance's settings for the app (`policy.plugins.<instance>`), read through
     /// `settings(_:for:)`.
     var pluginSettings: [String: JSONValue]

@@ -57,12 +57,17 @@ public struct PasswordPolicy: Sendable, Hashable, Codable {
     }
 
     /// The rules `check` applies, in words, for a page to show before anyone breaks one.
-    public var rules: [String] {
-        var rules = ["At least \(minLength) characters" + (maxLength < 72 ? ", at most \(maxLength)." : ".")]
-        if numericOnly { rules.append("Digits only.") }
-        rules.append("Not a common password" + (numericOnly ? "." : ", and not containing your username."))
-        if maxSequence > 0 { rules.append("No run of \(maxSequence) sequential characters, such as 1234 or abcd.") }
-        if maxRepeated > 0 { rules.append("Not \(maxRepeated) identical characters in a row.") }
+    public var rules: [String] { rules(in: "en") }
+
+    /// The rules in `language` (`TextTranslations.languages`).
+    public func rules(in language: String) -> [String] {
+        let texts = Self.translations
+        let values = ["minLength": String(minLength), "maxLength": String(maxLength), "maxSequence": String(maxSequence), "maxRepeated": String(maxRepeated)]
+        var rules = [texts.text(maxLength < 72 ? "At least {minLength} characters, at most {maxLength}." : "At least {minLength} characters.", in: language, values)]
+        if numericOnly { rules.append(texts.text("Digits only.", in: language)) }
+        rules.append(texts.text(numericOnly ? "Not a common password." : "Not a common password, and not containing your username.", in: language))
+        if maxSequence > 0 { rules.append(texts.text("No run of {maxSequence} sequential characters, such as 1234 or abcd.", in: language, values)) }
+        if maxRepeated > 0 { rules.append(texts.text("Not {maxRepeated} identical characters in a row.", in: language, values)) }
         return rules
     }
 

@@ -43,6 +43,10 @@ public struct FlowContext: Sendable {
     /// The device-attestation checker the app allows (the first instance adopting `DeviceAttesting`
     /// in its policy's authenticators, then identity providers), for providers that register keys.
     public var deviceAttestation: (any DeviceAttesting)?
+    /// The language the person reads (a tag of `TextTranslations.languages`), chosen when the flow
+    /// started: from the app's `ui_locales`, else the browser's or the device's `Accept-Language`,
+    /// else the app's default. For what a plugin sends the person itself (an email).
+    public var language: String = "en"
     /// The state the plugin's last step kept (`FlowStep`'s `state`), as stored; empty when it kept none.
     package var savedState: Data
 

@@ -15,6 +15,9 @@ public protocol PluginFactory: SendableMetatype {
     static func make(id: String, config: Config, environment: PluginEnvironment) throws -> Instance
     /// The challenge types the plugin's instances ask, declared once (fields, and how a page shows them).
     static var challenges: [ChallengeDescription] { get }
+    /// Every text a person sees from its instances (challenge texts, flow errors, emails) in the
+    /// languages the broker speaks (`TextTranslations.languages`); none by default.
+    static var translations: TextTranslations { get }
     /// The per-app settings of its instances (`policy.plugins.<instance>`); `NoSettings` by default.
     associatedtype Settings: PluginSettings = NoSettings
 }
@@ -22,4 +25,6 @@ public protocol PluginFactory: SendableMetatype {
 extension PluginFactory {
     /// None by default.
     public static var challenges: [ChallengeDescription] { [] }
+    /// None by default: the plugin's texts show in English.
+    public static var translations: TextTranslations { TextTranslations() }
 }
