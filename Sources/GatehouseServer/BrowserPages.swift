@@ -145,26 +145,27 @@ struct BrowserPages {
         let cookie = request.cookies[Self.cookieName]?.value.nilIfInvalidToken ?? RandomToken.make()
         let binding = BrowserBinding(cookie: cookie)
         var response: Response
+        // OIDC Core 3.1.2.1: `ui_locales`, then the browser's languages, then the app's default.
+        let preferred = LanguageChoice.preferred(uiLocales: parameters["ui_locales"], acceptLanguage: request.headers[.acceptLanguage])
+        let chosen = preferred ?? app.view.language
         do {
-            // OIDC Core 3.1.2.1: `ui_locales`, then the browser's languages, then the app's default.
-            let preferred = LanguageChoice.preferred(uiLocales: parameters["ui_locales"], acceptLanguage: request.headers[.acceptLanguage])
-            let chosen = preferred ?? app.view.language
             let outcome = try await broker.engine.startAuthorization(
                 app: app, request: authorization, binding: binding, clientIP: context.clientIP, sessionCookie: sessionCookie.value(in: request),
                 userAgent: request.headers[.userAgent], language: chosen
             )
             response = respond(outcome, app: app, csrf: binding.csrfToken, requestID: context.id, language: chosen)
-            response.setCookie(
-                Cookie(
-                    name: Self.languageCookie, value: chosen, maxAge: Int(app.policy.flowLifetime.value), path: "/",
-                    secure: broker.config.server.issuer.hasPrefix("https:"), httpOnly: true, sameSite: .lax))
         } catch AuthorizationRefusal.redirect(_, let location) {
             // prompt=none that cannot be honoured (OIDC Core section 3.1.2.6).
             response = PageRenderer.redirect(to: location)
         } catch let error as BrokerError {
-            response = renderer.error(error, requestID: context.id, language: language(request))
+            response = renderer.error(error, requestID: context.id, language: chosen)
         }
         response.setCookie(bindingCookie(cookie, lifetime: Int(app.policy.flowLifetime.value)))
+        // The pages outside the flow's challenges (a provider choice, an error) speak it too.
+        response.setCookie(
+            Cookie(
+                name: Self.languageCookie, value: chosen, maxAge: Int(app.policy.flowLifetime.value), path: "/",
+                secure: broker.config.server.issuer.hasPrefix("https:"), httpOnly: true, sameSite: .lax))
         return response
     }
 

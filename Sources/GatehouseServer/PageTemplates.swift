@@ -22,7 +22,7 @@ enum PageTemplates {
         button{margin-top:1.2rem;padding:.6rem 1.2rem;font-size:1rem;border-radius:.3rem;border:1px solid var(--brand);background:var(--brand);color:#fff;cursor:pointer;max-width:100%;overflow-wrap:anywhere}
         img.logo{display:block;max-width:12rem;max-height:4rem;margin:0 0 1rem}
         footer.brand-links{margin-top:2rem;font-size:.9rem;display:flex;gap:1rem;flex-wrap:wrap}
-        ul.rules{padding-left:1.2rem;margin:.3rem 0 0;color:#3b3f45}
+        ul.rules{padding-inline-start:1.2rem;margin:.3rem 0 0;color:#3b3f45}
         div.switch{margin-top:1.5rem}
         form.inline-link{display:inline}form.inline-link button{margin:0;padding:0;border:0;background:none;color:var(--brand);text-decoration:underline;font-size:1rem}
         button.secondary{background:#fff;color:var(--brand)}
@@ -33,7 +33,7 @@ enum PageTemplates {
         fieldset{border:0;padding:0;margin:0}
         img.challenge-image{display:block;width:14rem;height:14rem;margin:0 auto}
         code.fact{font-size:1.05rem;letter-spacing:.05rem;overflow-wrap:anywhere}
-        ul.facts{columns:2;padding-left:1.2rem}
+        ul.facts{columns:2;padding-inline-start:1.2rem}
         .fact-label{font-weight:600;margin-bottom:.2rem}
         legend{font-weight:600}
         </style>

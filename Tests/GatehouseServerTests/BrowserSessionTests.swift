@@ -186,7 +186,7 @@ extension GatehouseServerTests {
             #expect(consentPage.status == .ok)
             let html = String(buffer: consentPage.body)
             var headers = Self.form
-            let flowCookie = consentPage.headers[.setCookie]?.split(separator: ";").first.map(String.init)
+            let flowCookie = consentPage.headers[values: .setCookie].first { $0.hasPrefix("gatehouse_browser=") }?.split(separator: ";").first.map(String.init)
             headers[.cookie] = ([cookie] + (flowCookie.map { [$0] } ?? [])).joined(separator: "; ")
             let allowed = try await client.execute(
                 uri: "/oauth2/authorize/answer", method: .post, headers: headers,

@@ -63,5 +63,16 @@ enum CoreMessages {
         "You could not be signed in; start again from the app.": ["de": "Sie konnten nicht angemeldet werden; beginnen Sie in der App erneut.", "fr": "Vous n'avez pas pu être connecté ; recommencez depuis l'application.", "es": "No se pudo iniciar su sesión; vuelva a empezar desde la aplicación.", "nl": "U kon niet inloggen; begin opnieuw vanuit de app."],
         "You may not do this.": ["de": "Das dürfen Sie nicht.", "fr": "Vous n'êtes pas autorisé à faire cela.", "es": "No tiene permiso para hacer esto.", "nl": "Dit mag u niet doen."],
         "{what} is locked after too many failed attempts; an administrator must unlock it.": ["de": "{what} ist nach zu vielen Fehlversuchen gesperrt; ein Administrator muss die Sperre aufheben.", "fr": "{what} : verrouillage après trop de tentatives échouées ; un administrateur doit le lever.", "es": "{what}: bloqueo tras demasiados intentos fallidos; un administrador debe levantarlo.", "nl": "{what} is geblokkeerd na te veel mislukte pogingen; een beheerder moet de blokkering opheffen."],
+        "App version": ["de": "App-Version", "fr": "Version de l'application", "es": "Versión de la aplicación", "nl": "App-versie"],
+        "Biometric factor enrolled": ["de": "Biometrischer Faktor eingerichtet", "fr": "Facteur biométrique enregistré", "es": "Factor biométrico registrado", "nl": "Biometrische factor ingesteld"],
+        "Build type": ["de": "Build-Typ", "fr": "Type de build", "es": "Tipo de compilación", "nl": "Buildtype"],
+        "Code verifier": ["de": "Code-Verifier", "fr": "Vérificateur de code", "es": "Verificador de código", "nl": "Codeverificatie"],
+        "Device name": ["de": "Gerätename", "fr": "Nom de l'appareil", "es": "Nombre del dispositivo", "nl": "Apparaatnaam"],
+        "Installation id": ["de": "Installations-ID", "fr": "Identifiant d'installation", "es": "ID de instalación", "nl": "Installatie-id"],
+        "Model": ["de": "Modell", "fr": "Modèle", "es": "Modelo", "nl": "Model"],
+        "OS version": ["de": "Betriebssystemversion", "fr": "Version du système", "es": "Versión del sistema operativo", "nl": "Besturingssysteemversie"],
+        "Platform": ["de": "Plattform", "fr": "Plateforme", "es": "Plataforma", "nl": "Platform"],
+        "Push token": ["de": "Push-Token", "fr": "Jeton push", "es": "Token de notificaciones", "nl": "Pushtoken"],
+        "Vendor id": ["de": "Hersteller-ID", "fr": "Identifiant fournisseur", "es": "ID de proveedor", "nl": "Leveranciers-id"],
     ]
 }

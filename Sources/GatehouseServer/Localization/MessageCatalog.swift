@@ -29,9 +29,11 @@ struct MessageCatalog: Sendable {
         }
     }
 
-    /// Whether `english` has a text in `language` (English always has).
-    func has(_ english: String, in language: String) -> Bool {
-        language == "en" || translations.texts[english]?[language] != nil
+    /// Whether `text` has a translation in `language`, as it is or through the text with
+    /// placeholders it was made from (English always has).
+    func has(_ text: String, in language: String) -> Bool {
+        guard language != "en", translations.texts[text]?[language] == nil else { return true }
+        return patterns.contains { Self.match(text, $0.parts) != nil && translations.texts[$0.english]?[language] != nil }
     }
 
     /// `text` in `language`: its translation, or the translation of the text with placeholders it was
