@@ -122,6 +122,15 @@ public struct DeliveredMail: Sendable {
     }
 
     public var subject: String { headers["subject"] ?? "" }
+    /// The subject with its RFC 2047 encoded words (`=?UTF-8?B?…?=`, as the mailer writes non-ASCII) decoded.
+    public var decodedSubject: String {
+        subject.split(separator: " ").map { word -> String in
+            let parts = word.split(separator: "?")
+            guard word.hasPrefix("=?"), word.hasSuffix("?="), parts.count == 5, parts[2].uppercased() == "B", let data = Data(base64Encoded: String(parts[3]))
+            else { return String(word) }
+            return String(decoding: data, as: UTF8.self)
+        }.joined()
+    }
     var envelopeRecipients: [String] { (headers["x-envelope-to"] ?? "").lowercased().split(separator: ",").map(String.init) }
 
     /// The first run of 6 to 10 digits in the plain-text part.

@@ -64,11 +64,12 @@ struct EmailCodeTests {
 
     /// A broker sending through the suite's SMTP server, or as `mail` says; on `temporary`'s store
     /// when given (two brokers on one store are two nodes).
-    func broker(mail: String? = nil, clock: TestClock = TestClock(), temporary: TemporaryStore? = nil) async throws -> TestBroker {
+    func broker(mail: String? = nil, clock: TestClock = TestClock(), temporary: TemporaryStore? = nil, templates: Bool = true) async throws -> TestBroker {
         var registry = PluginRegistry()
         registry.register(LocalPasswordPlugin.self)
         registry.register(EmailCodePlugin.self)
-        return try await TestBroker.make(yaml: Self.yaml(mail: mail ?? smtp.mailYAML()), registry: registry, temporary: temporary, clock: clock)
+        return try await TestBroker.make(
+            yaml: Self.yaml(mail: mail ?? smtp.mailYAML(), templates: templates), registry: registry, temporary: temporary, clock: clock)
     }
 
     static func unique(_ name: String) -> String { "\(name)-\(UUID().uuidString.prefix(8).lowercased())@example.com" }
@@ -114,6 +115,28 @@ struct EmailCodeTests {
         let again = try await passwordlessFlow(test, address)
         let second = try await test.finish(again, answer: ["code": .string(try smtp.latestCode(to: address))])
         #expect(second.account?.id == signedIn.account?.id)
+    }
+
+    /// The built-in message speaks the flow's language (an operator's own template is sent as written,
+    /// as the test above shows).
+    @Test func sendsTheBuiltInMessageInTheFlowsLanguage() async throws {
+        let test = try await broker(templates: false)
+        defer { test.temporary.remove() }
+        for language in ["de", "es"] {
+            let address = Self.unique("sprache-\(language)")
+            var request = FlowRequest(appID: "notes", providerID: "email", clientIP: "192.0.2.10")
+            request.language = language
+            let started = try await test.start(request)
+            _ = try await answer(test, started.flowID, ["email": .string(address)])
+            let message = try #require(try smtp.messages(to: address).last)
+            let code = try #require(message.code)
+            let subject = EmailCodePlugin.translations.text("{{code}} is your {{app}} code", in: language)
+            #expect(subject != "{{code}} is your {{app}} code")
+            #expect(message.decodedSubject == subject.replacingOccurrences(of: "{{code}}", with: code).replacingOccurrences(of: "{{app}}", with: "Notes & Co"))
+            let firstLine = EmailCodePlugin.translations.text("Your {{app}} code is", in: language).replacingOccurrences(of: "{{app}}", with: "Notes &amp; Co")
+            #expect(message.html?.contains(firstLine) == true, "\(message.html ?? "")")
+            #expect(!message.text.contains("minutes") && message.text.contains(code))
+        }
     }
 
     @Test func createsNoAccountWhenTheAppDoesNotAllowSelfRegistration() async throws {
