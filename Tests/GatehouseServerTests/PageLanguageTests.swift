@@ -182,6 +182,10 @@ extension GatehouseServerTests {
             let dutch = try await client.execute(
                 uri: Self.authorizeQuery(client: "modern", redirect: "https://modern.example/callback"), method: .get, headers: [.acceptLanguage: "ja"])
             #expect(String(buffer: dutch.body).contains(#"<html lang="nl""#) && String(buffer: dutch.body).contains("Inloggen"))
+
+            // Discovery names the languages `ui_locales` can choose.
+            let discovery = try Self.object(try await client.execute(uri: "/.well-known/openid-configuration", method: .get))
+            #expect(discovery["ui_locales_supported"] == .array(["en", "de", "fr", "es", "nl"]))
         }
     }
 }

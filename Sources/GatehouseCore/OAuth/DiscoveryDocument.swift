@@ -39,6 +39,8 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
         "family_name", "email", "email_verified", "groups",
     ]
     public var promptValuesSupported = ["login", "consent", "select_account", "none"]
+    /// The languages the pages speak (OpenID Connect Discovery 1.0 section 3), for `ui_locales`.
+    public var uiLocalesSupported = TextTranslations.languages
     public var claimsParameterSupported = false
     public var requestParameterSupported = true
     public var requestURIParameterSupported = false
@@ -88,6 +90,7 @@ public struct DiscoveryDocument: Sendable, Codable, Equatable {
         case codeChallengeMethodsSupported = "code_challenge_methods_supported"
         case scopesSupported = "scopes_supported"
         case claimsSupported = "claims_supported"
+        case uiLocalesSupported = "ui_locales_supported"
         case promptValuesSupported = "prompt_values_supported"
         case claimsParameterSupported = "claims_parameter_supported"
         case requestParameterSupported = "request_parameter_supported"
