@@ -63,7 +63,8 @@ struct FlowAPI {
         do {
             return try await start(body, preferred: preferred, request: request, context: context)
         } catch let error as BrokerError {
-            let appDefault = try? await broker.store.app(id: body.app)?.view.language
+            // Through the cache: a flood of refused starts must not each read the app.
+            let appDefault = try? await broker.oauth.clients.apps.app(id: body.app)?.view.language
             throw told(error, in: preferred ?? appDefault ?? "en")
         }
     }

@@ -433,6 +433,67 @@ def account_page(ctx):
     expect(after.status_code == 303, f"the account page still answers after signing out: {after.status_code}")
 
 
+# Per language: the sign-in page's title, the refusal of a wrong password, and words of the code
+# email's subject (the catalogs' texts, as a person reads them).
+LANGUAGES = {
+    "en": ("Sign in", "Wrong username or password.", "is your"),
+    "de": ("Anmelden", "Falscher Benutzername oder falsches Passwort.", "ist Ihr Code"),
+    "fr": ("Se connecter", "Nom d'utilisateur ou mot de passe incorrect.", "est votre code"),
+    "es": ("Iniciar sesión", "Nombre de usuario o contraseña incorrectos.", "es su código"),
+    "nl": ("Inloggen", "Onjuiste gebruikersnaam of onjuist wachtwoord.", "is uw code"),
+}
+
+
+@check("S13. every language: portal-b's sign-in page asked with ui_locales in en, de, fr, es and nl has lang and title in it, refuses a wrong password in it, passes axe and fits 390 px; in German the whole sign-in (password, code page, the code email) stays German although the browser asks for English")
+def every_language(ctx):
+    ctx.needs("b_tokens", "S3")
+    import email
+    import email.policy
+
+    for language, (title, refusal, _) in LANGUAGES.items():
+        browser = fresh_browser(ctx)
+        auth = authorization(ctx, client(ctx, "portal-b", WEBAPP_SECRET), ui_locales=f"{language}-XX ja")
+        open_sign_in_page(browser, auth.url)
+        lang = browser.find_element(By.TAG_NAME, "html").get_attribute("lang")
+        expect(lang == language and browser.title.startswith(title), f"ui_locales={language}: lang={lang!r}, title {browser.title!r}")
+        old_form = browser.find_element(By.ID, "password")
+        submit_credentials(browser, f"nobody-{language}", "not the password")
+        wait(browser).until(replaced(old_form))
+        alert = wait(browser).until(EC.presence_of_element_located((By.CSS_SELECTOR, base.ALERT)))
+        expect(alert.text == refusal, f"{language}: the refusal reads {alert.text!r}")
+        problems = page_support.accessibility_problems(browser)
+        expect(not problems, f"axe on the {language} sign-in page: {problems}")
+        browser.set_window_size(390, 844)
+        fits = browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+        if language == "de":
+            shot_page(browser, "page-de-phone")
+        browser.set_window_size(1000, 900)
+        expect(fits, f"the {language} sign-in page is wider than 390 px")
+
+    # German from start to end, whatever the browser's own languages say (Chromium asks for en-US).
+    browser = fresh_browser(ctx)
+    auth = authorization(ctx, client(ctx, "portal-b", WEBAPP_SECRET), ui_locales="de")
+    open_sign_in_page(browser, auth.url)
+    sent = mail_count(ADDRESS)
+    submit_credentials(browser, PERSON, "a third passphrase 9x")
+    wait(browser).until(EC.presence_of_element_located((By.ID, "field-code")))
+    expect(browser.find_element(By.TAG_NAME, "html").get_attribute("lang") == "de", "the code page is not German")
+    expect("Geben Sie den Code ein" in browser.find_element(By.TAG_NAME, "main").text, "the code page's prompt is not German")
+    code, _ = emailed_code(ADDRESS, sent)
+    folder = os.environ["GATEHOUSE_MAILDIR"]
+    newest = None
+    for name in sorted(n for n in os.listdir(folder) if n.endswith(".eml") and not n.startswith(".")):
+        with open(os.path.join(folder, name), "rb") as raw:
+            message = email.message_from_binary_file(raw, policy=email.policy.default)
+        if message["X-Envelope-To"] == ADDRESS:
+            newest = message
+    subject = str(newest["Subject"]) if newest else ""
+    expect(LANGUAGES["de"][2] in subject and code in subject, f"the code email's subject is not German: {subject!r}")
+    type_into(browser, "field-code", code)
+    url, _ = ctx.callbacks.wait_for(auth.state)
+    expect("code=" in url, f"the German sign-in did not end at the app: {url}")
+
+
 def main():
     ctx = Context(callbacks=CallbackServer(CALLBACK_PORT))
     ctx.discovery = requests.get(BASE_URL + "/.well-known/openid-configuration", timeout=TIMEOUT).json()

@@ -13,7 +13,7 @@ extension FlowEngine {
     /// top-level `lockout.maxFailedAuthenticationsPerIP` failures in `failureWindow` is refused (429)
     /// until the window ends.
     public func startDeviceVerification(
-        userCode typedCode: String, binding: BrowserBinding, clientIP: String?, sessionCookie: String?, userAgent: String?
+        userCode typedCode: String, binding: BrowserBinding, clientIP: String?, sessionCookie: String?, userAgent: String?, language: String? = nil
     ) async throws -> (outcome: FlowOutcome, app: App) {
         let now = clock.now
         let window = defaultLockout.failureWindow.timeInterval
@@ -37,7 +37,11 @@ extension FlowEngine {
         }
         var request = AuthorizationRequest(clientID: app.id, redirectURI: "", scopes: record.scopes, state: nil, nonce: nil, codeChallenge: "")
         request.device = DeviceVerification(deviceCodeDigest: record.deviceCodeDigest, userCode: UserCode.display(normalized))
-        return (try await startAuthorization(app: app, request: request, binding: binding, clientIP: clientIP, sessionCookie: sessionCookie, userAgent: userAgent), app)
+        return (
+            try await startAuthorization(
+                app: app, request: request, binding: binding, clientIP: clientIP, sessionCookie: sessionCookie, userAgent: userAgent, language: language),
+            app
+        )
     }
 
     /// The device authorization a verification flow approves, if it still waits for the person; nil
