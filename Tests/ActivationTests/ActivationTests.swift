@@ -1,4 +1,4 @@
-import Activation
+@testable import Activation
 import Crypto
 import DeviceKey
 import Foundation
@@ -632,5 +632,22 @@ struct ActivationTests {
         )
         #expect(state.objectValue?["state"] == "registration_required")
         #expect(state.objectValue?["reason"] == "session_ended")
+    }
+
+    /// Invitation and activation emails speak the app's language (`branding.defaultLanguage`), with
+    /// its name, link and expiry filled in once: a name that looks like a placeholder stays as it is.
+    @Test func sendsItsEmailsInTheAppsLanguage() {
+        var app = AppView(id: "notes", name: "Notes {link}")
+        app.language = "fr"
+        let until = Date(timeIntervalSince1970: 1_800_000_000)
+        let invitation = ActivationMail.invitation(app: app, link: "https://id.example/i/abc", expiresAt: until, to: EmailAddress("a@example.com")!)
+        let subject = ActivationPlugin.translations.text("You are invited to {app}", in: "fr", ["app": "Notes {link}"])
+        #expect(invitation.subject == subject && subject != "You are invited to Notes {link}")
+        #expect(invitation.text.contains("https://id.example/i/abc") && invitation.text.contains("2027-01-15T08:00:00Z"))
+        #expect(!invitation.text.contains("You are invited") && invitation.text.components(separatedBy: "https://id.example/i/abc").count == 2)
+        app.language = "en"
+        let activation = ActivationMail.activation(app: app, link: "https://id.example/a/xyz", expiresAt: until, to: EmailAddress("a@example.com")!)
+        #expect(activation.subject == "Activate Notes {link}")
+        #expect(activation.text.hasPrefix("Open this link on the device you want to use Notes {link} on:\n\nhttps://id.example/a/xyz\n"))
     }
 }

@@ -436,9 +436,14 @@ def sign_in_page_headers(ctx):
     expect(headers.get("Content-Security-Policy", "").startswith("default-src 'none'"), f"CSP is {headers.get('Content-Security-Policy')!r}")
     expect(headers.get("Cache-Control") == "no-store", f"Cache-Control is {headers.get('Cache-Control')!r}")
     expect(headers.get("X-Frame-Options") == "DENY", f"X-Frame-Options is {headers.get('X-Frame-Options')!r}")
-    cookie = headers.get("Set-Cookie", "")
+    # Two cookies: the flow's binding, and the language the sign-in chose (for its pages outside a flow).
+    cookies = response.raw.headers.getlist("Set-Cookie")
+    cookie = next((c for c in cookies if c.startswith("gatehouse_browser=")), "")
     attributes = {part.strip().split("=")[0].lower(): part.strip() for part in cookie.split(";")}
-    expect(cookie.startswith("gatehouse_browser="), f"Set-Cookie is {cookie!r}")
+    expect(cookie, f"Set-Cookie is {cookies!r}")
+    language = next((c for c in cookies if c.startswith("gatehouse_lang=")), "")
+    expect(language.startswith("gatehouse_lang=en;") and "HttpOnly" in language and "SameSite=Lax" in language,
+           f"the language cookie is {language!r}")
     expect("httponly" in attributes, "the browser cookie is not HttpOnly")
     expect(attributes.get("samesite", "").lower() == "samesite=lax", "the browser cookie is not SameSite=Lax")
     expect(attributes.get("path") == "Path=/oauth2/", "the browser cookie's path is not /oauth2/ (authorize and the upstream callback)")
