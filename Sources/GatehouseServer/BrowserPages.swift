@@ -146,7 +146,8 @@ struct BrowserPages {
         let binding = BrowserBinding(cookie: cookie)
         var response: Response
         // OIDC Core 3.1.2.1: `ui_locales`, then the browser's languages, then the app's default.
-        let preferred = LanguageChoice.preferred(uiLocales: parameters["ui_locales"], acceptLanguage: request.headers[.acceptLanguage])
+        // The request's own `ui_locales`: a pushed or signed request's, never one beside it (RFC 9126, RFC 9101).
+        let preferred = LanguageChoice.preferred(uiLocales: authorization.uiLocales, acceptLanguage: request.headers[.acceptLanguage])
         let chosen = preferred ?? app.view.language
         do {
             let outcome = try await broker.engine.startAuthorization(

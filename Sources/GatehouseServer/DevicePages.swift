@@ -58,7 +58,8 @@ struct DevicePages {
         do {
             let (outcome, app) = try await broker.engine.startDeviceVerification(
                 userCode: userCode, binding: binding, clientIP: context.clientIP, sessionCookie: pages.sessionCookie.value(in: request),
-                userAgent: request.headers[.userAgent], language: LanguageChoice.preferred(uiLocales: nil, acceptLanguage: request.headers[.acceptLanguage])
+                userAgent: request.headers[.userAgent],
+                language: LanguageChoice.preferred(uiLocales: request.cookies[BrowserPages.languageCookie]?.value, acceptLanguage: request.headers[.acceptLanguage])
             )
             var response = pages.respond(outcome, app: app, csrf: binding.csrfToken, requestID: context.id, language: request.pageLanguage())
             response.setCookie(pages.bindingCookie(cookie, lifetime: Int(app.policy.flowLifetime.value)))

@@ -59,13 +59,15 @@ struct FlowAPI {
 
     @Sendable func start(_ request: Request, context: GatehouseRequestContext) async throws -> Response {
         let body = try await request.decode(as: StartBody.self, context: context)
-        let preferred = LanguageChoice.preferred(uiLocales: body.uiLocales, acceptLanguage: request.headers[.acceptLanguage])
+        let preferred = LanguageChoice.preferred(uiLocales: body.uiLocales.map { String($0.prefix(200)) }, acceptLanguage: request.headers[.acceptLanguage])
         do {
             return try await start(body, preferred: preferred, request: request, context: context)
         } catch let error as BrokerError {
-            // Through the cache: a flood of refused starts must not each read the app.
-            let appDefault = try? await broker.oauth.clients.apps.app(id: body.app)?.view.language
-            throw told(error, in: preferred ?? appDefault ?? "en")
+            if let preferred { throw told(error, in: preferred) }
+            // The app's default, read through the cache, and never for an app that is not known (a
+            // flood of made-up ids must not reach the store or fill the cache).
+            let appDefault = error.code == .invalidClient ? nil : try? await broker.oauth.clients.apps.app(id: body.app)?.view.language
+            throw told(error, in: appDefault ?? "en")
         }
     }
 
@@ -115,8 +117,10 @@ struct FlowAPI {
                 flowID: flowID, answer: ChallengeResponse(body.answer), client: client, dpop: AccessTokenAuthentication.dpop(request, issuer: issuer)
             )
         } catch let error as BrokerError {
-            // The flow's language; for a flow that is gone, what the request asks for.
-            let language = await engine.language(ofFlow: flowID) ?? request.pageLanguage()
+            // The flow's language; for a flow that is gone, or a throttled request (which must cost
+            // no extra read), what the request asks for.
+            let readsFlow = error.code != .flowNotFound && error.kind != .tooManyRequests
+            let language = (readsFlow ? await engine.language(ofFlow: flowID) : nil) ?? request.pageLanguage()
             throw told(error, in: language)
         }
         return try FlowResponse(outcome, challenges: engine.challenges, catalog: catalog).response(status: .ok)

@@ -227,15 +227,12 @@ struct PageRenderer: Sendable {
     }
 
     /// The prompt in `language`: a challenge's own (the plugin's, translated when the catalog has it),
-    /// else the declared one translated, then its `{field}` placeholders filled (a value such as a
-    /// list of password rules translated too).
+    /// else the declared one translated, then its `{field}` placeholders filled in one pass with the
+    /// challenge's values as they are (data, which the plugin or the core wrote in the flow's language).
     static func prompt(of description: ChallengeDescription, for challenge: Challenge, language: String, catalog: MessageCatalog) -> String? {
         if let own = challenge.prompt { return catalog.text(own, in: language) }
-        guard var text = description.prompt.map({ catalog.text($0, in: language) }) else { return nil }
-        for (name, value) in challenge.fields {
-            if let string = value.stringValue { text = text.replacingOccurrences(of: "{\(name)}", with: catalog.text(string, in: language)) }
-        }
-        return text
+        guard let text = description.prompt.map({ catalog.text($0, in: language) }) else { return nil }
+        return TextTranslations.fill(text, challenge.fields.compactMapValues(\.stringValue))
     }
 
     /// The template values of a challenge's inputs. The first input that is not filled in already gets

@@ -150,7 +150,9 @@ extension GatehouseServerTests {
             let unknown = try Self.object(
                 try await client.execute(uri: "/v1/flows/nope", method: .post, headers: [.acceptLanguage: "nl"], body: Self.json(#"{"answer":{}}"#)))
             #expect(unknown["error"] == "flow_not_found")
-            #expect(unknown["error_description"]?.stringValue?.contains("flow") == true && unknown["error_description"] != "No such flow, or it has expired or finished; start a new one.")
+            #expect(
+                unknown["error_description"]?.stringValue?.contains("flow") == true
+                    && unknown["error_description"] != "No such flow, or it has expired or finished; start a new one.")
         }
     }
 

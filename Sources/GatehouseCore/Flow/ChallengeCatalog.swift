@@ -12,13 +12,13 @@ public struct ChallengeCatalog: Sendable {
         for description in Self.core + declared { add(description) }
     }
 
-    /// Adds a declaration. Two plugins may share a type only with the same declaration; anything else
-    /// is a programming error caught by the first test that registers both.
     /// Adds a plugin's texts; a later plugin's translation of the same English text wins.
     public mutating func add(_ translations: TextTranslations) {
         self.translations = self.translations.merging(translations)
     }
 
+    /// Adds a declaration. Two plugins may share a type only with the same declaration; anything else
+    /// is a programming error caught by the first test that registers both.
     public mutating func add(_ description: ChallengeDescription) {
         if let existing = descriptions[description.type] {
             precondition(existing == description, "challenge type '\(description.type)' is declared twice, differently")

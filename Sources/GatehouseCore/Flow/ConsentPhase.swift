@@ -25,7 +25,7 @@ struct ConsentPhase {
             type: flow.authorization?.request.device == nil ? ChallengeDescription.consent.type : ChallengeDescription.deviceConsent.type,
             fields: [
                 "appName": .string(app.name), "scopes": .array(flow.scopes.map(JSONValue.string)),
-                "purposes": .string(flow.scopes.map(Self.purpose(of:)).joined(separator: "; ")),
+                "purposes": .string(flow.scopes.map { Self.purpose(of: $0, in: flow.language ?? "en") }.joined(separator: "; ")),
             ]
         )
         if let device = flow.authorization?.request.device { flow.challenge.fields["userCode"] = .string(device.userCode) }
@@ -34,15 +34,17 @@ struct ConsentPhase {
     }
 
     /// What a scope lets an app do, in words.
-    static func purpose(of scope: String) -> String {
-        switch scope {
-        case "openid": "know who you are"
-        case "profile": "see your name and picture"
-        case "email": "see your email address"
-        case "groups": "see the groups you belong to"
-        case "offline_access": "stay signed in while you are away"
-        default: "use \(scope)"
-        }
+    static func purpose(of scope: String, in language: String = "en") -> String {
+        let english =
+            switch scope {
+            case "openid": "know who you are"
+            case "profile": "see your name and picture"
+            case "email": "see your email address"
+            case "groups": "see the groups you belong to"
+            case "offline_access": "stay signed in while you are away"
+            default: "use {scope}"
+            }
+        return ConsentPurposes.translations.text(english, in: language, ["scope": scope])
     }
 
     /// The person allowed (`{}`) or denied (`deny`) the app.

@@ -18,6 +18,9 @@ public struct AuthorizationRequest: Sendable, Hashable, Codable {
     /// For the verification page of the device grant (RFC 8628): the device authorization this
     /// sign-in approves (by its device code's digest). It ends in an approval instead of a code.
     public var device: DeviceVerification?
+    /// `ui_locales` as the request (pushed or signed ones included) gave it: the person's languages,
+    /// for the pages (OIDC Core section 3.1.2.1). Not stored with the flow, which keeps the language chosen.
+    public var uiLocales: String?
 
     public init(
         clientID: String, redirectURI: String, scopes: [String], state: String?, nonce: String?, codeChallenge: String, prompt: [String] = [], loginHint: String? = nil,

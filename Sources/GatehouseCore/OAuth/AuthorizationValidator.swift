@@ -189,6 +189,8 @@ public struct AuthorizationValidator: Sendable {
             prompt: prompt, loginHint: parameters["login_hint"].flatMap { $0.isEmpty ? nil : String($0.prefix(256)) }, maxAge: maxAge,
             acrValues: Array(acrValues.prefix(8))
         )
-        return request
+        var checked = request
+        checked.uiLocales = parameters["ui_locales"].map { String($0.prefix(200)) }
+        return checked
     }
 }

@@ -24,9 +24,13 @@ public struct TextTranslations: Sendable, Hashable {
     /// `english` in `language` (as it is when it has no translation there), with each `{name}` in
     /// `values` filled in.
     public func text(_ english: String, in language: String, _ values: [String: String] = [:]) -> String {
-        let text = language == "en" ? english : texts[english]?[language] ?? english
+        Self.fill(language == "en" ? english : texts[english]?[language] ?? english, values)
+    }
+
+    /// `text` with each `{name}` in `values` filled in, in one pass: a value that holds `{name}`
+    /// itself (an app's name) is not filled again. Names not in `values` stay as they are.
+    package static func fill(_ text: String, _ values: [String: String]) -> String {
         guard !values.isEmpty else { return text }
-        // One pass: a value that holds `{name}` itself (an app's name) is not filled again.
         var result = ""
         var rest = text[...]
         while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {

@@ -86,6 +86,7 @@ enum ConsoleField {
         "maxFailedAuthenticationsPerClient": "Max failed client authentications per client",
         "displayName": "Name people see (empty: the app's name)", "logo": "Logo (an https image URL, or a data:image URL up to 64 KB)",
         "primaryColor": "Colour of buttons and links (#rrggbb, dark enough for white text)", "supportURL": "Help link (https or mailto:)",
-        "privacyURL": "Privacy notice link", "maxFlowStartsPerIPPerMinute": "Max flow starts per IP address per minute",
+        "privacyURL": "Privacy notice link", "defaultLanguage": "Default language (en, de, fr, es or nl; the person's own comes first)",
+        "maxFlowStartsPerIPPerMinute": "Max flow starts per IP address per minute",
     ]
 }

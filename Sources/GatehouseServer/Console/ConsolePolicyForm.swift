@@ -18,7 +18,7 @@ struct ConsolePolicyForm {
     /// Keys a policy may leave out (nil), shown empty so that they can be set.
     static let optionalKeys = [
         "secondFactor", "logout.backchannelLogoutURI", "webhook.url", "branding.displayName", "branding.logo", "branding.primaryColor", "branding.supportURL",
-        "branding.privacyURL",
+        "branding.privacyURL", "branding.defaultLanguage",
     ]
 
     /// The policy's sections, in page order, with their top-level keys: what admins change most

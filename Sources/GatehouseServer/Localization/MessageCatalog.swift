@@ -13,9 +13,11 @@ struct MessageCatalog: Sendable {
 
     init(plugins: TextTranslations = TextTranslations()) {
         let own = TextTranslations(PageCatalog.texts).merging(TextTranslations(CoreMessages.texts)).merging(PasswordPolicy.translations)
+            .merging(ConsentPurposes.translations)
         translations = own.merging(plugins)
         patterns = translations.texts.keys.sorted().compactMap { english in
-            guard english.contains("{") else { return nil }
+            // Email templates' `{{code}}` are not placeholders of run-time messages.
+            guard english.contains("{"), !english.contains("{{") else { return nil }
             var parts: [Substring] = []
             var names: [String] = []
             var rest = english[...]
@@ -43,11 +45,10 @@ struct MessageCatalog: Sendable {
         if let translated = translations.texts[text]?[language] { return translated }
         for pattern in patterns {
             guard let values = Self.match(text, pattern.parts) else { continue }
-            guard var translated = translations.texts[pattern.english]?[language] else { continue }
-            for (name, value) in zip(pattern.names, values) {
-                translated = translated.replacingOccurrences(of: "{\(name)}", with: self.value(value, in: language))
-            }
-            return translated
+            guard let translated = translations.texts[pattern.english]?[language] else { continue }
+            var filled: [String: String] = [:]
+            for (name, value) in zip(pattern.names, values) { filled[name] = self.value(value, in: language) }
+            return TextTranslations.fill(translated, filled)
         }
         return text
     }
