@@ -105,6 +105,26 @@ extension GatehouseServerTests {
         }
     }
 
+    /// The pages speak the pushed request's `ui_locales`; one beside the reference counts for nothing
+    /// (RFC 9126 section 4).
+    @Test func aPushedRequestsUILocalesChooseThePagesLanguage() async throws {
+        let signer = RequestObjectSigner()
+        let test = try await Self.oidcBroker(yaml: Self.parYAML(signer))
+        defer { test.temporary.remove() }
+        try await Self.application(test).test(.router) { client in
+            var parameters = Self.authorizationParameters()
+            parameters.removeValue(forKey: "client_id")
+            parameters["ui_locales"] = "fr"
+            let pushed = try await Self.push(client, parameters)
+            let reference = try #require(pushed.body["request_uri"]?.stringValue)
+            let page = try await client.execute(
+                uri: "/oauth2/authorize?" + Self.encode(["client_id": "bank", "request_uri": reference, "ui_locales": "de"]), method: .get,
+                headers: [.acceptLanguage: "es"])
+            let html = String(buffer: page.body)
+            #expect(page.status == .ok && html.contains(#"<html lang="fr""#), "\(html.prefix(300))")
+        }
+    }
+
     @Test func pushedRequestsAreRefusedAsRFC9126Says() async throws {
         let signer = RequestObjectSigner()
         let test = try await Self.oidcBroker(yaml: Self.parYAML(signer))
