@@ -25,6 +25,49 @@ extension GatehouseServerTests {
         }
     }
 
+    /// The account page and the console layout it shares hold no text of their own either, and each
+    /// `{{t.id}}` a template names exists.
+    @Test func theAccountPageHoldsNoTextOfItsOwnAndNamesOnlyKnownTexts() {
+        for (name, text, ids) in [
+            ("account", AccountTemplates.account, Set(AccountTexts.english.keys)), ("console layout", ConsoleTemplates.layout, Set(AccountTexts.english.keys)),
+        ] + PageRenderer.builtInTemplates.map { ($0.name, $0.text, Set(PageTexts.english.keys)) } {
+            var visible = text.replacingOccurrences(of: #"<style>[\s\S]*?</style>"#, with: "", options: .regularExpression)
+            visible = visible.replacingOccurrences(of: #"\{\{[^}]*\}\}\}?"#, with: "", options: .regularExpression)
+            visible = visible.replacingOccurrences(of: #"<[^>]*>"#, with: "", options: .regularExpression)
+            visible = visible.replacingOccurrences(of: #"&[a-z]+;"#, with: "", options: .regularExpression)
+            #expect(!visible.contains { $0.isLetter }, "template \(name) shows its own text: \(visible.filter { !$0.isWhitespace }.prefix(80))")
+            for match in text.matches(of: #/\{\{t\.([A-Za-z]+)\}\}/#) where !["language", "direction"].contains(String(match.1)) {
+                #expect(ids.contains(String(match.1)), "template \(name) names an unknown text t.\(match.1)")
+            }
+        }
+        for (id, english) in AccountTexts.english {
+            for language in TextTranslations.languages where language != "en" {
+                #expect(AccountTexts.texts[english]?[language] != nil, "account text \(id) ('\(english)') has no \(language) text")
+            }
+        }
+    }
+
+    /// The account page speaks the person's language; the admin console stays English.
+    @Test func theAccountPageSpeaksThePersonsLanguageAndTheConsoleEnglish() async throws {
+        let router = Router(context: GatehouseRequestContext.self)
+        router.get("account/:language") { _, context in
+            ConsoleRenderer(site: .account).page(
+                "account", title: "Ihr Konto", values: ["username": "erin", "devices": [Any](), "sessions": [Any](), "consents": [Any]()], session: nil,
+                language: try context.parameters.require("language"))
+        }
+        router.get("admin") { _, _ in ConsoleRenderer(site: .admin).page("message", title: "Apps", values: ["message": "x"], session: nil, language: "de") }
+        try await Application(router: router).test(.router) { client in
+            let german = String(buffer: try await client.execute(uri: "/account/de", method: .get).body)
+            #expect(german.contains(#"<html lang="de" dir="ltr">"#))
+            for english in ["Devices", "Where you are signed in", "Apps you allowed", "Skip to content", "Username"] {
+                let translated = try #require(AccountTexts.texts[english]?["de"])
+                #expect(german.contains(translated) && !german.contains(">\(english)<"), "\(english) is not German on the account page")
+            }
+            let admin = String(buffer: try await client.execute(uri: "/admin", method: .get).body)
+            #expect(admin.contains(#"<html lang="en""#) && admin.contains("Skip to content"))
+        }
+    }
+
     @Test func everyPageTextIsTranslatedIntoEveryLanguage() {
         for (id, english) in PageTexts.english {
             for language in TextTranslations.languages where language != "en" {

@@ -15,10 +15,14 @@ struct AccountPages {
     let renderer = ConsoleRenderer(site: .account)
     let sessionCookie: SessionCookie
     let signInCookie: SessionCookie
+    /// The page's texts and refusals in the person's language (the one their last sign-in chose,
+    /// else their browser's).
+    let catalog: MessageCatalog
 
     init(broker: Broker, site: AdminConsoleService) {
         self.broker = broker
         self.site = site
+        catalog = MessageCatalog(plugins: broker.engine.challenges.translations)
         service = AccountPageService(broker: broker)
         sessionCookie = SessionCookie(issuer: broker.config.server.issuer, baseName: "gatehouse_account")
         signInCookie = SessionCookie(issuer: broker.config.server.issuer, baseName: "gatehouse_account_sign_in")
@@ -29,15 +33,19 @@ struct AccountPages {
             guard let session = try await site.session(cookie: sessionCookie.value(in: request)), session.isAdmitted else {
                 return try await beginSignIn(reauthenticate: false)
             }
-            return try await page(session, notice: Self.notice(request))
+            let language = request.pageLanguage()
+            return try await page(session, notice: Self.notice(request).map { catalog.text($0, in: language) }, language: language)
         }
         router.get("account/login") { _, _ in try await beginSignIn(reauthenticate: false) }
         router.get("account/reauthenticate") { _, _ in try await beginSignIn(reauthenticate: true) }
         router.get("account/callback") { request, context in try await callback(request, context) }
-        router.get("account/signed-out") { _, _ in
-            renderer.page(
-                "message", title: "Signed out",
-                values: ["message": "You are signed out.", "links": [["href": "/account", "label": "Sign in again", "secondary": false, "id": false]]], session: nil)
+        router.get("account/signed-out") { request, _ in
+            let language = request.pageLanguage()
+            let say = { (text: String) in catalog.text(text, in: language) }
+            return renderer.page(
+                "message", title: say("Signed out"),
+                values: ["message": say("You are signed out."), "links": [["href": "/account", "label": say("Sign in again"), "secondary": false, "id": false]]],
+                session: nil, language: language)
         }
         router.post("account/logout") { request, context in
             try await action(request, context) { _, _ in
@@ -88,7 +96,10 @@ struct AccountPages {
                     try await service.changePassword(
                         accountID: session.accountID, providerID: nil, to: form["password"] ?? "", currentSession: session.sessionID, methods: session.methods ?? [])
                 } catch let error as BrokerError where error.httpStatus == 400 {
-                    return try await page(session, passwordError: ConsolePages.onPassword(error))
+                    let language = request.pageLanguage()
+                    var told = ConsolePages.onPassword(error)
+                    told.message = catalog.text(of: told, in: language)
+                    return try await page(session, passwordError: told, language: language)
                 }
                 return Self.done(.passwordChanged)
             }
@@ -128,10 +139,11 @@ struct AccountPages {
                 response = ConsoleRenderer.redirect("/account")
                 sessionCookie.set(cookie, on: &response)
             case .refused:
-                response = renderer.failure(BrokerError(.accessDenied, .forbidden, "This account cannot be managed here."), session: nil)
+                response = failure(BrokerError(.accessDenied, .forbidden, "This account cannot be managed here."), session: nil, request: request)
             }
         } catch let error as BrokerError {
-            response = renderer.failure(error, session: nil, links: [["href": "/account/login", "label": "Sign in again", "secondary": false, "id": "account-sign-in"]])
+            response = failure(
+                error, session: nil, request: request, links: [["href": "/account/login", "label": "Sign in again", "secondary": false, "id": "account-sign-in"]])
         }
         signInCookie.clear(on: &response)
         return response
@@ -147,11 +159,11 @@ struct AccountPages {
         do {
             form = try await FormBody.parse(request, context: context)
         } catch let error as BrokerError where error.code == .invalidRequest {
-            return renderer.failure(ConsolePages.notAForm, session: nil)
+            return failure(ConsolePages.notAForm, session: nil, request: request)
         }
         guard let session = try await site.session(cookie: sessionCookie.value(in: request)), session.isAdmitted else {
-            return renderer.failure(
-                BrokerError(.loginRequired, .unauthenticated, "Your session on this page has ended. Sign in again."), session: nil,
+            return failure(
+                BrokerError(.loginRequired, .unauthenticated, "Your session on this page has ended. Sign in again."), session: nil, request: request,
                 links: [["href": "/account/login", "label": "Sign in", "secondary": false, "id": "account-sign-in"]])
         }
         do {
@@ -164,11 +176,25 @@ struct AccountPages {
                 links.append(["href": "/account/reauthenticate", "label": "Sign in again", "secondary": false, "id": "reauthenticate"])
             }
             links.append(["href": "/account", "label": "Back to your account", "secondary": true, "id": false])
-            return renderer.failure(error, session: session, links: links)
+            return failure(error, session: session, request: request, links: links)
         }
     }
 
-    func page(_ session: ConsoleSession, notice: String? = nil, passwordError: BrokerError? = nil) async throws -> Response {
+    /// A refusal's page in the person's language: its message, its links' labels and its title.
+    func failure(_ error: BrokerError, session: ConsoleSession?, request: Request, links: [[String: Any]] = []) -> Response {
+        let language = request.pageLanguage()
+        var told = error
+        told.message = catalog.text(of: error, in: language)
+        let links = links.map { link in
+            var link = link
+            link["label"] = (link["label"] as? String).map { catalog.text($0, in: language) } ?? ""
+            return link
+        }
+        return renderer.failure(told, session: session, links: links, language: language)
+    }
+
+    func page(_ session: ConsoleSession, notice: String? = nil, passwordError: BrokerError? = nil, language: String) async throws -> Response {
+        let say = { (text: String, values: [String: String]) in TextTranslations.fill(catalog.text(text, in: language), values) }
         let overview = try await service.overview(accountID: session.accountID)
         let claims = overview.user.identities.first?.claims ?? [:]
         let apps = try await broker.admin.apps()
@@ -176,27 +202,31 @@ struct AccountPages {
         let recent = site.isRecent(session)
         let errors = passwordError.map { ConsoleRenderer.fieldErrors($0, names: ["password"]) } ?? [:]
         var rules: [String] = []
-        if let provider = overview.passwordProviders.first { rules = try await broker.admin.passwordPolicy(forProvider: provider, app: nil).rules }
+        if let provider = overview.passwordProviders.first { rules = try await broker.admin.passwordPolicy(forProvider: provider, app: nil).rules(in: language) }
         let values: [String: Any] = [
             "username": overview.user.username, "name": claims["name"]?.stringValue ?? false, "email": claims["email"]?.stringValue ?? false,
             "providers": overview.user.identities.map(\.provider).joined(separator: ", "), "created": ConsoleRenderer.time(overview.user.createdAt),
-            "hasPassword": !overview.passwordProviders.isEmpty, "recent": recent, "minutes": site.config.reauthenticateAfter.value / 60,
+            "hasPassword": !overview.passwordProviders.isEmpty, "recent": recent,
+            "passwordNeedsRecent": say(
+                "To change your password, sign in again first: your sign-in is more than {minutes} minutes old.",
+                ["minutes": String(site.config.reauthenticateAfter.value / 60)]),
             "passwordFields": [
                 ConsoleField.text(
-                    "password", label: "New password", value: "", hint: rules.joined(separator: " "), error: errors["password"],
+                    "password", label: say("New password", [:]), value: "", hint: rules.joined(separator: " "), error: errors["password"],
                     type: "password")
             ],
             "devices": overview.devices.map { record -> [String: Any] in
                 [
                     "id": record.device.id, "alias": record.device.alias, "created": ConsoleRenderer.time(record.device.createdAt), "csrf": session.csrfToken,
                     "summary": "\(record.device.platform.rawValue)\(record.device.model.map { " · \($0)" } ?? "")",
+                    "aliasLabel": say("Name of {alias}", ["alias": record.device.alias]), "removeLabel": say("Remove device {alias}", ["alias": record.device.alias]),
                 ]
             },
             "sessions": overview.sessions.map { browser -> [String: Any] in
                 [
                     "id": browser.id, "authTime": ConsoleRenderer.time(browser.authTime), "lastSeen": ConsoleRenderer.time(browser.lastSeenAt),
                     "apps": browser.appIDs.map { appNames[$0] ?? $0 }.joined(separator: ", "), "from": browser.clientIP ?? "", "current": browser.id == session.sessionID,
-                    "csrf": session.csrfToken,
+                    "csrf": session.csrfToken, "endLabel": say("End the session from {time}", ["time": ConsoleRenderer.time(browser.authTime)]),
                 ]
             },
             "hasOthers": overview.sessions.contains { $0.id != session.sessionID },
@@ -204,13 +234,14 @@ struct AccountPages {
                 [
                     "appID": grant.appID, "app": appNames[grant.appID] ?? grant.appID, "scopes": grant.scopes.joined(separator: ", "),
                     "since": ConsoleRenderer.time(grant.grantedAt), "csrf": session.csrfToken,
+                    "takeBackLabel": say("Take back what {app} may see", ["app": appNames[grant.appID] ?? grant.appID]),
                 ]
             },
             "credentials": overview.credentials.map { offered, items -> [String: Any] in
                 let declaration = offered.resource
                 let columns = declaration.columns.filter { $0 != declaration.accountField }
                 return [
-                    "summary": declaration.summary, "columns": columns, "span": columns.count + 1,
+                    "summary": say(declaration.summary, [:]), "columns": columns, "span": columns.count + 1,
                     "items": items.map { item -> [String: Any] in
                         let object = item.objectValue ?? [:]
                         let key = declaration.itemKey.map { ["name": $0, "value": ConsolePages.text(object[$0])] }
@@ -218,15 +249,18 @@ struct AccountPages {
                             "cells": columns.map { ConsolePages.text(object[$0]) }, "key": key, "csrf": session.csrfToken,
                             "recent": recent && AccountPageService.mayRemove(provider: offered.provider, methods: session.methods ?? []), "provider": offered.provider,
                             "action": "/account/credentials/\(offered.provider)/\(declaration.name)/remove", "removable": !declaration.itemKey.isEmpty,
-                            "label": key.map { $0["value"] ?? "" }.joined(separator: " "),
+                            "removeLabel": say("Remove {label}", ["label": key.map { $0["value"] ?? "" }.joined(separator: " ")]),
+                            "onlyRecent": say(
+                                "Only a recent sign-in with {provider} removes it: sign in to this page with it again, or ask an administrator.",
+                                ["provider": offered.provider]),
                         ]
                     },
                 ]
             },
         ]
         return renderer.page(
-            "account", title: "Your account", values: values, session: session, notice: notice, error: passwordError, fieldNames: ["password"],
-            status: passwordError.map { HTTPResponse.Status(code: $0.httpStatus) } ?? .ok)
+            "account", title: say("Your account", [:]), values: values, session: session, notice: notice, error: passwordError, fieldNames: ["password"],
+            status: passwordError.map { HTTPResponse.Status(code: $0.httpStatus) } ?? .ok, language: language)
     }
 
     enum Notice: String {

@@ -38,14 +38,18 @@ struct ConsoleRenderer: Sendable {
     /// A page. `session` (an admitted admin) shows the navigation; `current` marks its entry.
     func page(
         _ template: String, title: String, values: [String: Any], session: ConsoleSession?, current: String? = nil, notice: String? = nil,
-        error: BrokerError? = nil, fieldNames: Set<String> = [], status: HTTPResponse.Status = .ok
+        error: BrokerError? = nil, fieldNames: Set<String> = [], status: HTTPResponse.Status = .ok, language: String = "en"
     ) -> Response {
+        // The admin console is English; the account page speaks the person's language.
+        let language = site == .admin ? "en" : language
+        let texts = AccountTexts.values(language: language)
         var values = values
+        values["t"] = texts
         if let session { values["csrf"] = session.csrfToken }
         let content = library.render(values, withTemplate: template) ?? ""
         var layout: [String: Any] = [
-            "title": title, "content": content, "notice": notice ?? false, "signedIn": false, "summary": false,
-            "brandLabel": site == .admin ? "Gatehouse admin" : "Your account", "home": site.path + (site == .admin ? "/" : ""),
+            "title": title, "content": content, "notice": notice ?? false, "signedIn": false, "summary": false, "t": texts,
+            "brandLabel": site == .admin ? "Gatehouse admin" : AccountTexts.text(of: "Your account", in: language), "home": site.path + (site == .admin ? "/" : ""),
             "signOutAction": site.path + "/logout", "hasNav": site == .admin,
         ]
         if let session, session.isAdmitted {
@@ -74,19 +78,22 @@ struct ConsoleRenderer: Sendable {
     }
 
     /// A page saying what went wrong, with the error's message and code, and where to go next.
-    func failure(_ error: BrokerError, session: ConsoleSession?, links: [[String: Any]] = []) -> Response {
+    /// A refusal's page; `language` (the account page's) translates its title and default link, and
+    /// the caller its message.
+    func failure(_ error: BrokerError, session: ConsoleSession?, links: [[String: Any]] = [], language: String = "en") -> Response {
         var links = links
         if links.isEmpty {
             links = [
                 [
-                    "href": site.path + (site == .admin ? "/" : ""), "label": site == .admin ? "Back to the console" : "Back to your account", "secondary": true,
-                    "id": false,
+                    "href": site.path + (site == .admin ? "/" : ""),
+                    "label": site == .admin ? "Back to the console" : AccountTexts.text(of: "Back to your account", in: language), "secondary": true, "id": false,
                 ]
             ]
         }
         return page(
-            "message", title: Self.title(of: error), values: ["message": "\(error.message) (\(error.code.rawValue))", "links": links],
-            session: session, status: HTTPResponse.Status(code: error.httpStatus)
+            "message", title: AccountTexts.text(of: Self.title(of: error), in: site == .admin ? "en" : language),
+            values: ["message": "\(error.message) (\(error.code.rawValue))", "links": links], session: session, status: HTTPResponse.Status(code: error.httpStatus),
+            language: language
         )
     }
 

@@ -6,7 +6,7 @@
 enum ConsoleTemplates {
     static let layout = """
         <!DOCTYPE html>
-        <html lang="en">
+        <html lang="{{t.language}}" dir="{{t.direction}}">
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -61,15 +61,15 @@ enum ConsoleTemplates {
         </style>
         </head>
         <body>
-        <a class="skip" href="#main">Skip to content</a>
+        <a class="skip" href="#main">{{t.skip}}</a>
         <header>
         <a class="brand" href="{{home}}">{{brandLabel}}</a>
         {{#signedIn}}
         {{#hasNav}}<nav aria-label="Console"><ul>
         {{#nav}}<li><a href="{{href}}"{{#current}} aria-current="page"{{/current}}>{{label}}</a></li>{{/nav}}
         </ul></nav>{{/hasNav}}
-        <form method="post" action="{{signOutAction}}"><span>Signed in as <strong>{{username}}</strong></span>
-        <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" id="sign-out">Sign out</button></form>
+        <form method="post" action="{{signOutAction}}"><span>{{t.signedInAs}} <strong>{{username}}</strong></span>
+        <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" id="sign-out">{{t.signOut}}</button></form>
         {{/signedIn}}
         </header>
         <main id="main" tabindex="-1">

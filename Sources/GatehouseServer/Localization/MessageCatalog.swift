@@ -13,7 +13,7 @@ struct MessageCatalog: Sendable {
 
     init(plugins: TextTranslations = TextTranslations()) {
         let own = TextTranslations(PageCatalog.texts).merging(TextTranslations(CoreMessages.texts)).merging(PasswordPolicy.translations)
-            .merging(ConsentPurposes.translations)
+            .merging(ConsentPurposes.translations).merging(TextTranslations(AccountTexts.texts))
         translations = own.merging(plugins)
         patterns = translations.texts.keys.sorted().compactMap { english in
             // Email templates' `{{code}}` are not placeholders of run-time messages.
