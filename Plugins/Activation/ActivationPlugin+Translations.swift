@@ -62,5 +62,47 @@ extension ActivationPlugin {
         "You are invited to {app}": [
             "de": "Sie sind zu {app} eingeladen", "fr": "Vous êtes invité à {app}", "es": "Tiene una invitación a {app}", "nl": "U bent uitgenodigd voor {app}",
         ],
+        "Accept": ["de": "Annehmen", "fr": "Accepter", "es": "Aceptar", "nl": "Accepteren"],
+        "Decline": ["de": "Ablehnen", "fr": "Refuser", "es": "Rechazar", "nl": "Weigeren"],
+        "Activate on this device": [
+            "de": "Auf diesem Gerät aktivieren", "fr": "Activer sur cet appareil", "es": "Activar en este dispositivo", "nl": "Activeren op dit apparaat",
+        ],
+        "Open this link on the device you want to use, or scan it as a QR code there, and enter the PIN you chose:": [
+            "de": "Öffnen Sie diesen Link auf dem Gerät, das Sie nutzen möchten, oder scannen Sie ihn dort als QR-Code, und geben Sie die gewählte PIN ein:",
+            "fr": "Ouvrez ce lien sur l'appareil que vous voulez utiliser, ou scannez-le là comme code QR, et saisissez le code PIN choisi :",
+            "es": "Abra este enlace en el dispositivo que quiere usar, o escanéelo allí como código QR, e introduzca el PIN que eligió:",
+            "nl": "Open deze link op het apparaat dat u wilt gebruiken, of scan hem daar als QR-code, en voer de gekozen pincode in:",
+        ],
+        "Open this link in the app on your device to activate it. If the app asks for activation data, enter these:": [
+            "de": "Öffnen Sie diesen Link in der App auf Ihrem Gerät, um es zu aktivieren. Wenn die App nach Aktivierungsdaten fragt, geben Sie diese ein:",
+            "fr": "Ouvrez ce lien dans l'application sur votre appareil pour l'activer. Si l'application demande des données d'activation, saisissez celles-ci :",
+            "es": "Abra este enlace en la aplicación de su dispositivo para activarlo. Si la aplicación pide datos de activación, introduzca estos:",
+            "nl": "Open deze link in de app op uw apparaat om het te activeren. Als de app om activeringsgegevens vraagt, voer dan deze in:",
+        ],
+        "You are invited to {app} ({email}).": [
+            "de": "Sie sind zu {app} eingeladen ({email}).", "fr": "Vous êtes invité à {app} ({email}).", "es": "Tiene una invitación a {app} ({email}).",
+            "nl": "U bent uitgenodigd voor {app} ({email}).",
+        ],
+        "Choose an activation PIN ({minLength} to {maxLength} digits)": [
+            "de": "Wählen Sie eine Aktivierungs-PIN ({minLength} bis {maxLength} Ziffern)",
+            "fr": "Choisissez un code PIN d'activation ({minLength} à {maxLength} chiffres)", "es": "Elija un PIN de activación (de {minLength} a {maxLength} dígitos)",
+            "nl": "Kies een activeringspincode ({minLength} tot {maxLength} cijfers)",
+        ],
+        "This invitation is {state}.": [
+            "de": "Diese Einladung ist {state}.", "fr": "Cette invitation est {state}.", "es": "Esta invitación está {state}.", "nl": "Deze uitnodiging is {state}.",
+        ],
+        "pending": ["de": "offen", "fr": "en attente", "es": "pendiente", "nl": "open"],
+        "accepted": ["de": "angenommen", "fr": "acceptée", "es": "aceptada", "nl": "geaccepteerd"],
+        "declined": ["de": "abgelehnt", "fr": "refusée", "es": "rechazada", "nl": "geweigerd"],
+        "revoked": ["de": "widerrufen", "fr": "révoquée", "es": "revocada", "nl": "ingetrokken"],
+        "expired": ["de": "abgelaufen", "fr": "expirée", "es": "caducada", "nl": "verlopen"],
+        "It works until {until}.": [
+            "de": "Er gilt bis {until}.", "fr": "Il est valable jusqu'au {until}.", "es": "Es válido hasta el {until}.", "nl": "Hij werkt tot {until}.",
+        ],
+        "Invitation": ["de": "Einladung", "fr": "Invitation", "es": "Invitación", "nl": "Uitnodiging"],
+        "Activate your device": ["de": "Aktivieren Sie Ihr Gerät", "fr": "Activez votre appareil", "es": "Active su dispositivo", "nl": "Activeer uw apparaat"],
+        "Choose Accept or Decline.": [
+            "de": "Wählen Sie Annehmen oder Ablehnen.", "fr": "Choisissez Accepter ou Refuser.", "es": "Elija Aceptar o Rechazar.", "nl": "Kies Accepteren of Weigeren.",
+        ],
     ])
 }

@@ -40,7 +40,7 @@ extension ActivationProvider {
                 PluginEndpointAnswer(Self.json(try await answerInvitation(token: Self.token(call), accept: false, pin: nil)))
             },
             .pageForAnyone(.get, "invitations/:token", summary: "The invitation page.") { call in
-                invitationPage(try await invitation(token: Self.token(call)), token: Self.token(call))
+                invitationPage(try await invitation(token: Self.token(call)), token: Self.token(call), language: call.language)
             },
             .pageForAnyone(
                 .post, "invitations/:token", summary: "Accepts or declines an invitation from its page.",
@@ -49,14 +49,16 @@ extension ActivationProvider {
                     .secret("pin", label: "Activation PIN", maxLength: 64, required: false),
                 ]
             ) { call in
-                try await answerFromPage(token: Self.token(call), fields: call.fields)
+                try await answerFromPage(token: Self.token(call), fields: call.fields, language: call.language)
             },
             .pageForAnyone(
                 .get, "activate", summary: "The broker's default activation link, opened in a browser instead of the app.",
                 inputs: [.text("activation", label: "Activation data", maxLength: 512, required: false)]
             ) { call in
                 let payload = call.fields.values["activation"]?.stringValue ?? ""
-                return .page(title: "Activate your device", template: "activate", values: ["payload": .string(payload)])
+                return .page(
+                    title: "Activate your device", template: "activate",
+                    values: ["payload": .string(payload), "t": ActivationPages.texts(in: call.language)])
             },
         ]
     }
@@ -68,29 +70,46 @@ extension ActivationProvider {
 
     /// The invitation page's form: accept (with a PIN) or decline; a refusal the person can correct
     /// shows the form again with it.
-    func answerFromPage(token: String, fields: ChallengeResponse) async throws -> PluginEndpointAnswer {
+    func answerFromPage(token: String, fields: ChallengeResponse, language: String = "en") async throws -> PluginEndpointAnswer {
         let view = try await invitation(token: token)
         guard let choice = fields.values["answer"]?.stringValue, ["accept", "decline"].contains(choice) else {
-            return invitationPage(view, token: token, error: "Choose Accept or Decline.", status: 400)
+            return invitationPage(view, token: token, error: "Choose Accept or Decline.", status: 400, language: language)
         }
         do {
             let answer = try await answerInvitation(token: token, accept: choice == "accept", pin: fields.values["pin"]?.stringValue)
-            return invitationPage(try await invitation(token: token), token: token, activation: answer.activation)
+            return invitationPage(try await invitation(token: token), token: token, activation: answer.activation, language: language)
         } catch let error as BrokerError where error.kind == .badRequest {
-            return invitationPage(view, token: token, error: error.message, status: 400)
+            return invitationPage(view, token: token, error: error.message, status: 400, language: language)
         }
     }
 
-    func invitationPage(_ view: InvitationView, token: String, activation: IssuedActivation? = nil, error: String? = nil, status: Int = 200) -> PluginEndpointAnswer {
+    /// The invitation page in `language`; `error` is the English message (translated here when the
+    /// plugin's translations have it).
+    func invitationPage(
+        _ view: InvitationView, token: String, activation: IssuedActivation? = nil, error: String? = nil, status: Int = 200, language: String = "en"
+    ) -> PluginEndpointAnswer {
+        let texts = ActivationPlugin.translations
+        let state = texts.text(view.state, in: language)
         var values: [String: JSONValue] = [
+            "t": ActivationPages.texts(in: language),
+            "invited": .string(texts.text("You are invited to {app} ({email}).", in: language, ["app": view.appName, "email": view.email])),
+            "pinLabel": .string(
+                texts.text(
+                    "Choose an activation PIN ({minLength} to {maxLength} digits)", in: language,
+                    ["minLength": String(view.pinPolicy.minLength), "maxLength": String(view.pinPolicy.maxLength)])),
+            "closedText": .string(texts.text("This invitation is {state}.", in: language, ["state": state])),
             "appName": .string(view.appName), "email": .string(view.email), "state": .string(view.state),
             "action": .string(environment.issuer + "/invitations/" + token),
             "minLength": .number(Double(view.pinPolicy.minLength)), "maxLength": .number(Double(view.pinPolicy.maxLength)),
             "pending": .bool(view.state == "pending"), "closed": .bool(view.state != "pending" && activation == nil),
-            "error": error.map(JSONValue.string) ?? .bool(false),
+            "error": error.map { .string(texts.text($0, in: language)) } ?? .bool(false),
         ]
         if let activation {
-            values["activation"] = ["deepLink": .string(activation.deepLink), "expiresAt": .string(ISO8601DateFormatter().string(from: activation.expiresAt))]
+            let until = ISO8601DateFormatter().string(from: activation.expiresAt)
+            values["activation"] = [
+                "deepLink": .string(activation.deepLink), "expiresAt": .string(until),
+                "worksUntil": .string(texts.text("It works until {until}.", in: language, ["until": until])),
+            ]
         }
         return .page(title: "Invitation", template: "invitation", values: values, status: status)
     }
@@ -118,31 +137,42 @@ extension ActivationProvider {
 enum ActivationPages {
     static let templates = ["invitation": invitation, "activate": activate]
 
+    /// The pages' fixed texts (`{{t.*}}`) in `language`; the templates hold no text of their own.
+    static func texts(in language: String) -> JSONValue {
+        .object(english.mapValues { .string(ActivationPlugin.translations.text($0, in: language)) })
+    }
+
+    static let english = [
+        "accept": "Accept", "decline": "Decline", "activateHere": "Activate on this device",
+        "openLink": "Open this link on the device you want to use, or scan it as a QR code there, and enter the PIN you chose:",
+        "openInApp": "Open this link in the app on your device to activate it. If the app asks for activation data, enter these:",
+    ]
+
     /// An invitation link: accept (choosing an activation PIN) or decline; after an answer, what it
     /// did and, when accepted, the activation data to open on the device.
     static let invitation = """
-        <p>You are invited to <strong>{{appName}}</strong> ({{email}}).</p>
+        <p>{{invited}}</p>
         {{#error}}<p class="error" role="alert" id="form-error">{{error}}</p>{{/error}}
         {{#pending}}
         <form method="post" action="{{action}}">
-        <label for="field-pin">Choose an activation PIN ({{minLength}} to {{maxLength}} digits)</label>
+        <label for="field-pin">{{pinLabel}}</label>
         <input id="field-pin" name="pin" type="password" autocomplete="new-password" inputmode="numeric" maxlength="64"{{#error}} aria-describedby="form-error"{{/error}} autofocus>
-        <button type="submit" name="answer" value="accept">Accept</button>
-        <button type="submit" name="answer" value="decline" class="secondary" formnovalidate>Decline</button>
+        <button type="submit" name="answer" value="accept">{{t.accept}}</button>
+        <button type="submit" name="answer" value="decline" class="secondary" formnovalidate>{{t.decline}}</button>
         </form>
         {{/pending}}
-        {{#closed}}<p>This invitation is {{state}}.</p>{{/closed}}
+        {{#closed}}<p>{{closedText}}</p>{{/closed}}
         {{#activation}}
-        <p>Open this link on the device you want to use, or scan it as a QR code there, and enter the PIN you chose:</p>
-        <p><a class="link-out" href="{{deepLink}}">Activate on this device</a></p>
+        <p>{{t.openLink}}</p>
+        <p><a class="link-out" href="{{deepLink}}">{{t.activateHere}}</a></p>
         <p><code>{{deepLink}}</code></p>
-        <p>It works until {{expiresAt}}.</p>
+        <p>{{worksUntil}}</p>
         {{/activation}}
         """
 
     /// The broker's own activation link, opened in a browser instead of the app.
     static let activate = """
-        <p>Open this link in the app on your device to activate it. If the app asks for activation data, enter these:</p>
+        <p>{{t.openInApp}}</p>
         <p><code>{{payload}}</code></p>
         """
 }

@@ -68,6 +68,13 @@ extension TOTPPlugin {
         "Use the app's code": [
             "de": "Code der App verwenden", "fr": "Utiliser le code de l'application", "es": "Usar el código de la aplicación", "nl": "De code van de app gebruiken",
         ],
-        "Authenticator apps (set up by their people at sign-in; removing one resets it: the next sign-in sets one up again)": ["de": "Authenticator-Apps (von ihren Personen bei der Anmeldung eingerichtet; eine entfernte wird zurückgesetzt: die nächste Anmeldung richtet sie neu ein)", "fr": "Applications d'authentification (configurées par leurs titulaires à la connexion ; en retirer une la réinitialise : la prochaine connexion en configure une nouvelle)", "es": "Aplicaciones de autenticación (configuradas por sus titulares al iniciar sesión; eliminar una la restablece: el próximo inicio de sesión configura otra)", "nl": "Authenticator-apps (door hun eigenaars bij het inloggen ingesteld; een verwijderde wordt opnieuw ingesteld bij de volgende keer inloggen)"],
+        "Authenticator apps (set up by their people at sign-in; removing one resets it: the next sign-in sets one up again)": [
+            "de": "Authenticator-Apps (von ihren Personen bei der Anmeldung eingerichtet; eine entfernte wird zurückgesetzt: die nächste Anmeldung richtet sie neu ein)",
+            "fr":
+                "Applications d'authentification (configurées par leurs titulaires à la connexion ; en retirer une la réinitialise : la prochaine connexion en configure une nouvelle)",
+            "es":
+                "Aplicaciones de autenticación (configuradas por sus titulares al iniciar sesión; eliminar una la restablece: el próximo inicio de sesión configura otra)",
+            "nl": "Authenticator-apps (door hun eigenaars bij het inloggen ingesteld; een verwijderde wordt opnieuw ingesteld bij de volgende keer inloggen)",
+        ],
     ])
 }

@@ -31,6 +31,11 @@ extension WebAuthnPlugin {
             "fr": "Votre navigateur ou votre téléphone vous demande de créer une clé d'accès.", "es": "Su navegador o su teléfono le pide crear una llave de acceso.",
             "nl": "Uw browser of telefoon vraagt u een passkey aan te maken.",
         ],
-        "Passkeys and security keys (registered by their people; removing one stops it signing in)": ["de": "Passkeys und Sicherheitsschlüssel (von ihren Personen registriert; ein entfernter Schlüssel dient nicht mehr zur Anmeldung)", "fr": "Clés d'accès et clés de sécurité (enregistrées par leurs titulaires ; une clé retirée ne permet plus de se connecter)", "es": "Llaves de acceso y llaves de seguridad (registradas por sus titulares; una llave eliminada ya no inicia sesión)", "nl": "Passkeys en beveiligingssleutels (door hun eigenaars geregistreerd; een verwijderde sleutel logt niet meer in)"],
+        "Passkeys and security keys (registered by their people; removing one stops it signing in)": [
+            "de": "Passkeys und Sicherheitsschlüssel (von ihren Personen registriert; ein entfernter Schlüssel dient nicht mehr zur Anmeldung)",
+            "fr": "Clés d'accès et clés de sécurité (enregistrées par leurs titulaires ; une clé retirée ne permet plus de se connecter)",
+            "es": "Llaves de acceso y llaves de seguridad (registradas por sus titulares; una llave eliminada ya no inicia sesión)",
+            "nl": "Passkeys en beveiligingssleutels (door hun eigenaars geregistreerd; een verwijderde sleutel logt niet meer in)",
+        ],
     ])
 }

@@ -78,17 +78,18 @@ struct PluginRootRoutes {
             }
             let (answer, instance) = try await broker.pluginEndpoints.callRoot(
                 method: endpoint.method.rawValue, path: endpoint.path, fields: fields, parameters: parameters(of: endpoint, context),
-                credentials: PluginEndpointService.Credentials(), clientIP: context.clientIP
+                credentials: PluginEndpointService.Credentials(), clientIP: context.clientIP, language: request.pageLanguage()
             )
             guard let page = answer.page, renderer.library.getTemplate(named: "\(instance)/\(page.template)") != nil else {
                 throw BrokerError.internalFailure("The page endpoint \(endpoint.method.rawValue) /\(endpoint.path) of '\(instance)' answered no page it declared.")
             }
+            let language = request.pageLanguage()
             return renderer.page(
-                "\(instance)/\(page.template)", title: page.title, values: Self.mustacheValues(.object(page.values)) as? [String: Any] ?? [:],
-                status: HTTPResponse.Status(code: page.status)
+                "\(instance)/\(page.template)", title: renderer.catalog.text(page.title, in: language),
+                values: Self.mustacheValues(.object(page.values)) as? [String: Any] ?? [:], status: HTTPResponse.Status(code: page.status), language: language
             )
         } catch let error as BrokerError {
-            return renderer.error(error, requestID: context.id)
+            return renderer.error(error, requestID: context.id, language: request.pageLanguage())
         }
     }
 

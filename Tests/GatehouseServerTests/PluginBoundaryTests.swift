@@ -501,6 +501,9 @@ extension GatehouseServerTests {
                 let html = String(buffer: page.body)
                 #expect(page.status == .ok && html.contains("\(name) asks: <q>\(question)</q>") && html.contains("letters."), "\(html)")
                 #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true)
+                // The page's texts in the browser's language, which the plugin is told.
+                let french = String(buffer: try await client.execute(uri: "/riddles/\(name)", method: .get, headers: [.acceptLanguage: "fr"]).body)
+                #expect(french.contains(#"<html lang="fr""#) && french.contains(" lettres.") && french.contains("<title>Une énigme"), "\(french)")
             }
             let unknown = try await client.execute(uri: "/riddles/minotaur", method: .get)
             #expect(unknown.status == .notFound && String(buffer: unknown.body).contains("No riddle"))

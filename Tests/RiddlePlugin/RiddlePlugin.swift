@@ -23,6 +23,11 @@ public enum RiddlePlugin: PluginFactory {
     }
 
     public static let challenges = [RiddleProvider.challenge]
+    /// Its riddle page's texts (the test user of `PluginEndpointCall.language` beside `activation`).
+    public static let translations = TextTranslations([
+        "A riddle": ["de": "Ein Rätsel", "fr": "Une énigme", "es": "Un acertijo", "nl": "Een raadsel"],
+        "{letters} letters.": ["de": "{letters} Buchstaben.", "fr": "{letters} lettres.", "es": "{letters} letras.", "nl": "{letters} letters."],
+    ])
 
     public static func make(id: String, config: Config, environment: PluginEnvironment) throws -> RiddleProvider {
         guard config.handOffTo == nil, config.handOverTo == nil else {
@@ -186,7 +191,10 @@ public struct RiddleProvider: IdentityProvider {
                 guard call.parameters["instance"] == id else { throw BrokerError(.notFound, .notFound, "No riddle '\(call.parameters["instance"] ?? "")'.") }
                 return .page(
                     title: "A riddle", template: "riddle",
-                    values: ["name": .string(id), "question": .string(config.question), "letters": .number(Double(config.answer.count))]
+                    values: [
+                        "name": .string(id), "question": .string(config.question),
+                        "letters": .string(RiddlePlugin.translations.text("{letters} letters.", in: call.language, ["letters": String(config.answer.count)])),
+                    ]
                 )
             },
             // A document answered as it is (the second user of `PluginEndpointAnswer.document`
@@ -200,7 +208,7 @@ public struct RiddleProvider: IdentityProvider {
         ]
     }
 
-    public var pageTemplates: [String: String] { ["riddle": "<p>{{name}} asks: <q>{{question}}</q></p>{{#letters}}<p>{{letters}} letters.</p>{{/letters}}"] }
+    public var pageTemplates: [String: String] { ["riddle": "<p>{{name}} asks: <q>{{question}}</q></p>{{#letters}}<p>{{letters}}</p>{{/letters}}"] }
 
     func ask(round: Int, hint: Bool) -> FlowStep {
         let challenge = Challenge(

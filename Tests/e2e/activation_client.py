@@ -316,6 +316,10 @@ keep("showInvitation", status, view)
 check("the emailed link shows the invitation (app, masked address, pending)", status == 200 and view["state"] == "pending" and view["appName"] == "Mobile" and "•" in view["email"])
 status, page = call("GET", "/invitations/" + token, raw=True)
 check("its page offers Accept with an activation PIN, and Decline", status == 200 and "Accept" in page and "Decline" in page and 'name="pin"' in page)
+status, german = call("GET", "/invitations/" + token, headers={"Accept-Language": "de-DE, en;q=0.5"}, raw=True)
+check("the page speaks the browser's language: German buttons, label and lang, no English left",
+      status == 200 and '<html lang="de"' in german and "Annehmen" in german and "Ablehnen" in german and "Aktivierungs-PIN" in german
+      and ">Accept<" not in german and "You are invited" not in german)
 status, weak = call("POST", "/v1/invitations/%s/accept" % token, {"pin": "12345"})
 check("accepting with a PIN against the policy: its rule's code, the invitation stays open", status == 400 and weak["error"].startswith("pin_") and call("GET", "/v1/invitations/" + token)[1]["state"] == "pending")
 status, accepted = call("POST", "/v1/invitations/%s/accept" % token, {"pin": "86420"})

@@ -66,7 +66,8 @@ public struct PluginEndpointService: Sendable {
     /// the policy's order), until one answers something else than `not_found`. Answers the answer and
     /// the instance that gave it; when every instance answered `not_found`, the last one's refusal.
     public func callRoot(
-        method: String, path: String, fields: [String: JSONValue], parameters: [String: String], credentials: Credentials, clientIP: String?
+        method: String, path: String, fields: [String: JSONValue], parameters: [String: String], credentials: Credentials, clientIP: String?,
+        language: String = "en"
     ) async throws -> (PluginEndpointAnswer, instance: String) {
         var claiming = plugins.endpoints.keys.sorted().compactMap { id -> (String, PluginEndpoint)? in
             guard let endpoint = plugins.endpoints[id]?.first(where: { $0.root && $0.method.rawValue == method && $0.path == path }) else { return nil }
@@ -85,11 +86,18 @@ public struct PluginEndpointService: Sendable {
         if let app, let (plugin, endpoint) = claiming.first {
             // An app's back end is answered by the first instance its policy lists, as a call under
             // that instance's prefix would be.
-            return (try await call(endpoint, of: plugin, fields: fields, parameters: parameters, credentials: credentials, clientIP: clientIP, app: app), plugin)
+            return (
+                try await call(
+                    endpoint, of: plugin, fields: fields, parameters: parameters, credentials: credentials, clientIP: clientIP, app: app, language: language),
+                plugin
+            )
         }
         for (plugin, endpoint) in claiming {
             do {
-                return (try await call(endpoint, of: plugin, fields: fields, parameters: parameters, credentials: credentials, clientIP: clientIP), plugin)
+                return (
+                    try await call(endpoint, of: plugin, fields: fields, parameters: parameters, credentials: credentials, clientIP: clientIP, language: language),
+                    plugin
+                )
             } catch let error as BrokerError where error.kind == .notFound {
                 // The next instance may know the path's resource (an invitation another one issued).
                 refusal = error
@@ -109,7 +117,7 @@ public struct PluginEndpointService: Sendable {
 
     private func call(
         _ endpoint: PluginEndpoint, of instance: String, fields: [String: JSONValue], parameters: [String: String], credentials: Credentials,
-        clientIP: String?, app provenApp: App? = nil
+        clientIP: String?, app provenApp: App? = nil, language: String = "en"
     ) async throws -> PluginEndpointAnswer {
         // A null field is an absent one; a link anyone may open (decorated by mail systems and
         // trackers) is answered without the fields it does not declare.
@@ -117,6 +125,7 @@ public struct PluginEndpointService: Sendable {
         if endpoint.caller == .anyone { fields = fields.filter { name, _ in endpoint.inputs.contains { $0.name == name } } }
         var call = PluginEndpointCall(endpoint: endpoint, fields: ChallengeResponse(fields), clientIP: clientIP)
         call.parameters = parameters
+        call.language = language
         switch endpoint.caller {
         case .anyone:
             break

@@ -151,6 +151,9 @@ public struct PluginEndpointCall: Sendable {
     public var admin: String?
     /// The caller's address, for rate limits and the audit log.
     public var clientIP: String?
+    /// The language of the person calling (`TextTranslations.languages`: their browser's last
+    /// sign-in's, else its `Accept-Language`), for the texts of a page the endpoint answers.
+    public var language: String = "en"
 
     /// A call.
     public init(
