@@ -10,7 +10,7 @@ enum PageCatalog {
         "Sign in": ["de": "Anmelden", "fr": "Se connecter", "es": "Iniciar sesión", "nl": "Inloggen"],
         "Continue": ["de": "Weiter", "fr": "Continuer", "es": "Continuar", "nl": "Doorgaan"],
         "Cancel": ["de": "Abbrechen", "fr": "Annuler", "es": "Cancelar", "nl": "Annuleren"],
-        "to continue to": ["de": "um fortzufahren zu", "fr": "pour continuer vers", "es": "para continuar a", "nl": "om verder te gaan naar"],
+        "to continue to": ["de": "weiter zu", "fr": "pour continuer vers", "es": "para continuar a", "nl": "om verder te gaan naar"],
         "Help": ["de": "Hilfe", "fr": "Aide", "es": "Ayuda", "nl": "Hulp"],
         "Privacy": ["de": "Datenschutz", "fr": "Confidentialité", "es": "Privacidad", "nl": "Privacy"],
         "Forgot password?": ["de": "Passwort vergessen?", "fr": "Mot de passe oublié ?", "es": "¿Olvidó su contraseña?", "nl": "Wachtwoord vergeten?"],
