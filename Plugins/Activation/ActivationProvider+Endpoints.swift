@@ -58,7 +58,7 @@ extension ActivationProvider {
                 let payload = call.fields.values["activation"]?.stringValue ?? ""
                 return .page(
                     title: "Activate your device", template: "activate",
-                    values: ["payload": .string(payload), "t": ActivationPages.texts(in: call.language)])
+                    values: ["payload": .string(payload), "text": ActivationPages.texts(in: call.language)])
             },
         ]
     }
@@ -91,7 +91,7 @@ extension ActivationProvider {
         let texts = ActivationPlugin.translations
         let state = texts.text(view.state, in: language)
         var values: [String: JSONValue] = [
-            "t": ActivationPages.texts(in: language),
+            "text": ActivationPages.texts(in: language),
             "invited": .string(texts.text("You are invited to {app} ({email}).", in: language, ["app": view.appName, "email": view.email])),
             "pinLabel": .string(
                 texts.text(
@@ -137,7 +137,7 @@ extension ActivationProvider {
 enum ActivationPages {
     static let templates = ["invitation": invitation, "activate": activate]
 
-    /// The pages' fixed texts (`{{t.*}}`) in `language`; the templates hold no text of their own.
+    /// The pages' fixed texts (`{{text.*}}`; the broker's own are `t`) in `language`: the templates hold no text of their own.
     static func texts(in language: String) -> JSONValue {
         .object(english.mapValues { .string(ActivationPlugin.translations.text($0, in: language)) })
     }
@@ -157,14 +157,14 @@ enum ActivationPages {
         <form method="post" action="{{action}}">
         <label for="field-pin">{{pinLabel}}</label>
         <input id="field-pin" name="pin" type="password" autocomplete="new-password" inputmode="numeric" maxlength="64"{{#error}} aria-describedby="form-error"{{/error}} autofocus>
-        <button type="submit" name="answer" value="accept">{{t.accept}}</button>
-        <button type="submit" name="answer" value="decline" class="secondary" formnovalidate>{{t.decline}}</button>
+        <button type="submit" name="answer" value="accept">{{text.accept}}</button>
+        <button type="submit" name="answer" value="decline" class="secondary" formnovalidate>{{text.decline}}</button>
         </form>
         {{/pending}}
         {{#closed}}<p>{{closedText}}</p>{{/closed}}
         {{#activation}}
-        <p>{{t.openLink}}</p>
-        <p><a class="link-out" href="{{deepLink}}">{{t.activateHere}}</a></p>
+        <p>{{text.openLink}}</p>
+        <p><a class="link-out" href="{{deepLink}}">{{text.activateHere}}</a></p>
         <p><code>{{deepLink}}</code></p>
         <p>{{worksUntil}}</p>
         {{/activation}}
@@ -172,7 +172,7 @@ enum ActivationPages {
 
     /// The broker's own activation link, opened in a browser instead of the app.
     static let activate = """
-        <p>{{t.openInApp}}</p>
+        <p>{{text.openInApp}}</p>
         <p><code>{{payload}}</code></p>
         """
 }
