@@ -74,6 +74,22 @@ struct LDAPDirectory: Sendable {
         try connection.search(base: base, scope: scope, filter: filter, attributes: userAttributes, formats: formats, sizeLimit: 2, stage: .search)
     }
 
+    /// The people whose username, name or address contains `text` (escaped: it matches itself only),
+    /// at most `limit`, searched with the service account; `limited` when there were more.
+    func search(_ connection: LDAPConnection, containing text: String, limit: Int) throws(LDAPFailure) -> (entries: [LDAPEntry], limited: Bool) {
+        try bindService(connection)
+        let search = config.userSearch
+        let attributes = (search.usernameAttrs + [search.nameAttr, search.emailAttr].compactMap { $0 }).filter {
+            if case .text = format($0) { return true }
+            return false
+        }
+        let filter = LDAPFilter.and(search.filter, LDAPFilter.or(attributes.map { "(\($0)=*\(LDAPFilter.escape(text))*)" }))
+        let found = try connection.search(
+            base: search.baseDN, scope: SearchScope(search.scope), filter: filter, attributes: userAttributes, formats: formats, sizeLimit: Int32(limit + 1),
+            stage: .search)
+        return (Array(found.entries.prefix(limit)), found.limited || found.entries.count > limit)
+    }
+
     /// What a username finds in the directory, searched with the service account.
     enum UserLookup: Sendable {
         case found(LDAPEntry)

@@ -5,7 +5,7 @@ import Logging
 
 /// Signs people in against an LDAP directory with their directory username and password
 /// (search-then-bind), and maps their entry and groups to claims.
-public struct LDAPProvider: IdentityProvider {
+public struct LDAPProvider: IdentityProvider, DirectorySearching {
     public var traits: PluginTraits { PluginTraits(registration: .password) }
     public let id: String
     let directory: LDAPDirectory
@@ -245,6 +245,28 @@ public struct LDAPProvider: IdentityProvider {
         logger.warning("directory call failed", metadata: ["provider": .string(id), "stage": .string(failure.stage.rawValue), "error": .string(failure.description)])
         return BrokerError(.providerUnavailable, .unavailable, "The directory is not reachable right now; try again shortly.", retryAfter: 1)
             .because("directory_\(failure.stage.rawValue.replacingOccurrences(of: " ", with: "_"))")
+    }
+
+    // MARK: - Directory search
+
+    /// People in the directory whose username, name or address contains `text`, for an
+    /// administrator's search; entries without the identifier attribute are left out.
+    public func searchDirectory(_ text: String, limit: Int) async throws -> DirectorySearch {
+        let directory = directory
+        let found: (entries: [LDAPEntry], limited: Bool)
+        do {
+            found = try await pool.run { connection throws(LDAPFailure) in try directory.search(connection, containing: text, limit: limit) }
+        } catch {
+            throw unavailable(error)
+        }
+        let search = config.userSearch
+        let people = found.entries.compactMap { entry -> DirectoryPerson? in
+            guard let subject = entry.first(search.idAttr), !subject.isEmpty else { return nil }
+            return DirectoryPerson(
+                subject: subject, username: entry.first(search.username) ?? subject, name: search.nameAttr.flatMap(entry.first),
+                email: search.emailAttr.flatMap(entry.first))
+        }
+        return DirectorySearch(people: people, truncated: found.limited)
     }
 
     // MARK: - Rechecks

@@ -5,7 +5,7 @@ import HummingbirdBcrypt
 
 /// Signs people in with a username and a password the broker keeps (bcrypt hashes in the plugin's
 /// storage). Registration checks the app's password policy; the username must be free.
-public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping, TemporaryPasswords {
+public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping, TemporaryPasswords, DirectorySearching {
     public var traits: PluginTraits { PluginTraits(registration: .password) }
     public let id: String
     let cost: Int
@@ -138,6 +138,14 @@ public struct LocalPasswordProvider: IdentityProvider, PasswordKeeping, Temporar
         try await environment.storage.all(UserRecord.self, keyPrefix: "user:").map {
             ManagedUser(subject: $0.value.subject, username: $0.value.username, createdAt: $0.value.createdAt)
         }
+    }
+
+    /// The users whose username contains `text`, without letter case, in username order.
+    public func searchDirectory(_ text: String, limit: Int) async throws -> DirectorySearch {
+        let matching = try await listUsers().filter { $0.username.range(of: text, options: [.caseInsensitive, .diacriticInsensitive]) != nil }
+            .sorted { $0.username < $1.username }
+        return DirectorySearch(
+            people: matching.prefix(limit).map { DirectoryPerson(subject: $0.subject, username: $0.username) }, truncated: matching.count > limit)
     }
 
     public func removeUser(username: String) async throws -> String? {

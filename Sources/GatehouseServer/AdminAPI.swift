@@ -65,6 +65,12 @@ struct AdminAPI {
             JSONBody(try await admin.returnToConfig(id: try context.parameters.require("id"), by: try identity(context))).response(status: .ok)
         }
         group.get("providers") { _, _ in JSONBody(await admin.providers()).response(status: .ok) }
+        group.get("providers/:id/directory") { request, context in
+            let query = request.uri.queryParameters
+            let result = try await admin.searchDirectory(
+                providerID: try context.parameters.require("id"), text: query.get("q") ?? "", limit: query.get("limit", as: Int.self) ?? 20)
+            return JSONBody(result).response(status: .ok)
+        }
         group.get("readiness") { _, _ in
             let readiness = await broker.readiness()
             return JSONBody(readiness).response(status: readiness.ready ? .ok : .serviceUnavailable)

@@ -10,8 +10,28 @@ import Glibc
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "users", abstract: "Manage the users of a password provider (type local), and disable or enable any account.",
-        subcommands: [Add.self, List.self, Remove.self, ResetPassword.self, Disable.self, Enable.self]
+        subcommands: [Add.self, List.self, Remove.self, ResetPassword.self, Disable.self, Enable.self, Search.self]
     )
+
+    struct Search: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Search a provider's people (ldap, Active Directory, local) by part of a username, name or email address, signed in or not yet."
+        )
+        @OptionGroup var options: ConfigOptions
+        @Option(name: .long, help: "The provider instance id (its providers[].id).") var provider: String
+        @Option(name: .long, help: "At most this many (1 to 50).") var limit = 20
+        @Argument(help: "Part of a username, name or email address.") var text: String
+
+        func run() async throws {
+            let broker = try await Bootstrap.openBroker(options)
+            let result = try await AppsCommand.run { try await broker.admin.searchDirectory(providerID: provider, text: text, limit: limit) }
+            print("USERNAME\tNAME\tEMAIL\tACCOUNT")
+            for person in result.people {
+                print("\(person.username)\t\(person.name ?? "")\t\(person.email ?? "")\t\(person.accountID ?? "(not signed in yet)")")
+            }
+            if result.truncated { print("(more than \(limit) match: type more of the name)") }
+        }
+    }
 
     struct Disable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

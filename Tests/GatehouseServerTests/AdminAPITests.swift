@@ -112,6 +112,32 @@ extension GatehouseServerTests {
         }
     }
 
+    /// `GET /admin/v1/providers/{id}/directory`: a searchable provider's people, with the account each
+    /// is linked to; a provider that cannot search, an unknown one and a bad query are refused.
+    @Test func anAdminSearchesAProvidersPeopleWithTheirAccounts() async throws {
+        let fixture = try await Self.adminBroker()
+        defer { fixture.test.temporary.remove() }
+        let provider = try #require(fixture.test.broker.plugins.passwordKeepers["local"])
+        _ = try await provider.addUser(username: "alice.liddell", password: "correct horse battery", policy: PasswordPolicy())
+        _ = try await provider.addUser(username: "bob", password: "correct horse battery", policy: PasswordPolicy())
+        let (_, account) = try await fixture.test.signIn(
+            FlowRequest(appID: "notes", providerID: "local"), answer: ["username": "alice.liddell", "password": "correct horse battery"])
+        try await fixture.app.test(.router) { client in
+            let found = try Self.object(try await client.execute(uri: "/admin/v1/providers/local/directory?q=LIDDELL", method: .get, headers: Self.admin))
+            let people = try #require(found["people"]?.arrayValue)
+            #expect(people.count == 1 && people.first?.objectValue?["username"] == "alice.liddell" && found["truncated"] == .bool(false))
+            #expect(people.first?.objectValue?["accountID"]?.stringValue == account?.id)
+            let refusals: [(String, HTTPResponse.Status)] = [
+                ("/admin/v1/providers/bank/directory?q=x", .badRequest), ("/admin/v1/providers/nobody/directory?q=x", .notFound),
+                ("/admin/v1/providers/local/directory?q=", .badRequest), ("/admin/v1/providers/local/directory?q=x&limit=51", .badRequest),
+            ]
+            for (uri, status) in refusals {
+                #expect(try await client.execute(uri: uri, method: .get, headers: Self.admin).status == status, "\(uri)")
+            }
+            #expect(try await client.execute(uri: "/admin/v1/providers/local/directory?q=a", method: .get).status == .unauthorized)
+        }
+    }
+
     @Test func invalidPolicyUpdatesNameTheExactField() async throws {
         let fixture = try await Self.adminBroker()
         defer { fixture.test.temporary.remove() }

@@ -97,6 +97,16 @@ struct ActiveDirectoryTests {
         }
     }
 
+    /// The domain's people are found by part of a name or UPN, each under the objectGUID a sign-in links.
+    @Test func searchesTheDomainsPeopleBeforeTheySignIn() async throws {
+        let provider = try Self.provider(dc)
+        let found = try await provider.searchDirectory("Liddell", limit: 10)
+        #expect(found.people.map(\.username) == ["alice"])
+        #expect(found.people.first?.subject == (try await guid(of: "alice")) && found.people.first?.email == "alice@gatehouse.test")
+        #expect(try await provider.searchDirectory("grace.hopper", limit: 10).people.map(\.username) == ["grace"])
+        #expect(try await provider.searchDirectory("*", limit: 10).people.isEmpty)
+    }
+
     @Test func reasonsTheRightPasswordEarnsAreToldAndOthersLookLikeAWrongPassword() async throws {
         let provider = try Self.provider(dc)
         let restricted: [(String, String, String)] = [

@@ -115,6 +115,25 @@ struct LDAPTests {
         #expect(bob.claims.groups == ["engineers"])
     }
 
+    /// An administrator finds people by part of a name, username or address before they sign in;
+    /// what they type matches itself only (a `*` or a `)` widens nothing).
+    @Test func searchesItsPeopleByPartOfANameUsernameOrAddress() async throws {
+        let provider = try Self.provider(slapd)
+        let byName = try await provider.searchDirectory("liddell", limit: 10)
+        #expect(byName.people.map(\.username) == ["alice"] && !byName.truncated)
+        let alice = try #require(byName.people.first)
+        #expect(alice.name == "Alice Liddell" && alice.email == "alice@example.org")
+        #expect(alice.subject == (try await provider.signIn(username: "alice", password: "alice-password-1")).subject)
+        #expect(try await provider.searchDirectory("bob@example", limit: 10).people.map(\.username) == ["bob"])
+        // `*` finds the one entry with a star in its name (star*user), not everyone.
+        #expect(try await provider.searchDirectory("*", limit: 10).people.map(\.username) == ["star*user"])
+        for injection in [")(uid=*", "*)(|(uid=*", "\\2a"] {
+            #expect(try await provider.searchDirectory(injection, limit: 10).people.isEmpty, "\(injection) found people")
+        }
+        let all = try await provider.searchDirectory("example.org", limit: 2)
+        #expect(all.people.count == 2 && all.truncated)
+    }
+
     @Test func signsInThroughTheFlowAPIAndKeepsTheAccount() async throws {
         let broker = try await TestBroker.make(yaml: Self.yaml(url: slapd.url), registry: Self.registry)
         defer { broker.temporary.remove() }

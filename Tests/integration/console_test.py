@@ -15,6 +15,7 @@ import sys
 
 import requests
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
 from selenium.webdriver.support import expected_conditions as EC
 
 import oidc_test as base
@@ -297,6 +298,20 @@ def manage_users(ctx):
     wait(browser).until(EC.presence_of_element_located((By.ID, "confirm"))).click()
     wait(browser).until(lambda b: "The account is enabled again" in b.page_source)
     shot(browser, "user-managed")
+    # The directory's people, found before they sign in: alice (signed in, so linked to her
+    # account) and bob (not yet, unless an earlier check signed him in).
+    def directory_rows(text):
+        browser.get(BASE_URL + "/admin/users")
+        Select(browser.find_element(By.ID, "directory-provider")).select_by_value("corp-ldap")
+        browser.find_element(By.ID, "dq").send_keys(text)
+        browser.find_element(By.ID, "directory-search").click()
+        table = wait(browser).until(EC.presence_of_element_located((By.ID, "directory-results")))
+        return {r.find_elements(By.TAG_NAME, "td")[0].text: r.find_elements(By.TAG_NAME, "td")[3].text for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")}
+    rows = directory_rows("liddell")
+    expect(rows == {"alice": "its account"}, f"searching the directory for liddell shows {rows}")
+    rows = directory_rows("Bob Builder")
+    expect(list(rows) == ["bob"] and rows["bob"] in ("its account", "not signed in yet"), f"searching the directory for Bob Builder shows {rows}")
+    shot(browser, "directory-search")
     sign_out(browser)
     # pat's first sign-in: the temporary password only leads to choosing one of pat's own.
     browser = ctx.browser()
@@ -371,7 +386,7 @@ def console_accessibility(ctx):
     browser = console_sign_in(ctx, "corp-ldap", LDAP_ALICE)
     users = requests.get(BASE_URL + "/admin/v1/users?q=pat", headers={"Authorization": "Bearer " + ADMIN_TOKEN}, timeout=TIMEOUT).json()
     pages = ["/admin/", "/admin/apps", "/admin/apps/bankapp", "/admin/apps/new", "/admin/providers", "/admin/providers/corp-ldap", "/admin/users",
-             "/admin/users/new", "/admin/lockouts", "/admin/keys", "/admin/audit", "/admin/audit?type=policy."]
+             "/admin/users?directory=corp-ldap&dq=example", "/admin/users/new", "/admin/lockouts", "/admin/keys", "/admin/audit", "/admin/audit?type=policy."]
     if users:
         pages += [f"/admin/users/{users[0]['id']}", f"/admin/users/{users[0]['id']}/disable"]
     problems = []

@@ -203,6 +203,7 @@ public struct PluginInstances: Sendable {
     public private(set) var deviceAttesters: [String: any DeviceAttesting] = [:]
     public private(set) var passwordKeepers: [String: any PasswordKeeping] = [:]
     public private(set) var temporaryPasswords: [String: any TemporaryPasswords] = [:]
+    public private(set) var directories: [String: any DirectorySearching] = [:]
     /// Each instance's admin resources, account operations and endpoints, read once.
     public private(set) var adminResources: [String: [AdminResource]] = [:]
     public private(set) var accountOperations: [String: [AccountOperation]] = [:]
@@ -242,6 +243,7 @@ public struct PluginInstances: Sendable {
         deviceAttesters[id] = Self.capability((any DeviceAttesting).self, of: plugin)
         passwordKeepers[id] = Self.capability((any PasswordKeeping).self, of: plugin)
         temporaryPasswords[id] = Self.capability((any TemporaryPasswords).self, of: plugin)
+        directories[id] = Self.capability((any DirectorySearching).self, of: plugin)
         adminResources[id] = Self.capability((any AdminResourceOffering).self, of: plugin)?.adminResources
         accountOperations[id] = Self.capability((any AccountOperationOffering).self, of: plugin)?.accountOperations
         if let offering = Self.capability((any EndpointOffering).self, of: plugin) {

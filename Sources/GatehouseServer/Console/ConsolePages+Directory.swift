@@ -25,7 +25,9 @@ extension ConsolePages {
         router.get("admin/users") { request, context in
             try await page(request, context) { session in
                 let query = request.uri.queryParameters
-                return try await usersPage(session, search: query.get("q") ?? "", page: min(max(query.get("page", as: Int.self) ?? 0, 0), 100_000))
+                return try await usersPage(
+                    session, search: query.get("q") ?? "", page: min(max(query.get("page", as: Int.self) ?? 0, 0), 100_000),
+                    directory: query.get("directory"), directorySearch: query.get("dq") ?? "")
             }
         }
         router.get("admin/users/:id") { request, context in
@@ -139,7 +141,10 @@ extension ConsolePages {
 
     static let usersPerPage = 50
 
-    func usersPage(_ session: ConsoleSession, search: String, page: Int) async throws -> Response {
+    /// The users page; with `directory` and `directorySearch`, also that provider's people who match
+    /// (`DirectorySearching`), signed in or not yet. A directory that refuses or cannot be reached
+    /// says so in that section, and the rest of the page stays.
+    func usersPage(_ session: ConsoleSession, search: String, page: Int, directory: String? = nil, directorySearch: String = "") async throws -> Response {
         let trimmed = search.trimmingCharacters(in: .whitespaces)
         let offset = page * Self.usersPerPage
         // One more than a page tells whether there is a next one.
@@ -161,9 +166,30 @@ extension ConsolePages {
                 },
                 "canCreate": !admin.passwordProviders.isEmpty,
                 "previous": page > 0 ? link(page - 1) : false, "next": users.count > Self.usersPerPage ? link(page + 1) : false,
+                "directories": admin.searchableDirectories.map { ["id": $0, "selected": $0 == directory] as [String: Any] },
+                "hasDirectories": !admin.searchableDirectories.isEmpty, "directoryQuery": directorySearch,
+                "directoryResult": try await directoryResult(directory, directorySearch),
             ],
             session: session, current: "/admin/users"
         )
+    }
+
+    /// The directory section's values: the people found, or why none could be.
+    func directoryResult(_ directory: String?, _ text: String) async throws -> Any {
+        guard let directory, !text.trimmingCharacters(in: .whitespaces).isEmpty else { return false }
+        do {
+            let result = try await admin.searchDirectory(providerID: directory, text: text)
+            return [
+                "provider": directory, "truncated": result.truncated, "error": false,
+                "people": result.people.map { person -> [String: Any] in
+                    [
+                        "username": person.username, "name": person.name ?? "", "email": person.email ?? "", "accountID": person.accountID ?? false,
+                    ]
+                },
+            ] as [String: Any]
+        } catch let error as BrokerError where error.kind != .internalFailure {
+            return ["provider": directory, "truncated": false, "people": [Any](), "error": error.message] as [String: Any]
+        }
     }
 
     func userPage(_ session: ConsoleSession, id: String, notice: String?) async throws -> Response {

@@ -251,6 +251,16 @@ enum ConsoleTemplates {
         <tbody>{{#users}}<tr><td><a href="/admin/users/{{id}}">{{username}}</a></td><td><code>{{id}}</code></td><td>{{identities}}</td><td>{{created}}</td><td>{{#disabled}}<span class="bad">disabled</span>{{/disabled}}{{^disabled}}active{{/disabled}}</td><td>{{admin}}</td></tr>{{/users}}
         {{^users}}<tr><td colspan="6">No user matches.</td></tr>{{/users}}</tbody></table></div>
         {{> pager}}
+        {{#hasDirectories}}<h2 id="directory">Search a directory</h2>
+        <form method="get" action="/admin/users#directory" role="search"><label for="directory-provider">Provider</label>
+        <select id="directory-provider" name="directory">{{#directories}}<option value="{{id}}"{{#selected}} selected{{/selected}}>{{id}}</option>{{/directories}}</select>
+        <label for="dq">Part of a username, name or email address</label>
+        <input type="search" id="dq" name="dq" value="{{directoryQuery}}" maxlength="100"> <button type="submit" id="directory-search">Search the directory</button></form>
+        {{#directoryResult}}{{#error}}<p class="error" role="alert" id="directory-error">{{error}}</p>{{/error}}{{^error}}
+        <div class="scroll"><table id="directory-results"><caption class="hint">People of {{provider}}, signed in or not yet{{#truncated}}; there are more: type more of the name{{/truncated}}.</caption>
+        <thead><tr><th scope="col">Username</th><th scope="col">Name</th><th scope="col">Email address</th><th scope="col">Account</th></tr></thead>
+        <tbody>{{#people}}<tr><td>{{username}}</td><td>{{name}}</td><td>{{email}}</td><td>{{#accountID}}<a href="/admin/users/{{accountID}}">its account</a>{{/accountID}}{{^accountID}}not signed in yet{{/accountID}}</td></tr>{{/people}}
+        {{^people}}<tr><td colspan="4">Nobody matches.</td></tr>{{/people}}</tbody></table></div>{{/error}}{{/directoryResult}}{{/hasDirectories}}
         """
 
     static let pager = """
