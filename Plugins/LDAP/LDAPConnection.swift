@@ -38,7 +38,9 @@ struct LDAPFailure: Error, Sendable, CustomStringConvertible {
 /// not all import into Swift.
 enum LDAPResultCode {
     static let success: Int32 = 0
+    static let timeLimitExceeded: Int32 = 3
     static let sizeLimitExceeded: Int32 = 4
+    static let adminLimitExceeded: Int32 = 11
     static let constraintViolation: Int32 = 19
     static let noSuchObject: Int32 = 32
     static let invalidCredentials: Int32 = 49
@@ -259,8 +261,13 @@ final class LDAPConnection: @unchecked Sendable {
 
     /// Searches and collects the entries with the attributes asked for. `sizeLimit` 0 means no limit;
     /// a search that hits the limit still answers with the entries it got (`limited` is true).
+    /// `timeLimit`: for a search that may be slow (an administrator's substring search), the seconds
+    /// the directory may take, under the operation timeout so that it answers (what it found so far)
+    /// before the connection is given up; its running out, or the directory's own limits, then read
+    /// as "limited", not as a lost connection.
     func search(
-        base: String, scope: SearchScope, filter: String, attributes: [String], formats: [String: LDAPValueFormat] = [:], sizeLimit: Int32, stage: LDAPFailure.Stage
+        base: String, scope: SearchScope, filter: String, attributes: [String], formats: [String: LDAPValueFormat] = [:], sizeLimit: Int32, stage: LDAPFailure.Stage,
+        timeLimit: Int? = nil
     ) throws(LDAPFailure) -> (entries: [LDAPEntry], limited: Bool) {
         var messageID: Int32 = 0
         let attributeNames = attributes.filter { $0.caseInsensitiveCompare("DN") != .orderedSame }
@@ -268,7 +275,7 @@ final class LDAPConnection: @unchecked Sendable {
         let requested = attributeNames.isEmpty ? ["1.1"] : attributeNames
         var cStrings: [UnsafeMutablePointer<CChar>?] = requested.map { strdup($0) } + [nil]
         defer { cStrings.forEach { free($0) } }
-        var serverTimeLimit = timeval(tv_sec: operationTimeout, tv_usec: 0)
+        var serverTimeLimit = timeval(tv_sec: timeLimit.map { time_t($0) } ?? operationTimeout, tv_usec: 0)
         let rc = cStrings.withUnsafeMutableBufferPointer { names in
             ldap_search_ext(handle, base, scope.rawValue, filter, names.baseAddress, 0, nil, nil, &serverTimeLimit, sizeLimit, &messageID)
         }
@@ -295,6 +302,7 @@ final class LDAPConnection: @unchecked Sendable {
         switch code {
         case LDAPResultCode.success: return (entries, false)
         case LDAPResultCode.sizeLimitExceeded: return (entries, true)
+        case LDAPResultCode.timeLimitExceeded where timeLimit != nil, LDAPResultCode.adminLimitExceeded where timeLimit != nil: return (entries, true)
         case LDAPResultCode.noSuchObject: throw LDAPFailure(stage: stage, code: code, message: "the base DN '\(base)' does not exist")
         default: throw LDAPFailure(stage: stage, code: code, message: message)
         }

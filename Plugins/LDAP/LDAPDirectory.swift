@@ -85,8 +85,8 @@ struct LDAPDirectory: Sendable {
         }
         let filter = LDAPFilter.and(search.filter, LDAPFilter.or(attributes.map { "(\($0)=*\(LDAPFilter.escape(text))*)" }))
         let found = try connection.search(
-            base: search.baseDN, scope: SearchScope(search.scope), filter: filter, attributes: userAttributes, formats: formats, sizeLimit: Int32(limit + 1),
-            stage: .search)
+            base: search.baseDN, scope: SearchScope(search.scope), filter: filter, attributes: userAttributes, formats: formats,
+            sizeLimit: Int32(clamping: limit + 1), stage: .search, timeLimit: max(1, config.operationTimeout.value - 1))
         return (Array(found.entries.prefix(limit)), found.limited || found.entries.count > limit)
     }
 

@@ -15,6 +15,8 @@ public struct LDAPProvider: IdentityProvider, DirectorySearching {
     let audit: AuditLog?
     let lockouts: LockoutBook
     let healthCache = SharedResult<PluginHealth>(lifetime: 1)
+    /// One administrator's directory search at a time: sign-ins keep the other connections.
+    let searches = ConcurrencyLimit(limit: 1)
 
     init(id: String, config: LDAPConfig, environment: PluginEnvironment) {
         self.id = id
@@ -252,12 +254,16 @@ public struct LDAPProvider: IdentityProvider, DirectorySearching {
     /// People in the directory whose username, name or address contains `text`, for an
     /// administrator's search; entries without the identifier attribute are left out.
     public func searchDirectory(_ text: String, limit: Int) async throws -> DirectorySearch {
-        let directory = directory
+        let (directory, pool) = (directory, pool)
         let found: (entries: [LDAPEntry], limited: Bool)
         do {
-            found = try await pool.run { connection throws(LDAPFailure) in try directory.search(connection, containing: text, limit: limit) }
-        } catch {
-            throw unavailable(error)
+            found = try await searches.run(waitingAtMost: 2) {
+                try await pool.run { connection throws(LDAPFailure) in try directory.search(connection, containing: text, limit: limit) }
+            }
+        } catch is ConcurrencyLimit.Timeout {
+            throw BrokerError(.rateLimited, .tooManyRequests, "Another directory search is running; try again in a moment.", retryAfter: 2)
+        } catch let failure as LDAPFailure {
+            throw unavailable(failure)
         }
         let search = config.userSearch
         let people = found.entries.compactMap { entry -> DirectoryPerson? in

@@ -68,7 +68,8 @@ struct AdminAPI {
         group.get("providers/:id/directory") { request, context in
             let query = request.uri.queryParameters
             let result = try await admin.searchDirectory(
-                providerID: try context.parameters.require("id"), text: query.get("q") ?? "", limit: query.get("limit", as: Int.self) ?? 20)
+                providerID: try context.parameters.require("id"), text: query.get("q") ?? "", limit: query.get("limit", as: Int.self) ?? 20,
+                by: try identity(context))
             return JSONBody(result).response(status: .ok)
         }
         group.get("readiness") { _, _ in

@@ -24,7 +24,7 @@ struct UsersCommand: AsyncParsableCommand {
 
         func run() async throws {
             let broker = try await Bootstrap.openBroker(options)
-            let result = try await AppsCommand.run { try await broker.admin.searchDirectory(providerID: provider, text: text, limit: limit) }
+            let result = try await AppsCommand.run { try await broker.admin.searchDirectory(providerID: provider, text: text, limit: limit, by: AppsCommand.identity) }
             print("USERNAME\tNAME\tEMAIL\tACCOUNT")
             for person in result.people {
                 print("\(person.username)\t\(person.name ?? "")\t\(person.email ?? "")\t\(person.accountID ?? "(not signed in yet)")")

@@ -135,6 +135,12 @@ extension GatehouseServerTests {
                 #expect(try await client.execute(uri: uri, method: .get, headers: Self.admin).status == status, "\(uri)")
             }
             #expect(try await client.execute(uri: "/admin/v1/providers/local/directory?q=a", method: .get).status == .unauthorized)
+            // Who searched where is audited, without the text (a person's name).
+            let events = try JSONDecoder().decode(
+                [JSONValue].self,
+                from: Data(buffer: try await client.execute(uri: "/admin/v1/audit?type=directory.searched", method: .get, headers: Self.admin).body))
+            #expect(events.count == 1 && events.first?.objectValue?["details"]?.objectValue?["found"] == "1")
+            #expect(!String(describing: events).lowercased().contains("liddell"))
         }
     }
 

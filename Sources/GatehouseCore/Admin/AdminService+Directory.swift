@@ -29,15 +29,17 @@ extension AdminService {
     public var searchableDirectories: [String] { plugins.directories.keys.sorted() }
 
     /// Searches `providerID`'s people for `text` (at least one character, at most
-    /// `directorySearchMaxLength`), at most `limit` of them (1 to `directorySearchLimit`).
-    public func searchDirectory(providerID: String, text: String, limit: Int = 20) async throws -> DirectoryResult {
+    /// `directorySearchMaxLength`), at most `limit` of them (1 to `directorySearchLimit`). Audited as
+    /// `directory.searched` (who looked, where, how many were found; not the text, which may be a name).
+    public func searchDirectory(providerID: String, text: String, limit: Int = 20, by admin: AdminIdentity) async throws -> DirectoryResult {
         guard let directory = plugins.directories[providerID] else {
             if plugins.all[providerID] == nil { throw BrokerError(.notFound, .notFound, "No provider '\(providerID)'.") }
             throw BrokerError(
                 .invalidRequest, .badRequest, "The provider '\(providerID)' cannot search its people; searchable: \(searchableDirectories.joined(separator: ", ")).")
         }
         let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !text.isEmpty, text.count <= Self.directorySearchMaxLength else {
+        // Characters for the person typing, bytes for the directory (a letter may carry many marks).
+        guard !text.isEmpty, text.count <= Self.directorySearchMaxLength, text.utf8.count <= Self.directorySearchMaxLength * 4 else {
             throw BrokerError(.invalidRequest, .badRequest, "query must be 1 to \(Self.directorySearchMaxLength) characters.")
         }
         guard (1...Self.directorySearchLimit).contains(limit) else {
@@ -49,6 +51,11 @@ extension AdminService {
             let link = try await store.identityLink(providerID: providerID, subject: person.subject)
             people.append(DirectoryEntry(subject: person.subject, username: person.username, name: person.name, email: person.email, accountID: link?.accountID))
         }
-        return DirectoryResult(provider: providerID, people: people, truncated: found.truncated || found.people.count > limit)
+        let result = DirectoryResult(provider: providerID, people: people, truncated: found.truncated || found.people.count > limit)
+        try await store.appendAudit(
+            AuditEvent(
+                time: clock.now, type: "directory.searched", providerID: providerID,
+                details: admin.auditDetails.merging(["found": String(people.count), "truncated": String(result.truncated)]) { first, _ in first }))
+        return result
     }
 }

@@ -22,7 +22,7 @@ struct AccountPages {
     init(broker: Broker, site: AdminConsoleService) {
         self.broker = broker
         self.site = site
-        catalog = MessageCatalog(plugins: broker.engine.challenges.translations)
+        catalog = MessageCatalog(plugins: broker.engine.challenges.translations, accountPage: true)
         service = AccountPageService(broker: broker)
         sessionCookie = SessionCookie(issuer: broker.config.server.issuer, baseName: "gatehouse_account")
         signInCookie = SessionCookie(issuer: broker.config.server.issuer, baseName: "gatehouse_account_sign_in")

@@ -168,17 +168,17 @@ extension ConsolePages {
                 "previous": page > 0 ? link(page - 1) : false, "next": users.count > Self.usersPerPage ? link(page + 1) : false,
                 "directories": admin.searchableDirectories.map { ["id": $0, "selected": $0 == directory] as [String: Any] },
                 "hasDirectories": !admin.searchableDirectories.isEmpty, "directoryQuery": directorySearch,
-                "directoryResult": try await directoryResult(directory, directorySearch),
+                "directoryResult": await directoryResult(directory, directorySearch, by: session.admin),
             ],
             session: session, current: "/admin/users"
         )
     }
 
     /// The directory section's values: the people found, or why none could be.
-    func directoryResult(_ directory: String?, _ text: String) async throws -> Any {
+    func directoryResult(_ directory: String?, _ text: String, by identity: AdminIdentity) async -> Any {
         guard let directory, !text.trimmingCharacters(in: .whitespaces).isEmpty else { return false }
         do {
-            let result = try await admin.searchDirectory(providerID: directory, text: text)
+            let result = try await admin.searchDirectory(providerID: directory, text: text, by: identity)
             return [
                 "provider": directory, "truncated": result.truncated, "error": false,
                 "people": result.people.map { person -> [String: Any] in
@@ -189,6 +189,9 @@ extension ConsolePages {
             ] as [String: Any]
         } catch let error as BrokerError where error.kind != .internalFailure {
             return ["provider": directory, "truncated": false, "people": [Any](), "error": error.message] as [String: Any]
+        } catch {
+            // The rest of the page stays; the details are the log's.
+            return ["provider": directory, "truncated": false, "people": [Any](), "error": "The search failed; try again, or see the broker's log."] as [String: Any]
         }
     }
 

@@ -11,9 +11,12 @@ struct MessageCatalog: Sendable {
     /// The texts with `{placeholders}`, split into their literal parts, for run-time messages.
     private let patterns: [(english: String, parts: [Substring], names: [String])]
 
-    init(plugins: TextTranslations = TextTranslations()) {
-        let own = TextTranslations(PageCatalog.texts).merging(TextTranslations(CoreMessages.texts)).merging(PasswordPolicy.translations)
-            .merging(ConsentPurposes.translations).merging(TextTranslations(AccountTexts.texts))
+    /// `accountPage`: with the account page's own texts too (kept out of the sign-in pages' catalog,
+    /// whose run-time messages they could otherwise half match, as "Remove {label}" would).
+    init(plugins: TextTranslations = TextTranslations(), accountPage: Bool = false) {
+        var own = TextTranslations(PageCatalog.texts).merging(TextTranslations(CoreMessages.texts)).merging(PasswordPolicy.translations)
+            .merging(ConsentPurposes.translations)
+        if accountPage { own = own.merging(TextTranslations(AccountTexts.texts)) }
         translations = own.merging(plugins)
         patterns = translations.texts.keys.sorted().compactMap { english in
             // Email templates' `{{code}}` are not placeholders of run-time messages.
