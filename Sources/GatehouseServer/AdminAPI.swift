@@ -66,10 +66,11 @@ struct AdminAPI {
         }
         group.get("providers") { _, _ in JSONBody(await admin.providers()).response(status: .ok) }
         group.get("providers/:id/directory") { request, context in
-            let query = request.uri.queryParameters
+            // Form decoding: clients send a space in `q` as `+` as often as `%20`.
+            let query = try FormBody.query(request)
+            guard let limit = query["limit"].map({ Int($0) }) ?? 20 else { throw BrokerError.invalidRequest("limit must be a whole number.") }
             let result = try await admin.searchDirectory(
-                providerID: try context.parameters.require("id"), text: query.get("q") ?? "", limit: query.get("limit", as: Int.self) ?? 20,
-                by: try identity(context))
+                providerID: try context.parameters.require("id"), text: query["q"] ?? "", limit: limit, by: try identity(context))
             return JSONBody(result).response(status: .ok)
         }
         group.get("readiness") { _, _ in

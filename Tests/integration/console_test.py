@@ -306,7 +306,9 @@ def manage_users(ctx):
         browser.find_element(By.ID, "dq").send_keys(text)
         browser.find_element(By.ID, "directory-search").click()
         table = wait(browser).until(EC.presence_of_element_located((By.ID, "directory-results")))
-        return {r.find_elements(By.TAG_NAME, "td")[0].text: r.find_elements(By.TAG_NAME, "td")[3].text for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")}
+        cells = [[td.text for td in r.find_elements(By.TAG_NAME, "td")] for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
+        expect(all(len(c) == 4 for c in cells), f"searching the directory for {text!r} shows {table.text!r}")
+        return {c[0]: c[3] for c in cells}
     rows = directory_rows("liddell")
     expect(rows == {"alice": "its account"}, f"searching the directory for liddell shows {rows}")
     rows = directory_rows("Bob Builder")

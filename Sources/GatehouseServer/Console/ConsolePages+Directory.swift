@@ -24,10 +24,11 @@ extension ConsolePages {
         }
         router.get("admin/users") { request, context in
             try await page(request, context) { session in
-                let query = request.uri.queryParameters
+                // The search forms are GET forms: `+` is a space there (`Bob+Builder`).
+                let query = (try? FormBody.query(request)) ?? [:]
                 return try await usersPage(
-                    session, search: query.get("q") ?? "", page: min(max(query.get("page", as: Int.self) ?? 0, 0), 100_000),
-                    directory: query.get("directory"), directorySearch: query.get("dq") ?? "")
+                    session, search: query["q"] ?? "", page: min(max(query["page"].flatMap { Int($0) } ?? 0, 0), 100_000),
+                    directory: query["directory"], directorySearch: query["dq"] ?? "")
             }
         }
         router.get("admin/users/:id") { request, context in

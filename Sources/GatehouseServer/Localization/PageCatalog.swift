@@ -2,8 +2,6 @@
 /// keyed by their English text (gettext's way: a text without a translation shows in English, and
 /// a plugin's texts join by the same rule). `{name}` placeholders stay as they are.
 enum PageCatalog {
-    static let languages = ["en", "de", "fr", "es", "nl"]
-
     /// English text → [language: translation].
     static let texts: [String: [String: String]] = [
         // Layout and common controls
