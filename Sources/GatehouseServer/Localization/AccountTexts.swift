@@ -26,12 +26,18 @@ enum AccountTexts {
         return values
     }
 
-    /// `english` in `language`, as it is when it has no translation.
+    /// `english` in `language`: the account page's own translation, else the sign-in pages' (the
+    /// texts both show, "Sign out", are translated once), else as it is.
     static func text(of english: String, in language: String) -> String {
-        language == "en" ? english : texts[english]?[language] ?? english
+        language == "en" ? english : texts[english]?[language] ?? PageCatalog.texts[english]?[language] ?? english
     }
 
-    /// English text → [language: translation].
+    /// Whether `english` has a text in `language` (here or among the sign-in pages').
+    static func has(_ english: String, in language: String) -> Bool {
+        texts[english]?[language] != nil || PageCatalog.texts[english]?[language] != nil
+    }
+
+    /// English text → [language: translation], for the texts the sign-in pages do not have.
     static let texts: [String: [String: String]] = [
         "(this browser)": ["de": "(dieser Browser)", "fr": "(ce navigateur)", "es": "(este navegador)", "nl": "(deze browser)"],
         "Account created": ["de": "Konto erstellt", "fr": "Compte créé", "es": "Cuenta creada", "nl": "Account aangemaakt"],
@@ -44,7 +50,6 @@ enum AccountTexts {
         ],
         "Authenticator app": ["de": "Authenticator-App", "fr": "Application d'authentification", "es": "Aplicación de autenticación", "nl": "Authenticator-app"],
         "Back to your account": ["de": "Zurück zu Ihrem Konto", "fr": "Retour à votre compte", "es": "Volver a su cuenta", "nl": "Terug naar uw account"],
-        "Change password": ["de": "Passwort ändern", "fr": "Changer le mot de passe", "es": "Cambiar la contraseña", "nl": "Wachtwoord wijzigen"],
         "Changing it signs you out of every other browser and app. Devices registered with a sign-in key stay: remove any you do not know below.": [
             "de":
                 "Eine Änderung meldet Sie in allen anderen Browsern und Apps ab. Geräte, die mit einem Anmeldeschlüssel registriert sind, bleiben: Entfernen Sie unten alle, die Sie nicht kennen.",
@@ -57,7 +62,6 @@ enum AccountTexts {
         ],
         "Device": ["de": "Gerät", "fr": "Appareil", "es": "Dispositivo", "nl": "Apparaat"],
         "Devices": ["de": "Geräte", "fr": "Appareils", "es": "Dispositivos", "nl": "Apparaten"],
-        "Email address": ["de": "E-Mail-Adresse", "fr": "Adresse e-mail", "es": "Correo electrónico", "nl": "E-mailadres"],
         "End every other session": [
             "de": "Alle anderen Sitzungen beenden", "fr": "Mettre fin à toutes les autres sessions", "es": "Terminar todas las demás sesiones",
             "nl": "Alle andere sessies beëindigen",
@@ -70,9 +74,7 @@ enum AccountTexts {
         "Error code": ["de": "Fehlercode", "fr": "Code d'erreur", "es": "Código de error", "nl": "Foutcode"],
         "From": ["de": "Herkunft", "fr": "Provenance", "es": "Origen", "nl": "Herkomst"],
         "Last seen": ["de": "Zuletzt aktiv", "fr": "Dernière activité", "es": "Última actividad", "nl": "Laatst actief"],
-        "Name": ["de": "Name", "fr": "Nom", "es": "Nombre", "nl": "Naam"],
         "Name of {alias}": ["de": "Name von {alias}", "fr": "Nom de {alias}", "es": "Nombre de {alias}", "nl": "Naam van {alias}"],
-        "New password": ["de": "Neues Passwort", "fr": "Nouveau mot de passe", "es": "Nueva contraseña", "nl": "Nieuw wachtwoord"],
         "No session '{sessionID}' of this account is open.": [
             "de": "Für dieses Konto ist keine Sitzung '{sessionID}' offen.", "fr": "Aucune session '{sessionID}' de ce compte n'est ouverte.",
             "es": "No hay ninguna sesión '{sessionID}' abierta de esta cuenta.", "nl": "Er is geen sessie '{sessionID}' van dit account open.",
@@ -90,7 +92,6 @@ enum AccountTexts {
             "nl": "Alleen na recent inloggen met {provider} kunt u dit verwijderen: log er opnieuw mee in op deze pagina, of vraag het een beheerder.",
         ],
         "Passkeys": ["de": "Passkeys", "fr": "Clés d'accès", "es": "Llaves de acceso", "nl": "Passkeys"],
-        "Password": ["de": "Passwort", "fr": "Mot de passe", "es": "Contraseña", "nl": "Wachtwoord"],
         "Registered": ["de": "Registriert", "fr": "Enregistré", "es": "Registrado", "nl": "Geregistreerd"],
         "Remove": ["de": "Entfernen", "fr": "Supprimer", "es": "Eliminar", "nl": "Verwijderen"],
         "Remove device {alias}": [
@@ -102,7 +103,6 @@ enum AccountTexts {
         "Removed.": ["de": "Entfernt.", "fr": "Supprimé.", "es": "Eliminado.", "nl": "Verwijderd."],
         "Rename": ["de": "Umbenennen", "fr": "Renommer", "es": "Renombrar", "nl": "Naam wijzigen"],
         "Renamed.": ["de": "Umbenannt.", "fr": "Renommé.", "es": "Nombre cambiado.", "nl": "Naam gewijzigd."],
-        "Sign in": ["de": "Anmelden", "fr": "Se connecter", "es": "Iniciar sesión", "nl": "Inloggen"],
         "Sign in again": ["de": "Erneut anmelden", "fr": "Se reconnecter", "es": "Iniciar sesión de nuevo", "nl": "Opnieuw inloggen"],
         "Sign in again to confirm this action: your sign-in is older than {minutes} minutes.": [
             "de": "Melden Sie sich erneut an, um diese Aktion zu bestätigen: Ihre Anmeldung ist älter als {minutes} Minuten.",
@@ -126,13 +126,11 @@ enum AccountTexts {
             "es": "Inicie sesión primero con su segundo factor ({factors}): una contraseña sola no basta para este cambio.",
             "nl": "Log eerst in met uw tweede factor ({factors}): een wachtwoord alleen is niet genoeg voor deze wijziging.",
         ],
-        "Sign out": ["de": "Abmelden", "fr": "Se déconnecter", "es": "Cerrar sesión", "nl": "Uitloggen"],
         "Sign out everywhere else": [
             "de": "Überall sonst abmelden", "fr": "Se déconnecter partout ailleurs", "es": "Cerrar sesión en los demás sitios", "nl": "Overal elders uitloggen",
         ],
         "Signed in": ["de": "Angemeldet", "fr": "Connecté", "es": "Sesión iniciada", "nl": "Ingelogd"],
         "Signed in as": ["de": "Angemeldet als", "fr": "Connecté en tant que", "es": "Sesión iniciada como", "nl": "Ingelogd als"],
-        "Signed out": ["de": "Abgemeldet", "fr": "Déconnecté", "es": "Sesión cerrada", "nl": "Uitgelogd"],
         "Signed out there.": ["de": "Dort abgemeldet.", "fr": "Déconnexion effectuée.", "es": "Se cerró la sesión allí.", "nl": "Daar uitgelogd."],
         "Signs in with": ["de": "Anmeldung über", "fr": "Connexion via", "es": "Inicio de sesión con", "nl": "Inloggen via"],
         "Since": ["de": "Seit", "fr": "Depuis", "es": "Desde", "nl": "Sinds"],
@@ -216,7 +214,6 @@ enum AccountTexts {
             "es": "Para cambiar su contraseña, inicie sesión de nuevo primero: su inicio de sesión tiene más de {minutes} minutos.",
             "nl": "Om uw wachtwoord te wijzigen, logt u eerst opnieuw in: u bent meer dan {minutes} minuten geleden ingelogd.",
         ],
-        "Username": ["de": "Benutzername", "fr": "Nom d'utilisateur", "es": "Nombre de usuario", "nl": "Gebruikersnaam"],
         "What it may see": ["de": "Was sie sehen darf", "fr": "Ce qu'elle peut voir", "es": "Lo que puede ver", "nl": "Wat de app mag zien"],
         "Where you are signed in": ["de": "Wo Sie angemeldet sind", "fr": "Où vous êtes connecté", "es": "Dónde ha iniciado sesión", "nl": "Waar u bent ingelogd"],
         "You are signed out.": ["de": "Sie sind abgemeldet.", "fr": "Vous êtes déconnecté.", "es": "Ha cerrado sesión.", "nl": "U bent uitgelogd."],

@@ -142,12 +142,6 @@ enum PageCatalog {
         ],
         "New password": ["de": "Neues Passwort", "fr": "Nouveau mot de passe", "es": "Nueva contraseña", "nl": "Nieuw wachtwoord"],
         "Change password": ["de": "Passwort ändern", "fr": "Changer le mot de passe", "es": "Cambiar la contraseña", "nl": "Wachtwoord wijzigen"],
-        "Your password was set by an administrator. Choose your own to continue. {rules}": [
-            "de": "Ihr Passwort wurde von einem Administrator gesetzt. Wählen Sie Ihr eigenes, um fortzufahren. {rules}",
-            "fr": "Votre mot de passe a été défini par un administrateur. Choisissez le vôtre pour continuer. {rules}",
-            "es": "Un administrador fijó su contraseña. Elija la suya para continuar. {rules}",
-            "nl": "Uw wachtwoord is door een beheerder ingesteld. Kies uw eigen wachtwoord om verder te gaan. {rules}",
-        ],
         "The next step could not start ({error}). Try again.": [
             "de": "Der nächste Schritt konnte nicht beginnen ({error}). Versuchen Sie es erneut.",
             "fr": "L'étape suivante n'a pas pu commencer ({error}). Réessayez.",
@@ -157,10 +151,6 @@ enum PageCatalog {
         "Signed in. Return to the app to go on.": [
             "de": "Angemeldet. Kehren Sie zur App zurück, um fortzufahren.", "fr": "Connecté. Retournez à l'application pour continuer.",
             "es": "Sesión iniciada. Vuelva a la aplicación para continuar.", "nl": "Ingelogd. Ga terug naar de app om verder te gaan.",
-        ],
-        "Wrong username or password.": [
-            "de": "Falscher Benutzername oder falsches Passwort.", "fr": "Nom d'utilisateur ou mot de passe incorrect.",
-            "es": "Nombre de usuario o contraseña incorrectos.", "nl": "Onjuiste gebruikersnaam of onjuist wachtwoord.",
         ],
     ]
 
