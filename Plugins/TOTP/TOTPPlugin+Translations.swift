@@ -19,6 +19,10 @@ extension TOTPPlugin {
             "de": "Geben Sie den Code aus Ihrer Authenticator-App ein", "fr": "Saisissez le code de votre application d'authentification",
             "es": "Introduzca el código de su aplicación de autenticación", "nl": "Voer de code uit uw authenticator-app in",
         ],
+        "Set up an authenticator app": [
+            "de": "Authenticator-App einrichten", "fr": "Configurer une application d'authentification", "es": "Configurar una aplicación de autenticación",
+            "nl": "Een authenticator-app instellen",
+        ],
         "I have saved them": ["de": "Ich habe sie gespeichert", "fr": "Je les ai enregistrés", "es": "Los he guardado", "nl": "Ik heb ze bewaard"],
         "Key (to type in instead)": [
             "de": "Schlüssel (stattdessen zum Eintippen)", "fr": "Clé (à saisir à la place)", "es": "Clave (para escribirla en su lugar)",

@@ -2,7 +2,9 @@ import Foundation
 import GatehousePluginKit
 
 /// One `totp` instance: an authenticator that enrols an authenticator app the first time it runs for
-/// an account, then asks for its current code (or a recovery code).
+/// an account, then asks for its current code (or a recovery code). From the account page
+/// (`FlowContext.enrolling`) a person sets a new app up: first the current app's code (or a recovery
+/// code), then the new app, which replaces the old one once its first code confirms it.
 public struct TOTPProvider: Authenticator {
     public let id: String
     let config: TOTPPlugin.Config
@@ -25,13 +27,19 @@ public struct TOTPProvider: Authenticator {
         var mode: Mode
         /// The secret being enrolled (Base32), until the first code confirms it.
         var secret: String?
+        /// Setting a new app up in place of the account's current one (from the account page): the
+        /// code steps prove the current one, then the setup replaces it.
+        var replacing: Bool?
     }
+
+    // The account page offers a new app; the step-up it asks is the current app's code.
+    public var traits: PluginTraits { PluginTraits(accountEnrolment: "Set up an authenticator app") }
 
     public func begin(in context: FlowContext) async throws -> FlowStep {
         let account = try self.account(of: context)
         guard try await book.enrollment(for: account.id) != nil else { return try setupStep(for: account) }
         try await book.refuseIfLocked(accountID: account.id)
-        return try codeStep()
+        return try codeStep(replacing: context.enrolling)
     }
 
     public func resume(with answer: ChallengeResponse, in context: FlowContext) async throws -> FlowStep {
@@ -40,6 +48,17 @@ public struct TOTPProvider: Authenticator {
         switch current.mode {
         case .setup:
             return try await confirmSetup(current, answer: answer, account: account, appID: context.app.id)
+        case .code where current.replacing == true:
+            if answer.values["use_recovery_code"] != nil {
+                return .challenge(Challenge(type: Self.recoveryChallenge.type), state: State(mode: .recoveryCode, replacing: true))
+            }
+            try await book.check(code: try answer.string("code"), accountID: account.id)
+            return try setupStep(for: account, replacing: true)
+        case .recoveryCode where current.replacing == true:
+            if answer.values["use_app"] != nil { return try codeStep(replacing: true) }
+            let left = try await book.useRecoveryCode(try answer.string("recoveryCode"), accountID: account.id)
+            await audit("totp.recovery_code_used", app: context.app.id, account: account.id, details: ["recoveryCodesLeft": String(left)])
+            return try setupStep(for: account, replacing: true)
         case .recoveryCodesShown:
             return .verified(FactorResult(authenticatorID: id, method: "otp"))
         case .code:
@@ -57,7 +76,7 @@ public struct TOTPProvider: Authenticator {
     }
 
     /// A new secret to enrol: its URI, QR code and Base32 text, for the first code to confirm.
-    func setupStep(for account: Account) throws -> FlowStep {
+    func setupStep(for account: Account, replacing: Bool = false) throws -> FlowStep {
         let algorithm = config.newAlgorithm
         // A key as long as the HMAC's output (RFC 4226 section 4 asks for at least 128 bits; RFC
         // 6238's reference keys are 20, 32 and 64 bytes).
@@ -82,11 +101,12 @@ public struct TOTPProvider: Authenticator {
             "issuer": .string(issuer), "account": .string(account.username), "algorithm": .string(algorithm.rawValue),
             "digits": .number(Double(config.digits)), "period": .number(Double(config.period)),
         ]
-        return .challenge(Challenge(type: Self.setupChallenge.type, fields: fields), state: State(mode: .setup, secret: base32))
+        return .challenge(Challenge(type: Self.setupChallenge.type, fields: fields), state: State(mode: .setup, secret: base32, replacing: replacing ? true : nil))
     }
 
-    /// The first code proves the app holds the secret: the enrolment is stored (with that step used)
-    /// and the recovery codes are shown, once.
+    /// The first code proves the app holds the secret: the enrolment is stored (with that step used),
+    /// in place of the account's current one when the flow replaces it, and the recovery codes are
+    /// shown, once (a replaced app's codes stop working with it).
     func confirmSetup(_ state: State, answer: ChallengeResponse, account: Account, appID: String) async throws -> FlowStep {
         guard let base32 = state.secret, let secret = Base32.decode(base32) else { throw BrokerError.internalFailure("The enrolment lost its secret.") }
         let otp = OneTimePassword(secret: secret, algorithm: config.newAlgorithm, digits: config.digits, period: config.period)
@@ -101,16 +121,30 @@ public struct TOTPProvider: Authenticator {
             username: account.username, createdAt: now, lastUsedStep: step, lastUsedAt: now,
             recoveryCodes: recovery.digests, recoveryCodesIssuedAt: now, recoveryCodesUsed: 0
         )
-        guard try await book.insert(enrollment, for: account.id) else {
-            throw BrokerError(.conflict, .conflict, "An authenticator app was set up for this account meanwhile; sign in again with it.").endingFlow()
+        if state.replacing == true {
+            // Only the app whose code this flow checked is replaced: one removed meanwhile stays removed.
+            try await book.update(
+                for: account.id, conflict: "The authenticator app changed at the same time elsewhere; try again.",
+                ifMissing: BrokerError(.conflict, .conflict, "The authenticator app was removed meanwhile; start again.").endingFlow()
+            ) { current in
+                current = enrollment
+                return true
+            }
+        } else {
+            guard try await book.insert(enrollment, for: account.id) else {
+                throw BrokerError(.conflict, .conflict, "An authenticator app was set up for this account meanwhile; sign in again with it.").endingFlow()
+            }
         }
-        await audit("totp.enrolled", app: appID, account: account.id, details: ["algorithm": otp.algorithm.rawValue, "digits": String(otp.digits)])
+        await audit(
+            state.replacing == true ? "totp.replaced" : "totp.enrolled", app: appID, account: account.id,
+            details: ["algorithm": otp.algorithm.rawValue, "digits": String(otp.digits)])
         let challenge = Challenge(type: Self.recoveryCodesChallenge.type, fields: ["recoveryCodes": .array(recovery.codes.map { .string($0) })])
         return .challenge(challenge, state: State(mode: .recoveryCodesShown))
     }
 
-    func codeStep() throws -> FlowStep {
-        .challenge(Challenge(type: Self.codeChallenge.type, fields: ["digits": .number(Double(config.digits))]), state: State(mode: .code))
+    func codeStep(replacing: Bool = false) throws -> FlowStep {
+        .challenge(
+            Challenge(type: Self.codeChallenge.type, fields: ["digits": .number(Double(config.digits))]), state: State(mode: .code, replacing: replacing ? true : nil))
     }
 
     func account(of context: FlowContext) throws -> Account {

@@ -23,7 +23,8 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
     }
 
     // Anyone can make a passkey: a new one makes an account only where the app allows self-registration.
-    public var traits: PluginTraits { PluginTraits(openEnrollment: true, registration: .passkey) }
+    // People add passkeys from their account page too (a signed-in registration, below).
+    public var traits: PluginTraits { PluginTraits(openEnrollment: true, registration: .passkey, accountEnrolment: "Add a passkey") }
 
     /// What the flow keeps between steps: the ceremony's challenge (bound to this flow, used for its
     /// one answer), and for registrations the handle and name the credential is made for.
@@ -100,7 +101,8 @@ public struct WebAuthnProvider: IdentityProvider, Authenticator {
     func beginFactor(in context: FlowContext) async throws -> FlowStep {
         guard let account = context.account else { throw BrokerError.internalFailure("The webauthn factor runs only for an account.") }
         let credentials = try await book.credentials(of: account.id)
-        if credentials.isEmpty {
+        // From the account page, a security key more (the page's sign-in passed the account's factor).
+        if credentials.isEmpty || context.enrolling {
             let handle = try await book.secondFactorHandle(of: account.id)
             return try await createStep(handle: handle, username: account.username, accountID: account.id, discoverable: false)
         }

@@ -46,7 +46,7 @@ public enum GatehouseServer {
         AdminAPI(broker: broker).addRoutes(to: router)
         ScimAPI(broker: broker).addRoutes(to: router)
         if let console = broker.console { ConsolePages(broker: broker, console: console).addRoutes(to: router) }
-        if let accountPage = broker.accountPage { AccountPages(broker: broker, site: accountPage).addRoutes(to: router) }
+        if let accountPage = broker.accountPage { AccountPages(broker: broker, site: accountPage, flowPages: pages).addRoutes(to: router) }
         ProvisionalIdentityAPI(service: broker.provisionalIdentities, issuer: broker.config.server.issuer).addRoutes(to: router)
         return router
     }

@@ -25,7 +25,8 @@ extension GatehouseServerTests {
     /// `{{t.id}}` a template names exists.
     @Test func theAccountPageHoldsNoTextOfItsOwnAndNamesOnlyKnownTexts() {
         for (name, text, ids) in [
-            ("account", AccountTemplates.account, Set(AccountTexts.english.keys)), ("console layout", ConsoleTemplates.layout, Set(AccountTexts.english.keys)),
+            ("account", AccountTemplates.account, Set(AccountTexts.english.keys)), ("enrol", AccountTemplates.enrol, Set(AccountTexts.english.keys)),
+            ("console layout", ConsoleTemplates.layout, Set(AccountTexts.english.keys)),
         ] + PageRenderer.builtInTemplates.map { ($0.name, $0.text, Set(PageTexts.english.keys)) } {
             var visible = text.replacingOccurrences(of: #"<style>[\s\S]*?</style>"#, with: "", options: .regularExpression)
             visible = visible.replacingOccurrences(of: #"\{\{[^}]*\}\}\}?"#, with: "", options: .regularExpression)
@@ -39,6 +40,11 @@ extension GatehouseServerTests {
         for (id, english) in AccountTexts.english {
             for language in TextTranslations.languages where language != "en" {
                 #expect(AccountTexts.has(english, in: language), "account text \(id) ('\(english)') has no \(language) text")
+            }
+        }
+        for notice in AccountPages.Notice.allCases {
+            for language in TextTranslations.languages where language != "en" {
+                #expect(AccountTexts.has(notice.text, in: language), "the notice '\(notice.text)' has no \(language) text")
             }
         }
     }

@@ -29,6 +29,8 @@ extension TOTPTests {
             policy:
               identityProviders: [name]
               authenticators: [app-code]
+        accountPage:
+          authenticators: [app-code]
         """
 
     static var registry: PluginRegistry {
@@ -338,6 +340,105 @@ extension TOTPTests {
         #expect(next.type == "totp_setup")
         let audited = try await broker.store.auditEvents(type: "totp.removed", appID: "bank", accountID: ada.account.id, since: nil, limit: 5)
         #expect(audited.count == 1)
+    }
+
+    /// From the account page a person sets a new app up in place of the old one: the flow runs in the
+    /// browser that started it only, asks the current app's code first (a wrong one sets nothing up),
+    /// then the new app's first code; afterwards the old app's codes and recovery codes sign nobody
+    /// in and the new one does. A page sign-in that did not pass the factor starts nothing.
+    @Test func aNewAppFromTheAccountPageReplacesTheOldOneOnlyAfterTheOldOnesCode() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let ada = try await Self.enrol(broker, "ada")
+        broker.clock.advance(by: 30)
+        let page = AccountPageService(broker: broker.broker)
+        let binding = BrowserBinding(cookie: "ada's browser")
+        let proof = BrowserProof(cookie: "ada's browser", csrfToken: binding.csrfToken)
+        #expect(try await broker.engine.accountEnrolments().map(\.providerID) == ["app-code"])
+        let label = try #require(try await broker.engine.accountEnrolments().first?.label)
+        for language in TextTranslations.languages.dropFirst() { #expect(TOTPPlugin.translations.text(label, in: language) != label, "\(language)") }
+        func begin(_ methods: [String]) async throws -> FlowOutcome {
+            try await page.beginEnrolment(provider: "app-code", accountID: ada.account.id, methods: methods, binding: binding, clientIP: nil, language: "en")
+        }
+        #expect(await thrownError { _ = try await begin(["name"]) }?.code == .reauthenticationRequired, "a page sign-in without the factor")
+        let undeclared = await thrownError {
+            _ = try await page.beginEnrolment(
+                provider: "name", accountID: ada.account.id, methods: ["name", "app-code"], binding: binding, clientIP: nil, language: "en")
+        }
+        #expect(undeclared?.code == .invalidRequest)
+        guard case .challenge(let flow, let current, _) = try await begin(["name", "otp", "app-code"]) else {
+            Issue.record("no challenge")
+            return
+        }
+        #expect(current.type == "totp", "the current app's code comes first")
+        let fromAnotherBrowser = await thrownError {
+            _ = try await broker.engine.resume(
+                flowID: flow, answer: ChallengeResponse(["code": "123456"]), browser: BrowserProof(cookie: "other", csrfToken: binding.csrfToken))
+        }
+        #expect(fromAnotherBrowser?.code == .flowNotFound)
+        #expect(await thrownError { _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["code": "123456"]), client: nil) }?.code == .flowNotFound)
+        let wrong = await thrownError { _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["code": "000000"]), browser: proof) }
+        #expect(wrong?.code == .invalidCode)
+        guard
+            case .challenge(_, let setup, _) = try await broker.engine.resume(
+                flowID: flow, answer: ChallengeResponse(["code": .string(ada.app.code(at: broker.clock.now))]), browser: proof
+            ).outcome
+        else {
+            Issue.record("no setup")
+            return
+        }
+        #expect(setup.type == "totp_setup")
+        let uri = try #require(setup.fields["otpauthURI"]?.stringValue)
+        let base32 = try #require(URLComponents(string: uri)?.queryItems?.first { $0.name == "secret" }?.value)
+        let newApp = OneTimePassword(secret: try #require(Base32.decode(base32)))
+        broker.clock.advance(by: 30)
+        guard
+            case .challenge(_, let codes, _) = try await broker.engine.resume(
+                flowID: flow, answer: ChallengeResponse(["code": .string(newApp.code(at: broker.clock.now))]), browser: proof
+            ).outcome
+        else {
+            Issue.record("no recovery codes")
+            return
+        }
+        let newRecovery = try #require(codes.fields["recoveryCodes"]?.arrayValue).compactMap(\.stringValue)
+        guard case .authorized(_, let back, let cookie) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse([:]), browser: proof).outcome else {
+            Issue.record("the flow did not end")
+            return
+        }
+        #expect(back.hasSuffix("/account?notice=enrolled") && cookie == nil, "back to the page, with no new session")
+
+        broker.clock.advance(by: 30)
+        #expect(await thrownError { _ = try await Self.code(broker, "ada", ada.app.code(at: broker.clock.now)) }?.code == .invalidCode, "the old app")
+        func recoverySignIn(_ code: String) async throws -> FlowOutcome {
+            let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+            _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["name": "ada"]), client: nil)
+            _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["use_recovery_code": true]), client: nil)
+            return try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["recoveryCode": .string(code)]), client: nil)
+        }
+        #expect(await thrownError { _ = try await recoverySignIn(ada.recoveryCodes[1]) }?.code == .invalidCode, "an old recovery code")
+        #expect(Self.completes(try await Self.code(broker, "ada", newApp.code(at: broker.clock.now))), "the new app")
+        #expect(Self.completes(try await recoverySignIn(newRecovery[0])), "a new recovery code")
+        let replaced = try await broker.store.auditEvents(type: "totp.replaced", appID: ConsoleConfig.accountAppID, accountID: ada.account.id, since: nil, limit: 5)
+        let enrolled = try await broker.store.auditEvents(type: "account.credential_enrolled", appID: nil, accountID: ada.account.id, since: nil, limit: 5)
+        #expect(replaced.count == 1 && enrolled.first?.providerID == "app-code")
+    }
+
+    /// Cancelling the account page's setup goes back to the page and changes nothing.
+    @Test func aCancelledSetupFromTheAccountPageKeepsTheOldApp() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let ada = try await Self.enrol(broker, "ada")
+        let binding = BrowserBinding(cookie: "ada's browser")
+        let proof = BrowserProof(cookie: "ada's browser", csrfToken: binding.csrfToken)
+        let outcome = try await AccountPageService(broker: broker.broker).beginEnrolment(
+            provider: "app-code", accountID: ada.account.id, methods: ["name", "app-code"], binding: binding, clientIP: nil, language: "en")
+        guard case .challenge(let flow, _, _) = outcome else {
+            Issue.record("no challenge")
+            return
+        }
+        #expect(try await broker.engine.cancel(flowID: flow, browser: proof).hasSuffix("/account?notice=cancelled"))
+        broker.clock.advance(by: 30)
+        #expect(Self.completes(try await Self.code(broker, "ada", ada.app.code(at: broker.clock.now))))
     }
 
     /// A fresh sign-in that did not pass the factor (a password-only sign-in at an app that lists the

@@ -375,6 +375,85 @@ extension WebAuthnTests {
         #expect(await Self.reason { _ = try await Self.passkeySignIn(broker, key) } == "unknown_credential")
     }
 
+    /// From the account page a person adds a passkey through the passkey's own ceremony in the
+    /// browser that started it: it joins their account (and signs it in later), no code or session
+    /// comes out of it, and a page sign-in that did not pass their existing passkey adds none.
+    @Test func aPasskeyAddedFromTheAccountPageJoinsTheAccount() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let phone = SoftAuthenticator()
+        let ada = try await Self.registerPasskey(broker, phone, name: "ada")
+        #expect(try await broker.engine.accountEnrolments().map(\.providerID) == ["passkeys"])
+        let label = try #require(try await broker.engine.accountEnrolments().first?.label)
+        for language in TextTranslations.languages.dropFirst() { #expect(WebAuthnPlugin.translations.text(label, in: language) != label, "\(language)") }
+        let page = AccountPageService(broker: broker.broker)
+        let binding = BrowserBinding(cookie: "ada's browser")
+        let proof = BrowserProof(cookie: "ada's browser", csrfToken: binding.csrfToken)
+        func begin(_ methods: [String]) async throws -> FlowOutcome {
+            try await page.beginEnrolment(provider: "passkeys", accountID: ada.id, methods: methods, binding: binding, clientIP: nil, language: "en")
+        }
+        #expect(await thrownError { _ = try await begin(["name"]) }?.code == .reauthenticationRequired, "a sign-in without her passkey")
+        guard case .challenge(let flow, let create, _) = try await begin(["hwk", "user", "passkeys"]) else {
+            Issue.record("no create")
+            return
+        }
+        #expect(create.type == "webauthn_create")
+        #expect(create.fields[Challenge.registrationPageField] == nil, "the page does not read as a new account's")
+        #expect(try Self.options(create)["excludeCredentials"]?.arrayValue?.count == 1, "the phone's passkey is excluded")
+        let laptop = SoftAuthenticator()
+        let credential = laptop.create(try Self.options(create), origin: Self.origin)
+        guard
+            case .authorized(_, let back, let cookie) = try await broker.engine.resume(
+                flowID: flow, answer: ChallengeResponse(["credential": credential]), browser: proof
+            ).outcome
+        else {
+            Issue.record("the flow did not end")
+            return
+        }
+        #expect(back.hasSuffix("/account?notice=enrolled") && cookie == nil)
+        guard case .completed(_, _, let account, _) = try await Self.passkeySignIn(broker, laptop) else {
+            Issue.record("no sign-in")
+            return
+        }
+        #expect(account?.id == ada.id)
+        let events = try await broker.store.auditEvents(type: "account.credential_enrolled", appID: ConsoleConfig.accountAppID, accountID: ada.id, since: nil, limit: 5)
+        #expect(events.first?.providerID == "passkeys")
+        #expect(try await broker.store.auditEvents(type: "webauthn.registered", appID: nil, accountID: ada.id, since: nil, limit: 5).count == 2)
+    }
+
+    /// Where the account page uses the instance as a second factor only, a person adds another
+    /// security key there: the factor's own sign-in then accepts either key.
+    @Test func aSecurityKeyAddedFromTheAccountPageIsASecondFactorMore() async throws {
+        let broker = try await Self.broker(Self.yaml("accountPage: {identityProviders: [name], authenticators: [passkeys]}"))
+        defer { broker.temporary.remove() }
+        let first = SoftAuthenticator()
+        let (flow, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+        guard case .challenge(_, let create, _) = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["name": "ada"]), client: nil) else { return }
+        let (_, registered) = try await broker.finish(flow, answer: ["credential": first.create(try Self.options(create), origin: Self.origin)])
+        let ada = try #require(registered)
+        let binding = BrowserBinding(cookie: "ada's browser")
+        let proof = BrowserProof(cookie: "ada's browser", csrfToken: binding.csrfToken)
+        let outcome = try await AccountPageService(broker: broker.broker).beginEnrolment(
+            provider: "passkeys", accountID: ada.id, methods: ["name", "hwk", "passkeys"], binding: binding, clientIP: nil, language: "en")
+        guard case .challenge(let enrolment, let another, _) = outcome else {
+            Issue.record("no create")
+            return
+        }
+        #expect(another.type == "webauthn_create")
+        #expect(try Self.options(another)["authenticatorSelection"]?["residentKey"] == "discouraged")
+        let second = SoftAuthenticator()
+        let answer = ChallengeResponse(["credential": second.create(try Self.options(another), origin: Self.origin)])
+        guard case .authorized = try await broker.engine.resume(flowID: enrolment, answer: answer, browser: proof).outcome else {
+            Issue.record("the flow did not end")
+            return
+        }
+        let (next, _) = try await broker.start(FlowRequest(appID: "bank", providerID: "name"))
+        guard case .challenge(_, let get, _) = try await broker.engine.resume(flowID: next, answer: ChallengeResponse(["name": "ada"]), client: nil) else { return }
+        #expect(try Self.options(get)["allowCredentials"]?.arrayValue?.count == 2)
+        let (tokens, _) = try await broker.finish(next, answer: ["credential": try #require(second.get(try Self.options(get), origin: Self.origin))])
+        #expect(!tokens.accessToken.isEmpty)
+    }
+
     /// The person lists, renames and removes their passkeys (removal only with a recent passkey
     /// sign-in); an administrator lists them with their account and removes one.
     @Test func peopleAndAdministratorsManageCredentials() async throws {

@@ -43,3 +43,21 @@ def accessibility_problems(driver):
         f"{v['id']}: {v['help']} ({', '.join(' '.join(n['target']) for n in v['nodes'][:3])})"
         for v in violations if v.get("impact") in ("serious", "critical")
     ]
+
+
+def shot(driver, name, focus=None):
+    """A screenshot for docs/images at 1280 and 390 px wide (`name`.png and `name`-phone.png), when
+    GATEHOUSE_SCREENSHOTS names a folder, with the element whose id is `focus` in view; the
+    window's size comes back afterwards."""
+    import os
+    folder = os.environ.get("GATEHOUSE_SCREENSHOTS")
+    if not folder:
+        return
+    os.makedirs(folder, exist_ok=True)
+    size = driver.get_window_size()
+    for suffix, width in (("", 1280), ("-phone", 390)):
+        driver.set_window_size(width, 900)
+        if focus:
+            driver.execute_script("document.getElementById(arguments[0]).scrollIntoView({block: 'center'})", focus)
+        check(f"the screenshot {name}{suffix} is saved", driver.save_screenshot(os.path.join(folder, f"{name}{suffix}.png")))
+    driver.set_window_size(size["width"], size["height"])

@@ -426,6 +426,9 @@ apps:
       identityProviders: [local]
       authenticators: [app-code]
       secondFactor: app-code
+accountPage:
+  authenticators: [app-code]
+  secondFactor: app-code
 YAML
 own_broker totp "$totp_port" tess "$alice_password" totp_page_test.py \
   TOTP_BASE_URL="http://127.0.0.1:$totp_port" TOTP_CALLBACK="http://127.0.0.1:$callback_port/callback" TOTP_PASSWORD="$alice_password"
@@ -467,11 +470,15 @@ apps:
       identityProviders: [local]
       authenticators: [passkeys]
       secondFactor: passkeys
+accountPage:
+  authenticators: [passkeys]
+  secondFactor: passkeys
 YAML
 export WEBAUTHN_ADMIN_TOKEN
 WEBAUTHN_ADMIN_TOKEN=$(secret)
 own_broker webauthn "$webauthn_port" bob "$bob_password" webauthn_page_test.py \
-  WEBAUTHN_BASE_URL="http://localhost:$webauthn_port" WEBAUTHN_CALLBACK="http://127.0.0.1:$callback_port/callback" WEBAUTHN_PASSWORD="$bob_password"
+  WEBAUTHN_BASE_URL="http://localhost:$webauthn_port" WEBAUTHN_CALLBACK="http://127.0.0.1:$callback_port/callback" WEBAUTHN_PASSWORD="$bob_password" \
+  GATEHOUSE_SCREENSHOTS="$work/screens"
 
 # The device authorization grant (RFC 8628): a TV polling by the RFC's sequence, Chromium on the
 # verification page; then token exchange (RFC 8693) by the TV's back end with Authlib; on a broker of its own.

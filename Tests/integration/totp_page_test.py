@@ -132,6 +132,51 @@ def main():
         submit(chrome, "Continue")
         alert = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '[role="alert"]')))
         check("T10. the same recovery code is refused the second time", "not right" in alert.text or "used" in alert.text, alert.text)
+
+        # A new phone: on the account page (signed in with a recovery code), "Set up an authenticator
+        # app" asks the current app first (here another recovery code), then sets the new one up.
+        chrome.delete_all_cookies()
+        chrome.get(f"{BASE}/account")
+        password_step(chrome, wait)
+        wait.until(EC.presence_of_element_located((By.ID, "field-code")))
+        submit(chrome, "Use a recovery code")
+        wait.until(EC.presence_of_element_located((By.ID, "field-recoveryCode"))).send_keys(recovery[1])
+        submit(chrome, "Continue")
+        button = wait.until(EC.element_to_be_clickable((By.ID, "add-app-code")))
+        check("T11. the account page offers a new authenticator app", button.text == "Set up an authenticator app", button.text)
+        problems = page_support.accessibility_problems(chrome)
+        check("T12. the account page with its setup button passes axe", not problems, problems)
+        button.click()
+        wait.until(EC.presence_of_element_located((By.ID, "field-code")))
+        check("T13. the setup asks for the current app's code first", chrome.find_element(By.TAG_NAME, "h1").text == "Enter the code from your authenticator app")
+        submit(chrome, "Use a recovery code")
+        wait.until(EC.presence_of_element_located((By.ID, "field-recoveryCode"))).send_keys(recovery[2])
+        submit(chrome, "Continue")
+        picture = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "img.challenge-image")))
+        decoded = zxingcpp.read_barcodes(Image.open(io.BytesIO(picture.screenshot_as_png)).convert("L"))
+        new_app = pyotp.parse_uri(decoded[0].text) if decoded else None
+        check("T14. then the new app's QR code, with another key", new_app is not None and new_app.secret != totp.secret)
+        chrome.find_element(By.ID, "field-code").send_keys(new_app.now())
+        submit(chrome, "Confirm")
+        wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Save your recovery codes"))
+        new_recovery = [item.text for item in chrome.find_elements(By.CSS_SELECTOR, "ul.facts li")]
+        submit(chrome, "I have saved them")
+        wait.until(lambda driver: driver.current_url.startswith(f"{BASE}/account") and "It is set up" in driver.page_source)
+        check("T15. the setup ends back on the account page, which says so", len(new_recovery) == 10, chrome.current_url)
+
+        # The old app is gone; the new one signs in.
+        chrome.delete_all_cookies()
+        verifier, state = authorize(chrome)
+        password_step(chrome, wait)
+        wait.until(EC.presence_of_element_located((By.ID, "field-code"))).send_keys(totp.at(time.time() + totp.interval))
+        submit(chrome, "Continue")
+        alert = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '[role="alert"]')))
+        check("T16. the old app's code is refused", "not right" in alert.text, alert.text)
+        retry = chrome.find_element(By.ID, "field-code")
+        retry.clear()
+        retry.send_keys(new_app.at(time.time() + new_app.interval))
+        submit(chrome, "Continue")
+        check("T17. the new app's code signs in", "access_token" in exchanged(chrome, wait, verifier, state))
     finally:
         chrome.quit()
     return 1 if page_support.failures else 0

@@ -67,10 +67,10 @@ def main():
     # The wait reads again instead of failing; it still fails after 20 s.
     wait = WebDriverWait(chrome, 20, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException, WebDriverException))
     try:
-        authenticator = chrome.add_virtual_authenticator(VirtualAuthenticatorOptions(
+        device = VirtualAuthenticatorOptions(
             protocol=Protocol.CTAP2, transport=Transport.INTERNAL, has_resident_key=True, has_user_verification=True,
-            is_user_consenting=True, is_user_verified=True))
-        del authenticator
+            is_user_consenting=True, is_user_verified=True)
+        chrome.add_virtual_authenticator(device)
         # A new person: "Create an account" on the passkey sign-in page, a name, then the passkey.
         verifier, state = authorize(chrome, "passkeyapp")
         wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Sign in with a passkey"))
@@ -124,6 +124,29 @@ def main():
         listed = requests.get(f"{BASE}/admin/v1/providers/passkeys/credentials", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10).json()
         items = listed.get("items", listed) if isinstance(listed, dict) else listed
         check("W11. administrators see both credentials, each with its account", len(items) == 2 and all(i.get("account") for i in items), listed)
+
+        # Bob adds a passkey on his account page: the single sign-on session of his sign-in at the
+        # key app (password, then his key) signs him in there, having passed the page's factor.
+        chrome.get(f"{BASE}/account")
+        button = wait.until(EC.element_to_be_clickable((By.ID, "add-passkeys")))
+        rows = len(chrome.find_elements(By.CSS_SELECTOR, "table.credentials tbody tr"))
+        check("W12. the account page lists bob's key and offers to add a passkey", button.text == "Add a passkey" and rows == 1, rows)
+        page_support.shot(chrome, "account-passkeys", focus="add-passkeys")
+        # On a new phone: the one that holds his key would refuse to make a second credential for
+        # him (the ceremony excludes the credentials he has).
+        chrome.remove_virtual_authenticator()
+        chrome.add_virtual_authenticator(device)
+        button.click()
+        wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Create a passkey"))
+        chrome.find_element(By.XPATH, '//button[text()="Create a passkey"]').click()
+        wait.until(lambda driver: driver.current_url.startswith(f"{BASE}/account") and "It is set up" in driver.page_source)
+        rows = len(chrome.find_elements(By.CSS_SELECTOR, "table.credentials tbody tr"))
+        check("W13. the passkey's own ceremony ends back on the account page, which lists it", rows == 2, rows)
+        resident = [c for c in chrome.get_credentials() if c.is_resident_credential]
+        check("W14. the new phone holds bob's new passkey", len(resident) == 1 and resident[0].rp_id == "localhost", [c.to_dict() for c in resident])
+        events = requests.get(f"{BASE}/admin/v1/audit?type=account.credential_enrolled", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=10).json()
+        check("W15. audited as account.credential_enrolled from the account page",
+              len(events) == 1 and events[0]["appID"] == "gatehouse-account" and events[0]["providerID"] == "passkeys", events)
     finally:
         logs = [entry["message"] for entry in chrome.get_log("browser")] if page_support.failures else []
         for line in logs[-10:]:

@@ -3,8 +3,8 @@ import Foundation
 /// What a person does with their own account on the account page (`/account`), signed in there
 /// through the broker (`AdminConsoleService` for the `.account` site): read it, rename or remove a
 /// device, end a browser session or every other one, take back an app's consent, change a password
-/// the broker keeps, and remove a credential a plugin keeps for them. Each call names the account the
-/// page's session proved; nothing here takes an account from the request.
+/// the broker keeps, and set up or remove a credential a plugin keeps for them. Each call names the
+/// account the page's session proved; nothing here takes an account from the request.
 public struct AccountPageService: Sendable {
     let broker: Broker
 
@@ -71,6 +71,18 @@ public struct AccountPageService: Sendable {
             AuditEvent(
                 time: broker.clock.now, type: "password.changed", appID: ConsoleConfig.accountAppID, accountID: accountID, providerID: identity.provider,
                 details: ["sessionsEnded": String(ended), "refreshTokensRevoked": String(revoked)]))
+    }
+
+    /// Starts setting up a credential of `provider` for the person (a new passkey, a new
+    /// authenticator app), through that plugin's own flow in this browser (`binding`): its first
+    /// page. Like a password change, it needs a sign-in that passed one of the account's second
+    /// factors when it has any: a stolen password alone adds no passkey to sign in with later.
+    public func beginEnrolment(
+        provider: String, accountID: String, methods: [String], binding: BrowserBinding, clientIP: String?, language: String
+    ) async throws -> FlowOutcome {
+        try await requireSecondFactor(accountID: accountID, methods: methods)
+        return try await broker.engine.startEnrolment(
+            accountID: accountID, providerID: provider, signedInWith: methods, binding: binding, clientIP: clientIP, language: language)
     }
 
     /// Removes a credential a plugin keeps for the person (a passkey, an authenticator app): only an

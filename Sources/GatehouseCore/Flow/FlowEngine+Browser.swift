@@ -90,13 +90,15 @@ extension FlowEngine {
         return (.challenge(flowID: flow.id, challenge: flow.challenge, expiresAt: flow.expiresAt), app)
     }
 
-    /// The person cancelled a browser flow: it ends, and the app hears `access_denied`.
+    /// The person cancelled a browser flow: it ends, and the app hears `access_denied` (an enrolment
+    /// goes back to the account page).
     public func cancel(flowID: String, browser: BrowserProof) async throws -> String {
         let (flow, _) = try await load(flowID, browser: browser)
         guard let authorization = flow.authorization, try await store.deleteFlow(id: flow.id, version: flow.version) else {
             throw BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
         }
         try await audit("signin.cancelled", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
+        if flow.isEnrolment { return enrolmentReturn("cancelled") }
         // Only the signed-in person refuses a device (at its confirmation); a sign-in cancelled
         // before leaves the device waiting (anyone who saw the code could cancel one).
         if let device = authorization.request.device, flow.phase == .consent { return try await denyDeviceAuthorization(device, flow: flow) }

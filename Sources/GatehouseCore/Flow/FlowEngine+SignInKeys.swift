@@ -21,6 +21,8 @@ extension FlowEngine {
         }
         flow.accountID = account.id
         flow.accountCreated = false
+        // The account page's sign-in passed the page's factors already; nothing else is asked.
+        if flow.isEnrolment { return try await finishEnrolment(flow, app: app, account: account, identity: identity) }
         guard let factorID = app.policy.secondFactor(for: account) else { return try await complete(flow, app: app, account: account, dpopJKT: dpopJKT) }
         return try await beginFactor(flow, factorID: factorID, app: app, account: account, dpopJKT: dpopJKT)
     }

@@ -22,7 +22,7 @@ extension FlowEngine {
         }
         var challenge = challenge
         for (name, value) in flow.handOff?.annotations ?? [:] where challenge.fields[name] == nil { challenge.fields[name] = value }
-        if flow.phase == .identify, flow.authorization != nil {
+        if flow.phase == .identify, flow.authorization != nil, !flow.isEnrolment {
             // Browser pages only: the links the sign-in page shows under the form.
             if offersRegistration(flow, app: app) { challenge.fields[Challenge.offersRegistrationField] = .bool(true) }
             if offersRecovery(flow, app: app) { challenge.fields[Challenge.offersRecoveryField] = .bool(true) }
@@ -168,6 +168,7 @@ extension FlowEngine {
             try await audit("account.email_enrolled", flow: flow, outcome: nil, details: ["address": address.masked])
         }
         flow.methods += [factor.method, factor.authenticatorID]
+        if flow.isEnrolment, resumes == nil { return try await finishEnrolment(flow, app: app, account: account, identity: nil) }
         if let suspended = resumes {
             // The factor another one asked for has passed: back to that one.
             flow.phase = .factor(authenticatorID: suspended.authenticatorID)
@@ -309,6 +310,7 @@ extension FlowEngine {
         try await audit("signin.stopped", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
         let details = details.merging(added) { _, new in new }
         guard let authorization = flow.authorization else { return .stopped(flowID: flow.id, status: "stopped", details: details) }
+        if flow.isEnrolment { return .authorized(flowID: flow.id, redirect: enrolmentReturn("cancelled")) }
         return .authorized(flowID: flow.id, redirect: appErrorRedirect(authorization.request, .accessDenied, "The sign-in was ended."))
     }
 

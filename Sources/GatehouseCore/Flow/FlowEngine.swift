@@ -322,6 +322,7 @@ public struct FlowEngine: Sendable {
         request.freshSignInWithin = maxAge.map(Seconds.init)
         request.selectAccount = prompt.contains("select_account")
         request.language = flow.language
+        request.enrolling = flow.isEnrolment
         return request
     }
 

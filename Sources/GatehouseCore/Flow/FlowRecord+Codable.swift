@@ -10,7 +10,8 @@ import Foundation
 extension FlowRecord: Codable {
     enum CodingKeys: String, CodingKey {
         case id, appID, providerID, purpose, stateless, scopes, phase, pluginState, challenge, identity, accountID, accountCreated, methods, failedAttempts, clientIP,
-            authorization, returnURI, codeChallenge, returnCodeDigest, signedInAccountID, signInKeyID, handOff, installationID, language, createdAt, expiresAt, version
+            authorization, returnURI, codeChallenge, returnCodeDigest, signedInAccountID, signInKeyID, handOff, installationID, language, enrolling, createdAt, expiresAt,
+            version
         /// Written before the phases carried their state.
         case legacyRecovery = "recovery", legacyPendingProfile = "pendingProfile", legacySuspendedFactor = "suspendedFactor"
         /// Written before hand-offs carried their mode.
@@ -49,6 +50,7 @@ extension FlowRecord: Codable {
         codeChallenge = try container.decodeIfPresent(String.self, forKey: .codeChallenge)
         returnCodeDigest = try container.decodeIfPresent(String.self, forKey: .returnCodeDigest)
         signedInAccountID = try container.decodeIfPresent(String.self, forKey: .signedInAccountID)
+        enrolling = try container.decodeIfPresent(Bool.self, forKey: .enrolling)
         signInKeyID = try container.decodeIfPresent(String.self, forKey: .signInKeyID)
         handOff = try container.decodeIfPresent(HandOff.self, forKey: .handOff) ?? container.decodeIfPresent(HandOff.self, forKey: .legacySuspendedProvider)
         if let subFlow = try container.decodeIfPresent(JSONValue.self, forKey: .legacySubFlow) {
@@ -109,6 +111,7 @@ extension FlowRecord: Codable {
         try container.encodeIfPresent(codeChallenge, forKey: .codeChallenge)
         try container.encodeIfPresent(returnCodeDigest, forKey: .returnCodeDigest)
         try container.encodeIfPresent(signedInAccountID, forKey: .signedInAccountID)
+        try container.encodeIfPresent(enrolling, forKey: .enrolling)
         try container.encodeIfPresent(signInKeyID, forKey: .signInKeyID)
         try container.encodeIfPresent(handOff, forKey: .handOff)
         try container.encodeIfPresent(installationID, forKey: .installationID)

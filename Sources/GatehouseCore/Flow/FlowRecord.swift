@@ -82,6 +82,10 @@ public struct FlowOrigin: Sendable, Hashable {
     /// The language the flow's texts are in, chosen at its start (`FlowRequest.language`, else the
     /// app's default); nil for flows stored before languages existed (English).
     public var language: String?
+    /// Set for a flow a person started on their account page to set a credential up
+    /// (`FlowEngine.startEnrolment`): a browser flow (`authorization` holds its binding) for the
+    /// `signedInAccountID`, which ends back on that page instead of with a code.
+    public var enrolling: Bool?
 
     public init(clientIP: String? = nil, authorization: BrowserAuthorization? = nil) {
         self.clientIP = clientIP
@@ -205,6 +209,12 @@ extension FlowRecord {
         get { origin.language }
         set { origin.language = newValue }
     }
+    public var enrolling: Bool? {
+        get { origin.enrolling }
+        set { origin.enrolling = newValue }
+    }
+    /// A flow from the account page that sets a credential up for the signed-in person.
+    public var isEnrolment: Bool { origin.enrolling == true && origin.signedInAccountID != nil && origin.authorization != nil }
 }
 
 /// Where a password reset stands. The account is only known to the engine: every person sees the
@@ -284,7 +294,8 @@ public enum FlowOutcome: Sendable {
     case stopped(flowID: String, status: String, details: [String: JSONValue])
     /// A browser flow must first pick one of these providers; `registering`: to create an account.
     case chooseProvider(flowID: String, providers: [String], expiresAt: Date, registering: Bool = false)
-    /// A browser flow is done: send the browser to this URL (the app's redirect URI with the code).
+    /// A browser flow is done: send the browser to this URL (the app's redirect URI with the code;
+    /// for an enrolment, the account page).
     /// `sessionCookie`: a new single sign-on session's cookie value, for the browser to keep.
     case authorized(flowID: String, redirect: String, sessionCookie: String? = nil)
 }

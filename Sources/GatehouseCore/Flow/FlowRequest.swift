@@ -33,6 +33,8 @@ public struct FlowRequest: Sendable {
     /// The language the person reads (`TextTranslations.languages`), chosen by the server from
     /// `ui_locales` and `Accept-Language`; nil: the app's default.
     public var language: String?
+    /// The person set a credential up from their account page (`FlowContext.enrolling`).
+    public var enrolling = false
 
     /// A request; the engine fills what the flow knows.
     public init(

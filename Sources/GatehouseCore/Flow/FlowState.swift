@@ -43,5 +43,6 @@ extension FlowContext {
             freshSignInWithin: request.freshSignInWithin, selectAccount: request.selectAccount, account: account, savedState: state.data
         )
         language = request.language ?? app.language
+        enrolling = request.enrolling
     }
 }

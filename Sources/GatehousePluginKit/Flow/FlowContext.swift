@@ -43,6 +43,12 @@ public struct FlowContext: Sendable {
     /// The device-attestation checker the app allows (the first instance adopting `DeviceAttesting`
     /// in its policy's authenticators, then identity providers), for providers that register keys.
     public var deviceAttestation: (any DeviceAttesting)?
+    /// The person asked, from their account page, to set this plugin's credential up
+    /// (`PluginTraits.accountEnrolment`). An identity provider runs as for any signed-in registration
+    /// (`signedInAccountID`): what it identifies joins that account. An authenticator runs for
+    /// `account` and makes a new credential even when the account has one, after whatever proof of
+    /// the current one it asks first (the current code before a new authenticator app replaces it).
+    public var enrolling: Bool = false
     /// The language the person reads (a tag of `TextTranslations.languages`), chosen when the flow
     /// started: from the app's `ui_locales`, else the browser's or the device's `Accept-Language`,
     /// else the app's default. For what a plugin sends the person itself (an email).

@@ -42,11 +42,18 @@ public struct PluginTraits: Sendable, Hashable {
     /// It runs in JSON flows only (the flow API), never on the browser pages: the sign-in page does
     /// not offer it and `/oauth2/authorize` refuses it (what it answers is for an app to act on).
     public var flowAPIOnly: Bool
+    /// People set this plugin's credential up from their account page (`/account`): the button's
+    /// text, in English ("Add a passkey"; other languages through `PluginFactory.translations`). The
+    /// page then runs a flow of this plugin for the signed-in account with `FlowContext.enrolling`
+    /// set. Nil: credentials are made only in an app's sign-in.
+    public var accountEnrolment: String?
 
     /// Traits; each off unless given.
     public init(
-        statelessCapable: Bool = false, openEnrollment: Bool = false, trustsEmailForLinking: Bool = false, registration: Registration? = nil, flowAPIOnly: Bool = false
+        statelessCapable: Bool = false, openEnrollment: Bool = false, trustsEmailForLinking: Bool = false, registration: Registration? = nil, flowAPIOnly: Bool = false,
+        accountEnrolment: String? = nil
     ) {
+        self.accountEnrolment = accountEnrolment
         self.statelessCapable = statelessCapable
         self.openEnrollment = openEnrollment
         self.trustsEmailForLinking = trustsEmailForLinking

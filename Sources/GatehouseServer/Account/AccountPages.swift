@@ -19,9 +19,13 @@ struct AccountPages {
     /// else their browser's).
     let catalog: MessageCatalog
 
-    init(broker: Broker, site: AdminConsoleService) {
+    /// The sign-in pages, which show an enrolment's steps like any flow's.
+    let flowPages: BrowserPages
+
+    init(broker: Broker, site: AdminConsoleService, flowPages: BrowserPages) {
         self.broker = broker
         self.site = site
+        self.flowPages = flowPages
         catalog = MessageCatalog(plugins: broker.engine.challenges.translations, accountPage: true)
         service = AccountPageService(broker: broker)
         sessionCookie = SessionCookie(issuer: broker.config.server.issuer, baseName: "gatehouse_account")
@@ -102,6 +106,23 @@ struct AccountPages {
                     return try await page(session, passwordError: told, language: language)
                 }
                 return Self.done(.passwordChanged)
+            }
+        }
+        router.post("account/credentials/:provider/add") { request, context in
+            let provider = try context.parameters.require("provider")
+            // Setting a credential up runs the plugin's own flow on the sign-in pages, in this
+            // browser: its first page answers this post, and its last step comes back here.
+            return try await action(request, context, recent: true) { session, _ in
+                let cookie = RandomToken.make()
+                let binding = BrowserBinding(cookie: cookie)
+                let language = request.pageLanguage()
+                let outcome = try await service.beginEnrolment(
+                    provider: provider, accountID: session.accountID, methods: session.methods ?? [], binding: binding, clientIP: context.clientIP,
+                    language: language)
+                let app = try await broker.store.app(id: ConsoleConfig.accountAppID)
+                var response = flowPages.respond(outcome, app: app, csrf: binding.csrfToken, requestID: context.id, language: language)
+                response.setCookie(flowPages.bindingCookie(cookie, lifetime: Int(app?.policy.flowLifetime.value ?? 600)))
+                return response
             }
         }
         router.post("account/credentials/:provider/:resource/remove") { request, context in
@@ -200,6 +221,17 @@ struct AccountPages {
         let apps = try await broker.admin.apps()
         let appNames = Dictionary(apps.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
         let recent = site.isRecent(session)
+        let enrolments = try await broker.engine.accountEnrolments().map { enrolment -> [String: Any] in
+            [
+                "provider": enrolment.providerID, "label": say(enrolment.label, [:]), "csrf": session.csrfToken, "recent": recent,
+                "needsRecent": say(
+                    "To set it up, sign in again first: your sign-in is more than {minutes} minutes old.",
+                    [
+                        "minutes": String(site.config.reauthenticateAfter.value / 60)
+                    ]),
+            ]
+        }
+        let sectioned = Set(overview.credentials.map(\.offered.provider))
         let errors = passwordError.map { ConsoleRenderer.fieldErrors($0, names: ["password"]) } ?? [:]
         var rules: [String] = []
         if let provider = overview.passwordProviders.first { rules = try await broker.admin.passwordPolicy(forProvider: provider, app: nil).rules(in: language) }
@@ -230,6 +262,8 @@ struct AccountPages {
                 ]
             },
             "hasOthers": overview.sessions.contains { $0.id != session.sessionID },
+            "enrolments": enrolments.filter { !sectioned.contains($0["provider"] as? String ?? "") },
+            "hasEnrolments": enrolments.contains { !sectioned.contains($0["provider"] as? String ?? "") },
             "consents": overview.consents.map { grant -> [String: Any] in
                 [
                     "appID": grant.appID, "app": appNames[grant.appID] ?? grant.appID, "scopes": grant.scopes.joined(separator: ", "),
@@ -242,6 +276,9 @@ struct AccountPages {
                 let columns = declaration.columns.filter { $0 != declaration.accountField }
                 return [
                     "summary": say(declaration.summary, [:]), "columns": columns, "span": columns.count + 1,
+                    // The plugin's button under its first list (a plugin may keep several).
+                    "add": overview.credentials.first { $0.offered.provider == offered.provider }?.offered.resource.name == declaration.name
+                        ? enrolments.first { $0["provider"] as? String == offered.provider }.map { $0 as Any } ?? false : false,
                     "items": items.map { item -> [String: Any] in
                         let object = item.objectValue ?? [:]
                         let key = declaration.itemKey.map { ["name": $0, "value": ConsolePages.text(object[$0])] }
@@ -263,8 +300,8 @@ struct AccountPages {
             status: passwordError.map { HTTPResponse.Status(code: $0.httpStatus) } ?? .ok, language: language)
     }
 
-    enum Notice: String {
-        case renamed, removed, ended, revoked, passwordChanged
+    enum Notice: String, CaseIterable {
+        case renamed, removed, ended, revoked, passwordChanged, enrolled, cancelled
 
         var text: String {
             switch self {
@@ -273,6 +310,8 @@ struct AccountPages {
             case .ended: "Signed out there."
             case .revoked: "The app's access is taken back; it asks again next time."
             case .passwordChanged: "Your password is changed; every other session and app was signed out."
+            case .enrolled: "It is set up: use it the next time you sign in."
+            case .cancelled: "Nothing was changed."
             }
         }
     }

@@ -3,6 +3,13 @@
 /// It holds no text of its own: `{{t.*}}` are `AccountTexts`, in the person's language, and the
 /// per-row texts (`aliasLabel`, `removeLabel`...) come translated with the rows.
 enum AccountTemplates {
+    /// A button that sets a plugin's credential up through its own flow, or, for a sign-in too old
+    /// for it, the way to a fresh one.
+    static let enrol = """
+        {{#recent}}<form method="post" action="/account/credentials/{{provider}}/add" class="enrol"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="secondary" id="add-{{provider}}">{{label}}</button></form>{{/recent}}
+        {{^recent}}<p class="hint">{{needsRecent}} <a href="/account/reauthenticate">{{t.signInAgain}}</a></p>{{/recent}}
+        """
+
     static let account = """
         <dl><dt>{{t.username}}</dt><dd id="username">{{username}}</dd>{{#name}}<dt>{{t.name}}</dt><dd>{{name}}</dd>{{/name}}{{#email}}<dt>{{t.email}}</dt><dd>{{email}}</dd>{{/email}}
         <dt>{{t.signsInWith}}</dt><dd>{{providers}}</dd><dt>{{t.created}}</dt><dd>{{created}}</dd></dl>
@@ -31,6 +38,7 @@ enum AccountTemplates {
         {{#credentials}}<h2>{{summary}}</h2>
         <div class="scroll"><table class="credentials"><thead><tr>{{#columns}}<th scope="col">{{.}}</th>{{/columns}}<th scope="col"><span class="hint">{{t.action}}</span></th></tr></thead>
         <tbody>{{#items}}<tr>{{#cells}}<td>{{.}}</td>{{/cells}}<td>{{#removable}}<details class="confirm"><summary>{{t.remove}}</summary>{{#recent}}<form method="post" action="{{action}}"><input type="hidden" name="csrf" value="{{csrf}}">{{#key}}<input type="hidden" name="key.{{name}}" value="{{value}}">{{/key}}<button type="submit" class="danger" aria-label="{{removeLabel}}">{{t.removeIt}}</button></form>{{/recent}}{{^recent}}<p>{{onlyRecent}} <a href="/account/reauthenticate">{{t.signInAgain}}</a></p>{{/recent}}</details>{{/removable}}</td></tr>{{/items}}
-        {{^items}}<tr><td colspan="{{span}}">{{t.none}}</td></tr>{{/items}}</tbody></table></div>{{/credentials}}
+        {{^items}}<tr><td colspan="{{span}}">{{t.none}}</td></tr>{{/items}}</tbody></table></div>{{#add}}{{> enrol}}{{/add}}{{/credentials}}
+        {{#hasEnrolments}}<h2 id="set-up">{{t.setUp}}</h2>{{/hasEnrolments}}{{#enrolments}}{{> enrol}}{{/enrolments}}
         """
 }

@@ -27,7 +27,7 @@ struct ConsoleRenderer: Sendable {
             ("resource", ConsoleTemplates.resource), ("confirm", ConsoleTemplates.confirm), ("providers", ConsoleTemplates.providers),
             ("provider", ConsoleTemplates.provider), ("users", ConsoleTemplates.users), ("pager", ConsoleTemplates.pager), ("user", ConsoleTemplates.user),
             ("lockoutTable", ConsoleTemplates.lockoutTable), ("keys", ConsoleTemplates.keys), ("audit", ConsoleTemplates.audit),
-            ("message", ConsoleTemplates.message), ("account", AccountTemplates.account),
+            ("message", ConsoleTemplates.message), ("account", AccountTemplates.account), ("enrol", AccountTemplates.enrol),
         ] {
             // The templates are constants of this module; a parse error is a programming error.
             try! library.register(text, named: name)

@@ -15,7 +15,7 @@ enum AccountTexts {
         "sessions": "Where you are signed in", "signedIn": "Signed in", "lastSeen": "Last seen", "apps": "Apps", "from": "From",
         "thisBrowser": "(this browser)", "endThisSession": "End this session", "signOutElsewhere": "Sign out everywhere else",
         "endOthers": "End every other session", "appsAllowed": "Apps you allowed", "app": "App", "maySee": "What it may see", "since": "Since",
-        "takeBack": "Take back", "takeBackAccess": "Take back access", "removeIt": "Remove it",
+        "takeBack": "Take back", "takeBackAccess": "Take back access", "removeIt": "Remove it", "setUp": "More ways to sign in",
     ]
 
     /// The `t` values of a page in `language`: every id, with the page's `language` and `direction`.
@@ -101,6 +101,20 @@ enum AccountTexts {
         "Remove the device": ["de": "Gerät entfernen", "fr": "Supprimer l'appareil", "es": "Eliminar el dispositivo", "nl": "Apparaat verwijderen"],
         "Remove {label}": ["de": "{label} entfernen", "fr": "Supprimer {label}", "es": "Eliminar {label}", "nl": "{label} verwijderen"],
         "Removed.": ["de": "Entfernt.", "fr": "Supprimé.", "es": "Eliminado.", "nl": "Verwijderd."],
+        "More ways to sign in": [
+            "de": "Weitere Anmeldemöglichkeiten", "fr": "Autres moyens de vous connecter", "es": "Otras formas de iniciar sesión", "nl": "Meer manieren om in te loggen",
+        ],
+        "It is set up: use it the next time you sign in.": [
+            "de": "Eingerichtet: Verwenden Sie es bei Ihrer nächsten Anmeldung.", "fr": "C'est configuré : utilisez-le lors de votre prochaine connexion.",
+            "es": "Ya está configurado: úselo la próxima vez que inicie sesión.", "nl": "Het is ingesteld: gebruik het de volgende keer dat u inlogt.",
+        ],
+        "Nothing was changed.": ["de": "Es wurde nichts geändert.", "fr": "Rien n'a été modifié.", "es": "No se ha cambiado nada.", "nl": "Er is niets gewijzigd."],
+        "To set it up, sign in again first: your sign-in is more than {minutes} minutes old.": [
+            "de": "Melden Sie sich zum Einrichten zuerst erneut an: Ihre Anmeldung ist älter als {minutes} Minuten.",
+            "fr": "Pour le configurer, reconnectez-vous d'abord : votre connexion date de plus de {minutes} minutes.",
+            "es": "Para configurarlo, vuelva a iniciar sesión primero: su inicio de sesión tiene más de {minutes} minutos.",
+            "nl": "Log eerst opnieuw in om het in te stellen: uw aanmelding is meer dan {minutes} minuten oud.",
+        ],
         "Rename": ["de": "Umbenennen", "fr": "Renommer", "es": "Renombrar", "nl": "Naam wijzigen"],
         "Renamed.": ["de": "Umbenannt.", "fr": "Renommé.", "es": "Nombre cambiado.", "nl": "Naam gewijzigd."],
         "Sign in again": ["de": "Erneut anmelden", "fr": "Se reconnecter", "es": "Iniciar sesión de nuevo", "nl": "Opnieuw inloggen"],
