@@ -233,7 +233,7 @@ let package = Package(
         .testTarget(
             name: "GatehouseServerTests",
             dependencies: [
-                "GatehouseServer", "GatehouseCore", "GatehouseStore", "GatehouseTesting", "GatehousePlugins", "LocalPassword", "RiddlePlugin",
+                "GatehouseServer", "GatehouseCore", "GatehouseStore", "GatehouseTesting", "GatehouseSupport", "GatehousePlugins", "LocalPassword", "RiddlePlugin",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,7 +1,9 @@
 import GatehousePluginKit
+import GatehouseSupport
 
 extension ActivationPlugin {
-    /// Every text a person sees from this plugin, in the languages the broker speaks.
+    /// Every text a person sees from this plugin, in the languages the broker speaks (with the PIN
+    /// rules' refusals).
     public static let translations = TextTranslations([
         "Activate": ["de": "Aktivieren", "fr": "Activer", "es": "Activar", "nl": "Activeren"],
         "Activate this device": ["de": "Dieses Gerät aktivieren", "fr": "Activer cet appareil", "es": "Activar este dispositivo", "nl": "Dit apparaat activeren"],
@@ -104,5 +106,5 @@ extension ActivationPlugin {
         "Choose Accept or Decline.": [
             "de": "Wählen Sie Annehmen oder Ablehnen.", "fr": "Choisissez Accepter ou Refuser.", "es": "Elija Aceptar o Rechazar.", "nl": "Kies Accepteren of Weigeren.",
         ],
-    ])
+    ]).merging(PINRules.translations)
 }

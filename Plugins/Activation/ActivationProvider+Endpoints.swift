@@ -1,5 +1,6 @@
 import Foundation
 import GatehousePluginKit
+import GatehouseSupport
 
 /// The routes of the activation plugin, declared as root endpoints so that their paths stay what apps
 /// and invitation emails use: an app's back end issues activations (`POST /v1/activations`, where the
@@ -79,7 +80,8 @@ extension ActivationProvider {
             let answer = try await answerInvitation(token: token, accept: choice == "accept", pin: fields.values["pin"]?.stringValue)
             return invitationPage(try await invitation(token: token), token: token, activation: answer.activation, language: language)
         } catch let error as BrokerError where error.kind == .badRequest {
-            return invitationPage(view, token: token, error: error.message, status: 400, language: language)
+            // A PIN rule's refusal is made with the policy's numbers: told from the rule, in the page's language.
+            return invitationPage(view, token: token, error: view.pinPolicy.refusal(error, in: language) ?? error.message, status: 400, language: language)
         }
     }
 

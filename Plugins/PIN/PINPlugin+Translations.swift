@@ -1,7 +1,9 @@
 import GatehousePluginKit
+import GatehouseSupport
 
 extension PINPlugin {
-    /// Every text a person sees from this plugin, in the languages the broker speaks.
+    /// Every text a person sees from this plugin, in the languages the broker speaks (with the PIN
+    /// rules' refusals).
     public static let translations = TextTranslations([
         "A reset needs an address the account already had.": [
             "de": "Für das Zurücksetzen ist eine Adresse nötig, die das Konto bereits hatte.",
@@ -22,5 +24,5 @@ extension PINPlugin {
         "That PIN is not right.": [
             "de": "Diese PIN ist nicht richtig.", "fr": "Ce code PIN n'est pas correct.", "es": "Ese PIN no es correcto.", "nl": "Die pincode klopt niet.",
         ],
-    ])
+    ]).merging(PINRules.translations)
 }

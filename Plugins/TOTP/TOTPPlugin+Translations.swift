@@ -19,6 +19,10 @@ extension TOTPPlugin {
             "de": "Geben Sie den Code aus Ihrer Authenticator-App ein", "fr": "Saisissez le code de votre application d'authentification",
             "es": "Introduzca el código de su aplicación de autenticación", "nl": "Voer de code uit uw authenticator-app in",
         ],
+        "Recovery codes left": [
+            "de": "Verbleibende Wiederherstellungscodes", "fr": "Codes de récupération restants", "es": "Códigos de recuperación restantes",
+            "nl": "Resterende herstelcodes",
+        ],
         "Set up an authenticator app": [
             "de": "Authenticator-App einrichten", "fr": "Configurer une application d'authentification", "es": "Configurar una aplicación de autenticación",
             "nl": "Een authenticator-app instellen",

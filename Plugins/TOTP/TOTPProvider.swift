@@ -30,6 +30,8 @@ public struct TOTPProvider: Authenticator {
         /// Setting a new app up in place of the account's current one (from the account page): the
         /// code steps prove the current one, then the setup replaces it.
         var replacing: Bool?
+        /// The app the code steps proved (`fingerprint(of:)`): the setup replaces that one only.
+        var replaces: String?
     }
 
     // The account page offers a new app; the step-up it asks is the current app's code.
@@ -52,13 +54,15 @@ public struct TOTPProvider: Authenticator {
             if answer.values["use_recovery_code"] != nil {
                 return .challenge(Challenge(type: Self.recoveryChallenge.type), state: State(mode: .recoveryCode, replacing: true))
             }
-            try await book.check(code: try answer.string("code"), accountID: account.id)
-            return try setupStep(for: account, replacing: true)
+            let proved = try await proving(account) { try await book.check(code: try answer.string("code"), accountID: account.id) }
+            return try setupStep(for: account, replacing: proved)
         case .recoveryCode where current.replacing == true:
             if answer.values["use_app"] != nil { return try codeStep(replacing: true) }
-            let left = try await book.useRecoveryCode(try answer.string("recoveryCode"), accountID: account.id)
-            await audit("totp.recovery_code_used", app: context.app.id, account: account.id, details: ["recoveryCodesLeft": String(left)])
-            return try setupStep(for: account, replacing: true)
+            let proved = try await proving(account) {
+                let left = try await book.useRecoveryCode(try answer.string("recoveryCode"), accountID: account.id)
+                await audit("totp.recovery_code_used", app: context.app.id, account: account.id, details: ["recoveryCodesLeft": String(left)])
+            }
+            return try setupStep(for: account, replacing: proved)
         case .recoveryCodesShown:
             return .verified(FactorResult(authenticatorID: id, method: "otp"))
         case .code:
@@ -76,7 +80,7 @@ public struct TOTPProvider: Authenticator {
     }
 
     /// A new secret to enrol: its URI, QR code and Base32 text, for the first code to confirm.
-    func setupStep(for account: Account, replacing: Bool = false) throws -> FlowStep {
+    func setupStep(for account: Account, replacing proved: String? = nil) throws -> FlowStep {
         let algorithm = config.newAlgorithm
         // A key as long as the HMAC's output (RFC 4226 section 4 asks for at least 128 bits; RFC
         // 6238's reference keys are 20, 32 and 64 bytes).
@@ -101,7 +105,9 @@ public struct TOTPProvider: Authenticator {
             "issuer": .string(issuer), "account": .string(account.username), "algorithm": .string(algorithm.rawValue),
             "digits": .number(Double(config.digits)), "period": .number(Double(config.period)),
         ]
-        return .challenge(Challenge(type: Self.setupChallenge.type, fields: fields), state: State(mode: .setup, secret: base32, replacing: replacing ? true : nil))
+        return .challenge(
+            Challenge(type: Self.setupChallenge.type, fields: fields), state: State(mode: .setup, secret: base32, replacing: proved == nil ? nil : true, replaces: proved)
+        )
     }
 
     /// The first code proves the app holds the secret: the enrolment is stored (with that step used),
@@ -127,6 +133,9 @@ public struct TOTPProvider: Authenticator {
                 for: account.id, conflict: "The authenticator app changed at the same time elsewhere; try again.",
                 ifMissing: BrokerError(.conflict, .conflict, "The authenticator app was removed meanwhile; start again.").endingFlow()
             ) { current in
+                guard let proved = state.replaces, Self.fingerprint(of: current) == proved else {
+                    throw BrokerError(.conflict, .conflict, "The authenticator app changed meanwhile; start again.").endingFlow()
+                }
                 current = enrollment
                 return true
             }
@@ -141,6 +150,20 @@ public struct TOTPProvider: Authenticator {
         let challenge = Challenge(type: Self.recoveryCodesChallenge.type, fields: ["recoveryCodes": .array(recovery.codes.map { .string($0) })])
         return .challenge(challenge, state: State(mode: .recoveryCodesShown))
     }
+
+    /// Runs `check` (the current app's code or a recovery code) and answers the fingerprint of the app
+    /// it proved: the same app before and after, or the flow ends (another flow replaced it meanwhile).
+    func proving(_ account: Account, _ check: () async throws -> Void) async throws -> String {
+        let before = try await book.enrollment(for: account.id)?.value
+        try await check()
+        guard let before, let after = try await book.enrollment(for: account.id)?.value, Self.fingerprint(of: before) == Self.fingerprint(of: after) else {
+            throw BrokerError(.conflict, .conflict, "The authenticator app changed meanwhile; start again.").endingFlow()
+        }
+        return Self.fingerprint(of: after)
+    }
+
+    /// Which app an enrolment is: its sealed key's digest (a new app has a new key).
+    static func fingerprint(of enrollment: TOTPEnrollment) -> String { Base64URL.sha256(enrollment.sealedSecret) }
 
     func codeStep(replacing: Bool = false) throws -> FlowStep {
         .challenge(

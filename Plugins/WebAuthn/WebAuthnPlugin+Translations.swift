@@ -3,6 +3,8 @@ import GatehousePluginKit
 extension WebAuthnPlugin {
     /// Every text a person sees from this plugin, in the languages the broker speaks.
     public static let translations = TextTranslations([
+        "Authenticator": ["de": "Authentifikator", "fr": "Authentificateur", "es": "Autenticador", "nl": "Authenticator"],
+        "Backup state": ["de": "Gesichert", "fr": "Sauvegardé", "es": "Copia de seguridad", "nl": "Back-up"],
         "Add a passkey": ["de": "Passkey hinzufügen", "fr": "Ajouter une clé d'accès", "es": "Añadir una llave de acceso", "nl": "Een passkey toevoegen"],
         "Choose the name your passkey is saved under.": [
             "de": "Wählen Sie den Namen, unter dem Ihr Passkey gespeichert wird.", "fr": "Choisissez le nom sous lequel votre clé d'accès est enregistrée.",

@@ -63,18 +63,18 @@ public struct PINRules: Sendable, Hashable, Codable {
     public func check(_ pin: String) throws(BrokerError) {
         let characters = Array(pin)
         if digitsOnly, !characters.allSatisfy({ $0.isASCII && $0.isNumber }) {
-            throw BrokerError(.pinNotNumeric, .badRequest, "A PIN may contain digits only.")
+            throw refused(.pinNotNumeric)
         }
-        if characters.count < minLength { throw BrokerError(.pinTooShort, .badRequest, "Use at least \(minLength) digits.") }
-        if characters.count > maxLength { throw BrokerError(.pinTooLong, .badRequest, "Use at most \(maxLength) digits.") }
+        if characters.count < minLength { throw refused(.pinTooShort) }
+        if characters.count > maxLength { throw refused(.pinTooLong) }
         if maxSequence > 0, PasswordPolicy.longestSequentialRun(characters) >= maxSequence {
-            throw BrokerError(.pinSequence, .badRequest, "Avoid \(maxSequence) or more sequential digits such as 1234 or 4321.")
+            throw refused(.pinSequence)
         }
         if maxRepeated > 0, PasswordPolicy.longestRepeatedRun(characters) >= maxRepeated {
-            throw BrokerError(.pinRepeated, .badRequest, "Avoid \(maxRepeated) or more identical digits in a row.")
+            throw refused(.pinRepeated)
         }
         if Self.commonPINs.contains(pin) || denyList.contains(pin) {
-            throw BrokerError(.pinDenied, .badRequest, "This PIN is too easy to guess; choose another.")
+            throw refused(.pinDenied)
         }
     }
 }

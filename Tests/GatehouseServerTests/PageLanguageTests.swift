@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseCore
+import GatehouseSupport
 import GatehousePlugins
 @testable import GatehouseServer
 import GatehouseTesting
@@ -98,6 +99,18 @@ extension GatehouseServerTests {
         for policy in [PasswordPolicy(), PasswordPolicy(minLength: 6, maxLength: 12, numericOnly: true, maxSequence: 4, maxRepeated: 3)] {
             texts += policy.rules.map { ("password rules", $0) }
         }
+        // Each PIN rule's refusal (made with the policy's numbers).
+        var pinCodes: Set<ErrorCode> = []
+        for pin in ["12a456", "12", String(repeating: "5", count: 40), "123487", "112227", "121212"] {
+            do { try PINRules().check(pin) } catch {
+                pinCodes.insert(error.code)
+                texts.append(("pin rules", error.message))
+                for language in TextTranslations.languages where language != "en" {
+                    #expect(PINRules().refusal(error, in: language) != error.message, "\(error.code) in \(language)")
+                }
+            }
+        }
+        #expect(pinCodes.count == 6)
         let kinds: [BrokerError.Kind] = [
             .badRequest, .unauthenticated, .forbidden, .notFound, .contentTooLarge, .requestTimeout, .conflict, .failedAttempt, .tooManyRequests, .unavailable,
             .internalFailure,
@@ -109,6 +122,41 @@ extension GatehouseServerTests {
             }
         }
         #expect(texts.count > 150)
+    }
+
+    /// What the account page shows of each built-in plugin that keeps people's credentials (its
+    /// list's heading and column headings, yes and no, its setup button) has a text in every language.
+    @Test func theAccountPagesCredentialListsAndButtonsHaveEveryLanguage() async throws {
+        let yaml = """
+            providers:
+              - id: local
+                type: local
+                config: {bcryptCost: 4}
+              - id: app-code
+                type: totp
+              - id: passkeys
+                type: webauthn
+                config: {rpID: login.example.test, rpName: Example, origins: ["https://login.example.test"]}
+            accountPage:
+              authenticators: [app-code]
+            """
+        let test = try await TestBroker.make(yaml: yaml, registry: BuiltInPlugins.registry)
+        defer { test.temporary.remove() }
+        let catalog = MessageCatalog(plugins: test.broker.engine.challenges.translations, accountPage: true)
+        var texts: [String] = []
+        for offered in test.broker.admin.offeredResources() where offered.resource.accountField != nil {
+            texts.append(offered.resource.summary)
+            texts += offered.resource.columns.filter { $0 != offered.resource.accountField }.map(AccountPages.heading)
+        }
+        let enrolments = try await test.broker.engine.accountEnrolments()
+        #expect(Set(enrolments.map(\.providerID)) == ["app-code", "passkeys"])
+        texts += enrolments.map(\.label) + ["yes", "no"]
+        #expect(texts.contains("Created at") && texts.contains("Add a passkey") && texts.count >= 12, "\(texts)")
+        for text in texts {
+            for language in TextTranslations.languages where language != "en" {
+                #expect(catalog.has(text, in: language), "'\(text)' has no \(language) text on the account page")
+            }
+        }
     }
 
     /// Each translation keeps the placeholders of its English text, and names every language.

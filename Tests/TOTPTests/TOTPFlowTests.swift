@@ -357,13 +357,15 @@ extension TOTPTests {
         #expect(try await broker.engine.accountEnrolments().map(\.providerID) == ["app-code"])
         let label = try #require(try await broker.engine.accountEnrolments().first?.label)
         for language in TextTranslations.languages.dropFirst() { #expect(TOTPPlugin.translations.text(label, in: language) != label, "\(language)") }
+        let session = try await broker.openBrowserSession(for: ada.account, provider: "name", factors: ["app-code"])
         func begin(_ methods: [String]) async throws -> FlowOutcome {
-            try await page.beginEnrolment(provider: "app-code", accountID: ada.account.id, methods: methods, binding: binding, clientIP: nil, language: "en")
+            try await page.beginEnrolment(
+                provider: "app-code", accountID: ada.account.id, methods: methods, sessionID: session, binding: binding, clientIP: nil, language: "en")
         }
         #expect(await thrownError { _ = try await begin(["name"]) }?.code == .reauthenticationRequired, "a page sign-in without the factor")
         let undeclared = await thrownError {
             _ = try await page.beginEnrolment(
-                provider: "name", accountID: ada.account.id, methods: ["name", "app-code"], binding: binding, clientIP: nil, language: "en")
+                provider: "name", accountID: ada.account.id, methods: ["name", "app-code"], sessionID: session, binding: binding, clientIP: nil, language: "en")
         }
         #expect(undeclared?.code == .invalidRequest)
         guard case .challenge(let flow, let current, _) = try await begin(["name", "otp", "app-code"]) else {
@@ -423,22 +425,67 @@ extension TOTPTests {
         #expect(replaced.count == 1 && enrolled.first?.providerID == "app-code")
     }
 
-    /// Cancelling the account page's setup goes back to the page and changes nothing.
-    @Test func aCancelledSetupFromTheAccountPageKeepsTheOldApp() async throws {
+    /// Starts the account page's setup of a new app for `enrolled` in `browser`; answers the flow and
+    /// the browser's proof.
+    static func beginSetup(_ broker: TestBroker, _ enrolled: Enrolled, session: String, browser: String) async throws -> (String, BrowserProof) {
+        let binding = BrowserBinding(cookie: browser)
+        let outcome = try await AccountPageService(broker: broker.broker).beginEnrolment(
+            provider: "app-code", accountID: enrolled.account.id, methods: ["name", "app-code"], sessionID: session, binding: binding, clientIP: nil,
+            language: "en")
+        guard case .challenge(let flow, _, _) = outcome else { throw FlowDriverError.unexpectedOutcome("no challenge") }
+        return (flow, BrowserProof(cookie: browser, csrfToken: binding.csrfToken))
+    }
+
+    /// Leaving the account page's setup goes back to the page and changes nothing; ending the
+    /// sign-on session the page was signed in with (a sign-out, a password change elsewhere) ends
+    /// the setup too.
+    @Test func aSetupFromTheAccountPageEndsWhenLeftOrWhenThePagesSessionEnds() async throws {
         let broker = try await Self.broker()
         defer { broker.temporary.remove() }
         let ada = try await Self.enrol(broker, "ada")
-        let binding = BrowserBinding(cookie: "ada's browser")
-        let proof = BrowserProof(cookie: "ada's browser", csrfToken: binding.csrfToken)
-        let outcome = try await AccountPageService(broker: broker.broker).beginEnrolment(
-            provider: "app-code", accountID: ada.account.id, methods: ["name", "app-code"], binding: binding, clientIP: nil, language: "en")
-        guard case .challenge(let flow, _, _) = outcome else {
-            Issue.record("no challenge")
-            return
-        }
-        #expect(try await broker.engine.cancel(flowID: flow, browser: proof).hasSuffix("/account?notice=cancelled"))
+        let session = try await broker.openBrowserSession(for: ada.account, provider: "name", factors: ["app-code"])
+        let (left, proof) = try await Self.beginSetup(broker, ada, session: session, browser: "ada's browser")
+        #expect(try await broker.engine.cancel(flowID: left, browser: proof).hasSuffix("/account?notice=stopped"))
+
+        let (flow, again) = try await Self.beginSetup(broker, ada, session: session, browser: "ada's browser")
+        #expect(try await broker.broker.oauth.sessions.end(sessionID: session, accountID: ada.account.id, reason: "person"))
         broker.clock.advance(by: 30)
-        #expect(Self.completes(try await Self.code(broker, "ada", ada.app.code(at: broker.clock.now))))
+        let ended = await thrownError {
+            _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["code": .string(ada.app.code(at: broker.clock.now))]), browser: again)
+        }
+        #expect(ended?.code == .flowNotFound)
+        let refused = await thrownError { _ = try await Self.beginSetup(broker, ada, session: session, browser: "ada's browser") }
+        #expect(refused?.code == .reauthenticationRequired)
+        #expect(Self.completes(try await Self.code(broker, "ada", ada.app.code(at: broker.clock.now))), "the old app still signs in")
+    }
+
+    /// Two setups that both proved the old app: the first replaces it, the second (which never
+    /// proved the new one) cannot replace that.
+    @Test func aSetupReplacesOnlyTheAppItsCodeProved() async throws {
+        let broker = try await Self.broker()
+        defer { broker.temporary.remove() }
+        let ada = try await Self.enrol(broker, "ada")
+        let session = try await broker.openBrowserSession(for: ada.account, provider: "name", factors: ["app-code"])
+        let (first, firstProof) = try await Self.beginSetup(broker, ada, session: session, browser: "phone")
+        let (second, secondProof) = try await Self.beginSetup(broker, ada, session: session, browser: "laptop")
+        func newApp(_ flow: String, _ proof: BrowserProof, code: String) async throws -> OneTimePassword {
+            let outcome = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["code": .string(code)]), browser: proof).outcome
+            guard case .challenge(_, let setup, _) = outcome else { throw FlowDriverError.unexpectedOutcome("no setup") }
+            let uri = try #require(setup.fields["otpauthURI"]?.stringValue)
+            let base32 = try #require(URLComponents(string: uri)?.queryItems?.first { $0.name == "secret" }?.value)
+            return OneTimePassword(secret: try #require(Base32.decode(base32)))
+        }
+        broker.clock.advance(by: 30)
+        let firstApp = try await newApp(first, firstProof, code: ada.app.code(at: broker.clock.now))
+        broker.clock.advance(by: 30)
+        let secondApp = try await newApp(second, secondProof, code: ada.app.code(at: broker.clock.now))
+        _ = try await broker.engine.resume(flowID: first, answer: ChallengeResponse(["code": .string(firstApp.code(at: broker.clock.now))]), browser: firstProof)
+        let stale = await thrownError {
+            _ = try await broker.engine.resume(flowID: second, answer: ChallengeResponse(["code": .string(secondApp.code(at: broker.clock.now))]), browser: secondProof)
+        }
+        #expect(stale?.code == .conflict)
+        broker.clock.advance(by: 30)
+        #expect(Self.completes(try await Self.code(broker, "ada", firstApp.code(at: broker.clock.now))), "the first setup's app")
     }
 
     /// A fresh sign-in that did not pass the factor (a password-only sign-in at an app that lists the

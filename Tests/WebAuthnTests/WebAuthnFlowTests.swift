@@ -389,8 +389,10 @@ extension WebAuthnTests {
         let page = AccountPageService(broker: broker.broker)
         let binding = BrowserBinding(cookie: "ada's browser")
         let proof = BrowserProof(cookie: "ada's browser", csrfToken: binding.csrfToken)
+        let session = try await broker.openBrowserSession(for: ada, provider: "passkeys")
         func begin(_ methods: [String]) async throws -> FlowOutcome {
-            try await page.beginEnrolment(provider: "passkeys", accountID: ada.id, methods: methods, binding: binding, clientIP: nil, language: "en")
+            try await page.beginEnrolment(
+                provider: "passkeys", accountID: ada.id, methods: methods, sessionID: session, binding: binding, clientIP: nil, language: "en")
         }
         #expect(await thrownError { _ = try await begin(["name"]) }?.code == .reauthenticationRequired, "a sign-in without her passkey")
         guard case .challenge(let flow, let create, _) = try await begin(["hwk", "user", "passkeys"]) else {
@@ -433,8 +435,9 @@ extension WebAuthnTests {
         let ada = try #require(registered)
         let binding = BrowserBinding(cookie: "ada's browser")
         let proof = BrowserProof(cookie: "ada's browser", csrfToken: binding.csrfToken)
+        let session = try await broker.openBrowserSession(for: ada, provider: "name", factors: ["passkeys"])
         let outcome = try await AccountPageService(broker: broker.broker).beginEnrolment(
-            provider: "passkeys", accountID: ada.id, methods: ["name", "hwk", "passkeys"], binding: binding, clientIP: nil, language: "en")
+            provider: "passkeys", accountID: ada.id, methods: ["name", "hwk", "passkeys"], sessionID: session, binding: binding, clientIP: nil, language: "en")
         guard case .challenge(let enrolment, let another, _) = outcome else {
             Issue.record("no create")
             return

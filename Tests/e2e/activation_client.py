@@ -320,6 +320,10 @@ status, german = call("GET", "/invitations/" + token, headers={"Accept-Language"
 check("the page speaks the browser's language: German buttons, label and lang, no English left",
       status == 200 and '<html lang="de"' in german and "Annehmen" in german and "Ablehnen" in german and "Aktivierungs-PIN" in german
       and ">Accept<" not in german and "You are invited" not in german)
+status, refused = call("POST", "/invitations/" + token, form={"answer": "accept", "pin": "12345"}, headers={"Accept-Language": "de-DE"}, raw=True)
+check("a PIN the policy refuses, on the German page: the rule's refusal in German, with the policy's numbers",
+      status == 400 and '<html lang="de"' in refused and any(word in refused for word in ("Vermeiden Sie", "Verwenden Sie", "Diese PIN"))
+      and not any(word in refused for word in ("Avoid ", "Use at ", "too easy")))
 status, weak = call("POST", "/v1/invitations/%s/accept" % token, {"pin": "12345"})
 check("accepting with a PIN against the policy: its rule's code, the invitation stays open", status == 400 and weak["error"].startswith("pin_") and call("GET", "/v1/invitations/" + token)[1]["state"] == "pending")
 status, accepted = call("POST", "/v1/invitations/%s/accept" % token, {"pin": "86420"})

@@ -77,12 +77,16 @@ public struct AccountPageService: Sendable {
     /// authenticator app), through that plugin's own flow in this browser (`binding`): its first
     /// page. Like a password change, it needs a sign-in that passed one of the account's second
     /// factors when it has any: a stolen password alone adds no passkey to sign in with later.
+    /// `sessionID`: the single sign-on session the page was signed in with; the setup ends with it,
+    /// and lasts at most `reauthenticateAfter` (5 minutes at least).
     public func beginEnrolment(
-        provider: String, accountID: String, methods: [String], binding: BrowserBinding, clientIP: String?, language: String
+        provider: String, accountID: String, methods: [String], sessionID: String?, binding: BrowserBinding, clientIP: String?, language: String
     ) async throws -> FlowOutcome {
         try await requireSecondFactor(accountID: accountID, methods: methods)
+        let lifetime = Seconds(max(broker.config.accountPage.reauthenticateAfter.value, 300))
         return try await broker.engine.startEnrolment(
-            accountID: accountID, providerID: provider, signedInWith: methods, binding: binding, clientIP: clientIP, language: language)
+            accountID: accountID, providerID: provider, signedInWith: methods, sessionID: sessionID, lifetime: lifetime, binding: binding, clientIP: clientIP,
+            language: language)
     }
 
     /// Removes a credential a plugin keeps for the person (a passkey, an authenticator app): only an

@@ -98,7 +98,7 @@ extension FlowEngine {
             throw BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
         }
         try await audit("signin.cancelled", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
-        if flow.isEnrolment { return enrolmentReturn("cancelled") }
+        if flow.isEnrolment { return enrolmentReturn("stopped") }
         // Only the signed-in person refuses a device (at its confirmation); a sign-in cancelled
         // before leaves the device waiting (anyone who saw the code could cancel one).
         if let device = authorization.request.device, flow.phase == .consent { return try await denyDeviceAuthorization(device, flow: flow) }

@@ -9,7 +9,8 @@ import GatehousePluginKit
 /// (the current code before a new app replaces it). No code, no token and no session come out of it:
 /// the page's own sign-in is what it was.
 extension FlowEngine {
-    /// Where an enrolment flow sends the browser when it ends (`notice` says how).
+    /// Where an enrolment flow sends the browser when it ends (`notice` says how: `enrolled`, or
+    /// `stopped` when the person left it, which may be after the plugin stored something).
     func enrolmentReturn(_ notice: String) -> String { tokens.issuer + ConsoleSite.account.path + "?notice=" + notice }
 
     /// The plugin instances whose credentials people set up on the account page: those that declare
@@ -29,10 +30,13 @@ extension FlowEngine {
     }
 
     /// Starts an enrolment of `providerID`'s credential for `accountID`, whose account page session
-    /// signed in through `signedInWith` (its `amr`). Answers the plugin's first challenge, for the
-    /// browser holding `binding`. The caller has checked the page session (recent, its second factor).
+    /// signed in through `signedInWith` (its `amr`) in the single sign-on session `sessionID`.
+    /// Answers the plugin's first challenge, for the browser holding `binding`. The caller has checked
+    /// the page session (recent, its second factor); the flow lasts at most `lifetime` and ends with
+    /// that sign-on session (a password change elsewhere, a sign-out), checked at every step.
     public func startEnrolment(
-        accountID: String, providerID: String, signedInWith methods: [String], binding: BrowserBinding, clientIP: String?, language: String
+        accountID: String, providerID: String, signedInWith methods: [String], sessionID: String?, lifetime: Seconds, binding: BrowserBinding,
+        clientIP: String?, language: String
     ) async throws -> FlowOutcome {
         guard let app = try await store.app(id: ConsoleConfig.accountAppID), !app.disabled else {
             throw BrokerError(.notFound, .notFound, "The account page is not enabled.")
@@ -46,14 +50,18 @@ extension FlowEngine {
         }
         try account.refuseSignInIfDisabled()
         let now = clock.now
+        guard let sessionID, try await store.browserSession(id: sessionID)?.isLive(at: now) == true else {
+            throw BrokerError(.reauthenticationRequired, .unauthenticated, "Sign in to this page again first.")
+        }
         let request = AuthorizationRequest(
-            clientID: app.id, redirectURI: enrolmentReturn("cancelled"), scopes: [], state: nil, nonce: nil, codeChallenge: "")
+            clientID: app.id, redirectURI: enrolmentReturn("stopped"), scopes: [], state: nil, nonce: nil, codeChallenge: "")
         var flow = FlowRecord(
             id: RandomToken.make(), appID: app.id, providerID: providerID, purpose: .register, stateless: false, scopes: [],
             phase: .identify, pluginState: FlowState(), challenge: Challenge(type: "none"), clientIP: clientIP,
             authorization: BrowserAuthorization(request: request, binding: binding), createdAt: now,
-            expiresAt: now.addingTimeInterval(app.policy.flowLifetime.timeInterval), version: -1
+            expiresAt: now.addingTimeInterval(min(app.policy.flowLifetime.timeInterval, lifetime.timeInterval)), version: -1
         )
+        flow.authorization?.sessionID = sessionID
         flow.signedInAccountID = account.id
         flow.enrolling = true
         flow.language = language
@@ -72,9 +80,19 @@ extension FlowEngine {
         return try await beginFactor(flow, factorID: providerID, app: app, account: account)
     }
 
+    /// An enrolment goes on only while the single sign-on session its account page was signed in
+    /// with is live: ending it (signing out, a password change elsewhere) ends the enrolment too.
+    func refuseUnlessEnrolmentSessionIsLive(_ flow: FlowRecord) async throws {
+        guard flow.isEnrolment else { return }
+        if let sessionID = flow.authorization?.sessionID, try await store.browserSession(id: sessionID)?.isLive(at: clock.now) == true { return }
+        _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
+        throw BrokerError(.flowNotFound, .notFound, "The sign-in to your account page has ended; sign in there again and start over.")
+    }
+
     /// The enrolment's plugin is done: the flow ends (claimed first, so a second answer adds nothing),
     /// an identity provider's identity joins the account, and the browser goes back to the page.
     func finishEnrolment(_ flow: FlowRecord, app: App, account: Account, identity: ExternalIdentity?) async throws -> FlowOutcome {
+        try await refuseUnlessEnrolmentSessionIsLive(flow)
         if flow.version >= 0, try await !store.deleteFlow(id: flow.id, version: flow.version) {
             throw BrokerError(.flowConflict, .conflict, "The flow was answered concurrently; start a new one if it did not finish.")
         }

@@ -7,12 +7,12 @@ import Foundation
 extension FlowEngine {
     /// Whether a browser flow's page may offer "Create an account".
     func offersRegistration(_ flow: FlowRecord, app: App) -> Bool {
-        flow.authorization != nil && flow.purpose == .authenticate && app.policy.selfRegistration
+        flow.authorization != nil && !flow.isEnrolment && flow.purpose == .authenticate && app.policy.selfRegistration
     }
 
     /// Whether a browser flow's page may offer "Forgot password".
     func offersRecovery(_ flow: FlowRecord, app: App) -> Bool {
-        flow.authorization != nil && flow.purpose == .authenticate && flow.phase == .identify
+        flow.authorization != nil && !flow.isEnrolment && flow.purpose == .authenticate && flow.phase == .identify
             && plugins.passwordKeepers[flow.providerID] != nil && recoveryVerifier(for: app) != nil
     }
 
@@ -40,7 +40,7 @@ extension FlowEngine {
 
     /// Whether a browser flow's registration page may offer "Already have an account? Sign in".
     func offersSignIn(_ flow: FlowRecord, app: App) -> Bool {
-        flow.authorization != nil && flow.purpose == .register && (flow.phase == .identify || flow.phase == .chooseProvider) && flow.handOff == nil
+        flow.authorization != nil && !flow.isEnrolment && flow.purpose == .register && (flow.phase == .identify || flow.phase == .chooseProvider) && flow.handOff == nil
     }
 
     /// "Already have an account? Sign in": a browser registration goes back to signing in, at the

@@ -310,7 +310,7 @@ extension FlowEngine {
         try await audit("signin.stopped", flow: flow, outcome: ErrorCode.accessDenied.rawValue)
         let details = details.merging(added) { _, new in new }
         guard let authorization = flow.authorization else { return .stopped(flowID: flow.id, status: "stopped", details: details) }
-        if flow.isEnrolment { return .authorized(flowID: flow.id, redirect: enrolmentReturn("cancelled")) }
+        if flow.isEnrolment { return .authorized(flowID: flow.id, redirect: enrolmentReturn("stopped")) }
         return .authorized(flowID: flow.id, redirect: appErrorRedirect(authorization.request, .accessDenied, "The sign-in was ended."))
     }
 

@@ -306,6 +306,7 @@ public struct FlowEngine: Sendable {
         case (nil, nil): break
         default: throw notFound
         }
+        try await refuseUnlessEnrolmentSessionIsLive(flow)
         return (flow, app)
     }
 
@@ -322,7 +323,10 @@ public struct FlowEngine: Sendable {
         request.freshSignInWithin = maxAge.map(Seconds.init)
         request.selectAccount = prompt.contains("select_account")
         request.language = flow.language
-        request.enrolling = flow.isEnrolment
+        // Only the plugin being set up enrols: a factor it asks for to prove the person checks as usual.
+        var chained = false
+        if case .factor(_, .some) = flow.phase { chained = true }
+        request.enrolling = flow.isEnrolment && !chained
         return request
     }
 

@@ -117,8 +117,8 @@ struct AccountPages {
                 let binding = BrowserBinding(cookie: cookie)
                 let language = request.pageLanguage()
                 let outcome = try await service.beginEnrolment(
-                    provider: provider, accountID: session.accountID, methods: session.methods ?? [], binding: binding, clientIP: context.clientIP,
-                    language: language)
+                    provider: provider, accountID: session.accountID, methods: session.methods ?? [], sessionID: session.sessionID, binding: binding,
+                    clientIP: context.clientIP, language: language)
                 let app = try await broker.store.app(id: ConsoleConfig.accountAppID)
                 var response = flowPages.respond(outcome, app: app, csrf: binding.csrfToken, requestID: context.id, language: language)
                 response.setCookie(flowPages.bindingCookie(cookie, lifetime: Int(app?.policy.flowLifetime.value ?? 600)))
@@ -275,7 +275,7 @@ struct AccountPages {
                 let declaration = offered.resource
                 let columns = declaration.columns.filter { $0 != declaration.accountField }
                 return [
-                    "summary": say(declaration.summary, [:]), "columns": columns, "span": columns.count + 1,
+                    "summary": say(declaration.summary, [:]), "columns": columns.map { say(Self.heading($0), [:]) }, "span": columns.count + 1,
                     // The plugin's button under its first list (a plugin may keep several).
                     "add": overview.credentials.first { $0.offered.provider == offered.provider }?.offered.resource.name == declaration.name
                         ? enrolments.first { $0["provider"] as? String == offered.provider }.map { $0 as Any } ?? false : false,
@@ -283,7 +283,9 @@ struct AccountPages {
                         let object = item.objectValue ?? [:]
                         let key = declaration.itemKey.map { ["name": $0, "value": ConsolePages.text(object[$0])] }
                         return [
-                            "cells": columns.map { ConsolePages.text(object[$0]) }, "key": key, "csrf": session.csrfToken,
+                            // Yes and no are words the person reads; names, dates and models are shown as they are.
+                            "cells": columns.map { object[$0]?.boolValue == nil ? ConsolePages.text(object[$0]) : say(ConsolePages.text(object[$0]), [:]) },
+                            "key": key, "csrf": session.csrfToken,
                             "recent": recent && AccountPageService.mayRemove(provider: offered.provider, methods: session.methods ?? []), "provider": offered.provider,
                             "action": "/account/credentials/\(offered.provider)/\(declaration.name)/remove", "removable": !declaration.itemKey.isEmpty,
                             "removeLabel": say("Remove {label}", ["label": key.map { $0["value"] ?? "" }.joined(separator: " ")]),
@@ -300,8 +302,18 @@ struct AccountPages {
             status: passwordError.map { HTTPResponse.Status(code: $0.httpStatus) } ?? .ok, language: language)
     }
 
+    /// A resource column's heading as a person reads it (`createdAt` is "Created at"), in English,
+    /// for the catalog to translate.
+    static func heading(_ key: String) -> String {
+        var words = ""
+        for character in key {
+            if character.isUppercase, !words.isEmpty { words += " " + character.lowercased() } else { words.append(character) }
+        }
+        return words.prefix(1).uppercased() + words.dropFirst()
+    }
+
     enum Notice: String, CaseIterable {
-        case renamed, removed, ended, revoked, passwordChanged, enrolled, cancelled
+        case renamed, removed, ended, revoked, passwordChanged, enrolled, stopped
 
         var text: String {
             switch self {
@@ -311,7 +323,7 @@ struct AccountPages {
             case .revoked: "The app's access is taken back; it asks again next time."
             case .passwordChanged: "Your password is changed; every other session and app was signed out."
             case .enrolled: "It is set up: use it the next time you sign in."
-            case .cancelled: "Nothing was changed."
+            case .stopped: "The setup stopped: the lists below show what is set up."
             }
         }
     }

@@ -101,6 +101,11 @@ enum AccountTexts {
         "Remove the device": ["de": "Gerät entfernen", "fr": "Supprimer l'appareil", "es": "Eliminar el dispositivo", "nl": "Apparaat verwijderen"],
         "Remove {label}": ["de": "{label} entfernen", "fr": "Supprimer {label}", "es": "Eliminar {label}", "nl": "{label} verwijderen"],
         "Removed.": ["de": "Entfernt.", "fr": "Supprimé.", "es": "Eliminado.", "nl": "Verwijderd."],
+        // Column headings and values of the credential lists most plugins share (`AccountPages.heading`).
+        "Created at": ["de": "Erstellt am", "fr": "Créé le", "es": "Creado el", "nl": "Aangemaakt op"],
+        "Last used at": ["de": "Zuletzt verwendet am", "fr": "Dernière utilisation le", "es": "Último uso el", "nl": "Laatst gebruikt op"],
+        "yes": ["de": "ja", "fr": "oui", "es": "sí", "nl": "ja"],
+        "no": ["de": "nein", "fr": "non", "es": "no", "nl": "nee"],
         "More ways to sign in": [
             "de": "Weitere Anmeldemöglichkeiten", "fr": "Autres moyens de vous connecter", "es": "Otras formas de iniciar sesión", "nl": "Meer manieren om in te loggen",
         ],
@@ -108,7 +113,12 @@ enum AccountTexts {
             "de": "Eingerichtet: Verwenden Sie es bei Ihrer nächsten Anmeldung.", "fr": "C'est configuré : utilisez-le lors de votre prochaine connexion.",
             "es": "Ya está configurado: úselo la próxima vez que inicie sesión.", "nl": "Het is ingesteld: gebruik het de volgende keer dat u inlogt.",
         ],
-        "Nothing was changed.": ["de": "Es wurde nichts geändert.", "fr": "Rien n'a été modifié.", "es": "No se ha cambiado nada.", "nl": "Er is niets gewijzigd."],
+        "The setup stopped: the lists below show what is set up.": [
+            "de": "Die Einrichtung wurde beendet: Die Listen unten zeigen, was eingerichtet ist.",
+            "fr": "La configuration s'est arrêtée : les listes ci-dessous montrent ce qui est configuré.",
+            "es": "La configuración se detuvo: las listas de abajo muestran lo que está configurado.",
+            "nl": "Het instellen is gestopt: de lijsten hieronder tonen wat is ingesteld.",
+        ],
         "To set it up, sign in again first: your sign-in is more than {minutes} minutes old.": [
             "de": "Melden Sie sich zum Einrichten zuerst erneut an: Ihre Anmeldung ist älter als {minutes} Minuten.",
             "fr": "Pour le configurer, reconnectez-vous d'abord : votre connexion date de plus de {minutes} minutes.",
