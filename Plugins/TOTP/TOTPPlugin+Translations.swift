@@ -19,6 +19,21 @@ extension TOTPPlugin {
             "de": "Geben Sie den Code aus Ihrer Authenticator-App ein", "fr": "Saisissez le code de votre application d'authentification",
             "es": "Introduzca el código de su aplicación de autenticación", "nl": "Voer de code uit uw authenticator-app in",
         ],
+        "The authenticator app changed meanwhile; start again.": [
+            "de": "Die Authenticator-App wurde inzwischen geändert; beginnen Sie von vorn.", "fr": "L'application d'authentification a changé entre-temps ; recommencez.",
+            "es": "La aplicación de autenticación ha cambiado entretanto; empiece de nuevo.", "nl": "De authenticator-app is intussen gewijzigd; begin opnieuw.",
+        ],
+        "The authenticator app was removed meanwhile; start again.": [
+            "de": "Die Authenticator-App wurde inzwischen entfernt; beginnen Sie von vorn.",
+            "fr": "L'application d'authentification a été supprimée entre-temps ; recommencez.",
+            "es": "La aplicación de autenticación se ha eliminado entretanto; empiece de nuevo.", "nl": "De authenticator-app is intussen verwijderd; begin opnieuw.",
+        ],
+        "The authenticator app changed at the same time elsewhere; try again.": [
+            "de": "Die Authenticator-App wurde gleichzeitig an anderer Stelle geändert; versuchen Sie es erneut.",
+            "fr": "L'application d'authentification a été modifiée au même moment ailleurs ; réessayez.",
+            "es": "La aplicación de autenticación se modificó al mismo tiempo en otro lugar; inténtelo de nuevo.",
+            "nl": "De authenticator-app is tegelijk elders gewijzigd; probeer het opnieuw.",
+        ],
         "Recovery codes left": [
             "de": "Verbleibende Wiederherstellungscodes", "fr": "Codes de récupération restants", "es": "Códigos de recuperación restantes",
             "nl": "Resterende herstelcodes",

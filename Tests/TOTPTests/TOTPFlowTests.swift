@@ -448,12 +448,14 @@ extension TOTPTests {
         #expect(try await broker.engine.cancel(flowID: left, browser: proof).hasSuffix("/account?notice=stopped"))
 
         let (flow, again) = try await Self.beginSetup(broker, ada, session: session, browser: "ada's browser")
+        let (other, otherProof) = try await Self.beginSetup(broker, ada, session: session, browser: "ada's laptop")
         #expect(try await broker.broker.oauth.sessions.end(sessionID: session, accountID: ada.account.id, reason: "person"))
         broker.clock.advance(by: 30)
         let ended = await thrownError {
             _ = try await broker.engine.resume(flowID: flow, answer: ChallengeResponse(["code": .string(ada.app.code(at: broker.clock.now))]), browser: again)
         }
         #expect(ended?.code == .flowNotFound)
+        #expect(try await broker.engine.cancel(flowID: other, browser: otherProof).hasSuffix("/account?notice=stopped"), "leaving it goes back to the page")
         let refused = await thrownError { _ = try await Self.beginSetup(broker, ada, session: session, browser: "ada's browser") }
         #expect(refused?.code == .reauthenticationRequired)
         #expect(Self.completes(try await Self.code(broker, "ada", ada.app.code(at: broker.clock.now))), "the old app still signs in")
@@ -484,6 +486,8 @@ extension TOTPTests {
             _ = try await broker.engine.resume(flowID: second, answer: ChallengeResponse(["code": .string(secondApp.code(at: broker.clock.now))]), browser: secondProof)
         }
         #expect(stale?.code == .conflict)
+        #expect(TOTPPlugin.translations.text(stale?.message ?? "", in: "de") != stale?.message, "told in the flow's language")
+        #expect(await thrownError { _ = try await broker.engine.pending(flowID: second, browser: secondProof) }?.code == .flowNotFound, "the losing setup ended")
         broker.clock.advance(by: 30)
         #expect(Self.completes(try await Self.code(broker, "ada", firstApp.code(at: broker.clock.now))), "the first setup's app")
     }

@@ -401,6 +401,7 @@ extension WebAuthnTests {
         }
         #expect(create.type == "webauthn_create")
         #expect(create.fields[Challenge.registrationPageField] == nil, "the page does not read as a new account's")
+        #expect(create.fields[Challenge.offersSignInField] == nil && create.fields[Challenge.offersRegistrationField] == nil, "nor offers to switch")
         #expect(try Self.options(create)["excludeCredentials"]?.arrayValue?.count == 1, "the phone's passkey is excluded")
         let laptop = SoftAuthenticator()
         let credential = laptop.create(try Self.options(create), origin: Self.origin)

@@ -93,7 +93,13 @@ extension FlowEngine {
     /// The person cancelled a browser flow: it ends, and the app hears `access_denied` (an enrolment
     /// goes back to the account page).
     public func cancel(flowID: String, browser: BrowserProof) async throws -> String {
-        let (flow, _) = try await load(flowID, browser: browser)
+        let flow: FlowRecord
+        do {
+            (flow, _) = try await load(flowID, browser: browser)
+        } catch let error as BrokerError where error.reason == Self.enrolmentSessionEnded {
+            // Leaving a setup whose page session ended: back to the page, which asks to sign in.
+            return enrolmentReturn("stopped")
+        }
         guard let authorization = flow.authorization, try await store.deleteFlow(id: flow.id, version: flow.version) else {
             throw BrokerError(.flowNotFound, .notFound, "No such flow, or it has expired or finished; start a new one.")
         }

@@ -40,6 +40,7 @@ extension FlowEngine {
         guard let stored = try await store.flow(id: flowID, now: clock.now, sealer: sealer), let app = try await store.app(id: stored.appID), !app.disabled else {
             throw notFound
         }
+        try await refuseUnlessEnrolmentSessionIsLive(stored)
         var flow = stored
         // An answer meant for another provider's callback URL is a mix-up (RFC 9700 section 4.4).
         if let providerID, providerID != flow.providerID { throw notFound }

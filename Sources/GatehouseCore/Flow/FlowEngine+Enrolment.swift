@@ -87,7 +87,11 @@ extension FlowEngine {
         if let sessionID = flow.authorization?.sessionID, try await store.browserSession(id: sessionID)?.isLive(at: clock.now) == true { return }
         _ = try? await store.deleteFlow(id: flow.id, version: flow.version)
         throw BrokerError(.flowNotFound, .notFound, "The sign-in to your account page has ended; sign in there again and start over.")
+            .because(Self.enrolmentSessionEnded)
     }
+
+    /// The reason of the refusal of an enrolment whose page session ended.
+    static let enrolmentSessionEnded = "enrolment_session_ended"
 
     /// The enrolment's plugin is done: the flow ends (claimed first, so a second answer adds nothing),
     /// an identity provider's identity joins the account, and the browser goes back to the page.

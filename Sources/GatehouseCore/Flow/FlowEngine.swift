@@ -324,7 +324,8 @@ public struct FlowEngine: Sendable {
         request.selectAccount = prompt.contains("select_account")
         request.language = flow.language
         // Only the plugin being set up enrols: a factor it asks for to prove the person checks as usual.
-        var chained = false
+        // (nor a provider it hands the flow to).
+        var chained = flow.handOff != nil
         if case .factor(_, .some) = flow.phase { chained = true }
         request.enrolling = flow.isEnrolment && !chained
         return request

@@ -48,6 +48,8 @@ public struct FlowContext: Sendable {
     /// (`signedInAccountID`): what it identifies joins that account. An authenticator runs for
     /// `account` and makes a new credential even when the account has one, after whatever proof of
     /// the current one it asks first (the current code before a new authenticator app replaces it).
+    /// Only the plugin being set up sees it: a factor it asks for, or a provider it hands the flow
+    /// to, runs as usual.
     public var enrolling: Bool = false
     /// The language the person reads (a tag of `TextTranslations.languages`), chosen when the flow
     /// started: from the app's `ui_locales`, else the browser's or the device's `Accept-Language`,

@@ -23,6 +23,25 @@ enum CoreMessages {
 
     /// English text → [language: translation].
     static let texts: [String: [String: String]] = [
+        // Setting a credential up from the account page (`FlowEngine.startEnrolment`).
+        "The sign-in to your account page has ended; sign in there again and start over.": [
+            "de": "Die Anmeldung auf Ihrer Kontoseite ist beendet; melden Sie sich dort erneut an und beginnen Sie von vorn.",
+            "fr": "La connexion à votre page de compte a pris fin ; reconnectez-vous-y et recommencez.",
+            "es": "El inicio de sesión en la página de su cuenta ha terminado; vuelva a iniciar sesión allí y empiece de nuevo.",
+            "nl": "De aanmelding op uw accountpagina is beëindigd; log daar opnieuw in en begin opnieuw.",
+        ],
+        "Sign in to this page again first.": [
+            "de": "Melden Sie sich zuerst erneut auf dieser Seite an.", "fr": "Reconnectez-vous d'abord à cette page.",
+            "es": "Primero vuelva a iniciar sesión en esta página.", "nl": "Log eerst opnieuw in op deze pagina.",
+        ],
+        "'{provider}' sets up no credential on this page.": [
+            "de": "'{provider}' richtet auf dieser Seite keine Anmeldedaten ein.", "fr": "'{provider}' ne configure aucun identifiant sur cette page.",
+            "es": "'{provider}' no configura ninguna credencial en esta página.", "nl": "'{provider}' stelt op deze pagina geen inloggegevens in.",
+        ],
+        "The account page is not enabled.": [
+            "de": "Die Kontoseite ist nicht aktiviert.", "fr": "La page de compte n'est pas activée.", "es": "La página de la cuenta no está habilitada.",
+            "nl": "De accountpagina is niet ingeschakeld.",
+        ],
         "No code was sent: only a changed email address is proven with one.": [
             "de": "Es wurde kein Code gesendet: Nur eine geänderte E-Mail-Adresse wird mit einem Code bestätigt.",
             "fr": "Aucun code n'a été envoyé : seule une adresse e-mail modifiée est vérifiée par un code.",
