@@ -20,7 +20,7 @@ if printf '%s\n' "${missing[@]}" | grep -qx postgresql; then
   "${run[@]}" mkdir -p /etc/postgresql-common/createcluster.d
   echo "create_main_cluster = false" | "${run[@]}" tee /etc/postgresql-common/createcluster.d/no-main.conf >/dev/null
 fi
-# nginx (the benchmarks' ceiling) must not start a server of its own on port 80 either: the
+# nginx (the benchmarks' ceiling) and Glewlwyd (their C peer) must not start servers of their own either: the
 # benchmark starts one on a loopback port. Nor Samba (the AD tests provision a domain controller of
 # their own), nor mini-httpd (the web server SimpleSAMLphp's package needs; the SAML tests serve it
 # with PHP's own server on a loopback port). Package scripts ask policy-rc.d before starting a service.
@@ -28,7 +28,7 @@ if grep -qs "gatehouse scripts/install-deps.sh" /usr/sbin/policy-rc.d; then
   echo "warning: /usr/sbin/policy-rc.d was left by an interrupted install and stops every service from starting; delete it" >&2
 fi
 policy=""
-if printf '%s\n' "${missing[@]}" | grep -qx 'nginx\(-light\)\?\|samba\|samba-ad-dc\|winbind\|mini-httpd\|simplesamlphp' && [ ! -e /usr/sbin/policy-rc.d ]; then
+if printf '%s\n' "${missing[@]}" | grep -qx 'nginx\(-light\)\?\|samba\|samba-ad-dc\|winbind\|mini-httpd\|simplesamlphp\|glewlwyd' && [ ! -e /usr/sbin/policy-rc.d ]; then
   policy=/usr/sbin/policy-rc.d
   printf '#!/bin/sh\n# written by gatehouse scripts/install-deps.sh while it installs nginx or samba; delete if left over\nexit 101\n' | "${run[@]}" tee "$policy" >/dev/null
   "${run[@]}" chmod +x "$policy"
@@ -43,4 +43,8 @@ if printf '%s\n' "${missing[@]}" | grep -qx 'samba\|samba-ad-dc\|winbind' && [ -
 fi
 if printf '%s\n' "${missing[@]}" | grep -qx 'mini-httpd' && [ -d /run/systemd/system ]; then
   "${run[@]}" systemctl disable --now mini-httpd >/dev/null 2>&1 || true
+fi
+# Glewlwyd (bench/peer.sh's C peer) would serve on port 4593 at every boot: the bench starts its own.
+if printf '%s\n' "${missing[@]}" | grep -qx 'glewlwyd' && [ -d /run/systemd/system ]; then
+  "${run[@]}" systemctl disable --now glewlwyd >/dev/null 2>&1 || true
 fi
