@@ -3,7 +3,8 @@
 # beside the C peer Glewlwyd 2.7.5 (Debian's package, set up by bench/lib/glewlwyd.sh) and the
 # machine's ceiling (nginx, one worker, `return 200`), in turns, `--runs` times. Prints the medians,
 # each goal's figure next to its ratio, the context switches per request of both servers (summed
-# over their threads from /proc), their cold start and idle RSS, and the CPU.
+# over their threads from /proc while the connections are open), their cold start and idle RSS, and
+# the CPU.
 #   routes: JWKS (8 and 256 connections), client_credentials ES256 (32 and 256), introspection (32).
 # Usage: bench/peer.sh [--duration 10s] [--runs 2] [--durability full|normal]
 # Note: wrk (2 threads), nginx and both servers share this machine's cores; only one of them is
@@ -19,6 +20,11 @@ while [ $# -gt 0 ]; do
   esac
   shift 2
 done
+case $duration in
+  *[0-9]s) seconds=${duration%s} ;;
+  *) echo "--duration must be whole seconds, e.g. 10s" >&2; exit 2 ;;
+esac
+[ "$seconds" -ge 4 ] || { echo "--duration must be at least 4s (context switches are sampled inside the run)" >&2; exit 2; }
 prepare nginx-light glewlwyd sqlite3 python3-cryptography
 nginx_pid="" peer_pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null; [ -n "$peer_pid" ] && kill "$peer_pid" 2>/dev/null; rm -rf "$work"' EXIT
@@ -92,11 +98,19 @@ results="$work/results"
 measure() { # measure SERVER ROUTE CONNECTIONS PID URL SCRIPT [BODY] [AUTH]
   local server=$1 route=$2 connections=$3 target=$4 url=$5 script=$6 out before after
   export BENCH_BODY=${7:-} BENCH_AUTH=${8:-}
-  before=$([ "$target" = - ] && echo 0 || switches "$target")
-  out=$(wrk -t2 -c"$connections" -d"$duration" --latency -s "$repo/bench/lib/$script" "$url" | grep '^RESULT' | tr '\n' ' ') || true
+  # Context switches are sampled 1 s into the run and 1 s before its end, while every connection
+  # is open: a server that serves each connection on a thread of its own (Glewlwyd) loses those
+  # threads' counts when wrk closes the connections.
+  wrk -t2 -c"$connections" -d"$duration" --latency -s "$repo/bench/lib/$script" "$url" >"$work/wrk.out" &
+  local wrk_pid=$!
+  sleep 1
+  before=$(switches "$target")
+  sleep $((seconds - 2))
+  after=$(switches "$target")
+  wait "$wrk_pid" || true
+  out=$(grep '^RESULT' "$work/wrk.out" | tr '\n' ' ') || true
   [ -n "$out" ] || { echo "wrk measured nothing for $server $route $connections" >&2; out="RESULT requests=0 errors=0 rps=0 p50_ms=0 p90_ms=0 p99_ms=0 max_ms=0 non2xx=0"; }
-  after=$([ "$target" = - ] && echo 0 || switches "$target")
-  echo "$server $route $connections $out switches=$((after - before))" >>"$results"
+  echo "$server $route $connections $out switches=$((after - before)) sampled_seconds=$((seconds - 2))" >>"$results"
   printf '  %-10s %-20s %4s %s\n' "$server" "$route" "$connections" "$(echo "$out" | grep -o 'rps=[0-9]*') $(echo "$out" | grep -o 'p99_ms=[0-9.]*') $(echo "$out" | grep -o 'non2xx=[0-9]*')"
 }
 
@@ -129,8 +143,9 @@ def med(server, route, connections, key):
     runs_ = rows.get((server, route, connections), [])
     return statistics.median(float(r[key]) for r in runs_) if runs_ else float("nan")
 def per_request(server, route, connections):
+    # The switches counted over the sampled middle of the run, per request served in that time.
     runs_ = rows.get((server, route, connections), [])
-    return statistics.median(int(r["switches"]) / max(int(r["requests"]), 1) for r in runs_) if runs_ else float("nan")
+    return statistics.median(int(r["switches"]) / max(float(r["rps"]) * int(r["sampled_seconds"]), 1) for r in runs_) if runs_ else float("nan")
 ceiling = med("nginx", "ceiling", "8", "rps")
 print(f"Gatehouse beside Glewlwyd 2.7.5 and nginx, {datetime.date.today()}, commit {commit}; {cpu}, {cores} cores; SQLite durability {durability}; medians of {runs} runs")
 print(f"{'route':<20} {'conn':>5} {'Gatehouse req/s':>16} {'p99 ms':>7} {'cs/req':>7} {'Glewlwyd req/s':>15} {'p99 ms':>7} {'cs/req':>7} {'ratio':>6} {'x nginx':>8}")
