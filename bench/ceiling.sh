@@ -33,29 +33,7 @@ case $duration in
 esac
 
 # The ceiling: nginx answering a constant, one worker (the broker gets no more cores than it).
-nginx_port=$(free_port)
-mkdir -p "$work/nginx"
-cat >"$work/nginx/nginx.conf" <<NGINX
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $work/nginx/body;
-  proxy_temp_path $work/nginx/proxy;
-  fastcgi_temp_path $work/nginx/fastcgi;
-  uwsgi_temp_path $work/nginx/uwsgi;
-  scgi_temp_path $work/nginx/scgi;
-  server {
-    listen 127.0.0.1:$nginx_port;
-    location / { default_type application/json; return 200 '{"ok":true}'; }
-  }
-}
-NGINX
-nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
-nginx_pid=$!
+start_nginx
 wait_for() { # wait_for URL PID LOG: until URL answers 200, for at most 30 s
   for _ in $(seq 1 3000); do
     curl -sf "$1" >/dev/null 2>&1 && return 0

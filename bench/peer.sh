@@ -30,29 +30,7 @@ nginx_pid="" peer_pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null; [ -n "$peer_pid" ] && kill "$peer_pid" 2>/dev/null; rm -rf "$work"' EXIT
 
 # The ceiling: nginx answering a constant, one worker.
-nginx_port=$(free_port)
-mkdir -p "$work/nginx"
-cat >"$work/nginx/nginx.conf" <<NGINX
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $work/nginx/body;
-  proxy_temp_path $work/nginx/proxy;
-  fastcgi_temp_path $work/nginx/fastcgi;
-  uwsgi_temp_path $work/nginx/uwsgi;
-  scgi_temp_path $work/nginx/scgi;
-  server {
-    listen 127.0.0.1:$nginx_port;
-    location / { default_type application/json; return 200 '{"ok":true}'; }
-  }
-}
-NGINX
-nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
-nginx_pid=$!
+start_nginx
 for _ in $(seq 1 500); do curl -sf -o /dev/null "http://127.0.0.1:$nginx_port/" && break; sleep 0.01; done
 
 # The peer.

@@ -90,4 +90,30 @@ with ProcessPoolExecutor() as pool:
 PY
 }
 
+start_nginx() { # start_nginx: the ceiling, nginx answering a constant with one worker, on nginx_port; sets nginx_pid
+  nginx_port=$(free_port)
+  mkdir -p "$work/nginx"
+  cat >"$work/nginx/nginx.conf" <<NGINX
+worker_processes 1;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $work/nginx/body;
+  proxy_temp_path $work/nginx/proxy;
+  fastcgi_temp_path $work/nginx/fastcgi;
+  uwsgi_temp_path $work/nginx/uwsgi;
+  scgi_temp_path $work/nginx/scgi;
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location / { default_type application/json; return 200 '{"ok":true}'; }
+  }
+}
+NGINX
+  nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
+  nginx_pid=$!
+}
+
 rss_peak_mb() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$pid/status"; }
