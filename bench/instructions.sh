@@ -53,27 +53,11 @@ PY
 }
 : >"$work/counts"
 
-# Gatehouse: one confidential app for the grants, ES256.
-secret=$(head -c 32 /dev/urandom | base64 | tr -d '=+/')
-export BENCH_SECRET=$secret
-{ server_yaml; cat <<YAML
-providers:
-  - id: local
-    type: local
-apps:
-  - id: bench
-    secret: \${BENCH_SECRET}
-    policy:
-      identityProviders: [local]
-      clientCredentialsGrant: true
-      allowedScopes: [openid, api]
-      defaultScopes: [openid]
-YAML
-} >"$work/bench.yaml"
+# Gatehouse: one confidential app for the grants (ES256).
+grant_app_config
 valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.%p" "$bin" serve --config "$work/bench.yaml" --log-level warning >"$work/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 600); do curl -sf -o /dev/null "$base/healthz" && break; kill -0 "$pid" || { tail "$work/serve.log" >&2; exit 1; }; sleep 0.2; done
-auth=$(printf 'bench:%s' "$secret" | base64 -w0)
 access=$(curl -sf -u "bench:$secret" "$base/oauth2/token" -d grant_type=client_credentials -d scope=api | jq -r .access_token)
 echo "Gatehouse under callgrind:"
 count jwks "$pid" "$base/oauth2/jwks"

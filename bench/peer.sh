@@ -40,23 +40,8 @@ sleep 2
 peer_idle_rss_mb=$(awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$peer_pid/status")
 peer_access=$(curl -sf -H "Authorization: Basic $peer_auth" -d 'grant_type=client_credentials&scope=api' "$peer_base/api/oidc/token" | jq -r .access_token)
 
-# Gatehouse: one confidential app for the grants, ES256 as the peer.
-secret=$(head -c 32 /dev/urandom | base64 | tr -d '=+/')
-export BENCH_SECRET=$secret
-{ server_yaml; cat <<YAML
-providers:
-  - id: local
-    type: local
-apps:
-  - id: bench
-    secret: \${BENCH_SECRET}
-    policy:
-      identityProviders: [local]
-      clientCredentialsGrant: true
-      allowedScopes: [openid, api]
-      defaultScopes: [openid]
-YAML
-} >"$work/bench.yaml"
+# Gatehouse: one confidential app for the grants (ES256, as the peer).
+grant_app_config
 started=$(date +%s%N)
 "$bin" serve --config "$work/bench.yaml" --log-level warning >"$work/serve.log" 2>&1 &
 pid=$!
@@ -64,7 +49,6 @@ for _ in $(seq 1 3000); do curl -sf -o /dev/null "$base/healthz" && break; kill 
 cold_start_ms=$(( ($(date +%s%N) - started) / 1000000 ))
 sleep 2
 idle_rss_mb=$(awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$pid/status")
-auth=$(printf 'bench:%s' "$secret" | base64 -w0)
 access=$(curl -sf -u "bench:$secret" "$base/oauth2/token" -d grant_type=client_credentials -d scope=api | jq -r .access_token)
 export BENCH_LIB="$repo/bench/lib"
 

@@ -90,6 +90,26 @@ with ProcessPoolExecutor() as pool:
 PY
 }
 
+grant_app_config() { # grant_app_config: $work/bench.yaml with one confidential app "bench" for client_credentials; sets secret (exported as BENCH_SECRET) and auth (Basic, base64)
+  secret=$(head -c 32 /dev/urandom | base64 | tr -d '=+/')
+  auth=$(printf 'bench:%s' "$secret" | base64 -w0)
+  export BENCH_SECRET=$secret
+  { server_yaml; cat <<YAML
+providers:
+  - id: local
+    type: local
+apps:
+  - id: bench
+    secret: \${BENCH_SECRET}
+    policy:
+      identityProviders: [local]
+      clientCredentialsGrant: true
+      allowedScopes: [openid, api]
+      defaultScopes: [openid]
+YAML
+  } >"$work/bench.yaml"
+}
+
 start_nginx() { # start_nginx: the ceiling, nginx answering a constant with one worker, on nginx_port; sets nginx_pid
   nginx_port=$(free_port)
   mkdir -p "$work/nginx"
